@@ -1,0 +1,180 @@
+/**
+ * The executable's commands. `serve` is the default; the others work on the data directory
+ * directly (they call services, never HTTP), so they also work while the server runs.
+ */
+import { parseArgs } from 'node:util';
+import { ConfigError, configParseOptions, describeOptions, loadConfig, type Config } from '../config';
+import { ApiError } from '../errors';
+import { createLogger } from '../log';
+import { startServer } from '../server';
+import { createService } from '../service';
+
+export const VERSION = '0.1.0';
+
+interface Command {
+  usage: string;
+  help: string;
+  options: Record<string, { type: 'string' | 'boolean' }>;
+  run(values: Record<string, string | boolean | undefined>, config: Config): Promise<number>;
+}
+
+const json = { type: 'boolean' as const };
+
+const COMMANDS: Record<string, Command> = {
+  serve: {
+    usage: 'serve [--data-dir DIR] [--host H] [--port N] [--allow-private-urls] [options]',
+    help: 'Start the HTTP service (the default command). On the first start it creates a default user and prints its token once.',
+    options: {},
+    async run(_v, config) {
+      const server = await startServer(config);
+      const stop = async (signal: string) => {
+        createLogger(config.logLevel).info('stopping', { signal });
+        await server.stop();
+        process.exit(0);
+      };
+      process.on('SIGINT', () => void stop('SIGINT'));
+      process.on('SIGTERM', () => void stop('SIGTERM'));
+      return new Promise<number>(() => {}); // runs until a signal
+    },
+  },
+  'user create': {
+    usage: 'user create --name NAME [--credits C] [--json]',
+    help: 'Create a user and its first token (printed once). Without --credits the user gets the configured default balance; --credits unlimited gives no limit.',
+    options: { name: { type: 'string' }, credits: { type: 'string' }, json },
+    async run(v, config) {
+      if (typeof v.name !== 'string') throw new UsageError('--name is required');
+      const credits = v.credits === undefined ? config.defaultCredits : v.credits === 'unlimited' ? null : parseWhole(v.credits as string, '--credits');
+      return withService(config, (s) => {
+        const { user, token } = s.accounts.createUser(v.name as string, credits);
+        if (v.json) console.log(JSON.stringify({ user_id: user.id, token, credits: user.credits }));
+        else console.log(`user_id: ${user.id}\ntoken:   ${token}\ncredits: ${user.credits ?? 'unlimited'}\n(the token is shown only now; keep it safe)`);
+      });
+    },
+  },
+  'token create': {
+    usage: 'token create --user USER_ID [--json]',
+    help: 'Create another token for a user (printed once).',
+    options: { user: { type: 'string' }, json },
+    async run(v, config) {
+      if (typeof v.user !== 'string') throw new UsageError('--user is required');
+      return withService(config, (s) => {
+        const token = s.accounts.createToken(v.user as string);
+        console.log(v.json ? JSON.stringify({ user_id: v.user, token }) : token);
+      });
+    },
+  },
+  'token revoke': {
+    usage: 'token revoke --token TOKEN [--json]',
+    help: 'Revoke a token; requests with it get 401 from then on.',
+    options: { token: { type: 'string' }, json },
+    async run(v, config) {
+      if (typeof v.token !== 'string') throw new UsageError('--token is required');
+      return withService(config, (s) => {
+        const revoked = s.accounts.revokeToken(v.token as string);
+        console.log(v.json ? JSON.stringify({ revoked }) : revoked ? 'revoked' : 'unknown or already revoked token');
+        return revoked ? 0 : 1;
+      });
+    },
+  },
+  'credits add': {
+    usage: 'credits add --user USER_ID --amount N [--json]',
+    help: "Add N credits to a user's balance (a negative N takes them away, never below zero).",
+    options: { user: { type: 'string' }, amount: { type: 'string' }, json },
+    async run(v, config) {
+      if (typeof v.user !== 'string') throw new UsageError('--user is required');
+      if (typeof v.amount !== 'string') throw new UsageError('--amount is required');
+      const amount = parseSigned(v.amount, '--amount');
+      return withService(config, (s) => {
+        const u = s.accounts.addCredits(v.user as string, amount);
+        console.log(v.json ? JSON.stringify({ user_id: u.id, credits: u.credits }) : `credits: ${u.credits ?? 'unlimited'}`);
+      });
+    },
+  },
+};
+
+class UsageError extends Error {}
+
+function parseWhole(s: string, flag: string): number {
+  if (!/^\d+$/.test(s)) throw new UsageError(`${flag} must be a whole number ≥ 0 (or "unlimited")`);
+  return Number(s);
+}
+function parseSigned(s: string, flag: string): number {
+  if (!/^-?\d+$/.test(s)) throw new UsageError(`${flag} must be a whole number`);
+  return Number(s);
+}
+
+async function withService(config: Config, fn: (s: ReturnType<typeof createService>) => number | void): Promise<number> {
+  const s = createService(config, createLogger('warn'));
+  try {
+    return fn(s) ?? 0;
+  } finally {
+    s.close();
+  }
+}
+
+function generalHelp(): string {
+  const cmds = Object.values(COMMANDS)
+    .map((c) => `  vidq ${c.usage}\n      ${c.help}`)
+    .join('\n');
+  return `vidq ${VERSION} — self-hosted video understanding service
+
+Usage:
+${cmds}
+  vidq COMMAND --help      help for one command
+  vidq --version
+
+Options of every command (flags > environment > config file > defaults):
+${describeOptions()}`;
+}
+
+function commandHelp(c: Command): string {
+  return `Usage: vidq ${c.usage}\n\n${c.help}\n\nService options:\n${describeOptions()}`;
+}
+
+/** Runs the command line; returns the exit code. */
+export async function runCli(argv: string[]): Promise<number> {
+  if (argv[0] === '--version' || argv[0] === 'version') {
+    console.log(VERSION);
+    return 0;
+  }
+  if (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
+    console.log(generalHelp());
+    return 0;
+  }
+  let name = 'serve';
+  let rest = argv;
+  if (argv[0] && !argv[0].startsWith('-')) {
+    const two = `${argv[0]} ${argv[1] ?? ''}`;
+    if (COMMANDS[two]) {
+      name = two;
+      rest = argv.slice(2);
+    } else if (COMMANDS[argv[0]]) {
+      name = argv[0];
+      rest = argv.slice(1);
+    } else {
+      console.error(`unknown command "${argv.slice(0, 2).join(' ')}"; see vidq --help`);
+      return 2;
+    }
+  }
+  const cmd = COMMANDS[name]!;
+  if (rest.includes('--help') || rest.includes('-h')) {
+    console.log(commandHelp(cmd));
+    return 0;
+  }
+  try {
+    const { values, positionals } = parseArgs({ args: rest, options: { ...configParseOptions(), ...cmd.options }, strict: true, allowPositionals: true });
+    if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+    const config = loadConfig(values);
+    return await cmd.run(values, config);
+  } catch (e) {
+    if (e instanceof UsageError || e instanceof ConfigError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      console.error(`${(e as Error).message}\nUsage: vidq ${cmd.usage}  (vidq ${name} --help)`);
+      return 2;
+    }
+    if (e instanceof ApiError) {
+      console.error(e.message);
+      return 1;
+    }
+    throw e;
+  }
+}

@@ -1,0 +1,198 @@
+/**
+ * The one typed configuration of the service.
+ *
+ * Precedence: command-line flags > environment (VIDQ_*) > config file (JSON) > defaults.
+ * Every field documents its default; `describeOptions()` feeds `--help`.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export interface Config {
+  /** Address to bind. Loopback by default so nothing is exposed by accident. @default "127.0.0.1" */
+  readonly host: string;
+  /** TCP port; 0 picks a free one. @default 8420 */
+  readonly port: number;
+  /** Where the database, media files and secrets live. @default "~/.vidq" */
+  readonly dataDir: string;
+  /** Let the downloader fetch from loopback, private and link-local addresses (tests, home networks). @default false */
+  readonly allowPrivateUrls: boolean;
+  /** Largest file the downloader accepts, in bytes (413 above). @default 10 GiB */
+  readonly maxDownloadBytes: number;
+  /** Time allowed to connect and receive response headers, per hop, in ms. @default 15000 */
+  readonly connectTimeoutMs: number;
+  /** Longest pause between two chunks of a download before it is abandoned, in ms. @default 30000 */
+  readonly idleTimeoutMs: number;
+  /** Redirects followed per download (every hop is checked again). @default 5 */
+  readonly maxRedirects: number;
+  /** Longest media duration accepted, in seconds (422 above). @default 86400 (24 h) */
+  readonly maxDurationSec: number;
+  /** A resource is `is_large` when its file is bigger than this, in bytes. @default 500 MiB */
+  readonly largeFileBytes: number;
+  /** Credits one POST /inquire costs. @default 1 */
+  readonly inquireCost: number;
+  /** Balance of a user created without --credits. @default 100 */
+  readonly defaultCredits: number;
+  /** Answer GET /indexes without a token while bound to loopback. @default true */
+  readonly anonymousListingOnLoopback: boolean;
+  /** Lifetime of signed media links in `src`, in seconds. @default 86400 */
+  readonly mediaLinkTtlSec: number;
+  /** Soft-deleted indexes are purged (rows and files) after this many days. @default 7 */
+  readonly purgeAfterDays: number;
+  /** A resource still downloading/processing after this many minutes is failed by the maintenance job. @default 120 */
+  readonly stuckAfterMinutes: number;
+  /** Cron pattern of the maintenance job (purge, stuck resources, cache refresh). @default every 5 minutes */
+  readonly maintenanceCron: string;
+  /** Largest JSON request body, in bytes (413 above). @default 1 MiB */
+  readonly maxBodyBytes: number;
+  /** Refuse uploads while the data directory's disk has less free space than this, in bytes. @default 1 GiB */
+  readonly minFreeBytes: number;
+  /** Log level: error | warn | info | debug. @default "info" */
+  readonly logLevel: LogLevel;
+  /** Optional config file the values above were read from. */
+  readonly configFile?: string;
+}
+
+export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
+
+type Kind = 'string' | 'int' | 'bool' | 'level';
+interface OptionSpec {
+  key: keyof Config;
+  flag: string;
+  env: string;
+  kind: Kind;
+  help: string;
+}
+
+const GiB = 1024 ** 3;
+const MiB = 1024 ** 2;
+
+export const DEFAULTS: Readonly<Omit<Config, 'configFile'>> = Object.freeze({
+  host: '127.0.0.1',
+  port: 8420,
+  dataDir: join(homedir(), '.vidq'),
+  allowPrivateUrls: false,
+  maxDownloadBytes: 10 * GiB,
+  connectTimeoutMs: 15_000,
+  idleTimeoutMs: 30_000,
+  maxRedirects: 5,
+  maxDurationSec: 86_400,
+  largeFileBytes: 500 * MiB,
+  inquireCost: 1,
+  defaultCredits: 100,
+  anonymousListingOnLoopback: true,
+  mediaLinkTtlSec: 86_400,
+  purgeAfterDays: 7,
+  stuckAfterMinutes: 120,
+  maintenanceCron: '*/5 * * * *',
+  maxBodyBytes: 1 * MiB,
+  minFreeBytes: 1 * GiB,
+  logLevel: 'info',
+});
+
+const OPTIONS: OptionSpec[] = [
+  { key: 'host', flag: 'host', env: 'VIDQ_HOST', kind: 'string', help: 'address to bind' },
+  { key: 'port', flag: 'port', env: 'VIDQ_PORT', kind: 'int', help: 'TCP port (0 = any free port)' },
+  { key: 'dataDir', flag: 'data-dir', env: 'VIDQ_DATA_DIR', kind: 'string', help: 'data directory (database, media, secrets)' },
+  { key: 'allowPrivateUrls', flag: 'allow-private-urls', env: 'VIDQ_ALLOW_PRIVATE_URLS', kind: 'bool', help: 'let the downloader fetch loopback/private/link-local addresses' },
+  { key: 'maxDownloadBytes', flag: 'max-download-bytes', env: 'VIDQ_MAX_DOWNLOAD_BYTES', kind: 'int', help: 'largest downloadable file in bytes' },
+  { key: 'connectTimeoutMs', flag: 'connect-timeout-ms', env: 'VIDQ_CONNECT_TIMEOUT_MS', kind: 'int', help: 'connect + response-headers timeout per hop (ms)' },
+  { key: 'idleTimeoutMs', flag: 'idle-timeout-ms', env: 'VIDQ_IDLE_TIMEOUT_MS', kind: 'int', help: 'longest pause between download chunks (ms)' },
+  { key: 'maxRedirects', flag: 'max-redirects', env: 'VIDQ_MAX_REDIRECTS', kind: 'int', help: 'redirects followed per download' },
+  { key: 'maxDurationSec', flag: 'max-duration-sec', env: 'VIDQ_MAX_DURATION_SEC', kind: 'int', help: 'longest accepted media duration (s)' },
+  { key: 'largeFileBytes', flag: 'large-file-bytes', env: 'VIDQ_LARGE_FILE_BYTES', kind: 'int', help: 'size above which a resource is is_large' },
+  { key: 'inquireCost', flag: 'inquire-cost', env: 'VIDQ_INQUIRE_COST', kind: 'int', help: 'credits charged per /inquire' },
+  { key: 'defaultCredits', flag: 'default-credits', env: 'VIDQ_DEFAULT_CREDITS', kind: 'int', help: 'credits of a new user created without --credits' },
+  { key: 'anonymousListingOnLoopback', flag: 'anonymous-listing', env: 'VIDQ_ANONYMOUS_LISTING', kind: 'bool', help: 'answer GET /indexes without a token when bound to loopback' },
+  { key: 'mediaLinkTtlSec', flag: 'media-link-ttl-sec', env: 'VIDQ_MEDIA_LINK_TTL_SEC', kind: 'int', help: 'lifetime of signed media links (s)' },
+  { key: 'purgeAfterDays', flag: 'purge-after-days', env: 'VIDQ_PURGE_AFTER_DAYS', kind: 'int', help: 'days before a deleted index is purged' },
+  { key: 'stuckAfterMinutes', flag: 'stuck-after-minutes', env: 'VIDQ_STUCK_AFTER_MINUTES', kind: 'int', help: 'minutes before an unfinished resource is failed' },
+  { key: 'maintenanceCron', flag: 'maintenance-cron', env: 'VIDQ_MAINTENANCE_CRON', kind: 'string', help: 'cron pattern of the maintenance job' },
+  { key: 'maxBodyBytes', flag: 'max-body-bytes', env: 'VIDQ_MAX_BODY_BYTES', kind: 'int', help: 'largest request body (bytes)' },
+  { key: 'minFreeBytes', flag: 'min-free-bytes', env: 'VIDQ_MIN_FREE_BYTES', kind: 'int', help: 'refuse uploads below this much free disk (bytes)' },
+  { key: 'logLevel', flag: 'log-level', env: 'VIDQ_LOG_LEVEL', kind: 'level', help: 'error | warn | info | debug' },
+];
+
+export class ConfigError extends Error {}
+
+function parseValue(spec: OptionSpec, raw: unknown, from: string): unknown {
+  switch (spec.kind) {
+    case 'string':
+      if (typeof raw !== 'string' || raw === '') throw new ConfigError(`${from}: ${spec.flag} must be a non-empty string`);
+      return raw;
+    case 'int': {
+      const n = typeof raw === 'number' ? raw : Number(String(raw).trim());
+      if (!Number.isSafeInteger(n) || n < 0) throw new ConfigError(`${from}: ${spec.flag} must be a whole number ≥ 0, got ${JSON.stringify(raw)}`);
+      return n;
+    }
+    case 'bool': {
+      if (typeof raw === 'boolean') return raw;
+      const s = String(raw).toLowerCase();
+      if (['1', 'true', 'yes', 'on', ''].includes(s)) return true;
+      if (['0', 'false', 'no', 'off'].includes(s)) return false;
+      throw new ConfigError(`${from}: ${spec.flag} must be true or false, got ${JSON.stringify(raw)}`);
+    }
+    case 'level':
+      if (!['error', 'warn', 'info', 'debug'].includes(String(raw))) throw new ConfigError(`${from}: ${spec.flag} must be error, warn, info or debug`);
+      return String(raw);
+  }
+}
+
+/** Flags as parsed by util.parseArgs (strings, booleans for switches). */
+export type FlagValues = Record<string, string | boolean | undefined>;
+
+/** Options for util.parseArgs, shared by every command that takes the service config. */
+export function configParseOptions(): Record<string, { type: 'string' | 'boolean' }> {
+  const out: Record<string, { type: 'string' | 'boolean' }> = { config: { type: 'string' } };
+  for (const o of OPTIONS) out[o.flag] = { type: o.kind === 'bool' ? 'boolean' : 'string' };
+  return out;
+}
+
+export function loadConfig(flags: FlagValues = {}, env: Record<string, string | undefined> = process.env): Config {
+  const merged: Record<string, unknown> = { ...DEFAULTS };
+
+  const configFile = (flags.config as string | undefined) ?? env.VIDQ_CONFIG;
+  const fileCandidate = configFile ?? join(String(flags['data-dir'] ?? env.VIDQ_DATA_DIR ?? DEFAULTS.dataDir), 'config.json');
+  if (existsSync(fileCandidate)) {
+    let fromFile: Record<string, unknown>;
+    try {
+      fromFile = JSON.parse(readFileSync(fileCandidate, 'utf8'));
+    } catch (e) {
+      throw new ConfigError(`config file ${fileCandidate} is not valid JSON: ${(e as Error).message}`);
+    }
+    for (const [k, v] of Object.entries(fromFile)) {
+      const spec = OPTIONS.find((o) => o.key === k || o.flag === k);
+      if (!spec) throw new ConfigError(`config file ${fileCandidate}: unknown option "${k}"`);
+      merged[spec.key] = parseValue(spec, v, `config file ${fileCandidate}`);
+    }
+  } else if (configFile) {
+    throw new ConfigError(`config file ${configFile} does not exist`);
+  }
+
+  for (const spec of OPTIONS) {
+    const e = env[spec.env];
+    if (e !== undefined && e !== '') merged[spec.key] = parseValue(spec, e, `environment ${spec.env}`);
+  }
+  for (const spec of OPTIONS) {
+    const f = flags[spec.flag];
+    if (f !== undefined) merged[spec.key] = parseValue(spec, f, `--${spec.flag}`);
+  }
+  if ((merged.port as number) > 65535) throw new ConfigError('--port must be at most 65535');
+  merged.dataDir = resolve(String(merged.dataDir).replace(/^~(?=$|\/)/, homedir()));
+  if (configFile || existsSync(fileCandidate)) merged.configFile = fileCandidate;
+  return Object.freeze(merged) as unknown as Config;
+}
+
+export function describeOptions(): string {
+  const lines = ['  --config FILE                 JSON config file (default: DATA_DIR/config.json if present)  [VIDQ_CONFIG]'];
+  for (const o of OPTIONS) {
+    const arg = o.kind === 'bool' ? '' : o.kind === 'int' ? ' N' : ' VALUE';
+    const def = (DEFAULTS as Record<string, unknown>)[o.key];
+    lines.push(`  --${(o.flag + arg).padEnd(28)} ${o.help} (default: ${JSON.stringify(def)})  [${o.env}]`);
+  }
+  return lines.join('\n');
+}
+
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host);
+}

@@ -1,0 +1,62 @@
+/** The OpenAPI description: how this service fills the gaps the API specification leaves open. */
+export const API_DESCRIPTION = `
+A self-hosted video understanding service. Add videos by URL into named media indexes, then ask
+questions about them. The wire format follows the Video Understanding Service specification 1.0.0;
+the choices below fill its gaps (the README has the same list).
+
+**Tokens.** 64 random URL-safe characters, stored only as SHA-256 hashes, compared in constant
+time. Sent as the field \`token\` (JSON body of POST requests, query parameter of GET requests); an
+\`Authorization: Bearer <token>\` header is accepted as an alternative everywhere. A missing,
+unknown or revoked token is 401. Tokens come from the CLI (\`vidq user create\`, \`vidq token create\`);
+the first start creates a default user and prints its token once.
+
+**Identifiers.** \`index_id\` is an opaque 64-character string (it meets /inquire's 60-character
+minimum for \`index\`); \`name\` is a human label, unique among a user's live indexes.
+\`file_id\` = \`key\` (upload response) = \`video_id\` = \`target_video\`: an opaque 32-character id.
+Wherever a request names an index (\`index\` of /remote-upload, /inquire, /index-resources;
+\`project_id\` of /remove-from-index) the index_id is accepted; /remote-upload and /index-resources
+also accept the name, and /remote-upload creates the index when the name is new. Another user's
+index or video is reported as not found (404).
+
+**Units.** Durations in seconds; \`fileSize\` in bytes (a string in the upload response); \`fps\` a
+string in the upload response and a number in resource metadata. \`is_large\`: file larger than the
+configured threshold (default 500 MiB). \`count\`: videos currently in the index; \`total_duration\`:
+the sum of their durations.
+
+**Resource status.** \`queued\`, \`downloading\`, \`processing\`, \`ready\`, \`failed\`; resources also
+carry \`progress\` (0–100), \`stage\`, and on failure \`error\` (a sentence saying why).
+
+**src.** A URL of this service, \`/media/{file_id}?expires=…&sig=…\`: a signed link that expires
+(default 24 h) and streams the stored file with HTTP Range support. \`/media/{file_id}\` also accepts
+\`?token=\` or a Bearer header.
+
+**Uploads.** POST /remote-upload downloads the file (http/https only, no credentials in the URL, at
+most 5 redirects, size cap, connect and idle timeouts; loopback, private and link-local addresses are
+refused with 403 unless the server runs with --allow-private-urls), probes it and answers with the
+spec's \`{data: {type: "metadata", fps, duration, fileSize, key, percentage}}\`. With
+\`Accept: text/event-stream\` it streams server-sent events instead, each \`data:\` a JSON object with a
+\`type\`: \`file_authorized\`, \`progress\` (\`percentage\`, \`stage\`), \`metadata\`, \`complete\`, or \`error\`
+(\`error\`, \`message\`). The same bytes uploaded twice into one index return the existing key.
+
+**Questions.** POST /inquire validates token ≥ 60, index ≥ 60, prompt ≥ 1 characters. \`target\`
+accepts seconds (\`75\`, \`75.5\`), \`mm:ss\`, \`hh:mm:ss(.mmm)\` and a range \`a-b\`. Each answered question
+costs credits (default 1; the default user is unlimited); check and debit are one atomic step, and a
+failed question is not charged. Insufficient credits: 400. \`project_id\` and \`image\` from the
+spec's sample body are not accepted (ignored).
+
+**Query parameters.** GET /indexes: \`user_id\`, \`include_deleted\` (\`true\`/\`false\`, default \`false\`),
+optional \`token\` (must then belong to \`user_id\`, else 403). Without a token GET /indexes answers
+only while the server listens on loopback (configurable), else 401. GET /index-resources: \`token\`,
+\`index\`, optional \`user_id\` (must match the token's user, else 403). Listings are served from an
+in-memory cache invalidated by every write to the index.
+
+**Deleting indexes.** DELETE /indexes/{index_id} soft-deletes (hidden unless include_deleted=true;
+uploads and questions get 404); POST /indexes/{index_id}/restore undoes it. Deleted indexes are
+purged with their files after a retention (default 7 days).
+
+**Errors.** Every error body is \`{error, message}\`: \`error\` is the HTTP status as an integer and
+\`message\` names the field or the cause. 400 invalid request or insufficient credits, 401 missing or
+unknown token, 403 another user's id or a forbidden URL, 404 unknown index or video, 413 too large,
+415 not a media file / still image, 422 no video stream or unusable duration, 502 source
+unreachable or misbehaving, 507 not enough free disk space.
+`.trim();

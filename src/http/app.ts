@@ -1,0 +1,81 @@
+/**
+ * The HTTP application: error mapping (every error is the spec's `{error, message}`), API docs,
+ * and one plugin per feature. Routes stay thin: they validate, authenticate and call a service.
+ */
+import { Elysia } from 'elysia';
+import { ApiError, errorBody } from '../errors';
+import type { Service } from '../service';
+import { docsPlugin } from './docs';
+import { indexRoutes } from './routes/indexes';
+import { inquireRoutes } from './routes/inquire';
+import { mediaRoutes } from './routes/media';
+import { uploadRoutes } from './routes/upload';
+
+export interface HttpOptions {
+  /** The server is bound to a loopback address (enables anonymous GET /indexes when configured). */
+  loopback: boolean;
+}
+
+export function createHttpApp(s: Service, opts: HttpOptions) {
+  return new Elysia({ serve: { maxRequestBodySize: s.config.maxBodyBytes } })
+    .onError(({ code, error, set, request }) => {
+      const { status, message } = toStatusMessage(code, error);
+      if (status >= 500) s.log.error('request failed', { method: request.method, path: new URL(request.url).pathname, status, reason: message });
+      set.status = status;
+      set.headers['content-type'] = 'application/json';
+      return errorBody(status, message);
+    })
+    .use(docsPlugin())
+    .get('/health', () => ({ status: 'ok' }), { detail: { hide: true } })
+    .use(uploadRoutes(s))
+    .use(inquireRoutes(s))
+    .use(indexRoutes(s, opts))
+    .use(mediaRoutes(s));
+}
+
+export type HttpApp = ReturnType<typeof createHttpApp>;
+
+function toStatusMessage(code: string | number, error: unknown): { status: number; message: string } {
+  if (error instanceof ApiError) return { status: error.status, message: error.message };
+  switch (code) {
+    case 'VALIDATION':
+      return validationMessage(error as ValidationLike);
+    case 'PARSE':
+      return { status: 400, message: 'the request body is not valid JSON' };
+    case 'NOT_FOUND':
+      return { status: 404, message: 'no such endpoint; see /swagger for the API' };
+    case 'INVALID_COOKIE_SIGNATURE':
+      return { status: 400, message: 'invalid cookie' };
+  }
+  const e = error as { status?: number; message?: string };
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) return { status: e.status, message: e.message || 'bad request' };
+  if (e?.message && /body.*(too large|exceed)|payload too large|request entity too large/i.test(e.message)) return { status: 413, message: 'the request body is too large' };
+  return { status: 500, message: 'internal error; the server log has details' };
+}
+
+interface ValidationLike {
+  type?: string;
+  value?: unknown;
+  valueError?: { path: string; message: string; schema?: { description?: string } };
+}
+
+/** A missing token is 401 (unauthenticated); any other schema failure is 400 naming the field. */
+function validationMessage(err: ValidationLike): { status: number; message: string } {
+  const ve = err.valueError;
+  const where = err.type === 'query' ? 'query parameter' : 'field';
+  if (!ve) return { status: 400, message: `invalid ${err.type ?? 'request'}` };
+  const field = ve.path.replace(/^\//, '').replace(/\//g, '.');
+  const value = err.value as Record<string, unknown> | undefined;
+  if (field === 'token' && (value == null || typeof value !== 'object' || value.token === undefined)) {
+    return { status: 401, message: 'a valid token is required (field "token")' };
+  }
+  if (!field) return { status: 400, message: `the request ${err.type === 'query' ? 'query' : 'body'} must be a JSON object with the documented fields` };
+  const given = value && typeof value === 'object' ? (value as Record<string, unknown>)[field.split('.')[0]!] : undefined;
+  if (given === undefined && !field.includes('.')) return { status: 400, message: `${where} "${field}" is required` };
+  const msg = ve.message
+    .replace('Expected string length greater or equal to', 'must be at least')
+    .replace('Expected string length less or equal to', 'must be at most')
+    .replace(/^Expected required property$/, 'is required');
+  const units = /must be at (least|most) \d+$/.test(msg) ? ' characters' : '';
+  return { status: 400, message: `${where} "${field}" ${msg.charAt(0).toLowerCase()}${msg.slice(1)}${units}` };
+}

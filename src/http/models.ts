@@ -1,0 +1,112 @@
+/**
+ * Request and response schemas: the single source of truth for validation and for /openapi.json.
+ * Field names and types follow the spec exactly; fields marked "additive" are ours.
+ */
+import { t } from 'elysia';
+
+export const ErrorBody = t.Object(
+  {
+    error: t.Integer({ format: 'int32', description: 'the HTTP status code of the response' }),
+    message: t.String({ description: 'what went wrong: the field or the cause, and what to fix' }),
+  },
+  { description: 'Error' },
+);
+
+const tokenField = (required: boolean) => {
+  const s = t.String({ description: 'user authentication token (64 characters; see README "Tokens")' });
+  return required ? s : t.Optional(s);
+};
+
+export const UploadBody = t.Object({
+  token: tokenField(false),
+  index: t.String({ description: 'index_id of an index, or the name of one (a new name creates the index)' }),
+  url: t.String({ description: 'http(s) URL of the video file to fetch' }),
+});
+
+export const UploadMetadata = t.Object({
+  type: t.String({ description: 'always "metadata"', examples: ['metadata'] }),
+  fps: t.String({ description: 'frames per second of the video, as a string', examples: ['29.97'] }),
+  duration: t.Number({ description: 'duration in seconds' }),
+  fileSize: t.String({ description: 'size of the stored file in bytes, as a string' }),
+  key: t.String({ description: 'the file_id of the new (or identical existing) resource' }),
+  percentage: t.Number({ description: 'upload progress, 100 when the file is stored' }),
+});
+
+export const UploadResponse = t.Object({ data: UploadMetadata });
+
+export const InquireBody = t.Object({
+  token: t.String({ minLength: 60, description: 'user authentication token' }),
+  index: t.String({ minLength: 60, description: 'index_id of the media index' }),
+  prompt: t.String({ minLength: 1, maxLength: 8000, description: 'main search/inquiry prompt' }),
+  guidance: t.Optional(t.String({ default: '', maxLength: 8000, description: 'additional guidance for the analysis (length, focus)' })),
+  target: t.Optional(
+    t.String({
+      maxLength: 64,
+      description: 'a moment or range to focus on: seconds (75, 75.5), mm:ss, hh:mm:ss(.mmm), or a range a-b',
+      examples: ['75', '1:15', '00:01:15.500', '1:00-1:30'],
+    }),
+  ),
+  target_video: t.Optional(t.String({ maxLength: 64, description: 'file_id of one video of the index to focus on' })),
+});
+
+export const InquireResponse = t.Object({
+  status: t.String({ description: 'always "complete"', examples: ['complete'] }),
+  output: t.String({ description: 'the answer' }),
+  credits_used: t.Optional(t.Number({ description: 'additive: credits charged for this answer' })),
+});
+
+export const RemoveBody = t.Object({
+  token: tokenField(false),
+  project_id: t.String({ description: 'index_id of the index the video is in' }),
+  video_id: t.String({ description: 'file_id of the video to remove' }),
+});
+
+export const StatusComplete = t.Object({ status: t.String({ examples: ['complete'] }) });
+
+export const IndexView = t.Object({
+  index_id: t.String({ description: 'opaque 64-character identifier' }),
+  name: t.String(),
+  count: t.Integer({ description: 'number of videos currently in the index' }),
+  created: t.String({ format: 'date-time' }),
+  total_duration: t.Number({ description: 'sum of the videos\' durations, in seconds' }),
+  deleted: t.Boolean(),
+});
+
+export const IndexesQuery = t.Object({
+  user_id: t.Optional(t.String({ description: 'the user whose indexes to list (defaults to the token\'s user)' })),
+  include_deleted: t.Optional(t.String({ description: '"true" to include deleted indexes; default "false"', enum: ['true', 'false'] })),
+  token: t.Optional(t.String({ description: 'optional token; when given it must belong to user_id' })),
+});
+
+export const ResourcesQuery = t.Object({
+  user_id: t.Optional(t.String({ description: 'optional; must be the token\'s user' })),
+  token: t.Optional(t.String({ description: 'user authentication token' })),
+  index: t.Optional(t.String({ description: 'index_id or name of the index' })),
+});
+
+export const Resource = t.Object({
+  file_name: t.String(),
+  file_id: t.String(),
+  status: t.String({ description: 'queued | downloading | processing | ready | failed', enum: ['queued', 'downloading', 'processing', 'ready', 'failed'] }),
+  upload_time: t.String({ format: 'date-time' }),
+  file_type: t.String({ description: 'MIME type, e.g. video/mp4 (empty while downloading)' }),
+  is_large: t.Boolean({ description: 'file larger than the configured threshold (default 500 MiB)' }),
+  metadata: t.Object(
+    {
+      fps: t.Number(),
+      duration: t.Optional(t.Number({ description: 'seconds' })),
+      width: t.Optional(t.Integer()),
+      height: t.Optional(t.Integer()),
+      video_codec: t.Optional(t.String()),
+      has_audio: t.Optional(t.Boolean()),
+      file_size: t.Optional(t.Integer({ description: 'bytes' })),
+    },
+    { additionalProperties: true },
+  ),
+  src: t.String({ description: 'URL of this service streaming the file (Range supported), signed and expiring' }),
+  progress: t.Number({ description: 'additive: 0-100' }),
+  stage: t.Optional(t.String({ description: 'additive: current processing stage' })),
+  error: t.Optional(t.String({ description: 'additive: why the resource failed' })),
+});
+
+export const TokenBody = t.Object({ token: tokenField(false) });

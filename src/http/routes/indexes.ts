@@ -1,0 +1,115 @@
+/** GET /indexes, GET /index-resources, DELETE /indexes/{id}, POST /indexes/{id}/restore. */
+import { Elysia, t } from 'elysia';
+import type { Config } from '../../config';
+import { badRequest, forbidden, unauthorized } from '../../errors';
+import type { IndexView } from '../../indexes/service';
+import type { MediaLinks } from '../../media/links';
+import type { Service } from '../../service';
+import type { Video } from '../../storage/schema';
+import type { HttpOptions } from '../app';
+import { originOf, tokenOf } from '../auth';
+import { ErrorBody, IndexesQuery, IndexView as IndexViewSchema, Resource, ResourcesQuery, TokenBody } from '../models';
+
+export function indexRoutes(s: Service, opts: HttpOptions) {
+  const anonymousAllowed = opts.loopback && s.config.anonymousListingOnLoopback;
+  return new Elysia({ name: 'routes/indexes' })
+    .get(
+      '/indexes',
+      ({ query, request }) => {
+        const includeDeleted = parseBool(query.include_deleted, 'include_deleted');
+        const token = tokenOf(query.token, request);
+        if (token !== undefined) {
+          const user = s.accounts.authenticate(token);
+          if (query.user_id !== undefined && query.user_id !== user.id) throw forbidden('the token does not belong to user_id');
+          return s.indexes.list(user.id, includeDeleted);
+        }
+        if (!anonymousAllowed) throw unauthorized('a token is required to list indexes (query parameter "token")');
+        if (!query.user_id) throw badRequest('query parameter "user_id" is required (or give a token)');
+        return s.indexes.list(s.accounts.requireUser(query.user_id).id, includeDeleted);
+      },
+      {
+        query: IndexesQuery,
+        response: { 200: t.Array(IndexViewSchema), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
+        detail: {
+          tags: ['indexes'],
+          summary: "List a user's indexes",
+          description: 'Without a token this answers only while the server is bound to loopback (configurable). With a token, user_id is optional and must match it.',
+        },
+      },
+    )
+    .get(
+      '/index-resources',
+      ({ query, request }) => {
+        const user = s.accounts.authenticate(tokenOf(query.token, request));
+        if (query.user_id !== undefined && query.user_id !== user.id) throw forbidden('the token does not belong to user_id');
+        if (!query.index) throw badRequest('query parameter "index" is required: the index_id or the name of an index');
+        const index = s.indexes.resolve(user, query.index, { byName: true });
+        const origin = originOf(request);
+        return s.indexes.resources(user.id, index.id).map((v) => resourceView(v, s.config, s.links, origin));
+      },
+      {
+        query: ResourcesQuery,
+        response: { 200: t.Array(Resource), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
+        detail: { tags: ['indexes'], summary: 'List the media resources of an index', description: 'Served from an in-memory cache that every write to the index invalidates.' },
+      },
+    )
+    .delete(
+      '/indexes/:index_id',
+      ({ params, query, request }) => {
+        const user = s.accounts.authenticate(tokenOf(query.token, request));
+        return indexView(s, user.id, s.indexes.softDelete(user, params.index_id).id);
+      },
+      {
+        params: t.Object({ index_id: t.String() }),
+        query: t.Object({ token: t.Optional(t.String()) }),
+        response: { 200: IndexViewSchema, 401: ErrorBody, 404: ErrorBody },
+        detail: { tags: ['indexes'], summary: 'Delete an index (soft: restorable until purged after the retention)' },
+      },
+    )
+    .post(
+      '/indexes/:index_id/restore',
+      ({ params, body, request }) => {
+        const user = s.accounts.authenticate(tokenOf(body?.token, request));
+        return indexView(s, user.id, s.indexes.restore(user, params.index_id).id);
+      },
+      {
+        params: t.Object({ index_id: t.String() }),
+        body: t.Optional(TokenBody),
+        response: { 200: IndexViewSchema, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+        detail: { tags: ['indexes'], summary: 'Restore a deleted index' },
+      },
+    );
+}
+
+function indexView(s: Service, userId: string, indexId: string): IndexView {
+  return s.indexes.list(userId, true).find((i) => i.index_id === indexId)!;
+}
+
+function parseBool(v: string | undefined, name: string): boolean {
+  if (v === undefined || v === 'false') return false;
+  if (v === 'true') return true;
+  throw badRequest(`query parameter "${name}" must be "true" or "false"`);
+}
+
+export function resourceView(v: Video, config: Config, links: MediaLinks, origin: string) {
+  return {
+    file_name: v.fileName,
+    file_id: v.id,
+    status: v.status,
+    upload_time: v.uploadedAt.toISOString(),
+    file_type: v.fileType ?? '',
+    is_large: (v.sizeBytes ?? 0) > config.largeFileBytes,
+    metadata: {
+      fps: v.fps ?? 0,
+      ...(v.durationSec !== null && { duration: v.durationSec }),
+      ...(v.width !== null && { width: v.width, height: v.height ?? 0 }),
+      ...(v.videoCodec !== null && { video_codec: v.videoCodec }),
+      ...(v.hasAudio !== null && { has_audio: v.hasAudio }),
+      ...(v.sizeBytes !== null && { file_size: v.sizeBytes }),
+    },
+    src: origin + links.sign(`/media/${v.id}`),
+    progress: v.progress,
+    ...(v.stage && { stage: v.stage }),
+    ...(v.error && { error: v.error }),
+  };
+}

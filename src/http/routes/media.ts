@@ -1,0 +1,76 @@
+/**
+ * GET /media/{file_id}: streams a stored file with HTTP Range support (so a <video> can seek).
+ * Authorised by a signed, expiring link (`expires` + `sig`, as in `src`), a `token` query
+ * parameter, or a Bearer header. Someone else's file is reported as not found.
+ */
+import { eq } from 'drizzle-orm';
+import { Elysia, t } from 'elysia';
+import { forbidden, notFound, unauthorized } from '../../errors';
+import type { Service } from '../../service';
+import { videos } from '../../storage/schema';
+import { tokenOf } from '../auth';
+import { ErrorBody } from '../models';
+
+export function mediaRoutes(s: Service) {
+  return new Elysia({ name: 'routes/media' }).get(
+    '/media/:file_id',
+    ({ params, query, request }) => {
+      const path = `/media/${params.file_id}`;
+      let userId: string | null = null;
+      if (query.sig !== undefined || query.expires !== undefined) {
+        const verdict = s.links.verify(path, query.expires, query.sig);
+        if (verdict === 'expired') throw forbidden('this media link has expired; list the index again for a fresh src');
+        if (verdict === 'invalid') throw forbidden('this media link is not valid');
+      } else {
+        const token = tokenOf(query.token, request);
+        if (!token) throw unauthorized('a signed link or a token is required');
+        userId = s.accounts.authenticate(token).id;
+      }
+      const v = s.db.select().from(videos).where(eq(videos.id, params.file_id)).get();
+      if (!v || (userId !== null && v.userId !== userId)) throw notFound('no such file');
+      if (!v.storagePath) throw notFound(`the file is not stored yet (status: ${v.status})`);
+      return serveRange(request, Bun.file(s.files.abs(v.storagePath)), v.fileType ?? 'application/octet-stream');
+    },
+    {
+      params: t.Object({ file_id: t.String() }),
+      query: t.Object({ token: t.Optional(t.String()), expires: t.Optional(t.String()), sig: t.Optional(t.String()) }),
+      detail: {
+        tags: ['media'],
+        summary: 'Stream a stored video (Range requests supported)',
+        responses: { 200: { description: 'the whole file' }, 206: { description: 'the requested byte range' }, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 416: ErrorBody } as never,
+      },
+    },
+  );
+}
+
+/** Serves one byte range (`bytes=a-b`, `a-`, `-n`) or the whole file; 416 when unsatisfiable. */
+export function serveRange(request: Request, file: ReturnType<typeof Bun.file>, type: string): Response {
+  const size = file.size;
+  const headers: Record<string, string> = { 'content-type': type, 'accept-ranges': 'bytes', 'cache-control': 'private, max-age=3600' };
+  const range = request.headers.get('range');
+  if (!range) return new Response(file, { headers: { ...headers, 'content-length': String(size) } });
+  const m = /^bytes=(\d*)-(\d*)$/.exec(range.trim());
+  let start: number;
+  let end: number;
+  if (!m || (m[1] === '' && m[2] === '')) return unsatisfiable(size, headers);
+  if (m[1] === '') {
+    const n = Number(m[2]);
+    start = Math.max(0, size - n);
+    end = size - 1;
+  } else {
+    start = Number(m[1]);
+    end = m[2] === '' ? size - 1 : Math.min(Number(m[2]), size - 1);
+  }
+  if (start >= size || end < start) return unsatisfiable(size, headers);
+  return new Response(file.slice(start, end + 1), {
+    status: 206,
+    headers: { ...headers, 'content-range': `bytes ${start}-${end}/${size}`, 'content-length': String(end - start + 1) },
+  });
+}
+
+function unsatisfiable(size: number, headers: Record<string, string>): Response {
+  return new Response(JSON.stringify({ error: 416, message: `the range is not satisfiable; the file has ${size} bytes` }), {
+    status: 416,
+    headers: { ...headers, 'content-type': 'application/json', 'content-range': `bytes */${size}` },
+  });
+}

@@ -1,0 +1,74 @@
+/** POST /remote-upload (JSON or server-sent events) and POST /remove-from-index. */
+import { Elysia } from 'elysia';
+import type { AuthorizedUpload, UploadEvent } from '../../ingest/service';
+import type { Service } from '../../service';
+import { tokenOf } from '../auth';
+import { ErrorBody, RemoveBody, StatusComplete, UploadBody, UploadResponse } from '../models';
+
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 413: ErrorBody, 415: ErrorBody, 422: ErrorBody, 502: ErrorBody, 507: ErrorBody };
+
+export function uploadRoutes(s: Service) {
+  return new Elysia({ name: 'routes/upload' })
+    .post(
+      '/remote-upload',
+      async ({ body, request }): Promise<any> => {
+        const user = s.accounts.authenticate(tokenOf(body.token, request));
+        const authorized = await s.ingest.authorize(user, body);
+        if ((request.headers.get('accept') ?? '').includes('text/event-stream')) return uploadAsEvents(s, authorized);
+        return { data: await s.ingest.fetchAndStore(authorized) };
+      },
+      {
+        body: UploadBody,
+        response: { 200: UploadResponse, ...errors },
+        detail: {
+          tags: ['ingest'],
+          summary: 'Add a video to an index from a URL',
+          description:
+            'Fetches the file, probes it and stores it. With `Accept: text/event-stream` the answer is a stream of server-sent events (`file_authorized`, `progress`, `metadata`, `complete` or `error`), each `data:` a JSON object with a `type`.',
+        },
+      },
+    )
+    .post(
+      '/remove-from-index',
+      ({ body, request }) => {
+        const user = s.accounts.authenticate(tokenOf(body.token, request));
+        s.ingest.remove(user, body.project_id, body.video_id);
+        return { status: 'complete' };
+      },
+      {
+        body: RemoveBody,
+        response: { 200: StatusComplete, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+        detail: { tags: ['ingest'], summary: 'Remove a video from an index (file, derived data and rows)' },
+      },
+    );
+}
+
+/** Streams the upload's events; errors after the stream has started arrive as an `error` event. */
+function uploadAsEvents(s: Service, authorized: AuthorizedUpload): Response {
+  const enc = new TextEncoder();
+  let open = true;
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const send = (e: UploadEvent) => {
+        if (!open) return;
+        try {
+          controller.enqueue(enc.encode(`event: ${e.type}\ndata: ${JSON.stringify(e)}\n\n`));
+        } catch {
+          open = false;
+        }
+      };
+      s.ingest
+        .fetchAndStore(authorized, send)
+        .catch(() => {}) // already sent as an `error` event
+        .finally(() => {
+          if (open) controller.close();
+          open = false;
+        });
+    },
+    cancel() {
+      // The client went away; the upload itself carries on.
+      open = false;
+    },
+  });
+  return new Response(stream, { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' } });
+}

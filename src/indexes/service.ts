@@ -1,0 +1,172 @@
+/**
+ * Media indexes and the listing of their resources.
+ *
+ * An index is named by its opaque 64-character `index_id` everywhere; where the issue allows it
+ * (/remote-upload, /index-resources) also by its human `name`, looked up in the token owner's
+ * scope. Another user's index is reported as not found, so ids never leak.
+ */
+import { and, desc, eq, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
+import { badRequest, notFound } from '../errors';
+import { isIndexIdShape, newIndexId } from '../ids';
+import type { Db } from '../storage/db';
+import { mediaIndexes, videos, type MediaIndex, type User, type Video } from '../storage/schema';
+
+/** GET /indexes element (spec: Index). */
+export interface IndexView {
+  index_id: string;
+  name: string;
+  count: number;
+  created: string;
+  total_duration: number;
+  deleted: boolean;
+}
+
+export interface ResolveOptions {
+  /** Accept the index name as well as its id. */
+  byName: boolean;
+  /** Accept a soft-deleted index (restore). */
+  includeDeleted?: boolean;
+}
+
+export function validateIndexName(name: string): string {
+  const n = name.trim();
+  if (n.length === 0) throw badRequest('index must not be empty: give an index_id or the name of an index');
+  if (n.length > 200) throw badRequest('index name is longer than 200 characters');
+  if (/[\u0000-\u001f\u007f]/.test(n)) throw badRequest('index name must not contain control characters');
+  return n;
+}
+
+export class IndexService {
+  /** Resource rows per (user, index), dropped on every write that touches the index. */
+  private readonly resourceCache = new Map<string, Video[]>();
+
+  constructor(private readonly db: Db) {}
+
+  list(userId: string, includeDeleted: boolean): IndexView[] {
+    const rows = this.db
+      .select({
+        index: mediaIndexes,
+        count: sql<number>`count(${videos.id})`,
+        total: sql<number>`coalesce(sum(${videos.durationSec}), 0)`,
+      })
+      .from(mediaIndexes)
+      .leftJoin(videos, eq(videos.indexId, mediaIndexes.id))
+      .where(includeDeleted ? eq(mediaIndexes.userId, userId) : and(eq(mediaIndexes.userId, userId), isNull(mediaIndexes.deletedAt)))
+      .groupBy(mediaIndexes.id)
+      .orderBy(desc(mediaIndexes.createdAt))
+      .all();
+    return rows.map((r) => ({
+      index_id: r.index.id,
+      name: r.index.name,
+      count: Number(r.count),
+      created: r.index.createdAt.toISOString(),
+      total_duration: Math.round(Number(r.total) * 1000) / 1000,
+      deleted: r.index.deletedAt !== null,
+    }));
+  }
+
+  /** Finds the user's index by id (or name); 404 when missing, deleted or someone else's. */
+  resolve(user: User, ref: string, opts: ResolveOptions): MediaIndex {
+    const found = this.find(user, ref, opts);
+    if (!found) throw notFound(`index ${JSON.stringify(ref.slice(0, 80))} was not found`);
+    return found;
+  }
+
+  find(user: User, ref: string, opts: ResolveOptions): MediaIndex | undefined {
+    const live = opts.includeDeleted ? undefined : isNull(mediaIndexes.deletedAt);
+    if (isIndexIdShape(ref)) {
+      const byId = this.db
+        .select()
+        .from(mediaIndexes)
+        .where(and(eq(mediaIndexes.id, ref), eq(mediaIndexes.userId, user.id), live))
+        .get();
+      if (byId || !opts.byName) return byId;
+    }
+    if (!opts.byName) return undefined;
+    return this.db
+      .select()
+      .from(mediaIndexes)
+      .where(and(eq(mediaIndexes.userId, user.id), eq(mediaIndexes.name, ref.trim()), live))
+      .orderBy(desc(mediaIndexes.createdAt))
+      .get();
+  }
+
+  /** The user's live index of that name, created when new. `created` tells which. */
+  findOrCreateByName(tx: Db, user: User, ref: string): { index: MediaIndex; created: boolean } {
+    const existing = this.find(user, ref, { byName: true });
+    if (existing) return { index: existing, created: false };
+    const name = validateIndexName(ref);
+    if (isIndexIdShape(name)) throw notFound('index: no index has this id; names of 64 URL-safe characters are reserved for index ids');
+    const index: MediaIndex = { id: newIndexId(), userId: user.id, name, createdAt: new Date(), deletedAt: null };
+    tx.insert(mediaIndexes).values(index).run();
+    return { index, created: true };
+  }
+
+  softDelete(user: User, indexId: string): MediaIndex {
+    const idx = this.resolve(user, indexId, { byName: false });
+    const deletedAt = new Date();
+    this.db.update(mediaIndexes).set({ deletedAt }).where(eq(mediaIndexes.id, idx.id)).run();
+    this.invalidate(user.id, idx.id);
+    return { ...idx, deletedAt };
+  }
+
+  restore(user: User, indexId: string): MediaIndex {
+    const idx = this.resolve(user, indexId, { byName: false, includeDeleted: true });
+    if (idx.deletedAt === null) return idx;
+    const clash = this.find(user, idx.name, { byName: true });
+    if (clash && clash.id !== idx.id) throw badRequest(`another live index is already named ${JSON.stringify(idx.name)}; rename or delete it first`);
+    this.db.update(mediaIndexes).set({ deletedAt: null }).where(eq(mediaIndexes.id, idx.id)).run();
+    this.invalidate(user.id, idx.id);
+    return { ...idx, deletedAt: null };
+  }
+
+  /** Soft-deleted indexes older than the cutoff, for the purge. */
+  deletedBefore(cutoff: Date): MediaIndex[] {
+    return this.db
+      .select()
+      .from(mediaIndexes)
+      .where(and(isNotNull(mediaIndexes.deletedAt), lt(mediaIndexes.deletedAt, cutoff)))
+      .all();
+  }
+
+  videosOf(indexId: string): Video[] {
+    return this.db.select().from(videos).where(eq(videos.indexId, indexId)).orderBy(videos.uploadedAt).all();
+  }
+
+  /** Resources of an index, from the cache when warm. */
+  resources(userId: string, indexId: string): Video[] {
+    const key = `${userId}:${indexId}`;
+    let rows = this.resourceCache.get(key);
+    if (!rows) {
+      rows = this.videosOf(indexId);
+      this.resourceCache.set(key, rows);
+    }
+    return rows;
+  }
+
+  invalidate(userId: string, indexId: string): void {
+    this.resourceCache.delete(`${userId}:${indexId}`);
+  }
+
+  /** Re-reads every cached listing (cron), and forgets listings of indexes that are gone. */
+  refreshCache(): number {
+    const keys = [...this.resourceCache.keys()];
+    const ids = keys.map((k) => k.slice(k.indexOf(':') + 1));
+    const alive = new Set(
+      ids.length === 0
+        ? []
+        : this.db
+            .select({ id: mediaIndexes.id })
+            .from(mediaIndexes)
+            .where(inArray(mediaIndexes.id, ids))
+            .all()
+            .map((r) => r.id),
+    );
+    for (const key of keys) {
+      const indexId = key.slice(key.indexOf(':') + 1);
+      if (alive.has(indexId)) this.resourceCache.set(key, this.videosOf(indexId));
+      else this.resourceCache.delete(key);
+    }
+    return keys.length;
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * Streams a remote file to disk with Bun's fetch: never buffered whole in memory, hashed on the
+ * way, with a size cap, connect and idle timeouts, and a bounded number of redirects, each hop
+ * checked against the URL policy.
+ */
+import { ApiError, badGateway, payloadTooLarge } from '../errors';
+import { checkHost, parseSourceUrl, type UrlPolicy } from './url-guard';
+
+export interface DownloadOptions {
+  policy: UrlPolicy;
+  maxBytes: number;
+  connectTimeoutMs: number;
+  idleTimeoutMs: number;
+  maxRedirects: number;
+  signal?: AbortSignal;
+  /** Called after each chunk; `total` is null when the source sent no Content-Length. */
+  onProgress?: (received: number, total: number | null) => void;
+  /** Called once the final hop answered 200, before the body is read. */
+  onResponse?: (info: { url: URL; contentLength: number | null; contentType: string | null }) => void;
+}
+
+export interface DownloadResult {
+  finalUrl: URL;
+  bytes: number;
+  sha256: string;
+  contentType: string | null;
+  /** A display name from Content-Disposition or the URL path (never a path). */
+  fileName: string;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+
+export async function downloadToFile(start: URL, dest: string, opts: DownloadOptions): Promise<DownloadResult> {
+  let url = start;
+  for (let hop = 0; ; hop++) {
+    await checkHost(url, opts.policy);
+    const ctrl = new AbortController();
+    const abortOuter = () => ctrl.abort(opts.signal?.reason);
+    opts.signal?.addEventListener('abort', abortOuter, { once: true });
+    let timeoutReason: ApiError | null = null;
+    const timeout = (ms: number, reason: ApiError) =>
+      setTimeout(() => {
+        timeoutReason = reason;
+        ctrl.abort(reason);
+      }, ms);
+    let timer = timeout(opts.connectTimeoutMs, badGateway(`the source ${url.host} did not answer within ${opts.connectTimeoutMs} ms`));
+    try {
+      let res: Response;
+      try {
+        res = await fetch(url, {
+          redirect: 'manual',
+          signal: ctrl.signal,
+          // identity: Content-Length then counts the bytes we write.
+          headers: { 'user-agent': 'vidq/0.1 (+self-hosted video indexer)', accept: 'video/*, */*;q=0.5', 'accept-encoding': 'identity' },
+        });
+      } catch (e) {
+        throw timeoutReason ?? abortedBy(opts.signal) ?? badGateway(`could not fetch ${url.host}: ${(e as Error).message}`);
+      }
+      clearTimeout(timer);
+
+      if (REDIRECTS.has(res.status)) {
+        await res.body?.cancel().catch(() => {});
+        const location = res.headers.get('location');
+        if (!location) throw badGateway(`the source answered ${res.status} without a Location`);
+        if (hop >= opts.maxRedirects) throw badGateway(`too many redirects (more than ${opts.maxRedirects})`);
+        let next: URL;
+        try {
+          next = new URL(location, url);
+        } catch {
+          throw badGateway('the source redirected to an invalid URL');
+        }
+        url = parseSourceUrl(next.toString());
+        continue;
+      }
+      if (res.status !== 200) {
+        await res.body?.cancel().catch(() => {});
+        throw badGateway(`the source answered HTTP ${res.status} ${res.statusText}`.trim());
+      }
+
+      const declared = res.headers.get('content-length');
+      const total = declared !== null && /^\d+$/.test(declared) ? Number(declared) : null;
+      if (total !== null && total > opts.maxBytes) {
+        await res.body?.cancel().catch(() => {});
+        throw payloadTooLarge(`the file is ${total} bytes; the limit is ${opts.maxBytes} bytes`);
+      }
+      const contentType = res.headers.get('content-type');
+      opts.onResponse?.({ url, contentLength: total, contentType });
+
+      const hasher = new Bun.CryptoHasher('sha256');
+      const sink = Bun.file(dest).writer({ highWaterMark: 1 << 20 });
+      let received = 0;
+      try {
+        if (!res.body) throw badGateway('the source sent no body');
+        timer = timeout(opts.idleTimeoutMs, badGateway(`the source stalled: no data for ${opts.idleTimeoutMs} ms`));
+        const reader = res.body.getReader();
+        for (;;) {
+          let chunk: Awaited<ReturnType<typeof reader.read>>;
+          try {
+            chunk = await reader.read();
+          } catch (e) {
+            throw timeoutReason ?? abortedBy(opts.signal) ?? badGateway(`the connection broke after ${received} bytes: ${(e as Error).message}`);
+          }
+          if (chunk.done) break;
+          clearTimeout(timer);
+          timer = timeout(opts.idleTimeoutMs, badGateway(`the source stalled: no data for ${opts.idleTimeoutMs} ms`));
+          received += chunk.value.byteLength;
+          if (received > opts.maxBytes) {
+            ctrl.abort();
+            throw payloadTooLarge(`the file is larger than the limit of ${opts.maxBytes} bytes`);
+          }
+          hasher.update(chunk.value);
+          sink.write(chunk.value);
+          opts.onProgress?.(received, total);
+        }
+      } finally {
+        clearTimeout(timer);
+        await sink.end();
+      }
+      if (total !== null && received !== total) throw badGateway(`the source closed the connection early: ${received} of ${total} bytes`);
+      if (received === 0) throw new ApiError(422, 'the source sent an empty file');
+
+      return { finalUrl: url, bytes: received, sha256: hasher.digest('hex'), contentType, fileName: fileNameOf(res.headers.get('content-disposition'), url) };
+    } finally {
+      clearTimeout(timer);
+      opts.signal?.removeEventListener('abort', abortOuter);
+    }
+  }
+}
+
+function abortedBy(signal: AbortSignal | undefined): ApiError | null {
+  if (!signal?.aborted) return null;
+  return signal.reason instanceof ApiError ? signal.reason : new ApiError(499, 'the download was cancelled');
+}
+
+/** A display name: Content-Disposition's filename, else the last path segment, else "video". */
+export function fileNameOf(disposition: string | null, url: URL): string {
+  let name = '';
+  if (disposition) {
+    const star = /filename\*\s*=\s*(?:UTF-8|utf-8)''([^;]+)/.exec(disposition);
+    const plain = /filename\s*=\s*"?([^";]+)"?/.exec(disposition);
+    try {
+      name = star ? decodeURIComponent(star[1]!) : (plain?.[1] ?? '');
+    } catch {
+      name = plain?.[1] ?? '';
+    }
+  }
+  if (!name) {
+    const seg = url.pathname.split('/').filter(Boolean).pop() ?? '';
+    try {
+      name = decodeURIComponent(seg);
+    } catch {
+      name = seg;
+    }
+  }
+  return cleanFileName(name) || 'video';
+}
+
+/** Keeps a name displayable: no folders, no control characters, at most 200 characters. */
+export function cleanFileName(name: string): string {
+  const base = name.split(/[\\/]/).pop() ?? '';
+  return base
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, '')
+    .replace(/^\.+/, '')
+    .trim()
+    .slice(0, 200);
+}

@@ -1,0 +1,297 @@
+/**
+ * Adding videos to an index from a URL, and removing them.
+ *
+ * Order of writes, so that a crash at any point leaves nothing half-done:
+ *  upload: row (downloading) → download into tmp/ → probe → rename into media/<id>/ → row ready.
+ *          A crash before the rename leaves a .part file (emptied at start-up) and a row that the
+ *          start-up recovery marks failed with the reason.
+ *  remove: rows first (one transaction) → files. A crash in between leaves a folder with no row,
+ *          which the start-up sweep deletes.
+ */
+import { mkdirSync, renameSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { and, eq, inArray, ne } from 'drizzle-orm';
+import type { Config } from '../config';
+import { ApiError, badRequest, insufficientStorage, notFound } from '../errors';
+import { newVideoId } from '../ids';
+import type { IndexService } from '../indexes/service';
+import type { Logger } from '../log';
+import { probeFile, type MediaInfo } from '../media/probe';
+import type { Db } from '../storage/db';
+import type { DataDir } from '../storage/files';
+import { mediaIndexes, videos, type MediaIndex, type User, type Video } from '../storage/schema';
+import { downloadToFile, fileNameOf } from './download';
+import { checkHost, parseSourceUrl } from './url-guard';
+
+/** The spec's upload metadata (response `data`, and the SSE `metadata` event). */
+export interface UploadMetadata {
+  type: 'metadata';
+  fps: string;
+  duration: number;
+  fileSize: string;
+  key: string;
+  percentage: number;
+}
+
+/** Server-sent events of an upload; each is sent as `data: <json>`. */
+export type UploadEvent =
+  | { type: 'file_authorized'; key: string; index_id: string; file_name: string }
+  | { type: 'progress'; key: string; stage: string; percentage: number; bytes: number; total_bytes: number | null }
+  | UploadMetadata
+  | { type: 'complete'; key: string; index_id: string; status: string; duplicate: boolean }
+  | { type: 'error'; error: number; message: string };
+
+export interface UploadRequest {
+  index?: unknown;
+  url?: unknown;
+}
+
+export interface AuthorizedUpload {
+  user: User;
+  url: URL;
+  videoId: string;
+  index: MediaIndex;
+  /** The index was created by this upload (and goes again if the upload fails). */
+  createdIndex: boolean;
+}
+
+export interface IngestDeps {
+  db: Db;
+  config: Config;
+  files: DataDir;
+  indexes: IndexService;
+  log: Logger;
+  ffprobe: () => Promise<string>;
+  /** Called when a video's file is stored and probed; the analysis pipeline hooks in here. */
+  onStored?: (video: Video) => void;
+}
+
+/** Progress events are sent at most this often. */
+const PROGRESS_EVERY_MS = 250;
+
+export class IngestService {
+  /** Downloads in flight, so that removing their video cancels them. */
+  private readonly inFlight = new Map<string, AbortController>();
+
+  constructor(private readonly d: IngestDeps) {}
+
+  /** Checks and fetches in one go (the JSON form of POST /remote-upload). */
+  async remoteUpload(user: User, req: UploadRequest, emit: (e: UploadEvent) => void = () => {}): Promise<UploadMetadata> {
+    return this.fetchAndStore(await this.authorize(user, req), emit);
+  }
+
+  /**
+   * Everything that can be refused before any byte is fetched (so the HTTP status still reflects
+   * it): fields, URL shape and policy, free disk, the index. Creates the resource row (downloading).
+   */
+  async authorize(user: User, req: UploadRequest): Promise<AuthorizedUpload> {
+    const { db, config, files, indexes } = this.d;
+    if (typeof req.index !== 'string') throw badRequest('index is required: the index_id or the name of an index (a new name creates the index)');
+    if (typeof req.url !== 'string') throw badRequest('url is required: the http(s) address of a video file');
+    const url = parseSourceUrl(req.url);
+    if (files.freeBytes() < config.minFreeBytes) throw insufficientStorage(`not enough free disk space in the data directory (less than ${config.minFreeBytes} bytes); free some space and retry`);
+    await checkHost(url, { allowPrivate: config.allowPrivateUrls });
+
+    const videoId = newVideoId();
+    const now = new Date();
+    const { index, created } = db.transaction((tx) => {
+      const r = indexes.findOrCreateByName(tx as unknown as Db, user, req.index as string);
+      tx.insert(videos)
+        .values({ id: videoId, indexId: r.index.id, userId: user.id, sourceUrl: url.toString(), fileName: fileNameOf(null, url), status: 'downloading', stage: 'downloading', progress: 0, uploadedAt: now, updatedAt: now })
+        .run();
+      return r;
+    });
+    indexes.invalidate(user.id, index.id);
+    return { user, url, videoId, index, createdIndex: created };
+  }
+
+  /** Downloads, probes and stores an authorized upload; on failure removes every trace of it. */
+  async fetchAndStore(up: AuthorizedUpload, emit: (e: UploadEvent) => void = () => {}): Promise<UploadMetadata> {
+    const { db, config, files, indexes, log } = this.d;
+    const { user, url, videoId, index, createdIndex: created } = up;
+    emit({ type: 'file_authorized', key: videoId, index_id: index.id, file_name: fileNameOf(null, url) });
+
+    const ctrl = new AbortController();
+    this.inFlight.set(videoId, ctrl);
+    const tmp = files.tempFile();
+    const vlog = log.child({ video_id: videoId, index_id: index.id });
+    const started = performance.now();
+    try {
+      let lastEmit = 0;
+      let lastWrite = 0;
+      const dl = await downloadToFile(url, tmp, {
+        policy: { allowPrivate: config.allowPrivateUrls },
+        maxBytes: config.maxDownloadBytes,
+        connectTimeoutMs: config.connectTimeoutMs,
+        idleTimeoutMs: config.idleTimeoutMs,
+        maxRedirects: config.maxRedirects,
+        signal: ctrl.signal,
+        onProgress: (received, total) => {
+          const t = performance.now();
+          if (t - lastEmit < PROGRESS_EVERY_MS) return;
+          lastEmit = t;
+          const percentage = total ? Math.min(99, Math.floor((received / total) * 100)) : 0;
+          emit({ type: 'progress', key: videoId, stage: 'downloading', percentage, bytes: received, total_bytes: total });
+          if (t - lastWrite > 1000) {
+            lastWrite = t;
+            this.setProgress(user.id, index.id, videoId, 'downloading', percentage);
+          }
+        },
+      });
+      emit({ type: 'progress', key: videoId, stage: 'probing', percentage: 100, bytes: dl.bytes, total_bytes: dl.bytes });
+      this.setProgress(user.id, index.id, videoId, 'probing', 100);
+      const info = await probeFile(await this.d.ffprobe(), tmp, { maxDurationSec: config.maxDurationSec, signal: ctrl.signal });
+
+      const twin = db
+        .select()
+        .from(videos)
+        .where(and(eq(videos.indexId, index.id), eq(videos.sha256, dl.sha256), ne(videos.id, videoId), ne(videos.status, 'failed')))
+        .get();
+      if (twin) {
+        // Identical bytes already in this index: keep one copy, answer with its key.
+        rmSync(tmp, { force: true });
+        db.delete(videos).where(eq(videos.id, videoId)).run();
+        indexes.invalidate(user.id, index.id);
+        const meta = metadataOf(twin);
+        emit(meta);
+        emit({ type: 'complete', key: twin.id, index_id: index.id, status: twin.status, duplicate: true });
+        vlog.info('upload matched an existing video', { existing: twin.id });
+        return meta;
+      }
+
+      const rel = files.sourceRelPath(videoId, info.ext);
+      const abs = files.abs(rel);
+      mkdirSync(dirname(abs), { recursive: true });
+      renameSync(tmp, abs);
+      const stored = this.markStored(videoId, rel, dl.fileName, dl.bytes, dl.sha256, info);
+      if (!stored) {
+        // Removed (or its index purged) while downloading: the removal already took the row.
+        files.removeVideoFiles(videoId);
+        throw notFound('the video was removed while it was being uploaded');
+      }
+      indexes.invalidate(user.id, index.id);
+      const meta = metadataOf(stored);
+      emit(meta);
+      emit({ type: 'complete', key: videoId, index_id: index.id, status: stored.status, duplicate: false });
+      vlog.info('video stored', { bytes: dl.bytes, duration_s: info.durationSec, ms: Math.round(performance.now() - started) });
+      this.d.onStored?.(stored);
+      return meta;
+    } catch (e) {
+      rmSync(tmp, { force: true });
+      files.removeVideoFiles(videoId);
+      db.transaction((tx) => {
+        tx.delete(videos).where(eq(videos.id, videoId)).run();
+        // An index this request created stays only if something else landed in it meanwhile.
+        if (created && !tx.select({ id: videos.id }).from(videos).where(eq(videos.indexId, index.id)).get()) {
+          tx.delete(mediaIndexes).where(eq(mediaIndexes.id, index.id)).run();
+        }
+      });
+      indexes.invalidate(user.id, index.id);
+      const err = e instanceof ApiError ? e : new ApiError(500, `upload failed: ${(e as Error).message}`);
+      vlog.warn('upload failed', { status: err.status, reason: err.message });
+      emit({ type: 'error', error: err.status, message: err.message });
+      throw err;
+    } finally {
+      this.inFlight.delete(videoId);
+    }
+  }
+
+  /** True while this process is downloading the video (the maintenance job leaves it alone). */
+  isBusy(videoId: string): boolean {
+    return this.inFlight.has(videoId);
+  }
+
+  private setProgress(userId: string, indexId: string, videoId: string, stage: string, progress: number): void {
+    this.d.db.update(videos).set({ stage, progress, updatedAt: new Date() }).where(eq(videos.id, videoId)).run();
+    this.d.indexes.invalidate(userId, indexId);
+  }
+
+  private markStored(videoId: string, rel: string, fileName: string, bytes: number, sha256: string, info: MediaInfo): Video | undefined {
+    return this.d.db
+      .update(videos)
+      .set({
+        storagePath: rel,
+        fileName,
+        fileType: info.mimeType,
+        sizeBytes: bytes,
+        sha256,
+        durationSec: info.durationSec,
+        fps: info.fps,
+        width: info.width,
+        height: info.height,
+        videoCodec: info.videoCodec,
+        hasAudio: info.hasAudio,
+        // Until the analysis pipeline takes over, a stored and probed video is ready.
+        status: 'ready',
+        stage: 'ready',
+        progress: 100,
+        updatedAt: new Date(),
+      })
+      .where(eq(videos.id, videoId))
+      .returning()
+      .get();
+  }
+
+  /** POST /remove-from-index: rows first, then files; cancels a download in flight. */
+  remove(user: User, projectId: unknown, videoId: unknown): void {
+    if (typeof projectId !== 'string' || projectId === '') throw badRequest('project_id is required: the index_id of the index');
+    if (typeof videoId !== 'string' || videoId === '') throw badRequest('video_id is required: the file_id of the video');
+    const index = this.d.indexes.resolve(user, projectId, { byName: false });
+    const video = this.d.db
+      .select()
+      .from(videos)
+      .where(and(eq(videos.id, videoId), eq(videos.indexId, index.id)))
+      .get();
+    if (!video) throw notFound(`video ${JSON.stringify(videoId.slice(0, 80))} is not in this index`);
+    this.deleteVideos(user.id, index.id, [video.id]);
+  }
+
+  /** Deletes videos' rows, then their files (also used by the purge). */
+  deleteVideos(userId: string, indexId: string, ids: string[]): void {
+    if (ids.length === 0) return;
+    for (const id of ids) this.inFlight.get(id)?.abort(new ApiError(404, 'the video was removed while it was being uploaded'));
+    this.d.db.delete(videos).where(inArray(videos.id, ids)).run();
+    this.d.indexes.invalidate(userId, indexId);
+    for (const id of ids) this.d.files.removeVideoFiles(id);
+  }
+
+  /**
+   * Start-up recovery: downloads cut off by a crash cannot resume (their .part files are gone), so
+   * their rows become `failed` with the reason; folders without a row are deleted.
+   */
+  recover(): { interrupted: number; orphans: number; temp: number } {
+    const { db, files } = this.d;
+    const temp = files.clearTemp();
+    const cut = db
+      .update(videos)
+      .set({ status: 'failed', stage: 'failed', error: 'the download was interrupted by a restart of the service; upload the URL again', updatedAt: new Date() })
+      .where(inArray(videos.status, ['queued', 'downloading']))
+      .returning({ id: videos.id })
+      .all().length;
+    const onDisk = files.listVideoDirs();
+    const known = new Set(onDisk.length ? db.select({ id: videos.id }).from(videos).where(inArray(videos.id, onDisk)).all().map((r) => r.id) : []);
+    let orphans = 0;
+    for (const id of onDisk) {
+      if (!known.has(id)) {
+        files.removeVideoFiles(id);
+        orphans++;
+      }
+    }
+    return { interrupted: cut, orphans, temp };
+  }
+}
+
+export function metadataOf(v: Video): UploadMetadata {
+  return {
+    type: 'metadata',
+    fps: formatFps(v.fps ?? 0),
+    duration: v.durationSec ?? 0,
+    fileSize: String(v.sizeBytes ?? 0),
+    key: v.id,
+    percentage: v.status === 'failed' ? 0 : 100,
+  };
+}
+
+export function formatFps(fps: number): string {
+  return String(Math.round(fps * 1000) / 1000);
+}

@@ -1,0 +1,71 @@
+/**
+ * Decides whether the downloader may fetch a URL: http/https only, no credentials, and (unless
+ * configured) no loopback, private, link-local or otherwise non-public address, checked on the
+ * resolved addresses of every hop.
+ *
+ * Known residual risk: the name is resolved here and again by fetch, so a DNS server that answers
+ * differently within milliseconds (rebinding) could slip past. Documented in the README.
+ */
+import { lookup } from 'node:dns/promises';
+import ipaddr from 'ipaddr.js';
+import { badGateway, badRequest, forbidden } from '../errors';
+
+export interface UrlPolicy {
+  allowPrivate: boolean;
+}
+
+/** Parses and checks the shape of a URL given by a client; throws 400 with what to fix. */
+export function parseSourceUrl(raw: string): URL {
+  if (typeof raw !== 'string' || raw.trim() === '') throw badRequest('url is required: the http(s) address of a video file');
+  if (raw.length > 4096) throw badRequest('url is longer than 4096 characters');
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw badRequest('url is not a valid absolute URL (expected http:// or https://...)');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest(`url scheme "${url.protocol.replace(':', '')}" is not allowed; use http or https`);
+  if (url.username || url.password) throw badRequest('url must not contain credentials (user:password@)');
+  if (!url.hostname) throw badRequest('url has no host');
+  return url;
+}
+
+/** True when an address is public unicast (what the downloader may reach by default). */
+export function isPublicAddress(address: string): boolean {
+  let ip: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    ip = ipaddr.parse(address);
+  } catch {
+    return false;
+  }
+  if (ip.kind() === 'ipv6') {
+    const v6 = ip as ipaddr.IPv6;
+    // Addresses that embed an IPv4 one are judged by it.
+    if (v6.isIPv4MappedAddress()) return isPublicAddress(v6.toIPv4Address().toString());
+    const range = v6.range();
+    if (range === 'rfc6052' || range === '6to4' || range === 'teredo') return false;
+    return range === 'unicast';
+  }
+  return ip.range() === 'unicast';
+}
+
+/** Resolves the URL's host and refuses it when any address is not public (unless allowed). */
+export async function checkHost(url: URL, policy: UrlPolicy): Promise<void> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  if (ipaddr.isValid(host)) {
+    addresses = [host];
+  } else {
+    try {
+      addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+    } catch {
+      throw badGateway(`the host "${host}" could not be resolved`);
+    }
+    if (addresses.length === 0) throw badGateway(`the host "${host}" has no address`);
+  }
+  if (policy.allowPrivate) return;
+  const bad = addresses.find((a) => !isPublicAddress(a));
+  if (bad !== undefined) {
+    throw forbidden(`url points to a private, loopback or reserved address (${host}); the server refuses such URLs unless started with --allow-private-urls`);
+  }
+}

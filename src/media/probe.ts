@@ -1,0 +1,109 @@
+/**
+ * ffprobe at the boundary: its JSON becomes a typed MediaInfo right here.
+ */
+import { unprocessable, unsupportedMedia } from '../errors';
+
+export interface MediaInfo {
+  /** ffprobe's format name, e.g. "mov,mp4,m4a,3gp,3g2,mj2" or "matroska,webm". */
+  formatName: string;
+  durationSec: number;
+  /** Average frame rate of the first video stream. */
+  fps: number;
+  width: number;
+  height: number;
+  videoCodec: string;
+  hasAudio: boolean;
+  /** MIME type and file extension chosen for storage. */
+  mimeType: string;
+  ext: string;
+}
+
+interface FfprobeStream {
+  codec_type?: string;
+  codec_name?: string;
+  width?: number;
+  height?: number;
+  avg_frame_rate?: string;
+  r_frame_rate?: string;
+  duration?: string;
+  nb_frames?: string;
+  disposition?: { attached_pic?: number };
+}
+interface FfprobeOutput {
+  streams?: FfprobeStream[];
+  format?: { format_name?: string; duration?: string };
+}
+
+// Formats that are still images (an image renamed .mp4 probes as one of these).
+const IMAGE_FORMATS = /^(image2|png_pipe|jpeg_pipe|bmp_pipe|gif|webp_pipe|tiff_pipe|svg_pipe|apng)/;
+
+export async function probeFile(ffprobe: string, file: string, opts: { maxDurationSec: number; signal?: AbortSignal }): Promise<MediaInfo> {
+  const proc = Bun.spawn([ffprobe, '-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+    signal: opts.signal,
+  });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  if (code !== 0) {
+    const why = err.trim().split('\n').pop()?.replace(file, 'file') || `ffprobe exited with ${code}`;
+    throw unsupportedMedia(`the downloaded file is not a readable media file (${why})`);
+  }
+  let parsed: FfprobeOutput;
+  try {
+    parsed = JSON.parse(out);
+  } catch {
+    throw unsupportedMedia('the downloaded file is not a readable media file (ffprobe gave no description)');
+  }
+  return describe(parsed, opts.maxDurationSec);
+}
+
+export function describe(p: FfprobeOutput, maxDurationSec: number): MediaInfo {
+  const formatName = p.format?.format_name ?? '';
+  const streams = p.streams ?? [];
+  const video = streams.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic);
+  if (IMAGE_FORMATS.test(formatName)) throw unsupportedMedia(`the file is a still image (${formatName.split(',')[0]}), not a video`);
+  if (!video) {
+    const hasAudio = streams.some((s) => s.codec_type === 'audio');
+    throw unprocessable(hasAudio ? 'the file has no video stream (audio only); upload a video' : 'the file has no video stream');
+  }
+  const hasAudio = streams.some((s) => s.codec_type === 'audio');
+  const fps = parseRate(video.avg_frame_rate) || parseRate(video.r_frame_rate);
+  const durationSec = Number(p.format?.duration ?? video.duration);
+  if (!Number.isFinite(durationSec) || durationSec <= 0) throw unprocessable('the video has no readable duration (truncated or still image)');
+  if (durationSec > maxDurationSec) throw unprocessable(`the video is ${Math.round(durationSec)} s long; the limit is ${maxDurationSec} s`);
+  const { mimeType, ext } = containerOf(formatName, video.codec_name ?? '');
+  return {
+    formatName,
+    durationSec: Math.round(durationSec * 1000) / 1000,
+    fps: Math.round(fps * 1000) / 1000,
+    width: video.width ?? 0,
+    height: video.height ?? 0,
+    videoCodec: video.codec_name ?? 'unknown',
+    hasAudio,
+    mimeType,
+    ext,
+  };
+}
+
+function parseRate(r: string | undefined): number {
+  if (!r) return 0;
+  const [n = NaN, d = 1] = r.split('/').map(Number);
+  if (!Number.isFinite(n)) return 0;
+  return d > 0 ? n / d : n;
+}
+
+function containerOf(formatName: string, codec: string): { mimeType: string; ext: string } {
+  const f = formatName.split(',');
+  if (f.includes('matroska') || f.includes('webm')) {
+    // ffprobe names both "matroska,webm"; WebM only holds VP8/VP9/AV1.
+    return ['vp8', 'vp9', 'av1'].includes(codec) ? { mimeType: 'video/webm', ext: 'webm' } : { mimeType: 'video/x-matroska', ext: 'mkv' };
+  }
+  if (f.includes('mov') || f.includes('mp4')) return { mimeType: 'video/mp4', ext: 'mp4' };
+  if (f.includes('avi')) return { mimeType: 'video/x-msvideo', ext: 'avi' };
+  if (f.includes('mpegts')) return { mimeType: 'video/mp2t', ext: 'ts' };
+  if (f.includes('mpeg')) return { mimeType: 'video/mpeg', ext: 'mpg' };
+  if (f.includes('flv')) return { mimeType: 'video/x-flv', ext: 'flv' };
+  if (f.includes('ogg')) return { mimeType: 'video/ogg', ext: 'ogv' };
+  if (f.includes('asf')) return { mimeType: 'video/x-ms-asf', ext: 'wmv' };
+  return { mimeType: 'application/octet-stream', ext: 'bin' };
+}

@@ -1,0 +1,62 @@
+/**
+ * `serve`: opens the data directory, recovers from an unclean stop, creates the default user on
+ * first start, and serves HTTP with the maintenance cron.
+ */
+import { cron } from '@elysiajs/cron';
+import { isLoopbackHost, type Config } from './config';
+import { createHttpApp } from './http/app';
+import { createLogger } from './log';
+import { createService, ensureDefaultUser, type Service } from './service';
+
+export interface RunningServer {
+  service: Service;
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+}
+
+export async function startServer(config: Config, out: (line: string) => void = (l) => console.log(l)): Promise<RunningServer> {
+  const log = createLogger(config.logLevel);
+  const service = createService(config, log);
+  const recovered = service.ingest.recover();
+  if (recovered.interrupted || recovered.orphans) log.warn('recovered from an unclean stop', { ...recovered });
+  service.maintenance.run();
+
+  const first = ensureDefaultUser(service);
+  if (first) {
+    out(`Created the default user ${first.userId} (unlimited credits).`);
+    out(`Its token, shown only this once, is also saved in ${first.tokenFile} (mode 0600):`);
+    out(`  ${first.token}`);
+  }
+
+  const app = createHttpApp(service, { loopback: isLoopbackHost(config.host) }).use(
+    cron({
+      name: 'maintenance',
+      pattern: config.maintenanceCron,
+      run() {
+        try {
+          service.maintenance.run();
+        } catch (e) {
+          log.error('maintenance failed', { reason: (e as Error).message });
+        }
+      },
+    }),
+  );
+  app.listen({ hostname: config.host, port: config.port });
+  const port = app.server!.port as number;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  const url = `http://${host}:${port}`;
+  out(`vidq listening on ${url} (data: ${config.dataDir}; API docs: ${url}/swagger)`);
+  log.debug('started', { port });
+
+  return {
+    service,
+    url,
+    port,
+    async stop() {
+      await app.stop(true);
+      (app.store as { cron?: Record<string, { stop(): void }> }).cron?.maintenance?.stop();
+      service.close();
+    },
+  };
+}

@@ -1,0 +1,60 @@
+/**
+ * Builds the service's parts from a Config: the one place where they are wired together
+ * (used by the HTTP server, the CLI and the tests).
+ */
+import { AccountService } from './accounts/service';
+import { AnsweringService } from './answering/service';
+import type { Config } from './config';
+import { IndexService } from './indexes/service';
+import { IngestService } from './ingest/service';
+import { Maintenance } from './jobs/maintenance';
+import { createLogger, type Logger } from './log';
+import { resolveBinaries } from './media/binaries';
+import { MediaLinks } from './media/links';
+import { openDatabase, type Db } from './storage/db';
+import { DataDir, writeSecret } from './storage/files';
+
+export interface Service {
+  config: Config;
+  log: Logger;
+  db: Db;
+  files: DataDir;
+  accounts: AccountService;
+  indexes: IndexService;
+  ingest: IngestService;
+  answering: AnsweringService;
+  maintenance: Maintenance;
+  links: MediaLinks;
+  close(): void;
+}
+
+export function createService(config: Config, log: Logger = createLogger(config.logLevel)): Service {
+  const files = new DataDir(config.dataDir);
+  files.ensure();
+  const db = openDatabase(files.dbFile);
+  const accounts = new AccountService(db);
+  const indexes = new IndexService(db);
+  const ffprobe = async () => (await resolveBinaries(files.binDir)).ffprobe;
+  const ingest = new IngestService({ db, config, files, indexes, log, ffprobe });
+  const answering = new AnsweringService({ db, config, accounts, indexes });
+  const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
+  const links = new MediaLinks(files.secretKey(), config.mediaLinkTtlSec);
+  return { config, log, db, files, accounts, indexes, ingest, answering, maintenance, links, close: () => db.$client.close() };
+}
+
+export interface DefaultUser {
+  userId: string;
+  token: string;
+  tokenFile: string;
+}
+
+/**
+ * On the first start with an empty database: a default user with unlimited credits, whose token is
+ * printed once and written to a 0600 file in the data directory.
+ */
+export function ensureDefaultUser(s: Service): DefaultUser | null {
+  if (s.accounts.userCount() > 0) return null;
+  const { user, token } = s.accounts.createUser('default', null);
+  writeSecret(s.files.defaultTokenFile, token + '\n');
+  return { userId: user.id, token, tokenFile: s.files.defaultTokenFile };
+}

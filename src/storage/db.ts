@@ -1,0 +1,33 @@
+/**
+ * Opens the SQLite database (WAL, foreign keys on) and applies the embedded migrations.
+ */
+import { Database } from 'bun:sqlite';
+import { createHash } from 'node:crypto';
+import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite';
+import { MIGRATIONS } from './migrations.generated';
+import * as schema from './schema';
+
+export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
+
+export function openDatabase(file: string): Db {
+  const sqlite = new Database(file, { create: true, strict: true });
+  sqlite.exec('PRAGMA journal_mode = WAL');
+  sqlite.exec('PRAGMA synchronous = NORMAL');
+  sqlite.exec('PRAGMA foreign_keys = ON');
+  // Concurrent writers (CLI next to a running server) wait instead of failing at once.
+  sqlite.exec('PRAGMA busy_timeout = 5000');
+  const db = drizzle({ client: sqlite, schema }) as Db;
+  migrate(db);
+  return db;
+}
+
+function migrate(db: Db): void {
+  const metas = MIGRATIONS.map((m) => ({
+    sql: m.sql.split('--> statement-breakpoint'),
+    bps: m.breakpoints,
+    folderMillis: m.when,
+    hash: createHash('sha256').update(m.sql).digest('hex'),
+  }));
+  // Same routine as drizzle-orm's file-based migrator, fed from the embedded copies.
+  (db as any).dialect.migrate(metas, (db as any).session, { migrationsFolder: '(embedded)' });
+}

@@ -1,0 +1,100 @@
+/**
+ * The data directory's layout. Every path is built from ids the service generated, never from
+ * names that came from outside.
+ *
+ *   vidq.db                 SQLite database
+ *   secret.key              HMAC key of signed media links (0600)
+ *   default-token.txt       token of the default user, written once (0600)
+ *   media/<video_id>/       one folder per video: source.<ext> and derived files
+ *   tmp/                    downloads in progress (emptied at start-up)
+ *   bin/                    ffmpeg/ffprobe extracted from the executable
+ */
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { join } from 'node:path';
+import { isVideoIdShape, randomId } from '../ids';
+
+const EXT_RE = /^[a-z0-9]{1,5}$/;
+
+export class DataDir {
+  constructor(readonly root: string) {}
+
+  get dbFile() {
+    return join(this.root, 'vidq.db');
+  }
+  get tmpDir() {
+    return join(this.root, 'tmp');
+  }
+  get mediaDir() {
+    return join(this.root, 'media');
+  }
+  get binDir() {
+    return join(this.root, 'bin');
+  }
+  get defaultTokenFile() {
+    return join(this.root, 'default-token.txt');
+  }
+
+  ensure(): void {
+    for (const d of [this.root, this.tmpDir, this.mediaDir]) mkdirSync(d, { recursive: true, mode: 0o700 });
+  }
+
+  /** A fresh temporary file path for a download. */
+  tempFile(): string {
+    return join(this.tmpDir, `${randomId(16)}.part`);
+  }
+
+  videoDir(videoId: string): string {
+    if (!isVideoIdShape(videoId)) throw new Error(`not a video id: ${videoId}`);
+    return join(this.mediaDir, videoId);
+  }
+
+  /** Relative storage path (as kept in the database) of a video's source file. */
+  sourceRelPath(videoId: string, ext: string): string {
+    if (!EXT_RE.test(ext)) throw new Error(`bad extension: ${ext}`);
+    if (!isVideoIdShape(videoId)) throw new Error(`not a video id: ${videoId}`);
+    return `media/${videoId}/source.${ext}`;
+  }
+
+  abs(relPath: string): string {
+    if (relPath.includes('..') || relPath.startsWith('/')) throw new Error(`bad storage path: ${relPath}`);
+    return join(this.root, relPath);
+  }
+
+  removeVideoFiles(videoId: string): void {
+    rmSync(this.videoDir(videoId), { recursive: true, force: true });
+  }
+
+  /** Downloads interrupted by a crash leave .part files; none of them can be resumed. */
+  clearTemp(): number {
+    let n = 0;
+    for (const f of readdirSync(this.tmpDir)) {
+      rmSync(join(this.tmpDir, f), { recursive: true, force: true });
+      n++;
+    }
+    return n;
+  }
+
+  /** Video folders on disk (by id), to find orphans left by a crash between row and file deletion. */
+  listVideoDirs(): string[] {
+    if (!existsSync(this.mediaDir)) return [];
+    return readdirSync(this.mediaDir).filter(isVideoIdShape);
+  }
+
+  freeBytes(): number {
+    const s = statfsSync(this.root);
+    return Number(s.bavail) * Number(s.bsize);
+  }
+
+  /** The HMAC key for signed media links, created on first use. */
+  secretKey(): Buffer {
+    const file = join(this.root, 'secret.key');
+    if (!existsSync(file)) writeSecret(file, randomBytes(32).toString('hex'));
+    return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+  }
+}
+
+export function writeSecret(file: string, content: string): void {
+  writeFileSync(file, content, { mode: 0o600, flag: 'wx' });
+  chmodSync(file, 0o600);
+}

@@ -1,0 +1,108 @@
+/**
+ * Database schema (drizzle). Times are integer milliseconds since the epoch (mode 'timestamp_ms'),
+ * durations are seconds, sizes are bytes. Run `npm run db:generate` after changing this file.
+ */
+import { sql } from 'drizzle-orm';
+import { index, integer, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+
+export const users = sqliteTable('users', {
+  id: text('id').primaryKey(),
+  name: text('name').notNull(),
+  /** Remaining credits; NULL means unlimited (the default user). */
+  credits: integer('credits'),
+  createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+});
+
+export const tokens = sqliteTable(
+  'tokens',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    /** SHA-256 (hex) of the token; the token itself is never stored. */
+    hash: text('hash').notNull(),
+    /** First characters of the token, to tell tokens apart in listings. */
+    prefix: text('prefix').notNull(),
+    createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+    revokedAt: integer('revoked_at', { mode: 'timestamp_ms' }),
+  },
+  (t) => [uniqueIndex('tokens_hash_uq').on(t.hash), index('tokens_user_idx').on(t.userId)],
+);
+
+/** Every change of a balance, so a balance can be audited against its history. */
+export const creditEvents = sqliteTable(
+  'credit_events',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    delta: integer('delta').notNull(),
+    reason: text('reason').notNull(),
+    createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+  },
+  (t) => [index('credit_events_user_idx').on(t.userId)],
+);
+
+export const mediaIndexes = sqliteTable(
+  'media_indexes',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+    /** Soft delete: set when deleted, cleared on restore; purged after the retention. */
+    deletedAt: integer('deleted_at', { mode: 'timestamp_ms' }),
+  },
+  (t) => [
+    // A name is unique among a user's live indexes; deleted ones keep theirs until restored.
+    uniqueIndex('media_indexes_user_name_live_uq').on(t.userId, t.name).where(sql`deleted_at IS NULL`),
+    index('media_indexes_user_idx').on(t.userId),
+  ],
+);
+
+export const VIDEO_STATUSES = ['queued', 'downloading', 'processing', 'ready', 'failed'] as const;
+export type VideoStatus = (typeof VIDEO_STATUSES)[number];
+
+export const videos = sqliteTable(
+  'videos',
+  {
+    id: text('id').primaryKey(),
+    indexId: text('index_id')
+      .notNull()
+      .references(() => mediaIndexes.id, { onDelete: 'cascade' }),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    sourceUrl: text('source_url').notNull(),
+    /** Display name from the URL or Content-Disposition; never used as a path. */
+    fileName: text('file_name').notNull(),
+    /** MIME type, e.g. video/mp4. */
+    fileType: text('file_type'),
+    /** Path of the stored file relative to the data directory (built from ids only). */
+    storagePath: text('storage_path'),
+    sizeBytes: integer('size_bytes'),
+    sha256: text('sha256'),
+    durationSec: real('duration_sec'),
+    fps: real('fps'),
+    width: integer('width'),
+    height: integer('height'),
+    videoCodec: text('video_codec'),
+    hasAudio: integer('has_audio', { mode: 'boolean' }),
+    status: text('status', { enum: VIDEO_STATUSES }).notNull(),
+    /** Finer-grained stage name shown with progress (downloading, probing, ...). */
+    stage: text('stage'),
+    progress: real('progress').notNull().default(0),
+    error: text('error'),
+    uploadedAt: integer('uploaded_at', { mode: 'timestamp_ms' }).notNull(),
+    updatedAt: integer('updated_at', { mode: 'timestamp_ms' }).notNull(),
+  },
+  (t) => [index('videos_index_idx').on(t.indexId), index('videos_index_sha_idx').on(t.indexId, t.sha256), index('videos_status_idx').on(t.status)],
+);
+
+export type User = typeof users.$inferSelect;
+export type MediaIndex = typeof mediaIndexes.$inferSelect;
+export type Video = typeof videos.$inferSelect;
