@@ -20,7 +20,7 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
   return new Elysia({ serve: { maxRequestBodySize: s.config.maxBodyBytes } })
     .onError(({ code, error, set, request }) => {
       const { status, message } = toStatusMessage(code, error);
-      if (status >= 500) s.log.error('request failed', { method: request.method, path: new URL(request.url).pathname, status, reason: message });
+      if (status === 500) s.log.error('request failed', { method: request.method, path: new URL(request.url).pathname, status, reason: message });
       set.status = status;
       set.headers['content-type'] = 'application/json';
       return errorBody(status, message);

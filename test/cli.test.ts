@@ -1,0 +1,46 @@
+/** The command line as scripts use it: `bun src/main.ts ...` (the same code as the executable). */
+import { afterAll, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'vidq-cli-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+function vidq(...args: string[]) {
+  const p = Bun.spawnSync([process.execPath, join(import.meta.dir, '../src/main.ts'), ...args, '--data-dir', dataDir], { stdout: 'pipe', stderr: 'pipe' });
+  return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+}
+
+test('user create --json prints user_id and token; tokens can be added, revoked; credits added', () => {
+  const u = vidq('user', 'create', '--name', 'alice', '--credits', '5', '--json');
+  expect(u.code).toBe(0);
+  const created = JSON.parse(u.out);
+  expect(created.user_id).toMatch(/^u_/);
+  expect(created.token).toMatch(/^[A-Za-z0-9_-]{64}$/);
+  expect(created.credits).toBe(5);
+
+  const t = vidq('token', 'create', '--user', created.user_id, '--json');
+  expect(t.code).toBe(0);
+  const second = JSON.parse(t.out).token;
+  expect(second).not.toBe(created.token);
+
+  expect(JSON.parse(vidq('credits', 'add', '--user', created.user_id, '--amount', '10', '--json').out)).toEqual({ user_id: created.user_id, credits: 15 });
+  expect(vidq('credits', 'add', '--user', created.user_id, '--amount', '-100').code).toBe(1);
+
+  expect(JSON.parse(vidq('token', 'revoke', '--token', second, '--json').out)).toEqual({ revoked: true });
+  expect(vidq('token', 'revoke', '--token', second).code).toBe(1);
+});
+
+test('--help lists every command and option; bad usage exits 2 with the usage line', () => {
+  const h = vidq('--help');
+  expect(h.code).toBe(0);
+  for (const s of ['serve', 'user create', 'token create', 'token revoke', 'credits add', '--allow-private-urls', '--data-dir', '--port', '--host']) expect(h.out).toContain(s);
+  const sub = vidq('user', 'create', '--help');
+  expect(sub.out).toContain('--name');
+  const bad = vidq('user', 'create');
+  expect(bad.code).toBe(2);
+  expect(bad.err).toContain('--name is required');
+  expect(vidq('frobnicate').code).toBe(2);
+  expect(vidq('serve', '--port', 'abc').code).toBe(2);
+});
