@@ -26,7 +26,7 @@ test('user create --json prints user_id and token; tokens can be added, revoked;
   expect(second).not.toBe(created.token);
 
   expect(JSON.parse(vidq('credits', 'add', '--user', created.user_id, '--amount', '10', '--json').out)).toEqual({ user_id: created.user_id, credits: 15 });
-  expect(vidq('credits', 'add', '--user', created.user_id, '--amount', '-100').code).toBe(1);
+  expect(vidq('credits', 'add', '--user', created.user_id, '--amount=-100').code).toBe(1);
 
   expect(JSON.parse(vidq('token', 'revoke', '--token', second, '--json').out)).toEqual({ revoked: true });
   expect(vidq('token', 'revoke', '--token', second).code).toBe(1);

@@ -78,7 +78,7 @@ const COMMANDS: Record<string, Command> = {
   },
   'credits add': {
     usage: 'credits add --user USER_ID --amount N [--json]',
-    help: "Add N credits to a user's balance (a negative N takes them away, never below zero).",
+    help: "Add N credits to a user's balance (--amount=-N takes them away, never below zero).",
     options: { user: { type: 'string' }, amount: { type: 'string' }, json },
     async run(v, config) {
       if (typeof v.user !== 'string') throw new UsageError('--user is required');
