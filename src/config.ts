@@ -144,7 +144,10 @@ export type FlagValues = Record<string, string | boolean | undefined>;
 /** Options for util.parseArgs, shared by every command that takes the service config. */
 export function configParseOptions(): Record<string, { type: 'string' | 'boolean' }> {
   const out: Record<string, { type: 'string' | 'boolean' }> = { config: { type: 'string' } };
-  for (const o of OPTIONS) out[o.flag] = { type: o.kind === 'bool' ? 'boolean' : 'string' };
+  for (const o of OPTIONS) {
+    out[o.flag] = { type: o.kind === 'bool' ? 'boolean' : 'string' };
+    if (o.kind === 'bool') out[`no-${o.flag}`] = { type: 'boolean' };
+  }
   return out;
 }
 
@@ -176,6 +179,7 @@ export function loadConfig(flags: FlagValues = {}, env: Record<string, string | 
   for (const spec of OPTIONS) {
     const f = flags[spec.flag];
     if (f !== undefined) merged[spec.key] = parseValue(spec, f, `--${spec.flag}`);
+    if (spec.kind === 'bool' && flags[`no-${spec.flag}`] === true) merged[spec.key] = false;
   }
   if ((merged.port as number) > 65535) throw new ConfigError('--port must be at most 65535');
   merged.dataDir = resolve(String(merged.dataDir).replace(/^~(?=$|\/)/, homedir()));
@@ -186,7 +190,7 @@ export function loadConfig(flags: FlagValues = {}, env: Record<string, string | 
 export function describeOptions(): string {
   const lines = ['  --config FILE                 JSON config file (default: DATA_DIR/config.json if present)  [VIDQ_CONFIG]'];
   for (const o of OPTIONS) {
-    const arg = o.kind === 'bool' ? '' : o.kind === 'int' ? ' N' : ' VALUE';
+    const arg = o.kind === 'bool' ? ` | --no-${o.flag}` : o.kind === 'int' ? ' N' : ' VALUE';
     const def = (DEFAULTS as Record<string, unknown>)[o.key];
     lines.push(`  --${(o.flag + arg).padEnd(28)} ${o.help} (default: ${JSON.stringify(def)})  [${o.env}]`);
   }

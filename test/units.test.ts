@@ -25,6 +25,7 @@ describe('config', () => {
     expect(c.port).toBe(3333); // flag
     expect(c.inquireCost).toBe(4); // env over file
     expect(c.maxRedirects).toBe(2); // file over default
+    expect(loadConfig({ 'data-dir': dir, 'no-anonymous-listing': true }, {}).anonymousListingOnLoopback).toBe(false);
   });
 
   test('bad values are refused with the option named', () => {
