@@ -47,6 +47,18 @@ export interface Config {
   readonly maxBodyBytes: number;
   /** Refuse uploads while the data directory's disk has less free space than this, in bytes. @default 1 GiB */
   readonly minFreeBytes: number;
+  /** Analysis worker processes (0 = no analysis: videos are ready once stored). @default 1 */
+  readonly analysisWorkers: number;
+  /** Analyzers to run, in order, comma-separated. @default "visual,ocr,objects,speech,embeddings" */
+  readonly analyzers: string;
+  /** At most one sampled frame per this many seconds within a shot. @default 3 */
+  readonly frameIntervalSec: number;
+  /** Speech-to-text engine: auto (whisper if its model is in the models directory, else none) | whisper | none. @default "auto" */
+  readonly sttEngine: string;
+  /** Local model directory (Hugging Face layout: <id>/config.json, onnx/...). @default DATA_DIR/models */
+  readonly modelsDir: string;
+  /** Whisper model id inside the models directory. @default "onnx-community/whisper-base.en" */
+  readonly whisperModel: string;
   /** Log level: error | warn | info | debug. @default "info" */
   readonly logLevel: LogLevel;
   /** Optional config file the values above were read from. */
@@ -87,6 +99,12 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile'>> = Object.freeze({
   maintenanceCron: '*/5 * * * *',
   maxBodyBytes: 1 * MiB,
   minFreeBytes: 1 * GiB,
+  analysisWorkers: 1,
+  analyzers: 'visual,ocr,objects,speech,embeddings',
+  frameIntervalSec: 3,
+  sttEngine: 'auto',
+  modelsDir: '',
+  whisperModel: 'onnx-community/whisper-base.en',
   logLevel: 'info',
 });
 
@@ -110,6 +128,12 @@ const OPTIONS: OptionSpec[] = [
   { key: 'maintenanceCron', flag: 'maintenance-cron', env: 'VIDQ_MAINTENANCE_CRON', kind: 'string', help: 'cron pattern of the maintenance job' },
   { key: 'maxBodyBytes', flag: 'max-body-bytes', env: 'VIDQ_MAX_BODY_BYTES', kind: 'int', help: 'largest request body (bytes)' },
   { key: 'minFreeBytes', flag: 'min-free-bytes', env: 'VIDQ_MIN_FREE_BYTES', kind: 'int', help: 'refuse uploads below this much free disk (bytes)' },
+  { key: 'analysisWorkers', flag: 'analysis-workers', env: 'VIDQ_ANALYSIS_WORKERS', kind: 'int', help: 'analysis worker processes (0 = no analysis)' },
+  { key: 'analyzers', flag: 'analyzers', env: 'VIDQ_ANALYZERS', kind: 'string', help: 'analyzers to run, comma-separated' },
+  { key: 'frameIntervalSec', flag: 'frame-interval-sec', env: 'VIDQ_FRAME_INTERVAL_SEC', kind: 'int', help: 'at most one sampled frame per N seconds of a shot' },
+  { key: 'sttEngine', flag: 'stt', env: 'VIDQ_STT', kind: 'string', help: 'speech-to-text engine: auto | whisper | none' },
+  { key: 'modelsDir', flag: 'models-dir', env: 'VIDQ_MODELS_DIR', kind: 'string', help: 'local model directory (default DATA_DIR/models)' },
+  { key: 'whisperModel', flag: 'whisper-model', env: 'VIDQ_WHISPER_MODEL', kind: 'string', help: 'Whisper model id in the models directory' },
   { key: 'logLevel', flag: 'log-level', env: 'VIDQ_LOG_LEVEL', kind: 'level', help: 'error | warn | info | debug' },
 ];
 
@@ -183,6 +207,7 @@ export function loadConfig(flags: FlagValues = {}, env: Record<string, string | 
   }
   if ((merged.port as number) > 65535) throw new ConfigError('--port must be at most 65535');
   merged.dataDir = resolve(String(merged.dataDir).replace(/^~(?=$|\/)/, homedir()));
+  merged.modelsDir = merged.modelsDir ? resolve(String(merged.modelsDir)) : join(merged.dataDir as string, 'models');
   if (configFile || existsSync(fileCandidate)) merged.configFile = fileCandidate;
   return Object.freeze(merged) as unknown as Config;
 }

@@ -5,7 +5,10 @@
 import { cron } from '@elysiajs/cron';
 import { isLoopbackHost, type Config } from './config';
 import { createHttpApp } from './http/app';
+import { AnalysisSupervisor } from './jobs/supervisor';
 import { createLogger } from './log';
+import { eq } from 'drizzle-orm';
+import { videos } from './storage/schema';
 import { createService, ensureDefaultUser, type Service } from './service';
 
 export interface RunningServer {
@@ -20,7 +23,20 @@ export async function startServer(config: Config, out: (line: string) => void = 
   const service = createService(config, log);
   const recovered = service.ingest.recover();
   if (recovered.interrupted || recovered.orphans) log.warn('recovered from an unclean stop', { ...recovered });
+  const resumed = service.queue.resetRunning();
+  if (resumed) log.info('resuming interrupted analysis', { jobs: resumed });
   service.maintenance.run();
+  const supervisor = new AnalysisSupervisor({
+    config,
+    db: service.db,
+    log,
+    onChanged: (videoId) => {
+      const v = service.db.select({ userId: videos.userId, indexId: videos.indexId }).from(videos).where(eq(videos.id, videoId)).get();
+      if (v) service.indexes.invalidate(v.userId, v.indexId);
+    },
+  });
+  supervisor.start();
+  service.wakeWorkers = () => supervisor.wake();
 
   const first = ensureDefaultUser(service);
   if (first) {
@@ -55,6 +71,7 @@ export async function startServer(config: Config, out: (line: string) => void = 
     port,
     async stop() {
       await app.stop(true);
+      await supervisor.stop();
       (app.store as { cron?: Record<string, { stop(): void }> }).cron?.maintenance?.stop();
       service.close();
     },

@@ -8,6 +8,7 @@ import type { Config } from './config';
 import { IndexService } from './indexes/service';
 import { IngestService } from './ingest/service';
 import { Maintenance } from './jobs/maintenance';
+import { JobQueue } from './jobs/queue';
 import { createLogger, type Logger } from './log';
 import { resolveBinaries } from './media/binaries';
 import { MediaLinks } from './media/links';
@@ -25,6 +26,9 @@ export interface Service {
   answering: AnsweringService;
   maintenance: Maintenance;
   links: MediaLinks;
+  queue: JobQueue;
+  /** Set by the server: tells the analysis workers a job is waiting. */
+  wakeWorkers: () => void;
   close(): void;
 }
 
@@ -35,11 +39,28 @@ export function createService(config: Config, log: Logger = createLogger(config.
   const accounts = new AccountService(db);
   const indexes = new IndexService(db);
   const ffprobe = async () => (await resolveBinaries(files.binDir)).ffprobe;
-  const ingest = new IngestService({ db, config, files, indexes, log, ffprobe });
+  const queue = new JobQueue(db);
+  const analysis = config.analysisWorkers > 0;
+  const service = {} as Service;
+  const ingest = new IngestService({
+    db,
+    config,
+    files,
+    indexes,
+    log,
+    ffprobe,
+    analysis,
+    onStored: (v) => {
+      if (!analysis) return;
+      queue.enqueue(v.id);
+      indexes.invalidate(v.userId, v.indexId);
+      service.wakeWorkers();
+    },
+  });
   const answering = new AnsweringService({ db, config, accounts, indexes });
   const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
   const links = new MediaLinks(files.secretKey(), config.mediaLinkTtlSec);
-  return { config, log, db, files, accounts, indexes, ingest, answering, maintenance, links, close: () => db.$client.close() };
+  return Object.assign(service, { config, log, db, files, accounts, indexes, ingest, answering, maintenance, links, queue, wakeWorkers: () => {}, close: () => db.$client.close() });
 }
 
 export interface DefaultUser {

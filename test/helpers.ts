@@ -28,7 +28,7 @@ export interface TestServer {
 
 export async function startTestServer(overrides: Record<string, string | boolean> = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'vidq-test-'));
-  const config: Config = loadConfig({ 'data-dir': dataDir, port: '0', host: '127.0.0.1', 'allow-private-urls': true, 'log-level': 'error', 'min-free-bytes': '0', ...overrides }, {});
+  const config: Config = loadConfig({ 'data-dir': dataDir, port: '0', host: '127.0.0.1', 'allow-private-urls': true, 'log-level': 'error', 'min-free-bytes': '0', 'analysis-workers': '0', ...overrides }, {});
   const server = await startServer(config, () => {});
   const { user, token } = server.service.accounts.createUser('tester', null);
   return {

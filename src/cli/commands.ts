@@ -141,6 +141,13 @@ export async function runCli(argv: string[]): Promise<number> {
     console.log(generalHelp());
     return 0;
   }
+  if (argv[0] === 'worker') {
+    // Hidden: the analysis worker the server starts (config handed over by the parent).
+    const inherited = process.env.VIDQ_WORKER_CONFIG;
+    const config = inherited ? (JSON.parse(inherited) as Config) : loadConfig(parseArgs({ args: argv.slice(1), options: configParseOptions(), strict: true }).values);
+    const { runWorker } = await import('../jobs/worker');
+    return runWorker(config);
+  }
   let name = 'serve';
   let rest = argv;
   if (argv[0] && !argv[0].startsWith('-')) {

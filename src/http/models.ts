@@ -100,6 +100,7 @@ export const Resource = t.Object({
       video_codec: t.Optional(t.String()),
       has_audio: t.Optional(t.Boolean()),
       file_size: t.Optional(t.Integer({ description: 'bytes' })),
+      analysis: t.Optional(t.Record(t.String(), t.Any(), { description: 'per analyzer: the engine used and what it found (counts, time taken)' })),
     },
     { additionalProperties: true },
   ),

@@ -64,6 +64,8 @@ export interface IngestDeps {
   ffprobe: () => Promise<string>;
   /** Called when a video's file is stored and probed; the analysis pipeline hooks in here. */
   onStored?: (video: Video) => void;
+  /** Stored videos go on to analysis (`processing`) rather than straight to `ready`. */
+  analysis: boolean;
 }
 
 /** Progress events are sent at most this often. */
@@ -221,10 +223,9 @@ export class IngestService {
         height: info.height,
         videoCodec: info.videoCodec,
         hasAudio: info.hasAudio,
-        // Until the analysis pipeline takes over, a stored and probed video is ready.
-        status: 'ready',
-        stage: 'ready',
-        progress: 100,
+        status: this.d.analysis ? 'processing' : 'ready',
+        stage: this.d.analysis ? 'queued' : 'ready',
+        progress: this.d.analysis ? 0 : 100,
         updatedAt: new Date(),
       })
       .where(eq(videos.id, videoId))

@@ -3,7 +3,7 @@
  * durations are seconds, sizes are bytes. Run `npm run db:generate` after changing this file.
  */
 import { sql } from 'drizzle-orm';
-import { index, integer, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
+import { blob, index, integer, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';
 
 export const users = sqliteTable('users', {
   id: text('id').primaryKey(),
@@ -97,6 +97,8 @@ export const videos = sqliteTable(
     stage: text('stage'),
     progress: real('progress').notNull().default(0),
     error: text('error'),
+    /** What the analysis used and found: engine per analyzer, counts, timings (JSON). */
+    analysis: text('analysis', { mode: 'json' }).$type<Record<string, unknown>>(),
     uploadedAt: integer('uploaded_at', { mode: 'timestamp_ms' }).notNull(),
     updatedAt: integer('updated_at', { mode: 'timestamp_ms' }).notNull(),
   },
@@ -106,3 +108,78 @@ export const videos = sqliteTable(
 export type User = typeof users.$inferSelect;
 export type MediaIndex = typeof mediaIndexes.$inferSelect;
 export type Video = typeof videos.$inferSelect;
+
+/**
+ * The analysis pipeline of a video: one row per video, advancing through `stage`s. Each stage's
+ * output is committed with the move to the next stage, so a restart resumes where it stopped.
+ */
+export const JOB_STATES = ['pending', 'running', 'done', 'failed', 'cancelled'] as const;
+export const jobs = sqliteTable(
+  'jobs',
+  {
+    videoId: text('video_id')
+      .primaryKey()
+      .references(() => videos.id, { onDelete: 'cascade' }),
+    state: text('state', { enum: JOB_STATES }).notNull(),
+    /** Name of the stage to run next (or running), e.g. "analyzing:ocr". */
+    stage: text('stage').notNull(),
+    /** 0-100 over the whole pipeline. */
+    progress: real('progress').notNull().default(0),
+    /** Estimated seconds left. */
+    etaSec: real('eta_sec'),
+    attempts: integer('attempts').notNull().default(0),
+    /** Process that holds the job (so a restart knows what was interrupted). */
+    workerId: text('worker_id'),
+    error: text('error'),
+    createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+    updatedAt: integer('updated_at', { mode: 'timestamp_ms' }).notNull(),
+  },
+  (t) => [index('jobs_state_idx').on(t.state, t.createdAt)],
+);
+
+export const SEGMENT_KINDS = ['shot', 'ocr', 'object', 'speech', 'transcript', 'caption', 'audio'] as const;
+export type SegmentKind = (typeof SEGMENT_KINDS)[number];
+
+/** Everything a question can be about, with its time span. FTS5 (segments_fts) indexes `text`. */
+export const segments = sqliteTable(
+  'segments',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    videoId: text('video_id')
+      .notNull()
+      .references(() => videos.id, { onDelete: 'cascade' }),
+    kind: text('kind', { enum: SEGMENT_KINDS }).notNull(),
+    /** Seconds from the start of the video. */
+    start: real('start').notNull(),
+    end: real('end').notNull(),
+    text: text('text').notNull(),
+    confidence: real('confidence'),
+    /** Kind-specific details (boxes, counts, labels, engine), JSON. */
+    extra: text('extra', { mode: 'json' }).$type<Record<string, unknown>>(),
+    /** Float32 sentence embedding of `text`. */
+    embedding: blob('embedding', { mode: 'buffer' }),
+  },
+  (t) => [index('segments_video_kind_idx').on(t.videoId, t.kind, t.start)],
+);
+
+/** Sampled frames kept as small JPEGs (media/<video_id>/frames/<n>.jpg) for citations. */
+export const frames = sqliteTable(
+  'frames',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    videoId: text('video_id')
+      .notNull()
+      .references(() => videos.id, { onDelete: 'cascade' }),
+    /** Seconds from the start. */
+    t: real('t').notNull(),
+    /** Index of the shot the frame belongs to. */
+    shot: integer('shot').notNull(),
+    /** File name inside the video's frames folder (generated, e.g. "000012.jpg"). */
+    file: text('file').notNull(),
+  },
+  (t) => [index('frames_video_t_idx').on(t.videoId, t.t)],
+);
+
+export type Job = typeof jobs.$inferSelect;
+export type Segment = typeof segments.$inferSelect;
+export type Frame = typeof frames.$inferSelect;

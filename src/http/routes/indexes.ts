@@ -106,6 +106,7 @@ export function resourceView(v: Video, config: Config, links: MediaLinks, origin
       ...(v.videoCodec !== null && { video_codec: v.videoCodec }),
       ...(v.hasAudio !== null && { has_audio: v.hasAudio }),
       ...(v.sizeBytes !== null && { file_size: v.sizeBytes }),
+      ...(v.analysis && { analysis: v.analysis }),
     },
     src: origin + links.sign(`/media/${v.id}`),
     progress: v.progress,

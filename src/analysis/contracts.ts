@@ -1,0 +1,82 @@
+/**
+ * The analyzer contract. Each analyzer is one stage of a video's pipeline: it reads the video (or
+ * what earlier stages stored) and returns what it found; the pipeline stores that output in the
+ * same transaction that moves the job to the next stage, so a crash never duplicates it.
+ */
+import type { Logger } from '../log';
+import type { Db } from '../storage/db';
+import type { Frame, Segment, SegmentKind } from '../storage/schema';
+
+export interface EngineInfo {
+  /** What it does: shots, ocr, objects, vad, stt, embeddings. */
+  kind: string;
+  /** Which engine, e.g. "paddleocr-ppocrv4 (onnxruntime)". */
+  name: string;
+  version?: string;
+}
+
+export interface VideoToAnalyze {
+  id: string;
+  /** Absolute path of the stored file. */
+  path: string;
+  /** Absolute path of the video's folder (derived files go here, e.g. frames/). */
+  dir: string;
+  durationSec: number;
+  fps: number;
+  width: number;
+  height: number;
+  hasAudio: boolean;
+}
+
+export interface NewSegment {
+  kind: SegmentKind;
+  start: number;
+  end: number;
+  text: string;
+  confidence?: number | null;
+  extra?: Record<string, unknown> | null;
+}
+
+export interface NewFrame {
+  t: number;
+  shot: number;
+  /** File name inside `<video dir>/frames/`. */
+  file: string;
+}
+
+export interface StageContext {
+  video: VideoToAnalyze;
+  ffmpeg: string;
+  signal: AbortSignal;
+  log: Logger;
+  /** Progress within this stage, 0..1 (the pipeline turns it into overall progress and ETA). */
+  progress(fraction: number): void;
+  /** Frames stored by the visual stage (absolute paths). */
+  frames(): (Frame & { path: string })[];
+  /** Segments stored by earlier stages. */
+  segments(kinds?: SegmentKind[]): Segment[];
+}
+
+export interface StageResult {
+  /** New segments; the stage's earlier segments (same kinds) are replaced. */
+  segments?: NewSegment[];
+  /** Sampled frames (visual stage only); replaces earlier ones. */
+  frames?: NewFrame[];
+  /** Summary for the resource metadata (engine, counts, ...). */
+  summary?: Record<string, unknown>;
+  /** Extra writes in the stage's transaction (e.g. embeddings of existing segments). */
+  apply?(tx: Db): void;
+}
+
+export interface Analyzer {
+  /** Stage name, e.g. "analyzing:ocr". */
+  readonly stage: string;
+  /** Segment kinds this stage produces (replaced when the stage re-runs). */
+  readonly kinds: readonly SegmentKind[];
+  readonly info: EngineInfo;
+  /** Relative cost per second of video, for progress and ETA. */
+  readonly weight: number;
+  run(ctx: StageContext): Promise<StageResult>;
+  /** Frees models (called when the worker stops). */
+  close?(): Promise<void> | void;
+}

@@ -1,0 +1,36 @@
+/**
+ * The analyzers, chosen by config (`--analyzers`), in pipeline order. One switch, no folder scan:
+ * a compiled executable cannot discover plugins at run time.
+ */
+import type { Config } from '../config';
+import type { Analyzer } from './contracts';
+import { VisualAnalyzer } from './visual';
+
+export const ANALYZER_NAMES = ['visual'] as const;
+
+export function createAnalyzers(config: Config): Analyzer[] {
+  const names = config.analyzers
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const out: Analyzer[] = [];
+  for (const name of names) {
+    switch (name) {
+      case 'visual':
+        out.push(new VisualAnalyzer({ frameIntervalSec: config.frameIntervalSec, sceneThreshold: 0.3, frameWidth: 960 }));
+        break;
+      default:
+        // Analyzers not built yet are skipped with a warning by the caller (see unknownAnalyzers).
+        break;
+    }
+  }
+  if (!out.some((a) => a.stage === 'analyzing:visual')) out.unshift(new VisualAnalyzer({ frameIntervalSec: config.frameIntervalSec, sceneThreshold: 0.3, frameWidth: 960 }));
+  return out;
+}
+
+export function unknownAnalyzers(config: Config): string[] {
+  return config.analyzers
+    .split(',')
+    .map((s) => s.trim())
+    .filter((n) => n && !(ANALYZER_NAMES as readonly string[]).includes(n));
+}

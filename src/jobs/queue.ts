@@ -1,0 +1,104 @@
+/**
+ * The persistent analysis queue (table `jobs`, one row per video). bun:sqlite is synchronous, so
+ * claiming the next job is one short transaction; several processes may share the database.
+ */
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import type { Db } from '../storage/db';
+import { jobs, videos, type Job } from '../storage/schema';
+
+export const FIRST_STAGE = 'analyzing:visual';
+
+export class JobQueue {
+  constructor(private readonly db: Db) {}
+
+  /** Queues the analysis of a stored video (status becomes `processing`). */
+  enqueue(videoId: string, now = new Date()): void {
+    this.db.transaction((tx) => {
+      tx.insert(jobs).values({ videoId, state: 'pending', stage: FIRST_STAGE, progress: 0, createdAt: now, updatedAt: now }).onConflictDoNothing().run();
+      tx.update(videos).set({ status: 'processing', stage: FIRST_STAGE, progress: 0, updatedAt: now }).where(eq(videos.id, videoId)).run();
+    });
+  }
+
+  /** Takes the oldest pending job for `workerId`, or null. */
+  claim(workerId: string, now = new Date()): Job | null {
+    return this.db.transaction((tx) => {
+      const next = tx.select().from(jobs).where(eq(jobs.state, 'pending')).orderBy(asc(jobs.createdAt)).limit(1).get();
+      if (!next) return null;
+      const claimed = tx
+        .update(jobs)
+        .set({ state: 'running', workerId, attempts: sql`${jobs.attempts} + 1`, updatedAt: now })
+        .where(and(eq(jobs.videoId, next.videoId), eq(jobs.state, 'pending')))
+        .returning()
+        .get();
+      return claimed ?? null;
+    });
+  }
+
+  get(videoId: string): Job | undefined {
+    return this.db.select().from(jobs).where(eq(jobs.videoId, videoId)).get();
+  }
+
+  /**
+   * Records progress; returns false when the job is gone or no longer this worker's (the video
+   * was removed or its index purged), which tells the worker to stop.
+   */
+  report(videoId: string, workerId: string, stage: string, progress: number, etaSec: number | null, now = new Date()): boolean {
+    return this.db.transaction((tx) => {
+      const res = tx
+        .update(jobs)
+        .set({ stage, progress, etaSec, updatedAt: now })
+        .where(and(eq(jobs.videoId, videoId), eq(jobs.workerId, workerId), eq(jobs.state, 'running')))
+        .returning({ v: jobs.videoId })
+        .all();
+      if (res.length === 0) return false;
+      tx.update(videos).set({ stage, progress, updatedAt: now }).where(eq(videos.id, videoId)).run();
+      return true;
+    });
+  }
+
+  /** Moves to the next stage; `write` stores that stage's output in the same transaction. */
+  advance(videoId: string, workerId: string, nextStage: string, progress: number, write: (tx: Db) => void, now = new Date()): boolean {
+    return this.db.transaction((tx) => {
+      const res = tx
+        .update(jobs)
+        .set({ stage: nextStage, progress, updatedAt: now })
+        .where(and(eq(jobs.videoId, videoId), eq(jobs.workerId, workerId), eq(jobs.state, 'running')))
+        .returning({ v: jobs.videoId })
+        .all();
+      if (res.length === 0) return false;
+      write(tx as unknown as Db);
+      tx.update(videos).set({ stage: nextStage, progress, updatedAt: now }).where(eq(videos.id, videoId)).run();
+      return true;
+    });
+  }
+
+  finish(videoId: string, workerId: string, now = new Date()): boolean {
+    return this.db.transaction((tx) => {
+      const res = tx
+        .update(jobs)
+        .set({ state: 'done', stage: 'ready', progress: 100, etaSec: 0, updatedAt: now })
+        .where(and(eq(jobs.videoId, videoId), eq(jobs.workerId, workerId)))
+        .returning({ v: jobs.videoId })
+        .all();
+      if (res.length === 0) return false;
+      tx.update(videos).set({ status: 'ready', stage: 'ready', progress: 100, error: null, updatedAt: now }).where(eq(videos.id, videoId)).run();
+      return true;
+    });
+  }
+
+  fail(videoId: string, reason: string, now = new Date()): void {
+    this.db.transaction((tx) => {
+      tx.update(jobs).set({ state: 'failed', error: reason, updatedAt: now }).where(eq(jobs.videoId, videoId)).run();
+      tx.update(videos).set({ status: 'failed', stage: 'failed', error: reason, updatedAt: now }).where(eq(videos.id, videoId)).run();
+    });
+  }
+
+  /** At start-up no worker is alive: running jobs go back to pending and resume at their stage. */
+  resetRunning(): number {
+    return this.db.update(jobs).set({ state: 'pending', workerId: null }).where(eq(jobs.state, 'running')).returning({ v: jobs.videoId }).all().length;
+  }
+
+  pendingCount(): number {
+    return this.db.select({ n: sql<number>`count(*)` }).from(jobs).where(inArray(jobs.state, ['pending', 'running'])).get()?.n ?? 0;
+  }
+}

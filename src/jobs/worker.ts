@@ -1,0 +1,64 @@
+/**
+ * The analysis worker: a child process of the server (`vidq worker`, hidden command), so that CPU-
+ * heavy analysis never blocks the HTTP server and a crash or kill of it loses no more than the
+ * stage in progress. It claims jobs from the shared SQLite queue and tells its parent about changes
+ * as JSON lines on stdout. It exits when its stdin closes (the parent is gone).
+ */
+import { randomId } from '../ids';
+import { createAnalyzers, unknownAnalyzers } from '../analysis';
+import { runJob } from '../analysis/pipeline';
+import type { Config } from '../config';
+import { createLogger } from '../log';
+import { resolveBinaries } from '../media/binaries';
+import { openDatabase } from '../storage/db';
+import { DataDir } from '../storage/files';
+import { JobQueue } from './queue';
+
+export type WorkerMessage = { type: 'changed'; video_id: string } | { type: 'idle' } | { type: 'ready'; analyzers: string[] };
+
+export async function runWorker(config: Config): Promise<number> {
+  const log = createLogger(config.logLevel, { role: 'worker' });
+  const files = new DataDir(config.dataDir);
+  const db = openDatabase(files.dbFile);
+  const queue = new JobQueue(db);
+  const { ffmpeg } = await resolveBinaries(files.binDir);
+  const unknown = unknownAnalyzers(config);
+  if (unknown.length) log.warn('unknown analyzers ignored', { unknown });
+  const analyzers = createAnalyzers(config);
+  const workerId = `w_${process.pid}_${randomId(6)}`;
+  const send = (m: WorkerMessage) => process.stdout.write(JSON.stringify(m) + '\n');
+  const stop = new AbortController();
+  let wake = null as (() => void) | null;
+
+  // Parent → worker: any line wakes the loop; EOF means the parent is gone.
+  (async () => {
+    for await (const _ of process.stdin as unknown as AsyncIterable<Uint8Array>) wake?.();
+    stop.abort(new Error('parent gone'));
+    wake?.();
+  })();
+  process.on('SIGTERM', () => {
+    stop.abort(new Error('terminated'));
+    wake?.();
+  });
+
+  send({ type: 'ready', analyzers: analyzers.map((a) => a.stage) });
+  while (!stop.signal.aborted) {
+    const job = queue.claim(workerId);
+    if (!job) {
+      send({ type: 'idle' });
+      await new Promise<void>((r) => {
+        wake = r;
+        setTimeout(r, 2000);
+      });
+      wake = null;
+      continue;
+    }
+    const outcome = await runJob(job, { db, queue, files, analyzers, ffmpeg, workerId, log, onChange: (id) => send({ type: 'changed', video_id: id }) }, stop.signal);
+    log.debug('job finished', { video_id: job.videoId, outcome });
+    // Removed while being analysed: the removal may have run before this worker wrote its files.
+    if (outcome === 'cancelled' && !queue.get(job.videoId)) files.removeVideoFiles(job.videoId);
+  }
+  for (const a of analyzers) await a.close?.();
+  db.$client.close();
+  return 0;
+}
