@@ -4,7 +4,7 @@
  */
 import type { Config } from '../config';
 import type { Analyzer } from './contracts';
-import { VisualAnalyzer } from './visual';
+import { DEFAULT_VISUAL, VisualAnalyzer } from './visual';
 
 export const ANALYZER_NAMES = ['visual'] as const;
 
@@ -17,14 +17,14 @@ export function createAnalyzers(config: Config): Analyzer[] {
   for (const name of names) {
     switch (name) {
       case 'visual':
-        out.push(new VisualAnalyzer({ frameIntervalSec: config.frameIntervalSec, sceneThreshold: 0.3, frameWidth: 960 }));
+        out.push(new VisualAnalyzer({ ...DEFAULT_VISUAL, frameIntervalSec: config.frameIntervalSec }));
         break;
       default:
         // Analyzers not built yet are skipped with a warning by the caller (see unknownAnalyzers).
         break;
     }
   }
-  if (!out.some((a) => a.stage === 'analyzing:visual')) out.unshift(new VisualAnalyzer({ frameIntervalSec: config.frameIntervalSec, sceneThreshold: 0.3, frameWidth: 960 }));
+  if (!out.some((a) => a.stage === 'analyzing:visual')) out.unshift(new VisualAnalyzer({ ...DEFAULT_VISUAL, frameIntervalSec: config.frameIntervalSec }));
   return out;
 }
 

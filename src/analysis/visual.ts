@@ -11,16 +11,16 @@ import type { Analyzer, NewFrame, NewSegment, StageContext, StageResult } from '
 export interface VisualOptions {
   /** At most one kept frame per this many seconds within a shot. @default 3 */
   frameIntervalSec: number;
-  /** Scene score (0..1) above which a cut is declared. @default 0.3 */
+  /** Scene score (0..1) above which a cut is always declared (lower spikes count too). @default 0.35 */
   sceneThreshold: number;
   /** Width of stored frames (px, never upscaled). @default 960 */
   frameWidth: number;
 }
 
-export const DEFAULT_VISUAL: VisualOptions = { frameIntervalSec: 3, sceneThreshold: 0.3, frameWidth: 960 };
+export const DEFAULT_VISUAL: VisualOptions = { frameIntervalSec: 3, sceneThreshold: 0.35, frameWidth: 960 };
 
-/** Shots shorter than this are merged into the previous one (flashes, fades). */
-const MIN_SHOT_SEC = 0.4;
+/** Shots shorter than this are merged into the previous one (flashes, fades, camera jolts). */
+const MIN_SHOT_SEC = 1.0;
 
 export class VisualAnalyzer implements Analyzer {
   readonly stage = 'analyzing:visual';
@@ -83,9 +83,14 @@ export interface Shot {
   score: number;
 }
 
-/** Times of cuts from ffmpeg's `metadata=print` output (pairs of "frame:.. pts_time:T" and "lavfi.scene_score=S"). */
+/**
+ * Times of cuts from ffmpeg's `metadata=print` output (pairs of "frame:.. pts_time:T" and
+ * "lavfi.scene_score=S"). A frame is a cut when its score is high outright, or when it is a clear
+ * spike over the frames around it: a cut between similar-looking shots scores low but stands out,
+ * while a shaking camera scores high on every frame and stands out on none.
+ */
 export function parseCuts(text: string, threshold: number): { t: number; score: number }[] {
-  const cuts: { t: number; score: number }[] = [];
+  const frames: { t: number; score: number }[] = [];
   let t = 0;
   for (const line of text.split('\n')) {
     const pt = /pts_time:([\d.]+)/.exec(line);
@@ -94,10 +99,36 @@ export function parseCuts(text: string, threshold: number): { t: number; score: 
       continue;
     }
     const sc = /lavfi\.scene_score=([\d.]+)/.exec(line);
-    if (sc && Number(sc[1]) >= threshold) cuts.push({ t, score: Number(sc[1]) });
+    // Exact repeats (score 0: phones pad variable frame rates with duplicates) would make every
+    // real change look isolated; judge each change against the frames that did change.
+    if (sc && Number(sc[1]) > 0.0005) frames.push({ t, score: Number(sc[1]) });
+  }
+  const cuts: { t: number; score: number }[] = [];
+  for (let i = 0; i < frames.length; i++) {
+    const f = frames[i]!;
+    if (f.score < SPIKE_MIN_SCORE) continue;
+    if (f.score >= threshold) {
+      cuts.push(f);
+      continue;
+    }
+    const around: number[] = [];
+    for (let j = i - 1; j >= 0 && f.t - frames[j]!.t <= SPIKE_WINDOW_SEC; j--) around.push(frames[j]!.score);
+    for (let j = i + 1; j < frames.length && frames[j]!.t - f.t <= SPIKE_WINDOW_SEC; j++) around.push(frames[j]!.score);
+    around.sort((a, b) => a - b);
+    const median = around.length ? around[Math.floor(around.length / 2)]! : 0;
+    // A cut changes the picture once; motion keeps changing it, so the next frames score high too.
+    const next = frames[i + 1]?.score ?? 0;
+    const prev = frames[i - 1]?.score ?? 0;
+    if (f.score >= SPIKE_RATIO * Math.max(median, 0.01) && Math.max(prev, next) <= f.score * SPIKE_ISOLATION) cuts.push(f);
   }
   return cuts;
 }
+
+/** Spike detection: scores below this are never cuts; a spike is this many times its neighbours' median within the window. */
+const SPIKE_MIN_SCORE = 0.1;
+const SPIKE_RATIO = 6;
+const SPIKE_WINDOW_SEC = 1;
+const SPIKE_ISOLATION = 0.3;
 
 export function shotsFrom(cuts: { t: number; score: number }[], duration: number): Shot[] {
   const shots: Shot[] = [];

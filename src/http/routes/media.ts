@@ -3,6 +3,7 @@
  * Authorised by a signed, expiring link (`expires` + `sig`, as in `src`), a `token` query
  * parameter, or a Bearer header. Someone else's file is reported as not found.
  */
+import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { Elysia, t } from 'elysia';
 import { forbidden, notFound, unauthorized } from '../../errors';
@@ -12,35 +13,58 @@ import { tokenOf } from '../auth';
 import { ErrorBody } from '../models';
 
 export function mediaRoutes(s: Service) {
-  return new Elysia({ name: 'routes/media' }).get(
-    '/media/:file_id',
-    ({ params, query, request }) => {
-      const path = `/media/${params.file_id}`;
-      let userId: string | null = null;
-      if (query.sig !== undefined || query.expires !== undefined) {
-        const verdict = s.links.verify(path, query.expires, query.sig);
-        if (verdict === 'expired') throw forbidden('this media link has expired; list the index again for a fresh src');
-        if (verdict === 'invalid') throw forbidden('this media link is not valid');
-      } else {
-        const token = tokenOf(query.token, request);
-        if (!token) throw unauthorized('a signed link or a token is required');
-        userId = s.accounts.authenticate(token).id;
-      }
-      const v = s.db.select().from(videos).where(eq(videos.id, params.file_id)).get();
-      if (!v || (userId !== null && v.userId !== userId)) throw notFound('no such file');
-      if (!v.storagePath) throw notFound(`the file is not stored yet (status: ${v.status})`);
-      return serveRange(request, Bun.file(s.files.abs(v.storagePath)), v.fileType ?? 'application/octet-stream');
-    },
-    {
-      params: t.Object({ file_id: t.String() }),
-      query: t.Object({ token: t.Optional(t.String()), expires: t.Optional(t.String()), sig: t.Optional(t.String()) }),
-      detail: {
-        tags: ['media'],
-        summary: 'Stream a stored video (Range requests supported)',
-        responses: { 200: { description: 'the whole file' }, 206: { description: 'the requested byte range' }, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 416: ErrorBody } as never,
+  /** The video a media request may read: by signed link for exactly this path, or by its owner's token. */
+  const authorise = (path: string, fileId: string, query: { token?: string; expires?: string; sig?: string }, request: Request) => {
+    let userId: string | null = null;
+    if (query.sig !== undefined || query.expires !== undefined) {
+      const verdict = s.links.verify(path, query.expires, query.sig);
+      if (verdict === 'expired') throw forbidden('this media link has expired; list the index again for a fresh src');
+      if (verdict === 'invalid') throw forbidden('this media link is not valid');
+    } else {
+      const token = tokenOf(query.token, request);
+      if (!token) throw unauthorized('a signed link or a token is required');
+      userId = s.accounts.authenticate(token).id;
+    }
+    const v = s.db.select().from(videos).where(eq(videos.id, fileId)).get();
+    if (!v || (userId !== null && v.userId !== userId)) throw notFound('no such file');
+    return v;
+  };
+  const query = t.Object({ token: t.Optional(t.String()), expires: t.Optional(t.String()), sig: t.Optional(t.String()) });
+
+  return new Elysia({ name: 'routes/media' })
+    .get(
+      '/media/:file_id',
+      ({ params, query, request }) => {
+        const v = authorise(`/media/${params.file_id}`, params.file_id, query, request);
+        if (!v.storagePath) throw notFound(`the file is not stored yet (status: ${v.status})`);
+        return serveRange(request, Bun.file(s.files.abs(v.storagePath)), v.fileType ?? 'application/octet-stream');
       },
-    },
-  );
+      {
+        params: t.Object({ file_id: t.String() }),
+        query,
+        detail: {
+          tags: ['media'],
+          summary: 'Stream a stored video (Range requests supported)',
+          responses: { 200: { description: 'the whole file' }, 206: { description: 'the requested byte range' }, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 416: ErrorBody } as never,
+        },
+      },
+    )
+    .get(
+      '/media/:file_id/frames/:frame',
+      async ({ params, query, request }) => {
+        const v = authorise(`/media/${params.file_id}/frames/${params.frame}`, params.file_id, query, request);
+        // Frame names are generated (000012.jpg); anything else is refused before touching the disk.
+        if (!/^\d{6}\.jpg$/.test(params.frame)) throw notFound('no such frame');
+        const f = Bun.file(join(s.files.videoDir(v.id), 'frames', params.frame));
+        if (!(await f.exists())) throw notFound('no such frame');
+        return new Response(f, { headers: { 'content-type': 'image/jpeg', 'cache-control': 'private, max-age=86400' } });
+      },
+      {
+        params: t.Object({ file_id: t.String(), frame: t.String() }),
+        query,
+        detail: { tags: ['media'], summary: 'A sampled frame of a video (JPEG), as cited by answers' },
+      },
+    );
 }
 
 /** Serves one byte range (`bytes=a-b`, `a-`, `-n`) or the whole file; 416 when unsatisfiable. */
