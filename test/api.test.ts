@@ -208,7 +208,7 @@ describe('GET /indexes and GET /index-resources', () => {
     const old = srv.server.service.links.sign(path, Date.now() - 3 * 86_400_000);
     const r = await fetch(srv.url + old);
     expect(r.status).toBe(403);
-    expect((await r.json()).message).toContain('expired');
+    expect(((await r.json()) as { message: string }).message).toContain('expired');
   });
 
   test('include_deleted only takes true or false; unknown index is 404', async () => {
@@ -245,7 +245,7 @@ describe('deleting and restoring indexes', () => {
     const id = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body.find((i: any) => i.name === 'trash').index_id;
     const del = await fetch(`${srv.url}/indexes/${id}?token=${srv.token}`, { method: 'DELETE' });
     expect(del.status).toBe(200);
-    expect((await del.json()).deleted).toBe(true);
+    expect(((await del.json()) as { deleted: boolean }).deleted).toBe(true);
     expect((await getJson(srv.url, `/indexes?token=${srv.token}`)).body.some((i: any) => i.index_id === id)).toBe(false);
     const withDeleted = (await getJson(srv.url, `/indexes?token=${srv.token}&include_deleted=true`)).body.find((i: any) => i.index_id === id);
     expect(withDeleted).toMatchObject({ deleted: true, count: 1 });

@@ -60,10 +60,10 @@ export interface Origin {
  *   /to-private      redirects to http://127.0.0.1:<port>/media/bottles.mp4 (for redirect checks)
  */
 export function startOrigin(): Origin {
-  const server = Bun.serve({
+  const server: ReturnType<typeof Bun.serve> = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
-    async fetch(req) {
+    async fetch(req): Promise<Response> {
       const u = new URL(req.url);
       const p = u.pathname;
       if (p.startsWith('/media/')) {
