@@ -64,6 +64,10 @@ async function main(): Promise<number> {
       entrypoints: [join(root, 'src/main.ts')],
       minify: true,
       sourcemap: 'none',
+      // Precompiled bytecode: about a third less start-up time for ~6 MB (measured with
+      // scripts/smoke.ts's cold start); ESM bytecode needs compile, which this is.
+      bytecode: true,
+      format: 'esm',
       // The executable must not pick up a .env or bunfig.toml from wherever it is started.
       compile: { outfile, autoloadDotenv: false, autoloadBunfig: false },
       throw: false,

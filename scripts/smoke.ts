@@ -373,6 +373,22 @@ async function main(): Promise<void> {
     expectError(await get('/media/' + 'Z'.repeat(32) + q({ token })), 404);
   });
 
+  await check('the uploaded videos are analysed: status becomes ready (within 180 s)', async () => {
+    const deadline = Date.now() + 180_000;
+    let last = '';
+    while (Date.now() < deadline) {
+      const r = await get('/index-resources' + q({ token, index: indexId }));
+      expectStatus(r, 200);
+      const states = (r.json as { file_id: string; status: string; error?: string }[]).map((v) => `${v.file_id}: ${v.status}${v.error ? ` (${v.error})` : ''}`);
+      last = states.join(', ');
+      const failedOne = r.json.find((v: { status: string }) => v.status === 'failed');
+      expect(!failedOne, `analysis failed: ${last}`);
+      if (r.json.every((v: { status: string }) => v.status === 'ready')) return;
+      await Bun.sleep(500);
+    }
+    expect(false, `not ready after 180 s: ${last}`);
+  });
+
   // ---- POST /inquire (the smoke user has 2 credits)
   await check('POST /inquire errors (not charged): 400 short token, 400 no prompt, 400 bad target, 401 unknown token, 404 unknown index, 404 unknown target_video', async () => {
     expectError(await post('/inquire', { token: 'short', index: indexId, prompt: 'hi' }), 400);
