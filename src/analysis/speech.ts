@@ -16,7 +16,7 @@ export interface SpeechOptions {
   padSec?: number;
   /** Threads for the VAD model. @default 1 */
   threads?: number;
-  /** Language hint for multilingual speech-to-text models (e.g. "en"); unset lets the model detect it. */
+  /** Spoken language for multilingual Whisper models (e.g. "de"); unset, transformers.js assumes English. Ignored by English-only models. */
   language?: string;
   /** Path of the Silero ONNX file. @default vadModelPath() */
   vadModel?: string;
