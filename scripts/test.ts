@@ -12,7 +12,8 @@ if (stale.exitCode !== 0) {
   process.exit(1);
 }
 
-const proc = Bun.spawn([bun, 'test', ...process.argv.slice(2)], {
+// Integration tests start servers, worker processes and ffmpeg: give each up to a minute.
+const proc = Bun.spawn([bun, 'test', '--timeout', '60000', ...process.argv.slice(2)], {
   cwd: root,
   stdin: 'ignore',
   stdout: 'pipe',

@@ -206,6 +206,7 @@ export function loadConfig(flags: FlagValues = {}, env: Record<string, string | 
     if (spec.kind === 'bool' && flags[`no-${spec.flag}`] === true) merged[spec.key] = false;
   }
   if ((merged.port as number) > 65535) throw new ConfigError('--port must be at most 65535');
+  if (!['auto', 'whisper', 'none'].includes(merged.sttEngine as string)) throw new ConfigError('--stt must be auto, whisper or none');
   merged.dataDir = resolve(String(merged.dataDir).replace(/^~(?=$|\/)/, homedir()));
   merged.modelsDir = merged.modelsDir ? resolve(String(merged.modelsDir)) : join(merged.dataDir as string, 'models');
   if (configFile || existsSync(fileCandidate)) merged.configFile = fileCandidate;

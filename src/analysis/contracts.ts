@@ -7,6 +7,15 @@ import type { Logger } from '../log';
 import type { Db } from '../storage/db';
 import type { Frame, Segment, SegmentKind } from '../storage/schema';
 
+/**
+ * Thrown when an engine cannot run on this installation (its model or runtime is missing, e.g. in
+ * an executable built without it). The pipeline then skips that analyzer and records why in the
+ * resource's metadata instead of failing the video.
+ */
+export class EngineUnavailableError extends Error {
+  override readonly name = 'EngineUnavailableError';
+}
+
 export interface EngineInfo {
   /** What it does: shots, ocr, objects, vad, stt, embeddings. */
   kind: string;

