@@ -8,9 +8,10 @@
  * reused. An origin process serves it with Bun.serve + Bun.file (sendfile). Each run then times, one
  * after another: curl to /dev/null, curl to a file on the same disk, and downloadToFile to a file,
  * each in its own process, so the origin never shares an event loop with the client and the
- * downloader's peak RSS (VmHWM) is its own. Reports the median of the runs in MB/s, the ratio
- * service / curl-to-file, and peak RSS. The downloader also hashes (SHA-256) what it writes; curl
- * does not.
+ * downloader's peak RSS (VmHWM, and rss sampled every 50 ms) is its own. Reports medians of the
+ * runs: MB/s, CPU seconds per GB of the client process (steadier than MB/s on a busy machine), peak
+ * RSS, and the ratio service / curl-to-file paired per run. The downloader also hashes (SHA-256)
+ * what it writes; curl does not.
  *
  * A last row, Bun's own `Bun.write(dest, await fetch(url))` (no hash, no checks), shows how much of
  * the gap to curl is Bun's fetch rather than our code.
@@ -42,8 +43,7 @@ if (values.serve) {
   console.log(`http://127.0.0.1:${server.port}/big.bin`);
 } else if (values.fetch) {
   const { downloadToFile } = await import('../src/ingest/download');
-  const before = rssFromProc();
-  let sampledPeak = before.rss;
+  let sampledPeak = rssFromProc().rss;
   const sampler = setInterval(() => (sampledPeak = Math.max(sampledPeak, process.memoryUsage().rss)), 50);
   const t0 = performance.now();
   const r = values.floor
@@ -58,7 +58,7 @@ if (values.serve) {
   const ms = performance.now() - t0;
   clearInterval(sampler);
   const after = rssFromProc();
-  console.log(JSON.stringify({ ms, bytes: r.bytes, sha256: r.sha256, rssBefore: before.rss, peakRss: Math.max(after.hwm, sampledPeak) }));
+  console.log(JSON.stringify({ ms, bytes: r.bytes, sha256: r.sha256, peakRss: Math.max(after.hwm, sampledPeak) }));
 } else {
   await main();
 }
@@ -99,44 +99,47 @@ async function main(): Promise<void> {
   for await (const chunk of Bun.file(source).stream()) hasher.update(chunk);
   const expectedSha = hasher.digest('hex');
 
-  type Sample = { mbps: number; peakRss?: number };
-  const results: Record<string, Sample[]> = { 'curl → /dev/null': [], 'curl → file': [], 'vidq downloadToFile → file': [], 'Bun.write(fetch) → file': [] };
+  /** One download: throughput, CPU time of the client process, its peak RSS. */
+  type Sample = { mbps: number; cpuMs: number; peakRss: number };
+  const CURL_NULL = 'curl → /dev/null';
+  const CURL_FILE = 'curl → file';
+  const VIDQ = 'vidq downloadToFile → file';
+  const FLOOR = 'Bun.write(fetch) → file';
+  const results: Record<string, Sample[]> = { [CURL_NULL]: [], [CURL_FILE]: [], [VIDQ]: [], [FLOOR]: [] };
+  const cpuMs = (p: { resourceUsage: { cpuTime: { total: bigint } } }) => Number(p.resourceUsage.cpuTime.total) / 1000;
 
+  // curl's peak RSS comes from GNU time when present: the spawner's own maxRSS of a child includes
+  // the parent's pages until exec (vfork), which swamps curl's ~10 MB.
+  const gnuTime = existsSync('/usr/bin/time') ? ['/usr/bin/time', '-f', 'maxrss_kb %M'] : [];
   const curl = (out: string): Sample => {
-    const p = Bun.spawnSync(['curl', '-s', '--fail', '-o', out, '-w', '%{time_total} %{size_download}', url], { stdout: 'pipe', stderr: 'pipe' });
+    const p = Bun.spawnSync([...gnuTime, 'curl', '-s', '--fail', '-o', out, '-w', '%{time_total} %{size_download}', url], { stdout: 'pipe', stderr: 'pipe' });
     if (p.exitCode !== 0) throw new Error(`curl failed: ${p.stderr}`);
     const [secs, size] = p.stdout.toString().trim().split(' ').map(Number) as [number, number];
     if (size !== bytes) throw new Error(`curl got ${size} bytes`);
-    return { mbps: size / MB / secs };
+    const kb = /maxrss_kb (\d+)/.exec(p.stderr.toString())?.[1];
+    return { mbps: size / MB / secs, cpuMs: cpuMs(p), peakRss: kb ? Number(kb) * 1024 : NaN };
+  };
+  const dest = join(work, 'out.bin');
+  const child = (floor: boolean): Sample => {
+    const p = Bun.spawnSync([bun, import.meta.path, '--fetch', url, '--dest', dest, ...(floor ? ['--floor'] : [])], { stdout: 'pipe', stderr: 'pipe' });
+    if (p.exitCode !== 0) throw new Error(`download failed: ${p.stderr}`);
+    const r = JSON.parse(p.stdout.toString().trim().split('\n').pop()!) as { ms: number; bytes: number; sha256: string; peakRss: number };
+    if (r.bytes !== bytes || statSync(dest).size !== bytes || (!floor && r.sha256 !== expectedSha)) throw new Error('the download wrote something else than the source');
+    rmSync(dest, { force: true });
+    return { mbps: r.bytes / MB / (r.ms / 1000), cpuMs: cpuMs(p), peakRss: r.peakRss };
   };
 
+  const ratios: number[] = [];
   try {
     for (let run = 1; run <= runs; run++) {
-      results['curl → /dev/null']!.push(curl('/dev/null'));
-      const curlFile = join(work, 'curl.bin');
-      results['curl → file']!.push(curl(curlFile));
-      rmSync(curlFile, { force: true });
-
-      const dest = join(work, 'vidq.bin');
-      const child = (floor: boolean) => {
-        const p = Bun.spawnSync([bun, import.meta.path, '--fetch', url, '--dest', dest, ...(floor ? ['--floor'] : [])], { stdout: 'pipe', stderr: 'pipe' });
-        if (p.exitCode !== 0) throw new Error(`download failed: ${p.stderr}`);
-        const r = JSON.parse(p.stdout.toString().trim().split('\n').pop()!) as { ms: number; bytes: number; sha256: string; rssBefore: number; peakRss: number };
-        if (r.bytes !== bytes || statSync(dest).size !== bytes || (!floor && r.sha256 !== expectedSha)) throw new Error('the download wrote something else than the source');
-        rmSync(dest, { force: true });
-        return r;
-      };
-      const r = child(false);
-      results['vidq downloadToFile → file']!.push({ mbps: r.bytes / MB / (r.ms / 1000), peakRss: r.peakRss });
-      const f = child(true);
-      results['Bun.write(fetch) → file']!.push({ mbps: f.bytes / MB / (f.ms / 1000), peakRss: f.peakRss });
-      console.log(
-        `run ${run}: ` +
-          Object.entries(results)
-            .map(([k, v]) => `${k} ${v.at(-1)!.mbps.toFixed(0)} MB/s`)
-            .join(', ') +
-          `, downloader peak RSS ${(r.peakRss / MB).toFixed(0)} MB (${(r.rssBefore / MB).toFixed(0)} MB before)`,
-      );
+      results[CURL_NULL]!.push(curl('/dev/null'));
+      results[CURL_FILE]!.push(curl(dest));
+      rmSync(dest, { force: true });
+      results[VIDQ]!.push(child(false));
+      results[FLOOR]!.push(child(true));
+      // Paired per run, so that load from elsewhere on the machine affects both sides alike.
+      ratios.push(results[VIDQ]!.at(-1)!.mbps / results[CURL_FILE]!.at(-1)!.mbps);
+      console.log(`run ${run}: ` + Object.entries(results).map(([k, v]) => `${k} ${v.at(-1)!.mbps.toFixed(0)} MB/s`).join(', '));
     }
   } finally {
     origin.kill();
@@ -144,14 +147,13 @@ async function main(): Promise<void> {
   }
 
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const med = Object.fromEntries(Object.entries(results).map(([k, v]) => [k, median(v.map((s) => s.mbps))]));
-  const peak = median(results['vidq downloadToFile → file']!.map((s) => s.peakRss!));
-  console.log(`\n${sizeMb} MB from 127.0.0.1, median of ${runs} run(s):`);
-  console.log(`  ${'client'.padEnd(30)} ${'MB/s'.padStart(8)}  ${'peak RSS'.padStart(9)}`);
-  for (const [k, v] of Object.entries(med)) {
-    const rss = k.startsWith('vidq') ? `${(peak / MB).toFixed(0)} MB` : k.startsWith('Bun') ? `${(median(results[k]!.map((s) => s.peakRss!)) / MB).toFixed(0)} MB` : '';
-    console.log(`  ${k.padEnd(30)} ${v.toFixed(0).padStart(8)}  ${rss.padStart(9)}`);
+  console.log(`\n${sizeMb} MB from 127.0.0.1 (${navigator.hardwareConcurrency} CPUs), median of ${runs} run(s):`);
+  console.log(`  ${'client'.padEnd(28)} ${'MB/s'.padStart(6)} ${'CPU s/GB'.padStart(9)} ${'peak RSS'.padStart(9)}`);
+  for (const [k, v] of Object.entries(results)) {
+    const mbps = median(v.map((x) => x.mbps));
+    const cpuPerGb = median(v.map((x) => x.cpuMs / 1000 / (sizeMb / 1024)));
+    const rss = median(v.map((x) => x.peakRss)) / MB;
+    console.log(`  ${k.padEnd(28)} ${mbps.toFixed(0).padStart(6)} ${cpuPerGb.toFixed(2).padStart(9)} ${(Number.isNaN(rss) ? 'n/a' : rss.toFixed(0) + ' MB').padStart(9)}`);
   }
-  const ratio = med['vidq downloadToFile → file']! / med['curl → file']!;
-  console.log(`  ratio vidq / curl (both to a file): ${ratio.toFixed(2)}  (vidq / curl to /dev/null: ${(med['vidq downloadToFile → file']! / med['curl → /dev/null']!).toFixed(2)})`);
+  console.log(`  ratio vidq / curl, both to a file (median of per-run ratios): ${median(ratios).toFixed(2)}`);
 }
