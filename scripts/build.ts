@@ -58,6 +58,13 @@ async function main(): Promise<number> {
   const original = readFileSync(embeddedFile, 'utf8');
   const started = performance.now();
   let result: Awaited<ReturnType<typeof Bun.build>>;
+  // Restore on Ctrl-C / kill too, not only on the way out of the try.
+  const restoreAndExit = (signal: string) => {
+    writeFileSync(embeddedFile, original);
+    console.error(`build interrupted (${signal}); ${relative(root, embeddedFile)} restored`);
+    process.exit(130);
+  };
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(sig, restoreAndExit);
   try {
     writeFileSync(embeddedFile, embeddedSource(bins));
     result = await Bun.build({
@@ -74,6 +81,7 @@ async function main(): Promise<number> {
     });
   } finally {
     writeFileSync(embeddedFile, original);
+    for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(sig, restoreAndExit);
   }
   if (!result.success) {
     for (const log of result.logs) console.error(log);
