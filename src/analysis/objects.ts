@@ -1,0 +1,490 @@
+/**
+ * Objects and people on the sampled frames: COCO CenterNet (80 labels) plus MoveNet for person
+ * presence, both shipped inside `@vladmandic/human` and run on the tfjs wasm backend in a Worker
+ * (see objects-worker.ts for why a Worker).
+ *
+ * One ffmpeg process decodes every stored frame JPEG straight to the detector's input size; a
+ * frame that looks like the last detected frame of its shot reuses that frame's detections.
+ * Detections are thresholded per label, then each run of a label over consecutive frames becomes
+ * one `object` segment whose extra keeps the label's count in every frame (so "how many bottles at
+ * the start" and "when is only one left" can be answered) and the boxes of its best frame.
+ */
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import type { Frame, Segment } from '../storage/schema';
+import type { Analyzer, NewSegment, StageContext, StageResult } from './contracts';
+
+/** [x, y, width, height], normalised to 0..1 of the frame. */
+export type Box = [number, number, number, number];
+
+export interface RawDetection {
+  label: string;
+  score: number;
+  box: Box;
+}
+
+export type DetectorRequest =
+  | { type: 'init'; modelDir: string; wasmDir: string }
+  /** MoveNet runs only when CenterNet's best person scores below `bodyBelow` (Infinity: always). */
+  | { type: 'detect'; id: number; rgb: ArrayBuffer; width: number; height: number; bodyBelow: number };
+
+export type DetectorResponse =
+  | { type: 'ready'; backend: string }
+  | { type: 'result'; id: number; objects: RawDetection[]; body: { score: number; box: Box } | null; objectMs: number; bodyMs: number }
+  | { type: 'error'; id?: number; message: string };
+
+export interface ObjectsOptions {
+  /** Score a label other than person needs (empty scenes give bird/tv/clock at 0.15–0.28). @default 0.3 */
+  minScore: number;
+  /** CenterNet person score that counts as a person by itself. @default 0.35 */
+  personScore: number;
+  /** MoveNet body score that counts as one person when CenterNet saw none. @default 0.55 */
+  bodyScore: number;
+  /** Reuse the detections of the last detected frame of the same shot for frames that look the same. @default true */
+  skipDuplicates: boolean;
+  /** Folder with centernet.json and movenet-lightning.json (default: the `@vladmandic/human` package's). */
+  modelDir?: string;
+  /** Folder with the tfjs-backend-wasm .wasm files (default: the package's dist/). */
+  wasmDir?: string;
+}
+
+export const DEFAULT_OBJECTS: ObjectsOptions = { minScore: 0.3, personScore: 0.35, bodyScore: 0.55, skipDuplicates: true };
+
+/** Long side of the detector's input (CenterNet was trained at 512×512; the worker keeps the aspect). */
+const INPUT_LONG_SIDE = 512;
+/** A frame stands for the time around it, never for more than this either side. */
+const MAX_HOLD_SEC = 3;
+const INIT_TIMEOUT_MS = 60_000;
+/**
+ * Near-duplicate test on a GRID×GRID grey grid: at most MAX_CHANGED_CELLS cells (under 1 % of the
+ * picture) changed by more than CELL_DELTA grey levels. Measured on the clips: no thresholded result
+ * changed, while a bottle taken away (~30 cells) or a person walking in still counts as a change.
+ */
+const GRID = 32;
+const CELL_DELTA = 12;
+const MAX_CHANGED_CELLS = 8;
+/**
+ * MoveNet is a one-person pose model that finds "a body" in a dog seen from behind (0.55 on
+ * skateboarding-dog). Its person is dropped when CenterNet sees an animal over the same place.
+ */
+const ANIMALS = new Set(['bird', 'cat', 'dog', 'horse', 'sheep', 'cow', 'elephant', 'bear', 'zebra', 'giraffe', 'teddy bear']);
+const ANIMAL_VETO_SCORE = 0.2;
+
+/** Where the models and wasm binaries are: one place, so a packaged build can redirect them. */
+export function objectModelPaths(): { modelDir: string; wasmDir: string } {
+  const require = createRequire(import.meta.url);
+  // Their export maps hide package.json; the Node entry files are one folder below the roots.
+  const human = dirname(dirname(require.resolve('@vladmandic/human')));
+  return { modelDir: join(human, 'models'), wasmDir: dirname(require.resolve('@tensorflow/tfjs-backend-wasm')) };
+}
+
+/** The detector's output for one frame, before thresholds. */
+export interface RawFrame {
+  t: number;
+  shot: number;
+  /** The detector did not run: the frame looked like the last detected frame of its shot. */
+  reused: boolean;
+  objects: RawDetection[];
+  body: { score: number; box: Box } | null;
+}
+
+/** What is believed to be in one frame. */
+export interface FrameObjects {
+  t: number;
+  shot: number;
+  objects: RawDetection[];
+}
+
+export interface DetectStats {
+  detected: number;
+  reused: number;
+  /** Time in CenterNet and in MoveNet (ms, summed), and how often MoveNet ran. */
+  objectMs: number;
+  bodyMs: number;
+  bodyRuns: number;
+}
+
+export class ObjectsAnalyzer implements Analyzer {
+  readonly stage = 'analyzing:objects';
+  readonly kinds = ['object'] as const;
+  readonly info = { kind: 'objects', name: 'centernet-coco (tfjs-wasm, @vladmandic/human)' };
+  /** ~0.15 s per detected frame, a frame every 3 s: about twice the visual stage's time. */
+  readonly weight = 2;
+
+  private readonly opts: ObjectsOptions;
+  private detector: Detector | null = null;
+
+  constructor(opts: Partial<ObjectsOptions> = {}) {
+    this.opts = { ...DEFAULT_OBJECTS, ...opts };
+  }
+
+  async run(ctx: StageContext): Promise<StageResult> {
+    const started = performance.now();
+    const frames = ctx.frames();
+    const { frames: raw, stats } = await this.detect(ctx, frames);
+    const perFrame = raw.map((r) => applyThresholds(r, this.opts));
+    const segments = mergeSpans(perFrame, shotBounds(ctx.segments(['shot']), ctx.video.durationSec), ctx.video.durationSec);
+    const labels: Record<string, number> = {};
+    for (const s of segments) labels[s.text] = Math.max(labels[s.text] ?? 0, Number(s.extra?.max_count ?? 0));
+    return {
+      segments,
+      summary: {
+        engine: this.info.name,
+        frames: raw.length,
+        detected: stats.detected,
+        reused: stats.reused,
+        spans: segments.length,
+        /** Most of each label seen in one frame. */
+        labels,
+        ms_per_frame: raw.length ? Math.round((performance.now() - started) / raw.length) : 0,
+      },
+    };
+  }
+
+  /** Runs the models over the frames, reusing results for near-duplicates; no thresholds. */
+  async detect(ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'progress' | 'video'>, frames: (Frame & { path: string })[], opts: { alwaysBody?: boolean } = {}): Promise<{ frames: RawFrame[]; stats: DetectStats }> {
+    const stats: DetectStats = { detected: 0, reused: 0, objectMs: 0, bodyMs: 0, bodyRuns: 0 };
+    if (frames.length === 0) return { frames: [], stats };
+    ctx.signal.throwIfAborted();
+    const detector = await this.ensureDetector(ctx.signal);
+    const [width, height] = inputSize(jpegSize(frames[0]!.path));
+    const listFile = join(ctx.video.dir, 'objects-frames.ffconcat');
+    writeFileSync(listFile, 'ffconcat version 1.0\n' + frames.map((f) => `file '${f.path.replace(/'/g, "'\\''")}'\n`).join(''));
+    // -vsync 0: exactly one output picture per listed JPEG, whatever timestamps concat gives them.
+    const proc = Bun.spawn(
+      [ctx.ffmpeg, '-hide_banner', '-nostdin', '-loglevel', 'error', '-f', 'concat', '-safe', '0', '-i', listFile, '-vf', `scale=${width}:${height}:flags=area`, '-vsync', '0', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+      { stdout: 'pipe', stderr: 'pipe' },
+    );
+    const stderr = new Response(proc.stderr).text();
+    const onAbort = () => {
+      proc.kill();
+      // A detection in flight cannot be interrupted inside wasm: the worker goes.
+      this.dropDetector(ctx.signal.reason);
+    };
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    const bodyBelow = opts.alwaysBody ? Infinity : this.opts.personScore;
+    const out: RawFrame[] = [];
+    try {
+      let anchor: { shot: number; grid: Float32Array; result: RawFrame } | null = null;
+      for await (const rgb of rawFrames(proc.stdout, width * height * 3)) {
+        ctx.signal.throwIfAborted();
+        const f = frames[out.length];
+        if (!f) break;
+        const grid = greyGrid(rgb, width, height);
+        let r: RawFrame;
+        if (this.opts.skipDuplicates && anchor && anchor.shot === f.shot && isNearDuplicate(grid, anchor.grid)) {
+          r = { ...anchor.result, t: f.t, shot: f.shot, reused: true };
+          stats.reused++;
+        } else {
+          const d = await detector.detect(rgb, width, height, bodyBelow);
+          r = { t: f.t, shot: f.shot, reused: false, objects: d.objects, body: d.body };
+          anchor = { shot: f.shot, grid, result: r };
+          stats.detected++;
+          stats.objectMs += d.objectMs;
+          stats.bodyMs += d.bodyMs;
+          if (d.bodyMs > 0) stats.bodyRuns++;
+        }
+        out.push(r);
+        ctx.progress(out.length / frames.length);
+      }
+      const code = await proc.exited;
+      ctx.signal.throwIfAborted();
+      if (code !== 0) throw new Error(`the sampled frames could not be decoded: ${lastLine(await stderr) ?? `ffmpeg exited with ${code}`}`);
+      if (out.length !== frames.length) throw new Error(`only ${out.length} of ${frames.length} sampled frames could be decoded`);
+      return { frames: out, stats };
+    } finally {
+      ctx.signal.removeEventListener('abort', onAbort);
+      proc.kill();
+      rmSync(listFile, { force: true });
+    }
+  }
+
+  close(): void {
+    this.dropDetector(new Error('the objects analyzer was closed'));
+  }
+
+  private async ensureDetector(signal: AbortSignal): Promise<Detector> {
+    // A worker that crashed stays dead; start a fresh one.
+    if (this.detector && !this.detector.alive) this.detector = null;
+    if (!this.detector) {
+      const defaults = this.opts.modelDir && this.opts.wasmDir ? null : objectModelPaths();
+      this.detector = new Detector({ modelDir: this.opts.modelDir ?? defaults!.modelDir, wasmDir: this.opts.wasmDir ?? defaults!.wasmDir });
+    }
+    const d = this.detector;
+    const onAbort = () => this.dropDetector(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await d.ready;
+    } catch (e) {
+      if (this.detector === d) this.detector = null;
+      throw e;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+    return d;
+  }
+
+  private dropDetector(reason: unknown): void {
+    this.detector?.terminate(reason instanceof Error ? reason : new Error('object detection was cancelled'));
+    this.detector = null;
+  }
+}
+
+interface Detection {
+  objects: RawDetection[];
+  body: { score: number; box: Box } | null;
+  objectMs: number;
+  bodyMs: number;
+}
+
+/** The Worker that runs the models, one request at a time. */
+class Detector {
+  readonly ready: Promise<void>;
+  private readonly worker: Worker;
+  private readonly pending = new Map<number, { resolve: (d: Detection) => void; reject: (e: Error) => void }>();
+  private nextId = 1;
+  private dead: Error | null = null;
+  private starting: { resolve: () => void; reject: (e: Error) => void } | null = null;
+
+  constructor(paths: { modelDir: string; wasmDir: string }) {
+    this.ready = new Promise<void>((resolve, reject) => (this.starting = { resolve, reject }));
+    // Nobody may be waiting on `ready` when it fails (e.g. closed before use).
+    this.ready.catch(() => {});
+    const timer = setTimeout(() => this.fail(new Error(`the object detector did not start within ${INIT_TIMEOUT_MS / 1000} s`)), INIT_TIMEOUT_MS);
+    this.ready.then(
+      () => clearTimeout(timer),
+      () => clearTimeout(timer),
+    );
+    this.worker = new Worker(new URL('./objects-worker.ts', import.meta.url).href);
+    this.worker.onmessage = (ev: MessageEvent<DetectorResponse>) => this.receive(ev.data);
+    this.worker.onerror = (ev) => this.fail(new Error(`the object detector crashed: ${ev.message}`));
+    this.worker.addEventListener('close', () => this.fail(new Error('the object detector stopped')));
+    this.worker.postMessage({ type: 'init', ...paths } satisfies DetectorRequest);
+    this.idle();
+  }
+
+  detect(rgb: Uint8Array, width: number, height: number, bodyBelow: number): Promise<Detection> {
+    if (this.dead) return Promise.reject(this.dead);
+    const id = this.nextId++;
+    this.worker.ref();
+    return new Promise<Detection>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      // The pixels are not used here afterwards: move the buffer instead of copying it.
+      const buf = rgb.byteOffset === 0 && rgb.byteLength === rgb.buffer.byteLength ? (rgb.buffer as ArrayBuffer) : (rgb.slice().buffer as ArrayBuffer);
+      this.worker.postMessage({ type: 'detect', id, rgb: buf, width, height, bodyBelow } satisfies DetectorRequest, [buf]);
+    });
+  }
+
+  get alive(): boolean {
+    return this.dead === null;
+  }
+
+  terminate(reason: Error): void {
+    this.fail(reason);
+  }
+
+  /** An idle detector must not keep the process alive (a forgotten close() would hang exit). */
+  private idle(): void {
+    if (this.pending.size === 0 && !this.starting) this.worker.unref();
+  }
+
+  private receive(m: DetectorResponse): void {
+    if (m.type === 'ready') {
+      this.starting?.resolve();
+      this.starting = null;
+    } else if (m.type === 'result') {
+      const p = this.pending.get(m.id);
+      this.pending.delete(m.id);
+      p?.resolve({ objects: m.objects, body: m.body, objectMs: m.objectMs, bodyMs: m.bodyMs });
+    } else if (m.id === undefined) {
+      this.fail(new Error(`the object detector failed to start: ${m.message}`));
+    } else {
+      const p = this.pending.get(m.id);
+      this.pending.delete(m.id);
+      p?.reject(new Error(`object detection failed: ${m.message}`));
+    }
+    this.idle();
+  }
+
+  private fail(e: Error): void {
+    if (this.dead) return;
+    this.dead = e;
+    this.starting?.reject(e);
+    this.starting = null;
+    for (const p of this.pending.values()) p.reject(e);
+    this.pending.clear();
+    this.worker.terminate();
+  }
+}
+
+/** The detector's input for frames of w×h: the same aspect, long side 512, both sides multiples of 32 (the model's stride). */
+export function inputSize([w, h]: [number, number]): [number, number] {
+  const short = (long: number, other: number) => Math.max(32, Math.round((INPUT_LONG_SIDE * other) / long / 32) * 32);
+  return w >= h ? [INPUT_LONG_SIDE, short(w, h)] : [short(h, w), INPUT_LONG_SIDE];
+}
+
+/** Width and height of a JPEG, from its start-of-frame header. */
+export function jpegSize(path: string): [number, number] {
+  const b = readFileSync(path);
+  if (b[0] !== 0xff || b[1] !== 0xd8) throw new Error(`not a JPEG frame: ${path}`);
+  let i = 2;
+  while (i + 9 < b.length) {
+    if (b[i] !== 0xff) {
+      i++;
+      continue;
+    }
+    const marker = b[i + 1]!;
+    // SOF0–SOF15 carry the size, except DHT (C4), JPG (C8) and DAC (CC).
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) return [b.readUInt16BE(i + 7), b.readUInt16BE(i + 5)];
+    if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7) || marker === 0xff) {
+      i += marker === 0xff ? 1 : 2;
+      continue;
+    }
+    i += 2 + b.readUInt16BE(i + 2);
+  }
+  throw new Error(`no picture size in JPEG frame ${path}`);
+}
+
+/** Consecutive fixed-size pictures of a raw video stream, each in a buffer of its own. */
+async function* rawFrames(stream: ReadableStream<Uint8Array>, frameBytes: number): AsyncGenerator<Uint8Array> {
+  let cur = new Uint8Array(frameBytes);
+  let filled = 0;
+  for await (const chunk of stream) {
+    let off = 0;
+    while (off < chunk.length) {
+      const n = Math.min(frameBytes - filled, chunk.length - off);
+      cur.set(chunk.subarray(off, off + n), filled);
+      filled += n;
+      off += n;
+      if (filled === frameBytes) {
+        yield cur;
+        cur = new Uint8Array(frameBytes);
+        filled = 0;
+      }
+    }
+  }
+}
+
+/** Mean luma of each cell of a GRID×GRID grid over an RGB picture. */
+export function greyGrid(rgb: Uint8Array, width: number, height: number): Float32Array {
+  const sums = new Float32Array(GRID * GRID);
+  const counts = new Uint32Array(GRID * GRID);
+  const col = new Uint16Array(width);
+  for (let x = 0; x < width; x++) col[x] = Math.floor((x * GRID) / width);
+  for (let y = 0; y < height; y++) {
+    const row = Math.floor((y * GRID) / height) * GRID;
+    let p = y * width * 3;
+    for (let x = 0; x < width; x++, p += 3) {
+      const cell = row + col[x]!;
+      sums[cell]! += 0.299 * rgb[p]! + 0.587 * rgb[p + 1]! + 0.114 * rgb[p + 2]!;
+      counts[cell]!++;
+    }
+  }
+  for (let i = 0; i < sums.length; i++) sums[i] = sums[i]! / Math.max(1, counts[i]!);
+  return sums;
+}
+
+export function isNearDuplicate(a: Float32Array, b: Float32Array): boolean {
+  let changed = 0;
+  for (let i = 0; i < a.length; i++) if (Math.abs(a[i]! - b[i]!) > CELL_DELTA && ++changed > MAX_CHANGED_CELLS) return false;
+  return true;
+}
+
+/**
+ * Keeps what is believable: labels other than person at `minScore`; persons from CenterNet at
+ * `personScore`; when CenterNet has none, one person if MoveNet's body score reaches `bodyScore`
+ * and no animal was detected where that body is.
+ */
+export function applyThresholds(r: RawFrame, o: Pick<ObjectsOptions, 'minScore' | 'personScore' | 'bodyScore'>): FrameObjects {
+  const objects = r.objects.filter((d) => d.score >= (d.label === 'person' ? o.personScore : o.minScore));
+  const body = r.body;
+  if (body && body.score >= o.bodyScore && !objects.some((d) => d.label === 'person')) {
+    const animal = r.objects.some((d) => ANIMALS.has(d.label) && d.score >= ANIMAL_VETO_SCORE && overlap(d.box, body.box) >= 0.3);
+    if (!animal) objects.push({ label: 'person', score: body.score, box: body.box });
+  }
+  return { t: r.t, shot: r.shot, objects };
+}
+
+/** Intersection over the smaller box's area. */
+function overlap(a: Box, b: Box): number {
+  const w = Math.min(a[0] + a[2], b[0] + b[2]) - Math.max(a[0], b[0]);
+  const h = Math.min(a[1] + a[3], b[1] + b[3]) - Math.max(a[1], b[1]);
+  const smaller = Math.min(a[2] * a[3], b[2] * b[3]);
+  return w > 0 && h > 0 && smaller > 0 ? (w * h) / smaller : 0;
+}
+
+export interface ShotBound {
+  start: number;
+  end: number;
+}
+
+/** Shot index → its span, from the visual stage's `shot` segments (whose extra carries the index). */
+export function shotBounds(shots: Pick<Segment, 'start' | 'end' | 'extra'>[], duration: number): Map<number, ShotBound> {
+  const m = new Map<number, ShotBound>();
+  shots.forEach((s, i) => m.set(typeof s.extra?.index === 'number' ? s.extra.index : i, { start: s.start, end: s.end }));
+  if (m.size === 0) m.set(0, { start: 0, end: duration });
+  return m;
+}
+
+/**
+ * Each run of a label over consecutive frames becomes one segment. A frame stands for the time
+ * from halfway to its neighbours, or to its shot's edge for the first and last frame of a shot.
+ */
+export function mergeSpans(frames: FrameObjects[], shots: Map<number, ShotBound>, duration: number): NewSegment[] {
+  const end = duration > 0 ? duration : Infinity;
+  const spanOf = frames.map((f, i) => {
+    const shot = shots.get(f.shot);
+    const prev = frames[i - 1];
+    const next = frames[i + 1];
+    const a = prev && prev.shot === f.shot ? (prev.t + f.t) / 2 : (shot?.start ?? 0);
+    const b = next && next.shot === f.shot ? (f.t + next.t) / 2 : (shot?.end ?? end);
+    return { from: round3(Math.max(a, f.t - MAX_HOLD_SEC, 0)), to: round3(Math.min(b, f.t + MAX_HOLD_SEC, end)) };
+  });
+  const found = (i: number, label: string) => frames[i]!.objects.filter((o) => o.label === label);
+  const segments: NewSegment[] = [];
+  const emit = (label: string, run: number[]) => {
+    let best = run[0]!;
+    let sum = 0;
+    let maxCount = 0;
+    const counts: [number, number][] = [];
+    for (const i of run) {
+      const here = found(i, label);
+      sum += Math.max(...here.map((o) => o.score));
+      counts.push([frames[i]!.t, here.length]);
+      maxCount = Math.max(maxCount, here.length);
+      // The best frame shows the most of the label, then the most confidently.
+      if (here.length > found(best, label).length || (here.length === found(best, label).length && topScore(here) > topScore(found(best, label)))) best = i;
+    }
+    segments.push({
+      kind: 'object',
+      start: spanOf[run[0]!]!.from,
+      end: spanOf[run[run.length - 1]!]!.to,
+      text: label,
+      confidence: round3(sum / run.length),
+      extra: {
+        label,
+        max_count: maxCount,
+        counts,
+        best_t: frames[best]!.t,
+        boxes: found(best, label).map((o) => ({ score: o.score, box: o.box })),
+      },
+    });
+  };
+  for (const label of new Set(frames.flatMap((f) => f.objects.map((o) => o.label)))) {
+    let run: number[] = [];
+    for (let i = 0; i < frames.length; i++) {
+      if (found(i, label).length) run.push(i);
+      else if (run.length) {
+        emit(label, run);
+        run = [];
+      }
+    }
+    if (run.length) emit(label, run);
+  }
+  return segments.sort((x, y) => x.start - y.start || x.text.localeCompare(y.text));
+}
+
+const topScore = (ds: RawDetection[]) => Math.max(0, ...ds.map((d) => d.score));
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+const lastLine = (s: string) => s.trim().split('\n').filter(Boolean).pop();
