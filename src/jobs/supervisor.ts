@@ -4,7 +4,7 @@
  * after three crashes).
  */
 import { join } from 'node:path';
-import { and, eq, like, sql } from 'drizzle-orm';
+import { and, eq, inArray, like, sql } from 'drizzle-orm';
 import type { Config } from '../config';
 import type { Logger } from '../log';
 import type { Db } from '../storage/db';
@@ -13,10 +13,17 @@ import type { WorkerMessage } from './worker';
 
 /** Crashes of one job after which it is failed instead of retried. */
 const MAX_ATTEMPTS = 3;
+/** A worker that dies before saying it is ready this many times in a row cannot start at all. */
+const MAX_START_FAILURES = 3;
+/** Restart delay: doubles after each failed start, up to the cap. */
+const RESTART_DELAY_MS = 1000;
+const RESTART_DELAY_CAP_MS = 60_000;
 
 export class AnalysisSupervisor {
   private readonly procs = new Set<ReturnType<typeof Bun.spawn>>();
   private stopping = false;
+  /** Consecutive workers that died before they were ready. */
+  private startFailures = 0;
 
   constructor(private readonly d: { config: Config; db: Db; log: Logger; onChanged: (videoId: string) => void }) {}
 
@@ -56,21 +63,52 @@ export class AnalysisSupervisor {
     const proc = Bun.spawn(cmd, {
       stdin: 'pipe',
       stdout: 'pipe',
-      stderr: 'inherit',
+      stderr: 'pipe',
       env: { ...process.env, VIDQ_WORKER_CONFIG: JSON.stringify(this.d.config) },
     });
     this.procs.add(proc);
-    this.relay(proc.stdout as ReadableStream<Uint8Array>);
+    const state = { ready: false, lastError: '' };
+    this.relay(proc.stdout as ReadableStream<Uint8Array>, state);
+    this.forwardStderr(proc.stderr as ReadableStream<Uint8Array>, state);
     proc.exited.then((code) => {
       this.procs.delete(proc);
       if (this.stopping) return;
-      this.d.log.warn('analysis worker exited; restarting it', { code, pid: proc.pid });
       this.requeueJobsOf(proc.pid);
-      setTimeout(() => !this.stopping && this.spawn(), 1000);
+      if (state.ready) this.startFailures = 0;
+      else this.startFailures++;
+      const delay = Math.min(RESTART_DELAY_CAP_MS, RESTART_DELAY_MS * 2 ** Math.max(0, this.startFailures - 1));
+      this.d.log.warn('analysis worker exited; restarting it', { code, pid: proc.pid, ready: state.ready, retry_ms: delay, reason: state.lastError || undefined });
+      if (this.startFailures === MAX_START_FAILURES) this.failWaitingJobs(`the analysis worker cannot start (${state.lastError || `exit code ${code}`})`);
+      setTimeout(() => !this.stopping && this.spawn(), delay);
     });
   }
 
-  private async relay(stream: ReadableStream<Uint8Array>): Promise<void> {
+  /** Passes the worker's log lines on, remembering the last one as the likely reason of a crash. */
+  private async forwardStderr(stream: ReadableStream<Uint8Array>, state: { lastError: string }): Promise<void> {
+    const dec = new TextDecoder();
+    for await (const chunk of stream) {
+      const text = dec.decode(chunk, { stream: true });
+      process.stderr.write(text);
+      const last = text.trim().split('\n').filter(Boolean).pop();
+      if (last) state.lastError = last.slice(0, 300);
+    }
+  }
+
+  /** Jobs cannot make progress while no worker starts: say so on each waiting video. */
+  private failWaitingJobs(reason: string): void {
+    const now = new Date();
+    const waiting = this.d.db.select({ id: jobs.videoId }).from(jobs).where(inArray(jobs.state, ['pending', 'running'])).all();
+    for (const j of waiting) {
+      this.d.db.transaction((tx) => {
+        tx.update(jobs).set({ state: 'failed', error: reason, updatedAt: now }).where(eq(jobs.videoId, j.id)).run();
+        tx.update(videos).set({ status: 'failed', stage: 'failed', error: reason, updatedAt: now }).where(eq(videos.id, j.id)).run();
+      });
+      this.d.onChanged(j.id);
+    }
+    this.d.log.error('analysis is unavailable', { reason, failed_jobs: waiting.length });
+  }
+
+  private async relay(stream: ReadableStream<Uint8Array>, state: { ready: boolean }): Promise<void> {
     const dec = new TextDecoder();
     let buf = '';
     for await (const chunk of stream) {
@@ -86,6 +124,7 @@ export class AnalysisSupervisor {
           continue;
         }
         if (m.type === 'changed') this.d.onChanged(m.video_id);
+        else if (m.type === 'ready') state.ready = true;
       }
     }
   }
