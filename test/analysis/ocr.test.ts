@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NewSegment, StageContext, StageResult } from '../../src/analysis/contracts';
-import { cleanLines, frameDifference, groupBlocks, mergeSightings, OcrAnalyzer, sameTextScore, similarity, thumbnail, type FrameText, type TextBlock, type TextLine } from '../../src/analysis/ocr';
+import { cleanLines, frameDifference, groupBlocks, mergeSightings, OcrAnalyzer, quadOf, sameTextScore, similarity, thumbnail, type FrameText, type TextBlock, type TextLine } from '../../src/analysis/ocr';
 import { DEFAULT_VISUAL, VisualAnalyzer } from '../../src/analysis/visual';
 import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
@@ -80,6 +80,21 @@ describe('ocr on real clips', () => {
     expect(r.summary).toMatchObject({ frames: 3, ocr_frames: 1, reused_frames: 2 });
     expect(r.segments).toHaveLength(1);
     expect(r.segments![0]).toMatchObject({ start: 20, end: 23, extra: { frames: 3 } });
+  }, SLOW);
+
+  test('tilted and upright text is read along its own direction', async () => {
+    const bbb = await bunny();
+    const credit = bbb.frames.find((f) => Math.abs(f.t - 22) < 0.6)!;
+    const sharp = (await import('sharp')).default;
+    for (const angle of [-12, 90]) {
+      const path = join(bbb.ctx.video.dir, `tilted-${angle}.jpg`);
+      await sharp(credit.path).rotate(angle, { background: '#000' }).jpeg().toFile(path);
+      const frames = [{ ...credit, path }];
+      const r = await ocr.run(context({ ...bbb.ctx.video, durationSec: 23 }, bbb.ctx.ffmpeg, frames, []));
+      const text = r.segments!.map(flat).join(' ');
+      expect(text).toContain('THE PEACH OPEN MOVIE PROJECT');
+      expect(text).toContain('PRESENTS');
+    }
   }, SLOW);
 
   test('SMPTE bars: the burned-in timecode is read on every frame and matches the frame time', async () => {
@@ -194,6 +209,20 @@ describe('merging sightings across frames', () => {
       ['Exit A', 2],
       ['Exit B', 2],
     ]);
+  });
+});
+
+describe('text boxes', () => {
+  test("opencv's rotated rectangles become a quad along the text, whatever the angle convention", () => {
+    const round = (q: ReturnType<typeof quadOf>) => Object.values(q).map((v) => Math.round(v * 100) / 100 + 0); // + 0 turns -0 into 0
+    // A 100×20 box centred at (60, 40): the same rectangle described three ways.
+    for (const [w, h, angle] of [[100, 20, 0], [20, 100, 90], [20, 100, -90]] as const) expect(round(quadOf(60, 40, w, h, angle))).toEqual([10, 30, 100, 0, 0, 20]);
+    // Tilted 30° (rising to the right in image coordinates means a negative angle).
+    const q = quadOf(0, 0, 100, 20, -30);
+    expect(q.ux).toBeCloseTo(86.6, 1);
+    expect(q.uy).toBeCloseTo(-50, 1);
+    expect(q.vx).toBeCloseTo(10, 1);
+    expect(q.vy).toBeCloseTo(17.32, 1);
   });
 });
 
