@@ -67,6 +67,21 @@ export interface Config {
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 
+/** Analyzers in pipeline order: visual first (the others read its frames), embeddings last (it embeds what the others stored). */
+export const ANALYZER_NAMES = ['visual', 'ocr', 'objects', 'speech', 'embeddings'] as const;
+export type AnalyzerName = (typeof ANALYZER_NAMES)[number];
+
+/** The analyzers a config asks for, in pipeline order; visual always runs (every other one works from its frames). */
+export function analyzerNames(analyzers: string): AnalyzerName[] {
+  const names = analyzers
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const unknown = names.filter((n) => !(ANALYZER_NAMES as readonly string[]).includes(n));
+  if (unknown.length) throw new ConfigError(`--analyzers: unknown analyzer(s) ${unknown.join(', ')}; choose from ${ANALYZER_NAMES.join(', ')}`);
+  return ANALYZER_NAMES.filter((n) => n === 'visual' || names.includes(n));
+}
+
 type Kind = 'string' | 'int' | 'bool' | 'level';
 interface OptionSpec {
   key: keyof Config;
@@ -207,6 +222,8 @@ export function loadConfig(flags: FlagValues = {}, env: Record<string, string | 
   }
   if ((merged.port as number) > 65535) throw new ConfigError('--port must be at most 65535');
   if (!['auto', 'whisper', 'none'].includes(merged.sttEngine as string)) throw new ConfigError('--stt must be auto, whisper or none');
+  analyzerNames(merged.analyzers as string);
+  if ((merged.frameIntervalSec as number) < 1) throw new ConfigError('--frame-interval-sec must be at least 1');
   merged.dataDir = resolve(String(merged.dataDir).replace(/^~(?=$|\/)/, homedir()));
   merged.modelsDir = merged.modelsDir ? resolve(String(merged.modelsDir)) : join(merged.dataDir as string, 'models');
   if (configFile || existsSync(fileCandidate)) merged.configFile = fileCandidate;

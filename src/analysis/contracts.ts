@@ -85,6 +85,11 @@ export interface Analyzer {
   readonly info: EngineInfo;
   /** Relative cost per second of video, for progress and ETA. */
   readonly weight: number;
+  /**
+   * May run at the same time as the neighbouring concurrent analyzers: it reads only the video or
+   * what earlier (non-concurrent) stages stored, and uses about one core.
+   */
+  readonly concurrent?: boolean;
   run(ctx: StageContext): Promise<StageResult>;
   /** Frees models (called when the worker stops). */
   close?(): Promise<void> | void;

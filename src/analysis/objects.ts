@@ -111,6 +111,8 @@ export class ObjectsAnalyzer implements Analyzer {
   readonly info = { kind: 'objects', name: 'centernet-coco (tfjs-wasm, @vladmandic/human)' };
   /** ~0.15 s per detected frame, a frame every 3 s: about twice the visual stage's time. */
   readonly weight = 2;
+  /** Reads frames (objects) or the audio (speech) on about one core: runs beside OCR and the other. */
+  readonly concurrent = true;
 
   private readonly opts: ObjectsOptions;
   private detector: Detector | null = null;

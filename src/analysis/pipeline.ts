@@ -57,106 +57,144 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
   const startedAt = performance.now();
   const startProgress = (weightBefore(from) / totalWeight) * 100;
   const timings: Record<string, number> = {};
+  const frameRows = () =>
+    d.db
+      .select()
+      .from(frames)
+      .where(eq(frames.videoId, video.id))
+      .orderBy(asc(frames.t))
+      .all()
+      .map((f) => ({ ...f, path: join(video.dir, 'frames', f.file) }));
+  const segmentRows = (kinds?: SegmentKind[]) =>
+    d.db
+      .select()
+      .from(segments)
+      .where(kinds ? and(eq(segments.videoId, video.id), inArray(segments.kind, kinds)) : eq(segments.videoId, video.id))
+      .orderBy(asc(segments.start))
+      .all();
 
-  for (let i = from; i < stages.length; i++) {
-    const a = stages[i]!;
+  for (let i = from; i < stages.length; ) {
     if (signal.aborted) return 'cancelled';
-    let lastReport = 0;
-    let cancelled = false;
+    // A run of analyzers marked concurrent works at the same time (they only read what earlier
+    // stages stored); their outputs are still committed one by one, in pipeline order.
+    let j = i + 1;
+    if (stages[i]!.concurrent) while (j < stages.length && stages[j]!.concurrent) j++;
+    const group = stages.slice(i, j);
+    const fractions = group.map(() => 0);
     const ctrl = new AbortController();
     const onAbort = () => ctrl.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
-    const ctx: StageContext = {
-      video,
-      ffmpeg: d.ffmpeg,
-      signal: ctrl.signal,
-      log,
-      progress: (fraction) => {
-        const now = performance.now();
-        if (now - lastReport < REPORT_EVERY_MS) return;
-        lastReport = now;
-        const overall = ((weightBefore(i) + a.weight * Math.max(0, Math.min(1, fraction))) / totalWeight) * 100;
-        const doneSinceStart = overall - startProgress;
-        const eta = doneSinceStart > 1 ? ((now - startedAt) / 1000) * ((100 - overall) / doneSinceStart) : null;
-        if (!d.queue.report(video.id, d.workerId, a.stage, round1(overall), eta === null ? null : Math.round(eta))) {
-          cancelled = true;
-          ctrl.abort(new Error('the video was removed'));
-        }
-        d.onChange?.(video.id);
-      },
-      frames: () =>
-        d.db
-          .select()
-          .from(frames)
-          .where(eq(frames.videoId, video.id))
-          .orderBy(asc(frames.t))
-          .all()
-          .map((f) => ({ ...f, path: join(video.dir, 'frames', f.file) })),
-      segments: (kinds?: SegmentKind[]) =>
-        d.db
-          .select()
-          .from(segments)
-          .where(kinds ? and(eq(segments.videoId, video.id), inArray(segments.kind, kinds)) : eq(segments.videoId, video.id))
-          .orderBy(asc(segments.start))
-          .all(),
-    };
-    const t0 = performance.now();
-    let result: StageResult;
-    try {
-      d.queue.report(video.id, d.workerId, a.stage, round1((weightBefore(i) / totalWeight) * 100), null);
+    let cancelled = false;
+    let lastReport = 0;
+    const report = (force = false) => {
+      const now = performance.now();
+      if (!force && now - lastReport < REPORT_EVERY_MS) return;
+      lastReport = now;
+      const done = weightBefore(i) + group.reduce((sum, a, k) => sum + a.weight * fractions[k]!, 0);
+      const overall = (done / totalWeight) * 100;
+      const doneSinceStart = overall - startProgress;
+      const eta = doneSinceStart > 1 ? ((now - startedAt) / 1000) * ((100 - overall) / doneSinceStart) : null;
+      // The job's stage stays at the group's first stage, so a restart re-runs the whole group.
+      if (!d.queue.report(video.id, d.workerId, group[0]!.stage, round1(overall), eta === null ? null : Math.round(eta))) {
+        cancelled = true;
+        ctrl.abort(new Error('the video was removed'));
+      }
       d.onChange?.(video.id);
-      result = await a.run(ctx);
-    } catch (e) {
-      if (cancelled || signal.aborted) return 'cancelled';
-      if (e instanceof EngineUnavailableError) {
+    };
+    report(true);
+
+    const settled = await Promise.allSettled(
+      group.map(async (a, k) => {
+        const t0 = performance.now();
+        const ctx: StageContext = {
+          video,
+          ffmpeg: d.ffmpeg,
+          signal: ctrl.signal,
+          log,
+          progress: (fraction) => {
+            fractions[k] = Math.max(0, Math.min(1, fraction));
+            report();
+          },
+          frames: frameRows,
+          segments: segmentRows,
+        };
+        try {
+          return await a.run(ctx);
+        } catch (e) {
+          // One real failure fails the video: stop the others rather than let them finish for nothing.
+          if (!(e instanceof EngineUnavailableError)) ctrl.abort(e);
+          throw e;
+        } finally {
+          timings[a.stage] = Math.round(performance.now() - t0);
+          fractions[k] = 1;
+        }
+      }),
+    );
+    signal.removeEventListener('abort', onAbort);
+    if (cancelled || signal.aborted) return 'cancelled';
+
+    const results: StageResult[] = [];
+    for (let k = 0; k < group.length; k++) {
+      const a = group[k]!;
+      const r = settled[k]!;
+      if (r.status === 'fulfilled') {
+        results.push(r.value);
+      } else if (r.reason instanceof EngineUnavailableError) {
         // Not this video's fault: skip the analyzer, and say so in the metadata.
-        log.warn('analyzer unavailable', { stage: a.stage, reason: e.message });
-        result = { summary: { engine: a.info.name, unavailable: e.message } };
+        log.warn('analyzer unavailable', { stage: a.stage, reason: r.reason.message });
+        results.push({ summary: { engine: a.info.name, unavailable: r.reason.message } });
       } else {
-        const reason = `${a.info.kind} analysis failed: ${(e as Error).message}`;
+        const first = settled.find((x) => x.status === 'rejected' && !(x.reason instanceof EngineUnavailableError) && !ctrl.signal.aborted) ?? r;
+        const why = ((first as PromiseRejectedResult).reason as Error)?.message ?? String((first as PromiseRejectedResult).reason);
+        const reason = `${a.info.kind} analysis failed: ${why}`;
         log.warn('analysis failed', { stage: a.stage, reason });
         d.queue.fail(video.id, reason);
         d.onChange?.(video.id);
         return 'failed';
       }
-    } finally {
-      signal.removeEventListener('abort', onAbort);
     }
-    if (cancelled) return 'cancelled';
-    timings[a.stage] = Math.round(performance.now() - t0);
-    const next = stages[i + 1]?.stage ?? 'finalizing';
-    const progress = round1((weightBefore(i + 1) / totalWeight) * 100);
-    const advanced = d.queue.advance(video.id, d.workerId, next, progress, (tx) => {
-      if (a.kinds.length) tx.delete(segments).where(and(eq(segments.videoId, video.id), inArray(segments.kind, [...a.kinds]))).run();
-      if (result.segments?.length) {
-        // Chunked: SQLite limits the number of bound parameters per statement.
-        for (let k = 0; k < result.segments.length; k += 200) {
-          tx.insert(segments)
-            .values(result.segments.slice(k, k + 200).map((s) => ({ videoId: video.id, kind: s.kind, start: s.start, end: s.end, text: s.text, confidence: s.confidence ?? null, extra: s.extra ?? null })))
-            .run();
-        }
-      }
-      if (result.frames) {
-        tx.delete(frames).where(eq(frames.videoId, video.id)).run();
-        for (let k = 0; k < result.frames.length; k += 200) {
-          const chunk = result.frames.slice(k, k + 200);
-          if (chunk.length) tx.insert(frames).values(chunk.map((f) => ({ videoId: video.id, ...f }))).run();
-        }
-      }
-      result.apply?.(tx);
-      const summary = { ...(result.summary ?? {}), ms: timings[a.stage] };
-      tx.update(videos)
-        .set({ analysis: sql`json_set(coalesce(${videos.analysis}, '{}'), ${'$.' + a.info.kind}, json(${JSON.stringify(summary)}))` })
-        .where(eq(videos.id, video.id))
-        .run();
-    });
-    d.onChange?.(video.id);
-    if (!advanced) return 'cancelled';
+
+    for (let k = 0; k < group.length; k++) {
+      const a = group[k]!;
+      const result = results[k]!;
+      const next = stages[i + k + 1]?.stage ?? 'finalizing';
+      const progress = round1((weightBefore(i + k + 1) / totalWeight) * 100);
+      const advanced = d.queue.advance(video.id, d.workerId, next, progress, (tx) => store(tx, video.id, a, result, timings[a.stage] ?? 0));
+      d.onChange?.(video.id);
+      if (!advanced) return 'cancelled';
+    }
+    i = j;
   }
   if (!d.queue.finish(video.id, d.workerId)) return 'cancelled';
   d.onChange?.(video.id);
   log.info('analysis done', { ms: Math.round(performance.now() - startedAt), stages: timings });
   return 'ready';
+}
+
+/** A stage's output replaces whatever an interrupted earlier run of it stored. */
+function store(tx: Db, videoId: string, a: Analyzer, result: StageResult, ms: number): void {
+  if (a.kinds.length) tx.delete(segments).where(and(eq(segments.videoId, videoId), inArray(segments.kind, [...a.kinds]))).run();
+  // Chunked: SQLite limits the number of bound parameters per statement.
+  const segs = result.segments ?? [];
+  for (let k = 0; k < segs.length; k += 200) {
+    tx.insert(segments)
+      .values(segs.slice(k, k + 200).map((s) => ({ videoId, kind: s.kind, start: s.start, end: s.end, text: s.text, confidence: s.confidence ?? null, extra: s.extra ?? null })))
+      .run();
+  }
+  if (result.frames) {
+    tx.delete(frames).where(eq(frames.videoId, videoId)).run();
+    for (let k = 0; k < result.frames.length; k += 200) {
+      tx.insert(frames)
+        .values(result.frames.slice(k, k + 200).map((f) => ({ videoId, ...f })))
+        .run();
+    }
+  }
+  result.apply?.(tx);
+  const summary = { ...(result.summary ?? {}), ms };
+  tx.update(videos)
+    .set({ analysis: sql`json_set(coalesce(${videos.analysis}, '{}'), ${'$.' + a.info.kind}, json(${JSON.stringify(summary)}))` })
+    .where(eq(videos.id, videoId))
+    .run();
 }
 
 const round1 = (x: number) => Math.round(x * 10) / 10;

@@ -27,6 +27,8 @@ export class SpeechAnalyzer implements Analyzer {
   readonly kinds = ['speech', 'transcript'] as const;
   readonly info: EngineInfo;
   readonly weight: number;
+  /** Reads frames (objects) or the audio (speech) on about one core: runs beside OCR and the other. */
+  readonly concurrent = true;
   private readonly vadOpts: VadOptions;
   private readonly padSec: number;
   private vad?: Promise<SileroVad>;

@@ -5,7 +5,7 @@
  * as JSON lines on stdout. It exits when its stdin closes (the parent is gone).
  */
 import { randomId } from '../ids';
-import { createAnalyzers, unknownAnalyzers } from '../analysis';
+import { createAnalyzers } from '../analysis';
 import { runJob } from '../analysis/pipeline';
 import type { Config } from '../config';
 import { createLogger } from '../log';
@@ -22,8 +22,6 @@ export async function runWorker(config: Config): Promise<number> {
   const db = openDatabase(files.dbFile);
   const queue = new JobQueue(db);
   const { ffmpeg } = await resolveBinaries(files.binDir);
-  const unknown = unknownAnalyzers(config);
-  if (unknown.length) log.warn('unknown analyzers ignored', { unknown });
   const analyzers = createAnalyzers(config);
   const workerId = `w_${process.pid}_${randomId(6)}`;
   const send = (m: WorkerMessage) => process.stdout.write(JSON.stringify(m) + '\n');
