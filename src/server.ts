@@ -33,6 +33,7 @@ export async function startServer(config: Config, out: (line: string) => void = 
     onChanged: (videoId) => {
       const v = service.db.select({ userId: videos.userId, indexId: videos.indexId }).from(videos).where(eq(videos.id, videoId)).get();
       if (v) service.indexes.invalidate(v.userId, v.indexId);
+      service.answering.invalidate(videoId);
     },
   });
   supervisor.start();

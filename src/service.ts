@@ -3,8 +3,9 @@
  * (used by the HTTP server, the CLI and the tests).
  */
 import { AccountService } from './accounts/service';
+import { UseEmbedder } from './analysis/embedder';
 import { AnsweringService } from './answering/service';
-import type { Config } from './config';
+import { analyzerNames, type Config } from './config';
 import { IndexService } from './indexes/service';
 import { IngestService } from './ingest/service';
 import { Maintenance } from './jobs/maintenance';
@@ -57,10 +58,29 @@ export function createService(config: Config, log: Logger = createLogger(config.
       service.wakeWorkers();
     },
   });
-  const answering = new AnsweringService({ db, config, accounts, indexes });
-  const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
   const links = new MediaLinks(files.secretKey(), config.mediaLinkTtlSec);
-  return Object.assign(service, { config, log, db, files, accounts, indexes, ingest, answering, maintenance, links, queue, wakeWorkers: () => {}, close: () => db.$client.close() });
+  // The question embedder loads on the first question (a few hundred ms), not at start-up.
+  const embedder = analyzerNames(config.analyzers).includes('embeddings') ? new UseEmbedder() : null;
+  const answering = new AnsweringService({ db, config, accounts, indexes, links, embedder });
+  const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
+  return Object.assign(service, {
+    config,
+    log,
+    db,
+    files,
+    accounts,
+    indexes,
+    ingest,
+    answering,
+    maintenance,
+    links,
+    queue,
+    wakeWorkers: () => {},
+    close: () => {
+      void embedder?.close?.();
+      db.$client.close();
+    },
+  });
 }
 
 export interface DefaultUser {

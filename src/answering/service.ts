@@ -2,8 +2,7 @@
  * POST /inquire. Validates the question's scope (index, target_video, target), charges credits
  * (check and debit in one statement; refunded when answering fails) and composes the answer.
  *
- * Until the analysis pipeline indexes what is seen and said, the answer is built only from what
- * the service knows about the files (names, durations, formats) and says so: it never invents.
+ * The answer is composed from the indexed evidence (see compose.ts); it never invents.
  */
 import { and, eq } from 'drizzle-orm';
 import type { AccountService } from '../accounts/service';
@@ -12,6 +11,10 @@ import { ApiError, badRequest, notFound } from '../errors';
 import type { IndexService } from '../indexes/service';
 import type { Db } from '../storage/db';
 import { videos, type MediaIndex, type User, type Video } from '../storage/schema';
+import type { Embedder } from '../analysis/embedder';
+import type { MediaLinks } from '../media/links';
+import { Composer, type Composed } from './compose';
+import { EmbeddingCache, EvidenceFinder, windowOf, type Evidence } from './evidence';
 import { formatTime, parseTarget, type TimeTarget } from './target';
 
 export interface InquireRequest {
@@ -25,7 +28,11 @@ export interface InquireRequest {
 export interface InquireResponse {
   status: 'complete';
   output: string;
-  /** Credits this question cost (additive field). */
+  /** Additive: what the answer is based on, best first; every time in `output` is one of these. */
+  evidence: Evidence[];
+  /** Additive: which backend wrote the answer. */
+  model: string;
+  /** Additive: credits this question cost. */
   credits_used: number;
 }
 
@@ -36,9 +43,20 @@ export interface Scope {
 }
 
 export class AnsweringService {
+  private readonly embeddings: EmbeddingCache;
+  private readonly finder: EvidenceFinder;
+
   constructor(
-    private readonly d: { db: Db; config: Config; accounts: AccountService; indexes: IndexService },
-  ) {}
+    private readonly d: { db: Db; config: Config; accounts: AccountService; indexes: IndexService; links: MediaLinks; embedder: Embedder | null },
+  ) {
+    this.embeddings = new EmbeddingCache(d.db);
+    this.finder = new EvidenceFinder(d.db, this.embeddings, d.embedder);
+  }
+
+  /** A video's segments changed (analysis progressed, or it was removed). */
+  invalidate(videoId: string): void {
+    this.embeddings.invalidate(videoId);
+  }
 
   /** Resolves and checks everything the question names; throws 400/404 before any charge. */
   scope(user: User, req: InquireRequest): Scope {
@@ -62,7 +80,7 @@ export class AnsweringService {
     return { index, videos: vids, target };
   }
 
-  inquire(user: User, req: InquireRequest): InquireResponse {
+  async inquire(user: User, req: InquireRequest): Promise<InquireResponse> {
     const scope = this.scope(user, req);
     const cost = this.d.config.inquireCost;
     if (!this.d.accounts.charge(user.id, cost, 'inquire')) {
@@ -70,25 +88,24 @@ export class AnsweringService {
       throw badRequest(`insufficient credits: the balance is ${balance} and a question costs ${cost}`);
     }
     try {
-      return { status: 'complete', output: composeFromMetadata(req, scope), credits_used: cost };
+      const composed = await this.compose(req, scope);
+      return { status: 'complete', output: composed.output, evidence: composed.evidence, model: COMPOSER_NAME, credits_used: cost };
     } catch (e) {
       this.d.accounts.refund(user.id, cost, 'inquire failed');
       throw e instanceof ApiError ? e : new ApiError(500, `answering failed: ${(e as Error).message}`);
     }
   }
+
+  compose(req: InquireRequest, scope: Scope): Promise<Composed> {
+    return new Composer({
+      prompt: req.prompt,
+      guidance: req.guidance ?? '',
+      scope: { videos: scope.videos, window: windowOf(scope.target) },
+      finder: this.finder,
+      frameUrl: (videoId, file) => this.d.links.sign(`/media/${videoId}/frames/${file}`),
+    }).compose();
+  }
 }
 
-function describeVideo(v: Video): string {
-  if (v.status !== 'ready') return `${v.fileName} (${v.status}${v.error ? `: ${v.error}` : ''})`;
-  const parts = [formatTime(v.durationSec ?? 0), `${v.width}×${v.height}`, `${Math.round((v.fps ?? 0) * 100) / 100} fps`, v.hasAudio ? 'with sound' : 'no sound'];
-  return `${v.fileName} (${parts.join(', ')})`;
-}
-
-function composeFromMetadata(req: InquireRequest, scope: Scope): string {
-  const { index, videos: vids, target } = scope;
-  if (vids.length === 0) return `The index "${index.name}" holds no videos yet, so there is nothing to answer "${req.prompt.slice(0, 200)}" from. Add a video with POST /remote-upload.`;
-  const where = target ? (target.point ? ` at ${formatTime(target.start)}` : ` from ${formatTime(target.start)} to ${formatTime(target.end)}`) : '';
-  const list = vids.map(describeVideo).join('; ');
-  const what = vids.length === 1 ? `This is ${list}.` : `The index "${index.name}" holds ${vids.length} videos: ${list}.`;
-  return `I could not find an answer to "${req.prompt.slice(0, 200)}"${where}: what is seen and said in the video has not been analysed, so I only know the files themselves. ${what}`;
-}
+/** Reported as `model` when no generative model wrote the answer. */
+export const COMPOSER_NAME = 'vidq-composer (extractive, no generative model)';

@@ -49,9 +49,22 @@ export const InquireBody = t.Object({
   target_video: t.Optional(t.String({ maxLength: 64, description: 'file_id of one video of the index to focus on' })),
 });
 
+export const Evidence = t.Object({
+  video_id: t.String(),
+  file_name: t.String(),
+  start: t.Number({ description: 'seconds' }),
+  end: t.Number({ description: 'seconds' }),
+  kind: t.String({ description: 'shot | ocr | object | speech | transcript | caption | audio' }),
+  text: t.String(),
+  score: t.Number(),
+  frame_url: t.Union([t.String(), t.Null()], { description: 'signed URL of the sampled frame nearest the span' }),
+});
+
 export const InquireResponse = t.Object({
   status: t.String({ description: 'always "complete"', examples: ['complete'] }),
-  output: t.String({ description: 'the answer' }),
+  output: t.String({ description: 'the answer; every timestamp in it comes from `evidence`' }),
+  evidence: t.Optional(t.Array(Evidence, { description: 'additive: what the answer is based on, best first' })),
+  model: t.Optional(t.String({ description: 'additive: the backend that wrote the answer' })),
   credits_used: t.Optional(t.Number({ description: 'additive: credits charged for this answer' })),
 });
 

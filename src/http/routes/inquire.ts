@@ -1,15 +1,17 @@
 /** POST /inquire. */
 import { Elysia } from 'elysia';
 import type { Service } from '../../service';
-import { tokenOf } from '../auth';
+import { originOf, tokenOf } from '../auth';
 import { ErrorBody, InquireBody, InquireResponse } from '../models';
 
 export function inquireRoutes(s: Service) {
   return new Elysia({ name: 'routes/inquire' }).post(
     '/inquire',
-    ({ body, request }) => {
+    async ({ body, request }) => {
       const user = s.accounts.authenticate(tokenOf(body.token, request));
-      return s.answering.inquire(user, body);
+      const answer = await s.answering.inquire(user, body);
+      const origin = originOf(request);
+      return { ...answer, evidence: answer.evidence.map((e) => ({ ...e, frame_url: e.frame_url && origin + e.frame_url })) };
     },
     {
       body: InquireBody,
