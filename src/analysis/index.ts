@@ -3,7 +3,9 @@
  * a compiled executable cannot discover plugins at run time.
  */
 import { analyzerNames, type Config } from '../config';
+import type { AnalysisAssets } from './assets';
 import type { Analyzer } from './contracts';
+import { UseEmbedder } from './embedder';
 import { EmbeddingsAnalyzer } from './embeddings';
 import { ObjectsAnalyzer } from './objects';
 import { OcrAnalyzer } from './ocr';
@@ -11,19 +13,26 @@ import { SpeechAnalyzer } from './speech';
 import { createSpeechToText } from './stt';
 import { DEFAULT_VISUAL, VisualAnalyzer } from './visual';
 
-export function createAnalyzers(config: Config): Analyzer[] {
+/**
+ * `assets` (from analysisAssets()) says where the models and wasm files are; the compiled
+ * executable must pass it. Without it, each analyzer finds its files in node_modules.
+ */
+export function createAnalyzers(config: Config, assets?: AnalysisAssets): Analyzer[] {
   return analyzerNames(config.analyzers).map((name): Analyzer => {
     switch (name) {
       case 'visual':
         return new VisualAnalyzer({ ...DEFAULT_VISUAL, frameIntervalSec: config.frameIntervalSec });
       case 'ocr':
-        return new OcrAnalyzer();
+        return new OcrAnalyzer({ modelDir: assets?.ocrModelDir });
       case 'objects':
-        return new ObjectsAnalyzer();
+        return new ObjectsAnalyzer({ modelDir: assets?.objects?.modelDir, wasmDir: assets?.objects?.wasmDir });
       case 'speech':
-        return new SpeechAnalyzer({ stt: createSpeechToText({ type: config.sttEngine as 'auto' | 'whisper' | 'none', modelsDir: config.modelsDir, model: config.whisperModel }) });
+        return new SpeechAnalyzer({
+          stt: createSpeechToText({ type: config.sttEngine as 'auto' | 'whisper' | 'none', modelsDir: config.modelsDir, model: config.whisperModel }),
+          vadModel: assets?.vadModel,
+        });
       case 'embeddings':
-        return new EmbeddingsAnalyzer();
+        return new EmbeddingsAnalyzer(new UseEmbedder({ files: assets?.embeddings }));
     }
   });
 }

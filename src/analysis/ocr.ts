@@ -92,6 +92,8 @@ export class OcrAnalyzer implements Analyzer {
   readonly info = { kind: 'ocr', name: 'paddleocr-ppocrv4 (onnxruntime)' };
   // ~100 ms per frame at one frame per 3 s, plus loading the models: a bit more than the visual decode.
   readonly weight = 1.5;
+  /** Reads only the stored frames: runs beside objects and speech (one core each). */
+  readonly concurrent = true;
   private readonly opts: OcrOptions;
   private engine: Promise<PaddleEngine> | null = null;
 
