@@ -8,11 +8,29 @@
  * and the tests never carry 150 MB of binaries) is rewritten for the duration of the compile and
  * always restored afterwards, so the working tree stays clean.
  *
+ * The analyzers' files travel the same way: src/analysis/assets.generated.ts is rewritten to import
+ * the OCR, object-detection, VAD and sentence-embedding models, the tfjs wasm binaries and the
+ * native libraries of onnxruntime-node and sharp (src/analysis/assets.ts extracts them to
+ * DATA_DIR/assets on first use). Besides, the compile:
+ * - has src/analysis/objects-worker.ts as a second entrypoint (a Worker's code must be in the
+ *   build), named without its folder so that objects.ts's `new URL('./objects-worker.ts',
+ *   import.meta.url)` finds it next to the main module in the executable as it does in src/;
+ * - requires sharp's binding by its path (sharp picks it at run time from a list, which the bundler
+ *   cannot follow), so that Bun embeds it as it embeds onnxruntime-node's;
+ * - turns `createRequire(import.meta.url)('<package>')` in src/ into `require('<package>')`, which
+ *   the bundler includes (a runtime require finds no node_modules in the executable).
+ *
  * Usage: bun scripts/build.ts [--outfile dist/vidq]
  */
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { join, relative, resolve } from 'node:path';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import type { BunPlugin } from 'bun';
+import { useFiles } from '../src/analysis/embedder';
+import { objectModelPaths } from '../src/analysis/objects';
+import { ocrModelDir } from '../src/analysis/ocr';
+import { vadModelPath } from '../src/analysis/vad';
 
 const root = resolve(import.meta.dir, '..');
 const distDir = join(root, 'dist');
@@ -20,6 +38,9 @@ const exe = process.platform === 'win32' ? 'vidq.exe' : 'vidq';
 const argOut = process.argv.indexOf('--outfile');
 const outfile = argOut > 0 && process.argv[argOut + 1] ? resolve(process.argv[argOut + 1]!) : join(distDir, exe);
 const embeddedFile = join(root, 'src/media/embedded.generated.ts');
+const assetsFile = join(root, 'src/analysis/assets.generated.ts');
+const workerEntry = join(root, 'src/analysis/objects-worker.ts');
+const rootRequire = createRequire(join(root, 'package.json'));
 
 /** Paths of this platform's packaged binaries (the same packages binaries.ts falls back to). */
 function packagedBinaries(): { ffmpeg: string; ffprobe: string } {
@@ -45,10 +66,140 @@ export const EMBEDDED_BINARIES: { ffmpeg: string; ffprobe: string } | null = { f
 `;
 }
 
+interface AssetFile {
+  group: string;
+  /** Path inside the group's extracted folder. */
+  rel: string;
+  src: string;
+  /** For shared libraries: a symbol to bind when loading it. */
+  symbol?: string;
+}
+
+/** Every file the analyzers load at run time, from the same places they use when run from source. */
+function analysisFiles(): { files: AssetFile[]; sharpBinding: string | null } {
+  const files: AssetFile[] = [];
+  const add = (group: string, dir: string, names: string[], sub = '') => {
+    for (const n of names) {
+      const src = join(dir, n);
+      if (!existsSync(src)) throw new Error(`${src} is missing (run npm ci); cannot embed it`);
+      files.push({ group, rel: sub ? `${sub}/${n}` : n, src });
+    }
+  };
+  const wasm = ['tfjs-backend-wasm.wasm', 'tfjs-backend-wasm-simd.wasm', 'tfjs-backend-wasm-threaded-simd.wasm'];
+
+  add('ocr', ocrModelDir(), ['ch_PP-OCRv4_det_infer.onnx', 'ch_PP-OCRv4_rec_infer.onnx', 'ppocr_keys_v1.txt']);
+
+  const objects = objectModelPaths();
+  add('objects', objects.modelDir, ['centernet.json', 'movenet-lightning.json'].flatMap((m) => [m, ...weightFiles(join(objects.modelDir, m))]), 'models');
+  add('objects', objects.wasmDir, wasm, 'wasm');
+
+  const saved = process.env.VIDQ_VAD_MODEL;
+  delete process.env.VIDQ_VAD_MODEL; // the package's model, whatever this shell points the VAD at
+  const vad = vadModelPath();
+  if (saved !== undefined) process.env.VIDQ_VAD_MODEL = saved;
+  add('vad', dirname(vad), [basename(vad)]);
+  if (basename(vad) !== 'silero_vad.onnx') throw new Error(`unexpected VAD model name ${vad}`);
+
+  const use = useFiles();
+  add('embeddings', use.modelDir, ['model.json', ...weightFiles(join(use.modelDir, 'model.json')), 'vocab.json'], 'model');
+  add('embeddings', use.wasmDir, wasm, 'wasm');
+
+  // onnxruntime-node's binding is embedded by Bun (a static require); the library it links is not.
+  const ortBin = join(dirname(rootRequire.resolve('onnxruntime-node')), '..', 'bin', 'napi-v6', process.platform, process.arch);
+  const ortLib = readdirSync(ortBin).find((f) => /^libonnxruntime\.(so\.\d+|\d[\d.]*\.dylib)$/.test(f));
+  if (!ortLib) throw new Error(`no libonnxruntime in ${ortBin}`);
+  files.push({ group: 'native', rel: ortLib, src: join(ortBin, ortLib), symbol: 'OrtGetApiBase' });
+
+  // sharp (the OCR stage decodes frames with it): its binding and libvips, when installed.
+  let sharpBinding: string | null = null;
+  try {
+    const sharpRequire = createRequire(rootRequire.resolve('sharp'));
+    const target = `${process.platform}-${process.arch}`;
+    sharpBinding = sharpRequire.resolve(`@img/sharp-${target}/sharp.node`);
+    const vipsDir = dirname(createRequire(sharpBinding).resolve(`@img/sharp-libvips-${target}/lib`));
+    const vips = readdirSync(vipsDir).find((f) => /^libvips-cpp\.(so\.\d+|\d[\d.]*\.dylib)$/.test(f));
+    if (!vips) throw new Error(`no libvips-cpp in ${vipsDir}`);
+    files.push({ group: 'native', rel: vips, src: join(vipsDir, vips), symbol: 'vips_version' });
+  } catch (e) {
+    console.warn(`warning: sharp's binding is not embedded, the OCR stage will be unavailable: ${(e as Error).message}`);
+    sharpBinding = null;
+  }
+  return { files, sharpBinding };
+}
+
+/** The weight files a tfjs model.json names (the extracted copies must keep these names). */
+function weightFiles(modelJson: string): string[] {
+  const json = JSON.parse(readFileSync(modelJson, 'utf8')) as { weightsManifest?: { paths: string[] }[] };
+  return (json.weightsManifest ?? []).flatMap((g) => g.paths);
+}
+
+/** The generated module: one `with { type: 'file' }` import per file, grouped, with sizes and a content hash per group. */
+function assetsSource(files: AssetFile[]): { source: string; bytes: number } {
+  const groups = new Map<string, AssetFile[]>();
+  for (const f of files) groups.set(f.group, [...(groups.get(f.group) ?? []), f]);
+  const committed = readFileSync(assetsFile, 'utf8');
+  const types = committed.slice(committed.indexOf('/** One embedded file'), committed.indexOf('export const EMBEDDED_ASSETS'));
+  const imports: string[] = [];
+  const entries: string[] = [];
+  let bytes = 0;
+  let n = 0;
+  for (const [group, list] of groups) {
+    const hash = createHash('sha256');
+    const rows: string[] = [];
+    for (const f of list) {
+      const data = readFileSync(f.src);
+      hash.update(f.rel).update('\0').update(data);
+      bytes += data.length;
+      const id = `f${n++}`;
+      imports.push(`import ${id} from ${JSON.stringify(f.src)} with { type: 'file' };`);
+      rows.push(`{ rel: ${JSON.stringify(f.rel)}, path: ${id} as unknown as string, size: ${data.length}${f.symbol ? `, symbol: ${JSON.stringify(f.symbol)}` : ''} }`);
+    }
+    entries.push(`  ${group}: { hash: ${JSON.stringify(hash.digest('hex').slice(0, 16))}, files: [\n    ${rows.join(',\n    ')},\n  ] },`);
+  }
+  const source = `// Written by scripts/build.ts for the compiled executable, restored after the build. Do not commit.
+${imports.join('\n')}
+
+${types}export const EMBEDDED_ASSETS: Partial<Record<AssetGroupName, EmbeddedAssetGroup>> | null = {
+${entries.join('\n')}
+};
+`;
+  return { source, bytes };
+}
+
+/** See the top of this file: sharp's binding by path, and createRequire calls in src/ made bundleable. */
+function bundlingPlugin(sharpBinding: string | null): BunPlugin {
+  return {
+    name: 'vidq-compile',
+    setup(build) {
+      if (sharpBinding) {
+        build.onLoad({ filter: /[\\/]node_modules[\\/]sharp[\\/]lib[\\/]sharp\.js$/ }, () => ({
+          contents: `module.exports = require(${JSON.stringify(sharpBinding)});\n`,
+          loader: 'js',
+        }));
+      }
+      const src = join(root, 'src') + '/';
+      build.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, async (args) => {
+        const text = await Bun.file(args.path).text();
+        if (!args.path.startsWith(src)) return { contents: text, loader: 'ts' };
+        const rewritten = text.replace(/\bcreateRequire\(import\.meta\.url\)\((['"])([^'"\n]+)\1\)/g, (call, _q: string, spec: string) => {
+          try {
+            Bun.resolveSync(spec, dirname(args.path));
+          } catch {
+            return call; // not resolvable here either: left to fail (and be handled) at run time
+          }
+          return `require(${JSON.stringify(spec)})`;
+        });
+        return { contents: rewritten, loader: 'ts' };
+      });
+    },
+  };
+}
+
 const mb = (n: number) => (n / 1024 / 1024).toFixed(1);
 
 async function main(): Promise<number> {
   const bins = packagedBinaries();
+  const analysis = analysisFiles();
   // dist/ holds exactly one file: the executable.
   if (outfile.startsWith(distDir + '/')) {
     rmSync(distDir, { recursive: true, force: true });
@@ -56,19 +207,29 @@ async function main(): Promise<number> {
   }
 
   const original = readFileSync(embeddedFile, 'utf8');
+  const originalAssets = readFileSync(assetsFile, 'utf8');
   const started = performance.now();
+  const generatedAssets = assetsSource(analysis.files);
   let result: Awaited<ReturnType<typeof Bun.build>>;
+  const restore = () => {
+    writeFileSync(embeddedFile, original);
+    writeFileSync(assetsFile, originalAssets);
+  };
   // Restore on Ctrl-C / kill too, not only on the way out of the try.
   const restoreAndExit = (signal: string) => {
-    writeFileSync(embeddedFile, original);
-    console.error(`build interrupted (${signal}); ${relative(root, embeddedFile)} restored`);
+    restore();
+    console.error(`build interrupted (${signal}); ${relative(root, embeddedFile)} and ${relative(root, assetsFile)} restored`);
     process.exit(130);
   };
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(sig, restoreAndExit);
   try {
     writeFileSync(embeddedFile, embeddedSource(bins));
+    writeFileSync(assetsFile, generatedAssets.source);
     result = await Bun.build({
-      entrypoints: [join(root, 'src/main.ts')],
+      entrypoints: [join(root, 'src/main.ts'), workerEntry],
+      // [name] without [dir]: the worker sits next to the main module, as objects.ts expects.
+      naming: { entry: '[name].[ext]' },
+      plugins: [bundlingPlugin(analysis.sharpBinding)],
       minify: true,
       sourcemap: 'none',
       // Precompiled bytecode: about a third less start-up time for ~6 MB (measured with
@@ -80,7 +241,7 @@ async function main(): Promise<number> {
       throw: false,
     });
   } finally {
-    writeFileSync(embeddedFile, original);
+    restore();
     for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(sig, restoreAndExit);
   }
   if (!result.success) {
@@ -104,7 +265,7 @@ async function main(): Promise<number> {
   const size = statSync(outfile).size;
   const embedded = statSync(bins.ffmpeg).size + statSync(bins.ffprobe).size;
   console.log(`built ${relative(process.cwd(), outfile) || outfile} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  console.log(`executable size: ${mb(size)} MB (${size} bytes; ffmpeg + ffprobe embedded: ${mb(embedded)} MB)`);
+  console.log(`executable size: ${mb(size)} MB (${size} bytes; ffmpeg + ffprobe embedded: ${mb(embedded)} MB; analysis models and libraries: ${mb(generatedAssets.bytes)} MB in ${analysis.files.length} files)`);
   return 0;
 }
 

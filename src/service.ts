@@ -3,6 +3,7 @@
  * (used by the HTTP server, the CLI and the tests).
  */
 import { AccountService } from './accounts/service';
+import { embeddingFiles } from './analysis/assets';
 import { UseEmbedder } from './analysis/embedder';
 import { AnsweringService } from './answering/service';
 import { analyzerNames, type Config } from './config';
@@ -60,7 +61,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
   });
   const links = new MediaLinks(files.secretKey(), config.mediaLinkTtlSec);
   // The question embedder loads on the first question (a few hundred ms), not at start-up.
-  const embedder = analyzerNames(config.analyzers).includes('embeddings') ? new UseEmbedder() : null;
+  const embedder = analyzerNames(config.analyzers).includes('embeddings') ? new UseEmbedder({ files: () => embeddingFiles(files.assetsDir) }) : null;
   const answering = new AnsweringService({ db, config, accounts, indexes, links, embedder });
   const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
   return Object.assign(service, {

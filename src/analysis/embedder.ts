@@ -40,7 +40,11 @@ export function useFiles(): UseFiles {
 }
 
 export interface UseEmbedderOptions {
-  files?: UseFiles;
+  /**
+   * The model and wasm files, or how to get them on first use (the compiled executable extracts
+   * them then). @default useFiles()
+   */
+  files?: UseFiles | (() => UseFiles | Promise<UseFiles>);
   /** Most texts per model call. @default 16 */
   maxBatch?: number;
   /**
@@ -74,7 +78,8 @@ export class UseEmbedder implements Embedder {
 
   /** Loads the model (about 0.1 s); `embed` calls it on first use. */
   load(): Promise<EmbeddingsModel> {
-    this.model ??= loadUse(this.opts.files ?? useFiles()).catch((e) => {
+    const files = this.opts.files ?? useFiles;
+    this.model ??= (async () => loadUse(typeof files === 'function' ? await files() : files))().catch((e) => {
       this.model = null;
       throw new EngineUnavailableError(`the sentence-embedding model could not be loaded: ${(e as Error).message ?? e}`);
     });
@@ -122,7 +127,10 @@ async function loadUse(files: UseFiles): Promise<EmbeddingsModel> {
   try {
     const core = await import('@energetic-ai/core');
     const { EmbeddingsModel } = await import('@energetic-ai/embeddings');
-    const [model] = await Promise.all([core.loadGraphModel(`file://${join(files.modelDir, 'model.json')}`), core.ready()]);
+    // The backend first: loading the weights creates tensors, which throw ("Backend 'wasm' has not
+    // yet been initialized") when the weights are read before the wasm binary is compiled.
+    await core.ready();
+    const model = await core.loadGraphModel(`file://${join(files.modelDir, 'model.json')}`);
     if (core.getBackend() !== 'wasm') throw new Error(`tfjs backend is ${core.getBackend()}, not wasm`);
     const vocabulary = JSON.parse(readFileSync(join(files.modelDir, 'vocab.json'), 'utf8'));
     return new EmbeddingsModel({ model, vocabulary });

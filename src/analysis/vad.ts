@@ -7,7 +7,7 @@ import { EngineUnavailableError } from './contracts';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import * as ort from 'onnxruntime-node';
+import type { InferenceSession, Tensor } from 'onnxruntime-node';
 
 export const SAMPLE_RATE = 16000;
 
@@ -51,47 +51,70 @@ export function vadModelPath(): string {
   return file;
 }
 
+type Ort = typeof import('onnxruntime-node');
+let ortModule: Promise<Ort> | null = null;
+
+/**
+ * onnxruntime-node, imported on first use: its native binding may fail to load (a missing
+ * libonnxruntime, another platform), which must make the VAD unavailable rather than crash the
+ * process that merely imports this module.
+ */
+function loadOrt(): Promise<Ort> {
+  ortModule ??= import('onnxruntime-node').catch((e) => {
+    ortModule = null;
+    throw new EngineUnavailableError(`onnxruntime-node could not be loaded: ${(e as Error).message ?? e}`);
+  });
+  return ortModule;
+}
+
 /** One stream's worth of Silero state; call `reset()` before another audio stream. */
 export class SileroVad {
-  private h: ort.Tensor;
-  private c: ort.Tensor;
-  private readonly sr = new ort.Tensor('int64', BigInt64Array.from([BigInt(SAMPLE_RATE)]), [1]);
+  private h: Tensor;
+  private c: Tensor;
+  private readonly sr: Tensor;
 
-  private constructor(private readonly session: ort.InferenceSession) {
-    this.h = zeroState();
-    this.c = zeroState();
+  private constructor(
+    private readonly ort: Ort,
+    private readonly session: InferenceSession,
+  ) {
+    this.h = this.zeroState();
+    this.c = this.zeroState();
+    this.sr = new ort.Tensor('int64', BigInt64Array.from([BigInt(SAMPLE_RATE)]), [1]);
   }
 
   static async load(modelPath = vadModelPath(), threads = 1): Promise<SileroVad> {
+    const ort = await loadOrt();
     const session = await ort.InferenceSession.create(modelPath, { intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all' });
     const inputs = new Set(session.inputNames);
     if (!inputs.has('h') || !inputs.has('c') || !inputs.has('input')) {
       await session.release();
       throw new Error(`${modelPath} is not a Silero VAD v4 model (inputs: ${session.inputNames.join(', ')})`);
     }
-    return new SileroVad(session);
+    return new SileroVad(ort, session);
   }
 
   reset(): void {
-    this.h = zeroState();
-    this.c = zeroState();
+    this.h = this.zeroState();
+    this.c = this.zeroState();
   }
 
   /** Speech probability of one frame (its samples are copied; the caller may reuse the buffer). */
   async prob(frame: Float32Array): Promise<number> {
-    const input = new ort.Tensor('float32', frame.slice(), [1, frame.length]);
+    const input = new this.ort.Tensor('float32', frame.slice(), [1, frame.length]);
     const out = await this.session.run({ input, h: this.h, c: this.c, sr: this.sr });
-    this.h = out.hn as ort.Tensor;
-    this.c = out.cn as ort.Tensor;
+    this.h = out.hn as Tensor;
+    this.c = out.cn as Tensor;
     return (out.output!.data as Float32Array)[0]!;
   }
 
   async close(): Promise<void> {
     await this.session.release();
   }
-}
 
-const zeroState = () => new ort.Tensor('float32', new Float32Array(2 * 64), [2, 1, 64]);
+  private zeroState(): Tensor {
+    return new this.ort.Tensor('float32', new Float32Array(2 * 64), [2, 1, 64]);
+  }
+}
 
 /** A speech span in frame units: [start, end) and the mean probability of its frames. */
 export interface FrameSpan {

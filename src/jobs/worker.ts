@@ -6,8 +6,9 @@
  */
 import { randomId } from '../ids';
 import { createAnalyzers } from '../analysis';
+import { analysisAssets } from '../analysis/assets';
 import { runJob } from '../analysis/pipeline';
-import type { Config } from '../config';
+import { analyzerNames, type Config } from '../config';
 import { createLogger } from '../log';
 import { resolveBinaries } from '../media/binaries';
 import { openDatabase } from '../storage/db';
@@ -22,7 +23,11 @@ export async function runWorker(config: Config): Promise<number> {
   const db = openDatabase(files.dbFile);
   const queue = new JobQueue(db);
   const { ffmpeg } = await resolveBinaries(files.binDir);
-  const analyzers = createAnalyzers(config);
+  // In the compiled executable: the models and libraries, extracted on the first start.
+  const assets = await analysisAssets(files.assetsDir, analyzerNames(config.analyzers));
+  if (assets.extracted.length) log.info('analysis files extracted', { groups: assets.extracted, ms: assets.extractMs, dir: files.assetsDir });
+  for (const problem of assets.problems) log.warn('analysis files', { problem });
+  const analyzers = createAnalyzers(config, assets);
   const workerId = `w_${process.pid}_${randomId(6)}`;
   const send = (m: WorkerMessage) => process.stdout.write(JSON.stringify(m) + '\n');
   const stop = new AbortController();

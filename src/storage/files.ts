@@ -8,6 +8,7 @@
  *   media/<video_id>/       one folder per video: source.<ext> and derived files
  *   tmp/                    downloads in progress (emptied at start-up)
  *   bin/                    ffmpeg/ffprobe extracted from the executable
+ *   assets/<group>-<hash>/  analysis models, wasm files and libraries extracted from the executable
  */
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -30,6 +31,9 @@ export class DataDir {
   }
   get binDir() {
     return join(this.root, 'bin');
+  }
+  get assetsDir() {
+    return join(this.root, 'assets');
   }
   get defaultTokenFile() {
     return join(this.root, 'default-token.txt');
