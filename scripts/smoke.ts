@@ -1,6 +1,9 @@
 /**
  * Smoke test of the compiled executable: starts it like a user would (empty data directory, free
- * port, a bare environment), calls every endpoint and one error case of each, then stops it.
+ * port, a bare environment), calls every endpoint and one error case of each, checks that the two
+ * uploaded clips went through every analyzer inside the executable (models and native libraries
+ * extracted from it, none reported unavailable), then stops it. Run as root where `unshare` exists,
+ * it hides this checkout's node_modules from the executable (VIDQ_SMOKE_HIDE_NODE_MODULES=0: don't).
  *
  * Usage: bun scripts/smoke.ts [path/to/vidq]   (default dist/vidq)
  * The clips come from ../shared/media beside the repository (VIDQ_TEST_MEDIA overrides it); they are
@@ -9,7 +12,7 @@
  * Prints `ok - name` / `not ok - name: reason` per check, the executable's size and cold-start time,
  * and `smoke: N passed, N failed`; exits 1 when anything failed.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -19,6 +22,8 @@ const mediaDir = resolve(process.env.VIDQ_TEST_MEDIA ?? join(root, '../shared/me
 const CLIP = 'bottles.mp4';
 const CLIP2 = 'countdown-living-room.mp4';
 const STATUSES = ['queued', 'downloading', 'processing', 'ready', 'failed'];
+/** metadata.analysis keys of the five analyzers (visual's is `shots`). */
+const ANALYSIS_KINDS = ['shots', 'ocr', 'objects', 'speech', 'embeddings'];
 
 // ---------------------------------------------------------------- checks
 
@@ -90,6 +95,23 @@ let stderr = '';
 let proc: ReturnType<typeof Bun.spawn> | undefined;
 let origin: ReturnType<typeof Bun.serve> | undefined;
 
+const nodeModules = join(root, 'node_modules');
+
+/**
+ * A command prefix that runs the executable with this checkout's node_modules hidden (an empty
+ * tmpfs mounted over it in a private mount namespace), so that nothing it needs can come from
+ * there, not even through a build-time path baked into the bundle; [] where that is not possible.
+ * `unshare` execs the command in its own process: the pid is the executable's, signals reach it.
+ */
+function hideNodeModules(): string[] {
+  if (process.env.VIDQ_SMOKE_HIDE_NODE_MODULES === '0' || process.getuid?.() !== 0 || !existsSync(nodeModules)) return [];
+  const unshare = Bun.which('unshare');
+  if (!unshare) return [];
+  const prefix = [unshare, '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', 'mount -t tmpfs -o size=1m,mode=0555 vidq-smoke "$0" && exec "$@"', nodeModules];
+  const probe = Bun.spawnSync([...prefix, '/bin/sh', '-c', `[ -z "$(ls -A '${nodeModules}')" ]`], { stdout: 'ignore', stderr: 'ignore' });
+  return probe.exitCode === 0 ? prefix : [];
+}
+
 async function drain(stream: ReadableStream<Uint8Array>, onText: (s: string) => void): Promise<void> {
   const dec = new TextDecoder();
   for await (const chunk of stream) onText(dec.decode(chunk, { stream: true }));
@@ -121,20 +143,24 @@ async function main(): Promise<void> {
   });
   const src = (name: string) => `http://127.0.0.1:${origin!.port}/${name}`;
 
-  // A bare environment: no node_modules or PATH tools to lean on, so the embedded ffprobe is used.
+  // A bare environment: no node_modules or PATH tools to lean on, so the embedded ffprobe is used;
+  // started in the (empty) data directory, and with this checkout's node_modules hidden when possible.
   const env: Record<string, string> = { PATH: '/usr/bin:/bin', HOME: home, VIDQ_IGNORE_SYSTEM_FFMPEG: '1', VIDQ_MIN_FREE_BYTES: '0', VIDQ_LOG_LEVEL: 'warn' };
-  const cli = (...args: string[]) => Bun.spawnSync([exe, ...args, '--data-dir', dataDir], { env, stdout: 'pipe', stderr: 'pipe', timeout: 60_000 });
+  const wrap = hideNodeModules();
+  console.log(wrap.length ? `node_modules hidden from the executable: ${nodeModules} (a tmpfs over it, in a private mount namespace)` : `node_modules not hidden from the executable (needs root and unshare): ${nodeModules}`);
+  const cmd = (...args: string[]) => [...wrap, exe, ...args];
+  const cli = (...args: string[]) => Bun.spawnSync(cmd(...args, '--data-dir', dataDir), { env, cwd: dataDir, stdout: 'pipe', stderr: 'pipe', timeout: 60_000 });
 
   await check('--help and --version', () => {
-    const h = Bun.spawnSync([exe, '--help'], { env, stdout: 'pipe', stderr: 'pipe' });
+    const h = Bun.spawnSync(cmd('--help'), { env, cwd: dataDir, stdout: 'pipe', stderr: 'pipe' });
     expect(h.exitCode === 0 && h.stdout.toString().includes('serve'), `--help exited ${h.exitCode}: ${h.stderr}`);
-    const v = Bun.spawnSync([exe, '--version'], { env, stdout: 'pipe' });
+    const v = Bun.spawnSync(cmd('--version'), { env, cwd: dataDir, stdout: 'pipe' });
     expect(v.exitCode === 0 && /^\d+\.\d+\.\d+/.test(v.stdout.toString().trim()), `--version printed ${v.stdout}`);
   });
 
   // ---- start: spawn → first successful /health is the cold start
   const t0 = performance.now();
-  proc = Bun.spawn([exe, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--allow-private-urls'], { env, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' });
+  proc = Bun.spawn(cmd('serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--allow-private-urls'), { env, cwd: dataDir, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' });
   void drain(proc.stdout as ReadableStream<Uint8Array>, (s) => (stdout += s));
   void drain(proc.stderr as ReadableStream<Uint8Array>, (s) => (stderr = (stderr + s).slice(-20_000)));
   let coldMs = NaN;
@@ -393,6 +419,35 @@ async function main(): Promise<void> {
       await Bun.sleep(500);
     }
     expect(false, `not ready after 300 s: ${last}`);
+  });
+
+  await check('every analyzer ran inside the executable (none unavailable): shots, OCR text, bottles, speech spans, embeddings', async () => {
+    const r = await get('/index-resources' + q({ token, index: indexId }));
+    expectStatus(r, 200);
+    type Summary = Record<string, any>;
+    const analysis = (id: string): Record<string, Summary> => r.json.find((v: { file_id: string }) => v.file_id === id)?.metadata?.analysis ?? {};
+    const problems: string[] = [];
+    for (const [id, clip] of [
+      [key, CLIP],
+      [key2, CLIP2],
+    ] as const) {
+      const a = analysis(id);
+      for (const kind of ANALYSIS_KINDS) {
+        if (!a[kind]) problems.push(`${clip}: no ${kind} summary`);
+        else if (a[kind].unavailable) problems.push(`${clip}: ${kind} unavailable (${a[kind].unavailable})`);
+      }
+    }
+    expect(problems.length === 0, problems.join('; '));
+    const bottles = analysis(key);
+    const countdown = analysis(key2);
+    expect(bottles.shots!.shots >= 1 && bottles.shots!.frames >= 5, `${CLIP} shots: ${JSON.stringify(bottles.shots)}`);
+    expect(bottles.objects!.labels?.bottle >= 2, `${CLIP}: no bottles seen: ${JSON.stringify(bottles.objects)}`);
+    expect(countdown.ocr!.failed_frames === 0 && countdown.ocr!.segments >= 1, `${CLIP2}: no on-screen text read: ${JSON.stringify(countdown.ocr)}`);
+    expect(countdown.speech!.engine === 'silero-vad v4' && !countdown.speech!.note && countdown.speech!.segments >= 1, `${CLIP2}: no speech spans: ${JSON.stringify(countdown.speech)}`);
+    expect(countdown.embeddings!.segments >= 1 && bottles.embeddings!.segments >= 1, `embeddings: ${JSON.stringify([bottles.embeddings, countdown.embeddings])}`);
+    // The models and libraries came out of the executable into the data directory.
+    const groups = existsSync(join(dataDir, 'assets')) ? readdirSync(join(dataDir, 'assets')).map((d) => d.replace(/-[0-9a-f]+$/, '')).sort() : [];
+    expect(JSON.stringify(groups) === JSON.stringify(['embeddings', 'native', 'objects', 'ocr', 'vad']), `DATA_DIR/assets holds ${JSON.stringify(groups)}`);
   });
 
   // ---- POST /inquire (the smoke user has 2 credits)
