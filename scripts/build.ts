@@ -121,7 +121,7 @@ function analysisFiles(): { files: AssetFile[]; sharpBinding: string | null } {
     if (!vips) throw new Error(`no libvips-cpp in ${vipsDir}`);
     files.push({ group: 'native', rel: vips, src: join(vipsDir, vips), symbol: 'vips_version' });
   } catch (e) {
-    console.warn(`warning: sharp's binding is not embedded, the OCR stage will be unavailable: ${(e as Error).message}`);
+    console.warn(`warning: sharp's binding is not embedded, so the OCR stage cannot decode frames in the executable: ${(e as Error).message}`);
     sharpBinding = null;
   }
   return { files, sharpBinding };
