@@ -22,10 +22,11 @@ import { probeFile } from '../src/media/probe';
 import { createService } from '../src/service';
 import { videos } from '../src/storage/schema';
 
-const { values } = parseArgs({ options: { analyzers: { type: 'string' }, 'long-minutes': { type: 'string' }, 'skip-long': { type: 'boolean' }, only: { type: 'string' } } });
+const { values } = parseArgs({ options: { analyzers: { type: 'string' }, 'long-minutes': { type: 'string' }, 'skip-long': { type: 'boolean' }, only: { type: 'string' }, file: { type: 'string' } } });
 const MEDIA = process.env.VIDQ_TEST_MEDIA ?? resolve(import.meta.dir, '../../shared/media');
 const dataDir = mkdtempSync(join(tmpdir(), 'vidq-bench-'));
-const config = loadConfig({ 'data-dir': dataDir, 'log-level': 'error', 'min-free-bytes': '0', ...(values.analyzers ? { analyzers: values.analyzers } : {}) }, {});
+// VIDQ_* environment variables apply (e.g. VIDQ_FRAME_INTERVAL_SEC), so settings can be compared.
+const config = loadConfig({ 'data-dir': dataDir, 'log-level': 'error', 'min-free-bytes': '0', ...(values.analyzers ? { analyzers: values.analyzers } : {}) }, process.env);
 const s = createService(config, createLogger('error'));
 const { ffmpeg, ffprobe } = await resolveBinaries(s.files.binDir);
 const analyzers = createAnalyzers(config);
@@ -109,6 +110,13 @@ const clips = readdirSync(MEDIA)
   .filter((f) => !values.only || f.includes(values.only))
   .sort();
 const rows: Row[] = [];
+if (values.file) {
+  // One given file only (e.g. the cached long clip), to measure analyzers in isolation.
+  const r = await analyse(values.file.split('/').pop()!, values.file);
+  if (r) rows.push(r);
+  clips.length = 0;
+  values['skip-long'] = true;
+}
 for (const c of clips) {
   const r = await analyse(c, join(MEDIA, c));
   if (r) rows.push(r);
