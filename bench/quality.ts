@@ -40,7 +40,7 @@ const origin = Bun.serve({
 });
 const dataDir = values.keep ?? mkdtempSync(join(tmpdir(), 'vidq-quality-'));
 const fresh = !existsSync(join(dataDir, 'vidq.db'));
-const server = await startServer(loadConfig({ 'data-dir': dataDir, port: '0', 'allow-private-urls': true, 'log-level': 'warn', 'min-free-bytes': '0' }, {}), () => {});
+const server = await startServer(loadConfig({ 'data-dir': dataDir, port: '0', 'allow-private-urls': true, 'log-level': 'warn', 'min-free-bytes': '0' }, process.env), () => {});
 const s = server.service;
 const tokenFile = join(dataDir, 'quality-token.txt');
 const user = fresh || !existsSync(tokenFile) ? s.accounts.createUser('quality', null) : { token: readFileSync(tokenFile, 'utf8').trim() };

@@ -51,7 +51,7 @@ export interface Config {
   readonly analysisWorkers: number;
   /** Analyzers to run, in order, comma-separated. @default "visual,ocr,objects,speech,embeddings" */
   readonly analyzers: string;
-  /** At most one sampled frame per this many seconds within a shot. @default 3 */
+  /** At most one sampled frame per this many seconds within a shot (the main speed/detail trade-off of analysis). @default 5 */
   readonly frameIntervalSec: number;
   /** Speech-to-text engine: auto (whisper if its model is in the models directory, else none) | whisper | none. @default "auto" */
   readonly sttEngine: string;
@@ -59,6 +59,22 @@ export interface Config {
   readonly modelsDir: string;
   /** Whisper model id inside the models directory. @default "onnx-community/whisper-base.en" */
   readonly whisperModel: string;
+  /**
+   * Who writes the answer of /inquire: none (the extractive composer, no generative model) |
+   * openai (an OpenAI-compatible /v1/chat/completions endpoint) | transformers (a local model
+   * directory through @huggingface/transformers). The composed answer stays the fallback. @default "none"
+   */
+  readonly generator: GeneratorType;
+  /** Base URL of the OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434 (Ollama); "/v1" is added when missing. @default "" */
+  readonly generatorUrl: string;
+  /** Model name (openai) or model id inside the models directory / absolute model folder (transformers). @default "" */
+  readonly generatorModel: string;
+  /** Bearer key for the endpoint. Non-enumerable on the loaded config, so it is never serialised or logged. @default "" */
+  readonly generatorApiKey: string;
+  /** The model reads images: the cited frames are sent with the evidence (openai only). @default false */
+  readonly generatorVision: boolean;
+  /** Longest a generated answer may take before the composed answer is used, in ms. @default 20000 */
+  readonly generatorTimeoutMs: number;
   /** Log level: error | warn | info | debug. @default "info" */
   readonly logLevel: LogLevel;
   /** Optional config file the values above were read from. */
@@ -66,6 +82,8 @@ export interface Config {
 }
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
+export const GENERATOR_TYPES = ['none', 'openai', 'transformers'] as const;
+export type GeneratorType = (typeof GENERATOR_TYPES)[number];
 
 /** Analyzers in pipeline order: visual first (the others read its frames), embeddings last (it embeds what the others stored). */
 export const ANALYZER_NAMES = ['visual', 'ocr', 'objects', 'speech', 'embeddings'] as const;
@@ -116,10 +134,16 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile'>> = Object.freeze({
   minFreeBytes: 1 * GiB,
   analysisWorkers: 1,
   analyzers: 'visual,ocr,objects,speech,embeddings',
-  frameIntervalSec: 3,
+  frameIntervalSec: 5,
   sttEngine: 'auto',
   modelsDir: '',
   whisperModel: 'onnx-community/whisper-base.en',
+  generator: 'none',
+  generatorUrl: '',
+  generatorModel: '',
+  generatorApiKey: '',
+  generatorVision: false,
+  generatorTimeoutMs: 20_000,
   logLevel: 'info',
 });
 
@@ -149,6 +173,12 @@ const OPTIONS: OptionSpec[] = [
   { key: 'sttEngine', flag: 'stt', env: 'VIDQ_STT', kind: 'string', help: 'speech-to-text engine: auto | whisper | none' },
   { key: 'modelsDir', flag: 'models-dir', env: 'VIDQ_MODELS_DIR', kind: 'string', help: 'local model directory (default DATA_DIR/models)' },
   { key: 'whisperModel', flag: 'whisper-model', env: 'VIDQ_WHISPER_MODEL', kind: 'string', help: 'Whisper model id in the models directory' },
+  { key: 'generator', flag: 'generator', env: 'VIDQ_GENERATOR', kind: 'string', help: 'who writes answers: none (composed from the evidence) | openai | transformers' },
+  { key: 'generatorUrl', flag: 'generator-url', env: 'VIDQ_GENERATOR_URL', kind: 'string', help: 'OpenAI-compatible base URL, e.g. http://127.0.0.1:11434 (Ollama)' },
+  { key: 'generatorModel', flag: 'generator-model', env: 'VIDQ_GENERATOR_MODEL', kind: 'string', help: 'model name (openai) or model id in the models directory (transformers)' },
+  { key: 'generatorApiKey', flag: 'generator-api-key', env: 'VIDQ_GENERATOR_API_KEY', kind: 'string', help: 'API key of the endpoint (prefer the environment variable: flags show in ps)' },
+  { key: 'generatorVision', flag: 'generator-vision', env: 'VIDQ_GENERATOR_VISION', kind: 'bool', help: 'the model reads images: send the cited frames (openai)' },
+  { key: 'generatorTimeoutMs', flag: 'generator-timeout-ms', env: 'VIDQ_GENERATOR_TIMEOUT_MS', kind: 'int', help: 'longest a generated answer may take before the composed one is used (ms)' },
   { key: 'logLevel', flag: 'log-level', env: 'VIDQ_LOG_LEVEL', kind: 'level', help: 'error | warn | info | debug' },
 ];
 
@@ -224,10 +254,40 @@ export function loadConfig(flags: FlagValues = {}, env: Record<string, string | 
   if (!['auto', 'whisper', 'none'].includes(merged.sttEngine as string)) throw new ConfigError('--stt must be auto, whisper or none');
   analyzerNames(merged.analyzers as string);
   if ((merged.frameIntervalSec as number) < 1) throw new ConfigError('--frame-interval-sec must be at least 1');
+  checkGenerator(merged);
   merged.dataDir = resolve(String(merged.dataDir).replace(/^~(?=$|\/)/, homedir()));
   merged.modelsDir = merged.modelsDir ? resolve(String(merged.modelsDir)) : join(merged.dataDir as string, 'models');
   if (configFile || existsSync(fileCandidate)) merged.configFile = fileCandidate;
+  // The key stays readable as config.generatorApiKey but out of JSON.stringify and inspection (logs,
+  // the worker's inherited config).
+  const key = merged.generatorApiKey;
+  delete merged.generatorApiKey;
+  Object.defineProperty(merged, 'generatorApiKey', { value: key, enumerable: false });
   return Object.freeze(merged) as unknown as Config;
+}
+
+/** The generator options must make a usable backend; checked at start-up, not on the first question. */
+function checkGenerator(m: Record<string, unknown>): void {
+  const type = m.generator as string;
+  if (!(GENERATOR_TYPES as readonly string[]).includes(type)) throw new ConfigError(`--generator must be ${GENERATOR_TYPES.join(', ')}; got ${JSON.stringify(type)}`);
+  if ((m.generatorTimeoutMs as number) < 100) throw new ConfigError('--generator-timeout-ms must be at least 100');
+  if (type === 'openai') {
+    const url = String(m.generatorUrl);
+    let u: URL;
+    try {
+      u = new URL(url);
+    } catch {
+      throw new ConfigError(`--generator openai needs --generator-url, the endpoint's base URL (e.g. http://127.0.0.1:11434); got ${JSON.stringify(url)}`);
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError('--generator-url must be an http or https URL');
+    if (u.username || u.password) throw new ConfigError('--generator-url must not carry credentials; use --generator-api-key (or VIDQ_GENERATOR_API_KEY)');
+    if (!m.generatorModel) throw new ConfigError('--generator openai needs --generator-model, the model name the endpoint serves (e.g. llama3.1)');
+  } else if (type === 'transformers') {
+    if (!m.generatorModel) throw new ConfigError('--generator transformers needs --generator-model, a model id inside the models directory (or an absolute model folder)');
+    if (m.generatorVision) throw new ConfigError('--generator-vision works with --generator openai only (the transformers text-generation pipeline reads no images)');
+  } else if (m.generatorVision) {
+    throw new ConfigError('--generator-vision needs --generator openai');
+  }
 }
 
 export function describeOptions(): string {
