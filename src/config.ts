@@ -262,7 +262,7 @@ export function loadConfig(flags: FlagValues = {}, env: Record<string, string | 
   // the worker's inherited config).
   const key = merged.generatorApiKey;
   delete merged.generatorApiKey;
-  Object.defineProperty(merged, 'generatorApiKey', { value: key, enumerable: false });
+  Object.defineProperty(merged, 'generatorApiKey', { get: () => key, enumerable: false });
   return Object.freeze(merged) as unknown as Config;
 }
 

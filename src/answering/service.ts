@@ -1,13 +1,21 @@
 /**
- * POST /inquire. Validates the question's scope (index, target_video, target), charges credits
- * (check and debit in one statement; refunded when answering fails) and composes the answer.
+ * POST /inquire and /inquire-stream. Validates the question's scope (index, target_video, target),
+ * charges credits (check and debit in one statement; refunded when answering fails) and composes the
+ * answer from the indexed evidence (see compose.ts); it never invents.
  *
- * The answer is composed from the indexed evidence (see compose.ts); it never invents.
+ * With a generator configured (see generate/contracts.ts) the composed answer's evidence, the
+ * question and the guidance go to the model, which writes the answer instead; the composed answer
+ * stays the fallback on any failure (error, timeout, bad reply, a time that is not in the evidence:
+ * see generate/times.ts). Nothing is sent to the model when the composed answer found nothing.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { and, eq } from 'drizzle-orm';
 import type { AccountService } from '../accounts/service';
 import type { Config } from '../config';
 import { ApiError, badRequest, notFound } from '../errors';
+import { createLogger, type Logger } from '../log';
+import { DataDir } from '../storage/files';
 import type { IndexService } from '../indexes/service';
 import type { Db } from '../storage/db';
 import { videos, type MediaIndex, type User, type Video } from '../storage/schema';
@@ -15,6 +23,9 @@ import type { Embedder } from '../analysis/embedder';
 import type { MediaLinks } from '../media/links';
 import { Composer, type Composed } from './compose';
 import { EmbeddingCache, EvidenceFinder, windowOf, type Evidence } from './evidence';
+import { createGenerator, generatorConfigOf, type GenerateRequest, type Generator } from './generate/contracts';
+import { buildRequest, MAX_IMAGES } from './generate/prompt';
+import { TimeGuard, ungroundedTimes, visibleText } from './generate/times';
 import { formatTime, parseTarget, type TimeTarget } from './target';
 
 export interface InquireRequest {
@@ -42,15 +53,53 @@ export interface Scope {
   target: TimeTarget | null;
 }
 
+/** A question that passed validation, was charged, and has its evidence and composed answer. */
+export interface PreparedQuestion {
+  user: User;
+  req: InquireRequest;
+  scope: Scope;
+  composed: Composed;
+  cost: number;
+}
+
+/** The answer text and who wrote it. */
+export interface Written {
+  output: string;
+  model: string;
+}
+
+/** What /inquire-stream passes on while the answer is written. */
+export type AnswerEvent =
+  | { type: 'token'; text: string }
+  /** The tokens so far are void (the model failed or cited a time not in the evidence); the composed answer follows. */
+  | { type: 'reset'; reason: string };
+
 export class AnsweringService {
   private readonly embeddings: EmbeddingCache;
   private readonly finder: EvidenceFinder;
+  /** Null: the composed answer is the answer. */
+  readonly generator: Generator | null;
+  private readonly files: DataDir;
+  private readonly log: Logger;
 
   constructor(
-    private readonly d: { db: Db; config: Config; accounts: AccountService; indexes: IndexService; links: MediaLinks; embedder: Embedder | null },
+    private readonly d: {
+      db: Db;
+      config: Config;
+      accounts: AccountService;
+      indexes: IndexService;
+      links: MediaLinks;
+      embedder: Embedder | null;
+      /** Default: the one the config names (--generator). */
+      generator?: Generator | null;
+      log?: Logger;
+    },
   ) {
     this.embeddings = new EmbeddingCache(d.db);
     this.finder = new EvidenceFinder(d.db, this.embeddings, d.embedder);
+    this.generator = d.generator !== undefined ? d.generator : createGenerator(generatorConfigOf(d.config));
+    this.files = new DataDir(d.config.dataDir);
+    this.log = d.log ?? createLogger(d.config.logLevel, { part: 'answering' });
   }
 
   /** A video's segments changed (analysis progressed, or it was removed). */
@@ -80,7 +129,17 @@ export class AnsweringService {
     return { index, videos: vids, target };
   }
 
-  async inquire(user: User, req: InquireRequest): Promise<InquireResponse> {
+  async inquire(user: User, req: InquireRequest, signal?: AbortSignal): Promise<InquireResponse> {
+    const p = await this.prepare(user, req);
+    const written = await this.write(p, signal);
+    return { status: 'complete', output: written.output, evidence: p.composed.evidence, model: written.model, credits_used: p.cost };
+  }
+
+  /**
+   * Validates (400/404 before any charge), charges the question once, and retrieves the evidence
+   * with the composed answer. Throws the HTTP error to answer; a failure after the charge refunds it.
+   */
+  async prepare(user: User, req: InquireRequest): Promise<PreparedQuestion> {
     const scope = this.scope(user, req);
     const cost = this.d.config.inquireCost;
     if (!this.d.accounts.charge(user.id, cost, 'inquire')) {
@@ -89,11 +148,135 @@ export class AnsweringService {
     }
     try {
       const composed = await this.compose(req, scope);
-      return { status: 'complete', output: composed.output, evidence: composed.evidence, model: COMPOSER_NAME, credits_used: cost };
+      return { user, req, scope, composed, cost };
     } catch (e) {
-      this.d.accounts.refund(user.id, cost, 'inquire failed');
+      this.refund(user, cost);
       throw e instanceof ApiError ? e : new ApiError(500, `answering failed: ${(e as Error).message}`);
     }
+  }
+
+  /** Gives a charged question's credits back (it could not be answered). */
+  refund(user: User, cost: number): void {
+    this.d.accounts.refund(user.id, cost, 'inquire failed');
+  }
+
+  /** The answer: the generator's when one is configured and it succeeds, else the composed one. Never throws. */
+  async write(p: PreparedQuestion, outer?: AbortSignal): Promise<Written> {
+    const gen = this.generator;
+    if (!gen || !this.worthAsking(p)) return { output: p.composed.output, model: COMPOSER_NAME };
+    const run = this.signals(outer);
+    try {
+      const res = await gen.generate(this.request(p, gen), { signal: run.signal });
+      const text = visibleText(res.text)?.trim() ?? '';
+      if (!text) return this.fallback(p, gen, 'the answer was empty');
+      const bad = ungroundedTimes(text, p.composed.evidence);
+      if (bad.length) return this.fallback(p, gen, `it cited a time that is not in the evidence ("${bad[0]}")`);
+      return { output: text, model: gen.info.name };
+    } catch (e) {
+      return this.fallback(p, gen, run.reason(e));
+    } finally {
+      run.dispose();
+    }
+  }
+
+  /**
+   * The answer as it is written, through `emit`: the generator's stream (checked as it goes, see
+   * TimeGuard) or the composed answer word by word. When the model fails after tokens were sent, a
+   * `reset` event voids them and the composed answer follows. Never throws (unless `emit` does).
+   */
+  async writeStreaming(p: PreparedQuestion, outer: AbortSignal | undefined, emit: (e: AnswerEvent) => void): Promise<Written> {
+    const words = (text: string) => {
+      for (const w of text.match(/\S+\s*/g) ?? []) emit({ type: 'token', text: w });
+    };
+    const gen = this.generator;
+    if (!gen || !this.worthAsking(p)) {
+      words(p.composed.output);
+      return { output: p.composed.output, model: COMPOSER_NAME };
+    }
+    const run = this.signals(outer);
+    const guard = new TimeGuard(p.composed.evidence);
+    const fallback = (reason: string) => {
+      run.stop();
+      if (guard.released > 0) emit({ type: 'reset', reason });
+      const w = this.fallback(p, gen, reason);
+      words(w.output);
+      return w;
+    };
+    try {
+      const req = this.request(p, gen);
+      const source: AsyncIterable<string> = gen.supports.streaming && gen.stream ? gen.stream(req, { signal: run.signal }) : once(gen.generate(req, { signal: run.signal }));
+      for await (const piece of source) {
+        const r = guard.push(piece);
+        if (!r.ok) return fallback(`it cited a time that is not in the evidence ("${r.bad}")`);
+        if (r.text) emit({ type: 'token', text: r.text });
+      }
+      const r = guard.end();
+      if (!r.ok) return fallback(`it cited a time that is not in the evidence ("${r.bad}")`);
+      if (!r.output) return fallback('the answer was empty');
+      if (r.text) emit({ type: 'token', text: r.text });
+      return { output: r.output, model: gen.info.name };
+    } catch (e) {
+      return fallback(run.reason(e));
+    } finally {
+      run.dispose();
+    }
+  }
+
+  /** A model is asked only when there is evidence to write from. */
+  private worthAsking(p: PreparedQuestion): boolean {
+    return p.composed.found && p.composed.evidence.length > 0;
+  }
+
+  private fallback(p: PreparedQuestion, gen: Generator, reason: string): Written {
+    this.log.warn('the generator failed; answered with the composed answer', { generator: gen.info.name, reason });
+    return { output: p.composed.output, model: `${COMPOSER_NAME} (fallback: ${gen.info.name}: ${reason})` };
+  }
+
+  /** The client's signal, the configured timeout, and our own stop, as one signal. */
+  private signals(outer?: AbortSignal) {
+    const ms = this.d.config.generatorTimeoutMs;
+    const timeout = AbortSignal.timeout(ms);
+    const own = new AbortController();
+    const signal = AbortSignal.any([timeout, own.signal, ...(outer ? [outer] : [])]);
+    return {
+      signal,
+      stop: () => own.abort(new Error('stopped')),
+      dispose: () => own.abort(new Error('done')),
+      reason: (e: unknown): string => {
+        if (timeout.aborted) return `timed out after ${ms} ms`;
+        if (outer?.aborted) return 'the request was cancelled';
+        const msg = e instanceof Error ? e.message : String(e);
+        return msg.length > 300 ? `${msg.slice(0, 300)}…` : msg;
+      },
+    };
+  }
+
+  private request(p: PreparedQuestion, gen: Generator): GenerateRequest {
+    return buildRequest({
+      prompt: p.req.prompt,
+      guidance: p.req.guidance ?? '',
+      evidence: p.composed.evidence,
+      draft: p.composed.output,
+      window: windowOf(p.scope.target),
+      images: gen.supports.vision ? this.frames(p.composed.evidence) : undefined,
+    });
+  }
+
+  /** The sampled frames of the best evidence items (distinct, at most MAX_IMAGES), as JPEG bytes. */
+  private frames(evidence: Evidence[]): { item: number; bytes: Uint8Array }[] {
+    const out: { item: number; bytes: Uint8Array }[] = [];
+    const seen = new Set<string>();
+    for (const [i, e] of evidence.entries()) {
+      if (out.length >= MAX_IMAGES) break;
+      if (!e.frame_url) continue;
+      const file = this.finder.frameNear(e.video_id, (e.start + e.end) / 2);
+      if (!file || seen.has(`${e.video_id}/${file}`)) continue;
+      seen.add(`${e.video_id}/${file}`);
+      const path = join(this.files.videoDir(e.video_id), 'frames', file);
+      if (!existsSync(path)) continue;
+      out.push({ item: i + 1, bytes: new Uint8Array(readFileSync(path)) });
+    }
+    return out;
   }
 
   compose(req: InquireRequest, scope: Scope): Promise<Composed> {
@@ -105,6 +288,10 @@ export class AnsweringService {
       frameUrl: (videoId, file) => this.d.links.sign(`/media/${videoId}/frames/${file}`),
     }).compose();
   }
+}
+
+async function* once(p: Promise<{ text: string }>): AsyncIterable<string> {
+  yield (await p).text;
 }
 
 /** Reported as `model` when no generative model wrote the answer. */
