@@ -6,7 +6,7 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import { badRequest, notFound, unauthorized } from '../errors';
 import { hashToken, newToken, newUserId, randomId, sameDigest } from '../ids';
-import type { Db } from '../storage/db';
+import { writeTx, type Db } from '../storage/db';
 import { creditEvents, tokens, users, type User } from '../storage/schema';
 
 export interface NewUser {
@@ -22,7 +22,7 @@ export class AccountService {
     const clean = name.trim();
     if (!clean || clean.length > 100 || /[\u0000-\u001f\u007f]/.test(clean)) throw badRequest('name must be 1 to 100 printable characters');
     if (credits !== null && (!Number.isSafeInteger(credits) || credits < 0)) throw badRequest('credits must be a whole number ≥ 0');
-    return this.db.transaction((tx) => {
+    return writeTx(this.db, (tx) => {
       const user: User = { id: newUserId(), name: clean, credits, createdAt: new Date() };
       tx.insert(users).values(user).run();
       if (credits) tx.insert(creditEvents).values({ userId: user.id, delta: credits, reason: 'initial balance', createdAt: new Date() }).run();
@@ -84,7 +84,7 @@ export class AccountService {
 
   addCredits(userId: string, amount: number): User {
     if (!Number.isSafeInteger(amount) || amount === 0) throw badRequest('amount must be a non-zero whole number');
-    return this.db.transaction((tx) => {
+    return writeTx(this.db, (tx) => {
       const u = tx.select().from(users).where(eq(users.id, userId)).get();
       if (!u) throw notFound(`user ${JSON.stringify(userId)} does not exist`);
       if (u.credits === null) return u; // unlimited stays unlimited
@@ -102,7 +102,7 @@ export class AccountService {
    */
   charge(userId: string, cost: number, reason: string): boolean {
     if (cost === 0) return true;
-    return this.db.transaction((tx) => {
+    return writeTx(this.db, (tx) => {
       const taken = tx.all(sql`UPDATE users SET credits = CASE WHEN credits IS NULL THEN NULL ELSE credits - ${cost} END
                                WHERE id = ${userId} AND (credits IS NULL OR credits >= ${cost}) RETURNING id`);
       if (taken.length === 0) return false;
@@ -114,7 +114,7 @@ export class AccountService {
   /** Gives back a charge whose work failed (a failed question is not charged). */
   refund(userId: string, cost: number, reason: string): void {
     if (cost === 0) return;
-    this.db.transaction((tx) => {
+    writeTx(this.db, (tx) => {
       tx.run(sql`UPDATE users SET credits = credits + ${cost} WHERE id = ${userId} AND credits IS NOT NULL`);
       tx.insert(creditEvents).values({ userId, delta: cost, reason, createdAt: new Date() }).run();
     });

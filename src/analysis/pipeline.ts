@@ -95,7 +95,15 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
       const doneSinceStart = overall - startProgress;
       const eta = doneSinceStart > 1 ? ((now - startedAt) / 1000) * ((100 - overall) / doneSinceStart) : null;
       // The job's stage stays at the group's first stage, so a restart re-runs the whole group.
-      if (!d.queue.report(video.id, d.workerId, group[0]!.stage, round1(overall), eta === null ? null : Math.round(eta))) {
+      let still: boolean;
+      try {
+        still = d.queue.report(video.id, d.workerId, group[0]!.stage, round1(overall), eta === null ? null : Math.round(eta));
+      } catch (e) {
+        // A progress note is not worth failing the analysis for (database busy); the next one will do.
+        log.debug('progress not recorded', { reason: (e as Error).message });
+        return;
+      }
+      if (!still) {
         cancelled = true;
         ctrl.abort(new Error('the video was removed'));
       }

@@ -17,7 +17,7 @@ import { newVideoId } from '../ids';
 import type { IndexService } from '../indexes/service';
 import type { Logger } from '../log';
 import { probeFile, type MediaInfo } from '../media/probe';
-import type { Db } from '../storage/db';
+import { writeTx, type Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import { mediaIndexes, videos, type MediaIndex, type User, type Video } from '../storage/schema';
 import { downloadToFile, fileNameOf } from './download';
@@ -96,7 +96,7 @@ export class IngestService {
 
     const videoId = newVideoId();
     const now = new Date();
-    const { index, created } = db.transaction((tx) => {
+    const { index, created } = writeTx(db, (tx) => {
       const r = indexes.findOrCreateByName(tx as unknown as Db, user, req.index as string);
       tx.insert(videos)
         .values({ id: videoId, indexId: r.index.id, userId: user.id, sourceUrl: url.toString(), fileName: fileNameOf(null, url), status: 'downloading', stage: 'downloading', progress: 0, uploadedAt: now, updatedAt: now })
@@ -181,7 +181,7 @@ export class IngestService {
     } catch (e) {
       rmSync(tmp, { force: true });
       files.removeVideoFiles(videoId);
-      db.transaction((tx) => {
+      writeTx(db, (tx) => {
         tx.delete(videos).where(eq(videos.id, videoId)).run();
         // An index this request created stays only if something else landed in it meanwhile.
         if (created && !tx.select({ id: videos.id }).from(videos).where(eq(videos.indexId, index.id)).get()) {

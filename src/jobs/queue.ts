@@ -3,7 +3,7 @@
  * claiming the next job is one short transaction; several processes may share the database.
  */
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
-import type { Db } from '../storage/db';
+import { writeTx, type Db } from '../storage/db';
 import { jobs, videos, type Job } from '../storage/schema';
 
 export const FIRST_STAGE = 'analyzing:visual';
@@ -13,7 +13,7 @@ export class JobQueue {
 
   /** Queues the analysis of a stored video (status becomes `processing`). */
   enqueue(videoId: string, now = new Date()): void {
-    this.db.transaction((tx) => {
+    writeTx(this.db, (tx) => {
       tx.insert(jobs).values({ videoId, state: 'pending', stage: FIRST_STAGE, progress: 0, createdAt: now, updatedAt: now }).onConflictDoNothing().run();
       tx.update(videos).set({ status: 'processing', stage: FIRST_STAGE, progress: 0, updatedAt: now }).where(eq(videos.id, videoId)).run();
     });
@@ -21,7 +21,7 @@ export class JobQueue {
 
   /** Takes the oldest pending job for `workerId`, or null. */
   claim(workerId: string, now = new Date()): Job | null {
-    return this.db.transaction((tx) => {
+    return writeTx(this.db, (tx) => {
       const next = tx.select().from(jobs).where(eq(jobs.state, 'pending')).orderBy(asc(jobs.createdAt)).limit(1).get();
       if (!next) return null;
       const claimed = tx
@@ -43,7 +43,7 @@ export class JobQueue {
    * was removed or its index purged), which tells the worker to stop.
    */
   report(videoId: string, workerId: string, stage: string, progress: number, etaSec: number | null, now = new Date()): boolean {
-    return this.db.transaction((tx) => {
+    return writeTx(this.db, (tx) => {
       const res = tx
         .update(jobs)
         .set({ stage, progress, etaSec, updatedAt: now })
@@ -58,7 +58,7 @@ export class JobQueue {
 
   /** Moves to the next stage; `write` stores that stage's output in the same transaction. */
   advance(videoId: string, workerId: string, nextStage: string, progress: number, write: (tx: Db) => void, now = new Date()): boolean {
-    return this.db.transaction((tx) => {
+    return writeTx(this.db, (tx) => {
       const res = tx
         .update(jobs)
         .set({ stage: nextStage, progress, updatedAt: now })
@@ -73,7 +73,7 @@ export class JobQueue {
   }
 
   finish(videoId: string, workerId: string, now = new Date()): boolean {
-    return this.db.transaction((tx) => {
+    return writeTx(this.db, (tx) => {
       const res = tx
         .update(jobs)
         .set({ state: 'done', stage: 'ready', progress: 100, etaSec: 0, updatedAt: now })
@@ -87,7 +87,7 @@ export class JobQueue {
   }
 
   fail(videoId: string, reason: string, now = new Date()): void {
-    this.db.transaction((tx) => {
+    writeTx(this.db, (tx) => {
       tx.update(jobs).set({ state: 'failed', error: reason, updatedAt: now }).where(eq(jobs.videoId, videoId)).run();
       tx.update(videos).set({ status: 'failed', stage: 'failed', error: reason, updatedAt: now }).where(eq(videos.id, videoId)).run();
     });

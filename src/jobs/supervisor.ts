@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { and, eq, inArray, like, sql } from 'drizzle-orm';
 import type { Config } from '../config';
 import type { Logger } from '../log';
-import type { Db } from '../storage/db';
+import { writeTx, type Db } from '../storage/db';
 import { jobs, videos } from '../storage/schema';
 import type { WorkerMessage } from './worker';
 
@@ -99,7 +99,7 @@ export class AnalysisSupervisor {
     const now = new Date();
     const waiting = this.d.db.select({ id: jobs.videoId }).from(jobs).where(inArray(jobs.state, ['pending', 'running'])).all();
     for (const j of waiting) {
-      this.d.db.transaction((tx) => {
+      writeTx(this.d.db, (tx) => {
         tx.update(jobs).set({ state: 'failed', error: reason, updatedAt: now }).where(eq(jobs.videoId, j.id)).run();
         tx.update(videos).set({ status: 'failed', stage: 'failed', error: reason, updatedAt: now }).where(eq(videos.id, j.id)).run();
       });
@@ -136,7 +136,7 @@ export class AnalysisSupervisor {
     for (const j of held) {
       if (j.attempts >= MAX_ATTEMPTS) {
         const reason = `the analysis crashed ${j.attempts} times at stage ${j.stage}`;
-        this.d.db.transaction((tx) => {
+        writeTx(this.d.db, (tx) => {
           tx.update(jobs).set({ state: 'failed', error: reason, updatedAt: now }).where(eq(jobs.videoId, j.videoId)).run();
           tx.update(videos).set({ status: 'failed', stage: 'failed', error: reason, updatedAt: now }).where(eq(videos.id, j.videoId)).run();
         });

@@ -46,7 +46,15 @@ export async function runWorker(config: Config): Promise<number> {
 
   send({ type: 'ready', analyzers: analyzers.map((a) => a.stage) });
   while (!stop.signal.aborted) {
-    const job = queue.claim(workerId);
+    let job;
+    try {
+      job = queue.claim(workerId);
+    } catch (e) {
+      // The database is busy beyond its timeout (another process holds a long write): try again.
+      log.warn('could not claim a job', { reason: (e as Error).message });
+      await Bun.sleep(1000);
+      continue;
+    }
     if (!job) {
       send({ type: 'idle' });
       await new Promise<void>((r) => {

@@ -31,3 +31,13 @@ function migrate(db: Db): void {
   // Same routine as drizzle-orm's file-based migrator, fed from the embedded copies.
   (db as any).dialect.migrate(metas, (db as any).session, { migrationsFolder: '(embedded)' });
 }
+
+/**
+ * A write transaction that takes the write lock at BEGIN (IMMEDIATE). The server, its worker
+ * processes and the CLI share the database: a deferred transaction that reads and then writes
+ * fails with SQLITE_BUSY_SNAPSHOT when another process committed in between, whereas an immediate
+ * one waits for the lock (busy_timeout) and then sees the latest data.
+ */
+export function writeTx<T>(db: Db, fn: (tx: Db) => T): T {
+  return db.transaction((tx) => fn(tx as unknown as Db), { behavior: 'immediate' });
+}
