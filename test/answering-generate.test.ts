@@ -20,7 +20,7 @@ import { getJson, postJson, startOrigin, startTestServer, type Origin, type Test
 
 // ---- a fake OpenAI-compatible server ---------------------------------------------------------
 
-type Mode = 'ok' | 'slow' | 'http500' | 'garbage' | 'no-done';
+type Mode = 'ok' | 'slow' | 'http500' | 'garbage' | 'no-done' | 'drip';
 interface FakeRequest {
   path: string;
   authorization: string | null;
@@ -34,6 +34,8 @@ interface FakeOpenAi {
   answer: (body: any) => string;
   /** Characters per streamed chunk (small, so times are split across chunks). */
   chunk: number;
+  /** Requests whose connection the client (the service) closed before the answer was complete. */
+  aborted: number;
   stop(): void;
 }
 
@@ -47,7 +49,7 @@ function citeFirstEvidence(body: any): string {
 }
 
 function startFakeOpenAi(): FakeOpenAi {
-  const fake: FakeOpenAi = { url: '', requests: [], mode: 'ok', answer: citeFirstEvidence, chunk: 3, stop: () => {} };
+  const fake: FakeOpenAi = { url: '', requests: [], mode: 'ok', answer: citeFirstEvidence, chunk: 3, aborted: 0, stop: () => {} };
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
@@ -57,6 +59,8 @@ function startFakeOpenAi(): FakeOpenAi {
       if (req.method !== 'POST' || path !== '/v1/chat/completions') return new Response('{"error":{"message":"not found"}}', { status: 404 });
       const body = (await req.json()) as any;
       fake.requests.push({ path, authorization: req.headers.get('authorization'), body });
+      let done = false;
+      req.signal.addEventListener('abort', () => !done && fake.aborted++);
       const mode = fake.mode;
       if (mode === 'slow') await Bun.sleep(2500);
       if (mode === 'http500') return new Response('{"error":{"message":"model is not loaded"}}', { status: 500, headers: { 'content-type': 'application/json' } });
@@ -77,9 +81,11 @@ function startFakeOpenAi(): FakeOpenAi {
               return;
             }
             for (let i = 0; i < text.length; i += fake.chunk) {
+              if (req.signal.aborted) return;
               c.enqueue(event({ choices: [{ index: 0, delta: { content: text.slice(i, i + fake.chunk) } }] }));
-              await Bun.sleep(1);
+              await Bun.sleep(mode === 'drip' ? 100 : 1);
             }
+            done = true;
             c.enqueue(event({ choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }));
             if (mode !== 'no-done') c.enqueue(enc.encode('data: [DONE]\n\n'));
             c.close();
@@ -433,6 +439,24 @@ describe('POST /inquire-stream', () => {
       expect(complete.output).toBe(await composedAnswer(gen, { index: genData.indexId, prompt: QUESTION }));
       const afterReset = s.events.slice(s.events.findLastIndex((e) => e.event === 'reset') + 1, -1).filter((e) => e.event === 'token');
       expect(afterReset.map((e) => e.data.text).join('')).toBe(complete.output);
+    } finally {
+      fake.mode = 'ok';
+    }
+  });
+
+  test('a client that goes away stops the model (fake OpenAI-compatible server)', async () => {
+    fake.mode = 'drip';
+    fake.aborted = 0;
+    try {
+      const ctl = new AbortController();
+      const res = await fetch(gen.url + '/inquire-stream', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: gen.token, index: genData.indexId, prompt: QUESTION }), signal: ctl.signal });
+      const reader = res.body!.getReader();
+      let seen = '';
+      while (!seen.includes('event: token')) seen += new TextDecoder().decode((await reader.read()).value);
+      ctl.abort();
+      const until = Date.now() + 3000;
+      while (fake.aborted === 0 && Date.now() < until) await Bun.sleep(50);
+      expect(fake.aborted).toBe(1);
     } finally {
       fake.mode = 'ok';
     }
