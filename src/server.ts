@@ -28,7 +28,7 @@ export async function startServer(config: Config, out: (line: string) => void = 
   service.maintenance.run();
   const supervisor = new AnalysisSupervisor({
     config,
-    db: service.db,
+    queue: service.queue,
     log,
     onChanged: (videoId) => {
       const v = service.db.select({ userId: videos.userId, indexId: videos.indexId }).from(videos).where(eq(videos.id, videoId)).get();

@@ -6,6 +6,7 @@
  */
 import { mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { lines } from '../util/lines';
 import type { Analyzer, NewFrame, NewSegment, StageContext, StageResult } from './contracts';
 
 export interface VisualOptions {
@@ -185,20 +186,6 @@ function escapeFilterPath(p: string): string {
 export function summarizeFfmpegError(stderr: string): string {
   const line = stderr.trim().split('\n').filter(Boolean).pop() ?? 'unknown decoder error';
   return line.replace(/^\[[^\]]+\]\s*/, '').slice(0, 200);
-}
-
-async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
-  const dec = new TextDecoder();
-  let buf = '';
-  for await (const chunk of stream) {
-    buf += dec.decode(chunk, { stream: true });
-    let i: number;
-    while ((i = buf.indexOf('\n')) >= 0) {
-      yield buf.slice(0, i);
-      buf = buf.slice(i + 1);
-    }
-  }
-  if (buf) yield buf;
 }
 
 const round = (x: number) => Math.round(x * 1000) / 1000;

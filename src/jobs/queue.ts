@@ -2,7 +2,7 @@
  * The persistent analysis queue (table `jobs`, one row per video). bun:sqlite is synchronous, so
  * claiming the next job is one short transaction; several processes may share the database.
  */
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, like, sql } from 'drizzle-orm';
 import { writeTx, type Db } from '../storage/db';
 import { jobs, videos, type Job } from '../storage/schema';
 
@@ -91,6 +91,36 @@ export class JobQueue {
       tx.update(jobs).set({ state: 'failed', error: reason, updatedAt: now }).where(eq(jobs.videoId, videoId)).run();
       tx.update(videos).set({ status: 'failed', stage: 'failed', error: reason, updatedAt: now }).where(eq(videos.id, videoId)).run();
     });
+  }
+
+  /** Fails every job still waiting or running (no worker can start); returns their video ids. */
+  failWaiting(reason: string, now = new Date()): string[] {
+    const waiting = this.db.select({ id: jobs.videoId }).from(jobs).where(inArray(jobs.state, ['pending', 'running'])).all();
+    for (const j of waiting) this.fail(j.id, reason, now);
+    return waiting.map((j) => j.id);
+  }
+
+  /**
+   * A worker died: its running jobs go back to pending (to resume at their stage), or fail once
+   * they have been tried `maxAttempts` times (the job itself is what kills workers).
+   */
+  releaseWorker(workerIdPrefix: string, maxAttempts: number, now = new Date()): { requeued: string[]; failed: string[] } {
+    const held = this.db
+      .select()
+      .from(jobs)
+      .where(and(eq(jobs.state, 'running'), like(jobs.workerId, `${workerIdPrefix}%`)))
+      .all();
+    const out = { requeued: [] as string[], failed: [] as string[] };
+    for (const j of held) {
+      if (j.attempts >= maxAttempts) {
+        this.fail(j.videoId, `the analysis crashed ${j.attempts} times at stage ${j.stage}`, now);
+        out.failed.push(j.videoId);
+      } else {
+        this.db.update(jobs).set({ state: 'pending', workerId: null, updatedAt: now }).where(eq(jobs.videoId, j.videoId)).run();
+        out.requeued.push(j.videoId);
+      }
+    }
+    return out;
   }
 
   /** At start-up no worker is alive: running jobs go back to pending and resume at their stage. */

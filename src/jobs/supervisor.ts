@@ -4,11 +4,10 @@
  * after three crashes).
  */
 import { join } from 'node:path';
-import { and, eq, inArray, like, sql } from 'drizzle-orm';
 import type { Config } from '../config';
 import type { Logger } from '../log';
-import { writeTx, type Db } from '../storage/db';
-import { jobs, videos } from '../storage/schema';
+import type { JobQueue } from './queue';
+import { lines } from '../util/lines';
 import type { WorkerMessage } from './worker';
 
 /** Crashes of one job after which it is failed instead of retried. */
@@ -25,7 +24,7 @@ export class AnalysisSupervisor {
   /** Consecutive workers that died before they were ready. */
   private startFailures = 0;
 
-  constructor(private readonly d: { config: Config; db: Db; log: Logger; onChanged: (videoId: string) => void }) {}
+  constructor(private readonly d: { config: Config; queue: JobQueue; log: Logger; onChanged: (videoId: string) => void }) {}
 
   start(): void {
     for (let i = 0; i < this.d.config.analysisWorkers; i++) this.spawn();
@@ -89,62 +88,37 @@ export class AnalysisSupervisor {
     for await (const chunk of stream) {
       const text = dec.decode(chunk, { stream: true });
       process.stderr.write(text);
-      const last = text.trim().split('\n').filter(Boolean).pop();
-      if (last) state.lastError = last.slice(0, 300);
+      // Bun's crash report ends with its version line: the error line before it says more.
+      const lines = text.trim().split('\n').filter(Boolean);
+      const last = lines.findLast((l) => /error|exception|fatal|panic/i.test(l)) ?? lines.at(-1);
+      if (last) state.lastError = last.trim().slice(0, 300);
     }
   }
 
   /** Jobs cannot make progress while no worker starts: say so on each waiting video. */
   private failWaitingJobs(reason: string): void {
-    const now = new Date();
-    const waiting = this.d.db.select({ id: jobs.videoId }).from(jobs).where(inArray(jobs.state, ['pending', 'running'])).all();
-    for (const j of waiting) {
-      writeTx(this.d.db, (tx) => {
-        tx.update(jobs).set({ state: 'failed', error: reason, updatedAt: now }).where(eq(jobs.videoId, j.id)).run();
-        tx.update(videos).set({ status: 'failed', stage: 'failed', error: reason, updatedAt: now }).where(eq(videos.id, j.id)).run();
-      });
-      this.d.onChanged(j.id);
-    }
-    this.d.log.error('analysis is unavailable', { reason, failed_jobs: waiting.length });
+    const failed = this.d.queue.failWaiting(reason);
+    for (const id of failed) this.d.onChanged(id);
+    this.d.log.error('analysis is unavailable', { reason, failed_jobs: failed.length });
   }
 
   private async relay(stream: ReadableStream<Uint8Array>, state: { ready: boolean }): Promise<void> {
-    const dec = new TextDecoder();
-    let buf = '';
-    for await (const chunk of stream) {
-      buf += dec.decode(chunk, { stream: true });
-      let i: number;
-      while ((i = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        let m: WorkerMessage;
-        try {
-          m = JSON.parse(line);
-        } catch {
-          continue;
-        }
-        if (m.type === 'changed') this.d.onChanged(m.video_id);
-        else if (m.type === 'ready') state.ready = true;
+    for await (const line of lines(stream)) {
+      let m: WorkerMessage;
+      try {
+        m = JSON.parse(line);
+      } catch {
+        continue;
       }
+      if (m.type === 'changed') this.d.onChanged(m.video_id);
+      else if (m.type === 'ready') state.ready = true;
     }
   }
 
   /** The jobs a dead worker held go back to the queue, unless they keep killing workers. */
   private requeueJobsOf(pid: number): void {
-    const held = this.d.db.select().from(jobs).where(and(eq(jobs.state, 'running'), like(jobs.workerId, `w_${pid}_%`))).all();
-    const now = new Date();
-    for (const j of held) {
-      if (j.attempts >= MAX_ATTEMPTS) {
-        const reason = `the analysis crashed ${j.attempts} times at stage ${j.stage}`;
-        writeTx(this.d.db, (tx) => {
-          tx.update(jobs).set({ state: 'failed', error: reason, updatedAt: now }).where(eq(jobs.videoId, j.videoId)).run();
-          tx.update(videos).set({ status: 'failed', stage: 'failed', error: reason, updatedAt: now }).where(eq(videos.id, j.videoId)).run();
-        });
-      } else {
-        this.d.db.update(jobs).set({ state: 'pending', workerId: null, updatedAt: now }).where(eq(jobs.videoId, j.videoId)).run();
-      }
-      this.d.onChanged(j.videoId);
-    }
-    if (held.length) this.d.log.warn('requeued jobs of a dead worker', { jobs: held.length, pending: this.d.db.select({ n: sql<number>`count(*)` }).from(jobs).where(eq(jobs.state, 'pending')).get()?.n });
+    const { requeued, failed } = this.d.queue.releaseWorker(`w_${pid}_`, MAX_ATTEMPTS);
+    for (const id of [...requeued, ...failed]) this.d.onChanged(id);
+    if (requeued.length || failed.length) this.d.log.warn('released the jobs of a dead worker', { requeued: requeued.length, failed: failed.length });
   }
 }
