@@ -392,7 +392,7 @@ export class Composer {
     const speech = this.c.finder.byKind(scope, ['speech', 'transcript']).length > 0;
     const bits = [labels.length ? `shows ${joinList(labels)}` : null, ocr.length ? `has the on-screen text ${joinList(ocr)}` : null, speech ? 'has speech' : null].filter(Boolean);
     if (!bits.length) return 'The analysis found nothing it recognises there.';
-    return `What ${scope.videos.length === 1 ? 'it' : 'they'} ${scope.videos.length === 1 ? 'does' : 'do'} contain: it ${joinList(bits as string[])}.`.replace(': it ', scope.videos.length === 1 ? ': it ' : ': the index ');
+    return scope.videos.length === 1 ? `What it does contain: it ${joinList(bits as string[])}.` : `What they do contain: the index ${joinList(bits as string[])}.`;
   }
 }
 
