@@ -9,7 +9,9 @@ import { docsPlugin } from './docs';
 import { indexRoutes } from './routes/indexes';
 import { inquireRoutes } from './routes/inquire';
 import { mediaRoutes } from './routes/media';
+import { uiRoutes } from './routes/ui';
 import { uploadRoutes } from './routes/upload';
+import { videoRoutes } from './routes/videos';
 
 export interface HttpOptions {
   /** The server is bound to a loopback address (enables anonymous GET /indexes when configured). */
@@ -30,7 +32,9 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
     .use(uploadRoutes(s))
     .use(inquireRoutes(s))
     .use(indexRoutes(s, opts))
-    .use(mediaRoutes(s));
+    .use(mediaRoutes(s))
+    .use(videoRoutes(s))
+    .use(uiRoutes());
 }
 
 export type HttpApp = ReturnType<typeof createHttpApp>;

@@ -1,0 +1,62 @@
+/**
+ * GET /videos/{file_id}/segments: what the analysis found in one video (shots, speech, on-screen
+ * text, objects…) and its sampled frames, for the web page's timeline. Authorised by the owner's
+ * token (Bearer header or `?token=`); another user's video, or one in a deleted index, is 404.
+ */
+import { and, asc, eq, isNull } from 'drizzle-orm';
+import { Elysia, t } from 'elysia';
+import { notFound } from '../../errors';
+import type { Service } from '../../service';
+import { frames, mediaIndexes, segments, videos } from '../../storage/schema';
+import { originOf, tokenOf } from '../auth';
+import { ErrorBody } from '../models';
+
+const Segment = t.Object({
+  kind: t.String({ description: 'shot, speech, transcript, ocr (on-screen text), object, …' }),
+  start: t.Number({ description: 'seconds from the start' }),
+  end: t.Number({ description: 'seconds from the start' }),
+  text: t.String({ description: 'what was found: a shot description, a transcript, the text read, an object label' }),
+  confidence: t.Union([t.Number(), t.Null()]),
+});
+const SegmentsResponse = t.Object({
+  segments: t.Array(Segment, { description: 'ordered by start' }),
+  frames: t.Array(t.Object({ t: t.Number({ description: 'seconds from the start' }), url: t.String({ description: 'signed URL of the JPEG' }) }), { description: 'the sampled frames, ordered by time' }),
+});
+
+export function videoRoutes(s: Service) {
+  return new Elysia({ name: 'routes/videos' }).get(
+    '/videos/:file_id/segments',
+    ({ params, query, request }) => {
+      const user = s.accounts.authenticate(tokenOf(query.token, request));
+      const v = s.db
+        .select({ id: videos.id })
+        .from(videos)
+        .innerJoin(mediaIndexes, eq(mediaIndexes.id, videos.indexId))
+        .where(and(eq(videos.id, params.file_id), eq(videos.userId, user.id), isNull(mediaIndexes.deletedAt)))
+        .get();
+      if (!v) throw notFound('no such video');
+      const segs = s.db
+        .select({ kind: segments.kind, start: segments.start, end: segments.end, text: segments.text, confidence: segments.confidence })
+        .from(segments)
+        .where(eq(segments.videoId, v.id))
+        .orderBy(asc(segments.start), asc(segments.id))
+        .all();
+      const origin = originOf(request);
+      const fr = s.db.select({ t: frames.t, file: frames.file }).from(frames).where(eq(frames.videoId, v.id)).orderBy(asc(frames.t)).all();
+      return {
+        segments: segs,
+        frames: fr.map((f) => ({ t: f.t, url: origin + s.links.sign(`/media/${v.id}/frames/${f.file}`) })),
+      };
+    },
+    {
+      params: t.Object({ file_id: t.String() }),
+      query: t.Object({ token: t.Optional(t.String()) }),
+      response: { 200: SegmentsResponse, 401: ErrorBody, 404: ErrorBody },
+      detail: {
+        tags: ['indexes'],
+        summary: "A video's analysed segments and sampled frames (for a timeline)",
+        description: 'Authorised by the owner\'s token (Bearer header or `token`). Empty lists while the analysis has not stored anything yet.',
+      },
+    },
+  );
+}
