@@ -3,7 +3,7 @@
  * headless Chromium (Debian's `chromium` package, through playwright-core; no browser download).
  * Signs in, adds a video by URL and follows it to ready (and an audio-only file to its failure),
  * reads the timeline, asks about the video and about a moment, clicks a citation and checks that
- * the player moved there, works a timeline mark with the keyboard, looks at a narrow window, and
+ * the player moved there, asks about the whole index and follows a citation to its video, works a timeline mark with the keyboard, looks at a narrow window, and
  * deletes and restores the index. Screenshots of every screen go to test-artifacts/ui/, with the
  * page's transfer size and time to interactive in test-artifacts/ui/metrics.json.
  *
@@ -147,7 +147,18 @@ describe.skipIf(!haveChromium)('web page in headless Chromium', () => {
     // --- the index page, then delete and restore the index from the list
     await page.getByRole('link', { name: 'e2e' }).click();
     await page.getByRole('link', { name: 'big-buck-bunny-intro.webm' }).waitFor();
+    // ... where a question is about every video; its citation opens the video at that moment
+    await page.getByLabel('Question').fill('When is the bird visible?');
+    await page.getByRole('button', { name: 'Ask', exact: true }).click();
+    await page.locator('.answer[aria-busy="false"]:not(:empty)').waitFor({ timeout: 15_000 });
     await shot('09-index');
+    const indexChip = page.locator('.chips .chip', { hasText: 'bird' }).first();
+    const at = Number(await indexChip.getAttribute('data-start'));
+    await indexChip.click();
+    await page.waitForFunction(() => document.querySelector('video')?.readyState >= 1);
+    await waitForTime(at);
+    await page.getByRole('link', { name: 'e2e' }).click();
+    await page.getByRole('link', { name: 'big-buck-bunny-intro.webm' }).waitFor();
     await page.getByRole('link', { name: 'Indexes' }).first().click();
     await page.getByRole('button', { name: 'Delete e2e' }).click();
     await page.getByRole('status').getByText('Deleted “e2e”.').waitFor();
