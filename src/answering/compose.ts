@@ -158,8 +158,9 @@ export class Composer {
   /** Per-frame counts of a label over the scope (each point keeps the span it belongs to). */
   private series(label: string): Counted[] {
     const out: Counted[] = [];
+    const spans = this.spansOf(label);
     for (const v of this.c.scope.videos) {
-      const segs = this.spansOf(label).filter((s) => s.videoId === v.id);
+      const segs = spans.filter((s) => s.videoId === v.id);
       const counts = new Map<number, { n: number; s: Segment }>();
       for (const s of segs) {
         const pts = (s.extra as { counts?: [number, number][] } | null)?.counts ?? [[s.start, 1]];

@@ -24,5 +24,11 @@ export const MIGRATIONS: EmbeddedMigration[] = [
     "when": 1795326377513,
     "breakpoints": true,
     "sql": "ALTER TABLE `videos` ADD `analysis` text;"
+  },
+  {
+    "tag": "0004_segments_label_idx",
+    "when": 1795332362887,
+    "breakpoints": true,
+    "sql": "CREATE INDEX `segments_video_kind_text_idx` ON `segments` (`video_id`,`kind`,`text`,`start`);"
   }
 ];

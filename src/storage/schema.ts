@@ -159,7 +159,11 @@ export const segments = sqliteTable(
     /** Float32 sentence embedding of `text`. */
     embedding: blob('embedding', { mode: 'buffer' }),
   },
-  (t) => [index('segments_video_kind_idx').on(t.videoId, t.kind, t.start)],
+  (t) => [
+    index('segments_video_kind_idx').on(t.videoId, t.kind, t.start),
+    // Object spans by label ("when is the dog visible?") without reading every object row of the scope.
+    index('segments_video_kind_text_idx').on(t.videoId, t.kind, t.text, t.start),
+  ],
 );
 
 /** Sampled frames kept as small JPEGs (media/<video_id>/frames/<n>.jpg) for citations. */

@@ -1,0 +1,1 @@
+CREATE INDEX `segments_video_kind_text_idx` ON `segments` (`video_id`,`kind`,`text`,`start`);
