@@ -1,5 +1,5 @@
-import { describe, expect, test } from 'bun:test';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { afterAll, describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatTime, parseTarget } from '../src/answering/target';
@@ -8,9 +8,17 @@ import { cleanFileName, fileNameOf } from '../src/ingest/download';
 import { isPublicAddress, parseSourceUrl } from '../src/ingest/url-guard';
 import { describe as describeProbe } from '../src/media/probe';
 
+const made: string[] = [];
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), 'cfg-'));
+  made.push(d);
+  return d;
+};
+afterAll(() => made.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
 describe('config', () => {
   test('defaults bind loopback and keep data under the home directory', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
+    const dir = tempDir();
     const c = loadConfig({ 'data-dir': dir }, {});
     expect(c.host).toBe('127.0.0.1');
     expect(c.allowPrivateUrls).toBe(false);
@@ -19,7 +27,7 @@ describe('config', () => {
   });
 
   test('flags override environment, which overrides the config file', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
+    const dir = tempDir();
     writeFileSync(join(dir, 'config.json'), JSON.stringify({ port: 1111, inquireCost: 3, maxRedirects: 2 }));
     const c = loadConfig({ 'data-dir': dir, port: '3333' }, { VIDQ_PORT: '2222', VIDQ_INQUIRE_COST: '4' });
     expect(c.port).toBe(3333); // flag
@@ -32,7 +40,7 @@ describe('config', () => {
     expect(() => loadConfig({ port: 'abc' }, {})).toThrow(/--port/);
     expect(() => loadConfig({ port: '70000' }, {})).toThrow(ConfigError);
     expect(() => loadConfig({}, { VIDQ_ALLOW_PRIVATE_URLS: 'maybe' })).toThrow(/VIDQ_ALLOW_PRIVATE_URLS/);
-    const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
+    const dir = tempDir();
     writeFileSync(join(dir, 'config.json'), '{"nope": 1}');
     expect(() => loadConfig({ 'data-dir': dir }, {})).toThrow(/unknown option "nope"/);
   });
