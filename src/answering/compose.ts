@@ -360,7 +360,9 @@ export class Composer {
   private async general(intent: Intent, style: Style, byVideo: boolean): Promise<{ text: string; found: boolean }> {
     const ranked = await this.c.finder.ranked(this.c.scope, this.c.prompt, intent, 12);
     // Only keyword matches or close semantic ones count as support; a bare shot boundary never does.
-    const useful = ranked.filter((r) => r.segment.kind !== 'shot' && r.score >= 0.5);
+    // Rank alone says nothing about relevance (the best of a large index is always first): support
+    // needs a word of the question or a close meaning.
+    const useful = ranked.filter((r) => r.segment.kind !== 'shot' && (r.keyword || (r.cosine ?? 0) >= SUPPORT_COSINE));
     if (useful.length === 0) return this.notFound('an answer to that', style);
     const parts = useful.slice(0, style.items).map(({ segment: s, score }) => {
       this.citeSegment(s, score);
@@ -396,6 +398,9 @@ export class Composer {
     return scope.videos.length === 1 ? `What it does contain: it ${joinList(bits as string[])}.` : `What they do contain: the index ${joinList(bits as string[])}.`;
   }
 }
+
+/** USE-lite cosine from which a segment counts as support without a shared word (paraphrases ≈ 0.6, unrelated ≤ 0.35). */
+const SUPPORT_COSINE = 0.45;
 
 function sentenceFor(s: Segment, where: string, file: string | null): string {
   const inFile = file ? ` (${file})` : where;

@@ -172,6 +172,16 @@ function kindWeights(intent: Intent): Record<SegmentKind, number> {
   return w;
 }
 
+/** A ranked segment: its fused score (by rank), and the raw signals that say how relevant it is. */
+export interface Ranked {
+  segment: Segment;
+  score: number;
+  /** It contains a word of the question. */
+  keyword: boolean;
+  /** Cosine similarity to the question, when it was among the semantic candidates. */
+  cosine: number | null;
+}
+
 export class EvidenceFinder {
   constructor(
     private readonly db: Db,
@@ -256,11 +266,13 @@ export class EvidenceFinder {
    * The fused ranking: reciprocal-rank fusion of keyword and embedding ranks, times the kind weight,
    * restricted to the time window when there is one.
    */
-  async ranked(scope: ScopeWindow, question: string, intent: Intent, limit = 12): Promise<{ segment: Segment; score: number }[]> {
+  async ranked(scope: ScopeWindow, question: string, intent: Intent, limit = 12): Promise<Ranked[]> {
     const K = 60;
     const fused = new Map<number, number>();
-    this.keyword(scope, [...intent.keywords, ...intent.labels]).forEach((id, rank) => fused.set(id, (fused.get(id) ?? 0) + 1 / (K + rank)));
+    const byKeyword = new Set(this.keyword(scope, [...intent.keywords, ...intent.labels]));
+    [...byKeyword].forEach((id, rank) => fused.set(id, (fused.get(id) ?? 0) + 1 / (K + rank)));
     const sem = await this.semantic(scope, question);
+    const cosines = new Map(sem);
     // Weak semantic matches are noise: USE-lite cosines under ~0.25 relate to almost anything.
     sem.filter(([, c]) => c >= 0.25).forEach(([id], rank) => fused.set(id, (fused.get(id) ?? 0) + 1 / (K + rank)));
     if (fused.size === 0) return [];
@@ -269,7 +281,7 @@ export class EvidenceFinder {
     const win = scope.window;
     return rows
       .filter((s) => !win || (s.end >= win.start && s.start <= win.end))
-      .map((s) => ({ segment: s, score: (fused.get(s.id) ?? 0) * weights[s.kind] * 60 }))
+      .map((s) => ({ segment: s, score: (fused.get(s.id) ?? 0) * weights[s.kind] * 60, keyword: byKeyword.has(s.id), cosine: cosines.get(s.id) ?? null }))
       .sort((a, b) => b.score - a.score)
       .slice(0, limit);
   }

@@ -128,7 +128,7 @@ export function readIntent(question: string): Intent {
   const has = (re: RegExp) => re.test(q);
   const needs = new Set<Need>();
   if (has(/\b(say|says|said|saying|speak|speaks|spoke|speaking|talk|talks|talking|mention|mentions|mentioned|tell|tells|told|ask|asks|asked|words?|quote|transcript|voice|speech|spoken|speaker|speakers|narrat\w*|request|requests|announce\w*|explain\w*)\b/)) needs.add('said');
-  if (has(/\b(written|write|writes|text|title|titles|caption|captions|subtitle\w*|sign|signs|label|labels|read|reads|displayed|display|displays|printed|timecode|counter|number shown|credits?|logo|banner|headline|letters?|presents?)\b/)) needs.add('written');
+  if (has(/\b(written|write|writes|text|title|titles|caption|captions|subtitle\w*|sign|signs|label|labels|read|reads|displayed|display|displays|printed|timecode|counter|number shown|credits?|logo|banner|headline|letters?|presents?|name|names|named|on[- ]screen)\b/)) needs.add('written');
   if (has(/\bhow many\b|\bnumber of\b|\bcount\b|\blargest number\b|\bhow much\b/)) needs.add('count');
   if (has(/\b(when|what time|timestamp|how long)\b|\b(which|what) (moments?|times?|points?|parts?|seconds?|minutes?)\b/)) needs.add('when');
   if (has(/^\s*(is|are|was|were|does|do|did|can|could)\b|\bis there\b|\bare there\b|\bany\b/)) needs.add('presence');
