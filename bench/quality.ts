@@ -52,9 +52,6 @@ const clips = [...new Set([...questions.map((q) => q.video).filter((v): v is str
 const keys = new Map<string, string>();
 const t0 = performance.now();
 for (const c of clips) {
-  if (!fresh) {
-    // Reused data directory: the clips are there already (same bytes give the same key).
-  }
   const r = await post('/remote-upload', { token: user.token, index: 'quality', url: `${origin.url}${encodeURIComponent(c)}` });
   if (!r.data) throw new Error(`upload of ${c} failed: ${JSON.stringify(r)}`);
   keys.set(c, r.data.key);

@@ -62,7 +62,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
   const links = new MediaLinks(files.secretKey(), config.mediaLinkTtlSec);
   // The question embedder loads on the first question (a few hundred ms), not at start-up.
   const embedder = analyzerNames(config.analyzers).includes('embeddings') ? new UseEmbedder({ files: () => embeddingFiles(files.assetsDir) }) : null;
-  const answering = new AnsweringService({ db, config, accounts, indexes, links, embedder });
+  const answering = new AnsweringService({ db, config, accounts, indexes, links, files, embedder, log: log.child({ part: 'answering' }) });
   const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
   return Object.assign(service, {
     config,
@@ -79,6 +79,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     wakeWorkers: () => {},
     close: () => {
       void embedder?.close?.();
+      void answering.generator?.close?.();
       db.$client.close();
     },
   });

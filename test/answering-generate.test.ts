@@ -524,7 +524,7 @@ describe('transformers generator', () => {
     expect(g.missingFiles()).toContain('config.json');
     await expect(g.generate({ system: 's', messages: [{ role: 'user', content: 'hi' }] }, { signal: AbortSignal.timeout(5000) })).rejects.toThrow(/"onnx-community\/no-such-chat-model" is not in .*missing config\.json/);
     const s = gen.server.service;
-    const answering = new AnsweringService({ db: s.db, config: s.config, accounts: s.accounts, indexes: s.indexes, links: s.links, embedder: null, generator: g as Generator });
+    const answering = new AnsweringService({ db: s.db, config: s.config, accounts: s.accounts, indexes: s.indexes, links: s.links, files: s.files, embedder: null, generator: g as Generator });
     const user = s.accounts.getUser(gen.userId)!;
     const r = await answering.inquire(user, { index: genData.indexId, prompt: QUESTION });
     expect(r.model).toStartWith(`${COMPOSER_NAME} (fallback: transformers:onnx-community/no-such-chat-model: the text-generation model`);

@@ -15,7 +15,7 @@ import type { AccountService } from '../accounts/service';
 import type { Config } from '../config';
 import { ApiError, badRequest, notFound } from '../errors';
 import { createLogger, type Logger } from '../log';
-import { DataDir } from '../storage/files';
+import type { DataDir } from '../storage/files';
 import type { IndexService } from '../indexes/service';
 import type { Db } from '../storage/db';
 import { videos, type MediaIndex, type User, type Video } from '../storage/schema';
@@ -89,6 +89,7 @@ export class AnsweringService {
       accounts: AccountService;
       indexes: IndexService;
       links: MediaLinks;
+      files: DataDir;
       embedder: Embedder | null;
       /** Default: the one the config names (--generator). */
       generator?: Generator | null;
@@ -98,7 +99,7 @@ export class AnsweringService {
     this.embeddings = new EmbeddingCache(d.db);
     this.finder = new EvidenceFinder(d.db, this.embeddings, d.embedder);
     this.generator = d.generator !== undefined ? d.generator : createGenerator(generatorConfigOf(d.config));
-    this.files = new DataDir(d.config.dataDir);
+    this.files = d.files;
     this.log = d.log ?? createLogger(d.config.logLevel, { part: 'answering' });
   }
 
