@@ -5,7 +5,8 @@
  */
 import type { Logger } from '../log';
 import type { Db } from '../storage/db';
-import type { Frame, Segment, SegmentKind } from '../storage/schema';
+import type { Segment, SegmentKind } from '../storage/schema';
+import { FrameStream, type SampledFrame } from './frame-stream';
 
 /**
  * Thrown when an engine cannot run on this installation (its model or runtime is missing, e.g. in
@@ -61,9 +62,24 @@ export interface StageContext {
   /** Progress within this stage, 0..1 (the pipeline turns it into overall progress and ETA). */
   progress(fraction: number): void;
   /** Frames stored by the visual stage (absolute paths). */
-  frames(): (Frame & { path: string })[];
-  /** Segments stored by earlier stages. */
+  frames(): SampledFrame[];
+  /**
+   * Segments stored by earlier stages; within a group, also those of the frame-picking stage once
+   * its frame stream has ended.
+   */
   segments(kinds?: SegmentKind[]): Segment[];
+  /**
+   * The sampled frames as the frame-picking stage running beside this one picks them, or the stored
+   * ones. Hand-built contexts may leave it out: readers then use frames() (see framesOf).
+   */
+  frameStream?: FrameStream;
+  /** Given to the frame-picking stage: hands a kept frame to the readers once it is final. */
+  emitFrame?(frame: SampledFrame): void;
+}
+
+/** The frames a reading stage works through: the live stream when there is one, else the stored frames. */
+export function framesOf(ctx: Pick<StageContext, 'frames' | 'frameStream'>): FrameStream {
+  return ctx.frameStream ?? FrameStream.of(ctx.frames());
 }
 
 export interface StageResult {
@@ -86,10 +102,14 @@ export interface Analyzer {
   /** Relative cost per second of video, for progress and ETA. */
   readonly weight: number;
   /**
-   * May run at the same time as the neighbouring concurrent analyzers: it reads only the video or
-   * what earlier (non-concurrent) stages stored, and uses about one core.
+   * May run at the same time as the neighbouring concurrent analyzers: it reads only the video,
+   * what earlier groups stored, or the frames of a frame-picking stage in its group (as a stream).
    */
   readonly concurrent?: boolean;
+  /** Picks the sampled frames (visual); concurrent readers in its group get them as they are picked. */
+  readonly producesFrames?: boolean;
+  /** Reads the sampled frames: runs beside the frame-picking stage only through ctx.frameStream. */
+  readonly readsFrames?: boolean;
   run(ctx: StageContext): Promise<StageResult>;
   /** Frees models (called when the worker stops). */
   close?(): Promise<void> | void;

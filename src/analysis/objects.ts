@@ -12,8 +12,9 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { Frame, Segment } from '../storage/schema';
-import type { Analyzer, NewSegment, StageContext, StageResult } from './contracts';
+import type { Segment } from '../storage/schema';
+import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from './contracts';
+import { FrameStream, type SampledFrame } from './frame-stream';
 
 /** [x, y, width, height], normalised to 0..1 of the frame. */
 export type Box = [number, number, number, number];
@@ -26,7 +27,7 @@ export interface RawDetection {
 
 export type DetectorRequest =
   | { type: 'init'; modelDir: string; wasmDir: string }
-  /** MoveNet runs only when CenterNet's best person scores below `bodyBelow` (Infinity: always). */
+  /** MoveNet runs when CenterNet's best person candidate scores below `bodyBelow` (Infinity: always, even with no candidate). */
   | { type: 'detect'; id: number; rgb: ArrayBuffer; width: number; height: number; bodyBelow: number };
 
 export type DetectorResponse =
@@ -43,18 +44,22 @@ export interface ObjectsOptions {
   bodyScore: number;
   /** Reuse the detections of the last detected frame of the same shot for frames that look the same. @default true */
   skipDuplicates: boolean;
+  /** Long side of the detector's input in pixels, a multiple of 32 (CenterNet was trained at 512). @default 512 */
+  inputLongSide: number;
+  /** Ask MoveNet when CenterNet half sees a person (a candidate below `personScore`). @default true */
+  bodyFallback: boolean;
   /** Folder with centernet.json and movenet-lightning.json (default: the `@vladmandic/human` package's). */
   modelDir?: string;
   /** Folder with the tfjs-backend-wasm .wasm files (default: the package's dist/). */
   wasmDir?: string;
 }
 
-export const DEFAULT_OBJECTS: ObjectsOptions = { minScore: 0.3, personScore: 0.35, bodyScore: 0.55, skipDuplicates: true };
+export const DEFAULT_OBJECTS: ObjectsOptions = { minScore: 0.3, personScore: 0.35, bodyScore: 0.55, skipDuplicates: true, inputLongSide: 512, bodyFallback: true };
 
-/** Long side of the detector's input (CenterNet was trained at 512×512; the worker keeps the aspect). */
-const INPUT_LONG_SIDE = 512;
 /** A frame stands for the time around it, never for more than this either side. */
 const MAX_HOLD_SEC = 3;
+/** Frames decoded by one ffmpeg run: what has arrived from the visual stage, up to this many. */
+const BATCH_FRAMES = 64;
 const INIT_TIMEOUT_MS = 60_000;
 /**
  * Near-duplicate test on a GRID×GRID grey grid: at most MAX_CHANGED_CELLS cells (under 1 % of the
@@ -111,8 +116,9 @@ export class ObjectsAnalyzer implements Analyzer {
   readonly info = { kind: 'objects', name: 'centernet-coco (tfjs-wasm, @vladmandic/human)' };
   /** ~0.15 s per detected frame, a frame every 3 s: about twice the visual stage's time. */
   readonly weight = 2;
-  /** Reads frames (objects) or the audio (speech) on about one core: runs beside OCR and the other. */
+  /** Works on about one core, on the frames as the visual stage picks them. */
   readonly concurrent = true;
+  readonly readsFrames = true;
 
   private readonly opts: ObjectsOptions;
   private detector: Detector | null = null;
@@ -123,8 +129,7 @@ export class ObjectsAnalyzer implements Analyzer {
 
   async run(ctx: StageContext): Promise<StageResult> {
     const started = performance.now();
-    const frames = ctx.frames();
-    const { frames: raw, stats } = await this.detect(ctx, frames);
+    const { frames: raw, stats } = await this.detect(ctx, framesOf(ctx));
     const perFrame = raw.map((r) => applyThresholds(r, this.opts));
     const segments = mergeSpans(perFrame, shotBounds(ctx.segments(['shot']), ctx.video.durationSec), ctx.video.durationSec);
     const labels: Record<string, number> = {};
@@ -144,35 +149,29 @@ export class ObjectsAnalyzer implements Analyzer {
     };
   }
 
-  /** Runs the models over the frames, reusing results for near-duplicates; no thresholds. */
-  async detect(ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'progress' | 'video'>, frames: (Frame & { path: string })[], opts: { alwaysBody?: boolean } = {}): Promise<{ frames: RawFrame[]; stats: DetectStats }> {
+  /**
+   * Runs the models over the frames (as they arrive, when given a stream), reusing results for
+   * near-duplicates; no thresholds.
+   */
+  async detect(ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'progress' | 'video'>, input: FrameStream | SampledFrame[], opts: { alwaysBody?: boolean } = {}): Promise<{ frames: RawFrame[]; stats: DetectStats }> {
     const stats: DetectStats = { detected: 0, reused: 0, objectMs: 0, bodyMs: 0, bodyRuns: 0 };
-    if (frames.length === 0) return { frames: [], stats };
+    const stream = Array.isArray(input) ? FrameStream.of(input) : input;
     ctx.signal.throwIfAborted();
-    const detector = await this.ensureDetector(ctx.signal);
-    const [width, height] = inputSize(jpegSize(frames[0]!.path));
-    const listFile = join(ctx.video.dir, 'objects-frames.ffconcat');
-    writeFileSync(listFile, 'ffconcat version 1.0\n' + frames.map((f) => `file '${f.path.replace(/'/g, "'\\''")}'\n`).join(''));
-    // -vsync 0: exactly one output picture per listed JPEG, whatever timestamps concat gives them.
-    const proc = Bun.spawn(
-      [ctx.ffmpeg, '-hide_banner', '-nostdin', '-loglevel', 'error', '-f', 'concat', '-safe', '0', '-i', listFile, '-vf', `scale=${width}:${height}:flags=area`, '-vsync', '0', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
-      { stdout: 'pipe', stderr: 'pipe' },
-    );
-    const stderr = new Response(proc.stderr).text();
-    const onAbort = () => {
-      proc.kill();
-      // A detection in flight cannot be interrupted inside wasm: the worker goes.
-      this.dropDetector(ctx.signal.reason);
-    };
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
-    const bodyBelow = opts.alwaysBody ? Infinity : this.opts.personScore;
+    // MoveNet is a second opinion on a person CenterNet half sees (see objects-worker.ts).
+    const bodyBelow = opts.alwaysBody ? Infinity : this.opts.bodyFallback ? this.opts.personScore : -1;
     const out: RawFrame[] = [];
-    try {
-      let anchor: { shot: number; grid: Float32Array; result: RawFrame } | null = null;
-      for await (const rgb of rawFrames(proc.stdout, width * height * 3)) {
+    let anchor: { shot: number; grid: Float32Array; result: RawFrame } | null = null;
+    let size: [number, number] | null = null;
+    const duration = ctx.video.durationSec;
+    for await (const batch of stream.batches(BATCH_FRAMES)) {
+      // The models load once per process, on the first frame (none for a video without frames).
+      const detector = await this.ensureDetector(ctx.signal);
+      size ??= inputSize(jpegSize(batch[0]!.path), this.opts.inputLongSide);
+      const [width, height] = size;
+      let k = 0;
+      for await (const rgb of this.decode(ctx, batch, width, height)) {
         ctx.signal.throwIfAborted();
-        const f = frames[out.length];
-        if (!f) break;
+        const f = batch[k++]!;
         const grid = greyGrid(rgb, width, height);
         let r: RawFrame;
         if (this.opts.skipDuplicates && anchor && anchor.shot === f.shot && isNearDuplicate(grid, anchor.grid)) {
@@ -188,13 +187,39 @@ export class ObjectsAnalyzer implements Analyzer {
           if (d.bodyMs > 0) stats.bodyRuns++;
         }
         out.push(r);
-        ctx.progress(out.length / frames.length);
+        ctx.progress(stream.ended ? out.length / stream.count : duration > 0 ? Math.min(0.99, f.t / duration) : 0);
+      }
+    }
+    return { frames: out, stats };
+  }
+
+  /** The frames' JPEGs decoded and scaled to the detector's input by one ffmpeg, as raw RGB pictures. */
+  private async *decode(ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'video'>, frames: SampledFrame[], width: number, height: number): AsyncGenerator<Uint8Array> {
+    const listFile = join(ctx.video.dir, 'objects-frames.ffconcat');
+    writeFileSync(listFile, 'ffconcat version 1.0\n' + frames.map((f) => `file '${f.path.replace(/'/g, "'\\''")}'\n`).join(''));
+    // -vsync 0: exactly one output picture per listed JPEG, whatever timestamps concat gives them.
+    const proc = Bun.spawn(
+      [ctx.ffmpeg, '-hide_banner', '-nostdin', '-loglevel', 'error', '-f', 'concat', '-safe', '0', '-i', listFile, '-vf', `scale=${width}:${height}:flags=area`, '-vsync', '0', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+      { stdout: 'pipe', stderr: 'pipe' },
+    );
+    const stderr = new Response(proc.stderr).text();
+    const onAbort = () => {
+      proc.kill();
+      // A detection in flight cannot be interrupted inside wasm: the worker goes.
+      this.dropDetector(ctx.signal.reason);
+    };
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      let n = 0;
+      for await (const rgb of rawFrames(proc.stdout, width * height * 3)) {
+        if (n >= frames.length) break;
+        n++;
+        yield rgb;
       }
       const code = await proc.exited;
       ctx.signal.throwIfAborted();
       if (code !== 0) throw new Error(`the sampled frames could not be decoded: ${lastLine(await stderr) ?? `ffmpeg exited with ${code}`}`);
-      if (out.length !== frames.length) throw new Error(`only ${out.length} of ${frames.length} sampled frames could be decoded`);
-      return { frames: out, stats };
+      if (n !== frames.length) throw new Error(`only ${n} of ${frames.length} sampled frames could be decoded`);
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
       proc.kill();
@@ -320,10 +345,10 @@ class Detector {
   }
 }
 
-/** The detector's input for frames of w×h: the same aspect, long side 512, both sides multiples of 32 (the model's stride). */
-export function inputSize([w, h]: [number, number]): [number, number] {
-  const short = (long: number, other: number) => Math.max(32, Math.round((INPUT_LONG_SIDE * other) / long / 32) * 32);
-  return w >= h ? [INPUT_LONG_SIDE, short(w, h)] : [short(h, w), INPUT_LONG_SIDE];
+/** The detector's input for frames of w×h: the same aspect, the given long side, both sides multiples of 32 (the model's stride). */
+export function inputSize([w, h]: [number, number], longSide = DEFAULT_OBJECTS.inputLongSide): [number, number] {
+  const short = (long: number, other: number) => Math.max(32, Math.round((longSide * other) / long / 32) * 32);
+  return w >= h ? [longSide, short(w, h)] : [short(h, w), longSide];
 }
 
 /** Width and height of a JPEG, from its start-of-frame header. */

@@ -21,7 +21,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import type { InferenceSession } from 'onnxruntime-node';
-import type { Analyzer, NewSegment, StageContext, StageResult } from './contracts';
+import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from './contracts';
 
 /** [x, y, w, h] normalised to 0..1 of the frame (as the objects stage stores boxes). */
 export type Box = [number, number, number, number];
@@ -92,8 +92,9 @@ export class OcrAnalyzer implements Analyzer {
   readonly info = { kind: 'ocr', name: 'paddleocr-ppocrv4 (onnxruntime)' };
   // ~100 ms per frame at one frame per 3 s, plus loading the models: a bit more than the visual decode.
   readonly weight = 1.5;
-  /** Reads only the stored frames: runs beside objects and speech (one core each). */
+  /** Reads the frames as the visual stage picks them, beside it, objects and speech. */
   readonly concurrent = true;
+  readonly readsFrames = true;
   private readonly opts: OcrOptions;
   private engine: Promise<PaddleEngine> | null = null;
 
@@ -102,14 +103,8 @@ export class OcrAnalyzer implements Analyzer {
   }
 
   async run(ctx: StageContext): Promise<StageResult> {
-    const frames = ctx.frames();
+    const frames = framesOf(ctx);
     const o = this.opts;
-    if (frames.length === 0) return { segments: [], summary: { engine: this.info.name, frames: 0, segments: 0 } };
-    const engine = await this.getEngine();
-    const shotEnds = ctx
-      .segments(['shot'])
-      .sort((a, b) => a.start - b.start)
-      .map((s) => s.end);
 
     const texts: FrameText[] = [];
     let last: { shot: number; thumb: Thumb; blocks: TextBlock[] } | null = null;
@@ -118,9 +113,11 @@ export class OcrAnalyzer implements Analyzer {
     let reused = 0;
     let failed = 0;
     let lastError = '';
-    for (let i = 0; i < frames.length; i++) {
+    const duration = ctx.video.durationSec;
+    for await (const f of frames) {
       if (ctx.signal.aborted) throw ctx.signal.reason ?? new Error('aborted');
-      const f = frames[i]!;
+      // Loaded once per process, on the first frame (not at all for a video without frames).
+      const engine = await this.getEngine();
       let blocks: TextBlock[] = [];
       try {
         const t0 = performance.now();
@@ -144,10 +141,16 @@ export class OcrAnalyzer implements Analyzer {
         last = null;
       }
       texts.push({ t: f.t, shot: f.shot, blocks });
-      ctx.progress((i + 1) / frames.length);
+      ctx.progress(frames.ended ? texts.length / frames.count : duration > 0 ? Math.min(0.99, f.t / duration) : 0);
     }
+    if (texts.length === 0) return { segments: [], summary: { engine: this.info.name, frames: 0, segments: 0 } };
+    if (failed === texts.length) throw new Error(`no frame could be read: ${lastError}`);
 
-    if (failed === frames.length) throw new Error(`no frame could be read: ${lastError}`);
+    // The shots are known once the frames have all arrived.
+    const shotEnds = ctx
+      .segments(['shot'])
+      .sort((a, b) => a.start - b.start)
+      .map((s) => s.end);
 
     const segments = mergeSightings(texts, {
       similarity: o.similarity,
@@ -159,7 +162,7 @@ export class OcrAnalyzer implements Analyzer {
       segments,
       summary: {
         engine: this.info.name,
-        frames: frames.length,
+        frames: texts.length,
         ocr_frames: ocrFrames,
         reused_frames: reused,
         failed_frames: failed,

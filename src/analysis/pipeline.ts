@@ -10,8 +10,9 @@ import type { JobQueue } from '../jobs/queue';
 import type { Logger } from '../log';
 import type { Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
-import { frames, segments, videos, type Job, type SegmentKind } from '../storage/schema';
-import { EngineUnavailableError, type Analyzer, type StageContext, type StageResult, type VideoToAnalyze } from './contracts';
+import { frames, segments, videos, type Job, type Segment, type SegmentKind } from '../storage/schema';
+import { EngineUnavailableError, type Analyzer, type NewSegment, type StageContext, type StageResult, type VideoToAnalyze } from './contracts';
+import { FrameStream } from './frame-stream';
 
 export interface PipelineDeps {
   db: Db;
@@ -49,8 +50,10 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
     return 'failed';
   }
   const stages = d.analyzers;
-  let from = stages.findIndex((a) => a.stage === job.stage);
-  if (from < 0) from = 0;
+  const groups = groupStages(stages);
+  // A restart resumes at the start of the group the job was in (the job records its first stage).
+  const at = stages.findIndex((a) => a.stage === job.stage);
+  const from = at < 0 ? 0 : groups.find(([i, j]) => i <= at && at < j)![0];
   const totalWeight = stages.reduce((s, a) => s + a.weight, 0) || 1;
   const weightBefore = (i: number) => stages.slice(0, i).reduce((s, a) => s + a.weight, 0);
   const log = d.log.child({ video_id: video.id });
@@ -65,7 +68,7 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
       .orderBy(asc(frames.t))
       .all()
       .map((f) => ({ ...f, path: join(video.dir, 'frames', f.file) }));
-  const segmentRows = (kinds?: SegmentKind[]) =>
+  const storedSegments = (kinds?: SegmentKind[]) =>
     d.db
       .select()
       .from(segments)
@@ -73,18 +76,30 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
       .orderBy(asc(segments.start))
       .all();
 
-  for (let i = from; i < stages.length; ) {
+  for (const [i, j] of groups) {
+    if (i < from) continue;
     if (signal.aborted) return 'cancelled';
-    // A run of analyzers marked concurrent works at the same time (they only read what earlier
-    // stages stored); their outputs are still committed one by one, in pipeline order.
-    let j = i + 1;
-    if (stages[i]!.concurrent) while (j < stages.length && stages[j]!.concurrent) j++;
+    // The stages of a group work at the same time; their outputs are still committed one by one,
+    // in pipeline order. Frame readers get the frames of the group's frame picker as it picks
+    // them, and its segments (shots) once it is done.
     const group = stages.slice(i, j);
+    const producer = group.find((a) => a.producesFrames);
+    const stream = producer ? new FrameStream() : null;
+    const produced = new Map<SegmentKind, Segment[]>();
+    const segmentRows = (kinds?: SegmentKind[]): Segment[] => {
+      const stored = storedSegments(kinds).filter((s) => !produced.has(s.kind));
+      const fresh = [...produced].filter(([k]) => !kinds || kinds.includes(k)).flatMap(([, rows]) => rows);
+      return fresh.length ? [...stored, ...fresh].sort((a, b) => a.start - b.start) : stored;
+    };
     const fractions = group.map(() => 0);
     const ctrl = new AbortController();
+    // Readers waiting for frames stop when the group is stopped.
+    ctrl.signal.addEventListener('abort', () => stream?.fail(ctrl.signal.reason), { once: true });
     const onAbort = () => ctrl.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     let cancelled = false;
+    /** The failure that stopped the group (the others then fail only because they were stopped). */
+    let firstFailure: { stage: Analyzer; error: unknown } | null = null;
     let lastReport = 0;
     const report = (force = false) => {
       const now = performance.now();
@@ -125,12 +140,23 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
           },
           frames: frameRows,
           segments: segmentRows,
+          frameStream: a.readsFrames ? (stream ?? FrameStream.of(frameRows())) : undefined,
+          emitFrame: a === producer ? (f) => stream!.push(f) : undefined,
         };
         try {
-          return await a.run(ctx);
+          const result = await a.run(ctx);
+          if (a === producer) {
+            for (const kind of a.kinds) produced.set(kind, asRows(video.id, (result.segments ?? []).filter((s) => s.kind === kind)));
+            stream!.end();
+          }
+          return result;
         } catch (e) {
+          if (a === producer) stream!.fail(e);
           // One real failure fails the video: stop the others rather than let them finish for nothing.
-          if (!(e instanceof EngineUnavailableError)) ctrl.abort(e);
+          if (!(e instanceof EngineUnavailableError) && !ctrl.signal.aborted) {
+            firstFailure = { stage: a, error: e };
+            ctrl.abort(e);
+          }
           throw e;
         } finally {
           timings[a.stage] = Math.round(performance.now() - t0);
@@ -152,10 +178,10 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
         log.warn('analyzer unavailable', { stage: a.stage, reason: r.reason.message });
         results.push({ summary: { engine: a.info.name, unavailable: r.reason.message } });
       } else {
-        const first = settled.find((x) => x.status === 'rejected' && !(x.reason instanceof EngineUnavailableError) && !ctrl.signal.aborted) ?? r;
-        const why = ((first as PromiseRejectedResult).reason as Error)?.message ?? String((first as PromiseRejectedResult).reason);
-        const reason = `${a.info.kind} analysis failed: ${why}`;
-        log.warn('analysis failed', { stage: a.stage, reason });
+        const { stage, error } = firstFailure ?? { stage: a, error: r.reason };
+        const why = (error as Error)?.message ?? String(error);
+        const reason = `${stage.info.kind} analysis failed: ${why}`;
+        log.warn('analysis failed', { stage: stage.stage, reason });
         d.queue.fail(video.id, reason);
         d.onChange?.(video.id);
         return 'failed';
@@ -171,12 +197,31 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
       d.onChange?.(video.id);
       if (!advanced) return 'cancelled';
     }
-    i = j;
   }
   if (!d.queue.finish(video.id, d.workerId)) return 'cancelled';
   d.onChange?.(video.id);
   log.info('analysis done', { ms: Math.round(performance.now() - startedAt), stages: timings });
   return 'ready';
+}
+
+/**
+ * The stages as groups [from, to) that run together: each run of concurrent stages is one group;
+ * a stage that is not concurrent runs alone.
+ */
+export function groupStages(stages: readonly Analyzer[]): [number, number][] {
+  const groups: [number, number][] = [];
+  for (let i = 0; i < stages.length; ) {
+    let j = i + 1;
+    if (stages[i]!.concurrent) while (j < stages.length && stages[j]!.concurrent) j++;
+    groups.push([i, j]);
+    i = j;
+  }
+  return groups;
+}
+
+/** In-flight segments in the shape of stored rows (for readers in the same group). */
+function asRows(videoId: string, segs: NewSegment[]): Segment[] {
+  return segs.map((s, k) => ({ id: -1 - k, videoId, kind: s.kind, start: s.start, end: s.end, text: s.text, confidence: s.confidence ?? null, extra: s.extra ?? null, embedding: null }));
 }
 
 /** A stage's output replaces whatever an interrupted earlier run of it stored. */

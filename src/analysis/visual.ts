@@ -1,10 +1,14 @@
 /**
  * Shots and sampled frames in ONE decode of the video: ffmpeg splits the decoded picture into a
- * tiny copy scored for scene changes (select's scene score, printed per frame) and a copy sampled
- * at a small fixed rate and written as JPEGs. Afterwards the candidates are thinned: at least one
- * frame per shot, at most one every `frameIntervalSec` within a shot.
+ * tiny copy scored for scene changes (select's scene score, printed per frame to stdout) and a copy
+ * sampled at a small fixed rate and written as JPEGs. The candidates are thinned to at least one
+ * frame per shot and at most one every `frameIntervalSec` within a shot.
+ *
+ * The thinning runs while the video decodes: a candidate's fate depends only on the scores up to a
+ * few seconds after it (see SETTLE_SEC), so once the decode is that far past it, it is final and is
+ * handed to the stages that read frames (OCR, objects), which then work during the decode.
  */
-import { mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { lines } from '../util/lines';
 import type { Analyzer, NewFrame, NewSegment, StageContext, StageResult } from './contracts';
@@ -22,12 +26,25 @@ export const DEFAULT_VISUAL: VisualOptions = { frameIntervalSec: 3, sceneThresho
 
 /** Shots shorter than this are merged into the previous one (flashes, fades, camera jolts). */
 const MIN_SHOT_SEC = 1.0;
+/**
+ * Candidates: one per second. Every shot (≥ 1 s long) gets at least one; more would only cost JPEG
+ * encoding (measured: 2 per second made this stage ~12 % slower for the same kept frames).
+ */
+const SAMPLE_FPS = 1;
+/**
+ * A candidate is final once the decode is this far past it: the next candidate (1 s) must be known
+ * (a shot's first frame is skipped when the shot has another), and a cut up to then needs the
+ * scores of the second after it (SPIKE_WINDOW_SEC); the rest is margin.
+ */
+const SETTLE_SEC = 3;
 
 export class VisualAnalyzer implements Analyzer {
   readonly stage = 'analyzing:visual';
   readonly kinds = ['shot'] as const;
   readonly info = { kind: 'shots', name: 'ffmpeg scene score + fixed-rate sampling' };
   readonly weight = 1;
+  readonly concurrent = true;
+  readonly producesFrames = true;
 
   constructor(private readonly opts: VisualOptions = DEFAULT_VISUAL) {}
 
@@ -37,34 +54,51 @@ export class VisualAnalyzer implements Analyzer {
     const work = join(video.dir, 'frames.partial');
     rmSync(work, { recursive: true, force: true });
     mkdirSync(work, { recursive: true });
-    // Candidates: one per second. Every shot (≥ 1 s long) gets at least one; more would only cost
-    // JPEG encoding (measured: 2 per second made this stage ~12 % slower for the same kept frames).
-    const sampleFps = 1;
-    const scores = join(work, 'scores.txt');
+    // Kept frames are moved into frames/ one by one as they become final; an earlier run's frames
+    // stay until the end (their rows still point at them), and a frame kept again has the same
+    // name and picture.
+    mkdirSync(framesDir, { recursive: true });
     const width = Math.min(this.opts.frameWidth, video.width || this.opts.frameWidth);
+    const scoresFile = join(work, 'scores.txt');
     const graph =
       `[0:v]split=2[a][b];` +
-      `[a]scale=96:-2,select='gte(scene\\,0)',metadata=print:key=lavfi.scene_score:file=${escapeFilterPath(scores)}[s];` +
-      `[b]fps=${sampleFps},scale=${width}:-2[f]`;
-    const args = [ctx.ffmpeg, '-hide_banner', '-nostdin', '-loglevel', 'error', '-progress', 'pipe:1', '-i', video.path, '-an', '-sn', '-dn', '-filter_complex', graph, '-map', '[s]', '-f', 'null', '-', '-map', '[f]', '-q:v', '4', join(work, '%06d.jpg')];
+      `[a]scale=96:-2,select='gte(scene\\,0)',metadata=print:key=lavfi.scene_score:file=${escapeFilterPath(scoresFile)}[s];` +
+      `[b]fps=${SAMPLE_FPS},scale=${width}:-2[f]`;
+    const args = [ctx.ffmpeg, '-hide_banner', '-nostdin', '-loglevel', 'error', '-progress', 'pipe:1', '-i', video.path, '-an', '-sn', '-dn', '-filter_complex', graph, '-map', '[s]', '-f', 'null', '-', '-map', '[f]', '-q:v', '4', '-atomic_writing', '1', join(work, '%06d.jpg')];
     const proc = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe', signal: ctx.signal });
     const stderr = new Response(proc.stderr).text();
+
+    const selector = new FrameSelector(work, this.opts);
+    const kept: NewFrame[] = [];
+    const keep = (frames: NewFrame[]) => {
+      for (const f of frames) {
+        const path = join(framesDir, f.file);
+        renameSync(join(work, f.file), path);
+        kept.push(f);
+        ctx.emitFrame?.({ ...f, path });
+      }
+    };
+    // ffmpeg reports progress about twice a second; the scores written since are read then (the
+    // file lags by ffmpeg's write buffer, a few seconds of video).
+    const tail = new FileTail(scoresFile);
     for await (const line of lines(proc.stdout)) {
       const m = /^out_time_ms=(\d+)/.exec(line);
-      if (m && video.durationSec > 0) ctx.progress(Math.min(0.99, Number(m[1]) / 1e6 / video.durationSec));
+      if (!m) continue;
+      if (video.durationSec > 0) ctx.progress(Math.min(0.99, Number(m[1]) / 1e6 / video.durationSec));
+      if (!ctx.emitFrame) continue;
+      for (const l of tail.read()) selector.scores.push(l);
+      keep(selector.settled(kept));
     }
     const code = await proc.exited;
     if (code !== 0) throw new Error(`the video could not be decoded: ${summarizeFfmpegError(await stderr)}`);
+    for (const l of tail.read(true)) selector.scores.push(l);
 
-    const cuts = parseCuts(readFileSync(scores, 'utf8'), this.opts.sceneThreshold);
-    const shots = shotsFrom(cuts, video.durationSec);
-    const candidates = readCandidates(work, sampleFps);
-    const kept = thinFrames(candidates, shots, this.opts.frameIntervalSec);
+    const { shots, rest, changed } = selector.finish(kept, video.durationSec);
+    if (changed) ctx.log.warn('settled frames changed', { video_id: video.id });
+    keep(rest);
+    rmSync(work, { recursive: true, force: true });
     const keptNames = new Set(kept.map((k) => k.file));
-    for (const c of candidates) if (!keptNames.has(c.file)) rmSync(join(work, c.file), { force: true });
-    rmSync(scores, { force: true });
-    rmSync(framesDir, { recursive: true, force: true });
-    renameSync(work, framesDir);
+    for (const f of readdirSync(framesDir)) if (!keptNames.has(f)) rmSync(join(framesDir, f), { force: true });
 
     const segments: NewSegment[] = shots.map((s, i) => ({
       kind: 'shot',
@@ -76,6 +110,133 @@ export class VisualAnalyzer implements Analyzer {
     }));
     return { segments, frames: kept, summary: { engine: this.info.name, shots: shots.length, frames: kept.length } };
   }
+
+}
+
+/**
+ * Picks frames from the candidates while the decode goes on: a candidate is settled once every cut
+ * up to the candidate after it is settled (scores SPIKE_WINDOW_SEC past it are known) and that next
+ * candidate's JPEG is written. The work per call covers only the last kept frame's shot onwards.
+ */
+export class FrameSelector {
+  readonly scores = new SceneScores();
+  private readonly cuts: ScoredFrame[] = [];
+  private judged = 0;
+  private readonly candidates: Candidate[] = [];
+  private written = true;
+
+  constructor(
+    private readonly dir: string,
+    private readonly opts: Pick<VisualOptions, 'sceneThreshold' | 'frameIntervalSec'>,
+  ) {}
+
+  /** Frames after `kept` that no later score can change. */
+  settled(kept: readonly NewFrame[]): NewFrame[] {
+    const frames = this.scores.frames;
+    const now = this.scores.lastT;
+    while (this.judged < frames.length && frames[this.judged]!.t + SPIKE_WINDOW_SEC < now) {
+      if (isCut(frames, this.judged, this.opts.sceneThreshold)) this.cuts.push(frames[this.judged]!);
+      this.judged++;
+    }
+    let upTo = now - SETTLE_SEC;
+    // The next candidate decides too (a shot's first frame is skipped when the shot has another).
+    const next = this.readUpTo(upTo + 1 / SAMPLE_FPS);
+    upTo = Math.min(upTo, next - 1 / SAMPLE_FPS);
+    if (upTo <= 0) return [];
+    // While decoding the end is not known: no cut is dropped for being near it.
+    return this.pick(kept, shotsFrom(this.cuts, Infinity), upTo);
+  }
+
+  /** At the end of the decode: the shots, and every frame still to keep after `kept`. */
+  finish(kept: readonly NewFrame[], duration: number): { shots: Shot[]; rest: NewFrame[]; changed: boolean } {
+    this.readUpTo(Infinity);
+    const shots = shotsFrom(findCuts(this.scores.frames, this.opts.sceneThreshold), duration);
+    const all = thinFrames(this.candidates, shots, this.opts.frameIntervalSec);
+    const last = kept.at(-1);
+    const rest = all.filter((f) => !last || f.t > last.t);
+    const before = all.slice(0, all.length - rest.length);
+    const changed = before.length !== kept.length || kept.some((f, i) => f.file !== before[i]!.file || f.shot !== before[i]!.shot);
+    return { shots, rest, changed };
+  }
+
+  private pick(kept: readonly NewFrame[], shots: Shot[], upTo: number): NewFrame[] {
+    const last = kept.at(-1);
+    const from = last?.shot ?? 0;
+    const start = shots[from]?.start ?? 0;
+    const mine = this.candidates.filter((c) => c.t >= start);
+    return thinFrames(mine, shots.slice(from), this.opts.frameIntervalSec)
+      .map((f) => ({ ...f, shot: f.shot + from }))
+      .filter((f) => f.t < upTo && (!last || f.t > last.t));
+  }
+
+  /** Reads the candidates written before `t`; returns the time of the first one not yet there (or `t`). */
+  private readUpTo(t: number): number {
+    for (let n = this.candidates.length + 1; (n - 1) / SAMPLE_FPS < t; n++) {
+      const file = `${String(n).padStart(6, '0')}.jpg`;
+      if (!existsSync(join(this.dir, file))) return candidateTime(file);
+      this.candidates.push({ file, t: candidateTime(file) });
+    }
+    return t;
+  }
+}
+
+/** The lines appended to a file since the last read (the last one only once complete, or at `end`). */
+class FileTail {
+  private offset = 0;
+  private partial = '';
+  private readonly decoder = new TextDecoder();
+
+  constructor(private readonly path: string) {}
+
+  read(end = false): string[] {
+    let fd: number;
+    try {
+      fd = openSync(this.path, 'r');
+    } catch {
+      return []; // not created yet
+    }
+    try {
+      const size = fstatSync(fd).size;
+      if (size > this.offset) {
+        const buf = Buffer.allocUnsafe(size - this.offset);
+        const n = readSync(fd, buf, 0, buf.length, this.offset);
+        this.offset += n;
+        this.partial += this.decoder.decode(buf.subarray(0, n), { stream: true });
+      }
+    } finally {
+      closeSync(fd);
+    }
+    const out = this.partial.split('\n');
+    this.partial = end ? '' : out.pop()!;
+    return out;
+  }
+}
+
+/** Scene scores from ffmpeg's `metadata=print` lines ("frame:.. pts_time:T", then "lavfi.scene_score=S"). */
+export class SceneScores {
+  /** The frames that changed, with their scores. */
+  readonly frames: ScoredFrame[] = [];
+  /** Time of the last decoded frame. */
+  lastT = 0;
+
+  /** Takes one line; true when it was a frame's time. */
+  push(line: string): boolean {
+    const pt = /pts_time:([\d.]+)/.exec(line);
+    if (pt) {
+      this.lastT = Number(pt[1]);
+      return true;
+    }
+    const sc = /lavfi\.scene_score=([\d.]+)/.exec(line);
+    // Exact repeats (score 0: phones pad variable frame rates with duplicates) would make every
+    // real change look isolated; judge each change against the frames that did change.
+    if (sc && Number(sc[1]) > 0.0005) this.frames.push({ t: this.lastT, score: Number(sc[1]) });
+    return false;
+  }
+}
+
+export interface ScoredFrame {
+  t: number;
+  score: number;
 }
 
 export interface Shot {
@@ -86,44 +247,27 @@ export interface Shot {
 }
 
 /**
- * Times of cuts from ffmpeg's `metadata=print` output (pairs of "frame:.. pts_time:T" and
- * "lavfi.scene_score=S"). A frame is a cut when its score is high outright, or when it is a clear
- * spike over the frames around it: a cut between similar-looking shots scores low but stands out,
- * while a shaking camera scores high on every frame and stands out on none.
+ * A frame is a cut when its score is high outright, or when it is a clear spike over the frames
+ * around it: a cut between similar-looking shots scores low but stands out, while a shaking camera
+ * scores high on every frame and stands out on none. Only frames within SPIKE_WINDOW_SEC count as
+ * neighbours, so a cut is settled once the decode is that far past it.
  */
-export function parseCuts(text: string, threshold: number): { t: number; score: number }[] {
-  const frames: { t: number; score: number }[] = [];
-  let t = 0;
-  for (const line of text.split('\n')) {
-    const pt = /pts_time:([\d.]+)/.exec(line);
-    if (pt) {
-      t = Number(pt[1]);
-      continue;
-    }
-    const sc = /lavfi\.scene_score=([\d.]+)/.exec(line);
-    // Exact repeats (score 0: phones pad variable frame rates with duplicates) would make every
-    // real change look isolated; judge each change against the frames that did change.
-    if (sc && Number(sc[1]) > 0.0005) frames.push({ t, score: Number(sc[1]) });
-  }
-  const cuts: { t: number; score: number }[] = [];
-  for (let i = 0; i < frames.length; i++) {
-    const f = frames[i]!;
-    if (f.score < SPIKE_MIN_SCORE) continue;
-    if (f.score >= threshold) {
-      cuts.push(f);
-      continue;
-    }
-    const around: number[] = [];
-    for (let j = i - 1; j >= 0 && f.t - frames[j]!.t <= SPIKE_WINDOW_SEC; j--) around.push(frames[j]!.score);
-    for (let j = i + 1; j < frames.length && frames[j]!.t - f.t <= SPIKE_WINDOW_SEC; j++) around.push(frames[j]!.score);
-    around.sort((a, b) => a - b);
-    const median = around.length ? around[Math.floor(around.length / 2)]! : 0;
-    // A cut changes the picture once; motion keeps changing it, so the next frames score high too.
-    const next = frames[i + 1]?.score ?? 0;
-    const prev = frames[i - 1]?.score ?? 0;
-    if (f.score >= SPIKE_RATIO * Math.max(median, 0.01) && Math.max(prev, next) <= f.score * SPIKE_ISOLATION) cuts.push(f);
-  }
-  return cuts;
+export function findCuts(frames: readonly ScoredFrame[], threshold: number): ScoredFrame[] {
+  return frames.filter((_, i) => isCut(frames, i, threshold));
+}
+
+function isCut(frames: readonly ScoredFrame[], i: number, threshold: number): boolean {
+  const f = frames[i]!;
+  if (f.score < SPIKE_MIN_SCORE) return false;
+  if (f.score >= threshold) return true;
+  const around: number[] = [];
+  for (let j = i - 1; j >= 0 && f.t - frames[j]!.t <= SPIKE_WINDOW_SEC; j--) around.push(frames[j]!.score);
+  for (let j = i + 1; j < frames.length && frames[j]!.t - f.t <= SPIKE_WINDOW_SEC; j++) around.push(frames[j]!.score);
+  around.sort((a, b) => a - b);
+  const median = around.length ? around[Math.floor(around.length / 2)]! : 0;
+  // A cut changes the picture once; motion keeps changing it, so the next frames score high too.
+  const near = (g: ScoredFrame | undefined) => (g && Math.abs(g.t - f.t) <= SPIKE_WINDOW_SEC ? g.score : 0);
+  return f.score >= SPIKE_RATIO * Math.max(median, 0.01) && Math.max(near(frames[i - 1]), near(frames[i + 1])) <= f.score * SPIKE_ISOLATION;
 }
 
 /** Spike detection: scores below this are never cuts; a spike is this many times its neighbours' median within the window. */
@@ -151,12 +295,15 @@ interface Candidate {
   file: string;
 }
 
-function readCandidates(dir: string, fps: number): Candidate[] {
-  const files = new Bun.Glob('*.jpg').scanSync({ cwd: dir });
-  return [...files]
+/** Every candidate JPEG written, in time order. */
+function readCandidates(dir: string): Candidate[] {
+  return readdirSync(dir)
+    .filter((f) => /^\d{6}\.jpg$/.test(f))
     .sort()
-    .map((file) => ({ file, t: round((Number(file.slice(0, 6)) - 1) / fps) }));
+    .map((file) => ({ file, t: candidateTime(file) }));
 }
+
+const candidateTime = (file: string) => round((Number(file.slice(0, 6)) - 1) / SAMPLE_FPS);
 
 /** At least one frame per shot (the one nearest its middle when nothing else fits), at most one per interval. */
 export function thinFrames(candidates: Candidate[], shots: Shot[], interval: number): NewFrame[] {
@@ -179,14 +326,14 @@ export function thinFrames(candidates: Candidate[], shots: Shot[], interval: num
   return out;
 }
 
-/** Paths inside a filtergraph need ':' '\\' and quotes escaped. */
-function escapeFilterPath(p: string): string {
-  return p.replace(/\\/g, '\\\\').replace(/:/g, '\\:').replace(/'/g, "\\'");
-}
-
 export function summarizeFfmpegError(stderr: string): string {
   const line = stderr.trim().split('\n').filter(Boolean).pop() ?? 'unknown decoder error';
   return line.replace(/^\[[^\]]+\]\s*/, '').slice(0, 200);
 }
 
 const round = (x: number) => Math.round(x * 1000) / 1000;
+
+/** Paths inside a filtergraph need ':' '\\' and quotes escaped. */
+function escapeFilterPath(p: string): string {
+  return p.replace(/\\/g, '\\\\').replace(/:/g, '\\:').replace(/'/g, "\\'");
+}
