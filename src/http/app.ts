@@ -27,6 +27,8 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
       c.request = limitBody(c.request, maxBody);
     })
     .onTransform(({ body }) => checkParsedBody(body))
+    // The path only: query strings carry tokens and link signatures.
+    .onAfterResponse(({ request, set }) => s.log.debug('request', { method: request.method, path: new URL(request.url).pathname, status: set.status }))
     .onError(({ code, error, set, request }) => {
       const { status, message } = toStatusMessage(code, error);
       if (status === 500) s.log.error('request failed', { method: request.method, path: new URL(request.url).pathname, status, reason: message });
