@@ -1,0 +1,241 @@
+/**
+ * Bad input, table-driven: every case is a request that must be refused with the right status,
+ * the spec's error body `{error: <status>, message}`, a message that says what to fix, and no
+ * trace: no new row in any table and no new file in the data directory (media/ and tmp/ included).
+ *
+ * Real servers on 127.0.0.1, real ffmpeg/ffprobe, real SQLite. Two servers: `srv` lets the
+ * downloader reach 127.0.0.1 (so the local origin can serve bad files), `strict` is the default
+ * policy (private addresses refused) for the URL cases.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { getJson, postJson, startTestServer, type TestServer } from '../helpers';
+import { makeFixtures, mediaAndTmp, snapshot, startFixtureOrigin, type FixtureOrigin, type Fixtures } from './fixtures';
+
+const MAX_BODY = 64 * 1024;
+
+let srv: TestServer;
+let strict: TestServer;
+let fx: Fixtures;
+let origin: FixtureOrigin;
+/** User A's live index (by id and name) with one video; a video removed from it; a deleted index. */
+const seed = { indexId: '', indexName: 'seeded', key: '', removedKey: '', deletedIndexId: '', eveToken: '', eveIndexId: '', eveKey: '' };
+
+beforeAll(async () => {
+  fx = await makeFixtures();
+  origin = startFixtureOrigin(fx);
+  [srv, strict] = await Promise.all([startTestServer({ 'max-body-bytes': String(MAX_BODY) }), startTestServer({ 'allow-private-urls': false })]);
+  const up = async (token: string, index: string, clipName: string) => {
+    const r = await postJson(srv.url, '/remote-upload', { token, index, url: `${origin.url}/media/${clipName}` });
+    if (r.status !== 200) throw new Error(`seed upload failed: ${JSON.stringify(r.body)}`);
+    return r.body.data.key as string;
+  };
+  const indexId = async (token: string, name: string) => (await getJson(srv.url, `/indexes?token=${token}&include_deleted=true`)).body.find((i: any) => i.name === name).index_id as string;
+  seed.key = await up(srv.token, 'seeded', 'chaplin-bw.mp4');
+  seed.indexId = await indexId(srv.token, 'seeded');
+  seed.removedKey = await up(srv.token, 'seeded', 'countdown-living-room.mp4');
+  expect((await postJson(srv.url, '/remove-from-index', { token: srv.token, project_id: seed.indexId, video_id: seed.removedKey })).status).toBe(200);
+  await up(srv.token, 'gone', 'countdown-living-room.mp4');
+  seed.deletedIndexId = await indexId(srv.token, 'gone');
+  expect((await fetch(`${srv.url}/indexes/${seed.deletedIndexId}?token=${srv.token}`, { method: 'DELETE' })).status).toBe(200);
+  const eve = srv.server.service.accounts.createUser('eve', 5);
+  seed.eveToken = eve.token;
+  seed.eveKey = await up(eve.token, 'eves', 'chaplin-bw.mp4');
+  seed.eveIndexId = await indexId(eve.token, 'eves');
+});
+
+afterAll(async () => {
+  await Promise.all([srv?.stop(), strict?.stop()]);
+  origin?.stop();
+  fx?.remove();
+});
+
+type Send = (base: string) => Promise<Response>;
+
+interface Case {
+  name: string;
+  /** Which server answers (default: srv). */
+  on?: 'strict';
+  send: Send;
+  status: number;
+  /** Part of the message that tells the caller what to fix. */
+  says: string | RegExp;
+}
+
+const json = (path: string, body: unknown, headers: Record<string, string> = {}): Send => (base) =>
+  fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+const raw = (path: string, body: string, contentType: string): Send => (base) => fetch(base + path, { method: 'POST', headers: { 'content-type': contentType }, body });
+const get = (path: () => string): Send => (base) => fetch(base + path());
+const del = (path: () => string): Send => (base) => fetch(base + path(), { method: 'DELETE' });
+/** A body built when the case runs (tokens and ids exist only after beforeAll). */
+const lazy = (path: string, body: () => Record<string, unknown>): Send => (base) => json(path, body())(base);
+
+const A = () => srv.token;
+const inquire = (fields: Record<string, unknown>) => lazy('/inquire', () => ({ token: A(), index: seed.indexId, prompt: 'what is here?', ...fields }));
+const upload = (fields: Record<string, unknown>, tokenOf: () => string = A) => lazy('/remote-upload', () => ({ token: tokenOf(), index: 'fresh', url: `${origin.url}/media/chaplin-bw.mp4`, ...fields }));
+const strictUpload = (url: string) => lazy('/remote-upload', () => ({ token: strict.token, index: 'fresh', url }));
+
+const cases: Case[] = [
+  // --- malformed bodies
+  { name: 'malformed JSON (/inquire)', send: json('/inquire', '{"token": '), status: 400, says: 'not valid JSON' },
+  { name: 'malformed JSON (/remote-upload)', send: json('/remote-upload', "{'token': 'x'}"), status: 400, says: 'not valid JSON' },
+  { name: 'body is a JSON array', send: json('/remove-from-index', '[1, 2]'), status: 400, says: 'must be a JSON object' },
+  { name: 'body is JSON null', send: json('/inquire', 'null'), status: 400, says: 'must be a JSON object' },
+  { name: 'body is a JSON string', send: json('/remote-upload', '"hello"'), status: 400, says: 'must be a JSON object' },
+  { name: 'body sent as text/plain', send: raw('/inquire', '{"prompt":"x"}', 'text/plain'), status: 400, says: 'Content-Type: application/json' },
+  { name: 'body sent as a form', send: raw('/remote-upload', 'token=x&index=y&url=z', 'application/x-www-form-urlencoded'), status: 400, says: 'Content-Type: application/json' },
+  { name: 'empty body', send: json('/remote-upload', ''), status: 400, says: 'must be a JSON object' },
+  { name: 'body over --max-body-bytes (Content-Length)', send: lazy('/inquire', () => ({ token: A(), index: seed.indexId, prompt: 'x'.repeat(MAX_BODY + 10) })), status: 413, says: `limit of ${MAX_BODY} bytes` },
+  { name: 'body over --max-body-bytes (/remove-from-index)', send: json('/remove-from-index', { project_id: 'p'.repeat(MAX_BODY), video_id: 'v' }), status: 413, says: '--max-body-bytes' },
+
+  // --- wrong types and missing fields
+  { name: 'index is a number', send: inquire({ index: 5 }), status: 400, says: 'field "index" must be a string' },
+  { name: 'prompt is an array', send: inquire({ prompt: ['what'] }), status: 400, says: 'field "prompt" must be a string' },
+  { name: 'token is a number', send: inquire({ token: 1234 }), status: 400, says: 'field "token" must be a string' },
+  { name: 'guidance is an object', send: inquire({ guidance: { length: 'short' } }), status: 400, says: 'field "guidance" must be a string' },
+  { name: 'url is an object', send: upload({ url: { href: 'http://x/' } }), status: 400, says: 'field "url" must be a string' },
+  { name: 'index missing (/remote-upload)', send: lazy('/remote-upload', () => ({ token: A(), url: `${origin.url}/media/chaplin-bw.mp4` })), status: 400, says: 'field "index" is required' },
+  { name: 'url missing', send: lazy('/remote-upload', () => ({ token: A(), index: 'fresh' })), status: 400, says: 'field "url" is required' },
+  { name: 'prompt missing', send: lazy('/inquire', () => ({ token: A(), index: seed.indexId })), status: 400, says: 'field "prompt" is required' },
+  { name: 'video_id missing', send: lazy('/remove-from-index', () => ({ token: A(), project_id: seed.indexId })), status: 400, says: 'field "video_id" is required' },
+  { name: 'video_id empty', send: lazy('/remove-from-index', () => ({ token: A(), project_id: seed.indexId, video_id: '' })), status: 400, says: 'video_id is required' },
+  { name: 'token missing', send: lazy('/inquire', () => ({ index: seed.indexId, prompt: 'x' })), status: 401, says: 'token' },
+
+  // --- minimum lengths (spec: token ≥ 60, index ≥ 60, prompt ≥ 1)
+  { name: 'token of 59 characters', send: inquire({ token: 't'.repeat(59) }), status: 400, says: 'field "token" must be at least 60 characters' },
+  { name: 'token of 60 characters (unknown)', send: inquire({ token: 't'.repeat(60) }), status: 401, says: 'unknown or revoked' },
+  { name: 'token of 61 characters (unknown)', send: inquire({ token: 't'.repeat(61) }), status: 401, says: 'unknown or revoked' },
+  { name: 'index of 59 characters', send: inquire({ index: 'i'.repeat(59) }), status: 400, says: 'field "index" must be at least 60 characters' },
+  { name: 'index of 60 characters (unknown)', send: inquire({ index: 'i'.repeat(60) }), status: 404, says: 'was not found' },
+  { name: 'index of 65 characters (unknown)', send: inquire({ index: 'i'.repeat(65) }), status: 404, says: 'was not found' },
+  { name: 'empty prompt', send: inquire({ prompt: '' }), status: 400, says: 'field "prompt" must be at least 1 characters' },
+  { name: 'prompt over 8000 characters', send: inquire({ prompt: 'p'.repeat(8001) }), status: 400, says: 'field "prompt" must be at most 8000 characters' },
+  { name: 'target over 64 characters', send: inquire({ target: '1'.repeat(65) }), status: 400, says: 'field "target" must be at most 64 characters' },
+
+  // --- target formats
+  { name: 'target "yesterday"', send: inquire({ target: 'yesterday' }), status: 400, says: 'mm:ss' },
+  { name: 'target negative', send: inquire({ target: '-5' }), status: 400, says: 'mm:ss' },
+  { name: 'target 1:75 (seconds ≥ 60)', send: inquire({ target: '1:75' }), status: 400, says: 'mm:ss' },
+  { name: 'target in exponent notation', send: inquire({ target: '1e3' }), status: 400, says: 'mm:ss' },
+  { name: 'target range ending before it starts', send: inquire({ target: '0:20-0:10' }), status: 400, says: 'before it starts' },
+  { name: 'target past the end of target_video', send: () => inquire({ target_video: seed.key, target: '10:00' })(srv.url), status: 400, says: 'past the end of the video' },
+
+  // --- include_deleted takes only true or false
+  ...['yes', 'TRUE', '1', ''].map((v): Case => ({ name: `include_deleted=${JSON.stringify(v)}`, send: get(() => `/indexes?token=${A()}&include_deleted=${v}`), status: 400, says: '"true" or "false"' })),
+
+  // --- index names: control characters, length, the id shape
+  { name: 'index name with NUL', send: upload({ index: 'bad\u0000name' }), status: 400, says: 'control characters' },
+  { name: 'index name with a newline', send: upload({ index: 'bad\nname' }), status: 400, says: 'control characters' },
+  { name: 'index name with a C1 control (NEL)', send: upload({ index: 'bad\u0085name' }), status: 400, says: 'control characters' },
+  { name: 'index name with a lone surrogate', send: (base) => json('/remote-upload', `{"token":"${A()}","index":"bad\\ud800name","url":"${origin.url}/media/chaplin-bw.mp4"}`)(base), status: 400, says: 'index' },
+  { name: 'index name of 201 characters', send: upload({ index: 'n'.repeat(201) }), status: 400, says: 'longer than 200 characters' },
+  { name: 'index name of spaces only', send: upload({ index: '   ' }), status: 400, says: 'must not be empty' },
+  { name: 'unknown id-shaped index name', send: upload({ index: 'A'.repeat(64) }), status: 404, says: 'reserved for index ids' },
+
+  // --- path traversal in every string that could reach the disk
+  { name: 'index "../../etc" (/index-resources)', send: get(() => `/index-resources?token=${A()}&index=../../etc`), status: 404, says: 'was not found' },
+  { name: 'index "../../etc" (/inquire, padded to 60)', send: inquire({ index: '../../etc/'.padEnd(60, '.') }), status: 404, says: 'was not found' },
+  { name: 'project_id "../../etc" (/remove-from-index)', send: lazy('/remove-from-index', () => ({ token: A(), project_id: '../../etc', video_id: seed.key })), status: 404, says: 'was not found' },
+  { name: 'video_id "../../vidq.db"', send: lazy('/remove-from-index', () => ({ token: A(), project_id: seed.indexId, video_id: '../../vidq.db' })), status: 404, says: 'is not in this index' },
+  { name: 'target_video "../../etc/passwd"', send: inquire({ target_video: '../../etc/passwd' }), status: 404, says: 'is not in this index' },
+  { name: '/media/..%2f..%2fetc%2fpasswd (token)', send: get(() => `/media/..%2f..%2fetc%2fpasswd?token=${A()}`), status: 404, says: 'no such file' },
+  { name: '/media/..%2f..%2fetc%2fpasswd (forged signature)', send: get(() => `/media/..%2f..%2fetc%2fpasswd?expires=9999999999&sig=AAAA`), status: 403, says: 'not valid' },
+  { name: '/media/%2e%2e/%2e%2e/vidq.db', send: get(() => `/media/%2e%2e/%2e%2e/vidq.db?token=${A()}`), status: 404, says: 'no such' },
+  { name: 'frame ..%2fsource.mp4 of a real video', send: get(() => `/media/${seed.key}/frames/..%2fsource.mp4?token=${A()}`), status: 404, says: 'no such frame' },
+  { name: 'frame ..%2f..%2f..%2fvidq.db', send: get(() => `/media/${seed.key}/frames/..%2f..%2f..%2fvidq.db?token=${A()}`), status: 404, says: 'no such frame' },
+  { name: '/videos/..%2f..%2fetc/segments', send: get(() => `/videos/..%2f..%2fetc/segments?token=${A()}`), status: 404, says: 'no such video' },
+  { name: 'DELETE /indexes/..%2f..%2fetc', send: del(() => `/indexes/..%2f..%2fetc?token=${A()}`), status: 404, says: 'was not found' },
+
+  // --- deleted indexes and removed videos
+  { name: 'question to a deleted index', send: () => inquire({ index: seed.deletedIndexId })(srv.url), status: 404, says: 'was not found' },
+  { name: 'upload into a deleted index (by id)', send: () => upload({ index: seed.deletedIndexId })(srv.url), status: 404, says: 'no index has this id' },
+  { name: 'resources of a deleted index', send: get(() => `/index-resources?token=${A()}&index=${seed.deletedIndexId}`), status: 404, says: 'was not found' },
+  { name: 'deleting a deleted index again', send: del(() => `/indexes/${seed.deletedIndexId}?token=${A()}`), status: 404, says: 'was not found' },
+  { name: 'question about a removed video', send: () => inquire({ target_video: seed.removedKey })(srv.url), status: 404, says: 'is not in this index' },
+  { name: 'removing a removed video', send: () => lazy('/remove-from-index', () => ({ token: A(), project_id: seed.indexId, video_id: seed.removedKey }))(srv.url), status: 404, says: 'is not in this index' },
+  { name: 'file of a removed video', send: get(() => `/media/${seed.removedKey}?token=${A()}`), status: 404, says: 'no such file' },
+  { name: "another user's index id", send: () => inquire({ index: seed.eveIndexId })(srv.url), status: 404, says: 'was not found' },
+
+  // --- URL shape (any policy)
+  ...(
+    [
+      ['file:///etc/passwd', 'scheme "file" is not allowed'],
+      ['ftp://example.com/a.mp4', 'scheme "ftp" is not allowed'],
+      ['data:video/mp4;base64,AAAAIGZ0eXA=', 'scheme "data" is not allowed'],
+      ['javascript:alert(1)', 'scheme "javascript" is not allowed'],
+      ['http://user:secret@example.com/a.mp4', 'must not contain credentials'],
+      ['http://user@example.com/a.mp4', 'must not contain credentials'],
+      ['not a url', 'not a valid absolute URL'],
+      ['', 'url is required'],
+      [`http://example.com/${'a'.repeat(5000)}.mp4`, 'longer than 4096 characters'],
+    ] as const
+  ).map(([url, says]): Case => ({ name: `url ${JSON.stringify(url.slice(0, 40))}`, on: 'strict', send: strictUpload(url), status: 400, says })),
+
+  // --- private addresses in every notation (default policy)
+  ...[
+    'http://127.0.0.1:9/a.mp4',
+    'http://localhost:9/a.mp4',
+    'http://127.1/a.mp4',
+    'http://2130706433/a.mp4',
+    'http://0x7f.0.0.1/a.mp4',
+    'http://0177.0.0.1/a.mp4',
+    'http://0/a.mp4',
+    'http://[::1]/a.mp4',
+    'http://[::ffff:127.0.0.1]/a.mp4',
+    'http://[::ffff:7f00:1]/a.mp4',
+    'http://[64:ff9b::7f00:1]/a.mp4',
+    'http://10.1.2.3/a.mp4',
+    'http://172.16.0.1/a.mp4',
+    'http://192.168.1.1/a.mp4',
+    'http://169.254.169.254/latest/meta-data',
+    'http://100.64.0.1/a.mp4',
+    'http://[fe80::1]/a.mp4',
+    'http://[fd00::1]/a.mp4',
+    'http://224.0.0.1/a.mp4',
+    'http://255.255.255.255/a.mp4',
+  ].map((url): Case => ({ name: `private ${url}`, on: 'strict', send: strictUpload(url), status: 403, says: '--allow-private-urls' })),
+
+  // --- redirects are checked on every hop
+  { name: 'redirect to file:', send: () => upload({ url: `${origin.url}/redirect?to=${encodeURIComponent('file:///etc/passwd')}` })(srv.url), status: 403, says: 'redirected to a URL that is refused' },
+  { name: 'redirect to a URL with credentials', send: () => upload({ url: `${origin.url}/redirect?to=${encodeURIComponent('http://u:p@127.0.0.1:9/a.mp4')}` })(srv.url), status: 403, says: 'redirected to a URL that is refused' },
+
+  // --- files that are not usable videos (fetched, refused, nothing kept)
+  { name: 'PNG renamed .mp4', send: () => upload({ url: `${origin.url}/fx/picture.mp4` })(srv.url), status: 415, says: 'still image' },
+  { name: 'JPEG renamed .mp4', send: () => upload({ url: `${origin.url}/fx/photo.mp4` })(srv.url), status: 415, says: 'still image' },
+  { name: 'text renamed .mp4', send: () => upload({ url: `${origin.url}/fx/notes.mp4` })(srv.url), status: 415, says: 'not a readable media file' },
+  { name: 'zero-byte file', send: () => upload({ url: `${origin.url}/fx/zero.mp4` })(srv.url), status: 422, says: 'empty file' },
+  { name: 'audio only (jfk-speech.wav)', send: () => upload({ url: `${origin.url}/media/jfk-speech.wav` })(srv.url), status: 422, says: 'no video stream' },
+  { name: 'truncated mp4, index at the end', send: () => upload({ url: `${origin.url}/fx/cut-tail.mp4` })(srv.url), status: 415, says: 'not a readable media file' },
+  { name: 'truncated mp4, index first (probes as whole)', send: () => upload({ url: `${origin.url}/fx/cut-head.mp4` })(srv.url), status: 422, says: 'incomplete or damaged' },
+  { name: 'duration of 84 hours (over --max-duration-sec)', send: () => upload({ url: `${origin.url}/fx/long.mp4` })(srv.url), status: 422, says: 'the limit is 86400 s' },
+  { name: 'upload into an existing index: bad file', send: () => upload({ index: 'seeded', url: `${origin.url}/fx/picture.mp4` })(srv.url), status: 415, says: 'still image' },
+];
+
+describe('bad input is refused clearly and leaves nothing behind', () => {
+  test('the table has enough cases', () => {
+    expect(cases.length).toBeGreaterThanOrEqual(60);
+    expect(new Set(cases.map((c) => c.name)).size).toBe(cases.length);
+  });
+
+  for (const c of cases) {
+    test(c.name, async () => {
+      const server = c.on === 'strict' ? strict : srv;
+      const before = snapshot(server);
+      const res = await c.send(server.url);
+      const text = await res.text();
+      let body: any;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw new Error(`not JSON (${res.status}, ${res.headers.get('content-type')}): ${text.slice(0, 200)}`);
+      }
+      expect({ status: res.status, body }).toEqual({ status: c.status, body: { error: c.status, message: expect.any(String) } });
+      expect(res.headers.get('content-type')).toContain('application/json');
+      if (typeof c.says === 'string') expect(body.message).toContain(c.says);
+      else expect(body.message).toMatch(c.says);
+      const after = snapshot(server);
+      expect(after.rows).toEqual(before.rows);
+      expect(after.files).toEqual(before.files);
+      expect(mediaAndTmp(after).filter((f) => f.startsWith('tmp/'))).toEqual([]);
+    });
+  }
+});
