@@ -18,7 +18,7 @@ let strict: TestServer;
 let fx: Fixtures;
 let origin: FixtureOrigin;
 /** User A's live index (by id and name) with one video; a video removed from it; a deleted index. */
-const seed = { indexId: '', indexName: 'seeded', key: '', removedKey: '', deletedIndexId: '', eveToken: '', eveIndexId: '', eveKey: '' };
+const seed = { indexId: '', indexName: 'seeded', key: '', removedKey: '', deletedIndexId: '', deletedKey: '', deletedSrc: '', eveToken: '', eveIndexId: '', eveKey: '' };
 
 beforeAll(async () => {
   fx = await makeFixtures();
@@ -34,8 +34,10 @@ beforeAll(async () => {
   seed.indexId = await indexId(srv.token, 'seeded');
   seed.removedKey = await up(srv.token, 'seeded', 'countdown-living-room.mp4');
   expect((await postJson(srv.url, '/remove-from-index', { token: srv.token, project_id: seed.indexId, video_id: seed.removedKey })).status).toBe(200);
-  await up(srv.token, 'gone', 'countdown-living-room.mp4');
+  seed.deletedKey = await up(srv.token, 'gone', 'countdown-living-room.mp4');
   seed.deletedIndexId = await indexId(srv.token, 'gone');
+  const src = new URL((await getJson(srv.url, `/index-resources?token=${srv.token}&index=gone`)).body[0].src);
+  seed.deletedSrc = src.pathname + src.search;
   expect((await fetch(`${srv.url}/indexes/${seed.deletedIndexId}?token=${srv.token}`, { method: 'DELETE' })).status).toBe(200);
   const eve = srv.server.service.accounts.createUser('eve', 5);
   seed.eveToken = eve.token;
@@ -150,6 +152,8 @@ const cases: Case[] = [
   { name: 'upload into a deleted index (by id)', send: () => upload({ index: seed.deletedIndexId })(srv.url), status: 404, says: 'no index has this id' },
   { name: 'resources of a deleted index', send: get(() => `/index-resources?token=${A()}&index=${seed.deletedIndexId}`), status: 404, says: 'was not found' },
   { name: 'deleting a deleted index again', send: del(() => `/indexes/${seed.deletedIndexId}?token=${A()}`), status: 404, says: 'was not found' },
+  { name: 'file of a video in a deleted index (token)', send: get(() => `/media/${seed.deletedKey}?token=${A()}`), status: 404, says: 'no such file' },
+  { name: 'file of a video in a deleted index (signed link)', send: get(() => seed.deletedSrc), status: 404, says: 'no such file' },
   { name: 'question about a removed video', send: () => inquire({ target_video: seed.removedKey })(srv.url), status: 404, says: 'is not in this index' },
   { name: 'removing a removed video', send: () => lazy('/remove-from-index', () => ({ token: A(), project_id: seed.indexId, video_id: seed.removedKey }))(srv.url), status: 404, says: 'is not in this index' },
   { name: 'file of a removed video', send: get(() => `/media/${seed.removedKey}?token=${A()}`), status: 404, says: 'no such file' },
@@ -238,4 +242,118 @@ describe('bad input is refused clearly and leaves nothing behind', () => {
       expect(mediaAndTmp(after).filter((f) => f.startsWith('tmp/'))).toEqual([]);
     });
   }
+});
+
+describe('huge bodies are refused before they are read whole', () => {
+  test('a chunked body with no Content-Length is cut off at the limit (413, error shape)', async () => {
+    const before = snapshot(srv);
+    const TOTAL = 64 * 1024 * 1024;
+    const chunk = new TextEncoder().encode(' '.repeat(64 * 1024));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (sent === 0) {
+          const start = new TextEncoder().encode(`{"token":"${srv.token}","index":"chunked","url":"${origin.url}/media/chaplin-bw.mp4","pad":"`);
+          sent += start.byteLength;
+          c.enqueue(start);
+          return;
+        }
+        if (sent >= TOTAL) return c.close();
+        sent += chunk.byteLength;
+        c.enqueue(chunk);
+      },
+    });
+    const res = await fetch(srv.url + '/remote-upload', { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual({ error: 413, message: expect.stringContaining('--max-body-bytes') });
+    // The server answered long before the client could send it all.
+    expect(sent).toBeLessThan(TOTAL);
+    const after = snapshot(srv);
+    expect(after).toEqual(before);
+  });
+
+  test('a declared Content-Length of 10 GB is refused without waiting for the body', async () => {
+    const answer = await new Promise<string>((resolve, reject) => {
+      let got = '';
+      const guard = setTimeout(() => reject(new Error('no answer: the server is waiting for the body')), 20_000);
+      Bun.connect({
+        hostname: '127.0.0.1',
+        port: srv.server.port,
+        socket: {
+          open(s) {
+            s.write(`POST /inquire HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${10 * 1024 ** 3}\r\n\r\n{"token":"`);
+          },
+          data(s, d) {
+            got += new TextDecoder().decode(d);
+            const end = got.indexOf('\r\n\r\n');
+            const len = /content-length: (\d+)/i.exec(got)?.[1];
+            if (end >= 0 && len !== undefined && got.length >= end + 4 + Number(len)) {
+              clearTimeout(guard);
+              s.end();
+              resolve(got);
+            }
+          },
+          close() {
+            clearTimeout(guard);
+            resolve(got);
+          },
+          error(_s, e) {
+            clearTimeout(guard);
+            reject(e);
+          },
+        },
+      }).catch(reject);
+    });
+    expect(answer).toStartWith('HTTP/1.1 413');
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    expect(body).toEqual({ error: 413, message: expect.stringContaining(`limit of ${MAX_BODY} bytes`) });
+  });
+});
+
+describe('unusual but harmless input is accepted safely', () => {
+  const names = ['Ünïcödé 🎬 индекс 映像', '../../etc', '..\\..\\windows', '/absolute/path', '%2e%2e%2f', 'name with "quotes" & <tags>', '\u202eevil.mp4', 'zero\u200bwidth'];
+  test('index names are labels: stored as given, shown as given, never a path', async () => {
+    for (const name of names) {
+      const r = await postJson(srv.url, '/remote-upload', { token: srv.token, index: name, url: `${origin.url}/media/countdown-living-room.mp4` });
+      expect(r.status).toBe(200);
+      const listed = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body.find((i: any) => i.name === name);
+      expect(listed).toMatchObject({ name, count: 1 });
+      const res = await getJson(srv.url, `/index-resources?token=${srv.token}&index=${encodeURIComponent(name)}`);
+      expect(res.status).toBe(200);
+      expect(res.body.map((v: any) => v.file_id)).toEqual([r.body.data.key]);
+    }
+    // Every stored file sits in media/<generated 32-character id>/, nothing anywhere else.
+    for (const f of mediaAndTmp(snapshot(srv))) expect(f).toMatch(/^media\/[A-Za-z0-9_-]{32}\/source\.(mp4|webm|mkv)$/);
+    expect(snapshot(srv).files.every((f) => /^(media\/[A-Za-z0-9_-]{32}\/|secret\.key$|default-token\.txt$)/.test(f))).toBe(true);
+  });
+
+  test('prompts and guidance with control characters, unicode and query syntax are answered', async () => {
+    for (const prompt of ['what is\u0000 here?', 'что здесь? 🎬', '"unbalanced * NEAR( OR', 'a\u202e\u200b\ud800b', '\n\t\r', "'; DROP TABLE videos; --"]) {
+      const r = await postJson(srv.url, '/inquire', { token: srv.token, index: seed.indexId, prompt, guidance: prompt });
+      expect(r.status).toBe(200);
+      expect(r.body.status).toBe('complete');
+      expect(typeof r.body.output).toBe('string');
+    }
+    expect((await getJson(srv.url, `/index-resources?token=${srv.token}&index=seeded`)).body.length).toBe(1);
+  });
+});
+
+describe('a failed upload over server-sent events', () => {
+  test('ends with an error event giving the reason, and keeps nothing', async () => {
+    const before = snapshot(srv);
+    const res = await fetch(srv.url + '/remote-upload', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ token: srv.token, index: 'sse-cut', url: `${origin.url}/fx/cut-head.mp4` }),
+    });
+    expect(res.status).toBe(200);
+    const events = (await res.text())
+      .split('\n\n')
+      .map((b) => b.split('\n').find((l) => l.startsWith('data: ')))
+      .filter((l): l is string => !!l)
+      .map((l) => JSON.parse(l.slice(6)));
+    expect(events[0].type).toBe('file_authorized');
+    expect(events.at(-1)).toEqual({ type: 'error', error: 422, message: expect.stringContaining('incomplete or damaged') });
+    expect(snapshot(srv)).toEqual(before);
+  });
 });
