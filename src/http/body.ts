@@ -40,8 +40,25 @@ export function limitBody(request: Request, maxBytes: number): Request {
   return new Request(request.url, { method: request.method, headers: request.headers, body: request.body.pipeThrough(counter), signal: request.signal, duplex: 'half' } as RequestInit);
 }
 
-/** After parsing: a body that was sent must be a JSON object (not null, an array, a string…). */
+/** Deeper than any body of this API (they are flat objects of strings). */
+const MAX_DEPTH = 16;
+
+/**
+ * After parsing, before validation: a body that was sent must be a JSON object (not null, an
+ * array, a string…), nest no deeper than MAX_DEPTH (validating a 20000-level array overflowed the
+ * stack: a 500), and carry no `__proto__` key: JSON.parse keeps it as a plain key, but the
+ * validation's copying turns it into the object's prototype, whose fields then read as the body's
+ * (a `token` nested under `__proto__` authenticated).
+ */
 export function checkParsedBody(body: unknown): void {
   if (body === undefined) return;
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest(NOT_A_JSON_OBJECT);
+  // Iterative, so that checking depth cannot itself overflow the stack.
+  const stack: { value: object; depth: number }[] = [{ value: body, depth: 1 }];
+  while (stack.length) {
+    const { value, depth } = stack.pop()!;
+    if (depth > MAX_DEPTH) throw badRequest(`the request body nests deeper than ${MAX_DEPTH} levels; send the documented fields as strings`);
+    if (Object.hasOwn(value, '__proto__')) throw badRequest('the request body must not contain the key "__proto__"');
+    for (const v of Object.values(value)) if (v !== null && typeof v === 'object') stack.push({ value: v, depth: depth + 1 });
+  }
 }

@@ -8,6 +8,9 @@
  * policy (private addresses refused) for the URL cases.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { downloadToFile } from '../../src/ingest/download';
 import { getJson, postJson, startTestServer, type TestServer } from '../helpers';
 import { makeFixtures, mediaAndTmp, snapshot, startFixtureOrigin, type FixtureOrigin, type Fixtures } from './fixtures';
 
@@ -18,7 +21,7 @@ let strict: TestServer;
 let fx: Fixtures;
 let origin: FixtureOrigin;
 /** User A's live index (by id and name) with one video; a video removed from it; a deleted index. */
-const seed = { indexId: '', indexName: 'seeded', key: '', removedKey: '', deletedIndexId: '', deletedKey: '', deletedSrc: '', eveToken: '', eveIndexId: '', eveKey: '' };
+const seed = { indexId: '', indexName: 'seeded', key: '', removedKey: '', deletedIndexId: '', deletedKey: '', deletedSrc: '', eveToken: '', eveIndexId: '', eveKey: '', brokeToken: '', brokeIndexId: '', clashOldId: '' };
 
 beforeAll(async () => {
   fx = await makeFixtures();
@@ -43,6 +46,16 @@ beforeAll(async () => {
   seed.eveToken = eve.token;
   seed.eveKey = await up(eve.token, 'eves', 'chaplin-bw.mp4');
   seed.eveIndexId = await indexId(eve.token, 'eves');
+  // A user without credits, with an index of their own (uploads are free).
+  const broke = srv.server.service.accounts.createUser('broke', 0);
+  seed.brokeToken = broke.token;
+  await up(broke.token, 'brokes', 'countdown-living-room.mp4');
+  seed.brokeIndexId = await indexId(broke.token, 'brokes');
+  // A deleted index whose name a live index has taken since.
+  await up(srv.token, 'clash', 'countdown-living-room.mp4');
+  seed.clashOldId = await indexId(srv.token, 'clash');
+  expect((await fetch(`${srv.url}/indexes/${seed.clashOldId}?token=${srv.token}`, { method: 'DELETE' })).status).toBe(200);
+  await up(srv.token, 'clash', 'countdown-living-room.mp4');
 });
 
 afterAll(async () => {
@@ -89,6 +102,11 @@ const cases: Case[] = [
   { name: 'body over --max-body-bytes (Content-Length)', send: lazy('/inquire', () => ({ token: A(), index: seed.indexId, prompt: 'x'.repeat(MAX_BODY + 10) })), status: 413, says: `limit of ${MAX_BODY} bytes` },
   { name: 'body over --max-body-bytes (/remove-from-index)', send: json('/remove-from-index', { project_id: 'p'.repeat(MAX_BODY), video_id: 'v' }), status: 413, says: '--max-body-bytes' },
 
+  { name: 'JSON nested 20000 levels deep', send: (base) => json('/inquire', `{"token":"${A()}","index":"${seed.indexId}","prompt":${'['.repeat(20000)}${']'.repeat(20000)}}`)(base), status: 400, says: 'nests deeper than 16 levels' },
+  { name: 'a token under "__proto__" does not authenticate', send: (base) => json('/inquire', `{"__proto__":{"token":"${A()}"},"index":"${seed.indexId}","prompt":"x"}`)(base), status: 400, says: '"__proto__"' },
+  { name: 'a "__proto__" key nested in a field', send: (base) => json('/remote-upload', `{"token":"${A()}","index":"fresh","url":{"__proto__":{"href":"x"}}}`)(base), status: 400, says: '"__proto__"' },
+  { name: 'a token under "constructor.prototype" does not authenticate', send: (base) => json('/inquire', `{"constructor":{"prototype":{"token":"${A()}"}},"index":"${seed.indexId}","prompt":"x"}`)(base), status: 401, says: 'token' },
+
   // --- wrong types and missing fields
   { name: 'index is a number', send: inquire({ index: 5 }), status: 400, says: 'field "index" must be a string' },
   { name: 'prompt is an array', send: inquire({ prompt: ['what'] }), status: 400, says: 'field "prompt" must be a string' },
@@ -111,6 +129,7 @@ const cases: Case[] = [
   { name: 'index of 65 characters (unknown)', send: inquire({ index: 'i'.repeat(65) }), status: 404, says: 'was not found' },
   { name: 'empty prompt', send: inquire({ prompt: '' }), status: 400, says: 'field "prompt" must be at least 1 characters' },
   { name: 'prompt over 8000 characters', send: inquire({ prompt: 'p'.repeat(8001) }), status: 400, says: 'field "prompt" must be at most 8000 characters' },
+  { name: 'target_video over 64 characters', send: inquire({ target_video: 'v'.repeat(65) }), status: 400, says: 'field "target_video" must be at most 64 characters' },
   { name: 'target over 64 characters', send: inquire({ target: '1'.repeat(65) }), status: 400, says: 'field "target" must be at most 64 characters' },
 
   // --- target formats
@@ -120,6 +139,18 @@ const cases: Case[] = [
   { name: 'target in exponent notation', send: inquire({ target: '1e3' }), status: 400, says: 'mm:ss' },
   { name: 'target range ending before it starts', send: inquire({ target: '0:20-0:10' }), status: 400, says: 'before it starts' },
   { name: 'target past the end of target_video', send: () => inquire({ target_video: seed.key, target: '10:00' })(srv.url), status: 400, says: 'past the end of the video' },
+
+  // --- credentials in the wrong form
+  { name: 'Authorization: Basic instead of Bearer', send: (base) => fetch(`${base}/index-resources?index=seeded`, { headers: { authorization: `Basic ${btoa('u:' + A())}` } }), status: 401, says: 'token' },
+  { name: 'Authorization: Bearer with no token', send: (base) => fetch(`${base}/index-resources?index=seeded`, { headers: { authorization: 'Bearer ' } }), status: 401, says: 'token' },
+  { name: 'a revoked-looking token (64 unknown characters)', send: get(() => `/index-resources?index=seeded&token=${'Z'.repeat(64)}`), status: 401, says: 'unknown or revoked' },
+  { name: 'anonymous listing of an unknown user_id "../../etc"', send: get(() => '/indexes?user_id=../../etc'), status: 404, says: 'does not exist' },
+  { name: 'insufficient credits (nothing charged, nothing recorded)', send: () => lazy('/inquire', () => ({ token: seed.brokeToken, index: seed.brokeIndexId, prompt: 'what is here?' }))(srv.url), status: 400, says: 'insufficient credits' },
+  { name: 'restoring an index whose name a live index took', send: () => lazy(`/indexes/${seed.clashOldId}/restore`, () => ({ token: A() }))(srv.url), status: 400, says: 'already named "clash"' },
+
+  // --- byte ranges
+  { name: 'Range "bytes=abc"', send: (base) => fetch(`${base}/media/${seed.key}?token=${A()}`, { headers: { range: 'bytes=abc' } }), status: 416, says: 'not satisfiable' },
+  { name: 'Range past the end of the file', send: (base) => fetch(`${base}/media/${seed.key}?token=${A()}`, { headers: { range: 'bytes=99999999-' } }), status: 416, says: 'not satisfiable' },
 
   // --- include_deleted takes only true or false
   ...['yes', 'TRUE', '1', ''].map((v): Case => ({ name: `include_deleted=${JSON.stringify(v)}`, send: get(() => `/indexes?token=${A()}&include_deleted=${v}`), status: 400, says: '"true" or "false"' })),
@@ -178,6 +209,9 @@ const cases: Case[] = [
   ...[
     'http://127.0.0.1:9/a.mp4',
     'http://localhost:9/a.mp4',
+    'http://LOCALHOST:9/a.mp4',
+    'http://[::]/a.mp4',
+    'http://[0:0:0:0:0:ffff:7f00:1]/a.mp4',
     'http://127.1/a.mp4',
     'http://2130706433/a.mp4',
     'http://0x7f.0.0.1/a.mp4',
@@ -355,5 +389,24 @@ describe('a failed upload over server-sent events', () => {
     expect(events[0].type).toBe('file_authorized');
     expect(events.at(-1)).toEqual({ type: 'error', error: 422, message: expect.stringContaining('incomplete or damaged') });
     expect(snapshot(srv)).toEqual(before);
+  });
+});
+
+describe('redirects are checked again on every hop', () => {
+  // Offline there is no public host to start from, so the policy itself lets the first hop through
+  // and refuses private addresses from then on: a public page redirecting to a private address.
+  test('a redirect from an allowed host to a private address is refused (403), nothing written', async () => {
+    let checks = 0;
+    const policy = {
+      get allowPrivate() {
+        return checks++ === 0;
+      },
+    };
+    const dest = join(fx.dir, 'hop.part');
+    const start = new URL(`${origin.url}/redirect?to=${encodeURIComponent(`http://127.0.0.1:${new URL(origin.url).port}/media/chaplin-bw.mp4`)}`);
+    const got = downloadToFile(start, dest, { policy, maxBytes: 10 * 1024 * 1024, connectTimeoutMs: 5000, idleTimeoutMs: 5000, maxRedirects: 5 });
+    await expect(got).rejects.toMatchObject({ status: 403, message: expect.stringContaining('--allow-private-urls') });
+    expect(checks).toBe(2);
+    expect(existsSync(dest)).toBe(false);
   });
 });
