@@ -46,9 +46,9 @@ const MAX_DEPTH = 16;
 /**
  * After parsing, before validation: a body that was sent must be a JSON object (not null, an
  * array, a string…), nest no deeper than MAX_DEPTH (validating a 20000-level array overflowed the
- * stack: a 500), and carry no `__proto__` key: JSON.parse keeps it as a plain key, but the
- * validation's copying turns it into the object's prototype, whose fields then read as the body's
- * (a `token` nested under `__proto__` authenticated).
+ * stack: a 500), and carry no `__proto__` key: JSON.parse keeps it as a plain key, but Elysia's
+ * filling in of defaults copies the fields nested under it into the body itself (a `token` sent
+ * as `{"__proto__": {"token": …}}` authenticated, past the field's own validation).
  */
 export function checkParsedBody(body: unknown): void {
   if (body === undefined) return;
