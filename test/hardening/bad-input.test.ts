@@ -344,6 +344,19 @@ describe('huge bodies are refused before they are read whole', () => {
   });
 });
 
+describe('oversized request heads', () => {
+  test('a 100 kB query string or header is refused (431), nothing written, the server keeps serving', async () => {
+    const before = snapshot(srv);
+    expect((await fetch(`${srv.url}/indexes?token=${'a'.repeat(100_000)}`)).status).toBe(431);
+    expect((await fetch(`${srv.url}/health`, { headers: { 'x-padding': 'a'.repeat(100_000) } })).status).toBe(431);
+    expect(snapshot(srv)).toEqual(before);
+    expect((await getJson(srv.url, '/health')).body).toEqual({ status: 'ok' });
+  });
+  // Bun's HTTP parser answers 431 itself, before the application sees the request, with an empty
+  // body; Bun.serve has no hook for it (only the runtime flag --max-http-header-size).
+  test.todo('the 431 answer to an oversized request head has the error shape {error, message}');
+});
+
 describe('unusual but harmless input is accepted safely', () => {
   const names = ['Ünïcödé 🎬 индекс 映像', '../../etc', '..\\..\\windows', '/absolute/path', '%2e%2e%2f', 'name with "quotes" & <tags>', '\u202eevil.mp4', 'zero\u200bwidth'];
   test('index names are labels: stored as given, shown as given, never a path', async () => {
