@@ -152,6 +152,12 @@ const cases: Case[] = [
   { name: 'Range "bytes=abc"', send: (base) => fetch(`${base}/media/${seed.key}?token=${A()}`, { headers: { range: 'bytes=abc' } }), status: 416, says: 'not satisfiable' },
   { name: 'Range past the end of the file', send: (base) => fetch(`${base}/media/${seed.key}?token=${A()}`, { headers: { range: 'bytes=99999999-' } }), status: 416, says: 'not satisfiable' },
 
+  // --- /inquire-stream refuses before its stream starts, as plain JSON errors
+  { name: '/inquire-stream: malformed JSON', send: json('/inquire-stream', '{"prompt": "x",'), status: 400, says: 'not valid JSON' },
+  { name: '/inquire-stream: bad target', send: lazy('/inquire-stream', () => ({ token: A(), index: seed.indexId, prompt: 'x', target: '12:99:99' })), status: 400, says: 'mm:ss' },
+  { name: '/inquire-stream: body over the limit', send: lazy('/inquire-stream', () => ({ token: A(), index: seed.indexId, prompt: 'p'.repeat(MAX_BODY) })), status: 413, says: '--max-body-bytes' },
+  { name: '/inquire-stream: insufficient credits', send: () => lazy('/inquire-stream', () => ({ token: seed.brokeToken, index: seed.brokeIndexId, prompt: 'what is here?' }))(srv.url), status: 400, says: 'insufficient credits' },
+
   // --- include_deleted takes only true or false
   ...['yes', 'TRUE', '1', ''].map((v): Case => ({ name: `include_deleted=${JSON.stringify(v)}`, send: get(() => `/indexes?token=${A()}&include_deleted=${v}`), status: 400, says: '"true" or "false"' })),
 
