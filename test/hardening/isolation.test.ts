@@ -215,6 +215,7 @@ describe('tokens stay secret', () => {
     expect(logLines.filter((l) => JSON.parse(l).msg === 'request').length).toBeGreaterThan(10);
     expect(log).toContain('"path":"/inquire"');
     expect(log).toContain('upload failed');
+    expect(log).toContain('"msg":"job finished"'); // the analysis worker's lines are in it too
     const everything = [log, ...bodies].join('\n');
     for (const token of [alice.token, bob.token, wrong]) {
       expect(everything).not.toContain(token);
