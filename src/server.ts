@@ -18,8 +18,12 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export async function startServer(config: Config, out: (line: string) => void = (l) => console.log(l)): Promise<RunningServer> {
-  const log = createLogger(config.logLevel);
+/**
+ * `out` gets what a person starting the server should see (stdout); `logSink` every log line,
+ * the analysis workers' included (default: stderr).
+ */
+export async function startServer(config: Config, out: (line: string) => void = (l) => console.log(l), logSink?: (line: string) => void): Promise<RunningServer> {
+  const log = createLogger(config.logLevel, {}, logSink);
   const service = createService(config, log);
   const recovered = service.ingest.recover();
   if (recovered.interrupted || recovered.orphans) log.warn('recovered from an unclean stop', { ...recovered });
@@ -30,6 +34,7 @@ export async function startServer(config: Config, out: (line: string) => void = 
     config,
     queue: service.queue,
     log,
+    ...(logSink && { logSink }),
     onChanged: (videoId) => {
       const v = service.db.select({ userId: videos.userId, indexId: videos.indexId }).from(videos).where(eq(videos.id, videoId)).get();
       if (v) service.indexes.invalidate(v.userId, v.indexId);

@@ -41,6 +41,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
   const accounts = new AccountService(db);
   const indexes = new IndexService(db);
   const ffprobe = async () => (await resolveBinaries(files.binDir)).ffprobe;
+  const ffmpeg = async () => (await resolveBinaries(files.binDir)).ffmpeg;
   const queue = new JobQueue(db);
   const analysis = config.analysisWorkers > 0;
   const service = {} as Service;
@@ -51,6 +52,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     indexes,
     log,
     ffprobe,
+    ffmpeg,
     analysis,
     onStored: (v) => {
       if (!analysis) return;

@@ -26,10 +26,11 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-export async function startTestServer(overrides: Record<string, string | boolean> = {}): Promise<TestServer> {
+/** `logSink` receives every log line of the server (and its analysis workers). */
+export async function startTestServer(overrides: Record<string, string | boolean> = {}, opts: { logSink?: (line: string) => void } = {}): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'vidq-test-'));
   const config: Config = loadConfig({ 'data-dir': dataDir, port: '0', host: '127.0.0.1', 'allow-private-urls': true, 'log-level': 'error', 'min-free-bytes': '0', 'analysis-workers': '0', ...overrides }, {});
-  const server = await startServer(config, () => {});
+  const server = await startServer(config, () => {}, opts.logSink);
   const { user, token } = server.service.accounts.createUser('tester', null);
   return {
     url: server.url,

@@ -51,12 +51,16 @@ only while the server listens on loopback (configurable), else 401. GET /index-r
 in-memory cache invalidated by every write to the index.
 
 **Deleting indexes.** DELETE /indexes/{index_id} soft-deletes (hidden unless include_deleted=true;
-uploads and questions get 404); POST /indexes/{index_id}/restore undoes it. Deleted indexes are
-purged with their files after a retention (default 7 days).
+uploads, questions and its files get 404); POST /indexes/{index_id}/restore undoes it. Deleted
+indexes are purged with their files after a retention (default 7 days).
+
+**Request bodies.** A JSON object sent as \`Content-Type: application/json\`, at most
+\`--max-body-bytes\` (1 MiB by default; 413 above, before the body is read whole), nested at most 16
+levels, without a \`"__proto__"\` key; anything else is a 400 saying which.
 
 **Errors.** Every error body is \`{error, message}\`: \`error\` is the HTTP status as an integer and
 \`message\` names the field or the cause. 400 invalid request or insufficient credits, 401 missing or
 unknown token, 403 another user's id or a forbidden URL, 404 unknown index or video, 413 too large,
-415 not a media file / still image, 422 no video stream or unusable duration, 502 source
+415 not a media file / still image, 422 no video stream, unusable duration or an incomplete file, 502 source
 unreachable or misbehaving, 507 not enough free disk space.
 `.trim();

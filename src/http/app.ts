@@ -4,6 +4,7 @@
  */
 import { Elysia } from 'elysia';
 import { ApiError, errorBody } from '../errors';
+import { checkParsedBody, limitBody, NATIVE_BODY_LIMIT } from './body';
 import type { Service } from '../service';
 import { docsPlugin } from './docs';
 import { indexRoutes } from './routes/indexes';
@@ -19,7 +20,15 @@ export interface HttpOptions {
 }
 
 export function createHttpApp(s: Service, opts: HttpOptions) {
-  return new Elysia({ serve: { maxRequestBodySize: s.config.maxBodyBytes } })
+  const maxBody = s.config.maxBodyBytes;
+  return new Elysia({ serve: { maxRequestBodySize: NATIVE_BODY_LIMIT } })
+    // Bodies are limited here, not by Bun, so that a refusal has the error shape (see body.ts).
+    .onRequest((c) => {
+      c.request = limitBody(c.request, maxBody);
+    })
+    .onTransform(({ body }) => checkParsedBody(body))
+    // The path only: query strings carry tokens and link signatures.
+    .onAfterResponse(({ request, set }) => s.log.debug('request', { method: request.method, path: new URL(request.url).pathname, status: set.status }))
     .onError(({ code, error, set, request }) => {
       const { status, message } = toStatusMessage(code, error);
       if (status === 500) s.log.error('request failed', { method: request.method, path: new URL(request.url).pathname, status, reason: message });
@@ -41,11 +50,14 @@ export type HttpApp = ReturnType<typeof createHttpApp>;
 
 function toStatusMessage(code: string | number, error: unknown): { status: number; message: string } {
   if (error instanceof ApiError) return { status: error.status, message: error.message };
+  // Elysia wraps what a body parser throws (ours: 400 invalid JSON, 413 too large).
+  const cause = (error as { cause?: unknown } | null)?.cause;
+  if (cause instanceof ApiError) return { status: cause.status, message: cause.message };
   switch (code) {
     case 'VALIDATION':
       return validationMessage(error as ValidationLike);
     case 'PARSE':
-      return { status: 400, message: 'the request body is not valid JSON' };
+      return { status: 400, message: 'the request body is not valid JSON; send a JSON object with the documented fields' };
     case 'NOT_FOUND':
       return { status: 404, message: 'no such endpoint; see /swagger for the API' };
     case 'INVALID_COOKIE_SIGNATURE':
@@ -73,13 +85,14 @@ function validationMessage(err: ValidationLike): { status: number; message: stri
   if (field === 'token' && (value == null || typeof value !== 'object' || value.token === undefined)) {
     return { status: 401, message: 'a valid token is required (field "token")' };
   }
-  if (!field) return { status: 400, message: `the request ${err.type === 'query' ? 'query' : 'body'} must be a JSON object with the documented fields` };
+  if (!field) return { status: 400, message: err.type === 'query' ? 'the request query is not valid; see /swagger for the parameters' : 'the request body must be a JSON object with the documented fields (Content-Type: application/json)' };
   const given = value && typeof value === 'object' ? (value as Record<string, unknown>)[field.split('.')[0]!] : undefined;
   if (given === undefined && !field.includes('.')) return { status: 400, message: `${where} "${field}" is required` };
   const msg = ve.message
     .replace('Expected string length greater or equal to', 'must be at least')
     .replace('Expected string length less or equal to', 'must be at most')
-    .replace(/^Expected required property$/, 'is required');
+    .replace(/^Expected required property$/, 'is required')
+    .replace(/^Expected (string|number|integer|boolean|object|array)$/, (_, type: string) => `must be ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`);
   const units = /must be at (least|most) \d+$/.test(msg) ? ' characters' : '';
   return { status: 400, message: `${where} "${field}" ${msg.charAt(0).toLowerCase()}${msg.slice(1)}${units}` };
 }

@@ -32,7 +32,9 @@ export function validateIndexName(name: string): string {
   const n = name.trim();
   if (n.length === 0) throw badRequest('index must not be empty: give an index_id or the name of an index');
   if (n.length > 200) throw badRequest('index name is longer than 200 characters');
-  if (/[\u0000-\u001f\u007f]/.test(n)) throw badRequest('index name must not contain control characters');
+  // Names are labels (never paths): any printable Unicode is fine; control characters (C0 and C1)
+  // and lone surrogates (not text, and not storable as UTF-8) are refused.
+  if (/[\p{Cc}\p{Cs}]/u.test(n)) throw badRequest('index name must not contain control characters or lone surrogates (invalid Unicode)');
   return n;
 }
 

@@ -3,7 +3,7 @@
  * way, with a size cap, connect and idle timeouts, and a bounded number of redirects, each hop
  * checked against the URL policy.
  */
-import { ApiError, badGateway, payloadTooLarge } from '../errors';
+import { ApiError, badGateway, forbidden, payloadTooLarge } from '../errors';
 import { checkHost, parseSourceUrl, type UrlPolicy } from './url-guard';
 
 export interface DownloadOptions {
@@ -69,7 +69,12 @@ export async function downloadToFile(start: URL, dest: string, opts: DownloadOpt
         } catch {
           throw badGateway('the source redirected to an invalid URL');
         }
-        url = parseSourceUrl(next.toString());
+        try {
+          url = parseSourceUrl(next.toString());
+        } catch (e) {
+          // The caller's URL was fine; say that the source sent it elsewhere.
+          throw e instanceof ApiError ? forbidden(`the source redirected to a URL that is refused: ${e.message}`) : e;
+        }
         continue;
       }
       if (res.status !== 200) {

@@ -16,7 +16,7 @@ import { ApiError, badRequest, insufficientStorage, notFound } from '../errors';
 import { newVideoId } from '../ids';
 import type { IndexService } from '../indexes/service';
 import type { Logger } from '../log';
-import { probeFile, type MediaInfo } from '../media/probe';
+import { checkComplete, probeFile, type MediaInfo } from '../media/probe';
 import { writeTx, type Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import { mediaIndexes, videos, type MediaIndex, type User, type Video } from '../storage/schema';
@@ -62,6 +62,7 @@ export interface IngestDeps {
   indexes: IndexService;
   log: Logger;
   ffprobe: () => Promise<string>;
+  ffmpeg: () => Promise<string>;
   /** Called when a video's file is stored and probed; the analysis pipeline hooks in here. */
   onStored?: (video: Video) => void;
   /** Stored videos go on to analysis (`processing`) rather than straight to `ready`. */
@@ -143,6 +144,7 @@ export class IngestService {
       emit({ type: 'progress', key: videoId, stage: 'probing', percentage: 100, bytes: dl.bytes, total_bytes: dl.bytes });
       this.setProgress(user.id, index.id, videoId, 'probing', 100);
       const info = await probeFile(await this.d.ffprobe(), tmp, { maxDurationSec: config.maxDurationSec, signal: ctrl.signal });
+      await checkComplete(await this.d.ffmpeg(), tmp, { signal: ctrl.signal });
 
       const twin = db
         .select()

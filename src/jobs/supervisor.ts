@@ -24,7 +24,16 @@ export class AnalysisSupervisor {
   /** Consecutive workers that died before they were ready. */
   private startFailures = 0;
 
-  constructor(private readonly d: { config: Config; queue: JobQueue; log: Logger; onChanged: (videoId: string) => void }) {}
+  constructor(
+    private readonly d: {
+      config: Config;
+      queue: JobQueue;
+      log: Logger;
+      onChanged: (videoId: string) => void;
+      /** Where the workers' log lines go (default: this process's stderr). */
+      logSink?: (line: string) => void;
+    },
+  ) {}
 
   start(): void {
     for (let i = 0; i < this.d.config.analysisWorkers; i++) this.spawn();
@@ -85,9 +94,17 @@ export class AnalysisSupervisor {
   /** Passes the worker's log lines on, remembering the last one as the likely reason of a crash. */
   private async forwardStderr(stream: ReadableStream<Uint8Array>, state: { lastError: string }): Promise<void> {
     const dec = new TextDecoder();
+    const sink = this.d.logSink;
+    let pending = '';
     for await (const chunk of stream) {
       const text = dec.decode(chunk, { stream: true });
-      process.stderr.write(text);
+      if (sink) {
+        const parts = (pending + text).split('\n');
+        pending = parts.pop()!;
+        for (const line of parts) if (line) sink(line);
+      } else {
+        process.stderr.write(text);
+      }
       // Bun's crash report ends with its version line: the error line before it says more.
       const lines = text.trim().split('\n').filter(Boolean);
       const last = lines.findLast((l) => /error|exception|fatal|panic/i.test(l)) ?? lines.at(-1);

@@ -12,8 +12,10 @@ export class MediaLinks {
 
   /** Path with signature for `/media/<id>` (or a sub-resource like `/media/<id>/frames/..`). */
   sign(path: string, nowMs = Date.now()): string {
-    // Round expiry up to the minute so repeated listings give the same (cacheable) URL.
-    const expires = Math.ceil((nowMs / 1000 + this.ttlSec) / 60) * 60;
+    // Round expiry up (to the minute for the usual long lifetimes) so repeated listings give the
+    // same, cacheable URL; at most a tenth of the lifetime, so a short --media-link-ttl-sec holds.
+    const step = Math.min(60, Math.max(1, Math.floor(this.ttlSec / 10)));
+    const expires = Math.ceil((nowMs / 1000 + this.ttlSec) / step) * step;
     return `${path}?expires=${expires}&sig=${hmac(this.secret, `${path}\n${expires}`)}`;
   }
 

@@ -107,3 +107,21 @@ function containerOf(formatName: string, codec: string): { mimeType: string; ext
   if (f.includes('asf')) return { mimeType: 'video/x-ms-asf', ext: 'wmv' };
   return { mimeType: 'application/octet-stream', ext: 'bin' };
 }
+
+/**
+ * Reads every packet of the file once (demuxing only, nothing is decoded) and fails when the data
+ * the header promises is not there. A truncated file whose index comes first (a "fast start" MP4
+ * cut short) probes as a whole video, so the probe alone would store it.
+ */
+export async function checkComplete(ffmpeg: string, file: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
+  const proc = Bun.spawn([ffmpeg, '-nostdin', '-v', 'error', '-xerror', '-i', file, '-map', '0', '-c', 'copy', '-f', 'null', '-'], {
+    stdout: 'ignore',
+    stderr: 'pipe',
+    signal: opts.signal,
+  });
+  const [err, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+  if (code === 0) return;
+  if (opts.signal?.aborted) throw opts.signal.reason;
+  const why = err.trim().split('\n').pop()?.split(file).join('file').slice(0, 200) || `ffmpeg exited with ${code}`;
+  throw unprocessable(`the file is incomplete or damaged (${why}); upload the whole file`);
+}

@@ -8,7 +8,7 @@ import { eq } from 'drizzle-orm';
 import { Elysia, t } from 'elysia';
 import { forbidden, notFound, unauthorized } from '../../errors';
 import type { Service } from '../../service';
-import { videos } from '../../storage/schema';
+import { mediaIndexes, videos } from '../../storage/schema';
 import { tokenOf } from '../auth';
 import { ErrorBody } from '../models';
 
@@ -25,9 +25,10 @@ export function mediaRoutes(s: Service) {
       if (!token) throw unauthorized('a signed link or a token is required');
       userId = s.accounts.authenticate(token).id;
     }
-    const v = s.db.select().from(videos).where(eq(videos.id, fileId)).get();
-    if (!v || (userId !== null && v.userId !== userId)) throw notFound('no such file');
-    return v;
+    // A deleted index hides its files too (as its listing, questions and segments), signed links included.
+    const row = s.db.select({ video: videos, deletedAt: mediaIndexes.deletedAt }).from(videos).innerJoin(mediaIndexes, eq(mediaIndexes.id, videos.indexId)).where(eq(videos.id, fileId)).get();
+    if (!row || row.deletedAt !== null || (userId !== null && row.video.userId !== userId)) throw notFound('no such file');
+    return row.video;
   };
   const query = t.Object({ token: t.Optional(t.String()), expires: t.Optional(t.String()), sig: t.Optional(t.String()) });
 

@@ -1,0 +1,431 @@
+/**
+ * Bad input, table-driven: every case is a request that must be refused with the right status,
+ * the spec's error body `{error: <status>, message}`, a message that says what to fix, and no
+ * trace: no new row in any table and no new file in the data directory (media/ and tmp/ included).
+ *
+ * Real servers on 127.0.0.1, real ffmpeg/ffprobe, real SQLite. Two servers: `srv` lets the
+ * downloader reach 127.0.0.1 (so the local origin can serve bad files), `strict` is the default
+ * policy (private addresses refused) for the URL cases.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { downloadToFile } from '../../src/ingest/download';
+import { getJson, postJson, startTestServer, type TestServer } from '../helpers';
+import { makeFixtures, mediaAndTmp, snapshot, startFixtureOrigin, type FixtureOrigin, type Fixtures } from './fixtures';
+
+const MAX_BODY = 64 * 1024;
+
+let srv: TestServer;
+let strict: TestServer;
+let fx: Fixtures;
+let origin: FixtureOrigin;
+/** User A's live index (by id and name) with one video; a video removed from it; a deleted index. */
+const seed = { indexId: '', indexName: 'seeded', key: '', removedKey: '', deletedIndexId: '', deletedKey: '', deletedSrc: '', eveToken: '', eveIndexId: '', eveKey: '', brokeToken: '', brokeIndexId: '', clashOldId: '' };
+
+beforeAll(async () => {
+  fx = await makeFixtures();
+  origin = startFixtureOrigin(fx);
+  [srv, strict] = await Promise.all([startTestServer({ 'max-body-bytes': String(MAX_BODY) }), startTestServer({ 'allow-private-urls': false })]);
+  const up = async (token: string, index: string, clipName: string) => {
+    const r = await postJson(srv.url, '/remote-upload', { token, index, url: `${origin.url}/media/${clipName}` });
+    if (r.status !== 200) throw new Error(`seed upload failed: ${JSON.stringify(r.body)}`);
+    return r.body.data.key as string;
+  };
+  const indexId = async (token: string, name: string) => (await getJson(srv.url, `/indexes?token=${token}&include_deleted=true`)).body.find((i: any) => i.name === name).index_id as string;
+  seed.key = await up(srv.token, 'seeded', 'chaplin-bw.mp4');
+  seed.indexId = await indexId(srv.token, 'seeded');
+  seed.removedKey = await up(srv.token, 'seeded', 'countdown-living-room.mp4');
+  expect((await postJson(srv.url, '/remove-from-index', { token: srv.token, project_id: seed.indexId, video_id: seed.removedKey })).status).toBe(200);
+  seed.deletedKey = await up(srv.token, 'gone', 'countdown-living-room.mp4');
+  seed.deletedIndexId = await indexId(srv.token, 'gone');
+  const src = new URL((await getJson(srv.url, `/index-resources?token=${srv.token}&index=gone`)).body[0].src);
+  seed.deletedSrc = src.pathname + src.search;
+  expect((await fetch(`${srv.url}/indexes/${seed.deletedIndexId}?token=${srv.token}`, { method: 'DELETE' })).status).toBe(200);
+  const eve = srv.server.service.accounts.createUser('eve', 5);
+  seed.eveToken = eve.token;
+  seed.eveKey = await up(eve.token, 'eves', 'chaplin-bw.mp4');
+  seed.eveIndexId = await indexId(eve.token, 'eves');
+  // A user without credits, with an index of their own (uploads are free).
+  const broke = srv.server.service.accounts.createUser('broke', 0);
+  seed.brokeToken = broke.token;
+  await up(broke.token, 'brokes', 'countdown-living-room.mp4');
+  seed.brokeIndexId = await indexId(broke.token, 'brokes');
+  // A deleted index whose name a live index has taken since.
+  await up(srv.token, 'clash', 'countdown-living-room.mp4');
+  seed.clashOldId = await indexId(srv.token, 'clash');
+  expect((await fetch(`${srv.url}/indexes/${seed.clashOldId}?token=${srv.token}`, { method: 'DELETE' })).status).toBe(200);
+  await up(srv.token, 'clash', 'countdown-living-room.mp4');
+});
+
+afterAll(async () => {
+  await Promise.all([srv?.stop(), strict?.stop()]);
+  origin?.stop();
+  fx?.remove();
+});
+
+type Send = (base: string) => Promise<Response>;
+
+interface Case {
+  name: string;
+  /** Which server answers (default: srv). */
+  on?: 'strict';
+  send: Send;
+  status: number;
+  /** Part of the message that tells the caller what to fix. */
+  says: string | RegExp;
+}
+
+const json = (path: string, body: unknown, headers: Record<string, string> = {}): Send => (base) =>
+  fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+const raw = (path: string, body: string, contentType: string): Send => (base) => fetch(base + path, { method: 'POST', headers: { 'content-type': contentType }, body });
+const get = (path: () => string): Send => (base) => fetch(base + path());
+const del = (path: () => string): Send => (base) => fetch(base + path(), { method: 'DELETE' });
+/** A body built when the case runs (tokens and ids exist only after beforeAll). */
+const lazy = (path: string, body: () => Record<string, unknown>): Send => (base) => json(path, body())(base);
+
+const A = () => srv.token;
+const inquire = (fields: Record<string, unknown>) => lazy('/inquire', () => ({ token: A(), index: seed.indexId, prompt: 'what is here?', ...fields }));
+const upload = (fields: Record<string, unknown>, tokenOf: () => string = A) => lazy('/remote-upload', () => ({ token: tokenOf(), index: 'fresh', url: `${origin.url}/media/chaplin-bw.mp4`, ...fields }));
+const strictUpload = (url: string) => lazy('/remote-upload', () => ({ token: strict.token, index: 'fresh', url }));
+
+const cases: Case[] = [
+  // --- malformed bodies
+  { name: 'malformed JSON (/inquire)', send: json('/inquire', '{"token": '), status: 400, says: 'not valid JSON' },
+  { name: 'malformed JSON (/remote-upload)', send: json('/remote-upload', "{'token': 'x'}"), status: 400, says: 'not valid JSON' },
+  { name: 'body is a JSON array', send: json('/remove-from-index', '[1, 2]'), status: 400, says: 'must be a JSON object' },
+  { name: 'body is JSON null', send: json('/inquire', 'null'), status: 400, says: 'must be a JSON object' },
+  { name: 'body is a JSON string', send: json('/remote-upload', '"hello"'), status: 400, says: 'must be a JSON object' },
+  { name: 'body sent as text/plain', send: raw('/inquire', '{"prompt":"x"}', 'text/plain'), status: 400, says: 'Content-Type: application/json' },
+  { name: 'body sent as a form', send: raw('/remote-upload', 'token=x&index=y&url=z', 'application/x-www-form-urlencoded'), status: 400, says: 'Content-Type: application/json' },
+  { name: 'empty body', send: json('/remote-upload', ''), status: 400, says: 'must be a JSON object' },
+  { name: 'body over --max-body-bytes (Content-Length)', send: lazy('/inquire', () => ({ token: A(), index: seed.indexId, prompt: 'x'.repeat(MAX_BODY + 10) })), status: 413, says: `limit of ${MAX_BODY} bytes` },
+  { name: 'body over --max-body-bytes (/remove-from-index)', send: json('/remove-from-index', { project_id: 'p'.repeat(MAX_BODY), video_id: 'v' }), status: 413, says: '--max-body-bytes' },
+
+  { name: 'JSON nested 20000 levels deep', send: (base) => json('/inquire', `{"token":"${A()}","index":"${seed.indexId}","prompt":${'['.repeat(20000)}${']'.repeat(20000)}}`)(base), status: 400, says: 'nests deeper than 16 levels' },
+  { name: 'a token under "__proto__" does not authenticate', send: (base) => json('/inquire', `{"__proto__":{"token":"${A()}"},"index":"${seed.indexId}","prompt":"x"}`)(base), status: 400, says: '"__proto__"' },
+  { name: 'a "__proto__" key nested in a field', send: (base) => json('/remote-upload', `{"token":"${A()}","index":"fresh","url":{"__proto__":{"href":"x"}}}`)(base), status: 400, says: '"__proto__"' },
+  { name: 'a token under "constructor.prototype" does not authenticate', send: (base) => json('/inquire', `{"constructor":{"prototype":{"token":"${A()}"}},"index":"${seed.indexId}","prompt":"x"}`)(base), status: 401, says: 'token' },
+
+  // --- wrong types and missing fields
+  { name: 'index is a number', send: inquire({ index: 5 }), status: 400, says: 'field "index" must be a string' },
+  { name: 'prompt is an array', send: inquire({ prompt: ['what'] }), status: 400, says: 'field "prompt" must be a string' },
+  { name: 'token is a number', send: inquire({ token: 1234 }), status: 400, says: 'field "token" must be a string' },
+  { name: 'guidance is an object', send: inquire({ guidance: { length: 'short' } }), status: 400, says: 'field "guidance" must be a string' },
+  { name: 'url is an object', send: upload({ url: { href: 'http://x/' } }), status: 400, says: 'field "url" must be a string' },
+  { name: 'index missing (/remote-upload)', send: lazy('/remote-upload', () => ({ token: A(), url: `${origin.url}/media/chaplin-bw.mp4` })), status: 400, says: 'field "index" is required' },
+  { name: 'url missing', send: lazy('/remote-upload', () => ({ token: A(), index: 'fresh' })), status: 400, says: 'field "url" is required' },
+  { name: 'prompt missing', send: lazy('/inquire', () => ({ token: A(), index: seed.indexId })), status: 400, says: 'field "prompt" is required' },
+  { name: 'video_id missing', send: lazy('/remove-from-index', () => ({ token: A(), project_id: seed.indexId })), status: 400, says: 'field "video_id" is required' },
+  { name: 'video_id empty', send: lazy('/remove-from-index', () => ({ token: A(), project_id: seed.indexId, video_id: '' })), status: 400, says: 'video_id is required' },
+  { name: 'token missing', send: lazy('/inquire', () => ({ index: seed.indexId, prompt: 'x' })), status: 401, says: 'token' },
+
+  // --- minimum lengths (spec: token ≥ 60, index ≥ 60, prompt ≥ 1)
+  { name: 'token of 59 characters', send: inquire({ token: 't'.repeat(59) }), status: 400, says: 'field "token" must be at least 60 characters' },
+  { name: 'token of 60 characters (unknown)', send: inquire({ token: 't'.repeat(60) }), status: 401, says: 'unknown or revoked' },
+  { name: 'token of 61 characters (unknown)', send: inquire({ token: 't'.repeat(61) }), status: 401, says: 'unknown or revoked' },
+  { name: 'index of 59 characters', send: inquire({ index: 'i'.repeat(59) }), status: 400, says: 'field "index" must be at least 60 characters' },
+  { name: 'index of 60 characters (unknown)', send: inquire({ index: 'i'.repeat(60) }), status: 404, says: 'was not found' },
+  { name: 'index of 65 characters (unknown)', send: inquire({ index: 'i'.repeat(65) }), status: 404, says: 'was not found' },
+  { name: 'empty prompt', send: inquire({ prompt: '' }), status: 400, says: 'field "prompt" must be at least 1 characters' },
+  { name: 'prompt over 8000 characters', send: inquire({ prompt: 'p'.repeat(8001) }), status: 400, says: 'field "prompt" must be at most 8000 characters' },
+  { name: 'target_video over 64 characters', send: inquire({ target_video: 'v'.repeat(65) }), status: 400, says: 'field "target_video" must be at most 64 characters' },
+  { name: 'target over 64 characters', send: inquire({ target: '1'.repeat(65) }), status: 400, says: 'field "target" must be at most 64 characters' },
+
+  // --- target formats
+  { name: 'target "yesterday"', send: inquire({ target: 'yesterday' }), status: 400, says: 'mm:ss' },
+  { name: 'target negative', send: inquire({ target: '-5' }), status: 400, says: 'mm:ss' },
+  { name: 'target 1:75 (seconds ≥ 60)', send: inquire({ target: '1:75' }), status: 400, says: 'mm:ss' },
+  { name: 'target in exponent notation', send: inquire({ target: '1e3' }), status: 400, says: 'mm:ss' },
+  { name: 'target range ending before it starts', send: inquire({ target: '0:20-0:10' }), status: 400, says: 'before it starts' },
+  { name: 'target past the end of target_video', send: () => inquire({ target_video: seed.key, target: '10:00' })(srv.url), status: 400, says: 'past the end of the video' },
+
+  // --- credentials in the wrong form
+  { name: 'Authorization: Basic instead of Bearer', send: (base) => fetch(`${base}/index-resources?index=seeded`, { headers: { authorization: `Basic ${btoa('u:' + A())}` } }), status: 401, says: 'token' },
+  { name: 'Authorization: Bearer with no token', send: (base) => fetch(`${base}/index-resources?index=seeded`, { headers: { authorization: 'Bearer ' } }), status: 401, says: 'token' },
+  { name: 'a revoked-looking token (64 unknown characters)', send: get(() => `/index-resources?index=seeded&token=${'Z'.repeat(64)}`), status: 401, says: 'unknown or revoked' },
+  { name: 'anonymous listing of an unknown user_id "../../etc"', send: get(() => '/indexes?user_id=../../etc'), status: 404, says: 'does not exist' },
+  { name: 'insufficient credits (nothing charged, nothing recorded)', send: () => lazy('/inquire', () => ({ token: seed.brokeToken, index: seed.brokeIndexId, prompt: 'what is here?' }))(srv.url), status: 400, says: 'insufficient credits' },
+  { name: 'restoring an index whose name a live index took', send: () => lazy(`/indexes/${seed.clashOldId}/restore`, () => ({ token: A() }))(srv.url), status: 400, says: 'already named "clash"' },
+
+  // --- byte ranges
+  { name: 'Range "bytes=abc"', send: (base) => fetch(`${base}/media/${seed.key}?token=${A()}`, { headers: { range: 'bytes=abc' } }), status: 416, says: 'not satisfiable' },
+  { name: 'Range past the end of the file', send: (base) => fetch(`${base}/media/${seed.key}?token=${A()}`, { headers: { range: 'bytes=99999999-' } }), status: 416, says: 'not satisfiable' },
+
+  // --- /inquire-stream refuses before its stream starts, as plain JSON errors
+  { name: '/inquire-stream: malformed JSON', send: json('/inquire-stream', '{"prompt": "x",'), status: 400, says: 'not valid JSON' },
+  { name: '/inquire-stream: bad target', send: lazy('/inquire-stream', () => ({ token: A(), index: seed.indexId, prompt: 'x', target: '12:99:99' })), status: 400, says: 'mm:ss' },
+  { name: '/inquire-stream: body over the limit', send: lazy('/inquire-stream', () => ({ token: A(), index: seed.indexId, prompt: 'p'.repeat(MAX_BODY) })), status: 413, says: '--max-body-bytes' },
+  { name: '/inquire-stream: insufficient credits', send: () => lazy('/inquire-stream', () => ({ token: seed.brokeToken, index: seed.brokeIndexId, prompt: 'what is here?' }))(srv.url), status: 400, says: 'insufficient credits' },
+
+  // --- include_deleted takes only true or false
+  ...['yes', 'TRUE', '1', ''].map((v): Case => ({ name: `include_deleted=${JSON.stringify(v)}`, send: get(() => `/indexes?token=${A()}&include_deleted=${v}`), status: 400, says: '"true" or "false"' })),
+
+  // --- index names: control characters, length, the id shape
+  { name: 'index name with NUL', send: upload({ index: 'bad\u0000name' }), status: 400, says: 'control characters' },
+  { name: 'index name with a newline', send: upload({ index: 'bad\nname' }), status: 400, says: 'control characters' },
+  { name: 'index name with a C1 control (NEL)', send: upload({ index: 'bad\u0085name' }), status: 400, says: 'control characters' },
+  { name: 'index name with a lone surrogate', send: (base) => json('/remote-upload', `{"token":"${A()}","index":"bad\\ud800name","url":"${origin.url}/media/chaplin-bw.mp4"}`)(base), status: 400, says: 'index' },
+  { name: 'index name of 201 characters', send: upload({ index: 'n'.repeat(201) }), status: 400, says: 'longer than 200 characters' },
+  { name: 'index name of spaces only', send: upload({ index: '   ' }), status: 400, says: 'must not be empty' },
+  { name: 'unknown id-shaped index name', send: upload({ index: 'A'.repeat(64) }), status: 404, says: 'reserved for index ids' },
+
+  // --- path traversal in every string that could reach the disk
+  { name: 'index "../../etc" (/index-resources)', send: get(() => `/index-resources?token=${A()}&index=../../etc`), status: 404, says: 'was not found' },
+  { name: 'index "../../etc" (/inquire, padded to 60)', send: inquire({ index: '../../etc/'.padEnd(60, '.') }), status: 404, says: 'was not found' },
+  { name: 'project_id "../../etc" (/remove-from-index)', send: lazy('/remove-from-index', () => ({ token: A(), project_id: '../../etc', video_id: seed.key })), status: 404, says: 'was not found' },
+  { name: 'video_id "../../vidq.db"', send: lazy('/remove-from-index', () => ({ token: A(), project_id: seed.indexId, video_id: '../../vidq.db' })), status: 404, says: 'is not in this index' },
+  { name: 'target_video "../../etc/passwd"', send: inquire({ target_video: '../../etc/passwd' }), status: 404, says: 'is not in this index' },
+  { name: '/media/..%2f..%2fetc%2fpasswd (token)', send: get(() => `/media/..%2f..%2fetc%2fpasswd?token=${A()}`), status: 404, says: 'no such file' },
+  { name: '/media/..%2f..%2fetc%2fpasswd (forged signature)', send: get(() => `/media/..%2f..%2fetc%2fpasswd?expires=9999999999&sig=AAAA`), status: 403, says: 'not valid' },
+  { name: '/media/%2e%2e/%2e%2e/vidq.db', send: get(() => `/media/%2e%2e/%2e%2e/vidq.db?token=${A()}`), status: 404, says: 'no such' },
+  { name: 'frame ..%2fsource.mp4 of a real video', send: get(() => `/media/${seed.key}/frames/..%2fsource.mp4?token=${A()}`), status: 404, says: 'no such frame' },
+  { name: 'frame ..%2f..%2f..%2fvidq.db', send: get(() => `/media/${seed.key}/frames/..%2f..%2f..%2fvidq.db?token=${A()}`), status: 404, says: 'no such frame' },
+  { name: '/videos/..%2f..%2fetc/segments', send: get(() => `/videos/..%2f..%2fetc/segments?token=${A()}`), status: 404, says: 'no such video' },
+  { name: 'DELETE /indexes/..%2f..%2fetc', send: del(() => `/indexes/..%2f..%2fetc?token=${A()}`), status: 404, says: 'was not found' },
+
+  // --- deleted indexes and removed videos
+  { name: 'question to a deleted index', send: () => inquire({ index: seed.deletedIndexId })(srv.url), status: 404, says: 'was not found' },
+  { name: 'upload into a deleted index (by id)', send: () => upload({ index: seed.deletedIndexId })(srv.url), status: 404, says: 'no index has this id' },
+  { name: 'resources of a deleted index', send: get(() => `/index-resources?token=${A()}&index=${seed.deletedIndexId}`), status: 404, says: 'was not found' },
+  { name: 'deleting a deleted index again', send: del(() => `/indexes/${seed.deletedIndexId}?token=${A()}`), status: 404, says: 'was not found' },
+  { name: 'file of a video in a deleted index (token)', send: get(() => `/media/${seed.deletedKey}?token=${A()}`), status: 404, says: 'no such file' },
+  { name: 'file of a video in a deleted index (signed link)', send: get(() => seed.deletedSrc), status: 404, says: 'no such file' },
+  { name: 'question about a removed video', send: () => inquire({ target_video: seed.removedKey })(srv.url), status: 404, says: 'is not in this index' },
+  { name: 'removing a removed video', send: () => lazy('/remove-from-index', () => ({ token: A(), project_id: seed.indexId, video_id: seed.removedKey }))(srv.url), status: 404, says: 'is not in this index' },
+  { name: 'file of a removed video', send: get(() => `/media/${seed.removedKey}?token=${A()}`), status: 404, says: 'no such file' },
+  { name: "another user's index id", send: () => inquire({ index: seed.eveIndexId })(srv.url), status: 404, says: 'was not found' },
+
+  // --- URL shape (any policy)
+  ...(
+    [
+      ['file:///etc/passwd', 'scheme "file" is not allowed'],
+      ['ftp://example.com/a.mp4', 'scheme "ftp" is not allowed'],
+      ['data:video/mp4;base64,AAAAIGZ0eXA=', 'scheme "data" is not allowed'],
+      ['javascript:alert(1)', 'scheme "javascript" is not allowed'],
+      ['http://user:secret@example.com/a.mp4', 'must not contain credentials'],
+      ['http://user@example.com/a.mp4', 'must not contain credentials'],
+      ['not a url', 'not a valid absolute URL'],
+      ['', 'url is required'],
+      [`http://example.com/${'a'.repeat(5000)}.mp4`, 'longer than 4096 characters'],
+    ] as const
+  ).map(([url, says]): Case => ({ name: `url ${JSON.stringify(url.slice(0, 40))}`, on: 'strict', send: strictUpload(url), status: 400, says })),
+
+  // --- private addresses in every notation (default policy)
+  ...[
+    'http://127.0.0.1:9/a.mp4',
+    'http://localhost:9/a.mp4',
+    'http://LOCALHOST:9/a.mp4',
+    'http://[::]/a.mp4',
+    'http://[0:0:0:0:0:ffff:7f00:1]/a.mp4',
+    'http://127.1/a.mp4',
+    'http://2130706433/a.mp4',
+    'http://0x7f.0.0.1/a.mp4',
+    'http://0177.0.0.1/a.mp4',
+    'http://0/a.mp4',
+    'http://[::1]/a.mp4',
+    'http://[::ffff:127.0.0.1]/a.mp4',
+    'http://[::ffff:7f00:1]/a.mp4',
+    'http://[64:ff9b::7f00:1]/a.mp4',
+    'http://10.1.2.3/a.mp4',
+    'http://172.16.0.1/a.mp4',
+    'http://192.168.1.1/a.mp4',
+    'http://169.254.169.254/latest/meta-data',
+    'http://100.64.0.1/a.mp4',
+    'http://[fe80::1]/a.mp4',
+    'http://[fd00::1]/a.mp4',
+    'http://224.0.0.1/a.mp4',
+    'http://255.255.255.255/a.mp4',
+  ].map((url): Case => ({ name: `private ${url}`, on: 'strict', send: strictUpload(url), status: 403, says: '--allow-private-urls' })),
+
+  // --- redirects are checked on every hop
+  { name: 'redirect to file:', send: () => upload({ url: `${origin.url}/redirect?to=${encodeURIComponent('file:///etc/passwd')}` })(srv.url), status: 403, says: 'redirected to a URL that is refused' },
+  { name: 'redirect to a URL with credentials', send: () => upload({ url: `${origin.url}/redirect?to=${encodeURIComponent('http://u:p@127.0.0.1:9/a.mp4')}` })(srv.url), status: 403, says: 'redirected to a URL that is refused' },
+
+  // --- files that are not usable videos (fetched, refused, nothing kept)
+  { name: 'PNG renamed .mp4', send: () => upload({ url: `${origin.url}/fx/picture.mp4` })(srv.url), status: 415, says: 'still image' },
+  { name: 'JPEG renamed .mp4', send: () => upload({ url: `${origin.url}/fx/photo.mp4` })(srv.url), status: 415, says: 'still image' },
+  { name: 'text renamed .mp4', send: () => upload({ url: `${origin.url}/fx/notes.mp4` })(srv.url), status: 415, says: 'not a readable media file' },
+  { name: 'zero-byte file', send: () => upload({ url: `${origin.url}/fx/zero.mp4` })(srv.url), status: 422, says: 'empty file' },
+  { name: 'audio only (jfk-speech.wav)', send: () => upload({ url: `${origin.url}/media/jfk-speech.wav` })(srv.url), status: 422, says: 'no video stream' },
+  { name: 'truncated mp4, index at the end', send: () => upload({ url: `${origin.url}/fx/cut-tail.mp4` })(srv.url), status: 415, says: 'not a readable media file' },
+  { name: 'truncated mp4, index first (probes as whole)', send: () => upload({ url: `${origin.url}/fx/cut-head.mp4` })(srv.url), status: 422, says: 'incomplete or damaged' },
+  { name: 'duration of 84 hours (over --max-duration-sec)', send: () => upload({ url: `${origin.url}/fx/long.mp4` })(srv.url), status: 422, says: 'the limit is 86400 s' },
+  { name: 'upload into an existing index: bad file', send: () => upload({ index: 'seeded', url: `${origin.url}/fx/picture.mp4` })(srv.url), status: 415, says: 'still image' },
+];
+
+describe('bad input is refused clearly and leaves nothing behind', () => {
+  test('the table has enough cases', () => {
+    expect(cases.length).toBeGreaterThanOrEqual(60);
+    expect(new Set(cases.map((c) => c.name)).size).toBe(cases.length);
+  });
+
+  for (const c of cases) {
+    test(c.name, async () => {
+      const server = c.on === 'strict' ? strict : srv;
+      const before = snapshot(server);
+      const res = await c.send(server.url);
+      const text = await res.text();
+      let body: any;
+      try {
+        body = JSON.parse(text);
+      } catch {
+        throw new Error(`not JSON (${res.status}, ${res.headers.get('content-type')}): ${text.slice(0, 200)}`);
+      }
+      expect({ status: res.status, body }).toEqual({ status: c.status, body: { error: c.status, message: expect.any(String) } });
+      expect(res.headers.get('content-type')).toContain('application/json');
+      if (typeof c.says === 'string') expect(body.message).toContain(c.says);
+      else expect(body.message).toMatch(c.says);
+      const after = snapshot(server);
+      expect(after.rows).toEqual(before.rows);
+      expect(after.files).toEqual(before.files);
+      expect(mediaAndTmp(after).filter((f) => f.startsWith('tmp/'))).toEqual([]);
+    });
+  }
+});
+
+describe('huge bodies are refused before they are read whole', () => {
+  test('a chunked body with no Content-Length is cut off at the limit (413, error shape)', async () => {
+    const before = snapshot(srv);
+    const TOTAL = 64 * 1024 * 1024;
+    const chunk = new TextEncoder().encode(' '.repeat(64 * 1024));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(c) {
+        if (sent === 0) {
+          const start = new TextEncoder().encode(`{"token":"${srv.token}","index":"chunked","url":"${origin.url}/media/chaplin-bw.mp4","pad":"`);
+          sent += start.byteLength;
+          c.enqueue(start);
+          return;
+        }
+        if (sent >= TOTAL) return c.close();
+        sent += chunk.byteLength;
+        c.enqueue(chunk);
+      },
+    });
+    const res = await fetch(srv.url + '/remote-upload', { method: 'POST', headers: { 'content-type': 'application/json' }, body, duplex: 'half' } as RequestInit);
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual({ error: 413, message: expect.stringContaining('--max-body-bytes') });
+    // The server answered long before the client could send it all.
+    expect(sent).toBeLessThan(TOTAL);
+    const after = snapshot(srv);
+    expect(after).toEqual(before);
+  });
+
+  test('a declared Content-Length of 10 GB is refused without waiting for the body', async () => {
+    const answer = await new Promise<string>((resolve, reject) => {
+      let got = '';
+      const guard = setTimeout(() => reject(new Error('no answer: the server is waiting for the body')), 20_000);
+      Bun.connect({
+        hostname: '127.0.0.1',
+        port: srv.server.port,
+        socket: {
+          open(s) {
+            s.write(`POST /inquire HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${10 * 1024 ** 3}\r\n\r\n{"token":"`);
+          },
+          data(s, d) {
+            got += new TextDecoder().decode(d);
+            const end = got.indexOf('\r\n\r\n');
+            const len = /content-length: (\d+)/i.exec(got)?.[1];
+            if (end >= 0 && len !== undefined && got.length >= end + 4 + Number(len)) {
+              clearTimeout(guard);
+              s.end();
+              resolve(got);
+            }
+          },
+          close() {
+            clearTimeout(guard);
+            resolve(got);
+          },
+          error(_s, e) {
+            clearTimeout(guard);
+            reject(e);
+          },
+        },
+      }).catch(reject);
+    });
+    expect(answer).toStartWith('HTTP/1.1 413');
+    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+    expect(body).toEqual({ error: 413, message: expect.stringContaining(`limit of ${MAX_BODY} bytes`) });
+  });
+});
+
+describe('oversized request heads', () => {
+  test('a 100 kB query string or header is refused (431), nothing written, the server keeps serving', async () => {
+    const before = snapshot(srv);
+    expect((await fetch(`${srv.url}/indexes?token=${'a'.repeat(100_000)}`)).status).toBe(431);
+    expect((await fetch(`${srv.url}/health`, { headers: { 'x-padding': 'a'.repeat(100_000) } })).status).toBe(431);
+    expect(snapshot(srv)).toEqual(before);
+    expect((await getJson(srv.url, '/health')).body).toEqual({ status: 'ok' });
+  });
+  // Bun's HTTP parser answers 431 itself, before the application sees the request, with an empty
+  // body; Bun.serve has no hook for it (only the runtime flag --max-http-header-size).
+  test.todo('the 431 answer to an oversized request head has the error shape {error, message}');
+});
+
+describe('unusual but harmless input is accepted safely', () => {
+  const names = ['Ünïcödé 🎬 индекс 映像', '../../etc', '..\\..\\windows', '/absolute/path', '%2e%2e%2f', 'name with "quotes" & <tags>', '\u202eevil.mp4', 'zero\u200bwidth'];
+  test('index names are labels: stored as given, shown as given, never a path', async () => {
+    for (const name of names) {
+      const r = await postJson(srv.url, '/remote-upload', { token: srv.token, index: name, url: `${origin.url}/media/countdown-living-room.mp4` });
+      expect(r.status).toBe(200);
+      const listed = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body.find((i: any) => i.name === name);
+      expect(listed).toMatchObject({ name, count: 1 });
+      const res = await getJson(srv.url, `/index-resources?token=${srv.token}&index=${encodeURIComponent(name)}`);
+      expect(res.status).toBe(200);
+      expect(res.body.map((v: any) => v.file_id)).toEqual([r.body.data.key]);
+    }
+    // Every stored file sits in media/<generated 32-character id>/, nothing anywhere else.
+    for (const f of mediaAndTmp(snapshot(srv))) expect(f).toMatch(/^media\/[A-Za-z0-9_-]{32}\/source\.(mp4|webm|mkv)$/);
+    expect(snapshot(srv).files.every((f) => /^(media\/[A-Za-z0-9_-]{32}\/|secret\.key$|default-token\.txt$)/.test(f))).toBe(true);
+  });
+
+  test('prompts and guidance with control characters, unicode and query syntax are answered', async () => {
+    for (const prompt of ['what is\u0000 here?', 'что здесь? 🎬', '"unbalanced * NEAR( OR', 'a\u202e\u200b\ud800b', '\n\t\r', "'; DROP TABLE videos; --"]) {
+      const r = await postJson(srv.url, '/inquire', { token: srv.token, index: seed.indexId, prompt, guidance: prompt });
+      expect(r.status).toBe(200);
+      expect(r.body.status).toBe('complete');
+      expect(typeof r.body.output).toBe('string');
+    }
+    expect((await getJson(srv.url, `/index-resources?token=${srv.token}&index=seeded`)).body.length).toBe(1);
+  });
+});
+
+describe('a failed upload over server-sent events', () => {
+  test('ends with an error event giving the reason, and keeps nothing', async () => {
+    const before = snapshot(srv);
+    const res = await fetch(srv.url + '/remote-upload', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      body: JSON.stringify({ token: srv.token, index: 'sse-cut', url: `${origin.url}/fx/cut-head.mp4` }),
+    });
+    expect(res.status).toBe(200);
+    const events = (await res.text())
+      .split('\n\n')
+      .map((b) => b.split('\n').find((l) => l.startsWith('data: ')))
+      .filter((l): l is string => !!l)
+      .map((l) => JSON.parse(l.slice(6)));
+    expect(events[0].type).toBe('file_authorized');
+    expect(events.at(-1)).toEqual({ type: 'error', error: 422, message: expect.stringContaining('incomplete or damaged') });
+    expect(snapshot(srv)).toEqual(before);
+  });
+});
+
+describe('redirects are checked again on every hop', () => {
+  // Offline there is no public host to start from, so the policy itself lets the first hop through
+  // and refuses private addresses from then on: a public page redirecting to a private address.
+  test('a redirect from an allowed host to a private address is refused (403), nothing written', async () => {
+    let checks = 0;
+    const policy = {
+      get allowPrivate() {
+        return checks++ === 0;
+      },
+    };
+    const dest = join(fx.dir, 'hop.part');
+    const start = new URL(`${origin.url}/redirect?to=${encodeURIComponent(`http://127.0.0.1:${new URL(origin.url).port}/media/chaplin-bw.mp4`)}`);
+    const got = downloadToFile(start, dest, { policy, maxBytes: 10 * 1024 * 1024, connectTimeoutMs: 5000, idleTimeoutMs: 5000, maxRedirects: 5 });
+    await expect(got).rejects.toMatchObject({ status: 403, message: expect.stringContaining('--allow-private-urls') });
+    expect(checks).toBe(2);
+    expect(existsSync(dest)).toBe(false);
+  });
+});
