@@ -8,7 +8,7 @@
  * few seconds after it (see SETTLE_SEC), so once the decode is that far past it, it is final and is
  * handed to the stages that read frames (OCR, objects), which then work during the decode.
  */
-import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { lines } from '../util/lines';
 import type { Analyzer, NewFrame, NewSegment, StageContext, StageResult } from './contracts';
@@ -59,14 +59,14 @@ export class VisualAnalyzer implements Analyzer {
     // name and picture.
     mkdirSync(framesDir, { recursive: true });
     const width = Math.min(this.opts.frameWidth, video.width || this.opts.frameWidth);
-    const scoresFile = join(work, 'scores.txt');
+    // The scores are logged (stderr, unbuffered): written to a file they would arrive in 256 kB
+    // blocks, minutes of video each, too late to hand frames on during the decode.
     const graph =
       `[0:v]split=2[a][b];` +
-      `[a]scale=96:-2,select='gte(scene\\,0)',metadata=print:key=lavfi.scene_score:file=${escapeFilterPath(scoresFile)}[s];` +
+      `[a]scale=96:-2,select='gte(scene\\,0)',metadata=print:key=lavfi.scene_score[s];` +
       `[b]fps=${SAMPLE_FPS},scale=${width}:-2[f]`;
-    const args = [ctx.ffmpeg, '-hide_banner', '-nostdin', '-loglevel', 'error', '-progress', 'pipe:1', '-i', video.path, '-an', '-sn', '-dn', '-filter_complex', graph, '-map', '[s]', '-f', 'null', '-', '-map', '[f]', '-q:v', '4', '-atomic_writing', '1', join(work, '%06d.jpg')];
-    const proc = Bun.spawn(args, { stdout: 'pipe', stderr: 'pipe', signal: ctx.signal });
-    const stderr = new Response(proc.stderr).text();
+    const args = [ctx.ffmpeg, '-hide_banner', '-nostdin', '-nostats', '-loglevel', 'info', '-i', video.path, '-an', '-sn', '-dn', '-filter_complex', graph, '-map', '[s]', '-f', 'null', '-', '-map', '[f]', '-q:v', '4', '-atomic_writing', '1', join(work, '%06d.jpg')];
+    const proc = Bun.spawn(args, { stdout: 'ignore', stderr: 'pipe', signal: ctx.signal });
 
     const selector = new FrameSelector(work, this.opts);
     const kept: NewFrame[] = [];
@@ -78,20 +78,25 @@ export class VisualAnalyzer implements Analyzer {
         ctx.emitFrame?.({ ...f, path });
       }
     };
-    // ffmpeg reports progress about twice a second; the scores written since are read then (the
-    // file lags by ffmpeg's write buffer, a few seconds of video).
-    const tail = new FileTail(scoresFile);
-    for await (const line of lines(proc.stdout)) {
-      const m = /^out_time_ms=(\d+)/.exec(line);
-      if (!m) continue;
-      if (video.durationSec > 0) ctx.progress(Math.min(0.99, Number(m[1]) / 1e6 / video.durationSec));
-      if (!ctx.emitFrame) continue;
-      for (const l of tail.read()) selector.scores.push(l);
-      keep(selector.settled(kept));
+    // Everything else ffmpeg says: the last lines explain a failure.
+    const said: string[] = [];
+    let reportedAt = -Infinity;
+    for await (const line of lines(proc.stderr)) {
+      if (!line.startsWith('[Parsed_metadata')) {
+        said.push(line);
+        if (said.length > 20) said.shift();
+        continue;
+      }
+      if (!selector.scores.push(line)) continue;
+      // A frame's time: report and pick about once a second of video.
+      const t = selector.scores.lastT;
+      if (t - reportedAt < 1) continue;
+      reportedAt = t;
+      if (video.durationSec > 0) ctx.progress(Math.min(0.99, t / video.durationSec));
+      if (ctx.emitFrame) keep(selector.settled(kept));
     }
     const code = await proc.exited;
-    if (code !== 0) throw new Error(`the video could not be decoded: ${summarizeFfmpegError(await stderr)}`);
-    for (const l of tail.read(true)) selector.scores.push(l);
+    if (code !== 0) throw new Error(`the video could not be decoded: ${summarizeFfmpegError(said.join('\n'))}`);
 
     const { shots, rest, changed } = selector.finish(kept, video.durationSec);
     if (changed) ctx.log.warn('settled frames changed', { video_id: video.id });
@@ -177,38 +182,6 @@ export class FrameSelector {
       this.candidates.push({ file, t: candidateTime(file) });
     }
     return t;
-  }
-}
-
-/** The lines appended to a file since the last read (the last one only once complete, or at `end`). */
-class FileTail {
-  private offset = 0;
-  private partial = '';
-  private readonly decoder = new TextDecoder();
-
-  constructor(private readonly path: string) {}
-
-  read(end = false): string[] {
-    let fd: number;
-    try {
-      fd = openSync(this.path, 'r');
-    } catch {
-      return []; // not created yet
-    }
-    try {
-      const size = fstatSync(fd).size;
-      if (size > this.offset) {
-        const buf = Buffer.allocUnsafe(size - this.offset);
-        const n = readSync(fd, buf, 0, buf.length, this.offset);
-        this.offset += n;
-        this.partial += this.decoder.decode(buf.subarray(0, n), { stream: true });
-      }
-    } finally {
-      closeSync(fd);
-    }
-    const out = this.partial.split('\n');
-    this.partial = end ? '' : out.pop()!;
-    return out;
   }
 }
 
@@ -333,7 +306,3 @@ export function summarizeFfmpegError(stderr: string): string {
 
 const round = (x: number) => Math.round(x * 1000) / 1000;
 
-/** Paths inside a filtergraph need ':' '\\' and quotes escaped. */
-function escapeFilterPath(p: string): string {
-  return p.replace(/\\/g, '\\\\').replace(/:/g, '\\:').replace(/'/g, "\\'");
-}

@@ -81,3 +81,60 @@ describe('visual stage', () => {
     expect(kept.filter((f) => f.shot === 0).map((f) => f.t)).toEqual([0.5, 3.5]);
   });
 });
+
+describe('frames handed on while decoding', () => {
+  /** The visual stage with a reader attached: what it hands on, when, and what it warns about. */
+  async function runStreaming(name: string, duration: number, width: number) {
+    const dir = mkdtempSync(join(tmpdir(), 'vidq-visual-'));
+    const { ffmpeg } = await resolveBinaries(join(dir, 'bin'));
+    const events: string[] = [];
+    const handed: { t: number; shot: number; file: string; onDisk: boolean }[] = [];
+    const warnings: string[] = [];
+    const log = createLogger('error');
+    const ctx: StageContext = {
+      video: { id: 'x', path: clip(name), dir, durationSec: duration, fps: 25, width, height: 0, hasAudio: false },
+      ffmpeg,
+      signal: new AbortController().signal,
+      log: Object.assign(Object.create(log), { warn: (msg: string) => warnings.push(msg) }),
+      progress: (f) => events.push(`progress ${f}`),
+      frames: () => [],
+      segments: () => [],
+      emitFrame: (f) => {
+        events.push('frame');
+        handed.push({ t: f.t, shot: f.shot, file: f.file, onDisk: existsSync(f.path) });
+      },
+    };
+    const result = await new VisualAnalyzer(DEFAULT_VISUAL).run(ctx);
+    rmSync(dir, { recursive: true, force: true });
+    // The same clip without a reader: frames picked only at the end, from all the scores.
+    const offline = await runVisual(name, duration, width);
+    rmSync(offline.dir, { recursive: true, force: true });
+    return { result, offline: offline.result, events, handed, warnings };
+  }
+
+  for (const [name, duration, width] of [
+    ['people-one-by-one.mp4', 139.4, 768],
+    ['grid-speakers-33s.mp4', 33, 360],
+    ['big-buck-bunny-intro.webm', 30, 1280],
+    ['drummer-vertical.mp4', 36.3, 204],
+  ] as const) {
+    test(`${name}: the frames handed on are exactly the frames an offline pick keeps, none of them ever revised`, async () => {
+      const { result, offline, handed, warnings } = await runStreaming(name, duration, width);
+      const plain = (fs: { t: number; shot: number; file: string }[]) => fs.map((f) => `${f.t}/${f.shot}/${f.file}`);
+      expect(plain(handed)).toEqual(plain(result.frames!));
+      expect(plain(result.frames!)).toEqual(plain(offline.frames!));
+      expect(result.segments).toEqual(offline.segments!);
+      expect(handed.every((f) => f.onDisk)).toBe(true);
+      expect(warnings).toEqual([]);
+    });
+  }
+
+  test('frames reach a reader before the decode is done', async () => {
+    const { events } = await runStreaming('people-one-by-one.mp4', 139.4, 768);
+    const firstFrame = events.indexOf('frame');
+    const decodeFractions = events.slice(firstFrame).filter((e) => e.startsWith('progress')).map((e) => Number(e.split(' ')[1]));
+    // Some frame was handed on while the decode still had a good part of the clip to go.
+    expect(firstFrame).toBeGreaterThanOrEqual(0);
+    expect(decodeFractions.some((f) => f < 0.8)).toBe(true);
+  });
+});
