@@ -46,6 +46,11 @@ export interface ObjectsOptions {
   skipDuplicates: boolean;
   /** Long side of the detector's input in pixels, a multiple of 32 (CenterNet was trained at 512). @default 512 */
   inputLongSide: number;
+  /**
+   * Detector Workers working on frames side by side. One Worker is one core at most; beside the
+   * other analyzers, two let the objects backlog drain on both cores once they are done. @default 2
+   */
+  workers: number;
   /** Ask MoveNet when CenterNet half sees a person (a candidate below `personScore`). @default true */
   bodyFallback: boolean;
   /** Folder with centernet.json and movenet-lightning.json (default: the `@vladmandic/human` package's). */
@@ -54,7 +59,7 @@ export interface ObjectsOptions {
   wasmDir?: string;
 }
 
-export const DEFAULT_OBJECTS: ObjectsOptions = { minScore: 0.3, personScore: 0.35, bodyScore: 0.55, skipDuplicates: true, inputLongSide: 512, bodyFallback: true };
+export const DEFAULT_OBJECTS: ObjectsOptions = { minScore: 0.3, personScore: 0.35, bodyScore: 0.55, skipDuplicates: true, inputLongSide: 512, bodyFallback: true, workers: 2 };
 
 /** A frame stands for the time around it, never for more than this either side. */
 const MAX_HOLD_SEC = 3;
@@ -121,7 +126,7 @@ export class ObjectsAnalyzer implements Analyzer {
   readonly readsFrames = true;
 
   private readonly opts: ObjectsOptions;
-  private detector: Detector | null = null;
+  private detectors: Detector[] = [];
 
   constructor(opts: Partial<ObjectsOptions> = {}) {
     this.opts = { ...DEFAULT_OBJECTS, ...opts };
@@ -159,38 +164,59 @@ export class ObjectsAnalyzer implements Analyzer {
     ctx.signal.throwIfAborted();
     // MoveNet is a second opinion on a person CenterNet half sees (see objects-worker.ts).
     const bodyBelow = opts.alwaysBody ? Infinity : this.opts.bodyFallback ? this.opts.personScore : -1;
-    const out: RawFrame[] = [];
-    let anchor: { shot: number; grid: Float32Array; result: RawFrame } | null = null;
+    // Frames are judged in order (a near-duplicate reuses the last detected frame of its shot,
+    // judged from pixels alone); detections run on whichever detector is free.
+    const results: Promise<RawFrame>[] = [];
+    let anchor: { shot: number; grid: Float32Array; result: Promise<RawFrame> } | null = null;
     let size: [number, number] | null = null;
+    let pool: DetectorPool | null = null;
+    let done = 0;
     const duration = ctx.video.durationSec;
-    for await (const batch of stream.batches(BATCH_FRAMES)) {
-      // The models load once per process, on the first frame (none for a video without frames).
-      const detector = await this.ensureDetector(ctx.signal);
-      size ??= inputSize(jpegSize(batch[0]!.path), this.opts.inputLongSide);
-      const [width, height] = size;
-      let k = 0;
-      for await (const rgb of this.decode(ctx, batch, width, height)) {
-        ctx.signal.throwIfAborted();
-        const f = batch[k++]!;
-        const grid = greyGrid(rgb, width, height);
-        let r: RawFrame;
-        if (this.opts.skipDuplicates && anchor && anchor.shot === f.shot && isNearDuplicate(grid, anchor.grid)) {
-          r = { ...anchor.result, t: f.t, shot: f.shot, reused: true };
-          stats.reused++;
-        } else {
-          const d = await detector.detect(rgb, width, height, bodyBelow);
-          r = { t: f.t, shot: f.shot, reused: false, objects: d.objects, body: d.body };
-          anchor = { shot: f.shot, grid, result: r };
-          stats.detected++;
-          stats.objectMs += d.objectMs;
-          stats.bodyMs += d.bodyMs;
-          if (d.bodyMs > 0) stats.bodyRuns++;
+    const settle = (r: RawFrame, t: number) => {
+      done++;
+      ctx.progress(stream.ended ? done / stream.count : duration > 0 ? Math.min(0.99, t / duration) : 0);
+      return r;
+    };
+    try {
+      for await (const batch of stream.batches(BATCH_FRAMES)) {
+        // The models load once per process, on the first frame (none for a video without frames).
+        pool ??= new DetectorPool(await this.ensureDetectors(ctx.signal));
+        size ??= inputSize(jpegSize(batch[0]!.path), this.opts.inputLongSide);
+        const [width, height] = size;
+        let k = 0;
+        for await (const rgb of this.decode(ctx, batch, width, height)) {
+          ctx.signal.throwIfAborted();
+          const f = batch[k++]!;
+          const grid = greyGrid(rgb, width, height);
+          let result: Promise<RawFrame>;
+          if (this.opts.skipDuplicates && anchor && anchor.shot === f.shot && isNearDuplicate(grid, anchor.grid)) {
+            stats.reused++;
+            result = anchor.result.then((r) => settle({ ...r, t: f.t, shot: f.shot, reused: true }, f.t));
+          } else {
+            const detector = await pool.acquire();
+            result = detector
+              .detect(rgb, width, height, bodyBelow)
+              .then((d) => {
+                stats.detected++;
+                stats.objectMs += d.objectMs;
+                stats.bodyMs += d.bodyMs;
+                if (d.bodyMs > 0) stats.bodyRuns++;
+                return settle({ t: f.t, shot: f.shot, reused: false, objects: d.objects, body: d.body }, f.t);
+              })
+              .finally(() => pool!.release(detector));
+            anchor = { shot: f.shot, grid, result };
+          }
+          // Awaited all together below; a failure must not go unhandled before then.
+          result.catch(() => {});
+          results.push(result);
         }
-        out.push(r);
-        ctx.progress(stream.ended ? out.length / stream.count : duration > 0 ? Math.min(0.99, f.t / duration) : 0);
       }
+      return { frames: await Promise.all(results), stats };
+    } catch (e) {
+      // Detections still in flight are of no use now.
+      await Promise.allSettled(results);
+      throw e;
     }
-    return { frames: out, stats };
   }
 
   /** The frames' JPEGs decoded and scaled to the detector's input by one ffmpeg, as raw RGB pictures. */
@@ -206,7 +232,7 @@ export class ObjectsAnalyzer implements Analyzer {
     const onAbort = () => {
       proc.kill();
       // A detection in flight cannot be interrupted inside wasm: the worker goes.
-      this.dropDetector(ctx.signal.reason);
+      this.dropDetectors(ctx.signal.reason);
     };
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     try {
@@ -228,33 +254,54 @@ export class ObjectsAnalyzer implements Analyzer {
   }
 
   close(): void {
-    this.dropDetector(new Error('the objects analyzer was closed'));
+    this.dropDetectors(new Error('the objects analyzer was closed'));
   }
 
-  private async ensureDetector(signal: AbortSignal): Promise<Detector> {
-    // A worker that crashed stays dead; start a fresh one.
-    if (this.detector && !this.detector.alive) this.detector = null;
-    if (!this.detector) {
-      const defaults = this.opts.modelDir && this.opts.wasmDir ? null : objectModelPaths();
-      this.detector = new Detector({ modelDir: this.opts.modelDir ?? defaults!.modelDir, wasmDir: this.opts.wasmDir ?? defaults!.wasmDir });
+  private async ensureDetectors(signal: AbortSignal): Promise<Detector[]> {
+    // A worker that crashed stays dead; start fresh ones.
+    this.detectors = this.detectors.filter((d) => d.alive);
+    const defaults = this.opts.modelDir && this.opts.wasmDir ? null : objectModelPaths();
+    while (this.detectors.length < Math.max(1, this.opts.workers)) {
+      this.detectors.push(new Detector({ modelDir: this.opts.modelDir ?? defaults!.modelDir, wasmDir: this.opts.wasmDir ?? defaults!.wasmDir }));
     }
-    const d = this.detector;
-    const onAbort = () => this.dropDetector(signal.reason);
+    const ds = this.detectors;
+    const onAbort = () => this.dropDetectors(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      await d.ready;
+      await Promise.all(ds.map((d) => d.ready));
     } catch (e) {
-      if (this.detector === d) this.detector = null;
+      if (this.detectors === ds) this.dropDetectors(e);
       throw e;
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
-    return d;
+    return ds;
   }
 
-  private dropDetector(reason: unknown): void {
-    this.detector?.terminate(reason instanceof Error ? reason : new Error('object detection was cancelled'));
-    this.detector = null;
+  private dropDetectors(reason: unknown): void {
+    for (const d of this.detectors) d.terminate(reason instanceof Error ? reason : new Error('object detection was cancelled'));
+    this.detectors = [];
+  }
+}
+
+/** Hands out free detectors, one request each at a time. */
+class DetectorPool {
+  private readonly free: Detector[];
+  private readonly waiting: ((d: Detector) => void)[] = [];
+
+  constructor(detectors: Detector[]) {
+    this.free = [...detectors];
+  }
+
+  acquire(): Promise<Detector> {
+    const d = this.free.pop();
+    return d ? Promise.resolve(d) : new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  release(d: Detector): void {
+    const next = this.waiting.shift();
+    if (next) next(d);
+    else this.free.push(d);
   }
 }
 
