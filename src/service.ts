@@ -3,7 +3,8 @@
  * (used by the HTTP server, the CLI and the tests).
  */
 import { AccountService } from './accounts/service';
-import { embeddingFiles } from './analysis/assets';
+import { analysisAssets, embeddingFiles } from './analysis/assets';
+import { MomentReader } from './analysis/moment';
 import { UseEmbedder } from './analysis/embedder';
 import { AnsweringService } from './answering/service';
 import { analyzerNames, type Config } from './config';
@@ -64,7 +65,11 @@ export function createService(config: Config, log: Logger = createLogger(config.
   const links = new MediaLinks(files.secretKey(), config.mediaLinkTtlSec);
   // The question embedder loads on the first question (a few hundred ms), not at start-up.
   const embedder = analyzerNames(config.analyzers).includes('embeddings') ? new UseEmbedder({ files: () => embeddingFiles(files.assetsDir) }) : null;
-  const answering = new AnsweringService({ db, config, accounts, indexes, links, files, embedder, log: log.child({ part: 'answering' }) });
+  // Reads the text at a question's moment (OCR models load on the first such question).
+  const moments = analyzerNames(config.analyzers).includes('ocr')
+    ? new MomentReader({ ffmpeg, ocrModelDir: async () => (await analysisAssets(files.assetsDir, ['ocr'])).ocrModelDir, log: log.child({ part: 'moments' }) })
+    : null;
+  const answering = new AnsweringService({ db, config, accounts, indexes, links, files, embedder, moments, log: log.child({ part: 'answering' }) });
   const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
   return Object.assign(service, {
     config,
@@ -81,6 +86,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     wakeWorkers: () => {},
     close: () => {
       void embedder?.close?.();
+      void moments?.close();
       void answering.generator?.close?.();
       db.$client.close();
     },

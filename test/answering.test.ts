@@ -10,7 +10,7 @@ let srv: TestServer;
 let origin: Origin;
 let indexId: string;
 const keys: Record<string, string> = {};
-const CLIPS = ['bottles.mp4', 'skateboarding-dog.mp4', 'big-buck-bunny-intro.webm', 'speech-over-bottles.mp4'];
+const CLIPS = ['bottles.mp4', 'skateboarding-dog.mp4', 'big-buck-bunny-intro.webm', 'speech-over-bottles.mp4', 'smpte-timecode-1080p.mp4'];
 
 beforeAll(async () => {
   origin = startOrigin();
@@ -42,9 +42,9 @@ async function ask(prompt: string, extra: Record<string, string> = {}) {
 
 const overlaps = (e: { start: number; end: number }, a: number, b: number) => e.start <= b + 1 && e.end >= a - 1;
 
-/** Every m:ss in the answer is the start or end of a cited evidence item. */
+/** Every m:ss in the answer (outside quoted on-screen text) is the start or end of a cited evidence item. */
 function timesAreCited(a: Awaited<ReturnType<typeof ask>>) {
-  const times = [...a.output.matchAll(/\b(\d+):(\d\d)\b/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
+  const times = [...a.output.replace(/"[^"]*"/g, '""').matchAll(/\b(\d+):(\d\d)\b/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
   for (const t of times) expect(a.evidence.some((e) => Math.floor(e.start) === t || Math.floor(e.end) === t)).toBe(true);
 }
 
@@ -77,6 +77,18 @@ describe('answers from the analysed clips', () => {
     expect(at.output).toContain('PEACH');
     for (const e of at.evidence) expect(overlaps(e, 19, 23)).toBe(true);
     timesAreCited(at);
+  });
+
+  test('a moment between the sampled frames is read from the frame at that moment', async () => {
+    // The SMPTE clip's numbers change every frame; no sampled frame is at 7.5 s.
+    const a = await ask('What is displayed on screen at this moment?', { target_video: keys['smpte-timecode-1080p.mp4']!, target: '7.5' });
+    expect(a.output).toContain('00:00:07;');
+    expect(a.output).toMatch(/\b7\.[45]\d\d\b/); // the seconds counter, bottom left
+    expect(a.evidence.some((e) => e.kind === 'ocr' && e.start === 7.5 && e.text.includes('00:00:07;'))).toBe(true);
+    timesAreCited(a);
+    // Another moment gives that moment's numbers, not the nearest sampled frame's.
+    const b = await ask('What is displayed on screen at this moment?', { target_video: keys['smpte-timecode-1080p.mp4']!, target: '2.5' });
+    expect(b.output).toContain('00:00:02;');
   });
 
   test('across the index it names the file; target_video restricts to one video', async () => {

@@ -176,6 +176,22 @@ export class OcrAnalyzer implements Analyzer {
     };
   }
 
+  /**
+   * The text on screen at `t` seconds of a video file: the frame there is decoded (at the stored
+   * frames' width) and read. Answers about one moment use it between the sampled frames.
+   */
+  async readAt(ffmpeg: string, path: string, t: number, width = 960): Promise<TextBlock[]> {
+    const engine = await this.getEngine();
+    const proc = Bun.spawn(
+      [ffmpeg, '-hide_banner', '-nostdin', '-loglevel', 'error', '-ss', t.toFixed(3), '-i', path, '-frames:v', '1', '-vf', `scale='min(${width},iw)':-2`, '-f', 'image2pipe', '-c:v', 'mjpeg', '-q:v', '4', 'pipe:1'],
+      { stdout: 'pipe', stderr: 'pipe' },
+    );
+    const [bytes, err, code] = await Promise.all([new Response(proc.stdout).arrayBuffer(), new Response(proc.stderr).text(), proc.exited]);
+    if (code !== 0 || bytes.byteLength === 0) throw new Error(`no frame at ${t} s: ${err.trim().split('\n').pop() || `ffmpeg exited with ${code}`}`);
+    const image = await engine.decode(Buffer.from(bytes));
+    return groupBlocks(cleanLines(await engine.read(image), this.opts.minConfidence), image.width, image.height);
+  }
+
   async close(): Promise<void> {
     const e = this.engine;
     this.engine = null;
@@ -288,8 +304,8 @@ class PaddleEngine {
   }
 
   /** The stored frame as RGBA pixels (decoded once: the near-duplicate test and OCR both use it). */
-  async decode(path: string): Promise<Image> {
-    const { data, info } = await this.sharp(path).ensureAlpha(1).raw().toBuffer({ resolveWithObject: true });
+  async decode(source: string | Buffer): Promise<Image> {
+    const { data, info } = await this.sharp(source).ensureAlpha(1).raw().toBuffer({ resolveWithObject: true });
     return { data, width: info.width, height: info.height };
   }
 

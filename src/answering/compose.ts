@@ -23,6 +23,11 @@ export interface ComposeInput {
   finder: EvidenceFinder;
   /** Signs a frame path for the evidence list (null when the video has no such frame). */
   frameUrl: (videoId: string, file: string) => string;
+  /**
+   * For a question about one moment (a point `target`) of one video: reads the text on screen at
+   * exactly that moment (the sampled frames may be seconds away). Null when there is no such moment.
+   */
+  moment?: { video: Video; t: number; readText: () => Promise<{ text: string; confidence: number }[]> } | null;
 }
 
 interface Style {
@@ -274,7 +279,15 @@ export class Composer {
   // ---- text and speech --------------------------------------------------------------------
 
   private async written(intent: Intent, style: Style): Promise<{ text: string; found: boolean }> {
-    const { scope } = this.c;
+    const { scope, moment } = this.c;
+    if (moment) {
+      // "What is displayed at this moment?": the frame at that moment, read now.
+      const blocks = (await moment.readText()).slice(0, style.items);
+      if (blocks.length) {
+        for (const b of blocks) this.cite(moment.video.id, 'ocr', moment.t, moment.t, b.text, b.confidence);
+        return { text: `At ${formatTime(moment.t)}${this.where(moment.video.id)} the screen shows ${joinList(blocks.map((b) => quote(b.text)))}.`, found: true };
+      }
+    }
     let ocr = this.c.finder.byKind(scope, ['ocr']);
     if (ocr.length === 0) return this.notFound('any text on screen', style);
     const ranked = await this.c.finder.ranked(scope, this.c.prompt, intent, 20);

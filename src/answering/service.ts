@@ -20,8 +20,9 @@ import type { IndexService } from '../indexes/service';
 import type { Db } from '../storage/db';
 import { videos, type MediaIndex, type User, type Video } from '../storage/schema';
 import type { Embedder } from '../analysis/embedder';
+import type { MomentReader } from '../analysis/moment';
 import type { MediaLinks } from '../media/links';
-import { Composer, type Composed } from './compose';
+import { Composer, type Composed, type ComposeInput } from './compose';
 import { EmbeddingCache, EvidenceFinder, windowOf, type Evidence } from './evidence';
 import { createGenerator, generatorConfigOf, type GenerateRequest, type Generator } from './generate/contracts';
 import { buildRequest, MAX_IMAGES } from './generate/prompt';
@@ -93,6 +94,8 @@ export class AnsweringService {
       embedder: Embedder | null;
       /** Default: the one the config names (--generator). */
       generator?: Generator | null;
+      /** Reads the text on screen at one moment (questions with a point target); null: sampled frames only. */
+      moments?: MomentReader | null;
       log?: Logger;
     },
   ) {
@@ -287,7 +290,19 @@ export class AnsweringService {
       scope: { videos: scope.videos, window: windowOf(scope.target) },
       finder: this.finder,
       frameUrl: (videoId, file) => this.d.links.sign(`/media/${videoId}/frames/${file}`),
+      moment: this.momentOf(scope),
     }).compose();
+  }
+
+  /** The one moment a question is about, when it names a point of one stored video. */
+  private momentOf(scope: Scope): ComposeInput['moment'] {
+    const reader = this.d.moments;
+    const video = scope.videos.length === 1 ? scope.videos[0]! : null;
+    if (!reader || !video?.storagePath || !scope.target?.point) return null;
+    const t = scope.target.start;
+    if (video.durationSec !== null && t > video.durationSec) return null;
+    const path = this.files.abs(video.storagePath);
+    return { video, t, readText: () => reader.read(video.id, path, t) };
   }
 }
 
