@@ -112,7 +112,9 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
       // The job's stage stays at the group's first stage, so a restart re-runs the whole group.
       let still: boolean;
       try {
-        still = d.queue.report(video.id, d.workerId, group[0]!.stage, round1(overall), eta === null ? null : Math.round(eta));
+        // Shown: the least advanced stage of the group, the one the video waits on.
+        const waitingOn = group.reduce((slowest, a, k) => (fractions[k]! < fractions[group.indexOf(slowest)]! ? a : slowest), group[0]!);
+        still = d.queue.report(video.id, d.workerId, group[0]!.stage, round1(overall), eta === null ? null : Math.round(eta), waitingOn.stage);
       } catch (e) {
         // A progress note is not worth failing the analysis for (database busy); the next one will do.
         log.debug('progress not recorded', { reason: (e as Error).message });

@@ -42,7 +42,11 @@ export class JobQueue {
    * Records progress; returns false when the job is gone or no longer this worker's (the video
    * was removed or its index purged), which tells the worker to stop.
    */
-  report(videoId: string, workerId: string, stage: string, progress: number, etaSec: number | null, now = new Date()): boolean {
+  /**
+   * Progress of a running job. `stage` is where a restart resumes; the resource shows `shown` (the
+   * stage being waited on, when several run at once).
+   */
+  report(videoId: string, workerId: string, stage: string, progress: number, etaSec: number | null, shown = stage, now = new Date()): boolean {
     return writeTx(this.db, (tx) => {
       const res = tx
         .update(jobs)
@@ -51,7 +55,7 @@ export class JobQueue {
         .returning({ v: jobs.videoId })
         .all();
       if (res.length === 0) return false;
-      tx.update(videos).set({ stage, progress, updatedAt: now }).where(eq(videos.id, videoId)).run();
+      tx.update(videos).set({ stage: shown, progress, updatedAt: now }).where(eq(videos.id, videoId)).run();
       return true;
     });
   }
