@@ -1,6 +1,6 @@
 /**
  * Shots and sampled frames in ONE decode of the video: ffmpeg splits the decoded picture into a
- * tiny copy scored for scene changes (select's scene score, printed per frame to stdout) and a copy
+ * tiny copy scored for scene changes (select's scene score, logged per frame) and a copy
  * sampled at a small fixed rate and written as JPEGs. The candidates are thinned to at least one
  * frame per shot and at most one every `frameIntervalSec` within a shot.
  *
@@ -117,7 +117,6 @@ export class VisualAnalyzer implements Analyzer {
     }));
     return { segments, frames: kept, summary: { engine: this.info.name, shots: shots.length, frames: kept.length } };
   }
-
 }
 
 /**
