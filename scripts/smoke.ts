@@ -254,8 +254,8 @@ async function main(): Promise<void> {
   // ---- CLI against the same data directory, while the server runs
   let token = '';
   let userId = '';
-  await check('CLI: user create --name smoke --credits 2 --json', () => {
-    const r = cli('user', 'create', '--name', 'smoke', '--credits', '2', '--json');
+  await check('CLI: user create --name smoke --credits 3 --json', () => {
+    const r = cli('user', 'create', '--name', 'smoke', '--credits', '3', '--json');
     expect(r.exitCode === 0, `exit ${r.exitCode}: ${r.stderr.toString().slice(0, 300)}`);
     const out = JSON.parse(r.stdout.toString().trim().split('\n').pop()!);
     expect(typeof out.user_id === 'string' && /^[A-Za-z0-9_-]{64}$/.test(out.token), `printed ${r.stdout}`);
@@ -450,7 +450,7 @@ async function main(): Promise<void> {
     expect(JSON.stringify(groups) === JSON.stringify(['embeddings', 'native', 'objects', 'ocr', 'vad']), `DATA_DIR/assets holds ${JSON.stringify(groups)}`);
   });
 
-  // ---- POST /inquire (the smoke user has 2 credits)
+  // ---- POST /inquire (the smoke user has 3 credits)
   await check('POST /inquire errors (not charged): 400 short token, 400 no prompt, 400 bad target, 401 unknown token, 404 unknown index, 404 unknown target_video', async () => {
     expectError(await post('/inquire', { token: 'short', index: indexId, prompt: 'hi' }), 400);
     expectError(await post('/inquire', { token, index: indexId, prompt: '' }), 400);
@@ -459,13 +459,20 @@ async function main(): Promise<void> {
     expectError(await post('/inquire', { token, index: 'i'.repeat(64), prompt: 'what?' }), 404);
     expectError(await post('/inquire', { token, index: indexId, prompt: 'what?', target_video: 'v'.repeat(32) }), 404);
   });
-  await check('POST /inquire → 200 complete (twice: the 2 credits)', async () => {
+  await check('POST /inquire → 200 complete (twice)', async () => {
     const a = await post('/inquire', { token, index: indexId, prompt: 'What is in these videos?' });
     expectStatus(a, 200);
     expect(a.json?.status === 'complete' && typeof a.json.output === 'string' && a.json.output.length > 0, show(a));
     const b = await post('/inquire', { token, index: indexId, prompt: 'What happens here?', target: '0:05-0:10', target_video: key });
     expectStatus(b, 200);
     expect(b.json?.status === 'complete' && typeof b.json.output === 'string', show(b));
+  });
+  await check('POST /inquire about one moment reads the frame at that moment (OCR in the server process)', async () => {
+    // The countdown clip carries a watermark; 2.5 s is between its sampled frames.
+    const r = await post('/inquire', { token, index: indexId, prompt: 'What is written on screen at this moment?', target: '2.5', target_video: key2 });
+    expectStatus(r, 200);
+    const read = (r.json?.evidence ?? []).filter((e: { kind: string; start: number }) => e.kind === 'ocr' && e.start === 2.5);
+    expect(read.length > 0 && r.json.output.startsWith('At 0:02'), show(r));
   });
   await check('POST /inquire without credits → 400', async () => {
     const r = await post('/inquire', { token, index: indexId, prompt: 'And now?' });
