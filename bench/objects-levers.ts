@@ -26,7 +26,8 @@ const variants: [string, Partial<ObjectsOptions>][] = [
   ['384', { inputLongSide: 384, bodyFallback: false }],
   ['384+body', { inputLongSide: 384 }],
 ];
-const analyzers = variants.map(([, o]) => new ObjectsAnalyzer({ ...DEFAULT_OBJECTS, ...o }));
+// One detector Worker each: per-frame times of one core, comparable across variants.
+const analyzers = variants.map(([, o]) => new ObjectsAnalyzer({ ...DEFAULT_OBJECTS, workers: 1, ...o }));
 const totals = variants.map(() => ({ ms: 0, diff: 0, frames: 0 }));
 const clips = readdirSync(MEDIA).filter((f) => /\.(mp4|webm|mkv)$/.test(f) && (!values.only || f.includes(values.only))).sort();
 for (const name of clips) {
