@@ -52,11 +52,9 @@ export function createService(config: Config, log: Logger = createLogger(config.
     log,
     ffprobe,
     analysis,
-    onStored: (v) => {
-      if (!analysis) return;
-      queue.enqueue(v.id);
-      indexes.invalidate(v.userId, v.indexId);
-      service.wakeWorkers();
+    enqueue: (tx, id, now) => queue.enqueueIn(tx, id, now),
+    onStored: () => {
+      if (analysis) service.wakeWorkers();
     },
   });
   const links = new MediaLinks(files.secretKey(), config.mediaLinkTtlSec);

@@ -54,7 +54,7 @@ export async function downloadToFile(start: URL, dest: string, opts: DownloadOpt
           headers: { 'user-agent': 'vidq/0.1 (+self-hosted video indexer)', accept: 'video/*, */*;q=0.5', 'accept-encoding': 'identity' },
         });
       } catch (e) {
-        throw timeoutReason ?? abortedBy(opts.signal) ?? badGateway(`could not fetch ${url.host}: ${(e as Error).message}`);
+        throw timeoutReason ?? abortedBy(opts.signal) ?? badGateway(`could not fetch ${url.host}: ${netReason(e)}`);
       }
       clearTimeout(timer);
 
@@ -98,7 +98,7 @@ export async function downloadToFile(start: URL, dest: string, opts: DownloadOpt
           try {
             chunk = await reader.read();
           } catch (e) {
-            throw timeoutReason ?? abortedBy(opts.signal) ?? badGateway(`the connection broke after ${received} bytes: ${(e as Error).message}`);
+            throw timeoutReason ?? abortedBy(opts.signal) ?? badGateway(`the source closed the connection before the end of the file, after ${received}${total === null ? '' : ` of ${total}`} bytes (${netReason(e)}); try again later or check the URL`);
           }
           if (chunk.done) break;
           clearTimeout(timer);
@@ -116,7 +116,7 @@ export async function downloadToFile(start: URL, dest: string, opts: DownloadOpt
         clearTimeout(timer);
         await sink.end();
       }
-      if (total !== null && received !== total) throw badGateway(`the source closed the connection early: ${received} of ${total} bytes`);
+      if (total !== null && received !== total) throw badGateway(`the source closed the connection before the end of the file, after ${received} of ${total} bytes`);
       if (received === 0) throw new ApiError(422, 'the source sent an empty file');
 
       return { finalUrl: url, bytes: received, sha256: hasher.digest('hex'), contentType, fileName: fileNameOf(res.headers.get('content-disposition'), url) };
@@ -125,6 +125,30 @@ export async function downloadToFile(start: URL, dest: string, opts: DownloadOpt
       opts.signal?.removeEventListener('abort', abortOuter);
     }
   }
+}
+
+/**
+ * A network error in words: Bun's messages carry a code and advice meant for developers
+ * ("pass `verbose: true`..."), which mean nothing to the person who gave the URL.
+ */
+export function netReason(e: unknown): string {
+  const err = e as { code?: string; message?: string };
+  switch (err?.code) {
+    case 'ECONNRESET':
+      return 'connection reset';
+    case 'ECONNREFUSED':
+    case 'ConnectionRefused':
+      return 'connection refused';
+    case 'ETIMEDOUT':
+      return 'timed out';
+    case 'ENOTFOUND':
+      return 'unknown host';
+  }
+  const msg = String(err?.message ?? e)
+    .replace(/\s*For more information, pass `verbose: true`.*$/s, '')
+    .replace(/^[A-Z_]{4,}: /, '')
+    .trim();
+  return msg.replace(/\.$/, '') || 'network error';
 }
 
 function abortedBy(signal: AbortSignal | undefined): ApiError | null {

@@ -54,8 +54,52 @@ export async function probeFile(ffprobe: string, file: string, opts: { maxDurati
   } catch {
     throw unsupportedMedia('the downloaded file is not a readable media file (ffprobe gave no description)');
   }
-  return describe(parsed, opts.maxDurationSec);
+  const info = describe(parsed, opts.maxDurationSec);
+  await checkComplete(ffprobe, file, info.durationSec, opts.signal);
+  return info;
 }
+
+/** How far before the end the completeness check starts reading packets (seconds). */
+const TAIL_SEC = 10;
+
+/**
+ * A file cut short (a source that sent fewer bytes than the file has while its Content-Length
+ * agreed, a partial copy on the origin) can still have a header that states the full duration,
+ * and would be stored as if whole. The packets of its last seconds tell: a whole file has data up
+ * to (about) its stated duration. Reads only the tail (a seek), so it costs one short ffprobe run.
+ */
+export async function checkComplete(ffprobe: string, file: string, durationSec: number, signal?: AbortSignal): Promise<void> {
+  const from = Math.max(0, durationSec - TAIL_SEC);
+  const proc = Bun.spawn([ffprobe, '-v', 'error', '-read_intervals', `${from.toFixed(3)}%+${TAIL_SEC * 6}`, '-show_entries', 'packet=pts_time,dts_time', '-of', 'csv=p=0', file], {
+    stdout: 'pipe',
+    stderr: 'ignore',
+    signal,
+  });
+  let slow = false;
+  const timer = setTimeout(() => {
+    slow = true;
+    proc.kill();
+  }, 20_000);
+  const out = await new Response(proc.stdout).text();
+  const code = await proc.exited;
+  clearTimeout(timer);
+  // A seek that takes too long or a reader error says nothing about the file: do not refuse it.
+  if (slow || code !== 0 || signal?.aborted) return;
+  let last = -Infinity;
+  for (const v of out.split(/[,\n]/)) {
+    const t = Number(v);
+    if (v !== '' && Number.isFinite(t) && t > last) last = t;
+  }
+  const slack = Math.max(2, durationSec * 0.1);
+  if (last === -Infinity && durationSec > slack) {
+    throw unprocessable(`the file is incomplete: its header says ${fmt(durationSec)} s but it has no data after ${fmt(from)} s (the source sent only part of the file)`);
+  }
+  if (durationSec - last > slack) {
+    throw unprocessable(`the file is incomplete: its header says ${fmt(durationSec)} s but its data ends at ${fmt(last)} s (the source sent only part of the file)`);
+  }
+}
+
+const fmt = (s: number) => String(Math.round(s * 10) / 10);
 
 export function describe(p: FfprobeOutput, maxDurationSec: number): MediaInfo {
   const formatName = p.format?.format_name ?? '';
