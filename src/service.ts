@@ -4,7 +4,7 @@
  */
 import { AccountService } from './accounts/service';
 import { embeddingFiles } from './analysis/assets';
-import { UseEmbedder } from './analysis/embedder';
+import { ThreadedEmbedder } from './analysis/embedder-thread';
 import { AnsweringService } from './answering/service';
 import { analyzerNames, type Config } from './config';
 import { IndexService } from './indexes/service';
@@ -58,8 +58,9 @@ export function createService(config: Config, log: Logger = createLogger(config.
     },
   });
   const links = new MediaLinks(files.secretKey(), config.mediaLinkTtlSec);
-  // The question embedder loads on the first question (a few hundred ms), not at start-up.
-  const embedder = analyzerNames(config.analyzers).includes('embeddings') ? new UseEmbedder({ files: () => embeddingFiles(files.assetsDir) }) : null;
+  // The question embedder loads on the first question (a few hundred ms), not at start-up, and runs
+  // in a thread of its own so that embedding a question never holds up other requests.
+  const embedder = analyzerNames(config.analyzers).includes('embeddings') ? new ThreadedEmbedder(() => embeddingFiles(files.assetsDir)) : null;
   const answering = new AnsweringService({ db, config, accounts, indexes, links, files, embedder, log: log.child({ part: 'answering' }) });
   const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
   return Object.assign(service, {

@@ -1,6 +1,7 @@
 /**
  * ffprobe at the boundary: its JSON becomes a typed MediaInfo right here.
  */
+import { availableParallelism, setPriority } from 'node:os';
 import { unprocessable, unsupportedMedia } from '../errors';
 
 export interface MediaInfo {
@@ -37,13 +38,44 @@ interface FfprobeOutput {
 // Formats that are still images (an image renamed .mp4 probes as one of these).
 const IMAGE_FORMATS = /^(image2|png_pipe|jpeg_pipe|bmp_pipe|gif|webp_pipe|tiff_pipe|svg_pipe|apng)/;
 
-export async function probeFile(ffprobe: string, file: string, opts: { maxDurationSec: number; signal?: AbortSignal }): Promise<MediaInfo> {
-  const proc = Bun.spawn([ffprobe, '-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file], {
-    stdout: 'pipe',
-    stderr: 'pipe',
-    signal: opts.signal,
-  });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+/**
+ * ffprobe runs are short CPU bursts in processes the HTTP server starts. Ten uploads finishing
+ * together started twenty of them at once, which took the cores from the server's own thread for
+ * a few hundred milliseconds: they run at most this many at a time, and at a lower priority.
+ */
+const MAX_PROBES = Math.max(1, Math.min(4, availableParallelism()));
+const PROBE_NICE = 5;
+let probing = 0;
+const waiting: (() => void)[] = [];
+
+async function probeSlot<T>(fn: () => Promise<T>): Promise<T> {
+  while (probing >= MAX_PROBES) await new Promise<void>((r) => waiting.push(r));
+  probing++;
+  try {
+    return await fn();
+  } finally {
+    probing--;
+    waiting.shift()?.();
+  }
+}
+
+function spawnProbe(args: string[], opts: { stderr: 'pipe' | 'ignore'; signal?: AbortSignal }) {
+  const proc = Bun.spawn(args, { stdout: 'pipe', stderr: opts.stderr, signal: opts.signal });
+  try {
+    setPriority(proc.pid, PROBE_NICE);
+  } catch {
+    /* already gone, or not permitted */
+  }
+  return proc;
+}
+
+export function probeFile(ffprobe: string, file: string, opts: { maxDurationSec: number; signal?: AbortSignal }): Promise<MediaInfo> {
+  return probeSlot(() => probeNow(ffprobe, file, opts));
+}
+
+async function probeNow(ffprobe: string, file: string, opts: { maxDurationSec: number; signal?: AbortSignal }): Promise<MediaInfo> {
+  const proc = spawnProbe([ffprobe, '-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file], { stderr: 'pipe', signal: opts.signal });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr!).text(), proc.exited]);
   if (code !== 0) {
     const why = err.trim().split('\n').pop()?.replace(file, 'file') || `ffprobe exited with ${code}`;
     throw unsupportedMedia(`the downloaded file is not a readable media file (${why})`);
@@ -70,11 +102,7 @@ const TAIL_SEC = 10;
  */
 export async function checkComplete(ffprobe: string, file: string, durationSec: number, signal?: AbortSignal): Promise<void> {
   const from = Math.max(0, durationSec - TAIL_SEC);
-  const proc = Bun.spawn([ffprobe, '-v', 'error', '-read_intervals', `${from.toFixed(3)}%+${TAIL_SEC * 6}`, '-show_entries', 'packet=pts_time,dts_time', '-of', 'csv=p=0', file], {
-    stdout: 'pipe',
-    stderr: 'ignore',
-    signal,
-  });
+  const proc = spawnProbe([ffprobe, '-v', 'error', '-read_intervals', `${from.toFixed(3)}%+${TAIL_SEC * 6}`, '-show_entries', 'packet=pts_time,dts_time', '-of', 'csv=p=0', file], { stderr: 'ignore', signal });
   let slow = false;
   const timer = setTimeout(() => {
     slow = true;
