@@ -29,6 +29,8 @@ export interface DownloadResult {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Longest stretch a download's read loop keeps the event loop to itself. */
+const YIELD_EVERY_MS = 4;
 
 export async function downloadToFile(start: URL, dest: string, opts: DownloadOptions): Promise<DownloadResult> {
   let url = start;
@@ -89,6 +91,7 @@ export async function downloadToFile(start: URL, dest: string, opts: DownloadOpt
       const hasher = new Bun.CryptoHasher('sha256');
       const sink = Bun.file(dest).writer({ highWaterMark: 1 << 20 });
       let received = 0;
+      let lastYield = performance.now();
       try {
         if (!res.body) throw badGateway('the source sent no body');
         timer = timeout(opts.idleTimeoutMs, badGateway(`the source stalled: no data for ${opts.idleTimeoutMs} ms`));
@@ -111,6 +114,13 @@ export async function downloadToFile(start: URL, dest: string, opts: DownloadOpt
           hasher.update(chunk.value);
           sink.write(chunk.value);
           opts.onProgress?.(received, total);
+          // A fast source fills the body's buffer faster than it is read, and then every read
+          // resolves at once, as a microtask: the loop would hash and write megabytes without
+          // letting the event loop serve anything else. Give it a turn every so often.
+          if (performance.now() - lastYield > YIELD_EVERY_MS) {
+            await new Promise<void>((r) => setImmediate(r));
+            lastYield = performance.now();
+          }
         }
       } finally {
         clearTimeout(timer);

@@ -4,8 +4,9 @@
  *  (a) 50 concurrent /inquire clients for VIDQ_LOAD_SECONDS (default 30): no error; p50/p99 are
  *      reported, not asserted. A limited-credit user spending concurrently never goes below zero
  *      and gets exactly as many answers as it had credits.
- *  (b) 10 concurrent uploads (analysed by the worker) while questions are served: GET /indexes
- *      keeps answering, p99 < 50 ms (the issue's requirement).
+ *  (b) 10 concurrent uploads (analysed by the worker) while questions are served (20 a second):
+ *      GET /indexes keeps answering, p99 < 50 ms (the issue's requirement), measured by a probe in
+ *      a process of its own.
  * Every request loop is bounded in time and count.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
@@ -105,6 +106,19 @@ test('concurrent spending by a limited-credit user never goes below zero; answer
 test('10 concurrent uploads with analysis while questions are served: GET /indexes p99 < 50 ms', async () => {
   const clips = ['birthday-no-audio.mp4', 'bottles.mp4', 'cars-parking-lot.mp4', 'drummer-vertical.mp4', 'grid-speakers-33s.mp4', 'skateboarding-dog.mp4', 'smpte-timecode-1080p.mp4', 'speech-over-bottles.mp4', 'talking-head.mp4', 'big-buck-bunny-intro.webm'];
   let busy = true;
+  // The probe: one listing at a time, in a process of its own (probe.ts), for the uploads and the
+  // first seconds of their analysis. Started first; it begins when told, with the uploads.
+  const window = Math.min(20, Math.max(8, LOAD_SECONDS / 2)) * 1000;
+  const probe = Bun.spawn([process.execPath, join(import.meta.dir, 'probe.ts'), `${s.url}/indexes?token=${s.token}`, String(window), '10'], { stdin: 'pipe', stdout: 'pipe', stderr: 'inherit' });
+  const probeOut = (probe.stdout as ReadableStream<Uint8Array>).getReader();
+  let text = '';
+  while (!text.includes('ready\n')) {
+    const { value, done } = await probeOut.read();
+    if (done) throw new Error('the probe exited before it was ready');
+    text += new TextDecoder().decode(value);
+  }
+  probe.stdin.write('go\n');
+  probe.stdin.end();
   const t0 = performance.now();
   const uploads = Promise.all(
     clips.map(async (c) => {
@@ -112,26 +126,31 @@ test('10 concurrent uploads with analysis while questions are served: GET /index
       return { c, status: r.status, ms: performance.now() - t0 };
     }),
   );
-  // Questions keep coming while the uploads and the analysis run.
-  const questions = hammer(4, 90, 2_000, async (c, i) => (await postJson(s.url, '/inquire', { token: s.token, index: indexId, prompt: PROMPTS[(c + i) % PROMPTS.length]! })).status, () => !busy);
-  // The probe: one listing at a time, for the uploads and the first seconds of their analysis.
-  const window = Math.min(20, Math.max(8, LOAD_SECONDS / 2)) * 1000;
-  const lat: number[] = [];
-  const errors: number[] = [];
-  /** Slow probes as start-ms:duration-ms, to tell the upload phase from the analysis. */
-  const slow: string[] = [];
-  let uploaded: Awaited<typeof uploads> | null = null;
-  void uploads.then((u) => (uploaded = u));
-  while (performance.now() - t0 < window || !uploaded) {
-    if (performance.now() - t0 > 90_000) break;
-    const t = performance.now();
-    const r = await fetch(`${s.url}/indexes?token=${s.token}`);
-    await r.arrayBuffer();
-    lat.push(performance.now() - t);
-    if (performance.now() - t > 40) slow.push(`${Math.round(t - t0)}:${Math.round(performance.now() - t)}`);
-    if (r.status !== 200) errors.push(r.status);
-    await Bun.sleep(10);
+  // Questions keep coming while the uploads and the analysis run, at a steady 20 a second (open
+  // loop: the rate does not drop when answers slow down). Saturating the server with questions
+  // (test (a)) measures queueing behind them, not whether uploads and analysis block the server.
+  const questions = (async () => {
+    const sent: Promise<{ status: number; ms: number }>[] = [];
+    for (let i = 0; busy && i < 2_000; i++) {
+      const t = performance.now();
+      sent.push(postJson(s.url, '/inquire', { token: s.token, index: indexId, prompt: PROMPTS[i % PROMPTS.length]! }).then((r) => ({ status: r.status, ms: performance.now() - t })));
+      await Bun.sleep(50);
+    }
+    const done = await Promise.all(sent);
+    const statuses: Record<number, number> = {};
+    for (const d of done) statuses[d.status] = (statuses[d.status] ?? 0) + 1;
+    return { statuses, lat: done.map((d) => d.ms) };
+  })();
+  for (;;) {
+    const { value, done } = await probeOut.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
   }
+  await probe.exited;
+  const measured = JSON.parse(text.slice(text.indexOf('ready\n') + 6)) as { lat: number[]; at: number[]; statuses: Record<string, number> };
+  const { lat } = measured;
+  /** Slow probes as start-ms:duration-ms, to tell the upload phase from the analysis. */
+  const slow = lat.flatMap((l, i) => (l > 40 ? [`${measured.at[i]}:${Math.round(l)}`] : []));
   const ups = await uploads;
   const stage = ((await getJson(s.url, `/index-resources?token=${s.token}&index=busy`)).body as any[]).map((r) => `${r.status}/${r.stage}`);
   busy = false;
@@ -142,7 +161,7 @@ test('10 concurrent uploads with analysis while questions are served: GET /index
       `uploads done in ${ms(Math.max(...ups.map((u) => u.ms)))} ms; questions ${JSON.stringify(q.statuses)} p50 ${ms(percentile(q.lat, 50))} ms; slow probes (at:ms) ${slow.join(' ') || 'none'}; resources then: ${stage.join(', ')}`,
   );
   expect(ups.map((u) => [u.c, u.status])).toEqual(clips.map((c) => [c, 200]));
-  expect(errors).toEqual([]);
+  expect(measured.statuses).toEqual({ 200: lat.length });
   expect(stage.some((x) => x.startsWith('processing'))).toBe(true); // the analysis was really under way
   expect(q.statuses).toEqual({ 200: q.lat.length });
   expect(p99).toBeLessThan(50);
