@@ -118,7 +118,8 @@ async function sampler() {
     let workers = 0;
     for (const k of kids) {
       try {
-        workers += rssBytes(k);
+        const r = rssBytes(k);
+        if (Number.isFinite(r)) workers += r; // an exiting process has no VmRSS any more
       } catch {
         /* exited */
       }

@@ -16,9 +16,10 @@ import { jobs, videos } from '../../src/storage/schema';
 import { clip, getJson, postJson, readEvents, startOrigin, type Origin } from '../helpers';
 import { checkInvariants } from './invariants';
 import { startRawOrigin, type RawOrigin } from './origin';
-import { kill9, seeded, spawnServer, stopServer, until, type ServerProc } from './proc';
+import { kill9, seeded, spawnServer, stopAll, stopServer, until, type ServerProc } from './proc';
 
 const SEED = Number(process.env.VIDQ_FAULT_SEED ?? 5);
+const MAIN = join(import.meta.dir, '../../src/main.ts');
 const rnd = seeded(SEED);
 /** A seeded delay in [lo, hi) ms. */
 const pick = (lo: number, hi: number) => Math.floor(lo + rnd() * (hi - lo));
@@ -31,7 +32,8 @@ beforeAll(() => {
   raw = startRawOrigin();
   console.log(`fault seed ${SEED} (set VIDQ_FAULT_SEED to replay another)`);
 });
-afterAll(() => {
+afterAll(async () => {
+  await stopAll();
   origin.stop();
   raw.stop();
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
@@ -152,11 +154,31 @@ describe('kill -9 of the server, then a restart', () => {
     }
     console.log(`removal kills: ${outcomes.join('; ')}`);
 
+    // A user with a limited balance asks questions while the next kill lands.
+    const cli = Bun.spawnSync([process.execPath, MAIN, 'user', 'create', '--name', 'payer', '--credits', '40', '--json', '--data-dir', dir, '--log-level', 'error']);
+    expect(cli.exitCode).toBe(0);
+    const payer = JSON.parse(cli.stdout.toString()) as { user_id: string; token: string };
+    expect((await postJson(s.url, '/remote-upload', { token: payer.token, index: 'paid', url: `${origin.url}/media/countdown-living-room.mp4` })).status).toBe(200);
+    const paidIndex = (await getJson(s.url, `/indexes?token=${payer.token}`)).body[0].index_id;
+    // One question every 25 ms (at most 60, more than the balance) until the kill.
+    let killed = false;
+    const asks = (async () => {
+      const sent: Promise<{ status: number } | null>[] = [];
+      for (let i = 0; i < 60 && !killed; i++) {
+        sent.push(postJson(s.url, '/inquire', { token: payer.token, index: paidIndex, prompt: i % 2 ? 'what is on the television?' : 'how many people are there?' }).catch(() => null));
+        await Bun.sleep(25);
+      }
+      return Promise.all(sent);
+    })();
+
     // Purge: soft delete, then a kill at a seeded point within the next purge tick or two.
     const del = await fetch(`${s.url}/indexes/${doomedIndex}?token=${s.token}`, { method: 'DELETE' });
     expect(del.status).toBe(200);
     await Bun.sleep(pick(0, 1500));
     await kill9(s);
+    killed = true;
+    const replies = await asks;
+    const answered = replies.filter((r) => r?.status === 200).length;
     const db = new Database(join(dir, 'vidq.db'), { readonly: true });
     const idxRow = !!db.query('SELECT 1 FROM media_indexes WHERE id = ?').get(doomedIndex);
     const rowsLeft = (db.query('SELECT count(*) n FROM videos WHERE index_id = ?').get(doomedIndex) as { n: number }).n;
@@ -167,7 +189,15 @@ describe('kill -9 of the server, then a restart', () => {
     const all = (await getJson(s.url, `/indexes?token=${s.token}&include_deleted=true`)).body as any[];
     expect(all.map((i) => i.name)).toEqual(['rm']);
     expect((await resources(s, 'rm')).map((r) => r.file_name)).toContain('pancake.mkv');
+    // The payer's video was still being analysed when the kill landed: it resumes and finishes.
+    const paid = await until(async () => (await getJson(s.url, `/index-resources?token=${payer.token}&index=paid`)).body as any[], allFinal, 60_000, "the payer's video", 250);
+    expect(paid[0].status).toBe('ready');
     expectHealthy(dir);
+    // Balance and ledger agree (the checker); every answer was paid for, none twice.
+    const balance = checkInvariants(dir).snapshot.users.find((u) => u.id === payer.user_id)!;
+    console.log(`questions around the kill: ${replies.length} asked, ${answered} answered, ${replies.filter((r) => r?.status === 400).length} refused (no credits), ${replies.filter((r) => r === null).length} cut off; balance ${balance.credits} of 40, ${balance.events} ledger events`);
+    expect(balance.credits!).toBeLessThanOrEqual(40 - answered);
+    expect(balance.credits!).toBeGreaterThanOrEqual(0);
     await stopServer(s);
     expectHealthy(dir);
   }, 150_000);

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getJson, postJson, startOrigin, type Origin } from '../helpers';
 import { checkInvariants } from './invariants';
-import { ms, percentile, spawnServer, stopServer, until, type ServerProc } from './proc';
+import { ms, percentile, spawnServer, stopAll, stopServer, until, type ServerProc } from './proc';
 
 const LOAD_SECONDS = Number(process.env.VIDQ_LOAD_SECONDS ?? 30);
 const MAIN = join(import.meta.dir, '../../src/main.ts');
@@ -40,6 +40,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await stopServer(s);
+  await stopAll();
   // Stopped mid-analysis (the last uploads): unfinished work is allowed, nothing else.
   const { violations } = checkInvariants(dir, { settled: false });
   origin.stop();

@@ -19,6 +19,14 @@ export interface ServerProc {
   out: string;
 }
 
+/** Servers started and not yet stopped, so a failed test cannot leave one running. */
+const live = new Set<ServerProc>();
+
+/** Kills every server this process started and has not stopped (for afterAll). */
+export async function stopAll(): Promise<void> {
+  for (const s of [...live]) await stopServer(s);
+}
+
 /**
  * Starts `bun src/main.ts serve` on a free port of 127.0.0.1 with `args` added. The default
  * options keep it quiet and let it fetch from the local test origin.
@@ -56,7 +64,9 @@ export async function spawnServer(dataDir: string, args: string[] = [], opts: { 
   const url = /listening on (http:\/\/\S+)/.exec(out)![1]!;
   const tokenFile = join(dataDir, 'default-token.txt');
   const token = /^\s+([A-Za-z0-9_-]{64})$/m.exec(out)?.[1] ?? (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '');
-  return { proc, pid: proc.pid, url, token, dataDir, out };
+  const started = { proc, pid: proc.pid, url, token, dataDir, out };
+  live.add(started);
+  return started;
 }
 
 /** Pids of all descendants of `pid` (children first), from /proc. */
@@ -98,6 +108,7 @@ export function alive(pid: number): boolean {
  * exit; returns how long that took, or throws when some are still alive after `graceMs`.
  */
 export async function kill9(s: ServerProc, graceMs = 15_000): Promise<{ orphans: number; orphanExitMs: number }> {
+  live.delete(s);
   const kids = descendants(s.pid);
   s.proc.kill('SIGKILL');
   await s.proc.exited;
@@ -115,6 +126,7 @@ export async function kill9(s: ServerProc, graceMs = 15_000): Promise<{ orphans:
 
 /** SIGTERM and wait (SIGKILL after 10 s). */
 export async function stopServer(s: ServerProc): Promise<void> {
+  live.delete(s);
   const kids = descendants(s.pid);
   s.proc.kill('SIGTERM');
   const code = await Promise.race([s.proc.exited, Bun.sleep(10_000).then(() => null)]);
