@@ -12,9 +12,10 @@
  * the OCR, object-detection, VAD and sentence-embedding models, the tfjs wasm binaries and the
  * native libraries of onnxruntime-node and sharp (src/analysis/assets.ts extracts them to
  * DATA_DIR/assets on first use). Besides, the compile:
- * - has src/analysis/objects-worker.ts as a second entrypoint (a Worker's code must be in the
- *   build), named without its folder so that objects.ts's `new URL('./objects-worker.ts',
- *   import.meta.url)` finds it next to the main module in the executable as it does in src/;
+ * - has src/analysis/objects-worker.ts and src/analysis/embedder-worker.ts as further entrypoints
+ *   (a Worker's code must be in the build), named without their folder so that
+ *   `new URL('./objects-worker.ts', import.meta.url)` in objects.ts (and './embedder-worker.ts' in
+ *   embedder-thread.ts) finds them next to the main module in the executable as it does in src/;
  * - requires sharp's binding by its path (sharp picks it at run time from a list, which the bundler
  *   cannot follow), so that Bun embeds it as it embeds onnxruntime-node's;
  * - turns `createRequire(import.meta.url)('<package>')` in src/ into `require('<package>')`, which
@@ -39,7 +40,7 @@ const argOut = process.argv.indexOf('--outfile');
 const outfile = argOut > 0 && process.argv[argOut + 1] ? resolve(process.argv[argOut + 1]!) : join(distDir, exe);
 const embeddedFile = join(root, 'src/media/embedded.generated.ts');
 const assetsFile = join(root, 'src/analysis/assets.generated.ts');
-const workerEntry = join(root, 'src/analysis/objects-worker.ts');
+const workerEntries = [join(root, 'src/analysis/objects-worker.ts'), join(root, 'src/analysis/embedder-worker.ts')];
 const rootRequire = createRequire(join(root, 'package.json'));
 
 /** Paths of this platform's packaged binaries (the same packages binaries.ts falls back to). */
@@ -226,8 +227,8 @@ async function main(): Promise<number> {
     writeFileSync(embeddedFile, embeddedSource(bins));
     writeFileSync(assetsFile, generatedAssets.source);
     result = await Bun.build({
-      entrypoints: [join(root, 'src/main.ts'), workerEntry],
-      // [name] without [dir]: the worker sits next to the main module, as objects.ts expects.
+      entrypoints: [join(root, 'src/main.ts'), ...workerEntries],
+      // [name] without [dir]: the workers sit next to the main module, as objects.ts and embedder-thread.ts expect.
       naming: { entry: '[name].[ext]' },
       plugins: [bundlingPlugin(analysis.sharpBinding)],
       minify: true,

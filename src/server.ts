@@ -28,7 +28,8 @@ export async function startServer(config: Config, out: (line: string) => void = 
   const recovered = service.ingest.recover();
   if (recovered.interrupted || recovered.orphans) log.warn('recovered from an unclean stop', { ...recovered });
   const resumed = service.queue.resetRunning();
-  if (resumed) log.info('resuming interrupted analysis', { jobs: resumed });
+  const requeued = service.queue.requeueUnqueued();
+  if (resumed || requeued.length) log.info('resuming interrupted analysis', { jobs: resumed, requeued: requeued.length });
   service.maintenance.run();
   const supervisor = new AnalysisSupervisor({
     config,

@@ -4,8 +4,8 @@
  */
 import { AccountService } from './accounts/service';
 import { analysisAssets, embeddingFiles } from './analysis/assets';
+import { ThreadedEmbedder } from './analysis/embedder-thread';
 import { MomentReader } from './analysis/moment';
-import { UseEmbedder } from './analysis/embedder';
 import { AnsweringService } from './answering/service';
 import { analyzerNames, type Config } from './config';
 import { IndexService } from './indexes/service';
@@ -53,18 +53,16 @@ export function createService(config: Config, log: Logger = createLogger(config.
     indexes,
     log,
     ffprobe,
-    ffmpeg,
     analysis,
-    onStored: (v) => {
-      if (!analysis) return;
-      queue.enqueue(v.id);
-      indexes.invalidate(v.userId, v.indexId);
-      service.wakeWorkers();
+    enqueue: (tx, id, now) => queue.enqueueIn(tx, id, now),
+    onStored: () => {
+      if (analysis) service.wakeWorkers();
     },
   });
   const links = new MediaLinks(files.secretKey(), config.mediaLinkTtlSec);
-  // The question embedder loads on the first question (a few hundred ms), not at start-up.
-  const embedder = analyzerNames(config.analyzers).includes('embeddings') ? new UseEmbedder({ files: () => embeddingFiles(files.assetsDir) }) : null;
+  // The question embedder loads on the first question (a few hundred ms), not at start-up, and runs
+  // in a thread of its own so that embedding a question never holds up other requests.
+  const embedder = analyzerNames(config.analyzers).includes('embeddings') ? new ThreadedEmbedder(() => embeddingFiles(files.assetsDir)) : null;
   // Reads the text at a question's moment (OCR models load on the first such question).
   const moments = analyzerNames(config.analyzers).includes('ocr')
     ? new MomentReader({ ffmpeg, ocrModelDir: async () => (await analysisAssets(files.assetsDir, ['ocr'])).ocrModelDir, log: log.child({ part: 'moments' }) })

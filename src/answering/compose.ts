@@ -400,12 +400,9 @@ export class Composer {
     if (unanalysed.length === scope.videos.length) {
       return `${joinList(unanalysed.map((v) => v.fileName))} ${unanalysed.length === 1 ? 'has' : 'have'} not been analysed${unanalysed.some((v) => v.status !== 'ready') ? ' yet' : ' (analysis is switched off)'}, so nothing seen or said in ${unanalysed.length === 1 ? 'it' : 'them'} is known.`;
     }
-    const objects = this.c.finder.byKind(scope, ['object']);
-    const byLabel = new Map<string, number>();
-    for (const o of objects) byLabel.set(o.text, (byLabel.get(o.text) ?? 0) + (o.end - o.start));
-    const labels = [...byLabel.entries()].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([l]) => labelNoun(l, 2));
+    const labels = this.c.finder.labelSeconds(scope, 'object', 4).map((l) => labelNoun(l.label, 2));
     const ocr = bestText(this.c.finder.byKind(scope, ['ocr'])).slice(0, 2).map((s) => quote(s.text));
-    const speech = this.c.finder.byKind(scope, ['speech', 'transcript']).length > 0;
+    const speech = this.c.finder.has(scope, ['speech', 'transcript']);
     const bits = [labels.length ? `shows ${joinList(labels)}` : null, ocr.length ? `has the on-screen text ${joinList(ocr)}` : null, speech ? 'has speech' : null].filter(Boolean);
     if (!bits.length) return 'The analysis found nothing it recognises there.';
     return scope.videos.length === 1 ? `What it does contain: it ${joinList(bits as string[])}.` : `What they do contain: the index ${joinList(bits as string[])}.`;

@@ -3,7 +3,7 @@
  * it, found by keyword search (FTS5, BM25), by embedding similarity, by the object classes the
  * question names, and by the kinds its wording needs; fused by reciprocal rank with per-kind weights.
  */
-import { and, asc, eq, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
 import type { Embedder } from '../analysis/embedder';
 import type { Db } from '../storage/db';
 import { frames, segments, type Segment, type SegmentKind, type Video } from '../storage/schema';
@@ -192,9 +192,7 @@ export class EvidenceFinder {
   /** Segments of the scope, by kind (and label for objects), in time order; without their embeddings (null). */
   byKind(scope: ScopeWindow, kinds: SegmentKind[], opts: { labels?: string[]; limit?: number } = {}): Segment[] {
     if (scope.videos.length === 0) return [];
-    const conds: SQL[] = [inArray(segments.videoId, scope.videos.map((v) => v.id)), inArray(segments.kind, kinds)];
-    if (opts.labels?.length) conds.push(inArray(segments.text, opts.labels));
-    if (scope.window) conds.push(gte(segments.end, scope.window.start), lte(segments.start, scope.window.end));
+    const conds = this.inScope(scope, kinds, opts.labels);
     // The ids first: the sort and the limit work on the index alone (segments_video_kind_idx, or
     // segments_video_kind_text_idx for labels), and only the rows kept are read.
     const ids = this.db
@@ -209,13 +207,53 @@ export class EvidenceFinder {
     return ids.map((id) => byId.get(id)!);
   }
 
-  /** Segments by id (in id order), without their embeddings. */
+  /**
+   * Seconds each label of `kind` spans in the scope (spans summed whole), longest first, of equal
+   * ones the first seen first. Summed in SQL: object rows carry per-frame boxes, and reading them
+   * all to add up durations was the bulk of a "not found" answer's time on the server's thread.
+   */
+  labelSeconds(scope: ScopeWindow, kind: SegmentKind, limit: number): { label: string; seconds: number }[] {
+    if (scope.videos.length === 0) return [];
+    const seconds = sql<number>`sum(${segments.end} - ${segments.start})`;
+    return this.db
+      .select({ label: segments.text, seconds })
+      .from(segments)
+      .where(and(...this.inScope(scope, [kind])))
+      .groupBy(segments.text)
+      .orderBy(desc(seconds), asc(sql`min(${segments.start})`))
+      .limit(limit)
+      .all();
+  }
+
+  /** Whether the scope has any segment of these kinds. */
+  has(scope: ScopeWindow, kinds: SegmentKind[]): boolean {
+    if (scope.videos.length === 0) return false;
+    return !!this.db
+      .select({ id: segments.id })
+      .from(segments)
+      .where(and(...this.inScope(scope, kinds)))
+      .limit(1)
+      .get();
+  }
+
+  private inScope(scope: ScopeWindow, kinds: SegmentKind[], labels?: string[]): SQL[] {
+    const conds: SQL[] = [inArray(segments.videoId, scope.videos.map((v) => v.id)), inArray(segments.kind, kinds)];
+    if (labels?.length) conds.push(inArray(segments.text, labels));
+    if (scope.window) conds.push(gte(segments.end, scope.window.start), lte(segments.start, scope.window.end));
+    return conds;
+  }
+
+  /**
+   * Segments by id (in id order), without their embeddings. The ids go in as one JSON parameter:
+   * as `IN (?, ?, …)` up to 500 placeholders made building and preparing the statement the
+   * costliest step of a question (~8 ms of the server's thread each time).
+   */
   private rows(ids: number[]): Segment[] {
     if (ids.length === 0) return [];
     return this.db
       .select(ROW)
       .from(segments)
-      .where(inArray(segments.id, ids))
+      .where(sql`${segments.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`)
       .orderBy(asc(segments.id))
       .all()
       .map((r) => ({ ...r, embedding: null }));

@@ -61,6 +61,6 @@ levels, without a \`"__proto__"\` key; anything else is a 400 saying which.
 **Errors.** Every error body is \`{error, message}\`: \`error\` is the HTTP status as an integer and
 \`message\` names the field or the cause. 400 invalid request or insufficient credits, 401 missing or
 unknown token, 403 another user's id or a forbidden URL, 404 unknown index or video, 413 too large,
-415 not a media file / still image, 422 no video stream, unusable duration or an incomplete file, 502 source
-unreachable or misbehaving, 507 not enough free disk space.
+415 not a media file / still image, 422 no video stream, unusable duration or a file cut short,
+502 source unreachable or misbehaving, 507 not enough free disk space.
 `.trim();

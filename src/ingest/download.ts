@@ -29,6 +29,8 @@ export interface DownloadResult {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Longest stretch a download's read loop keeps the event loop to itself. */
+const YIELD_EVERY_MS = 4;
 
 export async function downloadToFile(start: URL, dest: string, opts: DownloadOptions): Promise<DownloadResult> {
   let url = start;
@@ -54,7 +56,7 @@ export async function downloadToFile(start: URL, dest: string, opts: DownloadOpt
           headers: { 'user-agent': 'vidq/0.1 (+self-hosted video indexer)', accept: 'video/*, */*;q=0.5', 'accept-encoding': 'identity' },
         });
       } catch (e) {
-        throw timeoutReason ?? abortedBy(opts.signal) ?? badGateway(`could not fetch ${url.host}: ${(e as Error).message}`);
+        throw timeoutReason ?? abortedBy(opts.signal) ?? badGateway(`could not fetch ${url.host}: ${netReason(e)}`);
       }
       clearTimeout(timer);
 
@@ -94,6 +96,7 @@ export async function downloadToFile(start: URL, dest: string, opts: DownloadOpt
       const hasher = new Bun.CryptoHasher('sha256');
       const sink = Bun.file(dest).writer({ highWaterMark: 1 << 20 });
       let received = 0;
+      let lastYield = performance.now();
       try {
         if (!res.body) throw badGateway('the source sent no body');
         timer = timeout(opts.idleTimeoutMs, badGateway(`the source stalled: no data for ${opts.idleTimeoutMs} ms`));
@@ -103,7 +106,7 @@ export async function downloadToFile(start: URL, dest: string, opts: DownloadOpt
           try {
             chunk = await reader.read();
           } catch (e) {
-            throw timeoutReason ?? abortedBy(opts.signal) ?? badGateway(`the connection broke after ${received} bytes: ${(e as Error).message}`);
+            throw timeoutReason ?? abortedBy(opts.signal) ?? badGateway(`the source closed the connection before the end of the file, after ${received}${total === null ? '' : ` of ${total}`} bytes (${netReason(e)}); try again later or check the URL`);
           }
           if (chunk.done) break;
           clearTimeout(timer);
@@ -116,12 +119,19 @@ export async function downloadToFile(start: URL, dest: string, opts: DownloadOpt
           hasher.update(chunk.value);
           sink.write(chunk.value);
           opts.onProgress?.(received, total);
+          // A fast source fills the body's buffer faster than it is read, and then every read
+          // resolves at once, as a microtask: the loop would hash and write megabytes without
+          // letting the event loop serve anything else. Give it a turn every so often.
+          if (performance.now() - lastYield > YIELD_EVERY_MS) {
+            await new Promise<void>((r) => setImmediate(r));
+            lastYield = performance.now();
+          }
         }
       } finally {
         clearTimeout(timer);
         await sink.end();
       }
-      if (total !== null && received !== total) throw badGateway(`the source closed the connection early: ${received} of ${total} bytes`);
+      if (total !== null && received !== total) throw badGateway(`the source closed the connection before the end of the file, after ${received} of ${total} bytes`);
       if (received === 0) throw new ApiError(422, 'the source sent an empty file');
 
       return { finalUrl: url, bytes: received, sha256: hasher.digest('hex'), contentType, fileName: fileNameOf(res.headers.get('content-disposition'), url) };
@@ -130,6 +140,30 @@ export async function downloadToFile(start: URL, dest: string, opts: DownloadOpt
       opts.signal?.removeEventListener('abort', abortOuter);
     }
   }
+}
+
+/**
+ * A network error in words: Bun's messages carry a code and advice meant for developers
+ * ("pass `verbose: true`..."), which mean nothing to the person who gave the URL.
+ */
+export function netReason(e: unknown): string {
+  const err = e as { code?: string; message?: string };
+  switch (err?.code) {
+    case 'ECONNRESET':
+      return 'connection reset';
+    case 'ECONNREFUSED':
+    case 'ConnectionRefused':
+      return 'connection refused';
+    case 'ETIMEDOUT':
+      return 'timed out';
+    case 'ENOTFOUND':
+      return 'unknown host';
+  }
+  const msg = String(err?.message ?? e)
+    .replace(/\s*For more information, pass `verbose: true`.*$/s, '')
+    .replace(/^[A-Z_]{4,}: /, '')
+    .trim();
+  return msg.replace(/\.$/, '') || 'network error';
 }
 
 function abortedBy(signal: AbortSignal | undefined): ApiError | null {

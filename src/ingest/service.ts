@@ -2,8 +2,9 @@
  * Adding videos to an index from a URL, and removing them.
  *
  * Order of writes, so that a crash at any point leaves nothing half-done:
- *  upload: row (downloading) → download into tmp/ → probe → rename into media/<id>/ → row ready.
- *          A crash before the rename leaves a .part file (emptied at start-up) and a row that the
+ *  upload: row (downloading) → download into tmp/ → probe → rename into media/<id>/ → row stored
+ *          (ready, or processing with its analysis job, in one commit). A crash before that commit
+ *          leaves a .part file or a renamed file (both deleted at start-up) and a row that the
  *          start-up recovery marks failed with the reason.
  *  remove: rows first (one transaction) → files. A crash in between leaves a folder with no row,
  *          which the start-up sweep deletes.
@@ -16,7 +17,7 @@ import { ApiError, badRequest, insufficientStorage, notFound } from '../errors';
 import { newVideoId } from '../ids';
 import type { IndexService } from '../indexes/service';
 import type { Logger } from '../log';
-import { checkComplete, probeFile, type MediaInfo } from '../media/probe';
+import { probeFile, type MediaInfo } from '../media/probe';
 import { writeTx, type Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import { mediaIndexes, videos, type MediaIndex, type User, type Video } from '../storage/schema';
@@ -62,8 +63,9 @@ export interface IngestDeps {
   indexes: IndexService;
   log: Logger;
   ffprobe: () => Promise<string>;
-  ffmpeg: () => Promise<string>;
-  /** Called when a video's file is stored and probed; the analysis pipeline hooks in here. */
+  /** Queues a stored video's analysis inside the transaction that marks it stored. */
+  enqueue?: (tx: Db, videoId: string, now: Date) => void;
+  /** Called when a video's file is stored, probed (and queued); wakes the analysis workers. */
   onStored?: (video: Video) => void;
   /** Stored videos go on to analysis (`processing`) rather than straight to `ready`. */
   analysis: boolean;
@@ -144,7 +146,6 @@ export class IngestService {
       emit({ type: 'progress', key: videoId, stage: 'probing', percentage: 100, bytes: dl.bytes, total_bytes: dl.bytes });
       this.setProgress(user.id, index.id, videoId, 'probing', 100);
       const info = await probeFile(await this.d.ffprobe(), tmp, { maxDurationSec: config.maxDurationSec, signal: ctrl.signal });
-      await checkComplete(await this.d.ffmpeg(), tmp, { signal: ctrl.signal });
 
       const twin = db
         .select()
@@ -210,8 +211,18 @@ export class IngestService {
     this.d.indexes.invalidate(userId, indexId);
   }
 
+  /** Marks the row stored and queues its analysis in one commit, so a crash cannot split them. */
   private markStored(videoId: string, rel: string, fileName: string, bytes: number, sha256: string, info: MediaInfo): Video | undefined {
-    return this.d.db
+    return writeTx(this.d.db, (tx) => {
+      const now = new Date();
+      const stored = this.storedRow(tx, videoId, rel, fileName, bytes, sha256, info, now);
+      if (stored && this.d.analysis) this.d.enqueue?.(tx, videoId, now);
+      return stored;
+    });
+  }
+
+  private storedRow(tx: Db, videoId: string, rel: string, fileName: string, bytes: number, sha256: string, info: MediaInfo, now: Date): Video | undefined {
+    return tx
       .update(videos)
       .set({
         storagePath: rel,
@@ -228,7 +239,7 @@ export class IngestService {
         status: this.d.analysis ? 'processing' : 'ready',
         stage: this.d.analysis ? 'queued' : 'ready',
         progress: this.d.analysis ? 0 : 100,
-        updatedAt: new Date(),
+        updatedAt: now,
       })
       .where(eq(videos.id, videoId))
       .returning()
@@ -265,12 +276,16 @@ export class IngestService {
   recover(): { interrupted: number; orphans: number; temp: number } {
     const { db, files } = this.d;
     const temp = files.clearTemp();
-    const cut = db
+    const interrupted = db
       .update(videos)
       .set({ status: 'failed', stage: 'failed', error: 'the download was interrupted by a restart of the service; upload the URL again', updatedAt: new Date() })
       .where(inArray(videos.status, ['queued', 'downloading']))
       .returning({ id: videos.id })
-      .all().length;
+      .all();
+    // A crash between the rename into media/ and the row update leaves the file of a row that
+    // never became stored: it can never be served or analysed.
+    for (const { id } of interrupted) files.removeVideoFiles(id);
+    const cut = interrupted.length;
     const onDisk = files.listVideoDirs();
     const known = new Set(onDisk.length ? db.select({ id: videos.id }).from(videos).where(inArray(videos.id, onDisk)).all().map((r) => r.id) : []);
     let orphans = 0;

@@ -13,10 +13,28 @@ export class JobQueue {
 
   /** Queues the analysis of a stored video (status becomes `processing`). */
   enqueue(videoId: string, now = new Date()): void {
-    writeTx(this.db, (tx) => {
-      tx.insert(jobs).values({ videoId, state: 'pending', stage: FIRST_STAGE, progress: 0, createdAt: now, updatedAt: now }).onConflictDoNothing().run();
-      tx.update(videos).set({ status: 'processing', stage: FIRST_STAGE, progress: 0, updatedAt: now }).where(eq(videos.id, videoId)).run();
-    });
+    writeTx(this.db, (tx) => this.enqueueIn(tx, videoId, now));
+  }
+
+  /** The same inside the caller's transaction (storing a video and queueing it are one commit). */
+  enqueueIn(tx: Db, videoId: string, now = new Date()): void {
+    tx.insert(jobs).values({ videoId, state: 'pending', stage: FIRST_STAGE, progress: 0, createdAt: now, updatedAt: now }).onConflictDoNothing().run();
+    tx.update(videos).set({ status: 'processing', stage: FIRST_STAGE, progress: 0, updatedAt: now }).where(eq(videos.id, videoId)).run();
+  }
+
+  /**
+   * Videos marked `processing` without a job (stored by a version that queued in a second step and
+   * crashed in between) would wait forever: queue them. Returns their ids.
+   */
+  requeueUnqueued(now = new Date()): string[] {
+    const lost = this.db
+      .select({ id: videos.id })
+      .from(videos)
+      .where(and(eq(videos.status, 'processing'), sql`${videos.id} NOT IN (SELECT ${jobs.videoId} FROM ${jobs})`))
+      .all()
+      .map((r) => r.id);
+    for (const id of lost) this.enqueue(id, now);
+    return lost;
   }
 
   /** Takes the oldest pending job for `workerId`, or null. */

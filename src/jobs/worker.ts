@@ -4,6 +4,7 @@
  * stage in progress. It claims jobs from the shared SQLite queue and tells its parent about changes
  * as JSON lines on stdout. It exits when its stdin closes (the parent is gone).
  */
+import { getPriority, setPriority } from 'node:os';
 import { randomId } from '../ids';
 import { createAnalyzers } from '../analysis';
 import { analysisAssets } from '../analysis/assets';
@@ -17,7 +18,19 @@ import { JobQueue } from './queue';
 
 export type WorkerMessage = { type: 'changed'; video_id: string } | { type: 'idle' } | { type: 'ready'; analyzers: string[] };
 
+/**
+ * Niceness the worker gives itself: analysis saturates every core, and at the same priority the
+ * HTTP server (and anything else on the machine) waits for its turn behind it. Set first thing, so
+ * the threads and processes started afterwards (onnxruntime, the object detector, ffmpeg) inherit it.
+ */
+const WORKER_NICE = 10;
+
 export async function runWorker(config: Config): Promise<number> {
+  try {
+    setPriority(Math.min(19, getPriority() + WORKER_NICE));
+  } catch {
+    /* not permitted here: run at the normal priority */
+  }
   const log = createLogger(config.logLevel, { role: 'worker' });
   const files = new DataDir(config.dataDir);
   const db = openDatabase(files.dbFile);

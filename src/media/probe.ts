@@ -1,6 +1,7 @@
 /**
  * ffprobe at the boundary: its JSON becomes a typed MediaInfo right here.
  */
+import { availableParallelism, setPriority } from 'node:os';
 import { unprocessable, unsupportedMedia } from '../errors';
 
 export interface MediaInfo {
@@ -37,13 +38,44 @@ interface FfprobeOutput {
 // Formats that are still images (an image renamed .mp4 probes as one of these).
 const IMAGE_FORMATS = /^(image2|png_pipe|jpeg_pipe|bmp_pipe|gif|webp_pipe|tiff_pipe|svg_pipe|apng)/;
 
-export async function probeFile(ffprobe: string, file: string, opts: { maxDurationSec: number; signal?: AbortSignal }): Promise<MediaInfo> {
-  const proc = Bun.spawn([ffprobe, '-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file], {
-    stdout: 'pipe',
-    stderr: 'pipe',
-    signal: opts.signal,
-  });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+/**
+ * ffprobe runs are short CPU bursts in processes the HTTP server starts. Ten uploads finishing
+ * together started twenty of them at once, which took the cores from the server's own thread for
+ * a few hundred milliseconds: they run at most this many at a time, and at a lower priority.
+ */
+const MAX_PROBES = Math.max(1, Math.min(4, availableParallelism()));
+const PROBE_NICE = 5;
+let probing = 0;
+const waiting: (() => void)[] = [];
+
+async function probeSlot<T>(fn: () => Promise<T>): Promise<T> {
+  while (probing >= MAX_PROBES) await new Promise<void>((r) => waiting.push(r));
+  probing++;
+  try {
+    return await fn();
+  } finally {
+    probing--;
+    waiting.shift()?.();
+  }
+}
+
+function spawnProbe(args: string[], opts: { stderr: 'pipe' | 'ignore'; signal?: AbortSignal }) {
+  const proc = Bun.spawn(args, { stdout: 'pipe', stderr: opts.stderr, signal: opts.signal });
+  try {
+    setPriority(proc.pid, PROBE_NICE);
+  } catch {
+    /* already gone, or not permitted */
+  }
+  return proc;
+}
+
+export function probeFile(ffprobe: string, file: string, opts: { maxDurationSec: number; signal?: AbortSignal }): Promise<MediaInfo> {
+  return probeSlot(() => probeNow(ffprobe, file, opts));
+}
+
+async function probeNow(ffprobe: string, file: string, opts: { maxDurationSec: number; signal?: AbortSignal }): Promise<MediaInfo> {
+  const proc = spawnProbe([ffprobe, '-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file], { stderr: 'pipe', signal: opts.signal });
+  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr!).text(), proc.exited]);
   if (code !== 0) {
     const why = err.trim().split('\n').pop()?.replace(file, 'file') || `ffprobe exited with ${code}`;
     throw unsupportedMedia(`the downloaded file is not a readable media file (${why})`);
@@ -54,8 +86,48 @@ export async function probeFile(ffprobe: string, file: string, opts: { maxDurati
   } catch {
     throw unsupportedMedia('the downloaded file is not a readable media file (ffprobe gave no description)');
   }
-  return describe(parsed, opts.maxDurationSec);
+  const info = describe(parsed, opts.maxDurationSec);
+  await checkComplete(ffprobe, file, info.durationSec, opts.signal);
+  return info;
 }
+
+/** How far before the end the completeness check starts reading packets (seconds). */
+const TAIL_SEC = 10;
+
+/**
+ * A file cut short (a source that sent fewer bytes than the file has while its Content-Length
+ * agreed, a partial copy on the origin) can still have a header that states the full duration,
+ * and would be stored as if whole. The packets of its last seconds tell: a whole file has data up
+ * to (about) its stated duration. Reads only the tail (a seek), so it costs one short ffprobe run.
+ */
+export async function checkComplete(ffprobe: string, file: string, durationSec: number, signal?: AbortSignal): Promise<void> {
+  const from = Math.max(0, durationSec - TAIL_SEC);
+  const proc = spawnProbe([ffprobe, '-v', 'error', '-read_intervals', `${from.toFixed(3)}%+${TAIL_SEC * 6}`, '-show_entries', 'packet=pts_time,dts_time', '-of', 'csv=p=0', file], { stderr: 'ignore', signal });
+  let slow = false;
+  const timer = setTimeout(() => {
+    slow = true;
+    proc.kill();
+  }, 20_000);
+  const out = await new Response(proc.stdout).text();
+  const code = await proc.exited;
+  clearTimeout(timer);
+  // A seek that takes too long or a reader error says nothing about the file: do not refuse it.
+  if (slow || code !== 0 || signal?.aborted) return;
+  let last = -Infinity;
+  for (const v of out.split(/[,\n]/)) {
+    const t = Number(v);
+    if (v !== '' && Number.isFinite(t) && t > last) last = t;
+  }
+  const slack = Math.max(2, durationSec * 0.1);
+  if (last === -Infinity && durationSec > slack) {
+    throw unprocessable(`the file is incomplete: its header says ${fmt(durationSec)} s but it has no data after ${fmt(from)} s (the source sent only part of the file)`);
+  }
+  if (durationSec - last > slack) {
+    throw unprocessable(`the file is incomplete: its header says ${fmt(durationSec)} s but its data ends at ${fmt(last)} s (the source sent only part of the file)`);
+  }
+}
+
+const fmt = (s: number) => String(Math.round(s * 10) / 10);
 
 export function describe(p: FfprobeOutput, maxDurationSec: number): MediaInfo {
   const formatName = p.format?.format_name ?? '';
@@ -108,20 +180,3 @@ function containerOf(formatName: string, codec: string): { mimeType: string; ext
   return { mimeType: 'application/octet-stream', ext: 'bin' };
 }
 
-/**
- * Reads every packet of the file once (demuxing only, nothing is decoded) and fails when the data
- * the header promises is not there. A truncated file whose index comes first (a "fast start" MP4
- * cut short) probes as a whole video, so the probe alone would store it.
- */
-export async function checkComplete(ffmpeg: string, file: string, opts: { signal?: AbortSignal } = {}): Promise<void> {
-  const proc = Bun.spawn([ffmpeg, '-nostdin', '-v', 'error', '-xerror', '-i', file, '-map', '0', '-c', 'copy', '-f', 'null', '-'], {
-    stdout: 'ignore',
-    stderr: 'pipe',
-    signal: opts.signal,
-  });
-  const [err, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
-  if (code === 0) return;
-  if (opts.signal?.aborted) throw opts.signal.reason;
-  const why = err.trim().split('\n').pop()?.split(file).join('file').slice(0, 200) || `ffmpeg exited with ${code}`;
-  throw unprocessable(`the file is incomplete or damaged (${why}); upload the whole file`);
-}

@@ -249,7 +249,7 @@ const cases: Case[] = [
   { name: 'zero-byte file', send: () => upload({ url: `${origin.url}/fx/zero.mp4` })(srv.url), status: 422, says: 'empty file' },
   { name: 'audio only (jfk-speech.wav)', send: () => upload({ url: `${origin.url}/media/jfk-speech.wav` })(srv.url), status: 422, says: 'no video stream' },
   { name: 'truncated mp4, index at the end', send: () => upload({ url: `${origin.url}/fx/cut-tail.mp4` })(srv.url), status: 415, says: 'not a readable media file' },
-  { name: 'truncated mp4, index first (probes as whole)', send: () => upload({ url: `${origin.url}/fx/cut-head.mp4` })(srv.url), status: 422, says: 'incomplete or damaged' },
+  { name: 'truncated mp4, index first (probes as whole)', send: () => upload({ url: `${origin.url}/fx/cut-head.mp4` })(srv.url), status: 422, says: 'the file is incomplete' },
   { name: 'duration of 84 hours (over --max-duration-sec)', send: () => upload({ url: `${origin.url}/fx/long.mp4` })(srv.url), status: 422, says: 'the limit is 86400 s' },
   { name: 'upload into an existing index: bad file', send: () => upload({ index: 'seeded', url: `${origin.url}/fx/picture.mp4` })(srv.url), status: 415, says: 'still image' },
 ];
@@ -406,7 +406,7 @@ describe('a failed upload over server-sent events', () => {
       .filter((l): l is string => !!l)
       .map((l) => JSON.parse(l.slice(6)));
     expect(events[0].type).toBe('file_authorized');
-    expect(events.at(-1)).toEqual({ type: 'error', error: 422, message: expect.stringContaining('incomplete or damaged') });
+    expect(events.at(-1)).toEqual({ type: 'error', error: 422, message: expect.stringContaining('the file is incomplete') });
     expect(snapshot(srv)).toEqual(before);
   });
 });

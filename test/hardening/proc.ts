@@ -1,0 +1,175 @@
+/**
+ * The real server as a child process (so it can be killed with SIGKILL), its descendants (analysis
+ * workers and their helpers), a seeded random number generator for reproducible kill points, and
+ * small polling/latency helpers shared by the hardening tests and bench/soak.ts.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const MAIN = join(import.meta.dir, '../../src/main.ts');
+
+export interface ServerProc {
+  proc: ReturnType<typeof Bun.spawn>;
+  pid: number;
+  url: string;
+  /** The default user's token (unlimited credits). */
+  token: string;
+  dataDir: string;
+  /** Everything the server printed on stdout so far (first lines). */
+  out: string;
+}
+
+/** Servers started and not yet stopped, so a failed test cannot leave one running. */
+const live = new Set<ServerProc>();
+
+/** Kills every server this process started and has not stopped (for afterAll). */
+export async function stopAll(): Promise<void> {
+  for (const s of [...live]) await stopServer(s);
+}
+
+/**
+ * Starts `bun src/main.ts serve` on a free port of 127.0.0.1 with `args` added. The default
+ * options keep it quiet and let it fetch from the local test origin.
+ */
+export async function spawnServer(dataDir: string, args: string[] = [], opts: { stderr?: 'inherit' | 'ignore' } = {}): Promise<ServerProc> {
+  const proc = Bun.spawn([process.execPath, MAIN, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--allow-private-urls', '--log-level', 'error', '--min-free-bytes', '0', ...args], {
+    stdout: 'pipe',
+    stderr: opts.stderr ?? 'inherit',
+    stdin: 'ignore',
+  });
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+  let out = '';
+  const dec = new TextDecoder();
+  const deadline = Date.now() + 30_000;
+  while (!/listening on (http:\/\/\S+)/.test(out)) {
+    if (Date.now() > deadline) {
+      proc.kill('SIGKILL');
+      throw new Error(`server did not start within 30 s: ${out}`);
+    }
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`server exited (code ${await proc.exited}): ${out}`);
+    out += dec.decode(value);
+  }
+  reader.releaseLock();
+  // Keep draining stdout so the child never blocks on a full pipe.
+  void (async () => {
+    try {
+      for await (const _ of proc.stdout as ReadableStream<Uint8Array>) {
+        /* discard */
+      }
+    } catch {
+      /* closed */
+    }
+  })();
+  const url = /listening on (http:\/\/\S+)/.exec(out)![1]!;
+  const tokenFile = join(dataDir, 'default-token.txt');
+  const token = /^\s+([A-Za-z0-9_-]{64})$/m.exec(out)?.[1] ?? (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '');
+  const started = { proc, pid: proc.pid, url, token, dataDir, out };
+  live.add(started);
+  return started;
+}
+
+/** Pids of all descendants of `pid` (children first), from /proc. */
+export function descendants(pid: number): number[] {
+  const out: number[] = [];
+  const walk = (p: number) => {
+    let kids: number[] = [];
+    try {
+      const taskDir = `/proc/${p}/task`;
+      const tasks = existsSync(taskDir) ? readdirSync(taskDir) : [];
+      for (const t of tasks) {
+        const f = `${taskDir}/${t}/children`;
+        if (existsSync(f)) kids.push(...readFileSync(f, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
+      }
+    } catch {
+      kids = [];
+    }
+    for (const k of kids) {
+      out.push(k);
+      walk(k);
+    }
+  };
+  walk(pid);
+  return [...new Set(out)];
+}
+
+export function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // A zombie (state Z) has exited; it only waits for its parent to reap it.
+    return !/^\d+ \(.*\) Z/.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * kill -9 of the server. Its workers are orphaned and must notice on their own (stdin closes) and
+ * exit; returns how long that took, or throws when some are still alive after `graceMs`.
+ */
+export async function kill9(s: ServerProc, graceMs = 15_000): Promise<{ orphans: number; orphanExitMs: number }> {
+  live.delete(s);
+  const kids = descendants(s.pid);
+  s.proc.kill('SIGKILL');
+  await s.proc.exited;
+  const t0 = Date.now();
+  while (kids.some(alive)) {
+    if (Date.now() - t0 > graceMs) {
+      const left = kids.filter(alive);
+      for (const k of left) process.kill(k, 'SIGKILL');
+      throw new Error(`orphaned worker processes ${left.join(', ')} were still running ${graceMs} ms after the server was killed`);
+    }
+    await Bun.sleep(25);
+  }
+  return { orphans: kids.length, orphanExitMs: Date.now() - t0 };
+}
+
+/** SIGTERM and wait (SIGKILL after 10 s). */
+export async function stopServer(s: ServerProc): Promise<void> {
+  live.delete(s);
+  const kids = descendants(s.pid);
+  s.proc.kill('SIGTERM');
+  const code = await Promise.race([s.proc.exited, Bun.sleep(10_000).then(() => null)]);
+  if (code === null) s.proc.kill('SIGKILL');
+  await s.proc.exited;
+  for (const k of kids) if (alive(k)) process.kill(k, 'SIGKILL');
+}
+
+/** Resident set size of a process in bytes (from /proc). */
+export function rssBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? NaN);
+  return kb * 1024;
+}
+
+/** mulberry32: a small seeded generator, so kill points are the same on every run of one seed. */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export async function until<T>(fn: () => Promise<T> | T, ok: (v: T) => boolean, ms: number, what: string, everyMs = 50): Promise<T> {
+  const end = Date.now() + ms;
+  let last: T;
+  do {
+    last = await fn();
+    if (ok(last)) return last;
+    await Bun.sleep(everyMs);
+  } while (Date.now() < end);
+  throw new Error(`timed out after ${ms} ms waiting for ${what}; last: ${JSON.stringify(last!)?.slice(0, 500)}`);
+}
+
+/** p-th percentile (0–100) of a list of numbers (nearest rank). */
+export function percentile(xs: number[], p: number): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
+}
+
+export const ms = (x: number) => Math.round(x * 10) / 10;
