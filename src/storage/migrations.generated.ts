@@ -30,5 +30,11 @@ export const MIGRATIONS: EmbeddedMigration[] = [
     "when": 1795332362887,
     "breakpoints": true,
     "sql": "CREATE INDEX `segments_video_kind_text_idx` ON `segments` (`video_id`,`kind`,`text`,`start`);"
+  },
+  {
+    "tag": "0005_segments_label_end_idx",
+    "when": 1795404719651,
+    "breakpoints": true,
+    "sql": "DROP INDEX `segments_video_kind_text_idx`;--> statement-breakpoint\nCREATE INDEX `segments_video_kind_text_end_idx` ON `segments` (`video_id`,`kind`,`text`,`start`,`end`);"
   }
 ];

@@ -161,8 +161,10 @@ export const segments = sqliteTable(
   },
   (t) => [
     index('segments_video_kind_idx').on(t.videoId, t.kind, t.start),
-    // Object spans by label ("when is the dog visible?") without reading every object row of the scope.
-    index('segments_video_kind_text_idx').on(t.videoId, t.kind, t.text, t.start),
+    // Object spans by label ("when is the dog visible?") without reading every object row of the
+    // scope; with `end`, the seconds each label spans are summed from the index alone ("not found"
+    // answers at 100 h: 90 → 22 ms).
+    index('segments_video_kind_text_end_idx').on(t.videoId, t.kind, t.text, t.start, t.end),
   ],
 );
 
