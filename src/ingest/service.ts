@@ -73,6 +73,8 @@ export interface IngestDeps {
 
 /** Progress events are sent at most this often. */
 const PROGRESS_EVERY_MS = 250;
+/** How often (in bytes received) a download looks at the free disk space again (a statfs call). */
+const DISK_CHECK_EVERY_BYTES = 1 << 20;
 
 export class IngestService {
   /** Downloads in flight, so that removing their video cancels them. */
@@ -124,6 +126,8 @@ export class IngestService {
     try {
       let lastEmit = 0;
       let lastWrite = 0;
+      // Free space again, as the file arrives: what was free when the upload began may be taken.
+      let diskCheckedAt = 0;
       const dl = await downloadToFile(url, tmp, {
         policy: { allowPrivate: config.allowPrivateUrls },
         maxBytes: config.maxDownloadBytes,
@@ -131,7 +135,18 @@ export class IngestService {
         idleTimeoutMs: config.idleTimeoutMs,
         maxRedirects: config.maxRedirects,
         signal: ctrl.signal,
+        onResponse: ({ contentLength }) => {
+          if (contentLength !== null && files.freeBytes() - contentLength < config.minFreeBytes) {
+            ctrl.abort(insufficientStorage(`the file is ${contentLength} bytes, and storing it would leave less than ${config.minFreeBytes} bytes free in the data directory; free some space and retry`));
+          }
+        },
         onProgress: (received, total) => {
+          if (received - diskCheckedAt >= DISK_CHECK_EVERY_BYTES) {
+            diskCheckedAt = received;
+            if (files.freeBytes() < config.minFreeBytes) {
+              ctrl.abort(insufficientStorage(`the disk filled up during the download: less than ${config.minFreeBytes} bytes are free in the data directory after ${received} bytes; free some space and retry`));
+            }
+          }
           const t = performance.now();
           if (t - lastEmit < PROGRESS_EVERY_MS) return;
           lastEmit = t;

@@ -6,7 +6,7 @@
  * full disk, each ending in a clear error with nothing left behind.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, copyFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, statfsSync, copyFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Database } from 'bun:sqlite';
@@ -353,6 +353,30 @@ describe('disk full', () => {
       expect(readdirSync(join(dir, 'media'))).toHaveLength(1);
       // What is stored stays readable.
       expect((await resources(s, 'full'))[0]).toMatchObject({ status: 'ready', file_name: 'chaplin-bw.mp4' });
+    } finally {
+      await stopServer(s);
+    }
+  }, 40_000);
+
+  test('the disk fills up during a download: 507 by the declared size, or part-way for a chunked source; nothing is kept', async () => {
+    const dir = dataDir();
+    const free = () => {
+      const st = statfsSync(dir);
+      return Number(st.bavail) * Number(st.bsize);
+    };
+    // Room for 2.5 MiB more than is free now: the upload check passes, a 3.5 MB clip does not fit.
+    const s = await spawnServer(dir, ['--analysis-workers', '0', '--min-free-bytes', String(free() - 2.5 * 2 ** 20)]);
+    try {
+      const before = checkInvariants(dir).snapshot;
+      const declared = await postJson(s.url, '/remote-upload', { token: s.token, index: 'fill', url: `${raw.url}/ok/talking-head.mp4` });
+      expect(declared).toEqual({ status: 507, body: { error: 507, message: expect.stringMatching(/the file is 3548230 bytes.*free some space/) } });
+      const chunked = await postJson(s.url, '/remote-upload', { token: s.token, index: 'fill', url: `${raw.url}/chunked/talking-head.mp4` });
+      expect(chunked).toEqual({ status: 507, body: { error: 507, message: expect.stringMatching(/disk filled up during the download.*free some space/) } });
+      const after = checkInvariants(dir);
+      expect(after.violations).toEqual([]);
+      expect(after.snapshot.videos).toEqual(before.videos);
+      expect(readdirSync(join(dir, 'tmp'))).toEqual([]);
+      expect(readdirSync(join(dir, 'media'))).toEqual([]);
     } finally {
       await stopServer(s);
     }

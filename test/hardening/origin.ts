@@ -5,6 +5,7 @@
  *
  *   /ok/<name>                 a correct response
  *   /trickle/<name>?bps=N      a correct response, N bytes a second (a kill lands mid-body)
+ *   /chunked/<name>            a correct response, chunked (no Content-Length)
  *   /drop/<name>               chunked, cut off after 40 % of the body (no terminating chunk)
  *   /drop-cl/<name>            Content-Length, cut off after 40 % of the body
  *   /stall/<name>              Content-Length, 30 % of the body, then silence (until stop())
@@ -79,6 +80,17 @@ export function startRawOrigin(): RawOrigin {
           await writeAll(s, body.subarray(off, off + step));
           await Bun.sleep(50);
         }
+        return void s.end();
+      }
+      case 'chunked': {
+        await writeAll(s, head('200 OK', { ...mp4, 'Transfer-Encoding': 'chunked' }));
+        for (let off = 0; off < body.byteLength && !s.data.done; off += 32_768) {
+          const c = body.subarray(off, off + 32_768);
+          await writeAll(s, `${c.byteLength.toString(16)}\r\n`);
+          await writeAll(s, c);
+          await writeAll(s, '\r\n');
+        }
+        await writeAll(s, '0\r\n\r\n');
         return void s.end();
       }
       case 'drop': {
