@@ -33,7 +33,7 @@ const NMS_IOU = 0.4;
 
 let human: Human | null = null;
 let modelDir = '';
-/** CenterNet graphs by input size (videos come in a few aspect ratios; a rebuild costs ~0.3 s). */
+/** CenterNet graphs by input size (videos come in a few aspect ratios; each new size rebuilds the graph). */
 const centernets = new Map<string, GraphModel>();
 const MAX_GRAPHS = 3;
 
