@@ -51,7 +51,14 @@ export class MomentReader {
   }
 
   private async readNow(path: string, t: number): Promise<TextBlock[]> {
-    this.ocr ??= this.d.ocrModelDir().then((modelDir) => new OcrAnalyzer({ modelDir }));
+    if (!this.ocr) {
+      const loading = this.d.ocrModelDir().then((modelDir) => new OcrAnalyzer({ modelDir }));
+      // A failed load (e.g. the models could not be extracted) is retried on the next question.
+      loading.catch(() => {
+        if (this.ocr === loading) this.ocr = null;
+      });
+      this.ocr = loading;
+    }
     const ocr = await this.ocr;
     const ffmpeg = await this.d.ffmpeg();
     let timer: ReturnType<typeof setTimeout> | undefined;
