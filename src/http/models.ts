@@ -21,6 +21,7 @@ export const UploadBody = t.Object({
   token: tokenField(false),
   index: t.String({ description: 'index_id of an index, or the name of one (a new name creates the index)' }),
   url: t.String({ description: 'http(s) URL of the video file to fetch' }),
+  subtitles_url: t.Optional(t.String({ description: 'http(s) URL of a .vtt or .srt file with the video\'s subtitles (fetched under the same rules as `url`); its cues become transcript segments' })),
 });
 
 export const UploadMetadata = t.Object({

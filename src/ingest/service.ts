@@ -10,7 +10,7 @@
  *          which the start-up sweep deletes.
  */
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { and, eq, inArray, ne } from 'drizzle-orm';
 import type { Config } from '../config';
 import { ApiError, badRequest, insufficientStorage, notFound } from '../errors';
@@ -22,6 +22,7 @@ import { writeTx, type Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import { mediaIndexes, videos, type MediaIndex, type User, type Video } from '../storage/schema';
 import { downloadToFile, fileNameOf } from './download';
+import { fetchSubtitles, parseSubtitlesUrl, type SubtitlesSource } from './subtitles-url';
 import { checkHost, parseSourceUrl } from './url-guard';
 
 /** The spec's upload metadata (response `data`, and the SSE `metadata` event). */
@@ -45,6 +46,8 @@ export type UploadEvent =
 export interface UploadRequest {
   index?: unknown;
   url?: unknown;
+  /** A .vtt or .srt file to store with the video (read as its subtitles). */
+  subtitles_url?: unknown;
 }
 
 export interface AuthorizedUpload {
@@ -54,6 +57,7 @@ export interface AuthorizedUpload {
   index: MediaIndex;
   /** The index was created by this upload (and goes again if the upload fails). */
   createdIndex: boolean;
+  subtitles?: SubtitlesSource | null;
 }
 
 export interface IngestDeps {
@@ -96,8 +100,10 @@ export class IngestService {
     if (typeof req.index !== 'string') throw badRequest('index is required: the index_id or the name of an index (a new name creates the index)');
     if (typeof req.url !== 'string') throw badRequest('url is required: the http(s) address of a video file');
     const url = parseSourceUrl(req.url);
+    const subtitles = parseSubtitlesUrl(req.subtitles_url);
     if (files.freeBytes() < config.minFreeBytes) throw insufficientStorage(`not enough free disk space in the data directory (less than ${config.minFreeBytes} bytes); free some space and retry`);
     await checkHost(url, { allowPrivate: config.allowPrivateUrls });
+    if (subtitles) await checkHost(subtitles.url, { allowPrivate: config.allowPrivateUrls });
 
     const videoId = newVideoId();
     const now = new Date();
@@ -109,7 +115,7 @@ export class IngestService {
       return r;
     });
     indexes.invalidate(user.id, index.id);
-    return { user, url, videoId, index, createdIndex: created };
+    return { user, url, videoId, index, createdIndex: created, subtitles };
   }
 
   /** Downloads, probes and stores an authorized upload; on failure removes every trace of it. */
@@ -121,6 +127,7 @@ export class IngestService {
     const ctrl = new AbortController();
     this.inFlight.set(videoId, ctrl);
     const tmp = files.tempFile();
+    const subsTmp = up.subtitles ? files.tempFile() : null;
     const vlog = log.child({ video_id: videoId, index_id: index.id });
     const started = performance.now();
     try {
@@ -158,6 +165,10 @@ export class IngestService {
           }
         },
       });
+      // The subtitles before the video is stored: a bad file fails the upload as a whole.
+      if (up.subtitles && subsTmp) {
+        await fetchSubtitles(up.subtitles, subsTmp, { policy: { allowPrivate: config.allowPrivateUrls }, connectTimeoutMs: config.connectTimeoutMs, idleTimeoutMs: config.idleTimeoutMs, maxRedirects: config.maxRedirects, signal: ctrl.signal });
+      }
       emit({ type: 'progress', key: videoId, stage: 'probing', percentage: 100, bytes: dl.bytes, total_bytes: dl.bytes });
       this.setProgress(user.id, index.id, videoId, 'probing', 100);
       const info = await probeFile(await this.d.ffprobe(), tmp, { maxDurationSec: config.maxDurationSec, signal: ctrl.signal });
@@ -170,6 +181,7 @@ export class IngestService {
       if (twin) {
         // Identical bytes already in this index: keep one copy, answer with its key.
         rmSync(tmp, { force: true });
+        if (subsTmp) rmSync(subsTmp, { force: true });
         db.delete(videos).where(eq(videos.id, videoId)).run();
         indexes.invalidate(user.id, index.id);
         const meta = metadataOf(twin);
@@ -183,6 +195,7 @@ export class IngestService {
       const abs = files.abs(rel);
       mkdirSync(dirname(abs), { recursive: true });
       renameSync(tmp, abs);
+      if (up.subtitles && subsTmp) renameSync(subsTmp, join(dirname(abs), `subtitles.${up.subtitles.ext}`));
       const stored = this.markStored(videoId, rel, dl.fileName, dl.bytes, dl.sha256, info);
       if (!stored) {
         // Removed (or its index purged) while downloading: the removal already took the row.
@@ -198,6 +211,7 @@ export class IngestService {
       return meta;
     } catch (e) {
       rmSync(tmp, { force: true });
+      if (subsTmp) rmSync(subsTmp, { force: true });
       files.removeVideoFiles(videoId);
       writeTx(db, (tx) => {
         tx.delete(videos).where(eq(videos.id, videoId)).run();
