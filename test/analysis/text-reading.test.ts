@@ -155,3 +155,50 @@ describe('text on screen for 2 s is read', () => {
     expect(sel.probes(-1, 1).map((p) => p.t)).toEqual([]);
   });
 });
+
+describe('retrieval across missing spaces and case', () => {
+  test('a question quoting two words of a title, or writing them run together, finds its on-screen text', async () => {
+    const { startTestServer, postJson, getJson } = await import('../helpers');
+    const { ffmpeg } = await resolveBinaries(join(work, 'bin'));
+    // Two title cards (one shot each) in white letters the reader runs together without the repair.
+    const out = join(work, 'titles.mp4');
+    const card = (text: string, font: string, size: number) => `drawtext=fontfile=${join(FONTS, font)}:text='${text}':fontsize=${size}:fontcolor=white:x=(w-text_w)/2:y=(h-text_h)/2`;
+    sh([ffmpeg, '-y', '-loglevel', 'error', '-f', 'lavfi', '-i', 'color=c=0x203040:s=960x540:d=5:r=25', '-f', 'lavfi', '-i', 'color=c=0x802020:s=960x540:d=5:r=25', '-filter_complex', `[0]${card('Welcome to the Show', 'DejaVuSans-Bold.ttf', 48)}[a];[1]${card('GRAND OPENING THIS WEEKEND', 'DejaVuSansCondensed-Bold.ttf', 40)}[b];[a][b]concat=n=2:v=1[v]`, '-map', '[v]', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', out]);
+    const origin = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response(Bun.file(out)) });
+    const srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual,ocr' });
+    try {
+      const up = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'titles', url: `http://127.0.0.1:${origin.port}/titles.mp4` });
+      expect(up.status).toBe(200);
+      const indexId = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body[0].index_id;
+      const end = Date.now() + 90_000;
+      for (;;) {
+        const v = ((await getJson(srv.url, `/index-resources?token=${srv.token}&index=${indexId}`)).body as any[])[0];
+        if (v.status === 'ready') break;
+        if (v.status === 'failed' || Date.now() > end) throw new Error(JSON.stringify(v));
+        await Bun.sleep(200);
+      }
+      for (const [prompt, expected] of [
+        ['When does the text "to the show" appear?', 'Welcome to the Show'],
+        ['When is "grandopening" written on screen?', 'GRAND OPENING THIS WEEKEND'],
+        ['Is there a title saying OPENING THIS?', 'GRAND OPENING THIS WEEKEND'],
+      ] as const) {
+        const a = await postJson(srv.url, '/inquire', { token: srv.token, index: indexId, prompt });
+        expect(a.status).toBe(200);
+        expect({ prompt, cited: a.body.evidence.some((e: any) => e.kind === 'ocr' && e.text === expected) }).toEqual({ prompt, cited: true });
+      }
+      // The keyword search itself (BM25 over the index) finds the title from either spelling.
+      const { EmbeddingCache, EvidenceFinder } = await import('../../src/answering/evidence');
+      const { videos } = await import('../../src/storage/schema');
+      const db = srv.server.service.db;
+      const finder = new EvidenceFinder(db, new EmbeddingCache(db), null);
+      const scope = { videos: db.select().from(videos).all(), window: null };
+      const texts = (ids: number[]) => ids.map((id) => db.all<{ text: string }>(`SELECT text FROM segments WHERE id = ${Number(id)}`)[0]!.text);
+      expect(texts(finder.keyword(scope, ['grandopening']))).toEqual(['GRAND OPENING THIS WEEKEND']);
+      expect(texts(finder.keyword(scope, ['welcometotheshow']))).toEqual(['Welcome to the Show']);
+      expect(texts(finder.keyword(scope, ['opening', 'weekend']))).toEqual(['GRAND OPENING THIS WEEKEND']);
+    } finally {
+      await srv.stop();
+      origin.stop(true);
+    }
+  }, 150_000);
+});
