@@ -265,6 +265,10 @@ const BOX_THRESHOLD = 0.6;
 /** Boxes grow by area × ratio / perimeter on every side (det_db_unclip_ratio): the map is drawn shrunk. */
 const UNCLIP_RATIO = 1.5;
 const MAX_BOXES = 1000;
+/** Boxes at least this tall for their width may be two stacked lines (one line of 3+ letters is far wider). */
+const STACKED_MIN_RATIO = 0.3;
+/** Each half must be read this much more surely (mean character probability) than the whole box. */
+const STACKED_GAIN = 0.05;
 const REC_HEIGHT = 48;
 const REC_MAX_WIDTH = 2048;
 const THUMB_WIDTH = 320;
@@ -347,12 +351,34 @@ class PaddleEngine {
     const lines: TextLine[] = [];
     for (const b of boxes) {
       const q: Quad = { ox: b.ox * sx, oy: b.oy * sy, ux: b.ux * sx, uy: b.uy * sy, vx: b.vx * sx, vy: b.vy * sy };
+      const rect = (q: Quad): TextLine['rect'] => {
+        const xs = [q.ox, q.ox + q.ux, q.ox + q.vx, q.ox + q.ux + q.vx];
+        const ys = [q.oy, q.oy + q.uy, q.oy + q.vy, q.oy + q.uy + q.vy];
+        return [clamp(Math.min(...xs), 0, width), clamp(Math.min(...ys), 0, height), clamp(Math.max(...xs), 0, width), clamp(Math.max(...ys), 0, height)];
+      };
       const r = await this.recognize(image, q);
-      const xs = [q.ox, q.ox + q.ux, q.ox + q.vx, q.ox + q.ux + q.vx];
-      const ys = [q.oy, q.oy + q.uy, q.oy + q.vy, q.oy + q.uy + q.vy];
-      lines.push({ ...r, rect: [clamp(Math.min(...xs), 0, width), clamp(Math.min(...ys), 0, height), clamp(Math.max(...xs), 0, width), clamp(Math.max(...ys), 0, height)] });
+      const halves = await this.stackedHalves(image, q, r.confidence);
+      if (halves) for (const [h, hq] of halves) lines.push({ ...h, rect: rect(hq) });
+      else lines.push({ ...r, rect: rect(q) });
     }
     return lines;
+  }
+
+  /**
+   * A title set in two tight lines ("Big Buck" over "BUNNY") comes out of the detector as one box,
+   * which the recogniser, made for one line, reads as nonsense ("BORKY"). A box this tall for its
+   * width is also read as two halves, kept when both read clearly better than the whole.
+   */
+  private async stackedHalves(image: Image, q: Quad, wholeConfidence: number): Promise<[{ text: string; confidence: number }, Quad][] | null> {
+    const len = (x: number, y: number) => Math.hypot(x, y);
+    if (len(q.vx, q.vy) < STACKED_MIN_RATIO * len(q.ux, q.uy) || len(q.vx, q.vy) >= 1.5 * len(q.ux, q.uy)) return null;
+    const halfV = { vx: q.vx / 2, vy: q.vy / 2 };
+    const top: Quad = { ...q, ...halfV };
+    const bottom: Quad = { ...q, ...halfV, ox: q.ox + halfV.vx, oy: q.oy + halfV.vy };
+    const a = await this.recognize(image, top);
+    const b = await this.recognize(image, bottom);
+    const clear = (r: { text: string; confidence: number }) => r.text.replace(/\s/g, '').length >= 2 && r.confidence >= wholeConfidence + STACKED_GAIN;
+    return clear(a) && clear(b) ? [[a, top], [b, bottom]] : null;
   }
 
   /** The detector's text probability map for the image with its long side at `maxSide`. */

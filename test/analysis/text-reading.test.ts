@@ -86,6 +86,19 @@ describe('word spaces', () => {
   }, 120_000);
 });
 
+describe('stylised titles', () => {
+  test('Big Buck Bunny: the two tight lines of the title, one box to the detector, are read as "Big Buck" over "BUNNY"', async () => {
+    const { ffmpeg } = await resolveBinaries(join(work, 'bin'));
+    for (const t of [26.5, 27.5]) {
+      const blocks = await ocr.readAt(ffmpeg, clip('big-buck-bunny-intro.webm'), t);
+      expect(blocks.map((b) => b.text)).toEqual(['Big Buck\nBUNNY']);
+    }
+    // One line of normal proportions is not split.
+    const credit = await ocr.readAt(ffmpeg, clip('big-buck-bunny-intro.webm'), 21);
+    expect(credit.map((b) => b.text)).toEqual(['THE PEACH OPEN MOVIE PROJECT\nPRESENTS']);
+  }, 60_000);
+});
+
 describe('text on screen for 2 s is read', () => {
   /** Runs visual and OCR together as the pipeline does (frames and probes streamed). */
   async function analyze(path: string, durationSec: number, probes: boolean) {
