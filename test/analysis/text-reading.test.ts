@@ -199,6 +199,10 @@ describe('retrieval across missing spaces and case', () => {
         expect(a.status).toBe(200);
         expect({ prompt, cited: a.body.evidence.some((e: any) => e.kind === 'ocr' && e.text === expected) }).toEqual({ prompt, cited: true });
       }
+      // The probes the text reader got are gone with the analysis; the kept frames stay.
+      const { existsSync } = await import('node:fs');
+      expect(existsSync(join(srv.dataDir, 'media', up.body.data.key, 'probes'))).toBe(false);
+      expect(readdirSync(join(srv.dataDir, 'media', up.body.data.key, 'frames')).length).toBeGreaterThan(0);
       // The keyword search itself (BM25 over the index) finds the title from either spelling.
       const { EmbeddingCache, EvidenceFinder } = await import('../../src/answering/evidence');
       const { videos } = await import('../../src/storage/schema');
