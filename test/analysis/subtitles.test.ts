@@ -180,6 +180,9 @@ describe('subtitles_url through the API', () => {
     expect(a.body.output).toContain(said.text);
     // Quoted with its time.
     expect(a.body.output).toContain('0:18');
+    // The timeline's data: the web page puts transcript segments in its speech lane.
+    const tl = await getJson(srv.url, `/videos/${up.body.data.key}/segments?token=${srv.token}`);
+    expect(tl.body.segments.filter((x: any) => x.kind === 'transcript').map((x: any) => x.text)).toEqual(cues.map((c) => c.text));
     const cited = a.body.evidence.find((e: any) => e.kind === 'transcript' && e.text === said.text);
     expect(cited).toBeDefined();
     expect(cited.start).toBeCloseTo(said.start, 3);
