@@ -44,8 +44,11 @@ function load(): Model {
  * shorter words are as likely).
  */
 const MIN_RUN = 6;
-/** A split must beat the run kept whole by this much (nats), besides having only known pieces. */
-const SPLIT_MARGIN = 2;
+/**
+ * A split must beat the run kept whole by this much (nats), besides having only known pieces.
+ * 4 keeps names made of two words ("Spielberg" ≠ "Spiel berg") whole; at 8 "BIGBUCKBUNNY" stays.
+ */
+const SPLIT_MARGIN = 4;
 /** Cost of a run that is not in the list, per letter on top of the rarest word's cost. */
 const UNKNOWN_PER_LETTER = 1.5;
 
@@ -55,9 +58,10 @@ export function restoreSpaces(text: string): string {
     // Addresses ("www.bigbuckbunny.org", "a@b.com", "/path") are written without spaces.
     ADDRESS.test(token)
       ? token
-      : // Camel case first ("SpringSale"): a lower-case letter followed by a capital is a word
-        // boundary. Letters outside a–z (é, ß) belong to the run, so such words stay whole.
-        token.replace(/\p{Script=Latin}+/gu, (run) => run.replace(/(\p{Ll})(?=\p{Lu})/gu, '$1 ').split(' ').map(splitRun).join(' ')),
+      : // Camel case first ("SpringSale"): two lower-case letters followed by a capital word are a
+        // word boundary ("iPhone", "McDonald", "SpaceX" are not split there). Letters outside a–z
+        // (é, ß) belong to the run, so such words stay whole.
+        token.replace(/\p{Script=Latin}+/gu, (run) => run.replace(/(\p{Ll}{2})(?=\p{Lu}\p{Ll})/gu, '$1 ').split(' ').map(splitRun).join(' ')),
   );
 }
 
@@ -65,7 +69,9 @@ const ADDRESS = /[@/\\]|\p{L}\.\p{L}/u;
 
 /** The words of one letter run, joined by spaces (the run itself when no split is convincing). */
 export function splitRun(run: string): string {
-  if (run.length < MIN_RUN) return run;
+  // A capital after a small letter that camel case did not split at ("iPhone", "eBay") is a
+  // spelling someone chose: left whole.
+  if (run.length < MIN_RUN || /\p{Ll}\p{Lu}/u.test(run)) return run;
   const m = load();
   const lower = run.toLowerCase();
   const whole = m.cost.get(lower);
