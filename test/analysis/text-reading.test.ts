@@ -36,6 +36,7 @@ describe('word spaces', () => {
     expect(restoreSpaces('SPRINGSALEENDSFRIDAY')).toBe('SPRING SALE ENDS FRIDAY');
     expect(restoreSpaces('WelcometotheShow')).toBe('Welcome to the Show');
     expect(restoreSpaces('GRANDOPENING THISWEEKEND 2024')).toBe('GRAND OPENING THIS WEEKEND 2024');
+    expect(restoreSpaces('Welcome tothe Show')).toBe('Welcome to the Show');
     for (const same of ['photography', 'Wonderful', 'Sintel', 'Gutenye', 'www.bigbuckbunny.org', 'info@example.com', '00:00:04;12', 'THE PEACH OPEN MOVIE PROJECT', 'Montréal', 'Straße', 'iPhone', 'eBay', 'McDonald', 'SpaceX', 'Spielberg']) {
       expect(restoreSpaces(same)).toBe(same);
     }
