@@ -335,6 +335,9 @@ describe.skipIf(!existsSync(CHROMIUM))('Swagger UI in Chromium', () => {
     await page.goto(srv.url + '/swagger/'); // the trailing slash too
     const op = page.locator('#operations-inquire-inquire');
     await op.locator('.opblock-summary').click();
+    const documented = await op.locator('.responses-wrapper').innerText();
+    expect(documented).toContain('"status": "complete"'); // not "string"
+    expect(documented).toContain('"error": 404'); // an integer, the status itself
     await op.getByRole('button', { name: 'Try it out' }).click();
     const body = op.locator('textarea.body-param__text');
     const example = JSON.parse(await body.inputValue());

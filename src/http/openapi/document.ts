@@ -113,13 +113,13 @@ function responsesOf(conv: SchemaConverter, response: unknown, extra: Record<str
     const single = KIND in response || 'type' in response || '$ref' in response;
     const map = (single ? { 200: response } : response) as Record<string, unknown>;
     for (const [status, schema] of Object.entries(map)) {
-      out[status] = { description: describe(status, schema), content: { [JSON_TYPE]: { schema: conv.convert(schema) } } };
+      out[status] = { description: describe(status, schema), content: { [JSON_TYPE]: { schema: conv.convert(schema), ...errorExample(status, schema) } } };
     }
   }
   // Hand-written responses (streams, files, images) are merged in; schemas inside are converted.
   for (const [status, r] of Object.entries(extra ?? {})) {
     const given = r as Obj;
-    const content = given.content ? Object.fromEntries(Object.entries(given.content as Obj).map(([type, m]) => [type, convertMedia(conv, m)])) : undefined;
+    const content = given.content ? Object.fromEntries(Object.entries(given.content as Obj).map(([type, m]) => [type, { ...convertMedia(conv, m), ...errorExample(status, m.schema) }])) : undefined;
     out[status] = {
       ...out[status],
       ...given,
@@ -137,11 +137,16 @@ function convertMedia(conv: SchemaConverter, media: Obj): Obj {
   return out;
 }
 
+/** Swagger UI shows `"error": 404`, not a made-up 0, on an error response. */
+function errorExample(status: string, schema: unknown): Obj {
+  return nameOf(schema) === 'Error' ? { example: { error: Number(status), message: STATUS_TEXT[status] ?? 'what went wrong' } } : {};
+}
+
 function describe(status: string, schema: unknown): string {
   if (nameOf(schema) === 'Error' || !schema) return STATUS_TEXT[status] ?? `status ${status}`;
   return ((schema as Obj).description as string | undefined) ?? STATUS_TEXT[status] ?? `status ${status}`;
 }
 
 function errorResponse(conv: SchemaConverter, status: number): Obj {
-  return { description: STATUS_TEXT[status]!, content: { [JSON_TYPE]: { schema: conv.convert(ErrorBody) } } };
+  return { description: STATUS_TEXT[status]!, content: { [JSON_TYPE]: { schema: conv.convert(ErrorBody), ...errorExample(String(status), ErrorBody) } } };
 }

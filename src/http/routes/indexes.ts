@@ -64,7 +64,12 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
         params: t.Object({ index_id: t.String({ description: 'index_id of the index' }) }),
         query: t.Object({ token: t.Optional(t.String({ description: 'user authentication token (or an `Authorization: Bearer` header)' })) }),
         response: { 200: IndexViewSchema, 401: ErrorBody, 404: ErrorBody },
-        detail: { operationId: 'deleteIndex', tags: ['indexes'], summary: 'Delete an index (soft: restorable until purged after the retention)' },
+        detail: {
+          operationId: 'deleteIndex',
+          tags: ['indexes'],
+          summary: 'Delete an index (soft: restorable until purged after the retention)',
+          description: 'Hidden from listings unless `include_deleted=true`; its uploads, questions and files answer 404 until it is restored. Purged with its files after `--purge-after-days`.',
+        },
       },
     )
     .post(
@@ -77,7 +82,12 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
         params: t.Object({ index_id: t.String({ description: 'index_id of the index' }) }),
         body: t.Optional(TokenBody),
         response: { 200: IndexViewSchema, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
-        detail: { operationId: 'restoreIndex', tags: ['indexes'], summary: 'Restore a deleted index' },
+        detail: {
+          operationId: 'restoreIndex',
+          tags: ['indexes'],
+          summary: 'Restore a deleted index',
+          description: 'The body is optional: the token may come as `Authorization: Bearer` instead. Restoring a live index changes nothing; 400 when another live index has taken its name.',
+        },
       },
     );
 }

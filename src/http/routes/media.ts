@@ -57,6 +57,7 @@ export function mediaRoutes(s: Service) {
           operationId: 'getMedia',
           tags: ['media'],
           summary: 'Stream a stored video (Range requests supported)',
+          description: 'Authorised by the signed link of `src` (`expires`, `sig`), or by the owner\'s `token` / Bearer header. One byte range per request, so a `<video>` can seek.',
           parameters: [{ name: 'Range', in: 'header', required: false, description: 'one byte range: `bytes=a-b`, `bytes=a-` or `bytes=-n`', schema: { type: 'string', examples: ['bytes=0-1023'] } }],
           responses: {
             200: {

@@ -51,7 +51,12 @@ export function uploadRoutes(s: Service) {
       {
         body: RemoveBody,
         response: { 200: StatusComplete, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
-        detail: { operationId: 'removeFromIndex', tags: ['ingest'], summary: 'Remove a video from an index (file, derived data and rows)' },
+        detail: {
+          operationId: 'removeFromIndex',
+          tags: ['ingest'],
+          summary: 'Remove a video from an index (file, derived data and rows)',
+          description: '`project_id` is the index_id, `video_id` the file_id (upload `key`). Its analysis stops; the rows go first, then the files.',
+        },
       },
     );
 }
