@@ -22,7 +22,9 @@ import addFormats from 'ajv-formats';
 import createClient from 'openapi-fetch';
 import openapiTS, { astToString } from 'openapi-typescript';
 import type { Browser } from 'playwright-core';
+import { t } from 'elysia';
 import { INDEX_PLACEHOLDER, TOKEN_PLACEHOLDER } from '../src/http/models';
+import { named, SchemaConverter } from '../src/http/openapi/schema';
 import { startOrigin, startTestServer, type Origin, type TestServer } from './helpers';
 
 // Functions given to page.evaluate run in the browser; this project's TypeScript has no DOM types.
@@ -122,7 +124,7 @@ describe('the served OpenAPI document', () => {
       if (!statuses.some((s) => s.startsWith('2'))) problems.push(`${at}: no success response`);
       if (!statuses.some((s) => s.startsWith('4'))) problems.push(`${at}: no error response`);
       for (const [status, r] of Object.entries(op.responses ?? {}) as [string, Obj][]) {
-        if (!r.content || Object.keys(r.content).length === 0) problems.push(`${at} ${status}: no content documented`);
+        if (status !== '204' && (!r.content || Object.keys(r.content).length === 0)) problems.push(`${at} ${status}: no content documented`);
         for (const [type, media] of Object.entries(r.content ?? {}) as [string, Obj][]) {
           if (!media.schema) problems.push(`${at} ${status} ${type}: no schema`);
           if (status.match(/^[45]/) && type === 'application/json' && media.schema?.$ref !== '#/components/schemas/Error') problems.push(`${at} ${status}: the error body is not the named Error schema`);
@@ -130,7 +132,7 @@ describe('the served OpenAPI document', () => {
       }
     }
     // Elysia's coercing t.Integer/t.Numeric must not leak as "string or integer".
-    if (JSON.stringify(doc).match(/"format":"(integer|numeric)"/)) problems.push('a schema still offers a string for an integer or number');
+    if (JSON.stringify(doc).match(/"format":"(integer|numeric|boolean)"/)) problems.push('a schema still offers a string for an integer, number or boolean');
     expect(problems).toEqual([]);
   });
 
@@ -194,6 +196,21 @@ export async function use(token: string): Promise<number> {
     expect(tsc.stdout.toString() + tsc.stderr.toString()).toBe('');
     expect(tsc.exitCode).toBe(0);
   }, 60_000);
+});
+
+describe('schema conversion (src/http/openapi/schema.ts)', () => {
+  test("Elysia's coercing types become their JSON types; named schemas become components", () => {
+    const conv = new SchemaConverter();
+    const Thing = named('Thing', t.Object({ n: t.Integer({ minimum: 1 }) }));
+    const out = conv.convert(t.Object({ a: t.BooleanString(), b: t.Numeric(), c: t.Optional(Thing), d: t.Array(Thing), e: t.Date() }));
+    expect(out).toEqual({
+      type: 'object',
+      required: ['a', 'b', 'd', 'e'],
+      properties: { a: { type: 'boolean' }, b: { type: 'number' }, c: { $ref: '#/components/schemas/Thing' }, d: { type: 'array', items: { $ref: '#/components/schemas/Thing' } }, e: { type: 'string', format: 'date-time' } },
+    });
+    expect(conv.components.get('Thing')).toEqual({ type: 'object', required: ['n'], properties: { n: { minimum: 1, type: 'integer' } } });
+    expect(() => conv.convert(named('Thing', t.Object({ other: t.String() })))).toThrow('two different schemas are named "Thing"');
+  });
 });
 
 describe('every operation through a client generated from the document (openapi-fetch)', () => {
@@ -303,8 +320,7 @@ describe('every operation through a client generated from the document (openapi-
     for (const { method, path, op } of operations()) {
       const init: Obj = { params: { path: Object.fromEntries([...path.matchAll(/\{([^}]+)\}/g)].map((m) => [m[1], 'x'.repeat(32)])) } };
       if (op.requestBody) init.body = {};
-      const r = await call(op.operationId, init);
-      expect(r.status, `${method} ${fill(path)}`).toBeGreaterThanOrEqual(400);
+      await call(op.operationId, init); // its status, content type and body must be documented
       if (op.requestBody) {
         // One rule for every POST: a body must come as application/json (a missing type included).
         const res = await fetch(srv.url + fill(path), { method: method.toUpperCase(), body: new Blob(['{}']) });

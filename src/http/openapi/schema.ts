@@ -72,13 +72,19 @@ export class SchemaConverter {
   }
 }
 
-/** Elysia's t.Integer / t.Numeric: `anyOf: [{type: string, format: integer|numeric}, {type: integer|number}]`. */
+/**
+ * Elysia's t.Integer / t.Numeric / t.BooleanString: `anyOf` of the JSON type and a string that
+ * parses as it (`{type: string, format: integer|numeric|boolean}`): the JSON type. t.Date: a string.
+ */
 function coercedType(s: Record<string, unknown>): Record<string, unknown> | undefined {
   const branches = s.anyOf;
-  if (!Array.isArray(branches) || branches.length !== 2) return undefined;
-  const str = branches.find((b) => b?.type === 'string' && (b.format === 'integer' || b.format === 'numeric'));
-  const num = branches.find((b) => b?.type === 'integer' || b?.type === 'number');
-  return str && num ? (num as Record<string, unknown>) : undefined;
+  if (!Array.isArray(branches)) return undefined;
+  // t.Date: a Date object in code, an ISO 8601 string in JSON.
+  if (branches.some((b) => b?.type === 'Date')) return { type: 'string', format: 'date-time' };
+  if (branches.length !== 2) return undefined;
+  const str = branches.find((b) => b?.type === 'string' && ['integer', 'numeric', 'boolean'].includes(b.format));
+  const typed = branches.find((b) => ['integer', 'number', 'boolean'].includes(b?.type));
+  return str && typed ? (typed as Record<string, unknown>) : undefined;
 }
 
 function pick(s: Record<string, unknown>, keys: string[]): Record<string, unknown> {
