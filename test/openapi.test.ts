@@ -57,10 +57,11 @@ beforeAll(async () => {
   });
   expect(up.status).toBe(200);
   ids.key = ((await up.json()) as Obj).data.key;
-  for (let i = 0; i < 240; i++) {
+  for (let i = 0; ; i++) {
     const res = (await (await fetch(`${srv.url}/index-resources?token=${srv.token}&index=${ids.indexName}`)).json()) as Obj[];
     if (res[0]?.status === 'ready') break;
     if (res[0]?.status === 'failed') throw new Error(`analysis failed: ${res[0].error}`);
+    if (i === 200) throw new Error(`the clip is not analysed after 100 s (status ${res[0]?.status}, stage ${res[0]?.stage})`);
     await Bun.sleep(500);
   }
   const indexes = (await (await fetch(`${srv.url}/indexes?token=${srv.token}`)).json()) as Obj[];
