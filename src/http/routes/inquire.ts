@@ -40,7 +40,7 @@ export function inquireRoutes(s: Service) {
       },
       {
         body: InquireBody,
-        // No `response` hook: the OpenAPI plugin would replace `detail.responses` (the SSE 200) with it.
+        // No `response` hook: the answer is a stream the handler builds itself; `detail.responses` documents it.
         detail: {
           operationId: 'inquireStream',
           tags: ['inquire'],
