@@ -15,6 +15,8 @@ export interface RunningServer {
   service: Service;
   url: string;
   port: number;
+  /** Bun's development mode (its error page shows paths and source): always false. */
+  development: boolean;
   stop(): Promise<void>;
 }
 
@@ -76,6 +78,7 @@ export async function startServer(config: Config, out: (line: string) => void = 
     service,
     url,
     port,
+    development: app.server!.development,
     async stop() {
       await app.stop(true);
       await supervisor.stop();

@@ -194,11 +194,11 @@ export function fileNameOf(disposition: string | null, url: URL): string {
   return cleanFileName(name) || 'video';
 }
 
-/** Keeps a name displayable: no folders, no control characters, at most 200 characters. */
+/** Keeps a name displayable: no folders, no control characters (bidi controls included), at most 200 characters. */
 export function cleanFileName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
   return base
-    .replace(/[\u0000-\u001f\u007f-\u009f]/g, '')
+    .replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, '')
     .replace(/^\.+/, '')
     .trim()
     .slice(0, 200);
