@@ -68,6 +68,21 @@ describe('Host header', () => {
     healthy();
   });
 
+  test('a question sent with a malformed Host is refused before the charge (the balance is unchanged)', async () => {
+    const payer = srv.server.service.accounts.createUser('payer', 5);
+    const up = await postJson(srv.url, '/remote-upload', { token: payer.token, index: 'paid', url: `${origin.url}/media/bottles.mp4` });
+    expect(up.status).toBe(200);
+    const index = (srv.server.service.db.$client.query('SELECT index_id FROM videos WHERE id = ?').get(up.body.data.key) as { index_id: string }).index_id;
+    const body = JSON.stringify({ token: payer.token, index, prompt: 'what is in the video?' });
+    for (const host of ['a b', 'attacker.example']) {
+      const r = await raw(srv.server.port, `POST /inquire HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`, body);
+      expect(r.status).toBeGreaterThanOrEqual(400);
+      expect(r.status).toBeLessThan(500);
+    }
+    expect(srv.server.service.accounts.getUser(payer.user.id)?.credits).toBe(5);
+    healthy();
+  });
+
   test('the server never runs in development mode (whatever NODE_ENV says)', () => {
     expect(process.env.NODE_ENV).not.toBe('production');
     expect(srv.server.development).toBe(false);
