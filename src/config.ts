@@ -88,7 +88,7 @@ export interface Config {
   readonly minDownloadRate: number;
   /** Downloads in flight on the whole server (kept below the runtime's connection and file limits). @default 64 */
   readonly maxDownloads: number;
-  /** Downloads in flight per user. @default 4 */
+  /** Downloads in flight per user. @default 8 */
   readonly userMaxDownloads: number;
   /** Bytes of stored media per user (507 above). @default 200 GiB */
   readonly userMaxStorageBytes: number;
@@ -100,8 +100,10 @@ export interface Config {
   readonly maxFramePixels: number;
   /** Bytes of sampled frames per video before its analysis fails. @default 1 GiB */
   readonly maxFrameBytesPerVideo: number;
-  /** Analysis time allowed per video: this many seconds per minute of video, plus 10 minutes. @default 120 */
+  /** Analysis time allowed per video: this many seconds per minute of video, plus --analysis-budget-base-sec. @default 120 */
   readonly analysisSecPerMinute: number;
+  /** The fixed part of the analysis-time budget (model loading, short clips), in seconds; both 0 = no budget. @default 600 */
+  readonly analysisBudgetBaseSec: number;
   /** Optional config file the values above were read from. */
   readonly configFile?: string;
 }
@@ -175,13 +177,14 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile'>> = Object.freeze({
   downloadDeadlineMs: 3_600_000,
   minDownloadRate: 16 * 1024,
   maxDownloads: 64,
-  userMaxDownloads: 4,
+  userMaxDownloads: 8,
   userMaxStorageBytes: 200 * GiB,
   userMaxQueued: 50,
   maxFramesPerVideo: 7200,
   maxFramePixels: 960 * 540,
   maxFrameBytesPerVideo: 1 * GiB,
   analysisSecPerMinute: 120,
+  analysisBudgetBaseSec: 600,
 });
 
 const OPTIONS: OptionSpec[] = [
@@ -229,7 +232,8 @@ const OPTIONS: OptionSpec[] = [
   { key: 'maxFramesPerVideo', flag: 'max-frames-per-video', env: 'VIDQ_MAX_FRAMES_PER_VIDEO', kind: 'int', help: 'sampled-frame candidates per video' },
   { key: 'maxFramePixels', flag: 'max-frame-pixels', env: 'VIDQ_MAX_FRAME_PIXELS', kind: 'int', help: 'largest sampled frame (width x height)' },
   { key: 'maxFrameBytesPerVideo', flag: 'max-frame-bytes-per-video', env: 'VIDQ_MAX_FRAME_BYTES_PER_VIDEO', kind: 'int', help: 'bytes of sampled frames per video' },
-  { key: 'analysisSecPerMinute', flag: 'analysis-sec-per-minute', env: 'VIDQ_ANALYSIS_SEC_PER_MINUTE', kind: 'int', help: 'analysis seconds allowed per minute of video (plus 10 min)' },
+  { key: 'analysisSecPerMinute', flag: 'analysis-sec-per-minute', env: 'VIDQ_ANALYSIS_SEC_PER_MINUTE', kind: 'int', help: 'analysis seconds allowed per minute of video (plus the base)' },
+  { key: 'analysisBudgetBaseSec', flag: 'analysis-budget-base-sec', env: 'VIDQ_ANALYSIS_BUDGET_BASE_SEC', kind: 'int', help: 'fixed part of the analysis-time budget (s)' },
 ];
 
 export class ConfigError extends Error {}

@@ -88,7 +88,7 @@ export async function runWorker(config: Config): Promise<number> {
     let outcome = await runJob(job, { db, queue, files, analyzers, ffmpeg, workerId, log, onChange: (id) => send({ type: 'changed', video_id: id }) }, AbortSignal.any([stop.signal, overBudget.signal]));
     if (budgetTimer) clearTimeout(budgetTimer);
     if (outcome === 'cancelled' && overBudget.signal.aborted && !stop.signal.aborted && queue.get(job.videoId)) {
-      queue.fail(job.videoId, `analysis took longer than its budget of ${Math.round(budget)} s (--analysis-sec-per-minute ${config.analysisSecPerMinute} per minute of video, plus ${BUDGET_BASE_SEC} s); the video was not analysed`);
+      queue.fail(job.videoId, `analysis took longer than its budget of ${Math.round(budget)} s (--analysis-budget-base-sec ${config.analysisBudgetBaseSec} plus --analysis-sec-per-minute ${config.analysisSecPerMinute} per minute of video); the video was not analysed`);
       send({ type: 'changed', video_id: job.videoId });
       outcome = 'failed';
     }
@@ -101,10 +101,7 @@ export async function runWorker(config: Config): Promise<number> {
   return 0;
 }
 
-/** The fixed part of a video's analysis-time budget (model loading, short clips), in seconds. */
-const BUDGET_BASE_SEC = 600;
-
 /** Seconds of analysis a video may take (0 = no limit). */
-export function analysisBudgetSec(config: Pick<Config, 'analysisSecPerMinute'>, durationSec: number): number {
-  return config.analysisSecPerMinute ? BUDGET_BASE_SEC + (config.analysisSecPerMinute * durationSec) / 60 : 0;
+export function analysisBudgetSec(config: Pick<Config, 'analysisSecPerMinute' | 'analysisBudgetBaseSec'>, durationSec: number): number {
+  return config.analysisBudgetBaseSec + (config.analysisSecPerMinute * durationSec) / 60;
 }

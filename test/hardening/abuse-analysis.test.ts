@@ -112,6 +112,38 @@ describe('through the server (one analysis worker, visual only)', () => {
     return cond();
   }
 
+  /**
+   * An hour of one frame every 5 minutes: the decoder logs a line per 5 minutes of video, and the
+   * sampler works in between (before: a removal was noticed only on the next log line).
+   */
+  let long: string | null = null;
+  async function longFile(): Promise<string> {
+    if (long) return long;
+    const file = join(dir, 'long.mp4');
+    await run([ffmpeg, '-v', 'error', '-y', '-f', 'lavfi', '-i', 'nullsrc=s=960x2400:r=1/300,geq=random(1)*255:128:128', '-f', 'lavfi', '-i', 'anullsrc=r=8000:cl=mono', '-t', '3600', '-c:v', 'mpeg4', '-q:v', '31', '-c:a', 'aac', '-b:a', '8k', '-shortest', file]);
+    return (long = file);
+  }
+
+  test('analysis past its time budget is stopped: `failed` with the reason, decoder gone, nothing partial', async () => {
+    const file = await longFile();
+    const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(Bun.file(file)) });
+    srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual', 'analysis-budget-base-sec': '2', 'analysis-sec-per-minute': '0' });
+    try {
+      const up = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'long', url: `http://127.0.0.1:${server.port}/long.mp4` });
+      expect(up.status).toBe(200);
+      const key = up.body.data.key as string;
+      expect(await waitFor(() => status(key)?.status === 'failed', 60_000)).toBe(true);
+      expect(status(key)!.error).toContain('--analysis-budget-base-sec');
+      const decoders = () => Number(Bun.spawnSync(['sh', '-c', `pgrep -f -- "media/${key}/[s]ource" | wc -l`]).stdout.toString().trim());
+      expect(await waitFor(() => decoders() === 0, 5000)).toBe(true);
+      expect(existsSync(join(srv.dataDir, 'media', key, 'frames.partial'))).toBe(false);
+      expect(checkInvariants(srv.dataDir).violations).toEqual([]);
+    } finally {
+      server.stop(true);
+      await srv.stop();
+    }
+  }, 120_000);
+
   test('an over-limit video ends `failed` with the limit named, and leaves nothing partial', async () => {
     srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual', 'max-frame-bytes-per-video': '100000' });
     try {
@@ -128,10 +160,7 @@ describe('through the server (one analysis worker, visual only)', () => {
   }, 90_000);
 
   test('removing a video under analysis kills its decoder within seconds', async () => {
-    // An hour of one frame every 5 minutes: the decoder logs a line per 5 minutes of video, and the
-    // sampler works in between (before: the removal was noticed only on the next log line).
-    const long = join(dir, 'long.mp4');
-    await run([ffmpeg, '-v', 'error', '-y', '-f', 'lavfi', '-i', 'nullsrc=s=960x2400:r=1/300,geq=random(1)*255:128:128', '-f', 'lavfi', '-i', 'anullsrc=r=8000:cl=mono', '-t', '3600', '-c:v', 'mpeg4', '-q:v', '31', '-c:a', 'aac', '-b:a', '8k', '-shortest', long]);
+    const long = await longFile();
     const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(Bun.file(long)) });
     srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual' });
     try {
