@@ -6,8 +6,8 @@
 import { allowedHostNames, type Config } from '../config';
 import { ApiError, badRequest } from '../errors';
 
-/** A DNS name or IPv4 address, or a bracketed IPv6 address, then an optional port. */
-const HOST_RE = /^(\[[0-9a-f:.]{2,45}\]|[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?)*\.?)(?::(\d{1,5}))?$/i;
+/** A DNS name or IPv4 address (underscores allowed: container names have them), or a bracketed IPv6 address, then an optional port. */
+const HOST_RE = /^(\[[0-9a-f:.]{2,45}\]|[a-z0-9_](?:[a-z0-9_-]{0,62}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,62}[a-z0-9_])?)*\.?)(?::(\d{1,5}))?$/i;
 
 export interface HostCheck {
   /** Throws 400 (malformed) or 421 (not an allowed name); returns the origin to build links from. */

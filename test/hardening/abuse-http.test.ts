@@ -94,7 +94,9 @@ describe('Host header', () => {
     const foreign = await get(listing, `attacker.example:${port}`);
     expect(foreign.status).toBe(421);
     expect(JSON.parse(foreign.body).message).toContain('--allowed-hosts');
-    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]) expect((await get(listing, host)).status).toBe(200);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, 'LOCALHOST', 'localhost.']) expect((await get(listing, host)).status).toBe(200);
+    // A container name with an underscore is well-formed, just not configured.
+    expect((await get(listing, 'my_service:8420')).status).toBe(421);
     healthy();
   });
 
@@ -119,7 +121,7 @@ describe('Host header', () => {
 
 describe('headers', () => {
   test('nosniff on every answer; /swagger has a CSP with frame-ancestors none', async () => {
-    for (const path of ['/health', '/no-such-path', '/indexes?token=x', '/openapi.json']) {
+    for (const path of ['/health', '/no-such-path', '/indexes?token=x', '/openapi.json', '/swagger-assets/swagger-ui.css']) {
       const res = await fetch(srv.url + path);
       await res.arrayBuffer();
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
