@@ -106,10 +106,16 @@ export class VisualAnalyzer implements Analyzer {
     // Bounds that do not wait for ffmpeg's next log line (a file with one frame a minute logs one
     // line a minute while the sampler writes a JPEG a second): bytes of frames, free disk space.
     let stopped: Error | null = null;
+    // Two sources of progress (the decoder's log, the sampler's files): shown only forwards.
+    let shown = 0;
+    const progress = (t: number) => {
+      const f = video.durationSec > 0 ? Math.min(0.99, t / video.durationSec) : 0;
+      if (f > shown) ctx.progress((shown = f));
+    };
     const watch = setInterval(() => {
       try {
         selector.poll();
-        if (video.durationSec > 0) ctx.progress(Math.min(0.99, selector.sampledUpTo / video.durationSec));
+        progress(selector.sampledUpTo);
         const limit = this.opts.maxFrameBytes;
         if (limit && selector.bytesOnDisk > limit) throw new Error(`its sampled frames passed the limit of ${limit} bytes per video (--max-frame-bytes-per-video)`);
         const min = this.opts.minFreeBytes;
@@ -140,7 +146,7 @@ export class VisualAnalyzer implements Analyzer {
         const t = selector.scores.lastT;
         if (t - reportedAt < 1) continue;
         reportedAt = t;
-        if (video.durationSec > 0) ctx.progress(Math.min(0.99, t / video.durationSec));
+        progress(t);
         keep(selector.settled(kept));
       }
       code = await proc.exited;
