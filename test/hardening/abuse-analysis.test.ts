@@ -84,6 +84,25 @@ describe('frame amplification', () => {
     }
   });
 
+  test('a long video with a new picture every second is sampled more sparsely: frames bounded by --max-frames-per-video', async () => {
+    // The 23-hour file of the review, scaled down: 10 minutes of a picture that changes every second.
+    const file = join(dir, 'ticking.mp4');
+    await run([ffmpeg, '-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=s=320x240:r=1', '-f', 'lavfi', '-i', 'anullsrc=r=8000:cl=mono', '-t', '600', '-c:v', 'mpeg4', '-q:v', '10', '-c:a', 'aac', '-b:a', '8k', '-shortest', file]);
+    const videoDir = mkdtempSync(join(dir, 'video-'));
+    const result = await new VisualAnalyzer({ ...DEFAULT_VISUAL, maxCandidates: 60 }).run({
+      video: { id: 'ticking', path: file, dir: videoDir, durationSec: 600, fps: 1, width: 320, height: 240, hasAudio: true },
+      ffmpeg,
+      signal: new AbortController().signal,
+      log: createLogger('error'),
+      progress: () => {},
+      frames: () => [],
+      segments: () => [],
+    });
+    expect(result.frames!.length).toBeGreaterThan(30);
+    expect(result.frames!.length).toBeLessThanOrEqual(61);
+    expect(readdirSync(join(videoDir, 'frames')).length).toBe(result.frames!.length);
+  });
+
   test('more frame bytes than --max-frame-bytes-per-video fail the stage and delete its partial output', async () => {
     const { error, videoDir } = await visual({ ...DEFAULT_VISUAL, maxFrameBytes: 100_000 });
     expect(error?.message).toContain('--max-frame-bytes-per-video');
