@@ -16,6 +16,7 @@ import { openDatabase } from '../storage/db';
 import { DataDir } from '../storage/files';
 import { eq } from 'drizzle-orm';
 import { videos } from '../storage/schema';
+import { playbackStep } from './playback-step';
 import { JobQueue } from './queue';
 
 export type WorkerMessage = { type: 'changed'; video_id: string } | { type: 'idle' } | { type: 'ready'; analyzers: string[] } | { type: 'recycle'; rss_bytes: number };
@@ -90,6 +91,9 @@ export async function runWorker(config: Config): Promise<number> {
     }
     const outcome = await runJob(job, { db, queue, files, analyzers, ffmpeg, workerId, log, onChange: (id) => send({ type: 'changed', video_id: id }) }, stop.signal);
     log.debug('job finished', { video_id: job.videoId, outcome });
+    if (outcome === 'ready' && (await playbackStep({ db, files, ffmpeg, log }, job.videoId, stop.signal))) send({ type: 'changed', video_id: job.videoId });
+    // Removed while its playback copy was being made: take what was written.
+    if (outcome === 'ready' && !queue.get(job.videoId)) files.removeVideoFiles(job.videoId);
     // Removed while being analysed: the removal may have run before this worker wrote its files.
     if (outcome === 'cancelled' && !queue.get(job.videoId)) files.removeVideoFiles(job.videoId);
     // A long video leaves the heap and the native allocators grown (about 0.95 GB after a 60-minute

@@ -114,6 +114,7 @@ export function resourceView(v: Video, config: Config, links: MediaLinks, origin
       ...(v.analysis && { analysis: v.analysis }),
     },
     src: origin + links.sign(`/media/${v.id}`),
+    ...(v.analysis?.playback !== undefined && { playback_src: origin + links.sign(`/media/${v.id}/playback`) }),
     progress: v.progress,
     ...(v.stage && { stage: v.stage }),
     ...(place && { queue_position: place.position, ...(place.etaSec !== null && { eta_sec: place.etaSec }) }),

@@ -583,7 +583,7 @@ async function viewVideo(main, indexId, fileId, params) {
   if (!r) throw new ApiError(404, 'There is no such video in this index.');
   document.title = `${r.file_name} · vidq`;
 
-  const player = h('video', { id: 'player', controls: true, preload: 'metadata', playsInline: true, src: r.src, 'aria-label': `Video ${r.file_name}` });
+  const player = h('video', { id: 'player', controls: true, preload: 'metadata', playsInline: true, src: r.playback_src ?? r.src, 'aria-label': `Video ${r.file_name}` });
   const start = Number(params.get('t'));
   if (Number.isFinite(start) && start > 0) player.addEventListener('loadedmetadata', () => (player.currentTime = start), { once: true });
   const seek = (t) => {
