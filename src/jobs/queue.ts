@@ -267,6 +267,7 @@ export class JobQueue {
         out.failed.push(j.videoId);
       } else {
         this.db.update(jobs).set({ state: 'pending', workerId: null, updatedAt: now }).where(eq(jobs.videoId, j.videoId)).run();
+        this.db.update(videos).set({ stage: QUEUED_STAGE, updatedAt: now }).where(eq(videos.id, j.videoId)).run();
         out.requeued.push(j.videoId);
       }
     }

@@ -106,5 +106,11 @@ export async function runWorker(config: Config): Promise<number> {
   }
   for (const a of analyzers) await a.close?.();
   db.$client.close();
+  // Left on purpose (a restart to give memory back, or an idle short lane): the stdin reader
+  // would keep the process alive, so exit, once the last message has gone out.
+  if (!stop.signal.aborted) {
+    await Bun.sleep(50);
+    process.exit(0);
+  }
   return 0;
 }

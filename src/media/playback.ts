@@ -57,7 +57,7 @@ export async function makePlaybackCopy(ffmpeg: string, source: string, dir: stri
       : [
           // Even dimensions within 1280×720 (or 720×1280), never upscaled; yuv420p for every decoder.
           '-vf', `scale='trunc(iw*sar*${FIT}/2)*2':'trunc(ih*${FIT}/2)*2',setsar=1,format=yuv420p`,
-          '-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-threads', '1',
+          '-c:v', 'libx264', '-preset', 'superfast', '-crf', '26', '-threads', '1',
           '-c:a', 'aac', '-b:a', '128k', '-ac', '2',
         ];
   const proc = Bun.spawn([ffmpeg, '-hide_banner', '-nostdin', '-loglevel', 'error', '-y', '-i', source, '-map', '0:v:0', '-map', '0:a:0?', '-sn', '-dn', ...codec, '-movflags', '+faststart', '-f', 'mp4', tmp], { stdout: 'ignore', stderr: 'pipe', signal });

@@ -106,11 +106,66 @@ test('a short video added while a long one is analysed is ready within a bound (
     console.log(`short video ready ${waitedSec.toFixed(1)} s after upload while a 20-minute one was analysed (loaded machine)`);
     expect(ready).toBe(true);
     expect(waitedSec).toBeLessThan(60);
+    // The short lane's worker exits once no short video waits: one worker process is left.
+    let workers = workerRss().size;
+    for (let i = 0; i < 100 && workers > 1; i++) {
+      await Bun.sleep(100);
+      workers = workerRss().size;
+    }
+    expect(workers).toBe(1);
     const queued = seen.find((v) => v.stage === 'queued');
     if (queued) {
       expect(queued.queue_position).toBe(1);
       expect(typeof queued.eta_sec).toBe('number');
     }
+  } finally {
+    await srv.stop();
+    origin.stop();
+  }
+});
+
+/** Resident memory of the analysis worker processes this test process started (MiB by pid). */
+function workerRss(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const pid of new Bun.Glob('[0-9]*').scanSync({ cwd: '/proc', onlyFiles: false })) {
+    try {
+      const status = require('node:fs').readFileSync(`/proc/${pid}/status`, 'utf8') as string;
+      const cmd = require('node:fs').readFileSync(`/proc/${pid}/cmdline`, 'utf8') as string;
+      if (Number(/PPid:\s+(\d+)/.exec(status)?.[1]) !== process.pid || !cmd.includes('worker')) continue;
+      out.set(Number(pid), Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024));
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+test('a worker restarts after a video of --worker-recycle-sec or longer, giving its memory back, and the next one analyses', async () => {
+  const lines: string[] = [];
+  const srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual,speech', 'worker-recycle-sec': '5', 'log-level': 'info' }, { logSink: (l) => lines.push(l) });
+  const list = async () => (await getJson(srv.url, `/index-resources?token=${srv.token}&index=recycle`)).body as any[];
+  const origin = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => new Response(Bun.file(clip(new URL(req.url).pathname.slice(1)))) });
+  try {
+    const waitReady = async (n: number) => {
+      for (let i = 0; i < 1200 && !((await list()).filter((r) => r.status === 'ready').length >= n); i++) await Bun.sleep(100);
+    };
+    expect((await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'recycle', url: `http://127.0.0.1:${origin.port}/chaplin-bw.mp4` })).status).toBe(200);
+    await waitReady(1);
+    let recycled: any;
+    for (let i = 0; i < 100 && !recycled; i++) {
+      recycled = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'analysis worker restarts to give its memory back');
+      await Bun.sleep(100);
+    }
+    expect(recycled).toBeDefined();
+    await Bun.sleep(1500); // the fresh worker starts
+    const fresh = [...workerRss().values()];
+    console.log(`worker RSS before its restart ${recycled.rss_mb} MB; the fresh worker idles at ${fresh.join(', ')} MB (short clip, loaded machine)`);
+    expect(fresh).toHaveLength(1);
+    expect((await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'recycle', url: `http://127.0.0.1:${origin.port}/countdown-living-room.mp4` })).status).toBe(200);
+    await waitReady(2);
+    expect((await list()).every((r) => r.status === 'ready')).toBe(true);
+    // A planned restart is not a crash.
+    expect(lines.some((l) => l.includes('analysis worker exited; restarting it'))).toBe(false);
   } finally {
     await srv.stop();
     origin.stop();

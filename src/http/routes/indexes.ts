@@ -1,9 +1,9 @@
 /** GET /indexes, GET /index-resources, DELETE /indexes/{id}, POST /indexes/{id}/restore. */
-import { QUEUED_STAGE, type PlaceInLine } from '../../jobs/queue';
 import { Elysia, t } from 'elysia';
 import type { Config } from '../../config';
 import { badRequest, forbidden, unauthorized } from '../../errors';
 import type { IndexView } from '../../indexes/service';
+import type { PlaceInLine } from '../../jobs/queue';
 import type { MediaLinks } from '../../media/links';
 import type { Service } from '../../service';
 import type { Video } from '../../storage/schema';
@@ -48,7 +48,7 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
         const origin = originOf(request);
         const rows = s.indexes.resources(user.id, index.id);
         // Places in line are read fresh (the cached rows do not change when other videos move).
-        const line = rows.some((v) => v.stage === QUEUED_STAGE) ? s.queue.placesInLine(s.config.analysisWorkers, s.config.shortLaneSec) : undefined;
+        const line = rows.some((v) => v.status === 'processing') ? s.queue.placesInLine(s.config.analysisWorkers, s.config.shortLaneSec) : undefined;
         return rows.map((v) => resourceView(v, s.config, s.links, origin, line));
       },
       {
