@@ -61,6 +61,12 @@ test('the queue takes users in turns, short videos first within a user, and hono
     // The short lane only takes short videos.
     expect(s.queue.claim('w_lane', new Date(), { maxVideoSec: 60 })).toBeNull();
     expect(s.queue.claim('w_any', new Date())!.videoId).toBe('a6');
+
+    // Waiting in line for hours is not being stuck: the maintenance job leaves a pending job's video alone.
+    add('b3', b, ib.id, 100, 20);
+    const later = new Date(Date.now() + 10 * 3600_000);
+    s.maintenance.failStuck(later);
+    expect(s.db.select().from(videos).all().find((v) => v.id === 'b3')!.status).toBe('processing');
   } finally {
     s.close();
   }
