@@ -143,14 +143,20 @@ export class JobQueue {
     const out = new Map<string, PlaceInLine>();
     if (order.length === 0) return out;
     const rate = this.secondsPerVideoSecond();
-    const running = this.db.select({ eta: jobs.etaSec }).from(jobs).where(eq(jobs.state, 'running')).all();
-    const busy = running.reduce((s, r) => s + (r.eta ?? 0), 0);
+    const running = this.db
+      .select({ eta: jobs.etaSec, progress: jobs.progress, durationSec: videos.durationSec })
+      .from(jobs)
+      .innerJoin(videos, eq(videos.id, jobs.videoId))
+      .where(eq(jobs.state, 'running'))
+      .all();
+    // A job that just started has no ETA of its own yet: its length at the measured speed.
+    const busy = running.reduce((s, r) => s + (r.eta ?? (r.durationSec ?? 0) * rate * (1 - r.progress / 100)), 0);
     let ahead = busy;
     order.forEach((w, i) => {
       const own = w.durationSec * rate;
       const lane = shortLaneSec > 0 && w.durationSec <= shortLaneSec && running.length >= workers;
       const eta = lane ? own : ahead / Math.max(1, workers) + own;
-      out.set(w.videoId, { position: i + 1, etaSec: rate > 0 ? Math.round(eta) : null });
+      out.set(w.videoId, { position: i + 1, etaSec: rate > 0 ? Math.max(1, Math.round(eta)) : null });
       ahead += own;
     });
     return out;
