@@ -23,7 +23,23 @@ const long = join(dir, 'long.mp4');
 Bun.spawnSync([ffmpeg, '-loglevel', 'error', '-y', '-stream_loop', String(Math.ceil((minutes * 60) / 40) - 1), '-i', join(MEDIA, 'bottles.mp4'), '-c', 'copy', long]);
 const files: Record<string, string> = { 'long.mp4': long, 'short.mp4': join(MEDIA, 'chaplin-bw.mp4') };
 const origin = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => new Response(Bun.file(files[new URL(req.url).pathname.slice(1)] ?? '/nonexistent')) });
-const srv = await startTestServer({ 'analysis-workers': '1', analyzers: values.analyzers ?? 'visual', 'short-lane-sec': values['short-lane-sec'] ?? '120' });
+// The worker restarts after the long video (--worker-recycle-sec 300): its log says how much it held.
+const recycles: string[] = [];
+const srv = await startTestServer(
+  { 'analysis-workers': '1', analyzers: values.analyzers ?? 'visual', 'short-lane-sec': values['short-lane-sec'] ?? '120', 'worker-recycle-sec': '300', 'log-level': 'info' },
+  { logSink: (l) => l.includes('give its memory back') && recycles.push(l) },
+);
+/** VmRSS (MB) of this process's worker children. */
+const workerRss = () =>
+  [...new Bun.Glob('[0-9]*').scanSync({ cwd: '/proc', onlyFiles: false })].flatMap((pid) => {
+    try {
+      const st = require('node:fs').readFileSync(`/proc/${pid}/status`, 'utf8') as string;
+      if (Number(/PPid:\s+(\d+)/.exec(st)?.[1]) !== process.pid) return [];
+      return [Math.round(Number(/VmRSS:\s+(\d+)/.exec(st)?.[1]) / 1024)];
+    } catch {
+      return [];
+    }
+  });
 const post = (name: string) => fetch(srv.url + '/remote-upload', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: srv.token, index: 'b', url: `http://127.0.0.1:${origin.port}/${name}` }) }).then((r) => r.json() as Promise<any>);
 const list = async () => (await (await fetch(`${srv.url}/index-resources?token=${srv.token}&index=b`)).json()) as any[];
 try {
@@ -42,6 +58,9 @@ try {
     if (!longReady && rows.find((r) => r.file_id === longKey).status === 'ready') longReady = (performance.now() - t0) / 1000;
     await Bun.sleep(200);
   }
+  await Bun.sleep(3000);
+  for (const l of recycles) console.log(`worker before its restart: ${JSON.parse(l).rss_mb} MB`);
+  console.log(`worker processes now: ${workerRss().join(', ')} MB`);
   console.log(`short lane ${values['short-lane-sec'] ?? '120'} s, long ${minutes} min, analyzers ${values.analyzers ?? 'visual'}: short clip ready after ${shortReady.toFixed(1)} s (first shown as stage ${firstSeen.stage}, place ${firstSeen.queue_position ?? '-'}, eta ${firstSeen.eta_sec ?? '-'} s); long ready after ${longReady.toFixed(1)} s`);
 } finally {
   await srv.stop();

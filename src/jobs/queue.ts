@@ -37,6 +37,8 @@ export interface PlaceInLine {
  * target is 20× real time).
  */
 const DEFAULT_RATE = 0.05;
+/** A short-lane worker's start with its models (measured 10-14 s with every analyzer, loaded machine). */
+const LANE_START_SEC = 10;
 /** Within one user's turn, videos up to this long go before longer ones. */
 const SHORT_FIRST_SEC = 120;
 /** Places in line are counted this far (a longer line shows no position beyond it). */
@@ -155,7 +157,7 @@ export class JobQueue {
     order.forEach((w, i) => {
       const own = w.durationSec * rate;
       const lane = shortLaneSec > 0 && w.durationSec <= shortLaneSec && running.length >= workers;
-      const eta = lane ? own : ahead / Math.max(1, workers) + own;
+      const eta = lane ? LANE_START_SEC + own : ahead / Math.max(1, workers) + own;
       out.set(w.videoId, { position: i + 1, etaSec: rate > 0 ? Math.max(1, Math.round(eta)) : null });
       ahead += own;
     });
