@@ -78,7 +78,7 @@ export class JobQueue {
    */
   claim(workerId: string, now = new Date(), rules: ClaimRules = {}): Job | null {
     return writeTx(this.db, (tx) => {
-      const next = this.turnOrder(tx, rules)[0];
+      const next = this.turnOrder(tx, rules, 1)[0];
       if (!next) return null;
       const claimed = tx
         .update(jobs)
@@ -96,7 +96,7 @@ export class JobQueue {
    * another's); within a user, short videos before long ones (a 10-second clip should not wait
    * for an hour-long one), then the oldest.
    */
-  private turnOrder(db: Db, rules: ClaimRules = {}): Waiting[] {
+  private turnOrder(db: Db, rules: ClaimRules = {}, limit = MAX_LINE): Waiting[] {
     const pending: Waiting[] = db
       .select({ videoId: jobs.videoId, userId: videos.userId, durationSec: videos.durationSec, createdAt: jobs.createdAt })
       .from(jobs)
@@ -117,20 +117,33 @@ export class JobQueue {
     const left = pending
       .filter((w) => rules.maxVideoSec === undefined || w.durationSec <= rules.maxVideoSec)
       .filter((w) => cap <= 0 || (byUser.get(w.userId)?.running ?? 0) < cap);
-    const order = (a: Waiting, b: Waiting) => {
-      const ua = byUser.get(a.userId)!;
-      const ub = byUser.get(b.userId)!;
-      return ua.running - ub.running || ua.lastTurn - ub.lastTurn || short(a) - short(b) || a.createdAt.getTime() - b.createdAt.getTime();
-    };
-    // The line as the turns will go: after each pick its user's last turn is the latest.
+    // Each user's own line: short ones first, then the oldest.
+    const perUser = new Map<string, Waiting[]>();
+    for (const w of left) {
+      const own = perUser.get(w.userId);
+      if (own) own.push(w);
+      else perUser.set(w.userId, [w]);
+    }
+    for (const own of perUser.values()) own.sort((a, b) => short(a) - short(b) || a.createdAt.getTime() - b.createdAt.getTime());
+    // Then the users' turns as they will go: after each pick its user's last turn is the latest.
     const line: Waiting[] = [];
     let turn = Number.MAX_SAFE_INTEGER / 2;
-    while (left.length) {
-      left.sort(order);
-      const next = left.shift()!;
-      line.push(next);
-      byUser.set(next.userId, { running: byUser.get(next.userId)!.running, lastTurn: turn++ });
-      if (rules.maxVideoSec !== undefined || line.length >= MAX_LINE) break;
+    while (line.length < limit) {
+      let best: string | null = null;
+      for (const [user, own] of perUser) {
+        if (best === null) {
+          best = user;
+          continue;
+        }
+        const [u, b] = [byUser.get(user)!, byUser.get(best)!];
+        const [x, y] = [own[0]!, perUser.get(best)![0]!];
+        if ((u.running - b.running || u.lastTurn - b.lastTurn || short(x) - short(y) || x.createdAt.getTime() - y.createdAt.getTime()) < 0) best = user;
+      }
+      if (best === null) break;
+      const own = perUser.get(best)!;
+      line.push(own.shift()!);
+      if (own.length === 0) perUser.delete(best);
+      byUser.set(best, { running: byUser.get(best)!.running, lastTurn: turn++ });
     }
     return line;
   }

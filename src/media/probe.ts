@@ -15,7 +15,7 @@ export interface MediaInfo {
   width: number;
   height: number;
   /** Clockwise rotation the player applies (0, 90, 180, 270). */
-  rotation: number;
+  rotation?: number;
   videoCodec: string;
   hasAudio: boolean;
   /** MIME type and file extension chosen for storage. */

@@ -132,7 +132,7 @@ describe('container types and displayed size', () => {
     for (const tool of [ffprobe, crashing]) {
       const info = await probeFile(tool, f, opts());
       expect([info.width, info.height]).toEqual([576, 1024]);
-      expect(info.rotation % 180).toBe(90);
+      expect((info.rotation ?? 0) % 180).toBe(90);
     }
   });
 
