@@ -325,7 +325,7 @@ export class Composer {
       const chosen = (ranked.length ? ranked : transcripts).slice(0, Math.max(1, style.items - 1)).sort((a, b) => a.start - b.start);
       const parts = chosen.map((s) => {
         this.citeSegment(s);
-        return `${span(s.start, s.end)}${this.where(s.videoId)}: ${quote(s.text)}`;
+        return `${span(s.start, s.end)}${onTrack(s)}${this.where(s.videoId)}: ${quote(s.text)}`;
       });
       return { text: `The speaker says, ${parts.join('; ')}.`, found: true };
     }
@@ -336,7 +336,7 @@ export class Composer {
       this.citeSegment(first);
       if (last !== first) this.citeSegment(last);
       return {
-        text: `I could not find what is said: someone speaks ${span(first.start, last.end)}${this.where(first.videoId)}, but the speech was not transcribed (no speech-to-text model is installed; see "vidq models pull").`,
+        text: `I could not find what is said: someone speaks ${span(first.start, last.end)}${onTrack(first)}${this.where(first.videoId)}, but the speech was not transcribed (no speech-to-text model is installed; see "vidq models pull").`,
         found: false,
       };
     }
@@ -409,6 +409,13 @@ export class Composer {
   }
 }
 
+/** Which audio track a speech segment is on, for videos with several (the speech stage sets it only then). */
+function onTrack(s: Segment): string {
+  const x = s.extra as { track?: unknown; language?: unknown } | null;
+  if (typeof x?.track !== 'number') return '';
+  return ` on audio track ${x.track}${typeof x.language === 'string' ? ` (${x.language})` : ''}`;
+}
+
 /** USE-lite cosine from which a segment counts as support without a shared word (paraphrases ≈ 0.6, unrelated ≤ 0.35). */
 const SUPPORT_COSINE = 0.45;
 
@@ -419,11 +426,11 @@ function sentenceFor(s: Segment, where: string, file: string | null): string {
       return `The screen shows ${quote(s.text)} ${span(s.start, s.end)}${inFile}.`;
     case 'transcript':
     case 'caption':
-      return `${span(s.start, s.end).replace(/^./, (c) => c.toUpperCase())}${inFile}: ${quote(s.text)}.`;
+      return `${span(s.start, s.end).replace(/^./, (c) => c.toUpperCase())}${onTrack(s)}${inFile}: ${quote(s.text)}.`;
     case 'object':
       return `${capital(article(labelNoun(s.text)))} is visible ${span(s.start, s.end)}${inFile}.`;
     case 'speech':
-      return `Someone speaks ${span(s.start, s.end)}${inFile}.`;
+      return `Someone speaks ${span(s.start, s.end)}${onTrack(s)}${inFile}.`;
     default:
       return `${capital(s.text)} ${span(s.start, s.end)}${inFile}.`;
   }

@@ -167,6 +167,10 @@ describe('text on screen for 2 s is read', () => {
     expect(sel.probes(1, 3).map((p) => p.t)).toEqual([]);
     expect(sel.probes(4, 11.001).map((p) => p.t)).toEqual([6, 8, 10]);
     expect(sel.probes(-1, 1).map((p) => p.t)).toEqual([]);
+    // Where candidates are missing (dropped duplicates), the next one after the gap.
+    const gappy = new FrameSelector('/nonexistent', DEFAULT_VISUAL) as unknown as typeof sel;
+    for (const t of [0, 1, 2, 6, 7, 8, 9]) gappy.candidates.push({ t, file: `${String(t + 1).padStart(6, '0')}.jpg` });
+    expect(gappy.probes(0, 10).map((p) => p.t)).toEqual([2, 6, 8]);
   });
 });
 

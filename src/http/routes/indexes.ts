@@ -3,6 +3,7 @@ import { Elysia, t } from 'elysia';
 import type { Config } from '../../config';
 import { badRequest, forbidden, unauthorized } from '../../errors';
 import type { IndexView } from '../../indexes/service';
+import type { PlaceInLine } from '../../jobs/queue';
 import type { MediaLinks } from '../../media/links';
 import type { Service } from '../../service';
 import type { Video } from '../../storage/schema';
@@ -31,6 +32,7 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
         query: IndexesQuery,
         response: { 200: t.Array(IndexViewSchema), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
         detail: {
+          operationId: 'listIndexes',
           tags: ['indexes'],
           summary: "List a user's indexes",
           description: 'Without a token this answers only while the server is bound to loopback (configurable). With a token, user_id is optional and must match it.',
@@ -45,12 +47,15 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
         if (!query.index) throw badRequest('query parameter "index" is required: the index_id or the name of an index');
         const index = s.indexes.resolve(user, query.index, { byName: true });
         const origin = originOf(request);
-        return s.indexes.resources(user.id, index.id).map((v) => resourceView(v, s.config, s.links, origin));
+        const rows = s.indexes.resources(user.id, index.id);
+        // Places in line are read fresh (the cached rows do not change when other videos move).
+        const line = rows.some((v) => v.status === 'processing') ? s.queue.placesInLine(s.config.analysisWorkers, s.config.shortLaneSec) : undefined;
+        return rows.map((v) => resourceView(v, s.config, s.links, origin, line));
       },
       {
         query: ResourcesQuery,
         response: { 200: t.Array(Resource), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
-        detail: { tags: ['indexes'], summary: 'List the media resources of an index', description: 'Served from an in-memory cache that every write to the index invalidates.' },
+        detail: { operationId: 'listIndexResources', tags: ['indexes'], summary: 'List the media resources of an index', description: 'Served from an in-memory cache that every write to the index invalidates.' },
       },
     )
     .delete(
@@ -60,10 +65,15 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
         return indexView(s, user.id, s.indexes.softDelete(user, params.index_id).id);
       },
       {
-        params: t.Object({ index_id: t.String() }),
-        query: t.Object({ token: t.Optional(t.String()) }),
+        params: t.Object({ index_id: t.String({ description: 'index_id of the index' }) }),
+        query: t.Object({ token: t.Optional(t.String({ description: 'user authentication token (or an `Authorization: Bearer` header)' })) }),
         response: { 200: IndexViewSchema, 401: ErrorBody, 404: ErrorBody },
-        detail: { tags: ['indexes'], summary: 'Delete an index (soft: restorable until purged after the retention)' },
+        detail: {
+          operationId: 'deleteIndex',
+          tags: ['indexes'],
+          summary: 'Delete an index (soft: restorable until purged after the retention)',
+          description: 'Hidden from listings unless `include_deleted=true`; its uploads, questions and files answer 404 until it is restored. Purged with its files after `--purge-after-days`.',
+        },
       },
     )
     .post(
@@ -73,10 +83,15 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
         return indexView(s, user.id, s.indexes.restore(user, params.index_id).id);
       },
       {
-        params: t.Object({ index_id: t.String() }),
+        params: t.Object({ index_id: t.String({ description: 'index_id of the index' }) }),
         body: t.Optional(TokenBody),
         response: { 200: IndexViewSchema, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
-        detail: { tags: ['indexes'], summary: 'Restore a deleted index' },
+        detail: {
+          operationId: 'restoreIndex',
+          tags: ['indexes'],
+          summary: 'Restore a deleted index',
+          description: 'The body is optional: the token may come as `Authorization: Bearer` instead. Restoring a live index changes nothing; 400 when another live index has taken its name.',
+        },
       },
     );
 }
@@ -91,7 +106,8 @@ function parseBool(v: string | undefined, name: string): boolean {
   throw badRequest(`query parameter "${name}" must be "true" or "false"`);
 }
 
-export function resourceView(v: Video, config: Config, links: MediaLinks, origin: string) {
+export function resourceView(v: Video, config: Config, links: MediaLinks, origin: string, line?: Map<string, PlaceInLine>) {
+  const place = v.status === 'processing' ? line?.get(v.id) : undefined;
   return {
     file_name: v.fileName,
     file_id: v.id,
@@ -109,8 +125,10 @@ export function resourceView(v: Video, config: Config, links: MediaLinks, origin
       ...(v.analysis && { analysis: v.analysis }),
     },
     src: origin + links.sign(`/media/${v.id}`),
+    ...(v.analysis?.playback !== undefined && { playback_src: origin + links.sign(`/media/${v.id}/playback`) }),
     progress: v.progress,
     ...(v.stage && { stage: v.stage }),
+    ...(place && { queue_position: place.position, ...(place.etaSec !== null && { eta_sec: place.etaSec }) }),
     ...(v.error && { error: v.error }),
   };
 }
