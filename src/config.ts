@@ -45,6 +45,8 @@ export interface Config {
   readonly maintenanceCron: string;
   /** Largest JSON request body, in bytes (413 above). @default 1 MiB */
   readonly maxBodyBytes: number;
+  /** Largest file sent to POST /upload, in bytes (413 above); 0 = the same as maxDownloadBytes. @default maxDownloadBytes */
+  readonly maxUploadBytes: number;
   /** Refuse uploads while the data directory's disk has less free space than this, in bytes. @default 1 GiB */
   readonly minFreeBytes: number;
   /** Analysis worker processes (0 = no analysis: videos are ready once stored). @default 1 */
@@ -131,6 +133,7 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile'>> = Object.freeze({
   stuckAfterMinutes: 120,
   maintenanceCron: '*/5 * * * *',
   maxBodyBytes: 1 * MiB,
+  maxUploadBytes: 0,
   minFreeBytes: 1 * GiB,
   analysisWorkers: 1,
   analyzers: 'visual,ocr,objects,speech,embeddings',
@@ -166,6 +169,7 @@ const OPTIONS: OptionSpec[] = [
   { key: 'stuckAfterMinutes', flag: 'stuck-after-minutes', env: 'VIDQ_STUCK_AFTER_MINUTES', kind: 'int', help: 'minutes before an unfinished resource is failed' },
   { key: 'maintenanceCron', flag: 'maintenance-cron', env: 'VIDQ_MAINTENANCE_CRON', kind: 'string', help: 'cron pattern of the maintenance job' },
   { key: 'maxBodyBytes', flag: 'max-body-bytes', env: 'VIDQ_MAX_BODY_BYTES', kind: 'int', help: 'largest request body (bytes)' },
+  { key: 'maxUploadBytes', flag: 'max-upload-bytes', env: 'VIDQ_MAX_UPLOAD_BYTES', kind: 'int', help: 'largest file sent to POST /upload (bytes; 0 = --max-download-bytes)' },
   { key: 'minFreeBytes', flag: 'min-free-bytes', env: 'VIDQ_MIN_FREE_BYTES', kind: 'int', help: 'refuse uploads below this much free disk (bytes)' },
   { key: 'analysisWorkers', flag: 'analysis-workers', env: 'VIDQ_ANALYSIS_WORKERS', kind: 'int', help: 'analysis worker processes (0 = no analysis)' },
   { key: 'analyzers', flag: 'analyzers', env: 'VIDQ_ANALYZERS', kind: 'string', help: 'analyzers to run, comma-separated' },
@@ -255,6 +259,8 @@ export function loadConfig(flags: FlagValues = {}, env: Record<string, string | 
   analyzerNames(merged.analyzers as string);
   if ((merged.frameIntervalSec as number) < 1) throw new ConfigError('--frame-interval-sec must be at least 1');
   checkGenerator(merged);
+  // Uploads share the download cap unless given their own.
+  if (merged.maxUploadBytes === 0) merged.maxUploadBytes = merged.maxDownloadBytes;
   merged.dataDir = resolve(String(merged.dataDir).replace(/^~(?=$|\/)/, homedir()));
   merged.modelsDir = merged.modelsDir ? resolve(String(merged.modelsDir)) : join(merged.dataDir as string, 'models');
   if (configFile || existsSync(fileCandidate)) merged.configFile = fileCandidate;

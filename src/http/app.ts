@@ -7,6 +7,7 @@ import { ApiError, errorBody } from '../errors';
 import { checkParsedBody, limitBody, NATIVE_BODY_LIMIT } from './body';
 import type { Service } from '../service';
 import { docsPlugin } from './docs';
+import { fileUploadRoutes } from './routes/file-upload';
 import { indexRoutes } from './routes/indexes';
 import { inquireRoutes } from './routes/inquire';
 import { mediaRoutes } from './routes/media';
@@ -39,6 +40,7 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
     .use(docsPlugin())
     .get('/health', () => ({ status: 'ok' }), { detail: { hide: true } })
     .use(uploadRoutes(s))
+    .use(fileUploadRoutes(s))
     .use(inquireRoutes(s))
     .use(indexRoutes(s, opts))
     .use(mediaRoutes(s))

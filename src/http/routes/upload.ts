@@ -45,6 +45,11 @@ export function uploadRoutes(s: Service) {
 
 /** Streams the upload's events; errors after the stream has started arrive as an `error` event. */
 function uploadAsEvents(s: Service, authorized: AuthorizedUpload): Response {
+  return uploadEventStream((send) => s.ingest.fetchAndStore(authorized, send));
+}
+
+/** The event stream of any upload (also POST /upload): `run` stores the file and emits its events. */
+export function uploadEventStream(run: (send: (e: UploadEvent) => void) => Promise<unknown>): Response {
   const enc = new TextEncoder();
   let open = true;
   const stream = new ReadableStream<Uint8Array>({
@@ -57,8 +62,7 @@ function uploadAsEvents(s: Service, authorized: AuthorizedUpload): Response {
           open = false;
         }
       };
-      s.ingest
-        .fetchAndStore(authorized, send)
+      run(send)
         .catch(() => {}) // already sent as an `error` event
         .finally(() => {
           if (open) controller.close();
