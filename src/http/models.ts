@@ -113,6 +113,7 @@ export const Resource = t.Object({
       video_codec: t.Optional(t.String()),
       has_audio: t.Optional(t.Boolean()),
       file_size: t.Optional(t.Integer({ description: 'bytes' })),
+      sha256: t.Optional(t.String({ description: 'additive: SHA-256 of the stored file (hex), so clients can skip files the index has' })),
       analysis: t.Optional(t.Record(t.String(), t.Any(), { description: 'per analyzer: the engine used and what it found (counts, time taken)' })),
     },
     { additionalProperties: true },
