@@ -40,6 +40,7 @@ export async function startServer(config: Config, out: (line: string) => void = 
       const v = service.db.select({ userId: videos.userId, indexId: videos.indexId }).from(videos).where(eq(videos.id, videoId)).get();
       if (v) service.indexes.invalidate(v.userId, v.indexId);
       service.answering.invalidate(videoId);
+      service.search.invalidate(videoId);
     },
   });
   supervisor.start();

@@ -17,6 +17,8 @@ import { resolveBinaries } from './media/binaries';
 import { MediaLinks } from './media/links';
 import { openDatabase, type Db } from './storage/db';
 import { DataDir, writeSecret } from './storage/files';
+import { SearchService } from './search/service';
+import { ExportService } from './exports/service';
 
 export interface Service {
   config: Config;
@@ -27,6 +29,8 @@ export interface Service {
   indexes: IndexService;
   ingest: IngestService;
   answering: AnsweringService;
+  search: SearchService;
+  exports: ExportService;
   maintenance: Maintenance;
   links: MediaLinks;
   queue: JobQueue;
@@ -68,6 +72,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     ? new MomentReader({ ffmpeg, ocrModelDir: async () => (await analysisAssets(files.assetsDir, ['ocr'])).ocrModelDir, log: log.child({ part: 'moments' }) })
     : null;
   const answering = new AnsweringService({ db, config, accounts, indexes, links, files, embedder, moments, log: log.child({ part: 'answering' }) });
+  const search = new SearchService({ db, indexes, links, embedder });
   const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
   return Object.assign(service, {
     config,
@@ -78,6 +83,8 @@ export function createService(config: Config, log: Logger = createLogger(config.
     indexes,
     ingest,
     answering,
+    search,
+    exports: new ExportService({ db }),
     maintenance,
     links,
     queue,

@@ -7,10 +7,12 @@ import { ApiError, errorBody } from '../errors';
 import { checkParsedBody, limitBody, NATIVE_BODY_LIMIT } from './body';
 import type { Service } from '../service';
 import { docsPlugin } from './docs';
+import { exportRoutes } from './routes/exports';
 import { fileUploadRoutes } from './routes/file-upload';
 import { indexRoutes } from './routes/indexes';
 import { inquireRoutes } from './routes/inquire';
 import { mediaRoutes } from './routes/media';
+import { searchRoutes } from './routes/search';
 import { uiRoutes } from './routes/ui';
 import { uploadRoutes } from './routes/upload';
 import { videoRoutes } from './routes/videos';
@@ -41,6 +43,8 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
     .get('/health', () => ({ status: 'ok' }), { detail: { hide: true } })
     .use(uploadRoutes(s))
     .use(fileUploadRoutes(s))
+    .use(searchRoutes(s))
+    .use(exportRoutes(s))
     .use(inquireRoutes(s))
     .use(indexRoutes(s, opts))
     .use(mediaRoutes(s))
