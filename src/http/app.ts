@@ -98,7 +98,9 @@ function validationMessage(err: ValidationLike): { status: number; message: stri
     .replace('Expected string length greater or equal to', 'must be at least')
     .replace('Expected string length less or equal to', 'must be at most')
     .replace(/^Expected required property$/, 'is required')
-    .replace(/^Expected (string|number|integer|boolean|object|array)$/, (_, type: string) => `must be ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`);
+    .replace(/^Expected (string|number|integer|boolean|object|array)$/, (_, type: string) => `must be ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`)
+    // A t.Integer query parameter is checked as "a numeric string or an integer".
+    .replace(/^Expected union value$/, (ve.schema as { anyOf?: { type?: string }[] } | undefined)?.anyOf?.some((s) => s.type === 'integer') ? 'must be a whole number' : 'has an unexpected type');
   const units = /must be at (least|most) \d+$/.test(msg) ? ' characters' : '';
   return { status: 400, message: `${where} "${field}" ${msg.charAt(0).toLowerCase()}${msg.slice(1)}${units}` };
 }

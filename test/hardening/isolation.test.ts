@@ -108,6 +108,14 @@ describe("one user cannot reach the other's indexes, videos or files", () => {
     { name: 'GET /media/{her file}/frames/{n}.jpg with his token', run: () => call(`/media/${alice.key}/frames/${alice.frame}?token=${bob.token}`), status: [404] },
     { name: 'GET /videos/{her file}/segments with his token', run: () => call(`/videos/${alice.key}/segments?token=${bob.token}`), status: [404] },
     { name: 'GET /videos/{her file}/segments with his Bearer header', run: () => call(`/videos/${alice.key}/segments`, { headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },
+    // --- issue 14: direct upload, search, exports
+    { name: "POST /upload into Alice's index (by id)", run: () => call(`/upload?index=${alice.indexId}&file_name=x.mp4`, { method: 'POST', headers: { authorization: `Bearer ${bob.token}`, 'content-type': 'video/mp4' }, body: Bun.file(`${import.meta.dir}/../../../shared/media/bottles.mp4`) }), status: [404] },
+    { name: 'GET /search on her index (by id)', run: () => call(`/search?token=${bob.token}&index=${alice.indexId}&q=men`), status: [404] },
+    { name: 'GET /search on her index (by name)', run: () => call(`/search?token=${bob.token}&index=${alice.indexName}&q=men`), status: [404], echoes: () => [alice.indexName] },
+    { name: 'GET /search on his index with her video', run: () => call(`/search?token=${bob.token}&index=${bob.indexId}&q=men&video=${alice.key}`), status: [404] },
+    { name: 'GET /videos/{her file}/transcript.vtt', run: () => call(`/videos/${alice.key}/transcript.vtt?token=${bob.token}`), status: [404] },
+    { name: 'GET /videos/{her file}/transcript.srt (Bearer)', run: () => call(`/videos/${alice.key}/transcript.srt`, { headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },
+    { name: 'GET /videos/{her file}/insights.json', run: () => call(`/videos/${alice.key}/insights.json?token=${bob.token}`), status: [404] },
   ];
 
   for (const p of probes) {

@@ -1,5 +1,6 @@
 /** Downloads of a video's analysis: subtitles (WebVTT, SubRip) and everything found (JSON). */
 import { Elysia, t } from 'elysia';
+import { badRequest } from '../../errors';
 import { attachment } from '../../exports/formats';
 import type { Service } from '../../service';
 import { tokenOf } from '../auth';
@@ -8,8 +9,15 @@ import { ErrorBody } from '../models';
 const params = t.Object({ file_id: t.String({ description: 'file_id of the video' }) });
 const query = t.Object({
   token: t.Optional(t.String({ description: 'user authentication token (or an Authorization: Bearer header)' })),
-  download: t.Optional(t.String({ enum: ['true', 'false'], description: '"true" adds Content-Disposition: attachment (named after the video)' })),
+  download: t.Optional(t.String({ description: '"true" adds Content-Disposition: attachment (named after the video); default "false"' })),
 });
+
+/** The `download` switch: "true" or "false" (anything else is a 400, as include_deleted). */
+function asDownload(v: string | undefined): boolean {
+  if (v === undefined || v === 'false') return false;
+  if (v === 'true') return true;
+  throw badRequest('query parameter "download" must be "true" or "false"');
+}
 
 const Insights = t.Object({
   video_id: t.String(),
@@ -27,9 +35,10 @@ export function exportRoutes(s: Service) {
   const subtitles = (format: 'vtt' | 'srt') =>
     ({ params, query, request }: { params: { file_id: string }; query: { token?: string; download?: string }; request: Request }) => {
       const user = s.accounts.authenticate(tokenOf(query.token, request));
+      const download = asDownload(query.download);
       const { video, text } = s.exports.transcript(user, params.file_id, format);
       const headers: Record<string, string> = { 'content-type': format === 'vtt' ? 'text/vtt; charset=utf-8' : 'application/x-subrip; charset=utf-8' };
-      if (query.download === 'true') headers['content-disposition'] = attachment(video.fileName, `.${format}`);
+      if (download) headers['content-disposition'] = attachment(video.fileName, `.${format}`);
       return new Response(text, { headers });
     };
   const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody };
@@ -50,8 +59,9 @@ export function exportRoutes(s: Service) {
       '/videos/:file_id/insights.json',
       ({ params, query, request, set }) => {
         const user = s.accounts.authenticate(tokenOf(query.token, request));
+        const download = asDownload(query.download);
         const out = s.exports.insights(user, params.file_id);
-        if (query.download === 'true') set.headers['content-disposition'] = attachment(out.file_name, '.insights.json');
+        if (download) set.headers['content-disposition'] = attachment(out.file_name, '.insights.json');
         return out;
       },
       {
