@@ -4,7 +4,7 @@
  * checked against the URL policy.
  */
 import { ApiError, badGateway, forbidden, payloadTooLarge } from '../errors';
-import { checkHost, parseSourceUrl, type UrlPolicy } from './url-guard';
+import { checkHost, parseSourceUrl, pinnedFetch, type UrlPolicy } from './url-guard';
 
 export interface DownloadOptions {
   policy: UrlPolicy;
@@ -35,7 +35,8 @@ const YIELD_EVERY_MS = 4;
 export async function downloadToFile(start: URL, dest: string, opts: DownloadOptions): Promise<DownloadResult> {
   let url = start;
   for (let hop = 0; ; hop++) {
-    await checkHost(url, opts.policy);
+    // Resolved once; the connection goes to this checked address (no second lookup to rebind).
+    const address = await checkHost(url, opts.policy);
     const ctrl = new AbortController();
     const abortOuter = () => ctrl.abort(opts.signal?.reason);
     opts.signal?.addEventListener('abort', abortOuter, { once: true });
@@ -49,7 +50,7 @@ export async function downloadToFile(start: URL, dest: string, opts: DownloadOpt
     try {
       let res: Response;
       try {
-        res = await fetch(url, {
+        res = await pinnedFetch(url, address, {
           redirect: 'manual',
           signal: ctrl.signal,
           // identity: Content-Length then counts the bytes we write.

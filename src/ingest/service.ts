@@ -145,7 +145,7 @@ export class IngestService {
    * The one admission path of every upload, whatever brings the bytes: free disk, the source's own
    * checks, then the index (found or created) and the resource row (downloading) in one commit.
    */
-  private async admit(user: User, indexRef: string, url: URL | null, fileName: string, checkSource?: () => Promise<void>): Promise<AuthorizedUpload> {
+  private async admit(user: User, indexRef: string, url: URL | null, fileName: string, checkSource?: () => Promise<unknown>): Promise<AuthorizedUpload> {
     const { db, config, files, indexes } = this.d;
     if (files.freeBytes() < config.minFreeBytes) throw insufficientStorage(`not enough free disk space in the data directory (less than ${config.minFreeBytes} bytes); free some space and retry`);
     await checkSource?.();
