@@ -71,6 +71,8 @@ export async function startServer(config: Config, out: (line: string) => void = 
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
   out(`vidq listening on ${url} (data: ${config.dataDir}; API docs: ${url}/swagger)`);
+  // Webhook deliveries (the outbox survives restarts: pending ones go out now).
+  service.webhooks.start();
   log.debug('started', { port });
 
   return {

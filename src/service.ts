@@ -19,6 +19,7 @@ import { openDatabase, type Db } from './storage/db';
 import { DataDir, writeSecret } from './storage/files';
 import { SearchService } from './search/service';
 import { ExportService } from './exports/service';
+import { ensureWebhookTriggers, WebhookService } from './webhooks/service';
 
 export interface Service {
   config: Config;
@@ -31,6 +32,7 @@ export interface Service {
   answering: AnsweringService;
   search: SearchService;
   exports: ExportService;
+  webhooks: WebhookService;
   maintenance: Maintenance;
   links: MediaLinks;
   queue: JobQueue;
@@ -43,6 +45,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
   const files = new DataDir(config.dataDir);
   files.ensure();
   const db = openDatabase(files.dbFile);
+  ensureWebhookTriggers(db);
   const accounts = new AccountService(db);
   const indexes = new IndexService(db);
   const ffprobe = async () => (await resolveBinaries(files.binDir)).ffprobe;
@@ -85,11 +88,13 @@ export function createService(config: Config, log: Logger = createLogger(config.
     answering,
     search,
     exports: new ExportService({ db }),
+    webhooks: new WebhookService({ db, config, indexes, log: log.child({ part: 'webhooks' }) }),
     maintenance,
     links,
     queue,
     wakeWorkers: () => {},
     close: () => {
+      service.webhooks?.stop();
       void embedder?.close?.();
       void moments?.close();
       void answering.generator?.close?.();

@@ -16,6 +16,7 @@ import { searchRoutes } from './routes/search';
 import { uiRoutes } from './routes/ui';
 import { uploadRoutes } from './routes/upload';
 import { videoRoutes } from './routes/videos';
+import { webhookRoutes } from './routes/webhooks';
 
 export interface HttpOptions {
   /** The server is bound to a loopback address (enables anonymous GET /indexes when configured). */
@@ -45,6 +46,7 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
     .use(fileUploadRoutes(s))
     .use(searchRoutes(s))
     .use(exportRoutes(s))
+    .use(webhookRoutes(s))
     .use(inquireRoutes(s))
     .use(indexRoutes(s, opts))
     .use(mediaRoutes(s))

@@ -21,6 +21,7 @@ export const UploadBody = t.Object({
   token: tokenField(false),
   index: t.String({ description: 'index_id of an index, or the name of one (a new name creates the index)' }),
   url: t.String({ description: 'http(s) URL of the video file to fetch' }),
+  webhook_url: t.Optional(t.String({ maxLength: 2048, description: 'additive: webhook URL of the index when this upload creates it (see PUT /indexes/{index_id}/webhook)' })),
 });
 
 export const UploadMetadata = t.Object({

@@ -21,7 +21,7 @@ let strict: TestServer;
 let fx: Fixtures;
 let origin: FixtureOrigin;
 /** User A's live index (by id and name) with one video; a video removed from it; a deleted index. */
-const seed = { indexId: '', indexName: 'seeded', key: '', removedKey: '', deletedIndexId: '', deletedKey: '', deletedSrc: '', eveToken: '', eveIndexId: '', eveKey: '', brokeToken: '', brokeIndexId: '', clashOldId: '' };
+const seed = { indexId: '', indexName: 'seeded', key: '', removedKey: '', deletedIndexId: '', deletedKey: '', deletedSrc: '', eveToken: '', eveIndexId: '', eveKey: '', brokeToken: '', brokeIndexId: '', clashOldId: '', strictIndexId: '' };
 
 beforeAll(async () => {
   fx = await makeFixtures();
@@ -56,6 +56,8 @@ beforeAll(async () => {
   seed.clashOldId = await indexId(srv.token, 'clash');
   expect((await fetch(`${srv.url}/indexes/${seed.clashOldId}?token=${srv.token}`, { method: 'DELETE' })).status).toBe(200);
   await up(srv.token, 'clash', 'countdown-living-room.mp4');
+  // An index on the strict server (for its webhook URL policy).
+  seed.strictIndexId = strict.server.service.indexes.findOrCreateByName(strict.server.service.db, strict.server.service.accounts.getUser(strict.userId)!, 'strict-seed').index.id;
 });
 
 afterAll(async () => {
@@ -88,6 +90,10 @@ const A = () => srv.token;
 const inquire = (fields: Record<string, unknown>) => lazy('/inquire', () => ({ token: A(), index: seed.indexId, prompt: 'what is here?', ...fields }));
 const upload = (fields: Record<string, unknown>, tokenOf: () => string = A) => lazy('/remote-upload', () => ({ token: tokenOf(), index: 'fresh', url: `${origin.url}/media/chaplin-bw.mp4`, ...fields }));
 const strictUpload = (url: string) => lazy('/remote-upload', () => ({ token: strict.token, index: 'fresh', url }));
+
+const putJson = (path: () => string, body: () => Record<string, unknown>): Send => (base) => fetch(base + path(), { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body()) });
+/** An index of the strict server's user (for the webhook URL policy). */
+const strictIndex = () => seed.strictIndexId;
 
 /** POST /upload with a body built when the case runs (Bearer token unless `token` is ''). */
 const fileUpload =
@@ -297,6 +303,13 @@ const cases: Case[] = [
   { name: 'transcript.vtt of a video without a transcript', send: get(() => `/videos/${seed.key}/transcript.vtt?token=${A()}`), status: 404, says: 'no transcript' },
   { name: 'transcript.srt of a removed video', send: get(() => `/videos/${seed.removedKey}/transcript.srt?token=${A()}`), status: 404, says: 'no such video' },
   { name: 'insights.json of a video in a deleted index', send: get(() => `/videos/${seed.deletedKey}/insights.json?token=${A()}`), status: 404, says: 'no such video' },
+  { name: 'PUT webhook without url', send: putJson(() => `/indexes/${seed.indexId}/webhook`, () => ({ token: A() })), status: 400, says: '"url" is required' },
+  { name: 'PUT webhook with an ftp URL', send: putJson(() => `/indexes/${seed.indexId}/webhook`, () => ({ token: A(), url: 'ftp://example.com/hook' })), status: 400, says: 'scheme "ftp" is not allowed' },
+  { name: 'PUT webhook with credentials in the URL', send: putJson(() => `/indexes/${seed.indexId}/webhook`, () => ({ token: A(), url: 'http://u:p@example.com/hook' })), status: 400, says: 'credentials' },
+  { name: 'PUT webhook to a private address (default policy)', on: 'strict', send: putJson(() => `/indexes/${strictIndex()}/webhook`, () => ({ token: strict.token, url: 'http://169.254.169.254/latest' })), status: 403, says: '--allow-private-urls' },
+  { name: 'PUT webhook on a deleted index', send: putJson(() => `/indexes/${seed.deletedIndexId}/webhook`, () => ({ token: A(), url: null })), status: 404, says: 'not found' },
+  { name: 'PUT webhook with rotate_secret "yes"', send: putJson(() => `/indexes/${seed.indexId}/webhook`, () => ({ token: A(), url: null, rotate_secret: 'yes' })), status: 400, says: 'rotate_secret' },
+  { name: '/upload with a private webhook_url (default policy)', on: 'strict', send: (base) => fetch(`${base}/upload?index=fresh&webhook_url=${encodeURIComponent('http://10.0.0.1/hook')}`, { method: 'POST', headers: { authorization: `Bearer ${strict.token}`, 'content-type': 'video/mp4' }, body: Bun.file(join(fx.dir, 'notes.mp4')) }), status: 403, says: '--allow-private-urls' },
   { name: 'insights.json with download=maybe', send: get(() => `/videos/${seed.key}/insights.json?token=${A()}&download=maybe`), status: 400, says: 'download' },
 ];
 

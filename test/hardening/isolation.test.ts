@@ -116,6 +116,7 @@ describe("one user cannot reach the other's indexes, videos or files", () => {
     { name: 'GET /videos/{her file}/transcript.vtt', run: () => call(`/videos/${alice.key}/transcript.vtt?token=${bob.token}`), status: [404] },
     { name: 'GET /videos/{her file}/transcript.srt (Bearer)', run: () => call(`/videos/${alice.key}/transcript.srt`, { headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },
     { name: 'GET /videos/{her file}/insights.json', run: () => call(`/videos/${alice.key}/insights.json?token=${bob.token}`), status: [404] },
+    { name: 'PUT /indexes/{her index}/webhook', run: () => call(`/indexes/${alice.indexId}/webhook`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: bob.token, url: `${origin.url}/hook`, rotate_secret: true }) }), status: [404] },
   ];
 
   for (const p of probes) {

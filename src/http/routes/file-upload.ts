@@ -18,6 +18,7 @@ export const FileUploadQuery = t.Object({
   token: t.Optional(t.String({ description: 'user authentication token (or an Authorization: Bearer header, preferred: query strings end up in logs)' })),
   index: t.String({ description: 'index_id of an index, or the name of one (a new name creates the index)' }),
   file_name: t.Optional(t.String({ maxLength: 1000, description: 'display name of a raw upload (a multipart part uses its own filename); never a path' })),
+  webhook_url: t.Optional(t.String({ maxLength: 2048, description: 'webhook URL of the index when this upload creates it (see PUT /indexes/{index_id}/webhook)' })),
 });
 
 export function fileUploadRoutes(s: Service) {
@@ -26,7 +27,9 @@ export function fileUploadRoutes(s: Service) {
     async ({ query, request }): Promise<any> => {
       const user = s.accounts.authenticate(tokenOf(query.token, request));
       const body = bodyOf(request);
+      const webhook = query.webhook_url ? await s.webhooks.checkUrl(query.webhook_url) : null;
       const authorized = await s.ingest.authorizeFile(user, { index: query.index, file_name: query.file_name, declaredBytes: body.kind === 'raw' ? body.declaredBytes : null });
+      if (webhook && authorized.createdIndex) await s.webhooks.setIndexWebhook(user, authorized.index.id, webhook);
       const run = (send?: Parameters<typeof s.ingest.receiveAndStore>[2]) => s.ingest.receiveAndStore(authorized, body, send, request.signal);
       if ((request.headers.get('accept') ?? '').includes('text/event-stream')) return uploadEventStream(run);
       return { data: await run() };

@@ -13,7 +13,9 @@ export function uploadRoutes(s: Service) {
       '/remote-upload',
       async ({ body, request }): Promise<any> => {
         const user = s.accounts.authenticate(tokenOf(body.token, request));
+        const webhook = body.webhook_url ? await s.webhooks.checkUrl(body.webhook_url) : null;
         const authorized = await s.ingest.authorize(user, body);
+        if (webhook && authorized.createdIndex) await s.webhooks.setIndexWebhook(user, authorized.index.id, webhook);
         if ((request.headers.get('accept') ?? '').includes('text/event-stream')) return uploadAsEvents(s, authorized);
         return { data: await s.ingest.fetchAndStore(authorized) };
       },
