@@ -224,3 +224,23 @@ describe('POST /upload and kill -9', () => {
     }
   });
 });
+
+describe('OpenAPI', () => {
+  test("issue 14's endpoints are documented with their operationIds and error statuses", async () => {
+    const doc = (await (await fetch(`${srv.url}/openapi.json`)).json()) as any;
+    const ops: [string, string, string][] = [
+      ['/upload', 'post', 'uploadFile'],
+      ['/search', 'get', 'searchMoments'],
+      ['/videos/{file_id}/transcript.vtt', 'get', 'exportTranscriptVtt'],
+      ['/videos/{file_id}/transcript.srt', 'get', 'exportTranscriptSrt'],
+      ['/videos/{file_id}/insights.json', 'get', 'exportInsights'],
+      ['/indexes/{index_id}/webhook', 'put', 'setIndexWebhook'],
+    ];
+    for (const [path, method, id] of ops) {
+      const op = doc.paths[path]?.[method];
+      expect(op?.operationId).toBe(id);
+      expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '404']));
+    }
+    expect(Object.keys(doc.paths['/upload'].post.requestBody.content)).toEqual(expect.arrayContaining(['application/octet-stream', 'multipart/form-data']));
+  });
+});

@@ -23,6 +23,9 @@ export function docsPlugin() {
         specPath: '/openapi.json',
         provider: 'swagger-ui',
         openapiVersion: '3.0.3',
+        // Routes with a dot are documented too (GET /videos/{file_id}/transcript.vtt …); the
+        // page's own files are hidden by their routes.
+        exclude: { staticFile: false },
         swagger: { cdn: '/swagger-assets/swagger-ui-bundle.js', theme: '/swagger-assets/swagger-ui.css', autoDarkMode: false },
         documentation: {
           info: { title: 'vidq — self-hosted video understanding API', version: '1.0.0', description: API_DESCRIPTION },
@@ -31,6 +34,7 @@ export function docsPlugin() {
             { name: 'inquire', description: 'Questions about indexed videos' },
             { name: 'indexes', description: 'Indexes and their media resources' },
             { name: 'media', description: 'Streaming stored files' },
+            { name: 'exports', description: "A video's analysis as files: subtitles and insights" },
           ],
         },
       }),

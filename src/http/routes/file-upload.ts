@@ -12,7 +12,7 @@ import { tokenOf } from '../auth';
 import { ErrorBody, UploadResponse } from '../models';
 import { uploadEventStream } from './upload';
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 413: ErrorBody, 415: ErrorBody, 422: ErrorBody, 507: ErrorBody };
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 413: ErrorBody, 415: ErrorBody, 422: ErrorBody, 507: ErrorBody };
 
 export const FileUploadQuery = t.Object({
   token: t.Optional(t.String({ description: 'user authentication token (or an Authorization: Bearer header, preferred: query strings end up in logs)' })),
