@@ -144,6 +144,43 @@ describe('webhooks (in-process server)', () => {
 describe('webhooks and kill -9', () => {
   afterAll(stopAll);
 
+  test('an upload cut off by a kill -9 is announced as video.failed (with its reason) after the restart', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'vidq-hook-failed-'));
+    const rx = receiver();
+    try {
+      const s = await spawnServer(dataDir, ['--analysis-workers', '0', '--webhook-url', rx.url]);
+      const bytes = readFileSync(clip('bottles.mp4'));
+      let i = 0;
+      const body = new ReadableStream<Uint8Array>({
+        async pull(c) {
+          await Bun.sleep(20);
+          if (i < bytes.length) c.enqueue(bytes.subarray(i, (i += 16 * 1024)));
+        },
+      });
+      const pending = fetch(`${s.url}/upload?index=cut&file_name=bottles.mp4`, { method: 'POST', headers: { authorization: `Bearer ${s.token}`, 'content-type': 'video/mp4' }, body }).catch(() => null);
+      const rows = () => {
+        const { Database } = require('bun:sqlite') as typeof import('bun:sqlite');
+        const d = new Database(join(dataDir, 'vidq.db'), { readonly: true });
+        try {
+          return (d.query("SELECT count(*) AS n FROM videos WHERE status = 'downloading'").get() as { n: number }).n;
+        } finally {
+          d.close();
+        }
+      };
+      await until(rows, (n) => n === 1, 10_000, 'the upload to start');
+      await kill9(s);
+      await pending;
+      const again = await spawnServer(dataDir, ['--analysis-workers', '0', '--webhook-url', rx.url]);
+      await until(() => rx.got.length, (n) => n >= 1, 15_000, 'the video.failed delivery');
+      expect(rx.got[0]!.body).toMatchObject({ type: 'video.failed', file_name: 'bottles.mp4', status: 'failed' });
+      expect(rx.got[0]!.body.error).toContain('interrupted');
+      await stopServer(again);
+    } finally {
+      rx.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
   test('events pending at a crash are delivered after the restart (--webhook-url)', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'vidq-hook-kill-'));
     const rx = receiver();
