@@ -134,9 +134,9 @@ console.log(JSON.stringify({ ...r, queries }));`,
       if (!out.trim()) throw new Error(err);
       return JSON.parse(out.trim().split('\n').pop()!);
     };
-    expect(await run(right.port)).toEqual({ bytes: video.length, queries: ['videos.example'] });
+    expect(await run(right.port!)).toEqual({ bytes: video.length, queries: ['videos.example'] });
     // A certificate for another name is refused, though the address is the checked one.
-    const refused = await run(wrong.port);
+    const refused = await run(wrong.port!);
     expect(refused.status).toBe(502);
   } finally {
     right.stop(true);
