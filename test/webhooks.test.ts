@@ -125,6 +125,23 @@ describe('webhooks (in-process server)', () => {
     }
   });
 
+  test('a delivery still refused 24 hours after its event is given up (failed), and the next event of the video goes out', async () => {
+    const rx = receiver(1_000_000); // refuses everything
+    try {
+      const key = await upload(srv.url, srv.token, 'give-up', 'chaplin-bw.mp4', `&webhook_url=${encodeURIComponent(rx.url)}`);
+      const row = () => srv.server.service.db.$client.query('SELECT id, state, attempts FROM webhook_events WHERE video_id = ? ORDER BY id').all(key) as { id: number; state: string; attempts: number }[];
+      await until(row, (r) => r[0]!.attempts >= 1, 10_000, 'a first refused attempt');
+      // As if the event were a day old: the next refusal is the last.
+      srv.server.service.db.$client.query('UPDATE webhook_events SET created_at = created_at - ?, next_attempt_at = 0 WHERE video_id = ?').run(25 * 3600 * 1000, key);
+      await until(row, (r) => r[0]!.state === 'failed', 10_000, 'the delivery to be given up');
+      const indexId = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body.find((i: any) => i.name === 'give-up').index_id;
+      expect((await postJson(srv.url, '/remove-from-index', { token: srv.token, project_id: indexId, video_id: key })).status).toBe(200);
+      await until(() => rx.got.filter((d) => d.body.type === 'video.removed').length, (n) => n >= 1, 10_000, 'the removal to be attempted');
+    } finally {
+      rx.stop();
+    }
+  });
+
   test('the URL follows the private-address policy and is validated; another user cannot set it', async () => {
     await upload(strict.url, strict.token, 'strict', 'chaplin-bw.mp4');
     const indexId = (await getJson(strict.url, `/indexes?token=${strict.token}`)).body[0].index_id;
