@@ -32,7 +32,7 @@ const rows = () => srv.server.service.db.$client.query('SELECT id, status, file_
  * Sends `head` and then `body` over a raw socket, waits until the upload has its row (it was
  * admitted and is receiving), then closes the socket mid-way (a client that goes away).
  */
-async function sendAndCut(head: string, body: Uint8Array): Promise<void> {
+async function sendAndCut(head: string, body: Uint8Array, how: 'close' | 'reset' = 'close'): Promise<void> {
   const u = new URL(srv.url);
   const before = rows().length;
   await new Promise<void>((resolve, reject) => {
@@ -40,7 +40,7 @@ async function sendAndCut(head: string, body: Uint8Array): Promise<void> {
       sock.write(head);
       sock.write(body, () =>
         until(() => rows().length, (n) => n === before + 1, 5000, 'the upload to be admitted').then(
-          () => sock.destroy(),
+          () => (how === 'reset' ? sock.resetAndDestroy() : sock.destroy()),
           (e) => {
             sock.destroy();
             reject(e);
@@ -168,6 +168,15 @@ describe('POST /upload', () => {
     await sendAndCut(head, bytes.subarray(0, Math.floor(bytes.length / 2)));
     await settledEmpty(before);
     expect(leftovers(srv.dataDir).media.length).toBe(rows().length);
+  });
+
+  test('a raw upload whose connection is reset (RST) mid-way leaves no row and no file', async () => {
+    const before = rows().length;
+    const bytes = readFileSync(clip('bottles.mp4'));
+    const u = new URL(srv.url);
+    const head = `POST /upload?index=reset&file_name=b.mp4 HTTP/1.1\r\nHost: ${u.host}\r\nAuthorization: Bearer ${srv.token}\r\nContent-Type: video/mp4\r\nContent-Length: ${bytes.length}\r\n\r\n`;
+    await sendAndCut(head, bytes.subarray(0, 100_000), 'reset');
+    await settledEmpty(before);
   });
 
   test('a multipart upload cut off before its closing boundary leaves no row and no file', async () => {
