@@ -46,14 +46,24 @@ export function exportRoutes(s: Service) {
     .get('/videos/:file_id/transcript.vtt', subtitles('vtt'), {
       params,
       query,
-      response: { 200: t.String({ description: 'WebVTT' }), ...errors },
-      detail: { operationId: 'exportTranscriptVtt', tags: ['exports'], summary: "A video's transcript as WebVTT subtitles (404 when it has none)" },
+      response: errors,
+      detail: {
+        operationId: 'exportTranscriptVtt',
+        tags: ['exports'],
+        summary: "A video's transcript as WebVTT subtitles (404 when it has none)",
+        responses: { 200: { description: 'WebVTT subtitles, one cue per transcript segment', content: { 'text/vtt': { schema: { type: 'string' } } } } },
+      },
     })
     .get('/videos/:file_id/transcript.srt', subtitles('srt'), {
       params,
       query,
-      response: { 200: t.String({ description: 'SubRip' }), ...errors },
-      detail: { operationId: 'exportTranscriptSrt', tags: ['exports'], summary: "A video's transcript as SubRip subtitles (404 when it has none)" },
+      response: errors,
+      detail: {
+        operationId: 'exportTranscriptSrt',
+        tags: ['exports'],
+        summary: "A video's transcript as SubRip subtitles (404 when it has none)",
+        responses: { 200: { description: 'SubRip subtitles, one cue per transcript segment', content: { 'application/x-subrip': { schema: { type: 'string' } } } } },
+      },
     })
     .get(
       '/videos/:file_id/insights.json',

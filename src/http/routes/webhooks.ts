@@ -2,13 +2,13 @@
 import { Elysia, t } from 'elysia';
 import type { Service } from '../../service';
 import { tokenOf } from '../auth';
-import { ErrorBody } from '../models';
+import { ErrorBody, TOKEN_PLACEHOLDER } from '../models';
 
 export const WebhookBody = t.Object({
   token: t.Optional(t.String({ description: 'user authentication token (or an Authorization: Bearer header)' })),
   url: t.Union([t.String({ maxLength: 2048 }), t.Null()], { description: 'http(s) URL that receives the events (checked like a download URL: private addresses are refused unless --allow-private-urls); null or "" removes it' }),
   rotate_secret: t.Optional(t.Boolean({ description: 'make a new signing secret (the old one stops working) and show it once' })),
-});
+}, { examples: [{ token: TOKEN_PLACEHOLDER, url: 'https://example.com/hooks/vidq', rotate_secret: false }] });
 
 export const WebhookResponse = t.Object({
   index_id: t.String(),
