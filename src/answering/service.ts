@@ -291,6 +291,7 @@ export class AnsweringService {
       finder: this.finder,
       frameUrl: (videoId, file) => this.d.links.sign(`/media/${videoId}/frames/${file}`),
       moment: this.momentOf(scope),
+      embedder: this.d.embedder,
     }).compose();
   }
 
