@@ -138,9 +138,11 @@ export class Composer {
     let first: (Answer & { reading: string }) | null = null;
     const best = read.readings[0]!.cell;
     // Another reading is tried only where it is a near reading of the same question: the same fact
-    // in another form, objects for people, or another fact the question's words do not rule out
-    // (a question that names text is not answered with the objects it also names).
-    const related = (c: Cell) => c === best || c.fact === best.fact || (OBJECTS.has(c.fact) && OBJECTS.has(best.fact)) || (c.form === best.form && !slots.factCues.has(best.fact));
+    // in another form, objects for people, or the same form of a fact the question's words name too
+    // ("what does the writing say": text or speech) or do not rule out. A question about text is not
+    // answered with the objects it mentions: labels alone do not open the objects reading.
+    const related = (c: Cell) =>
+      c === best || c.fact === best.fact || (OBJECTS.has(c.fact) && OBJECTS.has(best.fact)) || (c.form === best.form && (!slots.factCues.has(best.fact) || (slots.factCues.has(c.fact) && !OBJECTS.has(c.fact))));
     for (const r of read.readings.filter((x) => related(x.cell))) {
       this.evidence = [];
       this.c.scope = narrowed;
@@ -760,7 +762,7 @@ export class Composer {
       parts.push(`${v.fileName} is ${f}`);
     }
     if (!parts.length) return this.notFound(factEntry(fact).noun, style);
-    return { text: `${capital(joinList(parts))}.`, found: true };
+    return { text: `${joinList(parts)}.`, found: true };
   }
 
   private fileCompare(fact: FactKind, slots: Slots, style: Style): Answer {
@@ -816,7 +818,16 @@ export class Composer {
     const { scope, moment } = this.c;
     const win = scope.window ?? null;
     const inWin = this.c.finder.byKind(scope, ['object', 'ocr', 'caption', 'transcript', 'speech'], { limit: 2000 });
-    const at = (v: string) => (win ? (win.end - win.start <= 2 * 2 + 0.01 ? `At ${formatTime((win.start + win.end) / 2)}` : `From ${formatTime(win.start)} to ${formatTime(win.end)}`) : 'In the video') + this.where(v);
+    // A moment: what covers it is cited at that moment (every time in the answer is a cited one).
+    const point = win && win.end - win.start <= 2 * POINT_HALF + 0.01 ? (win.start + win.end) / 2 : null;
+    const citeIn = (x: Segment) => {
+      if (point !== null && x.start <= point && x.end >= point) return this.cite(x.videoId, x.kind, point, point, x.text, x.confidence ?? 1);
+      return win ? this.cite(x.videoId, x.kind, Math.max(x.start, win.start), Math.min(x.end, win.end), x.text, x.confidence ?? 1) : this.citeSegment(x);
+    };
+    const at = (v: string, cited: Evidence[]) => {
+      const t = point !== null && cited.some((e) => e.start === point) ? `At ${formatTime(point)}` : cited.length ? `${capital(span(Math.min(...cited.map((e) => e.start)), Math.max(...cited.map((e) => e.end))))}` : 'There';
+      return t + this.where(v);
+    };
     if (!inWin.length && !moment) return this.notFound('anything the analysis recognises', style);
     const byVideo = new Map<string, Segment[]>();
     for (const s of inWin) byVideo.set(s.videoId, [...(byVideo.get(s.videoId) ?? []), s]);
@@ -825,7 +836,8 @@ export class Composer {
     for (const [vid, segs] of [...byVideo.entries()].slice(0, 3)) {
       const bits: string[] = [];
       const captions = segs.filter((s) => s.kind === 'caption');
-      for (const c of captions.slice(0, 2)) this.citeSegment(c);
+      const cited: Evidence[] = [];
+      for (const c of captions.slice(0, 2)) cited.push(citeIn(c));
       if (captions.length) bits.push(captions.slice(0, 2).map((c) => c.text.replace(/\.$/, '')).join('; '));
       const objects = new Map<string, { n: number; s: Segment }>();
       for (const o of segs.filter((s) => s.kind === 'object')) {
@@ -833,12 +845,12 @@ export class Composer {
         if ((objects.get(o.text)?.n ?? 0) < n) objects.set(o.text, { n, s: o });
       }
       const objs = [...objects.entries()].sort((a, b) => (a[0] === 'person' ? -1 : b[0] === 'person' ? 1 : 0)).slice(0, 6);
-      for (const [, o] of objs) this.citeSegment(o.s);
+      for (const [, o] of objs) cited.push(citeIn(o.s));
       if (objs.length) bits.push(`we see ${joinList(objs.map(([l, o]) => (o.n > 1 ? `${numberWord(o.n)} ${labelNoun(l, o.n)}` : article(labelNoun(l)))))}`);
       let texts = segs.filter((s) => s.kind === 'ocr');
       if (moment && moment.video.id === vid) {
         const read = (await moment.readText()).slice(0, style.items);
-        for (const b of read) this.cite(vid, 'ocr', moment.t, moment.t, b.text, b.confidence);
+        for (const b of read) cited.push(this.cite(vid, 'ocr', moment.t, moment.t, b.text, b.confidence));
         if (read.length) {
           bits.push(`the screen shows ${joinList(read.map((b) => quote(b.text)))}`);
           texts = [];
@@ -846,19 +858,19 @@ export class Composer {
       }
       const mid = win ? (win.start + win.end) / 2 : 0;
       texts = texts.sort((a, b) => distance(a, mid) - distance(b, mid)).slice(0, Math.min(style.items, 3));
-      for (const t of texts) this.citeSegment(t);
+      for (const t of texts) cited.push(citeIn(t));
       if (texts.length) bits.push(`the screen shows ${joinList(texts.map((t) => quote(t.text)))}`);
       const spoken = segs.filter((s) => s.kind === 'transcript').slice(0, 2);
       const speech = segs.filter((s) => s.kind === 'speech');
-      for (const s of spoken) this.citeSegment(s);
+      for (const s of spoken) cited.push(citeIn(s));
       if (spoken.length) bits.push(`someone says ${joinList(spoken.map((s) => quote(s.text)))}`);
       else if (speech.length) {
-        this.citeSegment(speech[0]!);
+        cited.push(citeIn(speech[0]!));
         bits.push('someone is speaking');
       }
       if (!bits.length) continue;
       any = true;
-      out.push(`${at(vid)} ${bits.join('; ')}.`);
+      out.push(`${at(vid, cited)} ${bits.join('; ')}.`);
     }
     if (!any) return this.notFound('anything the analysis recognises', style);
     return { text: out.join(' '), found: true };
@@ -909,6 +921,9 @@ function sentenceFor(s: Segment, where: string, file: string | null): string {
   }
 }
 
+/** Half the width of the window around a point time (as evidence.ts widens a point `target`). */
+const POINT_HALF = 2;
+
 const OBJECTS = new Set<FactKind>(['objects', 'people']);
 
 /** Answers that read "first / last / at the beginning / at the end" themselves (no window needed). */
@@ -923,7 +938,7 @@ function secs(n: number): string {
   if (n < 60) return `${Math.round(n * 10) / 10} second${Math.round(n * 10) / 10 === 1 ? '' : 's'}`;
   const m = Math.floor(n / 60);
   const r = Math.round(n - m * 60);
-  return `${m} minute${m === 1 ? '' : 's'}${r ? ` ${r} second${r === 1 ? '' : 's'}` : ''}`;
+  return `${m} minute${m === 1 ? '' : 's'}${r ? ` ${r} second${r === 1 ? '' : 's'}` : ''} (${Math.round(n * 10) / 10} seconds)`;
 }
 
 /** "the second shot" → 2. */
@@ -971,7 +986,7 @@ function maxCountIn(s: Segment, win: { start: number; end: number } | null): num
 
 /** A time slot of the question as a window of the scope; relative ones need one video's length. */
 export function resolveTime(t: TimeSlot, videos: Video[]): { start: number; end: number } | null {
-  if ('point' in t) return t.point ? { start: Math.max(0, t.start - 2), end: t.start + 2 } : { start: t.start, end: t.end };
+  if ('point' in t) return t.point ? { start: Math.max(0, t.start - POINT_HALF), end: t.start + POINT_HALF } : { start: t.start, end: t.end };
   const d = videos.length === 1 ? videos[0]!.durationSec : null;
   if (d === null || d === undefined) return null;
   const len = t.seconds ?? Math.min(5, d / 4);

@@ -100,7 +100,7 @@ export const FACTS: FactEntry[] = [
     segmentKinds: ['ocr'],
     noun: 'any text on screen',
     cells: {
-      what: { handler: 'text.what', examples: ['What words are printed on the screen?', 'What does the title card read?', 'What is written in the caption box?', 'Which name is shown in the credits?', 'What number does the counter show?', 'Which digits are displayed right now?', 'What reading is on the clock display at that point?', 'Read me the text that appears.', 'What does the banner say?'] },
+      what: { handler: 'text.what', examples: ['What words are printed on the screen?', 'What does the title card read?', 'What is written in the caption box?', 'Which name is shown in the credits?', 'What number does the counter show?', 'Which digits are displayed right now?', 'What reading is on the clock display at that point?', 'Read me the text that appears.', 'What does the banner say?', 'What do the letters on the sign spell?', 'What does that handwriting say?', 'What message is written on the board?', 'What words can be read in the picture?', 'What does the caption on the image say?'] },
       when: { handler: 'text.when', needs: ['form_cue'], examples: ['When does the title come up?', 'At what time is text displayed?', 'When do the words appear on screen?', 'When is the logo shown?'] },
       presence: { handler: 'text.presence', examples: ['Is there any writing on screen?', 'Does any text appear?', 'Are there subtitles or titles burned in?', 'Is a sign with letters visible?'] },
       which_video: { handler: 'text.which', needs: ['form_cue'], examples: ['Which video has text on screen?', 'In which clip is a title shown?', 'Which recording displays the word sale?'] },
@@ -112,9 +112,9 @@ export const FACTS: FactEntry[] = [
     segmentKinds: ['transcript', 'speech'],
     noun: 'any speech',
     cells: {
-      what: { handler: 'speech.what', examples: ['What does the narrator say?', 'What words are spoken?', 'What is the man talking about?', 'Quote what the woman says.', 'What do the speakers tell us?', 'What is the instruction given in the audio?'] },
+      what: { handler: 'speech.what', examples: ['What does the narrator say?', 'What words are spoken?', 'What is the man talking about?', 'Quote what the woman says.', 'What do the speakers tell us?', 'What is the instruction given in the audio?', 'What is being said?', 'What gets said in the recording?', 'What can we hear them say?', 'Tell me what the dialogue is.'] },
       when: { handler: 'speech.when', needs: ['form_cue'], examples: ['When does someone start talking?', 'At what time is the word hello spoken?', 'When does the voice say goodbye?', 'When is there talking?'] },
-      presence: { handler: 'speech.presence', examples: ['Does anyone speak in it?', 'Is there dialogue?', 'Is there a voice-over?', 'Do the speakers talk at all?'] },
+      presence: { handler: 'speech.presence', examples: ['Does anyone speak in it?', 'Is there dialogue?', 'Is there a voice-over?', 'Do the speakers talk at all?', 'Is somebody talking?', 'Can a voice be heard?', 'Does anybody say anything?'] },
       count: { handler: 'speech.amount', examples: ['How much of the clip has talking?', 'How many seconds of speech are there?', 'How long does the speaker talk for?', 'How many times does someone speak?'] },
       which_video: { handler: 'speech.which', needs: ['form_cue'], examples: ['Which video has someone talking?', 'In which clip does a person mention money?', 'Which recording contains speech?'] },
     },
@@ -136,7 +136,7 @@ export const FACTS: FactEntry[] = [
     noun: 'its duration',
     cells: {
       what: { handler: 'file.what', needs: ['cue'], examples: ['How long is this video?', 'What is the duration of the clip?', 'How many seconds does the recording last?', 'What is its running time?', 'How many minutes long is it?'] },
-      compare: { handler: 'file.compare', needs: ['cue'], examples: ['Which video is the longest?', 'Which clip is shorter, x.mp4 or y.mp4?', 'Is the first video longer than the second one?', 'Which is the shortest recording in the index?'] },
+      compare: { handler: 'file.compare', needs: ['cue'], examples: ['Which video is the longest?', 'Which recording runs the longest?', 'Which of the clips is the briefest?', 'Which clip is shorter, x.mp4 or y.mp4?', 'Is the first video longer than the second one?', 'Which is the shortest recording in the index?'] },
     },
   },
   {

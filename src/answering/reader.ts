@@ -27,6 +27,8 @@ export interface Slots {
   factCues: Set<FactKind>;
   /** Rule cues for the form ("how many" → count). */
   formCues: Set<Form>;
+  /** The question, lower case, with the file names it gives replaced by "the video" (what is embedded). */
+  text: string;
 }
 
 export interface Reading {
@@ -120,7 +122,7 @@ export function readFiles(q: string, videos: Video[]): Video[] {
     const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     // The full name, a stem with its dashes ("people-one-by-one"), or a stem called a video ("the pancake clip").
     const named =
-      q.includes(name) ||
+      new RegExp(`(^|[^\\w-])${esc(name)}([^\\w-]|$)`).test(q) ||
       (/[-_]/.test(stem) && new RegExp(`(^|[^\\w-])${esc(stem)}([^\\w-]|$)`).test(q)) ||
       new RegExp(`\\b(the|in|from|of) ${esc(spaced)} (video|clip|file|one|recording|footage)\\b`).test(q) ||
       new RegExp(`\\b(video|clip|file) (called |named )?"?${esc(spaced)}\\b`).test(q);
@@ -138,21 +140,21 @@ export function readFiles(q: string, videos: Video[]): Video[] {
 /** Rule cues for what is asked about: words that name a fact, not a form. */
 const FACT_CUES: [FactKind, RegExp][] = [
   ['shots', /\b(shots?|cuts?|scenes?|edits?|transitions?|camera angles?|scene changes?)\b/],
-  ['duration', /\b(how long is|how long does the (video|clip|film) (last|run)|duration|length|runtime|running time|minutes long|seconds long|longest video|shortest video|longer|shorter)\b/],
+  ['duration', /\b(how long is (it|this|that|the (video|clip|film|recording|footage))|how long does (it|the (video|clip|film|recording)) (last|run|go on|take)|how many (seconds|minutes) (does|is|long)|does (it|the (video|clip|recording)) last|duration|lengths?|runtime|running time|minutes long|seconds long|longest|shortest|longer|shorter)\b/],
   ['resolution', /\b(resolution|pixels?|dimensions?|how (wide|tall)|width|height|1080p?|720p?|hd|4k|portrait|landscape|vertical|aspect)\b/],
   ['fps', /\b(frame ?rate|fps|frames per second|frames a second)\b/],
   ['size', /\b(file size|how (big|large) is the file|bytes|megabytes|mb|kb|gb|how much (disk|space|storage))\b/],
   ['codec', /\b(codec|encod\w*|compression|compressed|h\.?264|vp8|vp9|mpeg|format)\b/],
   ['audio', /\b(audio|sound|soundtrack|silent|mute|muted|noise|any sound)\b/],
   ['videos', /\b(how many (videos|clips|files|recordings)|videos? (are|is) (in|there)|list (the|all)|what (videos|clips|files))\b/],
-  ['people', /\b(speakers?|individuals?|anybody|anyone|visitors?|faces?|who)\b/],
+  ['people', /\b(individuals?|visitors?|faces?|who)\b/],
   ['text', /\b(names?|named|written|writing|write|text|title|titles|captioned|subtitle\w*|sign|signs|reads?|displayed|printed|timecode|counter|digits?|numbers? (shown|on screen|displayed)|credits?|logo|banner|headline|letters?|words? on)\b/],
   ['speech', /\b(say|says|said|saying|speak|speaks|spoke|speaking|speech|talk|talks|talking|spoken|voice|mention\w*|tell|tells|told|words|quote|narrat\w*|dialogue|conversation|sentence|utter\w*|pronounc\w*)\b/],
 ];
 
 const FORM_CUES: [Form, RegExp][] = [
   ['count', /\bhow many\b|\bnumber of\b|\bcount\b|\bhow much\b/],
-  ['when', /\b(when|what time|at what (point|moment|second|minute|stage)|timestamps?|(which|what) (moments?|seconds?|parts?|minutes?|times?)|where in the|how soon|how early|how late|during which|in which part|until when|since when)\b/],
+  ['when', /\b(when|the times|what time|at what (point|moment|second|minute|stage)|timestamps?|(which|what) (moments?|seconds?|parts?|minutes?|times?)|where in the|how soon|how early|how late|during which|in which part|until when|since when)\b/],
   ['which_video', /\b(which|what) (videos?|clips?|files?|recordings?|footage)\b|\bin which (videos?|clips?)\b/],
   ['presence', /^\s*(is|are|was|were|does|do|did|can|could|has|have)\b|\b(is|are) there\b|\bany\b/],
   ['describe', /\b(summar\w+|describe|description|overview|recap|outline|synopsis|walk me through|account of|tell me about (this|the) (video|clip))\b/],
@@ -163,23 +165,40 @@ const FORM_CUES: [Form, RegExp][] = [
 
 export function readSlots(question: string, videos: Video[]): Slots {
   const q = question.toLowerCase().replace(/[“”]/g, '"').replace(/[’]/g, "'").replace(/\s+/g, ' ').trim();
-  const intent = readIntent(question);
-  const time = readTime(q);
   const files = readFiles(q, videos);
-  const colour = COLOURS.find((c) => new RegExp(`\\b${c}\\b`).test(q)) ?? null;
-  const atOnce = /\b(at once|at the same time|simultaneously|at a time|at any one time|at any time|together|in a single frame|in one frame|side by side)\b/.test(q);
+  // Named files are slots, not words of the question ("birthday-no-audio.mp4" asks nothing about audio).
+  const text = stripFiles(q, files);
+  const intent = readIntent(text);
+  const time = readTime(text);
+  const colour = COLOURS.find((c) => new RegExp(`\\b${c}\\b`).test(text)) ?? null;
+  const atOnce = /\b(at once|at the same time|simultaneously|at a time|at any one time|at any time|together|in a single frame|in one frame|side by side)\b/.test(text);
   const quoted = [...q.matchAll(/"([^"]{2,80})"/g)].map((m) => m[1]!);
   const factCues = new Set<FactKind>();
-  for (const [f, re] of FACT_CUES) if (re.test(q)) factCues.add(f);
-  if (intent.labels.length || intent.categoryLabels.length) factCues.add(intent.labels.length === 1 && intent.labels[0] === 'person' ? 'people' : 'objects');
-  if (intent.labels.includes('person')) factCues.add('people');
+  for (const [f, re] of FACT_CUES) if (re.test(text)) factCues.add(f);
+  // "Does someone speak": a pronoun next to a speech word is no cue for people on screen.
+  const pronounOnly = /\b(someone|somebody|anyone|anybody|speakers?)\b/.test(text) && !/\b(person|persons|people|man|men|woman|women|human|humans|boy|girl|child|children|kids?)\b/.test(text);
+  const labels = factCues.has('speech') && pronounOnly ? intent.labels.filter((l) => l !== 'person') : intent.labels;
+  if (labels.length || intent.categoryLabels.length) factCues.add(labels.length === 1 && labels[0] === 'person' ? 'people' : 'objects');
+  if (labels.includes('person') || /\bspeakers\b/.test(text)) factCues.add('people');
   if (time && 'point' in time && time.point) factCues.add('moment');
   const formCues = new Set<Form>();
-  for (const [f, re] of FORM_CUES) if (re.test(q)) formCues.add(f);
+  for (const [f, re] of FORM_CUES) if (re.test(text)) formCues.add(f);
   if (files.length >= 2) formCues.add('compare');
   // Times written in the question narrow it; numbers that are times are not counts.
-  if (time) intent.number = /\d{1,3}:\d{2}/.test(q) || /\b(seconds?|minutes?|secs?)\b/.test(q) ? numberOutsideTimes(q) : intent.number;
-  return { intent, time, files, colour, atOnce, quoted, factCues, formCues };
+  if (time) intent.number = /\d{1,3}:\d{2}/.test(text) || /\b(seconds?|minutes?|secs?)\b/.test(text) ? numberOutsideTimes(text) : intent.number;
+  return { intent, time, files, colour, atOnce, quoted, factCues, formCues, text };
+}
+
+/** The question with the file names it gives replaced by "the video". */
+function stripFiles(q: string, files: Video[]): string {
+  let out = q;
+  for (const v of files) {
+    const name = v.fileName.toLowerCase();
+    const stem = name.replace(/\.[a-z0-9]{2,5}$/, '');
+    out = out.split(name).join('the video');
+    if (/[-_]/.test(stem)) out = out.split(stem).join('the video');
+  }
+  return out;
 }
 
 function numberOutsideTimes(q: string): number | null {
@@ -235,7 +254,7 @@ export async function readQuestion(question: string, videos: Video[], embedder: 
     try {
       let bank = banks.get(embedder);
       if (!bank) banks.set(embedder, (bank = new ExampleBank(embedder)));
-      const [[q], examples] = await Promise.all([embedder.embed([question]), bank.get()]);
+      const [[q], examples] = await Promise.all([embedder.embed([slots.files.length ? slots.text : question]), bank.get()]);
       vector = q!;
       // Each cell: the mean of its two closest examples (one odd example does not carry a cell).
       const best = CELLS.map(() => [0, 0]);
