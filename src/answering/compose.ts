@@ -171,11 +171,7 @@ export class Composer {
         // "When are two cars visible": the moments with that count.
         return this.withLabels(named, label, style, (l) => (intent.number !== null || slots.atOnce ? this.count(l, intent, style) : this.when(l, intent, style)));
       case 'objects.presence':
-        return this.withLabels(named, label, style, (l) => {
-          const res = this.when(l, intent, style, true);
-          if (slots.colour || /\bcolou?r/i.test(this.c.prompt)) res.text += ' The offline analysis does not measure colours, so I cannot tell the colour.';
-          return res;
-        });
+        return this.withLabels(named, label, style, (l) => (COLOUR_ASKED.test(this.c.prompt) ? this.colourOf(l, style) : this.when(l, intent, style, true)));
       case 'objects.which':
         return this.withLabels(named, label, style, (l) => this.whichVideo(l, style));
       case 'objects.extreme':
@@ -184,8 +180,8 @@ export class Composer {
         return this.withLabels(named, label, style, (l) => this.compareObject(l, style));
       case 'objects.what':
         if (intent.categoryLabels.length) return this.objectsOf(intent.categoryLabels, style, intent);
-        if (named.length && !/\bcolou?r/i.test(this.c.prompt)) return this.companions(named, style);
-        if (named.length) return this.withLabels(named, label, style, (l) => this.when(l, intent, style, true));
+        if (named.length && COLOUR_ASKED.test(this.c.prompt)) return this.withLabels(named, label, style, (l) => this.colourOf(l, style));
+        if (named.length) return this.companions(named, style);
         return this.visible(style);
       case 'text.what':
         return this.written(intent, style);
@@ -516,6 +512,25 @@ export class Composer {
       return sentenceFor(s, this.where(s.videoId), byVideo ? this.video(s.videoId).fileName : null);
     });
     return { text: parts.join(' '), found: true };
+  }
+
+  /**
+   * "What colour is the car?": the colour the analysis stored with the detection (extra.colour or
+   * extra.color), else "not found" that says colours are not measured, with where the object is.
+   */
+  private colourOf(label: string, style: Style): Answer {
+    const spans = this.spansOf(label);
+    const coloured = spans.map((s) => ({ s, c: colourIn(s) })).filter((x): x is { s: Segment; c: string } => !!x.c);
+    if (coloured.length) {
+      const parts = coloured.slice(0, style.items).map(({ s, c }) => {
+        this.citeSegment(s);
+        return `${c} ${span(s.start, s.end)}${this.where(s.videoId)}`;
+      });
+      return { text: `The ${labelNoun(label)} is ${joinList(parts)}.`, found: true };
+    }
+    const s = spans[0]!;
+    this.citeSegment(s);
+    return { text: `I could not find the colour of the ${labelNoun(label)}: the analysis did not measure colours here. ${capital(article(labelNoun(label)))} is visible ${span(s.start, s.end)}${this.where(s.videoId)}.`, found: false };
   }
 
   // ---- counting over time, extremes, comparisons ------------------------------------------------
@@ -919,6 +934,15 @@ function sentenceFor(s: Segment, where: string, file: string | null): string {
     default:
       return `${capital(s.text)} ${span(s.start, s.end)}${inFile}.`;
   }
+}
+
+const COLOUR_ASKED = /\b(colou?rs?|colou?red)\b/i;
+
+/** The colour stored with a detection, when the analysis measures colours. */
+function colourIn(s: Segment): string | null {
+  const x = s.extra as { colour?: unknown; color?: unknown; colours?: unknown } | null;
+  const c = x?.colour ?? x?.color ?? (Array.isArray(x?.colours) ? x.colours[0] : null);
+  return typeof c === 'string' && c ? c : null;
 }
 
 /** Half the width of the window around a point time (as evidence.ts widens a point `target`). */
