@@ -125,10 +125,10 @@ function generate(): Q[] {
     // Objects: presence, when, count over time, not found.
     for (const l of labels.slice(0, 2)) {
       const fill = { x: noun(l), xs: noun(l, 2) };
-      add('objects: is there', ['Is there a {x} in this clip?', 'Can I spot a {x} anywhere?', 'Does a {x} show up?', 'Do we ever get to see a {x}?', 'Any {xs} in here?'], fill, (a) => !NOT_FOUND.test(a.output) && a.output.toLowerCase().includes(noun(l).toLowerCase()) && a.evidence.some((e) => e.kind === 'object' && e.text === l) && timesCited(a), on(f));
-      add('objects: when', ['When can the {x} be seen?', 'At what moments is a {x} in view?', 'Give me the times the {x} is visible.', 'Where in the clip does the {x} appear?', 'During which seconds do we see the {x}?'], fill, (a) => !NOT_FOUND.test(a.output) && spansOf(f, l).some((s) => a.output.includes(mmss(s.start))) && timesCited(a), on(f));
+      add('objects: is there', ['Is there a {x} in this clip?', 'Can I spot a {x} anywhere?', 'Does a {x} show up?', 'Do we ever get to see a {x}?', 'Any {xs} in here?', 'Is a {x} part of this footage?', 'Would I find a {x} if I watched it?'], fill, (a) => !NOT_FOUND.test(a.output) && a.output.toLowerCase().includes(noun(l).toLowerCase()) && a.evidence.some((e) => e.kind === 'object' && e.text === l) && timesCited(a), on(f));
+      add('objects: when', ['When can the {x} be seen?', 'At what moments is a {x} in view?', 'Give me the times the {x} is visible.', 'Where in the clip does the {x} appear?', 'During which seconds do we see the {x}?', 'Timestamps for the {x}, please.', 'How soon does the {x} turn up?'], fill, (a) => !NOT_FOUND.test(a.output) && spansOf(f, l).some((s) => a.output.includes(mmss(s.start))) && timesCited(a), on(f));
       const n = appearances(f, l);
-      add('objects: how many', ['How many {xs} appear in the video?', 'How many {xs} are there?', 'Count the {xs} for me.', 'What is the number of {xs} that show up?', 'How many {xs} does the clip show?'], fill, (a) => !NOT_FOUND.test(a.output) && says(a.output, n) && timesCited(a), on(f));
+      add('objects: how many', ['How many {xs} appear in the video?', 'How many {xs} are there?', 'Count the {xs} for me.', 'What is the number of {xs} that show up?', 'How many {xs} does the clip show?', 'Tell me how many {xs} turn up.', 'What is the total count of {xs}?'], fill, (a) => !NOT_FOUND.test(a.output) && says(a.output, n) && timesCited(a), on(f));
     }
     for (const l of ABSENT.slice(0, 3)) {
       const fill = { x: noun(l), xs: noun(l, 2) };
@@ -142,7 +142,7 @@ function generate(): Q[] {
     }
     // Shots and cuts.
     const shots = ofKind(f, 'shot');
-    add('shots', ['How many shots does this clip have?', 'How many cuts are in the video?', 'In how many shots is it edited?', 'What is the number of scenes?', 'How many camera shots make up this clip?'], {}, (a) => says(a.output, shots.length) && timesCited(a), on(f));
+    add('shots', ['How many shots does this clip have?', 'How many cuts are in the video?', 'In how many shots is it edited?', 'What is the number of scenes?', 'How many camera shots make up this clip?', 'How many separate shots is the footage cut into?', 'Count the scenes.'], {}, (a) => says(a.output, shots.length) && timesCited(a), on(f));
     if (shots.length > 1) {
       add('shots', ['When does the scene change?', 'At what times are the cuts?', 'Where are the edits?', 'When is there a cut to a new shot?'], {}, (a) => !NOT_FOUND.test(a.output) && a.output.includes(mmss(shots[1]!.start)) && timesCited(a), on(f));
       const longest = shots.reduce((x, y) => (y.end - y.start > x.end - x.start ? y : x));
@@ -153,7 +153,7 @@ function generate(): Q[] {
     // File facts.
     const v = vids[f]!;
     const dur = Math.round(v.durationSec! * 10) / 10;
-    add('file facts', ['How long is this video?', 'What is the duration of the clip?', 'How many seconds does it last?', 'What is the running time?'], {}, (a) => a.output.includes(String(dur)), on(f));
+    add('file facts', ['How long is this video?', 'What is the duration of the clip?', 'How many seconds does it last?', 'What is the running time?', 'How long does this recording run?', 'What length is the footage?'], {}, (a) => a.output.includes(String(dur)), on(f));
     add('file facts', ['What is the resolution?', 'What are the frame dimensions?', 'How many pixels wide is the clip?'], {}, (a) => a.output.includes(`${v.width}×${v.height}`), on(f));
     add('file facts', ['What is the frame rate?', 'How many frames per second?'], {}, (a) => a.output.includes(String(Math.round(v.fps! * 100) / 100)), on(f));
     add('file facts', ['How big is the file?', 'What is the file size?'], {}, (a) => a.output.includes(String(v.sizeBytes)), on(f));
@@ -162,7 +162,7 @@ function generate(): Q[] {
     // Text on screen.
     const ocr = ofKind(f, 'ocr');
     if (ocr.length) {
-      add('text', ['What text appears on screen?', 'What words are written in the video?', 'Read me the on-screen text.', 'What does the writing say?', 'What is printed on screen?'], {}, (a) => !NOT_FOUND.test(a.output) && ocr.some((o) => a.output.includes(o.text.split('\n')[0]!)) && timesCited(a), on(f));
+      add('text', ['What text appears on screen?', 'What words are written in the video?', 'Read me the on-screen text.', 'What does the writing say?', 'What is printed on screen?', 'Transcribe the lettering shown in the clip.', 'What do the titles say?'], {}, (a) => !NOT_FOUND.test(a.output) && ocr.some((o) => a.output.includes(o.text.split('\n')[0]!)) && timesCited(a), on(f));
       add('text', ['When does text appear?', 'At what time is writing shown?', 'Is there any text on screen?'], {}, (a) => !NOT_FOUND.test(a.output) && a.evidence.some((e) => e.kind === 'ocr') && timesCited(a), on(f));
     } else {
       add('text', ['What text appears on screen?', 'What does the writing say?', 'Is there any text on screen?', 'When does a title appear?'], {}, (a) => NOT_FOUND.test(a.output) && a.evidence.length === 0, on(f));
@@ -170,7 +170,7 @@ function generate(): Q[] {
     // Speech.
     const speech = [...ofKind(f, 'speech'), ...ofKind(f, 'transcript')];
     if (speech.length) {
-      add('speech', ['Does anyone talk in this clip?', 'When does someone speak?', 'Is there any speech?', 'At what times can a voice be heard?', 'How much talking is there?'], {}, (a) => !NOT_FOUND.test(a.output) && a.evidence.some((e) => e.kind === 'speech' || e.kind === 'transcript') && timesCited(a), on(f));
+      add('speech', ['Does anyone talk in this clip?', 'When does someone speak?', 'Is there any speech?', 'At what times can a voice be heard?', 'How much talking is there?', 'Is anything spoken aloud?', 'When do we hear people talking?'], {}, (a) => !NOT_FOUND.test(a.output) && a.evidence.some((e) => e.kind === 'speech' || e.kind === 'transcript') && timesCited(a), on(f));
       add('speech', ['What do the speakers say?', 'What is said in the video?', 'What words are spoken?'], {}, (a) => a.evidence.some((e) => e.kind === 'speech' || e.kind === 'transcript') && timesCited(a), on(f));
     } else {
       add('speech', ['Does anyone talk in this clip?', 'What is said in the video?', 'When does someone speak?'], {}, (a) => NOT_FOUND.test(a.output) || /^no\b/i.test(a.output), on(f));
@@ -180,18 +180,18 @@ function generate(): Q[] {
     const seen = segs[f]!.filter((s) => s.kind === 'object' && s.start <= mid + 2 && s.end >= mid - 2).map((s) => s.text);
     if (seen.length) {
       const ok = (a: Answer) => !NOT_FOUND.test(a.output) && seen.some((l) => a.output.toLowerCase().includes(noun(l).toLowerCase())) && timesCited(a);
-      add('what is visible', ["What's on screen at {t}?", 'What do we see at {t}?', "What's happening at {t}?", 'What can be seen in the frame at {t}?', 'What is going on at {t}?'], { t: mmss(mid) }, ok, on(f));
+      add('what is visible', ["What's on screen at {t}?", 'What do we see at {t}?', "What's happening at {t}?", 'What can be seen in the frame at {t}?', 'What is going on at {t}?', 'Show me what the picture contains at {t}.', 'What appears in the image around {t}?'], { t: mmss(mid) }, ok, on(f));
       add('what is visible', ["What's on screen here?", 'What do we see at this moment?', 'What is happening right now?'], {}, ok, { ...on(f), target: String(mid) });
     }
     // Describe.
-    add('describe', ['Describe this video.', 'Summarise the clip.', 'Give me an overview of what happens.', 'What is this video about?', 'Walk me through the footage.'], {}, (a) => !NOT_FOUND.test(a.output) && /\bshots?\b/.test(a.output) && [...a.output.matchAll(/\b\d+:\d\d\b/g)].length >= 1 && labelsOf(f).some((l) => a.output.toLowerCase().includes(noun(l).toLowerCase())) && timesCited(a), on(f));
+    add('describe', ['Describe this video.', 'Summarise the clip.', 'Give me an overview of what happens.', 'What is this video about?', 'Walk me through the footage.', 'Can you sum up this recording?', 'Explain what the clip shows, start to finish.'], {}, (a) => !NOT_FOUND.test(a.output) && /\bshots?\b/.test(a.output) && [...a.output.matchAll(/\b\d+:\d\d\b/g)].length >= 1 && labelsOf(f).some((l) => a.output.toLowerCase().includes(noun(l).toLowerCase())) && timesCited(a), on(f));
   }
 
   // Across the index: which video, how many videos, comparisons, file names and times in the text.
   for (const l of ['dog', 'bird', 'bottle', 'laptop']) {
     const having = CLIPS.filter((f) => spansOf(f, l).length);
     if (!having.length) continue;
-    add('which video', ['Which video shows a {x}?', 'In which clip can I find a {x}?', 'What footage has a {x} in it?', 'Which of my videos contains a {x}?'], { x: noun(l) }, (a) => having.some((f) => a.output.includes(f)) && a.evidence.some((e) => having.includes(e.file_name)));
+    add('which video', ['Which video shows a {x}?', 'In which clip can I find a {x}?', 'What footage has a {x} in it?', 'Which of my videos contains a {x}?', 'Where do I have a {x} on video?', 'Which recording features a {x}?'], { x: noun(l) }, (a) => having.some((f) => a.output.includes(f)) && a.evidence.some((e) => having.includes(e.file_name)));
   }
   add('videos', ['How many videos are in this index?', 'How many clips have I uploaded?', 'What is the number of recordings stored here?'], {}, (a) => says(a.output, CLIPS.length));
   const byLength = [...CLIPS].sort((a, b) => vids[b]!.durationSec! - vids[a]!.durationSec!);

@@ -140,7 +140,7 @@ export function readFiles(q: string, videos: Video[]): Video[] {
 /** Rule cues for what is asked about: words that name a fact, not a form. */
 const FACT_CUES: [FactKind, RegExp][] = [
   ['shots', /\b(shots?|cuts?|scenes?|edits?|transitions?|camera angles?|scene changes?)\b/],
-  ['duration', /\b(how long is (it|this|that|the (video|clip|film|recording|footage))|how long does (it|the (video|clip|film|recording)) (last|run|go on|take)|how many (seconds|minutes) (does|is|long)|does (it|the (video|clip|recording)) last|duration|lengths?|runtime|running time|minutes long|seconds long|longest|shortest|longer|shorter)\b/],
+  ['duration', /\b(how long is (it|this|that|the (video|clip|film|recording|footage))|how long does (it|(this|that|the) (video|clip|film|recording|footage|movie)) (last|run|go on|take)|how many (seconds|minutes) (does|is|long)|does (it|the (video|clip|recording)) last|duration|lengths?|runtime|running time|minutes long|seconds long|longest|shortest|longer|shorter)\b/],
   ['resolution', /\b(resolution|pixels?|dimensions?|how (wide|tall)|width|height|1080p?|720p?|hd|4k|portrait|landscape|vertical|aspect)\b/],
   ['fps', /\b(frame ?rate|fps|frames per second|frames a second)\b/],
   ['size', /\b(file size|how (big|large) is the file|bytes|megabytes|mb|kb|gb|how much (disk|space|storage))\b/],
@@ -149,7 +149,7 @@ const FACT_CUES: [FactKind, RegExp][] = [
   ['videos', /\b(how many (videos|clips|files|recordings)|videos? (are|is) (in|there)|list (the|all)|what (videos|clips|files))\b/],
   ['people', /\b(individuals?|visitors?|faces?|who)\b/],
   ['text', /\b(names?|named|written|writing|write|text|title|titles|captioned|subtitle\w*|sign|signs|reads?|displayed|printed|timecode|counter|digits?|numbers? (shown|on screen|displayed)|credits?|logo|banner|headline|letters?|words? on)\b/],
-  ['speech', /\b(say|says|said|saying|speak|speaks|spoke|speaking|speech|talk|talks|talking|spoken|voice|mention\w*|tell|tells|told|words|quote|narrat\w*|dialogue|conversation|sentence|utter\w*|pronounc\w*)\b/],
+  ['speech', /\b(say|says|said|saying|speak|speaks|spoke|speaking|speech|talk|talks|talking|spoken|voice|mention\w*|tell(?! (me|us)\b)|tells|told|words|quote|narrat\w*|dialogue|conversation|sentence|utter\w*|pronounc\w*)\b/],
 ];
 
 const FORM_CUES: [Form, RegExp][] = [
