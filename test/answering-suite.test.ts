@@ -205,6 +205,13 @@ function generate(): Q[] {
   }
   add('compare', ['Which video is the longest?', 'What is the longest clip in the index?'], {}, (a) => a.output.startsWith(byLength[0]!));
   add('compare', ['Which video is the shortest?', 'Which clip is the shortest one?'], {}, (a) => a.output.startsWith(byLength.at(-1)!));
+  const mostShots = [...CLIPS].sort((a, b) => ofKind(b, 'shot').length - ofKind(a, 'shot').length);
+  if (ofKind(mostShots[0]!, 'shot').length > ofKind(mostShots[1]!, 'shot').length) {
+    add('compare', ['Which video has the most cuts?', 'Which clip is made of the most shots?', 'Which recording has the most scene changes?'], {}, (a) => a.output.startsWith(mostShots[0]!));
+  }
+  const talk = (f: string) => [...ofKind(f, 'speech'), ...ofKind(f, 'transcript')].reduce((x, s) => x + s.end - s.start, 0);
+  const mostTalk = [...CLIPS].sort((a, b) => talk(b) - talk(a));
+  add('compare', ['Which video has the most talking?', 'In which clip is there the most speech?'], {}, (a) => new RegExp(`^speech is heard in ${mostTalk[0]!.replace(/[.-]/g, '\\$&')}`, 'i').test(a.output));
   add('file facts', ['Which videos have no sound?', 'Which clips are silent?'], {}, (a) => a.output.includes('birthday-no-audio.mp4') && !a.output.includes('skateboarding-dog.mp4'));
   // File names written in the question narrow it to that video.
   for (const f of ['bottles.mp4', 'skateboarding-dog.mp4', 'big-buck-bunny-intro.webm']) {

@@ -209,6 +209,8 @@ export class Composer {
         return this.shotWhen(slots, style);
       case 'shots.extreme':
         return this.shotExtreme(slots, style);
+      case 'shots.compare':
+        return this.shotCompare(slots, style);
       case 'file.what':
         return this.fileFact(cell.fact, style);
       case 'file.compare':
@@ -674,10 +676,14 @@ export class Composer {
     if (!segs.length) return this.notFound('any speech', style);
     const byVideo = new Map<string, Segment[]>();
     for (const s of segs) byVideo.set(s.videoId, [...(byVideo.get(s.videoId) ?? []), s]);
-    const parts = [...byVideo.entries()].slice(0, style.items).map(([vid, ss]) => {
-      this.citeSegment(ss[0]!);
-      return `${this.video(vid).fileName} (${secs(total(ss))}, from ${formatTime(ss[0]!.start)})`;
-    });
+    // Most speech first: "which has the most talking" reads the first name.
+    const parts = [...byVideo.entries()]
+      .sort((a, b) => total(b[1]) - total(a[1]))
+      .slice(0, style.items)
+      .map(([vid, ss]) => {
+        this.citeSegment(ss[0]!);
+        return `${this.video(vid).fileName} (${secs(total(ss))}, from ${formatTime(ss[0]!.start)})`;
+      });
     return { text: `Speech is heard in ${joinList(parts)}.`, found: true };
   }
 
@@ -727,6 +733,20 @@ export class Composer {
     }
     void slots;
     return { text: `${capital(parts.join('; '))}.`, found: true };
+  }
+
+  /** Videos by their number of shots, most first (fewest first when asked). */
+  private shotCompare(slots: Slots, style: Style): Answer {
+    // "Which video has the longest shot": the shot, not the count.
+    if (/\b(longest|shortest|briefest)\b/i.test(this.c.prompt)) return this.shotExtreme(slots, style);
+    const rows = this.c.scope.videos.map((v) => ({ v, shots: this.shotsOf(v) })).filter((r) => r.shots.length);
+    if (!rows.length) return this.notFound('any shot boundaries', style);
+    const few = /\b(fewest|least|less|fewer)\b/i.test(this.c.prompt);
+    rows.sort((a, b) => (few ? a.shots.length - b.shots.length : b.shots.length - a.shots.length));
+    const shown = rows.slice(0, Math.max(2, style.items));
+    for (const r of shown) this.citeSegment(r.shots[1] ?? r.shots[0]!);
+    const n = (k: number) => `${numberWord(k)} shot${k === 1 ? '' : 's'}`;
+    return { text: `${rows[0]!.v.fileName} has the ${few ? 'fewest' : 'most'} shots (${n(rows[0]!.shots.length)})${shown.length > 1 ? `; then ${joinList(shown.slice(1).map((r) => `${r.v.fileName} (${n(r.shots.length)})`))}` : ''}.`, found: true };
   }
 
   private shotExtreme(slots: Slots, style: Style): Answer {

@@ -39,6 +39,7 @@ export type Handler =
   | 'shots.count'
   | 'shots.when'
   | 'shots.extreme'
+  | 'shots.compare'
   | 'file.what'
   | 'file.compare'
   | 'audio.presence'
@@ -116,6 +117,7 @@ export const FACTS: FactEntry[] = [
       when: { handler: 'speech.when', needs: ['form_cue'], examples: ['When does someone start talking?', 'At what time is the word hello spoken?', 'When does the voice say goodbye?', 'When is there talking?'] },
       presence: { handler: 'speech.presence', examples: ['Does anyone speak in it?', 'Is there dialogue?', 'Is there a voice-over?', 'Do the speakers talk at all?', 'Is somebody talking?', 'Can a voice be heard?', 'Does anybody say anything?'] },
       count: { handler: 'speech.amount', examples: ['How much of the clip has talking?', 'How many seconds of speech are there?', 'How long does the speaker talk for?', 'How many times does someone speak?'] },
+      compare: { handler: 'speech.which', examples: ['Which video has the most talking?', 'Is there more speech in a.mp4 or in b.mp4?', 'Which clip has the longest dialogue?'] },
       which_video: { handler: 'speech.which', needs: ['form_cue'], examples: ['Which video has someone talking?', 'In which clip does a person mention money?', 'Which recording contains speech?'] },
     },
   },
@@ -127,6 +129,7 @@ export const FACTS: FactEntry[] = [
       count: { handler: 'shots.count', needs: ['cue'], examples: ['How many shots does the clip have?', 'How many cuts are there?', 'How many scene changes happen?', 'In how many different scenes is it edited?', 'How many camera angles are used?'] },
       when: { handler: 'shots.when', needs: ['cue'], examples: ['When does the scene change?', 'At what times are the cuts?', 'Where are the edits in the video?', 'When does the second shot begin?', 'When is there a transition?'] },
       extreme: { handler: 'shots.extreme', needs: ['cue'], examples: ['Which shot is the longest?', 'What is the shortest scene?', 'How long is the longest shot?', 'When does the final shot start?'] },
+      compare: { handler: 'shots.compare', needs: ['cue'], examples: ['Which video has the most cuts?', 'Does a.mp4 or b.mp4 have more shots?', 'Which clip is edited with the most scene changes?'] },
       describe: { handler: 'describe', needs: ['cue'], examples: ['List the scenes in order.', 'What happens in each shot?', 'Break the video down scene by scene.'] },
     },
   },

@@ -140,7 +140,7 @@ export function readFiles(q: string, videos: Video[]): Video[] {
 /** Rule cues for what is asked about: words that name a fact, not a form. */
 const FACT_CUES: [FactKind, RegExp][] = [
   ['shots', /\b(shots?|cuts?|scenes?|edits?|transitions?|camera angles?|scene changes?)\b/],
-  ['duration', /\b(how long is (it|this|that|the (video|clip|film|recording|footage))|how long does (it|(this|that|the) (video|clip|film|recording|footage|movie)) (last|run|go on|take)|how many (seconds|minutes) (does|is|long)|does (it|the (video|clip|recording)) last|duration|lengths?|runtime|running time|minutes long|seconds long|longest|shortest|longer|shorter)\b/],
+  ['duration', /\b(how long is (it|this|that|the (video|clip|film|recording|footage))|how long does (it|(this|that|the) (video|clip|film|recording|footage|movie)) (last|run|go on|take)|how many (seconds|minutes) (does|is|long)|does (it|the (video|clip|recording)) last|duration|lengths?|runtime|running time|minutes long|seconds long|(longest|shortest|longer|shorter) (video|clip|file|recording|footage|one)s?|(video|clip|file|recording|footage|one|it) is (the )?(longest|shortest|longer|shorter)|is (the )?(longest|shortest)\s*\??$|(longer|shorter)(?=,| than| or)|runs the longest|the briefest)\b/],
   ['resolution', /\b(resolution|pixels?|dimensions?|how (wide|tall)|width|height|1080p?|720p?|hd|4k|portrait|landscape|vertical|aspect)\b/],
   ['fps', /\b(frame ?rate|fps|frames per second|frames a second)\b/],
   ['size', /\b(file size|how (big|large) is the file|bytes|megabytes|mb|kb|gb|how much (disk|space|storage))\b/],
@@ -183,7 +183,8 @@ export function readSlots(question: string, videos: Video[]): Slots {
   if (time && 'point' in time && time.point) factCues.add('moment');
   const formCues = new Set<Form>();
   for (const [f, re] of FORM_CUES) if (re.test(text)) formCues.add(f);
-  if (files.length >= 2) formCues.add('compare');
+  // Two named videos, or "which video has the most …": a comparison of videos.
+  if (files.length >= 2 || (formCues.has('which_video') && formCues.has('extreme'))) formCues.add('compare');
   // Times written in the question narrow it; numbers that are times are not counts.
   if (time) intent.number = /\d{1,3}:\d{2}/.test(text) || /\b(seconds?|minutes?|secs?)\b/.test(text) ? numberOutsideTimes(text) : intent.number;
   return { intent, time, files, colour, atOnce, quoted, factCues, formCues, text };
