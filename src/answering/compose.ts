@@ -132,7 +132,7 @@ export class Composer {
       const known = narrowed.videos.filter((v) => v.durationSec !== null);
       if (known.length && known.every((v) => t > v.durationSec! + 0.5)) {
         const longest = known.reduce((a, b) => (b.durationSec! > a.durationSec! ? b : a));
-        return { text: `I could not find anything at ${formatTime(t)}: ${known.length === 1 ? `${longest.fileName} is only` : `the longest of these videos, ${longest.fileName}, is`} ${secs(longest.durationSec!)} long.`, found: false, reading: 'time.past_end' };
+        return { text: `I could not find anything ${secs(t)} into the video: ${known.length === 1 ? `${longest.fileName} is only` : `the longest of these videos, ${longest.fileName}, is`} ${secs(longest.durationSec!)} long.`, found: false, reading: 'time.past_end' };
       }
     }
     let first: (Answer & { reading: string }) | null = null;

@@ -152,6 +152,7 @@ export class AnsweringService {
     }
     try {
       const composed = await this.compose(req, scope);
+      this.log.debug('question read', { reading: composed.reading, found: composed.found });
       return { user, req, scope, composed, cost };
     } catch (e) {
       this.refund(user, cost);
