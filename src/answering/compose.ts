@@ -164,6 +164,8 @@ export class Composer {
     const intent = slots.intent;
     const named = intent.labels.filter((l) => l !== 'person' || !intent.categoryLabels.length);
     const label = (cell.fact === 'people' ? 'person' : undefined) ?? named.filter((l) => l !== 'dining table')[0] ?? named[0];
+    // "What colour is the car": whichever object reading it got, it asks for a colour.
+    if (cell.handler.startsWith('objects.') && named.length && COLOUR_ASKED.test(this.c.prompt)) return this.withLabels(named, label, style, (l) => this.colourOf(l, style));
     switch (cell.handler) {
       case 'objects.count':
         return this.withLabels(named, label, style, (l) => this.countObjects(l, slots, style));
@@ -212,7 +214,8 @@ export class Composer {
       case 'shots.compare':
         return this.shotCompare(slots, style);
       case 'file.what':
-        return this.fileFact(cell.fact, style);
+        // "What is the resolution and frame rate?": every file fact the question names.
+        return this.fileFact([cell.fact, ...FILE_FACTS.filter((f) => f !== cell.fact && slots.factCues.has(f))], style);
       case 'file.compare':
         return this.fileCompare(cell.fact, slots, style);
       case 'audio.presence':
@@ -788,15 +791,15 @@ export class Composer {
     this.cite(v.id, 'shot', 0, v.durationSec ?? 0, text, 1);
   }
 
-  private fileFact(fact: FactKind, style: Style): Answer {
+  private fileFact(facts: FactKind[], style: Style): Answer {
     const parts: string[] = [];
     for (const v of this.c.scope.videos.slice(0, Math.max(style.items, 10))) {
-      const f = this.factOf(v, fact);
-      if (!f) continue;
-      this.citeVideo(v, `${v.fileName}: ${f}`);
-      parts.push(`${v.fileName} is ${f}`);
+      const f = facts.map((k) => this.factOf(v, k)).filter((x): x is string => !!x);
+      if (!f.length) continue;
+      this.citeVideo(v, `${v.fileName}: ${f.join(', ')}`);
+      parts.push(`${v.fileName} is ${joinList(f)}`);
     }
-    if (!parts.length) return this.notFound(factEntry(fact).noun, style);
+    if (!parts.length) return this.notFound(factEntry(facts[0]!).noun, style);
     return { text: `${joinList(parts)}.`, found: true };
   }
 
@@ -955,6 +958,9 @@ function sentenceFor(s: Segment, where: string, file: string | null): string {
       return `${capital(s.text)} ${span(s.start, s.end)}${inFile}.`;
   }
 }
+
+/** Facts of the video file itself (its row, not its segments). */
+const FILE_FACTS: FactKind[] = ['duration', 'resolution', 'fps', 'size', 'codec'];
 
 const COLOUR_ASKED = /\b(colou?rs?|colou?red)\b/i;
 

@@ -149,7 +149,7 @@ const FACT_CUES: [FactKind, RegExp][] = [
   ['videos', /\b(how many (videos|clips|files|recordings)|videos? (are|is) (in|there)|list (the|all)|what (videos|clips|files))\b/],
   ['people', /\b(individuals?|visitors?|faces?|who)\b/],
   ['text', /\b(names?|named|written|writing|write|text|title|titles|captioned|subtitle\w*|sign|signs|reads?|displayed|printed|timecode|counter|digits?|numbers? (shown|on screen|displayed)|credits?|logo|banner|headline|letters?|words? on)\b/],
-  ['speech', /\b(say|says|said|saying|speak|speaks|spoke|speaking|speech|talk|talks|talking|spoken|voice|mention\w*|tell(?! (me|us)\b)|tells|told|words|quote|narrat\w*|dialogue|conversation|sentence|utter\w*|pronounc\w*)\b/],
+  ['speech', /\b(say|says|said|saying|speak|speaks|spoke|speaking|speakers?|speech|talk|talks|talking|spoken|voice|mention\w*|tell(?! (me|us)\b)|tells|told|words|quote|narrat\w*|dialogue|conversation|sentence|utter\w*|pronounc\w*)\b/],
 ];
 
 const FORM_CUES: [Form, RegExp][] = [
