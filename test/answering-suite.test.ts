@@ -250,3 +250,22 @@ describe('the generated question suite', () => {
     expect(pass / qs.length).toBeGreaterThanOrEqual(TOTAL_FLOOR);
   }, 600_000);
 });
+
+describe('caption segments (model-written descriptions of a shot) are visual facts', () => {
+  // Runs after the suite: it adds to the index. The caption rows stand in for the captioner's
+  // output (issue 11), in the segment shape it writes: kind "caption", the shot's span, a sentence.
+  test('"what is on screen" and "describe" tell them, with their times', async () => {
+    const f = 'skateboarding-dog.mp4';
+    const v = vids[f]!;
+    const text = 'A black and white dog rides a skateboard along a sunny pavement.';
+    srv.server.service.db.insert(segments).values({ videoId: v.id, kind: 'caption', start: 0, end: v.durationSec!, text, confidence: 0.9, extra: { source: 'stand-in for a captioner' } }).run();
+    const at = await ask('What do we see at 0:06?', { target_video: v.id });
+    expect(at.output).toContain('sunny pavement');
+    expect(at.evidence.some((e) => e.kind === 'caption')).toBe(true);
+    expect(timesCited(at)).toBe(true);
+    const all = await ask('Describe this clip in a few sentences.', { target_video: v.id });
+    expect(all.output).toContain('sunny pavement');
+    expect(all.output).toMatch(/\b0:00\b/);
+    expect(timesCited(all)).toBe(true);
+  });
+});
