@@ -136,6 +136,12 @@ export class Composer {
       }
     }
     let first: (Answer & { reading: string }) | null = null;
+    // A question no cell of the table fits ("PEACH OPEN MOVIE", "anything about pancakes?") is a
+    // search: its words and meaning against every segment. Its "not found" is the answer.
+    if (read.readings[0]!.score < LOW_FIT) {
+      const res = await this.general(slots.intent, style, this.c.scope.videos.length > 1);
+      return { ...res, reading: 'search' };
+    }
     const best = read.readings[0]!.cell;
     // Another reading is tried only where it is a near reading of the same question: the same fact
     // in another form, objects for people, or the same form of a fact the question's words name too
@@ -266,7 +272,8 @@ export class Composer {
       const s = shown[0]!;
       return { text: `The first ${noun} appears at ${formatTime(s.start)}${this.where(s.videoId)} and is visible until ${formatTime(s.end)}.`, found: true };
     }
-    const lead = presence ? `Yes: ${article(noun)} is visible` : `${capital(article(noun))} is visible`;
+    // "Yes" only answers a yes/no question ("who is there?" is not one).
+    const lead = presence && YES_NO.test(this.c.prompt) ? `Yes: ${article(noun)} is visible` : `${capital(article(noun))} is visible`;
     return { text: `${lead} ${joinList(parts)}${more}.`, found: true };
   }
 
@@ -611,7 +618,7 @@ export class Composer {
       return `${quote(s.text)} ${span(s.start, s.end)}${this.where(s.videoId)}`;
     });
     const more = chosen.length > style.items ? ` (and ${chosen.length - style.items} more)` : '';
-    return { text: `${presence ? 'Yes: the' : 'The'} screen shows ${joinList(parts)}${more}.`, found: true };
+    return { text: `${presence && YES_NO.test(this.c.prompt) ? 'Yes: the' : 'The'} screen shows ${joinList(parts)}${more}.`, found: true };
   }
 
   private textWhich(intent: Intent, slots: Slots, style: Style): Answer {
@@ -661,7 +668,7 @@ export class Composer {
       return `${span(s.start, s.end)}${this.where(s.videoId)}`;
     });
     const more = spans.length > shown.length ? ` (and ${spans.length - shown.length} more time${spans.length - shown.length > 1 ? 's' : ''})` : '';
-    return { text: `${presence ? 'Yes: someone' : 'Someone'} speaks ${joinList(parts)}${more}.`, found: true };
+    return { text: `${presence && YES_NO.test(this.c.prompt) ? 'Yes: someone' : 'Someone'} speaks ${joinList(parts)}${more}.`, found: true };
   }
 
   private speechAmount(style: Style): Answer {
@@ -970,6 +977,11 @@ function colourIn(s: Segment): string | null {
   const c = x?.colour ?? x?.color ?? (Array.isArray(x?.colours) ? x.colours[0] : null);
   return typeof c === 'string' && c ? c : null;
 }
+
+const YES_NO = /^\s*(is|are|was|were|does|do|did|can|could|has|have|had|will|would|any)\b/i;
+
+/** Best reading score (cosine to the closest examples plus cues) under which no cell fits the question. */
+const LOW_FIT = 0.45;
 
 /** Half the width of the window around a point time (as evidence.ts widens a point `target`). */
 const POINT_HALF = 2;

@@ -147,8 +147,8 @@ const FACT_CUES: [FactKind, RegExp][] = [
   ['codec', /\b(codec|encod\w*|compression|compressed|h\.?264|vp8|vp9|mpeg|format)\b/],
   ['audio', /\b(audio|sound|soundtrack|silent|mute|muted|noise|any sound)\b/],
   ['videos', /\b(how many (videos|clips|files|recordings)|videos? (are|is) (in|there)|list (the|all)|what (videos|clips|files))\b/],
-  ['people', /\b(individuals?|visitors?|faces?|who)\b/],
-  ['text', /\b(names?|named|written|writing|write|text|title|titles|captioned|subtitle\w*|sign|signs|reads?|displayed|printed|timecode|counter|digits?|numbers? (shown|on screen|displayed)|credits?|logo|banner|headline|letters?|words? on)\b/],
+  ['people', /\b(individuals?|visitors?|faces?)\b/],
+  ['text', /\b(names?|named|written|writing|write|text|title|titles|captioned|subtitle\w*|sign|signs|reads?|displayed|printed|timecode|counter|digits?|numbers? (shown|on screen|displayed)|credits?|logo|banner|headline|letters?|lettering|words? on)\b/],
   ['speech', /\b(say|says|said|saying|speak|speaks|spoke|speaking|speakers?|speech|talk|talks|talking|spoken|voice|mention\w*|tell(?! (me|us)\b)|tells|told|words|quote|narrat\w*|dialogue|conversation|sentence|utter\w*|pronounc\w*)\b/],
 ];
 
