@@ -1,8 +1,11 @@
 /**
- * Composes the answer a careful person would write from the evidence, without a generative model:
- * counts from detections, spans for "when", quotes for what is written or said, shots in order for
- * "what happens". Every time in the answer is the time of an evidence item. When the evidence does
- * not support an answer it says so ("I could not find ...") and what the video does contain.
+ * Composes the answer a careful person would write from the evidence, without a generative model.
+ * The question reader (reader.ts) says which cell of the fact table (facts.ts) it asks about; each
+ * cell's handler here answers it: counts over time from detections, spans for "when", quotes for
+ * what is written or said, everything visible at a moment, an ordered account of the shots for
+ * "describe", file facts from the video row. Every time in the answer is the time of an evidence
+ * item. When the evidence does not support an answer it says so ("I could not find ...") and what
+ * the video does contain.
  */
 import type { Embedder } from '../analysis/embedder';
 import type { Segment, Video } from '../storage/schema';
