@@ -49,7 +49,7 @@ export interface Config {
   readonly minFreeBytes: number;
   /** Analysis worker processes (0 = no analysis: videos are ready once stored). @default 1 */
   readonly analysisWorkers: number;
-  /** Analyzers to run, in order, comma-separated. @default "visual,ocr,objects,speech,embeddings" */
+  /** Analyzers to run, in order, comma-separated. @default "visual,ocr,objects,faces,speech,embeddings" */
   readonly analyzers: string;
   /** At most one sampled frame per this many seconds within a shot (the main speed/detail trade-off of analysis). @default 5 */
   readonly frameIntervalSec: number;
@@ -86,7 +86,7 @@ export const GENERATOR_TYPES = ['none', 'openai', 'transformers'] as const;
 export type GeneratorType = (typeof GENERATOR_TYPES)[number];
 
 /** Analyzers in pipeline order: visual first (the others read its frames), embeddings last (it embeds what the others stored). */
-export const ANALYZER_NAMES = ['visual', 'ocr', 'objects', 'speech', 'embeddings'] as const;
+export const ANALYZER_NAMES = ['visual', 'ocr', 'objects', 'faces', 'speech', 'embeddings'] as const;
 export type AnalyzerName = (typeof ANALYZER_NAMES)[number];
 
 /** The analyzers a config asks for, in pipeline order; visual always runs (every other one works from its frames). */
@@ -133,7 +133,7 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile'>> = Object.freeze({
   maxBodyBytes: 1 * MiB,
   minFreeBytes: 1 * GiB,
   analysisWorkers: 1,
-  analyzers: 'visual,ocr,objects,speech,embeddings',
+  analyzers: 'visual,ocr,objects,faces,speech,embeddings',
   frameIntervalSec: 5,
   sttEngine: 'auto',
   modelsDir: '',

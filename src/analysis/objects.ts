@@ -421,7 +421,7 @@ export function jpegSize(path: string): [number, number] {
 }
 
 /** Consecutive fixed-size pictures of a raw video stream, each in a buffer of its own. */
-async function* rawFrames(stream: ReadableStream<Uint8Array>, frameBytes: number): AsyncGenerator<Uint8Array> {
+export async function* rawFrames(stream: ReadableStream<Uint8Array>, frameBytes: number): AsyncGenerator<Uint8Array> {
   let cur = new Uint8Array(frameBytes);
   let filled = 0;
   for await (const chunk of stream) {
