@@ -34,22 +34,25 @@ export interface FacesOptions {
   /** Folder with the tfjs-backend-wasm .wasm files. */
   wasmDir?: string;
   /**
-   * Smallest face kept, as its box's shorter side in frame pixels. FaceRes reads a 224-px crop;
-   * below ~40 px the upscaled crop is mush and descriptors of different people come close.
+   * Smallest face kept, as its box's shorter side in frame pixels. Measured on GRID scaled down:
+   * at 64–71 px a face still matches its full-size self (cosine 0.87–0.93, others ≤ 0.43); smaller
+   * ones were not measurable here (BlazeFace rarely finds them), so 40 px keeps a margin.
    * @default 40
    */
   minFacePx: number;
   /**
-   * Sharpness a face needs: variance of the Laplacian of its grey crop (scaled to 64 px). Sharp
-   * faces in the test clips score 60–400; motion-blurred ones (pancake's end) under 15.
-   * @default 15
+   * Sharpness a face needs: variance of the Laplacian over its box sampled on a 64×64 grid.
+   * Measured on GRID blurred with ffmpeg gblur: sharp faces 880–9100; sigma 2 → 210–340 (still
+   * cosine 0.92–0.94 to itself); sigma 4 → 67–104 (0.63–0.78: no longer reliably the same person);
+   * sigma 8 → 23 (0.22). 150 keeps the first and drops the rest.
+   * @default 150
    */
   minSharpness: number;
   /** BlazeFace score a face needs (its own default is 0.5; below that hands and ears appear). @default 0.6 */
   minScore: number;
 }
 
-export const DEFAULT_FACES: FacesOptions = { minFacePx: 40, minSharpness: 15, minScore: 0.6 };
+export const DEFAULT_FACES: FacesOptions = { minFacePx: 40, minSharpness: 150, minScore: 0.6 };
 
 /**
  * When a face in the next frame of a shot continues a track: its descriptor is at least
