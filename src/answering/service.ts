@@ -23,6 +23,7 @@ import type { Embedder } from '../analysis/embedder';
 import type { MomentReader } from '../analysis/moment';
 import type { MediaLinks } from '../media/links';
 import { Composer, type Composed, type ComposeInput } from './compose';
+import { answerAboutPeople } from './people';
 import { EmbeddingCache, EvidenceFinder, windowOf, type Evidence } from './evidence';
 import { createGenerator, generatorConfigOf, type GenerateRequest, type Generator } from './generate/contracts';
 import { buildRequest, MAX_IMAGES } from './generate/prompt';
@@ -284,6 +285,19 @@ export class AnsweringService {
   }
 
   compose(req: InquireRequest, scope: Scope): Promise<Composed> {
+    // Questions about people (who, how many different, when does <name> appear) come first.
+    const people = answerAboutPeople({
+      db: this.d.db,
+      prompt: req.prompt,
+      indexId: scope.index.id,
+      videos: scope.videos,
+      window: windowOf(scope.target),
+      frameAt: (videoId, t) => {
+        const file = this.finder.frameNear(videoId, t);
+        return file ? this.d.links.sign(`/media/${videoId}/frames/${file}`) : null;
+      },
+    });
+    if (people) return Promise.resolve(people);
     return new Composer({
       prompt: req.prompt,
       guidance: req.guidance ?? '',
