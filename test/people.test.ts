@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveBinaries } from '../src/media/binaries';
 import { checkInvariants } from './hardening/invariants';
-import { clip, getJson, postJson, startOrigin, startTestServer, type Origin, type TestServer } from './helpers';
+import { clip, getJson, postJson, readEvents, startOrigin, startTestServer, type Origin, type TestServer } from './helpers';
 
 let srv: TestServer;
 let origin: Origin;
@@ -191,6 +191,66 @@ describe('naming, merge and split', () => {
     expect(cross.status).toBe(404);
     expect(cross.body.message).toContain('into');
     expect((await peopleOf(idx.grid!)).body.length).toBe(10);
+  });
+});
+
+describe('questions about people through /inquire and /inquire-stream', () => {
+  const ask = async (index: string, prompt: string, extra: Record<string, string> = {}) => {
+    const r = await postJson(srv.url, '/inquire', { token: srv.token, index, prompt, ...extra });
+    expect(r.status).toBe(200);
+    // Every m:ss in the answer is the start or end of a cited item.
+    for (const m of r.body.output.matchAll(/\b(\d+):(\d\d)\b/g)) {
+      const t = Number(m[1]) * 60 + Number(m[2]);
+      expect(r.body.evidence.some((e: any) => Math.floor(e.start) === t || Math.floor(e.end) === t)).toBe(true);
+    }
+    return r.body as { output: string; evidence: any[] };
+  };
+
+  test('how many different people: ten on GRID, told apart by faces', async () => {
+    const a = await ask(idx.grid!, 'How many different people appear in this video?');
+    expect(a.output).toMatch(/\b10 different people\b/);
+    expect(a.evidence.filter((e) => e.kind === 'face').length).toBe(10);
+  });
+
+  test('when does <name> appear, which videos show them, who is on screen at a moment', async () => {
+    // "Bram" was given to the GRID man by the merge test above.
+    const when = await ask(idx.grid!, 'When does Bram appear?');
+    expect(when.output).toContain('Bram appears 2 times');
+    expect(when.evidence.map((e) => Math.round(e.start))).toEqual([6, 21]);
+    const which = await ask(idx.grid!, 'Which videos show Bram?');
+    expect(which.evidence.every((e) => e.file_name === 'grid-speakers-33s.mp4')).toBe(true);
+    const is = await ask(idx.grid!, 'Is Bram in this video?', { target_video: keys.grid! });
+    expect(is.output).toContain('Bram appears');
+    const who = await ask(idx.grid!, 'Who is on screen at this moment?', { target_video: keys.grid!, target: '0:22' });
+    expect(who.output).toContain('Bram');
+    const other = await ask(idx.grid!, 'Who is on screen?', { target_video: keys.grid!, target: '0:01' });
+    expect(other.output).not.toContain('Bram');
+    expect(other.output).toContain('unnamed person');
+  });
+
+  test('an unknown name is "not found", and says who is named', async () => {
+    const a = await ask(idx.grid!, 'When does Zelda appear?');
+    expect(a.output).toContain('could not find anyone named "Zelda"');
+    expect(a.output).toContain('Bram');
+    expect(a.evidence).toEqual([]);
+  });
+
+  test('the person from the start appears again (A B A C B: at 0:06)', async () => {
+    const a = await ask(idx.mix!, 'When does the person from the start appear again?');
+    expect(a.output).toMatch(/appears again at 0:0[56]/);
+    expect(a.evidence.map((e) => Math.round(e.start))).toEqual([0, 6]);
+  });
+
+  test('/inquire-stream answers the same, with the appearances as evidence', async () => {
+    const res = await fetch(`${srv.url}/inquire-stream`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: srv.token, index: idx.grid, prompt: 'When does Bram appear?' }) });
+    expect(res.status).toBe(200);
+    const events = await readEvents(res);
+    expect(events[0].type).toBe('evidence');
+    expect(events[0].evidence.map((e: any) => e.kind)).toEqual(['face', 'face']);
+    const done = events.at(-1);
+    expect(done.type).toBe('complete');
+    expect(done.output).toContain('Bram appears 2 times');
+    expect(events.filter((e) => e.type === 'token').map((e) => e.text).join('')).toBe(done.output);
   });
 });
 
