@@ -14,6 +14,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Segment } from '../storage/schema';
 import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from './contracts';
+import { paintSegments } from './colours';
 import { FrameStream, type SampledFrame } from './frame-stream';
 
 /** [x, y, width, height], normalised to 0..1 of the frame. */
@@ -134,9 +135,14 @@ export class ObjectsAnalyzer implements Analyzer {
 
   async run(ctx: StageContext): Promise<StageResult> {
     const started = performance.now();
-    const { frames: raw, stats } = await this.detect(ctx, framesOf(ctx));
+    const stream = framesOf(ctx);
+    const { frames: raw, stats } = await this.detect(ctx, stream);
     const perFrame = raw.map((r) => applyThresholds(r, this.opts));
     const segments = mergeSpans(perFrame, shotBounds(ctx.segments(['shot']), ctx.video.durationSec), ctx.video.durationSec);
+    // The stream keeps every frame: read again from the start for their paths.
+    const sampled: SampledFrame[] = [];
+    for await (const batch of stream.batches()) sampled.push(...batch);
+    await paintSegments(ctx, segments, sampled);
     const labels: Record<string, number> = {};
     for (const s of segments) labels[s.text] = Math.max(labels[s.text] ?? 0, Number(s.extra?.max_count ?? 0));
     return {

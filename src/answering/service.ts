@@ -23,6 +23,7 @@ import type { Embedder } from '../analysis/embedder';
 import type { MomentReader } from '../analysis/moment';
 import type { MediaLinks } from '../media/links';
 import { Composer, type Composed, type ComposeInput } from './compose';
+import { answerAboutColours } from './colours';
 import { answerAboutPeople } from './people';
 import { EmbeddingCache, EvidenceFinder, windowOf, type Evidence } from './evidence';
 import { createGenerator, generatorConfigOf, type GenerateRequest, type Generator } from './generate/contracts';
@@ -292,12 +293,12 @@ export class AnsweringService {
       indexId: scope.index.id,
       videos: scope.videos,
       window: windowOf(scope.target),
-      frameAt: (videoId, t) => {
-        const file = this.finder.frameNear(videoId, t);
-        return file ? this.d.links.sign(`/media/${videoId}/frames/${file}`) : null;
-      },
+      frameAt: (videoId, t) => this.frameUrlAt(videoId, t),
     });
     if (people) return Promise.resolve(people);
+    // Then colour questions ("when does the red car appear"), from the colours stored with detections.
+    const colours = answerAboutColours({ db: this.d.db, prompt: req.prompt, videos: scope.videos, window: windowOf(scope.target), frameAt: (videoId, t) => this.frameUrlAt(videoId, t) });
+    if (colours) return Promise.resolve(colours);
     return new Composer({
       prompt: req.prompt,
       guidance: req.guidance ?? '',
@@ -306,6 +307,12 @@ export class AnsweringService {
       frameUrl: (videoId, file) => this.d.links.sign(`/media/${videoId}/frames/${file}`),
       moment: this.momentOf(scope),
     }).compose();
+  }
+
+  /** Signed path of the sampled frame nearest t, or null. */
+  private frameUrlAt(videoId: string, t: number): string | null {
+    const file = this.finder.frameNear(videoId, t);
+    return file ? this.d.links.sign(`/media/${videoId}/frames/${file}`) : null;
   }
 
   /** The one moment a question is about, when it names a point of one stored video. */
