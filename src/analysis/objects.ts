@@ -487,7 +487,7 @@ export function applyThresholds(r: RawFrame, o: Pick<ObjectsOptions, 'minScore' 
 }
 
 /** Intersection over the smaller box's area. */
-function overlap(a: Box, b: Box): number {
+export function overlap(a: Box, b: Box): number {
   const w = Math.min(a[0] + a[2], b[0] + b[2]) - Math.max(a[0], b[0]);
   const h = Math.min(a[1] + a[3], b[1] + b[3]) - Math.max(a[1], b[1]);
   const smaller = Math.min(a[2] * a[3], b[2] * b[3]);
