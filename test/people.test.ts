@@ -74,6 +74,9 @@ beforeAll(async () => {
   keys.grid = await upload('grid', `${origin.url}/media/grid-speakers-33s.mp4`);
   keys.talk = await upload('talk', `${origin.url}/media/talking-head.mp4`);
   keys.abacb = await upload('mix', `http://127.0.0.1:${made.port}/abacb.mp4`);
+  // Both in one index: the cut's people must join GRID's (across videos).
+  keys.bothGrid = await upload('both', `${origin.url}/media/grid-speakers-33s.mp4`);
+  keys.bothCut = await upload('both', `http://127.0.0.1:${made.port}/abacb.mp4`);
   for (const i of (await getJson(srv.url, `/indexes?token=${srv.token}`)).body) idx[i.name] = i.index_id;
   await waitReady();
 }, 200_000);
@@ -119,6 +122,34 @@ describe('grouping faces into people', () => {
     expect(a1).toBe(a2);
     expect(b1).toBe(b2);
     expect(new Set([a1, b1, c]).size).toBe(3);
+  });
+
+  test('across videos: GRID and the A B A C B cut in one index are still ten people (pairwise precision/recall 1)', async () => {
+    const { body } = await peopleOf(idx.both!);
+    const details = new Map<string, any>();
+    for (const p of body) details.set(p.person_id, await personOf(idx.both!, p.person_id));
+    // Who each appearance truly is: GRID shot k is person k, except shot 7 (21–24 s), the man of shot 2.
+    const gridWho = (t: number) => (Math.floor(t / 3) === 7 ? 2 : Math.floor(t / 3));
+    const cutWho = (t: number) => [0, 2, 0, 4, 2][Math.floor(t / 3)]!;
+    const apps = [...details.values()].flatMap((d) =>
+      d.appearances.map((a: any) => ({ person: d.person_id, truth: (a.video_id === keys.bothGrid ? gridWho : cutWho)((a.start + a.end) / 2) })),
+    );
+    expect(apps.length).toBe(16);
+    let tp = 0;
+    let fp = 0;
+    let fn = 0;
+    for (let i = 0; i < apps.length; i++)
+      for (let j = i + 1; j < apps.length; j++) {
+        const same = apps[i]!.person === apps[j]!.person;
+        const truly = apps[i]!.truth === apps[j]!.truth;
+        if (same && truly) tp++;
+        else if (same) fp++;
+        else if (truly) fn++;
+      }
+    console.log(`people grouping over GRID + A B A C B (16 appearances, 10 people): pairwise precision ${(tp / (tp + fp)).toFixed(3)}, recall ${(tp / (tp + fn)).toFixed(3)} (${tp} same-person pairs found, ${fp} wrong, ${fn} missed)`);
+    expect(fp).toBe(0);
+    expect(fn).toBe(0);
+    expect(body.length).toBe(10);
   });
 
   test('the thumbnail is a JPEG of the face, by signed link or token; a bad signature is refused', async () => {
