@@ -1,7 +1,8 @@
 /**
  * Colours of detections, from their pixels, and colour questions through /inquire on really
- * analysed clips (visual + objects): the red car of cars-parking-lot, the blue armchair of
- * countdown-living-room; "not found" for a colour no such thing had.
+ * analysed clips (visual + objects + faces): the red car of cars-parking-lot, the blue armchair of
+ * countdown-living-room, the people in grey of people-one-by-one; "not found" for a colour no such
+ * thing had. people-one-by-one also shows people counted without faces (all are seen from behind).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Database } from 'bun:sqlite';
@@ -16,8 +17,8 @@ const keys: Record<string, string> = {};
 
 beforeAll(async () => {
   origin = startOrigin();
-  srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual,objects', 'frame-interval-sec': '3' });
-  for (const c of ['cars-parking-lot.mp4', 'countdown-living-room.mp4']) {
+  srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual,objects,faces', 'frame-interval-sec': '3' });
+  for (const c of ['cars-parking-lot.mp4', 'countdown-living-room.mp4', 'people-one-by-one.mp4']) {
     const r = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'colours', url: `${origin.url}/media/${c}` });
     keys[c] = r.body.data.key;
   }
@@ -108,5 +109,23 @@ describe('colour questions', () => {
     expect(a.output).toContain('could not find a green car');
     expect(a.output).toContain('red');
     expect(a.evidence).toEqual([]);
+  });
+});
+
+describe('people without visible faces', () => {
+  test('"how many different people" counts the appearances of people seen from behind, and says so', async () => {
+    const a = await ask('How many different people appear in this video?', { target_video: keys['people-one-by-one.mp4']! });
+    // Six people walk up one at a time (MANIFEST); no face is visible.
+    expect(a.output).toMatch(/whose faces were not visible appear 6 times/);
+    expect(a.output).not.toMatch(/told apart by their faces/);
+    expect(a.evidence.filter((e) => e.kind === 'object').length).toBe(6);
+  });
+
+  test('the person in the grey cardigan: the spans of people dressed in grey', async () => {
+    const a = await ask('When does the woman in the grey cardigan appear?', { target_video: keys['people-one-by-one.mp4']! });
+    // 3–17 a woman in a grey cardigan (and 90–117 one in a grey sweater, 123–132 a man in a grey shirt).
+    expect(a.evidence.some((e) => e.start <= 10 && e.end >= 10)).toBe(true);
+    // Not the man in the black hoodie (23–41).
+    expect(a.evidence.some((e) => e.start <= 32 && e.end >= 32)).toBe(false);
   });
 });
