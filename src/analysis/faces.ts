@@ -125,8 +125,9 @@ export class FacesAnalyzer implements Analyzer {
 
   private async ensureWorker(signal: AbortSignal): Promise<FaceWorker> {
     if (this.worker?.alive) return this.worker;
-    const defaults = objectModelPaths();
-    const w = new FaceWorker({ modelDir: this.opts.modelDir ?? defaults.modelDir, wasmDir: this.opts.wasmDir ?? defaults.wasmDir });
+    // In the executable both are given (extracted files); node_modules is looked up only without them.
+    const defaults = this.opts.modelDir && this.opts.wasmDir ? null : objectModelPaths();
+    const w = new FaceWorker({ modelDir: this.opts.modelDir ?? defaults!.modelDir, wasmDir: this.opts.wasmDir ?? defaults!.wasmDir });
     this.worker = w;
     const onAbort = () => w.terminate(new Error('face detection was cancelled'));
     signal.addEventListener('abort', onAbort, { once: true });
