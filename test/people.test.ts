@@ -285,6 +285,31 @@ describe('questions about people through /inquire and /inquire-stream', () => {
   });
 });
 
+describe('the OpenAPI document', () => {
+  test('describes the people endpoints, with operation ids, integer ids and their error statuses', async () => {
+    const doc = (await getJson(srv.url, '/openapi.json')).body;
+    const ops = {
+      '/indexes/{index_id}/people': { get: 'listPeople' },
+      '/indexes/{index_id}/people/{person_id}': { get: 'getPerson', put: 'namePerson' },
+      '/indexes/{index_id}/people/{person_id}/merge': { post: 'mergePeople' },
+      '/indexes/{index_id}/people/{person_id}/split': { post: 'splitPerson' },
+      '/indexes/{index_id}/people/{person_id}/thumbnail': { get: 'personThumbnail' },
+    } as Record<string, Record<string, string>>;
+    for (const [path, methods] of Object.entries(ops)) {
+      for (const [method, id] of Object.entries(methods)) {
+        const op = doc.paths[path]?.[method];
+        expect(op?.operationId).toBe(id);
+        expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '401', '404']));
+      }
+    }
+    const split = doc.paths['/indexes/{index_id}/people/{person_id}/split'].post.requestBody.content['application/json'].schema;
+    // t.Integer (Elysia documents it as an integer, or its string form).
+    expect(JSON.stringify(split.properties.appearance_id)).toContain('"type":"integer"');
+    const put = doc.paths['/indexes/{index_id}/people/{person_id}'].put;
+    expect(Object.keys(put.responses)).toContain('400');
+  });
+});
+
 describe('isolation, removal and purge', () => {
   test('indexes never share people; another user sees none of them', async () => {
     const ids = await Promise.all(['grid', 'talk', 'mix'].map(async (n) => (await peopleOf(idx[n]!)).body.map((p: any) => p.person_id)));
