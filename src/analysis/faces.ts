@@ -71,6 +71,7 @@ export class FacesAnalyzer implements Analyzer {
   readonly stage = 'analyzing:faces';
   readonly kinds = ['face'] as const;
   readonly info = { kind: 'faces', name: 'blazeface+faceres (tfjs-wasm, @vladmandic/human)' };
+  /** About half the objects analyzer's core-seconds over the shared clips (bench/faces.ts: 6.4 vs 13.8). */
   readonly weight = 1;
   readonly concurrent = true;
   readonly readsFrames = true;
