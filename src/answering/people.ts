@@ -108,7 +108,16 @@ function howMany(q: PeopleQuestion): Composed {
         `; first seen at ${firsts.map((a) => `${formatTime(a.start)}${q.videos.length > 1 ? ` in ${fileName(q, a.videoId)}` : ''}`).join(', ')}.`,
     );
   }
-  if (hidden.length) {
+  // Without the faces analyzer (or before it ran) no face could be seen: say so rather than "not visible".
+  const facesRan = q.videos.some((v) => (v.analysis as Record<string, { unavailable?: string }> | null)?.faces && !(v.analysis as Record<string, { unavailable?: string }>).faces!.unavailable);
+  if (hidden.length && !facesRan) {
+    parts.push(
+      `People appear ${hidden.length} time${hidden.length === 1 ? '' : 's'} (from the person detections: ${hidden
+        .slice(0, 8)
+        .map((h) => `${formatTime(h.start)}–${formatTime(h.end)}`)
+        .join(', ')}${hidden.length > 8 ? ', …' : ''}); faces were not analysed, so whether those are different people cannot be told.`,
+    );
+  } else if (hidden.length) {
     parts.push(
       `${ids.length ? 'Besides, people' : 'People'} whose faces were not visible appear ${hidden.length} time${hidden.length === 1 ? '' : 's'} (from the person detections: ${hidden
         .slice(0, 8)
