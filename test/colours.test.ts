@@ -104,6 +104,12 @@ describe('colour questions', () => {
     expect(a.output).toContain('blue');
   });
 
+  test('the colour of the background: the wet asphalt is grey', async () => {
+    const a = await ask('What colour is the background?', { target_video: keys['cars-parking-lot.mp4']! });
+    expect(a.output).toContain('grey');
+    expect(a.evidence[0].kind).toBe('shot');
+  });
+
   test('a colour no such thing had is "not found", with the colours that were seen', async () => {
     const a = await ask('When does the green car appear?');
     expect(a.output).toContain('could not find a green car');
@@ -119,6 +125,11 @@ describe('people without visible faces', () => {
     expect(a.output).toMatch(/whose faces were not visible appear 6 times/);
     expect(a.output).not.toMatch(/told apart by their faces/);
     expect(a.evidence.filter((e) => e.kind === 'object').length).toBe(6);
+  });
+
+  test('the walls behind the table are white', async () => {
+    const a = await ask('What colour are the walls?', { target_video: keys['people-one-by-one.mp4']! });
+    expect(a.output).toContain('white');
   });
 
   test('the person in the grey cardigan: the spans of people dressed in grey', async () => {

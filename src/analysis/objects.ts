@@ -142,7 +142,9 @@ export class ObjectsAnalyzer implements Analyzer {
     // The stream keeps every frame: read again from the start for their paths.
     const sampled: SampledFrame[] = [];
     for await (const batch of stream.batches()) sampled.push(...batch);
-    await paintSegments(ctx, segments, sampled);
+    const shots = shotBounds(ctx.segments(['shot']), ctx.video.durationSec);
+    const boxesAt = new Map(perFrame.map((f) => [f.t, f.objects.map((o) => o.box)]));
+    const background = await paintSegments(ctx, segments, sampled, { shots: [...shots.values()], boxesAt: (t) => boxesAt.get(t) ?? [] });
     const labels: Record<string, number> = {};
     for (const s of segments) labels[s.text] = Math.max(labels[s.text] ?? 0, Number(s.extra?.max_count ?? 0));
     return {
@@ -156,6 +158,8 @@ export class ObjectsAnalyzer implements Analyzer {
         /** Most of each label seen in one frame. */
         labels,
         ms_per_frame: raw.length ? Math.round((performance.now() - started) / raw.length) : 0,
+        /** Each shot's colours outside the detected things (walls, sky, background). */
+        background,
       },
     };
   }

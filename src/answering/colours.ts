@@ -49,6 +49,7 @@ export function answerAboutColours(q: ColourQuestion): Composed | null {
   // A colour word counts only right before the thing it describes ("the red car"), or for clothes.
   const colourWord = Object.keys(COLOURS).find((c) => new RegExp(`\\b${c}\\s+[a-z]`).test(p));
   if (!askedColour && !colourWord && !clothes) return null;
+  if (askedColour && BACKGROUND.test(p)) return background(q);
   const rows = detections(q);
   const labels = new Set(rows.map((r) => r.label));
   const described = colourWord && !askedColour && !clothes ? (new RegExp(`\\b${colourWord}\\s+(\\w+(?:\\s\\w+)?)`).exec(p)?.[1] ?? '') : p;
@@ -85,6 +86,24 @@ export function answerAboutColours(q: ColourQuestion): Composed | null {
     return { found: true, evidence: evidence(hits, (r) => `${colour} ${r.label}`), output: `${n} ${colour} ${named}${n === 1 ? '' : 's'}: ${hits.map(where).join(', ')}.` };
   }
   return { found: true, evidence: evidence(hits, (r) => `${colour} ${r.label}`), output: `The ${colour} ${named} appears at ${hits.slice(0, 12).map(where).join(', ')}.` };
+}
+
+const BACKGROUND = /\b(?:background|backdrop|walls?|sky|floor|ground|surroundings|setting)\b/;
+
+/** "What colour is the background / are the walls": each shot's colours outside the detected things. */
+function background(q: ColourQuestion): Composed {
+  const shots = q.videos.flatMap((v) => {
+    const bg = (v.analysis as { objects?: { background?: { start: number; end: number; colours: string[] }[] } } | null)?.objects?.background ?? [];
+    return bg.filter((b) => b.colours.length && (!q.window || (b.start <= q.window.end && b.end >= q.window.start))).map((b) => ({ ...b, videoId: v.id }));
+  });
+  if (!shots.length) return { found: false, evidence: [], output: 'I could not find the colours of the background: the objects analysis has not stored them for these videos.' };
+  const where = (b: (typeof shots)[number]) => `${formatTime(b.start)}–${formatTime(b.end)}${q.videos.length > 1 ? ` in ${fileName(q, b.videoId)}` : ''}`;
+  const kept = shots.slice(0, 12);
+  return {
+    found: true,
+    evidence: kept.map((b) => ({ video_id: b.videoId, file_name: fileName(q, b.videoId), start: b.start, end: b.end, kind: 'shot', text: `background: ${b.colours.join(', ')}`, score: 1, frame_url: q.frameAt(b.videoId, (b.start + b.end) / 2) })),
+    output: `Around what is detected, the picture is mostly ${kept.map((b) => `${b.colours.slice(0, 2).join(' and ')} (${where(b)})`).join('; ')}.`,
+  };
 }
 
 function detections(q: ColourQuestion): Row[] {
