@@ -527,10 +527,12 @@ async function viewIndex(main, indexId) {
   }
   const list = h('ul', { class: 'videos', 'aria-busy': 'true' });
   const ask = askPanel({ indexId });
+  const people = peoplePanel(idx);
+  let readyShown = -1;
   main.replaceChildren(
     crumbs,
     h('h1', { tabindex: -1 }, idx.name),
-    h('div', { class: 'split' }, h('div', { class: 'col' }, h('section', { class: 'card', 'aria-labelledby': 'v-h' }, h('h2', { id: 'v-h' }, 'Videos'), list), peoplePanel(idx), addVideoForm(idx), uploadsSection(idx)), h('aside', { class: 'col side' }, ask)),
+    h('div', { class: 'split' }, h('div', { class: 'col' }, h('section', { class: 'card', 'aria-labelledby': 'v-h' }, h('h2', { id: 'v-h' }, 'Videos'), list), people, addVideoForm(idx), uploadsSection(idx)), h('aside', { class: 'col side' }, ask)),
   );
   renderUploads();
   focusHeading(main);
@@ -543,6 +545,9 @@ async function viewIndex(main, indexId) {
     if (stopped) return;
     list.setAttribute('aria-busy', 'false');
     list.replaceChildren(...(rs.length ? rs.map((r) => videoRow(idx, r, load)) : [h('li', { class: 'empty muted' }, 'No videos: add one by its URL.')]));
+    // The people change when a video's analysis ends (or a video goes).
+    const ready = rs.filter((r) => r.status === 'ready').length;
+    if (ready !== readyShown) (readyShown = ready), people.refresh();
     if (rs.some((r) => r.status !== 'ready' && r.status !== 'failed')) timer = setTimeout(() => load().catch(() => {}), 1500);
   };
   S.onIndexesChanged = () => (clearTimeout(timer), load().catch(() => {}));
@@ -960,7 +965,7 @@ function peoplePanel(idx) {
       }),
     );
   };
-  load().catch((e) => grid.replaceChildren(h('li', { class: 'error small' }, e.message)));
+  card.refresh = () => load().catch((e) => grid.replaceChildren(h('li', { class: 'error small' }, e.message)));
   return card;
 }
 
