@@ -250,6 +250,7 @@ describe('questions about people through /inquire and /inquire-stream', () => {
     expect(when.evidence.map((e) => Math.round(e.start))).toEqual([6, 21]);
     const which = await ask(idx.grid!, 'Which videos show Bram?');
     expect(which.evidence.every((e) => e.file_name === 'grid-speakers-33s.mp4')).toBe(true);
+    expect(which.output).toContain('in 1 video: in grid-speakers-33s.mp4');
     const is = await ask(idx.grid!, 'Is Bram in this video?', { target_video: keys.grid! });
     expect(is.output).toContain('Bram appears');
     const who = await ask(idx.grid!, 'Who is on screen at this moment?', { target_video: keys.grid!, target: '0:22' });

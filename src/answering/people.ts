@@ -71,6 +71,8 @@ export function answerAboutPeople(q: PeopleQuestion): Composed | null {
 
 function aboutNamed(q: PeopleQuestion, who: { id: string; name: string }[]): Composed {
   const apps = appearances(q, who.map((p) => p.id));
+  // "Which videos show …" names the files even when the scope has only one.
+  const showFiles = q.videos.length > 1 || /\bwhich\s+(?:videos?|clips?|files?|recordings?)\b/i.test(q.prompt);
   const parts: string[] = [];
   const evidence: Evidence[] = [];
   for (const p of who) {
@@ -82,10 +84,10 @@ function aboutNamed(q: PeopleQuestion, who: { id: string; name: string }[]): Com
     const byVideo = groupBy(mine, (a) => a.videoId);
     const lines = [...byVideo.entries()].map(([vid, as]) => {
       const file = fileName(q, vid);
-      return `${q.videos.length > 1 ? `in ${file}: ` : ''}${as.map((a) => `${formatTime(a.start)}–${formatTime(a.end)}`).join(', ')}`;
+      return `${showFiles ? `in ${file}: ` : ''}${as.map((a) => `${formatTime(a.start)}–${formatTime(a.end)}`).join(', ')}`;
     });
     const videos = byVideo.size;
-    parts.push(`${p.name} appears ${mine.length === 1 ? 'once' : `${mine.length} times`}${q.videos.length > 1 ? ` in ${videos} video${videos === 1 ? '' : 's'}` : ''}: ${lines.join('; ')}.`);
+    parts.push(`${p.name} appears ${mine.length === 1 ? 'once' : `${mine.length} times`}${showFiles ? ` in ${videos} video${videos === 1 ? '' : 's'}` : ''}: ${lines.join('; ')}.`);
     evidence.push(...mine.map((a) => item(q, a)));
   }
   const found = evidence.length > 0;
