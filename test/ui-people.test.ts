@@ -1,8 +1,8 @@
 /**
  * The People panel in headless Chromium (Debian's `chromium`, through playwright-core): GRID
  * analysed for real (visual + faces), its ten people as face thumbnails on the index page; naming a
- * person by clicking their name, merging two, a lane per person on the video's timeline, and a
- * name in an answer. Screenshots go to test-artifacts/ui/. Skipped without Chromium.
+ * person by clicking their name, merging two, a lane per person on the video's timeline, a name in
+ * an answer, and splitting a wrongly grouped appearance out from the person's list of appearances. Screenshots go to test-artifacts/ui/. Skipped without Chromium.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { existsSync, mkdirSync } from 'node:fs';
@@ -75,6 +75,7 @@ describe.skipIf(!haveChromium)('People panel in headless Chromium', () => {
     expect(ada.appearance_count).toBe(3);
     await page.screenshot({ path: join(ART, 'people-01-panel.png'), fullPage: true });
 
+
     // The video's timeline has a lane per person; Ada's has three marks.
     await page.goto(`${srv.url}/#/v/${indexId}/${key}`);
     await page.locator('.seg.face').first().waitFor();
@@ -88,6 +89,18 @@ describe.skipIf(!haveChromium)('People panel in headless Chromium', () => {
     await page.locator('.answer[aria-busy="false"]:not(:empty)').waitFor({ timeout: 15_000 });
     expect(await page.locator('.answer').textContent()).toContain('Ada appears 3 times');
     await page.screenshot({ path: join(ART, 'people-03-answer.png'), fullPage: true });
+
+    // Back on the index: click Ada's face for her appearances; split the last one out again: ten people.
+    await page.goto(`${srv.url}/#/i/${indexId}`);
+    await people.first().waitFor();
+    await page.getByRole('button', { name: 'Appearances of Ada', exact: true }).click();
+    const splits = page.getByRole('button', { name: /^Split .* out of Ada$/ });
+    await splits.first().waitFor();
+    expect(await splits.count()).toBe(3);
+    await splits.last().click();
+    await page.waitForFunction(() => document.querySelectorAll('ul.people li.person').length === 10);
+    expect((await getJson(srv.url, `/indexes/${indexId}/people?token=${srv.token}`)).body.find((p: any) => p.name === 'Ada').appearance_count).toBe(2);
+    await page.screenshot({ path: join(ART, 'people-04-split.png'), fullPage: true });
     expect(problems).toEqual([]);
   }, 90_000);
 });

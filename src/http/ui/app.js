@@ -954,13 +954,49 @@ function peoplePanel(idx) {
             toast(e.message);
           }
         });
+        // The appearances, on demand: each links to its moment; a wrongly grouped one can be split out.
+        const apps = h('ul', { class: 'appearances small', hidden: true });
+        const showApps = async () => {
+          if (!apps.hidden) return (apps.hidden = true);
+          const d = await getJson(`${base}/${encodeURIComponent(p.person_id)}`);
+          apps.replaceChildren(
+            ...d.appearances.map((a) =>
+              h(
+                'li',
+                null,
+                h('a', { href: `#/v/${encodeURIComponent(idx.index_id)}/${encodeURIComponent(a.video_id)}?t=${Math.floor(a.start)}` }, `${a.file_name} ${fmtSpan(a.start, a.end)}`),
+                d.appearances.length > 1 &&
+                  h(
+                    'button',
+                    {
+                      type: 'button',
+                      class: 'link',
+                      'aria-label': `Split ${fmtSpan(a.start, a.end)} out of ${label(p, i)}`,
+                      onclick: async () => {
+                        try {
+                          await api(`${base}/${encodeURIComponent(p.person_id)}/split`, { method: 'POST', body: { appearance_id: a.appearance_id } });
+                          toast('Split out into a new person.');
+                          await load();
+                        } catch (e) {
+                          toast(e.message);
+                        }
+                      },
+                    },
+                    'Split out',
+                  ),
+              ),
+            ),
+          );
+          apps.hidden = false;
+        };
         return h(
           'li',
           { class: 'person' },
-          h('img', { src: p.thumbnail_url, alt: `Face of ${label(p, i)}`, width: 80, height: 96, loading: 'lazy', decoding: 'async' }),
+          h('button', { type: 'button', class: 'face', onclick: () => showApps().catch((e) => toast(e.message)), 'aria-label': `Appearances of ${label(p, i)}` }, h('img', { src: p.thumbnail_url, alt: `Face of ${label(p, i)}`, width: 80, height: 96, loading: 'lazy', decoding: 'async' })),
           h('button', { type: 'button', class: 'link name', onclick: rename, title: 'Click to name', 'aria-label': `Name ${label(p, i)}` }, label(p, i)),
           h('span', { class: 'muted small' }, `${plural(p.appearance_count, 'appearance')} · ${fmtTime(p.seconds)}`),
           people.length > 1 && into,
+          apps,
         );
       }),
     );
