@@ -4,7 +4,7 @@
  * user's (or a deleted) index, and a person of another index, are "not found".
  */
 import { join } from 'node:path';
-import { and, asc, eq, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import { badRequest, notFound } from '../errors';
 import type { IndexService } from '../indexes/service';
 import { writeTx, type Db } from '../storage/db';
@@ -114,7 +114,7 @@ export class PeopleService {
   }
 
   /** The sampled frame and the face box of the person's largest face (for a thumbnail). */
-  thumbnailSource(user: User | null, indexId: string, personId: string): { frame: string; box: [number, number, number, number] | null } {
+  private thumbnailSource(user: User | null, indexId: string, personId: string): { frame: string; box: [number, number, number, number] | null } {
     // Without a user the request came with a signed link for exactly this path: the index must still be live.
     const idx = user ? this.index(user, indexId) : this.d.db.select().from(mediaIndexes).where(and(eq(mediaIndexes.id, indexId), isNull(mediaIndexes.deletedAt))).get();
     if (!idx) throw notFound('no such person in this index');
@@ -161,17 +161,6 @@ export class PeopleService {
       .orderBy(asc(videos.uploadedAt), asc(segments.videoId), asc(segments.start))
       .all();
     return rows.map(({ extra, ...r }) => ({ ...r, best_t: typeof extra?.best_t === 'number' ? extra.best_t : r.start, box: Array.isArray(extra?.box) ? (extra.box as [number, number, number, number]) : null }));
-  }
-
-  /** People of the index with their names (for answering). */
-  named(indexId: string): Pick<Person, 'id' | 'name'>[] {
-    return this.d.db.select({ id: people.id, name: people.name }).from(people).where(eq(people.indexId, indexId)).all();
-  }
-
-  /** People ids of these videos' appearances. */
-  peopleIn(videoIds: string[]): string[] {
-    if (!videoIds.length) return [];
-    return [...new Set(this.d.db.select({ id: personAppearances.personId }).from(personAppearances).where(inArray(personAppearances.videoId, videoIds)).all().map((r) => r.id))];
   }
 
   private person(indexId: string, personId: string, message = 'no such person in this index'): Person {
