@@ -15,6 +15,8 @@ import { resolveBinaries } from '../media/binaries';
 import { openDatabase } from '../storage/db';
 import { DataDir } from '../storage/files';
 import { JobQueue } from './queue';
+import { eq } from 'drizzle-orm';
+import { videos } from '../storage/schema';
 
 export type WorkerMessage = { type: 'changed'; video_id: string } | { type: 'idle' } | { type: 'ready'; analyzers: string[] };
 
@@ -77,7 +79,19 @@ export async function runWorker(config: Config): Promise<number> {
       wake = null;
       continue;
     }
-    const outcome = await runJob(job, { db, queue, files, analyzers, ffmpeg, workerId, log, onChange: (id) => send({ type: 'changed', video_id: id }) }, stop.signal);
+    // A budget of time relative to the video's duration: a file built to be slow to analyse cannot
+    // hold the worker (and everyone queued behind it) for hours. The stages stop as on a removal
+    // (child processes killed, partial output deleted); the video is then failed with the reason.
+    const budget = analysisBudgetSec(config, db.select({ d: videos.durationSec }).from(videos).where(eq(videos.id, job.videoId)).get()?.d ?? 0);
+    const overBudget = new AbortController();
+    const budgetTimer = budget ? setTimeout(() => overBudget.abort(), budget * 1000) : null;
+    let outcome = await runJob(job, { db, queue, files, analyzers, ffmpeg, workerId, log, onChange: (id) => send({ type: 'changed', video_id: id }) }, AbortSignal.any([stop.signal, overBudget.signal]));
+    if (budgetTimer) clearTimeout(budgetTimer);
+    if (outcome === 'cancelled' && overBudget.signal.aborted && !stop.signal.aborted && queue.get(job.videoId)) {
+      queue.fail(job.videoId, `analysis took longer than its budget of ${Math.round(budget)} s (--analysis-budget-base-sec ${config.analysisBudgetBaseSec} plus --analysis-sec-per-minute ${config.analysisSecPerMinute} per minute of video); the video was not analysed`);
+      send({ type: 'changed', video_id: job.videoId });
+      outcome = 'failed';
+    }
     log.debug('job finished', { video_id: job.videoId, outcome });
     // Removed while being analysed: the removal may have run before this worker wrote its files.
     if (outcome === 'cancelled' && !queue.get(job.videoId)) files.removeVideoFiles(job.videoId);
@@ -85,4 +99,9 @@ export async function runWorker(config: Config): Promise<number> {
   for (const a of analyzers) await a.close?.();
   db.$client.close();
   return 0;
+}
+
+/** Seconds of analysis a video may take (0 = no limit). */
+export function analysisBudgetSec(config: Pick<Config, 'analysisSecPerMinute' | 'analysisBudgetBaseSec'>, durationSec: number): number {
+  return config.analysisBudgetBaseSec + (config.analysisSecPerMinute * durationSec) / 60;
 }
