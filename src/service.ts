@@ -21,6 +21,7 @@ import { DataDir, writeSecret } from './storage/files';
 import { SearchService } from './search/service';
 import { ExportService } from './exports/service';
 import { ensureWebhookTriggers, WebhookService } from './webhooks/service';
+import { PeopleService } from './people/service';
 
 export interface Service {
   config: Config;
@@ -37,6 +38,8 @@ export interface Service {
   maintenance: Maintenance;
   links: MediaLinks;
   queue: JobQueue;
+  /** People of each index (faces grouped by likeness). */
+  people: PeopleService;
   /** Set by the server: tells the analysis workers a job is waiting. */
   wakeWorkers: () => void;
   close(): void;
@@ -97,6 +100,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     maintenance,
     links,
     queue,
+    people: new PeopleService({ db, indexes, files, ffmpeg }),
     wakeWorkers: () => {},
     close: () => {
       service.webhooks?.stop();

@@ -16,6 +16,7 @@ import { indexRoutes } from './routes/indexes';
 import { inquireRoutes } from './routes/inquire';
 import { mediaRoutes } from './routes/media';
 import { searchRoutes } from './routes/search';
+import { peopleRoutes } from './routes/people';
 import { uiRoutes } from './routes/ui';
 import { uploadRoutes } from './routes/upload';
 import { videoRoutes } from './routes/videos';
@@ -66,6 +67,7 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
     .use(indexRoutes(s, opts))
     .use(mediaRoutes(s))
     .use(videoRoutes(s))
+    .use(peopleRoutes(s))
     .use(uiRoutes());
   routes = () => app.routes;
   return app;
