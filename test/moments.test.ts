@@ -190,6 +190,7 @@ describe('exports', () => {
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ video_id: id, file_name: 'big-buck-bunny-intro.webm', status: 'ready' });
     expect(r.body.metadata.duration).toBeCloseTo(30, 0);
+    expect(r.body.people).toEqual([]); // no faces analyzer here
     expect(Object.keys(r.body.engines)).toEqual(expect.arrayContaining(['ocr', 'speech']));
     expect(r.body.segments.shot.length).toBeGreaterThan(1);
     expect(r.body.segments.ocr.some((s: any) => /open movie project/i.test(s.text))).toBe(true);
@@ -207,4 +208,31 @@ describe('exports', () => {
       expect((await getJson(srv.url, `/videos/${id}/${path}`)).status).toBe(401);
     }
   });
+});
+
+describe('insights.json with people', () => {
+  let faces: TestServer;
+  beforeAll(async () => {
+    faces = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual,faces' });
+  }, 60_000);
+  afterAll(async () => {
+    await faces?.stop();
+  });
+
+  test('lists the people of the index seen in the video, with their spans', async () => {
+    const res = await fetch(`${faces.url}/upload?index=faces&file_name=talking-head.mp4`, { method: 'POST', headers: { authorization: `Bearer ${faces.token}`, 'content-type': 'video/mp4' }, body: readFileSync(clip('talking-head.mp4')) });
+    const key = ((await res.json()) as any).data.key;
+    const end = Date.now() + 120_000;
+    for (;;) {
+      const r = (await getJson(faces.url, `/index-resources?token=${faces.token}&index=faces`)).body[0];
+      if (r.status === 'ready') break;
+      if (r.status === 'failed' || Date.now() > end) throw new Error(`analysis: ${JSON.stringify(r)}`);
+      await Bun.sleep(300);
+    }
+    const ins = (await getJson(faces.url, `/videos/${key}/insights.json?token=${faces.token}`)).body;
+    expect(ins.people.length).toBe(1);
+    expect(ins.people[0].person_id).toEqual(expect.any(String));
+    expect(ins.people[0].appearances.length).toBeGreaterThan(0);
+    expect(ins.people[0].appearances[0].end).toBeGreaterThan(ins.people[0].appearances[0].start);
+  }, 150_000);
 });

@@ -5,7 +5,7 @@
 import { and, asc, eq, isNull } from 'drizzle-orm';
 import { notFound } from '../errors';
 import type { Db } from '../storage/db';
-import { mediaIndexes, segments, videos, type User, type Video } from '../storage/schema';
+import { mediaIndexes, people, personAppearances, segments, videos, type User, type Video } from '../storage/schema';
 import { toSrt, toVtt, type Cue } from './formats';
 
 export interface Insights {
@@ -16,6 +16,8 @@ export interface Insights {
   metadata: Record<string, unknown>;
   /** Per analyzer: the engine used and what it found (as in the resource's metadata.analysis). */
   engines: Record<string, unknown>;
+  /** The people of the index seen in this video (faces grouped across the index), when any. */
+  people: { person_id: string; name: string | null; appearances: { start: number; end: number }[] }[];
   /** Every segment, grouped by kind, each in time order. */
   segments: Record<string, { start: number; end: number; text: string; confidence: number | null; extra?: Record<string, unknown> }[]>;
 }
@@ -54,6 +56,24 @@ export class ExportService {
     return { video, text: format === 'vtt' ? toVtt(cues) : toSrt(cues) };
   }
 
+  private peopleOf(videoId: string): Insights['people'] {
+    const rows = this.d.db
+      .select({ id: people.id, name: people.name, start: segments.start, end: segments.end })
+      .from(personAppearances)
+      .innerJoin(people, eq(people.id, personAppearances.personId))
+      .innerJoin(segments, eq(segments.id, personAppearances.segmentId))
+      .where(eq(personAppearances.videoId, videoId))
+      .orderBy(asc(segments.start))
+      .all();
+    const byId = new Map<string, Insights['people'][number]>();
+    for (const r of rows) {
+      let p = byId.get(r.id);
+      if (!p) byId.set(r.id, (p = { person_id: r.id, name: r.name, appearances: [] }));
+      p.appearances.push({ start: r.start, end: r.end });
+    }
+    return [...byId.values()];
+  }
+
   insights(user: User, fileId: string): Insights {
     const v = this.video(user, fileId);
     const rows = this.d.db
@@ -82,6 +102,7 @@ export class ExportService {
         upload_time: v.uploadedAt.toISOString(),
       },
       engines: v.analysis ?? {},
+      people: this.peopleOf(v.id),
       segments: grouped,
     };
   }

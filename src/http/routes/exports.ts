@@ -26,6 +26,7 @@ const Insights = t.Object({
   status: t.String(),
   metadata: t.Record(t.String(), t.Any(), { description: 'duration (s), fps, width, height, video_codec, has_audio, file_size (bytes), file_type, sha256, upload_time' }),
   engines: t.Record(t.String(), t.Any(), { description: 'per analyzer: the engine used and what it found' }),
+  people: t.Array(t.Object({ person_id: t.String(), name: t.Union([t.String(), t.Null()]), appearances: t.Array(t.Object({ start: t.Number(), end: t.Number() })) }), { description: 'people of the index seen in this video (faces analyzer), with their spans; empty when none' }),
   segments: t.Record(t.String(), t.Array(t.Object({ start: t.Number(), end: t.Number(), text: t.String(), confidence: t.Union([t.Number(), t.Null()]), extra: t.Optional(t.Record(t.String(), t.Any())) })), {
     description: 'every segment, by kind (shot, ocr, object, speech, transcript, …), each in time order',
   }),
