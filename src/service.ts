@@ -2,6 +2,7 @@
  * Builds the service's parts from a Config: the one place where they are wired together
  * (used by the HTTP server, the CLI and the tests).
  */
+import { statSync } from 'node:fs';
 import { AccountService } from './accounts/service';
 import { analysisAssets, embeddingFiles } from './analysis/assets';
 import { ThreadedEmbedder } from './analysis/embedder-thread';
@@ -38,6 +39,9 @@ export interface Service {
 export function createService(config: Config, log: Logger = createLogger(config.logLevel)): Service {
   const files = new DataDir(config.dataDir);
   files.ensure();
+  // ensure() makes new folders 0700 but leaves an existing one as it is.
+  const mode = statSync(config.dataDir).mode & 0o777;
+  if (mode & 0o077) log.warn('the data directory can be read by other users of this machine; run chmod 700 on it', { data_dir: config.dataDir, mode: mode.toString(8) });
   const db = openDatabase(files.dbFile);
   const accounts = new AccountService(db);
   const indexes = new IndexService(db);

@@ -21,7 +21,14 @@ export function createAnalyzers(config: Config, assets?: AnalysisAssets): Analyz
   return analyzerNames(config.analyzers).map((name): Analyzer => {
     switch (name) {
       case 'visual':
-        return new VisualAnalyzer({ ...DEFAULT_VISUAL, frameIntervalSec: config.frameIntervalSec });
+        return new VisualAnalyzer({
+          ...DEFAULT_VISUAL,
+          frameIntervalSec: config.frameIntervalSec,
+          maxFramePixels: config.maxFramePixels,
+          maxCandidates: config.maxFramesPerVideo,
+          maxFrameBytes: config.maxFrameBytesPerVideo,
+          minFreeBytes: config.minFreeBytes,
+        });
       case 'ocr':
         return new OcrAnalyzer({ modelDir: assets?.ocrModelDir });
       case 'objects':

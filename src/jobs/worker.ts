@@ -89,7 +89,19 @@ export async function runWorker(config: Config): Promise<number> {
       wake = null;
       continue;
     }
-    const outcome = await runJob(job, { db, queue, files, analyzers, ffmpeg, workerId, log, onChange: (id) => send({ type: 'changed', video_id: id }) }, stop.signal);
+    // A budget of time relative to the video's duration: a file built to be slow to analyse cannot
+    // hold the worker (and everyone queued behind it) for hours. The stages stop as on a removal
+    // (child processes killed, partial output deleted); the video is then failed with the reason.
+    const budget = analysisBudgetSec(config, db.select({ d: videos.durationSec }).from(videos).where(eq(videos.id, job.videoId)).get()?.d ?? 0);
+    const overBudget = new AbortController();
+    const budgetTimer = budget ? setTimeout(() => overBudget.abort(), budget * 1000) : null;
+    let outcome = await runJob(job, { db, queue, files, analyzers, ffmpeg, workerId, log, onChange: (id) => send({ type: 'changed', video_id: id }) }, AbortSignal.any([stop.signal, overBudget.signal]));
+    if (budgetTimer) clearTimeout(budgetTimer);
+    if (outcome === 'cancelled' && overBudget.signal.aborted && !stop.signal.aborted && queue.get(job.videoId)) {
+      queue.fail(job.videoId, `analysis took longer than its budget of ${Math.round(budget)} s (--analysis-budget-base-sec ${config.analysisBudgetBaseSec} plus --analysis-sec-per-minute ${config.analysisSecPerMinute} per minute of video); the video was not analysed`);
+      send({ type: 'changed', video_id: job.videoId });
+      outcome = 'failed';
+    }
     log.debug('job finished', { video_id: job.videoId, outcome });
     if (outcome === 'ready' && (await playbackStep({ db, files, ffmpeg, log, minFreeBytes: config.minFreeBytes }, job.videoId, stop.signal))) send({ type: 'changed', video_id: job.videoId });
     // Removed while its playback copy was being made: take what was written.
@@ -113,4 +125,9 @@ export async function runWorker(config: Config): Promise<number> {
     process.exit(0);
   }
   return 0;
+}
+
+/** Seconds of analysis a video may take (0 = no limit). */
+export function analysisBudgetSec(config: Pick<Config, 'analysisSecPerMinute' | 'analysisBudgetBaseSec'>, durationSec: number): number {
+  return config.analysisBudgetBaseSec + (config.analysisSecPerMinute * durationSec) / 60;
 }

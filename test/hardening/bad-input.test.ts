@@ -98,6 +98,10 @@ const cases: Case[] = [
   { name: 'body is a JSON string', send: json('/remote-upload', '"hello"'), status: 400, says: 'must be a JSON object' },
   { name: 'body sent as text/plain', send: raw('/inquire', '{"prompt":"x"}', 'text/plain'), status: 400, says: 'Content-Type: application/json' },
   { name: 'body sent as a form', send: raw('/remote-upload', 'token=x&index=y&url=z', 'application/x-www-form-urlencoded'), status: 400, says: 'Content-Type: application/json' },
+  // One rule for every POST: a JSON body without a Content-Type is refused the same way, before the token is looked at.
+  ...['/inquire', '/inquire-stream', '/remote-upload', '/remove-from-index', '/indexes/x/restore'].map(
+    (path): Case => ({ name: `JSON body without a Content-Type (${path})`, send: (base) => fetch(base + path, { method: 'POST', body: new Blob([JSON.stringify({ token: srv.token, index: seed.indexId, prompt: 'x' })]) }), status: 400, says: 'Content-Type: application/json' }),
+  ),
   { name: 'empty body', send: json('/remote-upload', ''), status: 400, says: 'must be a JSON object' },
   { name: 'body over --max-body-bytes (Content-Length)', send: lazy('/inquire', () => ({ token: A(), index: seed.indexId, prompt: 'x'.repeat(MAX_BODY + 10) })), status: 413, says: `limit of ${MAX_BODY} bytes` },
   { name: 'body over --max-body-bytes (/remove-from-index)', send: json('/remove-from-index', { project_id: 'p'.repeat(MAX_BODY), video_id: 'v' }), status: 413, says: '--max-body-bytes' },
@@ -367,7 +371,7 @@ describe('oversized request heads', () => {
 });
 
 describe('unusual but harmless input is accepted safely', () => {
-  const names = ['Ünïcödé 🎬 индекс 映像', '../../etc', '..\\..\\windows', '/absolute/path', '%2e%2e%2f', 'name with "quotes" & <tags>', '\u202eevil.mp4', 'zero\u200bwidth'];
+  const names = ['Ünïcödé 🎬 индекс 映像', '../../etc', '..\\..\\windows', '/absolute/path', '%2e%2e%2f', 'name with "quotes" & <tags>', 'rtl\u200fmark' /* bidi overrides (U+202A–202E, U+2066–2069) are refused: abuse-http.test.ts */, 'zero\u200bwidth'];
   test('index names are labels: stored as given, shown as given, never a path', async () => {
     for (const name of names) {
       const r = await postJson(srv.url, '/remote-upload', { token: srv.token, index: name, url: `${origin.url}/media/countdown-living-room.mp4` });

@@ -10,18 +10,19 @@ import type { Service } from '../../service';
 import { frames, mediaIndexes, segments, videos } from '../../storage/schema';
 import { originOf, tokenOf } from '../auth';
 import { ErrorBody } from '../models';
+import { named } from '../openapi/schema';
 
-const Segment = t.Object({
+const Segment = named('Segment', t.Object({
   kind: t.String({ description: 'shot, speech, transcript, ocr (on-screen text), object, …' }),
   start: t.Number({ description: 'seconds from the start' }),
   end: t.Number({ description: 'seconds from the start' }),
   text: t.String({ description: 'what was found: a shot description, a transcript, the text read, an object label' }),
   confidence: t.Union([t.Number(), t.Null()]),
-});
-const SegmentsResponse = t.Object({
+}));
+const SegmentsResponse = named('VideoSegments', t.Object({
   segments: t.Array(Segment, { description: 'ordered by start' }),
   frames: t.Array(t.Object({ t: t.Number({ description: 'seconds from the start' }), url: t.String({ description: 'signed URL of the JPEG' }) }), { description: 'the sampled frames, ordered by time' }),
-});
+}));
 
 export function videoRoutes(s: Service) {
   return new Elysia({ name: 'routes/videos' }).get(
@@ -49,10 +50,11 @@ export function videoRoutes(s: Service) {
       };
     },
     {
-      params: t.Object({ file_id: t.String() }),
-      query: t.Object({ token: t.Optional(t.String()) }),
+      params: t.Object({ file_id: t.String({ description: 'the video (`file_id` of its resource)' }) }),
+      query: t.Object({ token: t.Optional(t.String({ description: 'user authentication token (or an `Authorization: Bearer` header)' })) }),
       response: { 200: SegmentsResponse, 401: ErrorBody, 404: ErrorBody },
       detail: {
+        operationId: 'getVideoSegments',
         tags: ['indexes'],
         summary: "A video's analysed segments and sampled frames (for a timeline)",
         description: 'Authorised by the owner\'s token (Bearer header or `token`). Empty lists while the analysis has not stored anything yet.',
