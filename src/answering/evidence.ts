@@ -157,7 +157,7 @@ const ROW = {
 
 /** Kind weights by what the question needs (multiplied into the fused score). */
 function kindWeights(intent: Intent): Record<SegmentKind, number> {
-  const w: Record<SegmentKind, number> = { shot: 0.3, ocr: 1, object: 1, speech: 0.5, transcript: 1, caption: 1, audio: 0.5 };
+  const w: Record<SegmentKind, number> = { shot: 0.3, ocr: 1, object: 1, speech: 0.5, transcript: 1, caption: 1, audio: 0.5, face: 0.3 };
   if (intent.needs.has('said')) {
     w.transcript = 3;
     w.speech = 1.5;
