@@ -174,7 +174,7 @@ describe('subtitles_url through the API', () => {
     expect(up.status).toBe(200);
     const v = await waitReady(up.body.data.key);
     expect(v.metadata.analysis.subtitles).toMatchObject({ tracks: [], file: { name: 'subtitles.vtt', cues: cues.length }, segments: cues.length });
-    const a = await postJson(srv.url, '/inquire', { token: srv.token, index: (await getJson(srv.url, `/indexes?token=${srv.token}`)).body[0].index_id, prompt: 'What does the person say at this moment?', target_video: up.body.data.key, target: '0:18' });
+    const a = await postJson(srv.url, '/inquire', { token: srv.token, index: (await getJson(srv.url, `/indexes?token=${srv.token}`)).body[0].index_id, prompt: 'What is said at this moment?', target_video: up.body.data.key, target: '0:18' });
     if (a.status !== 200) throw new Error(JSON.stringify(a.body));
     const said = cues.find((c) => c.start > 18 && c.start < 19)!;
     expect(a.body.output).toContain(said.text);
