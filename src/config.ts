@@ -49,6 +49,15 @@ export interface Config {
   readonly minFreeBytes: number;
   /** Analysis worker processes (0 = no analysis: videos are ready once stored). @default 1 */
   readonly analysisWorkers: number;
+  /**
+   * Videos up to this many seconds long may be analysed by an extra, short-lived "short lane"
+   * worker while every worker is busy, so they are not stuck behind a long one (0 = no lane). @default 120
+   */
+  readonly shortLaneSec: number;
+  /** Analyses of one user running at once (0 = no cap); the queue also takes users in turns. @default 0 */
+  readonly maxAnalysesPerUser: number;
+  /** A worker restarts after analysing a video at least this long, to give its memory back (0 = never). @default 600 */
+  readonly workerRecycleSec: number;
   /** Analyzers to run, in order, comma-separated. @default "visual,ocr,objects,faces,speech,embeddings" */
   readonly analyzers: string;
   /** At most one sampled frame per this many seconds within a shot (the main speed/detail trade-off of analysis). @default 5 */
@@ -160,6 +169,9 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile'>> = Object.freeze({
   maxBodyBytes: 128 * 1024,
   minFreeBytes: 1 * GiB,
   analysisWorkers: 1,
+  shortLaneSec: 120,
+  maxAnalysesPerUser: 0,
+  workerRecycleSec: 600,
   analyzers: 'visual,ocr,objects,faces,speech,embeddings',
   frameIntervalSec: 5,
   sttEngine: 'auto',
@@ -208,6 +220,9 @@ const OPTIONS: OptionSpec[] = [
   { key: 'maxBodyBytes', flag: 'max-body-bytes', env: 'VIDQ_MAX_BODY_BYTES', kind: 'int', help: 'largest request body (bytes)' },
   { key: 'minFreeBytes', flag: 'min-free-bytes', env: 'VIDQ_MIN_FREE_BYTES', kind: 'int', help: 'refuse uploads below this much free disk (bytes)' },
   { key: 'analysisWorkers', flag: 'analysis-workers', env: 'VIDQ_ANALYSIS_WORKERS', kind: 'int', help: 'analysis worker processes (0 = no analysis)' },
+  { key: 'shortLaneSec', flag: 'short-lane-sec', env: 'VIDQ_SHORT_LANE_SEC', kind: 'int', help: 'videos up to N s may use an extra worker while all are busy (0 = off)' },
+  { key: 'maxAnalysesPerUser', flag: 'max-analyses-per-user', env: 'VIDQ_MAX_ANALYSES_PER_USER', kind: 'int', help: 'analyses of one user at once (0 = no cap)' },
+  { key: 'workerRecycleSec', flag: 'worker-recycle-sec', env: 'VIDQ_WORKER_RECYCLE_SEC', kind: 'int', help: 'restart a worker after a video of N s or longer (0 = never)' },
   { key: 'analyzers', flag: 'analyzers', env: 'VIDQ_ANALYZERS', kind: 'string', help: 'analyzers to run, comma-separated' },
   { key: 'frameIntervalSec', flag: 'frame-interval-sec', env: 'VIDQ_FRAME_INTERVAL_SEC', kind: 'int', help: 'at most one sampled frame per N seconds of a shot' },
   { key: 'sttEngine', flag: 'stt', env: 'VIDQ_STT', kind: 'string', help: 'speech-to-text engine: auto | whisper | none' },

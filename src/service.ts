@@ -60,6 +60,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     indexes,
     log,
     ffprobe,
+    ffmpeg,
     analysis,
     enqueue: (tx, id, now) => queue.enqueueIn(tx, id, now),
     onStored: () => {

@@ -79,7 +79,9 @@ export class VisualAnalyzer implements Analyzer {
     // The scores are logged (stderr, unbuffered): written to a file they would arrive in 256 kB
     // blocks, minutes of video each, too late to hand frames on during the decode.
     const graph =
-      `[0:v]split=2[a][b];` +
+      // Square pixels first (an anamorphic picture is stored squeezed): frames have the displayed
+      // shape. ffmpeg has already turned rotated video upright. A no-op for square pixels.
+      `[0:v]scale='trunc(iw*sar/2)*2':ih,setsar=1,split=2[a][b];` +
       `[a]scale=96:-2,select='gte(scene\\,0)',metadata=print:key=lavfi.scene_score[s];` +
       `[b]fps=${(1 / period).toFixed(6)},${scale}[f]`;
     // One decoding thread: the readers use the other core, and ffmpeg's frame threads cost ~25 %

@@ -154,6 +154,7 @@ export class AnsweringService {
     }
     try {
       const composed = await this.compose(req, scope);
+      this.log.debug('question read', { reading: composed.reading, found: composed.found });
       return { user, req, scope, composed, cost };
     } catch (e) {
       this.refund(user, cost);
@@ -306,6 +307,7 @@ export class AnsweringService {
       finder: this.finder,
       frameUrl: (videoId, file) => this.d.links.sign(`/media/${videoId}/frames/${file}`),
       moment: this.momentOf(scope),
+      embedder: this.d.embedder,
     }).compose();
   }
 

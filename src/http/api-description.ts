@@ -25,6 +25,9 @@ the sum of their durations.
 
 **Resource status.** \`queued\`, \`downloading\`, \`processing\`, \`ready\`, \`failed\`; resources also
 carry \`progress\` (0–100), \`stage\`, and on failure \`error\` (a sentence saying why).
+A video waiting for an analysis worker has \`stage: "queued"\`, \`queue_position\` (1 = next) and
+\`eta_sec\`. \`playback_src\` (when present) streams an H.264/AAC copy for videos whose codec not every
+browser plays (HEVC, ProRes, …).
 
 **src.** A URL of this service, \`/media/{file_id}?expires=…&sig=…\`: a signed link that expires
 (default 24 h) and streams the stored file with HTTP Range support. \`/media/{file_id}\` also accepts

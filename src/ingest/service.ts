@@ -64,6 +64,8 @@ export interface IngestDeps {
   indexes: IndexService;
   log: Logger;
   ffprobe: () => Promise<string>;
+  /** ffmpeg, which the probe reads the facts with when ffprobe crashes. */
+  ffmpeg?: () => Promise<string>;
   /** Queues a stored video's analysis inside the transaction that marks it stored. */
   enqueue?: (tx: Db, videoId: string, now: Date) => void;
   /** Called when a video's file is stored, probed (and queued); wakes the analysis workers. */
@@ -212,7 +214,7 @@ export class IngestService {
       });
       emit({ type: 'progress', key: videoId, stage: 'probing', percentage: 100, bytes: dl.bytes, total_bytes: dl.bytes });
       this.setProgress(user.id, index.id, videoId, 'probing', 100);
-      const info = await probeFile(await this.d.ffprobe(), tmp, { maxDurationSec: config.maxDurationSec, signal: ctrl.signal });
+      const info = await probeFile(await this.d.ffprobe(), tmp, { maxDurationSec: config.maxDurationSec, signal: ctrl.signal, ffmpeg: await this.d.ffmpeg?.() });
 
       const twin = db
         .select()

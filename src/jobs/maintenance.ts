@@ -3,14 +3,14 @@
  * purge indexes soft-deleted longer than the retention, fail resources stuck in a non-final state,
  * and refresh the resource-listing cache.
  */
-import { and, eq, inArray, lt } from 'drizzle-orm';
+import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
 import type { IndexService } from '../indexes/service';
 import type { IngestService } from '../ingest/service';
 import type { Logger } from '../log';
 import type { Db } from '../storage/db';
-import { mediaIndexes, videos } from '../storage/schema';
+import { jobs, mediaIndexes, videos } from '../storage/schema';
 
 export interface MaintenanceReport {
   purgedIndexes: number;
@@ -52,7 +52,8 @@ export class Maintenance {
     const stuck = this.d.db
       .select({ id: videos.id, userId: videos.userId, indexId: videos.indexId })
       .from(videos)
-      .where(and(inArray(videos.status, ['queued', 'downloading', 'processing']), lt(videos.updatedAt, cutoff)))
+      // Waiting in line for a worker (behind long videos) is not being stuck.
+      .where(and(inArray(videos.status, ['queued', 'downloading', 'processing']), lt(videos.updatedAt, cutoff), sql`${videos.id} NOT IN (SELECT ${jobs.videoId} FROM ${jobs} WHERE ${jobs.state} = 'pending')`))
       .all()
       .filter((v) => !this.d.isBusy(v.id));
     for (const v of stuck) {

@@ -155,6 +155,9 @@ const cases: Case[] = [
   // --- byte ranges
   { name: 'Range "bytes=abc"', send: (base) => fetch(`${base}/media/${seed.key}?token=${A()}`, { headers: { range: 'bytes=abc' } }), status: 416, says: 'not satisfiable' },
   { name: 'Range past the end of the file', send: (base) => fetch(`${base}/media/${seed.key}?token=${A()}`, { headers: { range: 'bytes=99999999-' } }), status: 416, says: 'not satisfiable' },
+  { name: '/playback: Range past the end of the file', send: (base) => fetch(`${base}/media/${seed.key}/playback?token=${A()}`, { headers: { range: 'bytes=99999999-' } }), status: 416, says: 'not satisfiable' },
+  { name: '/playback: no token or signature', send: (base) => fetch(`${base}/media/${seed.key}/playback`), status: 401, says: 'signed link or a token' },
+  { name: '/playback: forged signature', send: (base) => fetch(`${base}/media/${seed.key}/playback?expires=9999999999&sig=AAAA`), status: 403, says: 'not valid' },
 
   // --- /inquire-stream refuses before its stream starts, as plain JSON errors
   { name: '/inquire-stream: malformed JSON', send: json('/inquire-stream', '{"prompt": "x",'), status: 400, says: 'not valid JSON' },

@@ -122,6 +122,7 @@ describe("one user cannot reach the other's indexes, videos or files", () => {
     { name: 'POST /indexes/{her index}/restore (Bearer)', run: () => call(`/indexes/${alice.indexId}/restore`, { method: 'POST', headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },
     { name: 'GET /media/{her file} with his token', run: () => call(`/media/${alice.key}?token=${bob.token}`), status: [404] },
     { name: 'GET /media/{her file} with his Bearer header', run: () => call(`/media/${alice.key}`, { headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },
+    { name: 'GET /media/{her file}/playback with his token', run: () => call(`/media/${alice.key}/playback?token=${bob.token}`), status: [404] },
     { name: 'GET /media/{her file}/frames/{n}.jpg with his token', run: () => call(`/media/${alice.key}/frames/${alice.frame}?token=${bob.token}`), status: [404] },
     { name: 'GET /videos/{her file}/segments with his token', run: () => call(`/videos/${alice.key}/segments?token=${bob.token}`), status: [404] },
     { name: 'GET /videos/{her file}/segments with his Bearer header', run: () => call(`/videos/${alice.key}/segments`, { headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },

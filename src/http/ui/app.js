@@ -74,6 +74,8 @@ const STAGES = {
   failed: 'Failed',
 };
 const stageLabel = (s) => STAGES[s] ?? (s ? s.replace(/^analyzing:/, 'Analysing: ') : '');
+/** A queued video: its place in line and when it should be ready. */
+const waitingLabel = (r) => `Waiting for analysis — ${r.queue_position === 1 ? 'next' : `number ${r.queue_position}`} in line${r.eta_sec != null ? `, ready in about ${r.eta_sec < 90 ? plural(Math.max(1, r.eta_sec), 'second') : plural(Math.round(r.eta_sec / 60), 'minute')}` : ''}`;
 
 const KINDS = { shot: 'Shot', speech: 'Speech', transcript: 'Speech', ocr: 'On-screen text', object: 'Object', caption: 'Caption', audio: 'Sound', face: 'Person' };
 
@@ -574,7 +576,7 @@ function videoRow(idx, r, reload) {
     h('div', { class: 'grow' }, r.status === 'downloading' || (r.status === 'failed' && r.metadata?.duration == null) ? h('span', { class: 'name' }, r.file_name) : h('a', { class: 'name', href: `#/v/${encodeURIComponent(idx.index_id)}/${encodeURIComponent(r.file_id)}` }, r.file_name), h('span', { class: `badge ${r.status}` }, r.status)),
     h('span', { class: 'muted small' }, meta),
     busy && h('progress', { max: 100, value: Math.round(r.progress ?? 0), 'aria-label': `${r.file_name}: ${stageLabel(r.stage)}` }),
-    busy && h('span', { class: 'small' }, `${stageLabel(r.stage || r.status)} — ${Math.round(r.progress ?? 0)} %`),
+    busy && h('span', { class: 'small' }, r.queue_position ? waitingLabel(r) : `${stageLabel(r.stage || r.status)} — ${Math.round(r.progress ?? 0)} %`),
     r.status === 'failed' && h('p', { class: 'error small' }, `Failed: ${r.error ?? 'unknown reason'}`),
     h('button', { type: 'button', class: 'link danger', onclick: remove, 'aria-label': `Remove ${r.file_name}` }, 'Remove'),
   );
@@ -588,7 +590,7 @@ async function viewVideo(main, indexId, fileId, params) {
   if (!r) throw new ApiError(404, 'There is no such video in this index.');
   document.title = `${r.file_name} · vidq`;
 
-  const player = h('video', { id: 'player', controls: true, preload: 'metadata', playsInline: true, src: r.src, 'aria-label': `Video ${r.file_name}` });
+  const player = h('video', { id: 'player', controls: true, preload: 'metadata', playsInline: true, src: r.playback_src ?? r.src, 'aria-label': `Video ${r.file_name}` });
   const start = Number(params.get('t'));
   if (Number.isFinite(start) && start > 0) player.addEventListener('loadedmetadata', () => (player.currentTime = start), { once: true });
   const seek = (t) => {
