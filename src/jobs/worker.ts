@@ -18,8 +18,6 @@ import { eq } from 'drizzle-orm';
 import { videos } from '../storage/schema';
 import { playbackStep } from './playback-step';
 import { JobQueue } from './queue';
-import { eq } from 'drizzle-orm';
-import { videos } from '../storage/schema';
 
 export type WorkerMessage = { type: 'changed'; video_id: string } | { type: 'idle' } | { type: 'ready'; analyzers: string[] } | { type: 'recycle'; rss_bytes: number };
 
