@@ -18,6 +18,7 @@ import { resolveBinaries } from './media/binaries';
 import { MediaLinks } from './media/links';
 import { openDatabase, type Db } from './storage/db';
 import { DataDir, writeSecret } from './storage/files';
+import { PeopleService } from './people/service';
 
 export interface Service {
   config: Config;
@@ -31,6 +32,8 @@ export interface Service {
   maintenance: Maintenance;
   links: MediaLinks;
   queue: JobQueue;
+  /** People of each index (faces grouped by likeness). */
+  people: PeopleService;
   /** Set by the server: tells the analysis workers a job is waiting. */
   wakeWorkers: () => void;
   close(): void;
@@ -86,6 +89,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     maintenance,
     links,
     queue,
+    people: new PeopleService({ db, indexes, files, ffmpeg }),
     wakeWorkers: () => {},
     close: () => {
       void embedder?.close?.();

@@ -7,6 +7,7 @@ import type { AnalysisAssets } from './assets';
 import type { Analyzer } from './contracts';
 import { UseEmbedder } from './embedder';
 import { EmbeddingsAnalyzer } from './embeddings';
+import { FacesAnalyzer } from './faces';
 import { ObjectsAnalyzer } from './objects';
 import { OcrAnalyzer } from './ocr';
 import { SpeechAnalyzer } from './speech';
@@ -33,6 +34,8 @@ export function createAnalyzers(config: Config, assets?: AnalysisAssets): Analyz
         return new OcrAnalyzer({ modelDir: assets?.ocrModelDir });
       case 'objects':
         return new ObjectsAnalyzer({ modelDir: assets?.objects?.modelDir, wasmDir: assets?.objects?.wasmDir });
+      case 'faces':
+        return new FacesAnalyzer({ modelDir: assets?.objects?.modelDir, wasmDir: assets?.objects?.wasmDir });
       case 'speech':
         return new SpeechAnalyzer({
           stt: createSpeechToText({ type: config.sttEngine as 'auto' | 'whisper' | 'none', modelsDir: config.modelsDir, model: config.whisperModel }),

@@ -67,4 +67,9 @@ levels, without a \`"__proto__"\` key; anything else is a 400 saying which.
 unknown token, 403 another user's id or a forbidden URL, 404 unknown index or video, 413 too large,
 415 not a media file / still image, 422 no video stream, unusable duration or a file cut short,
 502 source unreachable or misbehaving, 507 not enough free disk space.
+
+**People.** With the \`faces\` analyzer, faces tracked through a shot are appearances, grouped
+into people per index (never across indexes or users); \`/indexes/{index_id}/people\` lists them,
+and a person can be named, merged into another, or have an appearance split out. Another user's
+index, a deleted index, or a person of another index is 404.
 `.trim();

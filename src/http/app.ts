@@ -13,6 +13,7 @@ import type { RouteLike } from './openapi/document';
 import { indexRoutes } from './routes/indexes';
 import { inquireRoutes } from './routes/inquire';
 import { mediaRoutes } from './routes/media';
+import { peopleRoutes } from './routes/people';
 import { uiRoutes } from './routes/ui';
 import { uploadRoutes } from './routes/upload';
 import { videoRoutes } from './routes/videos';
@@ -58,6 +59,7 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
     .use(indexRoutes(s, opts))
     .use(mediaRoutes(s))
     .use(videoRoutes(s))
+    .use(peopleRoutes(s))
     .use(uiRoutes());
   routes = () => app.routes;
   return app;

@@ -21,6 +21,7 @@ import { probeFile, type MediaInfo } from '../media/probe';
 import { writeTx, type Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import { mediaIndexes, videos, type MediaIndex, type User, type Video } from '../storage/schema';
+import { removeEmptyPeople } from '../people/group';
 import { downloadToFile, fileNameOf } from './download';
 import { checkHost, parseSourceUrl } from './url-guard';
 
@@ -352,7 +353,11 @@ export class IngestService {
   deleteVideos(userId: string, indexId: string, ids: string[]): void {
     if (ids.length === 0) return;
     for (const id of ids) this.inFlight.get(id)?.ctrl.abort(new ApiError(404, 'the video was removed while it was being uploaded'));
-    this.d.db.delete(videos).where(inArray(videos.id, ids)).run();
+    writeTx(this.d.db, (tx) => {
+      tx.delete(videos).where(inArray(videos.id, ids)).run();
+      // Their face appearances went with them (cascade); people left with none go too.
+      removeEmptyPeople(tx, indexId);
+    });
     this.d.indexes.invalidate(userId, indexId);
     for (const id of ids) this.d.files.removeVideoFiles(id);
   }
