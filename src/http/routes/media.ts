@@ -95,12 +95,13 @@ export function mediaRoutes(s: Service) {
         params: t.Object({ file_id: t.String({ description: 'the video (`file_id` of its resource)' }) }),
         query,
         detail: {
-          tags: ['media'],
           operationId: 'getMediaPlayback',
-          summary: 'Stream a video in a form every browser plays (H.264/AAC copy when the original needs one; Range supported)',
-          description: 'The `playback_src` of a resource is a signed link to this. Authorised as GET /media/{file_id}.',
+          tags: ['media'],
+          summary: 'Stream a video in a form every browser plays (Range requests supported)',
+          description:
+            'The H.264/AAC MP4 copy (at most 1280×720) made after the analysis of a video whose codec or container not every browser plays (HEVC, ProRes, MPEG-2, GIF, …); the original when there is none. `playback_src` of a resource is a signed link to this; authorised as GET /media/{file_id}.',
           parameters: [rangeHeader],
-          responses: streamed('the whole playable file: the video/mp4 copy, or the original when it plays everywhere') as never,
+          responses: streamed('the whole copy (video/mp4), or the original with its stored MIME type') as never,
         },
       },
     )
