@@ -298,13 +298,16 @@ describe('every operation through a client generated from the document (openapi-
     expect((await call('listIndexResources', { params: { query: { token: srv.token, index: unknownIndex } } })).status).toBe(404);
   });
 
-  test('getMedia (200, 206, 416), getFrame and getVideoSegments; errors', async () => {
+  test('getMedia (200, 206, 416), getMediaPlayback, getFrame and getVideoSegments; errors', async () => {
     const path = { file_id: ids.key };
     expect((await call('getMedia', { params: { path, query: { token: srv.token } } })).contentType).toStartWith('video/');
     expect((await call('getMedia', { params: { path, query: { token: srv.token } }, headers: { range: 'bytes=0-99' } })).status).toBe(206);
     expect((await call('getMedia', { params: { path, query: { token: srv.token } }, headers: { range: 'bytes=999999999-' } })).status).toBe(416);
     expect((await call('getMedia', { params: { path } })).status).toBe(401);
     expect((await call('getMedia', { params: { path, query: { expires: '1', sig: 'x' } } })).status).toBe(403);
+    expect((await call('getMediaPlayback', { params: { path, query: { token: srv.token } } })).contentType).toStartWith('video/');
+    expect((await call('getMediaPlayback', { params: { path, query: { token: srv.token } }, headers: { range: 'bytes=0-99' } })).status).toBe(206);
+    expect((await call('getMediaPlayback', { params: { path: { file_id: 'x'.repeat(32) }, query: { token: srv.token } } })).status).toBe(404);
     expect((await call('getFrame', { params: { path: { ...path, frame: ids.frame }, query: { token: srv.token } } })).contentType).toBe('image/jpeg');
     expect((await call('getFrame', { params: { path: { ...path, frame: 'nope.jpg' }, query: { token: srv.token } } })).status).toBe(404);
     const segs = await call('getVideoSegments', { params: { path }, headers: bearer() });
