@@ -58,8 +58,9 @@ in-memory cache invalidated by every write to the index.
 uploads, questions and its files get 404); POST /indexes/{index_id}/restore undoes it. Deleted
 indexes are purged with their files after a retention (default 7 days).
 
-**Request bodies.** A JSON object sent as \`Content-Type: application/json\` (the only request type;
-a body with any other or no Content-Type is a 400 on every endpoint, before the token is checked), at most
+**Request bodies.** A JSON object sent as \`Content-Type: application/json\` (a body with any other
+or no Content-Type is a 400 on every endpoint but POST /upload, which takes the file itself, before
+the token is checked), at most
 \`--max-body-bytes\` (1 MiB by default; 413 above, before the body is read whole), nested at most 16
 levels, without a \`"__proto__"\` key; anything else is a 400 saying which.
 
