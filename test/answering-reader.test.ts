@@ -29,6 +29,15 @@ describe('slots by rules', () => {
     expect(readTime('how many people, 3 or 4?')).toBeNull();
   });
 
+  test('a person who is the subject of a speech verb is no cue for a question about people', () => {
+    for (const q of ['What does the person say at 0:18?', 'What is the woman saying?', 'what did the man tell them']) {
+      const s = readSlots(q, VIDEOS);
+      expect(s.factCues.has('speech')).toBe(true);
+      expect(s.factCues.has('people')).toBe(false);
+    }
+    expect(readSlots('How many people speak in this clip?', VIDEOS).factCues.has('people')).toBe(true);
+  });
+
   test('file names: whole names and dashed stems, not a word inside another name', () => {
     expect(readFiles('what is happening in pancake.mkv', VIDEOS).map((v) => v.fileName)).toEqual(['pancake.mkv']);
     expect(readFiles('how many bottles are there', VIDEOS)).toEqual([]);

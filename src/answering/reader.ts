@@ -177,7 +177,9 @@ export function readSlots(question: string, videos: Video[]): Slots {
   for (const [f, re] of FACT_CUES) if (re.test(text)) factCues.add(f);
   // "Does someone speak": a pronoun next to a speech word is no cue for people on screen.
   const pronounOnly = /\b(someone|somebody|anyone|anybody|speakers?)\b/.test(text) && !/\b(person|persons|people|man|men|woman|women|human|humans|boy|girl|child|children|kids?)\b/.test(text);
-  const labels = factCues.has('speech') && pronounOnly ? intent.labels.filter((l) => l !== 'person') : intent.labels;
+  // "What does the woman say": a person who is the subject of a speech verb asks about the words, not about people.
+  const speakerSubject = /\b(person|man|woman|guy|lady|girl|boy|child|kid|presenter|narrator|host|he|she|they)\s+(is |was |are |were )?(say|says|said|saying|speak|speaks|spoke|speaking|talk|talks|talking|mention\w*|tell|tells|told|telling|ask|asks|asked|asking)\b/.test(text);
+  const labels = factCues.has('speech') && (pronounOnly || speakerSubject) ? intent.labels.filter((l) => l !== 'person') : intent.labels;
   if (labels.length || intent.categoryLabels.length) factCues.add(labels.length === 1 && labels[0] === 'person' ? 'people' : 'objects');
   if (labels.includes('person') || /\bspeakers\b/.test(text)) factCues.add('people');
   if (time && 'point' in time && time.point) factCues.add('moment');
