@@ -4,7 +4,10 @@
  */
 import { analyzerNames, type Config } from '../config';
 import type { AnalysisAssets } from './assets';
+import { CaptionAnalyzer } from './captions';
 import type { Analyzer } from './contracts';
+import { ModelServerClient, modelLimitPerWorker, sharedModelLimiter } from './model-server/client';
+import { OpenAiSpeechToText } from './model-server/stt-openai';
 import { UseEmbedder } from './embedder';
 import { EmbeddingsAnalyzer } from './embeddings';
 import { ObjectsAnalyzer } from './objects';
@@ -18,7 +21,7 @@ import { DEFAULT_VISUAL, VisualAnalyzer } from './visual';
  * executable must pass it. Without it, each analyzer finds its files in node_modules.
  */
 export function createAnalyzers(config: Config, assets?: AnalysisAssets): Analyzer[] {
-  return analyzerNames(config.analyzers).map((name): Analyzer => {
+  const list = analyzerNames(config.analyzers).map((name): Analyzer => {
     switch (name) {
       case 'visual':
         return new VisualAnalyzer({ ...DEFAULT_VISUAL, frameIntervalSec: config.frameIntervalSec });
@@ -28,11 +31,33 @@ export function createAnalyzers(config: Config, assets?: AnalysisAssets): Analyz
         return new ObjectsAnalyzer({ modelDir: assets?.objects?.modelDir, wasmDir: assets?.objects?.wasmDir });
       case 'speech':
         return new SpeechAnalyzer({
-          stt: createSpeechToText({ type: config.sttEngine as 'auto' | 'whisper' | 'none', modelsDir: config.modelsDir, model: config.whisperModel }),
+          stt:
+            config.sttEngine === 'openai'
+              ? new OpenAiSpeechToText(modelServer(config, config.sttUrl, config.sttApiKey), config.sttModel)
+              : createSpeechToText({ type: config.sttEngine as 'auto' | 'whisper' | 'none', modelsDir: config.modelsDir, model: config.whisperModel }),
           vadModel: assets?.vadModel,
         });
       case 'embeddings':
         return new EmbeddingsAnalyzer(new UseEmbedder({ files: assets?.embeddings }));
     }
+  });
+  // Captions read the stored frames and shots; they run after the frame readers and before the
+  // embeddings, which then embed them like any segment.
+  if (config.captioner === 'openai') {
+    const captions = new CaptionAnalyzer({ client: modelServer(config, config.captionerUrl, config.captionerApiKey), model: config.captionerModel, intervalSec: config.captionIntervalSec });
+    const at = list.findIndex((a) => a instanceof EmbeddingsAnalyzer);
+    list.splice(at < 0 ? list.length : at, 0, captions);
+  }
+  return list;
+}
+
+/** A client of one model server; every client of the process shares one concurrency limiter. */
+function modelServer(config: Config, url: string, apiKey: string | undefined): ModelServerClient {
+  return new ModelServerClient({
+    url,
+    apiKey,
+    timeoutMs: config.modelTimeoutMs,
+    retries: config.modelRetries,
+    limiter: sharedModelLimiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers)),
   });
 }

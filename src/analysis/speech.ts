@@ -4,6 +4,7 @@
  * closes, while the audio is still streaming, so only the open span's audio is ever held.
  */
 import type { Analyzer, EngineInfo, NewSegment, StageContext, StageResult } from './contracts';
+import { ModelServerError } from './model-server/client';
 import type { SpeechToText } from './stt';
 import { DEFAULT_VAD, SAMPLE_RATE, SileroVad, SpanTracker, VAD_ENGINE, decodeAudio16k, vadModelPath, type FrameSpan, type VadOptions } from './vad';
 
@@ -67,6 +68,58 @@ export class SpeechAnalyzer implements Analyzer {
     let samples = 0;
     const last = new Float32Array(frame); // zeros
 
+    // Remote engines get nearby spans joined into chunks of at most chunkSec (cut in a silence,
+    // between two spans) and may have several in flight; a failed chunk leaves its words out.
+    const chunkSec = stt.chunkSec ?? 0;
+    type Chunk = { from: number; to: number; speechStart: number; speechEnd: number };
+    let chunk = null as Chunk | null;
+    const inFlight: Promise<void>[] = [];
+    let failedChunks = 0;
+    let chunks = 0;
+    let firstProblem: string | null = null;
+    let down: string | null = null;
+
+    const transcribe = async (from: number, to: number, speechStart: number, speechEnd: number) => {
+      const audio = window!.slice(from, to);
+      const offset = from / SAMPLE_RATE;
+      chunks++;
+      let pieces;
+      try {
+        if (down) throw new ModelServerError(down);
+        pieces = await stt.transcribe(audio, { signal, language: this.opts.language });
+      } catch (e) {
+        if (!(e instanceof ModelServerError)) throw e;
+        if (e.unreachable) down ??= e.message;
+        failedChunks++;
+        if (firstProblem === null) {
+          firstProblem = e.message;
+          ctx.log.warn('transcription skipped', { reason: e.message, more: 'further problems are counted, not logged' });
+        }
+        return;
+      }
+      for (const piece of pieces) {
+        transcripts.push({
+          kind: 'transcript',
+          start: round(offset + piece.start, 3),
+          end: round(offset + piece.end, 3),
+          text: piece.text,
+          confidence: piece.confidence ?? null,
+          extra: { engine: stt.info.name, speech_start: speechStart, speech_end: speechEnd },
+        });
+      }
+    };
+    const flush = async () => {
+      if (!chunk) return;
+      const c = chunk;
+      chunk = null;
+      const job = transcribe(c.from, c.to, c.speechStart, c.speechEnd);
+      if (stt.parallel) {
+        // Awaited at the end; until then a rejection (the analysis stopped) must not count as unhandled.
+        job.catch(() => {});
+        inFlight.push(job);
+      } else await job;
+    };
+
     const emit = async (span: FrameSpan) => {
       const start = round(span.start * frameSec, 3);
       const end = round(Math.min(span.end * frameSec, samples / SAMPLE_RATE), 3);
@@ -75,18 +128,13 @@ export class SpeechAnalyzer implements Analyzer {
       speech.push({ kind: 'speech', start, end, text: window ? 'speech' : 'speech, not transcribed', confidence: round(span.meanProb, 3), extra });
       if (!window) return;
       const from = Math.max(0, span.start * frame - padSamples);
-      const audio = window.slice(from, span.end * frame + padSamples);
-      const offset = from / SAMPLE_RATE;
-      for (const piece of await stt.transcribe(audio, { signal, language: this.opts.language })) {
-        transcripts.push({
-          kind: 'transcript',
-          start: round(offset + piece.start, 3),
-          end: round(offset + piece.end, 3),
-          text: piece.text,
-          confidence: piece.confidence ?? null,
-          extra: { engine: stt.info.name, speech_start: start, speech_end: end },
-        });
+      const to = span.end * frame + padSamples;
+      if (!chunkSec) {
+        chunk = { from, to, speechStart: start, speechEnd: end };
+        return flush();
       }
+      if (chunk && (to - chunk.from) / SAMPLE_RATE > chunkSec) await flush();
+      chunk = chunk ? { ...chunk, to, speechEnd: end } : { from, to, speechStart: start, speechEnd: end };
     };
 
     for await (const block of decodeAudio16k(ctx.ffmpeg, video.path, signal, frame)) {
@@ -102,13 +150,21 @@ export class SpeechAnalyzer implements Analyzer {
       for (const span of spans) await emit(span);
       if (window) {
         const open = tracker.openSince;
-        window.dropBefore(open >= 0 ? open * frame - padSamples : samples - padSamples - frame);
+        const keep = open >= 0 ? open * frame - padSamples : samples - padSamples - frame;
+        // A pending chunk's audio is kept until the chunk is sent.
+        window.dropBefore(chunk ? Math.min(chunk.from, keep) : keep);
       }
       if (video.durationSec > 0) ctx.progress(Math.min(0.99, samples / SAMPLE_RATE / video.durationSec));
       signal.throwIfAborted();
     }
     for (const span of tracker.finish()) await emit(span);
-    return { segments: [...speech, ...transcripts], summary: summary(speech, transcripts.length) };
+    await flush();
+    await Promise.all(inFlight);
+    transcripts.sort((a, b) => a.start - b.start);
+    const problems: Record<string, unknown> = {};
+    if (failedChunks && !transcripts.length) problems.transcripts_skipped = `transcripts: skipped — ${down ?? firstProblem}`;
+    else if (failedChunks) problems.transcripts_incomplete = `transcripts: ${failedChunks} of ${chunks} chunks skipped — ${down ?? firstProblem}`;
+    return { segments: [...speech, ...transcripts], summary: summary(speech, transcripts.length, problems) };
   }
 
   async close(): Promise<void> {

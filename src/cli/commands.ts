@@ -3,7 +3,7 @@
  * directly (they call services, never HTTP), so they also work while the server runs.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, configParseOptions, describeOptions, loadConfig, type Config } from '../config';
+import { ConfigError, configParseOptions, describeOptions, loadConfig, withModelKeys, type Config } from '../config';
 import { ApiError } from '../errors';
 import { createLogger } from '../log';
 import { startServer } from '../server';
@@ -165,7 +165,7 @@ export async function runCli(argv: string[]): Promise<number> {
   if (argv[0] === 'worker') {
     // Hidden: the analysis worker the server starts (config handed over by the parent).
     const inherited = process.env.VIDQ_WORKER_CONFIG;
-    const config = inherited ? (JSON.parse(inherited) as Config) : loadConfig(parseArgs({ args: argv.slice(1), options: configParseOptions(), strict: true }).values);
+    const config = inherited ? withModelKeys(JSON.parse(inherited) as Config) : loadConfig(parseArgs({ args: argv.slice(1), options: configParseOptions(), strict: true }).values);
     const { runWorker } = await import('../jobs/worker');
     return runWorker(config);
   }
