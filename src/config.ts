@@ -326,6 +326,16 @@ export function withModelKeys<T extends object>(config: T, env: Record<string, s
   return target as T;
 }
 
+/** The model-server keys as environment variables, for the analysis worker (its config travels as JSON, without them). */
+export function modelKeyEnv(config: Config): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [prop, name] of Object.entries(MODEL_KEY_ENV)) {
+    const value = (config as unknown as Record<string, string | undefined>)[prop];
+    if (value) out[name] = value;
+  }
+  return out;
+}
+
 /** The model-server options must name a usable server; checked at start-up, not on the first video. */
 function checkModelServers(m: Record<string, unknown>): void {
   if (!(CAPTIONER_TYPES as readonly string[]).includes(m.captioner as string)) throw new ConfigError(`--captioner must be ${CAPTIONER_TYPES.join(' or ')}; got ${JSON.stringify(m.captioner)}`);

@@ -4,7 +4,7 @@
  * after three crashes).
  */
 import { join } from 'node:path';
-import type { Config } from '../config';
+import { modelKeyEnv, type Config } from '../config';
 import type { Logger } from '../log';
 import type { JobQueue } from './queue';
 import { lines } from '../util/lines';
@@ -72,7 +72,7 @@ export class AnalysisSupervisor {
       stdin: 'pipe',
       stdout: 'pipe',
       stderr: 'pipe',
-      env: { ...process.env, VIDQ_WORKER_CONFIG: JSON.stringify(this.d.config) },
+      env: { ...process.env, ...modelKeyEnv(this.d.config), VIDQ_WORKER_CONFIG: JSON.stringify(this.d.config) },
     });
     this.procs.add(proc);
     const state = { ready: false, lastError: '' };

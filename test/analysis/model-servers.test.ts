@@ -1,0 +1,280 @@
+/**
+ * Model servers (issue 11) at the stage level: the shared client, the caption stage and the
+ * OpenAI speech-to-text engine, against a STAND-IN OpenAI-compatible server (test/model-stand-in.ts;
+ * a real model server cannot run here) on 127.0.0.1, with real frames and real audio of the
+ * shared clips.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CaptionAnalyzer, captionWindows, cleanCaption } from '../../src/analysis/captions';
+import type { StageContext, StageResult } from '../../src/analysis/contracts';
+import type { SampledFrame } from '../../src/analysis/frame-stream';
+import { Limiter, ModelServerClient, ModelServerError } from '../../src/analysis/model-server/client';
+import { encodeWav, OpenAiSpeechToText, transcriptionPieces } from '../../src/analysis/model-server/stt-openai';
+import { SpeechAnalyzer } from '../../src/analysis/speech';
+import { DEFAULT_VISUAL, VisualAnalyzer } from '../../src/analysis/visual';
+import type { Segment } from '../../src/storage/schema';
+import { createLogger } from '../../src/log';
+import { resolveBinaries } from '../../src/media/binaries';
+import { probeFile } from '../../src/media/probe';
+import { clip } from '../helpers';
+import { ModelStandIn } from '../model-stand-in';
+
+const tmp = mkdtempSync(join(tmpdir(), 'vidq-models-'));
+const SECRET = 'sk-test-SECRET-key-0123456789';
+let server: ModelStandIn;
+const logLines: string[] = [];
+const log = createLogger('debug', {}, (line) => logLines.push(line));
+
+beforeAll(() => {
+  server = new ModelStandIn({ caption: (k, n) => `Stand-in caption ${k}: a scene seen in ${n} frame(s).` });
+});
+afterAll(() => {
+  server.stop();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+const client = (url = server.url, opts: Partial<ConstructorParameters<typeof ModelServerClient>[0]> = {}) =>
+  new ModelServerClient({ url, apiKey: SECRET, timeoutMs: 2_000, retries: 1, backoffMs: 20, limiter: new Limiter(4), ...opts });
+
+/** Frames and shots of a clip from the real visual stage, as later stages see them. */
+async function visual(name: string) {
+  const dir = mkdtempSync(join(tmp, 'v-'));
+  const { ffmpeg, ffprobe } = await resolveBinaries(join(tmp, 'bin'));
+  const info = await probeFile(ffprobe, clip(name), { maxDurationSec: 3600 });
+  const video = { id: name, path: clip(name), dir, durationSec: info.durationSec, fps: info.fps, width: info.width, height: info.height, hasAudio: info.hasAudio };
+  const base = { video, ffmpeg, signal: new AbortController().signal, log, progress: () => {} };
+  const r = await new VisualAnalyzer(DEFAULT_VISUAL).run({ ...base, frames: () => [], segments: () => [] });
+  const frames: SampledFrame[] = r.frames!.map((f) => ({ ...f, path: join(dir, 'frames', f.file) }));
+  const shots = r.segments!.map((s, k) => ({ id: k, videoId: name, kind: s.kind, start: s.start, end: s.end, text: s.text, confidence: null, extra: null, embedding: null }) as Segment);
+  const ctx = (signal = new AbortController().signal): StageContext => ({ ...base, signal, frames: () => frames, segments: (kinds) => shots.filter((s) => !kinds || kinds.includes(s.kind)) });
+  return { ctx, frames, shots };
+}
+
+describe('model-server client', () => {
+  test('adds /v1 when missing, keeps it when present, and never shows the key', () => {
+    expect(client('http://127.0.0.1:11434').base).toBe('http://127.0.0.1:11434/v1');
+    expect(client('http://127.0.0.1:8000/v1/').base).toBe('http://127.0.0.1:8000/v1');
+    expect(client('https://api.example.com/openai/v1').base).toBe('https://api.example.com/openai/v1');
+    const c = client();
+    expect(JSON.stringify(c)).not.toContain(SECRET);
+    expect(Bun.inspect(c)).not.toContain(SECRET);
+  });
+
+  test('sends the key as a bearer token; a 500 is retried (bounded), then a ModelServerError naming the URL', async () => {
+    server.resetCounts();
+    server.misbehave = '500';
+    const err = await client()
+      .postJson('/chat/completions', { model: 'm', messages: [] }, new AbortController().signal)
+      .catch((e) => e);
+    server.misbehave = 'none';
+    expect(err).toBeInstanceOf(ModelServerError);
+    expect(err.message).toBe(`HTTP 500 from ${server.url}/v1/chat/completions: {"error":{"message":"model crashed"}}`);
+    expect(err.message).not.toContain(SECRET);
+    expect(server.requests).toHaveLength(2); // 1 try + 1 retry
+    expect(server.requests.every((r) => r.authorization === `Bearer ${SECRET}`)).toBe(true);
+  });
+
+  test('connection refused and a timeout are unreachable errors with a plain reason', async () => {
+    const closed = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') });
+    const deadUrl = `http://127.0.0.1:${closed.port}`;
+    closed.stop(true);
+    const down = await client(deadUrl)
+      .postJson('/embeddings', {}, new AbortController().signal)
+      .catch((e) => e);
+    expect(down).toBeInstanceOf(ModelServerError);
+    expect(down.unreachable).toBe(true);
+    expect(down.message).toBe(`connection refused at ${deadUrl}/v1/embeddings`);
+
+    server.misbehave = 'slow';
+    const t0 = performance.now();
+    const slow = await client(server.url, { timeoutMs: 200, retries: 1 })
+      .postJson('/chat/completions', {}, new AbortController().signal)
+      .catch((e) => e);
+    server.misbehave = 'none';
+    expect(slow.message).toBe(`no reply within 200 ms from ${server.url}/v1/chat/completions`);
+    expect(performance.now() - t0).toBeLessThan(2_000);
+  });
+
+  test('the limiter holds requests of every client to its maximum, first come first served', async () => {
+    const limiter = new Limiter(3);
+    const stand = new ModelStandIn({ delayMs: { embeddings: 80 } });
+    try {
+      const a = client(stand.url, { limiter });
+      const b = client(stand.url, { limiter });
+      const signal = new AbortController().signal;
+      await Promise.all(Array.from({ length: 12 }, (_, k) => (k % 2 ? a : b).postJson('/embeddings', { model: 'e', input: ['x'] }, signal)));
+      expect(stand.peak).toBe(3);
+      expect(limiter.peak).toBe(3);
+      expect(limiter.running).toBe(0);
+    } finally {
+      stand.stop();
+    }
+  });
+});
+
+describe('captions', () => {
+  test('caption windows: one per shot, long shots cut by the interval, each with at most two of its frames', () => {
+    const f = (t: number, shot: number): SampledFrame => ({ t, shot, file: `${t}.jpg`, path: '' });
+    const frames = [f(1, 0), f(6, 1), f(11, 1), f(16, 1), f(21, 1), f(26, 1), f(31, 1)];
+    const w = captionWindows([{ start: 0, end: 4 }, { start: 4, end: 34 }], frames, 10, 34);
+    expect(w.map((x) => [x.start, x.end])).toEqual([[0, 4], [4, 14], [14, 24], [24, 34]]);
+    expect(w.map((x) => x.frames.map((y) => y.t))).toEqual([[1], [6, 11], [16, 21], [26, 31]]);
+    expect(cleanCaption('  "**A dog** runs\n on grass."  ')).toBe('A dog runs on grass.');
+  });
+
+  test('every shot of Big Buck Bunny gets a caption at its times, from base64 JPEG image parts, with the model in extra', async () => {
+    const { ctx, shots } = await visual('big-buck-bunny-intro.webm');
+    server.resetCounts();
+    const a = new CaptionAnalyzer({ client: client(), model: 'qwen2.5vl', intervalSec: 10 });
+    expect(a.info.name).toBe(`openai:qwen2.5vl via ${server.url}/v1`);
+    const r = await a.run(ctx());
+    const caps = r.segments!;
+    // Windows: each shot, the 12 s first shot in one piece (12/10 rounds to 1).
+    expect(caps.length).toBe(shots.length);
+    for (const [k, s] of shots.entries()) {
+      expect(caps[k]!.start).toBeCloseTo(s.start, 2);
+      expect(caps[k]!.end).toBeCloseTo(s.end, 2);
+    }
+    expect(caps.every((c) => c.kind === 'caption' && /^Stand-in caption \d+: a scene seen in [12] frame\(s\)\.$/.test(c.text))).toBe(true);
+    expect(caps[0]!.extra).toMatchObject({ model: 'qwen2.5vl', engine: 'openai' });
+    expect(server.requests).toHaveLength(shots.length);
+    expect(server.requests.flatMap((q) => q.problems)).toEqual([]);
+    const body = server.requests[0]!.body as { model: string; messages: { content: { type: string }[] }[] };
+    expect(body.model).toBe('qwen2.5vl');
+    expect(body.messages[0]!.content[0]!.type).toBe('text');
+    expect(r.summary).toMatchObject({ engine: 'openai', model: 'qwen2.5vl', captions: shots.length, windows: shots.length });
+    expect(r.summary!.skipped).toBeUndefined();
+  });
+
+  for (const mode of ['500', 'garbage', 'empty', 'wrong-shape', 'slow'] as const) {
+    test(`a server answering ${mode} never fails the video: no captions, and the metadata says why`, async () => {
+      const { ctx } = await visual('pancake.mkv');
+      server.misbehave = mode;
+      logLines.length = 0;
+      let r: StageResult;
+      try {
+        r = await new CaptionAnalyzer({ client: client(server.url, { timeoutMs: 300 }), model: 'm' }).run(ctx());
+      } finally {
+        server.misbehave = 'none';
+      }
+      expect(r.segments).toEqual([]);
+      const why = String(r.summary!.skipped);
+      expect(why).toStartWith('captions: skipped — ');
+      const expected = { '500': 'HTTP 500 from', garbage: 'a reply that is not JSON from', empty: 'an empty caption from', 'wrong-shape': 'a reply without choices[0].message.content from', slow: 'no reply within 300 ms from' }[mode];
+      expect(why).toContain(expected);
+      expect(why).toContain(server.url);
+      // Logged once per video, never with the key.
+      expect(logLines.filter((l) => l.includes('caption skipped'))).toHaveLength(1);
+      expect(logLines.join('\n')).not.toContain(SECRET);
+    });
+  }
+
+  test('a server that is down: the remaining windows are not sent after the first gives up', async () => {
+    const { ctx } = await visual('big-buck-bunny-intro.webm');
+    const closed = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') });
+    const deadUrl = `http://127.0.0.1:${closed.port}`;
+    closed.stop(true);
+    const r = await new CaptionAnalyzer({ client: client(deadUrl, { limiter: new Limiter(1) }), model: 'm' }).run(ctx());
+    expect(r.segments).toEqual([]);
+    expect(r.summary!.skipped).toBe(`captions: skipped — connection refused at ${deadUrl}/v1/chat/completions`);
+  });
+});
+
+describe('speech-to-text on a model server', () => {
+  async function speechCtx(name: string): Promise<StageContext> {
+    const { ffmpeg, ffprobe } = await resolveBinaries(join(tmp, 'bin'));
+    const info = await probeFile(ffprobe, clip(name), { maxDurationSec: 3600 });
+    return {
+      video: { id: name, path: clip(name), dir: tmp, durationSec: info.durationSec, fps: info.fps, width: info.width, height: info.height, hasAudio: info.hasAudio },
+      ffmpeg,
+      signal: new AbortController().signal,
+      log,
+      progress: () => {},
+      frames: () => [],
+      segments: () => [],
+    };
+  }
+
+  test('grid-speakers: the 11 speech spans go as one joined chunk (≤ 60 s, multipart verbose_json), transcripts at absolute times', async () => {
+    const stand = new ModelStandIn({ transcript: (_, d) => [{ start: 0.5, end: 1.5, text: 'first words' }, { start: d - 1.5, end: d - 0.5, text: 'last words' }] });
+    try {
+      const stt = new OpenAiSpeechToText(client(stand.url), 'whisper-1');
+      const r = await new SpeechAnalyzer({ stt }).run(await speechCtx('grid-speakers-33s.mp4'));
+      const speech = r.segments!.filter((s) => s.kind === 'speech');
+      const transcripts = r.segments!.filter((s) => s.kind === 'transcript');
+      expect(speech.length).toBeGreaterThanOrEqual(9);
+      expect(stand.requests).toHaveLength(1);
+      const form = stand.requests[0]!.form!;
+      expect(form).toMatchObject({ model: 'whisper-1', response_format: 'verbose_json', 'timestamp_granularities[]': 'segment' });
+      expect(stand.requests[0]!.problems).toEqual([]);
+      expect(stand.requests[0]!.authorization).toBe(`Bearer ${SECRET}`);
+      // The chunk runs from the first span (less 0.2 s of padding) to the last (plus padding).
+      const from = Math.max(0, speech[0]!.start - 0.2);
+      expect(transcripts.map((t) => t.text)).toEqual(['first words', 'last words']);
+      expect(transcripts[0]!.start).toBeCloseTo(from + 0.5, 1);
+      expect(transcripts[1]!.end).toBeCloseTo(speech.at(-1)!.end + 0.2 - 0.5, 0);
+      expect(transcripts[0]!.extra).toMatchObject({ engine: `openai:whisper-1 via ${stand.url}/v1` });
+      expect(r.summary).toMatchObject({ transcripts: 2 });
+    } finally {
+      stand.stop();
+    }
+  });
+
+  test('chunks are cut between speech spans and stay within the chunk length (10 s here), sent concurrently', async () => {
+    const stand = new ModelStandIn({ delayMs: { transcription: 100 } });
+    try {
+      class TenSecondChunks extends OpenAiSpeechToText {
+        override readonly chunkSec = 10;
+      }
+      const r = await new SpeechAnalyzer({ stt: new TenSecondChunks(client(stand.url), 'whisper-1') }).run(await speechCtx('grid-speakers-33s.mp4'));
+      const speech = r.segments!.filter((s) => s.kind === 'speech');
+      const chunks = r.segments!.filter((s) => s.kind === 'transcript'); // the stand-in answers one segment spanning each chunk
+      expect(chunks.length).toBeGreaterThanOrEqual(3);
+      expect(chunks.length).toBe(stand.requests.length);
+      for (const c of chunks) {
+        expect(c.end - c.start).toBeLessThanOrEqual(10 + 0.01);
+        // No speech span is cut by a chunk boundary: each lies inside one chunk.
+        for (const sp of speech) expect(sp.end <= c.start + 0.21 || sp.start >= c.end - 0.21 || (sp.start >= c.start && sp.end <= c.end)).toBe(true);
+      }
+      expect(stand.peak).toBeGreaterThan(1);
+    } finally {
+      stand.stop();
+    }
+  });
+
+  test('the plain json shape ({text}) becomes one piece spanning the chunk; bad shapes are refused', () => {
+    expect(transcriptionPieces({ text: ' hello there ' }, 12.5, 'x')).toEqual([{ start: 0, end: 12.5, text: 'hello there' }]);
+    expect(transcriptionPieces({ text: '', segments: [] }, 3, 'x')).toEqual([]);
+    expect(transcriptionPieces({ segments: [{ start: 1, end: 99, text: 'a' }] }, 3, 'x')).toEqual([{ start: 1, end: 3, text: 'a' }]);
+    expect(() => transcriptionPieces({ foo: 1 }, 3, 'http://h/v1')).toThrow('a transcription reply with neither segments nor text from http://h/v1');
+    const wav = encodeWav(new Float32Array([0, 0.5, -1]));
+    expect(new TextDecoder().decode(wav.subarray(0, 4))).toBe('RIFF');
+    expect(wav.length).toBe(44 + 6);
+  });
+
+  test('a json-only server and a failing server: speech spans stay, transcripts come from the json text or are skipped with a reason', async () => {
+    const stand = new ModelStandIn({ transcript: () => [{ start: 0, end: 1, text: 'and so my fellow americans' }] });
+    try {
+      stand.misbehave = 'json';
+      const stt = new OpenAiSpeechToText(client(stand.url), 'whisper-1');
+      const ctx = await speechCtx('speech-over-bottles.mp4');
+      const r = await new SpeechAnalyzer({ stt }).run(ctx);
+      const speech = r.segments!.filter((s) => s.kind === 'speech');
+      const t = r.segments!.filter((s) => s.kind === 'transcript');
+      expect(t).toHaveLength(1);
+      expect(t[0]!.text).toBe('and so my fellow americans');
+      expect(t[0]!.start).toBeCloseTo(Math.max(0, speech[0]!.start - 0.2), 2);
+
+      stand.misbehave = '500';
+      const failed = await new SpeechAnalyzer({ stt }).run(ctx);
+      expect(failed.segments!.filter((s) => s.kind === 'speech').length).toBe(speech.length);
+      expect(failed.segments!.filter((s) => s.kind === 'transcript')).toHaveLength(0);
+      expect(String(failed.summary!.transcripts_skipped)).toStartWith(`transcripts: skipped — HTTP 500 from ${stand.url}/v1/audio/transcriptions`);
+    } finally {
+      stand.stop();
+    }
+  });
+});
