@@ -17,7 +17,7 @@ export class OpenAiSpeechToText implements SpeechToText {
   readonly info: EngineInfo;
   readonly transcribes = true;
   readonly weight = 1;
-  readonly chunkSec = OPENAI_STT_CHUNK_SEC;
+  readonly chunkSec: number = OPENAI_STT_CHUNK_SEC;
   readonly parallel = true;
 
   constructor(
