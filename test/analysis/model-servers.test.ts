@@ -68,7 +68,7 @@ describe('model-server client', () => {
     server.misbehave = '500';
     const err = await client()
       .postJson('/chat/completions', { model: 'm', messages: [] }, new AbortController().signal)
-      .catch((e: ModelServerError) => e);
+      .catch((e: unknown) => e as ModelServerError);
     server.misbehave = 'none';
     expect(err).toBeInstanceOf(ModelServerError);
     expect(err.message).toBe(`HTTP 500 from ${server.url}/v1/chat/completions: {"error":{"message":"model crashed"}}`);
@@ -83,7 +83,7 @@ describe('model-server client', () => {
     closed.stop(true);
     const down = await client(deadUrl)
       .postJson('/embeddings', {}, new AbortController().signal)
-      .catch((e: ModelServerError) => e);
+      .catch((e: unknown) => e as ModelServerError);
     expect(down).toBeInstanceOf(ModelServerError);
     expect(down.unreachable).toBe(true);
     expect(down.message).toBe(`connection refused at ${deadUrl}/v1/embeddings`);
@@ -92,7 +92,7 @@ describe('model-server client', () => {
     const t0 = performance.now();
     const slow = await client(server.url, { timeoutMs: 200, retries: 1 })
       .postJson('/chat/completions', {}, new AbortController().signal)
-      .catch((e: ModelServerError) => e);
+      .catch((e: unknown) => e as ModelServerError);
     server.misbehave = 'none';
     expect(slow.message).toBe(`no reply within 200 ms from ${server.url}/v1/chat/completions`);
     expect(performance.now() - t0).toBeLessThan(2_000);
