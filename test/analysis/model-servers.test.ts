@@ -66,9 +66,9 @@ describe('model-server client', () => {
   test('sends the key as a bearer token; a 500 is retried (bounded), then a ModelServerError naming the URL', async () => {
     server.resetCounts();
     server.misbehave = '500';
-    const err = await client()
+    const err = (await client()
       .postJson('/chat/completions', { model: 'm', messages: [] }, new AbortController().signal)
-      .catch((e: unknown) => e as ModelServerError);
+      .catch((e: unknown) => e)) as ModelServerError;
     server.misbehave = 'none';
     expect(err).toBeInstanceOf(ModelServerError);
     expect(err.message).toBe(`HTTP 500 from ${server.url}/v1/chat/completions: {"error":{"message":"model crashed"}}`);
@@ -81,18 +81,18 @@ describe('model-server client', () => {
     const closed = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') });
     const deadUrl = `http://127.0.0.1:${closed.port}`;
     closed.stop(true);
-    const down = await client(deadUrl)
+    const down = (await client(deadUrl)
       .postJson('/embeddings', {}, new AbortController().signal)
-      .catch((e: unknown) => e as ModelServerError);
+      .catch((e: unknown) => e)) as ModelServerError;
     expect(down).toBeInstanceOf(ModelServerError);
     expect(down.unreachable).toBe(true);
     expect(down.message).toBe(`connection refused at ${deadUrl}/v1/embeddings`);
 
     server.misbehave = 'slow';
     const t0 = performance.now();
-    const slow = await client(server.url, { timeoutMs: 200, retries: 1 })
+    const slow = (await client(server.url, { timeoutMs: 200, retries: 1 })
       .postJson('/chat/completions', {}, new AbortController().signal)
-      .catch((e: unknown) => e as ModelServerError);
+      .catch((e: unknown) => e)) as ModelServerError;
     server.misbehave = 'none';
     expect(slow.message).toBe(`no reply within 200 ms from ${server.url}/v1/chat/completions`);
     expect(performance.now() - t0).toBeLessThan(2_000);
