@@ -2,7 +2,9 @@
  * Builds the service's parts from a Config: the one place where they are wired together
  * (used by the HTTP server, the CLI and the tests).
  */
+import { eq } from 'drizzle-orm';
 import { AccountService } from './accounts/service';
+import { createAnalyzers } from './analysis';
 import { analysisAssets, embeddingFiles } from './analysis/assets';
 import { ThreadedEmbedder } from './analysis/embedder-thread';
 import { MomentReader } from './analysis/moment';
@@ -12,11 +14,13 @@ import { IndexService } from './indexes/service';
 import { IngestService } from './ingest/service';
 import { Maintenance } from './jobs/maintenance';
 import { JobQueue } from './jobs/queue';
+import { ReanalyzeService, type StageInfo } from './jobs/reanalyze';
 import { createLogger, type Logger } from './log';
 import { resolveBinaries } from './media/binaries';
 import { MediaLinks } from './media/links';
 import { openDatabase, type Db } from './storage/db';
 import { DataDir, writeSecret } from './storage/files';
+import { videos } from './storage/schema';
 
 export interface Service {
   config: Config;
@@ -30,6 +34,7 @@ export interface Service {
   maintenance: Maintenance;
   links: MediaLinks;
   queue: JobQueue;
+  reanalyze: ReanalyzeService;
   /** Set by the server: tells the analysis workers a job is waiting. */
   wakeWorkers: () => void;
   close(): void;
@@ -69,6 +74,23 @@ export function createService(config: Config, log: Logger = createLogger(config.
     : null;
   const answering = new AnsweringService({ db, config, accounts, indexes, links, files, embedder, moments, log: log.child({ part: 'answering' }) });
   const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
+  // The stages the workers run, as the worker builds them (no model is loaded to know their names).
+  let stageInfos: StageInfo[] | null = null;
+  const stages = () =>
+    (stageInfos ??= createAnalyzers(config).map((a) => ({ stage: a.stage, info: { kind: a.info.kind, name: a.info.name } })));
+  const reanalyze = new ReanalyzeService({
+    db,
+    queue,
+    stages,
+    workers: config.analysisWorkers,
+    onQueued: (id) => {
+      // The listing shows the video as processing at once (the cache is per index).
+      const v = db.select({ userId: videos.userId, indexId: videos.indexId }).from(videos).where(eq(videos.id, id)).get();
+      if (v) indexes.invalidate(v.userId, v.indexId);
+      answering.invalidate(id);
+      service.wakeWorkers();
+    },
+  });
   return Object.assign(service, {
     config,
     log,
@@ -81,6 +103,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     maintenance,
     links,
     queue,
+    reanalyze,
     wakeWorkers: () => {},
     close: () => {
       void embedder?.close?.();

@@ -36,5 +36,11 @@ export const MIGRATIONS: EmbeddedMigration[] = [
     "when": 1795404719651,
     "breakpoints": true,
     "sql": "DROP INDEX `segments_video_kind_text_idx`;--> statement-breakpoint\nCREATE INDEX `segments_video_kind_text_end_idx` ON `segments` (`video_id`,`kind`,`text`,`start`,`end`);"
+  },
+  {
+    "tag": "0006_tan_joystick",
+    "when": 1795462049471,
+    "breakpoints": true,
+    "sql": "ALTER TABLE `jobs` ADD `only` text;"
   }
 ];

@@ -1,0 +1,89 @@
+/**
+ * Reanalysis: bring an indexed video up to date after a model was added or changed (a captioner
+ * configured later, a transcriber, another embedder). Only the named stages run, through the same
+ * crash-safe job queue as a first analysis; the other segments stay. By default, every stage whose
+ * engine (or model) differs from the one recorded in the video's `metadata.analysis`, or that was
+ * skipped last time (its server was down), runs. The embeddings stage follows any stage that adds
+ * segments, so the new ones are searchable by meaning.
+ */
+import { and, eq, isNull } from 'drizzle-orm';
+import type { Analyzer } from '../analysis/contracts';
+import { ApiError, badRequest, notFound } from '../errors';
+import type { Db } from '../storage/db';
+import { mediaIndexes, videos, type User } from '../storage/schema';
+import type { JobQueue } from './queue';
+
+/** What may be reanalysed, by name (the visual stage cannot: every other stage reads its frames). */
+export const REANALYZABLE = ['captions', 'speech', 'ocr', 'objects', 'embeddings'] as const;
+const ALIASES: Record<string, string> = { transcripts: 'speech', transcript: 'speech', caption: 'captions' };
+
+/** The part of an analyzer a plan needs (the server builds them without loading any model). */
+export type StageInfo = Pick<Analyzer, 'stage'> & { info: { kind: string; name: string } };
+
+export interface ReanalyzeDeps {
+  db: Db;
+  queue: JobQueue;
+  /** The configured analyzers, in pipeline order. */
+  stages: () => readonly StageInfo[];
+  /** Analysis workers configured (0: nothing would ever run the job). */
+  workers: number;
+  onQueued?: (videoId: string) => void;
+}
+
+export class ReanalyzeService {
+  constructor(private readonly d: ReanalyzeDeps) {}
+
+  /** Queues a reanalysis of one of `user`'s videos; returns the analyzer names that will run. */
+  request(user: User, fileId: string, requested: string[] | undefined): { file_id: string; analyzers: string[] } {
+    const v = this.d.db
+      .select({ id: videos.id, analysis: videos.analysis })
+      .from(videos)
+      .innerJoin(mediaIndexes, eq(mediaIndexes.id, videos.indexId))
+      .where(and(eq(videos.id, fileId), eq(videos.userId, user.id), isNull(mediaIndexes.deletedAt)))
+      .get();
+    if (!v) throw notFound('no such video');
+    if (this.d.workers < 1) throw new ApiError(409, 'analysis is off on this server (--analysis-workers 0): nothing would run a reanalysis');
+    const stages = this.plan(v.analysis ?? {}, requested);
+    if (!stages.length) throw new ApiError(409, 'nothing to reanalyze: every stage ran with the engine configured now; name them in "analyzers" to run them again');
+    const outcome = this.d.queue.reanalyze(v.id, stages.map((s) => s.stage));
+    if (outcome === 'busy') throw new ApiError(409, 'this video is being analysed already; ask again once it is ready');
+    if (outcome === 'not-ready') throw new ApiError(409, 'this video has no finished analysis to add to (it is still downloading, or it failed: upload it again)');
+    this.d.onQueued?.(v.id);
+    return { file_id: v.id, analyzers: stages.map(nameOf) };
+  }
+
+  /**
+   * The stages to run, in pipeline order. `requested`: names from REANALYZABLE (unknown or
+   * unconfigured ones are a 400); unset: the stages whose engine changed or was skipped.
+   */
+  plan(analysis: Record<string, unknown>, requested: string[] | undefined): StageInfo[] {
+    const configured = this.d.stages().filter((s) => (REANALYZABLE as readonly string[]).includes(nameOf(s)));
+    let chosen: StageInfo[];
+    if (requested) {
+      const names = requested.map((n) => ALIASES[n] ?? n);
+      const unknown = names.filter((n) => !(REANALYZABLE as readonly string[]).includes(n));
+      if (unknown.length) throw badRequest(`analyzers: unknown ${unknown.map((n) => JSON.stringify(n)).join(', ')}; choose from ${REANALYZABLE.join(', ')}`);
+      const off = names.filter((n) => !configured.some((s) => nameOf(s) === n));
+      if (off.length) throw badRequest(`analyzers: ${off.join(', ')} ${off.length > 1 ? 'are' : 'is'} not configured on this server${off.includes('captions') ? ' (captions need --captioner openai)' : ''}`);
+      chosen = configured.filter((s) => names.includes(nameOf(s)));
+    } else {
+      chosen = configured.filter((s) => changed(analysis[s.info.kind], s.info.name));
+    }
+    // New segments need their vectors: the embeddings stage follows any stage that adds some.
+    const embeddings = configured.find((s) => nameOf(s) === 'embeddings');
+    if (embeddings && chosen.length && !chosen.includes(embeddings)) chosen.push(embeddings);
+    return chosen;
+  }
+}
+
+const nameOf = (s: StageInfo) => s.stage.replace(/^analyzing:/, '');
+
+/** Whether a stage's recorded summary came from another engine than `now`, or the stage was skipped. */
+function changed(summary: unknown, now: string): boolean {
+  if (!summary || typeof summary !== 'object') return true;
+  const s = summary as Record<string, unknown>;
+  if (s.skipped || s.unavailable || s.transcripts_skipped) return true;
+  // Videos analysed before `producer` was recorded: the speech stage's name was "<vad> + <stt>".
+  const was = typeof s.producer === 'string' ? s.producer : typeof s.stt === 'string' && s.stt !== 'none' ? `${s.engine} + ${s.stt}` : s.engine;
+  return was !== now;
+}
