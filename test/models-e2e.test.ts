@@ -173,6 +173,25 @@ test('reanalyze refuses what it cannot do with the spec error shape, and another
   expect((await getJson(server.url, `/videos/${fileId}/segments?token=${other}`)).status).toBe(404);
 });
 
+test('vidq reanalyze --index NAME queues the index\'s videos on the data directory; the running server\'s worker does them', async () => {
+  const flags = ['--data-dir', dataDir, '--captioner', 'openai', '--captioner-url', stand.url, '--captioner-model', 'qwen2.5vl', '--stt', 'openai', '--stt-url', stand.url, '--stt-model', 'whisper-1', '--log-level', 'error'];
+  const vidq = (...args: string[]) => {
+    const p = Bun.spawnSync([process.execPath, join(import.meta.dir, '../src/main.ts'), ...args, ...flags], { stdout: 'pipe', stderr: 'pipe', env: { ...process.env, VIDQ_ANALYZERS: 'visual,speech,embeddings', VIDQ_CAPTIONER_API_KEY: CAPTION_KEY } });
+    logs.push(p.stdout.toString(), p.stderr.toString());
+    return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
+  };
+  expect(vidq('reanalyze', '--index', 'no-such-index')).toMatchObject({ code: 1, err: 'no index "no-such-index"\n' });
+  const before = stand.requests.length;
+  const r = vidq('reanalyze', '--index', 'models', '--analyzers', 'captions', '--json');
+  expect(r.err).toBe('');
+  expect(r.code).toBe(0);
+  expect(JSON.parse(r.out)).toEqual({ queued: [{ file_id: fileId, analyzers: ['captions', 'embeddings'] }], skipped: [] });
+  await Bun.sleep(300);
+  expect((await waitReady()).status).toBe('ready');
+  expect(stand.requests.slice(before).every((q) => q.path === '/v1/chat/completions')).toBe(true);
+  expect(stand.requests.length).toBeGreaterThan(before);
+});
+
 test('the model-server keys never appear in a log line or a response', () => {
   expect(logs.length).toBeGreaterThan(0);
   for (const key of [CAPTION_KEY, STT_KEY]) {

@@ -87,3 +87,43 @@ function changed(summary: unknown, now: string): boolean {
   const was = typeof s.producer === 'string' ? s.producer : typeof s.stt === 'string' && s.stt !== 'none' ? `${s.engine} + ${s.stt}` : s.engine;
   return was !== now;
 }
+
+/**
+ * `vidq reanalyze`: queues every ready video of an index (by name or id). Without `userId` the
+ * index must be unambiguous across users. Videos that cannot be queued are listed with the reason.
+ */
+export function reanalyzeIndex(
+  s: { db: Db; accounts: { getUser(id: string): User | undefined }; reanalyze: ReanalyzeService },
+  index: string,
+  userId: string | undefined,
+  requested: string[] | undefined,
+): { queued: { file_id: string; analyzers: string[] }[]; skipped: { file_id: string; reason: string }[] } {
+  const found = s.db
+    .select({ id: mediaIndexes.id, userId: mediaIndexes.userId })
+    .from(mediaIndexes)
+    .where(and(isNull(mediaIndexes.deletedAt), userId ? eq(mediaIndexes.userId, userId) : undefined))
+    .all()
+    .filter((i) => i.id === index)
+    .concat(
+      s.db
+        .select({ id: mediaIndexes.id, userId: mediaIndexes.userId })
+        .from(mediaIndexes)
+        .where(and(isNull(mediaIndexes.deletedAt), eq(mediaIndexes.name, index), userId ? eq(mediaIndexes.userId, userId) : undefined))
+        .all(),
+    );
+  const distinct = [...new Map(found.map((i) => [i.id, i])).values()];
+  if (!distinct.length) throw new ApiError(404, `no index "${index}"${userId ? ` of user ${userId}` : ''}`);
+  if (distinct.length > 1) throw new ApiError(409, `${distinct.length} users have an index "${index}": name one with --user`);
+  const user = s.accounts.getUser(distinct[0]!.userId)!;
+  const ids = s.db.select({ id: videos.id }).from(videos).where(eq(videos.indexId, distinct[0]!.id)).all();
+  const out = { queued: [] as { file_id: string; analyzers: string[] }[], skipped: [] as { file_id: string; reason: string }[] };
+  for (const { id } of ids) {
+    try {
+      out.queued.push(s.reanalyze.request(user, id, requested));
+    } catch (e) {
+      if (!(e instanceof ApiError) || e.status === 400) throw e;
+      out.skipped.push({ file_id: id, reason: e.message });
+    }
+  }
+  return out;
+}
