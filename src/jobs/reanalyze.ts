@@ -42,8 +42,8 @@ export class ReanalyzeService {
       .where(and(eq(videos.id, fileId), eq(videos.userId, user.id), isNull(mediaIndexes.deletedAt)))
       .get();
     if (!v) throw notFound('no such video');
-    if (this.d.workers < 1) throw new ApiError(409, 'analysis is off on this server (--analysis-workers 0): nothing would run a reanalysis');
     const stages = this.plan(v.analysis ?? {}, requested);
+    if (this.d.workers < 1) throw new ApiError(409, 'analysis is off on this server (--analysis-workers 0): nothing would run a reanalysis');
     if (!stages.length) throw new ApiError(409, 'nothing to reanalyze: every stage ran with the engine configured now; name them in "analyzers" to run them again');
     const outcome = this.d.queue.reanalyze(v.id, stages.map((s) => s.stage));
     if (outcome === 'busy') throw new ApiError(409, 'this video is being analysed already; ask again once it is ready');

@@ -18,7 +18,7 @@ const logLines: string[] = [];
 /** Every response body this file reads, to search for secrets at the end. */
 const bodies: string[] = [];
 
-const alice = { token: '', userId: '', indexId: '', indexName: 'alice-private-index', key: '', fileName: 'chaplin-bw.mp4', deletedIndexId: '', frameUrl: '', frame: '' };
+const alice = { token: '', userId: '', indexId: '', indexName: 'alice-private-index', key: '', fileName: 'chaplin-bw.mp4', deletedIndexId: '', deletedKey: '', frameUrl: '', frame: '' };
 const bob = { token: '', userId: '', indexId: '', key: '' };
 
 async function call(path: string, init: RequestInit & { json?: unknown } = {}): Promise<{ status: number; text: string; body: any; headers: Headers }> {
@@ -56,6 +56,7 @@ beforeAll(async () => {
   bob.indexId = (await call(`/indexes?token=${bob.token}`)).body[0].index_id;
   const a2 = await call('/remote-upload', { json: { token: alice.token, index: 'alice-trash', url: `${origin.url}/media/pancake.mkv` } });
   expect(a2.status).toBe(200);
+  alice.deletedKey = a2.body.data.key;
   alice.deletedIndexId = (await call(`/indexes?token=${alice.token}`)).body.find((i: any) => i.name === 'alice-trash').index_id;
   expect((await call(`/indexes/${alice.deletedIndexId}?token=${alice.token}`, { method: 'DELETE' })).status).toBe(200);
 
@@ -108,6 +109,9 @@ describe("one user cannot reach the other's indexes, videos or files", () => {
     { name: 'GET /media/{her file}/frames/{n}.jpg with his token', run: () => call(`/media/${alice.key}/frames/${alice.frame}?token=${bob.token}`), status: [404] },
     { name: 'GET /videos/{her file}/segments with his token', run: () => call(`/videos/${alice.key}/segments?token=${bob.token}`), status: [404] },
     { name: 'GET /videos/{her file}/segments with his Bearer header', run: () => call(`/videos/${alice.key}/segments`, { headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },
+    { name: 'POST /videos/{her file}/reanalyze with his token', run: () => call(`/videos/${alice.key}/reanalyze`, { json: { token: bob.token } }), status: [404] },
+    { name: 'POST /videos/{her file}/reanalyze with his Bearer header and a stage', run: () => call(`/videos/${alice.key}/reanalyze`, { json: { analyzers: ['speech'] }, headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },
+    { name: 'POST /videos/{her file in her deleted index}/reanalyze with her own token', run: () => call(`/videos/${alice.deletedKey}/reanalyze`, { json: { token: alice.token } }), status: [404] },
   ];
 
   for (const p of probes) {

@@ -51,7 +51,7 @@ export function videoRoutes(s: Service) {
       },
       {
         params: t.Object({ file_id: t.String() }),
-        body: t.Optional(ReanalyzeBody),
+        body: ReanalyzeBody,
         response: { 202: ReanalyzeResponse, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
         detail: {
           tags: ['indexes'],
