@@ -96,9 +96,16 @@ export interface Config {
   readonly modelConcurrency: number;
   /** Retries of a failed model-server request (connection error, timeout, 429, 5xx), with backoff. @default 2 */
   readonly modelRetries: number;
-  /** Bearer keys of the model servers: from VIDQ_CAPTIONER_API_KEY / VIDQ_STT_API_KEY only, never serialised. */
+  /** Who embeds segments and questions: use (the built-in sentence encoder) | openai (POST /v1/embeddings). @default "use" */
+  readonly embedder: EmbedderType;
+  /** Base URL of the embeddings server (--embedder openai); "/v1" is added when missing. @default "" */
+  readonly embedderUrl: string;
+  /** Embedding model name (--embedder openai), e.g. nomic-embed-text. @default "" */
+  readonly embedderModel: string;
+  /** Bearer keys of the model servers: from VIDQ_CAPTIONER_API_KEY / VIDQ_STT_API_KEY / VIDQ_EMBEDDER_API_KEY only, never serialised. */
   readonly captionerApiKey: string;
   readonly sttApiKey: string;
+  readonly embedderApiKey: string;
   /** Optional config file the values above were read from. */
   readonly configFile?: string;
 }
@@ -109,8 +116,10 @@ export type GeneratorType = (typeof GENERATOR_TYPES)[number];
 export const CAPTIONER_TYPES = ['none', 'openai'] as const;
 export type CaptionerType = (typeof CAPTIONER_TYPES)[number];
 export const STT_ENGINES = ['auto', 'whisper', 'openai', 'none'] as const;
+export const EMBEDDER_TYPES = ['use', 'openai'] as const;
+export type EmbedderType = (typeof EMBEDDER_TYPES)[number];
 /** Model-server keys: environment only (a flag would show in ps), never serialised or logged. */
-const MODEL_KEY_ENV = { captionerApiKey: 'VIDQ_CAPTIONER_API_KEY', sttApiKey: 'VIDQ_STT_API_KEY' } as const;
+const MODEL_KEY_ENV = { captionerApiKey: 'VIDQ_CAPTIONER_API_KEY', sttApiKey: 'VIDQ_STT_API_KEY', embedderApiKey: 'VIDQ_EMBEDDER_API_KEY' } as const;
 
 /** Analyzers in pipeline order: visual first (the others read its frames), embeddings last (it embeds what the others stored). */
 export const ANALYZER_NAMES = ['visual', 'ocr', 'objects', 'speech', 'embeddings'] as const;
@@ -181,6 +190,9 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile' | keyof typeof MODEL_K
   modelTimeoutMs: 60_000,
   modelConcurrency: 4,
   modelRetries: 2,
+  embedder: 'use',
+  embedderUrl: '',
+  embedderModel: '',
 });
 
 const OPTIONS: OptionSpec[] = [
@@ -225,6 +237,9 @@ const OPTIONS: OptionSpec[] = [
   { key: 'modelTimeoutMs', flag: 'model-timeout-ms', env: 'VIDQ_MODEL_TIMEOUT_MS', kind: 'int', help: 'longest one model-server request may take (ms)' },
   { key: 'modelConcurrency', flag: 'model-concurrency', env: 'VIDQ_MODEL_CONCURRENCY', kind: 'int', help: 'model-server requests in flight at once, across all videos' },
   { key: 'modelRetries', flag: 'model-retries', env: 'VIDQ_MODEL_RETRIES', kind: 'int', help: 'retries of a failed model-server request (with backoff)' },
+  { key: 'embedder', flag: 'embedder', env: 'VIDQ_EMBEDDER', kind: 'string', help: 'segment and question vectors: use (built-in) | openai (key: VIDQ_EMBEDDER_API_KEY)' },
+  { key: 'embedderUrl', flag: 'embedder-url', env: 'VIDQ_EMBEDDER_URL', kind: 'string', help: 'OpenAI-compatible base URL for --embedder openai' },
+  { key: 'embedderModel', flag: 'embedder-model', env: 'VIDQ_EMBEDDER_MODEL', kind: 'string', help: 'embedding model name for --embedder openai, e.g. nomic-embed-text' },
 ];
 
 export class ConfigError extends Error {}
@@ -346,6 +361,11 @@ function checkModelServers(m: Record<string, unknown>): void {
   if (m.captioner === 'openai') {
     checkServerUrl(String(m.captionerUrl), '--captioner-url', '--captioner openai', 'VIDQ_CAPTIONER_API_KEY');
     if (!m.captionerModel) throw new ConfigError('--captioner openai needs --captioner-model, a vision model the server serves (e.g. qwen2.5vl)');
+  }
+  if (!(EMBEDDER_TYPES as readonly string[]).includes(m.embedder as string)) throw new ConfigError(`--embedder must be ${EMBEDDER_TYPES.join(' or ')}; got ${JSON.stringify(m.embedder)}`);
+  if (m.embedder === 'openai') {
+    checkServerUrl(String(m.embedderUrl), '--embedder-url', '--embedder openai', 'VIDQ_EMBEDDER_API_KEY');
+    if (!m.embedderModel) throw new ConfigError('--embedder openai needs --embedder-model, the embedding model the server serves (e.g. nomic-embed-text)');
   }
   if (m.sttEngine === 'openai') {
     checkServerUrl(String(m.sttUrl), '--stt-url', '--stt openai', 'VIDQ_STT_API_KEY');

@@ -44,6 +44,9 @@ export async function startServer(config: Config, out: (line: string) => void = 
   });
   supervisor.start();
   service.wakeWorkers = () => supervisor.wake();
+  // Another embedding model than the one that embedded the index: redo the vectors (issue 11).
+  const reembed = config.analysisWorkers > 0 ? service.reanalyze.reembedChanged() : [];
+  if (reembed.length) log.info('re-embedding videos with the configured embedding model', { videos: reembed.length });
 
   const first = ensureDefaultUser(service);
   if (first) {

@@ -6,7 +6,10 @@ import { eq } from 'drizzle-orm';
 import { AccountService } from './accounts/service';
 import { createAnalyzers } from './analysis';
 import { analysisAssets, embeddingFiles } from './analysis/assets';
+import type { Embedder } from './analysis/embedder';
 import { ThreadedEmbedder } from './analysis/embedder-thread';
+import { Limiter, ModelServerClient } from './analysis/model-server/client';
+import { OpenAiEmbedder } from './analysis/model-server/embedder-openai';
 import { MomentReader } from './analysis/moment';
 import { AnsweringService } from './answering/service';
 import { analyzerNames, type Config } from './config';
@@ -67,7 +70,11 @@ export function createService(config: Config, log: Logger = createLogger(config.
   const links = new MediaLinks(files.secretKey(), config.mediaLinkTtlSec);
   // The question embedder loads on the first question (a few hundred ms), not at start-up, and runs
   // in a thread of its own so that embedding a question never holds up other requests.
-  const embedder = analyzerNames(config.analyzers).includes('embeddings') ? new ThreadedEmbedder(() => embeddingFiles(files.assetsDir)) : null;
+  const embedder = !analyzerNames(config.analyzers).includes('embeddings')
+    ? null
+    : config.embedder === 'openai'
+      ? questionEmbedder(config)
+      : new ThreadedEmbedder(() => embeddingFiles(files.assetsDir));
   // Reads the text at a question's moment (OCR models load on the first such question).
   const moments = analyzerNames(config.analyzers).includes('ocr')
     ? new MomentReader({ ffmpeg, ocrModelDir: async () => (await analysisAssets(files.assetsDir, ['ocr'])).ocrModelDir, log: log.child({ part: 'moments' }) })
@@ -129,4 +136,10 @@ export function ensureDefaultUser(s: Service): DefaultUser | null {
   const { user, token } = s.accounts.createUser('default', null);
   writeSecret(s.files.defaultTokenFile, token + '\n');
   return { userId: user.id, token, tokenFile: s.files.defaultTokenFile };
+}
+
+/** Questions embedded by the model server that embedded the segments: one quick try, then keyword search alone. */
+function questionEmbedder(config: Config): Embedder {
+  const client = new ModelServerClient({ url: config.embedderUrl, apiKey: config.embedderApiKey, timeoutMs: Math.min(config.modelTimeoutMs, 10_000), retries: 1, backoffMs: 200, limiter: new Limiter(config.modelConcurrency) });
+  return new OpenAiEmbedder(client, config.embedderModel);
 }

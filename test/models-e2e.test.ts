@@ -17,6 +17,7 @@ import { ModelStandIn } from './model-stand-in';
 
 const CAPTION_KEY = 'sk-caption-SECRET-0123456789abcdef';
 const STT_KEY = 'sk-stt-SECRET-0123456789abcdef';
+const EMBED_KEY = 'sk-embed-SECRET-0123456789abcdef';
 const CAPTION = 'A purple kayak drifts past a striped lighthouse on a calm lake.';
 const WORDS = 'we will paint the lighthouse before the winter storms';
 
@@ -186,15 +187,52 @@ test('vidq reanalyze --index NAME queues the index\'s videos on the data directo
   expect(r.err).toBe('');
   expect(r.code).toBe(0);
   expect(JSON.parse(r.out)).toEqual({ queued: [{ file_id: fileId, analyzers: ['captions', 'embeddings'] }], skipped: [] });
-  await Bun.sleep(300);
+  // The server's listing cache learns of the job only once its worker (polling every 2 s) claims it.
+  const captioned = Date.now() + 30_000;
+  while (stand.requests.length === before && Date.now() < captioned) await Bun.sleep(100);
+  expect(stand.requests.length).toBeGreaterThan(before);
   expect((await waitReady()).status).toBe('ready');
   expect(stand.requests.slice(before).every((q) => q.path === '/v1/chat/completions')).toBe(true);
-  expect(stand.requests.length).toBeGreaterThan(before);
+});
+
+test('switching the embedder to a model server: questions never mix the two models; the re-embedding job redoes the vectors', async () => {
+  const db = () => server.service.db.$client;
+  const useBlob = db().query("SELECT length(embedding) AS n FROM segments WHERE video_id = ? AND embedding IS NOT NULL LIMIT 1").get(fileId) as { n: number };
+  expect(useBlob.n).toBe(512 * 4); // the built-in encoder's vectors
+  await server.stop();
+  const start = async (workers: string) => {
+    const config = loadConfig(
+      { 'data-dir': dataDir, port: '0', 'log-level': 'info', 'min-free-bytes': '0', 'analysis-workers': workers, analyzers: 'visual,speech,embeddings', embedder: 'openai', 'embedder-url': stand.url, 'embedder-model': 'nomic-embed-text' },
+      { VIDQ_EMBEDDER_API_KEY: EMBED_KEY },
+    );
+    server = await startServer(config, () => {}, (line) => logs.push(line));
+  };
+  // No worker yet: the old vectors stay, and a question must not compare them with the new model's.
+  await start('0');
+  stand.resetCounts();
+  const asked = await call('POST', '/inquire', { token, index: indexId, prompt: 'Is there a kayak?' });
+  expect(asked.status).toBe(200);
+  expect(asked.body.evidence.some((e: any) => e.kind === 'caption')).toBe(true); // keyword search still finds it
+  expect(stand.requests.filter((q) => q.path === '/v1/embeddings')).toHaveLength(1); // the question was embedded by the new model
+  expect(stand.requests[0]!.authorization).toBe(`Bearer ${EMBED_KEY}`);
+  await server.stop();
+
+  // With a worker: the start-up queues the re-embedding of the ready video.
+  await start('1');
+  const r = await waitReady();
+  expect(r.status).toBe('ready');
+  expect(r.metadata.analysis.embeddings.producer).toBe(`openai:nomic-embed-text via ${stand.url}/v1`);
+  const sizes = db().query("SELECT DISTINCT length(embedding) AS n FROM segments WHERE video_id = ? AND embedding IS NOT NULL").all(fileId) as { n: number }[];
+  expect(sizes).toEqual([{ n: 16 * 4 }]); // the stand-in's 16-d vectors, and only those
+  expect(logs.some((l) => l.includes('re-embedding videos'))).toBe(true);
+  const again = await call('POST', '/inquire', { token, index: indexId, prompt: 'Is there a kayak?' });
+  expect(again.status).toBe(200);
+  expect(again.body.evidence.find((e: any) => e.kind === 'caption')).toMatchObject({ text: CAPTION });
 });
 
 test('the model-server keys never appear in a log line or a response', () => {
   expect(logs.length).toBeGreaterThan(0);
-  for (const key of [CAPTION_KEY, STT_KEY]) {
+  for (const key of [CAPTION_KEY, STT_KEY, EMBED_KEY]) {
     expect(logs.some((l) => l.includes(key))).toBe(false);
     expect(bodies.some((b) => b.includes(key))).toBe(false);
   }

@@ -7,6 +7,7 @@ import type { AnalysisAssets } from './assets';
 import { CaptionAnalyzer } from './captions';
 import type { Analyzer } from './contracts';
 import { ModelServerClient, modelLimitPerWorker, sharedModelLimiter } from './model-server/client';
+import { OpenAiEmbedder } from './model-server/embedder-openai';
 import { OpenAiSpeechToText } from './model-server/stt-openai';
 import { UseEmbedder } from './embedder';
 import { EmbeddingsAnalyzer } from './embeddings';
@@ -38,7 +39,9 @@ export function createAnalyzers(config: Config, assets?: AnalysisAssets): Analyz
           vadModel: assets?.vadModel,
         });
       case 'embeddings':
-        return new EmbeddingsAnalyzer(new UseEmbedder({ files: assets?.embeddings }));
+        return new EmbeddingsAnalyzer(
+          config.embedder === 'openai' ? new OpenAiEmbedder(modelServer(config, config.embedderUrl, config.embedderApiKey), config.embedderModel) : new UseEmbedder({ files: assets?.embeddings }),
+        );
     }
   });
   // Captions read the stored frames and shots; they run after the frame readers and before the

@@ -52,6 +52,13 @@ export class ReanalyzeService {
     return { file_id: v.id, analyzers: stages.map(nameOf) };
   }
 
+  /** See queueReembedding; wakes the workers when it queued anything. */
+  reembedChanged(): string[] {
+    const ids = queueReembedding(this.d);
+    for (const id of ids) this.d.onQueued?.(id);
+    return ids;
+  }
+
   /**
    * The stages to run, in pipeline order. `requested`: names from REANALYZABLE (unknown or
    * unconfigured ones are a 400); unset: the stages whose engine changed or was skipped.
@@ -77,6 +84,32 @@ export class ReanalyzeService {
 }
 
 const nameOf = (s: StageInfo) => s.stage.replace(/^analyzing:/, '');
+
+/**
+ * When the embedding model changed since videos were indexed, their vectors are redone: a
+ * reanalysis job of the embeddings stage per affected ready video (with progress on the resource,
+ * crash-safe like any job). Until a video's job is done, questions leave its old vectors alone.
+ * Returns the ids queued.
+ */
+export function queueReembedding(d: Pick<ReanalyzeDeps, 'db' | 'queue' | 'stages'>): string[] {
+  const embeddings = d.stages().find((s) => nameOf(s) === 'embeddings');
+  if (!embeddings) return [];
+  const ready = d.db
+    .select({ id: videos.id, analysis: videos.analysis })
+    .from(videos)
+    .innerJoin(mediaIndexes, eq(mediaIndexes.id, videos.indexId))
+    .where(and(eq(videos.status, 'ready'), isNull(mediaIndexes.deletedAt)))
+    .all();
+  const queued: string[] = [];
+  for (const v of ready) {
+    const e = (v.analysis as Record<string, Record<string, unknown> | undefined> | null)?.embeddings;
+    if (!e) continue; // never embedded (embeddings were off): nothing to redo
+    const was = e.producer ?? e.engine;
+    if (was === embeddings.info.name) continue;
+    if (d.queue.reanalyze(v.id, [embeddings.stage]) === 'queued') queued.push(v.id);
+  }
+  return queued;
+}
 
 /** Whether a stage's recorded summary came from another engine than `now`, or the stage was skipped. */
 function changed(summary: unknown, now: string): boolean {

@@ -12,6 +12,7 @@ import { CaptionAnalyzer, captionWindows, cleanCaption } from '../../src/analysi
 import type { StageContext, StageResult } from '../../src/analysis/contracts';
 import type { SampledFrame } from '../../src/analysis/frame-stream';
 import { Limiter, ModelServerClient, ModelServerError } from '../../src/analysis/model-server/client';
+import { OpenAiEmbedder } from '../../src/analysis/model-server/embedder-openai';
 import { encodeWav, OpenAiSpeechToText, transcriptionPieces } from '../../src/analysis/model-server/stt-openai';
 import { SpeechAnalyzer } from '../../src/analysis/speech';
 import { DEFAULT_VISUAL, VisualAnalyzer } from '../../src/analysis/visual';
@@ -273,6 +274,41 @@ describe('speech-to-text on a model server', () => {
       expect(failed.segments!.filter((s) => s.kind === 'speech').length).toBe(speech.length);
       expect(failed.segments!.filter((s) => s.kind === 'transcript')).toHaveLength(0);
       expect(String(failed.summary!.transcripts_skipped)).toStartWith(`transcripts: skipped — HTTP 500 from ${stand.url}/v1/audio/transcriptions`);
+    } finally {
+      stand.stop();
+    }
+  });
+});
+
+describe('embeddings on a model server', () => {
+  test('one request per 64 texts, vectors normalised and in input order, empty texts get the zero vector', async () => {
+    const stand = new ModelStandIn({ embed: (t) => [t.length, 1, 0] });
+    try {
+      const e = new OpenAiEmbedder(client(stand.url), 'nomic-embed-text');
+      expect(e.info.name).toBe(`openai:nomic-embed-text via ${stand.url}/v1`);
+      const texts = Array.from({ length: 70 }, (_, k) => (k === 3 ? '' : 'x'.repeat(k + 1)));
+      const v = await e.embed(texts);
+      expect(stand.requests).toHaveLength(2);
+      expect((stand.requests[0]!.body as { input: string[] }).input).toHaveLength(63); // the empty text is not sent
+      expect(e.dims).toBe(3);
+      expect([...v[3]!]).toEqual([0, 0, 0]);
+      const n = Math.hypot(5, 1);
+      expect(v[4]![0]).toBeCloseTo(5 / n, 5);
+      expect(v[69]![0]).toBeCloseTo(70 / Math.hypot(70, 1), 5);
+      expect(stand.requests.every((q) => q.problems.length === 0 && q.authorization === `Bearer ${SECRET}`)).toBe(true);
+    } finally {
+      stand.stop();
+    }
+  });
+
+  test('a wrong shape or a failing server is a ModelServerError (the stage then skips, never fails the video)', async () => {
+    const stand = new ModelStandIn();
+    try {
+      const e = new OpenAiEmbedder(client(stand.url), 'm');
+      stand.misbehave = 'wrong-shape';
+      expect(await e.embed(['a']).catch((x: unknown) => (x as Error).message)).toBe(`an embeddings reply without one data[] item per input from ${stand.url}/v1`);
+      stand.misbehave = '500';
+      expect(await e.embed(['a']).catch((x: unknown) => x)).toBeInstanceOf(ModelServerError);
     } finally {
       stand.stop();
     }
