@@ -102,6 +102,12 @@ export interface Config {
   readonly embedderUrl: string;
   /** Embedding model name (--embedder openai), e.g. nomic-embed-text. @default "" */
   readonly embedderModel: string;
+  /**
+   * An Ollama server (e.g. http://127.0.0.1:11434): at start-up its installed models are read and a
+   * vision model becomes the captioner, a chat model the generator, an embedding model the embedder,
+   * unless those are set (non-default). @default ""
+   */
+  readonly ollama: string;
   /** Bearer keys of the model servers: from VIDQ_CAPTIONER_API_KEY / VIDQ_STT_API_KEY / VIDQ_EMBEDDER_API_KEY only, never serialised. */
   readonly captionerApiKey: string;
   readonly sttApiKey: string;
@@ -193,6 +199,7 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile' | keyof typeof MODEL_K
   embedder: 'use',
   embedderUrl: '',
   embedderModel: '',
+  ollama: '',
 });
 
 const OPTIONS: OptionSpec[] = [
@@ -239,6 +246,7 @@ const OPTIONS: OptionSpec[] = [
   { key: 'modelRetries', flag: 'model-retries', env: 'VIDQ_MODEL_RETRIES', kind: 'int', help: 'retries of a failed model-server request (with backoff)' },
   { key: 'embedder', flag: 'embedder', env: 'VIDQ_EMBEDDER', kind: 'string', help: 'segment and question vectors: use (built-in) | openai (key: VIDQ_EMBEDDER_API_KEY)' },
   { key: 'embedderUrl', flag: 'embedder-url', env: 'VIDQ_EMBEDDER_URL', kind: 'string', help: 'OpenAI-compatible base URL for --embedder openai' },
+  { key: 'ollama', flag: 'ollama', env: 'VIDQ_OLLAMA', kind: 'string', help: 'Ollama base URL: pick captioner, generator and embedder from its installed models (unless set)' },
   { key: 'embedderModel', flag: 'embedder-model', env: 'VIDQ_EMBEDDER_MODEL', kind: 'string', help: 'embedding model name for --embedder openai, e.g. nomic-embed-text' },
 ];
 
@@ -341,6 +349,16 @@ export function withModelKeys<T extends object>(config: T, env: Record<string, s
   return target as T;
 }
 
+/** A copy of `config` with `changes`, keeping its non-enumerable keys (generator and model servers). */
+export function deriveConfig(config: Config, changes: Partial<Config>): Config {
+  const next: Record<string, unknown> = { ...config, ...changes };
+  for (const prop of ['generatorApiKey', ...Object.keys(MODEL_KEY_ENV)]) {
+    const value = (config as unknown as Record<string, unknown>)[prop];
+    Object.defineProperty(next, prop, { get: () => value, enumerable: false });
+  }
+  return Object.freeze(next) as unknown as Config;
+}
+
 /** The model-server keys as environment variables, for the analysis worker (its config travels as JSON, without them). */
 export function modelKeyEnv(config: Config): Record<string, string> {
   const out: Record<string, string> = {};
@@ -367,6 +385,7 @@ function checkModelServers(m: Record<string, unknown>): void {
     checkServerUrl(String(m.embedderUrl), '--embedder-url', '--embedder openai', 'VIDQ_EMBEDDER_API_KEY');
     if (!m.embedderModel) throw new ConfigError('--embedder openai needs --embedder-model, the embedding model the server serves (e.g. nomic-embed-text)');
   }
+  if (m.ollama) checkServerUrl(String(m.ollama), '--ollama', '--ollama', 'the key variables');
   if (m.sttEngine === 'openai') {
     checkServerUrl(String(m.sttUrl), '--stt-url', '--stt openai', 'VIDQ_STT_API_KEY');
     if (!m.sttModel) throw new ConfigError('--stt openai needs --stt-model, the transcription model the server serves (e.g. whisper-1)');

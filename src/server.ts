@@ -5,6 +5,7 @@
 import { cron } from '@elysiajs/cron';
 import { isLoopbackHost, type Config } from './config';
 import { createHttpApp } from './http/app';
+import { withOllama } from './analysis/model-server/ollama';
 import { AnalysisSupervisor } from './jobs/supervisor';
 import { createLogger } from './log';
 import { eq } from 'drizzle-orm';
@@ -24,6 +25,8 @@ export interface RunningServer {
  */
 export async function startServer(config: Config, out: (line: string) => void = (l) => console.log(l), logSink?: (line: string) => void): Promise<RunningServer> {
   const log = createLogger(config.logLevel, {}, logSink);
+  // --ollama: captioner, generator and embedder picked from its installed models (issue 11).
+  config = await withOllama(config, out);
   const service = createService(config, log);
   const recovered = service.ingest.recover();
   if (recovered.interrupted || recovered.orphans) log.warn('recovered from an unclean stop', { ...recovered });

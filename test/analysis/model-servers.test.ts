@@ -13,6 +13,8 @@ import type { StageContext, StageResult } from '../../src/analysis/contracts';
 import type { SampledFrame } from '../../src/analysis/frame-stream';
 import { Limiter, ModelServerClient, ModelServerError } from '../../src/analysis/model-server/client';
 import { OpenAiEmbedder } from '../../src/analysis/model-server/embedder-openai';
+import { withOllama } from '../../src/analysis/model-server/ollama';
+import { loadConfig } from '../../src/config';
 import { encodeWav, OpenAiSpeechToText, transcriptionPieces } from '../../src/analysis/model-server/stt-openai';
 import { SpeechAnalyzer } from '../../src/analysis/speech';
 import { DEFAULT_VISUAL, VisualAnalyzer } from '../../src/analysis/visual';
@@ -312,5 +314,51 @@ describe('embeddings on a model server', () => {
     } finally {
       stand.stop();
     }
+  });
+});
+
+describe('--ollama (stand-in for Ollama\'s /api/tags and /api/show)', () => {
+  test('picks a vision model as captioner, a chat model as generator, an embedding model as embedder, and says so', async () => {
+    const stand = new ModelStandIn({
+      ollamaModels: [
+        { name: 'qwen2.5vl:7b', capabilities: ['completion', 'vision'] },
+        { name: 'llama3.1:8b', capabilities: ['completion', 'tools'] },
+        { name: 'nomic-embed-text:latest', capabilities: ['embedding'] },
+      ],
+    });
+    try {
+      const lines: string[] = [];
+      const base = loadConfig({ ollama: stand.url, 'data-dir': tmp }, { VIDQ_CAPTIONER_API_KEY: SECRET });
+      const c = await withOllama(base, (l) => lines.push(l));
+      expect(c).toMatchObject({ captioner: 'openai', captionerUrl: stand.url, captionerModel: 'qwen2.5vl:7b', generator: 'openai', generatorModel: 'llama3.1:8b', embedder: 'openai', embedderModel: 'nomic-embed-text:latest' });
+      expect(c.captionerApiKey).toBe(SECRET); // keys survive, still out of JSON
+      expect(JSON.stringify(c)).not.toContain(SECRET);
+      expect(lines).toContain('  captioner: qwen2.5vl:7b');
+      expect(lines).toContain('  embedder: nomic-embed-text:latest');
+      expect(lines.some((l) => l.includes('Ollama serves no speech-to-text'))).toBe(true);
+    } finally {
+      stand.stop();
+    }
+  });
+
+  test('an explicit choice is kept, a missing kind is named with what to pull, an unreachable Ollama changes nothing', async () => {
+    const stand = new ModelStandIn({ ollamaModels: [{ name: 'llama3.1', capabilities: ['completion'] }] });
+    try {
+      const lines: string[] = [];
+      const base = loadConfig({ ollama: stand.url, 'data-dir': tmp, embedder: 'openai', 'embedder-url': 'http://127.0.0.1:9/v1', 'embedder-model': 'mine' }, {});
+      const c = await withOllama(base, (l) => lines.push(l));
+      expect(c).toMatchObject({ captioner: 'none', generator: 'openai', generatorModel: 'llama3.1', embedderModel: 'mine' });
+      expect(lines).toContain('  captioner: none — no vision model installed: `ollama pull qwen2.5vl` would add captions');
+      expect(lines).toContain('  embedder: openai mine (set explicitly; kept)');
+    } finally {
+      stand.stop();
+    }
+    const closed = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') });
+    const dead = `http://127.0.0.1:${closed.port}`;
+    closed.stop(true);
+    const lines: string[] = [];
+    const base = loadConfig({ ollama: dead, 'data-dir': tmp }, {});
+    expect(await withOllama(base, (l) => lines.push(l))).toBe(base);
+    expect(lines[0]).toStartWith(`Ollama at ${dead} cannot be reached`);
   });
 });
