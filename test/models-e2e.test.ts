@@ -230,6 +230,16 @@ test('switching the embedder to a model server: questions never mix the two mode
   expect(again.body.evidence.find((e: any) => e.kind === 'caption')).toMatchObject({ text: CAPTION });
 });
 
+test('the OpenAPI description covers the reanalyze endpoint and the caption segment kind', async () => {
+  const doc = (await call('GET', '/openapi.json')).body;
+  const op = doc.paths['/videos/{file_id}/reanalyze'].post;
+  expect(op.operationId).toBe('reanalyzeVideo');
+  expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['202', '400', '401', '404', '409']));
+  expect(op.requestBody.content['application/json'].schema.properties.analyzers.type).toBe('array');
+  expect(JSON.stringify(doc.paths['/videos/{file_id}/segments'])).toContain('caption');
+  expect(doc.info.description).toContain('caption');
+});
+
 test('the model-server keys never appear in a log line or a response', () => {
   expect(logs.length).toBeGreaterThan(0);
   for (const key of [CAPTION_KEY, STT_KEY, EMBED_KEY]) {
