@@ -130,26 +130,32 @@ describe('captions', () => {
 
   test('every shot of Big Buck Bunny gets a caption at its times, from base64 JPEG image parts, with the model in extra', async () => {
     const { ctx, shots } = await visual('big-buck-bunny-intro.webm');
-    server.resetCounts();
-    const a = new CaptionAnalyzer({ client: client(), model: 'qwen2.5vl', intervalSec: 10 });
-    expect(a.info.name).toBe(`openai:qwen2.5vl via ${server.url}/v1`);
-    const r = await a.run(ctx());
-    const caps = r.segments!;
-    // Windows: each shot, the 12 s first shot in one piece (12/10 rounds to 1).
-    expect(caps.length).toBe(shots.length);
-    for (const [k, s] of shots.entries()) {
-      expect(caps[k]!.start).toBeCloseTo(s.start, 2);
-      expect(caps[k]!.end).toBeCloseTo(s.end, 2);
+    // A server of its own: the slow replies of earlier tests may still be pending on the shared one.
+    const server = new ModelStandIn({ caption: (k, n) => `Stand-in caption ${k}: a scene seen in ${n} frame(s).`, delayMs: { chat: 50 } });
+    try {
+      const a = new CaptionAnalyzer({ client: client(server.url, { limiter: new Limiter(2) }), model: 'qwen2.5vl', intervalSec: 10 });
+      expect(a.info.name).toBe(`openai:qwen2.5vl via ${server.url}/v1`);
+      const r = await a.run(ctx());
+      const caps = r.segments!;
+      // Windows: each shot, the 12 s first shot in one piece (12/10 rounds to 1).
+      expect(caps.length).toBe(shots.length);
+      for (const [k, s] of shots.entries()) {
+        expect(caps[k]!.start).toBeCloseTo(s.start, 2);
+        expect(caps[k]!.end).toBeCloseTo(s.end, 2);
+      }
+      expect(caps.every((c) => c.kind === 'caption' && /^Stand-in caption \d+: a scene seen in [12] frame\(s\)\.$/.test(c.text))).toBe(true);
+      expect(caps[0]!.extra).toMatchObject({ model: 'qwen2.5vl', engine: 'openai' });
+      expect(server.requests).toHaveLength(shots.length);
+      expect(server.peak).toBe(2); // the windows go concurrently, never more than the limit
+      expect(server.requests.flatMap((q) => q.problems)).toEqual([]);
+      const body = server.requests[0]!.body as { model: string; messages: { content: { type: string }[] }[] };
+      expect(body.model).toBe('qwen2.5vl');
+      expect(body.messages[0]!.content[0]!.type).toBe('text');
+      expect(r.summary).toMatchObject({ engine: 'openai', model: 'qwen2.5vl', captions: shots.length, windows: shots.length });
+      expect(r.summary!.skipped).toBeUndefined();
+    } finally {
+      server.stop();
     }
-    expect(caps.every((c) => c.kind === 'caption' && /^Stand-in caption \d+: a scene seen in [12] frame\(s\)\.$/.test(c.text))).toBe(true);
-    expect(caps[0]!.extra).toMatchObject({ model: 'qwen2.5vl', engine: 'openai' });
-    expect(server.requests).toHaveLength(shots.length);
-    expect(server.requests.flatMap((q) => q.problems)).toEqual([]);
-    const body = server.requests[0]!.body as { model: string; messages: { content: { type: string }[] }[] };
-    expect(body.model).toBe('qwen2.5vl');
-    expect(body.messages[0]!.content[0]!.type).toBe('text');
-    expect(r.summary).toMatchObject({ engine: 'openai', model: 'qwen2.5vl', captions: shots.length, windows: shots.length });
-    expect(r.summary!.skipped).toBeUndefined();
   });
 
   for (const mode of ['500', 'garbage', 'empty', 'wrong-shape', 'slow'] as const) {
