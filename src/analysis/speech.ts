@@ -23,6 +23,9 @@ export interface SpeechOptions {
   vadModel?: string;
 }
 
+/** Speech spans at most this far apart are joined into one chunk (engines with `chunkSec`). */
+const JOIN_GAP_SEC = 3;
+
 export class SpeechAnalyzer implements Analyzer {
   readonly stage = 'analyzing:speech';
   readonly kinds = ['speech', 'transcript'] as const;
@@ -133,7 +136,9 @@ export class SpeechAnalyzer implements Analyzer {
         chunk = { from, to, speechStart: start, speechEnd: end };
         return flush();
       }
-      if (chunk && (to - chunk.from) / SAMPLE_RATE > chunkSec) await flush();
+      // A long silence or the length limit ends a chunk: silence sent for transcription costs time
+      // and makes Whisper-type models invent words.
+      if (chunk && ((to - chunk.from) / SAMPLE_RATE > chunkSec || (from - chunk.to) / SAMPLE_RATE > JOIN_GAP_SEC)) await flush();
       chunk = chunk ? { ...chunk, to, speechEnd: end } : { from, to, speechStart: start, speechEnd: end };
     };
 
@@ -148,6 +153,8 @@ export class SpeechAnalyzer implements Analyzer {
       samples += block.length;
       const spans = tracker.push(await vad.prob(input));
       for (const span of spans) await emit(span);
+      // Silence since the pending chunk's last span: send it now rather than with the next span.
+      if (chunk && tracker.openSince < 0 && (samples - chunk.to) / SAMPLE_RATE > JOIN_GAP_SEC) await flush();
       if (window) {
         const open = tracker.openSince;
         const keep = open >= 0 ? open * frame - padSamples : samples - padSamples - frame;

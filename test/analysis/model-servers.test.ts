@@ -254,6 +254,26 @@ describe('speech-to-text on a model server', () => {
     }
   });
 
+  test('a silence longer than 3 s ends a chunk: two speeches 6 s apart go as two requests, no silence between them is sent', async () => {
+    const { ffmpeg } = await resolveBinaries(join(tmp, 'bin'));
+    const file = join(tmp, 'two-speeches.wav');
+    const made = Bun.spawnSync([ffmpeg, '-y', '-loglevel', 'error', '-i', clip('jfk-speech.wav'), '-f', 'lavfi', '-t', '6', '-i', 'anullsrc=r=16000:cl=mono', '-i', clip('jfk-speech.wav'), '-filter_complex', '[0:a][1:a][2:a]concat=n=3:v=0:a=1', '-ar', '16000', '-ac', '1', file]);
+    expect(made.exitCode).toBe(0);
+    const stand = new ModelStandIn();
+    try {
+      const ctx: StageContext = { ...(await speechCtx('speech-over-bottles.mp4')), video: { id: 'two', path: file, dir: tmp, durationSec: 28, fps: 0, width: 0, height: 0, hasAudio: true } };
+      const r = await new SpeechAnalyzer({ stt: new OpenAiSpeechToText(client(stand.url), 'whisper-1') }).run(ctx);
+      const chunks = r.segments!.filter((s) => s.kind === 'transcript'); // one stand-in segment spans each chunk
+      expect(stand.requests).toHaveLength(2);
+      expect(chunks).toHaveLength(2);
+      // The 6 s of silence (11–17 s) is in neither chunk (less the 0.2 s padding and the VAD's hangover).
+      expect(chunks[0]!.end).toBeLessThan(12.5);
+      expect(chunks[1]!.start).toBeGreaterThan(16);
+    } finally {
+      stand.stop();
+    }
+  });
+
   test('the plain json shape ({text}) becomes one piece spanning the chunk; bad shapes are refused', () => {
     expect(transcriptionPieces({ text: ' hello there ' }, 12.5, 'x')).toEqual([{ start: 0, end: 12.5, text: 'hello there' }]);
     expect(transcriptionPieces({ text: '', segments: [] }, 3, 'x')).toEqual([]);
