@@ -65,8 +65,12 @@ export class CaptionAnalyzer implements Analyzer {
         ctx.log.warn('caption skipped', { reason: why, more: 'further problems are counted, not logged' });
       }
     };
-    const captions = await Promise.all(
-      windows.map(async (w): Promise<NewSegment | null> => {
+    // Backpressure: only a few windows beyond the server's limit have their frames read and encoded
+    // at a time (a long video has thousands of windows).
+    const captions = await mapBounded(
+      windows,
+      this.opts.client.concurrency * 2,
+      async (w): Promise<NewSegment | null> => {
         try {
           if (down) return null;
           const text = await this.caption(w, ctx.signal);
@@ -83,7 +87,7 @@ export class CaptionAnalyzer implements Analyzer {
         } finally {
           ctx.progress(++done / windows.length);
         }
-      }),
+      },
     );
     const segments = captions.filter((c): c is NewSegment => c !== null);
     const summary: Record<string, unknown> = { ...base, captions: segments.length, windows: windows.length };
@@ -165,3 +169,17 @@ function spread<T>(items: T[], n: number): T[] {
 }
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** `fn` over `items` with at most `lanes` calls at once; results in input order. */
+async function mapBounded<T, R>(items: T[], lanes: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) {
+      const k = next++;
+      out[k] = await fn(items[k]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(lanes, items.length)) }, lane));
+  return out;
+}

@@ -77,6 +77,7 @@ export class SpeechAnalyzer implements Analyzer {
     type Chunk = { from: number; to: number; speechStart: number; speechEnd: number };
     let chunk = null as Chunk | null;
     const inFlight: Promise<void>[] = [];
+    const pending = new Set<Promise<void>>();
     let failedChunks = 0;
     let chunks = 0;
     let firstProblem: string | null = null;
@@ -118,8 +119,15 @@ export class SpeechAnalyzer implements Analyzer {
       const job = transcribe(c.from, c.to, c.speechStart, c.speechEnd);
       if (stt.parallel) {
         // Awaited at the end; until then a rejection (the analysis stopped) must not count as unhandled.
-        job.catch(() => {});
+        const settled = job.then(
+          () => void pending.delete(settled),
+          () => void pending.delete(settled),
+        );
+        pending.add(settled);
         inFlight.push(job);
+        job.catch(() => {});
+        // Backpressure: a slow server holds up the decode rather than letting chunks pile up.
+        while (pending.size >= (stt.maxInFlight ?? Infinity)) await Promise.race(pending);
       } else await job;
     };
 

@@ -31,6 +31,8 @@ export interface SpeechToText {
   readonly chunkSec?: number;
   /** Chunks may be transcribed at the same time (a model server; its client limits concurrency). */
   readonly parallel?: boolean;
+  /** With `parallel`: chunks in flight at most; the audio decode waits beyond it (backpressure). */
+  readonly maxInFlight?: number;
   /** `audio`: 16 kHz mono samples, at most about 30 s (one Whisper window) or `chunkSec`. */
   transcribe(audio: Float32Array, opts: { signal: AbortSignal; language?: string }): Promise<TranscriptPiece[]>;
   close?(): Promise<void>;

@@ -116,6 +116,11 @@ export class ModelServerClient {
     this.#key = opts.apiKey ?? '';
   }
 
+  /** Requests this client may have in flight (the shared limit): callers size their own queues by it. */
+  get concurrency(): number {
+    return this.opts.limiter.max;
+  }
+
   /** POST a JSON body to `{base}{path}`, return the parsed JSON reply. */
   postJson(path: string, body: unknown, signal: AbortSignal): Promise<unknown> {
     const text = JSON.stringify(body);

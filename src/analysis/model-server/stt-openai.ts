@@ -19,6 +19,10 @@ export class OpenAiSpeechToText implements SpeechToText {
   readonly weight = 1;
   readonly chunkSec: number = OPENAI_STT_CHUNK_SEC;
   readonly parallel = true;
+  /** Chunks in flight at most (each holds its audio): twice the server limit, so decoding waits on a slow server. */
+  get maxInFlight(): number {
+    return this.client.concurrency * 2;
+  }
 
   constructor(
     private readonly client: ModelServerClient,
