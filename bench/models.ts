@@ -8,7 +8,7 @@
  *                       [--caption-interval-sec 2] [--frame-interval-sec 1] [--only NAME]
  *
  * Runs the real pipeline in-process (as the worker does: visual, speech with --stt openai, captions
- * with --captioner openai) over the shared clips with a fresh data directory per level, and reports
+ * with --captioner openai, beside the visual stage) over the shared clips with a fresh data directory per level, and reports
  * the wall time, the time spent in the caption and speech stages, the requests sent, the most
  * requests the server saw at once, and this process's CPU time (user+system) per wall second.
  * `--parallel N` analyses N videos at once (they share the one limiter, as in one worker process).

@@ -8,9 +8,9 @@
  * the kind is skipped and the metadata says why, so `reanalyze` can fill it in later.
  */
 import { readFile } from 'node:fs/promises';
-import type { Analyzer, EngineInfo, NewSegment, StageContext, StageResult } from './contracts';
+import { framesOf, type Analyzer, type EngineInfo, type NewSegment, type StageContext, type StageResult } from './contracts';
 import type { SampledFrame } from './frame-stream';
-import { ModelServerError, type ModelServerClient } from './model-server/client';
+import { Limiter, ModelServerError, type ModelServerClient } from './model-server/client';
 
 export const CAPTION_PROMPT =
   'Describe what is visible in these frames from one shot of a video: the people, their actions, the objects, the setting, and any text shown. ' +
@@ -30,11 +30,6 @@ export interface CaptionOptions {
   maxTokens?: number;
 }
 
-export interface CaptionWindow {
-  start: number;
-  end: number;
-  frames: SampledFrame[];
-}
 
 export class CaptionAnalyzer implements Analyzer {
   readonly stage = 'analyzing:captions';
@@ -42,17 +37,21 @@ export class CaptionAnalyzer implements Analyzer {
   readonly info: EngineInfo;
   /** Mostly waiting on the server; against the visual stage's 1. */
   readonly weight = 0.5;
+  /** Runs beside the visual stage: a window's request goes out as soon as its frames are final. */
+  readonly concurrent = true;
+  readonly readsFrames = true;
 
   constructor(private readonly opts: CaptionOptions) {
     this.info = { kind: 'captions', name: `openai:${opts.model} via ${opts.client.base}` };
   }
 
   async run(ctx: StageContext): Promise<StageResult> {
-    const shots = ctx.segments(['shot']).map((s) => ({ start: s.start, end: s.end }));
-    const windows = captionWindows(shots, ctx.frames(), this.opts.intervalSec ?? 10, ctx.video.durationSec);
+    const interval = this.opts.intervalSec ?? 10;
     const base = { engine: 'openai', model: this.opts.model, server: this.opts.client.base };
-    if (!windows.length) return { segments: [], summary: { ...base, captions: 0, note: 'no sampled frames' } };
-
+    // Backpressure: only a few windows beyond the server's limit have their frames read and encoded
+    // at a time (a long video has thousands of windows).
+    const lanes = new Limiter(this.opts.client.concurrency * 2);
+    const groups: { group: FrameGroup; reply: Promise<string | null> }[] = [];
     let done = 0;
     let failed = 0;
     let firstProblem: string | null = null;
@@ -65,40 +64,60 @@ export class CaptionAnalyzer implements Analyzer {
         ctx.log.warn('caption skipped', { reason: why, more: 'further problems are counted, not logged' });
       }
     };
-    // Backpressure: only a few windows beyond the server's limit have their frames read and encoded
-    // at a time (a long video has thousands of windows).
-    const captions = await mapBounded(
-      windows,
-      this.opts.client.concurrency * 2,
-      async (w): Promise<NewSegment | null> => {
-        try {
+    const send = (group: FrameGroup) => {
+      const reply = lanes
+        .run(async () => {
           if (down) return null;
-          const text = await this.caption(w, ctx.signal);
-          if (!text) {
-            problem(`an empty caption from ${this.opts.client.base}`);
+          try {
+            const text = await this.caption(group.frames, ctx.signal);
+            if (!text) problem(`an empty caption from ${this.opts.client.base}`);
+            return text || null;
+          } catch (e) {
+            if (!(e instanceof ModelServerError)) throw e;
+            if (e.unreachable) down ??= e.message;
+            problem(e.message);
             return null;
+          } finally {
+            ctx.progress(++done / Math.max(groups.length, 1));
           }
-          return { kind: 'caption', start: w.start, end: w.end, text, extra: { model: this.opts.model, engine: 'openai', frames: w.frames.map((f) => f.t) } };
-        } catch (e) {
-          if (!(e instanceof ModelServerError)) throw e;
-          if (e.unreachable) down ??= e.message;
-          problem(e.message);
-          return null;
-        } finally {
-          ctx.progress(++done / windows.length);
-        }
-      },
+        }, ctx.signal)
+      // Awaited below; a rejection before then (the analysis stopped) must not count as unhandled.
+      reply.catch(() => {});
+      groups.push({ group, reply });
+    };
+    // A window is complete once a frame of a later window (or the end of the stream) arrives.
+    let open: FrameGroup | null = null;
+    for await (const f of framesOf(ctx)) {
+      const next = extendGroups(open, f, interval);
+      if (next) {
+        if (open) send(open);
+        open = next;
+      }
+    }
+    if (open) send(open);
+    const replies = await Promise.all(groups.map((g) => g.reply));
+    // The shots are known now (the frame stream ends after the visual stage has stored them).
+    const shots = ctx.segments(['shot']).map((s) => ({ start: s.start, end: s.end }));
+    const spans = groupSpans(
+      groups.map((g) => g.group),
+      shots,
+      ctx.video.durationSec,
     );
-    const segments = captions.filter((c): c is NewSegment => c !== null);
-    const summary: Record<string, unknown> = { ...base, captions: segments.length, windows: windows.length };
+    const segments: NewSegment[] = [];
+    groups.forEach((g, k) => {
+      const text = replies[k];
+      if (text) segments.push({ kind: 'caption', start: spans[k]!.start, end: spans[k]!.end, text, extra: { model: this.opts.model, engine: 'openai', frames: spreadFrames(g.group.frames).map((f) => f.t) } });
+    });
+    if (!groups.length) return { segments: [], summary: { ...base, captions: 0, note: 'no sampled frames' } };
+    const summary: Record<string, unknown> = { ...base, captions: segments.length, windows: groups.length };
     if (!segments.length) summary.skipped = `captions: skipped — ${down ?? firstProblem}`;
-    else if (failed) summary.incomplete = `captions: ${failed} of ${windows.length} skipped — ${down ?? firstProblem}`;
+    else if (failed) summary.incomplete = `captions: ${failed} of ${groups.length} skipped — ${down ?? firstProblem}`;
     return { segments, summary };
   }
 
-  private async caption(w: CaptionWindow, signal: AbortSignal): Promise<string> {
+  private async caption(frames: SampledFrame[], signal: AbortSignal): Promise<string> {
     const images = await Promise.all(
-      w.frames.map(async (f) => ({ type: 'image_url' as const, image_url: { url: `data:image/jpeg;base64,${(await readFile(f.path)).toString('base64')}` } })),
+      spreadFrames(frames).map(async (f) => ({ type: 'image_url' as const, image_url: { url: `data:image/jpeg;base64,${(await readFile(f.path)).toString('base64')}` } })),
     );
     const reply = await this.opts.client.postJson(
       '/chat/completions',
@@ -140,46 +159,63 @@ export function cleanCaption(text: string): string {
   return s;
 }
 
-/**
- * The spans to caption: each shot, long shots cut into windows of about `intervalSec`, each with up
- * to FRAMES_PER_CAPTION of its sampled frames spread over it. A window with no sampled frame is
- * dropped (there is nothing to show the model). No shots (shot detection off): the whole video.
- */
-export function captionWindows(shots: { start: number; end: number }[], frames: SampledFrame[], intervalSec: number, durationSec: number): CaptionWindow[] {
-  const spans = shots.length ? shots : frames.length ? [{ start: 0, end: Math.max(durationSec, frames.at(-1)!.t) }] : [];
-  const out: CaptionWindow[] = [];
-  for (const shot of spans) {
-    const len = shot.end - shot.start;
-    const n = Math.max(1, Math.round(len / intervalSec));
-    for (let k = 0; k < n; k++) {
-      const start = round3(shot.start + (len * k) / n);
-      const end = round3(shot.start + (len * (k + 1)) / n);
-      const last = k === n - 1 && shot === spans.at(-1);
-      const inside = frames.filter((f) => f.t >= start && (f.t < end || (last && f.t <= end)));
-      if (!inside.length) continue;
-      out.push({ start, end, frames: spread(inside, FRAMES_PER_CAPTION) });
-    }
+/** Sampled frames of one caption window: a shot, or about `intervalSec` of a long one. */
+export interface FrameGroup {
+  shot: number;
+  /** Time of the shot's first sampled frame (windows are counted from it while the shot streams in). */
+  startT: number;
+  /** Window number within the shot. */
+  bucket: number;
+  frames: SampledFrame[];
+}
+
+const bucketOf = (g: FrameGroup, f: SampledFrame, intervalSec: number) => Math.floor((f.t - (g.startT - g.bucket * intervalSec)) / intervalSec);
+const sameWindow = (g: FrameGroup, f: SampledFrame, intervalSec: number) => g.shot === f.shot && bucketOf(g, f, intervalSec) === g.bucket;
+
+/** Adds `f` to the open window, or returns the window it opens (counted from the shot's first frame). */
+function extendGroups(open: FrameGroup | null, f: SampledFrame, intervalSec: number): FrameGroup | null {
+  if (open && sameWindow(open, f, intervalSec)) {
+    open.frames.push(f);
+    return null;
+  }
+  if (open && open.shot === f.shot) {
+    const bucket = bucketOf(open, f, intervalSec);
+    return { shot: f.shot, startT: open.startT + (bucket - open.bucket) * intervalSec, bucket, frames: [f] };
+  }
+  return { shot: f.shot, startT: f.t, bucket: 0, frames: [f] };
+}
+
+/** The windows of a list of frames, as the caption stage forms them while they stream in. */
+export function frameGroups(frames: SampledFrame[], intervalSec: number): FrameGroup[] {
+  const out: FrameGroup[] = [];
+  for (const f of frames) {
+    const next = extendGroups(out.at(-1) ?? null, f, intervalSec);
+    if (next) out.push(next);
   }
   return out;
 }
 
-function spread<T>(items: T[], n: number): T[] {
+/**
+ * The time span each window's caption covers: the windows of a shot split it without gaps (the
+ * first from the shot's start, each next from its first frame, the last to the shot's end). Without
+ * shots (shot detection off) the windows split the video the same way.
+ */
+export function groupSpans(groups: FrameGroup[], shots: { start: number; end: number }[], durationSec: number): { start: number; end: number }[] {
+  return groups.map((g, k) => {
+    const shot = shots[g.shot] ?? { start: 0, end: Math.max(durationSec, g.frames.at(-1)!.t) };
+    const prev = groups[k - 1];
+    const next = groups[k + 1];
+    const start = prev && prev.shot === g.shot ? g.frames[0]!.t : shot.start;
+    const end = next && next.shot === g.shot ? next.frames[0]!.t : shot.end;
+    return { start: round3(Math.max(shot.start, Math.min(start, shot.end))), end: round3(Math.max(start, Math.min(end, shot.end))) };
+  });
+}
+
+/** Up to FRAMES_PER_CAPTION of a window's frames, spread over it. */
+function spreadFrames(items: SampledFrame[]): SampledFrame[] {
+  const n = FRAMES_PER_CAPTION;
   if (items.length <= n) return items;
   return Array.from({ length: n }, (_, k) => items[Math.round(((items.length - 1) * k) / (n - 1 || 1))]!);
 }
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
-
-/** `fn` over `items` with at most `lanes` calls at once; results in input order. */
-async function mapBounded<T, R>(items: T[], lanes: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const lane = async () => {
-    while (next < items.length) {
-      const k = next++;
-      out[k] = await fn(items[k]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(lanes, items.length)) }, lane));
-  return out;
-}
