@@ -246,8 +246,8 @@ const OPTIONS: OptionSpec[] = [
   { key: 'modelRetries', flag: 'model-retries', env: 'VIDQ_MODEL_RETRIES', kind: 'int', help: 'retries of a failed model-server request (with backoff)' },
   { key: 'embedder', flag: 'embedder', env: 'VIDQ_EMBEDDER', kind: 'string', help: 'segment and question vectors: use (built-in) | openai (key: VIDQ_EMBEDDER_API_KEY)' },
   { key: 'embedderUrl', flag: 'embedder-url', env: 'VIDQ_EMBEDDER_URL', kind: 'string', help: 'OpenAI-compatible base URL for --embedder openai' },
-  { key: 'ollama', flag: 'ollama', env: 'VIDQ_OLLAMA', kind: 'string', help: 'Ollama base URL: pick captioner, generator and embedder from its installed models (unless set)' },
   { key: 'embedderModel', flag: 'embedder-model', env: 'VIDQ_EMBEDDER_MODEL', kind: 'string', help: 'embedding model name for --embedder openai, e.g. nomic-embed-text' },
+  { key: 'ollama', flag: 'ollama', env: 'VIDQ_OLLAMA', kind: 'string', help: 'Ollama base URL: pick captioner, generator and embedder from its installed models (unless set)' },
 ];
 
 export class ConfigError extends Error {}
