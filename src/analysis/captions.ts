@@ -30,7 +30,6 @@ export interface CaptionOptions {
   maxTokens?: number;
 }
 
-
 export class CaptionAnalyzer implements Analyzer {
   readonly stage = 'analyzing:captions';
   readonly kinds = ['caption'] as const;
@@ -67,8 +66,11 @@ export class CaptionAnalyzer implements Analyzer {
     const send = (group: FrameGroup) => {
       const reply = lanes
         .run(async () => {
-          if (down) return null;
           try {
+            if (down) {
+              failed++;
+              return null;
+            }
             const text = await this.caption(group.frames, ctx.signal);
             if (!text) problem(`an empty caption from ${this.opts.client.base}`);
             return text || null;
@@ -80,7 +82,7 @@ export class CaptionAnalyzer implements Analyzer {
           } finally {
             ctx.progress(++done / Math.max(groups.length, 1));
           }
-        }, ctx.signal)
+        }, ctx.signal);
       // Awaited below; a rejection before then (the analysis stopped) must not count as unhandled.
       reply.catch(() => {});
       groups.push({ group, reply });
