@@ -222,7 +222,8 @@ async function main(): Promise<void> {
     expect(missing.length === 0, `missing: ${missing.join(', ')}`);
     const noErrors = want.filter(([p, m]) => !Object.keys(doc.paths[p][m].responses ?? {}).some((s) => s.startsWith('4'))).map(([p]) => p);
     expect(noErrors.length === 0, `no 4xx responses documented for ${noErrors.join(', ')}`);
-    const inquire = JSON.stringify(doc.paths['/inquire'].post);
+    const ref = String(doc.paths['/inquire'].post.requestBody?.content?.['application/json']?.schema?.$ref ?? '');
+    const inquire = JSON.stringify(doc.paths['/inquire'].post) + JSON.stringify(doc.components?.schemas?.[ref.split('/').pop()!] ?? {});
     expect(inquire.includes('minLength') && inquire.includes('prompt'), '/inquire does not document its fields and limits');
   });
 

@@ -491,7 +491,8 @@ describe('POST /inquire-stream', () => {
   test('is documented in the OpenAPI description', async () => {
     const doc = await getJson(gen.url, '/openapi.json');
     const op = doc.body.paths['/inquire-stream'].post;
-    expect(op.requestBody.content['application/json'].schema.properties.prompt.minLength).toBe(1);
+    const ref = op.requestBody.content['application/json'].schema.$ref as string;
+    expect(doc.body.components.schemas[ref.split('/').pop()!].properties.prompt.minLength).toBe(1);
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '404']));
     expect(Object.keys(op.responses['200'].content)).toContain('text/event-stream');
     expect(op.description).toContain('`evidence`');

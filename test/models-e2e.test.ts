@@ -235,8 +235,9 @@ test('the OpenAPI description covers the reanalyze endpoint and the caption segm
   const op = doc.paths['/videos/{file_id}/reanalyze'].post;
   expect(op.operationId).toBe('reanalyzeVideo');
   expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['202', '400', '401', '404', '409']));
-  expect(op.requestBody.content['application/json'].schema.properties.analyzers.type).toBe('array');
-  expect(JSON.stringify(doc.paths['/videos/{file_id}/segments'])).toContain('caption');
+  expect(op.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/ReanalyzeRequest');
+  expect(doc.components.schemas.ReanalyzeRequest.properties.analyzers.type).toBe('array');
+  expect(doc.components.schemas.Segment.properties.kind.description).toContain('caption');
   expect(doc.info.description).toContain('caption');
 });
 

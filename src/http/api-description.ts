@@ -6,8 +6,8 @@ the choices below fill its gaps (the README has the same list).
 
 **Tokens.** 64 random URL-safe characters, stored only as SHA-256 hashes, compared in constant
 time. Sent as the field \`token\` (JSON body of POST requests, query parameter of GET requests); an
-\`Authorization: Bearer <token>\` header is accepted as an alternative everywhere. A missing,
-unknown or revoked token is 401. Tokens come from the CLI (\`vidq user create\`, \`vidq token create\`);
+\`Authorization: Bearer <token>\` header is accepted as an alternative everywhere (the field may
+then be left out, on /inquire too). A missing, unknown or revoked token is 401. Tokens come from the CLI (\`vidq user create\`, \`vidq token create\`);
 the first start creates a default user and prints its token once.
 
 **Identifiers.** \`index_id\` is an opaque 64-character string (it meets /inquire's 60-character
@@ -64,7 +64,8 @@ POST /videos/{file_id}/reanalyze (\`{"analyzers": ["captions"]}\`; default: the 
 changed or were skipped) runs only those stages again and answers 202; 409 while an analysis of the
 video is under way, when nothing changed, or when analysis is off.
 
-**Request bodies.** A JSON object sent as \`Content-Type: application/json\`, at most
+**Request bodies.** A JSON object sent as \`Content-Type: application/json\` (the only request type;
+a body with any other or no Content-Type is a 400 on every endpoint, before the token is checked), at most
 \`--max-body-bytes\` (1 MiB by default; 413 above, before the body is read whole), nested at most 16
 levels, without a \`"__proto__"\` key; anything else is a 400 saying which.
 

@@ -7,6 +7,7 @@ import { ApiError, errorBody } from '../errors';
 import { checkParsedBody, limitBody, NATIVE_BODY_LIMIT } from './body';
 import type { Service } from '../service';
 import { docsPlugin } from './docs';
+import type { RouteLike } from './openapi/document';
 import { indexRoutes } from './routes/indexes';
 import { inquireRoutes } from './routes/inquire';
 import { mediaRoutes } from './routes/media';
@@ -21,7 +22,9 @@ export interface HttpOptions {
 
 export function createHttpApp(s: Service, opts: HttpOptions) {
   const maxBody = s.config.maxBodyBytes;
-  return new Elysia({ serve: { maxRequestBodySize: NATIVE_BODY_LIMIT } })
+  // The document is built from the finished app's routes, registered after the docs plugin.
+  let routes: () => readonly RouteLike[] = () => [];
+  const app = new Elysia({ serve: { maxRequestBodySize: NATIVE_BODY_LIMIT } })
     // Bodies are limited here, not by Bun, so that a refusal has the error shape (see body.ts).
     .onRequest((c) => {
       c.request = limitBody(c.request, maxBody);
@@ -36,7 +39,7 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
       set.headers['content-type'] = 'application/json';
       return errorBody(status, message);
     })
-    .use(docsPlugin())
+    .use(docsPlugin(() => routes()))
     .get('/health', () => ({ status: 'ok' }), { detail: { hide: true } })
     .use(uploadRoutes(s))
     .use(inquireRoutes(s))
@@ -44,6 +47,8 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
     .use(mediaRoutes(s))
     .use(videoRoutes(s))
     .use(uiRoutes());
+  routes = () => app.routes;
+  return app;
 }
 
 export type HttpApp = ReturnType<typeof createHttpApp>;

@@ -25,9 +25,11 @@ export function limitBody(request: Request, maxBytes: number): Request {
     if (!/^\d+$/.test(declared.trim())) throw badRequest('the Content-Length header is not a number');
     if (Number(declared) > maxBytes) throw tooLarge(maxBytes);
   }
-  if (!request.body) return request;
+  if (!request.body || declared?.trim() === '0') return request;
+  // One rule for every POST: a body is JSON, declared as such; a missing Content-Type is refused
+  // like any other (400, before authentication), so no endpoint guesses how to read it.
   const type = (request.headers.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
-  if (type !== '' && type !== 'application/json' && !type.endsWith('+json')) throw badRequest(NOT_A_JSON_OBJECT);
+  if (type !== 'application/json' && !type.endsWith('+json')) throw badRequest(NOT_A_JSON_OBJECT);
   if (declared !== null) return request; // Bun never delivers more than the declared length
   let seen = 0;
   const counter = new TransformStream<Uint8Array, Uint8Array>({

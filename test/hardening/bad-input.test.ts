@@ -98,6 +98,10 @@ const cases: Case[] = [
   { name: 'body is a JSON string', send: json('/remote-upload', '"hello"'), status: 400, says: 'must be a JSON object' },
   { name: 'body sent as text/plain', send: raw('/inquire', '{"prompt":"x"}', 'text/plain'), status: 400, says: 'Content-Type: application/json' },
   { name: 'body sent as a form', send: raw('/remote-upload', 'token=x&index=y&url=z', 'application/x-www-form-urlencoded'), status: 400, says: 'Content-Type: application/json' },
+  // One rule for every POST: a JSON body without a Content-Type is refused the same way, before the token is looked at.
+  ...['/inquire', '/inquire-stream', '/remote-upload', '/remove-from-index', '/indexes/x/restore'].map(
+    (path): Case => ({ name: `JSON body without a Content-Type (${path})`, send: (base) => fetch(base + path, { method: 'POST', body: new Blob([JSON.stringify({ token: srv.token, index: seed.indexId, prompt: 'x' })]) }), status: 400, says: 'Content-Type: application/json' }),
+  ),
   { name: 'empty body', send: json('/remote-upload', ''), status: 400, says: 'must be a JSON object' },
   { name: 'body over --max-body-bytes (Content-Length)', send: lazy('/inquire', () => ({ token: A(), index: seed.indexId, prompt: 'x'.repeat(MAX_BODY + 10) })), status: 413, says: `limit of ${MAX_BODY} bytes` },
   { name: 'body over --max-body-bytes (/remove-from-index)', send: json('/remove-from-index', { project_id: 'p'.repeat(MAX_BODY), video_id: 'v' }), status: 413, says: '--max-body-bytes' },

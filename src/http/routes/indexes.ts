@@ -31,6 +31,7 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
         query: IndexesQuery,
         response: { 200: t.Array(IndexViewSchema), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
         detail: {
+          operationId: 'listIndexes',
           tags: ['indexes'],
           summary: "List a user's indexes",
           description: 'Without a token this answers only while the server is bound to loopback (configurable). With a token, user_id is optional and must match it.',
@@ -50,7 +51,7 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
       {
         query: ResourcesQuery,
         response: { 200: t.Array(Resource), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
-        detail: { tags: ['indexes'], summary: 'List the media resources of an index', description: 'Served from an in-memory cache that every write to the index invalidates.' },
+        detail: { operationId: 'listIndexResources', tags: ['indexes'], summary: 'List the media resources of an index', description: 'Served from an in-memory cache that every write to the index invalidates.' },
       },
     )
     .delete(
@@ -60,10 +61,15 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
         return indexView(s, user.id, s.indexes.softDelete(user, params.index_id).id);
       },
       {
-        params: t.Object({ index_id: t.String() }),
-        query: t.Object({ token: t.Optional(t.String()) }),
+        params: t.Object({ index_id: t.String({ description: 'index_id of the index' }) }),
+        query: t.Object({ token: t.Optional(t.String({ description: 'user authentication token (or an `Authorization: Bearer` header)' })) }),
         response: { 200: IndexViewSchema, 401: ErrorBody, 404: ErrorBody },
-        detail: { tags: ['indexes'], summary: 'Delete an index (soft: restorable until purged after the retention)' },
+        detail: {
+          operationId: 'deleteIndex',
+          tags: ['indexes'],
+          summary: 'Delete an index (soft: restorable until purged after the retention)',
+          description: 'Hidden from listings unless `include_deleted=true`; its uploads, questions and files answer 404 until it is restored. Purged with its files after `--purge-after-days`.',
+        },
       },
     )
     .post(
@@ -73,10 +79,15 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
         return indexView(s, user.id, s.indexes.restore(user, params.index_id).id);
       },
       {
-        params: t.Object({ index_id: t.String() }),
+        params: t.Object({ index_id: t.String({ description: 'index_id of the index' }) }),
         body: t.Optional(TokenBody),
         response: { 200: IndexViewSchema, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
-        detail: { tags: ['indexes'], summary: 'Restore a deleted index' },
+        detail: {
+          operationId: 'restoreIndex',
+          tags: ['indexes'],
+          summary: 'Restore a deleted index',
+          description: 'The body is optional: the token may come as `Authorization: Bearer` instead. Restoring a live index changes nothing; 400 when another live index has taken its name.',
+        },
       },
     );
 }

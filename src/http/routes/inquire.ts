@@ -4,10 +4,7 @@ import type { PreparedQuestion } from '../../answering/service';
 import type { Evidence } from '../../answering/evidence';
 import type { Service } from '../../service';
 import { originOf, tokenOf } from '../auth';
-import { ErrorBody, InquireBody, InquireResponse } from '../models';
-
-/** The error body's JSON schema, for the hand-written responses of /inquire-stream. */
-const errorSchema = JSON.parse(JSON.stringify(ErrorBody)) as Record<string, unknown>;
+import { ErrorBody, InquireBody, InquireResponse, InquireStreamEvent } from '../models';
 
 const absolute = (evidence: Evidence[], origin: string) => evidence.map((e) => ({ ...e, frame_url: e.frame_url && origin + e.frame_url }));
 
@@ -24,6 +21,7 @@ export function inquireRoutes(s: Service) {
         body: InquireBody,
         response: { 200: InquireResponse, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
         detail: {
+          operationId: 'inquire',
           tags: ['inquire'],
           summary: 'Ask a question about the videos of an index',
           description:
@@ -42,8 +40,9 @@ export function inquireRoutes(s: Service) {
       },
       {
         body: InquireBody,
-        // No `response` hook: the OpenAPI plugin would replace `detail.responses` (the SSE 200) with it.
+        // No `response` hook: the answer is a stream the handler builds itself; `detail.responses` documents it.
         detail: {
+          operationId: 'inquireStream',
           tags: ['inquire'],
           summary: 'Ask a question; the answer streams as server-sent events',
           description: [
@@ -60,12 +59,12 @@ export function inquireRoutes(s: Service) {
           responses: {
             200: {
               description: 'A stream of server-sent events: `evidence`, then `token`s (perhaps a `reset`), then `complete` (or `error`).',
-              content: { 'text/event-stream': { schema: { type: 'string', example: 'event: evidence\ndata: {"type":"evidence","evidence":[...]}\n\nevent: token\ndata: {"type":"token","text":"A "}\n\nevent: complete\ndata: {"type":"complete","status":"complete","output":"A dog is visible from 0:01 to 0:05.","model":"openai:llama3.1 via http://127.0.0.1:11434","credits_used":1}\n\n' } } },
+              content: { 'text/event-stream': { schema: { type: 'string', description: 'server-sent events; each `data:` is a JSON `InquireStreamEvent`' }, 'x-event-data': InquireStreamEvent, example: 'event: evidence\ndata: {"type":"evidence","evidence":[...]}\n\nevent: token\ndata: {"type":"token","text":"A "}\n\nevent: complete\ndata: {"type":"complete","status":"complete","output":"A dog is visible from 0:01 to 0:05.","model":"openai:llama3.1 via http://127.0.0.1:11434","credits_used":1}\n\n' } },
             },
-            400: { description: 'validation failed, bad `target`, or insufficient credits', content: { 'application/json': { schema: errorSchema } } },
-            401: { description: 'missing or invalid token', content: { 'application/json': { schema: errorSchema } } },
-            404: { description: 'unknown index or `target_video`', content: { 'application/json': { schema: errorSchema } } },
-          },
+            400: { description: 'validation failed, bad `target`, or insufficient credits', content: { 'application/json': { schema: ErrorBody } } },
+            401: { description: 'missing or invalid token', content: { 'application/json': { schema: ErrorBody } } },
+            404: { description: 'unknown index or `target_video`', content: { 'application/json': { schema: ErrorBody } } },
+          } as never,
         },
       },
     );

@@ -30,7 +30,17 @@ export function mediaRoutes(s: Service) {
     if (!row || row.deletedAt !== null || (userId !== null && row.video.userId !== userId)) throw notFound('no such file');
     return row.video;
   };
-  const query = t.Object({ token: t.Optional(t.String()), expires: t.Optional(t.String()), sig: t.Optional(t.String()) });
+  const query = t.Object({
+    token: t.Optional(t.String({ description: "the owner's token (or an `Authorization: Bearer` header), instead of a signed link" })),
+    expires: t.Optional(t.String({ description: 'signed link: expiry (Unix seconds), as in `src`' })),
+    sig: t.Optional(t.String({ description: 'signed link: signature, as in `src`' })),
+  });
+  const error = (description: string) => ({ description, content: { 'application/json': { schema: ErrorBody } } });
+  const refused = {
+    401: error('neither a signed link nor a token'),
+    403: error('the signed link is invalid or has expired'),
+    404: error('no such file, not stored yet, in a deleted index, or another user\'s'),
+  };
 
   return new Elysia({ name: 'routes/media' })
     .get(
@@ -41,12 +51,28 @@ export function mediaRoutes(s: Service) {
         return serveRange(request, Bun.file(s.files.abs(v.storagePath)), v.fileType ?? 'application/octet-stream');
       },
       {
-        params: t.Object({ file_id: t.String() }),
+        params: t.Object({ file_id: t.String({ description: 'the video (`file_id` of its resource)' }) }),
         query,
         detail: {
+          operationId: 'getMedia',
           tags: ['media'],
           summary: 'Stream a stored video (Range requests supported)',
-          responses: { 200: { description: 'the whole file' }, 206: { description: 'the requested byte range' }, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 416: ErrorBody } as never,
+          description: 'Authorised by the signed link of `src` (`expires`, `sig`), or by the owner\'s `token` / Bearer header. One byte range per request, so a `<video>` can seek.',
+          parameters: [{ name: 'Range', in: 'header', required: false, description: 'one byte range: `bytes=a-b`, `bytes=a-` or `bytes=-n`', schema: { type: 'string', examples: ['bytes=0-1023'] } }],
+          responses: {
+            200: {
+              description: 'the whole file, with its stored MIME type (e.g. video/mp4)',
+              headers: { 'Accept-Ranges': { schema: { type: 'string', const: 'bytes' } }, 'Content-Length': { schema: { type: 'integer' } } },
+              content: { 'video/*': { schema: { type: 'string', format: 'binary' } } },
+            },
+            206: {
+              description: 'the requested byte range',
+              headers: { 'Content-Range': { description: '`bytes a-b/size`', schema: { type: 'string' } }, 'Content-Length': { schema: { type: 'integer' } } },
+              content: { 'video/*': { schema: { type: 'string', format: 'binary' } } },
+            },
+            ...refused,
+            416: { ...error('the range cannot be satisfied'), headers: { 'Content-Range': { description: '`bytes */size`', schema: { type: 'string' } } } },
+          } as never,
         },
       },
     )
@@ -61,9 +87,15 @@ export function mediaRoutes(s: Service) {
         return new Response(f, { headers: { 'content-type': 'image/jpeg', 'cache-control': 'private, max-age=86400' } });
       },
       {
-        params: t.Object({ file_id: t.String(), frame: t.String() }),
+        params: t.Object({ file_id: t.String({ description: 'the video' }), frame: t.String({ description: 'a frame file name as in `frame_url`, e.g. 000012.jpg', examples: ['000012.jpg'] }) }),
         query,
-        detail: { tags: ['media'], summary: 'A sampled frame of a video (JPEG), as cited by answers' },
+        detail: {
+          operationId: 'getFrame',
+          tags: ['media'],
+          summary: 'A sampled frame of a video (JPEG), as cited by answers',
+          description: 'The `frame_url` of an evidence item and the `url` of a frame in GET /videos/{file_id}/segments are signed links to this.',
+          responses: { 200: { description: 'the frame', content: { 'image/jpeg': { schema: { type: 'string', format: 'binary' } } } }, ...refused } as never,
+        },
       },
     );
 }

@@ -3,7 +3,7 @@ import { Elysia } from 'elysia';
 import type { AuthorizedUpload, UploadEvent } from '../../ingest/service';
 import type { Service } from '../../service';
 import { tokenOf } from '../auth';
-import { ErrorBody, RemoveBody, StatusComplete, UploadBody, UploadResponse } from '../models';
+import { ErrorBody, RemoveBody, StatusComplete, UploadBody, UploadEvent as UploadEventSchema, UploadResponse } from '../models';
 
 const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 413: ErrorBody, 415: ErrorBody, 422: ErrorBody, 502: ErrorBody, 507: ErrorBody };
 
@@ -21,10 +21,23 @@ export function uploadRoutes(s: Service) {
         body: UploadBody,
         response: { 200: UploadResponse, ...errors },
         detail: {
+          operationId: 'remoteUpload',
           tags: ['ingest'],
           summary: 'Add a video to an index from a URL',
           description:
-            'Fetches the file, probes it and stores it. With `Accept: text/event-stream` the answer is a stream of server-sent events (`file_authorized`, `progress`, `metadata`, `complete` or `error`), each `data:` a JSON object with a `type`.',
+            'Fetches the file, probes it and stores it. With `Accept: text/event-stream` the answer is a stream of server-sent events (`file_authorized`, `progress`, `metadata`, `complete` or `error`), each `data:` a JSON object with a `type` (schema: `UploadEvent`). Errors found before any byte is fetched are plain JSON errors even then.',
+          responses: {
+            200: {
+              description: 'the file is stored (JSON), or, with `Accept: text/event-stream`, the upload\'s events',
+              content: {
+                'text/event-stream': {
+                  schema: { type: 'string', description: 'server-sent events; each `data:` is a JSON `UploadEvent`' },
+                  'x-event-data': UploadEventSchema,
+                  example: 'event: file_authorized\ndata: {"type":"file_authorized","key":"…","index_id":"…","file_name":"clip.mp4"}\n\nevent: metadata\ndata: {"type":"metadata","fps":"25","duration":12.5,"fileSize":"1048576","key":"…","percentage":100}\n\nevent: complete\ndata: {"type":"complete","key":"…","index_id":"…","status":"processing","duplicate":false}\n\n',
+                },
+              },
+            },
+          } as never,
         },
       },
     )
@@ -38,7 +51,12 @@ export function uploadRoutes(s: Service) {
       {
         body: RemoveBody,
         response: { 200: StatusComplete, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
-        detail: { tags: ['ingest'], summary: 'Remove a video from an index (file, derived data and rows)' },
+        detail: {
+          operationId: 'removeFromIndex',
+          tags: ['ingest'],
+          summary: 'Remove a video from an index (file, derived data and rows)',
+          description: '`project_id` is the index_id, `video_id` the file_id (upload `key`). Its analysis stops; the rows go first, then the files.',
+        },
       },
     );
 }

@@ -10,34 +10,38 @@ import type { Service } from '../../service';
 import { frames, mediaIndexes, segments, videos } from '../../storage/schema';
 import { originOf, tokenOf } from '../auth';
 import { REANALYZABLE } from '../../jobs/reanalyze';
-import { ErrorBody } from '../models';
+import { ErrorBody, TOKEN_PLACEHOLDER } from '../models';
+import { named } from '../openapi/schema';
 
-const Segment = t.Object({
+const Segment = named('Segment', t.Object({
   kind: t.String({ description: 'shot, speech, transcript, ocr (on-screen text), object, caption (a vision model\'s description of a shot, --captioner), …' }),
   start: t.Number({ description: 'seconds from the start' }),
   end: t.Number({ description: 'seconds from the start' }),
   text: t.String({ description: 'what was found: a shot description, a transcript, the text read, an object label' }),
   confidence: t.Union([t.Number(), t.Null()]),
-});
-const SegmentsResponse = t.Object({
+}));
+const SegmentsResponse = named('VideoSegments', t.Object({
   segments: t.Array(Segment, { description: 'ordered by start' }),
   frames: t.Array(t.Object({ t: t.Number({ description: 'seconds from the start' }), url: t.String({ description: 'signed URL of the JPEG' }) }), { description: 'the sampled frames, ordered by time' }),
-});
+}));
 
-const ReanalyzeBody = t.Object({
-  token: t.Optional(t.String({ description: 'the owner\'s token (or a Bearer header)' })),
-  analyzers: t.Optional(
-    t.Array(t.String({ minLength: 1, maxLength: 32 }), {
-      maxItems: 8,
-      description: `stages to run again: ${REANALYZABLE.join(', ')} ("transcripts" = speech). Default: every stage whose engine or model changed since the video was analysed, or that was skipped (its server was down). Embeddings follow any stage that adds segments.`,
-    }),
-  ),
-});
-const ReanalyzeResponse = t.Object({
-  file_id: t.String(),
-  status: t.String({ description: 'processing: the reanalysis is queued; progress shows on the resource' }),
-  analyzers: t.Array(t.String(), { description: 'the stages that will run, in pipeline order' }),
-});
+const ReanalyzeBody = named('ReanalyzeRequest', t.Object(
+  {
+    token: t.Optional(t.String({ description: 'user authentication token (64 characters); may be left out when an `Authorization: Bearer` header is sent' })),
+    analyzers: t.Optional(
+      t.Array(t.String({ minLength: 1, maxLength: 32 }), {
+        maxItems: 8,
+        description: `stages to run again: ${REANALYZABLE.join(', ')} ("transcripts" = speech). Default: every stage whose engine or model changed since the video was analysed, or that was skipped (its server was down). Embeddings follow any stage that adds segments.`,
+      }),
+    ),
+  },
+  { examples: [{ token: TOKEN_PLACEHOLDER, analyzers: ['captions'] }] },
+));
+const ReanalyzeResponse = named('ReanalyzeResult', t.Object({
+  file_id: t.String({ description: 'the video' }),
+  status: t.String({ description: 'always "processing": the reanalysis is queued; progress shows on the resource', examples: ['processing'] }),
+  analyzers: t.Array(t.String(), { description: 'the stages that will run, in pipeline order', examples: [['captions', 'embeddings']] }),
+}));
 
 export function videoRoutes(s: Service) {
   return new Elysia({ name: 'routes/videos' })
@@ -50,7 +54,7 @@ export function videoRoutes(s: Service) {
         return { ...planned, status: 'processing' };
       },
       {
-        params: t.Object({ file_id: t.String() }),
+        params: t.Object({ file_id: t.String({ description: 'the video (`file_id` of its resource)' }) }),
         body: ReanalyzeBody,
         response: { 202: ReanalyzeResponse, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
         detail: {
@@ -87,10 +91,11 @@ export function videoRoutes(s: Service) {
       };
     },
     {
-      params: t.Object({ file_id: t.String() }),
-      query: t.Object({ token: t.Optional(t.String()) }),
+      params: t.Object({ file_id: t.String({ description: 'the video (`file_id` of its resource)' }) }),
+      query: t.Object({ token: t.Optional(t.String({ description: 'user authentication token (or an `Authorization: Bearer` header)' })) }),
       response: { 200: SegmentsResponse, 401: ErrorBody, 404: ErrorBody },
       detail: {
+        operationId: 'getVideoSegments',
         tags: ['indexes'],
         summary: "A video's analysed segments and sampled frames (for a timeline)",
         description: 'Authorised by the owner\'s token (Bearer header or `token`). Empty lists while the analysis has not stored anything yet.',
