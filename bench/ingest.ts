@@ -19,6 +19,7 @@ import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
 import { resolveBinaries } from '../src/media/binaries';
 import { probeFile } from '../src/media/probe';
+import { playbackStep } from '../src/jobs/playback-step';
 import { createService } from '../src/service';
 import { videos } from '../src/storage/schema';
 
@@ -90,13 +91,15 @@ async function analyse(name: string, file: string): Promise<Row | null> {
   const now = new Date();
   s.db
     .insert(videos)
-    .values({ id, indexId: index.id, userId: user.id, sourceUrl: 'file:' + name, fileName: name, storagePath: rel, durationSec: info.durationSec, fps: info.fps, width: info.width, height: info.height, hasAudio: info.hasAudio, status: 'processing', progress: 0, uploadedAt: now, updatedAt: now })
+    .values({ id, indexId: index.id, userId: user.id, sourceUrl: 'file:' + name, fileName: name, fileType: info.mimeType, storagePath: rel, durationSec: info.durationSec, fps: info.fps, width: info.width, height: info.height, hasAudio: info.hasAudio, status: 'processing', progress: 0, uploadedAt: now, updatedAt: now })
     .run();
   s.queue.enqueue(id);
   const job = s.queue.claim('w_bench')!;
   const decode = await timeDecode(file);
   const t0 = performance.now();
   const outcome = await runJob(job, { db: s.db, queue: s.queue, files: s.files, analyzers, ffmpeg, workerId: 'w_bench', log: createLogger('error') }, new AbortController().signal);
+  // The browser-playable copy, as the worker makes it after the analysis (only when needed).
+  if (outcome === 'ready') await playbackStep({ db: s.db, files: s.files, ffmpeg, log: createLogger('error') }, id);
   const analysis = (performance.now() - t0) / 1000;
   if (outcome !== 'ready') console.error(`${name}: ${outcome}`, s.db.select({ e: videos.error }).from(videos).all().at(-1));
   const row = s.db.select({ a: videos.analysis }).from(videos).where((await import('drizzle-orm')).eq(videos.id, id)).get();

@@ -12,7 +12,7 @@
  * the OCR, object-detection, VAD and sentence-embedding models, the tfjs wasm binaries and the
  * native libraries of onnxruntime-node and sharp (src/analysis/assets.ts extracts them to
  * DATA_DIR/assets on first use). Besides, the compile:
- * - has src/analysis/objects-worker.ts and src/analysis/embedder-worker.ts as further entrypoints
+ * - has src/analysis/objects-worker.ts, faces-worker.ts and embedder-worker.ts as further entrypoints
  *   (a Worker's code must be in the build), named without their folder so that
  *   `new URL('./objects-worker.ts', import.meta.url)` in objects.ts (and './embedder-worker.ts' in
  *   embedder-thread.ts) finds them next to the main module in the executable as it does in src/;
@@ -29,6 +29,7 @@ import { createRequire } from 'node:module';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import type { BunPlugin } from 'bun';
 import { useFiles } from '../src/analysis/embedder';
+import { FACE_MODELS } from '../src/analysis/faces';
 import { objectModelPaths } from '../src/analysis/objects';
 import { ocrModelDir } from '../src/analysis/ocr';
 import { vadModelPath } from '../src/analysis/vad';
@@ -40,7 +41,7 @@ const argOut = process.argv.indexOf('--outfile');
 const outfile = argOut > 0 && process.argv[argOut + 1] ? resolve(process.argv[argOut + 1]!) : join(distDir, exe);
 const embeddedFile = join(root, 'src/media/embedded.generated.ts');
 const assetsFile = join(root, 'src/analysis/assets.generated.ts');
-const workerEntries = [join(root, 'src/analysis/objects-worker.ts'), join(root, 'src/analysis/embedder-worker.ts')];
+const workerEntries = [join(root, 'src/analysis/objects-worker.ts'), join(root, 'src/analysis/faces-worker.ts'), join(root, 'src/analysis/embedder-worker.ts')];
 const rootRequire = createRequire(join(root, 'package.json'));
 
 /** Paths of this platform's packaged binaries (the same packages binaries.ts falls back to). */
@@ -91,7 +92,7 @@ function analysisFiles(): { files: AssetFile[]; sharpBinding: string | null } {
   add('ocr', ocrModelDir(), ['ch_PP-OCRv4_det_infer.onnx', 'ch_PP-OCRv4_rec_infer.onnx', 'ppocr_keys_v1.txt']);
 
   const objects = objectModelPaths();
-  add('objects', objects.modelDir, ['centernet.json', 'movenet-lightning.json'].flatMap((m) => [m, ...weightFiles(join(objects.modelDir, m))]), 'models');
+  add('objects', objects.modelDir, ['centernet.json', 'movenet-lightning.json', ...FACE_MODELS].flatMap((m) => [m, ...weightFiles(join(objects.modelDir, m))]), 'models');
   add('objects', objects.wasmDir, wasm, 'wasm');
 
   const saved = process.env.VIDQ_VAD_MODEL;

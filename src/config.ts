@@ -43,13 +43,22 @@ export interface Config {
   readonly stuckAfterMinutes: number;
   /** Cron pattern of the maintenance job (purge, stuck resources, cache refresh). @default every 5 minutes */
   readonly maintenanceCron: string;
-  /** Largest JSON request body, in bytes (413 above). @default 1 MiB */
+  /** Largest JSON request body, in bytes (413 above): an /inquire at its 8000+8000-character limits, \u-escaped, is ~97 kB. @default 128 KiB */
   readonly maxBodyBytes: number;
   /** Refuse uploads while the data directory's disk has less free space than this, in bytes. @default 1 GiB */
   readonly minFreeBytes: number;
   /** Analysis worker processes (0 = no analysis: videos are ready once stored). @default 1 */
   readonly analysisWorkers: number;
-  /** Analyzers to run, in order, comma-separated. @default "visual,ocr,objects,speech,embeddings" */
+  /**
+   * Videos up to this many seconds long may be analysed by an extra, short-lived "short lane"
+   * worker while every worker is busy, so they are not stuck behind a long one (0 = no lane). @default 120
+   */
+  readonly shortLaneSec: number;
+  /** Analyses of one user running at once (0 = no cap); the queue also takes users in turns. @default 0 */
+  readonly maxAnalysesPerUser: number;
+  /** A worker restarts after analysing a video at least this long, to give its memory back (0 = never). @default 600 */
+  readonly workerRecycleSec: number;
+  /** Analyzers to run, in order, comma-separated. @default "visual,ocr,objects,faces,speech,embeddings" */
   readonly analyzers: string;
   /** At most one sampled frame per this many seconds within a shot (the main speed/detail trade-off of analysis). @default 5 */
   readonly frameIntervalSec: number;
@@ -112,6 +121,33 @@ export interface Config {
   readonly captionerApiKey: string;
   readonly sttApiKey: string;
   readonly embedderApiKey: string;
+  // Abuse and fairness limits (README "Limits"); 0 turns a limit off.
+  /** Host names (no port) the HTTP server answers to, comma-separated; "*" = any. "" = loopback names plus --host. @default "" */
+  readonly allowedHosts: string;
+  /** Base URL for absolute links (`src`, `frame_url`), e.g. https://vidq.example; "" = http://<the request's allowed Host>. @default "" */
+  readonly publicUrl: string;
+  /** Whole-download deadline, in ms, however steadily bytes arrive. @default 3600000 (1 h) */
+  readonly downloadDeadlineMs: number;
+  /** Slowest average download rate accepted, in bytes/s, judged over each --idle-timeout-ms window. @default 16384 */
+  readonly minDownloadRate: number;
+  /** Downloads in flight on the whole server (kept below the runtime's connection and file limits). @default 64 */
+  readonly maxDownloads: number;
+  /** Downloads in flight per user. @default 8 */
+  readonly userMaxDownloads: number;
+  /** Bytes of stored media per user (507 above). @default 200 GiB */
+  readonly userMaxStorageBytes: number;
+  /** Videos per user waiting for or under analysis. @default 50 */
+  readonly userMaxQueued: number;
+  /** Sampled-frame candidates per video: longer videos are sampled more sparsely. @default 7200 */
+  readonly maxFramesPerVideo: number;
+  /** Largest sampled frame, in pixels (width × height; frames are scaled down by area). @default 518400 (960×540) */
+  readonly maxFramePixels: number;
+  /** Bytes of sampled frames per video before its analysis fails. @default 1 GiB */
+  readonly maxFrameBytesPerVideo: number;
+  /** Analysis time allowed per video: this many seconds per minute of video, plus --analysis-budget-base-sec. @default 120 */
+  readonly analysisSecPerMinute: number;
+  /** The fixed part of the analysis-time budget (model loading, short clips), in seconds; both 0 = no budget. @default 600 */
+  readonly analysisBudgetBaseSec: number;
   /** Optional config file the values above were read from. */
   readonly configFile?: string;
 }
@@ -128,7 +164,7 @@ export type EmbedderType = (typeof EMBEDDER_TYPES)[number];
 const MODEL_KEY_ENV = { captionerApiKey: 'VIDQ_CAPTIONER_API_KEY', sttApiKey: 'VIDQ_STT_API_KEY', embedderApiKey: 'VIDQ_EMBEDDER_API_KEY' } as const;
 
 /** Analyzers in pipeline order: visual first (the others read its frames), embeddings last (it embeds what the others stored). */
-export const ANALYZER_NAMES = ['visual', 'ocr', 'objects', 'speech', 'embeddings'] as const;
+export const ANALYZER_NAMES = ['visual', 'ocr', 'objects', 'faces', 'speech', 'embeddings'] as const;
 export type AnalyzerName = (typeof ANALYZER_NAMES)[number];
 
 /** The analyzers a config asks for, in pipeline order; visual always runs (every other one works from its frames). */
@@ -172,10 +208,13 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile' | keyof typeof MODEL_K
   purgeAfterDays: 7,
   stuckAfterMinutes: 120,
   maintenanceCron: '*/5 * * * *',
-  maxBodyBytes: 1 * MiB,
+  maxBodyBytes: 128 * 1024,
   minFreeBytes: 1 * GiB,
   analysisWorkers: 1,
-  analyzers: 'visual,ocr,objects,speech,embeddings',
+  shortLaneSec: 120,
+  maxAnalysesPerUser: 0,
+  workerRecycleSec: 600,
+  analyzers: 'visual,ocr,objects,faces,speech,embeddings',
   frameIntervalSec: 5,
   sttEngine: 'auto',
   modelsDir: '',
@@ -200,6 +239,19 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile' | keyof typeof MODEL_K
   embedderUrl: '',
   embedderModel: '',
   ollama: '',
+  allowedHosts: '',
+  publicUrl: '',
+  downloadDeadlineMs: 3_600_000,
+  minDownloadRate: 16 * 1024,
+  maxDownloads: 64,
+  userMaxDownloads: 8,
+  userMaxStorageBytes: 200 * GiB,
+  userMaxQueued: 50,
+  maxFramesPerVideo: 7200,
+  maxFramePixels: 960 * 540,
+  maxFrameBytesPerVideo: 1 * GiB,
+  analysisSecPerMinute: 120,
+  analysisBudgetBaseSec: 600,
 });
 
 const OPTIONS: OptionSpec[] = [
@@ -223,6 +275,9 @@ const OPTIONS: OptionSpec[] = [
   { key: 'maxBodyBytes', flag: 'max-body-bytes', env: 'VIDQ_MAX_BODY_BYTES', kind: 'int', help: 'largest request body (bytes)' },
   { key: 'minFreeBytes', flag: 'min-free-bytes', env: 'VIDQ_MIN_FREE_BYTES', kind: 'int', help: 'refuse uploads below this much free disk (bytes)' },
   { key: 'analysisWorkers', flag: 'analysis-workers', env: 'VIDQ_ANALYSIS_WORKERS', kind: 'int', help: 'analysis worker processes (0 = no analysis)' },
+  { key: 'shortLaneSec', flag: 'short-lane-sec', env: 'VIDQ_SHORT_LANE_SEC', kind: 'int', help: 'videos up to N s may use an extra worker while all are busy (0 = off)' },
+  { key: 'maxAnalysesPerUser', flag: 'max-analyses-per-user', env: 'VIDQ_MAX_ANALYSES_PER_USER', kind: 'int', help: 'analyses of one user at once (0 = no cap)' },
+  { key: 'workerRecycleSec', flag: 'worker-recycle-sec', env: 'VIDQ_WORKER_RECYCLE_SEC', kind: 'int', help: 'restart a worker after a video of N s or longer (0 = never)' },
   { key: 'analyzers', flag: 'analyzers', env: 'VIDQ_ANALYZERS', kind: 'string', help: 'analyzers to run, comma-separated' },
   { key: 'frameIntervalSec', flag: 'frame-interval-sec', env: 'VIDQ_FRAME_INTERVAL_SEC', kind: 'int', help: 'at most one sampled frame per N seconds of a shot' },
   { key: 'sttEngine', flag: 'stt', env: 'VIDQ_STT', kind: 'string', help: 'speech-to-text engine: auto | whisper | openai (a model server, see --stt-url) | none' },
@@ -248,6 +303,20 @@ const OPTIONS: OptionSpec[] = [
   { key: 'embedderUrl', flag: 'embedder-url', env: 'VIDQ_EMBEDDER_URL', kind: 'string', help: 'OpenAI-compatible base URL for --embedder openai' },
   { key: 'embedderModel', flag: 'embedder-model', env: 'VIDQ_EMBEDDER_MODEL', kind: 'string', help: 'embedding model name for --embedder openai, e.g. nomic-embed-text' },
   { key: 'ollama', flag: 'ollama', env: 'VIDQ_OLLAMA', kind: 'string', help: 'Ollama base URL: pick captioner, generator and embedder from its installed models (unless set)' },
+  // Abuse and fairness limits (0 = off).
+  { key: 'allowedHosts', flag: 'allowed-hosts', env: 'VIDQ_ALLOWED_HOSTS', kind: 'string', help: 'Host names the server answers to, comma-separated ("*" = any; default: loopback names and --host)' },
+  { key: 'publicUrl', flag: 'public-url', env: 'VIDQ_PUBLIC_URL', kind: 'string', help: 'base URL of absolute links (default: http://<allowed Host of the request>)' },
+  { key: 'downloadDeadlineMs', flag: 'download-deadline-ms', env: 'VIDQ_DOWNLOAD_DEADLINE_MS', kind: 'int', help: 'longest a whole download may take (ms)' },
+  { key: 'minDownloadRate', flag: 'min-download-rate', env: 'VIDQ_MIN_DOWNLOAD_RATE', kind: 'int', help: 'slowest accepted download rate (bytes/s, per idle-timeout window)' },
+  { key: 'maxDownloads', flag: 'max-downloads', env: 'VIDQ_MAX_DOWNLOADS', kind: 'int', help: 'downloads in flight on the whole server' },
+  { key: 'userMaxDownloads', flag: 'user-max-downloads', env: 'VIDQ_USER_MAX_DOWNLOADS', kind: 'int', help: 'downloads in flight per user' },
+  { key: 'userMaxStorageBytes', flag: 'user-max-storage-bytes', env: 'VIDQ_USER_MAX_STORAGE_BYTES', kind: 'int', help: 'stored media bytes per user' },
+  { key: 'userMaxQueued', flag: 'user-max-queued', env: 'VIDQ_USER_MAX_QUEUED', kind: 'int', help: 'videos per user waiting for or under analysis' },
+  { key: 'maxFramesPerVideo', flag: 'max-frames-per-video', env: 'VIDQ_MAX_FRAMES_PER_VIDEO', kind: 'int', help: 'sampled-frame candidates per video' },
+  { key: 'maxFramePixels', flag: 'max-frame-pixels', env: 'VIDQ_MAX_FRAME_PIXELS', kind: 'int', help: 'largest sampled frame (width x height)' },
+  { key: 'maxFrameBytesPerVideo', flag: 'max-frame-bytes-per-video', env: 'VIDQ_MAX_FRAME_BYTES_PER_VIDEO', kind: 'int', help: 'bytes of sampled frames per video' },
+  { key: 'analysisSecPerMinute', flag: 'analysis-sec-per-minute', env: 'VIDQ_ANALYSIS_SEC_PER_MINUTE', kind: 'int', help: 'analysis seconds allowed per minute of video (plus the base)' },
+  { key: 'analysisBudgetBaseSec', flag: 'analysis-budget-base-sec', env: 'VIDQ_ANALYSIS_BUDGET_BASE_SEC', kind: 'int', help: 'fixed part of the analysis-time budget (s)' },
 ];
 
 export class ConfigError extends Error {}
@@ -324,6 +393,7 @@ export function loadConfig(flags: FlagValues = {}, env: Record<string, string | 
   if ((merged.frameIntervalSec as number) < 1) throw new ConfigError('--frame-interval-sec must be at least 1');
   checkGenerator(merged);
   checkModelServers(merged);
+  if (merged.publicUrl && !/^https?:\/\/[^/?#\s]+\/?$/i.test(String(merged.publicUrl))) throw new ConfigError('--public-url must be an http(s) base URL without a path, e.g. https://vidq.example');
   merged.dataDir = resolve(String(merged.dataDir).replace(/^~(?=$|\/)/, homedir()));
   merged.modelsDir = merged.modelsDir ? resolve(String(merged.modelsDir)) : join(merged.dataDir as string, 'models');
   if (configFile || existsSync(fileCandidate)) merged.configFile = fileCandidate;
@@ -435,6 +505,21 @@ export function describeOptions(): string {
     lines.push(`  --${(o.flag + arg).padEnd(28)} ${o.help} (default: ${JSON.stringify(def)})  [${o.env}]`);
   }
   return lines.join('\n');
+}
+
+/**
+ * The Host names the HTTP server answers to (lower case, no port, IPv6 without brackets), or null
+ * for any. By default the loopback names and the bound address: a page on another site that
+ * rebinds its own name to 127.0.0.1 still sends its own name, and is refused.
+ */
+export function allowedHostNames(c: Pick<Config, 'allowedHosts' | 'host'>): Set<string> | null {
+  const listed = c.allowedHosts.split(',').map((h) => h.trim().toLowerCase().replace(/^\[|\]$/g, '')).filter(Boolean);
+  if (listed.includes('*')) return null;
+  if (listed.length) return new Set(listed);
+  const names = new Set(['localhost', '127.0.0.1', '::1']);
+  const bound = c.host.toLowerCase().replace(/^\[|\]$/g, '');
+  if (bound !== '0.0.0.0' && bound !== '::') names.add(bound);
+  return names;
 }
 
 export function isLoopbackHost(host: string): boolean {

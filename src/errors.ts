@@ -19,6 +19,7 @@ export const notFound = (message: string) => new ApiError(404, message);
 export const payloadTooLarge = (message: string) => new ApiError(413, message);
 export const unsupportedMedia = (message: string) => new ApiError(415, message);
 export const unprocessable = (message: string) => new ApiError(422, message);
+export const tooManyRequests = (message: string) => new ApiError(429, message);
 export const badGateway = (message: string) => new ApiError(502, message);
 export const insufficientStorage = (message: string) => new ApiError(507, message);
 

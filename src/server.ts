@@ -16,6 +16,8 @@ export interface RunningServer {
   service: Service;
   url: string;
   port: number;
+  /** Bun's development mode (its error page shows paths and source): always false. */
+  development: boolean;
   stop(): Promise<void>;
 }
 
@@ -76,12 +78,16 @@ export async function startServer(config: Config, out: (line: string) => void = 
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
   out(`vidq listening on ${url} (data: ${config.dataDir}; API docs: ${url}/swagger)`);
+  if (!config.allowedHosts && (config.host === '0.0.0.0' || config.host === '::' || config.host === '[::]')) {
+    log.warn('listening on every interface, but only loopback Host names are answered (421 otherwise); list the names clients use in --allowed-hosts', { host: config.host });
+  }
   log.debug('started', { port });
 
   return {
     service,
     url,
     port,
+    development: app.server!.development,
     async stop() {
       await app.stop(true);
       await supervisor.stop();

@@ -3,6 +3,7 @@
  * (used by the HTTP server, the CLI and the tests).
  */
 import { eq } from 'drizzle-orm';
+import { statSync } from 'node:fs';
 import { AccountService } from './accounts/service';
 import { createAnalyzers } from './analysis';
 import { analysisAssets, embeddingFiles } from './analysis/assets';
@@ -24,6 +25,7 @@ import { MediaLinks } from './media/links';
 import { openDatabase, type Db } from './storage/db';
 import { DataDir, writeSecret } from './storage/files';
 import { videos } from './storage/schema';
+import { PeopleService } from './people/service';
 
 export interface Service {
   config: Config;
@@ -38,6 +40,8 @@ export interface Service {
   links: MediaLinks;
   queue: JobQueue;
   reanalyze: ReanalyzeService;
+  /** People of each index (faces grouped by likeness). */
+  people: PeopleService;
   /** Set by the server: tells the analysis workers a job is waiting. */
   wakeWorkers: () => void;
   close(): void;
@@ -46,6 +50,9 @@ export interface Service {
 export function createService(config: Config, log: Logger = createLogger(config.logLevel)): Service {
   const files = new DataDir(config.dataDir);
   files.ensure();
+  // ensure() makes new folders 0700 but leaves an existing one as it is.
+  const mode = statSync(config.dataDir).mode & 0o777;
+  if (mode & 0o077) log.warn('the data directory can be read by other users of this machine; run chmod 700 on it', { data_dir: config.dataDir, mode: mode.toString(8) });
   const db = openDatabase(files.dbFile);
   const accounts = new AccountService(db);
   const indexes = new IndexService(db);
@@ -61,6 +68,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     indexes,
     log,
     ffprobe,
+    ffmpeg,
     analysis,
     enqueue: (tx, id, now) => queue.enqueueIn(tx, id, now),
     onStored: () => {
@@ -111,6 +119,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     links,
     queue,
     reanalyze,
+    people: new PeopleService({ db, indexes, files, ffmpeg }),
     wakeWorkers: () => {},
     close: () => {
       void embedder?.close?.();

@@ -139,7 +139,8 @@ test('reanalyze (default: the stages that were skipped) fills in captions and tr
 });
 
 test('answers quote the captions with a citation, in /inquire and /inquire-stream', async () => {
-  const body = { token, index: indexId, prompt: 'Is there a kayak? When?' };
+  // A question about what is seen: the reader answers it from the captions (visual facts of the moment).
+  const body = { token, index: indexId, prompt: 'What can we see in this video?' };
   const res = await call('POST', '/inquire', body);
   expect(res.status).toBe(200);
   const cited = (res.body.evidence as any[]).find((e) => e.kind === 'caption');
@@ -210,11 +211,13 @@ test('switching the embedder to a model server: questions never mix the two mode
   // No worker yet: the old vectors stay, and a question must not compare them with the new model's.
   await start('0');
   stand.resetCounts();
-  const asked = await call('POST', '/inquire', { token, index: indexId, prompt: 'Is there a kayak?' });
+  const asked = await call('POST', '/inquire', { token, index: indexId, prompt: 'What can we see in this video?' });
   expect(asked.status).toBe(200);
-  expect(asked.body.evidence.some((e: any) => e.kind === 'caption')).toBe(true); // keyword search still finds it
-  expect(stand.requests.filter((q) => q.path === '/v1/embeddings')).toHaveLength(1); // the question was embedded by the new model
-  expect(stand.requests[0]!.authorization).toBe(`Bearer ${EMBED_KEY}`);
+  expect(asked.body.evidence.some((e: any) => e.kind === 'caption')).toBe(true); // answered without the old vectors
+  // The question (and the question reader's examples) were embedded by the new model.
+  const embedCalls = stand.requests.filter((q) => q.path === '/v1/embeddings');
+  expect(embedCalls.length).toBeGreaterThanOrEqual(1);
+  expect(embedCalls.every((q) => q.authorization === `Bearer ${EMBED_KEY}` && q.problems.length === 0)).toBe(true);
   await server.stop();
 
   // With a worker: the start-up queues the re-embedding of the ready video.
@@ -225,7 +228,7 @@ test('switching the embedder to a model server: questions never mix the two mode
   const sizes = db().query("SELECT DISTINCT length(embedding) AS n FROM segments WHERE video_id = ? AND embedding IS NOT NULL").all(fileId) as { n: number }[];
   expect(sizes).toEqual([{ n: 16 * 4 }]); // the stand-in's 16-d vectors, and only those
   expect(logs.some((l) => l.includes('re-embedding videos'))).toBe(true);
-  const again = await call('POST', '/inquire', { token, index: indexId, prompt: 'Is there a kayak?' });
+  const again = await call('POST', '/inquire', { token, index: indexId, prompt: 'What can we see in this video?' });
   expect(again.status).toBe(200);
   expect(again.body.evidence.find((e: any) => e.kind === 'caption')).toMatchObject({ text: CAPTION });
 });

@@ -20,7 +20,7 @@ export class AccountService {
 
   createUser(name: string, credits: number | null): NewUser {
     const clean = name.trim();
-    if (!clean || clean.length > 100 || /[\u0000-\u001f\u007f]/.test(clean)) throw badRequest('name must be 1 to 100 printable characters');
+    if (!clean || clean.length > 100 || /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/.test(clean)) throw badRequest('name must be 1 to 100 printable characters');
     if (credits !== null && (!Number.isSafeInteger(credits) || credits < 0)) throw badRequest('credits must be a whole number ≥ 0');
     return writeTx(this.db, (tx) => {
       const user: User = { id: newUserId(), name: clean, credits, createdAt: new Date() };

@@ -50,6 +50,8 @@ export interface AnalysisAssets {
 const GROUPS_OF: Record<string, AssetGroupName[]> = {
   ocr: ['native', 'ocr'],
   objects: ['objects'],
+  // The face models are Human's too: they travel in the objects group.
+  faces: ['objects'],
   speech: ['native', 'vad'],
   embeddings: ['embeddings'],
 };
@@ -76,7 +78,7 @@ export async function analysisAssets(assetsDir: string, analyzers: readonly stri
     return {
       source: 'npm',
       ocrModelDir: analyzers.includes('ocr') ? opt(ocrModelDir) : undefined,
-      objects: analyzers.includes('objects') ? opt(objectModelPaths) : undefined,
+      objects: analyzers.includes('objects') || analyzers.includes('faces') ? opt(objectModelPaths) : undefined,
       vadModel: analyzers.includes('speech') ? opt(vadModelPath) : undefined,
       embeddings: analyzers.includes('embeddings') ? opt(useFiles) : undefined,
       extracted: [],

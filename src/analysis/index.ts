@@ -11,6 +11,7 @@ import { OpenAiEmbedder } from './model-server/embedder-openai';
 import { OpenAiSpeechToText } from './model-server/stt-openai';
 import { UseEmbedder } from './embedder';
 import { EmbeddingsAnalyzer } from './embeddings';
+import { FacesAnalyzer } from './faces';
 import { ObjectsAnalyzer } from './objects';
 import { OcrAnalyzer } from './ocr';
 import { SpeechAnalyzer } from './speech';
@@ -25,11 +26,20 @@ export function createAnalyzers(config: Config, assets?: AnalysisAssets): Analyz
   const list = analyzerNames(config.analyzers).map((name): Analyzer => {
     switch (name) {
       case 'visual':
-        return new VisualAnalyzer({ ...DEFAULT_VISUAL, frameIntervalSec: config.frameIntervalSec });
+        return new VisualAnalyzer({
+          ...DEFAULT_VISUAL,
+          frameIntervalSec: config.frameIntervalSec,
+          maxFramePixels: config.maxFramePixels,
+          maxCandidates: config.maxFramesPerVideo,
+          maxFrameBytes: config.maxFrameBytesPerVideo,
+          minFreeBytes: config.minFreeBytes,
+        });
       case 'ocr':
         return new OcrAnalyzer({ modelDir: assets?.ocrModelDir });
       case 'objects':
         return new ObjectsAnalyzer({ modelDir: assets?.objects?.modelDir, wasmDir: assets?.objects?.wasmDir });
+      case 'faces':
+        return new FacesAnalyzer({ modelDir: assets?.objects?.modelDir, wasmDir: assets?.objects?.wasmDir });
       case 'speech':
         return new SpeechAnalyzer({
           stt:
@@ -44,8 +54,8 @@ export function createAnalyzers(config: Config, assets?: AnalysisAssets): Analyz
         );
     }
   });
-  // Captions read the stored frames and shots; they run after the frame readers and before the
-  // embeddings, which then embed them like any segment.
+  // Captions read the frames as the visual stage picks them (a concurrent reader) and its shots once
+  // it is done; placed before the embeddings, which then embed them like any segment.
   if (config.captioner === 'openai') {
     const captions = new CaptionAnalyzer({ client: modelServer(config, config.captionerUrl, config.captionerApiKey), model: config.captionerModel, intervalSec: config.captionIntervalSec });
     const at = list.findIndex((a) => a instanceof EmbeddingsAnalyzer);

@@ -14,6 +14,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import type { Segment } from '../storage/schema';
 import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from './contracts';
+import { paintSegments } from './colours';
 import { FrameStream, type SampledFrame } from './frame-stream';
 
 /** [x, y, width, height], normalised to 0..1 of the frame. */
@@ -134,9 +135,16 @@ export class ObjectsAnalyzer implements Analyzer {
 
   async run(ctx: StageContext): Promise<StageResult> {
     const started = performance.now();
-    const { frames: raw, stats } = await this.detect(ctx, framesOf(ctx));
+    const stream = framesOf(ctx);
+    const { frames: raw, stats } = await this.detect(ctx, stream);
     const perFrame = raw.map((r) => applyThresholds(r, this.opts));
     const segments = mergeSpans(perFrame, shotBounds(ctx.segments(['shot']), ctx.video.durationSec), ctx.video.durationSec);
+    // The stream keeps every frame: read again from the start for their paths.
+    const sampled: SampledFrame[] = [];
+    for await (const batch of stream.batches()) sampled.push(...batch);
+    const shots = shotBounds(ctx.segments(['shot']), ctx.video.durationSec);
+    const boxesAt = new Map(perFrame.map((f) => [f.t, f.objects.map((o) => o.box)]));
+    const background = await paintSegments(ctx, segments, sampled, { shots: [...shots.values()], boxesAt: (t) => boxesAt.get(t) ?? [] });
     const labels: Record<string, number> = {};
     for (const s of segments) labels[s.text] = Math.max(labels[s.text] ?? 0, Number(s.extra?.max_count ?? 0));
     return {
@@ -150,6 +158,8 @@ export class ObjectsAnalyzer implements Analyzer {
         /** Most of each label seen in one frame. */
         labels,
         ms_per_frame: raw.length ? Math.round((performance.now() - started) / raw.length) : 0,
+        /** Each shot's colours outside the detected things (walls, sky, background). */
+        background,
       },
     };
   }
@@ -421,7 +431,7 @@ export function jpegSize(path: string): [number, number] {
 }
 
 /** Consecutive fixed-size pictures of a raw video stream, each in a buffer of its own. */
-async function* rawFrames(stream: ReadableStream<Uint8Array>, frameBytes: number): AsyncGenerator<Uint8Array> {
+export async function* rawFrames(stream: ReadableStream<Uint8Array>, frameBytes: number): AsyncGenerator<Uint8Array> {
   let cur = new Uint8Array(frameBytes);
   let filled = 0;
   for await (const chunk of stream) {
@@ -481,7 +491,7 @@ export function applyThresholds(r: RawFrame, o: Pick<ObjectsOptions, 'minScore' 
 }
 
 /** Intersection over the smaller box's area. */
-function overlap(a: Box, b: Box): number {
+export function overlap(a: Box, b: Box): number {
   const w = Math.min(a[0] + a[2], b[0] + b[2]) - Math.max(a[0], b[0]);
   const h = Math.min(a[1] + a[3], b[1] + b[3]) - Math.max(a[1], b[1]);
   const smaller = Math.min(a[2] * a[3], b[2] * b[3]);

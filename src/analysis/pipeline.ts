@@ -128,6 +128,9 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
       d.onChange?.(video.id);
     };
     report(true);
+    // Reports (and so notices a removal) also while a stage says nothing, e.g. a decode that sees
+    // one frame a minute; a removed video's child processes are then killed within a second.
+    const ticker = setInterval(() => report(), REPORT_EVERY_MS);
 
     const settled = await Promise.allSettled(
       group.map(async (a, k) => {
@@ -167,6 +170,7 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
         }
       }),
     );
+    clearInterval(ticker);
     signal.removeEventListener('abort', onAbort);
     if (cancelled || signal.aborted) return 'cancelled';
 

@@ -214,8 +214,10 @@ export function speechSpans(probs: ArrayLike<number>, opts: VadOptions = DEFAULT
  * (the last may be shorter). Streamed, so memory does not grow with the video's length. The
  * yielded array is reused for the next block: copy what you keep.
  */
-export async function* decodeAudio16k(ffmpeg: string, path: string, signal: AbortSignal, blockSamples: number): AsyncGenerator<Float32Array> {
-  const proc = Bun.spawn([ffmpeg, '-hide_banner', '-nostdin', '-loglevel', 'error', '-i', path, '-vn', '-sn', '-dn', '-ac', '1', '-ar', String(SAMPLE_RATE), '-f', 'f32le', 'pipe:1'], {
+export async function* decodeAudio16k(ffmpeg: string, path: string, signal: AbortSignal, blockSamples: number, track?: number): AsyncGenerator<Float32Array> {
+  // Without a track, ffmpeg picks "the best" audio stream (usually the first).
+  const map = track === undefined ? [] : ['-map', `0:a:${track}`];
+  const proc = Bun.spawn([ffmpeg, '-hide_banner', '-nostdin', '-loglevel', 'error', '-i', path, ...map, '-vn', '-sn', '-dn', '-ac', '1', '-ar', String(SAMPLE_RATE), '-f', 'f32le', 'pipe:1'], {
     stdout: 'pipe',
     stderr: 'pipe',
     signal,

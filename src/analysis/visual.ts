@@ -8,7 +8,7 @@
  * few seconds after it (see SETTLE_SEC), so once the decode is that far past it, it is final and is
  * handed to the stages that read frames (OCR, objects), which then work during the decode.
  */
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { lines } from '../util/lines';
 import type { Analyzer, NewFrame, NewSegment, StageContext, StageResult } from './contracts';
@@ -20,9 +20,20 @@ export interface VisualOptions {
   sceneThreshold: number;
   /** Width of stored frames (px, never upscaled). @default 960 */
   frameWidth: number;
+  /** Largest stored frame in pixels: tall frames are scaled by area, not width alone. @default 518400 */
+  maxFramePixels?: number;
+  /** Candidates per video at most: a longer video is sampled more sparsely than one per second (0 = no limit). @default 7200 */
+  maxCandidates?: number;
+  /** Bytes of frames on disk per video before the stage fails (0 = no limit). @default 1 GiB */
+  maxFrameBytes?: number;
+  /** The stage fails once the disk has less free space than this (0 = no check). @default 0 */
+  minFreeBytes?: number;
 }
 
-export const DEFAULT_VISUAL: VisualOptions = { frameIntervalSec: 3, sceneThreshold: 0.35, frameWidth: 960 };
+export const DEFAULT_VISUAL: VisualOptions = { frameIntervalSec: 3, sceneThreshold: 0.35, frameWidth: 960, maxFramePixels: 960 * 540, maxCandidates: 7200, maxFrameBytes: 1024 ** 3, minFreeBytes: 0 };
+
+/** How often the frames on disk, the free space and the removal of the video are looked at while decoding. */
+const WATCH_EVERY_MS = 500;
 
 /** Shots shorter than this are merged into the previous one (flashes, fades, camera jolts). */
 const MIN_SHOT_SEC = 1.0;
@@ -59,19 +70,31 @@ export class VisualAnalyzer implements Analyzer {
     // name and picture.
     mkdirSync(framesDir, { recursive: true });
     const width = Math.min(this.opts.frameWidth, video.width || this.opts.frameWidth);
+    const pixels = this.opts.maxFramePixels || width * width;
+    // One candidate a second, fewer for a long video: the work (JPEG encodes, frames for OCR and
+    // objects) per video is bounded whatever its duration.
+    const period = this.opts.maxCandidates && video.durationSec > this.opts.maxCandidates / SAMPLE_FPS ? video.durationSec / this.opts.maxCandidates : 1 / SAMPLE_FPS;
+    // Width and area both bounded (a 960×2400 frame at 960 px wide would be 2.3 Mpx), never upscaled.
+    const scale = `scale=w='trunc(min(min(${width}\\,iw)\\,sqrt(${pixels}*iw/ih))/2)*2':h=-2`;
     // The scores are logged (stderr, unbuffered): written to a file they would arrive in 256 kB
     // blocks, minutes of video each, too late to hand frames on during the decode.
     const graph =
-      `[0:v]split=2[a][b];` +
+      // Square pixels first (an anamorphic picture is stored squeezed): frames have the displayed
+      // shape. ffmpeg has already turned rotated video upright. A no-op for square pixels.
+      `[0:v]scale='trunc(iw*sar/2)*2':ih,setsar=1,split=2[a][b];` +
       `[a]scale=96:-2,select='gte(scene\\,0)',metadata=print:key=lavfi.scene_score[s];` +
-      `[b]fps=${SAMPLE_FPS},scale=${width}:-2[f]`;
+      `[b]fps=${(1 / period).toFixed(6)},${scale}[f]`;
     // One decoding thread: the readers use the other core, and ffmpeg's frame threads cost ~25 %
     // more CPU for the same time (8.1 against 10.3 s of CPU on the 10-minute bench clip).
     const args = [ctx.ffmpeg, '-hide_banner', '-nostdin', '-nostats', '-loglevel', 'info', '-threads', '1', '-i', video.path, '-an', '-sn', '-dn', '-filter_complex', graph, '-map', '[s]', '-f', 'null', '-', '-map', '[f]', '-q:v', '4', '-atomic_writing', '1', join(work, '%06d.jpg')];
-    const proc = Bun.spawn(args, { stdout: 'ignore', stderr: 'pipe', signal: ctx.signal });
+    // SIGKILL: on SIGTERM ffmpeg flushes its filters first, and the sampler then writes every
+    // frame up to the last one decoded (minutes of JPEGs for a sparse video). Nothing of a stopped
+    // run is kept anyway.
+    const proc = Bun.spawn(args, { stdout: 'ignore', stderr: 'pipe', signal: ctx.signal, killSignal: 'SIGKILL' });
 
-    const selector = new FrameSelector(work, this.opts);
+    const selector = new FrameSelector(work, this.opts, period);
     const kept: NewFrame[] = [];
+    const before = new Set(readdirSync(framesDir));
     const keep = (frames: NewFrame[]) => {
       for (const f of frames) {
         const path = join(framesDir, f.file);
@@ -79,26 +102,71 @@ export class VisualAnalyzer implements Analyzer {
         kept.push(f);
         ctx.emitFrame?.({ ...f, path });
       }
+      // Candidates before the last kept frame can no longer be kept: off the disk with them.
+      selector.dropBefore(kept.at(-1)?.t ?? -1);
+    };
+    // Bounds that do not wait for ffmpeg's next log line (a file with one frame a minute logs one
+    // line a minute while the sampler writes a JPEG a second): bytes of frames, free disk space.
+    let stopped: Error | null = null;
+    // Two sources of progress (the decoder's log, the sampler's files): shown only forwards.
+    let shown = 0;
+    const progress = (t: number) => {
+      const f = video.durationSec > 0 ? Math.min(0.99, t / video.durationSec) : 0;
+      if (f > shown) ctx.progress((shown = f));
+    };
+    const watch = setInterval(() => {
+      try {
+        selector.poll();
+        progress(selector.sampledUpTo);
+        const limit = this.opts.maxFrameBytes;
+        if (limit && selector.bytesOnDisk > limit) throw new Error(`its sampled frames passed the limit of ${limit} bytes per video (--max-frame-bytes-per-video)`);
+        const min = this.opts.minFreeBytes;
+        if (min && freeBytes(work) < min) throw new Error(`the disk is nearly full: less than ${min} bytes free (--min-free-bytes); free some space and upload the video again`);
+      } catch (e) {
+        stopped ??= e as Error;
+        proc.kill('SIGKILL');
+      }
+    }, WATCH_EVERY_MS);
+    // Partial output goes when the stage fails: this run's frames and candidates.
+    const discard = () => {
+      rmSync(work, { recursive: true, force: true });
+      for (const f of kept) if (!before.has(f.file)) rmSync(join(framesDir, f.file), { force: true });
     };
     // Everything else ffmpeg says: the last lines explain a failure.
     const said: string[] = [];
     let reportedAt = -Infinity;
-    for await (const line of lines(proc.stderr)) {
-      if (!line.startsWith('[Parsed_metadata')) {
-        said.push(line);
-        if (said.length > 20) said.shift();
-        continue;
+    let code: number;
+    try {
+      for await (const line of lines(proc.stderr)) {
+        if (!line.startsWith('[Parsed_metadata')) {
+          said.push(line);
+          if (said.length > 20) said.shift();
+          continue;
+        }
+        if (!selector.scores.push(line)) continue;
+        // A frame's time: report and pick about once a second of video.
+        const t = selector.scores.lastT;
+        if (t - reportedAt < 1) continue;
+        reportedAt = t;
+        progress(t);
+        keep(selector.settled(kept));
       }
-      if (!selector.scores.push(line)) continue;
-      // A frame's time: report and pick about once a second of video.
-      const t = selector.scores.lastT;
-      if (t - reportedAt < 1) continue;
-      reportedAt = t;
-      if (video.durationSec > 0) ctx.progress(Math.min(0.99, t / video.durationSec));
-      if (ctx.emitFrame) keep(selector.settled(kept));
+      code = await proc.exited;
+    } catch (e) {
+      clearInterval(watch);
+      discard();
+      throw e;
+    } finally {
+      clearInterval(watch);
     }
-    const code = await proc.exited;
-    if (code !== 0) throw new Error(`the video could not be decoded: ${summarizeFfmpegError(said.join('\n'))}`);
+    if (stopped || ctx.signal.aborted) {
+      discard();
+      throw stopped ?? ctx.signal.reason;
+    }
+    if (code !== 0) {
+      discard();
+      throw new Error(`the video could not be decoded: ${summarizeFfmpegError(said.join('\n'))}`);
+    }
 
     const { shots, rest, changed } = selector.finish(kept, video.durationSec);
     if (changed) ctx.log.warn('settled frames changed', { video_id: video.id });
@@ -131,10 +199,41 @@ export class FrameSelector {
   private readonly candidates: Candidate[] = [];
   private written = true;
 
+  /** The next candidate file's number (dropped duplicates leave gaps in `candidates`). */
+  private nextN = 1;
+  /** Bytes of the candidates still on disk (in the work folder or kept). */
+  bytesOnDisk = 0;
+  private lastHash: bigint | number | null = null;
+  private dropped = 0;
+
   constructor(
     private readonly dir: string,
     private readonly opts: Pick<VisualOptions, 'sceneThreshold' | 'frameIntervalSec'>,
+    /** Seconds between candidates. */
+    private readonly period = 1 / SAMPLE_FPS,
   ) {}
+
+  /** Time up to which candidates have been written. */
+  get sampledUpTo(): number {
+    return (this.nextN - 1) * this.period;
+  }
+
+  /** Takes in the candidates written so far (frees the disk of duplicates at once). */
+  poll(): void {
+    this.readUpTo(Infinity);
+  }
+
+  /** Deletes the candidate files before time `t` that were not kept (they no longer can be). */
+  dropBefore(t: number): void {
+    while (this.dropped < this.candidates.length && this.candidates[this.dropped]!.t < t) {
+      const c = this.candidates[this.dropped++]!;
+      const path = join(this.dir, c.file);
+      if (existsSync(path)) {
+        this.bytesOnDisk -= c.bytes ?? 0;
+        rmSync(path, { force: true });
+      }
+    }
+  }
 
   /** Frames after `kept` that no later score can change. */
   settled(kept: readonly NewFrame[]): NewFrame[] {
@@ -146,8 +245,8 @@ export class FrameSelector {
     }
     let upTo = now - SETTLE_SEC;
     // The next candidate decides too (a shot's first frame is skipped when the shot has another).
-    const next = this.readUpTo(upTo + 1 / SAMPLE_FPS);
-    upTo = Math.min(upTo, next - 1 / SAMPLE_FPS);
+    const next = this.readUpTo(upTo + this.period);
+    upTo = Math.min(upTo, next - this.period);
     if (upTo <= 0) return [];
     // While decoding the end is not known: no cut is dropped for being near it.
     return this.pick(kept, shotsFrom(this.cuts, Infinity), upTo);
@@ -175,12 +274,27 @@ export class FrameSelector {
       .filter((f) => f.t < upTo && (!last || f.t > last.t));
   }
 
-  /** Reads the candidates written before `t`; returns the time of the first one not yet there (or `t`). */
+  /**
+   * Reads the candidates written before `t`; returns the time of the first one not yet there (or
+   * `t`). A candidate identical to the one before it (the sampler repeats a frame when the video
+   * has fewer than one a period) is deleted at once: the same picture is stored once.
+   */
   private readUpTo(t: number): number {
-    for (let n = this.candidates.length + 1; (n - 1) / SAMPLE_FPS < t; n++) {
-      const file = `${String(n).padStart(6, '0')}.jpg`;
-      if (!existsSync(join(this.dir, file))) return candidateTime(file);
-      this.candidates.push({ file, t: candidateTime(file) });
+    for (; (this.nextN - 1) * this.period < t; this.nextN++) {
+      const file = `${String(this.nextN).padStart(6, '0')}.jpg`;
+      const path = join(this.dir, file);
+      const time = round((this.nextN - 1) * this.period);
+      // ffmpeg writes each JPEG under a temporary name and renames it: once it exists, it is whole.
+      if (!existsSync(path)) return time;
+      const bytes = readFileSync(path);
+      const hash = Bun.hash(bytes);
+      if (hash === this.lastHash) {
+        rmSync(path, { force: true });
+        continue;
+      }
+      this.lastHash = hash;
+      this.bytesOnDisk += bytes.byteLength;
+      this.candidates.push({ file, t: time, bytes: bytes.byteLength });
     }
     return t;
   }
@@ -267,17 +381,8 @@ export function shotsFrom(cuts: { t: number; score: number }[], duration: number
 interface Candidate {
   t: number;
   file: string;
+  bytes?: number;
 }
-
-/** Every candidate JPEG written, in time order. */
-function readCandidates(dir: string): Candidate[] {
-  return readdirSync(dir)
-    .filter((f) => /^\d{6}\.jpg$/.test(f))
-    .sort()
-    .map((file) => ({ file, t: candidateTime(file) }));
-}
-
-const candidateTime = (file: string) => round((Number(file.slice(0, 6)) - 1) / SAMPLE_FPS);
 
 /** At least one frame per shot (the one nearest its middle when nothing else fits), at most one per interval. */
 export function thinFrames(candidates: Candidate[], shots: Shot[], interval: number): NewFrame[] {
@@ -306,4 +411,9 @@ export function summarizeFfmpegError(stderr: string): string {
 }
 
 const round = (x: number) => Math.round(x * 1000) / 1000;
+
+function freeBytes(dir: string): number {
+  const st = statfsSync(dir);
+  return Number(st.bavail) * Number(st.bsize);
+}
 

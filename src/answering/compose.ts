@@ -1,18 +1,31 @@
 /**
- * Composes the answer a careful person would write from the evidence, without a generative model:
- * counts from detections, spans for "when", quotes for what is written or said, shots in order for
- * "what happens". Every time in the answer is the time of an evidence item. When the evidence does
- * not support an answer it says so ("I could not find ...") and what the video does contain.
+ * Composes the answer a careful person would write from the evidence, without a generative model.
+ * The question reader (reader.ts) says which cell of the fact table (facts.ts) it asks about; each
+ * cell's handler here answers it: counts over time from detections, spans for "when", quotes for
+ * what is written or said, everything visible at a moment, an ordered account of the shots for
+ * "describe", file facts from the video row. Every time in the answer is the time of an evidence
+ * item. When the evidence does not support an answer it says so ("I could not find ...") and what
+ * the video does contain.
  */
+import type { Embedder } from '../analysis/embedder';
 import type { Segment, Video } from '../storage/schema';
 import type { Evidence, EvidenceFinder, ScopeWindow } from './evidence';
+import { factEntry, type Cell, type FactKind, type Handler } from './facts';
 import { labelNoun, numberWord, readIntent, type Intent } from './intent';
+import { readQuestion, type ReadQuestion, type Slots, type TimeSlot } from './reader';
 import { formatTime } from './target';
 
 export interface Composed {
   output: string;
   evidence: Evidence[];
   /** False when the answer is "could not find". */
+  found: boolean;
+  /** How the question was read ("fact.form" of the fact table), for tests and logs. */
+  reading?: string;
+}
+
+interface Answer {
+  text: string;
   found: boolean;
 }
 
@@ -28,6 +41,8 @@ export interface ComposeInput {
    * exactly that moment (the sampled frames may be seconds away). Null when there is no such moment.
    */
   moment?: { video: Video; t: number; readText: () => Promise<{ text: string; confidence: number }[]> } | null;
+  /** The sentence encoder: reads the kind of question by meaning (null: by its rule cues alone). */
+  embedder?: Embedder | null;
 }
 
 interface Style {
@@ -59,6 +74,8 @@ export class Composer {
   constructor(private readonly c: ComposeInput) {}
 
   private evidence: Evidence[] = [];
+  /** The question's embedding, reused by the evidence search. */
+  private vector: Float32Array | null = null;
   private readonly multi = () => this.c.scope.videos.length > 1;
 
   private video(id: string): Video {
@@ -83,56 +100,158 @@ export class Composer {
 
   async compose(): Promise<Composed> {
     const { prompt, guidance, scope } = this.c;
-    const intent = readIntent(prompt);
+    const style = styleOf(guidance);
+    if (scope.videos.length === 0) return { output: 'The index holds no videos yet, so there is nothing to answer from.', evidence: [], found: false };
+    const read = await readQuestion(prompt, scope.videos, this.c.embedder ?? null);
+    this.vector = read.vector;
+    const intent = read.slots.intent;
     // Guidance steers the focus too: its content words join the search.
     const focus = readIntent(guidance);
     intent.keywords.push(...focus.keywords.filter((k) => !intent.keywords.includes(k)));
-    const style = styleOf(guidance);
-    if (scope.videos.length === 0) return { output: 'The index holds no videos yet, so there is nothing to answer from.', evidence: [], found: false };
     const pending = scope.videos.filter((v) => v.status !== 'ready');
-    const sentences = await this.answer(intent, style);
+    const sentences = await this.answer(read, style);
     if (pending.length && !sentences.found) {
       sentences.text += ` (${pending.map((v) => `${v.fileName} is still ${v.status}`).join('; ')}: ask again when it is ready.)`;
     }
     let output = sentences.text.trim();
     if (style.brief) output = output.split(/(?<=[.!?])\s/)[0]!;
-    return { output, evidence: this.evidence.sort((a, b) => b.score - a.score), found: sentences.found };
+    return { output, evidence: this.evidence.sort((a, b) => b.score - a.score), found: sentences.found, reading: sentences.reading };
   }
 
-  private async answer(intent: Intent, style: Style): Promise<{ text: string; found: boolean }> {
-    const { scope } = this.c;
-    const named = intent.labels.filter((l) => l !== 'person' || !intent.categoryLabels.length);
-
-    if (intent.needs.has('summary') && !intent.labels.length) return this.summary(style);
-
-    if (intent.categoryLabels.length && (intent.needs.has('what_object') || intent.needs.has('which_video') || intent.needs.has('presence'))) {
-      return this.objectsOf(intent.categoryLabels, style, intent);
-    }
-
-    // Questions about what co-occurs with a named thing: "what is the dog riding?"
-    if (intent.needs.has('what_object') && named.length) return this.companions(named, style);
-
-    if (named.length && (intent.needs.has('count') || intent.needs.has('when') || intent.needs.has('presence') || intent.needs.has('which_video') || !(intent.needs.has('written') || intent.needs.has('said')))) {
-      const present = named.filter((l) => this.c.finder.byKind(scope, ['object'], { labels: [l], limit: 1 }).length > 0);
-      const missing = named.filter((l) => !present.includes(l));
-      // The question is about something that was never detected: say so rather than answer about something else.
-      if (missing.length && !(missing.length === 1 && missing[0] === 'dining table' && present.length)) {
-        return this.notFound(missing.map((l) => article(labelNoun(l))).join(' or '), style);
+  /**
+   * The question's slots narrow its scope (a file name, a time written in the text); then the
+   * readings are tried best first, and the first that finds an answer is the answer: when two
+   * readings fit, the evidence decides. With none finding anything, the best reading's "not found".
+   */
+  private async answer(read: ReadQuestion, style: Style): Promise<Answer & { reading: string }> {
+    const base = this.c.scope;
+    const slots = read.slots;
+    const compare = read.readings[0]!.cell.form === 'compare' || slots.files.length >= 2;
+    if (slots.files.length && base.videos.length > 1) this.c.scope = { videos: compare ? slots.files : [slots.files[0]!], window: base.window };
+    const narrowed = this.c.scope;
+    // A time written in the question narrows it like a `target`; one past the end is said so.
+    if (!narrowed.window && slots.time && 'point' in slots.time) {
+      const t = slots.time.start;
+      const known = narrowed.videos.filter((v) => v.durationSec !== null);
+      if (known.length && known.every((v) => t > v.durationSec! + 0.5)) {
+        const longest = known.reduce((a, b) => (b.durationSec! > a.durationSec! ? b : a));
+        return { text: `I could not find anything ${secs(t)} into the video: ${known.length === 1 ? `${longest.fileName} is only` : `the longest of these videos, ${longest.fileName}, is`} ${secs(longest.durationSec!)} long.`, found: false, reading: 'time.past_end' };
       }
-      const subject = present.filter((l) => l !== 'dining table')[0] ?? present[0]!;
-      if (intent.needs.has('which_video')) return this.whichVideo(subject, style);
-      if (intent.needs.has('count') || (intent.number !== null && intent.needs.has('when'))) return this.count(subject, intent, style);
-      if (intent.needs.has('when')) return this.when(subject, intent, style);
-      const colour = /\b(colou?r|colou?red)\b/i.test(this.c.prompt);
-      const res = this.when(subject, intent, style, true);
-      if (colour) res.text += ' The offline analysis does not measure colours, so I cannot tell the colour.';
-      return res;
     }
+    let first: (Answer & { reading: string }) | null = null;
+    // A question no cell of the table fits ("PEACH OPEN MOVIE", "anything about pancakes?") is a
+    // search: its words and meaning against every segment. Its "not found" is the answer.
+    if (read.readings[0]!.score < LOW_FIT) {
+      const res = await this.general(slots.intent, style, this.c.scope.videos.length > 1);
+      return { ...res, reading: 'search' };
+    }
+    const best = read.readings[0]!.cell;
+    // Another reading is tried only where it is a near reading of the same question: the same fact
+    // in another form, objects for people, or the same form of a fact the question's words name too
+    // ("what does the writing say": text or speech) or do not rule out. A question about text is not
+    // answered with the objects it mentions: labels alone do not open the objects reading.
+    const related = (c: Cell) =>
+      c === best || c.fact === best.fact || (OBJECTS.has(c.fact) && OBJECTS.has(best.fact)) || (c.form === best.form && (!slots.factCues.has(best.fact) || (slots.factCues.has(c.fact) && !OBJECTS.has(c.fact))));
+    for (const r of read.readings.filter((x) => related(x.cell))) {
+      this.evidence = [];
+      this.c.scope = narrowed;
+      // Relative times ("at the end") narrow only answers that have no sense of position of their own.
+      if (!narrowed.window && slots.time && ('point' in slots.time || !POSITIONAL.has(r.cell.handler))) {
+        const w = resolveTime(slots.time, narrowed.videos);
+        if (w) this.c.scope = { ...narrowed, window: w };
+      }
+      const res = await this.run(r.cell, slots, style);
+      const out = { ...res, reading: `${r.cell.fact}.${r.cell.form}` };
+      if (res.found) return out;
+      first ??= { ...out, evidence: this.evidence } as Answer & { reading: string; evidence: Evidence[] };
+    }
+    this.evidence = (first as unknown as { evidence: Evidence[] }).evidence;
+    return first!;
+  }
 
-    if (intent.needs.has('written')) return this.written(intent, style);
-    if (intent.needs.has('said')) return this.said(intent, style);
-    if (intent.needs.has('which_video')) return this.general(intent, style, true);
-    return this.general(intent, style, false);
+  private run(cell: Cell, slots: Slots, style: Style): Answer | Promise<Answer> {
+    const intent = slots.intent;
+    const named = intent.labels.filter((l) => l !== 'person' || !intent.categoryLabels.length);
+    const label = (cell.fact === 'people' ? 'person' : undefined) ?? named.filter((l) => l !== 'dining table')[0] ?? named[0];
+    // "What colour is the car": whichever object reading it got, it asks for a colour.
+    if (cell.handler.startsWith('objects.') && named.length && COLOUR_ASKED.test(this.c.prompt)) return this.withLabels(named, label, style, (l) => this.colourOf(l, style));
+    switch (cell.handler) {
+      case 'objects.count':
+        return this.withLabels(named, label, style, (l) => this.countObjects(l, slots, style));
+      case 'objects.when':
+        // "When are two cars visible": the moments with that count.
+        return this.withLabels(named, label, style, (l) => (intent.number !== null || slots.atOnce ? this.count(l, intent, style) : this.when(l, intent, style)));
+      case 'objects.presence':
+        return this.withLabels(named, label, style, (l) => (COLOUR_ASKED.test(this.c.prompt) ? this.colourOf(l, style) : this.when(l, intent, style, true)));
+      case 'objects.which':
+        return this.withLabels(named, label, style, (l) => this.whichVideo(l, style));
+      case 'objects.extreme':
+        return this.withLabels(named, label, style, (l) => this.extremeObject(l, slots, style));
+      case 'objects.compare':
+        return this.withLabels(named, label, style, (l) => this.compareObject(l, style));
+      case 'objects.what':
+        if (intent.categoryLabels.length) return this.objectsOf(intent.categoryLabels, style, intent);
+        if (named.length && COLOUR_ASKED.test(this.c.prompt)) return this.withLabels(named, label, style, (l) => this.colourOf(l, style));
+        if (named.length) return this.companions(named, style);
+        return this.visible(style);
+      case 'text.what':
+        return this.written(intent, style);
+      case 'text.when':
+        return this.textWhen(intent, slots, style);
+      case 'text.presence':
+        return this.textWhen(intent, slots, style, true);
+      case 'text.which':
+        return this.textWhich(intent, slots, style);
+      case 'text.count':
+        return this.textCount(style);
+      case 'speech.what':
+        return this.said(intent, style);
+      case 'speech.when':
+        return this.speechWhen(intent, style, false);
+      case 'speech.presence':
+        return this.speechWhen(intent, style, true);
+      case 'speech.amount':
+        return this.speechAmount(style);
+      case 'speech.which':
+        return this.speechWhich(style);
+      case 'shots.count':
+        return this.shotCount(style);
+      case 'shots.when':
+        return this.shotWhen(slots, style);
+      case 'shots.extreme':
+        return this.shotExtreme(slots, style);
+      case 'shots.compare':
+        return this.shotCompare(slots, style);
+      case 'file.what':
+        // "What is the resolution and frame rate?": every file fact the question names.
+        return this.fileFact([cell.fact, ...FILE_FACTS.filter((f) => f !== cell.fact && slots.factCues.has(f))], style);
+      case 'file.compare':
+        return this.fileCompare(cell.fact, slots, style);
+      case 'audio.presence':
+        return this.audio(style, false);
+      case 'audio.which':
+        return this.audio(style, true);
+      case 'videos.count':
+      case 'videos.list':
+        return this.videoList(cell.handler === 'videos.count');
+      case 'visible':
+        return this.c.scope.window ? this.visible(style) : this.summary(style);
+      case 'describe':
+        return this.summary(style);
+    }
+  }
+
+  /** Runs `f` on the label asked about when the index has it; "not found" (with what is there) when not. */
+  private withLabels(named: string[], label: string | undefined, style: Style, f: (label: string) => Answer | Promise<Answer>): Answer | Promise<Answer> {
+    if (!label) return this.notFound('what the question names', style);
+    const asked = named.length ? named : [label];
+    const present = asked.filter((l) => this.c.finder.byKind(this.c.scope, ['object'], { labels: [l], limit: 1 }).length > 0);
+    const missing = asked.filter((l) => !present.includes(l));
+    // The question is about something that was never detected: say so rather than answer about something else.
+    if (!present.includes(label) || (missing.length && !(missing.length === 1 && missing[0] === 'dining table'))) {
+      return this.notFound((missing.length ? missing : [label]).map((l) => article(labelNoun(l))).join(' or '), style);
+    }
+    return f(label);
   }
 
   // ---- object questions -------------------------------------------------------------------
@@ -141,7 +260,7 @@ export class Composer {
     return this.c.finder.byKind(this.c.scope, ['object'], { labels: [label] });
   }
 
-  private when(label: string, intent: Intent, style: Style, presence = false): { text: string; found: boolean } {
+  private when(label: string, intent: Intent, style: Style, presence = false): Answer {
     let spans = this.spansOf(label);
     if (intent.position === 'first' || intent.position === 'start') spans = spans.slice(0, 1);
     else if (intent.position === 'last' || intent.position === 'end') spans = spans.slice(-1);
@@ -156,7 +275,8 @@ export class Composer {
       const s = shown[0]!;
       return { text: `The first ${noun} appears at ${formatTime(s.start)}${this.where(s.videoId)} and is visible until ${formatTime(s.end)}.`, found: true };
     }
-    const lead = presence ? `Yes: ${article(noun)} is visible` : `${capital(article(noun))} is visible`;
+    // "Yes" only answers a yes/no question ("who is there?" is not one).
+    const lead = presence && YES_NO.test(this.c.prompt) ? `Yes: ${article(noun)} is visible` : `${capital(article(noun))} is visible`;
     return { text: `${lead} ${joinList(parts)}${more}.`, found: true };
   }
 
@@ -176,7 +296,7 @@ export class Composer {
     return out.sort((a, b) => (a.video.id === b.video.id ? a.t - b.t : a.video.id < b.video.id ? -1 : 1));
   }
 
-  private count(label: string, intent: Intent, style: Style): { text: string; found: boolean } {
+  private count(label: string, intent: Intent, style: Style): Answer {
     const pts = this.series(label);
     if (pts.length === 0) return this.notFound(article(labelNoun(label)), style);
     const noun = (n: number) => labelNoun(label, n);
@@ -230,7 +350,7 @@ export class Composer {
     return { text: `There ${n === 1 ? 'is' : 'are'} ${numberWord(n)} ${noun(n)}${when}, ${span(start, end)}${this.where(run[0]!.video.id)}${varies}.`, found: true };
   }
 
-  private whichVideo(label: string, style: Style): { text: string; found: boolean } {
+  private whichVideo(label: string, style: Style): Answer {
     const spans = this.spansOf(label);
     const byVideo = new Map<string, Segment[]>();
     for (const s of spans) byVideo.set(s.videoId, [...(byVideo.get(s.videoId) ?? []), s]);
@@ -242,7 +362,7 @@ export class Composer {
     return { text: `${capital(article(labelNoun(label)))} is seen in ${joinList(parts)}.`, found: true };
   }
 
-  private objectsOf(labels: string[], style: Style, intent: Intent): { text: string; found: boolean } {
+  private objectsOf(labels: string[], style: Style, intent: Intent): Answer {
     const segs = this.c.finder.byKind(this.c.scope, ['object'], { labels });
     if (segs.length === 0) return this.notFound(`any ${categoryName(this.c.prompt)}`, style);
     const byLabel = new Map<string, Segment[]>();
@@ -258,7 +378,7 @@ export class Composer {
     return { text: `${verb} ${joinList(parts)}.`, found: true };
   }
 
-  private companions(named: string[], style: Style): { text: string; found: boolean } {
+  private companions(named: string[], style: Style): Answer {
     const subject = named[0]!;
     const mine = this.spansOf(subject);
     if (mine.length === 0) return this.notFound(article(labelNoun(subject)), style);
@@ -278,7 +398,7 @@ export class Composer {
 
   // ---- text and speech --------------------------------------------------------------------
 
-  private async written(intent: Intent, style: Style): Promise<{ text: string; found: boolean }> {
+  private async written(intent: Intent, style: Style): Promise<Answer> {
     const { scope, moment } = this.c;
     if (moment) {
       // "What is displayed at this moment?": the frame at that moment, read now.
@@ -290,7 +410,7 @@ export class Composer {
     }
     let ocr = this.c.finder.byKind(scope, ['ocr']);
     if (ocr.length === 0) return this.notFound('any text on screen', style);
-    const ranked = await this.c.finder.ranked(scope, this.c.prompt, intent, 20);
+    const ranked = await this.c.finder.ranked(scope, this.c.prompt, intent, 20, this.vector);
     const rankedOcr = ranked.filter((r) => r.segment.kind === 'ocr');
     let chosen: Segment[];
     if (scope.window) {
@@ -317,15 +437,15 @@ export class Composer {
     return { text: `The screen shows ${joinList(parts)}.`, found: true };
   }
 
-  private async said(intent: Intent, style: Style): Promise<{ text: string; found: boolean }> {
+  private async said(intent: Intent, style: Style): Promise<Answer> {
     const { scope } = this.c;
     const transcripts = this.c.finder.byKind(scope, ['transcript']);
     if (transcripts.length) {
-      const ranked = (await this.c.finder.ranked(scope, this.c.prompt, intent, 20)).filter((r) => r.segment.kind === 'transcript').map((r) => r.segment);
+      const ranked = (await this.c.finder.ranked(scope, this.c.prompt, intent, 20, this.vector)).filter((r) => r.segment.kind === 'transcript').map((r) => r.segment);
       const chosen = (ranked.length ? ranked : transcripts).slice(0, Math.max(1, style.items - 1)).sort((a, b) => a.start - b.start);
       const parts = chosen.map((s) => {
         this.citeSegment(s);
-        return `${span(s.start, s.end)}${this.where(s.videoId)}: ${quote(s.text)}`;
+        return `${span(s.start, s.end)}${onTrack(s)}${this.where(s.videoId)}: ${quote(s.text)}`;
       });
       return { text: `The speaker says, ${parts.join('; ')}.`, found: true };
     }
@@ -336,7 +456,7 @@ export class Composer {
       this.citeSegment(first);
       if (last !== first) this.citeSegment(last);
       return {
-        text: `I could not find what is said: someone speaks ${span(first.start, last.end)}${this.where(first.videoId)}, but the speech was not transcribed (no speech-to-text model is installed; see "vidq models pull").`,
+        text: `I could not find what is said: someone speaks ${span(first.start, last.end)}${onTrack(first)}${this.where(first.videoId)}, but the speech was not transcribed (no speech-to-text model is installed; see "vidq models pull").`,
         found: false,
       };
     }
@@ -345,33 +465,58 @@ export class Composer {
 
   // ---- whole-video questions ----------------------------------------------------------------
 
-  private summary(style: Style): { text: string; found: boolean } {
+  /**
+   * "Describe / summarise": per video, an ordered account of its shots, each with what it contains
+   * (captions first when there are any, then objects and people, text, speech), with its times.
+   * Shots in which nothing was recognised are folded into the count, not listed.
+   */
+  private summary(style: Style): Answer {
     const parts: string[] = [];
     for (const v of this.c.scope.videos.slice(0, 5)) {
-      const shots = this.c.finder.byKind({ videos: [v], window: this.c.scope.window }, ['shot']);
-      const objects = this.c.finder.byKind({ videos: [v], window: this.c.scope.window }, ['object']);
-      const ocr = this.c.finder.byKind({ videos: [v], window: this.c.scope.window }, ['ocr']);
-      const speech = this.c.finder.byKind({ videos: [v], window: this.c.scope.window }, ['speech', 'transcript']);
+      const scope = { videos: [v], window: this.c.scope.window };
+      const shots = this.c.finder.byKind(scope, ['shot']);
+      const all = this.c.finder.byKind(scope, ['object', 'ocr', 'caption', 'transcript', 'speech'], { limit: 2000 });
+      const units = shots.length ? shots : [{ videoId: v.id, kind: 'shot', start: this.c.scope.window?.start ?? 0, end: this.c.scope.window?.end ?? v.durationSec ?? 0, text: 'the whole video', confidence: 1 } as Segment];
       const lines: string[] = [];
-      const maxShots = Math.max(2, style.items * 2);
-      for (const shot of shots.slice(0, maxShots)) {
-        const inShot = (s: Segment) => s.start < shot.end && s.end > shot.start;
-        const seen = [...new Set(objects.filter(inShot).map((o) => o.text))].slice(0, 4);
-        const text = ocr.filter(inShot).slice(0, 2).map((o) => quote(o.text));
-        const said = speech.filter(inShot);
-        const what = [seen.length ? joinList(seen.map((l) => article(labelNoun(l)))) : null, text.length ? `the text ${joinList(text)}` : null, said.length ? 'someone speaking' : null].filter(Boolean);
-        if (!what.length && shots.length > 1) continue;
-        this.citeSegment(shot);
-        lines.push(`${span(shot.start, shot.end)}: ${what.length ? what.join('; ') : 'nothing the analysis recognises'}`);
+      const maxShots = Math.max(3, style.items * 2);
+      let quiet = 0;
+      for (const shot of units) {
+        if (lines.length >= maxShots) break;
+        const inShot = (s: Segment) => s.start < shot.end && s.end > shot.start && Math.min(s.end, shot.end) - Math.max(s.start, shot.start) >= Math.min(0.5, (s.end - s.start) / 2);
+        const here = all.filter(inShot);
+        const caption = here.find((s) => s.kind === 'caption');
+        const objects = [...new Set(here.filter((s) => s.kind === 'object').map((o) => o.text))].slice(0, 4);
+        const text = here.filter((s) => s.kind === 'ocr').slice(0, 2);
+        const said = here.filter((s) => s.kind === 'transcript').slice(0, 1);
+        const speech = here.some((s) => s.kind === 'speech');
+        const bits: string[] = [];
+        if (caption) bits.push(caption.text.replace(/\.$/, ''));
+        if (objects.length) bits.push(`${caption ? 'the analysis sees ' : ''}${joinList(objects.map((l) => article(labelNoun(l))))}`);
+        if (text.length) bits.push(`the text ${joinList(text.map((o) => quote(o.text)))} appears`);
+        if (said.length) bits.push(`someone says ${quote(said[0]!.text)}`);
+        else if (speech) bits.push('someone speaks');
+        if (!bits.length) {
+          quiet++;
+          continue;
+        }
+        if (shots.length) this.citeSegment(shot);
+        for (const s of [caption, ...text, ...said].filter((x): x is Segment => !!x)) this.citeSegment(s);
+        for (const l of objects) {
+          const o = here.find((s) => s.kind === 'object' && s.text === l);
+          if (o && !shots.length) this.citeSegment(o);
+        }
+        lines.push(`${capital(span(shot.start, shot.end))}${shots.length > 1 ? ` (shot ${lines.length + quiet + 1})` : ''}: ${bits.join('; ')}.`);
       }
-      if (lines.length) parts.push(`${this.multi() ? `${v.fileName} — ` : ''}${lines.join('. ')}`);
+      if (!lines.length) continue;
+      const head = `${this.multi() ? `${v.fileName}: ` : ''}${v.durationSec !== null ? `A video of ${secs(v.durationSec)}` : 'The video'} in ${numberWord(Math.max(1, shots.length))} shot${shots.length === 1 ? '' : 's'}${quiet ? ` (${numberWord(quiet)} with nothing the analysis recognises)` : ''}.`;
+      parts.push(`${head} ${lines.join(' ')}`);
     }
     if (!parts.length) return this.notFound('anything the analysis recognises', style);
-    return { text: `${capital(parts.join('. '))}.`, found: true };
+    return { text: parts.join(' '), found: true };
   }
 
-  private async general(intent: Intent, style: Style, byVideo: boolean): Promise<{ text: string; found: boolean }> {
-    const ranked = await this.c.finder.ranked(this.c.scope, this.c.prompt, intent, 12);
+  private async general(intent: Intent, style: Style, byVideo: boolean): Promise<Answer> {
+    const ranked = await this.c.finder.ranked(this.c.scope, this.c.prompt, intent, 12, this.vector);
     // Only keyword matches or close semantic ones count as support; a bare shot boundary never does.
     // Rank alone says nothing about relevance (the best of a large index is always first): support
     // needs a word of the question or a close meaning.
@@ -384,9 +529,404 @@ export class Composer {
     return { text: parts.join(' '), found: true };
   }
 
+  /**
+   * "What colour is the car?": the colour the analysis stored with the detection (extra.colour or
+   * extra.color), else "not found" that says colours are not measured, with where the object is.
+   */
+  private colourOf(label: string, style: Style): Answer {
+    const spans = this.spansOf(label);
+    const coloured = spans.map((s) => ({ s, c: colourIn(s) })).filter((x): x is { s: Segment; c: string } => !!x.c);
+    if (coloured.length) {
+      const parts = coloured.slice(0, style.items).map(({ s, c }) => {
+        this.citeSegment(s);
+        return `${c} ${span(s.start, s.end)}${this.where(s.videoId)}`;
+      });
+      return { text: `The ${labelNoun(label)} is ${joinList(parts)}.`, found: true };
+    }
+    const s = spans[0]!;
+    this.citeSegment(s);
+    return { text: `I could not find the colour of the ${labelNoun(label)}: the analysis did not measure colours here. ${capital(article(labelNoun(label)))} is visible ${span(s.start, s.end)}${this.where(s.videoId)}.`, found: false };
+  }
+
+  // ---- counting over time, extremes, comparisons ------------------------------------------------
+
+  /**
+   * "How many cars appear": the different appearances over time (each run of the label, with as
+   * many as are seen at once in it), not the most in one frame. One continuous run, a moment, "at
+   * once", or a number asked about: the count at a moment.
+   */
+  private countObjects(label: string, slots: Slots, style: Style): Answer {
+    const intent = slots.intent;
+    const runs = appearances(this.spansOf(label));
+    if (slots.atOnce || intent.extreme || this.c.scope.window || intent.position || runs.length <= 1 || (intent.number !== null && intent.needs.has('when'))) {
+      return this.count(label, intent, style);
+    }
+    const total = runs.reduce((a, r) => a + r.most, 0);
+    const most = Math.max(...runs.map((r) => r.most));
+    const shown = runs.slice(0, Math.max(style.items, 4));
+    const parts = shown.map((r) => {
+      for (const s of r.segments) this.citeSegment(s);
+      return `${numberWord(r.most)} ${span(r.start, r.end)}${this.where(r.videoId)}`;
+    });
+    const more = runs.length > shown.length ? ` and ${runs.length - shown.length} more time${runs.length - shown.length > 1 ? 's' : ''}` : '';
+    const n = labelNoun(label, total);
+    return { text: `${capital(numberWord(total))} ${n} appear over time, one appearance after another: ${joinList(parts)}${more} (at most ${numberWord(most)} at once).`, found: true };
+  }
+
+  private extremeObject(label: string, slots: Slots, style: Style): Answer {
+    const intent = slots.intent;
+    if (intent.extreme || intent.number !== null || slots.atOnce) return this.count(label, intent, style);
+    if (/\b(longest|shortest)\b/i.test(this.c.prompt)) {
+      const spans = this.spansOf(label).sort((a, b) => b.end - b.start - (a.end - a.start));
+      const s = /\bshortest\b/i.test(this.c.prompt) ? spans.at(-1)! : spans[0]!;
+      this.citeSegment(s);
+      return { text: `The ${/\bshortest\b/i.test(this.c.prompt) ? 'shortest' : 'longest'} time ${article(labelNoun(label))} stays in view is ${span(s.start, s.end)}${this.where(s.videoId)} (${secs(s.end - s.start)}).`, found: true };
+    }
+    return this.when(label, intent, style);
+  }
+
+  /** Two (or more) videos side by side: how long and how many of the label each shows. */
+  private compareObject(label: string, style: Style): Answer {
+    const rows = this.c.scope.videos.map((v) => {
+      const segs = this.spansOf(label).filter((s) => s.videoId === v.id);
+      const runs = appearances(segs);
+      if (segs[0]) this.citeSegment(segs[0]);
+      return { v, seconds: total(segs), n: runs.reduce((a, r) => a + r.most, 0) };
+    });
+    if (rows.every((r) => r.n === 0)) return this.notFound(article(labelNoun(label)), style);
+    rows.sort((a, b) => b.n - a.n || b.seconds - a.seconds);
+    const parts = rows.map((r) => `${r.v.fileName} shows ${r.n ? `${numberWord(r.n)} ${labelNoun(label, r.n)} for ${secs(r.seconds)}` : `no ${labelNoun(label, 2)}`}`);
+    return { text: `${rows[0]!.v.fileName} has the most: ${joinList(parts)}.`, found: true };
+  }
+
+  // ---- text ----------------------------------------------------------------------------------
+
+  /** OCR segments that match the question's quoted or content words (spaces and case aside), else all. */
+  private textMatches(intent: Intent, slots: Slots): { segs: Segment[]; matched: boolean } {
+    const all = this.c.finder.byKind(this.c.scope, ['ocr']);
+    const squash = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+    const wanted = (slots.quoted.length ? slots.quoted : intent.keywords.filter((k) => !TEXT_WORDS.has(k))).map(squash).filter((w) => w.length >= 3);
+    const hits = wanted.length ? all.filter((s) => wanted.some((w) => squash(s.text).includes(w))) : [];
+    return hits.length ? { segs: hits, matched: true } : { segs: all, matched: false };
+  }
+
+  private textWhen(intent: Intent, slots: Slots, style: Style, presence = false): Answer {
+    const { segs, matched } = this.textMatches(intent, slots);
+    if (!segs.length || (slots.quoted.length && !matched)) return this.notFound(slots.quoted.length ? `the text ${joinList(slots.quoted.map(quote))}` : 'any text on screen', style);
+    let chosen = segs;
+    if (intent.position === 'first' || intent.position === 'start') chosen = segs.slice(0, 1);
+    else if (intent.position === 'last' || intent.position === 'end') chosen = segs.slice(-1);
+    const parts = chosen.slice(0, style.items).map((s) => {
+      this.citeSegment(s);
+      return `${quote(s.text)} ${span(s.start, s.end)}${this.where(s.videoId)}`;
+    });
+    const more = chosen.length > style.items ? ` (and ${chosen.length - style.items} more)` : '';
+    return { text: `${presence && YES_NO.test(this.c.prompt) ? 'Yes: the' : 'The'} screen shows ${joinList(parts)}${more}.`, found: true };
+  }
+
+  private textWhich(intent: Intent, slots: Slots, style: Style): Answer {
+    const { segs, matched } = this.textMatches(intent, slots);
+    if (!segs.length || (slots.quoted.length && !matched)) return this.notFound('such text on screen', style);
+    const byVideo = new Map<string, Segment>();
+    for (const s of bestText(segs)) if (!byVideo.has(s.videoId)) byVideo.set(s.videoId, s);
+    const parts = [...byVideo.values()].slice(0, style.items).map((s) => {
+      this.citeSegment(s);
+      return `${this.video(s.videoId).fileName} (${quote(s.text)} ${span(s.start, s.end)})`;
+    });
+    return { text: `Text is shown in ${joinList(parts)}.`, found: true };
+  }
+
+  private textCount(style: Style): Answer {
+    const segs = this.c.finder.byKind(this.c.scope, ['ocr']);
+    if (!segs.length) return this.notFound('any text on screen', style);
+    const distinct = new Map<string, Segment>();
+    for (const s of segs) if (!distinct.has(s.text.toLowerCase())) distinct.set(s.text.toLowerCase(), s);
+    const parts = [...distinct.values()].slice(0, style.items).map((s) => {
+      this.citeSegment(s);
+      return `${quote(s.text)} ${span(s.start, s.end)}${this.where(s.videoId)}`;
+    });
+    return { text: `${capital(numberWord(distinct.size))} different text${distinct.size === 1 ? ' is' : 's are'} read on screen: ${joinList(parts)}${distinct.size > parts.length ? ', and more' : ''}.`, found: true };
+  }
+
+  // ---- speech --------------------------------------------------------------------------------
+
+  private speechWhen(intent: Intent, style: Style, presence: boolean): Answer | Promise<Answer> {
+    const segs = this.c.finder.byKind(this.c.scope, ['transcript', 'speech']);
+    if (!segs.length) return this.notFound('any speech', style);
+    const transcripts = segs.filter((s) => s.kind === 'transcript');
+    // "When does she say X": the transcript lines with the words asked about.
+    const words = intent.keywords.filter((k) => k.length > 2 && !SPEECH_WORDS.has(k));
+    const said = words.length ? transcripts.filter((s) => words.some((w) => s.text.toLowerCase().includes(w))) : [];
+    if (words.length && transcripts.length && said.length && !presence) {
+      const parts = said.slice(0, style.items).map((s) => {
+        this.citeSegment(s);
+        return `${span(s.start, s.end)}${this.where(s.videoId)}: ${quote(s.text)}`;
+      });
+      return { text: `It is said ${parts.join('; ')}.`, found: true };
+    }
+    const spans = transcripts.length ? transcripts : segs;
+    const shown = spans.slice(0, style.items);
+    const parts = shown.map((s) => {
+      this.citeSegment(s);
+      return `${span(s.start, s.end)}${this.where(s.videoId)}`;
+    });
+    const more = spans.length > shown.length ? ` (and ${spans.length - shown.length} more time${spans.length - shown.length > 1 ? 's' : ''})` : '';
+    return { text: `${presence && YES_NO.test(this.c.prompt) ? 'Yes: someone' : 'Someone'} speaks ${joinList(parts)}${more}.`, found: true };
+  }
+
+  private speechAmount(style: Style): Answer {
+    const segs = this.c.finder.byKind(this.c.scope, ['speech']);
+    const spans = segs.length ? segs : this.c.finder.byKind(this.c.scope, ['transcript']);
+    if (!spans.length) return this.notFound('any speech', style);
+    const seconds = total(spans);
+    this.citeSegment(spans[0]!);
+    if (spans.length > 1) this.citeSegment(spans.at(-1)!);
+    return { text: `Someone speaks ${numberWord(spans.length)} time${spans.length === 1 ? '' : 's'}, ${secs(seconds)} of speech in all, from ${formatTime(spans[0]!.start)} to ${formatTime(spans.at(-1)!.end)}${this.where(spans[0]!.videoId)}.`, found: true };
+  }
+
+  private speechWhich(style: Style): Answer {
+    const segs = this.c.finder.byKind(this.c.scope, ['transcript', 'speech'], { limit: 2000 });
+    if (!segs.length) return this.notFound('any speech', style);
+    const byVideo = new Map<string, Segment[]>();
+    for (const s of segs) byVideo.set(s.videoId, [...(byVideo.get(s.videoId) ?? []), s]);
+    // Most speech first: "which has the most talking" reads the first name.
+    const parts = [...byVideo.entries()]
+      .sort((a, b) => total(b[1]) - total(a[1]))
+      .slice(0, style.items)
+      .map(([vid, ss]) => {
+        this.citeSegment(ss[0]!);
+        return `${this.video(vid).fileName} (${secs(total(ss))}, from ${formatTime(ss[0]!.start)})`;
+      });
+    return { text: `Speech is heard in ${joinList(parts)}.`, found: true };
+  }
+
+  // ---- shots ---------------------------------------------------------------------------------
+
+  private shotsOf(v: Video): Segment[] {
+    return this.c.finder.byKind({ videos: [v], window: this.c.scope.window }, ['shot']);
+  }
+
+  private shotCount(style: Style): Answer {
+    const parts: string[] = [];
+    for (const v of this.c.scope.videos.slice(0, style.items)) {
+      const shots = this.shotsOf(v);
+      if (!shots.length) continue;
+      for (const s of shots.slice(1, 8)) this.citeSegment(s);
+      if (shots.length === 1) this.citeSegment(shots[0]!);
+      const cuts = shots.slice(1).map((s) => formatTime(s.start));
+      parts.push(`${this.multi() ? `${v.fileName}: ` : ''}${numberWord(shots.length)} shot${shots.length === 1 ? '' : 's'}${cuts.length ? ` (cut${cuts.length > 1 ? 's' : ''} at ${joinList(cuts.slice(0, 7))}${cuts.length > 7 ? ' and more' : ''})` : ', no cut'}`);
+    }
+    if (!parts.length) return this.notFound('any shot boundaries', style);
+    return { text: `${this.multi() ? 'Shots: ' : 'The video has '}${parts.join('; ')}.`, found: true };
+  }
+
+  private shotWhen(slots: Slots, style: Style): Answer {
+    const parts: string[] = [];
+    for (const v of this.c.scope.videos.slice(0, style.items)) {
+      const shots = this.shotsOf(v);
+      const nth = ordinal(this.c.prompt);
+      if (nth !== null && shots[nth - 1]) {
+        const s = shots[nth - 1]!;
+        this.citeSegment(s);
+        parts.push(`shot ${nth}${this.where(v.id)} runs ${span(s.start, s.end)}`);
+        continue;
+      }
+      const cuts = shots.slice(1);
+      for (const s of cuts.slice(0, 8)) this.citeSegment(s);
+      if (cuts.length) parts.push(`the scene changes${this.where(v.id)} at ${joinList(cuts.slice(0, 8).map((s) => formatTime(s.start)))}${cuts.length > 8 ? ' and later' : ''}`);
+    }
+    if (!parts.length) {
+      const one = this.c.scope.videos.find((v) => this.shotsOf(v).length === 1);
+      if (one) {
+        const s = this.shotsOf(one)[0]!;
+        this.citeSegment(s);
+        return { text: `There is no cut${this.where(one.id)}: it is one shot ${span(s.start, s.end)}.`, found: true };
+      }
+      return this.notFound('any cut', style);
+    }
+    void slots;
+    return { text: `${capital(parts.join('; '))}.`, found: true };
+  }
+
+  /** Videos by their number of shots, most first (fewest first when asked). */
+  private shotCompare(slots: Slots, style: Style): Answer {
+    // "Which video has the longest shot": the shot, not the count.
+    if (/\b(longest|shortest|briefest)\b/i.test(this.c.prompt)) return this.shotExtreme(slots, style);
+    const rows = this.c.scope.videos.map((v) => ({ v, shots: this.shotsOf(v) })).filter((r) => r.shots.length);
+    if (!rows.length) return this.notFound('any shot boundaries', style);
+    const few = /\b(fewest|least|less|fewer)\b/i.test(this.c.prompt);
+    rows.sort((a, b) => (few ? a.shots.length - b.shots.length : b.shots.length - a.shots.length));
+    const shown = rows.slice(0, Math.max(2, style.items));
+    for (const r of shown) this.citeSegment(r.shots[1] ?? r.shots[0]!);
+    const n = (k: number) => `${numberWord(k)} shot${k === 1 ? '' : 's'}`;
+    return { text: `${rows[0]!.v.fileName} has the ${few ? 'fewest' : 'most'} shots (${n(rows[0]!.shots.length)})${shown.length > 1 ? `; then ${joinList(shown.slice(1).map((r) => `${r.v.fileName} (${n(r.shots.length)})`))}` : ''}.`, found: true };
+  }
+
+  private shotExtreme(slots: Slots, style: Style): Answer {
+    const shots = this.c.scope.videos.flatMap((v) => this.shotsOf(v));
+    if (!shots.length) return this.notFound('any shot', style);
+    const p = this.c.prompt.toLowerCase();
+    let s: Segment;
+    let what: string;
+    if (/\b(shortest|briefest)\b/.test(p)) [s, what] = [shots.reduce((a, b) => (b.end - b.start < a.end - a.start ? b : a)), 'shortest'];
+    else if (/\b(last|final)\b/.test(p) || slots.intent.position === 'last') [s, what] = [shots.at(-1)!, 'last'];
+    else if (/\b(first|opening)\b/.test(p)) [s, what] = [shots[0]!, 'first'];
+    else [s, what] = [shots.reduce((a, b) => (b.end - b.start > a.end - a.start ? b : a)), 'longest'];
+    this.citeSegment(s);
+    return { text: `The ${what} shot${this.where(s.videoId)} runs ${span(s.start, s.end)} (${secs(s.end - s.start)}; ${s.text}).`, found: true };
+  }
+
+  // ---- file facts ----------------------------------------------------------------------------
+
+  /** A video's fact of this kind as words (no m:ss: every time in an answer is a cited one), or null. */
+  private factOf(v: Video, fact: FactKind): string | null {
+    switch (fact) {
+      case 'duration':
+        return v.durationSec !== null ? `${secs(v.durationSec)} long` : null;
+      case 'resolution':
+        return v.width && v.height ? `${v.width}×${v.height} pixels (${v.height > v.width ? 'portrait' : v.height === v.width ? 'square' : 'landscape'})` : null;
+      case 'fps':
+        return v.fps ? `${Math.round(v.fps * 100) / 100} frames per second` : null;
+      case 'size':
+        return v.sizeBytes !== null ? `${(v.sizeBytes / 1e6).toFixed(v.sizeBytes < 1e7 ? 2 : 1)} MB (${v.sizeBytes} bytes)` : null;
+      case 'codec':
+        return v.videoCodec ? `encoded with ${v.videoCodec}${v.hasAudio === false ? ', with no audio track' : ''}` : null;
+      default:
+        return null;
+    }
+  }
+
+  /** Cites a whole video for a fact of its file (no segment holds it). */
+  private citeVideo(v: Video, text: string): void {
+    this.cite(v.id, 'shot', 0, v.durationSec ?? 0, text, 1);
+  }
+
+  private fileFact(facts: FactKind[], style: Style): Answer {
+    const parts: string[] = [];
+    for (const v of this.c.scope.videos.slice(0, Math.max(style.items, 10))) {
+      const f = facts.map((k) => this.factOf(v, k)).filter((x): x is string => !!x);
+      if (!f.length) continue;
+      this.citeVideo(v, `${v.fileName}: ${f.join(', ')}`);
+      parts.push(`${v.fileName} is ${joinList(f)}`);
+    }
+    if (!parts.length) return this.notFound(factEntry(facts[0]!).noun, style);
+    return { text: `${joinList(parts)}.`, found: true };
+  }
+
+  private fileCompare(fact: FactKind, slots: Slots, style: Style): Answer {
+    const measure = (v: Video): number | null => (fact === 'duration' ? v.durationSec : fact === 'resolution' ? (v.width && v.height ? v.width * v.height : null) : fact === 'fps' ? v.fps : fact === 'size' ? v.sizeBytes : null);
+    const rows = this.c.scope.videos.map((v) => ({ v, m: measure(v) })).filter((r): r is { v: Video; m: number } => r.m !== null);
+    if (rows.length === 0) return this.notFound(factEntry(fact).noun, style);
+    const low = /\b(shortest|shorter|smallest|smaller|lowest|lower|least|fewest|less)\b/i.test(this.c.prompt);
+    const vertical = fact === 'resolution' && /\b(vertical|portrait)\b/i.test(this.c.prompt);
+    if (vertical) {
+      const tall = rows.filter((r) => (r.v.height ?? 0) > (r.v.width ?? 0));
+      if (!tall.length) return { text: `None of the videos is in portrait format; ${joinList(rows.slice(0, 4).map((r) => `${r.v.fileName} is ${this.factOf(r.v, fact)}`))}.`, found: false };
+      for (const r of tall) this.citeVideo(r.v, `${r.v.fileName}: ${this.factOf(r.v, fact)}`);
+      return { text: `In portrait format: ${joinList(tall.map((r) => `${r.v.fileName} (${this.factOf(r.v, fact)})`))}.`, found: true };
+    }
+    rows.sort((a, b) => (low ? a.m - b.m : b.m - a.m));
+    const shown = rows.slice(0, Math.max(2, Math.min(style.items, 5)));
+    for (const r of shown) this.citeVideo(r.v, `${r.v.fileName}: ${this.factOf(r.v, fact)}`);
+    const word: Record<string, [string, string]> = { duration: ['longest', 'shortest'], resolution: ['highest resolution', 'lowest resolution'], fps: ['highest frame rate', 'lowest frame rate'], size: ['biggest', 'smallest'] };
+    const [hi, lo] = word[fact] ?? ['first', 'last'];
+    void slots;
+    return { text: `${rows[0]!.v.fileName} is the ${low ? lo : hi} (${this.factOf(rows[0]!.v, fact)})${shown.length > 1 ? `; then ${joinList(shown.slice(1).map((r) => `${r.v.fileName} (${this.factOf(r.v, fact)})`))}` : ''}.`, found: true };
+  }
+
+  private audio(style: Style, which: boolean): Answer {
+    const known = this.c.scope.videos.filter((v) => v.hasAudio !== null);
+    if (!known.length) return this.notFound('whether there is sound', style);
+    const silentAsked = /\b(no sound|no audio|without (sound|audio)|silent|mute|muted)\b/i.test(this.c.prompt);
+    if (which || known.length > 1) {
+      const chosen = known.filter((v) => (silentAsked ? v.hasAudio === false : v.hasAudio === true));
+      if (!chosen.length) return this.notFound(silentAsked ? 'a video without sound' : 'a video with sound', style);
+      for (const v of chosen.slice(0, 10)) this.citeVideo(v, `${v.fileName}: ${v.hasAudio ? 'has an audio track' : 'has no audio track'}`);
+      return { text: `${silentAsked ? 'Without sound' : 'With sound'}: ${joinList(chosen.slice(0, 10).map((v) => v.fileName))}${chosen.length > 10 ? ' and more' : ''}.`, found: true };
+    }
+    const v = known[0]!;
+    const speech = this.c.finder.has({ videos: [v], window: null }, ['speech', 'transcript']);
+    this.citeVideo(v, `${v.fileName}: ${v.hasAudio ? 'has an audio track' : 'has no audio track'}`);
+    if (!v.hasAudio) return { text: `No: ${v.fileName} has no audio track, so it is silent.`, found: true };
+    return { text: `Yes: ${v.fileName} has an audio track${speech ? ', with speech in it' : ' (no speech was found in it)'}.`, found: true };
+  }
+
+  private videoList(count: boolean): Answer {
+    const vs = this.c.scope.videos;
+    const names = vs.slice(0, 12).map((v) => `${v.fileName}${v.durationSec !== null ? ` (${secs(v.durationSec)})` : ''}`);
+    for (const v of vs.slice(0, 12)) this.citeVideo(v, `${v.fileName}`);
+    const all = `${joinList(names)}${vs.length > 12 ? ` and ${vs.length - 12} more` : ''}`;
+    return { text: count ? `The index holds ${numberWord(vs.length)} video${vs.length === 1 ? '' : 's'}: ${all}.` : `The index holds ${all}.`, found: true };
+  }
+
+  // ---- what is visible at a moment ------------------------------------------------------------
+
+  /** Everything known at the time asked about: objects and people, text, captions, speech. */
+  private async visible(style: Style): Promise<Answer> {
+    const { scope, moment } = this.c;
+    const win = scope.window ?? null;
+    const inWin = this.c.finder.byKind(scope, ['object', 'ocr', 'caption', 'transcript', 'speech'], { limit: 2000 });
+    // A moment: what covers it is cited at that moment (every time in the answer is a cited one).
+    const point = win && win.end - win.start <= 2 * POINT_HALF + 0.01 ? (win.start + win.end) / 2 : null;
+    const citeIn = (x: Segment) => {
+      if (point !== null && x.start <= point && x.end >= point) return this.cite(x.videoId, x.kind, point, point, x.text, x.confidence ?? 1);
+      return win ? this.cite(x.videoId, x.kind, Math.max(x.start, win.start), Math.min(x.end, win.end), x.text, x.confidence ?? 1) : this.citeSegment(x);
+    };
+    const at = (v: string, cited: Evidence[]) => {
+      const t = point !== null && cited.some((e) => e.start === point) ? `At ${formatTime(point)}` : cited.length ? `${capital(span(Math.min(...cited.map((e) => e.start)), Math.max(...cited.map((e) => e.end))))}` : 'There';
+      return t + this.where(v);
+    };
+    if (!inWin.length && !moment) return this.notFound('anything the analysis recognises', style);
+    const byVideo = new Map<string, Segment[]>();
+    for (const s of inWin) byVideo.set(s.videoId, [...(byVideo.get(s.videoId) ?? []), s]);
+    const out: string[] = [];
+    let any = false;
+    for (const [vid, segs] of [...byVideo.entries()].slice(0, 3)) {
+      const bits: string[] = [];
+      const captions = segs.filter((s) => s.kind === 'caption');
+      const cited: Evidence[] = [];
+      for (const c of captions.slice(0, 2)) cited.push(citeIn(c));
+      if (captions.length) bits.push(captions.slice(0, 2).map((c) => c.text.replace(/\.$/, '')).join('; '));
+      const objects = new Map<string, { n: number; s: Segment }>();
+      for (const o of segs.filter((s) => s.kind === 'object')) {
+        const n = maxCountIn(o, win);
+        if ((objects.get(o.text)?.n ?? 0) < n) objects.set(o.text, { n, s: o });
+      }
+      const objs = [...objects.entries()].sort((a, b) => (a[0] === 'person' ? -1 : b[0] === 'person' ? 1 : 0)).slice(0, 6);
+      for (const [, o] of objs) cited.push(citeIn(o.s));
+      if (objs.length) bits.push(`we see ${joinList(objs.map(([l, o]) => (o.n > 1 ? `${numberWord(o.n)} ${labelNoun(l, o.n)}` : article(labelNoun(l)))))}`);
+      let texts = segs.filter((s) => s.kind === 'ocr');
+      if (moment && moment.video.id === vid) {
+        const read = (await moment.readText()).slice(0, style.items);
+        for (const b of read) cited.push(this.cite(vid, 'ocr', moment.t, moment.t, b.text, b.confidence));
+        if (read.length) {
+          bits.push(`the screen shows ${joinList(read.map((b) => quote(b.text)))}`);
+          texts = [];
+        }
+      }
+      const mid = win ? (win.start + win.end) / 2 : 0;
+      texts = texts.sort((a, b) => distance(a, mid) - distance(b, mid)).slice(0, Math.min(style.items, 3));
+      for (const t of texts) cited.push(citeIn(t));
+      if (texts.length) bits.push(`the screen shows ${joinList(texts.map((t) => quote(t.text)))}`);
+      const spoken = segs.filter((s) => s.kind === 'transcript').slice(0, 2);
+      const speech = segs.filter((s) => s.kind === 'speech');
+      for (const s of spoken) cited.push(citeIn(s));
+      if (spoken.length) bits.push(`someone says ${joinList(spoken.map((s) => quote(s.text)))}`);
+      else if (speech.length) {
+        cited.push(citeIn(speech[0]!));
+        bits.push('someone is speaking');
+      }
+      if (!bits.length) continue;
+      any = true;
+      out.push(`${at(vid, cited)} ${bits.join('; ')}.`);
+    }
+    if (!any) return this.notFound('anything the analysis recognises', style);
+    return { text: out.join(' '), found: true };
+  }
+
   // ---- not found --------------------------------------------------------------------------
 
-  private notFound(what: string, style: Style): { text: string; found: boolean } {
+  private notFound(what: string, style: Style): Answer {
     const where = this.c.scope.videos.length === 1 ? this.c.scope.videos[0]!.fileName : 'the indexed videos';
     const moment = this.c.scope.window ? ` ${span(this.c.scope.window.start, this.c.scope.window.end)}` : '';
     const contents = style.brief ? '' : ` ${this.contents()}`;
@@ -409,6 +949,13 @@ export class Composer {
   }
 }
 
+/** Which audio track a speech segment is on, for videos with several (the speech stage sets it only then). */
+function onTrack(s: Segment): string {
+  const x = s.extra as { track?: unknown; language?: unknown } | null;
+  if (typeof x?.track !== 'number') return '';
+  return ` on audio track ${x.track}${typeof x.language === 'string' ? ` (${x.language})` : ''}`;
+}
+
 /** USE-lite cosine from which a segment counts as support without a shared word (paraphrases ≈ 0.6, unrelated ≤ 0.35). */
 const SUPPORT_COSINE = 0.45;
 
@@ -419,14 +966,105 @@ function sentenceFor(s: Segment, where: string, file: string | null): string {
       return `The screen shows ${quote(s.text)} ${span(s.start, s.end)}${inFile}.`;
     case 'transcript':
     case 'caption':
-      return `${span(s.start, s.end).replace(/^./, (c) => c.toUpperCase())}${inFile}: ${quote(s.text)}.`;
+      return `${span(s.start, s.end).replace(/^./, (c) => c.toUpperCase())}${onTrack(s)}${inFile}: ${quote(s.text)}.`;
     case 'object':
       return `${capital(article(labelNoun(s.text)))} is visible ${span(s.start, s.end)}${inFile}.`;
     case 'speech':
-      return `Someone speaks ${span(s.start, s.end)}${inFile}.`;
+      return `Someone speaks ${span(s.start, s.end)}${onTrack(s)}${inFile}.`;
     default:
       return `${capital(s.text)} ${span(s.start, s.end)}${inFile}.`;
   }
+}
+
+/** Facts of the video file itself (its row, not its segments). */
+const FILE_FACTS: FactKind[] = ['duration', 'resolution', 'fps', 'size', 'codec'];
+
+const COLOUR_ASKED = /\b(colou?rs?|colou?red)\b/i;
+
+/** The colour stored with a detection, when the analysis measures colours. */
+function colourIn(s: Segment): string | null {
+  const x = s.extra as { colour?: unknown; color?: unknown; colours?: unknown } | null;
+  const c = x?.colour ?? x?.color ?? (Array.isArray(x?.colours) ? x.colours[0] : null);
+  return typeof c === 'string' && c ? c : null;
+}
+
+const YES_NO = /^\s*(is|are|was|were|does|do|did|can|could|has|have|had|will|would|any)\b/i;
+
+/** Best reading score (cosine to the closest examples plus cues) under which no cell fits the question. */
+const LOW_FIT = 0.45;
+
+/** Half the width of the window around a point time (as evidence.ts widens a point `target`). */
+const POINT_HALF = 2;
+
+const OBJECTS = new Set<FactKind>(['objects', 'people']);
+
+/** Answers that read "first / last / at the beginning / at the end" themselves (no window needed). */
+const POSITIONAL = new Set<Handler>(['objects.count', 'objects.when', 'objects.presence', 'objects.extreme', 'text.what', 'text.when', 'text.presence', 'shots.extreme', 'shots.when']);
+
+/** Words that say the question is about text, not what the text says. */
+const TEXT_WORDS = new Set('text texts written write writing title titles screen shown displayed display appear appears printed words word letters sign signs read reads caption captions banner logo credits anything any'.split(' '));
+const SPEECH_WORDS = new Set('speak speaks spoke speaking speaker speakers talk talks talking say says said someone somebody anyone person man woman voice speech start starts begin begins'.split(' '));
+
+/** Seconds as words: "12.3 seconds", "2 minutes 5 seconds". */
+function secs(n: number): string {
+  if (n < 60) return `${Math.round(n * 10) / 10} second${Math.round(n * 10) / 10 === 1 ? '' : 's'}`;
+  const m = Math.floor(n / 60);
+  const r = Math.round(n - m * 60);
+  return `${m} minute${m === 1 ? '' : 's'}${r ? ` ${r} second${r === 1 ? '' : 's'}` : ''} (${Math.round(n * 10) / 10} seconds)`;
+}
+
+/** "the second shot" → 2. */
+function ordinal(prompt: string): number | null {
+  const words = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth', 'tenth'];
+  const m = /\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))\s+(shot|scene|cut)\b/i.exec(prompt);
+  if (!m) return null;
+  const w = m[1]!.toLowerCase();
+  const i = words.indexOf(w);
+  const n = i >= 0 ? i + 1 : parseInt(w, 10);
+  return m[2]!.toLowerCase() === 'cut' ? n + 1 : n;
+}
+
+/** One appearance of a label: its spans with gaps under a second and a half merged (a missed frame is not a new arrival). */
+interface Appearance {
+  videoId: string;
+  start: number;
+  end: number;
+  most: number;
+  segments: Segment[];
+}
+
+function appearances(spans: Segment[]): Appearance[] {
+  const out: Appearance[] = [];
+  const sorted = [...spans].sort((a, b) => (a.videoId === b.videoId ? a.start - b.start : a.videoId < b.videoId ? -1 : 1));
+  for (const s of sorted) {
+    const most = (s.extra as { max_count?: number } | null)?.max_count ?? 1;
+    const last = out.at(-1);
+    if (last && last.videoId === s.videoId && s.start - last.end <= 1.5) {
+      last.end = Math.max(last.end, s.end);
+      last.most = Math.max(last.most, most);
+      last.segments.push(s);
+    } else out.push({ videoId: s.videoId, start: s.start, end: s.end, most, segments: [s] });
+  }
+  return out;
+}
+
+/** Most of a label seen in one frame of the window (the span's own maximum without a window). */
+function maxCountIn(s: Segment, win: { start: number; end: number } | null): number {
+  const counts = (s.extra as { counts?: [number, number][]; max_count?: number } | null)?.counts;
+  if (!counts?.length) return (s.extra as { max_count?: number } | null)?.max_count ?? 1;
+  const inside = win ? counts.filter(([t]) => t >= win.start - 1 && t <= win.end + 1) : counts;
+  return Math.max(1, ...(inside.length ? inside : counts).map(([, n]) => n));
+}
+
+/** A time slot of the question as a window of the scope; relative ones need one video's length. */
+export function resolveTime(t: TimeSlot, videos: Video[]): { start: number; end: number } | null {
+  if ('point' in t) return t.point ? { start: Math.max(0, t.start - POINT_HALF), end: t.start + POINT_HALF } : { start: t.start, end: t.end };
+  const d = videos.length === 1 ? videos[0]!.durationSec : null;
+  if (d === null || d === undefined) return null;
+  const len = t.seconds ?? Math.min(5, d / 4);
+  if (t.relative === 'start') return { start: 0, end: len };
+  if (t.relative === 'end') return { start: Math.max(0, d - len), end: d };
+  return { start: Math.max(0, d / 2 - 2), end: d / 2 + 2 };
 }
 
 /** Runs of consecutive points (per video) that satisfy `ok`, as spans. */

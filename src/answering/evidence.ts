@@ -157,7 +157,7 @@ const ROW = {
 
 /** Kind weights by what the question needs (multiplied into the fused score). */
 function kindWeights(intent: Intent): Record<SegmentKind, number> {
-  const w: Record<SegmentKind, number> = { shot: 0.3, ocr: 1, object: 1, speech: 0.5, transcript: 1, caption: 1, audio: 0.5 };
+  const w: Record<SegmentKind, number> = { shot: 0.3, ocr: 1, object: 1, speech: 0.5, transcript: 1, caption: 1, audio: 0.5, face: 0.3 };
   if (intent.needs.has('said')) {
     w.transcript = 3;
     w.speech = 1.5;
@@ -277,11 +277,11 @@ export class EvidenceFinder {
   }
 
   /** Embedding similarity over the scope; returns [id, cosine] best first. */
-  async semantic(scope: ScopeWindow, question: string, limit = 40): Promise<[number, number][]> {
+  async semantic(scope: ScopeWindow, question: string, limit = 40, vector: Float32Array | null = null): Promise<[number, number][]> {
     if (!this.embedder || scope.videos.length === 0) return [];
     let q: Float32Array;
     try {
-      [q] = (await this.embedder.embed([question])) as [Float32Array];
+      q = vector ?? ((await this.embedder.embed([question])) as [Float32Array])[0];
     } catch {
       return []; // no embedding model here: keyword search still answers
     }
@@ -307,12 +307,12 @@ export class EvidenceFinder {
    * The fused ranking: reciprocal-rank fusion of keyword and embedding ranks, times the kind weight,
    * restricted to the time window when there is one.
    */
-  async ranked(scope: ScopeWindow, question: string, intent: Intent, limit = 12): Promise<Ranked[]> {
+  async ranked(scope: ScopeWindow, question: string, intent: Intent, limit = 12, vector: Float32Array | null = null): Promise<Ranked[]> {
     const K = 60;
     const fused = new Map<number, number>();
     const byKeyword = new Set(this.keyword(scope, [...intent.keywords, ...intent.labels]));
     [...byKeyword].forEach((id, rank) => fused.set(id, (fused.get(id) ?? 0) + 1 / (K + rank)));
-    const sem = await this.semantic(scope, question);
+    const sem = await this.semantic(scope, question, 40, vector);
     const cosines = new Map(sem);
     // Weak semantic matches are noise: USE-lite cosines under ~0.25 relate to almost anything.
     sem.filter(([, c]) => c >= 0.25).forEach(([id], rank) => fused.set(id, (fused.get(id) ?? 0) + 1 / (K + rank)));

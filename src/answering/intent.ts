@@ -137,7 +137,8 @@ export function readIntent(question: string): Intent {
 
   const labels: string[] = [];
   for (const [label, words] of Object.entries(LABEL_WORDS)) {
-    if (words.some((w) => q.includes(` ${w} `) || q.includes(` ${w}'s `))) labels.push(label);
+    // A plural the list lacks ("remotes", "sheeps") still names the label.
+    if (words.some((w) => q.includes(` ${w} `) || q.includes(` ${w}'s `) || q.includes(` ${w}s `))) labels.push(label);
   }
   const categoryLabels: string[] = [];
   for (const [word, members] of Object.entries(CATEGORIES)) {

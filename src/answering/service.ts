@@ -23,6 +23,8 @@ import type { Embedder } from '../analysis/embedder';
 import type { MomentReader } from '../analysis/moment';
 import type { MediaLinks } from '../media/links';
 import { Composer, type Composed, type ComposeInput } from './compose';
+import { answerAboutColours } from './colours';
+import { answerAboutPeople } from './people';
 import { EmbeddingCache, EvidenceFinder, windowOf, type Evidence } from './evidence';
 import { createGenerator, generatorConfigOf, type GenerateRequest, type Generator } from './generate/contracts';
 import { buildRequest, MAX_IMAGES } from './generate/prompt';
@@ -152,6 +154,7 @@ export class AnsweringService {
     }
     try {
       const composed = await this.compose(req, scope);
+      this.log.debug('question read', { reading: composed.reading, found: composed.found });
       return { user, req, scope, composed, cost };
     } catch (e) {
       this.refund(user, cost);
@@ -284,6 +287,19 @@ export class AnsweringService {
   }
 
   compose(req: InquireRequest, scope: Scope): Promise<Composed> {
+    // Questions about people (who, how many different, when does <name> appear) come first.
+    const people = answerAboutPeople({
+      db: this.d.db,
+      prompt: req.prompt,
+      indexId: scope.index.id,
+      videos: scope.videos,
+      window: windowOf(scope.target),
+      frameAt: (videoId, t) => this.frameUrlAt(videoId, t),
+    });
+    if (people) return Promise.resolve(people);
+    // Then colour questions ("when does the red car appear"), from the colours stored with detections.
+    const colours = answerAboutColours({ db: this.d.db, prompt: req.prompt, videos: scope.videos, window: windowOf(scope.target), frameAt: (videoId, t) => this.frameUrlAt(videoId, t) });
+    if (colours) return Promise.resolve(colours);
     return new Composer({
       prompt: req.prompt,
       guidance: req.guidance ?? '',
@@ -291,7 +307,14 @@ export class AnsweringService {
       finder: this.finder,
       frameUrl: (videoId, file) => this.d.links.sign(`/media/${videoId}/frames/${file}`),
       moment: this.momentOf(scope),
+      embedder: this.d.embedder,
     }).compose();
+  }
+
+  /** Signed path of the sampled frame nearest t, or null. */
+  private frameUrlAt(videoId: string, t: number): string | null {
+    const file = this.finder.frameNear(videoId, t);
+    return file ? this.d.links.sign(`/media/${videoId}/frames/${file}`) : null;
   }
 
   /** The one moment a question is about, when it names a point of one stored video. */

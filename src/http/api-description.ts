@@ -25,6 +25,9 @@ the sum of their durations.
 
 **Resource status.** \`queued\`, \`downloading\`, \`processing\`, \`ready\`, \`failed\`; resources also
 carry \`progress\` (0–100), \`stage\`, and on failure \`error\` (a sentence saying why).
+A video waiting for an analysis worker has \`stage: "queued"\`, \`queue_position\` (1 = next) and
+\`eta_sec\`. \`playback_src\` (when present) streams an H.264/AAC copy for videos whose codec not every
+browser plays (HEVC, ProRes, …).
 
 **src.** A URL of this service, \`/media/{file_id}?expires=…&sig=…\`: a signed link that expires
 (default 24 h) and streams the stored file with HTTP Range support. \`/media/{file_id}\` also accepts
@@ -74,4 +77,9 @@ levels, without a \`"__proto__"\` key; anything else is a 400 saying which.
 unknown token, 403 another user's id or a forbidden URL, 404 unknown index or video, 413 too large,
 415 not a media file / still image, 422 no video stream, unusable duration or a file cut short,
 502 source unreachable or misbehaving, 507 not enough free disk space.
+
+**People.** With the \`faces\` analyzer, faces tracked through a shot are appearances, grouped
+into people per index (never across indexes or users); \`/indexes/{index_id}/people\` lists them,
+and a person can be named, merged into another, or have an appearance split out. Another user's
+index, a deleted index, or a person of another index is 404.
 `.trim();

@@ -4,13 +4,16 @@
  */
 import { Elysia } from 'elysia';
 import { ApiError, errorBody } from '../errors';
+import { setOrigin } from './auth';
 import { checkParsedBody, limitBody, NATIVE_BODY_LIMIT } from './body';
+import { hostCheck, pathOf } from './host';
 import type { Service } from '../service';
 import { docsPlugin } from './docs';
 import type { RouteLike } from './openapi/document';
 import { indexRoutes } from './routes/indexes';
 import { inquireRoutes } from './routes/inquire';
 import { mediaRoutes } from './routes/media';
+import { peopleRoutes } from './routes/people';
 import { uiRoutes } from './routes/ui';
 import { uploadRoutes } from './routes/upload';
 import { videoRoutes } from './routes/videos';
@@ -22,19 +25,29 @@ export interface HttpOptions {
 
 export function createHttpApp(s: Service, opts: HttpOptions) {
   const maxBody = s.config.maxBodyBytes;
+  const hosts = hostCheck(s.config);
   // The document is built from the finished app's routes, registered after the docs plugin.
   let routes: () => readonly RouteLike[] = () => [];
-  const app = new Elysia({ serve: { maxRequestBodySize: NATIVE_BODY_LIMIT } })
-    // Bodies are limited here, not by Bun, so that a refusal has the error shape (see body.ts).
+  // development: false, always: Bun's development error page shows paths and source lines.
+  const app = new Elysia({ serve: { maxRequestBodySize: NATIVE_BODY_LIMIT, development: false } })
     .onRequest((c) => {
+      // Headers first, so that refusals carry them too.
+      c.set.headers['x-content-type-options'] = 'nosniff';
+      if (/^\/swagger(\/|$)/.test(pathOf(c.request))) {
+        c.set.headers['content-security-policy'] = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'";
+        c.set.headers['x-frame-options'] = 'DENY';
+      }
+      const origin = hosts.check(c.request);
+      // Bodies are limited here, not by Bun, so that a refusal has the error shape (see body.ts).
       c.request = limitBody(c.request, maxBody);
+      setOrigin(c.request, origin);
     })
     .onTransform(({ body }) => checkParsedBody(body))
     // The path only: query strings carry tokens and link signatures.
-    .onAfterResponse(({ request, set }) => s.log.debug('request', { method: request.method, path: new URL(request.url).pathname, status: set.status }))
+    .onAfterResponse(({ request, set }) => s.log.debug('request', { method: request.method, path: pathOf(request), status: set.status }))
     .onError(({ code, error, set, request }) => {
       const { status, message } = toStatusMessage(code, error);
-      if (status === 500) s.log.error('request failed', { method: request.method, path: new URL(request.url).pathname, status, reason: message });
+      if (status === 500) s.log.error('request failed', { method: request.method, path: pathOf(request), status, reason: message });
       set.status = status;
       set.headers['content-type'] = 'application/json';
       return errorBody(status, message);
@@ -46,6 +59,7 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
     .use(indexRoutes(s, opts))
     .use(mediaRoutes(s))
     .use(videoRoutes(s))
+    .use(peopleRoutes(s))
     .use(uiRoutes());
   routes = () => app.routes;
   return app;

@@ -6,7 +6,18 @@ export function tokenOf(explicit: unknown, request: Request): string | undefined
   return m?.[1];
 }
 
-/** Base URL of this server as the client reached it (for absolute `src` links). */
+import { badRequest } from '../errors';
+
+/** Origins of requests whose Host the HTTP layer checked (see host.ts), for links. */
+const checkedOrigins = new WeakMap<Request, string>();
+
+export function setOrigin(request: Request, origin: string): void {
+  checkedOrigins.set(request, origin);
+}
+
+/** Base URL for absolute `src`/`frame_url` links: --public-url, or the request's checked Host. */
 export function originOf(request: Request): string {
-  return new URL(request.url).origin;
+  const origin = checkedOrigins.get(request);
+  if (origin === undefined) throw badRequest('the Host header was not checked');
+  return origin;
 }

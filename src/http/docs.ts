@@ -67,7 +67,8 @@ export function docsPlugin(routes: () => readonly RouteLike[]) {
     .get(
       '/swagger-assets/:name',
       ({ params, set }) => {
-        const asset = ASSETS[params.name];
+        // Own properties only: `constructor`, `__proto__` or `toString` would find Object's members (a 500).
+        const asset = Object.hasOwn(ASSETS, params.name) ? ASSETS[params.name] : undefined;
         if (!asset) {
           set.status = 404;
           return { error: 404, message: 'no such asset' };

@@ -132,8 +132,11 @@ export const Resource = named('MediaResource', t.Object({
     { additionalProperties: true },
   )),
   src: t.String({ description: 'URL of this service streaming the file (Range supported), signed and expiring' }),
+  playback_src: t.Optional(t.String({ description: 'additive: like src, a copy every browser plays (H.264/AAC MP4), present when the original codec or container needs one' })),
   progress: t.Number({ description: 'additive: 0-100' }),
-  stage: t.Optional(t.String({ description: 'additive: current processing stage' })),
+  stage: t.Optional(t.String({ description: 'additive: current processing stage ("queued" while waiting for an analysis worker)' })),
+  queue_position: t.Optional(t.Integer({ description: 'additive: while queued, the place in line (1 = next)' })),
+  eta_sec: t.Optional(t.Integer({ description: 'additive: while queued, estimated seconds until the analysis is done (from the speed of earlier analyses on this server)' })),
   error: t.Optional(t.String({ description: 'additive: why the resource failed' })),
 }));
 

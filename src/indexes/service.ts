@@ -33,8 +33,9 @@ export function validateIndexName(name: string): string {
   if (n.length === 0) throw badRequest('index must not be empty: give an index_id or the name of an index');
   if (n.length > 200) throw badRequest('index name is longer than 200 characters');
   // Names are labels (never paths): any printable Unicode is fine; control characters (C0 and C1)
-  // and lone surrogates (not text, and not storable as UTF-8) are refused.
-  if (/[\p{Cc}\p{Cs}]/u.test(n)) throw badRequest('index name must not contain control characters or lone surrogates (invalid Unicode)');
+  // and lone surrogates (not text, and not storable as UTF-8) are refused, and so are the bidi
+  // embedding/override/isolate controls, which reverse how the rest of a page reads.
+  if (/[\p{Cc}\p{Cs}\u202A-\u202E\u2066-\u2069]/u.test(n)) throw badRequest('index name must not contain control characters (bidi controls U+202A–202E and U+2066–2069 included) or lone surrogates (invalid Unicode)');
   return n;
 }
 

@@ -12,6 +12,10 @@ export interface DownloadOptions {
   connectTimeoutMs: number;
   idleTimeoutMs: number;
   maxRedirects: number;
+  /** The whole download, every hop included, in ms (0 = none): a source cannot hold a slot for ever. @default 0 */
+  deadlineMs?: number;
+  /** Slowest average rate accepted, in bytes/s, judged over each idle-timeout window (0 = none). @default 0 */
+  minRate?: number;
   signal?: AbortSignal;
   /** Called after each chunk; `total` is null when the source sent no Content-Length. */
   onProgress?: (received: number, total: number | null) => void;
@@ -33,13 +37,28 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const YIELD_EVERY_MS = 4;
 
 export async function downloadToFile(start: URL, dest: string, opts: DownloadOptions): Promise<DownloadResult> {
+  // One deadline over every hop: the idle timeout resets on each byte, so a source that drips
+  // would otherwise hold the download (and its sockets) as long as it likes.
+  const whole = new AbortController();
+  const deadline = opts.deadlineMs ? setTimeout(() => whole.abort(new ApiError(504, `the download took longer than ${opts.deadlineMs} ms (--download-deadline-ms); use a faster source`)), opts.deadlineMs) : null;
+  const signal = opts.signal ? AbortSignal.any([opts.signal, whole.signal]) : whole.signal;
+  try {
+    return await download(start, dest, { ...opts, signal });
+  } finally {
+    if (deadline) clearTimeout(deadline);
+  }
+}
+
+async function download(start: URL, dest: string, opts: DownloadOptions): Promise<DownloadResult> {
   let url = start;
   for (let hop = 0; ; hop++) {
     await checkHost(url, opts.policy);
     const ctrl = new AbortController();
     const abortOuter = () => ctrl.abort(opts.signal?.reason);
+    if (opts.signal?.aborted) throw abortedBy(opts.signal)!;
     opts.signal?.addEventListener('abort', abortOuter, { once: true });
     let timeoutReason: ApiError | null = null;
+    let rateCheck: ReturnType<typeof setInterval> | null = null;
     const timeout = (ms: number, reason: ApiError) =>
       setTimeout(() => {
         timeoutReason = reason;
@@ -100,6 +119,19 @@ export async function downloadToFile(start: URL, dest: string, opts: DownloadOpt
       try {
         if (!res.body) throw badGateway('the source sent no body');
         timer = timeout(opts.idleTimeoutMs, badGateway(`the source stalled: no data for ${opts.idleTimeoutMs} ms`));
+        if (opts.minRate) {
+          const windowMs = opts.idleTimeoutMs;
+          const least = Math.ceil((opts.minRate * windowMs) / 1000);
+          let atWindowStart = 0;
+          rateCheck = setInterval(() => {
+            const got = received - atWindowStart;
+            atWindowStart = received;
+            if (got < least) {
+              timeoutReason = badGateway(`the source is too slow: ${got} bytes in ${windowMs} ms, below the minimum of ${opts.minRate} bytes/s (--min-download-rate)`);
+              ctrl.abort(timeoutReason);
+            }
+          }, windowMs);
+        }
         const reader = res.body.getReader();
         for (;;) {
           let chunk: Awaited<ReturnType<typeof reader.read>>;
@@ -129,6 +161,7 @@ export async function downloadToFile(start: URL, dest: string, opts: DownloadOpt
         }
       } finally {
         clearTimeout(timer);
+        if (rateCheck) clearInterval(rateCheck);
         await sink.end();
       }
       if (total !== null && received !== total) throw badGateway(`the source closed the connection before the end of the file, after ${received} of ${total} bytes`);
@@ -137,6 +170,7 @@ export async function downloadToFile(start: URL, dest: string, opts: DownloadOpt
       return { finalUrl: url, bytes: received, sha256: hasher.digest('hex'), contentType, fileName: fileNameOf(res.headers.get('content-disposition'), url) };
     } finally {
       clearTimeout(timer);
+      if (rateCheck) clearInterval(rateCheck);
       opts.signal?.removeEventListener('abort', abortOuter);
     }
   }
@@ -194,11 +228,11 @@ export function fileNameOf(disposition: string | null, url: URL): string {
   return cleanFileName(name) || 'video';
 }
 
-/** Keeps a name displayable: no folders, no control characters, at most 200 characters. */
+/** Keeps a name displayable: no folders, no control characters (bidi controls included), at most 200 characters. */
 export function cleanFileName(name: string): string {
   const base = name.split(/[\\/]/).pop() ?? '';
   return base
-    .replace(/[\u0000-\u001f\u007f-\u009f]/g, '')
+    .replace(/[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, '')
     .replace(/^\.+/, '')
     .trim()
     .slice(0, 200);

@@ -11,9 +11,9 @@
  */
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { and, eq, inArray, ne } from 'drizzle-orm';
+import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Config } from '../config';
-import { ApiError, badRequest, insufficientStorage, notFound } from '../errors';
+import { ApiError, badRequest, insufficientStorage, notFound, tooManyRequests } from '../errors';
 import { newVideoId } from '../ids';
 import type { IndexService } from '../indexes/service';
 import type { Logger } from '../log';
@@ -21,6 +21,7 @@ import { probeFile, type MediaInfo } from '../media/probe';
 import { writeTx, type Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import { mediaIndexes, videos, type MediaIndex, type User, type Video } from '../storage/schema';
+import { removeEmptyPeople } from '../people/group';
 import { downloadToFile, fileNameOf } from './download';
 import { checkHost, parseSourceUrl } from './url-guard';
 
@@ -63,6 +64,8 @@ export interface IngestDeps {
   indexes: IndexService;
   log: Logger;
   ffprobe: () => Promise<string>;
+  /** ffmpeg, which the probe reads the facts with when ffprobe crashes. */
+  ffmpeg?: () => Promise<string>;
   /** Queues a stored video's analysis inside the transaction that marks it stored. */
   enqueue?: (tx: Db, videoId: string, now: Date) => void;
   /** Called when a video's file is stored, probed (and queued); wakes the analysis workers. */
@@ -77,14 +80,47 @@ const PROGRESS_EVERY_MS = 250;
 const DISK_CHECK_EVERY_BYTES = 1 << 20;
 
 export class IngestService {
-  /** Downloads in flight, so that removing their video cancels them. */
-  private readonly inFlight = new Map<string, AbortController>();
+  /**
+   * Downloads in flight (from authorization to the end), so that removing their video cancels them
+   * and the admission can count them per user and in all.
+   */
+  private readonly inFlight = new Map<string, { ctrl: AbortController; userId: string }>();
 
   constructor(private readonly d: IngestDeps) {}
 
   /** Checks and fetches in one go (the JSON form of POST /remote-upload). */
   async remoteUpload(user: User, req: UploadRequest, emit: (e: UploadEvent) => void = () => {}): Promise<UploadMetadata> {
     return this.fetchAndStore(await this.authorize(user, req), emit);
+  }
+
+  /**
+   * The one admission check of every way in (URL uploads, file uploads): the user's stored bytes
+   * (507), downloads in flight for the user and on the server, and videos waiting for or under
+   * analysis (429). Cheap: two indexed counts and a map size. Returns the bytes the user may still
+   * store (Infinity when unlimited). A limit of 0 is off.
+   */
+  admit(user: User): { storageLeft: number } {
+    const c = this.d.config;
+    if (c.maxDownloads && this.inFlight.size >= c.maxDownloads) {
+      throw tooManyRequests(`the server is busy: ${this.inFlight.size} downloads are in flight, the limit of --max-downloads (VIDQ_MAX_DOWNLOADS); retry in a minute`);
+    }
+    if (c.userMaxDownloads) {
+      let mine = 0;
+      for (const f of this.inFlight.values()) if (f.userId === user.id) mine++;
+      if (mine >= c.userMaxDownloads) throw tooManyRequests(`you have ${mine} downloads in flight, the per-user limit (--user-max-downloads, VIDQ_USER_MAX_DOWNLOADS); wait for one to finish, or ask the operator to raise it`);
+    }
+    const row = this.d.db
+      .select({ bytes: sql<number>`coalesce(sum(${videos.sizeBytes}), 0)`, waiting: sql<number>`coalesce(sum(${videos.status} in ('downloading', 'processing')), 0)` })
+      .from(videos)
+      .where(and(eq(videos.userId, user.id), ne(videos.status, 'failed')))
+      .get()!;
+    if (c.userMaxQueued && row.waiting >= c.userMaxQueued) {
+      throw tooManyRequests(`you have ${row.waiting} videos downloading or waiting for analysis, the per-user limit (--user-max-queued, VIDQ_USER_MAX_QUEUED); wait for some to be ready, or ask the operator to raise it`);
+    }
+    if (c.userMaxStorageBytes && row.bytes >= c.userMaxStorageBytes) {
+      throw insufficientStorage(`your videos take ${row.bytes} bytes, the per-user storage limit of ${c.userMaxStorageBytes} bytes (--user-max-storage-bytes, VIDQ_USER_MAX_STORAGE_BYTES); remove videos, or ask the operator to raise it`);
+    }
+    return { storageLeft: c.userMaxStorageBytes ? c.userMaxStorageBytes - row.bytes : Infinity };
   }
 
   /**
@@ -98,6 +134,8 @@ export class IngestService {
     const url = parseSourceUrl(req.url);
     if (files.freeBytes() < config.minFreeBytes) throw insufficientStorage(`not enough free disk space in the data directory (less than ${config.minFreeBytes} bytes); free some space and retry`);
     await checkHost(url, { allowPrivate: config.allowPrivateUrls });
+    // After the awaits: nothing else can take a slot between the check and the reservation.
+    this.admit(user);
 
     const videoId = newVideoId();
     const now = new Date();
@@ -108,18 +146,30 @@ export class IngestService {
         .run();
       return r;
     });
+    // Synchronous from admit() to here: no other request can slip in between.
+    this.inFlight.set(videoId, { ctrl: new AbortController(), userId: user.id });
     indexes.invalidate(user.id, index.id);
     return { user, url, videoId, index, createdIndex: created };
   }
 
-  /** Downloads, probes and stores an authorized upload; on failure removes every trace of it. */
-  async fetchAndStore(up: AuthorizedUpload, emit: (e: UploadEvent) => void = () => {}): Promise<UploadMetadata> {
+  /**
+   * Downloads, probes and stores an authorized upload; on failure removes every trace of it.
+   * `clientGone` (the request's signal) cancels it: nobody would see the answer.
+   */
+  async fetchAndStore(up: AuthorizedUpload, emit: (e: UploadEvent) => void = () => {}, clientGone?: AbortSignal): Promise<UploadMetadata> {
     const { db, config, files, indexes, log } = this.d;
     const { user, url, videoId, index, createdIndex: created } = up;
     emit({ type: 'file_authorized', key: videoId, index_id: index.id, file_name: fileNameOf(null, url) });
 
-    const ctrl = new AbortController();
-    this.inFlight.set(videoId, ctrl);
+    const slot = this.inFlight.get(videoId) ?? { ctrl: new AbortController(), userId: user.id };
+    const ctrl = slot.ctrl;
+    this.inFlight.set(videoId, slot);
+    const onGone = () => ctrl.abort(new ApiError(499, 'the client closed the connection; the upload was cancelled'));
+    if (clientGone?.aborted) onGone();
+    clientGone?.addEventListener('abort', onGone, { once: true });
+    // Other videos of the user stored meanwhile count too (read again at the end is not needed:
+    // the per-user download cap bounds what can land at once).
+    const storageLeft = config.userMaxStorageBytes ? Math.max(0, config.userMaxStorageBytes - this.storedBytes(user.id, videoId)) : Infinity;
     const tmp = files.tempFile();
     const vlog = log.child({ video_id: videoId, index_id: index.id });
     const started = performance.now();
@@ -134,13 +184,17 @@ export class IngestService {
         connectTimeoutMs: config.connectTimeoutMs,
         idleTimeoutMs: config.idleTimeoutMs,
         maxRedirects: config.maxRedirects,
+        deadlineMs: config.downloadDeadlineMs,
+        minRate: config.minDownloadRate,
         signal: ctrl.signal,
         onResponse: ({ contentLength }) => {
+          if (contentLength !== null && contentLength > storageLeft) ctrl.abort(this.overQuota(contentLength, storageLeft));
           if (contentLength !== null && files.freeBytes() - contentLength < config.minFreeBytes) {
             ctrl.abort(insufficientStorage(`the file is ${contentLength} bytes, and storing it would leave less than ${config.minFreeBytes} bytes free in the data directory; free some space and retry`));
           }
         },
         onProgress: (received, total) => {
+          if (received > storageLeft) ctrl.abort(this.overQuota(received, storageLeft));
           if (received - diskCheckedAt >= DISK_CHECK_EVERY_BYTES) {
             diskCheckedAt = received;
             if (files.freeBytes() < config.minFreeBytes) {
@@ -160,7 +214,7 @@ export class IngestService {
       });
       emit({ type: 'progress', key: videoId, stage: 'probing', percentage: 100, bytes: dl.bytes, total_bytes: dl.bytes });
       this.setProgress(user.id, index.id, videoId, 'probing', 100);
-      const info = await probeFile(await this.d.ffprobe(), tmp, { maxDurationSec: config.maxDurationSec, signal: ctrl.signal });
+      const info = await probeFile(await this.d.ffprobe(), tmp, { maxDurationSec: config.maxDurationSec, signal: ctrl.signal, ffmpeg: await this.d.ffmpeg?.() });
 
       const twin = db
         .select()
@@ -212,13 +266,33 @@ export class IngestService {
       emit({ type: 'error', error: err.status, message: err.message });
       throw err;
     } finally {
+      clientGone?.removeEventListener('abort', onGone);
       this.inFlight.delete(videoId);
     }
+  }
+
+  private overQuota(bytes: number, left: number): ApiError {
+    return insufficientStorage(`the file (${bytes} bytes or more) does not fit in what is left of your storage limit (${left} bytes; --user-max-storage-bytes, VIDQ_USER_MAX_STORAGE_BYTES); remove videos, or ask the operator to raise it`);
+  }
+
+  private storedBytes(userId: string, except: string): number {
+    return this.d.db
+      .select({ bytes: sql<number>`coalesce(sum(${videos.sizeBytes}), 0)` })
+      .from(videos)
+      .where(and(eq(videos.userId, userId), ne(videos.status, 'failed'), ne(videos.id, except)))
+      .get()!.bytes;
   }
 
   /** True while this process is downloading the video (the maintenance job leaves it alone). */
   isBusy(videoId: string): boolean {
     return this.inFlight.has(videoId);
+  }
+
+  /** Stops a download in flight (the maintenance job's stuck check); false when there is none. */
+  cancel(videoId: string, reason: ApiError): boolean {
+    const f = this.inFlight.get(videoId);
+    f?.ctrl.abort(reason);
+    return !!f;
   }
 
   private setProgress(userId: string, indexId: string, videoId: string, stage: string, progress: number): void {
@@ -278,8 +352,12 @@ export class IngestService {
   /** Deletes videos' rows, then their files (also used by the purge). */
   deleteVideos(userId: string, indexId: string, ids: string[]): void {
     if (ids.length === 0) return;
-    for (const id of ids) this.inFlight.get(id)?.abort(new ApiError(404, 'the video was removed while it was being uploaded'));
-    this.d.db.delete(videos).where(inArray(videos.id, ids)).run();
+    for (const id of ids) this.inFlight.get(id)?.ctrl.abort(new ApiError(404, 'the video was removed while it was being uploaded'));
+    writeTx(this.d.db, (tx) => {
+      tx.delete(videos).where(inArray(videos.id, ids)).run();
+      // Their face appearances went with them (cascade); people left with none go too.
+      removeEmptyPeople(tx, indexId);
+    });
     this.d.indexes.invalidate(userId, indexId);
     for (const id of ids) this.d.files.removeVideoFiles(id);
   }

@@ -42,6 +42,10 @@ export function isPublicAddress(address: string): boolean {
     const v6 = ip as ipaddr.IPv6;
     // Addresses that embed an IPv4 one are judged by it.
     if (v6.isIPv4MappedAddress()) return isPublicAddress(v6.toIPv4Address().toString());
+    // The whole ::/96 range (IPv4-compatible, deprecated: [::127.0.0.1], [::7f00:1]; and :: and
+    // ::1) is judged by its last 32 bits, which some stacks route as that IPv4 address.
+    const p = v6.parts;
+    if (p.slice(0, 6).every((x) => x === 0)) return isPublicAddress(`${p[6]! >> 8}.${p[6]! & 255}.${p[7]! >> 8}.${p[7]! & 255}`);
     const range = v6.range();
     if (range === 'rfc6052' || range === '6to4' || range === 'teredo') return false;
     return range === 'unicast';

@@ -3,13 +3,14 @@
  * purge indexes soft-deleted longer than the retention, fail resources stuck in a non-final state,
  * and refresh the resource-listing cache.
  */
-import { and, eq, inArray, lt } from 'drizzle-orm';
+import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { Config } from '../config';
+import { ApiError } from '../errors';
 import type { IndexService } from '../indexes/service';
 import type { IngestService } from '../ingest/service';
 import type { Logger } from '../log';
 import type { Db } from '../storage/db';
-import { mediaIndexes, videos } from '../storage/schema';
+import { jobs, mediaIndexes, videos } from '../storage/schema';
 
 export interface MaintenanceReport {
   purgedIndexes: number;
@@ -40,10 +41,19 @@ export class Maintenance {
 
   failStuck(now: Date): number {
     const cutoff = new Date(now.getTime() - this.d.config.stuckAfterMinutes * 60_000);
+    // Downloads this process is still running are covered too: one started before the cutoff has
+    // outlived any sane deadline, and is stopped (its upload then removes its row and files).
+    const overdue = this.d.db
+      .select({ id: videos.id })
+      .from(videos)
+      .where(and(eq(videos.status, 'downloading'), lt(videos.uploadedAt, cutoff)))
+      .all()
+      .filter((v) => this.d.ingest.cancel(v.id, new ApiError(504, `the download ran longer than ${this.d.config.stuckAfterMinutes} minutes (--stuck-after-minutes) and was stopped`)));
     const stuck = this.d.db
       .select({ id: videos.id, userId: videos.userId, indexId: videos.indexId })
       .from(videos)
-      .where(and(inArray(videos.status, ['queued', 'downloading', 'processing']), lt(videos.updatedAt, cutoff)))
+      // Waiting in line for a worker (behind long videos) is not being stuck.
+      .where(and(inArray(videos.status, ['queued', 'downloading', 'processing']), lt(videos.updatedAt, cutoff), sql`${videos.id} NOT IN (SELECT ${jobs.videoId} FROM ${jobs} WHERE ${jobs.state} = 'pending')`))
       .all()
       .filter((v) => !this.d.isBusy(v.id));
     for (const v of stuck) {
@@ -54,6 +64,6 @@ export class Maintenance {
         .run();
       this.d.indexes.invalidate(v.userId, v.indexId);
     }
-    return stuck.length;
+    return stuck.length + overdue.length;
   }
 }

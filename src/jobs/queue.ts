@@ -2,11 +2,47 @@
  * The persistent analysis queue (table `jobs`, one row per video). bun:sqlite is synchronous, so
  * claiming the next job is one short transaction; several processes may share the database.
  */
-import { and, asc, eq, inArray, like, sql } from 'drizzle-orm';
+import { and, desc, eq, inArray, like, sql } from 'drizzle-orm';
 import { writeTx, type Db } from '../storage/db';
 import { jobs, videos, type Job } from '../storage/schema';
 
 export const FIRST_STAGE = 'analyzing:visual';
+/** What a video shows while its job waits for a worker. */
+export const QUEUED_STAGE = 'queued';
+
+/** Which jobs a worker may take. */
+export interface ClaimRules {
+  /** Only videos at most this long (the short lane). */
+  maxVideoSec?: number;
+  /** Skip users who already have this many analyses running (0 = no cap). */
+  perUserCap?: number;
+}
+
+/** A pending job with what the turn order needs. */
+interface Waiting {
+  videoId: string;
+  userId: string;
+  durationSec: number;
+  createdAt: Date;
+}
+
+/** Where a waiting video stands: 1 = next; the ETA counts the work ahead and its own. */
+export interface PlaceInLine {
+  position: number;
+  etaSec: number | null;
+}
+
+/**
+ * Seconds of analysis per second of video when nothing has been measured yet (the ingest bench
+ * target is 20× real time).
+ */
+const DEFAULT_RATE = 0.05;
+/** A short-lane worker's start with its models (measured 10-14 s with every analyzer, loaded machine). */
+const LANE_START_SEC = 10;
+/** Within one user's turn, videos up to this long go before longer ones. */
+const SHORT_FIRST_SEC = 120;
+/** Places in line are counted this far (a longer line shows no position beyond it). */
+const MAX_LINE = 500;
 
 export class JobQueue {
   constructor(private readonly db: Db) {}
@@ -19,7 +55,7 @@ export class JobQueue {
   /** The same inside the caller's transaction (storing a video and queueing it are one commit). */
   enqueueIn(tx: Db, videoId: string, now = new Date()): void {
     tx.insert(jobs).values({ videoId, state: 'pending', stage: FIRST_STAGE, progress: 0, createdAt: now, updatedAt: now }).onConflictDoNothing().run();
-    tx.update(videos).set({ status: 'processing', stage: FIRST_STAGE, progress: 0, updatedAt: now }).where(eq(videos.id, videoId)).run();
+    tx.update(videos).set({ status: 'processing', stage: QUEUED_STAGE, progress: 0, updatedAt: now }).where(eq(videos.id, videoId)).run();
   }
 
   /**
@@ -59,10 +95,12 @@ export class JobQueue {
     return lost;
   }
 
-  /** Takes the oldest pending job for `workerId`, or null. */
-  claim(workerId: string, now = new Date()): Job | null {
+  /**
+   * Takes the next pending job for `workerId` in turn order (see `turnOrder`), or null.
+   */
+  claim(workerId: string, now = new Date(), rules: ClaimRules = {}): Job | null {
     return writeTx(this.db, (tx) => {
-      const next = tx.select().from(jobs).where(eq(jobs.state, 'pending')).orderBy(asc(jobs.createdAt)).limit(1).get();
+      const next = this.turnOrder(tx, rules, 1)[0];
       if (!next) return null;
       const claimed = tx
         .update(jobs)
@@ -72,6 +110,117 @@ export class JobQueue {
         .get();
       return claimed ?? null;
     });
+  }
+
+  /**
+   * The pending jobs in the order workers take them. Users take turns: first those with the fewest
+   * analyses running, then the one whose last turn is oldest (so one user's backlog never starves
+   * another's); within a user, short videos before long ones (a 10-second clip should not wait
+   * for an hour-long one), then the oldest.
+   */
+  private turnOrder(db: Db, rules: ClaimRules = {}, limit = MAX_LINE): Waiting[] {
+    const pending: Waiting[] = db
+      .select({ videoId: jobs.videoId, userId: videos.userId, durationSec: videos.durationSec, createdAt: jobs.createdAt })
+      .from(jobs)
+      .innerJoin(videos, eq(videos.id, jobs.videoId))
+      .where(eq(jobs.state, 'pending'))
+      .all()
+      .map((r) => ({ ...r, durationSec: r.durationSec ?? 0 }));
+    if (pending.length === 0) return [];
+    const users = db
+      .select({ userId: videos.userId, running: sql<number>`sum(${jobs.state} = 'running')`, lastTurn: sql<number | null>`max(CASE WHEN ${jobs.state} != 'pending' THEN ${jobs.updatedAt} END)` })
+      .from(jobs)
+      .innerJoin(videos, eq(videos.id, jobs.videoId))
+      .groupBy(videos.userId)
+      .all();
+    const byUser = new Map(users.map((u) => [u.userId, { running: u.running ?? 0, lastTurn: u.lastTurn ?? 0 }]));
+    const cap = rules.perUserCap ?? 0;
+    const short = (w: Waiting) => (w.durationSec <= SHORT_FIRST_SEC ? 0 : 1);
+    const left = pending
+      .filter((w) => rules.maxVideoSec === undefined || w.durationSec <= rules.maxVideoSec)
+      .filter((w) => cap <= 0 || (byUser.get(w.userId)?.running ?? 0) < cap);
+    // Each user's own line: short ones first, then the oldest.
+    const perUser = new Map<string, Waiting[]>();
+    for (const w of left) {
+      const own = perUser.get(w.userId);
+      if (own) own.push(w);
+      else perUser.set(w.userId, [w]);
+    }
+    for (const own of perUser.values()) own.sort((a, b) => short(a) - short(b) || a.createdAt.getTime() - b.createdAt.getTime());
+    // Then the users' turns as they will go: after each pick its user's last turn is the latest.
+    const line: Waiting[] = [];
+    let turn = Number.MAX_SAFE_INTEGER / 2;
+    while (line.length < limit) {
+      let best: string | null = null;
+      for (const [user, own] of perUser) {
+        if (best === null) {
+          best = user;
+          continue;
+        }
+        const [u, b] = [byUser.get(user)!, byUser.get(best)!];
+        const [x, y] = [own[0]!, perUser.get(best)![0]!];
+        if ((u.running - b.running || u.lastTurn - b.lastTurn || short(x) - short(y) || x.createdAt.getTime() - y.createdAt.getTime()) < 0) best = user;
+      }
+      if (best === null) break;
+      const own = perUser.get(best)!;
+      line.push(own.shift()!);
+      if (own.length === 0) perUser.delete(best);
+      byUser.set(best, { running: byUser.get(best)!.running, lastTurn: turn++ });
+    }
+    return line;
+  }
+
+  /**
+   * Each waiting video's place in line and an estimate of when it is ready: the remaining work of
+   * the running jobs and of the jobs ahead, shared by `workers`, plus its own, at the speed measured
+   * on this server's finished videos. A video in the short lane waits only for the lane.
+   */
+  placesInLine(workers: number, shortLaneSec = 0): Map<string, PlaceInLine> {
+    const order = this.turnOrder(this.db);
+    const out = new Map<string, PlaceInLine>();
+    if (order.length === 0) return out;
+    const rate = this.secondsPerVideoSecond();
+    const running = this.db
+      .select({ eta: jobs.etaSec, progress: jobs.progress, durationSec: videos.durationSec })
+      .from(jobs)
+      .innerJoin(videos, eq(videos.id, jobs.videoId))
+      .where(eq(jobs.state, 'running'))
+      .all();
+    // A job that just started has no ETA of its own yet: its length at the measured speed.
+    const busy = running.reduce((s, r) => s + (r.eta ?? (r.durationSec ?? 0) * rate * (1 - r.progress / 100)), 0);
+    let ahead = busy;
+    order.forEach((w, i) => {
+      const own = w.durationSec * rate;
+      const lane = shortLaneSec > 0 && w.durationSec <= shortLaneSec && running.length >= workers;
+      const eta = lane ? LANE_START_SEC + own : ahead / Math.max(1, workers) + own;
+      out.set(w.videoId, { position: i + 1, etaSec: rate > 0 ? Math.max(1, Math.round(eta)) : null });
+      ahead += own;
+    });
+    return out;
+  }
+
+  /** Analysis seconds per second of video over the last finished videos (their stage timings). */
+  private secondsPerVideoSecond(): number {
+    const done = this.db
+      .select({ analysis: videos.analysis, durationSec: videos.durationSec })
+      .from(jobs)
+      .innerJoin(videos, eq(videos.id, jobs.videoId))
+      .where(eq(jobs.state, 'done'))
+      .orderBy(desc(jobs.updatedAt))
+      .limit(20)
+      .all();
+    let ms = 0;
+    let sec = 0;
+    for (const d of done) {
+      const stages = Object.values(d.analysis ?? {}) as { ms?: number }[];
+      // Stages of a group overlap: the sum over-counts, so this estimate errs on the late side.
+      const total = stages.reduce((s, st) => s + (typeof st?.ms === 'number' ? st.ms : 0), 0);
+      if (total > 0 && (d.durationSec ?? 0) > 0) {
+        ms += total;
+        sec += d.durationSec!;
+      }
+    }
+    return sec > 0 ? ms / 1000 / sec : DEFAULT_RATE;
   }
 
   get(videoId: string): Job | undefined {
@@ -161,6 +310,7 @@ export class JobQueue {
         out.failed.push(j.videoId);
       } else {
         this.db.update(jobs).set({ state: 'pending', workerId: null, updatedAt: now }).where(eq(jobs.videoId, j.videoId)).run();
+        this.db.update(videos).set({ stage: QUEUED_STAGE, updatedAt: now }).where(eq(videos.id, j.videoId)).run();
         out.requeued.push(j.videoId);
       }
     }
@@ -170,6 +320,19 @@ export class JobQueue {
   /** At start-up no worker is alive: running jobs go back to pending and resume at their stage. */
   resetRunning(): number {
     return this.db.update(jobs).set({ state: 'pending', workerId: null }).where(eq(jobs.state, 'running')).returning({ v: jobs.videoId }).all().length;
+  }
+
+  /** True when every worker is busy and a video the short lane takes is waiting. */
+  shortLaneNeeded(workers: number, maxVideoSec: number): boolean {
+    const running = this.db.select({ n: sql<number>`count(*)` }).from(jobs).where(eq(jobs.state, 'running')).get()?.n ?? 0;
+    if (running < workers) return false;
+    return !!this.db
+      .select({ id: jobs.videoId })
+      .from(jobs)
+      .innerJoin(videos, eq(videos.id, jobs.videoId))
+      .where(and(eq(jobs.state, 'pending'), sql`coalesce(${videos.durationSec}, 0) <= ${maxVideoSec}`))
+      .limit(1)
+      .get();
   }
 
   pendingCount(): number {

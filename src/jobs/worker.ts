@@ -14,9 +14,18 @@ import { createLogger } from '../log';
 import { resolveBinaries } from '../media/binaries';
 import { openDatabase } from '../storage/db';
 import { DataDir } from '../storage/files';
+import { eq } from 'drizzle-orm';
+import { videos } from '../storage/schema';
+import { playbackStep } from './playback-step';
 import { JobQueue } from './queue';
 
-export type WorkerMessage = { type: 'changed'; video_id: string } | { type: 'idle' } | { type: 'ready'; analyzers: string[] };
+export type WorkerMessage = { type: 'changed'; video_id: string } | { type: 'idle' } | { type: 'ready'; analyzers: string[] } | { type: 'recycle'; rss_bytes: number };
+
+/**
+ * Set by the supervisor on a short-lane worker: it takes only short videos, and exits as soon as
+ * none is waiting (so its memory is held only while it is needed).
+ */
+export const LANE_ENV = 'VIDQ_WORKER_LANE';
 
 /**
  * Niceness the worker gives itself: analysis saturates every core, and at the same priority the
@@ -58,10 +67,12 @@ export async function runWorker(config: Config): Promise<number> {
   });
 
   send({ type: 'ready', analyzers: analyzers.map((a) => a.stage) });
+  const lane = process.env[LANE_ENV] === 'short';
+  const rules = { perUserCap: config.maxAnalysesPerUser, ...(lane && { maxVideoSec: config.shortLaneSec }) };
   while (!stop.signal.aborted) {
     let job;
     try {
-      job = queue.claim(workerId);
+      job = queue.claim(workerId, new Date(), rules);
     } catch (e) {
       // The database is busy beyond its timeout (another process holds a long write): try again.
       log.warn('could not claim a job', { reason: (e as Error).message });
@@ -69,6 +80,7 @@ export async function runWorker(config: Config): Promise<number> {
       continue;
     }
     if (!job) {
+      if (lane) break;
       send({ type: 'idle' });
       await new Promise<void>((r) => {
         wake = r;
@@ -77,12 +89,45 @@ export async function runWorker(config: Config): Promise<number> {
       wake = null;
       continue;
     }
-    const outcome = await runJob(job, { db, queue, files, analyzers, ffmpeg, workerId, log, onChange: (id) => send({ type: 'changed', video_id: id }) }, stop.signal);
+    // A budget of time relative to the video's duration: a file built to be slow to analyse cannot
+    // hold the worker (and everyone queued behind it) for hours. The stages stop as on a removal
+    // (child processes killed, partial output deleted); the video is then failed with the reason.
+    const budget = analysisBudgetSec(config, db.select({ d: videos.durationSec }).from(videos).where(eq(videos.id, job.videoId)).get()?.d ?? 0);
+    const overBudget = new AbortController();
+    const budgetTimer = budget ? setTimeout(() => overBudget.abort(), budget * 1000) : null;
+    let outcome = await runJob(job, { db, queue, files, analyzers, ffmpeg, workerId, log, onChange: (id) => send({ type: 'changed', video_id: id }) }, AbortSignal.any([stop.signal, overBudget.signal]));
+    if (budgetTimer) clearTimeout(budgetTimer);
+    if (outcome === 'cancelled' && overBudget.signal.aborted && !stop.signal.aborted && queue.get(job.videoId)) {
+      queue.fail(job.videoId, `analysis took longer than its budget of ${Math.round(budget)} s (--analysis-budget-base-sec ${config.analysisBudgetBaseSec} plus --analysis-sec-per-minute ${config.analysisSecPerMinute} per minute of video); the video was not analysed`);
+      send({ type: 'changed', video_id: job.videoId });
+      outcome = 'failed';
+    }
     log.debug('job finished', { video_id: job.videoId, outcome });
+    if (outcome === 'ready' && (await playbackStep({ db, files, ffmpeg, log }, job.videoId, stop.signal))) send({ type: 'changed', video_id: job.videoId });
+    // Removed while its playback copy was being made: take what was written.
+    if (outcome === 'ready' && !queue.get(job.videoId)) files.removeVideoFiles(job.videoId);
     // Removed while being analysed: the removal may have run before this worker wrote its files.
     if (outcome === 'cancelled' && !queue.get(job.videoId)) files.removeVideoFiles(job.videoId);
+    // A long video leaves the heap and the native allocators grown (about 0.95 GB after a 60-minute
+    // one); a fresh process gives that back. The supervisor starts the next one at once.
+    const row = db.select({ d: videos.durationSec }).from(videos).where(eq(videos.id, job.videoId)).get();
+    if (!lane && config.workerRecycleSec > 0 && (row?.d ?? 0) >= config.workerRecycleSec) {
+      send({ type: 'recycle', rss_bytes: process.memoryUsage.rss() });
+      break;
+    }
   }
   for (const a of analyzers) await a.close?.();
   db.$client.close();
+  // Left on purpose (a restart to give memory back, or an idle short lane): the stdin reader
+  // would keep the process alive, so exit, once the last message has gone out.
+  if (!stop.signal.aborted) {
+    await Bun.sleep(50);
+    process.exit(0);
+  }
   return 0;
+}
+
+/** Seconds of analysis a video may take (0 = no limit). */
+export function analysisBudgetSec(config: Pick<Config, 'analysisSecPerMinute' | 'analysisBudgetBaseSec'>, durationSec: number): number {
+  return config.analysisBudgetBaseSec + (config.analysisSecPerMinute * durationSec) / 60;
 }

@@ -2,7 +2,8 @@
  * ffprobe at the boundary: its JSON becomes a typed MediaInfo right here.
  */
 import { availableParallelism, setPriority } from 'node:os';
-import { unprocessable, unsupportedMedia } from '../errors';
+import { ApiError, unprocessable, unsupportedMedia } from '../errors';
+import { crashSignal, ffmpegSummary, parseFfmpegSummary } from './ffmpeg-probe';
 
 export interface MediaInfo {
   /** ffprobe's format name, e.g. "mov,mp4,m4a,3gp,3g2,mj2" or "matroska,webm". */
@@ -10,8 +11,11 @@ export interface MediaInfo {
   durationSec: number;
   /** Average frame rate of the first video stream. */
   fps: number;
+  /** Displayed size: rotation (rotate tag, display matrix) and sample aspect ratio applied. */
   width: number;
   height: number;
+  /** Clockwise rotation the player applies (0, 90, 180, 270). */
+  rotation?: number;
   videoCodec: string;
   hasAudio: boolean;
   /** MIME type and file extension chosen for storage. */
@@ -19,24 +23,29 @@ export interface MediaInfo {
   ext: string;
 }
 
-interface FfprobeStream {
+export interface FfprobeStream {
   codec_type?: string;
   codec_name?: string;
   width?: number;
   height?: number;
+  sample_aspect_ratio?: string;
   avg_frame_rate?: string;
   r_frame_rate?: string;
   duration?: string;
   nb_frames?: string;
   disposition?: { attached_pic?: number };
+  tags?: Record<string, string>;
+  side_data_list?: { rotation?: number }[];
 }
-interface FfprobeOutput {
+export interface FfprobeOutput {
   streams?: FfprobeStream[];
-  format?: { format_name?: string; duration?: string };
+  format?: { format_name?: string; duration?: string; tags?: Record<string, string> };
 }
 
 // Formats that are still images (an image renamed .mp4 probes as one of these).
 const IMAGE_FORMATS = /^(image2|png_pipe|jpeg_pipe|bmp_pipe|gif|webp_pipe|tiff_pipe|svg_pipe|apng)/;
+/** Image formats that can hold an animation: one with two frames or more is a video. */
+const ANIMATED_FORMATS = /^(gif|apng|webp_pipe)/;
 
 /**
  * ffprobe runs are short CPU bursts in processes the HTTP server starts. Ten uploads finishing
@@ -69,13 +78,22 @@ function spawnProbe(args: string[], opts: { stderr: 'pipe' | 'ignore'; signal?: 
   return proc;
 }
 
-export function probeFile(ffprobe: string, file: string, opts: { maxDurationSec: number; signal?: AbortSignal }): Promise<MediaInfo> {
+export interface ProbeOptions {
+  maxDurationSec: number;
+  signal?: AbortSignal;
+  /** ffmpeg, to read the facts with when ffprobe crashes. */
+  ffmpeg?: string;
+}
+
+export function probeFile(ffprobe: string, file: string, opts: ProbeOptions): Promise<MediaInfo> {
   return probeSlot(() => probeNow(ffprobe, file, opts));
 }
 
-async function probeNow(ffprobe: string, file: string, opts: { maxDurationSec: number; signal?: AbortSignal }): Promise<MediaInfo> {
+async function probeNow(ffprobe: string, file: string, opts: ProbeOptions): Promise<MediaInfo> {
   const proc = spawnProbe([ffprobe, '-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file], { stderr: 'pipe', signal: opts.signal });
   const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr!).text(), proc.exited]);
+  const crashed = crashSignal(proc.signalCode, code);
+  if (crashed && !opts.signal?.aborted) return probeWithFfmpeg(file, opts, `ffprobe crashed (${crashed})`);
   if (code !== 0) {
     const why = err.trim().split('\n').pop()?.replace(file, 'file') || `ffprobe exited with ${code}`;
     throw unsupportedMedia(`the downloaded file is not a readable media file (${why})`);
@@ -86,9 +104,48 @@ async function probeNow(ffprobe: string, file: string, opts: { maxDurationSec: n
   } catch {
     throw unsupportedMedia('the downloaded file is not a readable media file (ffprobe gave no description)');
   }
-  const info = describe(parsed, opts.maxDurationSec);
+  const frames = ANIMATED_FORMATS.test(parsed.format?.format_name ?? '') ? await imageFrames(ffprobe, file, opts.signal) : undefined;
+  const info = describe(parsed, opts.maxDurationSec, frames);
   await checkComplete(ffprobe, file, info.durationSec, opts.signal);
   return info;
+}
+
+/**
+ * ffprobe crashed: a fault of the tool, not of the file. ffmpeg's own input summary gives the same
+ * facts; when there is no ffmpeg or it crashes too, the error says the tools failed (500), and only
+ * a file ffmpeg reads and rejects is the file's fault (415).
+ */
+async function probeWithFfmpeg(file: string, opts: ProbeOptions, why: string): Promise<MediaInfo> {
+  const toolFault = (detail: string) => new ApiError(500, `the probe tool crashed on this file (${detail}); this is a fault of the server's media tools, not of the file`);
+  if (!opts.ffmpeg) throw toolFault(why);
+  const run = await ffmpegSummary(opts.ffmpeg, file, opts.signal);
+  if (run.signal) throw toolFault(`${why}; ffmpeg crashed too (${run.signal})`);
+  const parsed = parseFfmpegSummary(run.err);
+  if (!parsed) {
+    const last = run.err.trim().split('\n').pop()?.replace(file, 'file') || `ffmpeg exited with ${run.code}`;
+    throw unsupportedMedia(`the downloaded file is not a readable media file (${last})`);
+  }
+  // No packet-level completeness check here: that reader is the ffprobe that crashed.
+  return describe(parsed, opts.maxDurationSec);
+}
+
+/** Frame count and span of an image format that may be animated (GIF, APNG, WebP). */
+async function imageFrames(ffprobe: string, file: string, signal?: AbortSignal): Promise<{ count: number; durationSec: number }> {
+  const proc = spawnProbe([ffprobe, '-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,duration_time', '-of', 'csv=p=0', file], { stderr: 'ignore', signal });
+  const out = await new Response(proc.stdout).text();
+  await proc.exited;
+  let count = 0;
+  let first = Infinity;
+  let end = 0;
+  for (const line of out.split('\n')) {
+    if (!line.trim()) continue;
+    const [pts, dur] = line.split(',').map(Number);
+    if (!Number.isFinite(pts)) continue;
+    count++;
+    first = Math.min(first, pts!);
+    end = Math.max(end, pts! + (Number.isFinite(dur) ? dur! : 0));
+  }
+  return { count, durationSec: count ? end - first : 0 };
 }
 
 /** How far before the end the completeness check starts reading packets (seconds). */
@@ -129,32 +186,52 @@ export async function checkComplete(ffprobe: string, file: string, durationSec: 
 
 const fmt = (s: number) => String(Math.round(s * 10) / 10);
 
-export function describe(p: FfprobeOutput, maxDurationSec: number): MediaInfo {
+export function describe(p: FfprobeOutput, maxDurationSec: number, imageFrames?: { count: number; durationSec: number }): MediaInfo {
   const formatName = p.format?.format_name ?? '';
   const streams = p.streams ?? [];
   const video = streams.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic);
-  if (IMAGE_FORMATS.test(formatName)) throw unsupportedMedia(`the file is a still image (${formatName.split(',')[0]}), not a video`);
+  // An animated GIF/APNG/WebP is a video; one frame (or a format that cannot animate) is a picture.
+  const animated = !!imageFrames && imageFrames.count >= 2 && imageFrames.durationSec > 0;
+  if (IMAGE_FORMATS.test(formatName) && !animated) throw unsupportedMedia(`the file is a still image (${formatName.split(',')[0]}), not a video`);
   if (!video) {
     const hasAudio = streams.some((s) => s.codec_type === 'audio');
     throw unprocessable(hasAudio ? 'the file has no video stream (audio only); upload a video' : 'the file has no video stream');
   }
   const hasAudio = streams.some((s) => s.codec_type === 'audio');
-  const fps = parseRate(video.avg_frame_rate) || parseRate(video.r_frame_rate);
-  const durationSec = Number(p.format?.duration ?? video.duration);
+  const fps = animated ? imageFrames.count / imageFrames.durationSec : parseRate(video.avg_frame_rate) || parseRate(video.r_frame_rate);
+  const durationSec = animated ? imageFrames.durationSec : Number(p.format?.duration ?? video.duration);
   if (!Number.isFinite(durationSec) || durationSec <= 0) throw unprocessable('the video has no readable duration (truncated or still image)');
   if (durationSec > maxDurationSec) throw unprocessable(`the video is ${Math.round(durationSec)} s long; the limit is ${maxDurationSec} s`);
-  const { mimeType, ext } = containerOf(formatName, video.codec_name ?? '');
+  const { mimeType, ext } = containerOf(formatName, video.codec_name ?? '', p.format?.tags?.major_brand ?? '');
+  const { width, height, rotation } = displayedSize(video);
   return {
     formatName,
     durationSec: Math.round(durationSec * 1000) / 1000,
     fps: Math.round(fps * 1000) / 1000,
-    width: video.width ?? 0,
-    height: video.height ?? 0,
+    width,
+    height,
+    rotation,
     videoCodec: video.codec_name ?? 'unknown',
     hasAudio,
     mimeType,
     ext,
   };
+}
+
+/**
+ * The size a player shows: stored width stretched by the sample aspect ratio (as ffmpeg's scalers
+ * do), then turned by the display matrix or the older `rotate` tag. A phone's portrait video is
+ * often stored landscape with a 90° matrix.
+ */
+export function displayedSize(v: FfprobeStream): { width: number; height: number; rotation: number } {
+  let width = v.width ?? 0;
+  const height = v.height ?? 0;
+  const [sn = 1, sd = 1] = (v.sample_aspect_ratio ?? '1:1').split(':').map(Number);
+  if (sn > 0 && sd > 0 && sn !== sd) width = Math.round((width * sn) / sd / 2) * 2;
+  const matrix = v.side_data_list?.find((d) => typeof d.rotation === 'number')?.rotation;
+  const raw = matrix ?? Number(v.tags?.rotate ?? 0);
+  const rotation = ((Math.round((Number.isFinite(raw) ? raw : 0) / 90) * 90) % 360 + 360) % 360;
+  return rotation === 90 || rotation === 270 ? { width: height, height: width, rotation } : { width, height, rotation };
 }
 
 function parseRate(r: string | undefined): number {
@@ -164,8 +241,15 @@ function parseRate(r: string | undefined): number {
   return d > 0 ? n / d : n;
 }
 
-function containerOf(formatName: string, codec: string): { mimeType: string; ext: string } {
+function containerOf(formatName: string, codec: string, brand: string): { mimeType: string; ext: string } {
   const f = formatName.split(',');
+  if (f[0] === 'gif') return { mimeType: 'image/gif', ext: 'gif' };
+  if (f[0] === 'apng') return { mimeType: 'image/apng', ext: 'png' };
+  if (f[0] === 'webp_pipe') return { mimeType: 'image/webp', ext: 'webp' };
+  // ffprobe names MP4 and QuickTime alike; the file's brand tells them apart.
+  if (f.includes('mov') && brand.trim() === 'qt') return { mimeType: 'video/quicktime', ext: 'mov' };
+  if (f.includes('mov') && brand.startsWith('3g2')) return { mimeType: 'video/3gpp2', ext: '3g2' };
+  if (f.includes('mov') && brand.startsWith('3gp')) return { mimeType: 'video/3gpp', ext: '3gp' };
   if (f.includes('matroska') || f.includes('webm')) {
     // ffprobe names both "matroska,webm"; WebM only holds VP8/VP9/AV1.
     return ['vp8', 'vp9', 'av1'].includes(codec) ? { mimeType: 'video/webm', ext: 'webm' } : { mimeType: 'video/x-matroska', ext: 'mkv' };

@@ -3,6 +3,7 @@
  */
 import { Database } from 'bun:sqlite';
 import { createHash } from 'node:crypto';
+import { chmodSync, existsSync } from 'node:fs';
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite';
 import { MIGRATIONS } from './migrations.generated';
 import * as schema from './schema';
@@ -10,7 +11,14 @@ import * as schema from './schema';
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
 export function openDatabase(file: string): Db {
+  // Owner-only, also when the file was made earlier with a looser umask: it holds token hashes.
+  // SQLite gives the -wal and -shm files the database file's mode.
+  const ownerOnly = () => {
+    for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
+  };
+  ownerOnly();
   const sqlite = new Database(file, { create: true, strict: true });
+  ownerOnly();
   sqlite.exec('PRAGMA journal_mode = WAL');
   sqlite.exec('PRAGMA synchronous = NORMAL');
   sqlite.exec('PRAGMA foreign_keys = ON');
@@ -18,6 +26,7 @@ export function openDatabase(file: string): Db {
   sqlite.exec('PRAGMA busy_timeout = 5000');
   const db = drizzle({ client: sqlite, schema }) as Db;
   migrate(db);
+  ownerOnly();
   return db;
 }
 

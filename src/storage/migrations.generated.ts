@@ -38,8 +38,14 @@ export const MIGRATIONS: EmbeddedMigration[] = [
     "sql": "DROP INDEX `segments_video_kind_text_idx`;--> statement-breakpoint\nCREATE INDEX `segments_video_kind_text_end_idx` ON `segments` (`video_id`,`kind`,`text`,`start`,`end`);"
   },
   {
-    "tag": "0006_tan_joystick",
-    "when": 1795462049471,
+    "tag": "0006_gorgeous_lord_hawal",
+    "when": 1795461955980,
+    "breakpoints": true,
+    "sql": "CREATE TABLE `people` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`index_id` text NOT NULL,\n\t`user_id` text NOT NULL,\n\t`name` text,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`index_id`) REFERENCES `media_indexes`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE INDEX `people_index_idx` ON `people` (`index_id`);--> statement-breakpoint\nCREATE TABLE `person_appearances` (\n\t`segment_id` integer PRIMARY KEY NOT NULL,\n\t`person_id` text NOT NULL,\n\t`video_id` text NOT NULL,\n\t`index_id` text NOT NULL,\n\t`descriptor` blob NOT NULL,\n\tFOREIGN KEY (`segment_id`) REFERENCES `segments`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`person_id`) REFERENCES `people`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`video_id`) REFERENCES `videos`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`index_id`) REFERENCES `media_indexes`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE INDEX `person_appearances_person_idx` ON `person_appearances` (`person_id`);--> statement-breakpoint\nCREATE INDEX `person_appearances_index_idx` ON `person_appearances` (`index_id`);--> statement-breakpoint\nCREATE INDEX `person_appearances_video_idx` ON `person_appearances` (`video_id`);"
+  },
+  {
+    "tag": "0007_breezy_nocturne",
+    "when": 1795465265139,
     "breakpoints": true,
     "sql": "ALTER TABLE `jobs` ADD `only` text;"
   }

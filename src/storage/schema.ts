@@ -139,7 +139,7 @@ export const jobs = sqliteTable(
   (t) => [index('jobs_state_idx').on(t.state, t.createdAt)],
 );
 
-export const SEGMENT_KINDS = ['shot', 'ocr', 'object', 'speech', 'transcript', 'caption', 'audio'] as const;
+export const SEGMENT_KINDS = ['shot', 'ocr', 'object', 'speech', 'transcript', 'caption', 'audio', 'face'] as const;
 export type SegmentKind = (typeof SEGMENT_KINDS)[number];
 
 /** Everything a question can be about, with its time span. FTS5 (segments_fts) indexes `text`. */
@@ -191,3 +191,45 @@ export const frames = sqliteTable(
 export type Job = typeof jobs.$inferSelect;
 export type Segment = typeof segments.$inferSelect;
 export type Frame = typeof frames.$inferSelect;
+
+/** People of an index: face appearances grouped by likeness (src/people/). Never shared across indexes. */
+export const people = sqliteTable(
+  'people',
+  {
+    id: text('id').primaryKey(),
+    indexId: text('index_id')
+      .notNull()
+      .references(() => mediaIndexes.id, { onDelete: 'cascade' }),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    /** Given by the user; NULL until named. */
+    name: text('name'),
+    createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+  },
+  (t) => [index('people_index_idx').on(t.indexId)],
+);
+
+/** Which person each `face` segment (one appearance) belongs to, and its face descriptor. */
+export const personAppearances = sqliteTable(
+  'person_appearances',
+  {
+    segmentId: integer('segment_id')
+      .primaryKey()
+      .references(() => segments.id, { onDelete: 'cascade' }),
+    personId: text('person_id')
+      .notNull()
+      .references(() => people.id, { onDelete: 'cascade' }),
+    videoId: text('video_id')
+      .notNull()
+      .references(() => videos.id, { onDelete: 'cascade' }),
+    indexId: text('index_id')
+      .notNull()
+      .references(() => mediaIndexes.id, { onDelete: 'cascade' }),
+    /** Unit-length Float32 FaceRes descriptor (mean over the appearance's frames). */
+    descriptor: blob('descriptor', { mode: 'buffer' }).notNull(),
+  },
+  (t) => [index('person_appearances_person_idx').on(t.personId), index('person_appearances_index_idx').on(t.indexId), index('person_appearances_video_idx').on(t.videoId)],
+);
+
+export type Person = typeof people.$inferSelect;

@@ -244,12 +244,13 @@ describe('speech-to-text on a model server', () => {
   });
 
   test('chunks are cut between speech spans and stay within the chunk length (10 s here), sent concurrently', async () => {
-    const stand = new ModelStandIn({ delayMs: { transcription: 100 } });
+    // Long replies, so that successive chunks surely overlap however slowly the audio decodes here.
+    const stand = new ModelStandIn({ delayMs: { transcription: 1500 } });
     try {
       class TenSecondChunks extends OpenAiSpeechToText {
         override readonly chunkSec = 10;
       }
-      const r = await new SpeechAnalyzer({ stt: new TenSecondChunks(client(stand.url), 'whisper-1') }).run(await speechCtx('grid-speakers-33s.mp4'));
+      const r = await new SpeechAnalyzer({ stt: new TenSecondChunks(client(stand.url, { timeoutMs: 20_000 }), 'whisper-1') }).run(await speechCtx('grid-speakers-33s.mp4'));
       const speech = r.segments!.filter((s) => s.kind === 'speech');
       const chunks = r.segments!.filter((s) => s.kind === 'transcript'); // the stand-in answers one segment spanning each chunk
       expect(chunks.length).toBeGreaterThanOrEqual(3);

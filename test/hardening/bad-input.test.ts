@@ -155,6 +155,9 @@ const cases: Case[] = [
   // --- byte ranges
   { name: 'Range "bytes=abc"', send: (base) => fetch(`${base}/media/${seed.key}?token=${A()}`, { headers: { range: 'bytes=abc' } }), status: 416, says: 'not satisfiable' },
   { name: 'Range past the end of the file', send: (base) => fetch(`${base}/media/${seed.key}?token=${A()}`, { headers: { range: 'bytes=99999999-' } }), status: 416, says: 'not satisfiable' },
+  { name: '/playback: Range past the end of the file', send: (base) => fetch(`${base}/media/${seed.key}/playback?token=${A()}`, { headers: { range: 'bytes=99999999-' } }), status: 416, says: 'not satisfiable' },
+  { name: '/playback: no token or signature', send: (base) => fetch(`${base}/media/${seed.key}/playback`), status: 401, says: 'signed link or a token' },
+  { name: '/playback: forged signature', send: (base) => fetch(`${base}/media/${seed.key}/playback?expires=9999999999&sig=AAAA`), status: 403, says: 'not valid' },
 
   // --- /inquire-stream refuses before its stream starts, as plain JSON errors
   { name: '/inquire-stream: malformed JSON', send: json('/inquire-stream', '{"prompt": "x",'), status: 400, says: 'not valid JSON' },
@@ -215,6 +218,31 @@ const cases: Case[] = [
   { name: 'removing a removed video', send: () => lazy('/remove-from-index', () => ({ token: A(), project_id: seed.indexId, video_id: seed.removedKey }))(srv.url), status: 404, says: 'is not in this index' },
   { name: 'file of a removed video', send: get(() => `/media/${seed.removedKey}?token=${A()}`), status: 404, says: 'no such file' },
   { name: "another user's index id", send: () => inquire({ index: seed.eveIndexId })(srv.url), status: 404, says: 'was not found' },
+
+  // --- people of an index (issue 12): ids, bodies, another user's and deleted indexes
+  ...((): Case[] => {
+    const people = (index: () => string, rest = '') => () => `/indexes/${index()}/people${rest}`;
+    const put = (path: () => string, body: () => unknown): Send => (base) => fetch(base + path(), { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body()) });
+    const mine = () => seed.indexId;
+    return [
+      { name: 'people: no token', send: get(people(mine)), status: 401, says: 'token' },
+      { name: 'people: unknown index', send: get(() => `/indexes/${'i'.repeat(64)}/people?token=${A()}`), status: 404, says: 'was not found' },
+      { name: "people: another user's index", send: get(() => `/indexes/${seed.eveIndexId}/people?token=${A()}`), status: 404, says: 'was not found' },
+      { name: 'people: a deleted index', send: get(() => `/indexes/${seed.deletedIndexId}/people?token=${A()}`), status: 404, says: 'was not found' },
+      { name: 'person: unknown id', send: get(() => `/indexes/${mine()}/people/p_nobody?token=${A()}`), status: 404, says: 'no such person' },
+      { name: 'person: id "..%2f..%2fvidq.db"', send: get(() => `/indexes/${mine()}/people/..%2f..%2fvidq.db?token=${A()}`), status: 404, says: 'no such person' },
+      { name: 'person thumbnail: forged signature', send: get(() => `/indexes/${mine()}/people/p_nobody/thumbnail?expires=9999999999&sig=AAAA`), status: 403, says: 'not valid' },
+      { name: 'person thumbnail: no token or link', send: get(people(mine, '/p_nobody/thumbnail')), status: 401, says: 'token' },
+      { name: 'name: field missing', send: put(people(mine, '/p_nobody'), () => ({ token: A() })), status: 400, says: 'field "name" is required' },
+      { name: 'name: a number', send: put(people(mine, '/p_nobody'), () => ({ token: A(), name: 5 })), status: 400, says: '"name"' },
+      { name: 'name: unknown person', send: put(people(mine, '/p_nobody'), () => ({ token: A(), name: 'Ann' })), status: 404, says: 'no such person' },
+      { name: 'merge: "into" missing', send: lazy(`/indexes/x/people/p_nobody/merge`, () => ({ token: A() })), status: 400, says: 'field "into" is required' },
+      { name: 'merge: unknown person', send: () => lazy(`/indexes/${mine()}/people/p_nobody/merge`, () => ({ token: A(), into: 'p_other' }))(srv.url), status: 404, says: 'no such person' },
+      { name: 'split: appearance_id a word', send: lazy(`/indexes/x/people/p_nobody/split`, () => ({ token: A(), appearance_id: 'seven' })), status: 400, says: '"appearance_id"' },
+      { name: 'split: appearance_id a fraction', send: lazy(`/indexes/x/people/p_nobody/split`, () => ({ token: A(), appearance_id: 1.5 })), status: 400, says: '"appearance_id"' },
+      { name: "merge in another user's index", send: () => lazy(`/indexes/${seed.eveIndexId}/people/p_nobody/merge`, () => ({ token: A(), into: 'p_other' }))(srv.url), status: 404, says: 'was not found' },
+    ];
+  })(),
 
   // --- URL shape (any policy)
   ...(
@@ -384,7 +412,7 @@ describe('oversized request heads', () => {
 });
 
 describe('unusual but harmless input is accepted safely', () => {
-  const names = ['Ünïcödé 🎬 индекс 映像', '../../etc', '..\\..\\windows', '/absolute/path', '%2e%2e%2f', 'name with "quotes" & <tags>', '\u202eevil.mp4', 'zero\u200bwidth'];
+  const names = ['Ünïcödé 🎬 индекс 映像', '../../etc', '..\\..\\windows', '/absolute/path', '%2e%2e%2f', 'name with "quotes" & <tags>', 'rtl\u200fmark' /* bidi overrides (U+202A–202E, U+2066–2069) are refused: abuse-http.test.ts */, 'zero\u200bwidth'];
   test('index names are labels: stored as given, shown as given, never a path', async () => {
     for (const name of names) {
       const r = await postJson(srv.url, '/remote-upload', { token: srv.token, index: name, url: `${origin.url}/media/countdown-living-room.mp4` });

@@ -9,6 +9,8 @@
  *    finished video, no folder for a row that never stored a file
  *  - no row pointing at a missing file (source files, frame files)
  *  - no duplicate segments (same video, kind, start, end, text), no rows of vanished videos/indexes
+ *  - people: every appearance is a face segment of a video of the person's own index; no person
+ *    without appearances; no face segment of a ready video without its person
  *  - every limited balance equals the sum of its credit_events and is never negative
  */
 import { Database } from 'bun:sqlite';
@@ -81,6 +83,14 @@ export function checkInvariants(dataDir: string, opts: CheckOptions = {}): { vio
     const strays = (db.query('SELECT count(*) n FROM segments WHERE video_id NOT IN (SELECT id FROM videos)').get() as { n: number }).n;
     if (strays) v.push(`${strays} segments of missing videos`);
     const segmentCount = (db.query('SELECT count(*) n FROM segments').get() as { n: number }).n;
+    // People (issue 12).
+    const crossed = (db.query(`SELECT count(*) n FROM person_appearances a JOIN people p ON p.id = a.person_id JOIN segments s ON s.id = a.segment_id JOIN videos v ON v.id = s.video_id
+      WHERE s.kind != 'face' OR a.video_id != s.video_id OR a.index_id != v.index_id OR p.index_id != a.index_id OR p.user_id != v.user_id`).get() as { n: number }).n;
+    if (crossed) v.push(`${crossed} face appearances belong to a person of another index, video or user`);
+    const empty = (db.query('SELECT count(*) n FROM people p WHERE NOT EXISTS (SELECT 1 FROM person_appearances a WHERE a.person_id = p.id)').get() as { n: number }).n;
+    if (empty) v.push(`${empty} people without any appearance`);
+    const loose = (db.query(`SELECT count(*) n FROM segments s JOIN videos v ON v.id = s.video_id WHERE s.kind = 'face' AND v.status = 'ready' AND NOT EXISTS (SELECT 1 FROM person_appearances a WHERE a.segment_id = s.id)`).get() as { n: number }).n;
+    if (loose) v.push(`${loose} face appearances of ready videos belong to no person`);
 
     // Credits: a limited balance is its ledger's sum, and never negative.
     const users = db

@@ -4,7 +4,8 @@
  * log (captured at debug level, the analysis worker's lines included) or in any response; signed
  * media links expire and a tampered one is refused.
  *
- * Alice's clip is analysed for real (the `visual` analyzer only, one worker) so that it has frames.
+ * Alice's clip is analysed for real (the `visual` analyzer only, one worker) so that it has frames;
+ * her second index holds talking-head.mp4, analysed with `faces` too, so that it has a person.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHash } from 'node:crypto';
@@ -18,7 +19,7 @@ const logLines: string[] = [];
 /** Every response body this file reads, to search for secrets at the end. */
 const bodies: string[] = [];
 
-const alice = { token: '', userId: '', indexId: '', indexName: 'alice-private-index', key: '', fileName: 'chaplin-bw.mp4', deletedIndexId: '', deletedKey: '', frameUrl: '', frame: '' };
+const alice = { token: '', userId: '', indexId: '', indexName: 'alice-private-index', key: '', fileName: 'chaplin-bw.mp4', deletedIndexId: '', deletedKey: '', frameUrl: '', frame: '', facesIndexId: '', facesKey: '', personId: '', thumbnail: '' };
 const bob = { token: '', userId: '', indexId: '', key: '' };
 
 async function call(path: string, init: RequestInit & { json?: unknown } = {}): Promise<{ status: number; text: string; body: any; headers: Headers }> {
@@ -37,7 +38,7 @@ async function call(path: string, init: RequestInit & { json?: unknown } = {}): 
 beforeAll(async () => {
   origin = startOrigin();
   srv = await startTestServer(
-    { 'log-level': 'debug', 'media-link-ttl-sec': String(TTL_SEC), 'analysis-workers': '1', analyzers: 'visual' },
+    { 'log-level': 'debug', 'media-link-ttl-sec': String(TTL_SEC), 'analysis-workers': '1', analyzers: 'visual,faces' },
     { logSink: (line) => logLines.push(line) },
   );
   alice.token = srv.token;
@@ -60,14 +61,28 @@ beforeAll(async () => {
   alice.deletedIndexId = (await call(`/indexes?token=${alice.token}`)).body.find((i: any) => i.name === 'alice-trash').index_id;
   expect((await call(`/indexes/${alice.deletedIndexId}?token=${alice.token}`, { method: 'DELETE' })).status).toBe(200);
 
-  // Wait for the analysis of Alice's clip: its frames are what answers cite.
-  for (let i = 0; i < 200; i++) {
-    const r = await call(`/index-resources?token=${alice.token}&index=${alice.indexId}`);
-    const v = r.body.find((x: any) => x.file_id === alice.key);
-    if (v.status === 'ready') break;
-    if (v.status === 'failed') throw new Error(`analysis failed: ${v.error}`);
-    await Bun.sleep(200);
+  const a3 = await call('/remote-upload', { json: { token: alice.token, index: 'alice-faces', url: `${origin.url}/media/talking-head.mp4` } });
+  expect(a3.status).toBe(200);
+  alice.facesKey = a3.body.data.key;
+  alice.facesIndexId = (await call(`/indexes?token=${alice.token}`)).body.find((i: any) => i.name === 'alice-faces').index_id;
+
+  // Wait for the analysis of Alice's clips: their frames are what answers cite.
+  for (const [index, key] of [
+    [alice.indexId, alice.key],
+    [alice.facesIndexId, alice.facesKey],
+  ]) {
+    for (let i = 0; i < 300; i++) {
+      const r = await call(`/index-resources?token=${alice.token}&index=${index}`);
+      const v = r.body.find((x: any) => x.file_id === key);
+      if (v.status === 'ready') break;
+      if (v.status === 'failed') throw new Error(`analysis failed: ${v.error}`);
+      await Bun.sleep(200);
+    }
   }
+  const people = await call(`/indexes/${alice.facesIndexId}/people?token=${alice.token}`);
+  expect(people.body.length).toBe(1);
+  alice.personId = people.body[0].person_id;
+  alice.thumbnail = people.body[0].thumbnail_url;
   const segs = await call(`/videos/${alice.key}/segments?token=${alice.token}`);
   expect(segs.status).toBe(200);
   expect(segs.body.frames.length).toBeGreaterThan(0);
@@ -108,12 +123,22 @@ describe("one user cannot reach the other's indexes, videos or files", () => {
     { name: 'POST /indexes/{her index}/restore (Bearer)', run: () => call(`/indexes/${alice.indexId}/restore`, { method: 'POST', headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },
     { name: 'GET /media/{her file} with his token', run: () => call(`/media/${alice.key}?token=${bob.token}`), status: [404] },
     { name: 'GET /media/{her file} with his Bearer header', run: () => call(`/media/${alice.key}`, { headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },
+    { name: 'GET /media/{her file}/playback with his token', run: () => call(`/media/${alice.key}/playback?token=${bob.token}`), status: [404] },
     { name: 'GET /media/{her file}/frames/{n}.jpg with his token', run: () => call(`/media/${alice.key}/frames/${alice.frame}?token=${bob.token}`), status: [404] },
     { name: 'GET /videos/{her file}/segments with his token', run: () => call(`/videos/${alice.key}/segments?token=${bob.token}`), status: [404] },
     { name: 'GET /videos/{her file}/segments with his Bearer header', run: () => call(`/videos/${alice.key}/segments`, { headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },
     { name: 'POST /videos/{her file}/reanalyze with his token', run: () => call(`/videos/${alice.key}/reanalyze`, { json: { token: bob.token } }), status: [404] },
     { name: 'POST /videos/{her file}/reanalyze with his Bearer header and a stage', run: () => call(`/videos/${alice.key}/reanalyze`, { json: { analyzers: ['speech'] }, headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },
     { name: 'POST /videos/{her file in her deleted index}/reanalyze with her own token', run: () => call(`/videos/${alice.deletedKey}/reanalyze`, { json: { token: alice.token } }), status: [404] },
+    { name: 'GET /indexes/{her index}/people', run: () => call(`/indexes/${alice.facesIndexId}/people?token=${bob.token}`), status: [404] },
+    { name: 'GET /indexes/{her index}/people/{her person}', run: () => call(`/indexes/${alice.facesIndexId}/people/${alice.personId}?token=${bob.token}`), status: [404] },
+    { name: 'GET /indexes/{his index}/people/{her person}', run: () => call(`/indexes/${bob.indexId}/people/${alice.personId}?token=${bob.token}`), status: [404] },
+    { name: 'GET her person thumbnail with his token', run: () => call(`/indexes/${alice.facesIndexId}/people/${alice.personId}/thumbnail?token=${bob.token}`), status: [404] },
+    { name: "GET her person thumbnail with her link's signature on another path", run: () => call(`/indexes/${bob.indexId}/people/${alice.personId}/thumbnail${new URL(alice.thumbnail).search}`), status: [403] },
+    { name: 'PUT a name on her person', run: () => call(`/indexes/${alice.facesIndexId}/people/${alice.personId}`, { method: 'PUT', json: { token: bob.token, name: 'Mallory' } }), status: [404] },
+    { name: 'PUT a name on her person through his index', run: () => call(`/indexes/${bob.indexId}/people/${alice.personId}`, { method: 'PUT', json: { token: bob.token, name: 'Mallory' } }), status: [404] },
+    { name: 'POST merge of her person', run: () => call(`/indexes/${alice.facesIndexId}/people/${alice.personId}/merge`, { json: { token: bob.token, into: alice.personId } }), status: [404] },
+    { name: 'POST split of her person', run: () => call(`/indexes/${alice.facesIndexId}/people/${alice.personId}/split`, { json: { token: bob.token, appearance_id: 1 } }), status: [404] },
   ];
 
   for (const p of probes) {
@@ -135,6 +160,9 @@ describe("one user cannot reach the other's indexes, videos or files", () => {
     expect((await call(`/media/${alice.key}?token=${alice.token}`, { headers: { range: 'bytes=0-15' } })).status).toBe(206);
     expect((await call(`/media/${alice.key}/frames/${alice.frame}?token=${alice.token}`)).status).toBe(200);
     expect((await call(`/videos/${alice.key}/segments?token=${alice.token}`)).status).toBe(200);
+    const person = await call(`/indexes/${alice.facesIndexId}/people/${alice.personId}?token=${alice.token}`);
+    expect(person.body).toMatchObject({ person_id: alice.personId, name: null, appearance_count: 1 });
+    expect((await call(`/indexes/${bob.indexId}/people?token=${bob.token}`)).body).toEqual([]);
     const his = await call(`/indexes?token=${bob.token}&include_deleted=true`);
     expect(his.body.map((i: any) => i.index_id)).toEqual([bob.indexId]);
     expectNoLeak(his.text);

@@ -29,7 +29,8 @@ let indexId: string;
 beforeAll(async () => {
   origin = startOrigin();
   dir = mkdtempSync(join(tmpdir(), 'vidq-load-'));
-  s = await spawnServer(dir, ['--analysis-workers', '1']);
+  // Ten uploads at once by one user: above the default per-user download cap, which is not what this measures.
+  s = await spawnServer(dir, ['--analysis-workers', '1', '--user-max-downloads', '16']);
   for (const c of ['chaplin-bw.mp4', 'countdown-living-room.mp4', 'pancake.mkv']) {
     expect((await postJson(s.url, '/remote-upload', { token: s.token, index: 'load', url: `${origin.url}/media/${c}` })).status).toBe(200);
   }

@@ -3,6 +3,7 @@ import { Elysia, t } from 'elysia';
 import type { Config } from '../../config';
 import { badRequest, forbidden, unauthorized } from '../../errors';
 import type { IndexView } from '../../indexes/service';
+import type { PlaceInLine } from '../../jobs/queue';
 import type { MediaLinks } from '../../media/links';
 import type { Service } from '../../service';
 import type { Video } from '../../storage/schema';
@@ -46,7 +47,10 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
         if (!query.index) throw badRequest('query parameter "index" is required: the index_id or the name of an index');
         const index = s.indexes.resolve(user, query.index, { byName: true });
         const origin = originOf(request);
-        return s.indexes.resources(user.id, index.id).map((v) => resourceView(v, s.config, s.links, origin));
+        const rows = s.indexes.resources(user.id, index.id);
+        // Places in line are read fresh (the cached rows do not change when other videos move).
+        const line = rows.some((v) => v.status === 'processing') ? s.queue.placesInLine(s.config.analysisWorkers, s.config.shortLaneSec) : undefined;
+        return rows.map((v) => resourceView(v, s.config, s.links, origin, line));
       },
       {
         query: ResourcesQuery,
@@ -102,7 +106,8 @@ function parseBool(v: string | undefined, name: string): boolean {
   throw badRequest(`query parameter "${name}" must be "true" or "false"`);
 }
 
-export function resourceView(v: Video, config: Config, links: MediaLinks, origin: string) {
+export function resourceView(v: Video, config: Config, links: MediaLinks, origin: string, line?: Map<string, PlaceInLine>) {
+  const place = v.status === 'processing' ? line?.get(v.id) : undefined;
   return {
     file_name: v.fileName,
     file_id: v.id,
@@ -120,8 +125,10 @@ export function resourceView(v: Video, config: Config, links: MediaLinks, origin
       ...(v.analysis && { analysis: v.analysis }),
     },
     src: origin + links.sign(`/media/${v.id}`),
+    ...(v.analysis?.playback !== undefined && { playback_src: origin + links.sign(`/media/${v.id}/playback`) }),
     progress: v.progress,
     ...(v.stage && { stage: v.stage }),
+    ...(place && { queue_position: place.position, ...(place.etaSec !== null && { eta_sec: place.etaSec }) }),
     ...(v.error && { error: v.error }),
   };
 }

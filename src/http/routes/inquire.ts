@@ -14,8 +14,15 @@ export function inquireRoutes(s: Service) {
       '/inquire',
       async ({ body, request }) => {
         const user = s.accounts.authenticate(tokenOf(body.token, request));
+        // Everything that can fail on the request itself comes before the charge.
+        const origin = originOf(request);
         const answer = await s.answering.inquire(user, body, request.signal);
-        return { ...answer, evidence: absolute(answer.evidence, originOf(request)) };
+        try {
+          return { ...answer, evidence: absolute(answer.evidence, origin) };
+        } catch (e) {
+          s.answering.refund(user, answer.credits_used);
+          throw e;
+        }
       },
       {
         body: InquireBody,
@@ -34,9 +41,10 @@ export function inquireRoutes(s: Service) {
       '/inquire-stream',
       async ({ body, request }): Promise<any> => {
         const user = s.accounts.authenticate(tokenOf(body.token, request));
+        const origin = originOf(request);
         // Validation, authentication, credits and retrieval fail here, as plain HTTP errors.
         const prepared = await s.answering.prepare(user, body);
-        return answerAsEvents(s, prepared, originOf(request), request.signal);
+        return answerAsEvents(s, prepared, origin, request.signal);
       },
       {
         body: InquireBody,

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { Elysia, t } from 'elysia';
 import { forbidden, notFound, unauthorized } from '../../errors';
+import { playbackCopy } from '../../media/playback';
 import type { Service } from '../../service';
 import { mediaIndexes, videos } from '../../storage/schema';
 import { tokenOf } from '../auth';
@@ -73,6 +74,26 @@ export function mediaRoutes(s: Service) {
             ...refused,
             416: { ...error('the range cannot be satisfied'), headers: { 'Content-Range': { description: '`bytes */size`', schema: { type: 'string' } } } },
           } as never,
+        },
+      },
+    )
+    .get(
+      '/media/:file_id/playback',
+      ({ params, query, request }) => {
+        const v = authorise(`/media/${params.file_id}/playback`, params.file_id, query, request);
+        if (!v.storagePath) throw notFound(`the file is not stored yet (status: ${v.status})`);
+        // The browser-playable copy when the video has one (HEVC, ProRes, GIF…), else the original.
+        const copy = playbackCopy(s.files.videoDir(v.id));
+        return copy ? serveRange(request, Bun.file(copy), 'video/mp4') : serveRange(request, Bun.file(s.files.abs(v.storagePath)), v.fileType ?? 'application/octet-stream');
+      },
+      {
+        params: t.Object({ file_id: t.String() }),
+        query,
+        detail: {
+          tags: ['media'],
+          operationId: 'getMediaPlayback',
+          summary: 'Stream a video in a form every browser plays (H.264/AAC copy when the original needs one; Range supported)',
+          responses: { 200: { description: 'the whole file' }, 206: { description: 'the requested byte range' }, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 416: ErrorBody } as never,
         },
       },
     )

@@ -5,7 +5,7 @@ import type { Service } from '../../service';
 import { tokenOf } from '../auth';
 import { ErrorBody, RemoveBody, StatusComplete, UploadBody, UploadEvent as UploadEventSchema, UploadResponse } from '../models';
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 413: ErrorBody, 415: ErrorBody, 422: ErrorBody, 502: ErrorBody, 507: ErrorBody };
+const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 413: ErrorBody, 415: ErrorBody, 422: ErrorBody, 429: ErrorBody, 502: ErrorBody, 504: ErrorBody, 507: ErrorBody };
 
 export function uploadRoutes(s: Service) {
   return new Elysia({ name: 'routes/upload' })
@@ -15,7 +15,8 @@ export function uploadRoutes(s: Service) {
         const user = s.accounts.authenticate(tokenOf(body.token, request));
         const authorized = await s.ingest.authorize(user, body);
         if ((request.headers.get('accept') ?? '').includes('text/event-stream')) return uploadAsEvents(s, authorized);
-        return { data: await s.ingest.fetchAndStore(authorized) };
+        // A client that left cancels its upload: it holds a download slot for nobody.
+        return { data: await s.ingest.fetchAndStore(authorized, undefined, request.signal) };
       },
       {
         body: UploadBody,

@@ -74,8 +74,10 @@ const STAGES = {
   failed: 'Failed',
 };
 const stageLabel = (s) => STAGES[s] ?? (s ? s.replace(/^analyzing:/, 'Analysing: ') : '');
+/** A queued video: its place in line and when it should be ready. */
+const waitingLabel = (r) => `Waiting for analysis — ${r.queue_position === 1 ? 'next' : `number ${r.queue_position}`} in line${r.eta_sec != null ? `, ready in about ${r.eta_sec < 90 ? plural(Math.max(1, r.eta_sec), 'second') : plural(Math.round(r.eta_sec / 60), 'minute')}` : ''}`;
 
-const KINDS = { shot: 'Shot', speech: 'Speech', transcript: 'Speech', ocr: 'On-screen text', object: 'Object', caption: 'Caption', audio: 'Sound' };
+const KINDS = { shot: 'Shot', speech: 'Speech', transcript: 'Speech', ocr: 'On-screen text', object: 'Object', caption: 'Caption', audio: 'Sound', face: 'Person' };
 
 /** Says something to screen readers. */
 function announce(msg) {
@@ -527,10 +529,12 @@ async function viewIndex(main, indexId) {
   }
   const list = h('ul', { class: 'videos', 'aria-busy': 'true' });
   const ask = askPanel({ indexId });
+  const people = peoplePanel(idx);
+  let readyShown = -1;
   main.replaceChildren(
     crumbs,
     h('h1', { tabindex: -1 }, idx.name),
-    h('div', { class: 'split' }, h('div', { class: 'col' }, h('section', { class: 'card', 'aria-labelledby': 'v-h' }, h('h2', { id: 'v-h' }, 'Videos'), list), addVideoForm(idx), uploadsSection(idx)), h('aside', { class: 'col side' }, ask)),
+    h('div', { class: 'split' }, h('div', { class: 'col' }, h('section', { class: 'card', 'aria-labelledby': 'v-h' }, h('h2', { id: 'v-h' }, 'Videos'), list), people, addVideoForm(idx), uploadsSection(idx)), h('aside', { class: 'col side' }, ask)),
   );
   renderUploads();
   focusHeading(main);
@@ -543,6 +547,9 @@ async function viewIndex(main, indexId) {
     if (stopped) return;
     list.setAttribute('aria-busy', 'false');
     list.replaceChildren(...(rs.length ? rs.map((r) => videoRow(idx, r, load)) : [h('li', { class: 'empty muted' }, 'No videos: add one by its URL.')]));
+    // The people change when a video's analysis ends (or a video goes).
+    const ready = rs.filter((r) => r.status === 'ready').length;
+    if (ready !== readyShown) (readyShown = ready), people.refresh();
     if (rs.some((r) => r.status !== 'ready' && r.status !== 'failed')) timer = setTimeout(() => load().catch(() => {}), 1500);
   };
   S.onIndexesChanged = () => (clearTimeout(timer), load().catch(() => {}));
@@ -569,7 +576,7 @@ function videoRow(idx, r, reload) {
     h('div', { class: 'grow' }, r.status === 'downloading' || (r.status === 'failed' && r.metadata?.duration == null) ? h('span', { class: 'name' }, r.file_name) : h('a', { class: 'name', href: `#/v/${encodeURIComponent(idx.index_id)}/${encodeURIComponent(r.file_id)}` }, r.file_name), h('span', { class: `badge ${r.status}` }, r.status)),
     h('span', { class: 'muted small' }, meta),
     busy && h('progress', { max: 100, value: Math.round(r.progress ?? 0), 'aria-label': `${r.file_name}: ${stageLabel(r.stage)}` }),
-    busy && h('span', { class: 'small' }, `${stageLabel(r.stage || r.status)} — ${Math.round(r.progress ?? 0)} %`),
+    busy && h('span', { class: 'small' }, r.queue_position ? waitingLabel(r) : `${stageLabel(r.stage || r.status)} — ${Math.round(r.progress ?? 0)} %`),
     r.status === 'failed' && h('p', { class: 'error small' }, `Failed: ${r.error ?? 'unknown reason'}`),
     h('button', { type: 'button', class: 'link danger', onclick: remove, 'aria-label': `Remove ${r.file_name}` }, 'Remove'),
   );
@@ -583,7 +590,7 @@ async function viewVideo(main, indexId, fileId, params) {
   if (!r) throw new ApiError(404, 'There is no such video in this index.');
   document.title = `${r.file_name} · vidq`;
 
-  const player = h('video', { id: 'player', controls: true, preload: 'metadata', playsInline: true, src: r.src, 'aria-label': `Video ${r.file_name}` });
+  const player = h('video', { id: 'player', controls: true, preload: 'metadata', playsInline: true, src: r.playback_src ?? r.src, 'aria-label': `Video ${r.file_name}` });
   const start = Number(params.get('t'));
   if (Number.isFinite(start) && start > 0) player.addEventListener('loadedmetadata', () => (player.currentTime = start), { once: true });
   const seek = (t) => {
@@ -639,6 +646,7 @@ async function viewVideo(main, indexId, fileId, params) {
       shown = segs.segments.length;
       const duration = cur.metadata?.duration || Math.max(0, ...segs.segments.map((s) => s.end)) || player.duration || 0;
       dropTimeline.splice(0).forEach((f) => f());
+      if (segs.segments.some((s) => s.kind === 'face')) segs.people = await personLanes(indexId, fileId).catch(() => []);
       strip.replaceChildren(timeline(segs, duration, player, seek, dropTimeline));
       // A poster from the analysed frames (many videos open on black): one near the start.
       const f = segs.frames.find((x) => x.t >= Math.min(5, duration * 0.1)) ?? segs.frames[0];
@@ -650,7 +658,7 @@ async function viewVideo(main, indexId, fileId, params) {
 }
 
 /** The timeline strip: one lane per kind of finding (objects: one lane per label), a playhead, hover details. */
-function timeline({ segments, frames }, duration, player, seek, cleanup) {
+function timeline({ segments, frames, people }, duration, player, seek, cleanup) {
   if (!duration || !segments.length) return h('p', { class: 'muted small' }, segments.length ? 'The duration is unknown.' : 'Nothing has been found in this video yet.');
   const of = (...kinds) => segments.filter((s) => kinds.includes(s.kind));
   const transcripts = of('transcript');
@@ -672,6 +680,8 @@ function timeline({ segments, frames }, duration, player, seek, cleanup) {
   if (captions.length) lanes.push({ name: 'Captions', cls: 'other', items: captions });
   const other = of('audio');
   if (other.length) lanes.push({ name: 'Other', cls: 'other', items: other });
+  // People (faces grouped across the index): one lane each, given by viewVideo.
+  for (const p of people ?? []) lanes.push({ name: p.name, cls: 'face', group: 'People', items: p.items });
 
   const pct = (t) => `${Math.min(100, Math.max(0, (t / duration) * 100))}%`;
   const frameNear = (t) => frames.reduce((best, f) => (!best || Math.abs(f.t - t) < Math.abs(best.t - t) ? f : best), null);
@@ -928,6 +938,104 @@ function askPanel({ indexId, video, player, seek }) {
 }
 
 // ---------- start
+
+// ---------- people (faces grouped across an index): the panel of an index, a lane per person
+
+/** The People card of an index: a face thumbnail per person; click a name to name them; merge two. */
+function peoplePanel(idx) {
+  const base = `/indexes/${encodeURIComponent(idx.index_id)}/people`;
+  const grid = h('ul', { class: 'people', 'aria-busy': 'true' });
+  const card = h('section', { class: 'card', 'aria-labelledby': 'p-h' }, h('h2', { id: 'p-h' }, 'People'), grid);
+  const label = (p, i) => p.name ?? `Person ${i + 1}`;
+  const load = async () => {
+    const people = await getJson(base);
+    grid.setAttribute('aria-busy', 'false');
+    if (!people.length) return grid.replaceChildren(h('li', { class: 'empty muted' }, 'No faces found yet.'));
+    grid.replaceChildren(
+      ...people.map((p, i) => {
+        const rename = async () => {
+          const name = prompt(`Name for ${label(p, i)} (empty to remove the name):`, p.name ?? '');
+          if (name === null) return;
+          try {
+            await api(`${base}/${encodeURIComponent(p.person_id)}`, { method: 'PUT', body: { name: name.trim() || null } });
+            await load();
+          } catch (e) {
+            toast(e.message);
+          }
+        };
+        const into = h('select', { 'aria-label': `Merge ${label(p, i)} into` }, h('option', { value: '' }, 'Merge into…'), ...people.filter((o) => o !== p).map((o) => h('option', { value: o.person_id }, label(o, people.indexOf(o)))));
+        into.addEventListener('change', async () => {
+          if (!into.value) return;
+          try {
+            await api(`${base}/${encodeURIComponent(p.person_id)}/merge`, { method: 'POST', body: { into: into.value } });
+            toast(`Merged ${label(p, i)}.`);
+            await load();
+          } catch (e) {
+            toast(e.message);
+          }
+        });
+        // The appearances, on demand: each links to its moment; a wrongly grouped one can be split out.
+        const apps = h('ul', { class: 'appearances small', hidden: true });
+        const showApps = async () => {
+          if (!apps.hidden) return (apps.hidden = true);
+          const d = await getJson(`${base}/${encodeURIComponent(p.person_id)}`);
+          apps.replaceChildren(
+            ...d.appearances.map((a) =>
+              h(
+                'li',
+                null,
+                h('a', { href: `#/v/${encodeURIComponent(idx.index_id)}/${encodeURIComponent(a.video_id)}?t=${Math.floor(a.start)}` }, `${a.file_name} ${fmtSpan(a.start, a.end)}`),
+                d.appearances.length > 1 &&
+                  h(
+                    'button',
+                    {
+                      type: 'button',
+                      class: 'link',
+                      'aria-label': `Split ${fmtSpan(a.start, a.end)} out of ${label(p, i)}`,
+                      onclick: async () => {
+                        try {
+                          await api(`${base}/${encodeURIComponent(p.person_id)}/split`, { method: 'POST', body: { appearance_id: a.appearance_id } });
+                          toast('Split out into a new person.');
+                          await load();
+                        } catch (e) {
+                          toast(e.message);
+                        }
+                      },
+                    },
+                    'Split out',
+                  ),
+              ),
+            ),
+          );
+          apps.hidden = false;
+        };
+        return h(
+          'li',
+          { class: 'person' },
+          h('button', { type: 'button', class: 'face', onclick: () => showApps().catch((e) => toast(e.message)), 'aria-label': `Appearances of ${label(p, i)}` }, h('img', { src: p.thumbnail_url, alt: `Face of ${label(p, i)}`, width: 80, height: 96, loading: 'lazy', decoding: 'async' })),
+          h('button', { type: 'button', class: 'link name', onclick: rename, title: 'Click to name', 'aria-label': `Name ${label(p, i)}` }, label(p, i)),
+          h('span', { class: 'muted small' }, `${plural(p.appearance_count, 'appearance')} · ${fmtTime(p.seconds)}`),
+          people.length > 1 && into,
+          apps,
+        );
+      }),
+    );
+  };
+  card.refresh = () => load().catch((e) => grid.replaceChildren(h('li', { class: 'error small' }, e.message)));
+  return card;
+}
+
+/** The timeline lanes of the people seen in one video: their appearances there. */
+async function personLanes(indexId, fileId) {
+  const base = `/indexes/${encodeURIComponent(indexId)}/people`;
+  const people = await getJson(base);
+  const here = people.filter((p) => p.videos.includes(fileId));
+  const details = await Promise.all(here.map((p) => getJson(`${base}/${encodeURIComponent(p.person_id)}`)));
+  return details.map((d) => {
+    const name = d.name ?? `Person ${people.findIndex((p) => p.person_id === d.person_id) + 1}`;
+    return { name, items: d.appearances.filter((a) => a.video_id === fileId).map((a) => ({ kind: 'face', start: a.start, end: a.end, text: name, confidence: null })) };
+  });
+}
 
 // The skip link must not change the hash (that is the router's).
 document.querySelector('.skip')?.addEventListener('click', (e) => {

@@ -1,0 +1,219 @@
+/**
+ * Questions about people, answered from the index's people (faces grouped by likeness, named by
+ * the user) and from person detections where no face was seen: how many different people, when a
+ * named person appears, which videos show them, whether they are in a video, who is on screen at a
+ * moment, when the person from the start appears again. Every time in an answer is the start or
+ * end of a cited appearance. Returns null for any other question (the composer answers those).
+ */
+import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import type { Db } from '../storage/db';
+import { people, personAppearances, segments, type Video } from '../storage/schema';
+import type { Composed } from './compose';
+import type { Evidence } from './evidence';
+import { formatTime } from './target';
+
+export interface PeopleQuestion {
+  db: Db;
+  prompt: string;
+  indexId: string;
+  videos: Video[];
+  /** The question's time window (from `target`), or null. */
+  window: { start: number; end: number } | null;
+  /** Signed URL path of the sampled frame nearest t, or null. */
+  frameAt(videoId: string, t: number): string | null;
+}
+
+interface Appearance {
+  personId: string;
+  name: string | null;
+  videoId: string;
+  start: number;
+  end: number;
+}
+
+const PEOPLE_WORDS = '(?:people|persons|faces|individuals|men|women|speakers|presenters)';
+const COUNT = new RegExp(`\\bhow many\\s+(?:different|distinct|unique|separate|individual)\\s+${PEOPLE_WORDS}\\b|\\bhow many\\s+${PEOPLE_WORDS}\\s+(?:appear|are (?:there|shown|seen|visible)|can (?:be seen|I see|you see)|show up)\\b(?!.*\\b(?:at|when)\\b)`, 'i');
+const WHO_AT = /^\s*who(?:'s| is| was| are| were)?\b.*\b(?:on screen|on camera|visible|there|in (?:the |this )?(?:frame|picture|shot|scene)|speaking|talking|shown|seen)\b/i;
+const AGAIN = /\b(?:person|man|woman|guy|girl|boy|lady|someone|speaker|face)\b.*\b(?:start|beginning|first)\b.*\b(?:again|come back|comes back|return|returns|reappear|reappears)\b/i;
+/** "when does NAME appear", "which videos show NAME", "is NAME in this video", "where is NAME". */
+const NAME_PATTERNS = [
+  /\b(?:when|where)\s+(?:does|do|did|is|was|can I see|can we see|will)\s+(.+?)\s+(?:appear|show up|come in|come on|enter|leave|speak|talk|visible|seen|on screen|in (?:the|this|these|any) \w+|again)\b/i,
+  /\bwhich\s+(?:videos?|clips?|files?|recordings?)\s+(?:show|shows|have|has|feature|features|contain|contains|include|includes|with)\s+(.+?)\s*\??$/i,
+  /\b(?:is|was|does)\s+(.+?)\s+(?:in|on|appear in|show up in|visible in|seen in)\s+(?:this|the|that|any)\s+(?:video|clip|file|recording|index)\b/i,
+  /\b(?:show me|find)\s+(.+?)\s*\??$/i,
+];
+
+export function answerAboutPeople(q: PeopleQuestion): Composed | null {
+  const videoIds = q.videos.map((v) => v.id);
+  if (!videoIds.length) return null;
+  const known = q.db.select({ id: people.id, name: people.name }).from(people).where(eq(people.indexId, q.indexId)).all();
+  const prompt = q.prompt.trim();
+  const named = known.filter((p) => p.name && new RegExp(`(^|[^\\p{L}\\p{N}])${escape(p.name)}($|[^\\p{L}\\p{N}])`, 'iu').test(prompt));
+  if (named.length) return aboutNamed(q, named.map((p) => ({ id: p.id, name: p.name! })));
+  if (COUNT.test(prompt)) return howMany(q);
+  if (AGAIN.test(prompt)) return fromTheStart(q);
+  if (WHO_AT.test(prompt) && q.window) return whoAt(q);
+  // A name-like phrase that no person of the index carries: an honest "not found" once the index
+  // has people to name, unless the phrase is something else the videos contain (a label, a text).
+  if (known.length) {
+    const phrase = nameIn(prompt);
+    if (phrase && !mentioned(q.db, videoIds, phrase)) {
+      const names = known.map((p) => p.name).filter((n): n is string => !!n);
+      return {
+        found: false,
+        evidence: [],
+        output: `I could not find anyone named "${phrase}" in ${q.videos.length === 1 ? 'this video' : 'this index'}. ${names.length ? `The people named here are ${list(names)}.` : 'No person has been named yet: name people on the People panel (PUT /indexes/{index_id}/people/{person_id}).'}`,
+      };
+    }
+  }
+  return null;
+}
+
+function aboutNamed(q: PeopleQuestion, who: { id: string; name: string }[]): Composed {
+  const apps = appearances(q, who.map((p) => p.id));
+  // "Which videos show …" names the files even when the scope has only one.
+  const showFiles = q.videos.length > 1 || /\bwhich\s+(?:videos?|clips?|files?|recordings?)\b/i.test(q.prompt);
+  const parts: string[] = [];
+  const evidence: Evidence[] = [];
+  for (const p of who) {
+    const mine = apps.filter((a) => a.personId === p.id);
+    if (!mine.length) {
+      parts.push(`${p.name} does not appear in ${q.videos.length === 1 ? 'this video' : 'the videos asked about'}${q.window ? ' at that time' : ''}.`);
+      continue;
+    }
+    const byVideo = groupBy(mine, (a) => a.videoId);
+    const lines = [...byVideo.entries()].map(([vid, as]) => {
+      const file = fileName(q, vid);
+      return `${showFiles ? `in ${file}: ` : ''}${as.map((a) => `${formatTime(a.start)}–${formatTime(a.end)}`).join(', ')}`;
+    });
+    const videos = byVideo.size;
+    parts.push(`${p.name} appears ${mine.length === 1 ? 'once' : `${mine.length} times`}${showFiles ? ` in ${videos} video${videos === 1 ? '' : 's'}` : ''}: ${lines.join('; ')}.`);
+    evidence.push(...mine.map((a) => item(q, a)));
+  }
+  const found = evidence.length > 0;
+  return { found, evidence, output: parts.join(' ') };
+}
+
+function howMany(q: PeopleQuestion): Composed {
+  const apps = appearances(q);
+  const ids = [...new Set(apps.map((a) => a.personId))];
+  const hidden = facelessPersons(q, apps);
+  const scopeWord = q.videos.length === 1 ? 'this video' : `these ${q.videos.length} videos`;
+  if (!ids.length && !hidden.length) return { found: false, evidence: [], output: `I could not find any people in ${scopeWord}: no face and no person was detected.` };
+  const firsts = ids.map((id) => apps.find((a) => a.personId === id)!);
+  const names = firsts.map((a) => a.name).filter((n): n is string => !!n);
+  const parts: string[] = [];
+  if (ids.length) {
+    parts.push(
+      `${ids.length} different ${ids.length === 1 ? 'person' : 'people'} ${ids.length === 1 ? 'appears' : 'appear'} in ${scopeWord}, told apart by their faces` +
+        (names.length ? ` (${list(names)}${names.length < ids.length ? ` and ${ids.length - names.length} not named yet` : ''})` : '') +
+        `; first seen at ${firsts.map((a) => `${formatTime(a.start)}${q.videos.length > 1 ? ` in ${fileName(q, a.videoId)}` : ''}`).join(', ')}.`,
+    );
+  }
+  // Without the faces analyzer (or before it ran) no face could be seen: say so rather than "not visible".
+  const facesRan = q.videos.some((v) => (v.analysis as Record<string, { unavailable?: string }> | null)?.faces && !(v.analysis as Record<string, { unavailable?: string }>).faces!.unavailable);
+  if (hidden.length && !facesRan) {
+    parts.push(
+      `People appear ${hidden.length} time${hidden.length === 1 ? '' : 's'} (from the person detections: ${hidden
+        .slice(0, 8)
+        .map((h) => `${formatTime(h.start)}–${formatTime(h.end)}`)
+        .join(', ')}${hidden.length > 8 ? ', …' : ''}); faces were not analysed, so whether those are different people cannot be told.`,
+    );
+  } else if (hidden.length) {
+    parts.push(
+      `${ids.length ? 'Besides, people' : 'People'} whose faces were not visible appear ${hidden.length} time${hidden.length === 1 ? '' : 's'} (from the person detections: ${hidden
+        .slice(0, 8)
+        .map((h) => `${formatTime(h.start)}–${formatTime(h.end)}`)
+        .join(', ')}${hidden.length > 8 ? ', …' : ''}); whether those are different people cannot be told without a face.`,
+    );
+  }
+  return { found: true, evidence: [...firsts.map((a) => item(q, a)), ...hidden.slice(0, 8).map((h) => ({ ...item(q, { ...h, personId: '', name: null }), kind: 'object' as const, text: 'person (face not visible)' }))], output: parts.join(' ') };
+}
+
+function whoAt(q: PeopleQuestion): Composed {
+  const w = q.window!;
+  const apps = appearances(q).filter((a) => a.start <= w.end && a.end >= w.start);
+  if (apps.length) {
+    const seen = new Map<string, Appearance>();
+    for (const a of apps) if (!seen.has(a.personId)) seen.set(a.personId, a);
+    const described = [...seen.values()].map((a) => `${a.name ?? `an unnamed person (${a.personId})`} (${formatTime(a.start)}–${formatTime(a.end)}${q.videos.length > 1 ? ` in ${fileName(q, a.videoId)}` : ''})`);
+    return { found: true, evidence: [...seen.values()].map((a) => item(q, a)), output: `On screen then: ${list(described)}.` };
+  }
+  const hidden = facelessPersons(q, []).filter((h) => h.start <= w.end && h.end >= w.start);
+  if (hidden.length) {
+    const h = hidden[0]!;
+    return { found: true, evidence: [{ ...item(q, { ...h, personId: '', name: null }), kind: 'object', text: 'person (face not visible)' }], output: `A person is on screen then (${formatTime(h.start)}–${formatTime(h.end)}), but their face is not visible, so I cannot tell who it is.` };
+  }
+  return { found: false, evidence: [], output: 'I could not find anyone on screen at that time: no face and no person was detected there.' };
+}
+
+function fromTheStart(q: PeopleQuestion): Composed {
+  const apps = appearances(q);
+  if (!apps.length) return { found: false, evidence: [], output: `I could not find a face at the start${q.videos.length === 1 ? ' of this video' : ''}, so I cannot tell when that person appears again.` };
+  const first = apps[0]!;
+  const again = apps.filter((a) => a.personId === first.personId && a !== first && !(a.videoId === first.videoId && a.start < first.end));
+  const who = first.name ?? 'The person at the start';
+  const where = (a: Appearance) => `${formatTime(a.start)}–${formatTime(a.end)}${q.videos.length > 1 ? ` in ${fileName(q, a.videoId)}` : ''}`;
+  if (!again.length) return { found: true, evidence: [item(q, first)], output: `${who} (${where(first)}) does not appear again.` };
+  return { found: true, evidence: [first, ...again].map((a) => item(q, a)), output: `${who} (${where(first)}) appears again at ${again.map(where).join(', ')}.` };
+}
+
+/** Face appearances in the scope (and window), in video order then time. */
+function appearances(q: PeopleQuestion, personIds?: string[]): Appearance[] {
+  const videoIds = q.videos.map((v) => v.id);
+  const rows = q.db
+    .select({ personId: personAppearances.personId, name: people.name, videoId: segments.videoId, start: segments.start, end: segments.end })
+    .from(personAppearances)
+    .innerJoin(segments, eq(segments.id, personAppearances.segmentId))
+    .innerJoin(people, eq(people.id, personAppearances.personId))
+    .where(and(inArray(personAppearances.videoId, videoIds), personIds ? inArray(personAppearances.personId, personIds) : undefined))
+    .orderBy(asc(segments.start))
+    .all();
+  const order = new Map(videoIds.map((id, i) => [id, i]));
+  return rows.filter((r) => !q.window || (r.start <= q.window.end && r.end >= q.window.start)).sort((a, b) => order.get(a.videoId)! - order.get(b.videoId)! || a.start - b.start);
+}
+
+/** Person detections (object spans) that no face appearance overlaps: people seen from behind, too far, too small. */
+function facelessPersons(q: PeopleQuestion, faces: Appearance[]): { videoId: string; start: number; end: number }[] {
+  const rows = q.db
+    .select({ videoId: segments.videoId, start: segments.start, end: segments.end })
+    .from(segments)
+    .where(and(inArray(segments.videoId, q.videos.map((v) => v.id)), eq(segments.kind, 'object'), eq(segments.text, 'person')))
+    .orderBy(asc(segments.start))
+    .all();
+  const all = faces.length ? faces : appearances(q);
+  return rows.filter((r) => (!q.window || (r.start <= q.window.end && r.end >= q.window.start)) && !all.some((a) => a.videoId === r.videoId && a.start < r.end && a.end > r.start));
+}
+
+function item(q: PeopleQuestion, a: Appearance): Evidence {
+  return { video_id: a.videoId, file_name: fileName(q, a.videoId), start: a.start, end: a.end, kind: 'face', text: a.name ?? `unnamed person ${a.personId}`, score: 1, frame_url: q.frameAt(a.videoId, (a.start + a.end) / 2) };
+}
+
+/** The name-like phrase of a "when does X appear" question: capitalised words only (a name, not "the dog"). */
+function nameIn(prompt: string): string | null {
+  for (const re of NAME_PATTERNS) {
+    const m = re.exec(prompt);
+    const phrase = m?.[1]?.trim();
+    if (phrase && /^\p{Lu}[\p{L}'’-]*(?:\s+\p{Lu}[\p{L}'’-]*){0,2}$/u.test(phrase)) return phrase;
+  }
+  return null;
+}
+
+/** Whether any segment of the videos mentions the phrase (a label, words said or written). */
+function mentioned(db: Db, videoIds: string[], phrase: string): boolean {
+  return !!db
+    .select({ id: segments.id })
+    .from(segments)
+    .where(and(inArray(segments.videoId, videoIds), sql`instr(lower(${segments.text}), ${phrase.toLowerCase()}) > 0`))
+    .limit(1)
+    .get();
+}
+
+const fileName = (q: PeopleQuestion, videoId: string) => q.videos.find((v) => v.id === videoId)?.fileName ?? videoId;
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const list = (xs: string[]) => (xs.length <= 1 ? (xs[0] ?? '') : `${xs.slice(0, -1).join(', ')} and ${xs.at(-1)}`);
+function groupBy<T>(xs: T[], key: (x: T) => string): Map<string, T[]> {
+  const m = new Map<string, T[]>();
+  for (const x of xs) m.set(key(x), [...(m.get(key(x)) ?? []), x]);
+  return m;
+}

@@ -1,0 +1,300 @@
+/**
+ * The question reader. The *kind* of a question (which fact it is about, in which form) is read by
+ * meaning: the question's sentence embedding is compared with the example questions of each cell of
+ * the fact table (facts.ts), and a few rule cues from the slots add to that score. The *slots* are
+ * read by rules: times and ranges written in the text, file names, numbers, colours, object labels.
+ * When two readings score alike, both are kept (best first) so that the evidence can decide.
+ */
+import type { Embedder } from '../analysis/embedder';
+import type { Video } from '../storage/schema';
+import { CELLS, type Cell, type FactKind, type Form, type SlotNeed } from './facts';
+import { readIntent, type Intent } from './intent';
+
+/** A time the question writes: absolute (seconds) or relative to the video's length. */
+export type TimeSlot = { start: number; end: number; point: boolean } | { relative: 'start' | 'end' | 'middle'; seconds: number | null };
+
+export interface Slots {
+  intent: Intent;
+  time: TimeSlot | null;
+  /** Videos of the scope the question names by file name ("in pancake.mkv", "the bottles video"). */
+  files: Video[];
+  colour: string | null;
+  /** "at once", "at the same time", "simultaneously": a count per moment, not over time. */
+  atOnce: boolean;
+  /** Words in quotes: text to look for. */
+  quoted: string[];
+  /** Rule cues for what the question is about (shots, file facts...), from its words. */
+  factCues: Set<FactKind>;
+  /** Rule cues for the form ("how many" → count). */
+  formCues: Set<Form>;
+  /** The question, lower case, with the file names it gives replaced by "the video" (what is embedded). */
+  text: string;
+}
+
+export interface Reading {
+  cell: Cell;
+  score: number;
+}
+
+export interface ReadQuestion {
+  slots: Slots;
+  /** The readings, best first: the best, and any that score within MARGIN of it. */
+  readings: Reading[];
+  /** The question's embedding (null without an embedder), reused by the evidence search. */
+  vector: Float32Array | null;
+}
+
+/** Readings this close to the best are tried too when the best finds nothing. */
+const MARGIN = 0.05;
+/** Weight of a rule cue against a cosine (USE-lite cosines of paraphrases ≈ 0.6–0.8). */
+const CUE = 0.12;
+
+const COLOURS = ['red', 'orange', 'yellow', 'green', 'blue', 'purple', 'pink', 'brown', 'black', 'white', 'grey', 'gray', 'silver', 'gold'];
+
+const NUM: Record<string, number> = { one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, fifteen: 15, twenty: 20, thirty: 30, sixty: 60 };
+
+function clock(s: string): number | null {
+  const m = /^(\d{1,3}):([0-5]\d)(?::([0-5]\d))?(?:\.(\d+))?$/.exec(s);
+  if (!m) return null;
+  return m[3] !== undefined ? Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3]) : Number(m[1]) * 60 + Number(m[2]) + Number(`0.${m[4] ?? 0}`);
+}
+
+function amount(s: string): number | null {
+  if (/^\d+(\.\d+)?$/.test(s)) return Number(s);
+  return NUM[s] ?? null;
+}
+
+/** Seconds of "10 seconds", "2 minutes", "1.5 min", "a minute". */
+function duration(n: string, unit: string): number | null {
+  const v = n === 'a' || n === 'one' ? 1 : amount(n);
+  if (v === null) return null;
+  return /^m/.test(unit) ? v * 60 : v;
+}
+
+const UNIT = '(seconds?|secs?|s|minutes?|mins?|m)';
+const NUMW = '(\\d+(?:\\.\\d+)?|a|one|two|three|four|five|six|seven|eight|nine|ten|fifteen|twenty|thirty|sixty)';
+
+/** Times and ranges written in the question. */
+export function readTime(q: string): TimeSlot | null {
+  let m: RegExpExecArray | null;
+  const T = '(\\d{1,3}:[0-5]\\d(?::[0-5]\\d)?(?:\\.\\d+)?)';
+  // Ranges: "between 0:10 and 0:20", "from 1:00 to 1:30", "0:10-0:20".
+  if ((m = new RegExp(`\\b(?:between|from)\\s+${T}\\s+(?:and|to|until|till)\\s+${T}`).exec(q)) || (m = new RegExp(`${T}\\s*(?:-|–|to)\\s*${T}`).exec(q))) {
+    const a = clock(m[1]!);
+    const b = clock(m[2]!);
+    if (a !== null && b !== null && b >= a) return { start: a, end: b, point: false };
+  }
+  if ((m = new RegExp(`\\b(?:between|from)\\s+(\\d+(?:\\.\\d+)?)\\s*(?:s|sec|secs|seconds)?\\s+(?:and|to|until)\\s+(\\d+(?:\\.\\d+)?)\\s*${UNIT}\\b`).exec(q))) {
+    const k = /^m/.test(m[3]!) ? 60 : 1;
+    const a = Number(m[1]) * k;
+    const b = Number(m[2]) * k;
+    if (b >= a) return { start: a, end: b, point: false };
+  }
+  // "in the first minute", "during the first 10 seconds", "the last 5 s".
+  if ((m = new RegExp(`\\b(first|opening|last|final|closing)\\s+(?:${NUMW}\\s+)?${UNIT}\\b`).exec(q))) {
+    const secs = m[2] ? duration(m[2], m[3]!) : /^m/.test(m[3]!) ? 60 : 1;
+    if (secs !== null) return /^(first|opening)$/.test(m[1]!) ? { start: 0, end: secs, point: false } : { relative: 'end', seconds: secs };
+  }
+  // A point: "at 1:05", "at 0:27", "around 45:00", "at 12 seconds", "at second 12", "12 s in".
+  if ((m = new RegExp(`(?:^|\\s)(?:at|around|about|near|by)?\\s*${T}(?=\\s|$|[?.,!;])`).exec(q))) {
+    const t = clock(m[1]!);
+    if (t !== null) return { start: t, end: t, point: true };
+  }
+  if ((m = /\b(?:at|around|about|near|after)\s+(\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds)\b/.exec(q)) || (m = /\bat (?:second|the \d+(?:st|nd|rd|th) second)\s*(\d+)?/.exec(q)) || (m = /\b(\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds) in\b/.exec(q))) {
+    if (m[1]) return { start: Number(m[1]), end: Number(m[1]), point: true };
+  }
+  if ((m = /\bat (?:the )?(\d+)(?:st|nd|rd|th) second\b/.exec(q))) return { start: Number(m[1]), end: Number(m[1]), point: true };
+  if ((m = /\b(?:at|around|after)\s+(\d+(?:\.\d+)?)\s*(?:minutes?|mins?)\b/.exec(q))) return { start: Number(m[1]) * 60, end: Number(m[1]) * 60, point: true };
+  // "at the end", "at the very beginning", "in the middle".
+  if (/\b(at|near|towards?|by|in) the (very )?(end|ending|close)\b|\bfinal (moments?|seconds?|frames?|shot)\b|\bas it ends\b/.test(q)) return { relative: 'end', seconds: null };
+  if (/\b(at|near|in) the (very )?(beginning|start|outset|opening)\b|\bwhen (it|the (video|clip|film)) (starts|begins|opens)\b|\bopening (moments?|seconds?|frames?|shot)\b/.test(q)) return { relative: 'start', seconds: null };
+  if (/\b(in|around|at) the middle\b|\bhalfway\b/.test(q)) return { relative: 'middle', seconds: null };
+  return null;
+}
+
+/** The videos of the scope the question names. */
+export function readFiles(q: string, videos: Video[]): Video[] {
+  const out: Video[] = [];
+  for (const v of videos) {
+    const name = v.fileName.toLowerCase();
+    const stem = name.replace(/\.[a-z0-9]{2,5}$/, '');
+    const spaced = stem.replace(/[-_.]+/g, ' ');
+    const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    // The full name, a stem with its dashes ("people-one-by-one"), or a stem called a video ("the pancake clip").
+    const named =
+      new RegExp(`(^|[^\\w-])${esc(name)}([^\\w-]|$)`).test(q) ||
+      (/[-_]/.test(stem) && new RegExp(`(^|[^\\w-])${esc(stem)}([^\\w-]|$)`).test(q)) ||
+      new RegExp(`\\b(the|in|from|of) ${esc(spaced)} (video|clip|file|one|recording|footage)\\b`).test(q) ||
+      new RegExp(`\\b(video|clip|file) (called |named )?"?${esc(spaced)}\\b`).test(q);
+    if (named) out.push(v);
+  }
+  // Names earliest in the question first (a comparison keeps the order written).
+  const at = (v: Video) => {
+    const stem = v.fileName.toLowerCase().replace(/\.[a-z0-9]{2,5}$/, '');
+    const i = q.indexOf(stem);
+    return i < 0 ? q.indexOf(stem.replace(/[-_.]+/g, ' ')) : i;
+  };
+  return out.sort((a, b) => at(a) - at(b));
+}
+
+/** Rule cues for what is asked about: words that name a fact, not a form. */
+const FACT_CUES: [FactKind, RegExp][] = [
+  ['shots', /\b(shots?|cuts?|scenes?|edits?|transitions?|camera angles?|scene changes?)\b/],
+  ['duration', /\b(how long is (it|this|that|the (video|clip|film|recording|footage))|how long does (it|(this|that|the) (video|clip|film|recording|footage|movie)) (last|run|go on|take)|how many (seconds|minutes) (does|is|long)|does (it|the (video|clip|recording)) last|duration|lengths?|runtime|running time|minutes long|seconds long|(longest|shortest|longer|shorter) (video|clip|file|recording|footage|one)s?|(video|clip|file|recording|footage|one|it) is (the )?(longest|shortest|longer|shorter)|is (the )?(longest|shortest)\s*\??$|(longer|shorter)(?=,| than| or)|runs the longest|the briefest)\b/],
+  ['resolution', /\b(resolution|pixels?|dimensions?|how (wide|tall)|width|height|1080p?|720p?|hd|4k|portrait|landscape|vertical|aspect)\b/],
+  ['fps', /\b(frame ?rate|fps|frames per second|frames a second)\b/],
+  ['size', /\b(file size|how (big|large) is the file|bytes|megabytes|mb|kb|gb|how much (disk|space|storage))\b/],
+  ['codec', /\b(codec|encod\w*|compression|compressed|h\.?264|vp8|vp9|mpeg|format)\b/],
+  ['audio', /\b(audio|sound|soundtrack|silent|mute|muted|noise|any sound)\b/],
+  ['videos', /\b(how many (videos|clips|files|recordings)|videos? (are|is) (in|there)|list (the|all)|what (videos|clips|files))\b/],
+  ['people', /\b(individuals?|visitors?|faces?)\b/],
+  ['text', /\b(names?|named|written|writing|write|text|title|titles|captioned|subtitle\w*|sign|signs|reads?|displayed|printed|timecode|counter|digits?|numbers? (shown|on screen|displayed)|credits?|logo|banner|headline|letters?|lettering|words? on)\b/],
+  ['speech', /\b(say|says|said|saying|speak|speaks|spoke|speaking|speakers?|speech|talk|talks|talking|spoken|voice|mention\w*|tell(?! (me|us)\b)|tells|told|words|quote|narrat\w*|dialogue|conversation|sentence|utter\w*|pronounc\w*)\b/],
+];
+
+const FORM_CUES: [Form, RegExp][] = [
+  ['count', /\bhow many\b|\bnumber of\b|\bcount\b|\bhow much\b/],
+  ['when', /\b(when|the times|what time|at what (point|moment|second|minute|stage)|timestamps?|(which|what) (moments?|seconds?|parts?|minutes?|times?)|where in the|how soon|how early|how late|during which|in which part|until when|since when)\b/],
+  ['which_video', /\b(which|what) (videos?|clips?|files?|recordings?|footage)\b|\bin which (videos?|clips?)\b/],
+  ['presence', /^\s*(is|are|was|were|does|do|did|can|could|has|have)\b|\b(is|are) there\b|\bany\b/],
+  ['describe', /\b(summar\w+|describe|description|overview|recap|outline|synopsis|walk me through|account of|tell me about (this|the) (video|clip))\b/],
+  ['visible', /\b(on screen|on the screen|do (we|you|i) see|can (we|you|i) see|what'?s happening|what is happening|what happens|going on|in view|in the frame|in frame|visible|shown|showing)\b/],
+  ['compare', /\b(compare|comparison|versus|vs\.?|than|differ\w*|both)\b/],
+  ['extreme', /\b(longest|shortest|first|last|earliest|latest|biggest|largest|most|least|fewest|highest|lowest|widest|longer|shorter)\b/],
+];
+
+export function readSlots(question: string, videos: Video[]): Slots {
+  const q = question.toLowerCase().replace(/[“”]/g, '"').replace(/[’]/g, "'").replace(/\s+/g, ' ').trim();
+  const files = readFiles(q, videos);
+  // Named files are slots, not words of the question ("birthday-no-audio.mp4" asks nothing about audio).
+  const text = stripFiles(q, files);
+  const intent = readIntent(text);
+  const time = readTime(text);
+  const colour = COLOURS.find((c) => new RegExp(`\\b${c}\\b`).test(text)) ?? null;
+  const atOnce = /\b(at once|at the same time|simultaneously|at a time|at any one time|at any time|together|in a single frame|in one frame|side by side)\b/.test(text);
+  const quoted = [...q.matchAll(/"([^"]{2,80})"/g)].map((m) => m[1]!);
+  const factCues = new Set<FactKind>();
+  for (const [f, re] of FACT_CUES) if (re.test(text)) factCues.add(f);
+  // "Does someone speak": a pronoun next to a speech word is no cue for people on screen.
+  const pronounOnly = /\b(someone|somebody|anyone|anybody|speakers?)\b/.test(text) && !/\b(person|persons|people|man|men|woman|women|human|humans|boy|girl|child|children|kids?)\b/.test(text);
+  const labels = factCues.has('speech') && pronounOnly ? intent.labels.filter((l) => l !== 'person') : intent.labels;
+  if (labels.length || intent.categoryLabels.length) factCues.add(labels.length === 1 && labels[0] === 'person' ? 'people' : 'objects');
+  if (labels.includes('person') || /\bspeakers\b/.test(text)) factCues.add('people');
+  if (time && 'point' in time && time.point) factCues.add('moment');
+  const formCues = new Set<Form>();
+  for (const [f, re] of FORM_CUES) if (re.test(text)) formCues.add(f);
+  // Two named videos, or "which video has the most …": a comparison of videos.
+  if (files.length >= 2 || (formCues.has('which_video') && formCues.has('extreme'))) formCues.add('compare');
+  // Times written in the question narrow it; numbers that are times are not counts.
+  if (time) intent.number = /\d{1,3}:\d{2}/.test(text) || /\b(seconds?|minutes?|secs?)\b/.test(text) ? numberOutsideTimes(text) : intent.number;
+  return { intent, time, files, colour, atOnce, quoted, factCues, formCues, text };
+}
+
+/** The question with the file names it gives replaced by "the video". */
+function stripFiles(q: string, files: Video[]): string {
+  let out = q;
+  for (const v of files) {
+    const name = v.fileName.toLowerCase();
+    const stem = name.replace(/\.[a-z0-9]{2,5}$/, '');
+    out = out.split(name).join('the video');
+    if (/[-_]/.test(stem)) out = out.split(stem).join('the video');
+  }
+  return out;
+}
+
+function numberOutsideTimes(q: string): number | null {
+  const rest = q.replace(/\d{1,3}:\d{2}(:\d{2})?(\.\d+)?/g, ' ').replace(/\d+(\.\d+)?\s*(s|secs?|seconds?|minutes?|mins?)\b/g, ' ');
+  const m = /\b(\d{1,3})\b/.exec(rest);
+  if (m) return Number(m[1]);
+  for (const [w, n] of Object.entries(NUM)) if (new RegExp(`\\b${w}\\b`).test(rest)) return n;
+  return null;
+}
+
+/** The example questions of every cell, embedded once per embedder. */
+class ExampleBank {
+  private vectors: Promise<{ cell: number; v: Float32Array }[]> | null = null;
+  constructor(private readonly embedder: Embedder) {}
+
+  get(): Promise<{ cell: number; v: Float32Array }[]> {
+    this.vectors ??= (async () => {
+      const texts: string[] = [];
+      const cells: number[] = [];
+      CELLS.forEach((c, i) => {
+        for (const e of c.examples) {
+          texts.push(e);
+          cells.push(i);
+        }
+      });
+      const vs = await this.embedder.embed(texts);
+      return vs.map((v, i) => ({ cell: cells[i]!, v }));
+    })().catch((e) => {
+      this.vectors = null;
+      throw e;
+    });
+    return this.vectors;
+  }
+}
+
+const banks = new WeakMap<Embedder, ExampleBank>();
+
+function dot(a: Float32Array, b: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < a.length; i++) s += a[i]! * b[i]!;
+  return s;
+}
+
+/**
+ * Reads a question: its slots by rules, its kind by meaning plus cues. Without an embedder (or
+ * when it fails) the cues alone decide.
+ */
+export async function readQuestion(question: string, videos: Video[], embedder: Embedder | null): Promise<ReadQuestion> {
+  const slots = readSlots(question, videos);
+  const meaning = new Float64Array(CELLS.length);
+  let vector: Float32Array | null = null;
+  if (embedder && question.trim()) {
+    try {
+      let bank = banks.get(embedder);
+      if (!bank) banks.set(embedder, (bank = new ExampleBank(embedder)));
+      const [[q], examples] = await Promise.all([embedder.embed([slots.files.length ? slots.text : question]), bank.get()]);
+      vector = q!;
+      // Each cell: the mean of its two closest examples (one odd example does not carry a cell).
+      const best = CELLS.map(() => [0, 0]);
+      for (const e of examples) {
+        const c = dot(q!, e.v);
+        const b = best[e.cell]!;
+        if (c > b[0]!) {
+          b[1] = b[0]!;
+          b[0] = c;
+        } else if (c > b[1]!) b[1] = c;
+      }
+      best.forEach((b, i) => (meaning[i] = (b[0]! + b[1]!) / 2));
+    } catch {
+      vector = null; // no embedding model here: the cues decide
+    }
+  }
+  const readings: Reading[] = CELLS.map((cell, i) => {
+    let score = meaning[i]!;
+    if (slots.factCues.has(cell.fact)) score += CUE;
+    if (slots.formCues.has(cell.form)) score += CUE;
+    // A cell that needs a slot the question lacks (a label to count, two videos to compare) does not fit.
+    if (cell.needs?.some((n) => !hasSlot(slots, n, cell))) score -= 2 * CUE;
+    return { cell, score };
+  }).sort((a, b) => b.score - a.score);
+  const top = readings[0]!.score;
+  return { slots, readings: readings.filter((r, i) => i === 0 || r.score >= top - MARGIN).slice(0, 3), vector };
+}
+
+function hasSlot(s: Slots, n: SlotNeed, cell: Cell): boolean {
+  switch (n) {
+    case 'label':
+      return s.intent.labels.length > 0 || s.intent.categoryLabels.length > 0;
+    case 'two_videos':
+      return s.files.length >= 2;
+    case 'time':
+      return s.time !== null;
+    case 'cue':
+      return s.factCues.has(cell.fact);
+    case 'form_cue':
+      return s.formCues.has(cell.form);
+  }
+}

@@ -1,0 +1,185 @@
+/**
+ * People of an index for the API: listing, one person's appearances, naming, merging two people
+ * and splitting an appearance out. Every call resolves the index for the user first, so another
+ * user's (or a deleted) index, and a person of another index, are "not found".
+ */
+import { join } from 'node:path';
+import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { badRequest, notFound } from '../errors';
+import type { IndexService } from '../indexes/service';
+import { writeTx, type Db } from '../storage/db';
+import type { DataDir } from '../storage/files';
+import { frames, mediaIndexes, people, personAppearances, segments, videos, type MediaIndex, type Person, type User } from '../storage/schema';
+import { newPersonId } from './group';
+
+export interface PersonView {
+  person_id: string;
+  name: string | null;
+  appearances: number;
+  /** Seconds on screen, summed over appearances. */
+  seconds: number;
+  /** The videos the person appears in (file_id). */
+  videos: string[];
+  /** Path (to be signed) of the face thumbnail. */
+  thumbnail: string;
+}
+
+export interface AppearanceView {
+  appearance_id: number;
+  video_id: string;
+  file_name: string;
+  start: number;
+  end: number;
+}
+
+/** A person's appearance with what a thumbnail or an answer needs. */
+export interface AppearanceRow extends AppearanceView {
+  person_id: string;
+  /** Time of the appearance's best face and its box ([x, y, w, h], 0..1). */
+  best_t: number;
+  box: [number, number, number, number] | null;
+}
+
+export const MAX_NAME_LENGTH = 100;
+
+export class PeopleService {
+  constructor(
+    private readonly d: { db: Db; indexes: IndexService; files: DataDir; ffmpeg: () => Promise<string> },
+  ) {}
+
+  /** The user's live index (by id), or 404. */
+  index(user: User, indexId: string): MediaIndex {
+    return this.d.indexes.resolve(user, indexId, { byName: false });
+  }
+
+  list(user: User, indexId: string): PersonView[] {
+    const idx = this.index(user, indexId);
+    const rows = this.appearances(idx.id);
+    const byPerson = new Map<string, AppearanceRow[]>();
+    for (const r of rows) byPerson.set(r.person_id, [...(byPerson.get(r.person_id) ?? []), r]);
+    const names = new Map(this.d.db.select({ id: people.id, name: people.name }).from(people).where(eq(people.indexId, idx.id)).all().map((p) => [p.id, p.name]));
+    return [...byPerson.entries()]
+      .map(([id, apps]) => view(idx.id, id, names.get(id) ?? null, apps))
+      .sort((a, b) => b.seconds - a.seconds || a.person_id.localeCompare(b.person_id));
+  }
+
+  get(user: User, indexId: string, personId: string): PersonView & { appearances_list: AppearanceView[] } {
+    const idx = this.index(user, indexId);
+    const p = this.person(idx.id, personId);
+    const apps = this.appearances(idx.id, p.id);
+    if (!apps.length) throw notFound('no such person in this index');
+    return { ...view(idx.id, p.id, p.name, apps), appearances_list: apps.map(({ appearance_id, video_id, file_name, start, end }) => ({ appearance_id, video_id, file_name, start, end })) };
+  }
+
+  /** Names (or with null, un-names) a person; nothing else changes. */
+  rename(user: User, indexId: string, personId: string, name: string | null): PersonView {
+    const idx = this.index(user, indexId);
+    const p = this.person(idx.id, personId);
+    const clean = name === null ? null : name.trim().replace(/\s+/g, ' ');
+    if (clean !== null && (clean.length === 0 || clean.length > MAX_NAME_LENGTH)) throw badRequest(`field "name" must be 1 to ${MAX_NAME_LENGTH} characters (or null to remove the name)`);
+    if (clean !== null && /[\u0000-\u001f\u007f]/.test(clean)) throw badRequest('field "name" must not contain control characters');
+    this.d.db.update(people).set({ name: clean }).where(eq(people.id, p.id)).run();
+    return view(idx.id, p.id, clean, this.appearances(idx.id, p.id));
+  }
+
+  /** Moves every appearance of `personId` to `into` and removes `personId`; a name on one side only is kept. */
+  merge(user: User, indexId: string, personId: string, into: string): PersonView {
+    const idx = this.index(user, indexId);
+    const from = this.person(idx.id, personId);
+    const to = this.person(idx.id, into, 'field "into": no such person in this index');
+    if (from.id === to.id) throw badRequest('field "into" must be another person than the one merged');
+    const name = to.name ?? from.name;
+    writeTx(this.d.db, (tx) => {
+      tx.update(personAppearances).set({ personId: to.id }).where(eq(personAppearances.personId, from.id)).run();
+      tx.update(people).set({ name }).where(eq(people.id, to.id)).run();
+      tx.delete(people).where(eq(people.id, from.id)).run();
+    });
+    return view(idx.id, to.id, name, this.appearances(idx.id, to.id));
+  }
+
+  /** Moves one appearance out of a person into a new, unnamed person. */
+  split(user: User, indexId: string, personId: string, appearanceId: number): PersonView {
+    const idx = this.index(user, indexId);
+    const p = this.person(idx.id, personId);
+    const app = this.d.db.select({ segmentId: personAppearances.segmentId }).from(personAppearances).where(and(eq(personAppearances.segmentId, appearanceId), eq(personAppearances.personId, p.id))).get();
+    if (!app) throw notFound('field "appearance_id": this person has no such appearance');
+    const count = this.d.db.select({ n: sql<number>`count(*)` }).from(personAppearances).where(eq(personAppearances.personId, p.id)).get()!.n;
+    if (count < 2) throw badRequest('this is the person\'s only appearance; there is nothing to split it from');
+    const id = newPersonId();
+    writeTx(this.d.db, (tx) => {
+      tx.insert(people).values({ id, indexId: idx.id, userId: user.id, name: null, createdAt: new Date() }).run();
+      tx.update(personAppearances).set({ personId: id }).where(eq(personAppearances.segmentId, app.segmentId)).run();
+    });
+    return view(idx.id, id, null, this.appearances(idx.id, id));
+  }
+
+  /** The sampled frame and the face box of the person's largest face (for a thumbnail). */
+  private thumbnailSource(user: User | null, indexId: string, personId: string): { frame: string; box: [number, number, number, number] | null } {
+    // Without a user the request came with a signed link for exactly this path: the index must still be live.
+    const idx = user ? this.index(user, indexId) : this.d.db.select().from(mediaIndexes).where(and(eq(mediaIndexes.id, indexId), isNull(mediaIndexes.deletedAt))).get();
+    if (!idx) throw notFound('no such person in this index');
+    const p = this.person(idx.id, personId);
+    const apps = this.appearances(idx.id, p.id);
+    const best = apps.reduce<AppearanceRow | null>((b, a) => (!b || area(a.box) > area(b.box) ? a : b), null);
+    if (!best) throw notFound('no such person');
+    const f = this.d.db
+      .select({ file: frames.file })
+      .from(frames)
+      .where(eq(frames.videoId, best.video_id))
+      .orderBy(sql`abs(${frames.t} - ${best.best_t})`)
+      .get();
+    if (!f) throw notFound('the person\'s frame is not stored');
+    return { frame: join(this.d.files.videoDir(best.video_id), 'frames', f.file), box: best.box };
+  }
+
+  /** A JPEG of the person's largest face: its box widened by 10 % (hair, chin), clamped to the frame, 160 px wide. */
+  async thumbnail(user: User | null, indexId: string, personId: string): Promise<Uint8Array> {
+    const src = this.thumbnailSource(user, indexId, personId);
+    const [x, y, w, h] = src.box ?? [0, 0, 1, 1];
+    const x0 = clamp01(x - w * 0.1);
+    const y0 = clamp01(y - h * 0.1);
+    const x1 = clamp01(x + w * 1.1);
+    const y1 = clamp01(y + h * 1.1);
+    const f = (v: number) => v.toFixed(4);
+    const proc = Bun.spawn(
+      [await this.d.ffmpeg(), '-hide_banner', '-nostdin', '-loglevel', 'error', '-i', src.frame, '-vf', `crop=iw*${f(x1 - x0)}:ih*${f(y1 - y0)}:iw*${f(x0)}:ih*${f(y0)},scale=160:-2`, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'mjpeg', '-q:v', '4', 'pipe:1'],
+      { stdout: 'pipe', stderr: 'ignore' },
+    );
+    const out = new Uint8Array(await new Response(proc.stdout).arrayBuffer());
+    if ((await proc.exited) !== 0 || out.length === 0) throw notFound("the person's frame could not be read");
+    return out;
+  }
+
+  /** All appearances of the index's people (of one person), in time order within each video. */
+  appearances(indexId: string, personId?: string): AppearanceRow[] {
+    const rows = this.d.db
+      .select({ person_id: personAppearances.personId, appearance_id: segments.id, video_id: segments.videoId, file_name: videos.fileName, start: segments.start, end: segments.end, extra: segments.extra })
+      .from(personAppearances)
+      .innerJoin(segments, eq(segments.id, personAppearances.segmentId))
+      .innerJoin(videos, eq(videos.id, segments.videoId))
+      .where(personId ? and(eq(personAppearances.indexId, indexId), eq(personAppearances.personId, personId)) : eq(personAppearances.indexId, indexId))
+      .orderBy(asc(videos.uploadedAt), asc(segments.videoId), asc(segments.start))
+      .all();
+    return rows.map(({ extra, ...r }) => ({ ...r, best_t: typeof extra?.best_t === 'number' ? extra.best_t : r.start, box: Array.isArray(extra?.box) ? (extra.box as [number, number, number, number]) : null }));
+  }
+
+  private person(indexId: string, personId: string, message = 'no such person in this index'): Person {
+    const p = this.d.db.select().from(people).where(and(eq(people.id, personId), eq(people.indexId, indexId))).get();
+    if (!p) throw notFound(message);
+    return p;
+  }
+}
+
+function view(indexId: string, personId: string, name: string | null, apps: AppearanceRow[]): PersonView {
+  return {
+    person_id: personId,
+    name,
+    appearances: apps.length,
+    seconds: Math.round(apps.reduce((s, a) => s + (a.end - a.start), 0) * 1000) / 1000,
+    videos: [...new Set(apps.map((a) => a.video_id))],
+    thumbnail: `/indexes/${indexId}/people/${personId}/thumbnail`,
+  };
+}
+
+const clamp01 = (v: number) => Math.min(1, Math.max(0, v));
+const area = (b: [number, number, number, number] | null) => (b ? b[2] * b[3] : 0);

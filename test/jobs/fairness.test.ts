@@ -1,0 +1,179 @@
+/**
+ * Fair turns: one user's backlog does not starve another's, a per-user cap holds, and a short
+ * video is not stuck behind a long one (the short lane), through the real server and workers.
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/config';
+import { resolveBinaries } from '../../src/media/binaries';
+import { createService } from '../../src/service';
+import { videos } from '../../src/storage/schema';
+import { clip, getJson, postJson, startTestServer } from '../helpers';
+
+let dir: string;
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'vidq-fair-'));
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+test('the queue takes users in turns, short videos first within a user, and honours a per-user cap', () => {
+  const dataDir = join(dir, 'q');
+  const s = createService(loadConfig({ 'data-dir': dataDir, port: '0', 'log-level': 'error', 'min-free-bytes': '0', 'analysis-workers': '0' }, {}));
+  try {
+    const a = s.accounts.createUser('a', null).user;
+    const b = s.accounts.createUser('b', null).user;
+    const ia = s.indexes.findOrCreateByName(s.db, a, 'x').index;
+    const ib = s.indexes.findOrCreateByName(s.db, b, 'x').index;
+    const add = (id: string, user: typeof a, indexId: string, durationSec: number, t: number) => {
+      const at = new Date(1_700_000_000_000 + t * 1000);
+      s.db.insert(videos).values({ id, indexId, userId: user.id, sourceUrl: 'http://x/v.mp4', fileName: 'v.mp4', storagePath: `media/${id}/source.mp4`, durationSec, status: 'processing', progress: 0, uploadedAt: at, updatedAt: at }).run();
+      s.queue.enqueue(id, at);
+    };
+    // User a queued a backlog of long videos first; b added one later.
+    add('a1', a, ia.id, 3600, 0);
+    add('a2', a, ia.id, 3600, 1);
+    add('a3', a, ia.id, 3600, 2);
+    add('a4', a, ia.id, 10, 3);
+    add('b1', b, ib.id, 3600, 4);
+    const line = s.queue.placesInLine(1);
+    // The places are the turns the claims below take.
+    expect(['a4', 'b1', 'a1', 'a2', 'a3'].map((id) => line.get(id)!.position)).toEqual([1, 2, 3, 4, 5]);
+    expect(line.get('a3')!.etaSec!).toBeGreaterThan(line.get('a1')!.etaSec!);
+    const order: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const j = s.queue.claim(`w_${i}`, new Date(1_700_000_100_000 + i * 1000))!;
+      order.push(j.videoId);
+      s.queue.finish(j.videoId, `w_${i}`, new Date(1_700_000_100_500 + i * 1000));
+    }
+    // a's short one first, then b (never served) before a's backlog, then a's in age order.
+    expect(order).toEqual(['a4', 'b1', 'a1', 'a2', 'a3']);
+
+    // A cap of one running analysis per user: b's job is taken while a's first one runs.
+    add('a5', a, ia.id, 100, 10);
+    add('a6', a, ia.id, 100, 11);
+    add('b2', b, ib.id, 100, 12);
+    const first = s.queue.claim('w_c1', new Date(), { perUserCap: 1 })!;
+    const second = s.queue.claim('w_c2', new Date(), { perUserCap: 1 })!;
+    expect([first.videoId, second.videoId].sort()).toEqual(first.videoId === 'b2' ? ['a5', 'b2'] : ['a5', 'b2']);
+    expect(s.queue.claim('w_c3', new Date(), { perUserCap: 1 })).toBeNull();
+    // The short lane only takes short videos.
+    expect(s.queue.claim('w_lane', new Date(), { maxVideoSec: 60 })).toBeNull();
+    expect(s.queue.claim('w_any', new Date())!.videoId).toBe('a6');
+
+    // Waiting in line for hours is not being stuck: the maintenance job leaves a pending job's video alone.
+    add('b3', b, ib.id, 100, 20);
+    const later = new Date(Date.now() + 10 * 3600_000);
+    s.maintenance.failStuck(later);
+    expect(s.db.select().from(videos).all().find((v) => v.id === 'b3')!.status).toBe('processing');
+  } finally {
+    s.close();
+  }
+});
+
+test('a short video added while a long one is analysed is ready within a bound (short lane), and waits as "queued" with its place', async () => {
+  const { ffmpeg } = await resolveBinaries(join(dir, 'bin'));
+  // 20 minutes of video, made by repeating a clip without re-encoding.
+  const long = join(dir, 'long.mp4');
+  const p = Bun.spawnSync([ffmpeg, '-hide_banner', '-loglevel', 'error', '-y', '-stream_loop', '29', '-i', clip('bottles.mp4'), '-c', 'copy', long]);
+  expect(p.exitCode).toBe(0);
+  const files: Record<string, string> = { 'long.mp4': long, 'short.mp4': clip('chaplin-bw.mp4') };
+  const origin = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => new Response(Bun.file(files[new URL(req.url).pathname.slice(1)] ?? '/nonexistent')) });
+  const srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual' });
+  const list = async () => (await getJson(srv.url, `/index-resources?token=${srv.token}&index=fair`)).body as any[];
+  try {
+    expect((await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'fair', url: `http://127.0.0.1:${origin.port}/long.mp4` })).status).toBe(200);
+    const longKey = (await list())[0].file_id;
+    // Wait until the worker has taken the long one.
+    for (let i = 0; i < 600; i++) {
+      if ((await list())[0].stage !== 'queued') break;
+      await Bun.sleep(100);
+    }
+    const t0 = performance.now();
+    const up = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'fair', url: `http://127.0.0.1:${origin.port}/short.mp4` });
+    expect(up.status).toBe(200);
+    const shortKey = up.body.data.key;
+    const seen: any[] = [];
+    let ready = false;
+    while (performance.now() - t0 < 90_000) {
+      const rows = await list();
+      const short = rows.find((r) => r.file_id === shortKey);
+      seen.push(short);
+      if (short.status === 'ready') {
+        ready = true;
+        // The long one is still being analysed: the short one did not wait for it.
+        expect(rows.find((r) => r.file_id === longKey).status).toBe('processing');
+        break;
+      }
+      await Bun.sleep(100);
+    }
+    const waitedSec = (performance.now() - t0) / 1000;
+    console.log(`short video ready ${waitedSec.toFixed(1)} s after upload while a 20-minute one was analysed (loaded machine)`);
+    expect(ready).toBe(true);
+    expect(waitedSec).toBeLessThan(60);
+    // The short lane's worker exits once no short video waits: one worker process is left.
+    let workers = workerRss().size;
+    for (let i = 0; i < 100 && workers > 1; i++) {
+      await Bun.sleep(100);
+      workers = workerRss().size;
+    }
+    expect(workers).toBe(1);
+    const queued = seen.find((v) => v.stage === 'queued');
+    if (queued) {
+      expect(queued.queue_position).toBe(1);
+      expect(typeof queued.eta_sec).toBe('number');
+    }
+  } finally {
+    await srv.stop();
+    origin.stop();
+  }
+});
+
+/** Resident memory of the analysis worker processes this test process started (MiB by pid). */
+function workerRss(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const pid of new Bun.Glob('[0-9]*').scanSync({ cwd: '/proc', onlyFiles: false })) {
+    try {
+      const status = require('node:fs').readFileSync(`/proc/${pid}/status`, 'utf8') as string;
+      const cmd = require('node:fs').readFileSync(`/proc/${pid}/cmdline`, 'utf8') as string;
+      if (Number(/PPid:\s+(\d+)/.exec(status)?.[1]) !== process.pid || !cmd.includes('worker')) continue;
+      out.set(Number(pid), Math.round(Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024));
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+test('a worker restarts after a video of --worker-recycle-sec or longer, giving its memory back, and the next one analyses', async () => {
+  const lines: string[] = [];
+  const srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual,speech', 'worker-recycle-sec': '5', 'log-level': 'info' }, { logSink: (l) => lines.push(l) });
+  const list = async () => (await getJson(srv.url, `/index-resources?token=${srv.token}&index=recycle`)).body as any[];
+  const origin = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => new Response(Bun.file(clip(new URL(req.url).pathname.slice(1)))) });
+  try {
+    const waitReady = async (n: number) => {
+      for (let i = 0; i < 1200 && !((await list()).filter((r) => r.status === 'ready').length >= n); i++) await Bun.sleep(100);
+    };
+    expect((await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'recycle', url: `http://127.0.0.1:${origin.port}/chaplin-bw.mp4` })).status).toBe(200);
+    await waitReady(1);
+    let recycled: any;
+    for (let i = 0; i < 100 && !recycled; i++) {
+      recycled = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'analysis worker restarts to give its memory back');
+      await Bun.sleep(100);
+    }
+    expect(recycled).toBeDefined();
+    await Bun.sleep(1500); // the fresh worker starts
+    const fresh = [...workerRss().values()];
+    console.log(`worker RSS before its restart ${recycled.rss_mb} MB; the fresh worker idles at ${fresh.join(', ')} MB (short clip, loaded machine)`);
+    expect(fresh).toHaveLength(1);
+    expect((await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'recycle', url: `http://127.0.0.1:${origin.port}/countdown-living-room.mp4` })).status).toBe(200);
+    await waitReady(2);
+    expect((await list()).every((r) => r.status === 'ready')).toBe(true);
+    // A planned restart is not a crash.
+    expect(lines.some((l) => l.includes('analysis worker exited; restarting it'))).toBe(false);
+  } finally {
+    await srv.stop();
+    origin.stop();
+  }
+});

@@ -1,0 +1,133 @@
+/**
+ * Playback in any browser: HEVC and ProRes originals (made here with the project's ffmpeg) get an
+ * H.264/AAC copy of at most 720p after their analysis; the resource's playback_src streams it and
+ * Chromium's <video> shows a picture and seeks. Browser part skipped without Chromium.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseFfmpegSummary } from '../../src/media/ffmpeg-probe';
+import { resolveBinaries } from '../../src/media/binaries';
+import { makePlaybackCopy, PLAYBACK_FILE } from '../../src/media/playback';
+import { clip, getJson, postJson, startTestServer } from '../helpers';
+
+declare const document: any;
+const CHROMIUM = process.env.VIDQ_CHROMIUM ?? '/usr/bin/chromium';
+
+let dir: string;
+let ffmpeg: string;
+const made: Record<string, string> = {};
+
+function make(name: string, args: string[]): string {
+  const out = join(dir, name);
+  const p = Bun.spawnSync([ffmpeg, '-hide_banner', '-loglevel', 'error', '-y', ...args, out]);
+  if (p.exitCode !== 0) throw new Error(`ffmpeg could not make ${name}: ${p.stderr.toString()}`);
+  made[name] = out;
+  return out;
+}
+function streams(file: string) {
+  const p = Bun.spawnSync([ffmpeg, '-hide_banner', '-i', file]);
+  return parseFfmpegSummary(p.stderr.toString())!.streams!;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'vidq-playback-'));
+  ({ ffmpeg } = await resolveBinaries(join(dir, 'bin')));
+  make('hevc.mkv', ['-t', '3', '-i', clip('smpte-timecode-1080p.mp4'), '-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error', '-c:a', 'aac']);
+  make('prores.mov', ['-t', '3', '-i', clip('chaplin-bw.mp4'), '-c:v', 'prores_ks', '-profile:v', '0', '-c:a', 'pcm_s16le']);
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('the playback copy', () => {
+  test('HEVC 1080p becomes H.264/AAC at 1280×720; ProRes/PCM becomes H.264/AAC at its own size', async () => {
+    for (const [name, mime, size] of [['hevc.mkv', 'video/x-matroska', [1280, 720]], ['prores.mov', 'video/quicktime', [640, 360]]] as const) {
+      const out = join(dir, name + '.d');
+      mkdirSync(out);
+      const r = await makePlaybackCopy(ffmpeg, made[name]!, out, mime);
+      expect(r.kind).toBe('transcode');
+      const s = streams(join(out, PLAYBACK_FILE));
+      expect(s.map((x) => x.codec_name)).toEqual(['h264', 'aac']);
+      expect([s[0]!.width, s[0]!.height]).toEqual([...size]);
+      expect(existsSync(join(out, PLAYBACK_FILE + '.part'))).toBe(false);
+    }
+  });
+
+  test('H.264/AAC in MP4 needs none; in QuickTime it is only remuxed', async () => {
+    const mp4 = make('h264.mp4', ['-t', '2', '-i', clip('cars-parking-lot.mp4'), '-c', 'copy']);
+    const mov = make('h264.mov', ['-t', '2', '-i', clip('cars-parking-lot.mp4'), '-c', 'copy', '-f', 'mov']);
+    const a = join(dir, 'a.d');
+    const b = join(dir, 'b.d');
+    mkdirSync(a);
+    mkdirSync(b);
+    expect((await makePlaybackCopy(ffmpeg, mp4, a, 'video/mp4')).kind).toBe('none');
+    expect(existsSync(join(a, PLAYBACK_FILE))).toBe(false);
+    expect((await makePlaybackCopy(ffmpeg, mov, b, 'video/quicktime')).kind).toBe('remux');
+    expect(streams(join(b, PLAYBACK_FILE)).map((x) => x.codec_name)).toEqual(['h264', 'aac']);
+  });
+});
+
+describe.skipIf(!existsSync(CHROMIUM))('HEVC and ProRes play and seek in Chromium through playback_src', () => {
+  test('after analysis: playback_src shows a picture and seeks; the copy is removed with the video', async () => {
+    const origin = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => new Response(Bun.file(made[new URL(req.url).pathname.slice(1)] ?? '/nonexistent')) });
+    const srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual' });
+    const { chromium } = await import('playwright-core');
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update'] });
+    try {
+      const keys: string[] = [];
+      for (const name of ['hevc.mkv', 'prores.mov']) {
+        const up = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'play', url: `http://127.0.0.1:${origin.port}/${name}` });
+        expect(up.status).toBe(200);
+        keys.push(up.body.data.key);
+      }
+      let rows: any[] = [];
+      for (let i = 0; i < 1200; i++) {
+        rows = (await getJson(srv.url, `/index-resources?token=${srv.token}&index=play`)).body;
+        if (rows.length === 2 && rows.every((r) => r.playback_src)) break;
+        await Bun.sleep(100);
+      }
+      expect(rows.every((r) => r.status === 'ready' && r.playback_src)).toBe(true);
+      const page = await browser.newPage();
+      for (const r of rows) {
+        await page.setContent(`<video id="v" muted preload="auto" src="${r.playback_src}"></video>`);
+        const shown = await page.evaluate(
+          () =>
+            new Promise<{ w: number; seeked: number }>((resolve, reject) => {
+              const v = document.getElementById('v');
+              v.onerror = () => reject(new Error(`media error ${v.error?.code}`));
+              setTimeout(() => reject(new Error(`no picture after 20 s: readyState ${v.readyState}, videoWidth ${v.videoWidth}`)), 20_000);
+              const seek = () => {
+                v.onseeked = () => resolve({ w: v.videoWidth, seeked: v.currentTime });
+                v.currentTime = 2;
+              };
+              // It may have loaded before this runs (setContent waits for the page's load).
+              if (v.readyState >= 2) seek();
+              else v.onloadeddata = seek;
+            }),
+        );
+        expect(shown.w).toBeGreaterThan(0);
+        expect(Math.abs(shown.seeked - 2)).toBeLessThan(0.5);
+        // The original (still what `src` streams) is what Chromium could not show.
+        await page.setContent(`<video id="v" muted preload="auto" src="${r.src}"></video>`);
+        const original = await page.evaluate(() => new Promise<number>((resolve) => {
+          const v = document.getElementById('v');
+          if (v.error) resolve(-1);
+          if (v.readyState >= 2) resolve(v.videoWidth);
+          v.onloadeddata = () => resolve(v.videoWidth);
+          v.onerror = () => resolve(-1);
+          setTimeout(() => resolve(v.videoWidth), 5000);
+        }));
+        console.log(`${r.file_name}: the original in Chromium gives videoWidth ${original} (-1 = error); the copy ${shown.w}`);
+      }
+      const indexId = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body[0].index_id;
+      const copy = join(srv.dataDir, 'media', keys[0]!, PLAYBACK_FILE);
+      expect(existsSync(copy)).toBe(true);
+      expect((await postJson(srv.url, '/remove-from-index', { token: srv.token, project_id: indexId, video_id: keys[0] })).status).toBe(200);
+      expect(existsSync(copy)).toBe(false);
+    } finally {
+      await browser.close();
+      await srv.stop();
+      origin.stop();
+    }
+  });
+});

@@ -1,0 +1,80 @@
+/**
+ * Speech activity on every audio track, and not on music or effects: the real Silero VAD over the
+ * shared clips and over a two-track file made here (music on track 1, speech on track 2).
+ */
+import { afterAll, beforeAll, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { StageContext } from '../../src/analysis/contracts';
+import { audioTracks, SpeechAnalyzer } from '../../src/analysis/speech';
+import { NoSpeechToText } from '../../src/analysis/stt';
+import { createLogger } from '../../src/log';
+import { resolveBinaries } from '../../src/media/binaries';
+import { probeFile } from '../../src/media/probe';
+import { clip } from '../helpers';
+
+let dir: string;
+let ffmpeg: string;
+let ffprobe: string;
+const analyzer = new SpeechAnalyzer({ stt: new NoSpeechToText() });
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'vidq-tracks-'));
+  ({ ffmpeg, ffprobe } = await resolveBinaries(join(dir, 'bin')));
+});
+afterAll(async () => {
+  await analyzer.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function speechOf(path: string) {
+  const info = await probeFile(ffprobe, path, { maxDurationSec: 3600, ffmpeg });
+  const ctx: StageContext = {
+    video: { id: 'x', path, dir, durationSec: info.durationSec, fps: info.fps, width: info.width, height: info.height, hasAudio: info.hasAudio },
+    ffmpeg,
+    signal: new AbortController().signal,
+    log: createLogger('error'),
+    progress: () => {},
+    frames: () => [],
+    segments: () => [],
+  };
+  const r = await analyzer.run(ctx);
+  return { speech: (r.segments ?? []).filter((s) => s.kind === 'speech'), summary: r.summary as Record<string, unknown> };
+}
+
+test('music and drums are not speech (drummer, Chaplin\'s music track); speech still is', async () => {
+  for (const name of ['drummer-vertical.mp4', 'chaplin-bw.mp4']) {
+    const { speech, summary } = await speechOf(clip(name));
+    expect(speech).toEqual([]);
+    expect(summary.not_speech).toBeGreaterThan(0); // the VAD fired, and was overruled
+  }
+  const { speech } = await speechOf(clip('speech-over-bottles.mp4'));
+  expect(speech.length).toBeGreaterThanOrEqual(3);
+  expect(speech.reduce((t, s) => t + s.end - s.start, 0)).toBeGreaterThan(6);
+});
+
+test('every audio track is analysed: speech on the second track is found and says which track', async () => {
+  const f = join(dir, 'two-tracks.mkv');
+  const p = Bun.spawnSync([
+    ffmpeg, '-hide_banner', '-loglevel', 'error', '-y',
+    '-i', clip('speech-over-bottles.mp4'), '-i', clip('drummer-vertical.mp4'),
+    '-map', '0:v', '-map', '1:a', '-map', '0:a', '-t', '11', '-c:v', 'copy', '-c:a', 'aac',
+    '-metadata:s:a:0', 'language=zxx', '-metadata:s:a:0', 'title=Music', '-metadata:s:a:1', 'language=eng', '-metadata:s:a:1', 'title=Speech',
+    f,
+  ]);
+  expect(p.exitCode).toBe(0);
+  expect(await audioTracks(ffmpeg, f, new AbortController().signal)).toEqual([
+    { track: 1, language: 'zxx', title: 'Music' },
+    { track: 2, language: 'eng', title: 'Speech' },
+  ]);
+  const { speech, summary } = await speechOf(f);
+  expect(speech.length).toBeGreaterThanOrEqual(3);
+  for (const s of speech) {
+    expect(s.extra).toMatchObject({ track: 2, language: 'eng', title: 'Speech' });
+    expect(s.text).toContain('audio track 2 (eng)');
+  }
+  expect(summary.audio_tracks).toEqual([
+    { track: 1, language: 'zxx', title: 'Music' },
+    { track: 2, language: 'eng', title: 'Speech' },
+  ]);
+});
