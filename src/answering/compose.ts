@@ -141,7 +141,8 @@ export class Composer {
     let first: (Answer & { reading: string }) | null = null;
     // A question no cell of the table fits ("PEACH OPEN MOVIE", "anything about pancakes?") is a
     // search: its words and meaning against every segment. Its "not found" is the answer.
-    if (read.readings[0]!.score < LOW_FIT) {
+    // Without the encoder the score is cues alone: only a question with no cue at all is a search.
+    if (read.vector ? read.readings[0]!.score < LOW_FIT : read.readings[0]!.score <= 0) {
       const res = await this.general(slots.intent, style, this.c.scope.videos.length > 1);
       return { ...res, reading: 'search' };
     }
