@@ -25,6 +25,9 @@ import { MediaLinks } from './media/links';
 import { openDatabase, type Db } from './storage/db';
 import { DataDir, writeSecret } from './storage/files';
 import { videos } from './storage/schema';
+import { SearchService } from './search/service';
+import { ExportService } from './exports/service';
+import { ensureWebhookTriggers, WebhookService } from './webhooks/service';
 import { PeopleService } from './people/service';
 
 export interface Service {
@@ -36,6 +39,9 @@ export interface Service {
   indexes: IndexService;
   ingest: IngestService;
   answering: AnsweringService;
+  search: SearchService;
+  exports: ExportService;
+  webhooks: WebhookService;
   maintenance: Maintenance;
   links: MediaLinks;
   queue: JobQueue;
@@ -54,6 +60,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
   const mode = statSync(config.dataDir).mode & 0o777;
   if (mode & 0o077) log.warn('the data directory can be read by other users of this machine; run chmod 700 on it', { data_dir: config.dataDir, mode: mode.toString(8) });
   const db = openDatabase(files.dbFile);
+  ensureWebhookTriggers(db);
   const accounts = new AccountService(db);
   const indexes = new IndexService(db);
   const ffprobe = async () => (await resolveBinaries(files.binDir)).ffprobe;
@@ -88,6 +95,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     ? new MomentReader({ ffmpeg, ocrModelDir: async () => (await analysisAssets(files.assetsDir, ['ocr'])).ocrModelDir, log: log.child({ part: 'moments' }) })
     : null;
   const answering = new AnsweringService({ db, config, accounts, indexes, links, files, embedder, moments, log: log.child({ part: 'answering' }) });
+  const search = new SearchService({ db, indexes, links, embedder });
   const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
   // The stages the workers run, as the worker builds them (no model is loaded to know their names).
   let stageInfos: StageInfo[] | null = null;
@@ -115,6 +123,9 @@ export function createService(config: Config, log: Logger = createLogger(config.
     indexes,
     ingest,
     answering,
+    search,
+    exports: new ExportService({ db }),
+    webhooks: new WebhookService({ db, config, indexes, log: log.child({ part: 'webhooks' }) }),
     maintenance,
     links,
     queue,
@@ -122,6 +133,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     people: new PeopleService({ db, indexes, files, ffmpeg }),
     wakeWorkers: () => {},
     close: () => {
+      service.webhooks?.stop();
       void embedder?.close?.();
       void moments?.close();
       void answering.generator?.close?.();

@@ -87,13 +87,29 @@ export function mediaRoutes(s: Service) {
         return copy ? serveRange(request, Bun.file(copy), 'video/mp4') : serveRange(request, Bun.file(s.files.abs(v.storagePath)), v.fileType ?? 'application/octet-stream');
       },
       {
-        params: t.Object({ file_id: t.String() }),
+        params: t.Object({ file_id: t.String({ description: 'the video (`file_id` of its resource)' }) }),
         query,
         detail: {
-          tags: ['media'],
           operationId: 'getMediaPlayback',
-          summary: 'Stream a video in a form every browser plays (H.264/AAC copy when the original needs one; Range supported)',
-          responses: { 200: { description: 'the whole file' }, 206: { description: 'the requested byte range' }, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 416: ErrorBody } as never,
+          tags: ['media'],
+          summary: 'Stream a video in a form every browser plays (Range requests supported)',
+          description:
+            'The H.264/AAC MP4 copy (at most 1280×720) made after the analysis of a video whose codec or container not every browser plays (HEVC, ProRes, MPEG-2, GIF, …); the original when there is none. `playback_src` of a resource is a signed link to this; authorised as GET /media/{file_id}.',
+          parameters: [{ name: 'Range', in: 'header', required: false, description: 'one byte range: `bytes=a-b`, `bytes=a-` or `bytes=-n`', schema: { type: 'string', examples: ['bytes=0-1023'] } }],
+          responses: {
+            200: {
+              description: 'the whole copy (video/mp4), or the original with its stored MIME type',
+              headers: { 'Accept-Ranges': { schema: { type: 'string', const: 'bytes' } }, 'Content-Length': { schema: { type: 'integer' } } },
+              content: { 'video/*': { schema: { type: 'string', format: 'binary' } } },
+            },
+            206: {
+              description: 'the requested byte range',
+              headers: { 'Content-Range': { description: '`bytes a-b/size`', schema: { type: 'string' } }, 'Content-Length': { schema: { type: 'integer' } } },
+              content: { 'video/*': { schema: { type: 'string', format: 'binary' } } },
+            },
+            ...refused,
+            416: { ...error('the range cannot be satisfied'), headers: { 'Content-Range': { description: '`bytes */size`', schema: { type: 'string' } } } },
+          } as never,
         },
       },
     )
