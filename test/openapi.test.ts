@@ -46,7 +46,8 @@ const ids = { index: '', indexName: 'openapi-docs', key: '', frame: '' };
 
 beforeAll(async () => {
   origin = startOrigin();
-  srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual' });
+  // faces too: the people operations need a clip with people (GRID, below).
+  srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual,faces' });
   doc = (await (await fetch(srv.url + '/openapi.json')).json()) as Obj;
   ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
@@ -297,13 +298,16 @@ describe('every operation through a client generated from the document (openapi-
     expect((await call('listIndexResources', { params: { query: { token: srv.token, index: unknownIndex } } })).status).toBe(404);
   });
 
-  test('getMedia (200, 206, 416), getFrame and getVideoSegments; errors', async () => {
+  test('getMedia (200, 206, 416), getMediaPlayback, getFrame and getVideoSegments; errors', async () => {
     const path = { file_id: ids.key };
     expect((await call('getMedia', { params: { path, query: { token: srv.token } } })).contentType).toStartWith('video/');
     expect((await call('getMedia', { params: { path, query: { token: srv.token } }, headers: { range: 'bytes=0-99' } })).status).toBe(206);
     expect((await call('getMedia', { params: { path, query: { token: srv.token } }, headers: { range: 'bytes=999999999-' } })).status).toBe(416);
     expect((await call('getMedia', { params: { path } })).status).toBe(401);
     expect((await call('getMedia', { params: { path, query: { expires: '1', sig: 'x' } } })).status).toBe(403);
+    expect((await call('getMediaPlayback', { params: { path, query: { token: srv.token } } })).contentType).toStartWith('video/');
+    expect((await call('getMediaPlayback', { params: { path, query: { token: srv.token } }, headers: { range: 'bytes=0-99' } })).status).toBe(206);
+    expect((await call('getMediaPlayback', { params: { path: { file_id: 'x'.repeat(32) }, query: { token: srv.token } } })).status).toBe(404);
     expect((await call('getFrame', { params: { path: { ...path, frame: ids.frame }, query: { token: srv.token } } })).contentType).toBe('image/jpeg');
     expect((await call('getFrame', { params: { path: { ...path, frame: 'nope.jpg' }, query: { token: srv.token } } })).status).toBe(404);
     const segs = await call('getVideoSegments', { params: { path }, headers: bearer() });
@@ -321,6 +325,36 @@ describe('every operation through a client generated from the document (openapi-
     expect((await call('removeFromIndex', json({ token: srv.token, project_id: ids.index, video_id: 'x'.repeat(32) }))).status).toBe(404);
     expect((await call('removeFromIndex', json({ token: srv.token, project_id: ids.index, video_id: ids.key }))).body).toEqual({ status: 'complete' });
   });
+
+  test('listPeople, getPerson, namePerson, splitPerson, mergePeople, personThumbnail; errors', async () => {
+    const up = await call('remoteUpload', json({ token: srv.token, index: 'openapi-people', url: `${origin.url}/media/grid-speakers-33s.mp4` }));
+    expect(up.status).toBe(200);
+    const listed = (await call('listIndexes', { params: { query: { token: srv.token } } })).body as Obj[];
+    const index_id = listed.find((i) => i.name === 'openapi-people')!.index_id as string;
+    for (let i = 0; ; i++) {
+      const r = (await call('listIndexResources', { params: { query: { token: srv.token, index: index_id } } })).body as Obj[];
+      if (r[0]?.status === 'ready') break;
+      if (r[0]?.status === 'failed' || i > 600) throw new Error(`GRID was not analysed: ${JSON.stringify(r[0])}`);
+      await Bun.sleep(200);
+    }
+    const people = (await call('listPeople', { params: { path: { index_id }, query: { token: srv.token } } })).body as Obj[];
+    expect(people.length).toBe(10);
+    const man = people.find((p) => p.appearance_count === 2)!;
+    const path = { index_id, person_id: man.person_id };
+    const detail = (await call('getPerson', { params: { path }, headers: bearer() })).body as Obj;
+    expect(detail.appearances.length).toBe(2);
+    expect(((await call('namePerson', { params: { path }, ...json({ token: srv.token, name: 'Ana' }) })).body as Obj).name).toBe('Ana');
+    const split = (await call('splitPerson', { params: { path }, ...json({ token: srv.token, appearance_id: detail.appearances[1].appearance_id }) })).body as Obj;
+    expect(split.appearance_count).toBe(1);
+    expect(((await call('mergePeople', { params: { path: { index_id, person_id: split.person_id } }, ...json({ token: srv.token, into: man.person_id }) })).body as Obj).appearance_count).toBe(2);
+    expect((await call('personThumbnail', { params: { path, query: { token: srv.token } } })).contentType).toBe('image/jpeg');
+    expect((await call('personThumbnail', { params: { path, query: { expires: '1', sig: 'x' } } })).status).toBe(403);
+    expect((await call('getPerson', { params: { path: { index_id, person_id: 'p_nobody' } }, headers: bearer() })).status).toBe(404);
+    expect((await call('listPeople', { params: { path: { index_id: unknownIndex }, query: { token: srv.token } } })).status).toBe(404);
+    expect((await call('namePerson', { params: { path }, ...json({ token: srv.token, name: '   ' }) })).status).toBe(400);
+    expect((await call('splitPerson', { params: { path }, ...json({ token: srv.token, appearance_id: 0 }) })).status).toBe(404);
+    expect((await call('mergePeople', { params: { path }, ...json({ token: srv.token, into: man.person_id }) })).status).toBe(400);
+  }, 90_000);
 
   test('every operation of the document, unauthenticated and with a body not sent as JSON, answers a documented error', async () => {
     const fill = (path: string) => path.replace(/\{[^}]+\}/g, 'x'.repeat(32));

@@ -67,8 +67,9 @@ POST /videos/{file_id}/reanalyze (\`{"analyzers": ["captions"]}\`; default: the 
 changed or were skipped) runs only those stages again and answers 202; 409 while an analysis of the
 video is under way, when nothing changed, or when analysis is off.
 
-**Request bodies.** A JSON object sent as \`Content-Type: application/json\` (the only request type;
-a body with any other or no Content-Type is a 400 on every endpoint, before the token is checked), at most
+**Request bodies.** A JSON object sent as \`Content-Type: application/json\` (a body with any other
+or no Content-Type is a 400 on every endpoint but POST /upload, which takes the file itself, before
+the token is checked), at most
 \`--max-body-bytes\` (1 MiB by default; 413 above, before the body is read whole), nested at most 16
 levels, without a \`"__proto__"\` key; anything else is a 400 saying which.
 

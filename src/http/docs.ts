@@ -25,6 +25,7 @@ const INFO = {
     { name: 'inquire', description: 'Questions about indexed videos' },
     { name: 'indexes', description: 'Indexes and their media resources' },
     { name: 'media', description: 'Streaming stored files' },
+    { name: 'people', description: 'People of an index (faces grouped by likeness)' },
     { name: 'exports', description: "A video's analysis as files: subtitles and insights" },
   ],
 };

@@ -118,7 +118,8 @@ function responsesOf(conv: SchemaConverter, response: unknown, extra: Record<str
   }
   // Hand-written responses (streams, files, images) are merged in; schemas inside are converted.
   for (const [status, r] of Object.entries(extra ?? {})) {
-    const given = r as Obj;
+    // A bare schema (e.g. `404: ErrorBody`) stands for a JSON body of that schema.
+    const given = (r !== null && typeof r === 'object' && KIND in r ? { content: { [JSON_TYPE]: { schema: r } } } : r) as Obj;
     const content = given.content ? Object.fromEntries(Object.entries(given.content as Obj).map(([type, m]) => [type, { ...convertMedia(conv, m), ...errorExample(status, m.schema) }])) : undefined;
     out[status] = {
       ...out[status],
