@@ -68,7 +68,7 @@ export interface Config {
   readonly analyzers: string;
   /** At most one sampled frame per this many seconds within a shot (the main speed/detail trade-off of analysis). @default 5 */
   readonly frameIntervalSec: number;
-  /** Speech-to-text engine: auto (whisper if its model is in the models directory, else none) | whisper | none. @default "auto" */
+  /** Speech-to-text engine: auto (whisper if its model is in the models directory, else none) | whisper | openai (a model server) | none. @default "auto" */
   readonly sttEngine: string;
   /** Local model directory (Hugging Face layout: <id>/config.json, onnx/...). @default DATA_DIR/models */
   readonly modelsDir: string;
@@ -92,6 +92,41 @@ export interface Config {
   readonly generatorTimeoutMs: number;
   /** Log level: error | warn | info | debug. @default "info" */
   readonly logLevel: LogLevel;
+  // --- Model servers (issue 11): captions, transcripts, embeddings from OpenAI-compatible servers ---
+  /** Who writes shot captions at index time: none | openai (an OpenAI-compatible /v1/chat/completions vision model). @default "none" */
+  readonly captioner: CaptionerType;
+  /** Base URL of the captioning server; "/v1" is added when missing. @default "" */
+  readonly captionerUrl: string;
+  /** Vision model name the captioning server serves (e.g. qwen2.5vl). @default "" */
+  readonly captionerModel: string;
+  /** One caption per this many seconds of a long shot. @default 10 */
+  readonly captionIntervalSec: number;
+  /** Base URL of the speech-to-text server (--stt openai); "/v1" is added when missing. @default "" */
+  readonly sttUrl: string;
+  /** Transcription model name (--stt openai), e.g. whisper-1 or Systran/faster-whisper-small. @default "" */
+  readonly sttModel: string;
+  /** Longest one model-server request may take, in ms (then it is retried or given up). @default 60000 */
+  readonly modelTimeoutMs: number;
+  /** Model-server requests in flight at once, across all videos (split between analysis workers). @default 4 */
+  readonly modelConcurrency: number;
+  /** Retries of a failed model-server request (connection error, timeout, 429, 5xx), with backoff. @default 2 */
+  readonly modelRetries: number;
+  /** Who embeds segments and questions: use (the built-in sentence encoder) | openai (POST /v1/embeddings). @default "use" */
+  readonly embedder: EmbedderType;
+  /** Base URL of the embeddings server (--embedder openai); "/v1" is added when missing. @default "" */
+  readonly embedderUrl: string;
+  /** Embedding model name (--embedder openai), e.g. nomic-embed-text. @default "" */
+  readonly embedderModel: string;
+  /**
+   * An Ollama server (e.g. http://127.0.0.1:11434): at start-up its installed models are read and a
+   * vision model becomes the captioner, a chat model the generator, an embedding model the embedder,
+   * unless those are set (non-default). @default ""
+   */
+  readonly ollama: string;
+  /** Bearer keys of the model servers: from VIDQ_CAPTIONER_API_KEY / VIDQ_STT_API_KEY / VIDQ_EMBEDDER_API_KEY only, never serialised. */
+  readonly captionerApiKey: string;
+  readonly sttApiKey: string;
+  readonly embedderApiKey: string;
   // Abuse and fairness limits (README "Limits"); 0 turns a limit off.
   /** Host names (no port) the HTTP server answers to, comma-separated; "*" = any. "" = loopback names plus --host. @default "" */
   readonly allowedHosts: string;
@@ -126,6 +161,13 @@ export interface Config {
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 export const GENERATOR_TYPES = ['none', 'openai', 'transformers'] as const;
 export type GeneratorType = (typeof GENERATOR_TYPES)[number];
+export const CAPTIONER_TYPES = ['none', 'openai'] as const;
+export type CaptionerType = (typeof CAPTIONER_TYPES)[number];
+export const STT_ENGINES = ['auto', 'whisper', 'openai', 'none'] as const;
+export const EMBEDDER_TYPES = ['use', 'openai'] as const;
+export type EmbedderType = (typeof EMBEDDER_TYPES)[number];
+/** Model-server keys: environment only (a flag would show in ps), never serialised or logged. */
+const MODEL_KEY_ENV = { captionerApiKey: 'VIDQ_CAPTIONER_API_KEY', sttApiKey: 'VIDQ_STT_API_KEY', embedderApiKey: 'VIDQ_EMBEDDER_API_KEY' } as const;
 
 /**
  * Analyzers in pipeline order: visual first (the others read its frames), subtitles after speech
@@ -157,7 +199,7 @@ interface OptionSpec {
 const GiB = 1024 ** 3;
 const MiB = 1024 ** 2;
 
-export const DEFAULTS: Readonly<Omit<Config, 'configFile'>> = Object.freeze({
+export const DEFAULTS: Readonly<Omit<Config, 'configFile' | keyof typeof MODEL_KEY_ENV>> = Object.freeze({
   host: '127.0.0.1',
   port: 8420,
   dataDir: join(homedir(), '.vidq'),
@@ -196,6 +238,19 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile'>> = Object.freeze({
   generatorVision: false,
   generatorTimeoutMs: 20_000,
   logLevel: 'info',
+  captioner: 'none',
+  captionerUrl: '',
+  captionerModel: '',
+  captionIntervalSec: 10,
+  sttUrl: '',
+  sttModel: '',
+  modelTimeoutMs: 60_000,
+  modelConcurrency: 4,
+  modelRetries: 2,
+  embedder: 'use',
+  embedderUrl: '',
+  embedderModel: '',
+  ollama: '',
   allowedHosts: '',
   publicUrl: '',
   downloadDeadlineMs: 3_600_000,
@@ -240,7 +295,7 @@ const OPTIONS: OptionSpec[] = [
   { key: 'workerRecycleSec', flag: 'worker-recycle-sec', env: 'VIDQ_WORKER_RECYCLE_SEC', kind: 'int', help: 'restart a worker after a video of N s or longer (0 = never)' },
   { key: 'analyzers', flag: 'analyzers', env: 'VIDQ_ANALYZERS', kind: 'string', help: 'analyzers to run, comma-separated' },
   { key: 'frameIntervalSec', flag: 'frame-interval-sec', env: 'VIDQ_FRAME_INTERVAL_SEC', kind: 'int', help: 'at most one sampled frame per N seconds of a shot' },
-  { key: 'sttEngine', flag: 'stt', env: 'VIDQ_STT', kind: 'string', help: 'speech-to-text engine: auto | whisper | none' },
+  { key: 'sttEngine', flag: 'stt', env: 'VIDQ_STT', kind: 'string', help: 'speech-to-text engine: auto | whisper | openai (a model server, see --stt-url) | none' },
   { key: 'modelsDir', flag: 'models-dir', env: 'VIDQ_MODELS_DIR', kind: 'string', help: 'local model directory (default DATA_DIR/models)' },
   { key: 'whisperModel', flag: 'whisper-model', env: 'VIDQ_WHISPER_MODEL', kind: 'string', help: 'Whisper model id in the models directory' },
   { key: 'generator', flag: 'generator', env: 'VIDQ_GENERATOR', kind: 'string', help: 'who writes answers: none (composed from the evidence) | openai | transformers' },
@@ -250,6 +305,19 @@ const OPTIONS: OptionSpec[] = [
   { key: 'generatorVision', flag: 'generator-vision', env: 'VIDQ_GENERATOR_VISION', kind: 'bool', help: 'the model reads images: send the cited frames (openai)' },
   { key: 'generatorTimeoutMs', flag: 'generator-timeout-ms', env: 'VIDQ_GENERATOR_TIMEOUT_MS', kind: 'int', help: 'longest a generated answer may take before the composed one is used (ms)' },
   { key: 'logLevel', flag: 'log-level', env: 'VIDQ_LOG_LEVEL', kind: 'level', help: 'error | warn | info | debug' },
+  { key: 'captioner', flag: 'captioner', env: 'VIDQ_CAPTIONER', kind: 'string', help: 'shot captions at index time: none | openai (key: VIDQ_CAPTIONER_API_KEY)' },
+  { key: 'captionerUrl', flag: 'captioner-url', env: 'VIDQ_CAPTIONER_URL', kind: 'string', help: 'OpenAI-compatible base URL of the vision model, e.g. http://127.0.0.1:11434' },
+  { key: 'captionerModel', flag: 'captioner-model', env: 'VIDQ_CAPTIONER_MODEL', kind: 'string', help: 'vision model name, e.g. qwen2.5vl' },
+  { key: 'captionIntervalSec', flag: 'caption-interval-sec', env: 'VIDQ_CAPTION_INTERVAL_SEC', kind: 'int', help: 'one caption per N seconds of a long shot' },
+  { key: 'sttUrl', flag: 'stt-url', env: 'VIDQ_STT_URL', kind: 'string', help: 'OpenAI-compatible base URL for --stt openai (key: VIDQ_STT_API_KEY)' },
+  { key: 'sttModel', flag: 'stt-model', env: 'VIDQ_STT_MODEL', kind: 'string', help: 'transcription model name for --stt openai, e.g. whisper-1' },
+  { key: 'modelTimeoutMs', flag: 'model-timeout-ms', env: 'VIDQ_MODEL_TIMEOUT_MS', kind: 'int', help: 'longest one model-server request may take (ms)' },
+  { key: 'modelConcurrency', flag: 'model-concurrency', env: 'VIDQ_MODEL_CONCURRENCY', kind: 'int', help: 'model-server requests in flight at once, across all videos' },
+  { key: 'modelRetries', flag: 'model-retries', env: 'VIDQ_MODEL_RETRIES', kind: 'int', help: 'retries of a failed model-server request (with backoff)' },
+  { key: 'embedder', flag: 'embedder', env: 'VIDQ_EMBEDDER', kind: 'string', help: 'segment and question vectors: use (built-in) | openai (key: VIDQ_EMBEDDER_API_KEY)' },
+  { key: 'embedderUrl', flag: 'embedder-url', env: 'VIDQ_EMBEDDER_URL', kind: 'string', help: 'OpenAI-compatible base URL for --embedder openai' },
+  { key: 'embedderModel', flag: 'embedder-model', env: 'VIDQ_EMBEDDER_MODEL', kind: 'string', help: 'embedding model name for --embedder openai, e.g. nomic-embed-text' },
+  { key: 'ollama', flag: 'ollama', env: 'VIDQ_OLLAMA', kind: 'string', help: 'Ollama base URL: pick captioner, generator and embedder from its installed models (unless set)' },
   // Abuse and fairness limits (0 = off).
   { key: 'allowedHosts', flag: 'allowed-hosts', env: 'VIDQ_ALLOWED_HOSTS', kind: 'string', help: 'Host names the server answers to, comma-separated ("*" = any; default: loopback names and --host)' },
   { key: 'publicUrl', flag: 'public-url', env: 'VIDQ_PUBLIC_URL', kind: 'string', help: 'base URL of absolute links (default: http://<allowed Host of the request>)' },
@@ -335,10 +403,11 @@ export function loadConfig(flags: FlagValues = {}, env: Record<string, string | 
     if (spec.kind === 'bool' && flags[`no-${spec.flag}`] === true) merged[spec.key] = false;
   }
   if ((merged.port as number) > 65535) throw new ConfigError('--port must be at most 65535');
-  if (!['auto', 'whisper', 'none'].includes(merged.sttEngine as string)) throw new ConfigError('--stt must be auto, whisper or none');
+  if (!(STT_ENGINES as readonly string[]).includes(merged.sttEngine as string)) throw new ConfigError(`--stt must be ${STT_ENGINES.join(', ')}`);
   analyzerNames(merged.analyzers as string);
   if ((merged.frameIntervalSec as number) < 1) throw new ConfigError('--frame-interval-sec must be at least 1');
   checkGenerator(merged);
+  checkModelServers(merged);
   if (merged.webhookUrl) {
     let u: URL | null = null;
     try {
@@ -358,7 +427,75 @@ export function loadConfig(flags: FlagValues = {}, env: Record<string, string | 
   const key = merged.generatorApiKey;
   delete merged.generatorApiKey;
   Object.defineProperty(merged, 'generatorApiKey', { get: () => key, enumerable: false });
+  withModelKeys(merged, env);
   return Object.freeze(merged) as unknown as Config;
+}
+
+/**
+ * Attaches the model-server keys from the environment, non-enumerable like the generator key. The
+ * analysis worker gets its config as JSON (keys dropped) and calls this with its inherited environment.
+ */
+export function withModelKeys<T extends object>(config: T, env: Record<string, string | undefined> = process.env): T {
+  const target = Object.isFrozen(config) ? { ...config } : config;
+  for (const [prop, name] of Object.entries(MODEL_KEY_ENV)) {
+    const value = env[name] ?? '';
+    Object.defineProperty(target, prop, { get: () => value, enumerable: false, configurable: true });
+  }
+  return target as T;
+}
+
+/** A copy of `config` with `changes`, keeping its non-enumerable keys (generator and model servers). */
+export function deriveConfig(config: Config, changes: Partial<Config>): Config {
+  const next: Record<string, unknown> = { ...config, ...changes };
+  for (const prop of ['generatorApiKey', ...Object.keys(MODEL_KEY_ENV)]) {
+    const value = (config as unknown as Record<string, unknown>)[prop];
+    Object.defineProperty(next, prop, { get: () => value, enumerable: false });
+  }
+  return Object.freeze(next) as unknown as Config;
+}
+
+/** The model-server keys as environment variables, for the analysis worker (its config travels as JSON, without them). */
+export function modelKeyEnv(config: Config): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [prop, name] of Object.entries(MODEL_KEY_ENV)) {
+    const value = (config as unknown as Record<string, string | undefined>)[prop];
+    if (value) out[name] = value;
+  }
+  return out;
+}
+
+/** The model-server options must name a usable server; checked at start-up, not on the first video. */
+function checkModelServers(m: Record<string, unknown>): void {
+  if (!(CAPTIONER_TYPES as readonly string[]).includes(m.captioner as string)) throw new ConfigError(`--captioner must be ${CAPTIONER_TYPES.join(' or ')}; got ${JSON.stringify(m.captioner)}`);
+  if ((m.captionIntervalSec as number) < 1) throw new ConfigError('--caption-interval-sec must be at least 1');
+  if ((m.modelTimeoutMs as number) < 100) throw new ConfigError('--model-timeout-ms must be at least 100');
+  if ((m.modelConcurrency as number) < 1 || (m.modelConcurrency as number) > 256) throw new ConfigError('--model-concurrency must be between 1 and 256');
+  if ((m.modelRetries as number) > 10) throw new ConfigError('--model-retries must be at most 10');
+  if (m.captioner === 'openai') {
+    checkServerUrl(String(m.captionerUrl), '--captioner-url', '--captioner openai', 'VIDQ_CAPTIONER_API_KEY');
+    if (!m.captionerModel) throw new ConfigError('--captioner openai needs --captioner-model, a vision model the server serves (e.g. qwen2.5vl)');
+  }
+  if (!(EMBEDDER_TYPES as readonly string[]).includes(m.embedder as string)) throw new ConfigError(`--embedder must be ${EMBEDDER_TYPES.join(' or ')}; got ${JSON.stringify(m.embedder)}`);
+  if (m.embedder === 'openai') {
+    checkServerUrl(String(m.embedderUrl), '--embedder-url', '--embedder openai', 'VIDQ_EMBEDDER_API_KEY');
+    if (!m.embedderModel) throw new ConfigError('--embedder openai needs --embedder-model, the embedding model the server serves (e.g. nomic-embed-text)');
+  }
+  if (m.ollama) checkServerUrl(String(m.ollama), '--ollama', '--ollama', 'the key variables');
+  if (m.sttEngine === 'openai') {
+    checkServerUrl(String(m.sttUrl), '--stt-url', '--stt openai', 'VIDQ_STT_API_KEY');
+    if (!m.sttModel) throw new ConfigError('--stt openai needs --stt-model, the transcription model the server serves (e.g. whisper-1)');
+  }
+}
+
+function checkServerUrl(url: string, flag: string, what: string, keyEnv: string): void {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    throw new ConfigError(`${what} needs ${flag}, the server's base URL (e.g. http://127.0.0.1:11434); got ${JSON.stringify(url)}`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${flag} must be an http or https URL`);
+  if (u.username || u.password) throw new ConfigError(`${flag} must not carry credentials; set ${keyEnv} instead`);
 }
 
 /** The generator options must make a usable backend; checked at start-up, not on the first question. */

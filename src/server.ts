@@ -5,6 +5,7 @@
 import { cron } from '@elysiajs/cron';
 import { isLoopbackHost, type Config } from './config';
 import { createHttpApp } from './http/app';
+import { withOllama } from './analysis/model-server/ollama';
 import { AnalysisSupervisor } from './jobs/supervisor';
 import { createLogger } from './log';
 import { eq } from 'drizzle-orm';
@@ -26,6 +27,8 @@ export interface RunningServer {
  */
 export async function startServer(config: Config, out: (line: string) => void = (l) => console.log(l), logSink?: (line: string) => void): Promise<RunningServer> {
   const log = createLogger(config.logLevel, {}, logSink);
+  // --ollama: captioner, generator and embedder picked from its installed models (issue 11).
+  config = await withOllama(config, out);
   const service = createService(config, log);
   const recovered = service.ingest.recover();
   if (recovered.interrupted || recovered.orphans) log.warn('recovered from an unclean stop', { ...recovered });
@@ -47,6 +50,9 @@ export async function startServer(config: Config, out: (line: string) => void = 
   });
   supervisor.start();
   service.wakeWorkers = () => supervisor.wake();
+  // Another embedding model than the one that embedded the index: redo the vectors (issue 11).
+  const reembed = config.analysisWorkers > 0 ? service.reanalyze.reembedChanged() : [];
+  if (reembed.length) log.info('re-embedding videos with the configured embedding model', { videos: reembed.length });
 
   const first = ensureDefaultUser(service);
   if (first) {

@@ -2,10 +2,15 @@
  * Builds the service's parts from a Config: the one place where they are wired together
  * (used by the HTTP server, the CLI and the tests).
  */
+import { eq } from 'drizzle-orm';
 import { statSync } from 'node:fs';
 import { AccountService } from './accounts/service';
+import { createAnalyzers } from './analysis';
 import { analysisAssets, embeddingFiles } from './analysis/assets';
+import type { Embedder } from './analysis/embedder';
 import { ThreadedEmbedder } from './analysis/embedder-thread';
+import { Limiter, ModelServerClient } from './analysis/model-server/client';
+import { OpenAiEmbedder } from './analysis/model-server/embedder-openai';
 import { MomentReader } from './analysis/moment';
 import { AnsweringService } from './answering/service';
 import { analyzerNames, type Config } from './config';
@@ -13,11 +18,13 @@ import { IndexService } from './indexes/service';
 import { IngestService } from './ingest/service';
 import { Maintenance } from './jobs/maintenance';
 import { JobQueue } from './jobs/queue';
+import { ReanalyzeService, type StageInfo } from './jobs/reanalyze';
 import { createLogger, type Logger } from './log';
 import { resolveBinaries } from './media/binaries';
 import { MediaLinks } from './media/links';
 import { openDatabase, type Db } from './storage/db';
 import { DataDir, writeSecret } from './storage/files';
+import { videos } from './storage/schema';
 import { SearchService } from './search/service';
 import { ExportService } from './exports/service';
 import { ensureWebhookTriggers, WebhookService } from './webhooks/service';
@@ -38,6 +45,7 @@ export interface Service {
   maintenance: Maintenance;
   links: MediaLinks;
   queue: JobQueue;
+  reanalyze: ReanalyzeService;
   /** People of each index (faces grouped by likeness). */
   people: PeopleService;
   /** Set by the server: tells the analysis workers a job is waiting. */
@@ -77,7 +85,11 @@ export function createService(config: Config, log: Logger = createLogger(config.
   const links = new MediaLinks(files.secretKey(), config.mediaLinkTtlSec);
   // The question embedder loads on the first question (a few hundred ms), not at start-up, and runs
   // in a thread of its own so that embedding a question never holds up other requests.
-  const embedder = analyzerNames(config.analyzers).includes('embeddings') ? new ThreadedEmbedder(() => embeddingFiles(files.assetsDir)) : null;
+  const embedder = !analyzerNames(config.analyzers).includes('embeddings')
+    ? null
+    : config.embedder === 'openai'
+      ? questionEmbedder(config)
+      : new ThreadedEmbedder(() => embeddingFiles(files.assetsDir));
   // Reads the text at a question's moment (OCR models load on the first such question).
   const moments = analyzerNames(config.analyzers).includes('ocr')
     ? new MomentReader({ ffmpeg, ocrModelDir: async () => (await analysisAssets(files.assetsDir, ['ocr'])).ocrModelDir, log: log.child({ part: 'moments' }) })
@@ -85,6 +97,23 @@ export function createService(config: Config, log: Logger = createLogger(config.
   const answering = new AnsweringService({ db, config, accounts, indexes, links, files, embedder, moments, log: log.child({ part: 'answering' }) });
   const search = new SearchService({ db, indexes, links, embedder });
   const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
+  // The stages the workers run, as the worker builds them (no model is loaded to know their names).
+  let stageInfos: StageInfo[] | null = null;
+  const stages = () =>
+    (stageInfos ??= createAnalyzers(config).map((a) => ({ stage: a.stage, info: { kind: a.info.kind, name: a.info.name } })));
+  const reanalyze = new ReanalyzeService({
+    db,
+    queue,
+    stages,
+    workers: config.analysisWorkers,
+    onQueued: (id) => {
+      // The listing shows the video as processing at once (the cache is per index).
+      const v = db.select({ userId: videos.userId, indexId: videos.indexId }).from(videos).where(eq(videos.id, id)).get();
+      if (v) indexes.invalidate(v.userId, v.indexId);
+      answering.invalidate(id);
+      service.wakeWorkers();
+    },
+  });
   return Object.assign(service, {
     config,
     log,
@@ -100,6 +129,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     maintenance,
     links,
     queue,
+    reanalyze,
     people: new PeopleService({ db, indexes, files, ffmpeg }),
     wakeWorkers: () => {},
     close: () => {
@@ -127,4 +157,10 @@ export function ensureDefaultUser(s: Service): DefaultUser | null {
   const { user, token } = s.accounts.createUser('default', null);
   writeSecret(s.files.defaultTokenFile, token + '\n');
   return { userId: user.id, token, tokenFile: s.files.defaultTokenFile };
+}
+
+/** Questions embedded by the model server that embedded the segments: one quick try, then keyword search alone. */
+function questionEmbedder(config: Config): Embedder {
+  const client = new ModelServerClient({ url: config.embedderUrl, apiKey: config.embedderApiKey, timeoutMs: Math.min(config.modelTimeoutMs, 10_000), retries: 1, backoffMs: 200, limiter: new Limiter(config.modelConcurrency) });
+  return new OpenAiEmbedder(client, config.embedderModel);
 }

@@ -14,6 +14,7 @@ import type { Db } from '../storage/db';
 import { segments, type Segment } from '../storage/schema';
 import type { Analyzer, EngineInfo, StageContext, StageResult } from './contracts';
 import { toBlob, UseEmbedder, type Embedder } from './embedder';
+import { ModelServerError } from './model-server/client';
 
 /** Texts per embedder call: the unit of progress and of cancellation. */
 const STEP = 64;
@@ -43,7 +44,19 @@ export class EmbeddingsAnalyzer implements Analyzer {
     const vectors: Float32Array[] = [];
     for (let i = 0; i < texts.length; i += STEP) {
       ctx.signal.throwIfAborted();
-      vectors.push(...(await this.embedder.embed(texts.slice(i, i + STEP))));
+      try {
+        vectors.push(...(await this.embedder.embed(texts.slice(i, i + STEP))));
+      } catch (e) {
+        if (!(e instanceof ModelServerError)) throw e;
+        // An embeddings server that fails never fails the video: it keeps no vectors (none of an
+        // earlier model either: questions never mix two models) and `reanalyze` fills them in.
+        ctx.log.warn('embeddings skipped', { reason: e.message });
+        const videoId = ctx.video.id;
+        return {
+          summary: { engine: this.info.name, segments: segs.length, skipped: `embeddings: skipped — ${e.message}` },
+          apply: (tx: Db) => void tx.update(segments).set({ embedding: null }).where(eq(segments.videoId, videoId)).run(),
+        };
+      }
       ctx.progress(Math.min(texts.length, i + STEP) / texts.length);
     }
     const blobs = vectors.map(toBlob);

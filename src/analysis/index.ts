@@ -6,7 +6,11 @@ import { join } from 'node:path';
 import { analyzerNames, type Config } from '../config';
 import { resolveBinaries } from '../media/binaries';
 import type { AnalysisAssets } from './assets';
+import { CaptionAnalyzer } from './captions';
 import type { Analyzer } from './contracts';
+import { ModelServerClient, modelLimitPerWorker, sharedModelLimiter } from './model-server/client';
+import { OpenAiEmbedder } from './model-server/embedder-openai';
+import { OpenAiSpeechToText } from './model-server/stt-openai';
 import { UseEmbedder } from './embedder';
 import { EmbeddingsAnalyzer } from './embeddings';
 import { FacesAnalyzer } from './faces';
@@ -22,7 +26,7 @@ import { DEFAULT_VISUAL, VisualAnalyzer } from './visual';
  * executable must pass it. Without it, each analyzer finds its files in node_modules.
  */
 export function createAnalyzers(config: Config, assets?: AnalysisAssets): Analyzer[] {
-  return analyzerNames(config.analyzers).map((name): Analyzer => {
+  const list = analyzerNames(config.analyzers).map((name): Analyzer => {
     switch (name) {
       case 'visual':
         return new VisualAnalyzer({
@@ -41,14 +45,38 @@ export function createAnalyzers(config: Config, assets?: AnalysisAssets): Analyz
         return new FacesAnalyzer({ modelDir: assets?.objects?.modelDir, wasmDir: assets?.objects?.wasmDir });
       case 'speech':
         return new SpeechAnalyzer({
-          stt: createSpeechToText({ type: config.sttEngine as 'auto' | 'whisper' | 'none', modelsDir: config.modelsDir, model: config.whisperModel }),
+          stt:
+            config.sttEngine === 'openai'
+              ? new OpenAiSpeechToText(modelServer(config, config.sttUrl, config.sttApiKey), config.sttModel)
+              : createSpeechToText({ type: config.sttEngine as 'auto' | 'whisper' | 'none', modelsDir: config.modelsDir, model: config.whisperModel }),
           vadModel: assets?.vadModel,
         });
       case 'subtitles':
         // The same binaries as the worker's ffmpeg (resolved once per process).
         return new SubtitlesAnalyzer(async () => (await resolveBinaries(join(config.dataDir, 'bin'))).ffprobe);
       case 'embeddings':
-        return new EmbeddingsAnalyzer(new UseEmbedder({ files: assets?.embeddings }));
+        return new EmbeddingsAnalyzer(
+          config.embedder === 'openai' ? new OpenAiEmbedder(modelServer(config, config.embedderUrl, config.embedderApiKey), config.embedderModel) : new UseEmbedder({ files: assets?.embeddings }),
+        );
     }
+  });
+  // Captions read the frames as the visual stage picks them (a concurrent reader) and its shots once
+  // it is done; placed before the embeddings, which then embed them like any segment.
+  if (config.captioner === 'openai') {
+    const captions = new CaptionAnalyzer({ client: modelServer(config, config.captionerUrl, config.captionerApiKey), model: config.captionerModel, intervalSec: config.captionIntervalSec });
+    const at = list.findIndex((a) => a instanceof EmbeddingsAnalyzer);
+    list.splice(at < 0 ? list.length : at, 0, captions);
+  }
+  return list;
+}
+
+/** A client of one model server; every client of the process shares one concurrency limiter. */
+function modelServer(config: Config, url: string, apiKey: string | undefined): ModelServerClient {
+  return new ModelServerClient({
+    url,
+    apiKey,
+    timeoutMs: config.modelTimeoutMs,
+    retries: config.modelRetries,
+    limiter: sharedModelLimiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers)),
   });
 }

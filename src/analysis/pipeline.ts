@@ -49,7 +49,8 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
     d.onChange?.(video.id);
     return 'failed';
   }
-  const stages = d.analyzers;
+  // A reanalysis runs only the stages it names (the other segments stay as they are).
+  const stages = job.only ? d.analyzers.filter((a) => job.only!.includes(a.stage)) : d.analyzers;
   const groups = groupStages(stages);
   // A restart resumes at the start of the group the job was in (the job records its first stage).
   const at = stages.findIndex((a) => a.stage === job.stage);
@@ -271,7 +272,8 @@ function store(tx: Db, videoId: string, a: Analyzer, result: StageResult, ms: nu
     }
   }
   result.apply?.(tx);
-  const summary = { ...(result.summary ?? {}), ms };
+  // `producer`: which engine (and model) made this kind, so a reanalysis can tell what changed.
+  const summary = { ...(result.summary ?? {}), producer: a.info.name, ms };
   tx.update(videos)
     .set({ analysis: sql`json_set(coalesce(${videos.analysis}, '{}'), ${'$.' + a.info.kind}, json(${JSON.stringify(summary)}))` })
     .where(eq(videos.id, videoId))

@@ -5,6 +5,7 @@
  */
 import type { Analyzer, EngineInfo, NewSegment, StageContext, StageResult } from './contracts';
 import { ffmpegSummary, parseFfmpegSummary } from '../media/ffmpeg-probe';
+import { ModelServerError } from './model-server/client';
 import type { SpeechToText } from './stt';
 import { DEFAULT_VAD, SAMPLE_RATE, SileroVad, SpanTracker, VAD_ENGINE, decodeAudio16k, vadModelPath, type FrameSpan, type VadOptions } from './vad';
 
@@ -28,6 +29,9 @@ export interface SpeechOptions {
    */
   minSwing?: number;
 }
+
+/** Speech spans at most this far apart are joined into one chunk (engines with `chunkSec`). */
+const JOIN_GAP_SEC = 3;
 
 export class SpeechAnalyzer implements Analyzer {
   readonly stage = 'analyzing:speech';
@@ -67,6 +71,9 @@ export class SpeechAnalyzer implements Analyzer {
     const speech: NewSegment[] = [];
     const transcripts: NewSegment[] = [];
     let notSpeech = 0;
+    let chunks = 0;
+    let failedChunks = 0;
+    let problem: string | null = null;
     for (let k = 0; k < tracks.length; k++) {
       // Several tracks (a commentary, a dub): each is analysed, and its segments say which it is.
       const track = tracks.length > 1 ? tracks[k]! : undefined;
@@ -74,16 +81,22 @@ export class SpeechAnalyzer implements Analyzer {
       speech.push(...r.speech);
       transcripts.push(...r.transcripts);
       notSpeech += r.notSpeech;
+      chunks += r.chunks;
+      failedChunks += r.failedChunks;
+      problem ??= r.problem;
     }
     const extra: Record<string, unknown> = {};
     if (notSpeech) extra.not_speech = notSpeech;
+    // A transcription server that failed: the speech spans stay, and the metadata says why (issue 11).
+    if (failedChunks && !transcripts.length) extra.transcripts_skipped = `transcripts: skipped — ${problem}`;
+    else if (failedChunks) extra.transcripts_incomplete = `transcripts: ${failedChunks} of ${chunks} chunks skipped — ${problem}`;
     if (tracks.length > 1) extra.audio_tracks = tracks.map((t) => ({ track: t.track, ...(t.language && { language: t.language }), ...(t.title && { title: t.title }) }));
     const byStart = (a: NewSegment, b: NewSegment) => a.start - b.start;
     return { segments: [...speech.sort(byStart), ...transcripts.sort(byStart)], summary: summary(speech, transcripts.length, extra) };
   }
 
   /** VAD (and transcription) of one audio track; `track` unset = ffmpeg's default audio stream. */
-  private async runTrack(ctx: StageContext, track: AudioTrack | undefined, progress: (fraction: number) => void): Promise<{ speech: NewSegment[]; transcripts: NewSegment[]; notSpeech: number }> {
+  private async runTrack(ctx: StageContext, track: AudioTrack | undefined, progress: (fraction: number) => void): Promise<{ speech: NewSegment[]; transcripts: NewSegment[]; notSpeech: number; chunks: number; failedChunks: number; problem: string | null }> {
     const { video, signal } = ctx;
     const stt = this.opts.stt;
     const trackExtra = track ? { track: track.track, ...(track.language && { language: track.language }), ...(track.title && { title: track.title }) } : {};
@@ -103,6 +116,66 @@ export class SpeechAnalyzer implements Analyzer {
 
     const loudness = new Loudness();
     let notSpeech = 0;
+    // Remote engines get nearby spans joined into chunks of at most chunkSec (cut in a silence,
+    // between two spans) and may have several in flight; a failed chunk leaves its words out.
+    const chunkSec = stt.chunkSec ?? 0;
+    type Chunk = { from: number; to: number; speechStart: number; speechEnd: number };
+    let chunk = null as Chunk | null;
+    const inFlight: Promise<void>[] = [];
+    const pending = new Set<Promise<void>>();
+    let failedChunks = 0;
+    let chunks = 0;
+    let firstProblem: string | null = null;
+    let down: string | null = null;
+
+    const transcribe = async (from: number, to: number, speechStart: number, speechEnd: number) => {
+      const audio = window!.slice(from, to);
+      const offset = from / SAMPLE_RATE;
+      chunks++;
+      let pieces;
+      try {
+        if (down) throw new ModelServerError(down);
+        pieces = await stt.transcribe(audio, { signal, language: this.opts.language });
+      } catch (e) {
+        if (!(e instanceof ModelServerError)) throw e;
+        if (e.unreachable) down ??= e.message;
+        failedChunks++;
+        if (firstProblem === null) {
+          firstProblem = e.message;
+          ctx.log.warn('transcription skipped', { reason: e.message, more: 'further problems are counted, not logged' });
+        }
+        return;
+      }
+      for (const piece of pieces) {
+        transcripts.push({
+          kind: 'transcript',
+          start: round(offset + piece.start, 3),
+          end: round(offset + piece.end, 3),
+          text: piece.text,
+          confidence: piece.confidence ?? null,
+          extra: { engine: stt.info.name, speech_start: speechStart, speech_end: speechEnd, ...trackExtra },
+        });
+      }
+    };
+    const flush = async () => {
+      if (!chunk) return;
+      const c = chunk;
+      chunk = null;
+      const job = transcribe(c.from, c.to, c.speechStart, c.speechEnd);
+      if (stt.parallel) {
+        // Awaited at the end; until then a rejection (the analysis stopped) must not count as unhandled.
+        const settled = job.then(
+          () => void pending.delete(settled),
+          () => void pending.delete(settled),
+        );
+        pending.add(settled);
+        inFlight.push(job);
+        job.catch(() => {});
+        // Backpressure: a slow server holds up the decode rather than letting chunks pile up.
+        while (pending.size >= (stt.maxInFlight ?? Infinity)) await Promise.race(pending);
+      } else await job;
+    };
+
     const emit = async (span: FrameSpan) => {
       const start = round(span.start * frameSec, 3);
       const end = round(Math.min(span.end * frameSec, samples / SAMPLE_RATE), 3);
@@ -118,18 +191,15 @@ export class SpeechAnalyzer implements Analyzer {
       speech.push({ kind: 'speech', start, end, text: (window ? 'speech' : 'speech, not transcribed') + trackText, confidence: round(span.meanProb, 3), extra });
       if (!window) return;
       const from = Math.max(0, span.start * frame - padSamples);
-      const audio = window.slice(from, span.end * frame + padSamples);
-      const offset = from / SAMPLE_RATE;
-      for (const piece of await stt.transcribe(audio, { signal, language: this.opts.language })) {
-        transcripts.push({
-          kind: 'transcript',
-          start: round(offset + piece.start, 3),
-          end: round(offset + piece.end, 3),
-          text: piece.text,
-          confidence: piece.confidence ?? null,
-          extra: { engine: stt.info.name, speech_start: start, speech_end: end, ...trackExtra },
-        });
+      const to = span.end * frame + padSamples;
+      if (!chunkSec) {
+        chunk = { from, to, speechStart: start, speechEnd: end };
+        return flush();
       }
+      // A long silence or the length limit ends a chunk: silence sent for transcription costs time
+      // and makes Whisper-type models invent words.
+      if (chunk && ((to - chunk.from) / SAMPLE_RATE > chunkSec || (from - chunk.to) / SAMPLE_RATE > JOIN_GAP_SEC)) await flush();
+      chunk = chunk ? { ...chunk, to, speechEnd: end } : { from, to, speechStart: start, speechEnd: end };
     };
 
     for await (const block of decodeAudio16k(ctx.ffmpeg, video.path, signal, frame, track?.track === undefined ? undefined : track.track - 1)) {
@@ -144,15 +214,21 @@ export class SpeechAnalyzer implements Analyzer {
       samples += block.length;
       const spans = tracker.push(await vad.prob(input));
       for (const span of spans) await emit(span);
+      // Silence since the pending chunk's last span: send it now rather than with the next span.
+      if (chunk && tracker.openSince < 0 && (samples - chunk.to) / SAMPLE_RATE > JOIN_GAP_SEC) await flush();
       if (window) {
         const open = tracker.openSince;
-        window.dropBefore(open >= 0 ? open * frame - padSamples : samples - padSamples - frame);
+        const keep = open >= 0 ? open * frame - padSamples : samples - padSamples - frame;
+        // A pending chunk's audio is kept until the chunk is sent.
+        window.dropBefore(chunk ? Math.min(chunk.from, keep) : keep);
       }
       if (video.durationSec > 0) progress(Math.min(0.99, samples / SAMPLE_RATE / video.durationSec));
       signal.throwIfAborted();
     }
     for (const span of tracker.finish()) await emit(span);
-    return { speech, transcripts, notSpeech };
+    await flush();
+    await Promise.all(inFlight);
+    return { speech, transcripts, notSpeech, chunks, failedChunks, problem: down ?? firstProblem };
   }
 
   async close(): Promise<void> {

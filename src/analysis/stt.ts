@@ -24,7 +24,16 @@ export interface SpeechToText {
   readonly transcribes: boolean;
   /** Relative cost per second of speech, for progress and ETA (VAD alone is about 0.2). */
   readonly weight: number;
-  /** `audio`: 16 kHz mono samples, at most about 30 s (one Whisper window). */
+  /**
+   * Join nearby speech spans into chunks of at most this many seconds (cut in a silence) before
+   * transcribing; unset: each span on its own (local Whisper). Remote engines set it: fewer requests.
+   */
+  readonly chunkSec?: number;
+  /** Chunks may be transcribed at the same time (a model server; its client limits concurrency). */
+  readonly parallel?: boolean;
+  /** With `parallel`: chunks in flight at most; the audio decode waits beyond it (backpressure). */
+  readonly maxInFlight?: number;
+  /** `audio`: 16 kHz mono samples, at most about 30 s (one Whisper window) or `chunkSec`. */
   transcribe(audio: Float32Array, opts: { signal: AbortSignal; language?: string }): Promise<TranscriptPiece[]>;
   close?(): Promise<void>;
 }

@@ -295,6 +295,9 @@ export class EvidenceFinder {
     const top = new TopK(limit);
     let scores = new Float64Array(0);
     for (const v of scope.videos) {
+      // Never compare vectors of two models (issue 11): a video embedded by another model (its
+      // re-embedding not done yet) is left to keyword search.
+      if (embeddedBy(v) !== this.embedder.info.name) continue;
       const { ids, rows, matrix, dims } = this.embeddings.get(v.id);
       if (ids.length === 0) continue;
       if (dims !== q.length) throw new Error(`vectors of different sizes: ${q.length} and ${dims}`);
@@ -342,4 +345,11 @@ export class EvidenceFinder {
       .get();
     return row?.file ?? null;
   }
+}
+
+/** The embedding model a video's vectors came from, as the pipeline recorded it (older videos: the engine). */
+function embeddedBy(v: Video): string | undefined {
+  const e = (v.analysis as { embeddings?: { producer?: unknown; engine?: unknown } } | null)?.embeddings;
+  const name = e?.producer ?? e?.engine;
+  return typeof name === 'string' ? name : undefined;
 }

@@ -3,7 +3,7 @@
  * directly (they call services, never HTTP), so they also work while the server runs.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, configParseOptions, describeOptions, loadConfig, type Config } from '../config';
+import { ConfigError, configParseOptions, describeOptions, loadConfig, withModelKeys, type Config } from '../config';
 import { ApiError } from '../errors';
 import { createLogger } from '../log';
 import { addCommand, askCommand, ClientError, clientOptions, lsCommand } from './client';
@@ -16,6 +16,8 @@ interface Command {
   usage: string;
   help: string;
   options: Record<string, { type: 'string' | 'boolean' }>;
+  /** Flags of this command that share a service option's name: they are the command's, not the config's. */
+  shadows?: string[];
   /** Takes positional arguments (files, a question); other commands refuse them. */
   positionals?: boolean;
   run(values: Record<string, string | boolean | undefined>, config: Config, positionals: string[]): Promise<number>;
@@ -145,6 +147,30 @@ const COMMANDS: Record<string, Command> = {
       });
     },
   },
+  reanalyze: {
+    usage: 'reanalyze --index NAME [--user USER_ID] [--analyzers captions,speech,…] [--json]',
+    help:
+      'Queue a reanalysis of every ready video of an index (e.g. captions after --captioner was configured): only those stages run, the other segments stay. ' +
+      'Default: the stages whose engine or model changed, or that were skipped. A running server\'s worker picks the jobs up; progress shows on the resources. ' +
+      'Give it the same options (or config file) as the server: the plan is made from them (--analyzers here names the stages to run again; the server\'s analyzer list comes from VIDQ_ANALYZERS or the config file). Without --user, the index name must belong to one user only.',
+    options: { index: { type: 'string' }, user: { type: 'string' }, analyzers: { type: 'string' }, json },
+    shadows: ['analyzers'],
+    async run(v, config) {
+      if (typeof v.index !== 'string') throw new UsageError('--index is required: the name (or index_id) of an index');
+      const requested = typeof v.analyzers === 'string' ? v.analyzers.split(',').map((x) => x.trim()).filter(Boolean) : undefined;
+      const { reanalyzeIndex } = await import('../jobs/reanalyze');
+      return withService(config, (s) => {
+        const r = reanalyzeIndex(s, v.index as string, typeof v.user === 'string' ? v.user : undefined, requested);
+        if (v.json) console.log(JSON.stringify(r));
+        else {
+          for (const q of r.queued) console.log(`${q.file_id}: ${q.analyzers.join(', ')}`);
+          for (const k of r.skipped) console.log(`${k.file_id}: not queued (${k.reason})`);
+          console.log(`${r.queued.length} video(s) queued`);
+        }
+        return 0;
+      });
+    },
+  },
 };
 
 class UsageError extends Error {}
@@ -199,7 +225,7 @@ export async function runCli(argv: string[]): Promise<number> {
   if (argv[0] === 'worker') {
     // Hidden: the analysis worker the server starts (config handed over by the parent).
     const inherited = process.env.VIDQ_WORKER_CONFIG;
-    const config = inherited ? (JSON.parse(inherited) as Config) : loadConfig(parseArgs({ args: argv.slice(1), options: configParseOptions(), strict: true }).values);
+    const config = inherited ? withModelKeys(JSON.parse(inherited) as Config) : loadConfig(parseArgs({ args: argv.slice(1), options: configParseOptions(), strict: true }).values);
     const { runWorker } = await import('../jobs/worker');
     return runWorker(config);
   }
@@ -226,7 +252,7 @@ export async function runCli(argv: string[]): Promise<number> {
   try {
     const { values, positionals } = parseArgs({ args: rest, options: { ...configParseOptions(), ...cmd.options }, strict: true, allowPositionals: true });
     if (positionals.length && !cmd.positionals) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-    const config = loadConfig(values);
+    const config = loadConfig(cmd.shadows ? Object.fromEntries(Object.entries(values).filter(([k]) => !cmd.shadows!.includes(k))) : values);
     return await cmd.run(values, config, positionals);
   } catch (e) {
     if (e instanceof UsageError || e instanceof ConfigError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {

@@ -58,6 +58,16 @@ in-memory cache invalidated by every write to the index.
 uploads, questions and its files get 404); POST /indexes/{index_id}/restore undoes it. Deleted
 indexes are purged with their files after a retention (default 7 days).
 
+**Model servers and reanalysis.** With a captioner (\`--captioner openai\`) the index also holds
+\`caption\` segments: a vision model's one- or two-sentence description of a shot (or of ~10 s of a
+long one), searchable, cited in \`evidence\` (kind \`caption\`) and listed by
+GET /videos/{file_id}/segments; \`--stt openai\` adds \`transcript\` segments from a transcription
+server. A model server that fails never fails a video: \`metadata.analysis\` says why a kind was
+skipped, and \`metadata.analysis.<kind>.producer\` which engine and model made each kind.
+POST /videos/{file_id}/reanalyze (\`{"analyzers": ["captions"]}\`; default: the stages whose engine
+changed or were skipped) runs only those stages again and answers 202; 409 while an analysis of the
+video is under way, when nothing changed, or when analysis is off.
+
 **Request bodies.** A JSON object sent as \`Content-Type: application/json\` (a body with any other
 or no Content-Type is a 400 on every endpoint but POST /upload, which takes the file itself, before
 the token is checked), at most

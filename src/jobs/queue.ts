@@ -59,6 +59,28 @@ export class JobQueue {
   }
 
   /**
+   * Queues a reanalysis of a ready video: only `stages` (stage names, in pipeline order) run; the
+   * other segments stay. 'busy' when an analysis of it is already waiting or running, 'not-ready'
+   * when the video has no finished analysis to add to.
+   */
+  reanalyze(videoId: string, stages: string[], now = new Date()): 'queued' | 'busy' | 'not-ready' {
+    return writeTx(this.db, (tx) => {
+      const job = tx.select({ state: jobs.state }).from(jobs).where(eq(jobs.videoId, videoId)).get();
+      if (job && (job.state === 'pending' || job.state === 'running')) return 'busy';
+      const v = tx.select({ status: videos.status }).from(videos).where(eq(videos.id, videoId)).get();
+      if (v?.status !== 'ready') return 'not-ready';
+      const stage = stages[0]!;
+      const fresh = { state: 'pending' as const, stage, progress: 0, etaSec: null, attempts: 0, workerId: null, error: null, only: stages, updatedAt: now };
+      tx.insert(jobs)
+        .values({ videoId, ...fresh, createdAt: now })
+        .onConflictDoUpdate({ target: jobs.videoId, set: { ...fresh, createdAt: now } })
+        .run();
+      tx.update(videos).set({ status: 'processing', stage, progress: 0, error: null, updatedAt: now }).where(eq(videos.id, videoId)).run();
+      return 'queued';
+    });
+  }
+
+  /**
    * Videos marked `processing` without a job (stored by a version that queued in a second step and
    * crashed in between) would wait forever: queue them. Returns their ids.
    */

@@ -4,7 +4,7 @@
  * after three crashes).
  */
 import { join } from 'node:path';
-import type { Config } from '../config';
+import { modelKeyEnv, type Config } from '../config';
 import type { Logger } from '../log';
 import type { JobQueue } from './queue';
 import { lines } from '../util/lines';
@@ -102,7 +102,7 @@ export class AnalysisSupervisor {
       stdin: 'pipe',
       stdout: 'pipe',
       stderr: 'pipe',
-      env: { ...process.env, VIDQ_WORKER_CONFIG: JSON.stringify(this.d.config), ...(lane && { [LANE_ENV]: 'short' }) },
+      env: { ...process.env, ...modelKeyEnv(this.d.config), VIDQ_WORKER_CONFIG: JSON.stringify(this.d.config), ...(lane && { [LANE_ENV]: 'short' }) },
     });
     this.procs.add(proc);
     if (lane) this.lane = proc;

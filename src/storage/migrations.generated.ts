@@ -48,5 +48,11 @@ export const MIGRATIONS: EmbeddedMigration[] = [
     "when": 1795465171819,
     "breakpoints": true,
     "sql": "CREATE TABLE `index_webhooks` (\n\t`index_id` text PRIMARY KEY NOT NULL,\n\t`url` text NOT NULL,\n\t`updated_at` integer NOT NULL,\n\tFOREIGN KEY (`index_id`) REFERENCES `media_indexes`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE TABLE `webhook_events` (\n\t`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`user_id` text NOT NULL,\n\t`index_id` text NOT NULL,\n\t`video_id` text NOT NULL,\n\t`event` text NOT NULL,\n\t`file_name` text NOT NULL,\n\t`status` text NOT NULL,\n\t`error` text,\n\t`url` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`state` text DEFAULT 'pending' NOT NULL,\n\t`attempts` integer DEFAULT 0 NOT NULL,\n\t`next_attempt_at` integer NOT NULL,\n\t`last_error` text,\n\t`delivered_at` integer\n);\n--> statement-breakpoint\nCREATE INDEX `webhook_events_state_idx` ON `webhook_events` (`state`,`video_id`,`id`);--> statement-breakpoint\nCREATE TABLE `webhook_secrets` (\n\t`user_id` text PRIMARY KEY NOT NULL,\n\t`secret` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE TABLE `webhook_settings` (\n\t`id` integer PRIMARY KEY NOT NULL,\n\t`default_url` text\n);\n"
+  },
+  {
+    "tag": "0008_safe_shiver_man",
+    "when": 1795466172270,
+    "breakpoints": true,
+    "sql": "ALTER TABLE `jobs` ADD `only` text;"
   }
 ];

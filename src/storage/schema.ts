@@ -131,6 +131,8 @@ export const jobs = sqliteTable(
     /** Process that holds the job (so a restart knows what was interrupted). */
     workerId: text('worker_id'),
     error: text('error'),
+    /** A reanalysis: the only stages this run does (JSON list of stage names); null: the whole pipeline. */
+    only: text('only', { mode: 'json' }).$type<string[]>(),
     createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
     updatedAt: integer('updated_at', { mode: 'timestamp_ms' }).notNull(),
   },

@@ -216,6 +216,22 @@ const cases: Case[] = [
   { name: '/videos/..%2f..%2fetc/segments', send: get(() => `/videos/..%2f..%2fetc/segments?token=${A()}`), status: 404, says: 'no such video' },
   { name: 'DELETE /indexes/..%2f..%2fetc', send: del(() => `/indexes/..%2f..%2fetc?token=${A()}`), status: 404, says: 'was not found' },
 
+  // --- POST /videos/{file_id}/reanalyze (issue 11; this server runs no analysis worker)
+  { name: 'reanalyze: analyzers is a string', send: (base) => lazy(`/videos/${seed.key}/reanalyze`, () => ({ token: A(), analyzers: 'captions' }))(base), status: 400, says: 'field "analyzers"' },
+  { name: 'reanalyze: an analyzer is a number', send: (base) => lazy(`/videos/${seed.key}/reanalyze`, () => ({ token: A(), analyzers: [5] }))(base), status: 400, says: 'analyzers' },
+  { name: 'reanalyze: 9 analyzers', send: (base) => lazy(`/videos/${seed.key}/reanalyze`, () => ({ token: A(), analyzers: Array(9).fill('ocr') }))(base), status: 400, says: 'analyzers' },
+  { name: 'reanalyze: unknown analyzer', send: (base) => lazy(`/videos/${seed.key}/reanalyze`, () => ({ token: A(), analyzers: ['magic'] }))(base), status: 400, says: 'choose from captions, speech, ocr, objects, embeddings' },
+  { name: 'reanalyze: captions without a captioner', send: (base) => lazy(`/videos/${seed.key}/reanalyze`, () => ({ token: A(), analyzers: ['captions'] }))(base), status: 400, says: '--captioner openai' },
+  { name: 'reanalyze: token missing', send: (base) => json(`/videos/${seed.key}/reanalyze`, {})(base), status: 401, says: 'token' },
+  { name: 'reanalyze: no body', send: (base) => fetch(`${base}/videos/${seed.key}/reanalyze`, { method: 'POST', headers: { authorization: `Bearer ${A()}` } }), status: 400, says: 'must be a JSON object' },
+  { name: 'reanalyze: malformed JSON', send: (base) => json(`/videos/${seed.key}/reanalyze`, '{"analyzers": [')(base), status: 400, says: 'not valid JSON' },
+  { name: 'reanalyze: unknown file_id', send: lazy('/videos/nope/reanalyze', () => ({ token: A() })), status: 404, says: 'no such video' },
+  { name: 'reanalyze: ..%2f..%2fetc', send: lazy('/videos/..%2f..%2fetc/reanalyze', () => ({ token: A() })), status: 404, says: 'no such video' },
+  { name: "reanalyze: another user's video", send: (base) => lazy(`/videos/${seed.eveKey}/reanalyze`, () => ({ token: A() }))(base), status: 404, says: 'no such video' },
+  { name: 'reanalyze: a removed video', send: (base) => lazy(`/videos/${seed.removedKey}/reanalyze`, () => ({ token: A() }))(base), status: 404, says: 'no such video' },
+  { name: 'reanalyze: a video in a deleted index', send: (base) => lazy(`/videos/${seed.deletedKey}/reanalyze`, () => ({ token: A() }))(base), status: 404, says: 'no such video' },
+  { name: 'reanalyze: analysis is off on this server', send: (base) => lazy(`/videos/${seed.key}/reanalyze`, () => ({ token: A(), analyzers: ['speech'] }))(base), status: 409, says: '--analysis-workers 0' },
+
   // --- deleted indexes and removed videos
   { name: 'question to a deleted index', send: () => inquire({ index: seed.deletedIndexId })(srv.url), status: 404, says: 'was not found' },
   { name: 'upload into a deleted index (by id)', send: () => upload({ index: seed.deletedIndexId })(srv.url), status: 404, says: 'no index has this id' },

@@ -19,7 +19,7 @@ const logLines: string[] = [];
 /** Every response body this file reads, to search for secrets at the end. */
 const bodies: string[] = [];
 
-const alice = { token: '', userId: '', indexId: '', indexName: 'alice-private-index', key: '', fileName: 'chaplin-bw.mp4', deletedIndexId: '', frameUrl: '', frame: '', facesIndexId: '', facesKey: '', personId: '', thumbnail: '' };
+const alice = { token: '', userId: '', indexId: '', indexName: 'alice-private-index', key: '', fileName: 'chaplin-bw.mp4', deletedIndexId: '', deletedKey: '', frameUrl: '', frame: '', facesIndexId: '', facesKey: '', personId: '', thumbnail: '' };
 const bob = { token: '', userId: '', indexId: '', key: '' };
 
 async function call(path: string, init: RequestInit & { json?: unknown } = {}): Promise<{ status: number; text: string; body: any; headers: Headers }> {
@@ -57,6 +57,7 @@ beforeAll(async () => {
   bob.indexId = (await call(`/indexes?token=${bob.token}`)).body[0].index_id;
   const a2 = await call('/remote-upload', { json: { token: alice.token, index: 'alice-trash', url: `${origin.url}/media/pancake.mkv` } });
   expect(a2.status).toBe(200);
+  alice.deletedKey = a2.body.data.key;
   alice.deletedIndexId = (await call(`/indexes?token=${alice.token}`)).body.find((i: any) => i.name === 'alice-trash').index_id;
   expect((await call(`/indexes/${alice.deletedIndexId}?token=${alice.token}`, { method: 'DELETE' })).status).toBe(200);
 
@@ -126,6 +127,9 @@ describe("one user cannot reach the other's indexes, videos or files", () => {
     { name: 'GET /media/{her file}/frames/{n}.jpg with his token', run: () => call(`/media/${alice.key}/frames/${alice.frame}?token=${bob.token}`), status: [404] },
     { name: 'GET /videos/{her file}/segments with his token', run: () => call(`/videos/${alice.key}/segments?token=${bob.token}`), status: [404] },
     { name: 'GET /videos/{her file}/segments with his Bearer header', run: () => call(`/videos/${alice.key}/segments`, { headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },
+    { name: 'POST /videos/{her file}/reanalyze with his token', run: () => call(`/videos/${alice.key}/reanalyze`, { json: { token: bob.token } }), status: [404] },
+    { name: 'POST /videos/{her file}/reanalyze with his Bearer header and a stage', run: () => call(`/videos/${alice.key}/reanalyze`, { json: { analyzers: ['speech'] }, headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },
+    { name: 'POST /videos/{her file in her deleted index}/reanalyze with her own token', run: () => call(`/videos/${alice.deletedKey}/reanalyze`, { json: { token: alice.token } }), status: [404] },
     // --- issue 14: direct upload, search, exports
     { name: "POST /upload into Alice's index (by id)", run: () => call(`/upload?index=${alice.indexId}&file_name=x.mp4`, { method: 'POST', headers: { authorization: `Bearer ${bob.token}`, 'content-type': 'video/mp4' }, body: Bun.file(`${import.meta.dir}/../../../shared/media/bottles.mp4`) }), status: [404] },
     { name: 'GET /search on her index (by id)', run: () => call(`/search?token=${bob.token}&index=${alice.indexId}&q=men`), status: [404] },

@@ -9,11 +9,12 @@ import { notFound } from '../../errors';
 import type { Service } from '../../service';
 import { frames, mediaIndexes, segments, videos } from '../../storage/schema';
 import { originOf, tokenOf } from '../auth';
-import { ErrorBody } from '../models';
+import { REANALYZABLE } from '../../jobs/reanalyze';
+import { ErrorBody, TOKEN_PLACEHOLDER } from '../models';
 import { named } from '../openapi/schema';
 
 const Segment = named('Segment', t.Object({
-  kind: t.String({ description: 'shot, speech, transcript, ocr (on-screen text), object, …' }),
+  kind: t.String({ description: 'shot, speech, transcript, ocr (on-screen text), object, caption (a vision model\'s description of a shot, --captioner), …' }),
   start: t.Number({ description: 'seconds from the start' }),
   end: t.Number({ description: 'seconds from the start' }),
   text: t.String({ description: 'what was found: a shot description, a transcript, the text read, an object label' }),
@@ -24,8 +25,48 @@ const SegmentsResponse = named('VideoSegments', t.Object({
   frames: t.Array(t.Object({ t: t.Number({ description: 'seconds from the start' }), url: t.String({ description: 'signed URL of the JPEG' }) }), { description: 'the sampled frames, ordered by time' }),
 }));
 
+const ReanalyzeBody = named('ReanalyzeRequest', t.Object(
+  {
+    token: t.Optional(t.String({ description: 'user authentication token (64 characters); may be left out when an `Authorization: Bearer` header is sent' })),
+    analyzers: t.Optional(
+      t.Array(t.String({ minLength: 1, maxLength: 32 }), {
+        maxItems: 8,
+        description: `stages to run again: ${REANALYZABLE.join(', ')} ("transcripts" = speech). Default: every stage whose engine or model changed since the video was analysed, or that was skipped (its server was down). Embeddings follow any stage that adds segments.`,
+      }),
+    ),
+  },
+  { examples: [{ token: TOKEN_PLACEHOLDER, analyzers: ['captions'] }] },
+));
+const ReanalyzeResponse = named('ReanalyzeResult', t.Object({
+  file_id: t.String({ description: 'the video' }),
+  status: t.String({ description: 'always "processing": the reanalysis is queued; progress shows on the resource', examples: ['processing'] }),
+  analyzers: t.Array(t.String(), { description: 'the stages that will run, in pipeline order', examples: [['captions', 'embeddings']] }),
+}));
+
 export function videoRoutes(s: Service) {
-  return new Elysia({ name: 'routes/videos' }).get(
+  return new Elysia({ name: 'routes/videos' })
+    .post(
+      '/videos/:file_id/reanalyze',
+      ({ params, body, request, set }) => {
+        const user = s.accounts.authenticate(tokenOf(body?.token, request));
+        const planned = s.reanalyze.request(user, params.file_id, body?.analyzers);
+        set.status = 202;
+        return { ...planned, status: 'processing' };
+      },
+      {
+        params: t.Object({ file_id: t.String({ description: 'the video (`file_id` of its resource)' }) }),
+        body: ReanalyzeBody,
+        response: { 202: ReanalyzeResponse, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+        detail: {
+          tags: ['indexes'],
+          operationId: 'reanalyzeVideo',
+          summary: 'Run analysis stages of an indexed video again (e.g. captions after a captioner was configured)',
+          description:
+            'Only the named stages run; the other segments stay. The resource is `processing` with progress until the stages are done, then `ready`; `metadata.analysis.<kind>.producer` says which engine and model produced each kind. 409 while an analysis of the video is under way, when nothing changed, or when analysis is off.',
+        },
+      },
+    )
+    .get(
     '/videos/:file_id/segments',
     ({ params, query, request }) => {
       const user = s.accounts.authenticate(tokenOf(query.token, request));

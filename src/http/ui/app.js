@@ -604,12 +604,27 @@ async function viewVideo(main, indexId, fileId, params) {
     announce(`Playing from ${fmtTime(t)}`);
   };
   const status = h('p', { class: 'status small', role: 'status' });
+  // Reanalyze (issue 11): runs again the stages whose engine or model changed since the video was analysed.
+  const reanalyze = h('button', { type: 'button', class: 'secondary', hidden: true, title: 'Run again the analysis stages whose model changed or that were skipped (e.g. captions after a captioner was configured)' }, 'Bring analysis up to date');
+  reanalyze.onclick = async () => {
+    reanalyze.disabled = true;
+    try {
+      const res = await (await api(`/videos/${encodeURIComponent(fileId)}/reanalyze`, { method: 'POST', body: {} })).json();
+      toast(`Reanalysing: ${res.analyzers.join(', ')}.`);
+      clearTimeout(timer);
+      await load();
+    } catch (e) {
+      toast(e.message);
+    } finally {
+      reanalyze.disabled = false;
+    }
+  };
   const strip = h('div', { class: 'timeline-box' }, h('p', { class: 'muted small' }, 'Loading the timeline…'));
   const ask = askPanel({ indexId, video: r, player, seek });
   main.replaceChildren(
     h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/' }, 'Indexes'), ' › ', h('a', { href: `#/i/${encodeURIComponent(indexId)}` }, idx.name), ' › ', h('span', { 'aria-current': 'page' }, r.file_name)),
     h('h1', { tabindex: -1 }, r.file_name),
-    h('div', { class: 'split video-page' }, h('div', { class: 'col' }, h('div', { class: 'player' }, player), status, exportLinks(r), h('section', { 'aria-labelledby': 'tl-h', class: 'card' }, h('h2', { id: 'tl-h' }, 'Timeline'), strip)), h('aside', { class: 'col side' }, ask)),
+    h('div', { class: 'split video-page' }, h('div', { class: 'col' }, h('div', { class: 'player' }, player), status, reanalyze, exportLinks(r), h('section', { 'aria-labelledby': 'tl-h', class: 'card' }, h('h2', { id: 'tl-h' }, 'Timeline'), strip)), h('aside', { class: 'col side' }, ask)),
   );
   focusHeading(main);
 
@@ -632,6 +647,7 @@ async function viewVideo(main, indexId, fileId, params) {
     const busy = cur.status !== 'ready' && cur.status !== 'failed';
     status.textContent = cur.status === 'failed' ? `Analysis failed: ${cur.error ?? 'unknown reason'}` : busy ? `${stageLabel(cur.stage || cur.status)} — ${Math.round(cur.progress ?? 0)} %. The timeline fills in as the analysis goes.` : '';
     status.classList.toggle('error', cur.status === 'failed');
+    reanalyze.hidden = cur.status !== 'ready';
     if (segs.segments.length !== shown) {
       shown = segs.segments.length;
       const duration = cur.metadata?.duration || Math.max(0, ...segs.segments.map((s) => s.end)) || player.duration || 0;
@@ -666,7 +682,9 @@ function timeline({ segments, frames, people }, duration, player, seek, cleanup)
   for (const l of top) lanes.push({ name: l, cls: 'object', group: 'Objects', items: objects.filter((o) => o.text === l) });
   if (labels.length > top.length) lanes.push({ name: 'other objects', cls: 'object', group: 'Objects', items: objects.filter((o) => !top.includes(o.text)) });
   if (!objects.length) lanes.push({ name: 'Objects', cls: 'object', items: [] });
-  const other = of('caption', 'audio');
+  const captions = of('caption');
+  if (captions.length) lanes.push({ name: 'Captions', cls: 'other', items: captions });
+  const other = of('audio');
   if (other.length) lanes.push({ name: 'Other', cls: 'other', items: other });
   // People (faces grouped across the index): one lane each, given by viewVideo.
   for (const p of people ?? []) lanes.push({ name: p.name, cls: 'face', group: 'People', items: p.items });
