@@ -93,7 +93,7 @@ export function mediaRoutes(s: Service) {
           tags: ['media'],
           operationId: 'getMediaPlayback',
           summary: 'Stream a video in a form every browser plays (H.264/AAC copy when the original needs one; Range supported)',
-          responses: { 200: { description: 'the whole file' }, 206: { description: 'the requested byte range' }, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 416: ErrorBody } as never,
+          responses: { 200: { description: 'the whole file', content: { 'video/*': { schema: { type: 'string', format: 'binary' } } } }, 206: { description: 'the requested byte range', content: { 'video/*': { schema: { type: 'string', format: 'binary' } } } }, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 416: ErrorBody } as never,
         },
       },
     )

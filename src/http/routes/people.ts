@@ -9,7 +9,7 @@ import { forbidden, unauthorized } from '../../errors';
 import type { PersonView } from '../../people/service';
 import type { Service } from '../../service';
 import { originOf, tokenOf } from '../auth';
-import { ErrorBody } from '../models';
+import { ErrorBody, TOKEN_PLACEHOLDER } from '../models';
 
 const Person = t.Object({
   person_id: t.String({ description: 'opaque id of the person within the index' }),
@@ -65,13 +65,13 @@ export function peopleRoutes(s: Service) {
     )
     .put('/indexes/:index_id/people/:person_id', ({ params, body, request }) => withUrl(s.people.rename(user(body.token, request), params.index_id, params.person_id, body.name), request), {
       params,
-      body: t.Object({ token, name: t.Union([t.String({ maxLength: 1000 }), t.Null()], { description: 'the name (1–100 characters), or null to remove it' }) }),
+      body: t.Object({ token, name: t.Union([t.String({ maxLength: 1000 }), t.Null()], { description: 'the name (1–100 characters), or null to remove it' }) }, { examples: [{ token: TOKEN_PLACEHOLDER, name: 'Ada' }] }),
       response: { 200: Person, ...errors },
       detail: { tags: ['people'], operationId: 'namePerson', summary: 'Name, rename or un-name a person (nothing else changes)' },
     })
     .post('/indexes/:index_id/people/:person_id/merge', ({ params, body, request }) => withUrl(s.people.merge(user(body.token, request), params.index_id, params.person_id, body.into), request), {
       params,
-      body: t.Object({ token, into: t.String({ description: 'person_id of the person that keeps the appearances' }) }),
+      body: t.Object({ token, into: t.String({ description: 'person_id of the person that keeps the appearances' }) }, { examples: [{ token: TOKEN_PLACEHOLDER, into: '<person_id from the people listing>' }] }),
       response: { 200: Person, ...errors },
       detail: {
         tags: ['people'],
@@ -82,7 +82,7 @@ export function peopleRoutes(s: Service) {
     })
     .post('/indexes/:index_id/people/:person_id/split', ({ params, body, request }) => withUrl(s.people.split(user(body.token, request), params.index_id, params.person_id, body.appearance_id), request), {
       params,
-      body: t.Object({ token, appearance_id: t.Integer({ description: 'an appearance_id of this person (GET the person)' }) }),
+      body: t.Object({ token, appearance_id: t.Integer({ description: 'an appearance_id of this person (GET the person)' }) }, { examples: [{ token: TOKEN_PLACEHOLDER, appearance_id: 1 }] }),
       response: { 200: Person, ...errors },
       detail: { tags: ['people'], operationId: 'splitPerson', summary: 'Move a wrongly grouped appearance out into a new, unnamed person', description: 'Answers with the new person.' },
     })
@@ -110,7 +110,7 @@ export function peopleRoutes(s: Service) {
           tags: ['people'],
           operationId: 'personThumbnail',
           summary: "A JPEG of the person's face",
-          responses: { 200: { description: 'image/jpeg' }, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody } as never,
+          responses: { 200: { description: 'the face, as a JPEG', content: { 'image/jpeg': { schema: { type: 'string', format: 'binary' } } } }, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody } as never,
         },
       },
     );
