@@ -67,7 +67,7 @@ export function docsPlugin(routes: () => readonly RouteLike[]) {
           // full Markdown description is set by normaliseDocument.
           documentation: { info: { title: TITLE, version: '1.0.0', description: 'The vidq HTTP API' }, tags: TAGS },
           // Relative URLs (the page is /swagger): this server's copies, never a CDN.
-          swagger: { cdn: 'swagger-assets/swagger-ui-bundle.js', theme: 'swagger-assets/swagger-ui.css', autoDarkMode: false, deepLinking: true } as never,
+          swagger: { cdn: 'swagger-assets/swagger-ui-bundle.js', theme: 'swagger-assets/swagger-ui.css', autoDarkMode: false, deepLinking: true },
         }),
       )
       .get(
