@@ -529,6 +529,31 @@ async function main(): Promise<void> {
   });
 
   // ---- stop
+  // ---- issue 14: the file as the body, a multipart form, the CLI client, search, exports
+  let uploaded = '';
+  await check('POST /upload (raw body and multipart form) → the spec metadata; GET /search and insights.json', async () => {
+    const bearer = { authorization: `Bearer ${defaultToken}` };
+    const raw = await fetch(`${base}/upload?index=smoke-files&file_name=${CLIP}`, { method: 'POST', headers: { ...bearer, 'content-type': 'video/mp4' }, body: Bun.file(join(mediaDir, CLIP)) });
+    const rj = (await raw.json()) as any;
+    expect(raw.status === 200 && rj?.data?.type === 'metadata' && rj.data.fileSize === String(statSync(join(mediaDir, CLIP)).size), `raw: HTTP ${raw.status} ${JSON.stringify(rj)}`);
+    uploaded = rj.data.key;
+    const form = new FormData();
+    form.append('file', Bun.file(join(mediaDir, CLIP2)), CLIP2);
+    const mp = await fetch(`${base}/upload?index=smoke-files`, { method: 'POST', headers: bearer, body: form });
+    const mj = (await mp.json()) as any;
+    expect(mp.status === 200 && typeof mj?.data?.key === 'string', `multipart: HTTP ${mp.status} ${JSON.stringify(mj)}`);
+    const found = await get('/search' + q({ index: 'smoke-files', q: 'bottles' }), bearer);
+    expect(found.status === 200 && Array.isArray(found.json?.moments) && found.json.credits_used === 0, show(found));
+    const ins = await get(`/videos/${uploaded}/insights.json`, bearer);
+    expect(ins.status === 200 && ins.json?.video_id === uploaded, show(ins));
+  });
+  await check('CLI client: vidq add FILE, then vidq ls --index (plain lines, exit 0)', () => {
+    const add = Bun.spawnSync(cmd('add', join(mediaDir, CLIP), '--index', 'smoke-cli', '--server', base, '--token', defaultToken), { env, cwd: dataDir, stdout: 'pipe', stderr: 'pipe', timeout: 120_000 });
+    expect(add.exitCode === 0 && add.stdout.toString().includes(`${CLIP}: ready`), `add exited ${add.exitCode}: ${add.stdout}${add.stderr}`);
+    const ls = Bun.spawnSync(cmd('ls', '--index', 'smoke-cli', '--server', base, '--token', defaultToken), { env, cwd: dataDir, stdout: 'pipe', stderr: 'pipe' });
+    expect(ls.exitCode === 0 && ls.stdout.toString().includes(`${CLIP}\t`), `ls exited ${ls.exitCode}: ${ls.stdout}${ls.stderr}`);
+  });
+
   await check('SIGTERM stops the server (exit 0 within 10 s)', async () => {
     proc!.kill('SIGTERM');
     const code = await Promise.race([proc!.exited, Bun.sleep(10_000).then(() => 'timeout' as const)]);

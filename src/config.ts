@@ -45,6 +45,12 @@ export interface Config {
   readonly maintenanceCron: string;
   /** Largest JSON request body, in bytes (413 above): an /inquire at its 8000+8000-character limits, \u-escaped, is ~97 kB. @default 128 KiB */
   readonly maxBodyBytes: number;
+  /** Largest file sent to POST /upload, in bytes (413 above); 0 = the same as maxDownloadBytes. @default maxDownloadBytes */
+  readonly maxUploadBytes: number;
+  /** Where video.ready/failed/removed events go when the index has no webhook URL of its own ("" = nowhere). @default "" */
+  readonly webhookUrl: string;
+  /** First retry of a failed webhook delivery after this many ms, doubling up to an hour, for a day. @default 5000 */
+  readonly webhookRetryMs: number;
   /** Refuse uploads while the data directory's disk has less free space than this, in bytes. @default 1 GiB */
   readonly minFreeBytes: number;
   /** Analysis worker processes (0 = no analysis: videos are ready once stored). @default 1 */
@@ -167,6 +173,9 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile'>> = Object.freeze({
   stuckAfterMinutes: 120,
   maintenanceCron: '*/5 * * * *',
   maxBodyBytes: 128 * 1024,
+  maxUploadBytes: 0,
+  webhookUrl: '',
+  webhookRetryMs: 5000,
   minFreeBytes: 1 * GiB,
   analysisWorkers: 1,
   shortLaneSec: 120,
@@ -218,6 +227,9 @@ const OPTIONS: OptionSpec[] = [
   { key: 'stuckAfterMinutes', flag: 'stuck-after-minutes', env: 'VIDQ_STUCK_AFTER_MINUTES', kind: 'int', help: 'minutes before an unfinished resource is failed' },
   { key: 'maintenanceCron', flag: 'maintenance-cron', env: 'VIDQ_MAINTENANCE_CRON', kind: 'string', help: 'cron pattern of the maintenance job' },
   { key: 'maxBodyBytes', flag: 'max-body-bytes', env: 'VIDQ_MAX_BODY_BYTES', kind: 'int', help: 'largest request body (bytes)' },
+  { key: 'webhookUrl', flag: 'webhook-url', env: 'VIDQ_WEBHOOK_URL', kind: 'string', help: 'default webhook URL for video.ready/failed/removed events (an index can set its own)' },
+  { key: 'webhookRetryMs', flag: 'webhook-retry-ms', env: 'VIDQ_WEBHOOK_RETRY_MS', kind: 'int', help: 'first retry delay of a failed webhook (ms; doubles up to 1 h, for 24 h)' },
+  { key: 'maxUploadBytes', flag: 'max-upload-bytes', env: 'VIDQ_MAX_UPLOAD_BYTES', kind: 'int', help: 'largest file sent to POST /upload (bytes; 0 = --max-download-bytes)' },
   { key: 'minFreeBytes', flag: 'min-free-bytes', env: 'VIDQ_MIN_FREE_BYTES', kind: 'int', help: 'refuse uploads below this much free disk (bytes)' },
   { key: 'analysisWorkers', flag: 'analysis-workers', env: 'VIDQ_ANALYSIS_WORKERS', kind: 'int', help: 'analysis worker processes (0 = no analysis)' },
   { key: 'shortLaneSec', flag: 'short-lane-sec', env: 'VIDQ_SHORT_LANE_SEC', kind: 'int', help: 'videos up to N s may use an extra worker while all are busy (0 = off)' },
@@ -324,6 +336,16 @@ export function loadConfig(flags: FlagValues = {}, env: Record<string, string | 
   analyzerNames(merged.analyzers as string);
   if ((merged.frameIntervalSec as number) < 1) throw new ConfigError('--frame-interval-sec must be at least 1');
   checkGenerator(merged);
+  if (merged.webhookUrl) {
+    let u: URL | null = null;
+    try {
+      u = new URL(String(merged.webhookUrl));
+    } catch {}
+    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password) throw new ConfigError('--webhook-url must be an http(s) URL without credentials');
+  }
+  if ((merged.webhookRetryMs as number) < 100) throw new ConfigError('--webhook-retry-ms must be at least 100');
+  // Uploads share the download cap unless given their own.
+  if (merged.maxUploadBytes === 0) merged.maxUploadBytes = merged.maxDownloadBytes;
   if (merged.publicUrl && !/^https?:\/\/[^/?#\s]+\/?$/i.test(String(merged.publicUrl))) throw new ConfigError('--public-url must be an http(s) base URL without a path, e.g. https://vidq.example');
   merged.dataDir = resolve(String(merged.dataDir).replace(/^~(?=$|\/)/, homedir()));
   merged.modelsDir = merged.modelsDir ? resolve(String(merged.modelsDir)) : join(merged.dataDir as string, 'models');

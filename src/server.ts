@@ -42,6 +42,7 @@ export async function startServer(config: Config, out: (line: string) => void = 
       const v = service.db.select({ userId: videos.userId, indexId: videos.indexId }).from(videos).where(eq(videos.id, videoId)).get();
       if (v) service.indexes.invalidate(v.userId, v.indexId);
       service.answering.invalidate(videoId);
+      service.search.invalidate(videoId);
     },
   });
   supervisor.start();
@@ -72,6 +73,8 @@ export async function startServer(config: Config, out: (line: string) => void = 
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
   out(`vidq listening on ${url} (data: ${config.dataDir}; API docs: ${url}/swagger)`);
+  // Webhook deliveries (the outbox survives restarts: pending ones go out now).
+  service.webhooks.start();
   if (!config.allowedHosts && (config.host === '0.0.0.0' || config.host === '::' || config.host === '[::]')) {
     log.warn('listening on every interface, but only loopback Host names are answered (421 otherwise); list the names clients use in --allowed-hosts', { host: config.host });
   }

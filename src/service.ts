@@ -18,6 +18,9 @@ import { resolveBinaries } from './media/binaries';
 import { MediaLinks } from './media/links';
 import { openDatabase, type Db } from './storage/db';
 import { DataDir, writeSecret } from './storage/files';
+import { SearchService } from './search/service';
+import { ExportService } from './exports/service';
+import { ensureWebhookTriggers, WebhookService } from './webhooks/service';
 import { PeopleService } from './people/service';
 
 export interface Service {
@@ -29,6 +32,9 @@ export interface Service {
   indexes: IndexService;
   ingest: IngestService;
   answering: AnsweringService;
+  search: SearchService;
+  exports: ExportService;
+  webhooks: WebhookService;
   maintenance: Maintenance;
   links: MediaLinks;
   queue: JobQueue;
@@ -46,6 +52,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
   const mode = statSync(config.dataDir).mode & 0o777;
   if (mode & 0o077) log.warn('the data directory can be read by other users of this machine; run chmod 700 on it', { data_dir: config.dataDir, mode: mode.toString(8) });
   const db = openDatabase(files.dbFile);
+  ensureWebhookTriggers(db);
   const accounts = new AccountService(db);
   const indexes = new IndexService(db);
   const ffprobe = async () => (await resolveBinaries(files.binDir)).ffprobe;
@@ -76,6 +83,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     ? new MomentReader({ ffmpeg, ocrModelDir: async () => (await analysisAssets(files.assetsDir, ['ocr'])).ocrModelDir, log: log.child({ part: 'moments' }) })
     : null;
   const answering = new AnsweringService({ db, config, accounts, indexes, links, files, embedder, moments, log: log.child({ part: 'answering' }) });
+  const search = new SearchService({ db, indexes, links, embedder });
   const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
   return Object.assign(service, {
     config,
@@ -86,12 +94,16 @@ export function createService(config: Config, log: Logger = createLogger(config.
     indexes,
     ingest,
     answering,
+    search,
+    exports: new ExportService({ db }),
+    webhooks: new WebhookService({ db, config, indexes, log: log.child({ part: 'webhooks' }) }),
     maintenance,
     links,
     queue,
     people: new PeopleService({ db, indexes, files, ffmpeg }),
     wakeWorkers: () => {},
     close: () => {
+      service.webhooks?.stop();
       void embedder?.close?.();
       void moments?.close();
       void answering.generator?.close?.();

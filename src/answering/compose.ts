@@ -269,7 +269,7 @@ export class Composer {
     const noun = labelNoun(label);
     const parts = shown.map((s) => {
       this.citeSegment(s);
-      return `${span(s.start, s.end)}${this.where(s.videoId)}`;
+      return `${span(s.start, s.end)}${onTrack(s)}${this.where(s.videoId)}`;
     });
     const more = spans.length > shown.length ? ` (and ${spans.length - shown.length} more time${spans.length - shown.length > 1 ? 's' : ''})` : '';
     if (intent.position === 'first' || intent.position === 'start') {
@@ -661,7 +661,7 @@ export class Composer {
     if (words.length && transcripts.length && said.length && !presence) {
       const parts = said.slice(0, style.items).map((s) => {
         this.citeSegment(s);
-        return `${span(s.start, s.end)}${this.where(s.videoId)}: ${quote(s.text)}`;
+        return `${span(s.start, s.end)}${onTrack(s)}${this.where(s.videoId)}: ${quote(s.text)}`;
       });
       return { text: `It is said ${parts.join('; ')}.`, found: true };
     }
@@ -669,7 +669,7 @@ export class Composer {
     const shown = spans.slice(0, style.items);
     const parts = shown.map((s) => {
       this.citeSegment(s);
-      return `${span(s.start, s.end)}${this.where(s.videoId)}`;
+      return `${span(s.start, s.end)}${onTrack(s)}${this.where(s.videoId)}`;
     });
     const more = spans.length > shown.length ? ` (and ${spans.length - shown.length} more time${spans.length - shown.length > 1 ? 's' : ''})` : '';
     return { text: `${presence && YES_NO.test(this.c.prompt) ? 'Yes: someone' : 'Someone'} speaks ${joinList(parts)}${more}.`, found: true };

@@ -6,6 +6,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, configParseOptions, describeOptions, loadConfig, type Config } from '../config';
 import { ApiError } from '../errors';
 import { createLogger } from '../log';
+import { addCommand, askCommand, ClientError, clientOptions, lsCommand } from './client';
 import { startServer } from '../server';
 import { createService } from '../service';
 
@@ -15,10 +16,14 @@ interface Command {
   usage: string;
   help: string;
   options: Record<string, { type: 'string' | 'boolean' }>;
-  run(values: Record<string, string | boolean | undefined>, config: Config): Promise<number>;
+  /** Takes positional arguments (files, a question); other commands refuse them. */
+  positionals?: boolean;
+  run(values: Record<string, string | boolean | undefined>, config: Config, positionals: string[]): Promise<number>;
 }
 
 const json = { type: 'boolean' as const };
+const str = { type: 'string' as const };
+const client = { server: str, token: str };
 
 const COMMANDS: Record<string, Command> = {
   serve: {
@@ -95,6 +100,35 @@ const COMMANDS: Record<string, Command> = {
       });
       console.log(v.json ? JSON.stringify({ id, dir: res.dir, files: res.files.length }) : `${id}: ${res.files.length} files in ${res.dir}`);
       return 0;
+    },
+  },
+  add: {
+    usage: 'add PATH|URL|DIR... --index NAME [--server URL] [--token T]',
+    help: 'Add videos to an index of a running service: files are uploaded, folders recursively (videos only; files the index already has are skipped by content), URLs fetched by the service. One progress bar per file (plain lines when not a terminal), then the analysis until ready. Exits 1 if any failed, with the reason per file. Server: --server, VIDQ_SERVER, or --host/--port; token: --token, VIDQ_TOKEN, or DATA_DIR/default-token.txt.',
+    options: { index: str, ...client },
+    positionals: true,
+    async run(v, config, args) {
+      if (typeof v.index !== 'string') throw new UsageError('--index is required (the name or index_id; a new name creates the index)');
+      return addCommand(clientOptions(v, config), v.index, args);
+    },
+  },
+  ask: {
+    usage: 'ask --index NAME "question" [--video FILE_ID] [--at 1:23] [--server URL] [--token T]',
+    help: 'Ask a running service about an index; the answer streams to the terminal, then the moments it cites.',
+    options: { index: str, video: str, at: str, ...client },
+    positionals: true,
+    async run(v, config, args) {
+      if (typeof v.index !== 'string') throw new UsageError('--index is required');
+      if (args.length !== 1) throw new UsageError('give the question as one quoted argument');
+      return askCommand(clientOptions(v, config), v.index, args[0]!, { video: v.video as string | undefined, at: v.at as string | undefined });
+    },
+  },
+  ls: {
+    usage: 'ls [--index NAME] [--server URL] [--token T]',
+    help: "List a running service's indexes, or with --index the videos of one with their status.",
+    options: { index: str, ...client },
+    async run(v, config) {
+      return lsCommand(clientOptions(v, config), v.index as string | undefined);
     },
   },
   'credits add': {
@@ -191,13 +225,17 @@ export async function runCli(argv: string[]): Promise<number> {
   }
   try {
     const { values, positionals } = parseArgs({ args: rest, options: { ...configParseOptions(), ...cmd.options }, strict: true, allowPositionals: true });
-    if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+    if (positionals.length && !cmd.positionals) throw new UsageError(`unexpected argument "${positionals[0]}"`);
     const config = loadConfig(values);
-    return await cmd.run(values, config);
+    return await cmd.run(values, config, positionals);
   } catch (e) {
     if (e instanceof UsageError || e instanceof ConfigError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
       console.error(`${(e as Error).message}\nUsage: vidq ${cmd.usage}  (vidq ${name} --help)`);
       return 2;
+    }
+    if (e instanceof ClientError) {
+      console.error(`vidq ${name}: ${e.message}`);
+      return 1;
     }
     if (e instanceof ApiError) {
       console.error(e.message);

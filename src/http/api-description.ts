@@ -57,10 +57,20 @@ in-memory cache invalidated by every write to the index.
 uploads, questions and its files get 404); POST /indexes/{index_id}/restore undoes it. Deleted
 indexes are purged with their files after a retention (default 7 days).
 
-**Request bodies.** A JSON object sent as \`Content-Type: application/json\` (the only request type;
-a body with any other or no Content-Type is a 400 on every endpoint, before the token is checked), at most
+**Request bodies.** A JSON object sent as \`Content-Type: application/json\` (a body with any other
+or no Content-Type is a 400 on every endpoint but POST /upload, which takes the file itself, before
+the token is checked), at most
 \`--max-body-bytes\` (1 MiB by default; 413 above, before the body is read whole), nested at most 16
 levels, without a \`"__proto__"\` key; anything else is a 400 saying which.
+
+**Own files, search, exports, webhooks.** POST /upload takes the file as the body (or the \`file\`
+part of a multipart form) with the same checks and answers as /remote-upload, under
+\`--max-upload-bytes\`. GET /search returns ranked moments without composing an answer and is free
+(\`credits_used: 0\`). GET /videos/{file_id}/transcript.vtt|.srt and insights.json export a video's
+analysis. PUT /indexes/{index_id}/webhook sets where \`video.ready\`, \`video.failed\` and
+\`video.removed\` are POSTed, signed \`X-Vidq-Signature: sha256=<HMAC-SHA256 of the body>\` with the
+user's secret (shown once), retried for 24 h, at least once, in order per video. Download and
+webhook hosts are resolved once, checked, and connected to at the checked address (DNS pinning).
 
 **Errors.** Every error body is \`{error, message}\`: \`error\` is the HTTP status as an integer and
 \`message\` names the field or the cause. 400 invalid request or insufficient credits, 401 missing or

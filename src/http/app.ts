@@ -9,14 +9,18 @@ import { checkParsedBody, limitBody, NATIVE_BODY_LIMIT } from './body';
 import { hostCheck, pathOf } from './host';
 import type { Service } from '../service';
 import { docsPlugin } from './docs';
+import { exportRoutes } from './routes/exports';
+import { fileUploadRoutes } from './routes/file-upload';
 import type { RouteLike } from './openapi/document';
 import { indexRoutes } from './routes/indexes';
 import { inquireRoutes } from './routes/inquire';
 import { mediaRoutes } from './routes/media';
+import { searchRoutes } from './routes/search';
 import { peopleRoutes } from './routes/people';
 import { uiRoutes } from './routes/ui';
 import { uploadRoutes } from './routes/upload';
 import { videoRoutes } from './routes/videos';
+import { webhookRoutes } from './routes/webhooks';
 
 export interface HttpOptions {
   /** The server is bound to a loopback address (enables anonymous GET /indexes when configured). */
@@ -55,6 +59,10 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
     .use(docsPlugin(() => routes()))
     .get('/health', () => ({ status: 'ok' }), { detail: { hide: true } })
     .use(uploadRoutes(s))
+    .use(fileUploadRoutes(s))
+    .use(searchRoutes(s))
+    .use(exportRoutes(s))
+    .use(webhookRoutes(s))
     .use(inquireRoutes(s))
     .use(indexRoutes(s, opts))
     .use(mediaRoutes(s))
@@ -111,7 +119,9 @@ function validationMessage(err: ValidationLike): { status: number; message: stri
     .replace('Expected string length greater or equal to', 'must be at least')
     .replace('Expected string length less or equal to', 'must be at most')
     .replace(/^Expected required property$/, 'is required')
-    .replace(/^Expected (string|number|integer|boolean|object|array)$/, (_, type: string) => `must be ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`);
+    .replace(/^Expected (string|number|integer|boolean|object|array)$/, (_, type: string) => `must be ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`)
+    // A t.Integer query parameter is checked as "a numeric string or an integer".
+    .replace(/^Expected union value$/, (ve.schema as { anyOf?: { type?: string }[] } | undefined)?.anyOf?.some((s) => s.type === 'integer') ? 'must be a whole number' : 'has an unexpected type');
   const units = /must be at (least|most) \d+$/.test(msg) ? ' characters' : '';
   return { status: 400, message: `${where} "${field}" ${msg.charAt(0).toLowerCase()}${msg.slice(1)}${units}` };
 }

@@ -8,6 +8,9 @@
  */
 import { badRequest, payloadTooLarge } from '../errors';
 
+/** Paths whose body is a file, not a JSON object: the route reads it as a stream. */
+export const RAW_BODY_PATHS = new Set(['/upload']);
+
 /** Bun's own limit stays only as a backstop far above ours, since it answers without a body. */
 export const NATIVE_BODY_LIMIT = 2 ** 40;
 
@@ -20,6 +23,8 @@ const tooLarge = (max: number) => payloadTooLarge(`the request body is larger th
  * for a chunked body one whose body stream fails with 413 once it passes `maxBytes`.
  */
 export function limitBody(request: Request, maxBytes: number): Request {
+  // POST /upload streams its body to disk under its own cap (--max-upload-bytes); see routes/file-upload.ts.
+  if (request.method === 'POST' && RAW_BODY_PATHS.has(new URL(request.url).pathname)) return request;
   const declared = request.headers.get('content-length');
   if (declared !== null) {
     if (!/^\d+$/.test(declared.trim())) throw badRequest('the Content-Length header is not a number');

@@ -37,7 +37,12 @@ const TAGS = [
   { name: 'inquire', description: 'Questions about indexed videos' },
   { name: 'indexes', description: 'Indexes and their media resources' },
   { name: 'media', description: 'Streaming stored files' },
+  { name: 'people', description: 'People of an index (faces grouped by likeness)' },
+  { name: 'exports', description: "A video's analysis as files: subtitles and insights" },
 ];
+
+/** The plugin's `exclude`: routes with a dot in their path (transcript.vtt) are API operations here, not static files. */
+export const EXCLUDE = { staticFile: false };
 
 type Doc = Record<string, unknown>;
 
@@ -63,6 +68,7 @@ export function docsPlugin(routes: () => readonly RouteLike[]) {
           provider: 'swagger-ui',
           path: '/swagger',
           specPath: '/openapi.json',
+          exclude: EXCLUDE,
           // The page's <meta description> takes info.description unescaped: a plain line here, the
           // full Markdown description is set by normaliseDocument.
           documentation: { info: { title: TITLE, version: '1.0.0', description: 'The vidq HTTP API' }, tags: TAGS },

@@ -30,6 +30,7 @@ export const UploadBody = named('UploadRequest', t.Object(
     token: tokenField(false),
     index: t.String({ description: 'index_id of an index, or the name of one (a new name creates the index)' }),
     url: t.String({ description: 'http(s) URL of the video file to fetch' }),
+    webhook_url: t.Optional(t.String({ maxLength: 2048, description: 'additive: webhook URL of the index when this upload creates it (see PUT /indexes/{index_id}/webhook)' })),
   },
   { examples: [{ token: TOKEN_PLACEHOLDER, index: 'demo', url: 'https://example.com/clip.mp4' }] },
 ));
@@ -127,6 +128,7 @@ export const Resource = named('MediaResource', t.Object({
       video_codec: t.Optional(t.String()),
       has_audio: t.Optional(t.Boolean()),
       file_size: t.Optional(t.Integer({ description: 'bytes' })),
+      sha256: t.Optional(t.String({ description: 'additive: SHA-256 of the stored file (hex), so clients can skip files the index has' })),
       analysis: t.Optional(t.Record(t.String(), t.Any(), { description: 'per analyzer: the engine used and what it found (counts, time taken)' })),
     },
     { additionalProperties: true },

@@ -4,7 +4,7 @@
  * checked against the URL policy.
  */
 import { ApiError, badGateway, forbidden, payloadTooLarge } from '../errors';
-import { checkHost, parseSourceUrl, type UrlPolicy } from './url-guard';
+import { checkHost, parseSourceUrl, pinnedFetch, type UrlPolicy } from './url-guard';
 
 export interface DownloadOptions {
   policy: UrlPolicy;
@@ -52,7 +52,8 @@ export async function downloadToFile(start: URL, dest: string, opts: DownloadOpt
 async function download(start: URL, dest: string, opts: DownloadOptions): Promise<DownloadResult> {
   let url = start;
   for (let hop = 0; ; hop++) {
-    await checkHost(url, opts.policy);
+    // Resolved once; the connection goes to this checked address (no second lookup to rebind).
+    const address = await checkHost(url, opts.policy);
     const ctrl = new AbortController();
     const abortOuter = () => ctrl.abort(opts.signal?.reason);
     if (opts.signal?.aborted) throw abortedBy(opts.signal)!;
@@ -68,7 +69,7 @@ async function download(start: URL, dest: string, opts: DownloadOptions): Promis
     try {
       let res: Response;
       try {
-        res = await fetch(url, {
+        res = await pinnedFetch(url, address, {
           redirect: 'manual',
           signal: ctrl.signal,
           // identity: Content-Length then counts the bytes we write.

@@ -13,7 +13,7 @@ import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Config } from '../config';
-import { ApiError, badRequest, insufficientStorage, notFound, tooManyRequests } from '../errors';
+import { ApiError, badRequest, insufficientStorage, notFound, payloadTooLarge, tooManyRequests } from '../errors';
 import { newVideoId } from '../ids';
 import type { IndexService } from '../indexes/service';
 import type { Logger } from '../log';
@@ -22,7 +22,8 @@ import { writeTx, type Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import { mediaIndexes, videos, type MediaIndex, type User, type Video } from '../storage/schema';
 import { removeEmptyPeople } from '../people/group';
-import { downloadToFile, fileNameOf } from './download';
+import { cleanFileName, downloadToFile, fileNameOf } from './download';
+import { receiveToFile, type UploadBody } from './receive';
 import { checkHost, parseSourceUrl } from './url-guard';
 
 /** The spec's upload metadata (response `data`, and the SSE `metadata` event). */
@@ -48,9 +49,35 @@ export interface UploadRequest {
   url?: unknown;
 }
 
+/** POST /upload's admission: the index and a display name; the bytes come with the request. */
+export interface FileUploadRequest {
+  index?: unknown;
+  file_name?: unknown;
+  /** The body's declared size (Content-Length), null when chunked or unknown (multipart). */
+  declaredBytes: number | null;
+}
+
+/** What the receiving step hands back to the common store path. */
+interface Received {
+  bytes: number;
+  sha256: string;
+  fileName: string;
+}
+
+/** Hooks the common store path gives its receiving step (a download or a request body). */
+interface ReceiveHooks {
+  signal: AbortSignal;
+  /** The size the source declared, before its bytes: refused when it would leave too little disk or quota. */
+  onDeclared(bytes: number | null): void;
+  onProgress(received: number, total: number | null): void;
+}
+
 export interface AuthorizedUpload {
   user: User;
-  url: URL;
+  /** The source of a URL upload; null for a file sent in the request (POST /upload). */
+  url: URL | null;
+  /** Display name (never a path). */
+  fileName: string;
   videoId: string;
   index: MediaIndex;
   /** The index was created by this upload (and goes again if the upload fails). */
@@ -128,28 +155,52 @@ export class IngestService {
    * it): fields, URL shape and policy, free disk, the index. Creates the resource row (downloading).
    */
   async authorize(user: User, req: UploadRequest): Promise<AuthorizedUpload> {
-    const { db, config, files, indexes } = this.d;
     if (typeof req.index !== 'string') throw badRequest('index is required: the index_id or the name of an index (a new name creates the index)');
     if (typeof req.url !== 'string') throw badRequest('url is required: the http(s) address of a video file');
     const url = parseSourceUrl(req.url);
+    return this.reserve(user, req.index, url, fileNameOf(null, url), () => checkHost(url, { allowPrivate: this.d.config.allowPrivateUrls }));
+  }
+
+  /**
+   * The admission of a file sent in the request itself (POST /upload): the same checks as a URL
+   * (free disk, admit(): quotas and slots, the index, declared size) before a byte of the body is read.
+   */
+  async authorizeFile(user: User, req: FileUploadRequest): Promise<AuthorizedUpload> {
+    const { config } = this.d;
+    if (typeof req.index !== 'string' || req.index === '') throw badRequest('index is required (query parameter "index"): the index_id or the name of an index (a new name creates the index)');
+    if (req.declaredBytes !== null && req.declaredBytes > config.maxUploadBytes) {
+      throw payloadTooLarge(`the file is ${req.declaredBytes} bytes; the upload limit is ${config.maxUploadBytes} bytes (--max-upload-bytes)`);
+    }
+    if (req.declaredBytes === 0) throw badRequest('the request body is empty; send the video file as the body (or as the "file" part of a multipart/form-data form)');
+    const name = typeof req.file_name === 'string' ? cleanFileName(req.file_name) : '';
+    return this.reserve(user, req.index, null, name || 'upload');
+  }
+
+  /**
+   * The one reservation path of every upload, whatever brings the bytes: free disk, the source's
+   * own checks, admit() (quotas and slots), then the index (found or created) and the resource row
+   * (downloading) in one commit, and the in-flight slot.
+   */
+  private async reserve(user: User, indexRef: string, url: URL | null, fileName: string, checkSource?: () => Promise<unknown>): Promise<AuthorizedUpload> {
+    const { db, config, files, indexes } = this.d;
     if (files.freeBytes() < config.minFreeBytes) throw insufficientStorage(`not enough free disk space in the data directory (less than ${config.minFreeBytes} bytes); free some space and retry`);
-    await checkHost(url, { allowPrivate: config.allowPrivateUrls });
+    await checkSource?.();
     // After the awaits: nothing else can take a slot between the check and the reservation.
     this.admit(user);
 
     const videoId = newVideoId();
     const now = new Date();
     const { index, created } = writeTx(db, (tx) => {
-      const r = indexes.findOrCreateByName(tx as unknown as Db, user, req.index as string);
+      const r = indexes.findOrCreateByName(tx as unknown as Db, user, indexRef);
       tx.insert(videos)
-        .values({ id: videoId, indexId: r.index.id, userId: user.id, sourceUrl: url.toString(), fileName: fileNameOf(null, url), status: 'downloading', stage: 'downloading', progress: 0, uploadedAt: now, updatedAt: now })
+        .values({ id: videoId, indexId: r.index.id, userId: user.id, sourceUrl: url ? url.toString() : 'upload:', fileName, status: 'downloading', stage: url ? 'downloading' : 'uploading', progress: 0, uploadedAt: now, updatedAt: now })
         .run();
       return r;
     });
     // Synchronous from admit() to here: no other request can slip in between.
     this.inFlight.set(videoId, { ctrl: new AbortController(), userId: user.id });
     indexes.invalidate(user.id, index.id);
-    return { user, url, videoId, index, createdIndex: created };
+    return { user, url, fileName, videoId, index, createdIndex: created };
   }
 
   /**
@@ -157,9 +208,42 @@ export class IngestService {
    * `clientGone` (the request's signal) cancels it: nobody would see the answer.
    */
   async fetchAndStore(up: AuthorizedUpload, emit: (e: UploadEvent) => void = () => {}, clientGone?: AbortSignal): Promise<UploadMetadata> {
+    const { config } = this.d;
+    const url = up.url;
+    if (!url) throw new ApiError(500, 'fetchAndStore needs an upload from a URL');
+    return this.store(up, emit, 'downloading', clientGone, (tmp, h) =>
+      downloadToFile(url, tmp, {
+        policy: { allowPrivate: config.allowPrivateUrls },
+        maxBytes: config.maxDownloadBytes,
+        connectTimeoutMs: config.connectTimeoutMs,
+        idleTimeoutMs: config.idleTimeoutMs,
+        maxRedirects: config.maxRedirects,
+        deadlineMs: config.downloadDeadlineMs,
+        minRate: config.minDownloadRate,
+        signal: h.signal,
+        onResponse: ({ contentLength }) => h.onDeclared(contentLength),
+        onProgress: h.onProgress,
+      }),
+    );
+  }
+
+  /**
+   * Stores a file that arrives as the request's own bytes (POST /upload): raw, or the `file` part
+   * of a multipart form. `clientGone` (the request's signal): a client that goes away aborts it.
+   */
+  async receiveAndStore(up: AuthorizedUpload, body: UploadBody, emit: (e: UploadEvent) => void = () => {}, clientGone?: AbortSignal): Promise<UploadMetadata> {
+    const { config } = this.d;
+    return this.store(up, emit, 'uploading', clientGone, (tmp, h) => {
+      h.onDeclared(body.declaredBytes);
+      return receiveToFile(body, tmp, { maxBytes: config.maxUploadBytes, fallbackName: up.fileName, signal: h.signal, onProgress: h.onProgress });
+    });
+  }
+
+  /** Receives (through `receive`), probes and stores an authorized upload; on failure removes every trace of it. */
+  private async store(up: AuthorizedUpload, emit: (e: UploadEvent) => void, stage: 'downloading' | 'uploading', clientGone: AbortSignal | undefined, receive: (tmp: string, hooks: ReceiveHooks) => Promise<Received>): Promise<UploadMetadata> {
     const { db, config, files, indexes, log } = this.d;
-    const { user, url, videoId, index, createdIndex: created } = up;
-    emit({ type: 'file_authorized', key: videoId, index_id: index.id, file_name: fileNameOf(null, url) });
+    const { user, videoId, index, createdIndex: created } = up;
+    emit({ type: 'file_authorized', key: videoId, index_id: index.id, file_name: up.fileName });
 
     const slot = this.inFlight.get(videoId) ?? { ctrl: new AbortController(), userId: user.id };
     const ctrl = slot.ctrl;
@@ -178,16 +262,9 @@ export class IngestService {
       let lastWrite = 0;
       // Free space again, as the file arrives: what was free when the upload began may be taken.
       let diskCheckedAt = 0;
-      const dl = await downloadToFile(url, tmp, {
-        policy: { allowPrivate: config.allowPrivateUrls },
-        maxBytes: config.maxDownloadBytes,
-        connectTimeoutMs: config.connectTimeoutMs,
-        idleTimeoutMs: config.idleTimeoutMs,
-        maxRedirects: config.maxRedirects,
-        deadlineMs: config.downloadDeadlineMs,
-        minRate: config.minDownloadRate,
+      const dl = await receive(tmp, {
         signal: ctrl.signal,
-        onResponse: ({ contentLength }) => {
+        onDeclared: (contentLength) => {
           if (contentLength !== null && contentLength > storageLeft) ctrl.abort(this.overQuota(contentLength, storageLeft));
           if (contentLength !== null && files.freeBytes() - contentLength < config.minFreeBytes) {
             ctrl.abort(insufficientStorage(`the file is ${contentLength} bytes, and storing it would leave less than ${config.minFreeBytes} bytes free in the data directory; free some space and retry`));
@@ -198,17 +275,17 @@ export class IngestService {
           if (received - diskCheckedAt >= DISK_CHECK_EVERY_BYTES) {
             diskCheckedAt = received;
             if (files.freeBytes() < config.minFreeBytes) {
-              ctrl.abort(insufficientStorage(`the disk filled up during the download: less than ${config.minFreeBytes} bytes are free in the data directory after ${received} bytes; free some space and retry`));
+              ctrl.abort(insufficientStorage(`the disk filled up during the ${stage === 'uploading' ? 'upload' : 'download'}: less than ${config.minFreeBytes} bytes are free in the data directory after ${received} bytes; free some space and retry`));
             }
           }
           const t = performance.now();
           if (t - lastEmit < PROGRESS_EVERY_MS) return;
           lastEmit = t;
           const percentage = total ? Math.min(99, Math.floor((received / total) * 100)) : 0;
-          emit({ type: 'progress', key: videoId, stage: 'downloading', percentage, bytes: received, total_bytes: total });
+          emit({ type: 'progress', key: videoId, stage, percentage, bytes: received, total_bytes: total });
           if (t - lastWrite > 1000) {
             lastWrite = t;
-            this.setProgress(user.id, index.id, videoId, 'downloading', percentage);
+            this.setProgress(user.id, index.id, videoId, stage, percentage);
           }
         },
       });

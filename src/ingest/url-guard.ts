@@ -3,16 +3,22 @@
  * configured) no loopback, private, link-local or otherwise non-public address, checked on the
  * resolved addresses of every hop.
  *
- * Known residual risk: the name is resolved here and again by fetch, so a DNS server that answers
- * differently within milliseconds (rebinding) could slip past. Documented in the README.
+ * The name is resolved once per hop, here, and the connection is made to the address that was
+ * checked (pinnedFetch), keeping the original Host header and TLS server name: a DNS answer that
+ * changes between the check and the connection (rebinding) cannot reach a private address.
  */
 import { lookup } from 'node:dns/promises';
+import { checkServerIdentity, type PeerCertificate } from 'node:tls';
 import ipaddr from 'ipaddr.js';
 import { badGateway, badRequest, forbidden } from '../errors';
 
 export interface UrlPolicy {
   allowPrivate: boolean;
+  /** Resolves a host name to its addresses (default: the system resolver); tests pass a stand-in. */
+  resolve?: (host: string) => Promise<string[]>;
 }
+
+const systemResolve = async (host: string) => (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
 
 /** Parses and checks the shape of a URL given by a client; throws 400 with what to fix. */
 export function parseSourceUrl(raw: string): URL {
@@ -53,23 +59,44 @@ export function isPublicAddress(address: string): boolean {
   return ip.range() === 'unicast';
 }
 
-/** Resolves the URL's host and refuses it when any address is not public (unless allowed). */
-export async function checkHost(url: URL, policy: UrlPolicy): Promise<void> {
+/**
+ * Resolves the URL's host and refuses it when any address is not public (unless allowed).
+ * Returns the checked address to connect to (see pinnedFetch).
+ */
+export async function checkHost(url: URL, policy: UrlPolicy): Promise<string> {
   const host = url.hostname.replace(/^\[|\]$/g, '');
   let addresses: string[];
   if (ipaddr.isValid(host)) {
     addresses = [host];
   } else {
     try {
-      addresses = (await lookup(host, { all: true, verbatim: true })).map((a) => a.address);
+      addresses = await (policy.resolve ?? systemResolve)(host);
     } catch {
       throw badGateway(`the host "${host}" could not be resolved`);
     }
     if (addresses.length === 0) throw badGateway(`the host "${host}" has no address`);
   }
-  if (policy.allowPrivate) return;
-  const bad = addresses.find((a) => !isPublicAddress(a));
-  if (bad !== undefined) {
-    throw forbidden(`url points to a private, loopback or reserved address (${host}); the server refuses such URLs unless started with --allow-private-urls`);
+  if (!policy.allowPrivate) {
+    const bad = addresses.find((a) => !isPublicAddress(a));
+    if (bad !== undefined) {
+      throw forbidden(`url points to a private, loopback or reserved address (${host}); the server refuses such URLs unless started with --allow-private-urls`);
+    }
   }
+  return addresses[0]!;
+}
+
+/**
+ * fetch() to an address checked by checkHost rather than to whatever the name resolves to now:
+ * the URL's host is replaced by the address, the Host header keeps the name, and for https the
+ * TLS server name (SNI) and the certificate check use the name too.
+ */
+export function pinnedFetch(url: URL, address: string, init: RequestInit): Promise<Response> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (ipaddr.isValid(host)) return fetch(url, init);
+  const target = new URL(url);
+  target.hostname = address.includes(':') ? `[${address}]` : address;
+  const headers = new Headers(init.headers);
+  headers.set('host', url.host);
+  const tlsInit = url.protocol === 'https:' ? { tls: { serverName: host, checkServerIdentity: (_name: string, cert: PeerCertificate) => checkServerIdentity(host, cert) } } : {};
+  return fetch(target, { ...init, headers, ...tlsInit } as RequestInit);
 }

@@ -103,7 +103,7 @@ export async function runWorker(config: Config): Promise<number> {
       outcome = 'failed';
     }
     log.debug('job finished', { video_id: job.videoId, outcome });
-    if (outcome === 'ready' && (await playbackStep({ db, files, ffmpeg, log }, job.videoId, stop.signal))) send({ type: 'changed', video_id: job.videoId });
+    if (outcome === 'ready' && (await playbackStep({ db, files, ffmpeg, log, minFreeBytes: config.minFreeBytes }, job.videoId, stop.signal))) send({ type: 'changed', video_id: job.videoId });
     // Removed while its playback copy was being made: take what was written.
     if (outcome === 'ready' && !queue.get(job.videoId)) files.removeVideoFiles(job.videoId);
     // Removed while being analysed: the removal may have run before this worker wrote its files.

@@ -190,6 +190,63 @@ export type Job = typeof jobs.$inferSelect;
 export type Segment = typeof segments.$inferSelect;
 export type Frame = typeof frames.$inferSelect;
 
+// --- webhooks (issue 14): per-user signing secrets, per-index URLs, and the delivery outbox
+
+/** The secret a user's webhook deliveries are signed with (HMAC-SHA256); shown to the user once. */
+export const webhookSecrets = sqliteTable('webhook_secrets', {
+  userId: text('user_id')
+    .primaryKey()
+    .references(() => users.id, { onDelete: 'cascade' }),
+  secret: text('secret').notNull(),
+  createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+});
+
+/** An index's own webhook URL (else the service's --webhook-url). */
+export const indexWebhooks = sqliteTable('index_webhooks', {
+  indexId: text('index_id')
+    .primaryKey()
+    .references(() => mediaIndexes.id, { onDelete: 'cascade' }),
+  url: text('url').notNull(),
+  updatedAt: integer('updated_at', { mode: 'timestamp_ms' }).notNull(),
+});
+
+/** One row (id 1): the running server's --webhook-url, which the outbox triggers read. */
+export const webhookSettings = sqliteTable('webhook_settings', {
+  id: integer('id').primaryKey(),
+  defaultUrl: text('default_url'),
+});
+
+export const WEBHOOK_STATES = ['pending', 'delivered', 'failed'] as const;
+
+/**
+ * The outbox: one row per event, written by triggers in the same transaction as the change it
+ * reports (see webhooks/outbox.ts), delivered in id order per video. No foreign keys: an event
+ * outlives its video (video.removed) and its index (a purge).
+ */
+export const webhookEvents = sqliteTable(
+  'webhook_events',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    userId: text('user_id').notNull(),
+    indexId: text('index_id').notNull(),
+    videoId: text('video_id').notNull(),
+    /** video.ready | video.failed | video.removed */
+    event: text('event').notNull(),
+    fileName: text('file_name').notNull(),
+    status: text('status').notNull(),
+    error: text('error'),
+    /** Where it goes: the index's URL when the event happened, else the server's --webhook-url. */
+    url: text('url').notNull(),
+    createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+    state: text('state', { enum: WEBHOOK_STATES }).notNull().default('pending'),
+    attempts: integer('attempts').notNull().default(0),
+    nextAttemptAt: integer('next_attempt_at', { mode: 'timestamp_ms' }).notNull(),
+    lastError: text('last_error'),
+    deliveredAt: integer('delivered_at', { mode: 'timestamp_ms' }),
+  },
+  (t) => [index('webhook_events_state_idx').on(t.state, t.videoId, t.id)],
+);
+export type WebhookEvent = typeof webhookEvents.$inferSelect;
 /** People of an index: face appearances grouped by likeness (src/people/). Never shared across indexes. */
 export const people = sqliteTable(
   'people',

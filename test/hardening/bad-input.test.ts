@@ -21,7 +21,7 @@ let strict: TestServer;
 let fx: Fixtures;
 let origin: FixtureOrigin;
 /** User A's live index (by id and name) with one video; a video removed from it; a deleted index. */
-const seed = { indexId: '', indexName: 'seeded', key: '', removedKey: '', deletedIndexId: '', deletedKey: '', deletedSrc: '', eveToken: '', eveIndexId: '', eveKey: '', brokeToken: '', brokeIndexId: '', clashOldId: '' };
+const seed = { indexId: '', indexName: 'seeded', key: '', removedKey: '', deletedIndexId: '', deletedKey: '', deletedSrc: '', eveToken: '', eveIndexId: '', eveKey: '', brokeToken: '', brokeIndexId: '', clashOldId: '', strictIndexId: '' };
 
 beforeAll(async () => {
   fx = await makeFixtures();
@@ -56,6 +56,8 @@ beforeAll(async () => {
   seed.clashOldId = await indexId(srv.token, 'clash');
   expect((await fetch(`${srv.url}/indexes/${seed.clashOldId}?token=${srv.token}`, { method: 'DELETE' })).status).toBe(200);
   await up(srv.token, 'clash', 'countdown-living-room.mp4');
+  // An index on the strict server (for its webhook URL policy).
+  seed.strictIndexId = strict.server.service.indexes.findOrCreateByName(strict.server.service.db, strict.server.service.accounts.getUser(strict.userId)!, 'strict-seed').index.id;
 });
 
 afterAll(async () => {
@@ -88,6 +90,27 @@ const A = () => srv.token;
 const inquire = (fields: Record<string, unknown>) => lazy('/inquire', () => ({ token: A(), index: seed.indexId, prompt: 'what is here?', ...fields }));
 const upload = (fields: Record<string, unknown>, tokenOf: () => string = A) => lazy('/remote-upload', () => ({ token: tokenOf(), index: 'fresh', url: `${origin.url}/media/chaplin-bw.mp4`, ...fields }));
 const strictUpload = (url: string) => lazy('/remote-upload', () => ({ token: strict.token, index: 'fresh', url }));
+
+const putJson = (path: () => string, body: () => Record<string, unknown>): Send => (base) => fetch(base + path(), { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body()) });
+/** An index of the strict server's user (for the webhook URL policy). */
+const strictIndex = () => seed.strictIndexId;
+
+/** POST /upload with a body built when the case runs (Bearer token unless `token` is ''). */
+const fileUpload =
+  (query: () => string, body: () => Blob | FormData | string, contentType = 'video/mp4', token?: string): Send =>
+  (base) => {
+    const b = body();
+    const headers: Record<string, string> = {};
+    if ((token ?? A()) !== '') headers.authorization = `Bearer ${token ?? A()}`;
+    if (!(b instanceof FormData)) headers['content-type'] = contentType;
+    return fetch(`${base}/upload?${query()}`, { method: 'POST', headers, body: b });
+  };
+const form = (file: Blob | null) => {
+  const f = new FormData();
+  f.append('note', 'hello');
+  if (file) f.append('file', file, 'clip.mp4');
+  return f;
+};
 
 const cases: Case[] = [
   // --- malformed bodies
@@ -284,6 +307,42 @@ const cases: Case[] = [
   { name: 'truncated mp4, index first (probes as whole)', send: () => upload({ url: `${origin.url}/fx/cut-head.mp4` })(srv.url), status: 422, says: 'the file is incomplete' },
   { name: 'duration of 84 hours (over --max-duration-sec)', send: () => upload({ url: `${origin.url}/fx/long.mp4` })(srv.url), status: 422, says: 'the limit is 86400 s' },
   { name: 'upload into an existing index: bad file', send: () => upload({ index: 'seeded', url: `${origin.url}/fx/picture.mp4` })(srv.url), status: 415, says: 'still image' },
+
+  // --- issue 14: POST /upload (the file as the body), GET /search, exports
+  ...(
+    [
+      ['PNG renamed .mp4', 'picture.mp4', 415, 'still image'],
+      ['text renamed .mp4', 'notes.mp4', 415, 'not a readable media file'],
+      ['truncated mp4, index first', 'cut-head.mp4', 422, 'the file is incomplete'],
+      ['84-hour duration', 'long.mp4', 422, 'the limit is 86400 s'],
+    ] as const
+  ).map(([what, file, status, says]): Case => ({ name: `/upload raw: ${what}`, send: fileUpload(() => `index=fresh`, () => Bun.file(join(fx.dir, file))), status, says })),
+  { name: '/upload multipart: PNG renamed .mp4', send: fileUpload(() => 'index=fresh', () => form(Bun.file(join(fx.dir, 'picture.mp4')))), status: 415, says: 'still image' },
+  { name: '/upload without index', send: fileUpload(() => '', () => Bun.file(join(fx.dir, 'notes.mp4'))), status: 400, says: '"index" is required' },
+  { name: '/upload with an empty body', send: fileUpload(() => 'index=fresh', () => ''), status: 400, says: 'body is empty' },
+  { name: '/upload of a JSON body', send: fileUpload(() => 'index=fresh', () => '{"url":"http://example.com/a.mp4"}', 'application/json'), status: 415, says: '/remote-upload' },
+  { name: '/upload multipart without a file part', send: fileUpload(() => 'index=fresh', () => form(null)), status: 400, says: 'no "file" part' },
+  { name: '/upload multipart without a boundary', send: fileUpload(() => 'index=fresh', () => 'x', 'multipart/form-data'), status: 400, says: 'boundary' },
+  { name: '/upload without a token', send: fileUpload(() => 'index=fresh', () => Bun.file(join(fx.dir, 'notes.mp4')), 'video/mp4', ''), status: 401, says: 'token' },
+  { name: '/upload into a deleted index', send: fileUpload(() => `index=${seed.deletedIndexId}`, () => Bun.file(join(fx.dir, 'notes.mp4'))), status: 404, says: 'no index has this id' },
+  { name: '/search without q', send: get(() => `/search?token=${A()}&index=seeded`), status: 400, says: '"q" is required' },
+  { name: '/search with an empty q', send: get(() => `/search?token=${A()}&index=seeded&q=%20`), status: 400, says: 'must not be empty' },
+  { name: '/search with limit 0', send: get(() => `/search?token=${A()}&index=seeded&q=x&limit=0`), status: 400, says: '"limit" must be between 1 and 50' },
+  { name: '/search with a word as limit', send: get(() => `/search?token=${A()}&index=seeded&q=x&limit=many`), status: 400, says: '"limit" must be a whole number' },
+  { name: '/search with an unknown kind', send: get(() => `/search?token=${A()}&index=seeded&q=x&kinds=shot,faces`), status: 400, says: 'unknown kind' },
+  { name: '/search on a deleted index', send: get(() => `/search?token=${A()}&index=${seed.deletedIndexId}&q=x`), status: 404, says: 'not found' },
+  { name: '/search with a removed video', send: get(() => `/search?token=${A()}&index=seeded&q=x&video=${seed.removedKey}`), status: 404, says: 'not in this index' },
+  { name: 'transcript.vtt of a video without a transcript', send: get(() => `/videos/${seed.key}/transcript.vtt?token=${A()}`), status: 404, says: 'no transcript' },
+  { name: 'transcript.srt of a removed video', send: get(() => `/videos/${seed.removedKey}/transcript.srt?token=${A()}`), status: 404, says: 'no such video' },
+  { name: 'insights.json of a video in a deleted index', send: get(() => `/videos/${seed.deletedKey}/insights.json?token=${A()}`), status: 404, says: 'no such video' },
+  { name: 'PUT webhook without url', send: putJson(() => `/indexes/${seed.indexId}/webhook`, () => ({ token: A() })), status: 400, says: '"url" is required' },
+  { name: 'PUT webhook with an ftp URL', send: putJson(() => `/indexes/${seed.indexId}/webhook`, () => ({ token: A(), url: 'ftp://example.com/hook' })), status: 400, says: 'scheme "ftp" is not allowed' },
+  { name: 'PUT webhook with credentials in the URL', send: putJson(() => `/indexes/${seed.indexId}/webhook`, () => ({ token: A(), url: 'http://u:p@example.com/hook' })), status: 400, says: 'credentials' },
+  { name: 'PUT webhook to a private address (default policy)', on: 'strict', send: putJson(() => `/indexes/${strictIndex()}/webhook`, () => ({ token: strict.token, url: 'http://169.254.169.254/latest' })), status: 403, says: '--allow-private-urls' },
+  { name: 'PUT webhook on a deleted index', send: putJson(() => `/indexes/${seed.deletedIndexId}/webhook`, () => ({ token: A(), url: null })), status: 404, says: 'not found' },
+  { name: 'PUT webhook with rotate_secret "yes"', send: putJson(() => `/indexes/${seed.indexId}/webhook`, () => ({ token: A(), url: null, rotate_secret: 'yes' })), status: 400, says: 'rotate_secret' },
+  { name: '/upload with a private webhook_url (default policy)', on: 'strict', send: (base) => fetch(`${base}/upload?index=fresh&webhook_url=${encodeURIComponent('http://10.0.0.1/hook')}`, { method: 'POST', headers: { authorization: `Bearer ${strict.token}`, 'content-type': 'video/mp4' }, body: Bun.file(join(fx.dir, 'notes.mp4')) }), status: 403, says: '--allow-private-urls' },
+  { name: 'insights.json with download=maybe', send: get(() => `/videos/${seed.key}/insights.json?token=${A()}&download=maybe`), status: 400, says: 'download' },
 ];
 
 describe('bad input is refused clearly and leaves nothing behind', () => {

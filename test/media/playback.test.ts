@@ -10,6 +10,12 @@ import { join } from 'node:path';
 import { parseFfmpegSummary } from '../../src/media/ffmpeg-probe';
 import { resolveBinaries } from '../../src/media/binaries';
 import { makePlaybackCopy, PLAYBACK_FILE } from '../../src/media/playback';
+import { copyFileSync } from 'node:fs';
+import { loadConfig } from '../../src/config';
+import { playbackStep } from '../../src/jobs/playback-step';
+import { createLogger } from '../../src/log';
+import { createService } from '../../src/service';
+import { videos } from '../../src/storage/schema';
 import { clip, getJson, postJson, startTestServer } from '../helpers';
 
 declare const document: any;
@@ -65,6 +71,29 @@ describe('the playback copy', () => {
     expect((await makePlaybackCopy(ffmpeg, mov, b, 'video/quicktime')).kind).toBe('remux');
     expect(streams(join(b, PLAYBACK_FILE)).map((x) => x.codec_name)).toEqual(['h264', 'aac']);
   });
+});
+
+test('the copy is made only when it leaves the free disk space uploads are held to', async () => {
+  const dataDir = join(dir, 'data');
+  const svc = createService(loadConfig({ 'data-dir': dataDir, port: '0', 'log-level': 'error', 'analysis-workers': '0' }, {}));
+  try {
+    const { user } = svc.accounts.createUser('u', null);
+    const { index } = svc.indexes.findOrCreateByName(svc.db, user, 'p');
+    const id = 'P'.repeat(32);
+    mkdirSync(svc.files.videoDir(id), { recursive: true });
+    const rel = svc.files.sourceRelPath(id, 'mov');
+    copyFileSync(made['prores.mov']!, svc.files.abs(rel));
+    const now = new Date();
+    svc.db.insert(videos).values({ id, indexId: index.id, userId: user.id, sourceUrl: 'http://x/p.mov', fileName: 'p.mov', fileType: 'video/quicktime', storagePath: rel, sizeBytes: 1000, status: 'ready', progress: 100, uploadedAt: now, updatedAt: now }).run();
+    const d = { db: svc.db, files: svc.files, ffmpeg, log: createLogger('error') };
+    expect(await playbackStep({ ...d, minFreeBytes: 2 ** 60 }, id)).toBe(false);
+    expect(existsSync(join(svc.files.videoDir(id), PLAYBACK_FILE))).toBe(false);
+    expect(await playbackStep({ ...d, minFreeBytes: 0 }, id)).toBe(true);
+    expect(existsSync(join(svc.files.videoDir(id), PLAYBACK_FILE))).toBe(true);
+    expect((svc.db.select().from(videos).get()!.analysis as any).playback.made).toBe('transcode');
+  } finally {
+    svc.close();
+  }
 });
 
 describe.skipIf(!existsSync(CHROMIUM))('HEVC and ProRes play and seek in Chromium through playback_src', () => {

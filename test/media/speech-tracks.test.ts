@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StageContext } from '../../src/analysis/contracts';
 import { audioTracks, SpeechAnalyzer } from '../../src/analysis/speech';
-import { NoSpeechToText } from '../../src/analysis/stt';
+import { createSpeechToText, NoSpeechToText } from '../../src/analysis/stt';
+import { TINY_WHISPER_TEXT, writeTinyWhisper } from '../analysis/tiny-whisper';
 import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { probeFile } from '../../src/media/probe';
@@ -27,7 +28,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function speechOf(path: string) {
+async function speechOf(path: string, a: SpeechAnalyzer = analyzer) {
   const info = await probeFile(ffprobe, path, { maxDurationSec: 3600, ffmpeg });
   const ctx: StageContext = {
     video: { id: 'x', path, dir, durationSec: info.durationSec, fps: info.fps, width: info.width, height: info.height, hasAudio: info.hasAudio },
@@ -38,8 +39,8 @@ async function speechOf(path: string) {
     frames: () => [],
     segments: () => [],
   };
-  const r = await analyzer.run(ctx);
-  return { speech: (r.segments ?? []).filter((s) => s.kind === 'speech'), summary: r.summary as Record<string, unknown> };
+  const r = await a.run(ctx);
+  return { speech: (r.segments ?? []).filter((s) => s.kind === 'speech'), transcripts: (r.segments ?? []).filter((s) => s.kind === 'transcript'), summary: r.summary as Record<string, unknown> };
 }
 
 test('music and drums are not speech (drummer, Chaplin\'s music track); speech still is', async () => {
@@ -77,4 +78,22 @@ test('every audio track is analysed: speech on the second track is found and say
     { track: 1, language: 'zxx', title: 'Music' },
     { track: 2, language: 'eng', title: 'Speech' },
   ]);
+});
+
+test('transcripts are made per track and carry the track (Whisper code path with the tests\' tiny model)', async () => {
+  const f = join(dir, 'two-tracks.mkv');
+  if (!(await Bun.file(f).exists())) throw new Error('made by the test before');
+  const modelsDir = join(dir, 'models');
+  writeTinyWhisper(modelsDir, 'tests/tiny-whisper');
+  const whisper = new SpeechAnalyzer({ stt: createSpeechToText({ type: 'whisper', modelsDir, model: 'tests/tiny-whisper' }) });
+  try {
+    const { transcripts } = await speechOf(f, whisper);
+    expect(transcripts.length).toBeGreaterThanOrEqual(3);
+    for (const t of transcripts) {
+      expect(t.text).toBe(TINY_WHISPER_TEXT);
+      expect(t.extra).toMatchObject({ track: 2, language: 'eng', title: 'Speech' });
+    }
+  } finally {
+    await whisper.close();
+  }
 });

@@ -30,7 +30,7 @@ beforeAll(async () => {
   make('two-tracks.mkv', ['-i', clip('speech-over-bottles.mp4'), '-i', clip('drummer-vertical.mp4'), '-map', '0:v', '-map', '1:a', '-map', '0:a', '-t', '11', '-c:v', 'copy', '-c:a', 'aac', '-metadata:s:a:1', 'language=eng']);
   make('phone.mov', ['-i', made['side.mp4']!, '-c', 'copy', '-metadata:s:v', 'rotate=90', '-f', 'mov']);
   origin = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => new Response(Bun.file(made[new URL(req.url).pathname.slice(1)] ?? '/nonexistent')) });
-  srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual,speech' });
+  srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual,speech,embeddings' });
 });
 afterAll(async () => {
   await srv?.stop();
@@ -72,7 +72,7 @@ test('with several audio tracks, answers say which track the speech is on', asyn
     await Bun.sleep(100);
   }
   const indexId = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body.find((i: any) => i.name === 'tracks').index_id;
-  const res = await postJson(srv.url, '/inquire', { token: srv.token, index: indexId, prompt: 'What is said?' });
+  const res = await postJson(srv.url, '/inquire', { token: srv.token, index: indexId, prompt: 'Is somebody talking?' });
   expect(res.status).toBe(200);
   expect(res.body.output).toContain('audio track 2 (eng)');
 });

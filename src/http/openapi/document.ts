@@ -62,9 +62,11 @@ export function normaliseDocument(generated: Obj, routes: readonly RouteLike[], 
       const parameters = [...((generatedParameters as Obj[] | undefined) ?? []).map((p) => parameter(conv, p)), ...((detail.parameters as Obj[] | undefined) ?? [])];
       if (parameters.length) op.parameters = parameters;
 
-      if (requestBody) {
-        // The route's own schema: the plugin's copy drops TypeBox's Optional mark.
-        const body = (hooks.body ?? (Object.values((requestBody as Obj).content ?? {})[0] as Obj | undefined)?.schema) as Obj;
+      if (requestBody && hooks.body === undefined) {
+        op.requestBody = requestBody; // a hand-written `detail.requestBody` (a file upload) as it is
+      } else if (requestBody) {
+        // The route's own schema, which keeps TypeBox's Optional mark.
+        const body = hooks.body as Obj;
         const media: Obj = { schema: conv.convert(body) };
         const example = (body.examples as unknown[] | undefined)?.[0];
         if (example !== undefined) media.example = example;

@@ -122,6 +122,7 @@ export function resourceView(v: Video, config: Config, links: MediaLinks, origin
       ...(v.videoCodec !== null && { video_codec: v.videoCodec }),
       ...(v.hasAudio !== null && { has_audio: v.hasAudio }),
       ...(v.sizeBytes !== null && { file_size: v.sizeBytes }),
+      ...(v.sha256 !== null && v.storagePath !== null && { sha256: v.sha256 }),
       ...(v.analysis && { analysis: v.analysis }),
     },
     src: origin + links.sign(`/media/${v.id}`),

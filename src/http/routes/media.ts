@@ -42,6 +42,24 @@ export function mediaRoutes(s: Service) {
     403: error('the signed link is invalid or has expired'),
     404: error('no such file, not stored yet, in a deleted index, or another user\'s'),
   };
+  // A stored file keeps its real type: video/*, or image/gif and image/apng for animated images.
+  const file = { 'video/*': { schema: { type: 'string', format: 'binary' } }, 'image/*': { schema: { type: 'string', format: 'binary' } } };
+  /** The responses of a file served with Range support (serveRange). */
+  const streamed = (whole: string) => ({
+    200: {
+      description: whole,
+      headers: { 'Accept-Ranges': { schema: { type: 'string', const: 'bytes' } }, 'Content-Length': { schema: { type: 'integer' } } },
+      content: file,
+    },
+    206: {
+      description: 'the requested byte range',
+      headers: { 'Content-Range': { description: '`bytes a-b/size`', schema: { type: 'string' } }, 'Content-Length': { schema: { type: 'integer' } } },
+      content: file,
+    },
+    ...refused,
+    416: { ...error('the range cannot be satisfied'), headers: { 'Content-Range': { description: '`bytes */size`', schema: { type: 'string' } } } },
+  });
+  const rangeHeader = { name: 'Range', in: 'header', required: false, description: 'one byte range: `bytes=a-b`, `bytes=a-` or `bytes=-n`', schema: { type: 'string', examples: ['bytes=0-1023'] } } as never;
 
   return new Elysia({ name: 'routes/media' })
     .get(
@@ -59,21 +77,8 @@ export function mediaRoutes(s: Service) {
           tags: ['media'],
           summary: 'Stream a stored video (Range requests supported)',
           description: 'Authorised by the signed link of `src` (`expires`, `sig`), or by the owner\'s `token` / Bearer header. One byte range per request, so a `<video>` can seek.',
-          parameters: [{ name: 'Range', in: 'header', required: false, description: 'one byte range: `bytes=a-b`, `bytes=a-` or `bytes=-n`', schema: { type: 'string', examples: ['bytes=0-1023'] } }],
-          responses: {
-            200: {
-              description: 'the whole file, with its stored MIME type (e.g. video/mp4)',
-              headers: { 'Accept-Ranges': { schema: { type: 'string', const: 'bytes' } }, 'Content-Length': { schema: { type: 'integer' } } },
-              content: { 'video/*': { schema: { type: 'string', format: 'binary' } } },
-            },
-            206: {
-              description: 'the requested byte range',
-              headers: { 'Content-Range': { description: '`bytes a-b/size`', schema: { type: 'string' } }, 'Content-Length': { schema: { type: 'integer' } } },
-              content: { 'video/*': { schema: { type: 'string', format: 'binary' } } },
-            },
-            ...refused,
-            416: { ...error('the range cannot be satisfied'), headers: { 'Content-Range': { description: '`bytes */size`', schema: { type: 'string' } } } },
-          } as never,
+          parameters: [rangeHeader],
+          responses: streamed('the whole file, with its stored MIME type (e.g. video/mp4)') as never,
         },
       },
     )
@@ -87,13 +92,16 @@ export function mediaRoutes(s: Service) {
         return copy ? serveRange(request, Bun.file(copy), 'video/mp4') : serveRange(request, Bun.file(s.files.abs(v.storagePath)), v.fileType ?? 'application/octet-stream');
       },
       {
-        params: t.Object({ file_id: t.String() }),
+        params: t.Object({ file_id: t.String({ description: 'the video (`file_id` of its resource)' }) }),
         query,
         detail: {
-          tags: ['media'],
           operationId: 'getMediaPlayback',
-          summary: 'Stream a video in a form every browser plays (H.264/AAC copy when the original needs one; Range supported)',
-          responses: { 200: { description: 'the whole file', content: { 'video/*': { schema: { type: 'string', format: 'binary' } } } }, 206: { description: 'the requested byte range', content: { 'video/*': { schema: { type: 'string', format: 'binary' } } } }, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 416: ErrorBody } as never,
+          tags: ['media'],
+          summary: 'Stream a video in a form every browser plays (Range requests supported)',
+          description:
+            'The H.264/AAC MP4 copy (at most 1280×720) made after the analysis of a video whose codec or container not every browser plays (HEVC, ProRes, MPEG-2, GIF, …); the original when there is none. `playback_src` of a resource is a signed link to this; authorised as GET /media/{file_id}.',
+          parameters: [rangeHeader],
+          responses: streamed('the whole copy (video/mp4), or the original with its stored MIME type') as never,
         },
       },
     )

@@ -10,26 +10,29 @@ import type { PersonView } from '../../people/service';
 import type { Service } from '../../service';
 import { originOf, tokenOf } from '../auth';
 import { ErrorBody, TOKEN_PLACEHOLDER } from '../models';
+import { named } from '../openapi/schema';
 
-const Person = t.Object({
+const Person = named('Person', t.Object({
   person_id: t.String({ description: 'opaque id of the person within the index' }),
   name: t.Union([t.String(), t.Null()], { description: 'the name given with PUT, or null' }),
   appearance_count: t.Integer({ description: 'appearances: a face tracked through one shot is one appearance' }),
   seconds: t.Number({ description: 'seconds on screen, summed over the appearances' }),
   videos: t.Array(t.String(), { description: 'file_ids of the videos the person appears in' }),
   thumbnail_url: t.String({ description: 'signed URL of a JPEG of the person\'s face' }),
-});
-const Appearance = t.Object({
+}));
+const Appearance = named('PersonAppearance', t.Object({
   appearance_id: t.Integer({ description: 'id of the appearance (for split)' }),
   video_id: t.String(),
   file_name: t.String(),
   start: t.Number({ description: 'seconds from the start of the video' }),
   end: t.Number({ description: 'seconds from the start of the video' }),
-});
-const PersonDetail = t.Composite([Person, t.Object({ appearances: t.Array(Appearance, { description: 'in upload order of the videos, then time' }) })]);
+}));
+const PersonDetail = named('PersonDetail', t.Composite([Person, t.Object({ appearances: t.Array(Appearance, { description: 'in upload order of the videos, then time' }) })]));
+const PERSON_PLACEHOLDER = '<person_id: from GET /indexes/{index_id}/people>';
 const token = t.Optional(t.String({ description: 'user authentication token (or an Authorization: Bearer header)' }));
 const params = t.Object({ index_id: t.String({ description: 'index_id of the index' }), person_id: t.String({ description: 'person_id from the people listing' }) });
 const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody };
+const error = (description: string) => ({ description, content: { 'application/json': { schema: ErrorBody } } });
 
 export function peopleRoutes(s: Service) {
   const user = (explicit: unknown, request: Request) => s.accounts.authenticate(tokenOf(explicit, request));
@@ -65,13 +68,13 @@ export function peopleRoutes(s: Service) {
     )
     .put('/indexes/:index_id/people/:person_id', ({ params, body, request }) => withUrl(s.people.rename(user(body.token, request), params.index_id, params.person_id, body.name), request), {
       params,
-      body: t.Object({ token, name: t.Union([t.String({ maxLength: 1000 }), t.Null()], { description: 'the name (1–100 characters), or null to remove it' }) }, { examples: [{ token: TOKEN_PLACEHOLDER, name: 'Ada' }] }),
+      body: named('NamePersonBody', t.Object({ token, name: t.Union([t.String({ maxLength: 1000 }), t.Null()], { description: 'the name (1–100 characters), or null to remove it' }) }, { examples: [{ token: TOKEN_PLACEHOLDER, name: 'Ana' }] })),
       response: { 200: Person, ...errors },
       detail: { tags: ['people'], operationId: 'namePerson', summary: 'Name, rename or un-name a person (nothing else changes)' },
     })
     .post('/indexes/:index_id/people/:person_id/merge', ({ params, body, request }) => withUrl(s.people.merge(user(body.token, request), params.index_id, params.person_id, body.into), request), {
       params,
-      body: t.Object({ token, into: t.String({ description: 'person_id of the person that keeps the appearances' }) }, { examples: [{ token: TOKEN_PLACEHOLDER, into: '<person_id from the people listing>' }] }),
+      body: named('MergePeopleBody', t.Object({ token, into: t.String({ description: 'person_id of the person that keeps the appearances' }) }, { examples: [{ token: TOKEN_PLACEHOLDER, into: PERSON_PLACEHOLDER }] })),
       response: { 200: Person, ...errors },
       detail: {
         tags: ['people'],
@@ -82,7 +85,7 @@ export function peopleRoutes(s: Service) {
     })
     .post('/indexes/:index_id/people/:person_id/split', ({ params, body, request }) => withUrl(s.people.split(user(body.token, request), params.index_id, params.person_id, body.appearance_id), request), {
       params,
-      body: t.Object({ token, appearance_id: t.Integer({ description: 'an appearance_id of this person (GET the person)' }) }, { examples: [{ token: TOKEN_PLACEHOLDER, appearance_id: 1 }] }),
+      body: named('SplitPersonBody', t.Object({ token, appearance_id: t.Integer({ description: 'an appearance_id of this person (GET the person)' }) }, { examples: [{ token: TOKEN_PLACEHOLDER, appearance_id: 1 }] })),
       response: { 200: Person, ...errors },
       detail: { tags: ['people'], operationId: 'splitPerson', summary: 'Move a wrongly grouped appearance out into a new, unnamed person', description: 'Answers with the new person.' },
     })
@@ -110,7 +113,13 @@ export function peopleRoutes(s: Service) {
           tags: ['people'],
           operationId: 'personThumbnail',
           summary: "A JPEG of the person's face",
-          responses: { 200: { description: 'the face, as a JPEG', content: { 'image/jpeg': { schema: { type: 'string', format: 'binary' } } } }, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody } as never,
+          description: 'The `thumbnail_url` of a person in the listing is a signed link to this; with a token it answers for the owner only.',
+          responses: {
+            200: { description: 'the face', content: { 'image/jpeg': { schema: { type: 'string', format: 'binary' } } } },
+            401: error('neither a signed link nor a token'),
+            403: error('the signed link is invalid or has expired'),
+            404: error("no such person, a deleted index, or another user's"),
+          } as never,
         },
       },
     );

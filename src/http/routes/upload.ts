@@ -13,7 +13,9 @@ export function uploadRoutes(s: Service) {
       '/remote-upload',
       async ({ body, request }): Promise<any> => {
         const user = s.accounts.authenticate(tokenOf(body.token, request));
+        const webhook = body.webhook_url ? await s.webhooks.checkUrl(body.webhook_url) : null;
         const authorized = await s.ingest.authorize(user, body);
+        if (webhook && authorized.createdIndex) await s.webhooks.setIndexWebhook(user, authorized.index.id, webhook);
         if ((request.headers.get('accept') ?? '').includes('text/event-stream')) return uploadAsEvents(s, authorized);
         // A client that left cancels its upload: it holds a download slot for nobody.
         return { data: await s.ingest.fetchAndStore(authorized, undefined, request.signal) };
@@ -64,6 +66,11 @@ export function uploadRoutes(s: Service) {
 
 /** Streams the upload's events; errors after the stream has started arrive as an `error` event. */
 function uploadAsEvents(s: Service, authorized: AuthorizedUpload): Response {
+  return uploadEventStream((send) => s.ingest.fetchAndStore(authorized, send));
+}
+
+/** The event stream of any upload (also POST /upload): `run` stores the file and emits its events. */
+export function uploadEventStream(run: (send: (e: UploadEvent) => void) => Promise<unknown>): Response {
   const enc = new TextEncoder();
   let open = true;
   const stream = new ReadableStream<Uint8Array>({
@@ -76,8 +83,7 @@ function uploadAsEvents(s: Service, authorized: AuthorizedUpload): Response {
           open = false;
         }
       };
-      s.ingest
-        .fetchAndStore(authorized, send)
+      run(send)
         .catch(() => {}) // already sent as an `error` event
         .finally(() => {
           if (open) controller.close();

@@ -62,6 +62,7 @@ const plural = (n, one, many = one + 's') => `${n} ${n === 1 ? one : many}`;
 const STAGES = {
   connecting: 'Connecting',
   downloading: 'Downloading',
+  uploading: 'Uploading',
   probing: 'Checking the file',
   queued: 'Waiting for analysis',
   'analyzing:visual': 'Analysing: shots and frames',
@@ -397,7 +398,7 @@ function uploadRow(u) {
   else if (ready) line = u.duplicate ? 'Ready (this file was already in the index)' : `Ready${u.duration ? ` · ${fmtTime(u.duration)}` : ''}`;
   else {
     const bits = [`${stageLabel(u.stage)} — ${pct} %`];
-    if (u.stage === 'downloading' && u.bytes) bits.push(u.total ? `${fmtBytes(u.bytes)} of ${fmtBytes(u.total)}` : fmtBytes(u.bytes));
+    if ((u.stage === 'downloading' || u.stage === 'uploading') && u.bytes) bits.push(u.total ? `${fmtBytes(u.bytes)} of ${fmtBytes(u.total)}` : fmtBytes(u.bytes));
     const eta = fmtEta(etaOf(u));
     if (eta) bits.push(eta);
     line = bits.join(' · ');
@@ -453,6 +454,10 @@ async function viewHome(main) {
   main.replaceChildren(
     h('h1', { tabindex: -1, class: 'sr-only' }, 'Indexes'),
     form,
+    dropZone(() => {
+      const name = document.getElementById('add-index')?.value.trim();
+      return name ? { ref: name, label: name } : null;
+    }),
     uploadsSection(null),
     h('section', { class: 'card', 'aria-labelledby': 'idx-h' }, h('div', { class: 'row' }, h('h2', { id: 'idx-h' }, 'Indexes'), h('label', { class: 'check' }, showDeleted, 'Show deleted')), list),
   );
@@ -534,7 +539,7 @@ async function viewIndex(main, indexId) {
   main.replaceChildren(
     crumbs,
     h('h1', { tabindex: -1 }, idx.name),
-    h('div', { class: 'split' }, h('div', { class: 'col' }, h('section', { class: 'card', 'aria-labelledby': 'v-h' }, h('h2', { id: 'v-h' }, 'Videos'), list), people, addVideoForm(idx), uploadsSection(idx)), h('aside', { class: 'col side' }, ask)),
+    h('div', { class: 'split' }, h('div', { class: 'col' }, h('section', { class: 'card', 'aria-labelledby': 'v-h' }, h('h2', { id: 'v-h' }, 'Videos'), list), searchPanel(idx), people, addVideoForm(idx), dropZone(() => ({ ref: idx.index_id, label: idx.name })), uploadsSection(idx)), h('aside', { class: 'col side' }, ask)),
   );
   renderUploads();
   focusHeading(main);
@@ -603,7 +608,7 @@ async function viewVideo(main, indexId, fileId, params) {
   main.replaceChildren(
     h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/' }, 'Indexes'), ' › ', h('a', { href: `#/i/${encodeURIComponent(indexId)}` }, idx.name), ' › ', h('span', { 'aria-current': 'page' }, r.file_name)),
     h('h1', { tabindex: -1 }, r.file_name),
-    h('div', { class: 'split video-page' }, h('div', { class: 'col' }, h('div', { class: 'player' }, player), status, h('section', { 'aria-labelledby': 'tl-h', class: 'card' }, h('h2', { id: 'tl-h' }, 'Timeline'), strip)), h('aside', { class: 'col side' }, ask)),
+    h('div', { class: 'split video-page' }, h('div', { class: 'col' }, h('div', { class: 'player' }, player), status, exportLinks(r), h('section', { 'aria-labelledby': 'tl-h', class: 'card' }, h('h2', { id: 'tl-h' }, 'Timeline'), strip)), h('aside', { class: 'col side' }, ask)),
   );
   focusHeading(main);
 
@@ -1029,3 +1034,170 @@ window.addEventListener('hashchange', () => {
   route();
 });
 route();
+
+// ---------- issue 14: files from this computer, search moments, downloads
+
+/**
+ * Drop (or pick) files to upload into the index; several at once, each with its own row in the
+ * uploads list: bytes sent (XMLHttpRequest reports upload progress, fetch does not), then the
+ * analysis stage and estimate like URL uploads. `refOf` gives the index to upload into (home: the
+ * name typed in the form above).
+ */
+function dropZone(refOf) {
+  const input = h('input', { type: 'file', id: 'drop-files', multiple: true, accept: 'video/*,.mkv,.webm,.mov,.avi,.ts,.m4v', class: 'sr-only', onchange: (e) => take(e.target.files) });
+  const take = (files) => {
+    const ref = refOf();
+    if (!ref) {
+      toast('Name an index first (above), then drop the files again.');
+      return;
+    }
+    for (const f of files) startFileUpload(ref.ref, ref.label, f);
+    input.value = '';
+  };
+  const zone = h(
+    'section',
+    { class: 'card drop', 'aria-labelledby': 'drop-h' },
+    h('h2', { id: 'drop-h' }, 'Upload from this computer'),
+    h('p', { class: 'muted small' }, 'Drop video files here, several at once, or ', h('label', { for: 'drop-files', class: 'link' }, 'choose files'), '.'),
+    input,
+  );
+  const over = (on) => (e) => {
+    e.preventDefault();
+    zone.classList.toggle('over', on);
+  };
+  zone.addEventListener('dragover', over(true));
+  zone.addEventListener('dragenter', over(true));
+  zone.addEventListener('dragleave', over(false));
+  zone.addEventListener('drop', (e) => {
+    over(false)(e);
+    if (e.dataTransfer?.files?.length) take(e.dataTransfer.files);
+  });
+  return zone;
+}
+
+async function startFileUpload(ref, label, file) {
+  const u = { id: ++uploadSeq, url: null, indexLabel: label, indexId: null, key: null, fileName: file.name, phase: 'upload', stage: 'uploading', pct: 0, samples: [], error: null, bytes: 0, total: file.size };
+  S.uploads.unshift(u);
+  renderUploads();
+  announce(`Uploading ${u.fileName}`);
+  try {
+    const j = await new Promise((resolve, reject) => {
+      const xhr = new XMLHttpRequest();
+      xhr.open('POST', `/upload?index=${encodeURIComponent(ref)}&file_name=${encodeURIComponent(file.name)}`);
+      xhr.setRequestHeader('authorization', `Bearer ${S.token}`);
+      xhr.setRequestHeader('content-type', file.type || 'application/octet-stream');
+      xhr.responseType = 'json';
+      xhr.upload.onprogress = (e) => {
+        Object.assign(u, { bytes: e.loaded, total: e.lengthComputable ? e.total : file.size, pct: Math.min(99, (e.loaded / (e.total || file.size || 1)) * 100) });
+        sample(u);
+        renderUploads();
+      };
+      xhr.upload.onload = () => {
+        Object.assign(u, { stage: 'probing', pct: 100, samples: [] });
+        renderUploads();
+      };
+      xhr.onload = () => (xhr.status === 200 ? resolve(xhr.response) : reject(new ApiError(xhr.status, xhr.response?.message ?? `${xhr.status} ${xhr.statusText}`)));
+      xhr.onerror = () => reject(new ApiError(0, 'the upload was cut off (the service cannot be reached)'));
+      xhr.send(file);
+    });
+    Object.assign(u, { key: j.data.key, phase: 'analysis', stage: 'queued', pct: 0, samples: [] });
+    S.onIndexesChanged?.();
+    const rs = await getJson(`/index-resources?index=${encodeURIComponent(ref)}`);
+    const r = rs.find((x) => x.file_id === u.key);
+    u.indexId = (await getJson('/indexes')).find((i) => i.name === ref || i.index_id === ref)?.index_id ?? null;
+    if (r?.status === 'ready') u.stage = 'ready';
+    renderUploads();
+    await followAnalysis(u, ref);
+  } catch (e) {
+    if (e.status === 401) return;
+    Object.assign(u, { phase: 'done', stage: 'failed', error: e.message });
+  }
+  renderUploads();
+  announce(u.stage === 'ready' ? `${u.fileName} is ready` : `${u.fileName} failed: ${u.error}`);
+  S.onIndexesChanged?.();
+}
+
+/** The search box of an index page: a grid of matching moments (frame, time, file, why); a click opens the video there. */
+function searchPanel(idx) {
+  const q = h('input', { id: 'search-q', type: 'text', inputmode: 'search', name: 'q', required: true, autocomplete: 'off', placeholder: 'e.g. a red car, "exit", someone laughing' });
+  const grid = h('ul', { class: 'moments', 'aria-live': 'polite' });
+  const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'More moments');
+  let next = null;
+  let query = '';
+  const load = async (offset) => {
+    const page = await getJson(`/search?index=${encodeURIComponent(idx.index_id)}&q=${encodeURIComponent(query)}&limit=12&offset=${offset}`);
+    if (offset === 0) grid.replaceChildren();
+    if (offset === 0 && !page.moments.length) grid.replaceChildren(h('li', { class: 'empty muted' }, 'No moment matches; try other words.'));
+    grid.append(...page.moments.map((m) => momentCard(idx, m)));
+    next = page.next_offset;
+    more.hidden = next === null;
+    announce(`${plural(page.total, 'moment')} found`);
+  };
+  more.onclick = () => load(next).catch((e) => toast(e.message));
+  return h(
+    'section',
+    { class: 'card search', 'aria-labelledby': 'search-h' },
+    h('h2', { id: 'search-h' }, 'Search moments'),
+    h(
+      'form',
+      {
+        role: 'search',
+        class: 'fields',
+        onsubmit: (e) => {
+          e.preventDefault();
+          query = q.value.trim();
+          if (query) load(0).catch((err) => toast(err.message));
+        },
+      },
+      h('div', { class: 'field grow' }, h('label', { for: 'search-q' }, 'Find'), q),
+      h('div', { class: 'field end' }, h('button', { type: 'submit' }, 'Search')),
+    ),
+    grid,
+    more,
+  );
+}
+
+function momentCard(idx, m) {
+  const why = m.matched === 'both' ? 'words and meaning' : m.matched === 'keyword' ? 'words' : 'meaning';
+  return h(
+    'li',
+    { class: 'moment' },
+    h(
+      'a',
+      { href: `#/v/${encodeURIComponent(idx.index_id)}/${encodeURIComponent(m.video_id)}?t=${Math.floor(m.start)}`, 'aria-label': `${m.file_name} at ${fmtTime(m.start)}: ${m.text}` },
+      m.frame_url ? h('img', { src: m.frame_url, alt: '', loading: 'lazy', width: 240, height: 135 }) : h('div', { class: 'noframe' }),
+      h('span', { class: 'when' }, `${fmtSpan(m.start, m.end)} · ${m.file_name}`),
+      h('span', { class: 'what small' }, `${KINDS[m.kind] ?? m.kind}: ${m.text.length > 90 ? m.text.slice(0, 89) + '…' : m.text}`),
+      h('span', { class: 'why muted small' }, `matched by ${why}`),
+    ),
+  );
+}
+
+/** Download links of a video's analysis; fetched with the token (never put in a URL), saved as files. */
+function exportLinks(r) {
+  const save = (path, name) => async (e) => {
+    e.preventDefault();
+    try {
+      const res = await api(path);
+      const a = h('a', { href: URL.createObjectURL(await res.blob()), download: name });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+    } catch (err) {
+      toast(err.message);
+    }
+  };
+  const base = r.file_name.replace(/\.[A-Za-z0-9]{1,5}$/, '') || 'video';
+  const id = encodeURIComponent(r.file_id);
+  return h(
+    'p',
+    { class: 'downloads small' },
+    'Download: ',
+    h('a', { href: '#', onclick: save(`/videos/${id}/transcript.vtt`, `${base}.vtt`) }, 'subtitles (WebVTT)'),
+    ' · ',
+    h('a', { href: '#', onclick: save(`/videos/${id}/transcript.srt`, `${base}.srt`) }, 'subtitles (SRT)'),
+    ' · ',
+    h('a', { href: '#', onclick: save(`/videos/${id}/insights.json`, `${base}.insights.json`) }, 'everything found (JSON)'),
+  );
+}

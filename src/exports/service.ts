@@ -1,0 +1,109 @@
+/**
+ * GET /videos/{file_id}/transcript.vtt|.srt and /insights.json: a video's analysis in files people
+ * keep. Only the owner's video in a live index is found; anything else is 404 (ids never leak).
+ */
+import { and, asc, eq, isNull } from 'drizzle-orm';
+import { notFound } from '../errors';
+import type { Db } from '../storage/db';
+import { mediaIndexes, people, personAppearances, segments, videos, type User, type Video } from '../storage/schema';
+import { toSrt, toVtt, type Cue } from './formats';
+
+export interface Insights {
+  video_id: string;
+  index_id: string;
+  file_name: string;
+  status: string;
+  metadata: Record<string, unknown>;
+  /** Per analyzer: the engine used and what it found (as in the resource's metadata.analysis). */
+  engines: Record<string, unknown>;
+  /** The people of the index seen in this video (faces grouped across the index), when any. */
+  people: { person_id: string; name: string | null; appearances: { start: number; end: number }[] }[];
+  /** Every segment, grouped by kind, each in time order. */
+  segments: Record<string, { start: number; end: number; text: string; confidence: number | null; extra?: Record<string, unknown> }[]>;
+}
+
+export class ExportService {
+  constructor(private readonly d: { db: Db }) {}
+
+  /** The owner's video in a live index, or 404. */
+  video(user: User, fileId: string): Video {
+    const row = this.d.db
+      .select({ v: videos })
+      .from(videos)
+      .innerJoin(mediaIndexes, eq(mediaIndexes.id, videos.indexId))
+      .where(and(eq(videos.id, fileId), eq(videos.userId, user.id), isNull(mediaIndexes.deletedAt)))
+      .get();
+    if (!row) throw notFound('no such video');
+    return row.v;
+  }
+
+  /** Subtitles from the transcript segments; 404 when the video has none. */
+  transcript(user: User, fileId: string, format: 'vtt' | 'srt'): { video: Video; text: string } {
+    const video = this.video(user, fileId);
+    const cues: Cue[] = this.d.db
+      .select({ start: segments.start, end: segments.end, text: segments.text })
+      .from(segments)
+      .where(and(eq(segments.videoId, video.id), eq(segments.kind, 'transcript')))
+      .orderBy(asc(segments.start), asc(segments.id))
+      .all();
+    if (cues.length === 0) {
+      throw notFound(
+        video.status === 'ready'
+          ? 'this video has no transcript: no speech was transcribed (install a Whisper model with `vidq models pull` and add the video again)'
+          : `this video has no transcript yet (it is ${video.status}); try again when it is ready`,
+      );
+    }
+    return { video, text: format === 'vtt' ? toVtt(cues) : toSrt(cues) };
+  }
+
+  private peopleOf(videoId: string): Insights['people'] {
+    const rows = this.d.db
+      .select({ id: people.id, name: people.name, start: segments.start, end: segments.end })
+      .from(personAppearances)
+      .innerJoin(people, eq(people.id, personAppearances.personId))
+      .innerJoin(segments, eq(segments.id, personAppearances.segmentId))
+      .where(eq(personAppearances.videoId, videoId))
+      .orderBy(asc(segments.start))
+      .all();
+    const byId = new Map<string, Insights['people'][number]>();
+    for (const r of rows) {
+      let p = byId.get(r.id);
+      if (!p) byId.set(r.id, (p = { person_id: r.id, name: r.name, appearances: [] }));
+      p.appearances.push({ start: r.start, end: r.end });
+    }
+    return [...byId.values()];
+  }
+
+  insights(user: User, fileId: string): Insights {
+    const v = this.video(user, fileId);
+    const rows = this.d.db
+      .select({ kind: segments.kind, start: segments.start, end: segments.end, text: segments.text, confidence: segments.confidence, extra: segments.extra })
+      .from(segments)
+      .where(eq(segments.videoId, v.id))
+      .orderBy(asc(segments.kind), asc(segments.start), asc(segments.id))
+      .all();
+    const grouped: Insights['segments'] = {};
+    for (const r of rows) (grouped[r.kind] ??= []).push({ start: r.start, end: r.end, text: r.text, confidence: r.confidence, ...(r.extra && { extra: r.extra }) });
+    return {
+      video_id: v.id,
+      index_id: v.indexId,
+      file_name: v.fileName,
+      status: v.status,
+      metadata: {
+        duration: v.durationSec,
+        fps: v.fps,
+        width: v.width,
+        height: v.height,
+        video_codec: v.videoCodec,
+        has_audio: v.hasAudio,
+        file_size: v.sizeBytes,
+        file_type: v.fileType,
+        sha256: v.sha256,
+        upload_time: v.uploadedAt.toISOString(),
+      },
+      engines: v.analysis ?? {},
+      people: this.peopleOf(v.id),
+      segments: grouped,
+    };
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * Search moments (GET /search): the ranked segments an answer would be built from, without
+ * composing one. It reuses the answering's retrieval (EvidenceFinder: FTS5 keywords and embedding
+ * similarity fused by rank, weighted by the kinds the wording needs) with a cache of its own.
+ *
+ * Free of charge: no answer is composed and no model is asked, so it costs what listing an index
+ * costs; credits pay for answers (README "Search moments").
+ */
+import { and, eq } from 'drizzle-orm';
+import type { Embedder } from '../analysis/embedder';
+import { EmbeddingCache, EvidenceFinder, type Evidence } from '../answering/evidence';
+import { readIntent } from '../answering/intent';
+import { badRequest, notFound } from '../errors';
+import type { IndexService } from '../indexes/service';
+import type { MediaLinks } from '../media/links';
+import type { Db } from '../storage/db';
+import { SEGMENT_KINDS, videos, type SegmentKind, type User, type Video } from '../storage/schema';
+
+/** Candidates ranked per query: the pages come from these (keyword and semantic top-k fused). */
+export const SEARCH_CANDIDATES = 200;
+export const SEARCH_MAX_LIMIT = 50;
+
+export interface SearchRequest {
+  index: string;
+  q: string;
+  video?: string;
+  /** Comma-separated segment kinds. */
+  kinds?: string;
+  limit?: number;
+  offset?: number;
+}
+
+export interface Moment extends Evidence {
+  /** Why it matched: a word of the query, its meaning (embedding similarity), or both. */
+  matched: 'keyword' | 'meaning' | 'both';
+}
+
+export interface SearchPage {
+  index_id: string;
+  q: string;
+  moments: Moment[];
+  /** Moments found in all (every page). */
+  total: number;
+  offset: number;
+  limit: number;
+  /** Offset of the next page, or null on the last one. */
+  next_offset: number | null;
+  credits_used: number;
+}
+
+export class SearchService {
+  private readonly embeddings: EmbeddingCache;
+  private readonly finder: EvidenceFinder;
+
+  constructor(private readonly d: { db: Db; indexes: IndexService; links: MediaLinks; embedder: Embedder | null }) {
+    this.embeddings = new EmbeddingCache(d.db);
+    this.finder = new EvidenceFinder(d.db, this.embeddings, d.embedder);
+  }
+
+  /** A video's segments changed (analysis progressed, or it was removed). */
+  invalidate(videoId: string): void {
+    this.embeddings.invalidate(videoId);
+  }
+
+  async search(user: User, req: SearchRequest): Promise<SearchPage> {
+    const q = req.q.trim();
+    if (!q) throw badRequest('query parameter "q" must not be empty: the words or the idea to look for');
+    const kinds = parseKinds(req.kinds);
+    const limit = req.limit ?? 20;
+    const offset = req.offset ?? 0;
+    if (limit < 1 || limit > SEARCH_MAX_LIMIT) throw badRequest(`query parameter "limit" must be between 1 and ${SEARCH_MAX_LIMIT}`);
+    if (offset < 0 || offset >= SEARCH_CANDIDATES) throw badRequest(`query parameter "offset" must be between 0 and ${SEARCH_CANDIDATES - 1}`);
+    const index = this.d.indexes.resolve(user, req.index, { byName: true });
+    let vids: Video[];
+    if (req.video !== undefined && req.video !== '') {
+      const v = this.d.db
+        .select()
+        .from(videos)
+        .where(and(eq(videos.id, req.video), eq(videos.indexId, index.id)))
+        .get();
+      if (!v) throw notFound(`video ${JSON.stringify(req.video.slice(0, 80))} is not in this index`);
+      vids = [v];
+    } else {
+      vids = this.d.indexes.videosOf(index.id);
+    }
+    vids = vids.filter((v) => v.storagePath !== null);
+    const byId = new Map(vids.map((v) => [v.id, v]));
+    const ranked = await this.finder.ranked({ videos: vids, window: null }, q, readIntent(q), SEARCH_CANDIDATES);
+    const hits = kinds ? ranked.filter((r) => kinds.has(r.segment.kind)) : ranked;
+    const page = hits.slice(offset, offset + limit).map((r): Moment => {
+      const s = r.segment;
+      const frame = this.finder.frameNear(s.videoId, (s.start + s.end) / 2);
+      const semantic = r.cosine !== null && r.cosine >= 0.25;
+      return {
+        video_id: s.videoId,
+        file_name: byId.get(s.videoId)?.fileName ?? '',
+        start: s.start,
+        end: s.end,
+        kind: s.kind,
+        text: s.text,
+        score: Math.round(r.score * 1000) / 1000,
+        frame_url: frame ? this.d.links.sign(`/media/${s.videoId}/frames/${frame}`) : null,
+        matched: r.keyword && semantic ? 'both' : r.keyword ? 'keyword' : 'meaning',
+      };
+    });
+    const next = offset + limit;
+    return { index_id: index.id, q, moments: page, total: hits.length, offset, limit, next_offset: next < hits.length ? next : null, credits_used: 0 };
+  }
+}
+
+function parseKinds(raw: string | undefined): Set<SegmentKind> | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  const names = raw
+    .split(',')
+    .map((k) => k.trim())
+    .filter(Boolean);
+  const unknown = names.filter((k) => !(SEGMENT_KINDS as readonly string[]).includes(k));
+  if (unknown.length) throw badRequest(`query parameter "kinds": unknown kind ${JSON.stringify(unknown[0]!.slice(0, 40))}; use a comma-separated list of ${SEGMENT_KINDS.join(', ')}`);
+  return new Set(names as SegmentKind[]);
+}
