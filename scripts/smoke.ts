@@ -22,8 +22,8 @@ const mediaDir = resolve(process.env.VIDQ_TEST_MEDIA ?? join(root, '../shared/me
 const CLIP = 'bottles.mp4';
 const CLIP2 = 'countdown-living-room.mp4';
 const STATUSES = ['queued', 'downloading', 'processing', 'ready', 'failed'];
-/** metadata.analysis keys of the six analyzers (visual's is `shots`). */
-const ANALYSIS_KINDS = ['shots', 'ocr', 'objects', 'faces', 'speech', 'embeddings'];
+/** metadata.analysis keys of the analyzers (visual's is `shots`). */
+const ANALYSIS_KINDS = ['shots', 'ocr', 'objects', 'faces', 'speech', 'subtitles', 'embeddings'];
 
 // ---------------------------------------------------------------- checks
 

@@ -64,7 +64,7 @@ export interface Config {
   readonly maxAnalysesPerUser: number;
   /** A worker restarts after analysing a video at least this long, to give its memory back (0 = never). @default 600 */
   readonly workerRecycleSec: number;
-  /** Analyzers to run, in order, comma-separated. @default "visual,ocr,objects,faces,speech,embeddings" */
+  /** Analyzers to run, in order, comma-separated. @default "visual,ocr,objects,faces,speech,subtitles,embeddings" */
   readonly analyzers: string;
   /** At most one sampled frame per this many seconds within a shot (the main speed/detail trade-off of analysis). @default 5 */
   readonly frameIntervalSec: number;
@@ -127,8 +127,11 @@ export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 export const GENERATOR_TYPES = ['none', 'openai', 'transformers'] as const;
 export type GeneratorType = (typeof GENERATOR_TYPES)[number];
 
-/** Analyzers in pipeline order: visual first (the others read its frames), embeddings last (it embeds what the others stored). */
-export const ANALYZER_NAMES = ['visual', 'ocr', 'objects', 'faces', 'speech', 'embeddings'] as const;
+/**
+ * Analyzers in pipeline order: visual first (the others read its frames), subtitles after speech
+ * (both store transcripts; speech replaces all of them), embeddings last (it embeds what the others stored).
+ */
+export const ANALYZER_NAMES = ['visual', 'ocr', 'objects', 'faces', 'speech', 'subtitles', 'embeddings'] as const;
 export type AnalyzerName = (typeof ANALYZER_NAMES)[number];
 
 /** The analyzers a config asks for, in pipeline order; visual always runs (every other one works from its frames). */
@@ -181,7 +184,7 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile'>> = Object.freeze({
   shortLaneSec: 120,
   maxAnalysesPerUser: 0,
   workerRecycleSec: 600,
-  analyzers: 'visual,ocr,objects,faces,speech,embeddings',
+  analyzers: 'visual,ocr,objects,faces,speech,subtitles,embeddings',
   frameIntervalSec: 5,
   sttEngine: 'auto',
   modelsDir: '',

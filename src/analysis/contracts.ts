@@ -75,6 +75,14 @@ export interface StageContext {
   frameStream?: FrameStream;
   /** Given to the frame-picking stage: hands a kept frame to the readers once it is final. */
   emitFrame?(frame: SampledFrame): void;
+  /**
+   * Given to the frame-picking stage when a stage of its group reads probes: hands on a candidate
+   * that is not kept, so that the text reader reads the picture at most PROBE_GAP_SEC apart. Its
+   * file is in `<video dir>/probes/`; the reader may delete it, and the folder goes after the group.
+   */
+  emitProbe?(frame: SampledFrame): void;
+  /** The kept frames and the probes in time order, for stages that read probes (see Analyzer.readsProbes). */
+  probeStream?: FrameStream;
 }
 
 /** The frames a reading stage works through: the live stream when there is one, else the stored frames. */
@@ -110,6 +118,8 @@ export interface Analyzer {
   readonly producesFrames?: boolean;
   /** Reads the sampled frames: runs beside the frame-picking stage only through ctx.frameStream. */
   readonly readsFrames?: boolean;
+  /** Reads the probes between kept frames too (ctx.probeStream), the text reader: text on screen for 2 s is not missed. */
+  readonly readsProbes?: boolean;
   run(ctx: StageContext): Promise<StageResult>;
   /** Frees models (called when the worker stops). */
   close?(): Promise<void> | void;

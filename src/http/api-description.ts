@@ -35,7 +35,8 @@ browser plays (HEVC, ProRes, …).
 
 **Uploads.** POST /remote-upload downloads the file (http/https only, no credentials in the URL, at
 most 5 redirects, size cap, connect and idle timeouts; loopback, private and link-local addresses are
-refused with 403 unless the server runs with --allow-private-urls), probes it and answers with the
+refused with 403 unless the server runs with --allow-private-urls), fetches the optional
+\`subtitles_url\` (a .vtt or .srt, same rules; its cues become transcript segments), probes it and answers with the
 spec's \`{data: {type: "metadata", fps, duration, fileSize, key, percentage}}\`. With
 \`Accept: text/event-stream\` it streams server-sent events instead, each \`data:\` a JSON object with a
 \`type\`: \`file_authorized\`, \`progress\` (\`percentage\`, \`stage\`), \`metadata\`, \`complete\`, or \`error\`

@@ -31,6 +31,7 @@ export const UploadBody = named('UploadRequest', t.Object(
     index: t.String({ description: 'index_id of an index, or the name of one (a new name creates the index)' }),
     url: t.String({ description: 'http(s) URL of the video file to fetch' }),
     webhook_url: t.Optional(t.String({ maxLength: 2048, description: 'additive: webhook URL of the index when this upload creates it (see PUT /indexes/{index_id}/webhook)' })),
+    subtitles_url: t.Optional(t.String({ description: 'http(s) URL of a .vtt or .srt file with the video\'s subtitles (fetched under the same rules as `url`); its cues become transcript segments' })),
   },
   { examples: [{ token: TOKEN_PLACEHOLDER, index: 'demo', url: 'https://example.com/clip.mp4' }] },
 ));

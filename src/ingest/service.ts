@@ -10,7 +10,7 @@
  *          which the start-up sweep deletes.
  */
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Config } from '../config';
 import { ApiError, badRequest, insufficientStorage, notFound, payloadTooLarge, tooManyRequests } from '../errors';
@@ -24,6 +24,7 @@ import { mediaIndexes, videos, type MediaIndex, type User, type Video } from '..
 import { removeEmptyPeople } from '../people/group';
 import { cleanFileName, downloadToFile, fileNameOf } from './download';
 import { receiveToFile, type UploadBody } from './receive';
+import { fetchSubtitles, parseSubtitlesUrl, type SubtitlesSource } from './subtitles-url';
 import { checkHost, parseSourceUrl } from './url-guard';
 
 /** The spec's upload metadata (response `data`, and the SSE `metadata` event). */
@@ -47,6 +48,8 @@ export type UploadEvent =
 export interface UploadRequest {
   index?: unknown;
   url?: unknown;
+  /** A .vtt or .srt file to store with the video (read as its subtitles). */
+  subtitles_url?: unknown;
 }
 
 /** POST /upload's admission: the index and a display name; the bytes come with the request. */
@@ -82,6 +85,7 @@ export interface AuthorizedUpload {
   index: MediaIndex;
   /** The index was created by this upload (and goes again if the upload fails). */
   createdIndex: boolean;
+  subtitles?: SubtitlesSource | null;
 }
 
 export interface IngestDeps {
@@ -158,7 +162,13 @@ export class IngestService {
     if (typeof req.index !== 'string') throw badRequest('index is required: the index_id or the name of an index (a new name creates the index)');
     if (typeof req.url !== 'string') throw badRequest('url is required: the http(s) address of a video file');
     const url = parseSourceUrl(req.url);
-    return this.reserve(user, req.index, url, fileNameOf(null, url), () => checkHost(url, { allowPrivate: this.d.config.allowPrivateUrls }));
+    const subtitles = parseSubtitlesUrl(req.subtitles_url);
+    const allowPrivate = this.d.config.allowPrivateUrls;
+    const up = await this.reserve(user, req.index, url, fileNameOf(null, url), async () => {
+      await checkHost(url, { allowPrivate });
+      if (subtitles) await checkHost(subtitles.url, { allowPrivate });
+    });
+    return { ...up, subtitles };
   }
 
   /**
@@ -255,6 +265,7 @@ export class IngestService {
     // the per-user download cap bounds what can land at once).
     const storageLeft = config.userMaxStorageBytes ? Math.max(0, config.userMaxStorageBytes - this.storedBytes(user.id, videoId)) : Infinity;
     const tmp = files.tempFile();
+    const subsTmp = up.subtitles ? files.tempFile() : null;
     const vlog = log.child({ video_id: videoId, index_id: index.id });
     const started = performance.now();
     try {
@@ -289,6 +300,10 @@ export class IngestService {
           }
         },
       });
+      // The subtitles before the video is stored: a bad file fails the upload as a whole.
+      if (up.subtitles && subsTmp) {
+        await fetchSubtitles(up.subtitles, subsTmp, { policy: { allowPrivate: config.allowPrivateUrls }, connectTimeoutMs: config.connectTimeoutMs, idleTimeoutMs: config.idleTimeoutMs, maxRedirects: config.maxRedirects, signal: ctrl.signal });
+      }
       emit({ type: 'progress', key: videoId, stage: 'probing', percentage: 100, bytes: dl.bytes, total_bytes: dl.bytes });
       this.setProgress(user.id, index.id, videoId, 'probing', 100);
       const info = await probeFile(await this.d.ffprobe(), tmp, { maxDurationSec: config.maxDurationSec, signal: ctrl.signal, ffmpeg: await this.d.ffmpeg?.() });
@@ -301,6 +316,7 @@ export class IngestService {
       if (twin) {
         // Identical bytes already in this index: keep one copy, answer with its key.
         rmSync(tmp, { force: true });
+        if (subsTmp) rmSync(subsTmp, { force: true });
         db.delete(videos).where(eq(videos.id, videoId)).run();
         indexes.invalidate(user.id, index.id);
         const meta = metadataOf(twin);
@@ -314,6 +330,7 @@ export class IngestService {
       const abs = files.abs(rel);
       mkdirSync(dirname(abs), { recursive: true });
       renameSync(tmp, abs);
+      if (up.subtitles && subsTmp) renameSync(subsTmp, join(dirname(abs), `subtitles.${up.subtitles.ext}`));
       const stored = this.markStored(videoId, rel, dl.fileName, dl.bytes, dl.sha256, info);
       if (!stored) {
         // Removed (or its index purged) while downloading: the removal already took the row.
@@ -329,6 +346,7 @@ export class IngestService {
       return meta;
     } catch (e) {
       rmSync(tmp, { force: true });
+      if (subsTmp) rmSync(subsTmp, { force: true });
       files.removeVideoFiles(videoId);
       writeTx(db, (tx) => {
         tx.delete(videos).where(eq(videos.id, videoId)).run();

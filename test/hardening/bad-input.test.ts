@@ -142,6 +142,8 @@ const cases: Case[] = [
   { name: 'url is an object', send: upload({ url: { href: 'http://x/' } }), status: 400, says: 'field "url" must be a string' },
   { name: 'index missing (/remote-upload)', send: lazy('/remote-upload', () => ({ token: A(), url: `${origin.url}/media/chaplin-bw.mp4` })), status: 400, says: 'field "index" is required' },
   { name: 'url missing', send: lazy('/remote-upload', () => ({ token: A(), index: 'fresh' })), status: 400, says: 'field "url" is required' },
+  { name: 'subtitles_url with a file: scheme', send: upload({ subtitles_url: 'file:///etc/passwd.srt' }), status: 400, says: 'subtitles_url: scheme "file" is not allowed' },
+  { name: 'subtitles_url not a .vtt or .srt', send: upload({ subtitles_url: 'http://127.0.0.1/subs.txt' }), status: 400, says: 'subtitles_url must name a .vtt or .srt file' },
   { name: 'prompt missing', send: lazy('/inquire', () => ({ token: A(), index: seed.indexId })), status: 400, says: 'field "prompt" is required' },
   { name: 'video_id missing', send: lazy('/remove-from-index', () => ({ token: A(), project_id: seed.indexId })), status: 400, says: 'field "video_id" is required' },
   { name: 'video_id empty', send: lazy('/remove-from-index', () => ({ token: A(), project_id: seed.indexId, video_id: '' })), status: 400, says: 'video_id is required' },

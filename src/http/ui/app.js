@@ -69,6 +69,7 @@ const STAGES = {
   'analyzing:ocr': 'Analysing: on-screen text',
   'analyzing:objects': 'Analysing: objects',
   'analyzing:speech': 'Analysing: speech',
+  'analyzing:subtitles': 'Analysing: subtitles',
   'analyzing:embeddings': 'Analysing: indexing for search',
   finalizing: 'Finishing',
   ready: 'Ready',
