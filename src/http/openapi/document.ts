@@ -1,35 +1,30 @@
 /**
- * The OpenAPI 3.1 document, built from the routes themselves (their `t` schemas and `detail`), so
- * it cannot drift from what the server validates. Rules every operation follows (checked by
- * test/openapi.test.ts): a camelCase operationId, JSON request bodies only, every response with
- * its content, named components for shared schemas.
+ * The normalisation pass over the document that @elysiajs/openapi generates from the routes
+ * (see docs.ts for why each step is needed). The plugin gives the paths, operations, operationIds,
+ * tags, summaries, parameters, request bodies and response schemas; this pass only rewrites the
+ * schemas (named components, integers as integers), keeps request bodies to JSON, and merges back
+ * what the plugin leaves out (`detail.responses`, `detail.parameters`, error examples). Rules every
+ * operation follows (checked by test/openapi.test.ts): a camelCase operationId, JSON request bodies
+ * only, every response with its content, named components for shared schemas.
  */
 import { ErrorBody } from '../models';
-import { nameOf, SchemaConverter, type JsonSchema } from './schema';
+import { nameOf, SchemaConverter } from './schema';
 
 export interface RouteLike {
   method: string;
   path: string;
   hooks?: {
     body?: unknown;
-    query?: unknown;
-    params?: unknown;
-    response?: unknown;
-    detail?: Record<string, unknown> & { hide?: boolean; operationId?: string; responses?: Record<string, unknown> };
+    detail?: Record<string, unknown> & { hide?: boolean; operationId?: string; responses?: Record<string, unknown>; parameters?: unknown[] };
   };
-}
-
-export interface DocumentInfo {
-  title: string;
-  version: string;
-  description: string;
-  tags: { name: string; description: string }[];
 }
 
 type Obj = Record<string, any>;
 
 const OPTIONAL = Symbol.for('TypeBox.Optional');
 const KIND = Symbol.for('TypeBox.Kind');
+
+const isSchema = (r: unknown): boolean => r !== null && typeof r === 'object' && (KIND in r || '$ref' in r || 'type' in r);
 
 const STATUS_TEXT: Record<string, string> = {
   200: 'OK',
@@ -49,43 +44,51 @@ const STATUS_TEXT: Record<string, string> = {
 /** A request body that the server takes: JSON only (anything else is a 400). */
 const JSON_TYPE = 'application/json';
 
-export function buildDocument(routes: readonly RouteLike[], info: DocumentInfo): Obj {
+/** `generated`: the plugin's document; `routes` give each operation's `detail` and body schema. */
+export function normaliseDocument(generated: Obj, routes: readonly RouteLike[], description: string): Obj {
   const conv = new SchemaConverter();
+  const byKey = new Map(routes.map((r) => [`${r.method.toLowerCase()} ${r.path.replace(/:([^/]+)/g, '{$1}')}`, r]));
   const paths: Obj = {};
-  for (const route of routes) {
-    const hooks = route.hooks ?? {};
-    const detail = hooks.detail ?? {};
-    const method = route.method.toLowerCase();
-    if (detail.hide || !['get', 'post', 'put', 'patch', 'delete'].includes(method)) continue;
-    const path = route.path.replace(/:([^/]+)/g, '{$1}');
-    const { hide: _hide, responses: extraResponses, operationId, ...rest } = detail;
-    const op: Obj = { operationId: operationId ?? defaultOperationId(method, route.path), ...rest };
+  for (const [path, item] of Object.entries(generated.paths as Obj)) {
+    for (const [method, given] of Object.entries(item as Obj)) {
+      const hooks = byKey.get(`${method} ${path}`)?.hooks ?? {};
+      const detail = hooks.detail ?? {};
+      const { responses: generatedResponses, parameters: generatedParameters, requestBody, hide: _hide, ...rest } = given as Obj;
+      const op: Obj = { ...rest };
+      // The plugin's own ids keep the path's hyphens (`postRemote-upload`).
+      if (!/^[a-z][A-Za-z0-9]*$/.test(op.operationId ?? '')) op.operationId = defaultOperationId(method, path);
 
-    const given = (rest.parameters as Obj[] | undefined) ?? []; // e.g. a header the handler reads itself
-    const parameters = [...parametersOf(conv, hooks.params, 'path'), ...parametersOf(conv, hooks.query, 'query'), ...given];
-    if (parameters.length) op.parameters = parameters;
+      // The plugin replaces `detail.parameters` (e.g. a header the handler reads itself) with its own.
+      const parameters = [...((generatedParameters as Obj[] | undefined) ?? []).map((p) => parameter(conv, p)), ...((detail.parameters as Obj[] | undefined) ?? [])];
+      if (parameters.length) op.parameters = parameters;
 
-    if (hooks.body !== undefined && method !== 'get') {
-      const body = hooks.body as Obj;
-      const media: Obj = { schema: conv.convert(body) };
-      const example = (body.examples as unknown[] | undefined)?.[0];
-      if (example !== undefined) media.example = example;
-      op.requestBody = { required: !(OPTIONAL in body), content: { [JSON_TYPE]: media } };
+      if (requestBody && hooks.body === undefined) {
+        op.requestBody = requestBody; // a hand-written `detail.requestBody` (a file upload) as it is
+      } else if (requestBody) {
+        // The route's own schema, which keeps TypeBox's Optional mark.
+        const body = hooks.body as Obj;
+        const media: Obj = { schema: conv.convert(body) };
+        const example = (body.examples as unknown[] | undefined)?.[0];
+        if (example !== undefined) media.example = example;
+        op.requestBody = { required: !(OPTIONAL in body), content: { [JSON_TYPE]: media } };
+      }
+
+      // Without a response schema the plugin passes `detail.responses` through as they are; they are merged below.
+      const generatedJson = generatedResponses === detail.responses ? undefined : (generatedResponses as Obj | undefined);
+      op.responses = responsesOf(conv, generatedJson, detail.responses);
+      // Every body passes the same size and shape checks (src/http/body.ts) before the handler.
+      if (op.requestBody) {
+        op.responses[400] ??= errorResponse(conv, 400);
+        op.responses[413] ??= errorResponse(conv, 413);
+      }
+      op.responses = Object.fromEntries(Object.entries(op.responses).sort(([a], [b]) => a.localeCompare(b)));
+      (paths[path] ??= {})[method] = op;
     }
-
-    op.responses = responsesOf(conv, hooks.response, extraResponses);
-    // Every body passes the same size and shape checks (src/http/body.ts) before the handler.
-    if (op.requestBody) {
-      op.responses[400] ??= errorResponse(conv, 400);
-      op.responses[413] ??= errorResponse(conv, 413);
-    }
-    op.responses = Object.fromEntries(Object.entries(op.responses).sort(([a], [b]) => a.localeCompare(b)));
-    (paths[path] ??= {})[method] = op;
   }
+  const { components: _components, info, paths: _paths, ...top } = generated;
   return {
-    openapi: '3.1.0',
-    info: { title: info.title, version: info.version, description: info.description },
-    tags: info.tags,
+    ...top,
+    info: { ...info, description },
     paths,
     components: { schemas: Object.fromEntries([...conv.components].sort(([a], [b]) => a.localeCompare(b))) },
   };
@@ -97,29 +100,23 @@ export function defaultOperationId(method: string, path: string): string {
   return method.toLowerCase() + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
 }
 
-function parametersOf(conv: SchemaConverter, schema: unknown, where: 'path' | 'query'): Obj[] {
-  if (!schema) return [];
-  const s = conv.inline(schema);
-  const required = new Set((s.required as string[] | undefined) ?? []);
-  return Object.entries((s.properties ?? {}) as Record<string, JsonSchema>).map(([name, prop]) => {
-    const { description, ...rest } = prop;
-    return { name, in: where, required: where === 'path' || required.has(name), ...(description !== undefined && { description }), schema: rest };
-  });
+/** The plugin's parameter with its schema converted; the schema's description moves up to the parameter. */
+function parameter(conv: SchemaConverter, p: Obj): Obj {
+  const { description, ...schema } = conv.inline(p.schema);
+  return { ...p, ...(description !== undefined && { description }), schema };
 }
 
-function responsesOf(conv: SchemaConverter, response: unknown, extra: Record<string, unknown> | undefined): Obj {
+/** The plugin's JSON responses (schemas converted, error examples added), then `detail.responses` merged in. */
+function responsesOf(conv: SchemaConverter, generated: Obj | undefined, extra: Record<string, unknown> | undefined): Obj {
   const out: Obj = {};
-  if (response && typeof response === 'object') {
-    const single = KIND in response || 'type' in response || '$ref' in response;
-    const map = (single ? { 200: response } : response) as Record<string, unknown>;
-    for (const [status, schema] of Object.entries(map)) {
-      out[status] = { description: describe(status, schema), content: { [JSON_TYPE]: { schema: conv.convert(schema), ...errorExample(status, schema) } } };
-    }
+  for (const [status, r] of Object.entries(generated ?? {}) as [string, Obj][]) {
+    const schema = r.content?.[JSON_TYPE]?.schema ?? (Object.values(r.content ?? {})[0] as Obj | undefined)?.schema;
+    out[status] = { description: describe(status, schema), content: { [JSON_TYPE]: { schema: conv.convert(schema), ...errorExample(status, schema) } } };
   }
   // Hand-written responses (streams, files, images) are merged in; schemas inside are converted.
   for (const [status, r] of Object.entries(extra ?? {})) {
-    // A bare schema (e.g. `404: ErrorBody`) stands for a JSON body of that schema.
-    const given = (r !== null && typeof r === 'object' && KIND in r ? { content: { [JSON_TYPE]: { schema: r } } } : r) as Obj;
+    // A schema given as the response itself (`401: ErrorBody`) is its JSON body.
+    const given = isSchema(r) ? { content: { [JSON_TYPE]: { schema: r } } } : (r as Obj);
     const content = given.content ? Object.fromEntries(Object.entries(given.content as Obj).map(([type, m]) => [type, { ...convertMedia(conv, m), ...errorExample(status, m.schema) }])) : undefined;
     out[status] = {
       ...out[status],

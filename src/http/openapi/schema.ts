@@ -37,7 +37,9 @@ export class SchemaConverter {
 
   private ref(name: string, schema: unknown): JsonSchema {
     const seen = this.sources.get(name);
-    if (seen !== undefined && seen !== schema && JSON.stringify(seen) !== JSON.stringify(schema)) {
+    // The same schema may come as the route's own and as @elysiajs/openapi's rewritten copy: the
+    // same once converted (nullable unions and enums folded alike).
+    if (seen !== undefined && seen !== schema && JSON.stringify(this.walk(seen, true)) !== JSON.stringify(this.walk(schema, true))) {
       throw new Error(`OpenAPI: two different schemas are named "${name}"`);
     }
     if (seen === undefined) {
@@ -53,7 +55,7 @@ export class SchemaConverter {
     if (node === null || typeof node !== 'object') return node;
     const name = nameOf(node);
     if (name && !expand) return this.ref(name, node);
-    const s = node as Record<string, unknown>;
+    const s = folded(node as Record<string, unknown>);
     const coerced = coercedType(s);
     if (coerced) return this.walk({ ...coerced, ...pick(s, ['description', 'title', 'examples', 'deprecated']) }, false);
     const out: JsonSchema = {};
@@ -89,4 +91,18 @@ function coercedType(s: Record<string, unknown>): Record<string, unknown> | unde
 
 function pick(s: Record<string, unknown>, keys: string[]): Record<string, unknown> {
   return Object.fromEntries(keys.filter((k) => s[k] !== undefined).map((k) => [k, s[k]]));
+}
+
+/**
+ * The forms @elysiajs/openapi gives these (OpenAPI 3.1), so a schema converts the same from the
+ * route and from the plugin: `anyOf [T, null]` → `type: [T, "null"]`; `anyOf` of consts → `enum`.
+ */
+function folded(s: Record<string, unknown>): Record<string, unknown> {
+  const branches = s.anyOf;
+  if (!Array.isArray(branches) || branches.length === 0) return s;
+  const { anyOf: _anyOf, ...rest } = s;
+  if (branches.every((b) => b && typeof b === 'object' && b.const !== undefined)) return { type: 'string', ...rest, enum: branches.map((b) => b.const) };
+  const nonNull = branches.filter((b) => b?.type !== 'null');
+  if (nonNull.length === 1 && nonNull.length < branches.length && typeof nonNull[0]?.type === 'string') return { ...rest, ...nonNull[0], type: [nonNull[0].type, 'null'] };
+  return s;
 }
