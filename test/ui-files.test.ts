@@ -98,7 +98,8 @@ describe.skipIf(!haveChromium)('own files in the web page (headless Chromium)', 
     expect(insights.file_name).toBe('big-buck-bunny-intro.webm');
     expect(insights.segments.ocr.length).toBeGreaterThan(0);
     await page.getByRole('link', { name: 'subtitles (WebVTT)' }).click();
-    await expect(page.locator('#toast').textContent()).resolves.toContain('transcript');
+    // The 404 arrives after the click: wait for its toast instead of reading the toast at once.
+    await page.waitForFunction(() => document.querySelector('#toast')?.textContent?.includes('transcript'), undefined, { timeout: 15000 });
     await shot('04-video-downloads');
     expect(problems).toEqual([]);
     await context.close();

@@ -76,7 +76,9 @@ describe('frame amplification', () => {
     const { result, peak, stored, videoDir } = await visual(DEFAULT_VISUAL);
     console.log(`amplification file (120 s, 4 frames of 960x2400): peak on disk ${(peak / 1e6).toFixed(1)} MB, frames stored ${(stored / 1e6).toFixed(2)} MB (${result!.frames!.length} frames)`);
     expect(result!.frames!.length).toBeLessThanOrEqual(4);
-    expect(peak).toBeLessThan(10e6);
+    // Before the bounds this file peaked at ~160 MB and kept 40 frames; the peak also catches
+    // candidates while ffmpeg writes them (3.8–11 MB seen, depending on load), so the bound has room.
+    expect(peak).toBeLessThan(40e6);
     for (const f of result!.frames!) {
       const [w, h] = (await run([ffprobe, '-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=width,height', '-of', 'csv=p=0', join(videoDir, 'frames', f.file)])).trim().split(',').map(Number);
       expect(w! * h!).toBeLessThanOrEqual(DEFAULT_VISUAL.maxFramePixels!);
