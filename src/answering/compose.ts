@@ -60,7 +60,8 @@ function styleOf(guidance: string): Style {
 }
 
 const span = (start: number, end: number) => (end - start < 1.5 ? `at ${formatTime(start)}` : `from ${formatTime(start)} to ${formatTime(end)}`);
-const quote = (text: string) => `"${text.replace(/\s*\n\s*/g, ' / ').trim()}"`;
+// The lines of one text block are one phrase (a title set over two lines reads "Big Buck Bunny", as a person would quote it).
+const quote = (text: string) => `"${text.replace(/\s*\n\s*/g, ' ').trim()}"`;
 const article = (noun: string) => (/^[aeiou]/i.test(noun) && !/^(one|uni|eu)/i.test(noun) ? `an ${noun}` : `a ${noun}`);
 
 interface Counted {
