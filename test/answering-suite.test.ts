@@ -258,11 +258,21 @@ describe('caption segments (model-written descriptions of a shot) are visual fac
     const f = 'skateboarding-dog.mp4';
     const v = vids[f]!;
     const text = 'A black and white dog rides a skateboard along a sunny pavement.';
+    // Before any caption, a thing the detector has no label for is honestly not found.
+    const before = await ask('Is there a pavement?', { target_video: v.id });
+    expect(before.output).toStartWith('I could not find');
     srv.server.service.db.insert(segments).values({ videoId: v.id, kind: 'caption', start: 0, end: v.durationSec!, text, confidence: 0.9, extra: { source: 'stand-in for a captioner' } }).run();
     const at = await ask('What do we see at 0:06?', { target_video: v.id });
     expect(at.output).toContain('sunny pavement');
     expect(at.evidence.some((e) => e.kind === 'caption')).toBe(true);
     expect(timesCited(at)).toBe(true);
+    // A thing only the caption names is found through it, cited at the caption's time; one it does not name is not.
+    const named = await ask('Is there a pavement?', { target_video: v.id });
+    expect(named.output).toStartWith('Yes');
+    expect(named.output).toContain('sunny pavement');
+    expect(named.evidence.some((e) => e.kind === 'caption')).toBe(true);
+    expect(timesCited(named)).toBe(true);
+    expect((await ask('Is there a kayak?', { target_video: v.id })).output).toStartWith('I could not find');
     const all = await ask('Describe this clip in a few sentences.', { target_video: v.id });
     expect(all.output).toContain('sunny pavement');
     expect(all.output).toMatch(/\b0:00\b/);

@@ -146,6 +146,10 @@ test('answers quote the captions with a citation, in /inquire and /inquire-strea
   const cited = (res.body.evidence as any[]).find((e) => e.kind === 'caption');
   expect(cited).toMatchObject({ video_id: fileId, text: CAPTION });
   expect(res.body.output).toContain('kayak');
+  // Something no detector label names is found through the caption that names it.
+  const kayak = await call('POST', '/inquire', { ...body, prompt: 'Is there a kayak?' });
+  expect(kayak.body.output).toContain('kayak');
+  expect(kayak.body.evidence.some((e: any) => e.kind === 'caption' && e.text === CAPTION)).toBe(true);
 
   const stream = await fetch(server.url + '/inquire-stream', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   const text = await stream.text();

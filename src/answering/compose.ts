@@ -75,6 +75,8 @@ export class Composer {
   constructor(private readonly c: ComposeInput) {}
 
   private evidence: Evidence[] = [];
+  /** Content words of the question being answered (set per reading), for the caption fallback. */
+  private keywords: string[] = [];
   /** The question's embedding, reused by the evidence search. */
   private vector: Float32Array | null = null;
   private readonly multi = () => this.c.scope.videos.length > 1;
@@ -154,7 +156,13 @@ export class Composer {
     // answered with the objects it mentions: labels alone do not open the objects reading.
     const related = (c: Cell) =>
       c === best || c.fact === best.fact || (OBJECTS.has(c.fact) && OBJECTS.has(best.fact)) || (c.form === best.form && (!slots.factCues.has(best.fact) || (slots.factCues.has(c.fact) && !OBJECTS.has(c.fact))));
-    for (const r of read.readings.filter((x) => related(x.cell))) {
+    // A question that names a thing ("is there a kayak?") is not answered about speech or sound
+    // unless its words ask about them: "Yes: someone speaks" answers nothing it asked.
+    const namesThing = slots.intent.keywords.some((w) => !CAPTION_GENERIC.has(w) && !/^\d/.test(w));
+    const heard = (c: Cell) => (c.fact === 'speech' || c.fact === 'audio') && namesThing && !slots.factCues.has(c.fact);
+    const tried = read.readings.filter((x) => related(x.cell));
+    const kept = tried.filter((x) => !heard(x.cell));
+    for (const r of kept.length ? kept : tried) {
       this.evidence = [];
       this.c.scope = narrowed;
       // Relative times ("at the end") narrow only answers that have no sense of position of their own.
@@ -173,6 +181,7 @@ export class Composer {
 
   private run(cell: Cell, slots: Slots, style: Style): Answer | Promise<Answer> {
     const intent = slots.intent;
+    this.keywords = intent.keywords;
     const named = intent.labels.filter((l) => l !== 'person' || !intent.categoryLabels.length);
     const label = (cell.fact === 'people' ? 'person' : undefined) ?? named.filter((l) => l !== 'dining table')[0] ?? named[0];
     // "What colour is the car": whichever object reading it got, it asks for a colour.
@@ -245,15 +254,36 @@ export class Composer {
 
   /** Runs `f` on the label asked about when the index has it; "not found" (with what is there) when not. */
   private withLabels(named: string[], label: string | undefined, style: Style, f: (label: string) => Answer | Promise<Answer>): Answer | Promise<Answer> {
-    if (!label) return this.notFound('what the question names', style);
+    // Things the detector has no label for, or never saw, may still be named by a caption (issue 11).
+    if (!label) return this.fromCaptions(style) ?? this.notFound('what the question names', style);
     const asked = named.length ? named : [label];
     const present = asked.filter((l) => this.c.finder.byKind(this.c.scope, ['object'], { labels: [l], limit: 1 }).length > 0);
     const missing = asked.filter((l) => !present.includes(l));
     // The question is about something that was never detected: say so rather than answer about something else.
     if (!present.includes(label) || (missing.length && !(missing.length === 1 && missing[0] === 'dining table'))) {
-      return this.notFound((missing.length ? missing : [label]).map((l) => article(labelNoun(l))).join(' or '), style);
+      return this.fromCaptions(style) ?? this.notFound((missing.length ? missing : [label]).map((l) => article(labelNoun(l))).join(' or '), style);
     }
     return f(label);
+  }
+
+  /**
+   * An object question answered from captions (model-written descriptions of a shot): the captions
+   * that name every thing the question names, with their times. Null when no caption does, or the
+   * scope has none (the offline default), so the answer stays an honest "not found".
+   */
+  private fromCaptions(style: Style): Answer | null {
+    const things = this.keywords.filter((w) => !CAPTION_GENERIC.has(w) && !/^\d/.test(w));
+    if (!things.length) return null;
+    const names = (text: string, w: string) => new RegExp(`\\b${w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/(es|s)$/, '')}(s|es)?\\b`, 'i').test(text);
+    const hits = this.c.finder.byKind(this.c.scope, ['caption'], { limit: 2000 }).filter((c) => things.every((w) => names(c.text, w)));
+    if (!hits.length) return null;
+    const shown = hits.slice(0, style.items);
+    for (const c of shown) this.citeSegment(c);
+    const many = this.c.scope.videos.length > 1;
+    const file = (id: string) => (many ? ` (${this.c.scope.videos.find((v) => v.id === id)?.fileName ?? id})` : '');
+    const parts = shown.map((c) => `${span(c.start, c.end)}${file(c.videoId)}: ${quote(c.text)}`);
+    const more = hits.length > shown.length ? ` (and ${hits.length - shown.length} more)` : '';
+    return { text: `${YES_NO.test(this.c.prompt) ? 'Yes: the' : 'The'} captions describe it ${joinList(parts)}${more}.`, found: true };
   }
 
   // ---- object questions -------------------------------------------------------------------
@@ -982,6 +1012,9 @@ function sentenceFor(s: Segment, where: string, file: string | null): string {
 const FILE_FACTS: FactKind[] = ['duration', 'resolution', 'fps', 'size', 'codec'];
 
 const COLOUR_ASKED = /\b(colou?rs?|colou?red)\b/i;
+
+/** Question words that name no thing, left out when captions are searched for what a question names. */
+const CAPTION_GENERIC = new Set('there any anything something video clip film footage recording scene shot screen frame picture visible see seen shown show shows showing appear appears appearing appeared present is are was were does do did can could when where which what time times moment moments first last start end beginning ever at all'.split(' '));
 
 /** The colour stored with a detection, when the analysis measures colours. */
 function colourIn(s: Segment): string | null {
