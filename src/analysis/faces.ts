@@ -11,6 +11,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from './contracts';
 import type { SampledFrame } from './frame-stream';
+import { ModelWorker } from './model-worker';
 import { cosine, groupVideoFaces, normalise } from '../people/group';
 import { jpegSize, objectModelPaths, rawFrames, shotBounds, type Box, type ShotBound } from './objects';
 
@@ -290,82 +291,19 @@ async function* decodeFrames(ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'vide
 }
 
 /** The Worker that runs the face models, one request at a time. */
-class FaceWorker {
-  readonly ready: Promise<void>;
-  private readonly worker: Worker;
-  private readonly pending = new Map<number, { resolve: (f: RawFace[]) => void; reject: (e: Error) => void }>();
-  private nextId = 1;
-  private dead: Error | null = null;
-  private starting: { resolve: () => void; reject: (e: Error) => void } | null = null;
-
+class FaceWorker extends ModelWorker<FaceResponse, RawFace[]> {
   constructor(paths: { modelDir: string; wasmDir: string }) {
-    this.ready = new Promise<void>((resolve, reject) => (this.starting = { resolve, reject }));
-    this.ready.catch(() => {});
-    const timer = setTimeout(() => this.fail(new Error(`the face detector did not start within ${INIT_TIMEOUT_MS / 1000} s`)), INIT_TIMEOUT_MS);
-    this.ready.then(
-      () => clearTimeout(timer),
-      () => clearTimeout(timer),
-    );
-    this.worker = new Worker(new URL('./faces-worker.ts', import.meta.url).href);
-    this.worker.onmessage = (ev: MessageEvent<FaceResponse>) => this.receive(ev.data);
-    this.worker.onerror = (ev) => this.fail(new Error(`the face detector crashed: ${ev.message}`));
-    this.worker.addEventListener('close', () => this.fail(new Error('the face detector stopped')));
-    this.worker.postMessage({ type: 'init', ...paths } satisfies FaceRequest);
-    this.idle();
+    super(new URL('./faces-worker.ts', import.meta.url), { name: 'face detector', task: 'face detection', init: paths, startTimeoutMs: INIT_TIMEOUT_MS, result: (m) => m.faces });
   }
 
   detect(rgb: Uint8Array, width: number, height: number, signal: AbortSignal): Promise<RawFace[]> {
-    if (this.dead) return Promise.reject(this.dead);
     signal.throwIfAborted();
-    const id = this.nextId++;
-    this.worker.ref();
-    const onAbort = () => this.fail(new Error('face detection was cancelled'));
+    const onAbort = () => this.terminate(new Error('face detection was cancelled'));
     signal.addEventListener('abort', onAbort, { once: true });
-    return new Promise<RawFace[]>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+    return this.request((id) => {
       const copy = rgb.slice().buffer as ArrayBuffer;
-      this.worker.postMessage({ type: 'detect', id, rgb: copy, width, height } satisfies FaceRequest, [copy]);
+      return { message: { type: 'detect', id, rgb: copy, width, height } satisfies FaceRequest, transfer: [copy] };
     }).finally(() => signal.removeEventListener('abort', onAbort));
-  }
-
-  get alive(): boolean {
-    return this.dead === null;
-  }
-
-  terminate(reason: Error): void {
-    this.fail(reason);
-  }
-
-  private idle(): void {
-    if (this.pending.size === 0 && !this.starting) this.worker.unref();
-  }
-
-  private receive(m: FaceResponse): void {
-    if (m.type === 'ready') {
-      this.starting?.resolve();
-      this.starting = null;
-    } else if (m.type === 'result') {
-      const p = this.pending.get(m.id);
-      this.pending.delete(m.id);
-      p?.resolve(m.faces);
-    } else if (m.id === undefined) {
-      this.fail(new Error(`the face detector failed to start: ${m.message}`));
-    } else {
-      const p = this.pending.get(m.id);
-      this.pending.delete(m.id);
-      p?.reject(new Error(`face detection failed: ${m.message}`));
-    }
-    this.idle();
-  }
-
-  private fail(e: Error): void {
-    if (this.dead) return;
-    this.dead = e;
-    this.starting?.reject(e);
-    this.starting = null;
-    for (const p of this.pending.values()) p.reject(e);
-    this.pending.clear();
-    this.worker.terminate();
   }
 }
 

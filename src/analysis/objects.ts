@@ -16,6 +16,7 @@ import type { Segment } from '../storage/schema';
 import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from './contracts';
 import { paintSegments } from './colours';
 import { FrameStream, type SampledFrame } from './frame-stream';
+import { ModelWorker } from './model-worker';
 
 /** [x, y, width, height], normalised to 0..1 of the frame. */
 export type Box = [number, number, number, number];
@@ -323,82 +324,23 @@ interface Detection {
 }
 
 /** The Worker that runs the models, one request at a time. */
-class Detector {
-  readonly ready: Promise<void>;
-  private readonly worker: Worker;
-  private readonly pending = new Map<number, { resolve: (d: Detection) => void; reject: (e: Error) => void }>();
-  private nextId = 1;
-  private dead: Error | null = null;
-  private starting: { resolve: () => void; reject: (e: Error) => void } | null = null;
-
+class Detector extends ModelWorker<DetectorResponse, Detection> {
   constructor(paths: { modelDir: string; wasmDir: string }) {
-    this.ready = new Promise<void>((resolve, reject) => (this.starting = { resolve, reject }));
-    // Nobody may be waiting on `ready` when it fails (e.g. closed before use).
-    this.ready.catch(() => {});
-    const timer = setTimeout(() => this.fail(new Error(`the object detector did not start within ${INIT_TIMEOUT_MS / 1000} s`)), INIT_TIMEOUT_MS);
-    this.ready.then(
-      () => clearTimeout(timer),
-      () => clearTimeout(timer),
-    );
-    this.worker = new Worker(new URL('./objects-worker.ts', import.meta.url).href);
-    this.worker.onmessage = (ev: MessageEvent<DetectorResponse>) => this.receive(ev.data);
-    this.worker.onerror = (ev) => this.fail(new Error(`the object detector crashed: ${ev.message}`));
-    this.worker.addEventListener('close', () => this.fail(new Error('the object detector stopped')));
-    this.worker.postMessage({ type: 'init', ...paths } satisfies DetectorRequest);
-    this.idle();
-  }
-
-  detect(rgb: Uint8Array, width: number, height: number, bodyBelow: number): Promise<Detection> {
-    if (this.dead) return Promise.reject(this.dead);
-    const id = this.nextId++;
-    this.worker.ref();
-    return new Promise<Detection>((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
-      // The pixels are not used here afterwards: move the buffer instead of copying it.
-      const buf = rgb.byteOffset === 0 && rgb.byteLength === rgb.buffer.byteLength ? (rgb.buffer as ArrayBuffer) : (rgb.slice().buffer as ArrayBuffer);
-      this.worker.postMessage({ type: 'detect', id, rgb: buf, width, height, bodyBelow } satisfies DetectorRequest, [buf]);
+    super(new URL('./objects-worker.ts', import.meta.url), {
+      name: 'object detector',
+      task: 'object detection',
+      init: paths,
+      startTimeoutMs: INIT_TIMEOUT_MS,
+      result: (m) => ({ objects: m.objects, body: m.body, objectMs: m.objectMs, bodyMs: m.bodyMs }),
     });
   }
 
-  get alive(): boolean {
-    return this.dead === null;
-  }
-
-  terminate(reason: Error): void {
-    this.fail(reason);
-  }
-
-  /** An idle detector must not keep the process alive (a forgotten close() would hang exit). */
-  private idle(): void {
-    if (this.pending.size === 0 && !this.starting) this.worker.unref();
-  }
-
-  private receive(m: DetectorResponse): void {
-    if (m.type === 'ready') {
-      this.starting?.resolve();
-      this.starting = null;
-    } else if (m.type === 'result') {
-      const p = this.pending.get(m.id);
-      this.pending.delete(m.id);
-      p?.resolve({ objects: m.objects, body: m.body, objectMs: m.objectMs, bodyMs: m.bodyMs });
-    } else if (m.id === undefined) {
-      this.fail(new Error(`the object detector failed to start: ${m.message}`));
-    } else {
-      const p = this.pending.get(m.id);
-      this.pending.delete(m.id);
-      p?.reject(new Error(`object detection failed: ${m.message}`));
-    }
-    this.idle();
-  }
-
-  private fail(e: Error): void {
-    if (this.dead) return;
-    this.dead = e;
-    this.starting?.reject(e);
-    this.starting = null;
-    for (const p of this.pending.values()) p.reject(e);
-    this.pending.clear();
-    this.worker.terminate();
+  detect(rgb: Uint8Array, width: number, height: number, bodyBelow: number): Promise<Detection> {
+    return this.request((id) => {
+      // The pixels are not used here afterwards: move the buffer instead of copying it.
+      const buf = rgb.byteOffset === 0 && rgb.byteLength === rgb.buffer.byteLength ? (rgb.buffer as ArrayBuffer) : (rgb.slice().buffer as ArrayBuffer);
+      return { message: { type: 'detect', id, rgb: buf, width, height, bodyBelow } satisfies DetectorRequest, transfer: [buf] };
+    });
   }
 }
 
