@@ -19,14 +19,31 @@
  * Internal modes: --serve FILE (the origin), --fetch URL --dest FILE [--floor] (one download in a
  * fresh process).
  */
-import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 
 const MB = 1024 * 1024;
 const { values } = parseArgs({
-  options: { mb: { type: 'string', default: '500' }, runs: { type: 'string', default: '3' }, serve: { type: 'string' }, fetch: { type: 'string' }, dest: { type: 'string' }, floor: { type: 'boolean' } },
+  options: {
+    mb: { type: 'string', default: '500' },
+    runs: { type: 'string', default: '3' },
+    serve: { type: 'string' },
+    fetch: { type: 'string' },
+    dest: { type: 'string' },
+    floor: { type: 'boolean' },
+  },
 });
 
 /** Peak and current resident set of this process, from /proc (bytes). */
@@ -112,7 +129,10 @@ async function main(): Promise<void> {
   // the parent's pages until exec (vfork), which swamps curl's ~10 MB.
   const gnuTime = existsSync('/usr/bin/time') ? ['/usr/bin/time', '-f', 'maxrss_kb %M'] : [];
   const curl = (out: string): Sample => {
-    const p = Bun.spawnSync([...gnuTime, 'curl', '-s', '--fail', '-o', out, '-w', '%{time_total} %{size_download}', url], { stdout: 'pipe', stderr: 'pipe' });
+    const p = Bun.spawnSync(
+      [...gnuTime, 'curl', '-s', '--fail', '-o', out, '-w', '%{time_total} %{size_download}', url],
+      { stdout: 'pipe', stderr: 'pipe' },
+    );
     if (p.exitCode !== 0) throw new Error(`curl failed: ${p.stderr}`);
     const [secs, size] = p.stdout.toString().trim().split(' ').map(Number) as [number, number];
     if (size !== bytes) throw new Error(`curl got ${size} bytes`);
@@ -121,10 +141,19 @@ async function main(): Promise<void> {
   };
   const dest = join(work, 'out.bin');
   const child = (floor: boolean): Sample => {
-    const p = Bun.spawnSync([bun, import.meta.path, '--fetch', url, '--dest', dest, ...(floor ? ['--floor'] : [])], { stdout: 'pipe', stderr: 'pipe' });
+    const p = Bun.spawnSync([bun, import.meta.path, '--fetch', url, '--dest', dest, ...(floor ? ['--floor'] : [])], {
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
     if (p.exitCode !== 0) throw new Error(`download failed: ${p.stderr}`);
-    const r = JSON.parse(p.stdout.toString().trim().split('\n').pop()!) as { ms: number; bytes: number; sha256: string; peakRss: number };
-    if (r.bytes !== bytes || statSync(dest).size !== bytes || (!floor && r.sha256 !== expectedSha)) throw new Error('the download wrote something else than the source');
+    const r = JSON.parse(p.stdout.toString().trim().split('\n').pop()!) as {
+      ms: number;
+      bytes: number;
+      sha256: string;
+      peakRss: number;
+    };
+    if (r.bytes !== bytes || statSync(dest).size !== bytes || (!floor && r.sha256 !== expectedSha))
+      throw new Error('the download wrote something else than the source');
     rmSync(dest, { force: true });
     return { mbps: r.bytes / MB / (r.ms / 1000), cpuMs: cpuMs(p), peakRss: r.peakRss };
   };
@@ -139,7 +168,12 @@ async function main(): Promise<void> {
       results[FLOOR]!.push(child(true));
       // Paired per run, so that load from elsewhere on the machine affects both sides alike.
       ratios.push(results[VIDQ]!.at(-1)!.mbps / results[CURL_FILE]!.at(-1)!.mbps);
-      console.log(`run ${run}: ` + Object.entries(results).map(([k, v]) => `${k} ${v.at(-1)!.mbps.toFixed(0)} MB/s`).join(', '));
+      console.log(
+        `run ${run}: ` +
+          Object.entries(results)
+            .map(([k, v]) => `${k} ${v.at(-1)!.mbps.toFixed(0)} MB/s`)
+            .join(', '),
+      );
     }
   } finally {
     origin.kill();
@@ -153,7 +187,9 @@ async function main(): Promise<void> {
     const mbps = median(v.map((x) => x.mbps));
     const cpuPerGb = median(v.map((x) => x.cpuMs / 1000 / (sizeMb / 1024)));
     const rss = median(v.map((x) => x.peakRss)) / MB;
-    console.log(`  ${k.padEnd(28)} ${mbps.toFixed(0).padStart(6)} ${cpuPerGb.toFixed(2).padStart(9)} ${(Number.isNaN(rss) ? 'n/a' : rss.toFixed(0) + ' MB').padStart(9)}`);
+    console.log(
+      `  ${k.padEnd(28)} ${mbps.toFixed(0).padStart(6)} ${cpuPerGb.toFixed(2).padStart(9)} ${(Number.isNaN(rss) ? 'n/a' : rss.toFixed(0) + ' MB').padStart(9)}`,
+    );
   }
   console.log(`  ratio vidq / curl, both to a file (median of per-run ratios): ${median(ratios).toFixed(2)}`);
 }

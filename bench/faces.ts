@@ -26,7 +26,9 @@ const work = mkdtempSync(join(tmpdir(), 'vidq-faces-bench-'));
 const bins = await resolveBinaries(join(work, 'bin'));
 const faces = new FacesAnalyzer();
 const objects = new ObjectsAnalyzer({ ...DEFAULT_OBJECTS });
-const clips = readdirSync(MEDIA).filter((f) => /\.(mp4|webm|mkv)$/.test(f) && (!values.only || f.includes(values.only))).sort();
+const clips = readdirSync(MEDIA)
+  .filter((f) => /\.(mp4|webm|mkv)$/.test(f) && (!values.only || f.includes(values.only)))
+  .sort();
 
 /** Core-seconds and wall seconds of fn. */
 async function measure<T>(fn: () => Promise<T>): Promise<{ r: T; cpu: number; wall: number }> {
@@ -39,16 +41,40 @@ async function measure<T>(fn: () => Promise<T>): Promise<{ r: T; cpu: number; wa
 
 const total = { dur: 0, faces: 0, objects: 0, colours: 0, facesWall: 0 };
 let warm = false;
-console.log(`${'clip'.padEnd(28)} ${'dur s'.padStart(6)} ${'frames'.padStart(6)} ${'faces cpu'.padStart(9)} ${'wall'.padStart(6)} ${'objects cpu'.padStart(11)} ${'colours cpu'.padStart(11)}  appearances`);
+console.log(
+  `${'clip'.padEnd(28)} ${'dur s'.padStart(6)} ${'frames'.padStart(6)} ${'faces cpu'.padStart(9)} ${'wall'.padStart(6)} ${'objects cpu'.padStart(11)} ${'colours cpu'.padStart(11)}  appearances`,
+);
 for (const name of clips) {
   const dir = join(work, name.replace(/\W/g, '_'));
   const file = join(MEDIA, name);
   const info = await probeFile(bins.ffprobe, file, { maxDurationSec: 3600 });
-  const video = { id: 'v', path: file, dir, durationSec: info.durationSec, fps: info.fps, width: info.width, height: info.height, hasAudio: info.hasAudio };
-  const base = { video, ffmpeg: bins.ffmpeg, signal: new AbortController().signal, log: createLogger('error'), progress: () => {} };
+  const video = {
+    id: 'v',
+    path: file,
+    dir,
+    durationSec: info.durationSec,
+    fps: info.fps,
+    width: info.width,
+    height: info.height,
+    hasAudio: info.hasAudio,
+  };
+  const base = {
+    video,
+    ffmpeg: bins.ffmpeg,
+    signal: new AbortController().signal,
+    log: createLogger('error'),
+    progress: () => {},
+  };
   const vis = await new VisualAnalyzer({ ...DEFAULT_VISUAL }).run({ ...base, frames: () => [], segments: () => [] });
   const frames = vis.frames!.map((f) => ({ ...f, path: join(dir, 'frames', f.file) }));
-  const shots = (vis.segments ?? []).map((s, i) => ({ id: i, videoId: 'v', ...s, confidence: s.confidence ?? null, extra: s.extra ?? null, embedding: null })) as Segment[];
+  const shots = (vis.segments ?? []).map((s, i) => ({
+    id: i,
+    videoId: 'v',
+    ...s,
+    confidence: s.confidence ?? null,
+    extra: s.extra ?? null,
+    embedding: null,
+  })) as Segment[];
   const ctx = { ...base, frames: () => frames, segments: () => shots };
   if (!warm) {
     // Model loading, once (as in a worker process).
@@ -58,16 +84,24 @@ for (const name of clips) {
   }
   const f = await measure(() => faces.run(ctx));
   const o = await measure(() => objects.detect(base, frames));
-  const segs = mergeSpans(o.r.frames.map((r) => applyThresholds(r, DEFAULT_OBJECTS)), shotBounds(shots, info.durationSec), info.durationSec);
+  const segs = mergeSpans(
+    o.r.frames.map((r) => applyThresholds(r, DEFAULT_OBJECTS)),
+    shotBounds(shots, info.durationSec),
+    info.durationSec,
+  );
   const c = await measure(() => paintSegments(base, segs, frames));
   total.dur += info.durationSec;
   total.faces += f.cpu;
   total.facesWall += f.wall;
   total.objects += o.cpu;
   total.colours += c.cpu;
-  console.log(`${name.padEnd(28)} ${info.durationSec.toFixed(1).padStart(6)} ${String(frames.length).padStart(6)} ${f.cpu.toFixed(2).padStart(9)} ${f.wall.toFixed(2).padStart(6)} ${o.cpu.toFixed(2).padStart(11)} ${c.cpu.toFixed(3).padStart(11)}  ${f.r.segments?.length ?? 0}`);
+  console.log(
+    `${name.padEnd(28)} ${info.durationSec.toFixed(1).padStart(6)} ${String(frames.length).padStart(6)} ${f.cpu.toFixed(2).padStart(9)} ${f.wall.toFixed(2).padStart(6)} ${o.cpu.toFixed(2).padStart(11)} ${c.cpu.toFixed(3).padStart(11)}  ${f.r.segments?.length ?? 0}`,
+  );
 }
-console.log(`TOTAL ${total.dur.toFixed(0)} s of video: faces ${total.faces.toFixed(1)} core-s (${(total.dur / total.faces).toFixed(0)}× real time per core; wall ${total.facesWall.toFixed(1)} s), objects detection ${total.objects.toFixed(1)} core-s, colours ${total.colours.toFixed(2)} core-s`);
+console.log(
+  `TOTAL ${total.dur.toFixed(0)} s of video: faces ${total.faces.toFixed(1)} core-s (${(total.dur / total.faces).toFixed(0)}× real time per core; wall ${total.facesWall.toFixed(1)} s), objects detection ${total.objects.toFixed(1)} core-s, colours ${total.colours.toFixed(2)} core-s`,
+);
 faces.close();
 objects.close();
 rmSync(work, { recursive: true, force: true });

@@ -13,20 +13,44 @@ import { parseArgs } from 'node:util';
 import { resolveBinaries } from '../src/media/binaries';
 import { startTestServer } from '../test/helpers';
 
-const { values } = parseArgs({ options: { 'long-minutes': { type: 'string' }, analyzers: { type: 'string' }, 'short-lane-sec': { type: 'string' } } });
+const { values } = parseArgs({
+  options: { 'long-minutes': { type: 'string' }, analyzers: { type: 'string' }, 'short-lane-sec': { type: 'string' } },
+});
 const MEDIA = process.env.VIDQ_TEST_MEDIA ?? resolve(import.meta.dir, '../../shared/media');
 const dir = mkdtempSync(join(tmpdir(), 'vidq-fair-bench-'));
 const { ffmpeg } = await resolveBinaries(join(dir, 'bin'));
 const minutes = Number(values['long-minutes'] ?? 20);
 const long = join(dir, 'long.mp4');
 // bottles.mp4 is 40 s: repeated without re-encoding.
-Bun.spawnSync([ffmpeg, '-loglevel', 'error', '-y', '-stream_loop', String(Math.ceil((minutes * 60) / 40) - 1), '-i', join(MEDIA, 'bottles.mp4'), '-c', 'copy', long]);
+Bun.spawnSync([
+  ffmpeg,
+  '-loglevel',
+  'error',
+  '-y',
+  '-stream_loop',
+  String(Math.ceil((minutes * 60) / 40) - 1),
+  '-i',
+  join(MEDIA, 'bottles.mp4'),
+  '-c',
+  'copy',
+  long,
+]);
 const files: Record<string, string> = { 'long.mp4': long, 'short.mp4': join(MEDIA, 'chaplin-bw.mp4') };
-const origin = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => new Response(Bun.file(files[new URL(req.url).pathname.slice(1)] ?? '/nonexistent')) });
+const origin = Bun.serve({
+  hostname: '127.0.0.1',
+  port: 0,
+  fetch: (req) => new Response(Bun.file(files[new URL(req.url).pathname.slice(1)] ?? '/nonexistent')),
+});
 // The worker restarts after the long video (--worker-recycle-sec 300): its log says how much it held.
 const recycles: string[] = [];
 const srv = await startTestServer(
-  { 'analysis-workers': '1', analyzers: values.analyzers ?? 'visual', 'short-lane-sec': values['short-lane-sec'] ?? '120', 'worker-recycle-sec': '300', 'log-level': 'info' },
+  {
+    'analysis-workers': '1',
+    analyzers: values.analyzers ?? 'visual',
+    'short-lane-sec': values['short-lane-sec'] ?? '120',
+    'worker-recycle-sec': '300',
+    'log-level': 'info',
+  },
   { logSink: (l) => l.includes('give its memory back') && recycles.push(l) },
 );
 /** VmRSS (MB) of this process's worker children. */
@@ -40,7 +64,12 @@ const workerRss = () =>
       return [];
     }
   });
-const post = (name: string) => fetch(srv.url + '/remote-upload', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: srv.token, index: 'b', url: `http://127.0.0.1:${origin.port}/${name}` }) }).then((r) => r.json() as Promise<any>);
+const post = (name: string) =>
+  fetch(srv.url + '/remote-upload', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token: srv.token, index: 'b', url: `http://127.0.0.1:${origin.port}/${name}` }),
+  }).then((r) => r.json() as Promise<any>);
 const list = async () => (await (await fetch(`${srv.url}/index-resources?token=${srv.token}&index=b`)).json()) as any[];
 try {
   const longKey = (await post('long.mp4')).data.key;
@@ -55,13 +84,16 @@ try {
     const s = rows.find((r) => r.file_id === shortKey);
     firstSeen ??= s;
     if (!shortReady && s.status === 'ready') shortReady = (performance.now() - t0) / 1000;
-    if (!longReady && rows.find((r) => r.file_id === longKey).status === 'ready') longReady = (performance.now() - t0) / 1000;
+    if (!longReady && rows.find((r) => r.file_id === longKey).status === 'ready')
+      longReady = (performance.now() - t0) / 1000;
     await Bun.sleep(200);
   }
   await Bun.sleep(3000);
   for (const l of recycles) console.log(`worker before its restart: ${JSON.parse(l).rss_mb} MB`);
   console.log(`worker processes now: ${workerRss().join(', ')} MB`);
-  console.log(`short lane ${values['short-lane-sec'] ?? '120'} s, long ${minutes} min, analyzers ${values.analyzers ?? 'visual'}: short clip ready after ${shortReady.toFixed(1)} s (first shown as stage ${firstSeen.stage}, place ${firstSeen.queue_position ?? '-'}, eta ${firstSeen.eta_sec ?? '-'} s); long ready after ${longReady.toFixed(1)} s`);
+  console.log(
+    `short lane ${values['short-lane-sec'] ?? '120'} s, long ${minutes} min, analyzers ${values.analyzers ?? 'visual'}: short clip ready after ${shortReady.toFixed(1)} s (first shown as stage ${firstSeen.stage}, place ${firstSeen.queue_position ?? '-'}, eta ${firstSeen.eta_sec ?? '-'} s); long ready after ${longReady.toFixed(1)} s`,
+  );
 } finally {
   await srv.stop();
   origin.stop();

@@ -48,11 +48,23 @@ const { values } = parseArgs({
     cache: { type: 'string' },
   },
 });
-const SIZES = (values.sizes ?? '1,10,100').split(',').map(Number).sort((a, b) => a - b);
+const SIZES = (values.sizes ?? '1,10,100')
+  .split(',')
+  .map(Number)
+  .sort((a, b) => a - b);
 const N = Number(values.n ?? 200);
 const MEDIA = process.env.VIDQ_TEST_MEDIA ?? resolve(import.meta.dir, '../../shared/media');
 const ROOT = values.cache ?? join(tmpdir(), 'vidq-bench-inquire-v1');
-const REAL_CLIPS = ['big-buck-bunny-intro.webm', 'birthday-no-audio.mp4', 'bottles.mp4', 'cars-parking-lot.mp4', 'people-one-by-one.mp4', 'skateboarding-dog.mp4', 'smpte-timecode-1080p.mp4', 'speech-over-bottles.mp4'];
+const REAL_CLIPS = [
+  'big-buck-bunny-intro.webm',
+  'birthday-no-audio.mp4',
+  'bottles.mp4',
+  'cars-parking-lot.mp4',
+  'people-one-by-one.mp4',
+  'skateboarding-dog.mp4',
+  'smpte-timecode-1080p.mp4',
+  'speech-over-bottles.mp4',
+];
 const SEED = 20240611;
 
 if (values.rebuild) rmSync(ROOT, { recursive: true, force: true });
@@ -97,20 +109,227 @@ interface Theme {
 
 const cross = (a: string[], b: string[]) => a.flatMap((x) => b.map((y) => `${x}${y}`));
 
-const SLIDES = cross(['', 'Part 1: ', 'Part 2: ', 'Section 3 - ', 'Chapter 4: ', 'Lecture 7: '], ['Introduction', 'Agenda', 'Key Results', 'Next Steps', 'Questions?', 'Summary', 'Methodology', 'Related Work', 'Revenue by Region', 'Customer Growth', 'Roadmap 2025', 'Thank You', 'Data Pipeline', 'Error Analysis', 'Budget Overview', 'Team Structure', 'Market Share', 'Case Study', 'Lessons Learned', 'Open Problems']);
-const HEADLINES = cross(['BREAKING: ', 'LIVE: ', '', 'UPDATE: '], ['CITY COUNCIL APPROVES NEW BUDGET', 'STORM EXPECTED TONIGHT', 'MARKETS CLOSE HIGHER', 'ELECTION RESULTS DUE FRIDAY', 'TRAFFIC DELAYS ON HIGHWAY 9', 'SCHOOL REOPENS AFTER REPAIRS', 'HEAT WAVE CONTINUES', 'LOCAL TEAM WINS FINAL', 'NEW BRIDGE OPENS TO TRAFFIC', 'FLOOD WARNING FOR RIVER VALLEY', 'PRICES RISE FOR THIRD MONTH', 'MAYOR ANNOUNCES PARK PLAN', 'AIRPORT STRIKE ENDS', 'HOSPITAL GETS NEW WING', 'WILDFIRE CONTAINED']).concat(['JANE DOE - REPORTER', 'JOHN SMITH - ANCHOR', 'WEATHER 18°C CLOUDY', 'NEWS AT SIX', 'channel 5 news']);
-const SIGNS = ['STOP', 'ONE WAY', 'Main St', 'Parking', 'OPEN', 'Coffee & Bakery', 'EXIT 12', 'Speed Limit 30', 'NO ENTRY', 'Bus Stop', 'Pharmacy', 'Hotel Central', 'SALE 50% OFF', 'Open 24 Hours', 'Taxi', 'Market Street', 'Keep Right', 'Pizza Napoli', 'City Library', 'Station Road', 'P2 Level 2', 'Fresh Fruit', 'Welcome', 'Do Not Enter', 'Cafe Luna', 'Bank', 'Post Office', 'Avenue 5', 'Car Wash', 'School Zone'];
-const SPORTS = cross(['HOME ', 'LIONS ', 'EAGLES ', 'CITY FC '], ['0 - 0', '1 - 0', '1 - 1', '2 - 1', '3 - 2']).concat(['HALF TIME', 'FULL TIME', '45:00', '12:37', '88:10', 'GOAL!', 'FINAL SET', 'SERVE 120 KM/H', 'REPLAY', 'SUBSTITUTION', 'YELLOW CARD', 'PENALTY']);
-const KITCHEN = ['Pancake Recipe', 'Step 1: Mix', 'Step 2: Rest', 'Step 3: Flip', '200 g flour', '2 eggs', '300 ml milk', '180°C / 350°F', 'Serves 4', 'Prep time 10 min', 'Chocolate Cake', 'Tomato Soup', 'Homemade Bread', 'Subscribe for more recipes', 'Ingredients', 'Bon appétit', 'Salt & Pepper', 'Pasta Night', '1 tbsp sugar', 'Bake 25 min'];
-const CHANNEL = ['Subscribe', '@everyday_vlog', 'Like and Share', 'HD', 'Episode 12', 'Part 2', 'Thanks for watching', 'vlog #43', 'Follow us', 'www.example.com'];
+const SLIDES = cross(
+  ['', 'Part 1: ', 'Part 2: ', 'Section 3 - ', 'Chapter 4: ', 'Lecture 7: '],
+  [
+    'Introduction',
+    'Agenda',
+    'Key Results',
+    'Next Steps',
+    'Questions?',
+    'Summary',
+    'Methodology',
+    'Related Work',
+    'Revenue by Region',
+    'Customer Growth',
+    'Roadmap 2025',
+    'Thank You',
+    'Data Pipeline',
+    'Error Analysis',
+    'Budget Overview',
+    'Team Structure',
+    'Market Share',
+    'Case Study',
+    'Lessons Learned',
+    'Open Problems',
+  ],
+);
+const HEADLINES = cross(
+  ['BREAKING: ', 'LIVE: ', '', 'UPDATE: '],
+  [
+    'CITY COUNCIL APPROVES NEW BUDGET',
+    'STORM EXPECTED TONIGHT',
+    'MARKETS CLOSE HIGHER',
+    'ELECTION RESULTS DUE FRIDAY',
+    'TRAFFIC DELAYS ON HIGHWAY 9',
+    'SCHOOL REOPENS AFTER REPAIRS',
+    'HEAT WAVE CONTINUES',
+    'LOCAL TEAM WINS FINAL',
+    'NEW BRIDGE OPENS TO TRAFFIC',
+    'FLOOD WARNING FOR RIVER VALLEY',
+    'PRICES RISE FOR THIRD MONTH',
+    'MAYOR ANNOUNCES PARK PLAN',
+    'AIRPORT STRIKE ENDS',
+    'HOSPITAL GETS NEW WING',
+    'WILDFIRE CONTAINED',
+  ],
+).concat(['JANE DOE - REPORTER', 'JOHN SMITH - ANCHOR', 'WEATHER 18°C CLOUDY', 'NEWS AT SIX', 'channel 5 news']);
+const SIGNS = [
+  'STOP',
+  'ONE WAY',
+  'Main St',
+  'Parking',
+  'OPEN',
+  'Coffee & Bakery',
+  'EXIT 12',
+  'Speed Limit 30',
+  'NO ENTRY',
+  'Bus Stop',
+  'Pharmacy',
+  'Hotel Central',
+  'SALE 50% OFF',
+  'Open 24 Hours',
+  'Taxi',
+  'Market Street',
+  'Keep Right',
+  'Pizza Napoli',
+  'City Library',
+  'Station Road',
+  'P2 Level 2',
+  'Fresh Fruit',
+  'Welcome',
+  'Do Not Enter',
+  'Cafe Luna',
+  'Bank',
+  'Post Office',
+  'Avenue 5',
+  'Car Wash',
+  'School Zone',
+];
+const SPORTS = cross(['HOME ', 'LIONS ', 'EAGLES ', 'CITY FC '], ['0 - 0', '1 - 0', '1 - 1', '2 - 1', '3 - 2']).concat([
+  'HALF TIME',
+  'FULL TIME',
+  '45:00',
+  '12:37',
+  '88:10',
+  'GOAL!',
+  'FINAL SET',
+  'SERVE 120 KM/H',
+  'REPLAY',
+  'SUBSTITUTION',
+  'YELLOW CARD',
+  'PENALTY',
+]);
+const KITCHEN = [
+  'Pancake Recipe',
+  'Step 1: Mix',
+  'Step 2: Rest',
+  'Step 3: Flip',
+  '200 g flour',
+  '2 eggs',
+  '300 ml milk',
+  '180°C / 350°F',
+  'Serves 4',
+  'Prep time 10 min',
+  'Chocolate Cake',
+  'Tomato Soup',
+  'Homemade Bread',
+  'Subscribe for more recipes',
+  'Ingredients',
+  'Bon appétit',
+  'Salt & Pepper',
+  'Pasta Night',
+  '1 tbsp sugar',
+  'Bake 25 min',
+];
+const CHANNEL = [
+  'Subscribe',
+  '@everyday_vlog',
+  'Like and Share',
+  'HD',
+  'Episode 12',
+  'Part 2',
+  'Thanks for watching',
+  'vlog #43',
+  'Follow us',
+  'www.example.com',
+];
 
 const TOPIC_PREDICATES: Record<string, string[]> = {
-  cooking: ['add two cups of flour to the bowl', 'whisk the eggs until they are fluffy', 'let the dough rest for ten minutes', 'heat the pan over medium heat', 'season the sauce with salt and pepper', 'chop the onions very finely', 'pour the batter into the pan', 'flip the pancake when bubbles form', 'melt the butter slowly', 'preheat the oven to one hundred eighty degrees', 'stir the soup every few minutes', 'taste it and add a little sugar', 'slice the tomatoes into thin rounds', 'grate some cheese on top', 'cover the pot with a lid', 'knead the dough on a floured table', 'serve it while it is still warm', 'wash the vegetables first', 'use a wooden spoon for this', 'keep the heat low so it does not burn'],
-  weather: ['expect heavy rain on Thursday', 'see temperatures climb to thirty degrees', 'get strong winds along the coast', 'have a sunny weekend ahead', 'watch for fog in the valleys tomorrow morning', 'see snow on the mountains by Friday', 'expect a cold front to move in tonight', 'have a flood warning for the river valley', 'keep the umbrella close this week', 'see the storm pass by midnight', 'get a dry and mild start to the week', 'expect thunderstorms in the afternoon'],
-  budget: ['approve the new budget for the city', 'cut spending on roads by ten percent', 'raise the school budget next year', 'review the quarterly results', 'grow revenue in every region', 'hire three new engineers this quarter', 'plan the roadmap for next year', 'reduce costs in the data center', 'present the numbers to the board', 'double the marketing spend', 'close the deal before the end of the month', 'look at customer growth by region'],
-  lecture: ['define the loss function first', 'train the model on the whole data set', 'look at the error analysis on the next slide', 'compare our method with related work', 'measure the accuracy on the test set', 'split the data into training and validation', 'talk about the open problems at the end', 'explain how the pipeline works', 'take questions after the break', 'read chapter four before next week', 'prove the theorem in two steps', 'draw the graph on the board'],
-  sports: ['score the second goal in the last minute', 'take the penalty with the left foot', 'serve at one hundred twenty kilometres an hour', 'win the final set six to four', 'pass the ball back to the keeper', 'run down the left wing', 'make a substitution at half time', 'get a yellow card for that tackle', 'defend very deep in the second half', 'celebrate with the fans', 'miss the free kick by inches', 'lead the league by three points'],
-  daily: ['go to the market this morning', 'walk the dog in the park', 'meet some friends for coffee', 'clean the living room together', 'watch a movie tonight', 'fix the bike in the garage', 'plant some flowers in the garden', 'read a book on the couch', 'call my mother on Sunday', 'pack the bags for the trip', 'take the bus to the station', 'buy fresh fruit and bread', 'feed the cat before we leave', 'open the window because it is warm'],
+  cooking: [
+    'add two cups of flour to the bowl',
+    'whisk the eggs until they are fluffy',
+    'let the dough rest for ten minutes',
+    'heat the pan over medium heat',
+    'season the sauce with salt and pepper',
+    'chop the onions very finely',
+    'pour the batter into the pan',
+    'flip the pancake when bubbles form',
+    'melt the butter slowly',
+    'preheat the oven to one hundred eighty degrees',
+    'stir the soup every few minutes',
+    'taste it and add a little sugar',
+    'slice the tomatoes into thin rounds',
+    'grate some cheese on top',
+    'cover the pot with a lid',
+    'knead the dough on a floured table',
+    'serve it while it is still warm',
+    'wash the vegetables first',
+    'use a wooden spoon for this',
+    'keep the heat low so it does not burn',
+  ],
+  weather: [
+    'expect heavy rain on Thursday',
+    'see temperatures climb to thirty degrees',
+    'get strong winds along the coast',
+    'have a sunny weekend ahead',
+    'watch for fog in the valleys tomorrow morning',
+    'see snow on the mountains by Friday',
+    'expect a cold front to move in tonight',
+    'have a flood warning for the river valley',
+    'keep the umbrella close this week',
+    'see the storm pass by midnight',
+    'get a dry and mild start to the week',
+    'expect thunderstorms in the afternoon',
+  ],
+  budget: [
+    'approve the new budget for the city',
+    'cut spending on roads by ten percent',
+    'raise the school budget next year',
+    'review the quarterly results',
+    'grow revenue in every region',
+    'hire three new engineers this quarter',
+    'plan the roadmap for next year',
+    'reduce costs in the data center',
+    'present the numbers to the board',
+    'double the marketing spend',
+    'close the deal before the end of the month',
+    'look at customer growth by region',
+  ],
+  lecture: [
+    'define the loss function first',
+    'train the model on the whole data set',
+    'look at the error analysis on the next slide',
+    'compare our method with related work',
+    'measure the accuracy on the test set',
+    'split the data into training and validation',
+    'talk about the open problems at the end',
+    'explain how the pipeline works',
+    'take questions after the break',
+    'read chapter four before next week',
+    'prove the theorem in two steps',
+    'draw the graph on the board',
+  ],
+  sports: [
+    'score the second goal in the last minute',
+    'take the penalty with the left foot',
+    'serve at one hundred twenty kilometres an hour',
+    'win the final set six to four',
+    'pass the ball back to the keeper',
+    'run down the left wing',
+    'make a substitution at half time',
+    'get a yellow card for that tackle',
+    'defend very deep in the second half',
+    'celebrate with the fans',
+    'miss the free kick by inches',
+    'lead the league by three points',
+  ],
+  daily: [
+    'go to the market this morning',
+    'walk the dog in the park',
+    'meet some friends for coffee',
+    'clean the living room together',
+    'watch a movie tonight',
+    'fix the bike in the garage',
+    'plant some flowers in the garden',
+    'read a book on the couch',
+    'call my mother on Sunday',
+    'pack the bags for the trip',
+    'take the bus to the station',
+    'buy fresh fruit and bread',
+    'feed the cat before we leave',
+    'open the window because it is warm',
+  ],
 };
 const SUBJECTS = ['we', 'you', 'they', 'I', 'so we', 'then you', 'now we', 'today they'];
 const ADVERBIALS = ['', ' right now', ' after that', ' as you can see'];
@@ -119,7 +338,18 @@ const LINKS = [', and ', ', but ', ' because ', '. Then ', '. ', ' so ', ' while
 const THEMES: Theme[] = [
   {
     name: 'street',
-    labels: [['person', 0.5, 0.8, 4], ['car', 0.55, 0.8, 5], ['truck', 0.15, 0.6, 2], ['bus', 0.08, 0.6, 1], ['traffic light', 0.35, 0.85, 3], ['bicycle', 0.1, 0.5, 2], ['motorcycle', 0.05, 0.5, 1], ['stop sign', 0.04, 0.6, 1], ['handbag', 0.08, 0.5, 1], ['backpack', 0.1, 0.5, 2]],
+    labels: [
+      ['person', 0.5, 0.8, 4],
+      ['car', 0.55, 0.8, 5],
+      ['truck', 0.15, 0.6, 2],
+      ['bus', 0.08, 0.6, 1],
+      ['traffic light', 0.35, 0.85, 3],
+      ['bicycle', 0.1, 0.5, 2],
+      ['motorcycle', 0.05, 0.5, 1],
+      ['stop sign', 0.04, 0.6, 1],
+      ['handbag', 0.08, 0.5, 1],
+      ['backpack', 0.1, 0.5, 2],
+    ],
     ocrPerHour: 30,
     ocr: SIGNS,
     speech: 0.1,
@@ -127,7 +357,23 @@ const THEMES: Theme[] = [
   },
   {
     name: 'kitchen',
-    labels: [['person', 0.8, 0.9, 2], ['bowl', 0.45, 0.8, 3], ['cup', 0.35, 0.8, 3], ['knife', 0.25, 0.6, 1], ['spoon', 0.25, 0.6, 2], ['oven', 0.3, 0.85, 1], ['sink', 0.2, 0.75, 1], ['bottle', 0.3, 0.75, 4], ['refrigerator', 0.1, 0.7, 1], ['dining table', 0.4, 0.85, 1], ['banana', 0.05, 0.6, 3], ['orange', 0.05, 0.6, 3], ['pizza', 0.04, 0.6, 1], ['cake', 0.03, 0.6, 1], ['sandwich', 0.04, 0.6, 2]],
+    labels: [
+      ['person', 0.8, 0.9, 2],
+      ['bowl', 0.45, 0.8, 3],
+      ['cup', 0.35, 0.8, 3],
+      ['knife', 0.25, 0.6, 1],
+      ['spoon', 0.25, 0.6, 2],
+      ['oven', 0.3, 0.85, 1],
+      ['sink', 0.2, 0.75, 1],
+      ['bottle', 0.3, 0.75, 4],
+      ['refrigerator', 0.1, 0.7, 1],
+      ['dining table', 0.4, 0.85, 1],
+      ['banana', 0.05, 0.6, 3],
+      ['orange', 0.05, 0.6, 3],
+      ['pizza', 0.04, 0.6, 1],
+      ['cake', 0.03, 0.6, 1],
+      ['sandwich', 0.04, 0.6, 2],
+    ],
     ocrPerHour: 40,
     ocr: KITCHEN,
     speech: 0.6,
@@ -135,7 +381,19 @@ const THEMES: Theme[] = [
   },
   {
     name: 'office',
-    labels: [['person', 0.8, 0.9, 3], ['laptop', 0.55, 0.85, 2], ['tv', 0.4, 0.9, 1], ['chair', 0.5, 0.8, 4], ['keyboard', 0.3, 0.8, 1], ['mouse', 0.2, 0.7, 1], ['cup', 0.3, 0.7, 2], ['book', 0.2, 0.7, 5], ['cell phone', 0.15, 0.5, 1], ['clock', 0.1, 0.85, 1], ['dining table', 0.3, 0.85, 1]],
+    labels: [
+      ['person', 0.8, 0.9, 3],
+      ['laptop', 0.55, 0.85, 2],
+      ['tv', 0.4, 0.9, 1],
+      ['chair', 0.5, 0.8, 4],
+      ['keyboard', 0.3, 0.8, 1],
+      ['mouse', 0.2, 0.7, 1],
+      ['cup', 0.3, 0.7, 2],
+      ['book', 0.2, 0.7, 5],
+      ['cell phone', 0.15, 0.5, 1],
+      ['clock', 0.1, 0.85, 1],
+      ['dining table', 0.3, 0.85, 1],
+    ],
     ocrPerHour: 100,
     ocr: SLIDES,
     speech: 0.8,
@@ -143,7 +401,21 @@ const THEMES: Theme[] = [
   },
   {
     name: 'living-room',
-    labels: [['person', 0.7, 0.85, 3], ['couch', 0.6, 0.9, 1], ['tv', 0.5, 0.9, 1], ['potted plant', 0.3, 0.85, 2], ['remote', 0.1, 0.5, 1], ['dog', 0.15, 0.7, 1], ['cat', 0.1, 0.7, 1], ['chair', 0.3, 0.8, 2], ['book', 0.2, 0.8, 3], ['vase', 0.1, 0.8, 1], ['cup', 0.2, 0.6, 2], ['teddy bear', 0.03, 0.6, 1], ['clock', 0.05, 0.8, 1]],
+    labels: [
+      ['person', 0.7, 0.85, 3],
+      ['couch', 0.6, 0.9, 1],
+      ['tv', 0.5, 0.9, 1],
+      ['potted plant', 0.3, 0.85, 2],
+      ['remote', 0.1, 0.5, 1],
+      ['dog', 0.15, 0.7, 1],
+      ['cat', 0.1, 0.7, 1],
+      ['chair', 0.3, 0.8, 2],
+      ['book', 0.2, 0.8, 3],
+      ['vase', 0.1, 0.8, 1],
+      ['cup', 0.2, 0.6, 2],
+      ['teddy bear', 0.03, 0.6, 1],
+      ['clock', 0.05, 0.8, 1],
+    ],
     ocrPerHour: 6,
     ocr: CHANNEL,
     speech: 0.4,
@@ -151,7 +423,20 @@ const THEMES: Theme[] = [
   },
   {
     name: 'park',
-    labels: [['person', 0.8, 0.85, 6], ['dog', 0.3, 0.75, 2], ['bench', 0.3, 0.8, 2], ['bicycle', 0.2, 0.6, 2], ['bird', 0.15, 0.5, 4], ['frisbee', 0.05, 0.5, 1], ['sports ball', 0.1, 0.5, 1], ['kite', 0.05, 0.6, 2], ['umbrella', 0.05, 0.6, 2], ['backpack', 0.2, 0.6, 2], ['skateboard', 0.05, 0.5, 1], ['car', 0.1, 0.6, 2]],
+    labels: [
+      ['person', 0.8, 0.85, 6],
+      ['dog', 0.3, 0.75, 2],
+      ['bench', 0.3, 0.8, 2],
+      ['bicycle', 0.2, 0.6, 2],
+      ['bird', 0.15, 0.5, 4],
+      ['frisbee', 0.05, 0.5, 1],
+      ['sports ball', 0.1, 0.5, 1],
+      ['kite', 0.05, 0.6, 2],
+      ['umbrella', 0.05, 0.6, 2],
+      ['backpack', 0.2, 0.6, 2],
+      ['skateboard', 0.05, 0.5, 1],
+      ['car', 0.1, 0.6, 2],
+    ],
     ocrPerHour: 5,
     ocr: CHANNEL,
     speech: 0.2,
@@ -159,7 +444,17 @@ const THEMES: Theme[] = [
   },
   {
     name: 'sports',
-    labels: [['person', 0.95, 0.9, 8], ['sports ball', 0.5, 0.6, 1], ['tennis racket', 0.1, 0.7, 2], ['baseball bat', 0.05, 0.6, 1], ['skateboard', 0.04, 0.6, 1], ['surfboard', 0.04, 0.6, 1], ['chair', 0.1, 0.7, 5], ['bottle', 0.1, 0.6, 3], ['clock', 0.05, 0.8, 1]],
+    labels: [
+      ['person', 0.95, 0.9, 8],
+      ['sports ball', 0.5, 0.6, 1],
+      ['tennis racket', 0.1, 0.7, 2],
+      ['baseball bat', 0.05, 0.6, 1],
+      ['skateboard', 0.04, 0.6, 1],
+      ['surfboard', 0.04, 0.6, 1],
+      ['chair', 0.1, 0.7, 5],
+      ['bottle', 0.1, 0.6, 3],
+      ['clock', 0.05, 0.8, 1],
+    ],
     ocrPerHour: 60,
     ocr: SPORTS,
     speech: 0.5,
@@ -167,7 +462,16 @@ const THEMES: Theme[] = [
   },
   {
     name: 'news',
-    labels: [['person', 0.9, 0.9, 3], ['tv', 0.5, 0.9, 2], ['tie', 0.4, 0.85, 2], ['chair', 0.3, 0.8, 3], ['cell phone', 0.05, 0.5, 1], ['dining table', 0.2, 0.85, 1], ['laptop', 0.1, 0.85, 1], ['car', 0.1, 0.6, 3]],
+    labels: [
+      ['person', 0.9, 0.9, 3],
+      ['tv', 0.5, 0.9, 2],
+      ['tie', 0.4, 0.85, 2],
+      ['chair', 0.3, 0.8, 3],
+      ['cell phone', 0.05, 0.5, 1],
+      ['dining table', 0.2, 0.85, 1],
+      ['laptop', 0.1, 0.85, 1],
+      ['car', 0.1, 0.6, 3],
+    ],
     ocrPerHour: 200,
     ocr: HEADLINES,
     speech: 0.9,
@@ -178,7 +482,9 @@ const THEMES: Theme[] = [
 /** Clauses of what is said (embedded once each); a transcript sentence joins two of them. */
 function clausePool(): { topic: string; text: string }[] {
   const out: { topic: string; text: string }[] = [];
-  for (const [topic, preds] of Object.entries(TOPIC_PREDICATES)) for (const s of SUBJECTS) for (const p of preds) for (const a of ADVERBIALS) out.push({ topic, text: `${s} ${p}${a}` });
+  for (const [topic, preds] of Object.entries(TOPIC_PREDICATES))
+    for (const s of SUBJECTS)
+      for (const p of preds) for (const a of ADVERBIALS) out.push({ topic, text: `${s} ${p}${a}` });
   return out;
 }
 
@@ -195,7 +501,9 @@ interface Pool {
 async function embeddingPool(): Promise<Pool> {
   const texts = new Set<string>();
   for (const t of THEMES) {
-    for (const [label, , , max] of t.labels) for (let n = 1; n <= max; n++) texts.add(embeddingText({ kind: 'object', text: label, extra: { label, max_count: n } }));
+    for (const [label, , , max] of t.labels)
+      for (let n = 1; n <= max; n++)
+        texts.add(embeddingText({ kind: 'object', text: label, extra: { label, max_count: n } }));
     for (const o of t.ocr) texts.add(embeddingText({ kind: 'ocr', text: o, extra: null }));
   }
   texts.add(embeddingText({ kind: 'speech', text: 'speech', extra: null }));
@@ -205,7 +513,11 @@ async function embeddingPool(): Promise<Pool> {
   const file = join(ROOT, 'pool.bin');
   const index = join(ROOT, 'pool.json');
   const dims = 512;
-  if (existsSync(file) && existsSync(index) && JSON.stringify(JSON.parse(readFileSync(index, 'utf8'))) === JSON.stringify(list)) {
+  if (
+    existsSync(file) &&
+    existsSync(index) &&
+    JSON.stringify(JSON.parse(readFileSync(index, 'utf8'))) === JSON.stringify(list)
+  ) {
     const buf = readFileSync(file);
     const all = new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4);
     return { dims, byText: new Map(list.map((t, i) => [t, all.slice(i * dims, (i + 1) * dims)])) };
@@ -254,7 +566,13 @@ interface SynVideo {
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
 const r4 = (x: number) => Math.round(x * 10000) / 10000;
 
-function synthVideo(rng: Rng, theme: Theme, duration: number, pool: Pool, clauses: { topic: string; text: string }[]): SynVideo {
+function synthVideo(
+  rng: Rng,
+  theme: Theme,
+  duration: number,
+  pool: Pool,
+  clauses: { topic: string; text: string }[],
+): SynVideo {
   const vec = (text: string) => {
     const v = pool.byText.get(text);
     if (!v) throw new Error(`not in the embedding pool: ${text}`);
@@ -274,7 +592,15 @@ function synthVideo(rng: Rng, theme: Theme, duration: number, pool: Pool, clause
     const v = new Float32Array(base.length);
     for (let k = 0; k < v.length; k++) v[k] = base[k]! + 0.01 * rng.gauss();
     const score = r3(rng.range(0.3, 0.9));
-    segments.push({ kind: 'shot', start: s.start, end: s.end, text: `shot ${i + 1} of ${shots.length}`, confidence: score, extra: { index: i, cut_score: score }, vector: normalised(v) });
+    segments.push({
+      kind: 'shot',
+      start: s.start,
+      end: s.end,
+      text: `shot ${i + 1} of ${shots.length}`,
+      confidence: score,
+      extra: { index: i, cut_score: score },
+      vector: normalised(v),
+    });
   });
   // Sampled frames: at most one per 5 s within a shot.
   const frames: { t: number; shot: number }[] = [];
@@ -309,9 +635,20 @@ function synthVideo(rng: Rng, theme: Theme, duration: number, pool: Pool, clause
       const counts: [number, number][] = run.map((i) => [frames[i]!.t, det[i]!.get(label)!]);
       const maxCount = Math.max(...counts.map((c) => c[1]));
       const best = run.find((i) => det[i]!.get(label) === maxCount)!;
-      const boxes = Array.from({ length: maxCount }, () => ({ score: r3(rng.range(0.3, 0.95)), box: [r4(rng.range(0, 0.8)), r4(rng.range(0, 0.8)), r4(rng.range(0.03, 0.2)), r4(rng.range(0.05, 0.4))] }));
+      const boxes = Array.from({ length: maxCount }, () => ({
+        score: r3(rng.range(0.3, 0.95)),
+        box: [r4(rng.range(0, 0.8)), r4(rng.range(0, 0.8)), r4(rng.range(0.03, 0.2)), r4(rng.range(0.05, 0.4))],
+      }));
       const extra = { label, max_count: maxCount, counts, best_t: frames[best]!.t, boxes };
-      objects.push({ kind: 'object', start: spanOf[run[0]!]!.from, end: spanOf[run.at(-1)!]!.to, text: label, confidence: r3(rng.range(0.35, 0.9)), extra, vector: vec(embeddingText({ kind: 'object', text: label, extra })) });
+      objects.push({
+        kind: 'object',
+        start: spanOf[run[0]!]!.from,
+        end: spanOf[run.at(-1)!]!.to,
+        text: label,
+        confidence: r3(rng.range(0.35, 0.9)),
+        extra,
+        vector: vec(embeddingText({ kind: 'object', text: label, extra })),
+      });
       run = [];
     };
     frames.forEach((_, i) => {
@@ -323,13 +660,24 @@ function synthVideo(rng: Rng, theme: Theme, duration: number, pool: Pool, clause
   segments.push(...objects.sort((x, y) => x.start - y.start || x.text.localeCompare(y.text)));
   // OCR tracks: a few texts of the video's own, shown for 2-30 s.
   const texts = Array.from({ length: 6 + rng.int(0, 10) }, () => rng.pick(theme.ocr));
-  const ocrCount = Math.round((theme.ocrPerHour * duration) / 3600 * rng.range(0.5, 1.5));
+  const ocrCount = Math.round(((theme.ocrPerHour * duration) / 3600) * rng.range(0.5, 1.5));
   const ocr: SynSegment[] = [];
   for (let k = 0; k < ocrCount; k++) {
     const start = r3(rng.range(0, duration - 2));
     const text = rng.pick(texts);
-    const extra = { box: [r3(rng.next() * 0.6), r3(rng.next() * 0.8), r3(rng.range(0.1, 0.4)), r3(rng.range(0.03, 0.1))], frames: rng.int(1, 6) };
-    ocr.push({ kind: 'ocr', start, end: r3(Math.min(duration, start + rng.range(2, 30))), text, confidence: r3(rng.range(0.6, 0.99)), extra, vector: vec(embeddingText({ kind: 'ocr', text, extra })) });
+    const extra = {
+      box: [r3(rng.next() * 0.6), r3(rng.next() * 0.8), r3(rng.range(0.1, 0.4)), r3(rng.range(0.03, 0.1))],
+      frames: rng.int(1, 6),
+    };
+    ocr.push({
+      kind: 'ocr',
+      start,
+      end: r3(Math.min(duration, start + rng.range(2, 30))),
+      text,
+      confidence: r3(rng.range(0.6, 0.99)),
+      extra,
+      vector: vec(embeddingText({ kind: 'ocr', text, extra })),
+    });
   }
   segments.push(...ocr.sort((a, b) => a.start - b.start));
   // Speech spans (VAD) and their transcript sentences.
@@ -344,7 +692,15 @@ function synthVideo(rng: Rng, theme: Theme, duration: number, pool: Pool, clause
       const len = Math.min(duration - t, rng.range(2, 2 * meanSpeech - 2));
       const start = r3(t);
       const end = r3(t + len);
-      speech.push({ kind: 'speech', start, end, text: 'speech', confidence: r3(rng.range(0.6, 0.95)), extra: { engine: 'silero-vad', transcribed: true }, vector: speechVec });
+      speech.push({
+        kind: 'speech',
+        start,
+        end,
+        text: 'speech',
+        confidence: r3(rng.range(0.6, 0.95)),
+        extra: { engine: 'silero-vad', transcribed: true },
+        vector: speechVec,
+      });
       for (let p = start; p < end - 0.5; ) {
         const q = Math.min(end, p + rng.range(2, 8));
         const a = rng.pick(topicClauses);
@@ -355,7 +711,15 @@ function synthVideo(rng: Rng, theme: Theme, duration: number, pool: Pool, clause
         const va = vec(a.text);
         const vb = vec(b.text);
         for (let k = 0; k < v.length; k++) v[k] = va[k]! + vb[k]!;
-        transcripts.push({ kind: 'transcript', start: r3(p), end: r3(q), text, confidence: null, extra: { engine: 'whisper:onnx-community/whisper-base.en', speech_start: start, speech_end: end }, vector: normalised(v) });
+        transcripts.push({
+          kind: 'transcript',
+          start: r3(p),
+          end: r3(q),
+          text,
+          confidence: null,
+          extra: { engine: 'whisper:onnx-community/whisper-base.en', speech_start: start, speech_end: end },
+          vector: normalised(v),
+        });
         p = q;
       }
       t = end + rng.range(0.5, 2 * meanGap);
@@ -381,13 +745,34 @@ async function buildBase(dir: string): Promise<BaseInfo> {
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   console.log(`analysing ${REAL_CLIPS.length} real clips through the API (once; cached in ${dir}) ...`);
-  const origin = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => new Response(Bun.file(join(MEDIA, decodeURIComponent(new URL(req.url).pathname.slice(1))))) });
-  const server = await startServer(loadConfig({ 'data-dir': dir, port: '0', 'allow-private-urls': true, 'log-level': 'warn', 'min-free-bytes': '0' }, process.env), () => {});
+  const origin = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: (req) => new Response(Bun.file(join(MEDIA, decodeURIComponent(new URL(req.url).pathname.slice(1))))),
+  });
+  const server = await startServer(
+    loadConfig(
+      { 'data-dir': dir, port: '0', 'allow-private-urls': true, 'log-level': 'warn', 'min-free-bytes': '0' },
+      process.env,
+    ),
+    () => {},
+  );
   const { user, token } = server.service.accounts.createUser('bench-inquire', null);
-  const post = async (path: string, body: unknown) => (await fetch(server.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<any>;
+  const post = async (path: string, body: unknown) =>
+    (
+      await fetch(server.url + path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+    ).json() as Promise<any>;
   const clips: Record<string, string> = {};
   for (const c of REAL_CLIPS) {
-    const r = await post('/remote-upload', { token, index: 'inquire-bench', url: `${origin.url}${encodeURIComponent(c)}` });
+    const r = await post('/remote-upload', {
+      token,
+      index: 'inquire-bench',
+      url: `${origin.url}${encodeURIComponent(c)}`,
+    });
     if (!r.data) throw new Error(`upload of ${c} failed: ${JSON.stringify(r)}`);
     clips[c] = r.data.key;
   }
@@ -433,23 +818,46 @@ function addSynthetic(dir: string, base: BaseInfo, hours: number, pool: Pool): S
   const db = openDatabase(join(dir, 'vidq.db'));
   const c = db.$client;
   c.exec('PRAGMA synchronous = OFF');
-  const have = (c.query('SELECT count(*) AS n, coalesce(sum(duration_sec), 0) AS s FROM videos WHERE source_url LIKE ?').get('synthetic:%') as { n: number; s: number });
+  const have = c
+    .query('SELECT count(*) AS n, coalesce(sum(duration_sec), 0) AS s FROM videos WHERE source_url LIKE ?')
+    .get('synthetic:%') as { n: number; s: number };
   const clauses = clausePool();
   const insVideo = c.prepare(
     `INSERT INTO videos (id, index_id, user_id, source_url, file_name, file_type, storage_path, size_bytes, sha256, duration_sec, fps, width, height, video_codec, has_audio, status, stage, progress, analysis, uploaded_at, updated_at)
      VALUES (?, ?, ?, ?, ?, 'video/mp4', ?, ?, ?, ?, 30, 1280, 720, 'h264', ?, 'ready', 'ready', 100, ?, ?, ?)`,
   );
-  const insSeg = c.prepare('INSERT INTO segments (video_id, kind, start, "end", text, confidence, extra, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+  const insSeg = c.prepare(
+    'INSERT INTO segments (video_id, kind, start, "end", text, confidence, extra, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  );
   const insFrame = c.prepare('INSERT INTO frames (video_id, t, shot, file) VALUES (?, ?, ?, ?)');
   let total = base.realSeconds + have.s;
   const target = hours * 3600;
   const t0 = performance.now();
   const tx = c.transaction((batch: { id: string; n: number; v: SynVideo }[]) => {
     for (const { id, n, v } of batch) {
-      const summary = { synthetic: true, shots: v.segments.filter((s) => s.kind === 'shot').length, frames: v.frames.length };
+      const summary = {
+        synthetic: true,
+        shots: v.segments.filter((s) => s.kind === 'shot').length,
+        frames: v.frames.length,
+      };
       const when = Date.UTC(2025, 0, 1) + n * 60_000;
-      insVideo.run(id, base.indexId, base.userId, `synthetic:${v.theme.name}/${n}`, `${v.theme.name}-${String(n).padStart(4, '0')}.mp4`, `media/${id}/source.mp4`, Math.round(v.duration * 250_000), id.padEnd(64, '0'), v.duration, v.theme.speech > 0 ? 1 : 0, JSON.stringify(summary), when, when);
-      for (const s of v.segments) insSeg.run(id, s.kind, s.start, s.end, s.text, s.confidence, JSON.stringify(s.extra), toBlob(s.vector));
+      insVideo.run(
+        id,
+        base.indexId,
+        base.userId,
+        `synthetic:${v.theme.name}/${n}`,
+        `${v.theme.name}-${String(n).padStart(4, '0')}.mp4`,
+        `media/${id}/source.mp4`,
+        Math.round(v.duration * 250_000),
+        id.padEnd(64, '0'),
+        v.duration,
+        v.theme.speech > 0 ? 1 : 0,
+        JSON.stringify(summary),
+        when,
+        when,
+      );
+      for (const s of v.segments)
+        insSeg.run(id, s.kind, s.start, s.end, s.text, s.confidence, JSON.stringify(s.extra), toBlob(s.vector));
       v.frames.forEach((f, k) => insFrame.run(id, f.t, f.shot, `${String(k + 1).padStart(6, '0')}.jpg`));
     }
   });
@@ -471,11 +879,16 @@ function addSynthetic(dir: string, base: BaseInfo, hours: number, pool: Pool): S
     }
   }
   if (batch.length) tx(batch);
-  const segs = Object.fromEntries((c.query('SELECT kind, count(*) AS n FROM segments GROUP BY kind').all() as { kind: string; n: number }[]).map((r) => [r.kind, r.n]));
+  const segs = Object.fromEntries(
+    (c.query('SELECT kind, count(*) AS n FROM segments GROUP BY kind').all() as { kind: string; n: number }[]).map(
+      (r) => [r.kind, r.n],
+    ),
+  );
   const info: SizeInfo = {
     hours: (c.query('SELECT sum(duration_sec) AS s FROM videos').get() as { s: number }).s / 3600,
     videos: (c.query('SELECT count(*) AS n FROM videos').get() as { n: number }).n,
-    synthetic: (c.query('SELECT count(*) AS n FROM videos WHERE source_url LIKE ?').get('synthetic:%') as { n: number }).n,
+    synthetic: (c.query('SELECT count(*) AS n FROM videos WHERE source_url LIKE ?').get('synthetic:%') as { n: number })
+      .n,
     segments: segs,
     frames: (c.query('SELECT count(*) AS n FROM frames').get() as { n: number }).n,
     byTheme: Object.fromEntries(THEMES.map((t, n) => [t.name, synId(rngOf(SEED * 7 + n))])),
@@ -483,7 +896,9 @@ function addSynthetic(dir: string, base: BaseInfo, hours: number, pool: Pool): S
   c.exec('ANALYZE');
   c.exec('PRAGMA wal_checkpoint(TRUNCATE)');
   c.close();
-  console.log(`  ${hours} h: ${info.videos} videos (${info.synthetic} synthetic), ${Object.values(segs).reduce((a, b) => a + b, 0)} segments ${JSON.stringify(segs)}, ${info.frames} frames; built in ${((performance.now() - t0) / 1000).toFixed(0)} s`);
+  console.log(
+    `  ${hours} h: ${info.videos} videos (${info.synthetic} synthetic), ${Object.values(segs).reduce((a, b) => a + b, 0)} segments ${JSON.stringify(segs)}, ${info.frames} frames; built in ${((performance.now() - t0) / 1000).toFixed(0)} s`,
+  );
   return info;
 }
 
@@ -512,7 +927,12 @@ const QUESTIONS: Question[] = [
   { type: 'written', prompt: 'What is written on the screen?' },
   { type: 'written', prompt: 'What does the headline say about the budget?' },
   { type: 'written', prompt: 'What is the title of the film shown at the end?', video: 'big-buck-bunny-intro.webm' },
-  { type: 'written', prompt: 'What timecode is displayed at this moment?', target: '4', video: 'smpte-timecode-1080p.mp4' },
+  {
+    type: 'written',
+    prompt: 'What timecode is displayed at this moment?',
+    target: '4',
+    video: 'smpte-timecode-1080p.mp4',
+  },
   { type: 'said', prompt: 'What does the speaker say about the flour?' },
   { type: 'said', prompt: 'What is said about the weather forecast?', video: 'theme:news' },
   { type: 'said', prompt: 'What does the speaker say here?', target: '2:00-3:00', video: 'theme:office' },
@@ -535,7 +955,26 @@ const QUESTIONS: Question[] = [
 // ---- running the server and asking ----------------------------------------------------------
 
 async function serve(dir: string): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
-  const proc = Bun.spawn([process.execPath, join(import.meta.dir, '../src/main.ts'), 'serve', '--data-dir', dir, '--host', '127.0.0.1', '--port', '0', '--analysis-workers', '0', '--log-level', 'warn', '--min-free-bytes', '0'], { stdout: 'pipe', stderr: 'inherit' });
+  const proc = Bun.spawn(
+    [
+      process.execPath,
+      join(import.meta.dir, '../src/main.ts'),
+      'serve',
+      '--data-dir',
+      dir,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--analysis-workers',
+      '0',
+      '--log-level',
+      'warn',
+      '--min-free-bytes',
+      '0',
+    ],
+    { stdout: 'pipe', stderr: 'inherit' },
+  );
   const reader = proc.stdout.getReader();
   let text = '';
   for (;;) {
@@ -588,12 +1027,17 @@ async function measure(dir: string, base: BaseInfo, size: SizeInfo): Promise<Siz
     const body: Record<string, string> = { token: base.token, index: base.indexId, prompt: q.prompt };
     if (q.guidance) body.guidance = q.guidance;
     if (q.target) body.target = q.target;
-    if (q.video) body.target_video = q.video.startsWith('theme:') ? size.byTheme[q.video.slice(6)]! : base.clips[q.video]!;
+    if (q.video)
+      body.target_video = q.video.startsWith('theme:') ? size.byTheme[q.video.slice(6)]! : base.clips[q.video]!;
     return JSON.stringify(body);
   };
   const ask = async (q: Question): Promise<{ ms: number; body: any }> => {
     const t0 = performance.now();
-    const res = await fetch(`${server.url}/inquire`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodyOf(q) });
+    const res = await fetch(`${server.url}/inquire`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: bodyOf(q),
+    });
     const body = await res.json();
     const ms = performance.now() - t0;
     if (res.status !== 200) throw new Error(`${q.prompt}: HTTP ${res.status} ${JSON.stringify(body)}`);
@@ -606,7 +1050,14 @@ async function measure(dir: string, base: BaseInfo, size: SizeInfo): Promise<Siz
     const answers: unknown[] = [];
     for (const q of QUESTIONS) {
       const { body } = await ask(q);
-      answers.push({ ...q, output: body.output, evidence: body.evidence.map((e: any) => ({ ...e, frame_url: e.frame_url ? new URL(e.frame_url).pathname : null })) });
+      answers.push({
+        ...q,
+        output: body.output,
+        evidence: body.evidence.map((e: any) => ({
+          ...e,
+          frame_url: e.frame_url ? new URL(e.frame_url).pathname : null,
+        })),
+      });
     }
     for (const q of QUESTIONS) await ask(q);
     const rng = rngOf(SEED + 1);
@@ -645,7 +1096,9 @@ for (const h of SIZES) {
 }
 if (values['only-build']) process.exit(0);
 
-console.log(`\nPOST /inquire, composed answers, ${N} requests per size one at a time after a warm-up; ${navigator.hardwareConcurrency} cores`);
+console.log(
+  `\nPOST /inquire, composed answers, ${N} requests per size one at a time after a warm-up; ${navigator.hardwareConcurrency} cores`,
+);
 const results: SizeResult[] = [];
 for (const s of sizes) {
   const r = await measure(s.dir, base, s.info);
@@ -658,7 +1111,14 @@ for (const s of sizes) {
 const types = [...new Set(QUESTIONS.map((q) => q.type))];
 console.log(`\np50 / p95 ms by question type`);
 console.log(`${'type'.padEnd(12)} ${results.map((r) => `${r.hours.toFixed(0)} h`.padStart(13)).join(' ')}`);
-for (const t of types) console.log(`${t.padEnd(12)} ${results.map((r) => (r.byType.get(t) ? `${pct(r.byType.get(t)!, 50).toFixed(0)} / ${pct(r.byType.get(t)!, 95).toFixed(0)}` : '-').padStart(13)).join(' ')}`);
+for (const t of types)
+  console.log(
+    `${t.padEnd(12)} ${results.map((r) => (r.byType.get(t) ? `${pct(r.byType.get(t)!, 50).toFixed(0)} / ${pct(r.byType.get(t)!, 95).toFixed(0)}` : '-').padStart(13)).join(' ')}`,
+  );
 const last = results.at(-1)!;
 console.log(`\np95 at ${last.hours.toFixed(0)} h: ${pct(last.all, 95).toFixed(0)} ms (target < 300 ms)`);
-if (values.dump) writeFileSync(values.dump, JSON.stringify(Object.fromEntries(results.map((r) => [`${r.hours.toFixed(1)}h`, r.answers])), null, 1));
+if (values.dump)
+  writeFileSync(
+    values.dump,
+    JSON.stringify(Object.fromEntries(results.map((r) => [`${r.hours.toFixed(1)}h`, r.answers])), null, 1),
+  );

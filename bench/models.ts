@@ -105,7 +105,23 @@ async function runLevel(concurrency: number): Promise<Level> {
     const now = new Date();
     s.db
       .insert(videos)
-      .values({ id, indexId: index.id, userId: user.id, sourceUrl: 'file:' + name, fileName: name, storagePath: rel, durationSec: info.durationSec, fps: info.fps, width: info.width, height: info.height, hasAudio: info.hasAudio, status: 'processing', progress: 0, uploadedAt: now, updatedAt: now })
+      .values({
+        id,
+        indexId: index.id,
+        userId: user.id,
+        sourceUrl: 'file:' + name,
+        fileName: name,
+        storagePath: rel,
+        durationSec: info.durationSec,
+        fps: info.fps,
+        width: info.width,
+        height: info.height,
+        hasAudio: info.hasAudio,
+        status: 'processing',
+        progress: 0,
+        uploadedAt: now,
+        updatedAt: now,
+      })
       .run();
     s.queue.enqueue(id);
     ids.push(id);
@@ -115,7 +131,19 @@ async function runLevel(concurrency: number): Promise<Level> {
   const t0 = performance.now();
   const worker = async (w: number) => {
     for (let job = s.queue.claim(`w_bench_${w}`); job; job = s.queue.claim(`w_bench_${w}`)) {
-      const outcome = await runJob(job, { db: s.db, queue: s.queue, files: s.files, analyzers, ffmpeg, workerId: `w_bench_${w}`, log: createLogger('error') }, new AbortController().signal);
+      const outcome = await runJob(
+        job,
+        {
+          db: s.db,
+          queue: s.queue,
+          files: s.files,
+          analyzers,
+          ffmpeg,
+          workerId: `w_bench_${w}`,
+          log: createLogger('error'),
+        },
+        new AbortController().signal,
+      );
       if (outcome !== 'ready') console.error(`${job.videoId}: ${outcome}`);
     }
   };
@@ -124,7 +152,10 @@ async function runLevel(concurrency: number): Promise<Level> {
   const cpu = process.cpuUsage(cpu0);
   const sum = (kind: string, field: string) =>
     ids.reduce((t, id) => {
-      const a = (s.db.select({ a: videos.analysis }).from(videos).where(eq(videos.id, id)).get()?.a ?? {}) as Record<string, Record<string, number>>;
+      const a = (s.db.select({ a: videos.analysis }).from(videos).where(eq(videos.id, id)).get()?.a ?? {}) as Record<
+        string,
+        Record<string, number>
+      >;
       return t + (a[kind]?.[field] ?? 0);
     }, 0);
   const level: Level = {
@@ -150,9 +181,17 @@ for (const c of levels) rows.push(await runLevel(c));
 stand.stop();
 
 const f = (x: number, d = 1) => x.toFixed(d).padStart(8);
-console.log(`\nclips: ${clips.length} (${MEDIA}); stand-in delays: caption ${values['caption-ms'] ?? 300} ms, transcription ${values['stt-ms'] ?? 1000} ms; videos at once: ${parallel}; machine: ${navigator.hardwareConcurrency} cores`);
-console.log(`${'conc'.padStart(5)} ${'wall s'.padStart(8)} ${'captions'.padStart(8)} ${'speech'.padStart(8)} ${'visual'.padStart(8)} ${'requests'.padStart(8)} ${'peak'.padStart(5)} ${'caps'.padStart(5)} ${'trans'.padStart(5)} ${'cpu/wall'.padStart(8)}`);
+console.log(
+  `\nclips: ${clips.length} (${MEDIA}); stand-in delays: caption ${values['caption-ms'] ?? 300} ms, transcription ${values['stt-ms'] ?? 1000} ms; videos at once: ${parallel}; machine: ${navigator.hardwareConcurrency} cores`,
+);
+console.log(
+  `${'conc'.padStart(5)} ${'wall s'.padStart(8)} ${'captions'.padStart(8)} ${'speech'.padStart(8)} ${'visual'.padStart(8)} ${'requests'.padStart(8)} ${'peak'.padStart(5)} ${'caps'.padStart(5)} ${'trans'.padStart(5)} ${'cpu/wall'.padStart(8)}`,
+);
 for (const r of rows) {
-  console.log(`${String(r.concurrency).padStart(5)} ${f(r.wall)} ${f(r.captionsSec)} ${f(r.speechSec)} ${f(r.visualSec)} ${String(r.requests).padStart(8)} ${String(r.peak).padStart(5)} ${String(r.captions).padStart(5)} ${String(r.transcripts).padStart(5)} ${f(r.cpuPerWall, 2)}`);
+  console.log(
+    `${String(r.concurrency).padStart(5)} ${f(r.wall)} ${f(r.captionsSec)} ${f(r.speechSec)} ${f(r.visualSec)} ${String(r.requests).padStart(8)} ${String(r.peak).padStart(5)} ${String(r.captions).padStart(5)} ${String(r.transcripts).padStart(5)} ${f(r.cpuPerWall, 2)}`,
+  );
 }
-console.log('captions / speech / visual: seconds spent in those stages, summed over the clips; peak: most requests the stand-in saw at once.');
+console.log(
+  'captions / speech / visual: seconds spent in those stages, summed over the clips; peak: most requests the stand-in saw at once.',
+);

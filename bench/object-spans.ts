@@ -20,7 +20,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DEFAULT_OBJECTS, ObjectsAnalyzer, applyThresholds, mergeSpans, overlap, shotBounds, type FrameObjects, type ObjectsOptions, type RawDetection, type RawFrame } from '../src/analysis/objects';
+import {
+  DEFAULT_OBJECTS,
+  ObjectsAnalyzer,
+  applyThresholds,
+  mergeSpans,
+  overlap,
+  shotBounds,
+  type FrameObjects,
+  type ObjectsOptions,
+  type RawDetection,
+  type RawFrame,
+} from '../src/analysis/objects';
 import { DEFAULT_VISUAL, VisualAnalyzer } from '../src/analysis/visual';
 import { createLogger } from '../src/log';
 import { resolveBinaries } from '../src/media/binaries';
@@ -36,15 +47,28 @@ import type { Segment } from '../src/storage/schema';
  */
 const PERSIST = { minScore: 0.18, meanScore: 0.22, frames: 3 };
 
-function promotePersistent(raw: RawFrame[], kept: FrameObjects[], o: Pick<ObjectsOptions, 'minScore'>, p = PERSIST): FrameObjects[] {
+function promotePersistent(
+  raw: RawFrame[],
+  kept: FrameObjects[],
+  o: Pick<ObjectsOptions, 'minScore'>,
+  p = PERSIST,
+): FrameObjects[] {
   const out = kept.map((f) => ({ ...f, objects: [...f.objects] }));
-  const labels = new Set(raw.flatMap((r) => r.objects.filter((d) => d.label !== 'person' && d.score >= p.minScore && d.score < o.minScore).map((d) => d.label)));
+  const labels = new Set(
+    raw.flatMap((r) =>
+      r.objects
+        .filter((d) => d.label !== 'person' && d.score >= p.minScore && d.score < o.minScore)
+        .map((d) => d.label),
+    ),
+  );
   for (const label of labels) {
     let run: { i: number; d: RawDetection }[] = [];
     const flush = () => {
       const mean = run.reduce((s, x) => s + x.d.score, 0) / Math.max(1, run.length);
       if (run.length >= p.frames && mean >= p.meanScore) {
-        for (const { i, d } of run) if (!out[i]!.objects.some((x) => x.label === label)) out[i]!.objects.push({ ...d, weak: true } as RawDetection);
+        for (const { i, d } of run)
+          if (!out[i]!.objects.some((x) => x.label === label))
+            out[i]!.objects.push({ ...d, weak: true } as RawDetection);
       }
       run = [];
     };
@@ -53,7 +77,9 @@ function promotePersistent(raw: RawFrame[], kept: FrameObjects[], o: Pick<Object
       const prev = run.at(-1);
       if (prev && raw[prev.i]!.shot !== r.shot) flush();
       const last = run.at(-1)?.d;
-      const cands = r.objects.filter((d) => d.label === label && d.score >= p.minScore).sort((a, b) => b.score - a.score);
+      const cands = r.objects
+        .filter((d) => d.label === label && d.score >= p.minScore)
+        .sort((a, b) => b.score - a.score);
       const d = cands.find((c) => !last || overlap(c.box, last.box) >= 0.3);
       if (d) run.push({ i, d });
       else flush();
@@ -69,14 +95,41 @@ type Truth = Record<string, [number, number][]>;
 /** From MANIFEST.md ("What is in them"); alternatives a person would accept share a span (armchair: chair or couch). */
 const TRUTH: Record<string, Truth> = {
   'birthday-no-audio.mp4': { person: [[0, 16.7]], cake: [[0, 16.7]], laptop: [[0, 16.7]] },
-  'bottles.mp4': { bottle: [[0, 39.9]], person: [[5, 7], [11, 13], [15, 17], [21, 23], [27, 29], [29, 31], [33, 35]] },
-  'cars-parking-lot.mp4': { car: [[4, 8], [15, 18], [25, 27]] },
+  'bottles.mp4': {
+    bottle: [[0, 39.9]],
+    person: [
+      [5, 7],
+      [11, 13],
+      [15, 17],
+      [21, 23],
+      [27, 29],
+      [29, 31],
+      [33, 35],
+    ],
+  },
+  'cars-parking-lot.mp4': {
+    car: [
+      [4, 8],
+      [15, 18],
+      [25, 27],
+    ],
+  },
   'chaplin-bw.mp4': { person: [[0, 9.6]] },
   'countdown-living-room.mp4': { person: [[0, 6.1]], tv: [[0, 6.1]], chair: [[0, 6.1]], couch: [[0, 6.1]] },
   'drummer-vertical.mp4': { person: [[0, 36.3]] },
   'grid-speakers-33s.mp4': { person: [[0, 33]] },
   'pancake.mkv': { person: [[0, 10.4]] },
-  'people-one-by-one.mp4': { person: [[3, 17], [23, 41], [48, 66], [73, 82], [90, 117], [123, 132]], 'dining table': [[0, 139.4]] },
+  'people-one-by-one.mp4': {
+    person: [
+      [3, 17],
+      [23, 41],
+      [48, 66],
+      [73, 82],
+      [90, 117],
+      [123, 132],
+    ],
+    'dining table': [[0, 139.4]],
+  },
   'skateboarding-dog.mp4': { dog: [[0, 14.1]], skateboard: [[0, 14.1]] },
   'talking-head.mp4': { person: [[0, 8.1]] },
   'big-buck-bunny-intro.webm': { bird: [[16, 22]] },
@@ -92,21 +145,44 @@ const totals = { before: { tp: 0, pred: 0, hit: 0, truth: 0 }, after: { tp: 0, p
 
 const len = (spans: [number, number][]) => spans.reduce((s, [a, b]) => s + Math.max(0, b - a), 0);
 /** Seconds of `a` that `b` covers (b's spans do not overlap each other). */
-const covered = (a: [number, number][], b: [number, number][]) => a.reduce((s, [x, y]) => s + b.reduce((t, [p, q]) => t + Math.max(0, Math.min(y, q) - Math.max(x, p)), 0), 0);
+const covered = (a: [number, number][], b: [number, number][]) =>
+  a.reduce((s, [x, y]) => s + b.reduce((t, [p, q]) => t + Math.max(0, Math.min(y, q) - Math.max(x, p)), 0), 0);
 
 for (const [name, truth] of Object.entries(TRUTH)) {
   const dir = join(work, name.replace(/\W/g, '_'));
   const file = join(MEDIA, name);
   const info = await probeFile(bins.ffprobe, file, { maxDurationSec: 3600 });
-  const video = { id: 'v', path: file, dir, durationSec: info.durationSec, fps: info.fps, width: info.width, height: info.height, hasAudio: info.hasAudio };
-  const base = { video, ffmpeg: bins.ffmpeg, signal: new AbortController().signal, log: createLogger('error'), progress: () => {} };
-  const vis = await new VisualAnalyzer({ ...DEFAULT_VISUAL, frameIntervalSec: interval }).run({ ...base, frames: () => [], segments: () => [] });
+  const video = {
+    id: 'v',
+    path: file,
+    dir,
+    durationSec: info.durationSec,
+    fps: info.fps,
+    width: info.width,
+    height: info.height,
+    hasAudio: info.hasAudio,
+  };
+  const base = {
+    video,
+    ffmpeg: bins.ffmpeg,
+    signal: new AbortController().signal,
+    log: createLogger('error'),
+    progress: () => {},
+  };
+  const vis = await new VisualAnalyzer({ ...DEFAULT_VISUAL, frameIntervalSec: interval }).run({
+    ...base,
+    frames: () => [],
+    segments: () => [],
+  });
   const frames = vis.frames!.map((f) => ({ ...f, path: join(dir, 'frames', f.file) }));
   const shots = shotBounds((vis.segments ?? []).filter((s) => s.kind === 'shot') as Segment[], info.durationSec);
   const { frames: raw } = await analyzer.detect(base, frames);
   const plain = raw.map((r) => applyThresholds(r, DEFAULT_OBJECTS));
   const row: string[] = [];
-  for (const [variant, perFrame] of [['before', plain], ['after', promotePersistent(raw, plain, DEFAULT_OBJECTS)]] as const) {
+  for (const [variant, perFrame] of [
+    ['before', plain],
+    ['after', promotePersistent(raw, plain, DEFAULT_OBJECTS)],
+  ] as const) {
     const segs = mergeSpans([...perFrame], shots, info.durationSec);
     const byLabel = new Map<string, [number, number][]>();
     for (const s of segs) byLabel.set(s.text, [...(byLabel.get(s.text) ?? []), [s.start, s.end]]);
@@ -132,11 +208,17 @@ for (const [name, truth] of Object.entries(TRUTH)) {
     t.pred += pred;
     t.hit += hit;
     t.truth += all;
-    const extra = variant === 'after' ? ` +[${[...new Set(segs.filter((s) => !mergeSpans(plain, shots, info.durationSec).some((x) => x.text === s.text && x.start === s.start)).map((s) => `${s.text} ${s.start}-${s.end}`))].join(', ')}]` : '';
+    const extra =
+      variant === 'after'
+        ? ` +[${[...new Set(segs.filter((s) => !mergeSpans(plain, shots, info.durationSec).some((x) => x.text === s.text && x.start === s.start)).map((s) => `${s.text} ${s.start}-${s.end}`))].join(', ')}]`
+        : '';
     row.push(`${variant} P ${(tp / Math.max(pred, 1e-9)).toFixed(2)} R ${(hit / all).toFixed(2)}${extra}`);
   }
   console.log(`${name.padEnd(28)} ${String(frames.length).padStart(3)} frames | ${row.join(' | ')}`);
 }
-for (const [k, t] of Object.entries(totals)) console.log(`TOTAL ${k}: precision ${(t.tp / t.pred).toFixed(3)} (${t.tp.toFixed(0)} of ${t.pred.toFixed(0)} s), recall ${(t.hit / t.truth).toFixed(3)} (${t.hit.toFixed(0)} of ${t.truth.toFixed(0)} s)`);
+for (const [k, t] of Object.entries(totals))
+  console.log(
+    `TOTAL ${k}: precision ${(t.tp / t.pred).toFixed(3)} (${t.tp.toFixed(0)} of ${t.pred.toFixed(0)} s), recall ${(t.hit / t.truth).toFixed(3)} (${t.hit.toFixed(0)} of ${t.truth.toFixed(0)} s)`,
+  );
 analyzer.close();
 rmSync(work, { recursive: true, force: true });

@@ -29,14 +29,35 @@ const variants: [string, Partial<ObjectsOptions>][] = [
 // One detector Worker each: per-frame times of one core, comparable across variants.
 const analyzers = variants.map(([, o]) => new ObjectsAnalyzer({ ...DEFAULT_OBJECTS, workers: 1, ...o }));
 const totals = variants.map(() => ({ ms: 0, diff: 0, frames: 0 }));
-const clips = readdirSync(MEDIA).filter((f) => /\.(mp4|webm|mkv)$/.test(f) && (!values.only || f.includes(values.only))).sort();
+const clips = readdirSync(MEDIA)
+  .filter((f) => /\.(mp4|webm|mkv)$/.test(f) && (!values.only || f.includes(values.only)))
+  .sort();
 for (const name of clips) {
   const dir = join(work, name.replace(/\W/g, '_'));
   const file = join(MEDIA, name);
   const info = await probeFile(bins.ffprobe, file, { maxDurationSec: 3600 });
-  const video = { id: 'v', path: file, dir, durationSec: info.durationSec, fps: info.fps, width: info.width, height: info.height, hasAudio: info.hasAudio };
-  const base = { video, ffmpeg: bins.ffmpeg, signal: new AbortController().signal, log: createLogger('error'), progress: () => {} };
-  const vis = await new VisualAnalyzer({ ...DEFAULT_VISUAL, frameIntervalSec: 5 }).run({ ...base, frames: () => [], segments: () => [] });
+  const video = {
+    id: 'v',
+    path: file,
+    dir,
+    durationSec: info.durationSec,
+    fps: info.fps,
+    width: info.width,
+    height: info.height,
+    hasAudio: info.hasAudio,
+  };
+  const base = {
+    video,
+    ffmpeg: bins.ffmpeg,
+    signal: new AbortController().signal,
+    log: createLogger('error'),
+    progress: () => {},
+  };
+  const vis = await new VisualAnalyzer({ ...DEFAULT_VISUAL, frameIntervalSec: 5 }).run({
+    ...base,
+    frames: () => [],
+    segments: () => [],
+  });
   const frames = vis.frames!.map((f, i) => ({ id: i, videoId: 'v', ...f, path: join(dir, 'frames', f.file) }));
   const keyOf: string[][] = [];
   const row: string[] = [];
@@ -46,7 +67,12 @@ for (const name of clips) {
     const t0 = performance.now();
     const { frames: raw } = await a.detect(base, frames);
     const ms = performance.now() - t0;
-    const keys = raw.map((r) => applyThresholds(r, DEFAULT_OBJECTS).objects.map((o) => o.label).sort().join(','));
+    const keys = raw.map((r) =>
+      applyThresholds(r, DEFAULT_OBJECTS)
+        .objects.map((o) => o.label)
+        .sort()
+        .join(','),
+    );
     keyOf.push(keys);
     const diff = keys.filter((x, i) => x !== keyOf[0]![i]).length;
     totals[k]!.ms += ms;
@@ -55,9 +81,22 @@ for (const name of clips) {
     row.push(`${variants[k]![0]} ${Math.round(ms / frames.length)}ms/f diff ${diff}`);
   }
   console.log(`${name.padEnd(28)} ${String(frames.length).padStart(3)} frames | ${row.join(' | ')}`);
-  const changed = keyOf[0]!.map((x, i) => [i, x, ...keyOf.slice(1).map((ks) => ks[i])]).filter((r) => r.slice(2).some((y) => y !== r[1]));
-  for (const c of changed.slice(0, 6)) console.log(`   t=${frames[c[0] as number]!.t}: ${c.slice(1).map((x, k) => `${variants[k]![0]}=[${x}]`).join(' ')}`);
+  const changed = keyOf[0]!
+    .map((x, i) => [i, x, ...keyOf.slice(1).map((ks) => ks[i])])
+    .filter((r) => r.slice(2).some((y) => y !== r[1]));
+  for (const c of changed.slice(0, 6))
+    console.log(
+      `   t=${frames[c[0] as number]!.t}: ${c
+        .slice(1)
+        .map((x, k) => `${variants[k]![0]}=[${x}]`)
+        .join(' ')}`,
+    );
 }
-console.log('TOTAL ' + totals.map((t, k) => `${variants[k]![0]} ${Math.round(t.ms / t.frames)}ms/f, ${t.diff}/${t.frames} frames differ`).join(' | '));
+console.log(
+  'TOTAL ' +
+    totals
+      .map((t, k) => `${variants[k]![0]} ${Math.round(t.ms / t.frames)}ms/f, ${t.diff}/${t.frames} frames differ`)
+      .join(' | '),
+);
 for (const a of analyzers) a.close();
 rmSync(work, { recursive: true, force: true });

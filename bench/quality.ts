@@ -18,7 +18,9 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../src/config';
 import { startServer } from '../src/server';
 
-const { values } = parseArgs({ options: { questions: { type: 'string' }, keep: { type: 'string' }, verbose: { type: 'boolean' } } });
+const { values } = parseArgs({
+  options: { questions: { type: 'string' }, keep: { type: 'string' }, verbose: { type: 'boolean' } },
+});
 const SHARED = resolve(import.meta.dir, '../../shared');
 const MEDIA = process.env.VIDQ_TEST_MEDIA ?? join(SHARED, 'media');
 const file = values.questions ?? join(SHARED, 'eval/questions.json');
@@ -40,25 +42,47 @@ const origin = Bun.serve({
 });
 const dataDir = values.keep ?? mkdtempSync(join(tmpdir(), 'vidq-quality-'));
 const fresh = !existsSync(join(dataDir, 'vidq.db'));
-const server = await startServer(loadConfig({ 'data-dir': dataDir, port: '0', 'allow-private-urls': true, 'log-level': 'warn', 'min-free-bytes': '0' }, process.env), () => {});
+const server = await startServer(
+  loadConfig(
+    { 'data-dir': dataDir, port: '0', 'allow-private-urls': true, 'log-level': 'warn', 'min-free-bytes': '0' },
+    process.env,
+  ),
+  () => {},
+);
 const s = server.service;
 const tokenFile = join(dataDir, 'quality-token.txt');
-const user = fresh || !existsSync(tokenFile) ? s.accounts.createUser('quality', null) : { token: readFileSync(tokenFile, 'utf8').trim() };
+const user =
+  fresh || !existsSync(tokenFile)
+    ? s.accounts.createUser('quality', null)
+    : { token: readFileSync(tokenFile, 'utf8').trim() };
 if (fresh) writeFileSync(tokenFile, user.token);
-const post = async (path: string, body: unknown) => (await fetch(server.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json() as Promise<any>;
+const post = async (path: string, body: unknown) =>
+  (
+    await fetch(server.url + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    })
+  ).json() as Promise<any>;
 
 // Every question's clip, plus every clip of the media folder for the index-wide questions.
 const clips = [...new Set([...questions.map((q) => q.video).filter((v): v is string => !!v)])].sort();
 const keys = new Map<string, string>();
 const t0 = performance.now();
 for (const c of clips) {
-  const r = await post('/remote-upload', { token: user.token, index: 'quality', url: `${origin.url}${encodeURIComponent(c)}` });
+  const r = await post('/remote-upload', {
+    token: user.token,
+    index: 'quality',
+    url: `${origin.url}${encodeURIComponent(c)}`,
+  });
   if (!r.data) throw new Error(`upload of ${c} failed: ${JSON.stringify(r)}`);
   keys.set(c, r.data.key);
 }
-const indexId = (await (await fetch(`${server.url}/indexes?token=${user.token}`)).json() as any[])[0].index_id;
+const indexId = ((await (await fetch(`${server.url}/indexes?token=${user.token}`)).json()) as any[])[0].index_id;
 for (;;) {
-  const res = (await (await fetch(`${server.url}/index-resources?token=${user.token}&index=${indexId}`)).json()) as any[];
+  const res = (await (
+    await fetch(`${server.url}/index-resources?token=${user.token}&index=${indexId}`)
+  ).json()) as any[];
   if (res.every((r) => r.status === 'ready' || r.status === 'failed')) {
     for (const r of res.filter((x) => x.status === 'failed')) console.error(`${r.file_name} failed: ${r.error}`);
     break;
@@ -82,14 +106,20 @@ for (const q of questions) {
   const output: string = r.output ?? JSON.stringify(r);
   if (q.answerable) {
     answerable++;
-    const ok = (q.expect_any ?? []).some((e) => output.toLowerCase().includes(e.toLowerCase())) && !NOT_FOUND.test(output);
+    const ok =
+      (q.expect_any ?? []).some((e) => output.toLowerCase().includes(e.toLowerCase())) && !NOT_FOUND.test(output);
     const expectVideo = q.video ?? q.expect_any?.map((e) => clips.find((c) => c.startsWith(e))).find(Boolean);
     const span = q.expect_span!;
-    const cite = (r.evidence ?? []).some((e: any) => (!expectVideo || e.file_name === expectVideo) && e.start <= span[1] && e.end >= span[0]);
+    const cite = (r.evidence ?? []).some(
+      (e: any) => (!expectVideo || e.file_name === expectVideo) && e.start <= span[1] && e.end >= span[0],
+    );
     correct += ok ? 1 : 0;
     cited += cite ? 1 : 0;
     both += ok && cite ? 1 : 0;
-    if (values.verbose || !(ok && cite)) console.log(`${ok && cite ? 'PASS' : 'FAIL'} ${q.id}${ok ? '' : ' (answer)'}${cite ? '' : ' (citation)'}: ${output}`);
+    if (values.verbose || !(ok && cite))
+      console.log(
+        `${ok && cite ? 'PASS' : 'FAIL'} ${q.id}${ok ? '' : ' (answer)'}${cite ? '' : ' (citation)'}: ${output}`,
+      );
   } else {
     unanswerable++;
     const nf = NOT_FOUND.test(output);

@@ -33,7 +33,10 @@ const CLIPS: { file: string; speech: [number, number][] }[] = [
 ];
 
 // MIN_SWING=0 gives the VAD alone (the "before").
-const analyzer = new SpeechAnalyzer({ stt: new NoSpeechToText(), ...(process.env.MIN_SWING && { minSwing: Number(process.env.MIN_SWING) }) });
+const analyzer = new SpeechAnalyzer({
+  stt: new NoSpeechToText(),
+  ...(process.env.MIN_SWING && { minSwing: Number(process.env.MIN_SWING) }),
+});
 let spans = 0;
 let goodSpans = 0;
 let windows = 0;
@@ -43,7 +46,16 @@ for (const clip of CLIPS) {
   const path = join(MEDIA, clip.file);
   const info = await probeFile(ffprobe, path, { maxDurationSec: 36_000, ffmpeg });
   const ctx: StageContext = {
-    video: { id: 'b', path, dir, durationSec: info.durationSec, fps: info.fps, width: info.width, height: info.height, hasAudio: info.hasAudio },
+    video: {
+      id: 'b',
+      path,
+      dir,
+      durationSec: info.durationSec,
+      fps: info.fps,
+      width: info.width,
+      height: info.height,
+      hasAudio: info.hasAudio,
+    },
     ffmpeg,
     signal: new AbortController().signal,
     log: createLogger('error'),
@@ -60,9 +72,13 @@ for (const clip of CLIPS) {
   windows += clip.speech.length;
   hitWindows += clip.speech.filter((w) => speech.some((s) => overlaps(s, w))).length;
   const secs = speech.reduce((t, s) => t + s.end - s.start, 0);
-  console.log(speech.map((s) => `${s.start.toFixed(1)}-${s.end.toFixed(1)}:${s.confidence}`).join(" "));
-  console.log(`${clip.file.padEnd(28)} spans ${String(speech.length).padStart(3)}  speech ${secs.toFixed(1).padStart(5)} s of ${info.durationSec.toFixed(1)} s  (${Math.round(ms)} ms)`);
+  console.log(speech.map((s) => `${s.start.toFixed(1)}-${s.end.toFixed(1)}:${s.confidence}`).join(' '));
+  console.log(
+    `${clip.file.padEnd(28)} spans ${String(speech.length).padStart(3)}  speech ${secs.toFixed(1).padStart(5)} s of ${info.durationSec.toFixed(1)} s  (${Math.round(ms)} ms)`,
+  );
 }
-console.log(`precision ${(goodSpans / Math.max(1, spans)).toFixed(2)} (${goodSpans}/${spans} spans on speech)  recall ${(hitWindows / Math.max(1, windows)).toFixed(2)} (${hitWindows}/${windows} speech windows)`);
+console.log(
+  `precision ${(goodSpans / Math.max(1, spans)).toFixed(2)} (${goodSpans}/${spans} spans on speech)  recall ${(hitWindows / Math.max(1, windows)).toFixed(2)} (${hitWindows}/${windows} speech windows)`,
+);
 await analyzer.close();
 rmSync(dir, { recursive: true, force: true });

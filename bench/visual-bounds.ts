@@ -39,7 +39,16 @@ const sampler = setInterval(() => (peak = Math.max(peak, bytesUnder(videoDir))),
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 const result = await new VisualAnalyzer(DEFAULT_VISUAL).run({
-  video: { id: 'bench', path: file, dir: videoDir, durationSec: Number(duration), fps: 0, width: Number(width), height: Number(height), hasAudio: true },
+  video: {
+    id: 'bench',
+    path: file,
+    dir: videoDir,
+    durationSec: Number(duration),
+    fps: 0,
+    width: Number(width),
+    height: Number(height),
+    hasAudio: true,
+  },
   ffmpeg,
   signal: new AbortController().signal,
   log: createLogger('error'),
@@ -51,6 +60,14 @@ clearInterval(sampler);
 const wall = (performance.now() - t0) / 1000;
 const cpu = process.cpuUsage(cpu0);
 console.log(
-  JSON.stringify({ file, wall_s: Math.round(wall * 10) / 10, bun_cpu_s: Math.round((cpu.user + cpu.system) / 1e5) / 10, frames: result.frames!.length, shots: result.segments!.length, peak_disk_mb: Math.round(peak / 1e5) / 10, stored_mb: Math.round(bytesUnder(join(videoDir, 'frames')) / 1e5) / 10 }),
+  JSON.stringify({
+    file,
+    wall_s: Math.round(wall * 10) / 10,
+    bun_cpu_s: Math.round((cpu.user + cpu.system) / 1e5) / 10,
+    frames: result.frames!.length,
+    shots: result.segments!.length,
+    peak_disk_mb: Math.round(peak / 1e5) / 10,
+    stored_mb: Math.round(bytesUnder(join(videoDir, 'frames')) / 1e5) / 10,
+  }),
 );
 rmSync(dir, { recursive: true, force: true });

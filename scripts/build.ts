@@ -41,7 +41,11 @@ const argOut = process.argv.indexOf('--outfile');
 const outfile = argOut > 0 && process.argv[argOut + 1] ? resolve(process.argv[argOut + 1]!) : join(distDir, exe);
 const embeddedFile = join(root, 'src/media/embedded.generated.ts');
 const assetsFile = join(root, 'src/analysis/assets.generated.ts');
-const workerEntries = [join(root, 'src/analysis/objects-worker.ts'), join(root, 'src/analysis/faces-worker.ts'), join(root, 'src/analysis/embedder-worker.ts')];
+const workerEntries = [
+  join(root, 'src/analysis/objects-worker.ts'),
+  join(root, 'src/analysis/faces-worker.ts'),
+  join(root, 'src/analysis/embedder-worker.ts'),
+];
 const rootRequire = createRequire(join(root, 'package.json'));
 
 /** Paths of this platform's packaged binaries (the same packages binaries.ts falls back to). */
@@ -92,7 +96,15 @@ function analysisFiles(): { files: AssetFile[]; sharpBinding: string | null } {
   add('ocr', ocrModelDir(), ['ch_PP-OCRv4_det_infer.onnx', 'ch_PP-OCRv4_rec_infer.onnx', 'ppocr_keys_v1.txt']);
 
   const objects = objectModelPaths();
-  add('objects', objects.modelDir, ['centernet.json', 'movenet-lightning.json', ...FACE_MODELS].flatMap((m) => [m, ...weightFiles(join(objects.modelDir, m))]), 'models');
+  add(
+    'objects',
+    objects.modelDir,
+    ['centernet.json', 'movenet-lightning.json', ...FACE_MODELS].flatMap((m) => [
+      m,
+      ...weightFiles(join(objects.modelDir, m)),
+    ]),
+    'models',
+  );
   add('objects', objects.wasmDir, wasm, 'wasm');
 
   const saved = process.env.VIDQ_VAD_MODEL;
@@ -103,11 +115,23 @@ function analysisFiles(): { files: AssetFile[]; sharpBinding: string | null } {
   if (basename(vad) !== 'silero_vad.onnx') throw new Error(`unexpected VAD model name ${vad}`);
 
   const use = useFiles();
-  add('embeddings', use.modelDir, ['model.json', ...weightFiles(join(use.modelDir, 'model.json')), 'vocab.json'], 'model');
+  add(
+    'embeddings',
+    use.modelDir,
+    ['model.json', ...weightFiles(join(use.modelDir, 'model.json')), 'vocab.json'],
+    'model',
+  );
   add('embeddings', use.wasmDir, wasm, 'wasm');
 
   // onnxruntime-node's binding is embedded by Bun (a static require); the library it links is not.
-  const ortBin = join(dirname(rootRequire.resolve('onnxruntime-node')), '..', 'bin', 'napi-v6', process.platform, process.arch);
+  const ortBin = join(
+    dirname(rootRequire.resolve('onnxruntime-node')),
+    '..',
+    'bin',
+    'napi-v6',
+    process.platform,
+    process.arch,
+  );
   const ortLib = readdirSync(ortBin).find((f) => /^libonnxruntime\.(so\.\d+|\d[\d.]*\.dylib)$/.test(f));
   if (!ortLib) throw new Error(`no libonnxruntime in ${ortBin}`);
   files.push({ group: 'native', rel: ortLib, src: join(ortBin, ortLib), symbol: 'OrtGetApiBase' });
@@ -123,7 +147,9 @@ function analysisFiles(): { files: AssetFile[]; sharpBinding: string | null } {
     if (!vips) throw new Error(`no libvips-cpp in ${vipsDir}`);
     files.push({ group: 'native', rel: vips, src: join(vipsDir, vips), symbol: 'vips_version' });
   } catch (e) {
-    console.warn(`warning: sharp's binding is not embedded, so the OCR stage cannot decode frames in the executable: ${(e as Error).message}`);
+    console.warn(
+      `warning: sharp's binding is not embedded, so the OCR stage cannot decode frames in the executable: ${(e as Error).message}`,
+    );
     sharpBinding = null;
   }
   return { files, sharpBinding };
@@ -140,7 +166,10 @@ function assetsSource(files: AssetFile[]): { source: string; bytes: number } {
   const groups = new Map<string, AssetFile[]>();
   for (const f of files) groups.set(f.group, [...(groups.get(f.group) ?? []), f]);
   const committed = readFileSync(assetsFile, 'utf8');
-  const types = committed.slice(committed.indexOf('/** One embedded file'), committed.indexOf('export const EMBEDDED_ASSETS'));
+  const types = committed.slice(
+    committed.indexOf('/** One embedded file'),
+    committed.indexOf('export const EMBEDDED_ASSETS'),
+  );
   const imports: string[] = [];
   const entries: string[] = [];
   let bytes = 0;
@@ -154,9 +183,13 @@ function assetsSource(files: AssetFile[]): { source: string; bytes: number } {
       bytes += data.length;
       const id = `f${n++}`;
       imports.push(`import ${id} from ${JSON.stringify(f.src)} with { type: 'file' };`);
-      rows.push(`{ rel: ${JSON.stringify(f.rel)}, path: ${id} as unknown as string, size: ${data.length}${f.symbol ? `, symbol: ${JSON.stringify(f.symbol)}` : ''} }`);
+      rows.push(
+        `{ rel: ${JSON.stringify(f.rel)}, path: ${id} as unknown as string, size: ${data.length}${f.symbol ? `, symbol: ${JSON.stringify(f.symbol)}` : ''} }`,
+      );
     }
-    entries.push(`  ${group}: { hash: ${JSON.stringify(hash.digest('hex').slice(0, 16))}, files: [\n    ${rows.join(',\n    ')},\n  ] },`);
+    entries.push(
+      `  ${group}: { hash: ${JSON.stringify(hash.digest('hex').slice(0, 16))}, files: [\n    ${rows.join(',\n    ')},\n  ] },`,
+    );
   }
   const source = `// Written by scripts/build.ts for the compiled executable, restored after the build. Do not commit.
 ${imports.join('\n')}
@@ -183,14 +216,17 @@ function bundlingPlugin(sharpBinding: string | null): BunPlugin {
       build.onLoad({ filter: /[\\/]src[\\/].*\.ts$/ }, async (args) => {
         const text = await Bun.file(args.path).text();
         if (!args.path.startsWith(src)) return { contents: text, loader: 'ts' };
-        const rewritten = text.replace(/\bcreateRequire\(import\.meta\.url\)\((['"])([^'"\n]+)\1\)/g, (call, _q: string, spec: string) => {
-          try {
-            Bun.resolveSync(spec, dirname(args.path));
-          } catch {
-            return call; // not resolvable here either: left to fail (and be handled) at run time
-          }
-          return `require(${JSON.stringify(spec)})`;
-        });
+        const rewritten = text.replace(
+          /\bcreateRequire\(import\.meta\.url\)\((['"])([^'"\n]+)\1\)/g,
+          (call, _q: string, spec: string) => {
+            try {
+              Bun.resolveSync(spec, dirname(args.path));
+            } catch {
+              return call; // not resolvable here either: left to fail (and be handled) at run time
+            }
+            return `require(${JSON.stringify(spec)})`;
+          },
+        );
         return { contents: rewritten, loader: 'ts' };
       });
     },
@@ -220,7 +256,9 @@ async function main(): Promise<number> {
   // Restore on Ctrl-C / kill too, not only on the way out of the try.
   const restoreAndExit = (signal: string) => {
     restore();
-    console.error(`build interrupted (${signal}); ${relative(root, embeddedFile)} and ${relative(root, assetsFile)} restored`);
+    console.error(
+      `build interrupted (${signal}); ${relative(root, embeddedFile)} and ${relative(root, assetsFile)} restored`,
+    );
     process.exit(130);
   };
   for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.once(sig, restoreAndExit);
@@ -266,8 +304,12 @@ async function main(): Promise<number> {
   }
   const size = statSync(outfile).size;
   const embedded = statSync(bins.ffmpeg).size + statSync(bins.ffprobe).size;
-  console.log(`built ${relative(process.cwd(), outfile) || outfile} in ${((performance.now() - started) / 1000).toFixed(1)} s`);
-  console.log(`executable size: ${mb(size)} MB (${size} bytes; ffmpeg + ffprobe embedded: ${mb(embedded)} MB; analysis models and libraries: ${mb(generatedAssets.bytes)} MB in ${analysis.files.length} files)`);
+  console.log(
+    `built ${relative(process.cwd(), outfile) || outfile} in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+  );
+  console.log(
+    `executable size: ${mb(size)} MB (${size} bytes; ffmpeg + ffprobe embedded: ${mb(embedded)} MB; analysis models and libraries: ${mb(generatedAssets.bytes)} MB in ${analysis.files.length} files)`,
+  );
   return 0;
 }
 

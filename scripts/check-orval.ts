@@ -31,14 +31,30 @@ try {
     if (!ok) failed++;
     console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}: ${r.status} ${JSON.stringify(r.data).slice(0, 160)}`);
   };
-  const up = await api.remoteUpload({ token: srv.token, index: 'orval', url: `${origin.url}/media/countdown-living-room.mp4` });
+  const up = await api.remoteUpload({
+    token: srv.token,
+    index: 'orval',
+    url: `${origin.url}/media/countdown-living-room.mp4`,
+  });
   report('remoteUpload', up, 200);
   const indexId = (await api.listIndexes({ token: srv.token })).data[0].index_id;
   report('inquire', await api.inquire({ token: srv.token, index: indexId, prompt: 'What is written on screen?' }), 200);
-  report('inquireStream', await api.inquireStream({ token: srv.token, index: indexId, prompt: 'What is written on screen?' }), 200);
+  report(
+    'inquireStream',
+    await api.inquireStream({ token: srv.token, index: indexId, prompt: 'What is written on screen?' }),
+    200,
+  );
   report('restoreIndex', await api.restoreIndex(indexId, { token: srv.token }), 200);
-  report('removeFromIndex', await api.removeFromIndex({ token: srv.token, project_id: indexId, video_id: up.data.data.key }), 200);
-  report('inquire (404: an error, typed)', await api.inquire({ token: srv.token, index: 'z'.repeat(64), prompt: 'x' }), 404);
+  report(
+    'removeFromIndex',
+    await api.removeFromIndex({ token: srv.token, project_id: indexId, video_id: up.data.data.key }),
+    200,
+  );
+  report(
+    'inquire (404: an error, typed)',
+    await api.inquire({ token: srv.token, index: 'z'.repeat(64), prompt: 'x' }),
+    404,
+  );
 } finally {
   await srv.stop();
   origin.stop();

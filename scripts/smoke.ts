@@ -73,7 +73,11 @@ async function call(method: string, path: string, body?: unknown, headers: Recor
 const get = (path: string, headers?: Record<string, string>) => call('GET', path, undefined, headers);
 const post = (path: string, body: unknown, headers?: Record<string, string>) => call('POST', path, body, headers);
 const q = (o: Record<string, string | undefined>) =>
-  '?' + Object.entries(o).filter(([, v]) => v !== undefined).map(([k, v]) => `${k}=${encodeURIComponent(v!)}`).join('&');
+  '?' +
+  Object.entries(o)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${encodeURIComponent(v!)}`)
+    .join('&');
 const show = (r: Res) => `HTTP ${r.status} ${r.text.slice(0, 200)}`;
 
 function expectStatus(r: Res, status: number): void {
@@ -82,7 +86,10 @@ function expectStatus(r: Res, status: number): void {
 /** An error response: the status and the spec's {error, message} body. */
 function expectError(r: Res, status: number): void {
   expectStatus(r, status);
-  expect(r.json && r.json.error === status && typeof r.json.message === 'string' && r.json.message.length > 0, `error body is not {error: ${status}, message}: ${r.text.slice(0, 200)}`);
+  expect(
+    r.json && r.json.error === status && typeof r.json.message === 'string' && r.json.message.length > 0,
+    `error body is not {error: ${status}, message}: ${r.text.slice(0, 200)}`,
+  );
 }
 const isIso = (s: unknown) => typeof s === 'string' && !Number.isNaN(Date.parse(s)) && /^\d{4}-\d\d-\d\dT/.test(s);
 
@@ -104,11 +111,25 @@ const nodeModules = join(root, 'node_modules');
  * `unshare` execs the command in its own process: the pid is the executable's, signals reach it.
  */
 function hideNodeModules(): string[] {
-  if (process.env.VIDQ_SMOKE_HIDE_NODE_MODULES === '0' || process.getuid?.() !== 0 || !existsSync(nodeModules)) return [];
+  if (process.env.VIDQ_SMOKE_HIDE_NODE_MODULES === '0' || process.getuid?.() !== 0 || !existsSync(nodeModules))
+    return [];
   const unshare = Bun.which('unshare');
   if (!unshare) return [];
-  const prefix = [unshare, '--mount', '--propagation', 'private', '--', '/bin/sh', '-c', 'mount -t tmpfs -o size=1m,mode=0555 vidq-smoke "$0" && exec "$@"', nodeModules];
-  const probe = Bun.spawnSync([...prefix, '/bin/sh', '-c', `[ -z "$(ls -A '${nodeModules}')" ]`], { stdout: 'ignore', stderr: 'ignore' });
+  const prefix = [
+    unshare,
+    '--mount',
+    '--propagation',
+    'private',
+    '--',
+    '/bin/sh',
+    '-c',
+    'mount -t tmpfs -o size=1m,mode=0555 vidq-smoke "$0" && exec "$@"',
+    nodeModules,
+  ];
+  const probe = Bun.spawnSync([...prefix, '/bin/sh', '-c', `[ -z "$(ls -A '${nodeModules}')" ]`], {
+    stdout: 'ignore',
+    stderr: 'ignore',
+  });
   return probe.exitCode === 0 ? prefix : [];
 }
 
@@ -145,11 +166,28 @@ async function main(): Promise<void> {
 
   // A bare environment: no node_modules or PATH tools to lean on, so the embedded ffprobe is used;
   // started in the (empty) data directory, and with this checkout's node_modules hidden when possible.
-  const env: Record<string, string> = { PATH: '/usr/bin:/bin', HOME: home, VIDQ_IGNORE_SYSTEM_FFMPEG: '1', VIDQ_MIN_FREE_BYTES: '0', VIDQ_LOG_LEVEL: 'warn' };
+  const env: Record<string, string> = {
+    PATH: '/usr/bin:/bin',
+    HOME: home,
+    VIDQ_IGNORE_SYSTEM_FFMPEG: '1',
+    VIDQ_MIN_FREE_BYTES: '0',
+    VIDQ_LOG_LEVEL: 'warn',
+  };
   const wrap = hideNodeModules();
-  console.log(wrap.length ? `node_modules hidden from the executable: ${nodeModules} (a tmpfs over it, in a private mount namespace)` : `node_modules not hidden from the executable (needs root and unshare): ${nodeModules}`);
+  console.log(
+    wrap.length
+      ? `node_modules hidden from the executable: ${nodeModules} (a tmpfs over it, in a private mount namespace)`
+      : `node_modules not hidden from the executable (needs root and unshare): ${nodeModules}`,
+  );
   const cmd = (...args: string[]) => [...wrap, exe, ...args];
-  const cli = (...args: string[]) => Bun.spawnSync(cmd(...args, '--data-dir', dataDir), { env, cwd: dataDir, stdout: 'pipe', stderr: 'pipe', timeout: 60_000 });
+  const cli = (...args: string[]) =>
+    Bun.spawnSync(cmd(...args, '--data-dir', dataDir), {
+      env,
+      cwd: dataDir,
+      stdout: 'pipe',
+      stderr: 'pipe',
+      timeout: 60_000,
+    });
 
   await check('--help and --version', () => {
     const h = Bun.spawnSync(cmd('--help'), { env, cwd: dataDir, stdout: 'pipe', stderr: 'pipe' });
@@ -160,7 +198,13 @@ async function main(): Promise<void> {
 
   // ---- start: spawn → first successful /health is the cold start
   const t0 = performance.now();
-  proc = Bun.spawn(cmd('serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--allow-private-urls'), { env, cwd: dataDir, stdout: 'pipe', stderr: 'pipe', stdin: 'ignore' });
+  proc = Bun.spawn(cmd('serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--allow-private-urls'), {
+    env,
+    cwd: dataDir,
+    stdout: 'pipe',
+    stderr: 'pipe',
+    stdin: 'ignore',
+  });
   void drain(proc.stdout as ReadableStream<Uint8Array>, (s) => (stdout += s));
   void drain(proc.stderr as ReadableStream<Uint8Array>, (s) => (stderr = (stderr + s).slice(-20_000)));
   let coldMs = NaN;
@@ -181,7 +225,10 @@ async function main(): Promise<void> {
       }
       await Bun.sleep(5);
     }
-    expect(false, `no healthy server within 30 s (exit ${proc!.exitCode}); stdout: ${stdout.slice(-500)} stderr: ${stderr.slice(-500)}`);
+    expect(
+      false,
+      `no healthy server within 30 s (exit ${proc!.exitCode}); stdout: ${stdout.slice(-500)} stderr: ${stderr.slice(-500)}`,
+    );
   });
   if (Number.isFinite(coldMs)) console.log(`cold start: ${Math.round(coldMs)} ms`);
   if (!base) return;
@@ -220,18 +267,30 @@ async function main(): Promise<void> {
     ];
     const missing = want.filter(([p, m]) => !doc.paths?.[p]?.[m]).map(([p, m]) => `${m.toUpperCase()} ${p}`);
     expect(missing.length === 0, `missing: ${missing.join(', ')}`);
-    const noErrors = want.filter(([p, m]) => !Object.keys(doc.paths[p][m].responses ?? {}).some((s) => s.startsWith('4'))).map(([p]) => p);
+    const noErrors = want
+      .filter(([p, m]) => !Object.keys(doc.paths[p][m].responses ?? {}).some((s) => s.startsWith('4')))
+      .map(([p]) => p);
     expect(noErrors.length === 0, `no 4xx responses documented for ${noErrors.join(', ')}`);
     const ref = String(doc.paths['/inquire'].post.requestBody?.content?.['application/json']?.schema?.$ref ?? '');
-    const inquire = JSON.stringify(doc.paths['/inquire'].post) + JSON.stringify(doc.components?.schemas?.[ref.split('/').pop()!] ?? {});
-    expect(inquire.includes('minLength') && inquire.includes('prompt'), '/inquire does not document its fields and limits');
+    const inquire =
+      JSON.stringify(doc.paths['/inquire'].post) +
+      JSON.stringify(doc.components?.schemas?.[ref.split('/').pop()!] ?? {});
+    expect(
+      inquire.includes('minLength') && inquire.includes('prompt'),
+      '/inquire does not document its fields and limits',
+    );
   });
 
   await check('GET /swagger: HTML whose assets are local and load', async () => {
     const r = await get('/swagger');
     expectStatus(r, 200);
-    expect((r.headers.get('content-type') ?? '').includes('text/html'), `content-type ${r.headers.get('content-type')}`);
-    const urls = [...r.text.matchAll(/<(?:script|link)\b[^>]*?\b(?:src|href)\s*=\s*["']([^"']+)["']/gi)].map((m) => m[1]!);
+    expect(
+      (r.headers.get('content-type') ?? '').includes('text/html'),
+      `content-type ${r.headers.get('content-type')}`,
+    );
+    const urls = [...r.text.matchAll(/<(?:script|link)\b[^>]*?\b(?:src|href)\s*=\s*["']([^"']+)["']/gi)].map(
+      (m) => m[1]!,
+    );
     expect(urls.length >= 2, `expected a script and a stylesheet, found ${JSON.stringify(urls)}`);
     const remote = urls.filter((u) => /^(https?:)?\/\//i.test(u));
     expect(remote.length === 0, `remote assets: ${remote.join(', ')}`);
@@ -244,9 +303,17 @@ async function main(): Promise<void> {
 
   await check('GET /swagger-assets/*: bundle and stylesheet with their types; unknown is 404', async () => {
     const js = await get('/swagger-assets/swagger-ui-bundle.js');
-    expect(js.status === 200 && /javascript/.test(js.headers.get('content-type') ?? '') && js.text.includes('SwaggerUIBundle'), `bundle: HTTP ${js.status} ${js.headers.get('content-type')}`);
+    expect(
+      js.status === 200 &&
+        /javascript/.test(js.headers.get('content-type') ?? '') &&
+        js.text.includes('SwaggerUIBundle'),
+      `bundle: HTTP ${js.status} ${js.headers.get('content-type')}`,
+    );
     const css = await get('/swagger-assets/swagger-ui.css');
-    expect(css.status === 200 && /text\/css/.test(css.headers.get('content-type') ?? '') && css.text.includes('.swagger-ui'), `css: HTTP ${css.status} ${css.headers.get('content-type')}`);
+    expect(
+      css.status === 200 && /text\/css/.test(css.headers.get('content-type') ?? '') && css.text.includes('.swagger-ui'),
+      `css: HTTP ${css.status} ${css.headers.get('content-type')}`,
+    );
     expectError(await get('/swagger-assets/nope.js'), 404);
   });
 
@@ -289,43 +356,64 @@ async function main(): Promise<void> {
   });
 
   let key2 = '';
-  await check('POST /remote-upload (text/event-stream): file_authorized → progress… → metadata → complete', async () => {
-    const res = await fetch(base + '/remote-upload', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-      body: JSON.stringify({ token, index: 'smoke-index', url: src(CLIP2) }),
-      signal: AbortSignal.timeout(120_000),
-    });
-    expect(res.status === 200 && (res.headers.get('content-type') ?? '').startsWith('text/event-stream'), `HTTP ${res.status} ${res.headers.get('content-type')}`);
-    const text = await res.text();
-    const events = text
-      .split(/\r?\n\r?\n/)
-      .map((block) => block.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n'))
-      .filter(Boolean)
-      .map((d) => JSON.parse(d) as { type: string; [k: string]: unknown });
-    const types = events.map((e) => e.type);
-    const seq = types.filter((t, i) => t !== types[i - 1]).join(' → ');
-    expect(/^file_authorized( → progress)+ → metadata → complete$/.test(seq), `sequence: ${seq}`);
-    const meta = events.find((e) => e.type === 'metadata')!;
-    const done = events.at(-1)!;
-    expect(typeof meta.key === 'string' && meta.key === done.key && typeof meta.fps === 'string', 'metadata/complete keys differ');
-    expect(events.filter((e) => e.type === 'progress').every((e) => typeof e.percentage === 'number'), 'a progress event has no percentage');
-    key2 = meta.key as string;
-  });
+  await check(
+    'POST /remote-upload (text/event-stream): file_authorized → progress… → metadata → complete',
+    async () => {
+      const res = await fetch(base + '/remote-upload', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify({ token, index: 'smoke-index', url: src(CLIP2) }),
+        signal: AbortSignal.timeout(120_000),
+      });
+      expect(
+        res.status === 200 && (res.headers.get('content-type') ?? '').startsWith('text/event-stream'),
+        `HTTP ${res.status} ${res.headers.get('content-type')}`,
+      );
+      const text = await res.text();
+      const events = text
+        .split(/\r?\n\r?\n/)
+        .map((block) =>
+          block
+            .split(/\r?\n/)
+            .filter((l) => l.startsWith('data:'))
+            .map((l) => l.slice(5).trim())
+            .join('\n'),
+        )
+        .filter(Boolean)
+        .map((d) => JSON.parse(d) as { type: string; [k: string]: unknown });
+      const types = events.map((e) => e.type);
+      const seq = types.filter((t, i) => t !== types[i - 1]).join(' → ');
+      expect(/^file_authorized( → progress)+ → metadata → complete$/.test(seq), `sequence: ${seq}`);
+      const meta = events.find((e) => e.type === 'metadata')!;
+      const done = events.at(-1)!;
+      expect(
+        typeof meta.key === 'string' && meta.key === done.key && typeof meta.fps === 'string',
+        'metadata/complete keys differ',
+      );
+      expect(
+        events.filter((e) => e.type === 'progress').every((e) => typeof e.percentage === 'number'),
+        'a progress event has no percentage',
+      );
+      key2 = meta.key as string;
+    },
+  );
 
-  await check('POST /remote-upload errors: 401 no token, 400 bad url, 400 missing index, 502 source 404, 415/422 not a video', async () => {
-    expectError(await post('/remote-upload', { index: 'smoke-index', url: src(CLIP) }), 401);
-    expectError(await post('/remote-upload', { token: 'x'.repeat(64), index: 'smoke-index', url: src(CLIP) }), 401);
-    expectError(await post('/remote-upload', { token, index: 'smoke-index', url: 'ftp://example.com/a.mp4' }), 400);
-    expectError(await post('/remote-upload', { token, url: src(CLIP) }), 400);
-    expectError(await post('/remote-upload', '{not json', {}), 400);
-    expectError(await post('/remote-upload', { token, index: 'smoke-index', url: src('no-such-file.mp4') }), 502);
-    const nv = await post('/remote-upload', { token, index: 'smoke-index', url: src('MANIFEST.md') });
-    expect(nv.status === 415 || nv.status === 422, `not a video: ${show(nv)}`);
-    expectError(nv, nv.status);
-    const left = (await Array.fromAsync(new Bun.Glob('*').scan({ cwd: join(dataDir, 'tmp') }))).length;
-    expect(left === 0, `${left} file(s) left in DATA_DIR/tmp`);
-  });
+  await check(
+    'POST /remote-upload errors: 401 no token, 400 bad url, 400 missing index, 502 source 404, 415/422 not a video',
+    async () => {
+      expectError(await post('/remote-upload', { index: 'smoke-index', url: src(CLIP) }), 401);
+      expectError(await post('/remote-upload', { token: 'x'.repeat(64), index: 'smoke-index', url: src(CLIP) }), 401);
+      expectError(await post('/remote-upload', { token, index: 'smoke-index', url: 'ftp://example.com/a.mp4' }), 400);
+      expectError(await post('/remote-upload', { token, url: src(CLIP) }), 400);
+      expectError(await post('/remote-upload', '{not json', {}), 400);
+      expectError(await post('/remote-upload', { token, index: 'smoke-index', url: src('no-such-file.mp4') }), 502);
+      const nv = await post('/remote-upload', { token, index: 'smoke-index', url: src('MANIFEST.md') });
+      expect(nv.status === 415 || nv.status === 422, `not a video: ${show(nv)}`);
+      expectError(nv, nv.status);
+      const left = (await Array.fromAsync(new Bun.Glob('*').scan({ cwd: join(dataDir, 'tmp') }))).length;
+      expect(left === 0, `${left} file(s) left in DATA_DIR/tmp`);
+    },
+  );
 
   // ---- GET /indexes
   let indexId = '';
@@ -336,7 +424,10 @@ async function main(): Promise<void> {
     const i = r.json[0];
     expect(typeof i.index_id === 'string' && i.index_id.length === 64, `index_id ${i.index_id}`);
     expect(i.name === 'smoke-index' && i.count === 2 && i.deleted === false, `index ${JSON.stringify(i)}`);
-    expect(isIso(i.created) && typeof i.total_duration === 'number' && i.total_duration > 1, `created/total_duration ${JSON.stringify(i)}`);
+    expect(
+      isIso(i.created) && typeof i.total_duration === 'number' && i.total_duration > 1,
+      `created/total_duration ${JSON.stringify(i)}`,
+    );
     indexId = i.index_id;
   });
   await check('GET /indexes anonymous with user_id (loopback)', async () => {
@@ -344,13 +435,16 @@ async function main(): Promise<void> {
     expectStatus(r, 200);
     expect(Array.isArray(r.json) && r.json.length === 1 && r.json[0].index_id === indexId, r.text.slice(0, 200));
   });
-  await check('GET /indexes errors: 400 no user_id, 400 bad include_deleted, 401 bad token, 403 other user, 404 unknown user', async () => {
-    expectError(await get('/indexes'), 400);
-    expectError(await get('/indexes' + q({ user_id: userId, include_deleted: 'maybe' })), 400);
-    expectError(await get('/indexes' + q({ token: 'y'.repeat(64) })), 401);
-    expectError(await get('/indexes' + q({ token: defaultToken, user_id: userId })), 403);
-    expectError(await get('/indexes' + q({ user_id: 'u_does_not_exist' })), 404);
-  });
+  await check(
+    'GET /indexes errors: 400 no user_id, 400 bad include_deleted, 401 bad token, 403 other user, 404 unknown user',
+    async () => {
+      expectError(await get('/indexes'), 400);
+      expectError(await get('/indexes' + q({ user_id: userId, include_deleted: 'maybe' })), 400);
+      expectError(await get('/indexes' + q({ token: 'y'.repeat(64) })), 401);
+      expectError(await get('/indexes' + q({ token: defaultToken, user_id: userId })), 403);
+      expectError(await get('/indexes' + q({ user_id: 'u_does_not_exist' })), 404);
+    },
+  );
 
   // ---- GET /index-resources
   let srcUrl = '';
@@ -360,22 +454,34 @@ async function main(): Promise<void> {
       expectStatus(r, 200);
       expect(Array.isArray(r.json) && r.json.length === 2, `expected two resources: ${r.text.slice(0, 200)}`);
       for (const v of r.json) {
-        expect(typeof v.file_name === 'string' && typeof v.file_id === 'string' && STATUSES.includes(v.status), `resource ${JSON.stringify(v).slice(0, 200)}`);
-        expect(isIso(v.upload_time) && typeof v.file_type === 'string' && typeof v.is_large === 'boolean', `resource ${JSON.stringify(v).slice(0, 200)}`);
-        expect(typeof v.metadata?.fps === 'number' && typeof v.src === 'string', `metadata/src ${JSON.stringify(v).slice(0, 200)}`);
+        expect(
+          typeof v.file_name === 'string' && typeof v.file_id === 'string' && STATUSES.includes(v.status),
+          `resource ${JSON.stringify(v).slice(0, 200)}`,
+        );
+        expect(
+          isIso(v.upload_time) && typeof v.file_type === 'string' && typeof v.is_large === 'boolean',
+          `resource ${JSON.stringify(v).slice(0, 200)}`,
+        );
+        expect(
+          typeof v.metadata?.fps === 'number' && typeof v.src === 'string',
+          `metadata/src ${JSON.stringify(v).slice(0, 200)}`,
+        );
       }
       const ids = r.json.map((v: { file_id: string }) => v.file_id).sort();
       expect(JSON.stringify(ids) === JSON.stringify([key, key2].sort()), `file_ids ${ids} ≠ keys ${key}, ${key2}`);
       srcUrl = r.json.find((v: { file_id: string }) => v.file_id === key).src;
     }
   });
-  await check('GET /index-resources errors: 401 no token, 400 no index, 403 other user_id, 404 unknown index, 404 other user', async () => {
-    expectError(await get('/index-resources' + q({ index: indexId })), 401);
-    expectError(await get('/index-resources' + q({ token })), 400);
-    expectError(await get('/index-resources' + q({ token, index: indexId, user_id: 'u_someone_else' })), 403);
-    expectError(await get('/index-resources' + q({ token, index: 'no-such-index' })), 404);
-    expectError(await get('/index-resources' + q({ token: defaultToken, index: indexId })), 404);
-  });
+  await check(
+    'GET /index-resources errors: 401 no token, 400 no index, 403 other user_id, 404 unknown index, 404 other user',
+    async () => {
+      expectError(await get('/index-resources' + q({ index: indexId })), 401);
+      expectError(await get('/index-resources' + q({ token })), 400);
+      expectError(await get('/index-resources' + q({ token, index: indexId, user_id: 'u_someone_else' })), 403);
+      expectError(await get('/index-resources' + q({ token, index: 'no-such-index' })), 404);
+      expectError(await get('/index-resources' + q({ token: defaultToken, index: indexId })), 404);
+    },
+  );
 
   // ---- GET src (/media/{file_id})
   await check('GET src with Range → 206 with the right bytes', async () => {
@@ -384,11 +490,22 @@ async function main(): Promise<void> {
     const body = new Uint8Array(await res.arrayBuffer());
     const size = statSync(join(mediaDir, CLIP)).size;
     expect(res.status === 206, `HTTP ${res.status}`);
-    expect(res.headers.get('content-range') === `bytes 100-1123/${size}`, `content-range ${res.headers.get('content-range')}`);
+    expect(
+      res.headers.get('content-range') === `bytes 100-1123/${size}`,
+      `content-range ${res.headers.get('content-range')}`,
+    );
     const want = new Uint8Array(readFileSync(join(mediaDir, CLIP))).subarray(100, 1124);
-    expect(body.length === 1024 && Buffer.from(body).equals(Buffer.from(want)), `got ${body.length} bytes, not the file's`);
+    expect(
+      body.length === 1024 && Buffer.from(body).equals(Buffer.from(want)),
+      `got ${body.length} bytes, not the file's`,
+    );
     const whole = await fetch(srcUrl);
-    expect(whole.status === 200 && (await whole.arrayBuffer()).byteLength === size && whole.headers.get('accept-ranges') === 'bytes', `whole file: HTTP ${whole.status}`);
+    expect(
+      whole.status === 200 &&
+        (await whole.arrayBuffer()).byteLength === size &&
+        whole.headers.get('accept-ranges') === 'bytes',
+      `whole file: HTTP ${whole.status}`,
+    );
   });
   await check('GET /media errors: 401 unsigned, 403 bad signature, 416 bad range, 404 unknown file', async () => {
     const path = new URL(srcUrl).pathname;
@@ -412,7 +529,9 @@ async function main(): Promise<void> {
       }
       const r = await get('/index-resources' + q({ token, index: indexId }));
       expectStatus(r, 200);
-      const states = (r.json as { file_id: string; status: string; error?: string }[]).map((v) => `${v.file_id}: ${v.status}${v.error ? ` (${v.error})` : ''}`);
+      const states = (r.json as { file_id: string; status: string; error?: string }[]).map(
+        (v) => `${v.file_id}: ${v.status}${v.error ? ` (${v.error})` : ''}`,
+      );
       last = states.join(', ');
       const failedOne = r.json.find((v: { status: string }) => v.status === 'failed');
       expect(!failedOne, `analysis failed: ${last}`);
@@ -422,57 +541,100 @@ async function main(): Promise<void> {
     expect(false, `not ready after 300 s: ${last}`);
   });
 
-  await check('every analyzer ran inside the executable (none unavailable): shots, OCR text, bottles, speech spans, embeddings', async () => {
-    const r = await get('/index-resources' + q({ token, index: indexId }));
-    expectStatus(r, 200);
-    type Summary = Record<string, any>;
-    const analysis = (id: string): Record<string, Summary> => r.json.find((v: { file_id: string }) => v.file_id === id)?.metadata?.analysis ?? {};
-    const problems: string[] = [];
-    for (const [id, clip] of [
-      [key, CLIP],
-      [key2, CLIP2],
-    ] as const) {
-      const a = analysis(id);
-      for (const kind of ANALYSIS_KINDS) {
-        if (!a[kind]) problems.push(`${clip}: no ${kind} summary`);
-        else if (a[kind].unavailable) problems.push(`${clip}: ${kind} unavailable (${a[kind].unavailable})`);
+  await check(
+    'every analyzer ran inside the executable (none unavailable): shots, OCR text, bottles, speech spans, embeddings',
+    async () => {
+      const r = await get('/index-resources' + q({ token, index: indexId }));
+      expectStatus(r, 200);
+      type Summary = Record<string, any>;
+      const analysis = (id: string): Record<string, Summary> =>
+        r.json.find((v: { file_id: string }) => v.file_id === id)?.metadata?.analysis ?? {};
+      const problems: string[] = [];
+      for (const [id, clip] of [
+        [key, CLIP],
+        [key2, CLIP2],
+      ] as const) {
+        const a = analysis(id);
+        for (const kind of ANALYSIS_KINDS) {
+          if (!a[kind]) problems.push(`${clip}: no ${kind} summary`);
+          else if (a[kind].unavailable) problems.push(`${clip}: ${kind} unavailable (${a[kind].unavailable})`);
+        }
       }
-    }
-    expect(problems.length === 0, problems.join('; '));
-    const bottles = analysis(key);
-    const countdown = analysis(key2);
-    expect(bottles.shots!.shots >= 1 && bottles.shots!.frames >= 5, `${CLIP} shots: ${JSON.stringify(bottles.shots)}`);
-    expect(bottles.objects!.labels?.bottle >= 2, `${CLIP}: no bottles seen: ${JSON.stringify(bottles.objects)}`);
-    expect(countdown.ocr!.failed_frames === 0 && countdown.ocr!.segments >= 1, `${CLIP2}: no on-screen text read: ${JSON.stringify(countdown.ocr)}`);
-    expect(countdown.speech!.engine === 'silero-vad v4' && !countdown.speech!.note && countdown.speech!.segments >= 1, `${CLIP2}: no speech spans: ${JSON.stringify(countdown.speech)}`);
-    expect(countdown.embeddings!.segments >= 1 && bottles.embeddings!.segments >= 1, `embeddings: ${JSON.stringify([bottles.embeddings, countdown.embeddings])}`);
-    // The models and libraries came out of the executable into the data directory.
-    const groups = existsSync(join(dataDir, 'assets')) ? readdirSync(join(dataDir, 'assets')).map((d) => d.replace(/-[0-9a-f]+$/, '')).sort() : [];
-    expect(JSON.stringify(groups) === JSON.stringify(['embeddings', 'native', 'objects', 'ocr', 'vad']), `DATA_DIR/assets holds ${JSON.stringify(groups)}`);
-  });
+      expect(problems.length === 0, problems.join('; '));
+      const bottles = analysis(key);
+      const countdown = analysis(key2);
+      expect(
+        bottles.shots!.shots >= 1 && bottles.shots!.frames >= 5,
+        `${CLIP} shots: ${JSON.stringify(bottles.shots)}`,
+      );
+      expect(bottles.objects!.labels?.bottle >= 2, `${CLIP}: no bottles seen: ${JSON.stringify(bottles.objects)}`);
+      expect(
+        countdown.ocr!.failed_frames === 0 && countdown.ocr!.segments >= 1,
+        `${CLIP2}: no on-screen text read: ${JSON.stringify(countdown.ocr)}`,
+      );
+      expect(
+        countdown.speech!.engine === 'silero-vad v4' && !countdown.speech!.note && countdown.speech!.segments >= 1,
+        `${CLIP2}: no speech spans: ${JSON.stringify(countdown.speech)}`,
+      );
+      expect(
+        countdown.embeddings!.segments >= 1 && bottles.embeddings!.segments >= 1,
+        `embeddings: ${JSON.stringify([bottles.embeddings, countdown.embeddings])}`,
+      );
+      // The models and libraries came out of the executable into the data directory.
+      const groups = existsSync(join(dataDir, 'assets'))
+        ? readdirSync(join(dataDir, 'assets'))
+            .map((d) => d.replace(/-[0-9a-f]+$/, ''))
+            .sort()
+        : [];
+      expect(
+        JSON.stringify(groups) === JSON.stringify(['embeddings', 'native', 'objects', 'ocr', 'vad']),
+        `DATA_DIR/assets holds ${JSON.stringify(groups)}`,
+      );
+    },
+  );
 
   // ---- POST /inquire (the smoke user has 3 credits)
-  await check('POST /inquire errors (not charged): 400 short token, 400 no prompt, 400 bad target, 401 unknown token, 404 unknown index, 404 unknown target_video', async () => {
-    expectError(await post('/inquire', { token: 'short', index: indexId, prompt: 'hi' }), 400);
-    expectError(await post('/inquire', { token, index: indexId, prompt: '' }), 400);
-    expectError(await post('/inquire', { token, index: indexId, prompt: 'what?', target: 'yesterday' }), 400);
-    expectError(await post('/inquire', { token: 'q'.repeat(64), index: indexId, prompt: 'what?' }), 401);
-    expectError(await post('/inquire', { token, index: 'i'.repeat(64), prompt: 'what?' }), 404);
-    expectError(await post('/inquire', { token, index: indexId, prompt: 'what?', target_video: 'v'.repeat(32) }), 404);
-  });
+  await check(
+    'POST /inquire errors (not charged): 400 short token, 400 no prompt, 400 bad target, 401 unknown token, 404 unknown index, 404 unknown target_video',
+    async () => {
+      expectError(await post('/inquire', { token: 'short', index: indexId, prompt: 'hi' }), 400);
+      expectError(await post('/inquire', { token, index: indexId, prompt: '' }), 400);
+      expectError(await post('/inquire', { token, index: indexId, prompt: 'what?', target: 'yesterday' }), 400);
+      expectError(await post('/inquire', { token: 'q'.repeat(64), index: indexId, prompt: 'what?' }), 401);
+      expectError(await post('/inquire', { token, index: 'i'.repeat(64), prompt: 'what?' }), 404);
+      expectError(
+        await post('/inquire', { token, index: indexId, prompt: 'what?', target_video: 'v'.repeat(32) }),
+        404,
+      );
+    },
+  );
   await check('POST /inquire → 200 complete (twice)', async () => {
     const a = await post('/inquire', { token, index: indexId, prompt: 'What is in these videos?' });
     expectStatus(a, 200);
     expect(a.json?.status === 'complete' && typeof a.json.output === 'string' && a.json.output.length > 0, show(a));
-    const b = await post('/inquire', { token, index: indexId, prompt: 'What happens here?', target: '0:05-0:10', target_video: key });
+    const b = await post('/inquire', {
+      token,
+      index: indexId,
+      prompt: 'What happens here?',
+      target: '0:05-0:10',
+      target_video: key,
+    });
     expectStatus(b, 200);
     expect(b.json?.status === 'complete' && typeof b.json.output === 'string', show(b));
   });
   await check('POST /inquire about one moment reads the frame at that moment (OCR in the server process)', async () => {
     // The countdown clip carries a watermark; 2.5 s is between its sampled frames.
-    const r = await post('/inquire', { token, index: indexId, prompt: 'What is written on screen at this moment?', target: '2.5', target_video: key2 });
+    const r = await post('/inquire', {
+      token,
+      index: indexId,
+      prompt: 'What is written on screen at this moment?',
+      target: '2.5',
+      target_video: key2,
+    });
     expectStatus(r, 200);
-    const read = (r.json?.evidence ?? []).filter((e: { kind: string; start: number }) => e.kind === 'ocr' && e.start === 2.5);
+    const read = (r.json?.evidence ?? []).filter(
+      (e: { kind: string; start: number }) => e.kind === 'ocr' && e.start === 2.5,
+    );
     expect(read.length > 0 && r.json.output.startsWith('At 0:02'), show(r));
   });
   await check('POST /inquire without credits → 400', async () => {
@@ -521,37 +683,69 @@ async function main(): Promise<void> {
     const idx = (await get('/indexes' + q({ token }))).json?.[0];
     expect(idx?.count === 1, `count ${idx?.count}`);
   });
-  await check('POST /remove-from-index errors: 401 no token, 400 no video_id, 404 removed video, 404 unknown index', async () => {
-    expectError(await post('/remove-from-index', { project_id: indexId, video_id: key }), 401);
-    expectError(await post('/remove-from-index', { token, project_id: indexId }), 400);
-    expectError(await post('/remove-from-index', { token, project_id: indexId, video_id: key2 }), 404);
-    expectError(await post('/remove-from-index', { token, project_id: 'n'.repeat(64), video_id: key }), 404);
-  });
+  await check(
+    'POST /remove-from-index errors: 401 no token, 400 no video_id, 404 removed video, 404 unknown index',
+    async () => {
+      expectError(await post('/remove-from-index', { project_id: indexId, video_id: key }), 401);
+      expectError(await post('/remove-from-index', { token, project_id: indexId }), 400);
+      expectError(await post('/remove-from-index', { token, project_id: indexId, video_id: key2 }), 404);
+      expectError(await post('/remove-from-index', { token, project_id: 'n'.repeat(64), video_id: key }), 404);
+    },
+  );
 
   // ---- stop
   // ---- issue 14: the file as the body, a multipart form, the CLI client, search, exports
   let uploaded = '';
-  await check('POST /upload (raw body and multipart form) → the spec metadata; GET /search and insights.json', async () => {
-    const bearer = { authorization: `Bearer ${defaultToken}` };
-    const raw = await fetch(`${base}/upload?index=smoke-files&file_name=${CLIP}`, { method: 'POST', headers: { ...bearer, 'content-type': 'video/mp4' }, body: Bun.file(join(mediaDir, CLIP)) });
-    const rj = (await raw.json()) as any;
-    expect(raw.status === 200 && rj?.data?.type === 'metadata' && rj.data.fileSize === String(statSync(join(mediaDir, CLIP)).size), `raw: HTTP ${raw.status} ${JSON.stringify(rj)}`);
-    uploaded = rj.data.key;
-    const form = new FormData();
-    form.append('file', Bun.file(join(mediaDir, CLIP2)), CLIP2);
-    const mp = await fetch(`${base}/upload?index=smoke-files`, { method: 'POST', headers: bearer, body: form });
-    const mj = (await mp.json()) as any;
-    expect(mp.status === 200 && typeof mj?.data?.key === 'string', `multipart: HTTP ${mp.status} ${JSON.stringify(mj)}`);
-    const found = await get('/search' + q({ index: 'smoke-files', q: 'bottles' }), bearer);
-    expect(found.status === 200 && Array.isArray(found.json?.moments) && found.json.credits_used === 0, show(found));
-    const ins = await get(`/videos/${uploaded}/insights.json`, bearer);
-    expect(ins.status === 200 && ins.json?.video_id === uploaded, show(ins));
-  });
+  await check(
+    'POST /upload (raw body and multipart form) → the spec metadata; GET /search and insights.json',
+    async () => {
+      const bearer = { authorization: `Bearer ${defaultToken}` };
+      const raw = await fetch(`${base}/upload?index=smoke-files&file_name=${CLIP}`, {
+        method: 'POST',
+        headers: { ...bearer, 'content-type': 'video/mp4' },
+        body: Bun.file(join(mediaDir, CLIP)),
+      });
+      const rj = (await raw.json()) as any;
+      expect(
+        raw.status === 200 &&
+          rj?.data?.type === 'metadata' &&
+          rj.data.fileSize === String(statSync(join(mediaDir, CLIP)).size),
+        `raw: HTTP ${raw.status} ${JSON.stringify(rj)}`,
+      );
+      uploaded = rj.data.key;
+      const form = new FormData();
+      form.append('file', Bun.file(join(mediaDir, CLIP2)), CLIP2);
+      const mp = await fetch(`${base}/upload?index=smoke-files`, { method: 'POST', headers: bearer, body: form });
+      const mj = (await mp.json()) as any;
+      expect(
+        mp.status === 200 && typeof mj?.data?.key === 'string',
+        `multipart: HTTP ${mp.status} ${JSON.stringify(mj)}`,
+      );
+      const found = await get('/search' + q({ index: 'smoke-files', q: 'bottles' }), bearer);
+      expect(found.status === 200 && Array.isArray(found.json?.moments) && found.json.credits_used === 0, show(found));
+      const ins = await get(`/videos/${uploaded}/insights.json`, bearer);
+      expect(ins.status === 200 && ins.json?.video_id === uploaded, show(ins));
+    },
+  );
   await check('CLI client: vidq add FILE, then vidq ls --index (plain lines, exit 0)', () => {
-    const add = Bun.spawnSync(cmd('add', join(mediaDir, CLIP), '--index', 'smoke-cli', '--server', base, '--token', defaultToken), { env, cwd: dataDir, stdout: 'pipe', stderr: 'pipe', timeout: 120_000 });
-    expect(add.exitCode === 0 && add.stdout.toString().includes(`${CLIP}: ready`), `add exited ${add.exitCode}: ${add.stdout}${add.stderr}`);
-    const ls = Bun.spawnSync(cmd('ls', '--index', 'smoke-cli', '--server', base, '--token', defaultToken), { env, cwd: dataDir, stdout: 'pipe', stderr: 'pipe' });
-    expect(ls.exitCode === 0 && ls.stdout.toString().includes(`${CLIP}\t`), `ls exited ${ls.exitCode}: ${ls.stdout}${ls.stderr}`);
+    const add = Bun.spawnSync(
+      cmd('add', join(mediaDir, CLIP), '--index', 'smoke-cli', '--server', base, '--token', defaultToken),
+      { env, cwd: dataDir, stdout: 'pipe', stderr: 'pipe', timeout: 120_000 },
+    );
+    expect(
+      add.exitCode === 0 && add.stdout.toString().includes(`${CLIP}: ready`),
+      `add exited ${add.exitCode}: ${add.stdout}${add.stderr}`,
+    );
+    const ls = Bun.spawnSync(cmd('ls', '--index', 'smoke-cli', '--server', base, '--token', defaultToken), {
+      env,
+      cwd: dataDir,
+      stdout: 'pipe',
+      stderr: 'pipe',
+    });
+    expect(
+      ls.exitCode === 0 && ls.stdout.toString().includes(`${CLIP}\t`),
+      `ls exited ${ls.exitCode}: ${ls.stdout}${ls.stderr}`,
+    );
   });
 
   await check('SIGTERM stops the server (exit 0 within 10 s)', async () => {
@@ -579,7 +773,8 @@ try {
     await proc.exited;
   }
   origin?.stop(true);
-  if (failed > 0 && stderr.trim()) console.log(`# server stderr (tail):\n${stderr.slice(-3000).replace(/^/gm, '#   ')}`);
+  if (failed > 0 && stderr.trim())
+    console.log(`# server stderr (tail):\n${stderr.slice(-3000).replace(/^/gm, '#   ')}`);
   rmSync(dataDir, { recursive: true, force: true });
 }
 console.log(`smoke: ${passed} passed, ${failed} failed`);

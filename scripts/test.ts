@@ -6,7 +6,11 @@
 const bun = process.execPath;
 const root = new URL('..', import.meta.url).pathname;
 
-const stale = Bun.spawnSync([bun, 'scripts/embed-migrations.ts', '--check'], { cwd: root, stdout: 'inherit', stderr: 'inherit' });
+const stale = Bun.spawnSync([bun, 'scripts/embed-migrations.ts', '--check'], {
+  cwd: root,
+  stdout: 'inherit',
+  stderr: 'inherit',
+});
 if (stale.exitCode !== 0) {
   console.log('0 passed, 1 failed');
   process.exit(1);

@@ -167,7 +167,11 @@ export const STT_ENGINES = ['auto', 'whisper', 'openai', 'none'] as const;
 export const EMBEDDER_TYPES = ['use', 'openai'] as const;
 export type EmbedderType = (typeof EMBEDDER_TYPES)[number];
 /** Model-server keys: environment only (a flag would show in ps), never serialised or logged. */
-const MODEL_KEY_ENV = { captionerApiKey: 'VIDQ_CAPTIONER_API_KEY', sttApiKey: 'VIDQ_STT_API_KEY', embedderApiKey: 'VIDQ_EMBEDDER_API_KEY' } as const;
+const MODEL_KEY_ENV = {
+  captionerApiKey: 'VIDQ_CAPTIONER_API_KEY',
+  sttApiKey: 'VIDQ_STT_API_KEY',
+  embedderApiKey: 'VIDQ_EMBEDDER_API_KEY',
+} as const;
 
 /**
  * Analyzers in pipeline order: visual first (the others read its frames), subtitles after speech
@@ -183,7 +187,10 @@ export function analyzerNames(analyzers: string): AnalyzerName[] {
     .map((s) => s.trim())
     .filter(Boolean);
   const unknown = names.filter((n) => !(ANALYZER_NAMES as readonly string[]).includes(n));
-  if (unknown.length) throw new ConfigError(`--analyzers: unknown analyzer(s) ${unknown.join(', ')}; choose from ${ANALYZER_NAMES.join(', ')}`);
+  if (unknown.length)
+    throw new ConfigError(
+      `--analyzers: unknown analyzer(s) ${unknown.join(', ')}; choose from ${ANALYZER_NAMES.join(', ')}`,
+    );
   return ANALYZER_NAMES.filter((n) => n === 'visual' || names.includes(n));
 }
 
@@ -269,69 +276,435 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile' | keyof typeof MODEL_K
 const OPTIONS: OptionSpec[] = [
   { key: 'host', flag: 'host', env: 'VIDQ_HOST', kind: 'string', help: 'address to bind' },
   { key: 'port', flag: 'port', env: 'VIDQ_PORT', kind: 'int', help: 'TCP port (0 = any free port)' },
-  { key: 'dataDir', flag: 'data-dir', env: 'VIDQ_DATA_DIR', kind: 'string', help: 'data directory (database, media, secrets)' },
-  { key: 'allowPrivateUrls', flag: 'allow-private-urls', env: 'VIDQ_ALLOW_PRIVATE_URLS', kind: 'bool', help: 'let the downloader fetch loopback/private/link-local addresses' },
-  { key: 'maxDownloadBytes', flag: 'max-download-bytes', env: 'VIDQ_MAX_DOWNLOAD_BYTES', kind: 'int', help: 'largest downloadable file in bytes' },
-  { key: 'connectTimeoutMs', flag: 'connect-timeout-ms', env: 'VIDQ_CONNECT_TIMEOUT_MS', kind: 'int', help: 'connect + response-headers timeout per hop (ms)' },
-  { key: 'idleTimeoutMs', flag: 'idle-timeout-ms', env: 'VIDQ_IDLE_TIMEOUT_MS', kind: 'int', help: 'longest pause between download chunks (ms)' },
-  { key: 'maxRedirects', flag: 'max-redirects', env: 'VIDQ_MAX_REDIRECTS', kind: 'int', help: 'redirects followed per download' },
-  { key: 'maxDurationSec', flag: 'max-duration-sec', env: 'VIDQ_MAX_DURATION_SEC', kind: 'int', help: 'longest accepted media duration (s)' },
-  { key: 'largeFileBytes', flag: 'large-file-bytes', env: 'VIDQ_LARGE_FILE_BYTES', kind: 'int', help: 'size above which a resource is is_large' },
-  { key: 'inquireCost', flag: 'inquire-cost', env: 'VIDQ_INQUIRE_COST', kind: 'int', help: 'credits charged per /inquire' },
-  { key: 'defaultCredits', flag: 'default-credits', env: 'VIDQ_DEFAULT_CREDITS', kind: 'int', help: 'credits of a new user created without --credits' },
-  { key: 'anonymousListingOnLoopback', flag: 'anonymous-listing', env: 'VIDQ_ANONYMOUS_LISTING', kind: 'bool', help: 'answer GET /indexes without a token when bound to loopback' },
-  { key: 'mediaLinkTtlSec', flag: 'media-link-ttl-sec', env: 'VIDQ_MEDIA_LINK_TTL_SEC', kind: 'int', help: 'lifetime of signed media links (s)' },
-  { key: 'purgeAfterDays', flag: 'purge-after-days', env: 'VIDQ_PURGE_AFTER_DAYS', kind: 'int', help: 'days before a deleted index is purged' },
-  { key: 'stuckAfterMinutes', flag: 'stuck-after-minutes', env: 'VIDQ_STUCK_AFTER_MINUTES', kind: 'int', help: 'minutes before an unfinished resource is failed' },
-  { key: 'maintenanceCron', flag: 'maintenance-cron', env: 'VIDQ_MAINTENANCE_CRON', kind: 'string', help: 'cron pattern of the maintenance job' },
-  { key: 'maxBodyBytes', flag: 'max-body-bytes', env: 'VIDQ_MAX_BODY_BYTES', kind: 'int', help: 'largest request body (bytes)' },
-  { key: 'webhookUrl', flag: 'webhook-url', env: 'VIDQ_WEBHOOK_URL', kind: 'string', help: 'default webhook URL for video.ready/failed/removed events (an index can set its own)' },
-  { key: 'webhookRetryMs', flag: 'webhook-retry-ms', env: 'VIDQ_WEBHOOK_RETRY_MS', kind: 'int', help: 'first retry delay of a failed webhook (ms; doubles up to 1 h, for 24 h)' },
-  { key: 'maxUploadBytes', flag: 'max-upload-bytes', env: 'VIDQ_MAX_UPLOAD_BYTES', kind: 'int', help: 'largest file sent to POST /upload (bytes; 0 = --max-download-bytes)' },
-  { key: 'minFreeBytes', flag: 'min-free-bytes', env: 'VIDQ_MIN_FREE_BYTES', kind: 'int', help: 'refuse uploads below this much free disk (bytes)' },
-  { key: 'analysisWorkers', flag: 'analysis-workers', env: 'VIDQ_ANALYSIS_WORKERS', kind: 'int', help: 'analysis worker processes (0 = no analysis)' },
-  { key: 'shortLaneSec', flag: 'short-lane-sec', env: 'VIDQ_SHORT_LANE_SEC', kind: 'int', help: 'videos up to N s may use an extra worker while all are busy (0 = off)' },
-  { key: 'maxAnalysesPerUser', flag: 'max-analyses-per-user', env: 'VIDQ_MAX_ANALYSES_PER_USER', kind: 'int', help: 'analyses of one user at once (0 = no cap)' },
-  { key: 'workerRecycleSec', flag: 'worker-recycle-sec', env: 'VIDQ_WORKER_RECYCLE_SEC', kind: 'int', help: 'restart a worker after a video of N s or longer (0 = never)' },
-  { key: 'analyzers', flag: 'analyzers', env: 'VIDQ_ANALYZERS', kind: 'string', help: 'analyzers to run, comma-separated' },
-  { key: 'frameIntervalSec', flag: 'frame-interval-sec', env: 'VIDQ_FRAME_INTERVAL_SEC', kind: 'int', help: 'at most one sampled frame per N seconds of a shot' },
-  { key: 'sttEngine', flag: 'stt', env: 'VIDQ_STT', kind: 'string', help: 'speech-to-text engine: auto | whisper | openai (a model server, see --stt-url) | none' },
-  { key: 'modelsDir', flag: 'models-dir', env: 'VIDQ_MODELS_DIR', kind: 'string', help: 'local model directory (default DATA_DIR/models)' },
-  { key: 'whisperModel', flag: 'whisper-model', env: 'VIDQ_WHISPER_MODEL', kind: 'string', help: 'Whisper model id in the models directory' },
-  { key: 'generator', flag: 'generator', env: 'VIDQ_GENERATOR', kind: 'string', help: 'who writes answers: none (composed from the evidence) | openai | transformers' },
-  { key: 'generatorUrl', flag: 'generator-url', env: 'VIDQ_GENERATOR_URL', kind: 'string', help: 'OpenAI-compatible base URL, e.g. http://127.0.0.1:11434 (Ollama)' },
-  { key: 'generatorModel', flag: 'generator-model', env: 'VIDQ_GENERATOR_MODEL', kind: 'string', help: 'model name (openai) or model id in the models directory (transformers)' },
-  { key: 'generatorApiKey', flag: 'generator-api-key', env: 'VIDQ_GENERATOR_API_KEY', kind: 'string', help: 'API key of the endpoint (prefer the environment variable: flags show in ps)' },
-  { key: 'generatorVision', flag: 'generator-vision', env: 'VIDQ_GENERATOR_VISION', kind: 'bool', help: 'the model reads images: send the cited frames (openai)' },
-  { key: 'generatorTimeoutMs', flag: 'generator-timeout-ms', env: 'VIDQ_GENERATOR_TIMEOUT_MS', kind: 'int', help: 'longest a generated answer may take before the composed one is used (ms)' },
+  {
+    key: 'dataDir',
+    flag: 'data-dir',
+    env: 'VIDQ_DATA_DIR',
+    kind: 'string',
+    help: 'data directory (database, media, secrets)',
+  },
+  {
+    key: 'allowPrivateUrls',
+    flag: 'allow-private-urls',
+    env: 'VIDQ_ALLOW_PRIVATE_URLS',
+    kind: 'bool',
+    help: 'let the downloader fetch loopback/private/link-local addresses',
+  },
+  {
+    key: 'maxDownloadBytes',
+    flag: 'max-download-bytes',
+    env: 'VIDQ_MAX_DOWNLOAD_BYTES',
+    kind: 'int',
+    help: 'largest downloadable file in bytes',
+  },
+  {
+    key: 'connectTimeoutMs',
+    flag: 'connect-timeout-ms',
+    env: 'VIDQ_CONNECT_TIMEOUT_MS',
+    kind: 'int',
+    help: 'connect + response-headers timeout per hop (ms)',
+  },
+  {
+    key: 'idleTimeoutMs',
+    flag: 'idle-timeout-ms',
+    env: 'VIDQ_IDLE_TIMEOUT_MS',
+    kind: 'int',
+    help: 'longest pause between download chunks (ms)',
+  },
+  {
+    key: 'maxRedirects',
+    flag: 'max-redirects',
+    env: 'VIDQ_MAX_REDIRECTS',
+    kind: 'int',
+    help: 'redirects followed per download',
+  },
+  {
+    key: 'maxDurationSec',
+    flag: 'max-duration-sec',
+    env: 'VIDQ_MAX_DURATION_SEC',
+    kind: 'int',
+    help: 'longest accepted media duration (s)',
+  },
+  {
+    key: 'largeFileBytes',
+    flag: 'large-file-bytes',
+    env: 'VIDQ_LARGE_FILE_BYTES',
+    kind: 'int',
+    help: 'size above which a resource is is_large',
+  },
+  {
+    key: 'inquireCost',
+    flag: 'inquire-cost',
+    env: 'VIDQ_INQUIRE_COST',
+    kind: 'int',
+    help: 'credits charged per /inquire',
+  },
+  {
+    key: 'defaultCredits',
+    flag: 'default-credits',
+    env: 'VIDQ_DEFAULT_CREDITS',
+    kind: 'int',
+    help: 'credits of a new user created without --credits',
+  },
+  {
+    key: 'anonymousListingOnLoopback',
+    flag: 'anonymous-listing',
+    env: 'VIDQ_ANONYMOUS_LISTING',
+    kind: 'bool',
+    help: 'answer GET /indexes without a token when bound to loopback',
+  },
+  {
+    key: 'mediaLinkTtlSec',
+    flag: 'media-link-ttl-sec',
+    env: 'VIDQ_MEDIA_LINK_TTL_SEC',
+    kind: 'int',
+    help: 'lifetime of signed media links (s)',
+  },
+  {
+    key: 'purgeAfterDays',
+    flag: 'purge-after-days',
+    env: 'VIDQ_PURGE_AFTER_DAYS',
+    kind: 'int',
+    help: 'days before a deleted index is purged',
+  },
+  {
+    key: 'stuckAfterMinutes',
+    flag: 'stuck-after-minutes',
+    env: 'VIDQ_STUCK_AFTER_MINUTES',
+    kind: 'int',
+    help: 'minutes before an unfinished resource is failed',
+  },
+  {
+    key: 'maintenanceCron',
+    flag: 'maintenance-cron',
+    env: 'VIDQ_MAINTENANCE_CRON',
+    kind: 'string',
+    help: 'cron pattern of the maintenance job',
+  },
+  {
+    key: 'maxBodyBytes',
+    flag: 'max-body-bytes',
+    env: 'VIDQ_MAX_BODY_BYTES',
+    kind: 'int',
+    help: 'largest request body (bytes)',
+  },
+  {
+    key: 'webhookUrl',
+    flag: 'webhook-url',
+    env: 'VIDQ_WEBHOOK_URL',
+    kind: 'string',
+    help: 'default webhook URL for video.ready/failed/removed events (an index can set its own)',
+  },
+  {
+    key: 'webhookRetryMs',
+    flag: 'webhook-retry-ms',
+    env: 'VIDQ_WEBHOOK_RETRY_MS',
+    kind: 'int',
+    help: 'first retry delay of a failed webhook (ms; doubles up to 1 h, for 24 h)',
+  },
+  {
+    key: 'maxUploadBytes',
+    flag: 'max-upload-bytes',
+    env: 'VIDQ_MAX_UPLOAD_BYTES',
+    kind: 'int',
+    help: 'largest file sent to POST /upload (bytes; 0 = --max-download-bytes)',
+  },
+  {
+    key: 'minFreeBytes',
+    flag: 'min-free-bytes',
+    env: 'VIDQ_MIN_FREE_BYTES',
+    kind: 'int',
+    help: 'refuse uploads below this much free disk (bytes)',
+  },
+  {
+    key: 'analysisWorkers',
+    flag: 'analysis-workers',
+    env: 'VIDQ_ANALYSIS_WORKERS',
+    kind: 'int',
+    help: 'analysis worker processes (0 = no analysis)',
+  },
+  {
+    key: 'shortLaneSec',
+    flag: 'short-lane-sec',
+    env: 'VIDQ_SHORT_LANE_SEC',
+    kind: 'int',
+    help: 'videos up to N s may use an extra worker while all are busy (0 = off)',
+  },
+  {
+    key: 'maxAnalysesPerUser',
+    flag: 'max-analyses-per-user',
+    env: 'VIDQ_MAX_ANALYSES_PER_USER',
+    kind: 'int',
+    help: 'analyses of one user at once (0 = no cap)',
+  },
+  {
+    key: 'workerRecycleSec',
+    flag: 'worker-recycle-sec',
+    env: 'VIDQ_WORKER_RECYCLE_SEC',
+    kind: 'int',
+    help: 'restart a worker after a video of N s or longer (0 = never)',
+  },
+  {
+    key: 'analyzers',
+    flag: 'analyzers',
+    env: 'VIDQ_ANALYZERS',
+    kind: 'string',
+    help: 'analyzers to run, comma-separated',
+  },
+  {
+    key: 'frameIntervalSec',
+    flag: 'frame-interval-sec',
+    env: 'VIDQ_FRAME_INTERVAL_SEC',
+    kind: 'int',
+    help: 'at most one sampled frame per N seconds of a shot',
+  },
+  {
+    key: 'sttEngine',
+    flag: 'stt',
+    env: 'VIDQ_STT',
+    kind: 'string',
+    help: 'speech-to-text engine: auto | whisper | openai (a model server, see --stt-url) | none',
+  },
+  {
+    key: 'modelsDir',
+    flag: 'models-dir',
+    env: 'VIDQ_MODELS_DIR',
+    kind: 'string',
+    help: 'local model directory (default DATA_DIR/models)',
+  },
+  {
+    key: 'whisperModel',
+    flag: 'whisper-model',
+    env: 'VIDQ_WHISPER_MODEL',
+    kind: 'string',
+    help: 'Whisper model id in the models directory',
+  },
+  {
+    key: 'generator',
+    flag: 'generator',
+    env: 'VIDQ_GENERATOR',
+    kind: 'string',
+    help: 'who writes answers: none (composed from the evidence) | openai | transformers',
+  },
+  {
+    key: 'generatorUrl',
+    flag: 'generator-url',
+    env: 'VIDQ_GENERATOR_URL',
+    kind: 'string',
+    help: 'OpenAI-compatible base URL, e.g. http://127.0.0.1:11434 (Ollama)',
+  },
+  {
+    key: 'generatorModel',
+    flag: 'generator-model',
+    env: 'VIDQ_GENERATOR_MODEL',
+    kind: 'string',
+    help: 'model name (openai) or model id in the models directory (transformers)',
+  },
+  {
+    key: 'generatorApiKey',
+    flag: 'generator-api-key',
+    env: 'VIDQ_GENERATOR_API_KEY',
+    kind: 'string',
+    help: 'API key of the endpoint (prefer the environment variable: flags show in ps)',
+  },
+  {
+    key: 'generatorVision',
+    flag: 'generator-vision',
+    env: 'VIDQ_GENERATOR_VISION',
+    kind: 'bool',
+    help: 'the model reads images: send the cited frames (openai)',
+  },
+  {
+    key: 'generatorTimeoutMs',
+    flag: 'generator-timeout-ms',
+    env: 'VIDQ_GENERATOR_TIMEOUT_MS',
+    kind: 'int',
+    help: 'longest a generated answer may take before the composed one is used (ms)',
+  },
   { key: 'logLevel', flag: 'log-level', env: 'VIDQ_LOG_LEVEL', kind: 'level', help: 'error | warn | info | debug' },
-  { key: 'captioner', flag: 'captioner', env: 'VIDQ_CAPTIONER', kind: 'string', help: 'shot captions at index time: none | openai (key: VIDQ_CAPTIONER_API_KEY)' },
-  { key: 'captionerUrl', flag: 'captioner-url', env: 'VIDQ_CAPTIONER_URL', kind: 'string', help: 'OpenAI-compatible base URL of the vision model, e.g. http://127.0.0.1:11434' },
-  { key: 'captionerModel', flag: 'captioner-model', env: 'VIDQ_CAPTIONER_MODEL', kind: 'string', help: 'vision model name, e.g. qwen2.5vl' },
-  { key: 'captionIntervalSec', flag: 'caption-interval-sec', env: 'VIDQ_CAPTION_INTERVAL_SEC', kind: 'int', help: 'one caption per N seconds of a long shot' },
-  { key: 'sttUrl', flag: 'stt-url', env: 'VIDQ_STT_URL', kind: 'string', help: 'OpenAI-compatible base URL for --stt openai (key: VIDQ_STT_API_KEY)' },
-  { key: 'sttModel', flag: 'stt-model', env: 'VIDQ_STT_MODEL', kind: 'string', help: 'transcription model name for --stt openai, e.g. whisper-1' },
-  { key: 'modelTimeoutMs', flag: 'model-timeout-ms', env: 'VIDQ_MODEL_TIMEOUT_MS', kind: 'int', help: 'longest one model-server request may take (ms)' },
-  { key: 'modelConcurrency', flag: 'model-concurrency', env: 'VIDQ_MODEL_CONCURRENCY', kind: 'int', help: 'model-server requests in flight at once, across all videos' },
-  { key: 'modelRetries', flag: 'model-retries', env: 'VIDQ_MODEL_RETRIES', kind: 'int', help: 'retries of a failed model-server request (with backoff)' },
-  { key: 'embedder', flag: 'embedder', env: 'VIDQ_EMBEDDER', kind: 'string', help: 'segment and question vectors: use (built-in) | openai (key: VIDQ_EMBEDDER_API_KEY)' },
-  { key: 'embedderUrl', flag: 'embedder-url', env: 'VIDQ_EMBEDDER_URL', kind: 'string', help: 'OpenAI-compatible base URL for --embedder openai' },
-  { key: 'embedderModel', flag: 'embedder-model', env: 'VIDQ_EMBEDDER_MODEL', kind: 'string', help: 'embedding model name for --embedder openai, e.g. nomic-embed-text' },
-  { key: 'ollama', flag: 'ollama', env: 'VIDQ_OLLAMA', kind: 'string', help: 'Ollama base URL: pick captioner, generator and embedder from its installed models (unless set)' },
+  {
+    key: 'captioner',
+    flag: 'captioner',
+    env: 'VIDQ_CAPTIONER',
+    kind: 'string',
+    help: 'shot captions at index time: none | openai (key: VIDQ_CAPTIONER_API_KEY)',
+  },
+  {
+    key: 'captionerUrl',
+    flag: 'captioner-url',
+    env: 'VIDQ_CAPTIONER_URL',
+    kind: 'string',
+    help: 'OpenAI-compatible base URL of the vision model, e.g. http://127.0.0.1:11434',
+  },
+  {
+    key: 'captionerModel',
+    flag: 'captioner-model',
+    env: 'VIDQ_CAPTIONER_MODEL',
+    kind: 'string',
+    help: 'vision model name, e.g. qwen2.5vl',
+  },
+  {
+    key: 'captionIntervalSec',
+    flag: 'caption-interval-sec',
+    env: 'VIDQ_CAPTION_INTERVAL_SEC',
+    kind: 'int',
+    help: 'one caption per N seconds of a long shot',
+  },
+  {
+    key: 'sttUrl',
+    flag: 'stt-url',
+    env: 'VIDQ_STT_URL',
+    kind: 'string',
+    help: 'OpenAI-compatible base URL for --stt openai (key: VIDQ_STT_API_KEY)',
+  },
+  {
+    key: 'sttModel',
+    flag: 'stt-model',
+    env: 'VIDQ_STT_MODEL',
+    kind: 'string',
+    help: 'transcription model name for --stt openai, e.g. whisper-1',
+  },
+  {
+    key: 'modelTimeoutMs',
+    flag: 'model-timeout-ms',
+    env: 'VIDQ_MODEL_TIMEOUT_MS',
+    kind: 'int',
+    help: 'longest one model-server request may take (ms)',
+  },
+  {
+    key: 'modelConcurrency',
+    flag: 'model-concurrency',
+    env: 'VIDQ_MODEL_CONCURRENCY',
+    kind: 'int',
+    help: 'model-server requests in flight at once, across all videos',
+  },
+  {
+    key: 'modelRetries',
+    flag: 'model-retries',
+    env: 'VIDQ_MODEL_RETRIES',
+    kind: 'int',
+    help: 'retries of a failed model-server request (with backoff)',
+  },
+  {
+    key: 'embedder',
+    flag: 'embedder',
+    env: 'VIDQ_EMBEDDER',
+    kind: 'string',
+    help: 'segment and question vectors: use (built-in) | openai (key: VIDQ_EMBEDDER_API_KEY)',
+  },
+  {
+    key: 'embedderUrl',
+    flag: 'embedder-url',
+    env: 'VIDQ_EMBEDDER_URL',
+    kind: 'string',
+    help: 'OpenAI-compatible base URL for --embedder openai',
+  },
+  {
+    key: 'embedderModel',
+    flag: 'embedder-model',
+    env: 'VIDQ_EMBEDDER_MODEL',
+    kind: 'string',
+    help: 'embedding model name for --embedder openai, e.g. nomic-embed-text',
+  },
+  {
+    key: 'ollama',
+    flag: 'ollama',
+    env: 'VIDQ_OLLAMA',
+    kind: 'string',
+    help: 'Ollama base URL: pick captioner, generator and embedder from its installed models (unless set)',
+  },
   // Abuse and fairness limits (0 = off).
-  { key: 'allowedHosts', flag: 'allowed-hosts', env: 'VIDQ_ALLOWED_HOSTS', kind: 'string', help: 'Host names the server answers to, comma-separated ("*" = any; default: loopback names and --host)' },
-  { key: 'publicUrl', flag: 'public-url', env: 'VIDQ_PUBLIC_URL', kind: 'string', help: 'base URL of absolute links (default: http://<allowed Host of the request>)' },
-  { key: 'downloadDeadlineMs', flag: 'download-deadline-ms', env: 'VIDQ_DOWNLOAD_DEADLINE_MS', kind: 'int', help: 'longest a whole download may take (ms)' },
-  { key: 'minDownloadRate', flag: 'min-download-rate', env: 'VIDQ_MIN_DOWNLOAD_RATE', kind: 'int', help: 'slowest accepted download rate (bytes/s, per idle-timeout window)' },
-  { key: 'maxDownloads', flag: 'max-downloads', env: 'VIDQ_MAX_DOWNLOADS', kind: 'int', help: 'downloads in flight on the whole server' },
-  { key: 'userMaxDownloads', flag: 'user-max-downloads', env: 'VIDQ_USER_MAX_DOWNLOADS', kind: 'int', help: 'downloads in flight per user' },
-  { key: 'userMaxStorageBytes', flag: 'user-max-storage-bytes', env: 'VIDQ_USER_MAX_STORAGE_BYTES', kind: 'int', help: 'stored media bytes per user' },
-  { key: 'userMaxQueued', flag: 'user-max-queued', env: 'VIDQ_USER_MAX_QUEUED', kind: 'int', help: 'videos per user waiting for or under analysis' },
-  { key: 'maxFramesPerVideo', flag: 'max-frames-per-video', env: 'VIDQ_MAX_FRAMES_PER_VIDEO', kind: 'int', help: 'sampled-frame candidates per video' },
-  { key: 'maxFramePixels', flag: 'max-frame-pixels', env: 'VIDQ_MAX_FRAME_PIXELS', kind: 'int', help: 'largest sampled frame (width x height)' },
-  { key: 'maxFrameBytesPerVideo', flag: 'max-frame-bytes-per-video', env: 'VIDQ_MAX_FRAME_BYTES_PER_VIDEO', kind: 'int', help: 'bytes of sampled frames per video' },
-  { key: 'analysisSecPerMinute', flag: 'analysis-sec-per-minute', env: 'VIDQ_ANALYSIS_SEC_PER_MINUTE', kind: 'int', help: 'analysis seconds allowed per minute of video (plus the base)' },
-  { key: 'analysisBudgetBaseSec', flag: 'analysis-budget-base-sec', env: 'VIDQ_ANALYSIS_BUDGET_BASE_SEC', kind: 'int', help: 'fixed part of the analysis-time budget (s)' },
+  {
+    key: 'allowedHosts',
+    flag: 'allowed-hosts',
+    env: 'VIDQ_ALLOWED_HOSTS',
+    kind: 'string',
+    help: 'Host names the server answers to, comma-separated ("*" = any; default: loopback names and --host)',
+  },
+  {
+    key: 'publicUrl',
+    flag: 'public-url',
+    env: 'VIDQ_PUBLIC_URL',
+    kind: 'string',
+    help: 'base URL of absolute links (default: http://<allowed Host of the request>)',
+  },
+  {
+    key: 'downloadDeadlineMs',
+    flag: 'download-deadline-ms',
+    env: 'VIDQ_DOWNLOAD_DEADLINE_MS',
+    kind: 'int',
+    help: 'longest a whole download may take (ms)',
+  },
+  {
+    key: 'minDownloadRate',
+    flag: 'min-download-rate',
+    env: 'VIDQ_MIN_DOWNLOAD_RATE',
+    kind: 'int',
+    help: 'slowest accepted download rate (bytes/s, per idle-timeout window)',
+  },
+  {
+    key: 'maxDownloads',
+    flag: 'max-downloads',
+    env: 'VIDQ_MAX_DOWNLOADS',
+    kind: 'int',
+    help: 'downloads in flight on the whole server',
+  },
+  {
+    key: 'userMaxDownloads',
+    flag: 'user-max-downloads',
+    env: 'VIDQ_USER_MAX_DOWNLOADS',
+    kind: 'int',
+    help: 'downloads in flight per user',
+  },
+  {
+    key: 'userMaxStorageBytes',
+    flag: 'user-max-storage-bytes',
+    env: 'VIDQ_USER_MAX_STORAGE_BYTES',
+    kind: 'int',
+    help: 'stored media bytes per user',
+  },
+  {
+    key: 'userMaxQueued',
+    flag: 'user-max-queued',
+    env: 'VIDQ_USER_MAX_QUEUED',
+    kind: 'int',
+    help: 'videos per user waiting for or under analysis',
+  },
+  {
+    key: 'maxFramesPerVideo',
+    flag: 'max-frames-per-video',
+    env: 'VIDQ_MAX_FRAMES_PER_VIDEO',
+    kind: 'int',
+    help: 'sampled-frame candidates per video',
+  },
+  {
+    key: 'maxFramePixels',
+    flag: 'max-frame-pixels',
+    env: 'VIDQ_MAX_FRAME_PIXELS',
+    kind: 'int',
+    help: 'largest sampled frame (width x height)',
+  },
+  {
+    key: 'maxFrameBytesPerVideo',
+    flag: 'max-frame-bytes-per-video',
+    env: 'VIDQ_MAX_FRAME_BYTES_PER_VIDEO',
+    kind: 'int',
+    help: 'bytes of sampled frames per video',
+  },
+  {
+    key: 'analysisSecPerMinute',
+    flag: 'analysis-sec-per-minute',
+    env: 'VIDQ_ANALYSIS_SEC_PER_MINUTE',
+    kind: 'int',
+    help: 'analysis seconds allowed per minute of video (plus the base)',
+  },
+  {
+    key: 'analysisBudgetBaseSec',
+    flag: 'analysis-budget-base-sec',
+    env: 'VIDQ_ANALYSIS_BUDGET_BASE_SEC',
+    kind: 'int',
+    help: 'fixed part of the analysis-time budget (s)',
+  },
 ];
 
 export class ConfigError extends Error {}
@@ -339,11 +712,13 @@ export class ConfigError extends Error {}
 function parseValue(spec: OptionSpec, raw: unknown, from: string): unknown {
   switch (spec.kind) {
     case 'string':
-      if (typeof raw !== 'string' || raw === '') throw new ConfigError(`${from}: ${spec.flag} must be a non-empty string`);
+      if (typeof raw !== 'string' || raw === '')
+        throw new ConfigError(`${from}: ${spec.flag} must be a non-empty string`);
       return raw;
     case 'int': {
       const n = typeof raw === 'number' ? raw : Number(String(raw).trim());
-      if (!Number.isSafeInteger(n) || n < 0) throw new ConfigError(`${from}: ${spec.flag} must be a whole number ≥ 0, got ${JSON.stringify(raw)}`);
+      if (!Number.isSafeInteger(n) || n < 0)
+        throw new ConfigError(`${from}: ${spec.flag} must be a whole number ≥ 0, got ${JSON.stringify(raw)}`);
       return n;
     }
     case 'bool': {
@@ -354,7 +729,8 @@ function parseValue(spec: OptionSpec, raw: unknown, from: string): unknown {
       throw new ConfigError(`${from}: ${spec.flag} must be true or false, got ${JSON.stringify(raw)}`);
     }
     case 'level':
-      if (!['error', 'warn', 'info', 'debug'].includes(String(raw))) throw new ConfigError(`${from}: ${spec.flag} must be error, warn, info or debug`);
+      if (!['error', 'warn', 'info', 'debug'].includes(String(raw)))
+        throw new ConfigError(`${from}: ${spec.flag} must be error, warn, info or debug`);
       return String(raw);
   }
 }
@@ -376,7 +752,8 @@ export function loadConfig(flags: FlagValues = {}, env: Record<string, string | 
   const merged: Record<string, unknown> = { ...DEFAULTS };
 
   const configFile = (flags.config as string | undefined) ?? env.VIDQ_CONFIG;
-  const fileCandidate = configFile ?? join(String(flags['data-dir'] ?? env.VIDQ_DATA_DIR ?? DEFAULTS.dataDir), 'config.json');
+  const fileCandidate =
+    configFile ?? join(String(flags['data-dir'] ?? env.VIDQ_DATA_DIR ?? DEFAULTS.dataDir), 'config.json');
   if (existsSync(fileCandidate)) {
     let fromFile: Record<string, unknown>;
     try {
@@ -403,7 +780,8 @@ export function loadConfig(flags: FlagValues = {}, env: Record<string, string | 
     if (spec.kind === 'bool' && flags[`no-${spec.flag}`] === true) merged[spec.key] = false;
   }
   if ((merged.port as number) > 65535) throw new ConfigError('--port must be at most 65535');
-  if (!(STT_ENGINES as readonly string[]).includes(merged.sttEngine as string)) throw new ConfigError(`--stt must be ${STT_ENGINES.join(', ')}`);
+  if (!(STT_ENGINES as readonly string[]).includes(merged.sttEngine as string))
+    throw new ConfigError(`--stt must be ${STT_ENGINES.join(', ')}`);
   analyzerNames(merged.analyzers as string);
   if ((merged.frameIntervalSec as number) < 1) throw new ConfigError('--frame-interval-sec must be at least 1');
   checkGenerator(merged);
@@ -413,12 +791,14 @@ export function loadConfig(flags: FlagValues = {}, env: Record<string, string | 
     try {
       u = new URL(String(merged.webhookUrl));
     } catch {}
-    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password) throw new ConfigError('--webhook-url must be an http(s) URL without credentials');
+    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password)
+      throw new ConfigError('--webhook-url must be an http(s) URL without credentials');
   }
   if ((merged.webhookRetryMs as number) < 100) throw new ConfigError('--webhook-retry-ms must be at least 100');
   // Uploads share the download cap unless given their own.
   if (merged.maxUploadBytes === 0) merged.maxUploadBytes = merged.maxDownloadBytes;
-  if (merged.publicUrl && !/^https?:\/\/[^/?#\s]+\/?$/i.test(String(merged.publicUrl))) throw new ConfigError('--public-url must be an http(s) base URL without a path, e.g. https://vidq.example');
+  if (merged.publicUrl && !/^https?:\/\/[^/?#\s]+\/?$/i.test(String(merged.publicUrl)))
+    throw new ConfigError('--public-url must be an http(s) base URL without a path, e.g. https://vidq.example');
   merged.dataDir = resolve(String(merged.dataDir).replace(/^~(?=$|\/)/, homedir()));
   merged.modelsDir = merged.modelsDir ? resolve(String(merged.modelsDir)) : join(merged.dataDir as string, 'models');
   if (configFile || existsSync(fileCandidate)) merged.configFile = fileCandidate;
@@ -466,24 +846,36 @@ export function modelKeyEnv(config: Config): Record<string, string> {
 
 /** The model-server options must name a usable server; checked at start-up, not on the first video. */
 function checkModelServers(m: Record<string, unknown>): void {
-  if (!(CAPTIONER_TYPES as readonly string[]).includes(m.captioner as string)) throw new ConfigError(`--captioner must be ${CAPTIONER_TYPES.join(' or ')}; got ${JSON.stringify(m.captioner)}`);
+  if (!(CAPTIONER_TYPES as readonly string[]).includes(m.captioner as string))
+    throw new ConfigError(`--captioner must be ${CAPTIONER_TYPES.join(' or ')}; got ${JSON.stringify(m.captioner)}`);
   if ((m.captionIntervalSec as number) < 1) throw new ConfigError('--caption-interval-sec must be at least 1');
   if ((m.modelTimeoutMs as number) < 100) throw new ConfigError('--model-timeout-ms must be at least 100');
-  if ((m.modelConcurrency as number) < 1 || (m.modelConcurrency as number) > 256) throw new ConfigError('--model-concurrency must be between 1 and 256');
+  if ((m.modelConcurrency as number) < 1 || (m.modelConcurrency as number) > 256)
+    throw new ConfigError('--model-concurrency must be between 1 and 256');
   if ((m.modelRetries as number) > 10) throw new ConfigError('--model-retries must be at most 10');
   if (m.captioner === 'openai') {
     checkServerUrl(String(m.captionerUrl), '--captioner-url', '--captioner openai', 'VIDQ_CAPTIONER_API_KEY');
-    if (!m.captionerModel) throw new ConfigError('--captioner openai needs --captioner-model, a vision model the server serves (e.g. qwen2.5vl)');
+    if (!m.captionerModel)
+      throw new ConfigError(
+        '--captioner openai needs --captioner-model, a vision model the server serves (e.g. qwen2.5vl)',
+      );
   }
-  if (!(EMBEDDER_TYPES as readonly string[]).includes(m.embedder as string)) throw new ConfigError(`--embedder must be ${EMBEDDER_TYPES.join(' or ')}; got ${JSON.stringify(m.embedder)}`);
+  if (!(EMBEDDER_TYPES as readonly string[]).includes(m.embedder as string))
+    throw new ConfigError(`--embedder must be ${EMBEDDER_TYPES.join(' or ')}; got ${JSON.stringify(m.embedder)}`);
   if (m.embedder === 'openai') {
     checkServerUrl(String(m.embedderUrl), '--embedder-url', '--embedder openai', 'VIDQ_EMBEDDER_API_KEY');
-    if (!m.embedderModel) throw new ConfigError('--embedder openai needs --embedder-model, the embedding model the server serves (e.g. nomic-embed-text)');
+    if (!m.embedderModel)
+      throw new ConfigError(
+        '--embedder openai needs --embedder-model, the embedding model the server serves (e.g. nomic-embed-text)',
+      );
   }
   if (m.ollama) checkServerUrl(String(m.ollama), '--ollama', '--ollama', 'the key variables');
   if (m.sttEngine === 'openai') {
     checkServerUrl(String(m.sttUrl), '--stt-url', '--stt openai', 'VIDQ_STT_API_KEY');
-    if (!m.sttModel) throw new ConfigError('--stt openai needs --stt-model, the transcription model the server serves (e.g. whisper-1)');
+    if (!m.sttModel)
+      throw new ConfigError(
+        '--stt openai needs --stt-model, the transcription model the server serves (e.g. whisper-1)',
+      );
   }
 }
 
@@ -492,7 +884,9 @@ function checkServerUrl(url: string, flag: string, what: string, keyEnv: string)
   try {
     u = new URL(url);
   } catch {
-    throw new ConfigError(`${what} needs ${flag}, the server's base URL (e.g. http://127.0.0.1:11434); got ${JSON.stringify(url)}`);
+    throw new ConfigError(
+      `${what} needs ${flag}, the server's base URL (e.g. http://127.0.0.1:11434); got ${JSON.stringify(url)}`,
+    );
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${flag} must be an http or https URL`);
   if (u.username || u.password) throw new ConfigError(`${flag} must not carry credentials; set ${keyEnv} instead`);
@@ -501,7 +895,8 @@ function checkServerUrl(url: string, flag: string, what: string, keyEnv: string)
 /** The generator options must make a usable backend; checked at start-up, not on the first question. */
 function checkGenerator(m: Record<string, unknown>): void {
   const type = m.generator as string;
-  if (!(GENERATOR_TYPES as readonly string[]).includes(type)) throw new ConfigError(`--generator must be ${GENERATOR_TYPES.join(', ')}; got ${JSON.stringify(type)}`);
+  if (!(GENERATOR_TYPES as readonly string[]).includes(type))
+    throw new ConfigError(`--generator must be ${GENERATOR_TYPES.join(', ')}; got ${JSON.stringify(type)}`);
   if ((m.generatorTimeoutMs as number) < 100) throw new ConfigError('--generator-timeout-ms must be at least 100');
   if (type === 'openai') {
     const url = String(m.generatorUrl);
@@ -509,21 +904,38 @@ function checkGenerator(m: Record<string, unknown>): void {
     try {
       u = new URL(url);
     } catch {
-      throw new ConfigError(`--generator openai needs --generator-url, the endpoint's base URL (e.g. http://127.0.0.1:11434); got ${JSON.stringify(url)}`);
+      throw new ConfigError(
+        `--generator openai needs --generator-url, the endpoint's base URL (e.g. http://127.0.0.1:11434); got ${JSON.stringify(url)}`,
+      );
     }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError('--generator-url must be an http or https URL');
-    if (u.username || u.password) throw new ConfigError('--generator-url must not carry credentials; use --generator-api-key (or VIDQ_GENERATOR_API_KEY)');
-    if (!m.generatorModel) throw new ConfigError('--generator openai needs --generator-model, the model name the endpoint serves (e.g. llama3.1)');
+    if (u.protocol !== 'http:' && u.protocol !== 'https:')
+      throw new ConfigError('--generator-url must be an http or https URL');
+    if (u.username || u.password)
+      throw new ConfigError(
+        '--generator-url must not carry credentials; use --generator-api-key (or VIDQ_GENERATOR_API_KEY)',
+      );
+    if (!m.generatorModel)
+      throw new ConfigError(
+        '--generator openai needs --generator-model, the model name the endpoint serves (e.g. llama3.1)',
+      );
   } else if (type === 'transformers') {
-    if (!m.generatorModel) throw new ConfigError('--generator transformers needs --generator-model, a model id inside the models directory (or an absolute model folder)');
-    if (m.generatorVision) throw new ConfigError('--generator-vision works with --generator openai only (the transformers text-generation pipeline reads no images)');
+    if (!m.generatorModel)
+      throw new ConfigError(
+        '--generator transformers needs --generator-model, a model id inside the models directory (or an absolute model folder)',
+      );
+    if (m.generatorVision)
+      throw new ConfigError(
+        '--generator-vision works with --generator openai only (the transformers text-generation pipeline reads no images)',
+      );
   } else if (m.generatorVision) {
     throw new ConfigError('--generator-vision needs --generator openai');
   }
 }
 
 export function describeOptions(): string {
-  const lines = ['  --config FILE                 JSON config file (default: DATA_DIR/config.json if present)  [VIDQ_CONFIG]'];
+  const lines = [
+    '  --config FILE                 JSON config file (default: DATA_DIR/config.json if present)  [VIDQ_CONFIG]',
+  ];
   for (const o of OPTIONS) {
     const arg = o.kind === 'bool' ? ` | --no-${o.flag}` : o.kind === 'int' ? ' N' : ' VALUE';
     const def = (DEFAULTS as Record<string, unknown>)[o.key];
@@ -538,7 +950,15 @@ export function describeOptions(): string {
  * rebinds its own name to 127.0.0.1 still sends its own name, and is refused.
  */
 export function allowedHostNames(c: Pick<Config, 'allowedHosts' | 'host'>): Set<string> | null {
-  const listed = c.allowedHosts.split(',').map((h) => h.trim().toLowerCase().replace(/^\[|\]$/g, '')).filter(Boolean);
+  const listed = c.allowedHosts
+    .split(',')
+    .map((h) =>
+      h
+        .trim()
+        .toLowerCase()
+        .replace(/^\[|\]$/g, ''),
+    )
+    .filter(Boolean);
   if (listed.includes('*')) return null;
   if (listed.length) return new Set(listed);
   const names = new Set(['localhost', '127.0.0.1', '::1']);

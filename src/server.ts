@@ -25,7 +25,11 @@ export interface RunningServer {
  * `out` gets what a person starting the server should see (stdout); `logSink` every log line,
  * the analysis workers' included (default: stderr).
  */
-export async function startServer(config: Config, out: (line: string) => void = (l) => console.log(l), logSink?: (line: string) => void): Promise<RunningServer> {
+export async function startServer(
+  config: Config,
+  out: (line: string) => void = (l) => console.log(l),
+  logSink?: (line: string) => void,
+): Promise<RunningServer> {
   const log = createLogger(config.logLevel, {}, logSink);
   // --ollama: captioner, generator and embedder picked from its installed models (issue 11).
   config = await withOllama(config, out);
@@ -34,7 +38,8 @@ export async function startServer(config: Config, out: (line: string) => void = 
   if (recovered.interrupted || recovered.orphans) log.warn('recovered from an unclean stop', { ...recovered });
   const resumed = service.queue.resetRunning();
   const requeued = service.queue.requeueUnqueued();
-  if (resumed || requeued.length) log.info('resuming interrupted analysis', { jobs: resumed, requeued: requeued.length });
+  if (resumed || requeued.length)
+    log.info('resuming interrupted analysis', { jobs: resumed, requeued: requeued.length });
   service.maintenance.run();
   const supervisor = new AnalysisSupervisor({
     config,
@@ -42,7 +47,11 @@ export async function startServer(config: Config, out: (line: string) => void = 
     log,
     ...(logSink && { logSink }),
     onChanged: (videoId) => {
-      const v = service.db.select({ userId: videos.userId, indexId: videos.indexId }).from(videos).where(eq(videos.id, videoId)).get();
+      const v = service.db
+        .select({ userId: videos.userId, indexId: videos.indexId })
+        .from(videos)
+        .where(eq(videos.id, videoId))
+        .get();
       if (v) service.indexes.invalidate(v.userId, v.indexId);
       service.answering.invalidate(videoId);
       service.search.invalidate(videoId);
@@ -82,7 +91,10 @@ export async function startServer(config: Config, out: (line: string) => void = 
   // Webhook deliveries (the outbox survives restarts: pending ones go out now).
   service.webhooks.start();
   if (!config.allowedHosts && (config.host === '0.0.0.0' || config.host === '::' || config.host === '[::]')) {
-    log.warn('listening on every interface, but only loopback Host names are answered (421 otherwise); list the names clients use in --allowed-hosts', { host: config.host });
+    log.warn(
+      'listening on every interface, but only loopback Host names are answered (421 otherwise); list the names clients use in --allowed-hosts',
+      { host: config.host },
+    );
   }
   log.debug('started', { port });
 

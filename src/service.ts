@@ -58,7 +58,11 @@ export function createService(config: Config, log: Logger = createLogger(config.
   files.ensure();
   // ensure() makes new folders 0700 but leaves an existing one as it is.
   const mode = statSync(config.dataDir).mode & 0o777;
-  if (mode & 0o077) log.warn('the data directory can be read by other users of this machine; run chmod 700 on it', { data_dir: config.dataDir, mode: mode.toString(8) });
+  if (mode & 0o077)
+    log.warn('the data directory can be read by other users of this machine; run chmod 700 on it', {
+      data_dir: config.dataDir,
+      mode: mode.toString(8),
+    });
   const db = openDatabase(files.dbFile);
   ensureWebhookTriggers(db);
   const accounts = new AccountService(db);
@@ -92,15 +96,32 @@ export function createService(config: Config, log: Logger = createLogger(config.
       : new ThreadedEmbedder(() => embeddingFiles(files.assetsDir));
   // Reads the text at a question's moment (OCR models load on the first such question).
   const moments = analyzerNames(config.analyzers).includes('ocr')
-    ? new MomentReader({ ffmpeg, ocrModelDir: async () => (await analysisAssets(files.assetsDir, ['ocr'])).ocrModelDir, log: log.child({ part: 'moments' }) })
+    ? new MomentReader({
+        ffmpeg,
+        ocrModelDir: async () => (await analysisAssets(files.assetsDir, ['ocr'])).ocrModelDir,
+        log: log.child({ part: 'moments' }),
+      })
     : null;
-  const answering = new AnsweringService({ db, config, accounts, indexes, links, files, embedder, moments, log: log.child({ part: 'answering' }) });
+  const answering = new AnsweringService({
+    db,
+    config,
+    accounts,
+    indexes,
+    links,
+    files,
+    embedder,
+    moments,
+    log: log.child({ part: 'answering' }),
+  });
   const search = new SearchService({ db, indexes, links, embedder });
   const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
   // The stages the workers run, as the worker builds them (no model is loaded to know their names).
   let stageInfos: StageInfo[] | null = null;
   const stages = () =>
-    (stageInfos ??= createAnalyzers(config).map((a) => ({ stage: a.stage, info: { kind: a.info.kind, name: a.info.name } })));
+    (stageInfos ??= createAnalyzers(config).map((a) => ({
+      stage: a.stage,
+      info: { kind: a.info.kind, name: a.info.name },
+    })));
   const reanalyze = new ReanalyzeService({
     db,
     queue,
@@ -108,7 +129,11 @@ export function createService(config: Config, log: Logger = createLogger(config.
     workers: config.analysisWorkers,
     onQueued: (id) => {
       // The listing shows the video as processing at once (the cache is per index).
-      const v = db.select({ userId: videos.userId, indexId: videos.indexId }).from(videos).where(eq(videos.id, id)).get();
+      const v = db
+        .select({ userId: videos.userId, indexId: videos.indexId })
+        .from(videos)
+        .where(eq(videos.id, id))
+        .get();
       if (v) indexes.invalidate(v.userId, v.indexId);
       answering.invalidate(id);
       service.wakeWorkers();
@@ -161,6 +186,13 @@ export function ensureDefaultUser(s: Service): DefaultUser | null {
 
 /** Questions embedded by the model server that embedded the segments: one quick try, then keyword search alone. */
 function questionEmbedder(config: Config): Embedder {
-  const client = new ModelServerClient({ url: config.embedderUrl, apiKey: config.embedderApiKey, timeoutMs: Math.min(config.modelTimeoutMs, 10_000), retries: 1, backoffMs: 200, limiter: new Limiter(config.modelConcurrency) });
+  const client = new ModelServerClient({
+    url: config.embedderUrl,
+    apiKey: config.embedderApiKey,
+    timeoutMs: Math.min(config.modelTimeoutMs, 10_000),
+    retries: 1,
+    backoffMs: 200,
+    limiter: new Limiter(config.modelConcurrency),
+  });
   return new OpenAiEmbedder(client, config.embedderModel);
 }

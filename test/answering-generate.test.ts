@@ -45,29 +45,50 @@ function citeFirstEvidence(body: any): string {
   const text = typeof user === 'string' ? user : user.find((p: any) => p.type === 'text').text;
   const m = /^\[1\] (\d+:\d\d)(?:–(\d+:\d\d))? · [^·]+ · ([^·]+) · "([^"]*)"/m.exec(text);
   if (!m) return 'I could not find the answer in the indexed video.';
-  return m[2] ? `Per the evidence, the ${m[4]} is visible from ${m[1]} to ${m[2]} in ${m[3]!.trim()}.` : `Per the evidence, the ${m[4]} is visible at ${m[1]} in ${m[3]!.trim()}.`;
+  return m[2]
+    ? `Per the evidence, the ${m[4]} is visible from ${m[1]} to ${m[2]} in ${m[3]!.trim()}.`
+    : `Per the evidence, the ${m[4]} is visible at ${m[1]} in ${m[3]!.trim()}.`;
 }
 
 function startFakeOpenAi(): FakeOpenAi {
-  const fake: FakeOpenAi = { url: '', requests: [], mode: 'ok', answer: citeFirstEvidence, chunk: 3, aborted: 0, stop: () => {} };
+  const fake: FakeOpenAi = {
+    url: '',
+    requests: [],
+    mode: 'ok',
+    answer: citeFirstEvidence,
+    chunk: 3,
+    aborted: 0,
+    stop: () => {},
+  };
   const server = Bun.serve({
     hostname: '127.0.0.1',
     port: 0,
     idleTimeout: 30,
     async fetch(req) {
       const path = new URL(req.url).pathname;
-      if (req.method !== 'POST' || path !== '/v1/chat/completions') return new Response('{"error":{"message":"not found"}}', { status: 404 });
+      if (req.method !== 'POST' || path !== '/v1/chat/completions')
+        return new Response('{"error":{"message":"not found"}}', { status: 404 });
       const body = (await req.json()) as any;
       fake.requests.push({ path, authorization: req.headers.get('authorization'), body });
       let done = false;
       req.signal.addEventListener('abort', () => !done && fake.aborted++);
       const mode = fake.mode;
       if (mode === 'slow') await Bun.sleep(2500);
-      if (mode === 'http500') return new Response('{"error":{"message":"model is not loaded"}}', { status: 500, headers: { 'content-type': 'application/json' } });
-      if (mode === 'garbage' && !body.stream) return new Response('{"choices": [ {"message": oops', { headers: { 'content-type': 'application/json' } });
+      if (mode === 'http500')
+        return new Response('{"error":{"message":"model is not loaded"}}', {
+          status: 500,
+          headers: { 'content-type': 'application/json' },
+        });
+      if (mode === 'garbage' && !body.stream)
+        return new Response('{"choices": [ {"message": oops', { headers: { 'content-type': 'application/json' } });
       const text = fake.answer(body);
       if (!body.stream) {
-        return Response.json({ id: 'c1', object: 'chat.completion', model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }] });
+        return Response.json({
+          id: 'c1',
+          object: 'chat.completion',
+          model: body.model,
+          choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+        });
       }
       const enc = new TextEncoder();
       const event = (o: unknown) => enc.encode(`data: ${JSON.stringify(o)}\n\n`);
@@ -115,7 +136,8 @@ async function seed(srv: TestServer, origin: Origin, token: string, index: strin
   const up = await postJson(srv.url, '/remote-upload', { token, index, url: origin.url + '/media/bottles.mp4' });
   expect(up.status).toBe(200);
   const videoId = up.body.data.key as string;
-  const indexId = (await getJson(srv.url, `/indexes?token=${token}`)).body.find((i: any) => i.name === index).index_id as string;
+  const indexId = (await getJson(srv.url, `/indexes?token=${token}`)).body.find((i: any) => i.name === index)
+    .index_id as string;
   const db = srv.server.service.db;
   db.insert(segments)
     .values([
@@ -167,24 +189,38 @@ afterAll(async () => {
 const ask = (srv: TestServer, body: Record<string, unknown>) => postJson(srv.url, '/inquire', body);
 
 /** The composed answer the service falls back to, straight from the composer. */
-async function composedAnswer(srv: TestServer, req: { index: string; prompt: string; guidance?: string }): Promise<string> {
+async function composedAnswer(
+  srv: TestServer,
+  req: { index: string; prompt: string; guidance?: string },
+): Promise<string> {
   const a = srv.server.service.answering;
   const user = srv.server.service.accounts.getUser(srv.userId)!;
   return (await a.compose(req, a.scope(user, req))).output;
 }
 
 /** POSTs to /inquire-stream and reads every event as {event, data}. */
-async function streamEvents(srv: TestServer, body: Record<string, unknown>): Promise<{ status: number; type: string; events: { event: string; data: any }[]; json?: any }> {
-  const res = await fetch(srv.url + '/inquire-stream', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+async function streamEvents(
+  srv: TestServer,
+  body: Record<string, unknown>,
+): Promise<{ status: number; type: string; events: { event: string; data: any }[]; json?: any }> {
+  const res = await fetch(srv.url + '/inquire-stream', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const type = res.headers.get('content-type') ?? '';
-  if (!type.includes('text/event-stream')) return { status: res.status, type, events: [], json: await res.json().catch(() => null) };
+  if (!type.includes('text/event-stream'))
+    return { status: res.status, type, events: [], json: await res.json().catch(() => null) };
   const text = await res.text();
   const events = text
     .split('\n\n')
     .filter((b) => b.trim())
     .map((block) => {
       const lines = block.split('\n');
-      return { event: lines.find((l) => l.startsWith('event: '))!.slice(7), data: JSON.parse(lines.find((l) => l.startsWith('data: '))!.slice(6)) };
+      return {
+        event: lines.find((l) => l.startsWith('event: '))!.slice(7),
+        data: JSON.parse(lines.find((l) => l.startsWith('data: '))!.slice(6)),
+      };
     });
   return { status: res.status, type, events };
 }
@@ -192,11 +228,22 @@ async function streamEvents(srv: TestServer, body: Record<string, unknown>): Pro
 // ---- tests ------------------------------------------------------------------------------------
 
 describe('time check (every time in an answer comes from the evidence)', () => {
-  const ev = (start: number, end: number, text = 'dog'): Evidence => ({ video_id: 'v', file_name: 'a.mp4', start, end, kind: 'object', text, score: 1, frame_url: null });
+  const ev = (start: number, end: number, text = 'dog'): Evidence => ({
+    video_id: 'v',
+    file_name: 'a.mp4',
+    start,
+    end,
+    kind: 'object',
+    text,
+    score: 1,
+    frame_url: null,
+  });
   const evidence = [ev(3, 12.5), ev(62.4, 65), ev(20, 24, 'the clock shows 10:30')];
 
   test('finds clock times, numbers with units and "second N"', () => {
-    const found = timeExpressions('At 0:03, then 1:02:05 and 0:42.5; 12 s, 12 seconds, 1 min 5 s, 1m05s, 2 minutes, second 14. Not 16:9 or 3 bottles.');
+    const found = timeExpressions(
+      'At 0:03, then 1:02:05 and 0:42.5; 12 s, 12 seconds, 1 min 5 s, 1m05s, 2 minutes, second 14. Not 16:9 or 3 bottles.',
+    );
     expect(found.map((t) => [t.text, t.seconds])).toEqual([
       ['0:03', 3],
       ['1:02:05', 3725],
@@ -214,7 +261,10 @@ describe('time check (every time in an answer comes from the evidence)', () => {
     expect(ungroundedTimes('From 0:03 to 0:12, again at 1:02 (62.4 s), until 65 seconds.', evidence)).toEqual([]);
     expect(ungroundedTimes('It stays for 9.5 seconds.', evidence)).toEqual([]);
     expect(ungroundedTimes('The clock on the wall reads 10:30.', evidence)).toEqual([]);
-    expect(ungroundedTimes('The dog appears at 0:30 and leaves at 2 minutes.', evidence)).toEqual(['0:30', '2 minutes']);
+    expect(ungroundedTimes('The dog appears at 0:30 and leaves at 2 minutes.', evidence)).toEqual([
+      '0:30',
+      '2 minutes',
+    ]);
     expect(ungroundedTimes('It is visible at 0:04.', evidence)).toEqual(['0:04']);
   });
 
@@ -238,17 +288,30 @@ describe('time check (every time in an answer comes from the evidence)', () => {
 
 describe('configuration', () => {
   test('the generator options are validated at load time', () => {
-    const load = (flags: Record<string, string | boolean>) => () => loadConfig({ 'data-dir': '/tmp/vidq-none', ...flags }, {});
+    const load = (flags: Record<string, string | boolean>) => () =>
+      loadConfig({ 'data-dir': '/tmp/vidq-none', ...flags }, {});
     expect(load({ generator: 'gpt' })).toThrow(ConfigError);
     expect(load({ generator: 'openai', 'generator-model': 'm' })).toThrow(/--generator-url/);
     expect(load({ generator: 'openai', 'generator-url': 'ftp://h', 'generator-model': 'm' })).toThrow(/http/);
-    expect(load({ generator: 'openai', 'generator-url': 'http://u:p@h:1', 'generator-model': 'm' })).toThrow(/credentials/);
+    expect(load({ generator: 'openai', 'generator-url': 'http://u:p@h:1', 'generator-model': 'm' })).toThrow(
+      /credentials/,
+    );
     expect(load({ generator: 'openai', 'generator-url': 'http://h:1' })).toThrow(/--generator-model/);
     expect(load({ generator: 'transformers' })).toThrow(/--generator-model/);
-    expect(load({ generator: 'transformers', 'generator-model': 'x', 'generator-vision': true })).toThrow(/openai only/);
+    expect(load({ generator: 'transformers', 'generator-model': 'x', 'generator-vision': true })).toThrow(
+      /openai only/,
+    );
     expect(load({ 'generator-vision': true })).toThrow(/needs --generator openai/);
     expect(load({ 'generator-timeout-ms': '5' })).toThrow(/at least 100/);
-    const c = loadConfig({ 'data-dir': '/tmp/vidq-none', generator: 'openai', 'generator-url': 'http://127.0.0.1:11434', 'generator-model': 'llama3.1' }, { VIDQ_GENERATOR_API_KEY: 'sk-from-env' });
+    const c = loadConfig(
+      {
+        'data-dir': '/tmp/vidq-none',
+        generator: 'openai',
+        'generator-url': 'http://127.0.0.1:11434',
+        'generator-model': 'llama3.1',
+      },
+      { VIDQ_GENERATOR_API_KEY: 'sk-from-env' },
+    );
     expect(c).toMatchObject({ generator: 'openai', generatorTimeoutMs: 20000, generatorVision: false });
     expect(c.generatorApiKey).toBe('sk-from-env');
     // Never serialised (logs, the analysis worker's inherited config).
@@ -259,7 +322,9 @@ describe('configuration', () => {
 
   test('createGenerator: none is no generator; the endpoint gets /v1 once', () => {
     expect(createGenerator({ type: 'none' })).toBeNull();
-    expect(createGenerator({ type: 'openai', url: 'http://127.0.0.1:11434', model: 'llama3.1' })!.info.name).toBe('openai:llama3.1 via http://127.0.0.1:11434');
+    expect(createGenerator({ type: 'openai', url: 'http://127.0.0.1:11434', model: 'llama3.1' })!.info.name).toBe(
+      'openai:llama3.1 via http://127.0.0.1:11434',
+    );
     const g = new OpenAiGenerator({ type: 'openai', url: 'http://127.0.0.1:8080/v1/', model: 'm', vision: true });
     expect(g.info.name).toBe('openai:m via http://127.0.0.1:8080/v1');
     expect(g.supports).toEqual({ vision: true, streaming: true });
@@ -270,7 +335,12 @@ describe('the generative path (fake OpenAI-compatible server)', () => {
   test('receives the system prompt, question, guidance and numbered evidence; its answer is used and named in `model`', async () => {
     fake.mode = 'ok';
     fake.requests.length = 0;
-    const r = await ask(gen, { token: gen.token, index: genData.indexId, prompt: QUESTION, guidance: 'answer in one short sentence' });
+    const r = await ask(gen, {
+      token: gen.token,
+      index: genData.indexId,
+      prompt: QUESTION,
+      guidance: 'answer in one short sentence',
+    });
     expect(r.status).toBe(200);
     expect(r.body.output).toBe('Per the evidence, the bottle is visible from 0:03 to 0:12 in bottles.mp4.');
     expect(r.body.model).toBe(`openai:fake-llm via ${fake.url}`);
@@ -296,7 +366,14 @@ describe('the generative path (fake OpenAI-compatible server)', () => {
   });
 
   test('sends the cited frames as images when the model reads images (--generator-vision)', async () => {
-    const vision = await startTestServer({ analyzers: 'visual', generator: 'openai', 'generator-url': fake.url + '/v1', 'generator-model': 'fake-vl', 'generator-vision': true, 'generator-timeout-ms': '1000' });
+    const vision = await startTestServer({
+      analyzers: 'visual',
+      generator: 'openai',
+      'generator-url': fake.url + '/v1',
+      'generator-model': 'fake-vl',
+      'generator-vision': true,
+      'generator-timeout-ms': '1000',
+    });
     try {
       const data = await seed(vision, origin, vision.token, 'kitchen');
       fake.mode = 'ok';
@@ -377,8 +454,19 @@ describe('POST /inquire-stream', () => {
     expect(evidence[0]).toMatchObject({ kind: 'object', start: 3, end: 12.5 });
     expect(evidence[0].frame_url).toStartWith(`${plain.url}/media/`);
     const complete = s.events.at(-1)!.data;
-    expect(complete).toEqual({ type: 'complete', status: 'complete', output: expect.any(String), model: COMPOSER_NAME, credits_used: 1 });
-    expect(s.events.filter((e) => e.event === 'token').map((e) => e.data.text).join('')).toBe(complete.output);
+    expect(complete).toEqual({
+      type: 'complete',
+      status: 'complete',
+      output: expect.any(String),
+      model: COMPOSER_NAME,
+      credits_used: 1,
+    });
+    expect(
+      s.events
+        .filter((e) => e.event === 'token')
+        .map((e) => e.data.text)
+        .join(''),
+    ).toBe(complete.output);
     // The same answer as /inquire.
     const json = await ask(plain, body);
     expect(json.body.output).toBe(complete.output);
@@ -398,7 +486,12 @@ describe('POST /inquire-stream', () => {
     const tokens = s.events.filter((e) => e.event === 'token').map((e) => e.data.text);
     expect(tokens.length).toBeGreaterThan(5);
     const complete = s.events.at(-1)!.data;
-    expect(complete).toMatchObject({ status: 'complete', output: 'Per the evidence, the bottle is visible from 0:03 to 0:12 in bottles.mp4.', model: `openai:fake-llm via ${fake.url}`, credits_used: 1 });
+    expect(complete).toMatchObject({
+      status: 'complete',
+      output: 'Per the evidence, the bottle is visible from 0:03 to 0:12 in bottles.mp4.',
+      model: `openai:fake-llm via ${fake.url}`,
+      credits_used: 1,
+    });
     expect(tokens.join('')).toBe(complete.output);
     // Times are never split across tokens (each was checked before it was sent).
     expect(tokens.some((t) => t.includes('0:03'))).toBe(true);
@@ -412,10 +505,16 @@ describe('POST /inquire-stream', () => {
       const reset = names.indexOf('reset');
       expect(reset).toBeGreaterThan(1); // some model tokens went out first
       expect(s.events[reset]!.data.reason).toContain('"0:37"');
-      const before = s.events.slice(1, reset).map((e) => e.data.text).join('');
+      const before = s.events
+        .slice(1, reset)
+        .map((e) => e.data.text)
+        .join('');
       expect(before).toStartWith('The first bottle appears');
       expect(before).not.toContain('0:37');
-      const after = s.events.slice(reset + 1, -1).map((e) => e.data.text).join('');
+      const after = s.events
+        .slice(reset + 1, -1)
+        .map((e) => e.data.text)
+        .join('');
       const complete = s.events.at(-1)!.data;
       expect(after).toBe(complete.output);
       expect(complete.output).toBe(await composedAnswer(gen, { index: genData.indexId, prompt: QUESTION }));
@@ -437,7 +536,9 @@ describe('POST /inquire-stream', () => {
       expect(s.events[0]!.event).toBe('evidence');
       expect(complete.model).toContain('(fallback: ');
       expect(complete.output).toBe(await composedAnswer(gen, { index: genData.indexId, prompt: QUESTION }));
-      const afterReset = s.events.slice(s.events.findLastIndex((e) => e.event === 'reset') + 1, -1).filter((e) => e.event === 'token');
+      const afterReset = s.events
+        .slice(s.events.findLastIndex((e) => e.event === 'reset') + 1, -1)
+        .filter((e) => e.event === 'token');
       expect(afterReset.map((e) => e.data.text).join('')).toBe(complete.output);
     } finally {
       fake.mode = 'ok';
@@ -449,7 +550,12 @@ describe('POST /inquire-stream', () => {
     fake.aborted = 0;
     try {
       const ctl = new AbortController();
-      const res = await fetch(gen.url + '/inquire-stream', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: gen.token, index: genData.indexId, prompt: QUESTION }), signal: ctl.signal });
+      const res = await fetch(gen.url + '/inquire-stream', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: gen.token, index: genData.indexId, prompt: QUESTION }),
+        signal: ctl.signal,
+      });
       const reader = res.body!.getReader();
       let seen = '';
       while (!seen.includes('event: token')) seen += new TextDecoder().decode((await reader.read()).value);
@@ -472,13 +578,19 @@ describe('POST /inquire-stream', () => {
     expect((await streamEvents(gen, { token, index: own.indexId, prompt: '' })).status).toBe(400);
     expect((await streamEvents(gen, { index: own.indexId, prompt: 'x' })).status).toBe(401);
     expect((await streamEvents(gen, { token, index: 'y'.repeat(64), prompt: 'x' })).status).toBe(404);
-    expect((await streamEvents(gen, { token, index: own.indexId, prompt: 'x', target_video: 'A'.repeat(32) })).status).toBe(404);
+    expect(
+      (await streamEvents(gen, { token, index: own.indexId, prompt: 'x', target_video: 'A'.repeat(32) })).status,
+    ).toBe(404);
     expect(acc.getUser(user.id)!.credits).toBe(3);
     // One charge per streamed question, fallback or not.
     fake.mode = 'ok';
-    expect((await streamEvents(gen, { token, index: own.indexId, prompt: QUESTION })).events.at(-1)!.data.credits_used).toBe(1);
+    expect(
+      (await streamEvents(gen, { token, index: own.indexId, prompt: QUESTION })).events.at(-1)!.data.credits_used,
+    ).toBe(1);
     fake.mode = 'http500';
-    expect((await streamEvents(gen, { token, index: own.indexId, prompt: QUESTION })).events.at(-1)!.data.model).toContain('fallback');
+    expect(
+      (await streamEvents(gen, { token, index: own.indexId, prompt: QUESTION })).events.at(-1)!.data.model,
+    ).toContain('fallback');
     fake.mode = 'ok';
     expect(acc.getUser(user.id)!.credits).toBe(1);
     expect((await streamEvents(gen, { token, index: own.indexId, prompt: QUESTION })).status).toBe(200);
@@ -520,15 +632,32 @@ describe('credits with a generator (fake OpenAI-compatible server)', () => {
 describe('transformers generator', () => {
   // No text-generation weights are available here: this checks the missing-model path only.
   test('a missing local model is a clear error, and the service falls back to the composed answer', async () => {
-    const g = new TransformersGenerator({ type: 'transformers', model: 'onnx-community/no-such-chat-model', modelsDir: join(gen.dataDir, 'models') });
+    const g = new TransformersGenerator({
+      type: 'transformers',
+      model: 'onnx-community/no-such-chat-model',
+      modelsDir: join(gen.dataDir, 'models'),
+    });
     expect(g.supports).toEqual({ vision: false, streaming: true });
     expect(g.missingFiles()).toContain('config.json');
-    await expect(g.generate({ system: 's', messages: [{ role: 'user', content: 'hi' }] }, { signal: AbortSignal.timeout(5000) })).rejects.toThrow(/"onnx-community\/no-such-chat-model" is not in .*missing config\.json/);
+    await expect(
+      g.generate({ system: 's', messages: [{ role: 'user', content: 'hi' }] }, { signal: AbortSignal.timeout(5000) }),
+    ).rejects.toThrow(/"onnx-community\/no-such-chat-model" is not in .*missing config\.json/);
     const s = gen.server.service;
-    const answering = new AnsweringService({ db: s.db, config: s.config, accounts: s.accounts, indexes: s.indexes, links: s.links, files: s.files, embedder: null, generator: g as Generator });
+    const answering = new AnsweringService({
+      db: s.db,
+      config: s.config,
+      accounts: s.accounts,
+      indexes: s.indexes,
+      links: s.links,
+      files: s.files,
+      embedder: null,
+      generator: g as Generator,
+    });
     const user = s.accounts.getUser(gen.userId)!;
     const r = await answering.inquire(user, { index: genData.indexId, prompt: QUESTION });
-    expect(r.model).toStartWith(`${COMPOSER_NAME} (fallback: transformers:onnx-community/no-such-chat-model: the text-generation model`);
+    expect(r.model).toStartWith(
+      `${COMPOSER_NAME} (fallback: transformers:onnx-community/no-such-chat-model: the text-generation model`,
+    );
     expect(r.output).toBe(await composedAnswer(gen, { index: genData.indexId, prompt: QUESTION }));
   });
 });
@@ -545,7 +674,11 @@ describe('end to end on a real clip (fake OpenAI-compatible server)', () => {
       'generator-timeout-ms': '5000',
     });
     try {
-      const up = await postJson(e2e.url, '/remote-upload', { token: e2e.token, index: 'dogs', url: origin.url + '/media/skateboarding-dog.mp4' });
+      const up = await postJson(e2e.url, '/remote-upload', {
+        token: e2e.token,
+        index: 'dogs',
+        url: origin.url + '/media/skateboarding-dog.mp4',
+      });
       expect(up.status).toBe(200);
       const deadline = Date.now() + 50_000;
       let status = '';

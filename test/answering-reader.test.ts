@@ -10,7 +10,13 @@ import { readFiles, readQuestion, readSlots, readTime } from '../src/answering/r
 import type { Video } from '../src/storage/schema';
 
 const video = (fileName: string, durationSec = 30) => ({ id: fileName, fileName, durationSec }) as Video;
-const VIDEOS = ['pancake.mkv', 'bottles.mp4', 'speech-over-bottles.mp4', 'people-one-by-one.mp4', 'birthday-no-audio.mp4'].map((f) => video(f));
+const VIDEOS = [
+  'pancake.mkv',
+  'bottles.mp4',
+  'speech-over-bottles.mp4',
+  'people-one-by-one.mp4',
+  'birthday-no-audio.mp4',
+].map((f) => video(f));
 
 describe('slots by rules', () => {
   test('times and ranges written in the question', () => {
@@ -41,8 +47,13 @@ describe('slots by rules', () => {
   test('file names: whole names and dashed stems, not a word inside another name', () => {
     expect(readFiles('what is happening in pancake.mkv', VIDEOS).map((v) => v.fileName)).toEqual(['pancake.mkv']);
     expect(readFiles('how many bottles are there', VIDEOS)).toEqual([]);
-    expect(readFiles('is there speech in speech-over-bottles.mp4', VIDEOS).map((v) => v.fileName)).toEqual(['speech-over-bottles.mp4']);
-    expect(readFiles('which is longer, people-one-by-one or bottles.mp4?', VIDEOS).map((v) => v.fileName)).toEqual(['people-one-by-one.mp4', 'bottles.mp4']);
+    expect(readFiles('is there speech in speech-over-bottles.mp4', VIDEOS).map((v) => v.fileName)).toEqual([
+      'speech-over-bottles.mp4',
+    ]);
+    expect(readFiles('which is longer, people-one-by-one or bottles.mp4?', VIDEOS).map((v) => v.fileName)).toEqual([
+      'people-one-by-one.mp4',
+      'bottles.mp4',
+    ]);
     expect(readFiles('describe the pancake video', VIDEOS).map((v) => v.fileName)).toEqual(['pancake.mkv']);
   });
 

@@ -10,13 +10,23 @@ let srv: TestServer;
 let origin: Origin;
 let indexId: string;
 const keys: Record<string, string> = {};
-const CLIPS = ['bottles.mp4', 'skateboarding-dog.mp4', 'big-buck-bunny-intro.webm', 'speech-over-bottles.mp4', 'smpte-timecode-1080p.mp4'];
+const CLIPS = [
+  'bottles.mp4',
+  'skateboarding-dog.mp4',
+  'big-buck-bunny-intro.webm',
+  'speech-over-bottles.mp4',
+  'smpte-timecode-1080p.mp4',
+];
 
 beforeAll(async () => {
   origin = startOrigin();
   srv = await startTestServer({ 'analysis-workers': '1' });
   for (const c of CLIPS) {
-    const r = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'answers', url: `${origin.url}/media/${c}` });
+    const r = await postJson(srv.url, '/remote-upload', {
+      token: srv.token,
+      index: 'answers',
+      url: `${origin.url}/media/${c}`,
+    });
     keys[c] = r.body.data.key;
   }
   indexId = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body[0].index_id;
@@ -24,7 +34,8 @@ beforeAll(async () => {
   for (;;) {
     const res = (await getJson(srv.url, `/index-resources?token=${srv.token}&index=${indexId}`)).body as any[];
     if (res.every((r) => r.status === 'ready')) break;
-    if (res.some((r) => r.status === 'failed')) throw new Error(JSON.stringify(res.filter((r) => r.status === 'failed')));
+    if (res.some((r) => r.status === 'failed'))
+      throw new Error(JSON.stringify(res.filter((r) => r.status === 'failed')));
     if (Date.now() > end) throw new Error('analysis did not finish in time');
     await Bun.sleep(250);
   }
@@ -37,15 +48,30 @@ afterAll(async () => {
 async function ask(prompt: string, extra: Record<string, string> = {}) {
   const r = await postJson(srv.url, '/inquire', { token: srv.token, index: indexId, prompt, ...extra });
   expect(r.status).toBe(200);
-  return r.body as { output: string; evidence: { video_id: string; file_name: string; start: number; end: number; kind: string; text: string; frame_url: string | null }[]; model: string };
+  return r.body as {
+    output: string;
+    evidence: {
+      video_id: string;
+      file_name: string;
+      start: number;
+      end: number;
+      kind: string;
+      text: string;
+      frame_url: string | null;
+    }[];
+    model: string;
+  };
 }
 
 const overlaps = (e: { start: number; end: number }, a: number, b: number) => e.start <= b + 1 && e.end >= a - 1;
 
 /** Every m:ss in the answer (outside quoted on-screen text) is the start or end of a cited evidence item. */
 function timesAreCited(a: Awaited<ReturnType<typeof ask>>) {
-  const times = [...a.output.replace(/"[^"]*"/g, '""').matchAll(/\b(\d+):(\d\d)\b/g)].map((m) => Number(m[1]) * 60 + Number(m[2]));
-  for (const t of times) expect(a.evidence.some((e) => Math.floor(e.start) === t || Math.floor(e.end) === t)).toBe(true);
+  const times = [...a.output.replace(/"[^"]*"/g, '""').matchAll(/\b(\d+):(\d\d)\b/g)].map(
+    (m) => Number(m[1]) * 60 + Number(m[2]),
+  );
+  for (const t of times)
+    expect(a.evidence.some((e) => Math.floor(e.start) === t || Math.floor(e.end) === t)).toBe(true);
 }
 
 describe('answers from the analysed clips', () => {
@@ -73,7 +99,10 @@ describe('answers from the analysed clips', () => {
   test('"what does it say" quotes the on-screen text, and a target narrows to that moment', async () => {
     const all = await ask('What text is written on the screen?', { target_video: keys['big-buck-bunny-intro.webm']! });
     expect(all.output).toContain('PEACH OPEN MOVIE PROJECT');
-    const at = await ask('What is written on screen at this moment?', { target_video: keys['big-buck-bunny-intro.webm']!, target: '0:21' });
+    const at = await ask('What is written on screen at this moment?', {
+      target_video: keys['big-buck-bunny-intro.webm']!,
+      target: '0:21',
+    });
     expect(at.output).toContain('PEACH');
     for (const e of at.evidence) expect(overlaps(e, 19, 23)).toBe(true);
     timesAreCited(at);
@@ -81,13 +110,19 @@ describe('answers from the analysed clips', () => {
 
   test('a moment between the sampled frames is read from the frame at that moment', async () => {
     // The SMPTE clip's numbers change every frame; no sampled frame is at 7.5 s.
-    const a = await ask('What is displayed on screen at this moment?', { target_video: keys['smpte-timecode-1080p.mp4']!, target: '7.5' });
+    const a = await ask('What is displayed on screen at this moment?', {
+      target_video: keys['smpte-timecode-1080p.mp4']!,
+      target: '7.5',
+    });
     expect(a.output).toContain('00:00:07;');
     expect(a.output).toMatch(/\b7\.[45]\d\d\b/); // the seconds counter, bottom left
     expect(a.evidence.some((e) => e.kind === 'ocr' && e.start === 7.5 && e.text.includes('00:00:07;'))).toBe(true);
     timesAreCited(a);
     // Another moment gives that moment's numbers, not the nearest sampled frame's.
-    const b = await ask('What is displayed on screen at this moment?', { target_video: keys['smpte-timecode-1080p.mp4']!, target: '2.5' });
+    const b = await ask('What is displayed on screen at this moment?', {
+      target_video: keys['smpte-timecode-1080p.mp4']!,
+      target: '2.5',
+    });
     expect(b.output).toContain('00:00:02;');
   });
 
@@ -106,7 +141,11 @@ describe('answers from the analysed clips', () => {
   });
 
   test('"not found" instead of an invented answer, with what the video does contain', async () => {
-    for (const q of ['When does the cat jump onto the sofa?', 'What colour is the car?', 'What does the sign in the background say?']) {
+    for (const q of [
+      'When does the cat jump onto the sofa?',
+      'What colour is the car?',
+      'What does the sign in the background say?',
+    ]) {
       const a = await ask(q, { target_video: keys['skateboarding-dog.mp4']! });
       expect(a.output).toStartWith('I could not find');
       expect(a.evidence).toEqual([]);
@@ -132,13 +171,21 @@ describe('answers from the analysed clips', () => {
       .map((e) => e.start)
       .sort((x, y) => x - y);
     expect(shots.length).toBeGreaterThanOrEqual(2);
-    const positions = shots.map((s) => a.output.indexOf(`${Math.floor(s / 60)}:${String(Math.floor(s % 60)).padStart(2, '0')}`));
+    const positions = shots.map((s) =>
+      a.output.indexOf(`${Math.floor(s / 60)}:${String(Math.floor(s % 60)).padStart(2, '0')}`),
+    );
     expect(positions.every((p, i) => p >= 0 && (i === 0 || p > positions[i - 1]!))).toBe(true);
   });
 
   test('guidance controls the length', async () => {
-    const long = await ask('What happens in this video?', { target_video: keys['big-buck-bunny-intro.webm']!, guidance: 'give a detailed answer' });
-    const short = await ask('What happens in this video?', { target_video: keys['big-buck-bunny-intro.webm']!, guidance: 'answer in one short sentence' });
+    const long = await ask('What happens in this video?', {
+      target_video: keys['big-buck-bunny-intro.webm']!,
+      guidance: 'give a detailed answer',
+    });
+    const short = await ask('What happens in this video?', {
+      target_video: keys['big-buck-bunny-intro.webm']!,
+      guidance: 'answer in one short sentence',
+    });
     expect(short.output.length).toBeLessThan(long.output.length);
     expect(short.output.split(/(?<=[.!?])\s/).length).toBe(1);
   });

@@ -4,7 +4,18 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { statSync } from 'node:fs';
-import { clip, getJson, leftovers, postJson, readEvents, startOrigin, startRawServer, startTestServer, type Origin, type TestServer } from './helpers';
+import {
+  clip,
+  getJson,
+  leftovers,
+  postJson,
+  readEvents,
+  startOrigin,
+  startRawServer,
+  startTestServer,
+  type Origin,
+  type TestServer,
+} from './helpers';
 
 let srv: TestServer;
 let origin: Origin;
@@ -19,7 +30,8 @@ afterAll(async () => {
   origin.stop();
 });
 
-const upload = (index: string, path: string, token = srv.token) => postJson(srv.url, '/remote-upload', { token, index, url: origin.url + path });
+const upload = (index: string, path: string, token = srv.token) =>
+  postJson(srv.url, '/remote-upload', { token, index, url: origin.url + path });
 
 describe('POST /remote-upload', () => {
   test('downloads, probes and stores a clip; answers the spec metadata', async () => {
@@ -115,17 +127,37 @@ describe('POST /remote-upload', () => {
   });
 
   test('the source failing gives 502 with the cause', async () => {
-    expect((await upload('kitchen', '/status/500')).body).toEqual({ error: 502, message: expect.stringContaining('HTTP 500') });
-    const liar = startRawServer('HTTP/1.1 200 OK\r\nContent-Type: video/mp4\r\nContent-Length: 5000\r\nConnection: close\r\n\r\n', new Uint8Array(1000).fill(1));
+    expect((await upload('kitchen', '/status/500')).body).toEqual({
+      error: 502,
+      message: expect.stringContaining('HTTP 500'),
+    });
+    const liar = startRawServer(
+      'HTTP/1.1 200 OK\r\nContent-Type: video/mp4\r\nContent-Length: 5000\r\nConnection: close\r\n\r\n',
+      new Uint8Array(1000).fill(1),
+    );
     try {
-      const short = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'kitchen', url: liar.url + '/clip.mp4' });
-      expect(short.body).toEqual({ error: 502, message: expect.stringMatching(/closed the connection before the end of the file, after \d+ of 5000 bytes/) });
+      const short = await postJson(srv.url, '/remote-upload', {
+        token: srv.token,
+        index: 'kitchen',
+        url: liar.url + '/clip.mp4',
+      });
+      expect(short.body).toEqual({
+        error: 502,
+        message: expect.stringMatching(/closed the connection before the end of the file, after \d+ of 5000 bytes/),
+      });
     } finally {
       liar.stop();
     }
-    expect((await upload('kitchen', '/loop')).body).toEqual({ error: 502, message: expect.stringContaining('too many redirects') });
+    expect((await upload('kitchen', '/loop')).body).toEqual({
+      error: 502,
+      message: expect.stringContaining('too many redirects'),
+    });
     expect((await upload('kitchen', '/empty')).status).toBe(422);
-    const dead = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'kitchen', url: 'http://127.0.0.1:1/x.mp4' });
+    const dead = await postJson(srv.url, '/remote-upload', {
+      token: srv.token,
+      index: 'kitchen',
+      url: 'http://127.0.0.1:1/x.mp4',
+    });
     expect(dead.status).toBe(502);
     expect(leftovers(srv.dataDir).tmp).toEqual([]);
   });
@@ -137,14 +169,40 @@ describe('POST /remote-upload', () => {
   });
 
   test('validates its fields', async () => {
-    expect((await postJson(srv.url, '/remote-upload', { token: srv.token, url: origin.url + '/media/bottles.mp4' })).body).toEqual({ error: 400, message: 'field "index" is required' });
-    expect((await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'x' })).body).toEqual({ error: 400, message: 'field "url" is required' });
-    expect((await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'x', url: 'ftp://h/a.mp4' })).status).toBe(400);
-    expect((await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'x', url: 'http://u:p@h/a.mp4' })).status).toBe(400);
-    expect((await postJson(srv.url, '/remote-upload', { token: srv.token, index: '   ', url: origin.url + '/media/bottles.mp4' })).status).toBe(400);
-    expect((await postJson(srv.url, '/remote-upload', { index: 'x', url: origin.url + '/media/bottles.mp4' })).status).toBe(401);
-    expect((await postJson(srv.url, '/remote-upload', { token: 'nope', index: 'x', url: origin.url + '/media/bottles.mp4' })).status).toBe(401);
-    const bad = await fetch(srv.url + '/remote-upload', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"token": ' });
+    expect(
+      (await postJson(srv.url, '/remote-upload', { token: srv.token, url: origin.url + '/media/bottles.mp4' })).body,
+    ).toEqual({ error: 400, message: 'field "index" is required' });
+    expect((await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'x' })).body).toEqual({
+      error: 400,
+      message: 'field "url" is required',
+    });
+    expect(
+      (await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'x', url: 'ftp://h/a.mp4' })).status,
+    ).toBe(400);
+    expect(
+      (await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'x', url: 'http://u:p@h/a.mp4' })).status,
+    ).toBe(400);
+    expect(
+      (
+        await postJson(srv.url, '/remote-upload', {
+          token: srv.token,
+          index: '   ',
+          url: origin.url + '/media/bottles.mp4',
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (await postJson(srv.url, '/remote-upload', { index: 'x', url: origin.url + '/media/bottles.mp4' })).status,
+    ).toBe(401);
+    expect(
+      (await postJson(srv.url, '/remote-upload', { token: 'nope', index: 'x', url: origin.url + '/media/bottles.mp4' }))
+        .status,
+    ).toBe(401);
+    const bad = await fetch(srv.url + '/remote-upload', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"token": ',
+    });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toEqual({ error: 400, message: expect.any(String) });
   });
@@ -154,10 +212,21 @@ describe('private addresses', () => {
   test('are refused by default, on the first hop and after a redirect', async () => {
     const strict = await startTestServer({ 'allow-private-urls': false });
     try {
-      const direct = await postJson(strict.url, '/remote-upload', { token: strict.token, index: 'x', url: origin.url + '/media/bottles.mp4' });
+      const direct = await postJson(strict.url, '/remote-upload', {
+        token: strict.token,
+        index: 'x',
+        url: origin.url + '/media/bottles.mp4',
+      });
       expect(direct.status).toBe(403);
       expect(direct.body.message).toContain('--allow-private-urls');
-      for (const u of ['http://localhost:9/a.mp4', 'http://[::1]:9/a.mp4', 'http://2130706433/a.mp4', 'http://169.254.169.254/latest', 'http://10.0.0.1/a.mp4', 'http://[::ffff:127.0.0.1]/a.mp4']) {
+      for (const u of [
+        'http://localhost:9/a.mp4',
+        'http://[::1]:9/a.mp4',
+        'http://2130706433/a.mp4',
+        'http://169.254.169.254/latest',
+        'http://10.0.0.1/a.mp4',
+        'http://[::ffff:127.0.0.1]/a.mp4',
+      ]) {
         const r = await postJson(strict.url, '/remote-upload', { token: strict.token, index: 'x', url: u });
         expect(r.status).toBe(403);
       }
@@ -174,7 +243,13 @@ describe('GET /indexes and GET /index-resources', () => {
     const res = await getJson(srv.url, `/index-resources?token=${srv.token}&index=kitchen&user_id=${srv.userId}`);
     expect(res.status).toBe(200);
     const v = res.body.find((x: any) => x.file_id === bottles.key);
-    expect(v).toMatchObject({ file_name: 'bottles.mp4', status: 'ready', file_type: 'video/mp4', is_large: false, progress: 100 });
+    expect(v).toMatchObject({
+      file_name: 'bottles.mp4',
+      status: 'ready',
+      file_type: 'video/mp4',
+      is_large: false,
+      progress: 100,
+    });
     expect(typeof v.metadata.fps).toBe('number');
     expect(new Date(v.upload_time).toISOString()).toBe(v.upload_time);
     expect(v.src).toStartWith(`${srv.url}/media/${bottles.key}?expires=`);
@@ -197,10 +272,14 @@ describe('GET /indexes and GET /index-resources', () => {
     expect(tail.headers.get('content-range')).toBe(`bytes ${size - 10}-${size - 1}/${size}`);
     expect((await fetch(src, { headers: { range: `bytes=${size + 5}-` } })).status).toBe(416);
     // A tampered or missing signature is refused; the token works instead.
-    expect((await fetch(src.replace(/sig=(.)/, (_: string, c: string) => `sig=${c === 'X' ? 'Y' : 'X'}`))).status).toBe(403); // always a different character
+    expect((await fetch(src.replace(/sig=(.)/, (_: string, c: string) => `sig=${c === 'X' ? 'Y' : 'X'}`))).status).toBe(
+      403,
+    ); // always a different character
     expect((await fetch(`${srv.url}/media/${bottles.key}`)).status).toBe(401);
     expect((await fetch(`${srv.url}/media/${bottles.key}?token=${srv.token}`)).status).toBe(200);
-    expect((await fetch(`${srv.url}/media/${bottles.key}`, { headers: { authorization: `Bearer ${srv.token}` } })).status).toBe(200);
+    expect(
+      (await fetch(`${srv.url}/media/${bottles.key}`, { headers: { authorization: `Bearer ${srv.token}` } })).status,
+    ).toBe(200);
   });
 
   test('expired media links are refused', async () => {
@@ -212,7 +291,10 @@ describe('GET /indexes and GET /index-resources', () => {
   });
 
   test('include_deleted only takes true or false; unknown index is 404', async () => {
-    expect((await getJson(srv.url, `/indexes?token=${srv.token}&include_deleted=yes`)).body).toEqual({ error: 400, message: 'query parameter "include_deleted" must be "true" or "false"' });
+    expect((await getJson(srv.url, `/indexes?token=${srv.token}&include_deleted=yes`)).body).toEqual({
+      error: 400,
+      message: 'query parameter "include_deleted" must be "true" or "false"',
+    });
     expect((await getJson(srv.url, `/index-resources?token=${srv.token}&index=nope`)).status).toBe(404);
     expect((await getJson(srv.url, `/index-resources?token=${srv.token}`)).status).toBe(400);
     expect((await getJson(srv.url, `/index-resources?index=kitchen`)).status).toBe(401);
@@ -242,20 +324,30 @@ describe('GET /indexes and GET /index-resources', () => {
 describe('deleting and restoring indexes', () => {
   test('a deleted index is hidden, refuses uploads and questions, and comes back on restore', async () => {
     await upload('trash', '/media/chaplin-bw.mp4');
-    const id = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body.find((i: any) => i.name === 'trash').index_id;
+    const id = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body.find(
+      (i: any) => i.name === 'trash',
+    ).index_id;
     const del = await fetch(`${srv.url}/indexes/${id}?token=${srv.token}`, { method: 'DELETE' });
     expect(del.status).toBe(200);
     expect(((await del.json()) as { deleted: boolean }).deleted).toBe(true);
-    expect((await getJson(srv.url, `/indexes?token=${srv.token}`)).body.some((i: any) => i.index_id === id)).toBe(false);
-    const withDeleted = (await getJson(srv.url, `/indexes?token=${srv.token}&include_deleted=true`)).body.find((i: any) => i.index_id === id);
+    expect((await getJson(srv.url, `/indexes?token=${srv.token}`)).body.some((i: any) => i.index_id === id)).toBe(
+      false,
+    );
+    const withDeleted = (await getJson(srv.url, `/indexes?token=${srv.token}&include_deleted=true`)).body.find(
+      (i: any) => i.index_id === id,
+    );
     expect(withDeleted).toMatchObject({ deleted: true, count: 1 });
     expect((await upload(id, '/media/bottles.mp4')).status).toBe(404);
-    expect((await postJson(srv.url, '/inquire', { token: srv.token, index: id, prompt: 'anything?' })).status).toBe(404);
+    expect((await postJson(srv.url, '/inquire', { token: srv.token, index: id, prompt: 'anything?' })).status).toBe(
+      404,
+    );
     expect((await getJson(srv.url, `/index-resources?token=${srv.token}&index=${id}`)).status).toBe(404);
     const restored = await postJson(srv.url, `/indexes/${id}/restore`, { token: srv.token });
     expect(restored.status).toBe(200);
     expect(restored.body.deleted).toBe(false);
-    expect((await postJson(srv.url, '/inquire', { token: srv.token, index: id, prompt: 'anything?' })).status).toBe(200);
+    expect((await postJson(srv.url, '/inquire', { token: srv.token, index: id, prompt: 'anything?' })).status).toBe(
+      200,
+    );
   });
 
   test('the purge removes indexes deleted longer than the retention, with their files', async () => {
@@ -268,7 +360,11 @@ describe('deleting and restoring indexes', () => {
     expect(m.run(new Date()).purgedIndexes).toBe(0); // within the retention
     expect(m.run(new Date(Date.now() + 8 * 86_400_000)).purgedIndexes).toBe(1);
     expect(leftovers(srv.dataDir).media).not.toContain(key);
-    expect((await getJson(srv.url, `/indexes?token=${srv.token}&include_deleted=true`)).body.some((i: any) => i.index_id === idx.index_id)).toBe(false);
+    expect(
+      (await getJson(srv.url, `/indexes?token=${srv.token}&include_deleted=true`)).body.some(
+        (i: any) => i.index_id === idx.index_id,
+      ),
+    ).toBe(false);
   });
 });
 
@@ -279,21 +375,38 @@ describe('POST /remove-from-index', () => {
     const idx = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body.find((i: any) => i.name === 'removal');
     // warm the listing cache first: removal must invalidate it
     expect((await getJson(srv.url, `/index-resources?token=${srv.token}&index=removal`)).body).toHaveLength(1);
-    const rm = await postJson(srv.url, '/remove-from-index', { token: srv.token, project_id: idx.index_id, video_id: key });
+    const rm = await postJson(srv.url, '/remove-from-index', {
+      token: srv.token,
+      project_id: idx.index_id,
+      video_id: key,
+    });
     expect(rm).toEqual({ status: 200, body: { status: 'complete' } });
     expect((await getJson(srv.url, `/index-resources?token=${srv.token}&index=removal`)).body).toEqual([]);
     expect(leftovers(srv.dataDir).media).not.toContain(key);
-    expect((await getJson(srv.url, `/indexes?token=${srv.token}`)).body.find((i: any) => i.name === 'removal')).toMatchObject({ count: 0, total_duration: 0 });
+    expect(
+      (await getJson(srv.url, `/indexes?token=${srv.token}`)).body.find((i: any) => i.name === 'removal'),
+    ).toMatchObject({ count: 0, total_duration: 0 });
     expect((await fetch(`${srv.url}/media/${key}?token=${srv.token}`)).status).toBe(404);
-    expect((await postJson(srv.url, '/remove-from-index', { token: srv.token, project_id: idx.index_id, video_id: key })).status).toBe(404);
-    expect((await postJson(srv.url, '/remove-from-index', { token: srv.token, project_id: 'nope', video_id: key })).status).toBe(404);
-    expect((await postJson(srv.url, '/remove-from-index', { token: srv.token, project_id: idx.index_id })).status).toBe(400);
+    expect(
+      (await postJson(srv.url, '/remove-from-index', { token: srv.token, project_id: idx.index_id, video_id: key }))
+        .status,
+    ).toBe(404);
+    expect(
+      (await postJson(srv.url, '/remove-from-index', { token: srv.token, project_id: 'nope', video_id: key })).status,
+    ).toBe(404);
+    expect((await postJson(srv.url, '/remove-from-index', { token: srv.token, project_id: idx.index_id })).status).toBe(
+      400,
+    );
   });
 });
 
 describe('POST /inquire', () => {
   test('answers with status complete and never invents: it says what it knows', async () => {
-    const r = await postJson(srv.url, '/inquire', { token: srv.token, index: bottles.indexId, prompt: 'How many bottles are there?' });
+    const r = await postJson(srv.url, '/inquire', {
+      token: srv.token,
+      index: bottles.indexId,
+      prompt: 'How many bottles are there?',
+    });
     expect(r.status).toBe(200);
     expect(r.body.status).toBe('complete');
     // This server runs no analysis: the answer says so and cites nothing.
@@ -306,33 +419,82 @@ describe('POST /inquire', () => {
   });
 
   test('narrows to target_video and checks target', async () => {
-    const one = await postJson(srv.url, '/inquire', { token: srv.token, index: bottles.indexId, prompt: 'what is here?', target_video: bottles.key, target: '0:05' });
+    const one = await postJson(srv.url, '/inquire', {
+      token: srv.token,
+      index: bottles.indexId,
+      prompt: 'what is here?',
+      target_video: bottles.key,
+      target: '0:05',
+    });
     expect(one.status).toBe(200);
     expect(one.body.output).toContain('from 0:03 to 0:07'); // the window around the target
     expect(one.body.output).not.toContain('chaplin');
-    const bad = await postJson(srv.url, '/inquire', { token: srv.token, index: bottles.indexId, prompt: 'x', target: 'yesterday' });
+    const bad = await postJson(srv.url, '/inquire', {
+      token: srv.token,
+      index: bottles.indexId,
+      prompt: 'x',
+      target: 'yesterday',
+    });
     expect(bad.status).toBe(400);
     expect(bad.body.message).toContain('mm:ss');
-    expect((await postJson(srv.url, '/inquire', { token: srv.token, index: bottles.indexId, prompt: 'x', target_video: bottles.key, target: '10:00' })).status).toBe(400);
-    expect((await postJson(srv.url, '/inquire', { token: srv.token, index: bottles.indexId, prompt: 'x', target_video: 'A'.repeat(32) })).status).toBe(404);
+    expect(
+      (
+        await postJson(srv.url, '/inquire', {
+          token: srv.token,
+          index: bottles.indexId,
+          prompt: 'x',
+          target_video: bottles.key,
+          target: '10:00',
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (
+        await postJson(srv.url, '/inquire', {
+          token: srv.token,
+          index: bottles.indexId,
+          prompt: 'x',
+          target_video: 'A'.repeat(32),
+        })
+      ).status,
+    ).toBe(404);
   });
 
   test("applies the spec's minimum lengths", async () => {
-    expect((await postJson(srv.url, '/inquire', { token: srv.token, index: 'short', prompt: 'x' })).body).toEqual({ error: 400, message: 'field "index" must be at least 60 characters' });
-    expect((await postJson(srv.url, '/inquire', { token: 'short', index: bottles.indexId, prompt: 'x' })).body).toEqual({ error: 400, message: 'field "token" must be at least 60 characters' });
-    expect((await postJson(srv.url, '/inquire', { token: srv.token, index: bottles.indexId, prompt: '' })).body).toEqual({ error: 400, message: 'field "prompt" must be at least 1 characters' });
+    expect((await postJson(srv.url, '/inquire', { token: srv.token, index: 'short', prompt: 'x' })).body).toEqual({
+      error: 400,
+      message: 'field "index" must be at least 60 characters',
+    });
+    expect((await postJson(srv.url, '/inquire', { token: 'short', index: bottles.indexId, prompt: 'x' })).body).toEqual(
+      { error: 400, message: 'field "token" must be at least 60 characters' },
+    );
+    expect(
+      (await postJson(srv.url, '/inquire', { token: srv.token, index: bottles.indexId, prompt: '' })).body,
+    ).toEqual({ error: 400, message: 'field "prompt" must be at least 1 characters' });
     expect((await postJson(srv.url, '/inquire', { index: bottles.indexId, prompt: 'x' })).status).toBe(401);
-    expect((await postJson(srv.url, '/inquire', { token: 'x'.repeat(64), index: bottles.indexId, prompt: 'x' })).status).toBe(401);
-    expect((await postJson(srv.url, '/inquire', { token: srv.token, index: 'y'.repeat(64), prompt: 'x' })).status).toBe(404);
+    expect(
+      (await postJson(srv.url, '/inquire', { token: 'x'.repeat(64), index: bottles.indexId, prompt: 'x' })).status,
+    ).toBe(401);
+    expect((await postJson(srv.url, '/inquire', { token: srv.token, index: 'y'.repeat(64), prompt: 'x' })).status).toBe(
+      404,
+    );
   });
 
   test('charges credits; concurrent questions never overspend; insufficient credits is 400', async () => {
     const acc = srv.server.service.accounts;
     const { user, token } = acc.createUser('spender', 7);
-    const own = await postJson(srv.url, '/remote-upload', { token, index: 'mine', url: origin.url + '/media/chaplin-bw.mp4' });
+    const own = await postJson(srv.url, '/remote-upload', {
+      token,
+      index: 'mine',
+      url: origin.url + '/media/chaplin-bw.mp4',
+    });
     expect(own.status).toBe(200);
     const indexId = (await getJson(srv.url, `/indexes?token=${token}`)).body[0].index_id;
-    const results = await Promise.all(Array.from({ length: 20 }, () => postJson(srv.url, '/inquire', { token, index: indexId, prompt: 'who is in it?' })));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        postJson(srv.url, '/inquire', { token, index: indexId, prompt: 'who is in it?' }),
+      ),
+    );
     expect(results.filter((r) => r.status === 200)).toHaveLength(7);
     const refused = results.filter((r) => r.status === 400);
     expect(refused).toHaveLength(13);
@@ -340,7 +502,9 @@ describe('POST /inquire', () => {
     expect(acc.getUser(user.id)!.credits).toBe(0);
     // A question that fails validation is not charged.
     acc.addCredits(user.id, 1);
-    expect((await postJson(srv.url, '/inquire', { token, index: indexId, prompt: 'x', target: 'bad' })).status).toBe(400);
+    expect((await postJson(srv.url, '/inquire', { token, index: indexId, prompt: 'x', target: 'bad' })).status).toBe(
+      400,
+    );
     expect(acc.getUser(user.id)!.credits).toBe(1);
   });
 });
@@ -353,19 +517,32 @@ describe('two users', () => {
     expect((await getJson(srv.url, `/indexes?token=${eve.token}`)).body).toEqual([]);
     expect((await getJson(srv.url, `/index-resources?token=${eve.token}&index=${ids.index}`)).status).toBe(404);
     expect((await getJson(srv.url, `/index-resources?token=${eve.token}&index=kitchen`)).status).toBe(404);
-    expect((await getJson(srv.url, `/index-resources?token=${eve.token}&index=kitchen&user_id=${srv.userId}`)).status).toBe(403);
+    expect(
+      (await getJson(srv.url, `/index-resources?token=${eve.token}&index=kitchen&user_id=${srv.userId}`)).status,
+    ).toBe(403);
     expect((await postJson(srv.url, '/inquire', { token: eve.token, index: ids.index, prompt: 'x' })).status).toBe(404);
-    expect((await postJson(srv.url, '/remove-from-index', { token: eve.token, project_id: ids.index, video_id: ids.video })).status).toBe(404);
+    expect(
+      (await postJson(srv.url, '/remove-from-index', { token: eve.token, project_id: ids.index, video_id: ids.video }))
+        .status,
+    ).toBe(404);
     expect((await fetch(`${srv.url}/media/${ids.video}?token=${eve.token}`)).status).toBe(404);
     expect((await fetch(`${srv.url}/indexes/${ids.index}?token=${eve.token}`, { method: 'DELETE' })).status).toBe(404);
     expect((await postJson(srv.url, `/indexes/${ids.index}/restore`, { token: eve.token })).status).toBe(404);
     // Uploading into "kitchen" as eve creates eve's own index of that name.
-    const mine = await postJson(srv.url, '/remote-upload', { token: eve.token, index: 'kitchen', url: origin.url + '/media/chaplin-bw.mp4' });
+    const mine = await postJson(srv.url, '/remote-upload', {
+      token: eve.token,
+      index: 'kitchen',
+      url: origin.url + '/media/chaplin-bw.mp4',
+    });
     expect(mine.status).toBe(200);
     const eveIdx = (await getJson(srv.url, `/indexes?token=${eve.token}`)).body;
     expect(eveIdx).toHaveLength(1);
     expect(eveIdx[0].index_id).not.toBe(ids.index);
-    expect((await getJson(srv.url, `/index-resources?token=${srv.token}&index=kitchen`)).body.some((v: any) => v.file_id === mine.body.data.key)).toBe(false);
+    expect(
+      (await getJson(srv.url, `/index-resources?token=${srv.token}&index=kitchen`)).body.some(
+        (v: any) => v.file_id === mine.body.data.key,
+      ),
+    ).toBe(false);
   });
 });
 
@@ -374,7 +551,16 @@ describe('API docs', () => {
     const doc = await getJson(srv.url, '/openapi.json');
     expect(doc.status).toBe(200);
     expect(doc.body.openapi).toStartWith('3.');
-    for (const p of ['/remote-upload', '/inquire', '/remove-from-index', '/indexes', '/index-resources', '/indexes/{index_id}', '/indexes/{index_id}/restore', '/media/{file_id}']) {
+    for (const p of [
+      '/remote-upload',
+      '/inquire',
+      '/remove-from-index',
+      '/indexes',
+      '/index-resources',
+      '/indexes/{index_id}',
+      '/indexes/{index_id}/restore',
+      '/media/{file_id}',
+    ]) {
       expect(Object.keys(doc.body.paths)).toContain(p);
     }
     const inquire = doc.body.paths['/inquire'].post;

@@ -62,11 +62,32 @@ test('vidq add exits 1 with the reason per failed file; the good ones still land
   const bad = join(dir, 'broken.mp4');
   writeFileSync(bad, 'this is text pretending to be a video\n'.repeat(100));
   try {
-    const r = await vidq(['add', bad, clip('bottles.mp4'), join(dir, 'missing.mp4'), '--index', 'mixed', '--server', srv.url, '--token', srv.token]);
+    const r = await vidq([
+      'add',
+      bad,
+      clip('bottles.mp4'),
+      join(dir, 'missing.mp4'),
+      '--index',
+      'mixed',
+      '--server',
+      srv.url,
+      '--token',
+      srv.token,
+    ]);
     // A name that does not exist is refused before anything is sent.
     expect(r.code).toBe(1);
     expect(r.err).toContain('missing.mp4: no such file');
-    const r2 = await vidq(['add', bad, clip('bottles.mp4'), '--index', 'mixed', '--server', srv.url, '--token', srv.token]);
+    const r2 = await vidq([
+      'add',
+      bad,
+      clip('bottles.mp4'),
+      '--index',
+      'mixed',
+      '--server',
+      srv.url,
+      '--token',
+      srv.token,
+    ]);
     expect(r2.code).toBe(1);
     expect(r2.err).toContain('1 of 2 failed');
     expect(r2.err).toMatch(/broken\.mp4: .*(not a|media|video)/i);
@@ -88,10 +109,30 @@ test('vidq ls lists indexes, and the videos of one with their status', async () 
 });
 
 test('vidq ask streams the answer; a bad target or a dead server exits non-zero with the reason', async () => {
-  const r = await vidq(['ask', '--index', 'home', 'what is written on screen?', '--server', srv.url, '--token', srv.token]);
+  const r = await vidq([
+    'ask',
+    '--index',
+    'home',
+    'what is written on screen?',
+    '--server',
+    srv.url,
+    '--token',
+    srv.token,
+  ]);
   expect(r.code).toBe(0);
   expect(r.out.trim().length).toBeGreaterThan(10);
-  const bad = await vidq(['ask', '--index', 'home', 'what happens?', '--at', 'noon', '--server', srv.url, '--token', srv.token]);
+  const bad = await vidq([
+    'ask',
+    '--index',
+    'home',
+    'what happens?',
+    '--at',
+    'noon',
+    '--server',
+    srv.url,
+    '--token',
+    srv.token,
+  ]);
   expect(bad.code).toBe(1);
   expect(bad.err).toContain('target');
   const none = await vidq(['ask', '--index', 'nope', 'hi', '--server', srv.url, '--token', srv.token]);

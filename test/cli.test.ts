@@ -8,7 +8,10 @@ const dataDir = mkdtempSync(join(tmpdir(), 'vidq-cli-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
 function vidq(...args: string[]) {
-  const p = Bun.spawnSync([process.execPath, join(import.meta.dir, '../src/main.ts'), ...args, '--data-dir', dataDir], { stdout: 'pipe', stderr: 'pipe' });
+  const p = Bun.spawnSync([process.execPath, join(import.meta.dir, '../src/main.ts'), ...args, '--data-dir', dataDir], {
+    stdout: 'pipe',
+    stderr: 'pipe',
+  });
   return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
 }
 
@@ -25,7 +28,10 @@ test('user create --json prints user_id and token; tokens can be added, revoked;
   const second = JSON.parse(t.out).token;
   expect(second).not.toBe(created.token);
 
-  expect(JSON.parse(vidq('credits', 'add', '--user', created.user_id, '--amount', '10', '--json').out)).toEqual({ user_id: created.user_id, credits: 15 });
+  expect(JSON.parse(vidq('credits', 'add', '--user', created.user_id, '--amount', '10', '--json').out)).toEqual({
+    user_id: created.user_id,
+    credits: 15,
+  });
   expect(vidq('credits', 'add', '--user', created.user_id, '--amount=-100').code).toBe(1);
 
   expect(JSON.parse(vidq('token', 'revoke', '--token', second, '--json').out)).toEqual({ revoked: true });
@@ -35,7 +41,18 @@ test('user create --json prints user_id and token; tokens can be added, revoked;
 test('--help lists every command and option; bad usage exits 2 with the usage line', () => {
   const h = vidq('--help');
   expect(h.code).toBe(0);
-  for (const s of ['serve', 'user create', 'token create', 'token revoke', 'credits add', '--allow-private-urls', '--data-dir', '--port', '--host']) expect(h.out).toContain(s);
+  for (const s of [
+    'serve',
+    'user create',
+    'token create',
+    'token revoke',
+    'credits add',
+    '--allow-private-urls',
+    '--data-dir',
+    '--port',
+    '--host',
+  ])
+    expect(h.out).toContain(s);
   const sub = vidq('user', 'create', '--help');
   expect(sub.out).toContain('--name');
   const bad = vidq('user', 'create');

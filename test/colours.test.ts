@@ -17,9 +17,17 @@ const keys: Record<string, string> = {};
 
 beforeAll(async () => {
   origin = startOrigin();
-  srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual,objects,faces', 'frame-interval-sec': '3' });
+  srv = await startTestServer({
+    'analysis-workers': '1',
+    analyzers: 'visual,objects,faces',
+    'frame-interval-sec': '3',
+  });
   for (const c of ['cars-parking-lot.mp4', 'countdown-living-room.mp4', 'people-one-by-one.mp4']) {
-    const r = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'colours', url: `${origin.url}/media/${c}` });
+    const r = await postJson(srv.url, '/remote-upload', {
+      token: srv.token,
+      index: 'colours',
+      url: `${origin.url}/media/${c}`,
+    });
     keys[c] = r.body.data.key;
   }
   indexId = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body[0].index_id;
@@ -66,7 +74,8 @@ describe('colour names from pixels', () => {
   test("a box's colours are the names covering at least a quarter of its middle", () => {
     // 10×10: left half red, right half blue; the middle (inset 20 %) is 6×6 → 3 columns each.
     const rgb = new Uint8Array(10 * 10 * 3);
-    for (let y = 0; y < 10; y++) for (let x = 0; x < 10; x++) rgb.set(x < 5 ? [200, 20, 20] : [20, 40, 200], (y * 10 + x) * 3);
+    for (let y = 0; y < 10; y++)
+      for (let x = 0; x < 10; x++) rgb.set(x < 5 ? [200, 20, 20] : [20, 40, 200], (y * 10 + x) * 3);
     expect(coloursOf(rgb, 10, 10, [0, 0, 1, 1]).sort()).toEqual(['blue', 'red']);
     expect(coloursOf(rgb, 10, 10, [0, 0, 0.5, 1])).toEqual(['red']);
   });
@@ -74,7 +83,9 @@ describe('colour names from pixels', () => {
   test('colours are stored with the detections', () => {
     const db = new Database(join(srv.dataDir, 'vidq.db'), { readonly: true });
     try {
-      const rows = db.query("SELECT text, extra FROM segments WHERE kind = 'object' AND video_id = ?").all(keys['cars-parking-lot.mp4']!) as { text: string; extra: string }[];
+      const rows = db
+        .query("SELECT text, extra FROM segments WHERE kind = 'object' AND video_id = ?")
+        .all(keys['cars-parking-lot.mp4']!) as { text: string; extra: string }[];
       const car = rows.map((r) => ({ label: r.text, extra: JSON.parse(r.extra) })).find((r) => r.label === 'car');
       expect(car?.extra.colours).toContain('red');
       expect(car?.extra.boxes[0].colours).toContain('red');
@@ -94,7 +105,9 @@ describe('colour questions', () => {
   test('when does the red car appear; how many red cars', async () => {
     const when = await ask('When does the red car appear?');
     expect(when.evidence.length).toBeGreaterThan(0);
-    expect(when.evidence.every((e) => e.file_name === 'cars-parking-lot.mp4' && e.start <= 18 && e.end >= 14)).toBe(true);
+    expect(when.evidence.every((e) => e.file_name === 'cars-parking-lot.mp4' && e.start <= 18 && e.end >= 14)).toBe(
+      true,
+    );
     const many = await ask('How many red cars are there?');
     expect(many.output).toMatch(/^1 red car\b/);
   });
@@ -120,7 +133,9 @@ describe('colour questions', () => {
 
 describe('people without visible faces', () => {
   test('"how many different people" counts the appearances of people seen from behind, and says so', async () => {
-    const a = await ask('How many different people appear in this video?', { target_video: keys['people-one-by-one.mp4']! });
+    const a = await ask('How many different people appear in this video?', {
+      target_video: keys['people-one-by-one.mp4']!,
+    });
     // Six people walk up one at a time (MANIFEST); no face is visible.
     expect(a.output).toMatch(/whose faces were not visible appear 6 times/);
     expect(a.output).not.toMatch(/told apart by their faces/);
@@ -133,7 +148,9 @@ describe('people without visible faces', () => {
   });
 
   test('the person in the grey cardigan: the spans of people dressed in grey', async () => {
-    const a = await ask('When does the woman in the grey cardigan appear?', { target_video: keys['people-one-by-one.mp4']! });
+    const a = await ask('When does the woman in the grey cardigan appear?', {
+      target_video: keys['people-one-by-one.mp4']!,
+    });
     // 3–17 a woman in a grey cardigan (and 90–117 one in a grey sweater, 123–132 a man in a grey shirt).
     expect(a.evidence.some((e) => e.start <= 10 && e.end >= 10)).toBe(true);
     // Not the man in the black hoodie (23–41).

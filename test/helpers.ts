@@ -27,9 +27,24 @@ export interface TestServer {
 }
 
 /** `logSink` receives every log line of the server (and its analysis workers). */
-export async function startTestServer(overrides: Record<string, string | boolean> = {}, opts: { logSink?: (line: string) => void } = {}): Promise<TestServer> {
+export async function startTestServer(
+  overrides: Record<string, string | boolean> = {},
+  opts: { logSink?: (line: string) => void } = {},
+): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), 'vidq-test-'));
-  const config: Config = loadConfig({ 'data-dir': dataDir, port: '0', host: '127.0.0.1', 'allow-private-urls': true, 'log-level': 'error', 'min-free-bytes': '0', 'analysis-workers': '0', ...overrides }, {});
+  const config: Config = loadConfig(
+    {
+      'data-dir': dataDir,
+      port: '0',
+      host: '127.0.0.1',
+      'allow-private-urls': true,
+      'log-level': 'error',
+      'min-free-bytes': '0',
+      'analysis-workers': '0',
+      ...overrides,
+    },
+    {},
+  );
   const server = await startServer(config, () => {}, opts.logSink);
   const { user, token } = server.service.accounts.createUser('tester', null);
   return {
@@ -74,7 +89,10 @@ export function startOrigin(): Origin {
         if (!(await f.exists())) return new Response('not found', { status: 404 });
         return new Response(f);
       }
-      if (p === '/html') return new Response('<html><body><h1>Error</h1><p>Something went wrong</p></body></html>', { headers: { 'content-type': 'text/html' } });
+      if (p === '/html')
+        return new Response('<html><body><h1>Error</h1><p>Something went wrong</p></body></html>', {
+          headers: { 'content-type': 'text/html' },
+        });
       if (p.startsWith('/redirect/')) {
         const n = Number(p.split('/')[2]);
         return Response.redirect(n > 1 ? `/redirect/${n - 1}` : '/media/bottles.mp4', 302);
@@ -119,12 +137,25 @@ export function startRawServer(head: string, body: Uint8Array): Origin {
   return { url: `http://127.0.0.1:${server.port}`, stop: () => server.stop(true) };
 }
 
-export async function postJson(base: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
-  const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+export async function postJson(
+  base: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any }> {
+  const res = await fetch(base + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: await res.json().catch(() => null) };
 }
 
-export async function getJson(base: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+export async function getJson(
+  base: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any }> {
   const res = await fetch(base + path, { headers });
   return { status: res.status, body: await res.json().catch(() => null) };
 }

@@ -67,11 +67,21 @@ export class ModelStandIn {
     this.active++;
     this.peak = Math.max(this.peak, this.active);
     try {
-      if (req.method === 'GET' && path === '/api/tags') return Response.json({ models: (this.opts.ollamaModels ?? []).map((m) => ({ name: m.name, model: m.name, size: 1, details: { family: 'x' } })) });
+      if (req.method === 'GET' && path === '/api/tags')
+        return Response.json({
+          models: (this.opts.ollamaModels ?? []).map((m) => ({
+            name: m.name,
+            model: m.name,
+            size: 1,
+            details: { family: 'x' },
+          })),
+        });
       if (req.method === 'POST' && path === '/api/show') {
         const body = (await req.json()) as { model?: string; name?: string };
         const m = (this.opts.ollamaModels ?? []).find((x) => x.name === (body.model ?? body.name));
-        return m ? Response.json({ details: { family: 'x' }, capabilities: m.capabilities }) : Response.json({ error: 'model not found' }, { status: 404 });
+        return m
+          ? Response.json({ details: { family: 'x' }, capabilities: m.capabilities })
+          : Response.json({ error: 'model not found' }, { status: 404 });
       }
       const rec: ModelRequest = { path, authorization: req.headers.get('authorization'), body: null, problems: [] };
       this.requests.push(rec);
@@ -87,7 +97,8 @@ export class ModelStandIn {
   private async failure(kind: 'chat' | 'transcription' | 'embeddings'): Promise<Response | null> {
     await Bun.sleep(this.misbehave === 'slow' ? 5_000 : (this.opts.delayMs?.[kind] ?? 0));
     if (this.misbehave === '500') return Response.json({ error: { message: 'model crashed' } }, { status: 500 });
-    if (this.misbehave === 'garbage') return new Response('<html>502 bad gateway</html>', { headers: { 'content-type': 'text/html' } });
+    if (this.misbehave === 'garbage')
+      return new Response('<html>502 bad gateway</html>', { headers: { 'content-type': 'text/html' } });
     if (this.misbehave === 'wrong-shape') return Response.json({ result: 'ok' });
     return null;
   }
@@ -96,19 +107,30 @@ export class ModelStandIn {
     const body = (await req.json()) as { model?: unknown; messages?: { role?: string; content?: unknown }[] };
     rec.body = body;
     if (typeof body.model !== 'string' || !body.model) rec.problems.push('model missing');
-    const parts = Array.isArray(body.messages?.[0]?.content) ? (body.messages![0]!.content as { type?: string; text?: string; image_url?: { url?: string } }[]) : [];
+    const parts = Array.isArray(body.messages?.[0]?.content)
+      ? (body.messages![0]!.content as { type?: string; text?: string; image_url?: { url?: string } }[])
+      : [];
     const images = parts.filter((p) => p.type === 'image_url');
     if (!parts.some((p) => p.type === 'text' && typeof p.text === 'string')) rec.problems.push('no text part');
     if (!images.length) rec.problems.push('no image_url part');
     for (const p of images) {
       const m = /^data:image\/jpeg;base64,(.+)$/.exec(p.image_url?.url ?? '');
       const bytes = m ? Buffer.from(m[1]!, 'base64') : null;
-      if (!bytes || bytes[0] !== 0xff || bytes[1] !== 0xd8) rec.problems.push('an image_url that is not a base64 JPEG data: URL');
+      if (!bytes || bytes[0] !== 0xff || bytes[1] !== 0xd8)
+        rec.problems.push('an image_url that is not a base64 JPEG data: URL');
     }
     const failed = await this.failure('chat');
     if (failed) return failed;
-    const text = this.misbehave === 'empty' ? '' : (this.opts.caption ?? ((k) => `stand-in caption number ${k}.`))(this.captions++, images.length);
-    return Response.json({ id: 'chatcmpl-1', object: 'chat.completion', model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }] });
+    const text =
+      this.misbehave === 'empty'
+        ? ''
+        : (this.opts.caption ?? ((k) => `stand-in caption number ${k}.`))(this.captions++, images.length);
+    return Response.json({
+      id: 'chatcmpl-1',
+      object: 'chat.completion',
+      model: body.model,
+      choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: 'stop' }],
+    });
   }
 
   private async transcribe(req: Request, rec: ModelRequest): Promise<Response> {
@@ -131,21 +153,45 @@ export class ModelStandIn {
     const failed = await this.failure('transcription');
     if (failed) return failed;
     const k = this.transcriptions++;
-    const segs = this.misbehave === 'empty' ? [] : (this.opts.transcript ?? ((_, d) => [{ start: 0, end: d, text: 'stand-in words' }]))(k, durationSec);
+    const segs =
+      this.misbehave === 'empty'
+        ? []
+        : (this.opts.transcript ?? ((_, d) => [{ start: 0, end: d, text: 'stand-in words' }]))(k, durationSec);
     const text = segs.map((s) => s.text).join(' ');
     if (this.misbehave === 'json' || fields.response_format === 'json') return Response.json({ text });
-    return Response.json({ task: 'transcribe', language: 'english', duration: durationSec, text, segments: segs.map((s, id) => ({ id, seek: 0, start: s.start, end: s.end, text: ` ${s.text}`, avg_logprob: -0.2, no_speech_prob: 0.01 })) });
+    return Response.json({
+      task: 'transcribe',
+      language: 'english',
+      duration: durationSec,
+      text,
+      segments: segs.map((s, id) => ({
+        id,
+        seek: 0,
+        start: s.start,
+        end: s.end,
+        text: ` ${s.text}`,
+        avg_logprob: -0.2,
+        no_speech_prob: 0.01,
+      })),
+    });
   }
 
   private async embeddings(req: Request, rec: ModelRequest): Promise<Response> {
     const body = (await req.json()) as { model?: unknown; input?: unknown };
     rec.body = body;
-    const inputs = typeof body.input === 'string' ? [body.input] : Array.isArray(body.input) ? (body.input as unknown[]) : null;
-    if (!inputs || !inputs.every((x) => typeof x === 'string')) rec.problems.push('input is not a string or a list of strings');
+    const inputs =
+      typeof body.input === 'string' ? [body.input] : Array.isArray(body.input) ? (body.input as unknown[]) : null;
+    if (!inputs || !inputs.every((x) => typeof x === 'string'))
+      rec.problems.push('input is not a string or a list of strings');
     const failed = await this.failure('embeddings');
     if (failed) return failed;
     const embed = this.opts.embed ?? trigramVector;
-    return Response.json({ object: 'list', model: body.model, data: (inputs ?? []).map((t, index) => ({ object: 'embedding', index, embedding: embed(String(t)) })), usage: { prompt_tokens: 1, total_tokens: 1 } });
+    return Response.json({
+      object: 'list',
+      model: body.model,
+      data: (inputs ?? []).map((t, index) => ({ object: 'embedding', index, embedding: embed(String(t)) })),
+      usage: { prompt_tokens: 1, total_tokens: 1 },
+    });
   }
 }
 

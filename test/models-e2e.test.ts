@@ -32,7 +32,11 @@ const logs: string[] = [];
 const bodies: string[] = [];
 
 async function call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(server.url + path, { method, headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const res = await fetch(server.url + path, {
+    method,
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   const text = await res.text();
   bodies.push(text);
   return { status: res.status, body: text ? JSON.parse(text) : null };
@@ -54,7 +58,10 @@ async function waitReady(timeoutMs = 90_000): Promise<any> {
 
 beforeAll(async () => {
   origin = startOrigin();
-  stand = new ModelStandIn({ caption: () => CAPTION, transcript: (_, d) => [{ start: 0.4, end: Math.min(d, 3.4), text: WORDS }] });
+  stand = new ModelStandIn({
+    caption: () => CAPTION,
+    transcript: (_, d) => [{ start: 0.4, end: Math.min(d, 3.4), text: WORDS }],
+  });
   stand.misbehave = '500';
   dataDir = mkdtempSync(join(tmpdir(), 'vidq-models-e2e-'));
   const config = loadConfig(
@@ -76,7 +83,11 @@ beforeAll(async () => {
     },
     { VIDQ_CAPTIONER_API_KEY: CAPTION_KEY, VIDQ_STT_API_KEY: STT_KEY },
   );
-  server = await startServer(config, () => {}, (line) => logs.push(line));
+  server = await startServer(
+    config,
+    () => {},
+    (line) => logs.push(line),
+  );
   token = server.service.accounts.createUser('owner', null).token;
 });
 
@@ -88,7 +99,11 @@ afterAll(async () => {
 });
 
 test('a model server answering 500 never fails the video: ready, with why captions and transcripts were skipped', async () => {
-  const up = await call('POST', '/remote-upload', { token, index: 'models', url: `${origin.url}/media/speech-over-bottles.mp4` });
+  const up = await call('POST', '/remote-upload', {
+    token,
+    index: 'models',
+    url: `${origin.url}/media/speech-over-bottles.mp4`,
+  });
   expect(up.status).toBe(200);
   fileId = up.body.data.key;
   indexId = (await call('GET', '/indexes')).body.find((i: any) => i.name === 'models').index_id;
@@ -97,16 +112,28 @@ test('a model server answering 500 never fails the video: ready, with why captio
   const a = r.metadata.analysis;
   expect(a.captions.skipped).toStartWith(`captions: skipped — HTTP 500 from ${stand.url}/v1/chat/completions`);
   expect(a.captions.producer).toBe(`openai:qwen2.5vl via ${stand.url}/v1`);
-  expect(a.speech.transcripts_skipped).toStartWith(`transcripts: skipped — HTTP 500 from ${stand.url}/v1/audio/transcriptions`);
+  expect(a.speech.transcripts_skipped).toStartWith(
+    `transcripts: skipped — HTTP 500 from ${stand.url}/v1/audio/transcriptions`,
+  );
   expect(a.speech.segments).toBeGreaterThan(0); // the speech spans themselves are kept
   // Every request carried its own server's key.
-  expect(stand.requests.filter((q) => q.path.endsWith('/chat/completions')).every((q) => q.authorization === `Bearer ${CAPTION_KEY}`)).toBe(true);
-  expect(stand.requests.filter((q) => q.path.endsWith('/transcriptions')).every((q) => q.authorization === `Bearer ${STT_KEY}`)).toBe(true);
+  expect(
+    stand.requests
+      .filter((q) => q.path.endsWith('/chat/completions'))
+      .every((q) => q.authorization === `Bearer ${CAPTION_KEY}`),
+  ).toBe(true);
+  expect(
+    stand.requests
+      .filter((q) => q.path.endsWith('/transcriptions'))
+      .every((q) => q.authorization === `Bearer ${STT_KEY}`),
+  ).toBe(true);
 });
 
 test('reanalyze (default: the stages that were skipped) fills in captions and transcripts and keeps the other segments', async () => {
   const db = server.service.db.$client;
-  const shotsBefore = db.query("SELECT id, start, end FROM segments WHERE video_id = ? AND kind = 'shot' ORDER BY id").all(fileId);
+  const shotsBefore = db
+    .query("SELECT id, start, end FROM segments WHERE video_id = ? AND kind = 'shot' ORDER BY id")
+    .all(fileId);
   expect(shotsBefore.length).toBeGreaterThan(0);
   stand.misbehave = 'none';
   stand.resetCounts();
@@ -116,13 +143,23 @@ test('reanalyze (default: the stages that were skipped) fills in captions and tr
   expect((await resource()).status).toBe('processing');
   // While it waits or runs, a second one is refused.
   const again = await call('POST', `/videos/${fileId}/reanalyze`, { analyzers: ['captions'] });
-  if (again.status !== 202) expect(again).toMatchObject({ status: 409, body: { error: 409, message: expect.stringContaining('being analysed') } });
+  if (again.status !== 202)
+    expect(again).toMatchObject({
+      status: 409,
+      body: { error: 409, message: expect.stringContaining('being analysed') },
+    });
   const r = await waitReady();
   expect(r.status).toBe('ready');
-  expect(r.metadata.analysis.captions).toMatchObject({ captions: expect.any(Number), model: 'qwen2.5vl', producer: `openai:qwen2.5vl via ${stand.url}/v1` });
+  expect(r.metadata.analysis.captions).toMatchObject({
+    captions: expect.any(Number),
+    model: 'qwen2.5vl',
+    producer: `openai:qwen2.5vl via ${stand.url}/v1`,
+  });
   expect(r.metadata.analysis.captions.skipped).toBeUndefined();
   expect(r.metadata.analysis.speech.producer).toContain(`openai:whisper-1 via ${stand.url}/v1`);
-  expect(db.query("SELECT id, start, end FROM segments WHERE video_id = ? AND kind = 'shot' ORDER BY id").all(fileId)).toEqual(shotsBefore);
+  expect(
+    db.query("SELECT id, start, end FROM segments WHERE video_id = ? AND kind = 'shot' ORDER BY id").all(fileId),
+  ).toEqual(shotsBefore);
 
   const segs = (await call('GET', `/videos/${fileId}/segments`)).body.segments as any[];
   const captions = segs.filter((s) => s.kind === 'caption');
@@ -133,7 +170,11 @@ test('reanalyze (default: the stages that were skipped) fills in captions and tr
   const speech = segs.filter((s) => s.kind === 'speech');
   expect(transcripts[0].start).toBeCloseTo(Math.max(0, speech[0].start - 0.2) + 0.4, 1);
   // Every caption and transcript got its vector.
-  const unembedded = db.query("SELECT count(*) AS n FROM segments WHERE video_id = ? AND kind IN ('caption', 'transcript') AND embedding IS NULL").get(fileId) as { n: number };
+  const unembedded = db
+    .query(
+      "SELECT count(*) AS n FROM segments WHERE video_id = ? AND kind IN ('caption', 'transcript') AND embedding IS NULL",
+    )
+    .get(fileId) as { n: number };
   expect(unembedded.n).toBe(0);
   expect(stand.requests.flatMap((q) => q.problems)).toEqual([]);
 });
@@ -151,7 +192,11 @@ test('answers quote the captions with a citation, in /inquire and /inquire-strea
   expect(kayak.body.output).toContain('kayak');
   expect(kayak.body.evidence.some((e: any) => e.kind === 'caption' && e.text === CAPTION)).toBe(true);
 
-  const stream = await fetch(server.url + '/inquire-stream', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const stream = await fetch(server.url + '/inquire-stream', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   const text = await stream.text();
   bodies.push(text);
   const evidence = text
@@ -168,21 +213,52 @@ test('reanalyze refuses what it cannot do with the spec error shape, and another
   expect(nothing.status).toBe(409);
   expect(nothing.body.message).toContain('nothing to reanalyze');
   const unknown = await call('POST', `/videos/${fileId}/reanalyze`, { analyzers: ['bogus'] });
-  expect(unknown).toMatchObject({ status: 400, body: { error: 400, message: expect.stringContaining('choose from captions, speech, ocr, objects, embeddings') } });
+  expect(unknown).toMatchObject({
+    status: 400,
+    body: { error: 400, message: expect.stringContaining('choose from captions, speech, ocr, objects, embeddings') },
+  });
   const off = await call('POST', `/videos/${fileId}/reanalyze`, { analyzers: ['ocr'] });
-  expect(off).toMatchObject({ status: 400, body: { error: 400, message: 'analyzers: ocr is not configured on this server' } });
+  expect(off).toMatchObject({
+    status: 400,
+    body: { error: 400, message: 'analyzers: ocr is not configured on this server' },
+  });
   const other = server.service.accounts.createUser('other', 5).token;
-  const res = await fetch(`${server.url}/videos/${fileId}/reanalyze`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: other }) });
+  const res = await fetch(`${server.url}/videos/${fileId}/reanalyze`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token: other }),
+  });
   expect(res.status).toBe(404);
   expect(await res.json()).toEqual({ error: 404, message: 'no such video' });
   expect((await postJson(server.url, `/videos/${fileId}/reanalyze`, {})).status).toBe(401);
   expect((await getJson(server.url, `/videos/${fileId}/segments?token=${other}`)).status).toBe(404);
 });
 
-test('vidq reanalyze --index NAME queues the index\'s videos on the data directory; the running server\'s worker does them', async () => {
-  const flags = ['--data-dir', dataDir, '--captioner', 'openai', '--captioner-url', stand.url, '--captioner-model', 'qwen2.5vl', '--stt', 'openai', '--stt-url', stand.url, '--stt-model', 'whisper-1', '--log-level', 'error'];
+test("vidq reanalyze --index NAME queues the index's videos on the data directory; the running server's worker does them", async () => {
+  const flags = [
+    '--data-dir',
+    dataDir,
+    '--captioner',
+    'openai',
+    '--captioner-url',
+    stand.url,
+    '--captioner-model',
+    'qwen2.5vl',
+    '--stt',
+    'openai',
+    '--stt-url',
+    stand.url,
+    '--stt-model',
+    'whisper-1',
+    '--log-level',
+    'error',
+  ];
   const vidq = (...args: string[]) => {
-    const p = Bun.spawnSync([process.execPath, join(import.meta.dir, '../src/main.ts'), ...args, ...flags], { stdout: 'pipe', stderr: 'pipe', env: { ...process.env, VIDQ_ANALYZERS: 'visual,speech,embeddings', VIDQ_CAPTIONER_API_KEY: CAPTION_KEY } });
+    const p = Bun.spawnSync([process.execPath, join(import.meta.dir, '../src/main.ts'), ...args, ...flags], {
+      stdout: 'pipe',
+      stderr: 'pipe',
+      env: { ...process.env, VIDQ_ANALYZERS: 'visual,speech,embeddings', VIDQ_CAPTIONER_API_KEY: CAPTION_KEY },
+    });
     logs.push(p.stdout.toString(), p.stderr.toString());
     return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
   };
@@ -191,7 +267,10 @@ test('vidq reanalyze --index NAME queues the index\'s videos on the data directo
   const r = vidq('reanalyze', '--index', 'models', '--analyzers', 'captions', '--json');
   expect(r.err).toBe('');
   expect(r.code).toBe(0);
-  expect(JSON.parse(r.out)).toEqual({ queued: [{ file_id: fileId, analyzers: ['captions', 'embeddings'] }], skipped: [] });
+  expect(JSON.parse(r.out)).toEqual({
+    queued: [{ file_id: fileId, analyzers: ['captions', 'embeddings'] }],
+    skipped: [],
+  });
   // The server's listing cache learns of the job only once its worker (polling every 2 s) claims it.
   const captioned = Date.now() + 30_000;
   while (stand.requests.length === before && Date.now() < captioned) await Bun.sleep(100);
@@ -202,15 +281,31 @@ test('vidq reanalyze --index NAME queues the index\'s videos on the data directo
 
 test('switching the embedder to a model server: questions never mix the two models; the re-embedding job redoes the vectors', async () => {
   const db = () => server.service.db.$client;
-  const useBlob = db().query("SELECT length(embedding) AS n FROM segments WHERE video_id = ? AND embedding IS NOT NULL LIMIT 1").get(fileId) as { n: number };
+  const useBlob = db()
+    .query('SELECT length(embedding) AS n FROM segments WHERE video_id = ? AND embedding IS NOT NULL LIMIT 1')
+    .get(fileId) as { n: number };
   expect(useBlob.n).toBe(512 * 4); // the built-in encoder's vectors
   await server.stop();
   const start = async (workers: string) => {
     const config = loadConfig(
-      { 'data-dir': dataDir, port: '0', 'log-level': 'info', 'min-free-bytes': '0', 'analysis-workers': workers, analyzers: 'visual,speech,embeddings', embedder: 'openai', 'embedder-url': stand.url, 'embedder-model': 'nomic-embed-text' },
+      {
+        'data-dir': dataDir,
+        port: '0',
+        'log-level': 'info',
+        'min-free-bytes': '0',
+        'analysis-workers': workers,
+        analyzers: 'visual,speech,embeddings',
+        embedder: 'openai',
+        'embedder-url': stand.url,
+        'embedder-model': 'nomic-embed-text',
+      },
       { VIDQ_EMBEDDER_API_KEY: EMBED_KEY },
     );
-    server = await startServer(config, () => {}, (line) => logs.push(line));
+    server = await startServer(
+      config,
+      () => {},
+      (line) => logs.push(line),
+    );
   };
   // No worker yet: the old vectors stay, and a question must not compare them with the new model's.
   await start('0');
@@ -229,7 +324,9 @@ test('switching the embedder to a model server: questions never mix the two mode
   const r = await waitReady();
   expect(r.status).toBe('ready');
   expect(r.metadata.analysis.embeddings.producer).toBe(`openai:nomic-embed-text via ${stand.url}/v1`);
-  const sizes = db().query("SELECT DISTINCT length(embedding) AS n FROM segments WHERE video_id = ? AND embedding IS NOT NULL").all(fileId) as { n: number }[];
+  const sizes = db()
+    .query('SELECT DISTINCT length(embedding) AS n FROM segments WHERE video_id = ? AND embedding IS NOT NULL')
+    .all(fileId) as { n: number }[];
   expect(sizes).toEqual([{ n: 16 * 4 }]); // the stand-in's 16-d vectors, and only those
   expect(logs.some((l) => l.includes('re-embedding videos'))).toBe(true);
   const again = await call('POST', '/inquire', { token, index: indexId, prompt: 'What can we see in this video?' });

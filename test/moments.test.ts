@@ -17,7 +17,11 @@ const keys: Record<string, string> = {};
 let other: { token: string; userId: string };
 
 async function uploadAs(token: string, index: string, name: string): Promise<string> {
-  const res = await fetch(`${srv.url}/upload?index=${index}&file_name=${name}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'video/mp4' }, body: readFileSync(clip(name)) });
+  const res = await fetch(`${srv.url}/upload?index=${index}&file_name=${name}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'video/mp4' },
+    body: readFileSync(clip(name)),
+  });
   const body = (await res.json()) as any;
   if (res.status !== 200) throw new Error(JSON.stringify(body));
   return body.data.key;
@@ -25,13 +29,21 @@ async function uploadAs(token: string, index: string, name: string): Promise<str
 
 beforeAll(async () => {
   writeTinyWhisper(modelsDir, 'tests/tiny-whisper');
-  srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual,ocr,speech,embeddings', 'models-dir': modelsDir, stt: 'whisper', 'whisper-model': 'tests/tiny-whisper' });
-  for (const c of ['big-buck-bunny-intro.webm', 'speech-over-bottles.mp4', 'birthday-no-audio.mp4']) keys[c] = await uploadAs(srv.token, 'moments', c);
+  srv = await startTestServer({
+    'analysis-workers': '1',
+    analyzers: 'visual,ocr,speech,embeddings',
+    'models-dir': modelsDir,
+    stt: 'whisper',
+    'whisper-model': 'tests/tiny-whisper',
+  });
+  for (const c of ['big-buck-bunny-intro.webm', 'speech-over-bottles.mp4', 'birthday-no-audio.mp4'])
+    keys[c] = await uploadAs(srv.token, 'moments', c);
   const end = Date.now() + 200_000;
   for (;;) {
     const res = (await getJson(srv.url, `/index-resources?token=${srv.token}&index=moments`)).body as any[];
     if (res.every((r) => r.status === 'ready')) break;
-    if (res.some((r) => r.status === 'failed')) throw new Error(JSON.stringify(res.filter((r) => r.status === 'failed')));
+    if (res.some((r) => r.status === 'failed'))
+      throw new Error(JSON.stringify(res.filter((r) => r.status === 'failed')));
     if (Date.now() > end) throw new Error('analysis did not finish in time');
     await Bun.sleep(300);
   }
@@ -43,7 +55,8 @@ afterAll(async () => {
   rmSync(modelsDir, { recursive: true, force: true });
 });
 
-const search = (params: Record<string, string>, token = srv.token) => getJson(srv.url, '/search?' + new URLSearchParams(params).toString(), { authorization: `Bearer ${token}` });
+const search = (params: Record<string, string>, token = srv.token) =>
+  getJson(srv.url, '/search?' + new URLSearchParams(params).toString(), { authorization: `Bearer ${token}` });
 
 describe('GET /search', () => {
   test('ranks the moment whose words match first, with its video, span, frame and why it matched', async () => {
@@ -51,7 +64,11 @@ describe('GET /search', () => {
     expect(r.status).toBe(200);
     expect(r.body.credits_used).toBe(0);
     const top = r.body.moments[0];
-    expect(top).toMatchObject({ video_id: keys['big-buck-bunny-intro.webm'], file_name: 'big-buck-bunny-intro.webm', kind: 'ocr' });
+    expect(top).toMatchObject({
+      video_id: keys['big-buck-bunny-intro.webm'],
+      file_name: 'big-buck-bunny-intro.webm',
+      kind: 'ocr',
+    });
     expect(top.text.toLowerCase()).toContain('open movie project');
     // "THE PEACH OPEN MOVIE PROJECT PRESENTS" is on screen from about 20 s to 22 s (MANIFEST.md).
     expect(top.start).toBeGreaterThan(18);
@@ -61,7 +78,8 @@ describe('GET /search', () => {
     const frame = await fetch(srv.url + top.frame_url);
     expect(frame.status).toBe(200);
     expect(frame.headers.get('content-type')).toContain('image/jpeg');
-    for (let i = 1; i < r.body.moments.length; i++) expect(r.body.moments[i].score).toBeLessThanOrEqual(r.body.moments[i - 1].score);
+    for (let i = 1; i < r.body.moments.length; i++)
+      expect(r.body.moments[i].score).toBeLessThanOrEqual(r.body.moments[i - 1].score);
   });
 
   test('pages through the ranked moments with limit and offset', async () => {
@@ -74,7 +92,12 @@ describe('GET /search', () => {
     expect(p2.body.offset).toBe(2);
     const seen = (m: any) => `${m.video_id}:${m.kind}:${m.start}:${m.text}`;
     expect([...p1.body.moments, ...p2.body.moments].map(seen)).toEqual(all.body.moments.slice(0, 4).map(seen));
-    const last = await search({ index: 'moments', q: 'hello world peach trees', limit: '2', offset: String(all.body.total - 1) });
+    const last = await search({
+      index: 'moments',
+      q: 'hello world peach trees',
+      limit: '2',
+      offset: String(all.body.total - 1),
+    });
     expect(last.body.moments).toHaveLength(1);
     expect(last.body.next_offset).toBeNull();
   });
@@ -91,19 +114,33 @@ describe('GET /search', () => {
 
   test('is free: balances and the credit ledger do not move; a question still costs one', async () => {
     await uploadAs(other.token, 'mine', 'chaplin-bw.mp4');
-    const events = () => (srv.server.service.db.$client.query('SELECT count(*) AS n FROM credit_events WHERE user_id = ?').get(other.userId) as { n: number }).n;
+    const events = () =>
+      (
+        srv.server.service.db.$client
+          .query('SELECT count(*) AS n FROM credit_events WHERE user_id = ?')
+          .get(other.userId) as { n: number }
+      ).n;
     const before = events();
-    for (let i = 0; i < 3; i++) expect((await search({ index: 'mine', q: 'two men talking' }, other.token)).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await search({ index: 'mine', q: 'two men talking' }, other.token)).status).toBe(200);
     expect(srv.server.service.accounts.getUser(other.userId)!.credits).toBe(3);
     expect(events()).toBe(before);
     const idx = (await getJson(srv.url, `/indexes?token=${other.token}`)).body[0].index_id;
-    expect((await postJson(srv.url, '/inquire', { token: other.token, index: idx, prompt: 'what happens?' })).status).toBe(200);
+    expect(
+      (await postJson(srv.url, '/inquire', { token: other.token, index: idx, prompt: 'what happens?' })).status,
+    ).toBe(200);
     expect(srv.server.service.accounts.getUser(other.userId)!.credits).toBe(2);
   });
 
-  test('validates its parameters, and another user\'s index or video is 404', async () => {
+  test("validates its parameters, and another user's index or video is 404", async () => {
     expect((await search({ index: 'moments', q: '  ' })).status).toBe(400);
-    const bads: Record<string, string>[] = [{ limit: '0' }, { limit: '51' }, { limit: 'ten' }, { offset: '-1' }, { kinds: 'shot,faces' }];
+    const bads: Record<string, string>[] = [
+      { limit: '0' },
+      { limit: '51' },
+      { limit: 'ten' },
+      { offset: '-1' },
+      { kinds: 'shot,faces' },
+    ];
     for (const bad of bads) {
       const r = await search({ index: 'moments', q: 'x', ...bad });
       expect(r.status).toBe(400);
@@ -111,7 +148,9 @@ describe('GET /search', () => {
     }
     expect((await getJson(srv.url, '/search?index=moments&q=x')).status).toBe(401);
     expect((await search({ index: 'moments', q: 'peach' }, other.token)).status).toBe(404);
-    const id = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body.find((i: any) => i.name === 'moments').index_id;
+    const id = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body.find(
+      (i: any) => i.name === 'moments',
+    ).index_id;
     expect((await search({ index: id, q: 'peach' }, other.token)).body).toMatchObject({ error: 404 });
     expect((await search({ index: 'moments', q: 'peach', video: 'x'.repeat(32) })).status).toBe(404);
   });
@@ -160,7 +199,9 @@ function parseSrt(text: string): { start: number; end: number; text: string }[] 
 describe('exports', () => {
   test('transcript.vtt and transcript.srt parse, in time order, with the transcribed text', async () => {
     const id = keys['speech-over-bottles.mp4']!;
-    const vtt = await fetch(`${srv.url}/videos/${id}/transcript.vtt?download=true`, { headers: { authorization: `Bearer ${srv.token}` } });
+    const vtt = await fetch(`${srv.url}/videos/${id}/transcript.vtt?download=true`, {
+      headers: { authorization: `Bearer ${srv.token}` },
+    });
     expect(vtt.status).toBe(200);
     expect(vtt.headers.get('content-type')).toContain('text/vtt');
     expect(vtt.headers.get('content-disposition')).toContain('speech-over-bottles.vtt');
@@ -173,7 +214,9 @@ describe('exports', () => {
     const srtCues = parseSrt(await srt.text());
     expect(srtCues.map((c) => [c.start, c.end, c.text])).toEqual(cues.map((c) => [c.start, c.end, c.text]));
     // The same spans as the transcript segments the timeline shows.
-    const segs = (await getJson(srv.url, `/videos/${id}/segments?token=${srv.token}`)).body.segments.filter((s: any) => s.kind === 'transcript');
+    const segs = (await getJson(srv.url, `/videos/${id}/segments?token=${srv.token}`)).body.segments.filter(
+      (s: any) => s.kind === 'transcript',
+    );
     expect(cues.map((c) => c.start)).toEqual(segs.map((s: any) => Math.round(s.start * 1000) / 1000));
   });
 
@@ -220,7 +263,11 @@ describe('insights.json with people', () => {
   });
 
   test('lists the people of the index seen in the video, with their spans', async () => {
-    const res = await fetch(`${faces.url}/upload?index=faces&file_name=talking-head.mp4`, { method: 'POST', headers: { authorization: `Bearer ${faces.token}`, 'content-type': 'video/mp4' }, body: readFileSync(clip('talking-head.mp4')) });
+    const res = await fetch(`${faces.url}/upload?index=faces&file_name=talking-head.mp4`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${faces.token}`, 'content-type': 'video/mp4' },
+      body: readFileSync(clip('talking-head.mp4')),
+    });
     const key = ((await res.json()) as any).data.key;
     const end = Date.now() + 120_000;
     for (;;) {

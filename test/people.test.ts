@@ -11,7 +11,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveBinaries } from '../src/media/binaries';
 import { checkInvariants } from './hardening/invariants';
-import { clip, getJson, postJson, readEvents, startOrigin, startTestServer, type Origin, type TestServer } from './helpers';
+import {
+  clip,
+  getJson,
+  postJson,
+  readEvents,
+  startOrigin,
+  startTestServer,
+  type Origin,
+  type TestServer,
+} from './helpers';
 
 let srv: TestServer;
 let origin: Origin;
@@ -31,8 +40,32 @@ async function makeAbacb(dir: string): Promise<string> {
     [12, 15],
     [21, 24],
   ];
-  const filter = parts.map(([a, b], i) => `[0:v]trim=${a}:${b},setpts=PTS-STARTPTS[v${i}]`).join(';') + ';' + parts.map((_, i) => `[v${i}]`).join('') + `concat=n=${parts.length}:v=1:a=0[out]`;
-  const p = Bun.spawn([ffmpeg, '-hide_banner', '-loglevel', 'error', '-y', '-i', clip('grid-speakers-33s.mp4'), '-filter_complex', filter, '-map', '[out]', '-c:v', 'libx264', '-preset', 'veryfast', out], { stderr: 'pipe' });
+  const filter =
+    parts.map(([a, b], i) => `[0:v]trim=${a}:${b},setpts=PTS-STARTPTS[v${i}]`).join(';') +
+    ';' +
+    parts.map((_, i) => `[v${i}]`).join('') +
+    `concat=n=${parts.length}:v=1:a=0[out]`;
+  const p = Bun.spawn(
+    [
+      ffmpeg,
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-y',
+      '-i',
+      clip('grid-speakers-33s.mp4'),
+      '-filter_complex',
+      filter,
+      '-map',
+      '[out]',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      out,
+    ],
+    { stderr: 'pipe' },
+  );
   if ((await p.exited) !== 0) throw new Error(await new Response(p.stderr).text());
   return out;
 }
@@ -47,23 +80,38 @@ async function waitReady(token = srv.token): Promise<void> {
   const end = Date.now() + 170_000;
   for (;;) {
     const all = (await getJson(srv.url, `/indexes?token=${token}`)).body as { index_id: string }[];
-    const res = (await Promise.all(all.map(async (i) => (await getJson(srv.url, `/index-resources?token=${token}&index=${i.index_id}`)).body as any[]))).flat();
+    const res = (
+      await Promise.all(
+        all.map(
+          async (i) => (await getJson(srv.url, `/index-resources?token=${token}&index=${i.index_id}`)).body as any[],
+        ),
+      )
+    ).flat();
     if (res.every((r) => r.status === 'ready')) return;
-    if (res.some((r) => r.status === 'failed')) throw new Error(JSON.stringify(res.filter((r) => r.status === 'failed')));
+    if (res.some((r) => r.status === 'failed'))
+      throw new Error(JSON.stringify(res.filter((r) => r.status === 'failed')));
     if (Date.now() > end) throw new Error('analysis did not finish in time');
     await Bun.sleep(250);
   }
 }
 
-const peopleOf = async (index: string, token = srv.token) => getJson(srv.url, `/indexes/${index}/people?token=${token}`);
-const personOf = async (index: string, id: string) => (await getJson(srv.url, `/indexes/${index}/people/${id}?token=${srv.token}`)).body;
+const peopleOf = async (index: string, token = srv.token) =>
+  getJson(srv.url, `/indexes/${index}/people?token=${token}`);
+const personOf = async (index: string, id: string) =>
+  (await getJson(srv.url, `/indexes/${index}/people/${id}?token=${srv.token}`)).body;
 const put = async (path: string, body: unknown) => {
-  const res = await fetch(srv.url + path, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(srv.url + path, {
+    method: 'PUT',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return { status: res.status, body: (await res.json()) as any };
 };
 /** The person whose appearances cover second t of the video. */
 const whoAt = (people: any[], details: Map<string, any>, video: string, t: number) =>
-  people.find((p) => details.get(p.person_id).appearances.some((a: any) => a.video_id === video && a.start <= t && t <= a.end))?.person_id;
+  people.find((p) =>
+    details.get(p.person_id).appearances.some((a: any) => a.video_id === video && a.start <= t && t <= a.end),
+  )?.person_id;
 
 beforeAll(async () => {
   workDir = mkdtempSync(join(tmpdir(), 'vidq-people-'));
@@ -132,7 +180,10 @@ describe('grouping faces into people', () => {
     const gridWho = (t: number) => (Math.floor(t / 3) === 7 ? 2 : Math.floor(t / 3));
     const cutWho = (t: number) => [0, 2, 0, 4, 2][Math.floor(t / 3)]!;
     const apps = [...details.values()].flatMap((d) =>
-      d.appearances.map((a: any) => ({ person: d.person_id, truth: (a.video_id === keys.bothGrid ? gridWho : cutWho)((a.start + a.end) / 2) })),
+      d.appearances.map((a: any) => ({
+        person: d.person_id,
+        truth: (a.video_id === keys.bothGrid ? gridWho : cutWho)((a.start + a.end) / 2),
+      })),
     );
     expect(apps.length).toBe(16);
     let tp = 0;
@@ -146,7 +197,9 @@ describe('grouping faces into people', () => {
         else if (same) fp++;
         else if (truly) fn++;
       }
-    console.log(`people grouping over GRID + A B A C B (16 appearances, 10 people): pairwise precision ${(tp / (tp + fp)).toFixed(3)}, recall ${(tp / (tp + fn)).toFixed(3)} (${tp} same-person pairs found, ${fp} wrong, ${fn} missed)`);
+    console.log(
+      `people grouping over GRID + A B A C B (16 appearances, 10 people): pairwise precision ${(tp / (tp + fp)).toFixed(3)}, recall ${(tp / (tp + fn)).toFixed(3)} (${tp} same-person pairs found, ${fp} wrong, ${fn} missed)`,
+    );
     expect(fp).toBe(0);
     expect(fn).toBe(0);
     expect(body.length).toBe(10);
@@ -195,30 +248,47 @@ describe('naming, merge and split', () => {
     const man = body.find((p: any) => p.appearance_count === 2);
     const detail = await personOf(idx.grid!, man.person_id);
     const second = detail.appearances[1];
-    const split = await postJson(srv.url, `/indexes/${idx.grid}/people/${man.person_id}/split`, { token: srv.token, appearance_id: second.appearance_id });
+    const split = await postJson(srv.url, `/indexes/${idx.grid}/people/${man.person_id}/split`, {
+      token: srv.token,
+      appearance_id: second.appearance_id,
+    });
     expect(split.status).toBe(200);
     expect(split.body.appearance_count).toBe(1);
     expect((await peopleOf(idx.grid!)).body.length).toBe(11);
     // The only appearance cannot be split from itself.
-    const again = await postJson(srv.url, `/indexes/${idx.grid}/people/${split.body.person_id}/split`, { token: srv.token, appearance_id: second.appearance_id });
+    const again = await postJson(srv.url, `/indexes/${idx.grid}/people/${split.body.person_id}/split`, {
+      token: srv.token,
+      appearance_id: second.appearance_id,
+    });
     expect(again.status).toBe(400);
     await put(`/indexes/${idx.grid}/people/${split.body.person_id}`, { token: srv.token, name: 'Bram' });
-    const merged = await postJson(srv.url, `/indexes/${idx.grid}/people/${split.body.person_id}/merge`, { token: srv.token, into: man.person_id });
+    const merged = await postJson(srv.url, `/indexes/${idx.grid}/people/${split.body.person_id}/merge`, {
+      token: srv.token,
+      into: man.person_id,
+    });
     expect(merged.status).toBe(200);
     expect(merged.body.person_id).toBe(man.person_id);
     expect(merged.body.appearance_count).toBe(2);
     expect(merged.body.name).toBe('Bram');
     const list = (await peopleOf(idx.grid!)).body;
     expect(list.length).toBe(10);
-    expect((await getJson(srv.url, `/indexes/${idx.grid}/people/${split.body.person_id}?token=${srv.token}`)).status).toBe(404);
+    expect(
+      (await getJson(srv.url, `/indexes/${idx.grid}/people/${split.body.person_id}?token=${srv.token}`)).status,
+    ).toBe(404);
   });
 
   test('merging into itself or into a person of another index is refused', async () => {
     const [g] = (await peopleOf(idx.grid!)).body;
     const [tk] = (await peopleOf(idx.talk!)).body;
-    const self = await postJson(srv.url, `/indexes/${idx.grid}/people/${g.person_id}/merge`, { token: srv.token, into: g.person_id });
+    const self = await postJson(srv.url, `/indexes/${idx.grid}/people/${g.person_id}/merge`, {
+      token: srv.token,
+      into: g.person_id,
+    });
     expect(self.status).toBe(400);
-    const cross = await postJson(srv.url, `/indexes/${idx.grid}/people/${g.person_id}/merge`, { token: srv.token, into: tk.person_id });
+    const cross = await postJson(srv.url, `/indexes/${idx.grid}/people/${g.person_id}/merge`, {
+      token: srv.token,
+      into: tk.person_id,
+    });
     expect(cross.status).toBe(404);
     expect(cross.body.message).toContain('into');
     expect((await peopleOf(idx.grid!)).body.length).toBe(10);
@@ -274,7 +344,11 @@ describe('questions about people through /inquire and /inquire-stream', () => {
   });
 
   test('/inquire-stream answers the same, with the appearances as evidence', async () => {
-    const res = await fetch(`${srv.url}/inquire-stream`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: srv.token, index: idx.grid, prompt: 'When does Bram appear?' }) });
+    const res = await fetch(`${srv.url}/inquire-stream`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token: srv.token, index: idx.grid, prompt: 'When does Bram appear?' }),
+    });
     expect(res.status).toBe(200);
     const events = await readEvents(res);
     expect(events[0].type).toBe('evidence');
@@ -282,7 +356,12 @@ describe('questions about people through /inquire and /inquire-stream', () => {
     const done = events.at(-1);
     expect(done.type).toBe('complete');
     expect(done.output).toContain('Bram appears 2 times');
-    expect(events.filter((e) => e.type === 'token').map((e) => e.text).join('')).toBe(done.output);
+    expect(
+      events
+        .filter((e) => e.type === 'token')
+        .map((e) => e.text)
+        .join(''),
+    ).toBe(done.output);
   });
 });
 
@@ -303,7 +382,8 @@ describe('the OpenAPI document', () => {
         expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '401', '404']));
       }
     }
-    const ref = doc.paths['/indexes/{index_id}/people/{person_id}/split'].post.requestBody.content['application/json'].schema;
+    const ref =
+      doc.paths['/indexes/{index_id}/people/{person_id}/split'].post.requestBody.content['application/json'].schema;
     const split = ref.$ref ? doc.components.schemas[ref.$ref.split('/').pop()] : ref;
     expect(split.properties.appearance_id.type).toBe('integer');
     const put = doc.paths['/indexes/{index_id}/people/{person_id}'].put;
@@ -313,12 +393,18 @@ describe('the OpenAPI document', () => {
 
 describe('isolation, removal and purge', () => {
   test('indexes never share people; another user sees none of them', async () => {
-    const ids = await Promise.all(['grid', 'talk', 'mix'].map(async (n) => (await peopleOf(idx[n]!)).body.map((p: any) => p.person_id)));
+    const ids = await Promise.all(
+      ['grid', 'talk', 'mix'].map(async (n) => (await peopleOf(idx[n]!)).body.map((p: any) => p.person_id)),
+    );
     const all = ids.flat();
     expect(new Set(all).size).toBe(all.length);
     const other = srv.server.service.accounts.createUser('other', null);
     const [g] = (await peopleOf(idx.grid!)).body;
-    for (const path of [`/indexes/${idx.grid}/people`, `/indexes/${idx.grid}/people/${g.person_id}`, `/indexes/${idx.grid}/people/${g.person_id}/thumbnail`]) {
+    for (const path of [
+      `/indexes/${idx.grid}/people`,
+      `/indexes/${idx.grid}/people/${g.person_id}`,
+      `/indexes/${idx.grid}/people/${g.person_id}/thumbnail`,
+    ]) {
       const r = await getJson(srv.url, `${path}?token=${other.token}`);
       expect(r.status).toBe(404);
       expect(JSON.stringify(r.body)).not.toContain(g.person_id);
@@ -330,7 +416,11 @@ describe('isolation, removal and purge', () => {
   });
 
   test('removing a video removes its appearances and the people left without any', async () => {
-    const r = await postJson(srv.url, '/remove-from-index', { token: srv.token, project_id: idx.talk, video_id: keys.talk });
+    const r = await postJson(srv.url, '/remove-from-index', {
+      token: srv.token,
+      project_id: idx.talk,
+      video_id: keys.talk,
+    });
     expect(r.status).toBe(200);
     expect((await peopleOf(idx.talk!)).body).toEqual([]);
     const db = new Database(join(srv.dataDir, 'vidq.db'), { readonly: true });
@@ -349,7 +439,9 @@ describe('isolation, removal and purge', () => {
     const db = new Database(join(srv.dataDir, 'vidq.db'), { readonly: true });
     try {
       expect(db.query('SELECT count(*) AS n FROM people WHERE index_id = ?').get(idx.mix!)).toEqual({ n: 0 });
-      expect(db.query('SELECT count(*) AS n FROM person_appearances WHERE index_id = ?').get(idx.mix!)).toEqual({ n: 0 });
+      expect(db.query('SELECT count(*) AS n FROM person_appearances WHERE index_id = ?').get(idx.mix!)).toEqual({
+        n: 0,
+      });
     } finally {
       db.close();
     }

@@ -60,7 +60,10 @@ test('the connection goes to the checked address, with the original Host, though
   seen.good.length = seen.evil.length = 0;
   const dns = rebindingResolver('127.0.0.1', '127.0.0.2');
   const url = new URL(`http://videos.example:${good.port}/clip.mp4`);
-  const r = await downloadToFile(url, join(dir, 'a.part'), { ...opts, policy: { allowPrivate: true, resolve: dns.resolve } });
+  const r = await downloadToFile(url, join(dir, 'a.part'), {
+    ...opts,
+    policy: { allowPrivate: true, resolve: dns.resolve },
+  });
   expect(r.bytes).toBe(video.length);
   expect(readFileSync(join(dir, 'a.part')).equals(video)).toBe(true);
   expect(seen.good).toEqual([`videos.example:${good.port}`]);
@@ -74,7 +77,10 @@ test('with the default policy, a name that rebinds to a private address after th
   // (unreachable from here, so it fails), never to 127.0.0.2.
   const dns = rebindingResolver('8.8.8.8', '127.0.0.2');
   const url = new URL(`http://videos.example:${good.port}/clip.mp4`);
-  const err = await downloadToFile(url, join(dir, 'b.part'), { ...opts, policy: { allowPrivate: false, resolve: dns.resolve } }).catch((e) => e);
+  const err = await downloadToFile(url, join(dir, 'b.part'), {
+    ...opts,
+    policy: { allowPrivate: false, resolve: dns.resolve },
+  }).catch((e) => e);
   expect(err.status).toBe(502);
   expect(seen.evil).toEqual([]);
   expect(dns.queries).toEqual(['videos.example']);
@@ -83,7 +89,10 @@ test('with the default policy, a name that rebinds to a private address after th
 test('a name that resolves to a private address on the check is refused (403) before any connection', async () => {
   seen.good.length = seen.evil.length = 0;
   const dns = rebindingResolver('127.0.0.2', '8.8.8.8');
-  const err = await downloadToFile(new URL(`http://videos.example:${good.port}/clip.mp4`), join(dir, 'c.part'), { ...opts, policy: { allowPrivate: false, resolve: dns.resolve } }).catch((e) => e);
+  const err = await downloadToFile(new URL(`http://videos.example:${good.port}/clip.mp4`), join(dir, 'c.part'), {
+    ...opts,
+    policy: { allowPrivate: false, resolve: dns.resolve },
+  }).catch((e) => e);
   expect(err.status).toBe(403);
   expect(seen.evil).toEqual([]);
 });
@@ -100,11 +109,15 @@ test('https: the TLS certificate is checked against the host name while connecti
     if (p.exitCode !== 0) throw new Error(`${cmd}: ${p.stderr.toString()}`);
   };
   require('node:fs').mkdirSync(tls, { recursive: true });
-  sh('openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj "/CN=vidq test CA" 2>/dev/null');
+  sh(
+    'openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj "/CN=vidq test CA" 2>/dev/null',
+  );
   const issue = (name: string) => {
     sh(`openssl req -newkey rsa:2048 -nodes -keyout ${name}.key -out ${name}.csr -subj "/CN=${name}" 2>/dev/null`);
     require('node:fs').writeFileSync(join(tls, `${name}.ext`), `subjectAltName=DNS:${name}\n`);
-    sh(`openssl x509 -req -in ${name}.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out ${name}.pem -days 2 -extfile ${name}.ext 2>/dev/null`);
+    sh(
+      `openssl x509 -req -in ${name}.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out ${name}.pem -days 2 -extfile ${name}.ext 2>/dev/null`,
+    );
   };
   issue('videos.example');
   issue('other.example');
@@ -129,7 +142,10 @@ const r = await downloadToFile(url, process.argv[3], { policy: { allowPrivate: t
 console.log(JSON.stringify({ ...r, queries }));`,
     );
     const run = async (port: number) => {
-      const p = Bun.spawn([process.execPath, script, `https://videos.example:${port}/clip.mp4`, join(dir, `tls-${port}.part`)], { env: { ...process.env, NODE_EXTRA_CA_CERTS: join(tls, 'ca.pem') }, stdout: 'pipe', stderr: 'pipe' });
+      const p = Bun.spawn(
+        [process.execPath, script, `https://videos.example:${port}/clip.mp4`, join(dir, `tls-${port}.part`)],
+        { env: { ...process.env, NODE_EXTRA_CA_CERTS: join(tls, 'ca.pem') }, stdout: 'pipe', stderr: 'pipe' },
+      );
       const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
       if (!out.trim()) throw new Error(err);
       return JSON.parse(out.trim().split('\n').pop()!);

@@ -22,7 +22,18 @@ test('a restart fails interrupted downloads with a reason and removes partial an
   const now = new Date();
   before.db
     .insert(videos)
-    .values({ id: 'A'.repeat(32), indexId: index.id, userId: user.id, sourceUrl: 'http://x/a.mp4', fileName: 'a.mp4', status: 'downloading', stage: 'downloading', progress: 40, uploadedAt: now, updatedAt: now })
+    .values({
+      id: 'A'.repeat(32),
+      indexId: index.id,
+      userId: user.id,
+      sourceUrl: 'http://x/a.mp4',
+      fileName: 'a.mp4',
+      status: 'downloading',
+      stage: 'downloading',
+      progress: 40,
+      uploadedAt: now,
+      updatedAt: now,
+    })
     .run();
   before.close();
   writeFileSync(join(dataDir, 'tmp', 'abc.part'), 'partial');
@@ -44,7 +55,9 @@ test('a restart fails interrupted downloads with a reason and removes partial an
 test('the first start creates a default user with unlimited credits and a 0600 token file', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'vidq-first-'));
   const lines: string[] = [];
-  const server = await startServer(loadConfig({ 'data-dir': dataDir, port: '0', 'log-level': 'error' }, {}), (l) => lines.push(l));
+  const server = await startServer(loadConfig({ 'data-dir': dataDir, port: '0', 'log-level': 'error' }, {}), (l) =>
+    lines.push(l),
+  );
   try {
     const file = join(dataDir, 'default-token.txt');
     const token = (await Bun.file(file).text()).trim();

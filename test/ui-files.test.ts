@@ -27,7 +27,18 @@ describe.skipIf(!haveChromium)('own files in the web page (headless Chromium)', 
     const { chromium } = await import('playwright-core');
     [srv, browser] = await Promise.all([
       startTestServer({ 'analysis-workers': '1', analyzers: 'visual,ocr,embeddings' }),
-      chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] }),
+      chromium.launch({
+        executablePath: CHROMIUM,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+      }),
     ]);
   }, 60_000);
   afterAll(async () => {
@@ -49,7 +60,11 @@ describe.skipIf(!haveChromium)('own files in the web page (headless Chromium)', 
     await page.getByLabel('Index', { exact: true }).fill('dropped');
 
     // Drop two real clips at once (a DataTransfer with two Files, as a file manager sends).
-    const files = ['big-buck-bunny-intro.webm', 'chaplin-bw.mp4'].map((name) => ({ name, type: name.endsWith('.webm') ? 'video/webm' : 'video/mp4', b64: readFileSync(clip(name)).toString('base64') }));
+    const files = ['big-buck-bunny-intro.webm', 'chaplin-bw.mp4'].map((name) => ({
+      name,
+      type: name.endsWith('.webm') ? 'video/webm' : 'video/mp4',
+      b64: readFileSync(clip(name)).toString('base64'),
+    }));
     const dt = await page.evaluateHandle((files: { name: string; type: string; b64: string }[]) => {
       const dt = new DataTransfer();
       for (const f of files) {
@@ -67,7 +82,9 @@ describe.skipIf(!haveChromium)('own files in the web page (headless Chromium)', 
     await page.locator('.uploads li', { hasText: 'chaplin-bw.mp4' }).waitFor();
     await shot('01-dropped');
     const open = page.getByRole('link', { name: 'Open video' });
-    await page.waitForFunction(() => document.querySelectorAll('.uploads li.ready').length === 2, null, { timeout: 90_000 });
+    await page.waitForFunction(() => document.querySelectorAll('.uploads li.ready').length === 2, null, {
+      timeout: 90_000,
+    });
     expect(await open.count()).toBe(2);
     expect(await page.locator('.uploads li.failed').count()).toBe(0);
     await shot('02-ready');
@@ -82,13 +99,23 @@ describe.skipIf(!haveChromium)('own files in the web page (headless Chromium)', 
     const label = (await first.getAttribute('aria-label')) ?? '';
     expect(label).toContain('big-buck-bunny-intro.webm');
     expect(label.toLowerCase()).toContain('open movie project');
-    await page.locator('.moments img').first().evaluate((img: any) => img.decode());
+    await page
+      .locator('.moments img')
+      .first()
+      .evaluate((img: any) => img.decode());
     await shot('03-search-grid');
     const href = (await first.getAttribute('href')) ?? '';
     const t = Number(/[?&]t=(\d+)/.exec(href)?.[1]);
     expect(t).toBeGreaterThan(17);
     await first.click();
-    await page.waitForFunction((t: number) => { const v = document.querySelector('video'); return !!v && v.readyState >= 1 && Math.abs(v.currentTime - t) <= 1; }, t, { timeout: 10_000 });
+    await page.waitForFunction(
+      (t: number) => {
+        const v = document.querySelector('video');
+        return !!v && v.readyState >= 1 && Math.abs(v.currentTime - t) <= 1;
+      },
+      t,
+      { timeout: 10_000 },
+    );
 
     // The video page's downloads: insights as a file; subtitles of a clip without a transcript say why.
     const download = page.waitForEvent('download');
@@ -99,7 +126,9 @@ describe.skipIf(!haveChromium)('own files in the web page (headless Chromium)', 
     expect(insights.segments.ocr.length).toBeGreaterThan(0);
     await page.getByRole('link', { name: 'subtitles (WebVTT)' }).click();
     // The 404 arrives after the click: wait for its toast instead of reading the toast at once.
-    await page.waitForFunction(() => document.querySelector('#toast')?.textContent?.includes('transcript'), undefined, { timeout: 15000 });
+    await page.waitForFunction(() => document.querySelector('#toast')?.textContent?.includes('transcript'), undefined, {
+      timeout: 15000,
+    });
     await shot('04-video-downloads');
     expect(problems).toEqual([]);
     await context.close();

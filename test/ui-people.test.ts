@@ -29,12 +29,31 @@ describe.skipIf(!haveChromium)('People panel in headless Chromium', () => {
     const { chromium } = await import('playwright-core');
     [srv, browser] = await Promise.all([
       startTestServer({ 'analysis-workers': '1', analyzers: 'visual,faces' }),
-      chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'] }),
+      chromium.launch({
+        executablePath: CHROMIUM,
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
+      }),
     ]);
-    key = (await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'people', url: `${origin.url}/media/grid-speakers-33s.mp4` })).body.data.key;
+    key = (
+      await postJson(srv.url, '/remote-upload', {
+        token: srv.token,
+        index: 'people',
+        url: `${origin.url}/media/grid-speakers-33s.mp4`,
+      })
+    ).body.data.key;
     indexId = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body[0].index_id;
     const end = Date.now() + 120_000;
-    while ((await getJson(srv.url, `/index-resources?token=${srv.token}&index=${indexId}`)).body[0].status !== 'ready') {
+    while (
+      (await getJson(srv.url, `/index-resources?token=${srv.token}&index=${indexId}`)).body[0].status !== 'ready'
+    ) {
       if (Date.now() > end) throw new Error('analysis did not finish in time');
       await Bun.sleep(250);
     }
@@ -57,13 +76,17 @@ describe.skipIf(!haveChromium)('People panel in headless Chromium', () => {
     await people.first().waitFor();
     expect(await people.count()).toBe(10);
     // Every thumbnail loaded as an image.
-    await page.waitForFunction(() => [...document.querySelectorAll('ul.people img')].every((i: any) => i.complete && i.naturalWidth > 0));
+    await page.waitForFunction(() =>
+      [...document.querySelectorAll('ul.people img')].every((i: any) => i.complete && i.naturalWidth > 0),
+    );
 
     // Name the first person by clicking their name (the browser's prompt answers "Ada").
     page.once('dialog', (d) => d.accept('Ada'));
     await page.getByRole('button', { name: 'Name Person 1', exact: true }).click();
     await page.getByRole('button', { name: 'Name Ada' }).waitFor();
-    const named = (await getJson(srv.url, `/indexes/${indexId}/people?token=${srv.token}`)).body.filter((p: any) => p.name === 'Ada');
+    const named = (await getJson(srv.url, `/indexes/${indexId}/people?token=${srv.token}`)).body.filter(
+      (p: any) => p.name === 'Ada',
+    );
     expect(named.length).toBe(1);
     // Listed by seconds on screen: Person 1 is the man seen twice (6–9 s and 21–24 s).
     expect(named[0].appearance_count).toBe(2);
@@ -71,10 +94,11 @@ describe.skipIf(!haveChromium)('People panel in headless Chromium', () => {
     // Merge Person 2 into Ada: nine people left, Ada with three appearances.
     await page.getByLabel('Merge Person 2 into', { exact: true }).selectOption({ label: 'Ada' });
     await page.waitForFunction(() => document.querySelectorAll('ul.people li.person').length === 9);
-    const ada = (await getJson(srv.url, `/indexes/${indexId}/people?token=${srv.token}`)).body.find((p: any) => p.name === 'Ada');
+    const ada = (await getJson(srv.url, `/indexes/${indexId}/people?token=${srv.token}`)).body.find(
+      (p: any) => p.name === 'Ada',
+    );
     expect(ada.appearance_count).toBe(3);
     await page.screenshot({ path: join(ART, 'people-01-panel.png'), fullPage: true });
-
 
     // The video's timeline has a lane per person; Ada's has three marks.
     await page.goto(`${srv.url}/#/v/${indexId}/${key}`);
@@ -99,7 +123,10 @@ describe.skipIf(!haveChromium)('People panel in headless Chromium', () => {
     expect(await splits.count()).toBe(3);
     await splits.last().click();
     await page.waitForFunction(() => document.querySelectorAll('ul.people li.person').length === 10);
-    expect((await getJson(srv.url, `/indexes/${indexId}/people?token=${srv.token}`)).body.find((p: any) => p.name === 'Ada').appearance_count).toBe(2);
+    expect(
+      (await getJson(srv.url, `/indexes/${indexId}/people?token=${srv.token}`)).body.find((p: any) => p.name === 'Ada')
+        .appearance_count,
+    ).toBe(2);
     await page.screenshot({ path: join(ART, 'people-04-split.png'), fullPage: true });
     expect(problems).toEqual([]);
   }, 90_000);

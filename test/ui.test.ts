@@ -22,7 +22,10 @@ declare const document: any, window: any, sessionStorage: any, location: any;
 const CHROMIUM = process.env.VIDQ_CHROMIUM ?? '/usr/bin/chromium';
 const haveChromium = existsSync(CHROMIUM);
 const ART = resolve(import.meta.dir, '../test-artifacts/ui');
-if (!haveChromium) console.warn(`test/ui.test.ts: skipped — no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set VIDQ_CHROMIUM)`);
+if (!haveChromium)
+  console.warn(
+    `test/ui.test.ts: skipped — no Chromium at ${CHROMIUM} (apt-get install -y chromium, or set VIDQ_CHROMIUM)`,
+  );
 
 let srv: TestServer;
 let origin: Origin;
@@ -37,7 +40,16 @@ describe.skipIf(!haveChromium)('web page in headless Chromium', () => {
       startTestServer({ 'analysis-workers': '1' }),
       chromium.launch({
         executablePath: CHROMIUM,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+        args: [
+          '--headless',
+          '--no-sandbox',
+          '--disable-gpu',
+          '--disable-quic',
+          '--no-first-run',
+          '--disable-background-networking',
+          '--disable-component-update',
+          '--disable-sync',
+        ],
       }),
     ]);
   }, 60_000);
@@ -53,16 +65,22 @@ describe.skipIf(!haveChromium)('web page in headless Chromium', () => {
     const page = await context.newPage();
     const problems: string[] = [];
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    page.on('console', (m) => m.type() === 'error' && !/status of 4\d\d/.test(m.text()) && problems.push(`console: ${m.text()}`));
+    page.on(
+      'console',
+      (m) => m.type() === 'error' && !/status of 4\d\d/.test(m.text()) && problems.push(`console: ${m.text()}`),
+    );
     const shot = (name: string, fullPage = false) => page.screenshot({ path: join(ART, `${name}.png`), fullPage });
-    const currentTime = () => page.evaluate(() => (document.querySelector('video')).currentTime);
-    const waitForTime = (t: number) => page.waitForFunction((t) => Math.abs((document.querySelector('video')).currentTime - t) <= 1, t, { timeout: 5000 });
+    const currentTime = () => page.evaluate(() => document.querySelector('video').currentTime);
+    const waitForTime = (t: number) =>
+      page.waitForFunction((t) => Math.abs(document.querySelector('video').currentTime - t) <= 1, t, { timeout: 5000 });
 
     // --- sign in (a bad token first), and what the first load cost
     await page.goto(srv.url + '/');
     await page.waitForFunction(() => performance.getEntriesByName('vidq-interactive').length > 0);
     const metrics = await pageMetrics(page);
-    console.log(`ui: first load ${metrics.transferBytes} bytes transferred (${metrics.decodedBytes} decoded) in ${metrics.requests} requests; interactive after ${metrics.interactiveMs} ms`);
+    console.log(
+      `ui: first load ${metrics.transferBytes} bytes transferred (${metrics.decodedBytes} decoded) in ${metrics.requests} requests; interactive after ${metrics.interactiveMs} ms`,
+    );
     expect(metrics.external).toEqual([]);
     await page.getByLabel('Access token').fill('not-a-token');
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -81,9 +99,16 @@ describe.skipIf(!haveChromium)('web page in headless Chromium', () => {
     await page.getByText(/^Failed: .*video/).waitFor({ timeout: 15_000 });
     await page.getByLabel('Video URL').fill(`${origin.url}/media/big-buck-bunny-intro.webm`);
     await page.getByRole('button', { name: 'Add video' }).click();
-    await page.getByText(/^Analysing: .* — \d+ %/).first().waitFor({ timeout: 15_000 });
+    await page
+      .getByText(/^Analysing: .* — \d+ %/)
+      .first()
+      .waitFor({ timeout: 15_000 });
     // For the screenshot: the estimate of the time left, once there is one (the clip may be done first).
-    await page.getByText(/ left$/).first().waitFor({ timeout: 8_000 }).catch(() => {});
+    await page
+      .getByText(/ left$/)
+      .first()
+      .waitFor({ timeout: 8_000 })
+      .catch(() => {});
     await shot('02-upload-progress');
     const open = page.getByRole('link', { name: 'Open video' });
     await open.waitFor({ timeout: 45_000 });
@@ -95,12 +120,15 @@ describe.skipIf(!haveChromium)('web page in headless Chromium', () => {
     await open.click();
     await page.locator('.seg.object').first().waitFor();
     metrics.videoPageMs = Date.now() - opened;
-    await page.waitForFunction(() => (document.querySelector('video')).readyState >= 1);
+    await page.waitForFunction(() => document.querySelector('video').readyState >= 1);
     await page.evaluate(() => window.scrollTo(0, 0));
     const bird = page.getByRole('button', { name: /^Object .*: bird$/ });
     await bird.hover();
     await expect(page.getByRole('tooltip').textContent()).resolves.toContain('bird');
-    await page.getByRole('tooltip').locator('img').evaluate((img: any) => img.decode());
+    await page
+      .getByRole('tooltip')
+      .locator('img')
+      .evaluate((img: any) => img.decode());
     await shot('04-video-timeline', true);
 
     // --- ask about the video; the answer streams in with citation chips; a chip seeks the player
@@ -117,7 +145,7 @@ describe.skipIf(!haveChromium)('web page in headless Chromium', () => {
     await chip.click();
     await waitForTime(start);
     expect(Math.abs((await currentTime()) - start)).toBeLessThanOrEqual(1);
-    await page.waitForFunction(() => (document.querySelector('video')).readyState >= 2);
+    await page.waitForFunction(() => document.querySelector('video').readyState >= 2);
     await shot('05-answer-seeked', true);
 
     // --- the keyboard: a timeline mark (the on-screen text, ~21 s) plays from its start on Enter
@@ -131,7 +159,7 @@ describe.skipIf(!haveChromium)('web page in headless Chromium', () => {
     await page.getByLabel('Question').press('Enter');
     await page.locator('.answer[aria-busy="false"]:not(:empty)').waitFor({ timeout: 15_000 });
     expect(await page.locator('.answer').textContent()).toContain('PEACH');
-    await page.waitForFunction(() => (document.querySelector('video')).readyState >= 2);
+    await page.waitForFunction(() => document.querySelector('video').readyState >= 2);
     await shot('06-answer-at-moment', true);
 
     // --- a narrow window: nothing wider than the screen
@@ -168,7 +196,11 @@ describe.skipIf(!haveChromium)('web page in headless Chromium', () => {
     expect((await getJson(srv.url, '/indexes', { authorization: `Bearer ${srv.token}` })).body).toEqual([]);
     await page.getByRole('button', { name: 'Restore e2e' }).click();
     await page.getByRole('button', { name: 'Delete e2e' }).waitFor();
-    expect((await getJson(srv.url, '/indexes', { authorization: `Bearer ${srv.token}` })).body.map((i: { name: string }) => i.name)).toEqual(['e2e']);
+    expect(
+      (await getJson(srv.url, '/indexes', { authorization: `Bearer ${srv.token}` })).body.map(
+        (i: { name: string }) => i.name,
+      ),
+    ).toEqual(['e2e']);
     await page.setViewportSize({ width: 375, height: 812 });
     expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
     await shot('11-narrow-indexes', true);
@@ -209,7 +241,10 @@ describe('the page and its timeline endpoint, without a browser', () => {
     expect(js).toBeDefined();
     expect(css).toBeDefined();
     expect(html).not.toMatch(/https?:\/\//); // nothing from elsewhere
-    const res = await fetch(api.url + js!, { headers: { 'accept-encoding': 'gzip' }, decompress: false } as RequestInit);
+    const res = await fetch(api.url + js!, {
+      headers: { 'accept-encoding': 'gzip' },
+      decompress: false,
+    } as RequestInit);
     expect(res.headers.get('content-encoding')).toBe('gzip');
     expect(res.headers.get('cache-control')).toContain('immutable');
     const etag = res.headers.get('etag')!;
@@ -231,8 +266,12 @@ describe('the page and its timeline endpoint, without a browser', () => {
     expect((await getJson(api.url, `/videos/${key}/segments?token=${api.token}`)).status).toBe(200);
     expect((await getJson(api.url, `/videos/${key}/segments`)).status).toBe(401);
     const other = api.server.service.accounts.createUser('other', null);
-    expect((await getJson(api.url, `/videos/${key}/segments`, { authorization: `Bearer ${other.token}` })).status).toBe(404);
-    expect((await getJson(api.url, `/videos/nope/segments`, { authorization: `Bearer ${api.token}` })).status).toBe(404);
+    expect((await getJson(api.url, `/videos/${key}/segments`, { authorization: `Bearer ${other.token}` })).status).toBe(
+      404,
+    );
+    expect((await getJson(api.url, `/videos/nope/segments`, { authorization: `Bearer ${api.token}` })).status).toBe(
+      404,
+    );
   });
 });
 

@@ -49,7 +49,24 @@ describe('config', () => {
 describe('url guard', () => {
   test('public unicast addresses pass, everything else is refused', () => {
     for (const ok of ['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111']) expect(isPublicAddress(ok)).toBe(true);
-    for (const bad of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fe80::1', 'fc00::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1', '224.0.0.1', '255.255.255.255', 'not-an-ip']) {
+    for (const bad of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      '::',
+      'fe80::1',
+      'fc00::1',
+      '::ffff:127.0.0.1',
+      '::ffff:10.0.0.1',
+      '224.0.0.1',
+      '255.255.255.255',
+      'not-an-ip',
+    ]) {
       expect(isPublicAddress(bad)).toBe(false);
     }
   });
@@ -93,7 +110,8 @@ describe('target', () => {
   });
 
   test('refuses other shapes, naming the accepted formats', () => {
-    for (const bad of ['', 'abc', '1:75', '-5', '20-10', '1:2:3:4', '12s']) expect(() => parseTarget(bad)).toThrow(/target/);
+    for (const bad of ['', 'abc', '1:75', '-5', '20-10', '1:2:3:4', '12s'])
+      expect(() => parseTarget(bad)).toThrow(/target/);
     expect(() => parseTarget('abc')).toThrow(/mm:ss/);
   });
 
@@ -107,18 +125,45 @@ describe('target', () => {
 describe('probe description', () => {
   const video = { codec_type: 'video', codec_name: 'h264', width: 640, height: 360, avg_frame_rate: '30000/1001' };
   test('reads duration, fps and container', () => {
-    const d = describeProbe({ streams: [video, { codec_type: 'audio' }], format: { format_name: 'mov,mp4,m4a,3gp,3g2,mj2', duration: '12.5' } }, 100);
+    const d = describeProbe(
+      {
+        streams: [video, { codec_type: 'audio' }],
+        format: { format_name: 'mov,mp4,m4a,3gp,3g2,mj2', duration: '12.5' },
+      },
+      100,
+    );
     expect(d).toMatchObject({ durationSec: 12.5, width: 640, hasAudio: true, mimeType: 'video/mp4', ext: 'mp4' });
     expect(d.fps).toBeCloseTo(29.97, 2);
   });
   test('tells webm from matroska by codec', () => {
-    expect(describeProbe({ streams: [{ ...video, codec_name: 'vp8' }], format: { format_name: 'matroska,webm', duration: '3' } }, 100).ext).toBe('webm');
-    expect(describeProbe({ streams: [video], format: { format_name: 'matroska,webm', duration: '3' } }, 100).ext).toBe('mkv');
+    expect(
+      describeProbe(
+        { streams: [{ ...video, codec_name: 'vp8' }], format: { format_name: 'matroska,webm', duration: '3' } },
+        100,
+      ).ext,
+    ).toBe('webm');
+    expect(describeProbe({ streams: [video], format: { format_name: 'matroska,webm', duration: '3' } }, 100).ext).toBe(
+      'mkv',
+    );
   });
   test('refuses audio-only files, still images, cover art only, and durations over the limit', () => {
-    expect(() => describeProbe({ streams: [{ codec_type: 'audio' }], format: { format_name: 'wav', duration: '11' } }, 100)).toThrow(/no video stream \(audio only\)/);
-    expect(() => describeProbe({ streams: [{ ...video, codec_name: 'png' }], format: { format_name: 'png_pipe' } }, 100)).toThrow(/still image/);
-    expect(() => describeProbe({ streams: [{ codec_type: 'audio' }, { ...video, disposition: { attached_pic: 1 } }], format: { format_name: 'mp3', duration: '5' } }, 100)).toThrow(/no video stream/);
-    expect(() => describeProbe({ streams: [video], format: { format_name: 'mov,mp4', duration: '999999' } }, 86400)).toThrow(/limit is 86400 s/);
+    expect(() =>
+      describeProbe({ streams: [{ codec_type: 'audio' }], format: { format_name: 'wav', duration: '11' } }, 100),
+    ).toThrow(/no video stream \(audio only\)/);
+    expect(() =>
+      describeProbe({ streams: [{ ...video, codec_name: 'png' }], format: { format_name: 'png_pipe' } }, 100),
+    ).toThrow(/still image/);
+    expect(() =>
+      describeProbe(
+        {
+          streams: [{ codec_type: 'audio' }, { ...video, disposition: { attached_pic: 1 } }],
+          format: { format_name: 'mp3', duration: '5' },
+        },
+        100,
+      ),
+    ).toThrow(/no video stream/);
+    expect(() =>
+      describeProbe({ streams: [video], format: { format_name: 'mov,mp4', duration: '999999' } }, 86400),
+    ).toThrow(/limit is 86400 s/);
   });
 });

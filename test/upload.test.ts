@@ -26,7 +26,12 @@ afterAll(async () => {
 
 const auth = () => ({ authorization: `Bearer ${srv.token}` });
 const q = (params: Record<string, string>) => '?' + new URLSearchParams(params).toString();
-const rows = () => srv.server.service.db.$client.query('SELECT id, status, file_name FROM videos').all() as { id: string; status: string; file_name: string }[];
+const rows = () =>
+  srv.server.service.db.$client.query('SELECT id, status, file_name FROM videos').all() as {
+    id: string;
+    status: string;
+    file_name: string;
+  }[];
 
 /**
  * Sends `head` and then `body` over a raw socket, waits until the upload has its row (it was
@@ -39,7 +44,12 @@ async function sendAndCut(head: string, body: Uint8Array, how: 'close' | 'reset'
     const sock = connect(Number(u.port), u.hostname, () => {
       sock.write(head);
       sock.write(body, () =>
-        until(() => rows().length, (n) => n === before + 1, 5000, 'the upload to be admitted').then(
+        until(
+          () => rows().length,
+          (n) => n === before + 1,
+          5000,
+          'the upload to be admitted',
+        ).then(
           () => (how === 'reset' ? sock.resetAndDestroy() : sock.destroy()),
           (e) => {
             sock.destroy();
@@ -54,14 +64,28 @@ async function sendAndCut(head: string, body: Uint8Array, how: 'close' | 'reset'
 }
 
 async function settledEmpty(before: number): Promise<void> {
-  await until(() => rows().length, (n) => n === before, 5000, 'the cut-off upload to leave no row');
-  await until(() => leftovers(srv.dataDir).tmp.length, (n) => n === 0, 5000, 'the cut-off upload to leave no temp file');
+  await until(
+    () => rows().length,
+    (n) => n === before,
+    5000,
+    'the cut-off upload to leave no row',
+  );
+  await until(
+    () => leftovers(srv.dataDir).tmp.length,
+    (n) => n === 0,
+    5000,
+    'the cut-off upload to leave no temp file',
+  );
 }
 
 describe('POST /upload', () => {
   test('a raw body is stored, probed and answered with the spec metadata', async () => {
     const bytes = readFileSync(clip('chaplin-bw.mp4'));
-    const res = await fetch(srv.url + '/upload' + q({ index: 'desk', file_name: 'my/../chaplin.mp4' }), { method: 'POST', headers: { ...auth(), 'content-type': 'video/mp4' }, body: bytes });
+    const res = await fetch(srv.url + '/upload' + q({ index: 'desk', file_name: 'my/../chaplin.mp4' }), {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'video/mp4' },
+      body: bytes,
+    });
     const body = (await res.json()) as any;
     expect(res.status).toBe(200);
     expect(body.data).toMatchObject({ type: 'metadata', percentage: 100, fileSize: String(bytes.length) });
@@ -73,18 +97,25 @@ describe('POST /upload', () => {
     expect(list.body[0].status).toBe('ready');
   });
 
-  test('a multipart form with a file part is stored under the part\'s file name; the same bytes again give the same key', async () => {
+  test("a multipart form with a file part is stored under the part's file name; the same bytes again give the same key", async () => {
     const form = () => {
       const f = new FormData();
       f.append('note', 'ignored');
       f.append('file', Bun.file(clip('countdown-living-room.mp4')), 'count down.mp4');
       return f;
     };
-    const first = await fetch(srv.url + '/upload' + q({ index: 'forms' }), { method: 'POST', headers: auth(), body: form() });
+    const first = await fetch(srv.url + '/upload' + q({ index: 'forms' }), {
+      method: 'POST',
+      headers: auth(),
+      body: form(),
+    });
     expect(first.status).toBe(200);
     const a = (await first.json()) as any;
     expect(a.data.fileSize).toBe(String(statSync(clip('countdown-living-room.mp4')).size));
-    const again = await fetch(srv.url + '/upload' + q({ index: 'forms', token: srv.token }), { method: 'POST', body: form() });
+    const again = await fetch(srv.url + '/upload' + q({ index: 'forms', token: srv.token }), {
+      method: 'POST',
+      body: form(),
+    });
     expect(((await again.json()) as any).data.key).toBe(a.data.key);
     const list = await getJson(srv.url, `/index-resources?token=${srv.token}&index=forms`);
     expect(list.body.map((r: any) => r.file_name)).toEqual(['count down.mp4']);
@@ -103,7 +134,11 @@ describe('POST /upload', () => {
         i += step;
       },
     });
-    const res = await fetch(srv.url + '/upload' + q({ index: 'sse', file_name: 'bottles.mp4' }), { method: 'POST', headers: { ...auth(), accept: 'text/event-stream', 'content-type': 'application/octet-stream' }, body: stream });
+    const res = await fetch(srv.url + '/upload' + q({ index: 'sse', file_name: 'bottles.mp4' }), {
+      method: 'POST',
+      headers: { ...auth(), accept: 'text/event-stream', 'content-type': 'application/octet-stream' },
+      body: stream,
+    });
     expect(res.headers.get('content-type')).toContain('text/event-stream');
     const events = await readEvents(res);
     const types = events.map((e) => e.type);
@@ -116,7 +151,11 @@ describe('POST /upload', () => {
   test('refuses a file over --max-upload-bytes (413), declared or chunked, leaving nothing', async () => {
     const before = rows().length;
     const big = new Uint8Array(CAP + 1);
-    const declared = await fetch(srv.url + '/upload' + q({ index: 'big' }), { method: 'POST', headers: { ...auth(), 'content-type': 'video/mp4' }, body: big });
+    const declared = await fetch(srv.url + '/upload' + q({ index: 'big' }), {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'video/mp4' },
+      body: big,
+    });
     expect(declared.status).toBe(413);
     expect(((await declared.json()) as any).message).toContain('--max-upload-bytes');
     let sent = 0;
@@ -127,7 +166,11 @@ describe('POST /upload', () => {
         c.enqueue(new Uint8Array(256 * 1024));
       },
     });
-    const res = await fetch(srv.url + '/upload' + q({ index: 'big' }), { method: 'POST', headers: { ...auth(), 'content-type': 'video/mp4' }, body: chunked });
+    const res = await fetch(srv.url + '/upload' + q({ index: 'big' }), {
+      method: 'POST',
+      headers: { ...auth(), 'content-type': 'video/mp4' },
+      body: chunked,
+    });
     expect(res.status).toBe(413);
     expect(await res.json()).toMatchObject({ error: 413 });
     expect(rows().length).toBe(before);
@@ -138,18 +181,31 @@ describe('POST /upload', () => {
 
   test('bad requests: no index, a JSON body, an empty body, no token, not a video, a form without a file part', async () => {
     const before = rows().length;
-    const post = (query: string, init: RequestInit) => fetch(srv.url + '/upload' + query, { method: 'POST', ...init }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+    const post = (query: string, init: RequestInit) =>
+      fetch(srv.url + '/upload' + query, { method: 'POST', ...init }).then(async (r) => ({
+        status: r.status,
+        body: (await r.json()) as any,
+      }));
     const noIndex = await post('', { headers: auth(), body: new Uint8Array(10) });
     expect(noIndex.status).toBe(400);
     expect(noIndex.body.message).toContain('index');
-    const json = await post(q({ index: 'x' }), { headers: { ...auth(), 'content-type': 'application/json' }, body: '{"url":"http://x/y.mp4"}' });
+    const json = await post(q({ index: 'x' }), {
+      headers: { ...auth(), 'content-type': 'application/json' },
+      body: '{"url":"http://x/y.mp4"}',
+    });
     expect(json.status).toBe(415);
     expect(json.body.message).toContain('/remote-upload');
     const empty = await post(q({ index: 'x' }), { headers: { ...auth(), 'content-type': 'video/mp4' }, body: '' });
     expect(empty.status).toBe(400);
-    const noToken = await post(q({ index: 'x' }), { headers: { 'content-type': 'video/mp4' }, body: new Uint8Array(10) });
+    const noToken = await post(q({ index: 'x' }), {
+      headers: { 'content-type': 'video/mp4' },
+      body: new Uint8Array(10),
+    });
     expect(noToken.status).toBe(401);
-    const notVideo = await post(q({ index: 'x' }), { headers: { ...auth(), 'content-type': 'application/octet-stream' }, body: 'just some text, not a video at all\n'.repeat(50) });
+    const notVideo = await post(q({ index: 'x' }), {
+      headers: { ...auth(), 'content-type': 'application/octet-stream' },
+      body: 'just some text, not a video at all\n'.repeat(50),
+    });
     expect(notVideo.status).toBe(415);
     const form = new FormData();
     form.append('other', 'value');
@@ -209,7 +265,11 @@ describe('POST /upload and kill -9', () => {
           if (i < bytes.length) c.enqueue(bytes.subarray(i, (i += 32 * 1024)));
         },
       });
-      const pending = fetch(s.url + '/upload?index=k', { method: 'POST', headers: { authorization: `Bearer ${s.token}`, 'content-type': 'video/mp4' }, body }).catch(() => null);
+      const pending = fetch(s.url + '/upload?index=k', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${s.token}`, 'content-type': 'video/mp4' },
+        body,
+      }).catch(() => null);
       const db = () => {
         const { Database } = require('bun:sqlite') as typeof import('bun:sqlite');
         const d = new Database(join(dataDir, 'vidq.db'), { readonly: true });
@@ -250,6 +310,8 @@ describe('OpenAPI', () => {
       expect(op?.operationId).toBe(id);
       expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['200', '400', '401', '404']));
     }
-    expect(Object.keys(doc.paths['/upload'].post.requestBody.content)).toEqual(expect.arrayContaining(['application/octet-stream', 'multipart/form-data']));
+    expect(Object.keys(doc.paths['/upload'].post.requestBody.content)).toEqual(
+      expect.arrayContaining(['application/octet-stream', 'multipart/form-data']),
+    );
   });
 });

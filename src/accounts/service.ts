@@ -20,12 +20,17 @@ export class AccountService {
 
   createUser(name: string, credits: number | null): NewUser {
     const clean = name.trim();
-    if (!clean || clean.length > 100 || /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/.test(clean)) throw badRequest('name must be 1 to 100 printable characters');
-    if (credits !== null && (!Number.isSafeInteger(credits) || credits < 0)) throw badRequest('credits must be a whole number ≥ 0');
+    if (!clean || clean.length > 100 || /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/.test(clean))
+      throw badRequest('name must be 1 to 100 printable characters');
+    if (credits !== null && (!Number.isSafeInteger(credits) || credits < 0))
+      throw badRequest('credits must be a whole number ≥ 0');
     return writeTx(this.db, (tx) => {
       const user: User = { id: newUserId(), name: clean, credits, createdAt: new Date() };
       tx.insert(users).values(user).run();
-      if (credits) tx.insert(creditEvents).values({ userId: user.id, delta: credits, reason: 'initial balance', createdAt: new Date() }).run();
+      if (credits)
+        tx.insert(creditEvents)
+          .values({ userId: user.id, delta: credits, reason: 'initial balance', createdAt: new Date() })
+          .run();
       const token = this.insertToken(tx as unknown as Db, user.id);
       return { user, token };
     });
@@ -33,7 +38,15 @@ export class AccountService {
 
   private insertToken(db: Db, userId: string): string {
     const token = newToken();
-    db.insert(tokens).values({ id: `t_${randomId(16)}`, userId, hash: hashToken(token), prefix: token.slice(0, 6), createdAt: new Date() }).run();
+    db.insert(tokens)
+      .values({
+        id: `t_${randomId(16)}`,
+        userId,
+        hash: hashToken(token),
+        prefix: token.slice(0, 6),
+        createdAt: new Date(),
+      })
+      .run();
     return token;
   }
 

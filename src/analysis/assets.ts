@@ -124,7 +124,8 @@ export async function analysisAssets(assetsDir: string, analyzers: readonly stri
 /** The sentence-embedding files alone (the HTTP server embeds questions): node_modules, or extracted. */
 export async function embeddingFiles(assetsDir: string): Promise<UseFiles> {
   if (!EMBEDDED_ASSETS) return useFiles();
-  if (!EMBEDDED_ASSETS.embeddings) throw new EngineUnavailableError('this executable was built without the sentence-embedding model');
+  if (!EMBEDDED_ASSETS.embeddings)
+    throw new EngineUnavailableError('this executable was built without the sentence-embedding model');
   const { dir } = await extractGroup(assetsDir, 'embeddings');
   return { modelDir: join(dir, 'model'), wasmDir: join(dir, 'wasm') };
 }
@@ -141,7 +142,11 @@ interface Stamp {
 }
 
 /** Extracts one embedded group unless an intact copy is in place; returns its folder. */
-export async function extractGroup(assetsDir: string, name: AssetGroupName, groups = EMBEDDED_ASSETS): Promise<{ dir: string; extracted: boolean }> {
+export async function extractGroup(
+  assetsDir: string,
+  name: AssetGroupName,
+  groups = EMBEDDED_ASSETS,
+): Promise<{ dir: string; extracted: boolean }> {
   const group = groups?.[name];
   if (!group) throw new EngineUnavailableError(`this executable was built without the ${name} files`);
   const dir = join(assetsDir, `${name}-${group.hash}`);
@@ -170,7 +175,8 @@ export async function extractGroup(assetsDir: string, name: AssetGroupName, grou
   }
   // Folders of other builds of this group are no longer used by this executable.
   for (const entry of readdirSync(assetsDir)) {
-    if (entry !== `${name}-${group.hash}` && new RegExp(`^${name}-[0-9a-f]+$`).test(entry)) rmSync(join(assetsDir, entry), { recursive: true, force: true });
+    if (entry !== `${name}-${group.hash}` && new RegExp(`^${name}-[0-9a-f]+$`).test(entry))
+      rmSync(join(assetsDir, entry), { recursive: true, force: true });
   }
   return { dir, extracted: true };
 }
@@ -227,7 +233,8 @@ function install(tmp: string, dir: string, name: string, group: EmbeddedAssetGro
 function sweepLeftovers(assetsDir: string): void {
   for (const entry of readdirSync(assetsDir)) {
     const m = /^\..+\.(\d+)\.\w+\.tmp(?:\.trash)?$/.exec(entry);
-    if (m && Number(m[1]) !== process.pid && !alive(Number(m[1]))) rmSync(join(assetsDir, entry), { recursive: true, force: true });
+    if (m && Number(m[1]) !== process.pid && !alive(Number(m[1])))
+      rmSync(join(assetsDir, entry), { recursive: true, force: true });
   }
 }
 

@@ -8,7 +8,14 @@
  * the kind is skipped and the metadata says why, so `reanalyze` can fill it in later.
  */
 import { readFile } from 'node:fs/promises';
-import { framesOf, type Analyzer, type EngineInfo, type NewSegment, type StageContext, type StageResult } from './contracts';
+import {
+  framesOf,
+  type Analyzer,
+  type EngineInfo,
+  type NewSegment,
+  type StageContext,
+  type StageResult,
+} from './contracts';
 import type { SampledFrame } from './frame-stream';
 import { Limiter, ModelServerError, type ModelServerClient } from './model-server/client';
 
@@ -64,25 +71,24 @@ export class CaptionAnalyzer implements Analyzer {
       }
     };
     const send = (group: FrameGroup) => {
-      const reply = lanes
-        .run(async () => {
-          try {
-            if (down) {
-              failed++;
-              return null;
-            }
-            const text = await this.caption(group.frames, ctx.signal);
-            if (!text) problem(`an empty caption from ${this.opts.client.base}`);
-            return text || null;
-          } catch (e) {
-            if (!(e instanceof ModelServerError)) throw e;
-            if (e.unreachable) down ??= e.message;
-            problem(e.message);
+      const reply = lanes.run(async () => {
+        try {
+          if (down) {
+            failed++;
             return null;
-          } finally {
-            ctx.progress(++done / Math.max(groups.length, 1));
           }
-        }, ctx.signal);
+          const text = await this.caption(group.frames, ctx.signal);
+          if (!text) problem(`an empty caption from ${this.opts.client.base}`);
+          return text || null;
+        } catch (e) {
+          if (!(e instanceof ModelServerError)) throw e;
+          if (e.unreachable) down ??= e.message;
+          problem(e.message);
+          return null;
+        } finally {
+          ctx.progress(++done / Math.max(groups.length, 1));
+        }
+      }, ctx.signal);
       // Awaited below; a rejection before then (the analysis stopped) must not count as unhandled.
       reply.catch(() => {});
       groups.push({ group, reply });
@@ -108,7 +114,14 @@ export class CaptionAnalyzer implements Analyzer {
     const segments: NewSegment[] = [];
     groups.forEach((g, k) => {
       const text = replies[k];
-      if (text) segments.push({ kind: 'caption', start: spans[k]!.start, end: spans[k]!.end, text, extra: { model: this.opts.model, engine: 'openai', frames: spreadFrames(g.group.frames).map((f) => f.t) } });
+      if (text)
+        segments.push({
+          kind: 'caption',
+          start: spans[k]!.start,
+          end: spans[k]!.end,
+          text,
+          extra: { model: this.opts.model, engine: 'openai', frames: spreadFrames(g.group.frames).map((f) => f.t) },
+        });
     });
     if (!groups.length) return { segments: [], summary: { ...base, captions: 0, note: 'no sampled frames' } };
     const summary: Record<string, unknown> = { ...base, captions: segments.length, windows: groups.length };
@@ -119,7 +132,10 @@ export class CaptionAnalyzer implements Analyzer {
 
   private async caption(frames: SampledFrame[], signal: AbortSignal): Promise<string> {
     const images = await Promise.all(
-      spreadFrames(frames).map(async (f) => ({ type: 'image_url' as const, image_url: { url: `data:image/jpeg;base64,${(await readFile(f.path)).toString('base64')}` } })),
+      spreadFrames(frames).map(async (f) => ({
+        type: 'image_url' as const,
+        image_url: { url: `data:image/jpeg;base64,${(await readFile(f.path)).toString('base64')}` },
+      })),
     );
     const reply = await this.opts.client.postJson(
       '/chat/completions',
@@ -171,8 +187,10 @@ export interface FrameGroup {
   frames: SampledFrame[];
 }
 
-const bucketOf = (g: FrameGroup, f: SampledFrame, intervalSec: number) => Math.floor((f.t - (g.startT - g.bucket * intervalSec)) / intervalSec);
-const sameWindow = (g: FrameGroup, f: SampledFrame, intervalSec: number) => g.shot === f.shot && bucketOf(g, f, intervalSec) === g.bucket;
+const bucketOf = (g: FrameGroup, f: SampledFrame, intervalSec: number) =>
+  Math.floor((f.t - (g.startT - g.bucket * intervalSec)) / intervalSec);
+const sameWindow = (g: FrameGroup, f: SampledFrame, intervalSec: number) =>
+  g.shot === f.shot && bucketOf(g, f, intervalSec) === g.bucket;
 
 /** Adds `f` to the open window, or returns the window it opens (counted from the shot's first frame). */
 function extendGroups(open: FrameGroup | null, f: SampledFrame, intervalSec: number): FrameGroup | null {
@@ -202,14 +220,21 @@ export function frameGroups(frames: SampledFrame[], intervalSec: number): FrameG
  * first from the shot's start, each next from its first frame, the last to the shot's end). Without
  * shots (shot detection off) the windows split the video the same way.
  */
-export function groupSpans(groups: FrameGroup[], shots: { start: number; end: number }[], durationSec: number): { start: number; end: number }[] {
+export function groupSpans(
+  groups: FrameGroup[],
+  shots: { start: number; end: number }[],
+  durationSec: number,
+): { start: number; end: number }[] {
   return groups.map((g, k) => {
     const shot = shots[g.shot] ?? { start: 0, end: Math.max(durationSec, g.frames.at(-1)!.t) };
     const prev = groups[k - 1];
     const next = groups[k + 1];
     const start = prev && prev.shot === g.shot ? g.frames[0]!.t : shot.start;
     const end = next && next.shot === g.shot ? next.frames[0]!.t : shot.end;
-    return { start: round3(Math.max(shot.start, Math.min(start, shot.end))), end: round3(Math.max(start, Math.min(end, shot.end))) };
+    return {
+      start: round3(Math.max(shot.start, Math.min(start, shot.end))),
+      end: round3(Math.max(start, Math.min(end, shot.end))),
+    };
   });
 }
 

@@ -14,7 +14,19 @@ import type { NewSegment, StageContext } from './contracts';
 import type { SampledFrame } from './frame-stream';
 import { rawFrames, type ShotBound } from './objects';
 
-export const PALETTE = ['red', 'orange', 'yellow', 'green', 'blue', 'purple', 'pink', 'brown', 'black', 'white', 'grey'] as const;
+export const PALETTE = [
+  'red',
+  'orange',
+  'yellow',
+  'green',
+  'blue',
+  'purple',
+  'pink',
+  'brown',
+  'black',
+  'white',
+  'grey',
+] as const;
 export type ColourName = (typeof PALETTE)[number];
 
 /** A colour named for a box must cover this share of its middle. */
@@ -52,14 +64,23 @@ export function nameOf(r: number, g: number, b: number): ColourName {
 }
 
 /** Colours of a region ([x, y, w, h], 0..1) of an RGB picture: names with at least MIN_SHARE, most first. */
-export function coloursOf(rgb: Uint8Array, width: number, height: number, box: [number, number, number, number], inset = INSET, except: [number, number, number, number][] = []): ColourName[] {
+export function coloursOf(
+  rgb: Uint8Array,
+  width: number,
+  height: number,
+  box: [number, number, number, number],
+  inset = INSET,
+  except: [number, number, number, number][] = [],
+): ColourName[] {
   const x0 = Math.max(0, Math.floor((box[0] + box[2] * inset) * width));
   const x1 = Math.min(width, Math.ceil((box[0] + box[2] * (1 - inset)) * width));
   const y0 = Math.max(0, Math.floor((box[1] + box[3] * inset) * height));
   const y1 = Math.min(height, Math.ceil((box[1] + box[3] * (1 - inset)) * height));
   const counts = new Map<ColourName, number>();
   let n = 0;
-  const outside = except.map(([ex, ey, ew, eh]) => [ex * width, ey * height, (ex + ew) * width, (ey + eh) * height] as const);
+  const outside = except.map(
+    ([ex, ey, ew, eh]) => [ex * width, ey * height, (ex + ew) * width, (ey + eh) * height] as const,
+  );
   for (let y = y0; y < y1; y++) {
     for (let x = x0; x < x1; x++) {
       if (outside.some(([ax, ay, bx, by]) => x >= ax && x < bx && y >= ay && y < by)) continue;
@@ -77,9 +98,19 @@ export function coloursOf(rgb: Uint8Array, width: number, height: number, box: [
 }
 
 /** A person's upper body: the band below the head, down to the hips. */
-const upperBody = (b: [number, number, number, number]): [number, number, number, number] => [b[0], b[1] + b[3] * 0.2, b[2], b[3] * 0.35];
+const upperBody = (b: [number, number, number, number]): [number, number, number, number] => [
+  b[0],
+  b[1] + b[3] * 0.2,
+  b[2],
+  b[3] * 0.35,
+];
 
-type BoxEntry = { score: number; box: [number, number, number, number]; colours?: ColourName[]; upper_colours?: ColourName[] };
+type BoxEntry = {
+  score: number;
+  box: [number, number, number, number];
+  colours?: ColourName[];
+  upper_colours?: ColourName[];
+};
 
 /** A shot's background: the colours of its middle frame outside every detection box. */
 export interface ShotBackground {
@@ -101,12 +132,33 @@ export async function paintSegments(
 ): Promise<ShotBackground[]> {
   const byT = new Map(frames.map((f) => [f.t, f]));
   // The frame nearest each shot's middle stands for its background.
-  const middles = (opts.shots ?? []).map((s) => ({ shot: s, frame: frames.reduce<SampledFrame | null>((b, f) => (f.t >= s.start && f.t <= s.end && (!b || Math.abs(f.t - (s.start + s.end) / 2) < Math.abs(b.t - (s.start + s.end) / 2)) ? f : b), null) }));
-  const wanted = [...new Set([...segments.map((s) => s.extra?.best_t as number).filter((t) => byT.has(t)), ...middles.flatMap((m) => (m.frame ? [m.frame.t] : []))])].sort((a, b) => a - b);
+  const middles = (opts.shots ?? []).map((s) => ({
+    shot: s,
+    frame: frames.reduce<SampledFrame | null>(
+      (b, f) =>
+        f.t >= s.start &&
+        f.t <= s.end &&
+        (!b || Math.abs(f.t - (s.start + s.end) / 2) < Math.abs(b.t - (s.start + s.end) / 2))
+          ? f
+          : b,
+      null,
+    ),
+  }));
+  const wanted = [
+    ...new Set([
+      ...segments.map((s) => s.extra?.best_t as number).filter((t) => byT.has(t)),
+      ...middles.flatMap((m) => (m.frame ? [m.frame.t] : [])),
+    ]),
+  ].sort((a, b) => a - b);
   if (!wanted.length) return [];
   const width = DECODE_WIDTH;
   const height = Math.max(2, Math.round((DECODE_WIDTH * (ctx.video.height || 9)) / (ctx.video.width || 16) / 2) * 2);
-  const pictures = await decodeSmall(ctx, wanted.map((t) => byT.get(t)!), width, height);
+  const pictures = await decodeSmall(
+    ctx,
+    wanted.map((t) => byT.get(t)!),
+    width,
+    height,
+  );
   for (const s of segments) {
     const rgb = pictures.get(s.extra?.best_t as number);
     const boxes = s.extra?.boxes as BoxEntry[] | undefined;
@@ -126,16 +178,56 @@ export async function paintSegments(
   }
   return middles.flatMap(({ shot, frame }) => {
     const rgb = frame && pictures.get(frame.t);
-    return rgb ? [{ start: shot.start, end: shot.end, colours: coloursOf(rgb, width, height, [0, 0, 1, 1], 0, opts.boxesAt?.(frame.t) ?? []) }] : [];
+    return rgb
+      ? [
+          {
+            start: shot.start,
+            end: shot.end,
+            colours: coloursOf(rgb, width, height, [0, 0, 1, 1], 0, opts.boxesAt?.(frame.t) ?? []),
+          },
+        ]
+      : [];
   });
 }
 
 /** The frames' JPEGs decoded small by one ffmpeg, by time. */
-async function decodeSmall(ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'video'>, list: SampledFrame[], width: number, height: number): Promise<Map<number, Uint8Array>> {
+async function decodeSmall(
+  ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'video'>,
+  list: SampledFrame[],
+  width: number,
+  height: number,
+): Promise<Map<number, Uint8Array>> {
   const pictures = new Map<number, Uint8Array>();
   const listFile = join(ctx.video.dir, 'colours-frames.ffconcat');
-  writeFileSync(listFile, 'ffconcat version 1.0\n' + list.map((f) => `file '${f.path.replace(/'/g, "'\\''")}'\n`).join(''));
-  const proc = Bun.spawn([ctx.ffmpeg, '-hide_banner', '-nostdin', '-loglevel', 'error', '-f', 'concat', '-safe', '0', '-i', listFile, '-vf', `scale=${width}:${height}:flags=area`, '-vsync', '0', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'], { stdout: 'pipe', stderr: 'ignore' });
+  writeFileSync(
+    listFile,
+    'ffconcat version 1.0\n' + list.map((f) => `file '${f.path.replace(/'/g, "'\\''")}'\n`).join(''),
+  );
+  const proc = Bun.spawn(
+    [
+      ctx.ffmpeg,
+      '-hide_banner',
+      '-nostdin',
+      '-loglevel',
+      'error',
+      '-f',
+      'concat',
+      '-safe',
+      '0',
+      '-i',
+      listFile,
+      '-vf',
+      `scale=${width}:${height}:flags=area`,
+      '-vsync',
+      '0',
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'rgb24',
+      'pipe:1',
+    ],
+    { stdout: 'pipe', stderr: 'ignore' },
+  );
   try {
     let k = 0;
     for await (const rgb of rawFrames(proc.stdout, width * height * 3)) {

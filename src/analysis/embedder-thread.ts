@@ -7,8 +7,12 @@
 import { EngineUnavailableError, type EngineInfo } from './contracts';
 import { USE_DIMS, UseEmbedder, type Embedder, type UseFiles } from './embedder';
 
-export type EmbedderRequest = { type: 'init'; modelDir: string; wasmDir: string } | { type: 'embed'; id: number; texts: string[] };
-export type EmbedderResponse = { type: 'result'; id: number; vectors: ArrayBuffer[] } | { type: 'error'; id: number; message: string; unavailable: boolean };
+export type EmbedderRequest =
+  | { type: 'init'; modelDir: string; wasmDir: string }
+  | { type: 'embed'; id: number; texts: string[] };
+export type EmbedderResponse =
+  | { type: 'result'; id: number; vectors: ArrayBuffer[] }
+  | { type: 'error'; id: number; message: string; unavailable: boolean };
 
 export class ThreadedEmbedder implements Embedder {
   readonly info: EngineInfo = new UseEmbedder().info;
@@ -43,7 +47,9 @@ export class ThreadedEmbedder implements Embedder {
         files = await this.files();
       } catch (e) {
         this.starting = null;
-        throw e instanceof EngineUnavailableError ? e : new EngineUnavailableError(`the sentence-embedding model is not available: ${(e as Error).message}`);
+        throw e instanceof EngineUnavailableError
+          ? e
+          : new EngineUnavailableError(`the sentence-embedding model is not available: ${(e as Error).message}`);
       }
       const w = new Worker(new URL('./embedder-worker.ts', import.meta.url).href);
       w.onmessage = (ev: MessageEvent<EmbedderResponse>) => this.receive(ev.data);

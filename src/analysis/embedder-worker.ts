@@ -30,7 +30,12 @@ self.onmessage = async (ev: MessageEvent<EmbedderRequest>) => {
       const buffers = vectors.map((v) => v.buffer as ArrayBuffer);
       send({ type: 'result', id: m.id, vectors: buffers }, buffers);
     } catch (e) {
-      send({ type: 'error', id: m.id, message: (e as Error)?.message ?? String(e), unavailable: e instanceof EngineUnavailableError });
+      send({
+        type: 'error',
+        id: m.id,
+        message: (e as Error)?.message ?? String(e),
+        unavailable: e instanceof EngineUnavailableError,
+      });
     }
   }
 };

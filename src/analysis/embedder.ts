@@ -81,7 +81,9 @@ export class UseEmbedder implements Embedder {
     const files = this.opts.files ?? useFiles;
     this.model ??= (async () => loadUse(typeof files === 'function' ? await files() : files))().catch((e) => {
       this.model = null;
-      throw new EngineUnavailableError(`the sentence-embedding model could not be loaded: ${(e as Error).message ?? e}`);
+      throw new EngineUnavailableError(
+        `the sentence-embedding model could not be loaded: ${(e as Error).message ?? e}`,
+      );
     });
     return this.model;
   }
@@ -106,7 +108,8 @@ export class UseEmbedder implements Embedder {
     const model = await this.load();
     for (const batch of batches(todo, this.maxBatch, this.maxBatchChars)) {
       const vecs = await model.embed(batch.map((b) => b.text));
-      if (vecs.length !== batch.length) throw new Error(`the embedding model returned ${vecs.length} vectors for ${batch.length} texts`);
+      if (vecs.length !== batch.length)
+        throw new Error(`the embedding model returned ${vecs.length} vectors for ${batch.length} texts`);
       batch.forEach((b, k) => out[b.i]!.set(normalize(vecs[k]!)));
     }
     return out;

@@ -27,7 +27,11 @@ export class EmbeddingsAnalyzer implements Analyzer {
 
   /** The analyzer owns `embedder`: `close()` frees it. */
   constructor(private readonly embedder: Embedder = new UseEmbedder()) {
-    this.info = { kind: 'embeddings', name: embedder.info.name, ...(embedder.info.version ? { version: embedder.info.version } : {}) };
+    this.info = {
+      kind: 'embeddings',
+      name: embedder.info.name,
+      ...(embedder.info.version ? { version: embedder.info.version } : {}),
+    };
   }
 
   async run(ctx: StageContext): Promise<StageResult> {
@@ -54,16 +58,24 @@ export class EmbeddingsAnalyzer implements Analyzer {
         const videoId = ctx.video.id;
         return {
           summary: { engine: this.info.name, segments: segs.length, skipped: `embeddings: skipped — ${e.message}` },
-          apply: (tx: Db) => void tx.update(segments).set({ embedding: null }).where(eq(segments.videoId, videoId)).run(),
+          apply: (tx: Db) =>
+            void tx.update(segments).set({ embedding: null }).where(eq(segments.videoId, videoId)).run(),
         };
       }
       ctx.progress(Math.min(texts.length, i + STEP) / texts.length);
     }
     const blobs = vectors.map(toBlob);
     return {
-      summary: { engine: this.info.name, dims: this.embedder.dims, segments: segs.length, distinct_texts: texts.length },
+      summary: {
+        engine: this.info.name,
+        dims: this.embedder.dims,
+        segments: segs.length,
+        distinct_texts: texts.length,
+      },
       apply(tx: Db) {
-        segs.forEach((s, j) => tx.update(segments).set({ embedding: blobs[which[j]!]! }).where(eq(segments.id, s.id)).run());
+        segs.forEach((s, j) =>
+          tx.update(segments).set({ embedding: blobs[which[j]!]! }).where(eq(segments.id, s.id)).run(),
+        );
       },
     };
   }
@@ -103,7 +115,8 @@ export function embeddingText(s: Pick<Segment, 'kind' | 'text' | 'extra'>): stri
  */
 function objectSentence(text: string, extra: Record<string, unknown> | null): string {
   let label = typeof extra?.label === 'string' ? extra.label : '';
-  let count = [extra?.count, extra?.max_count, extra?.maxCount].find((v): v is number => typeof v === 'number' && v >= 1) ?? 0;
+  let count =
+    [extra?.count, extra?.max_count, extra?.maxCount].find((v): v is number => typeof v === 'number' && v >= 1) ?? 0;
   if (!label) {
     const lead = /^(\d+)\s*[x×]?\s+(.+)$/i.exec(text);
     const trail = /^(.+?)\s*(?:[x×]\s*(\d+)|\((\d+)\))$/i.exec(text);
@@ -125,7 +138,14 @@ const COUNT_WORDS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seve
 const countWord = (n: number) => COUNT_WORDS[n] ?? String(n);
 
 /** COCO labels whose plural is not just "+s". */
-const IRREGULAR: Record<string, string> = { person: 'people', mouse: 'mice', sheep: 'sheep', knife: 'knives', skis: 'skis', scissors: 'scissors' };
+const IRREGULAR: Record<string, string> = {
+  person: 'people',
+  mouse: 'mice',
+  sheep: 'sheep',
+  knife: 'knives',
+  skis: 'skis',
+  scissors: 'scissors',
+};
 
 function plural(label: string): string {
   const words = label.split(' ');

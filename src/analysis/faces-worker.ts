@@ -15,7 +15,14 @@ declare var self: Worker;
 let human: Human | null = null;
 
 /** The model files the face pipeline reads (as FACE_MODELS in faces.ts, with their weights). */
-const FACE_MODEL_FILES = ['blazeface.json', 'blazeface.bin', 'facemesh.json', 'facemesh.bin', 'faceres.json', 'faceres.bin'];
+const FACE_MODEL_FILES = [
+  'blazeface.json',
+  'blazeface.bin',
+  'facemesh.json',
+  'facemesh.bin',
+  'faceres.json',
+  'faceres.bin',
+];
 
 function send(msg: FaceResponse): void {
   self.postMessage(msg);
@@ -39,7 +46,16 @@ async function init(models: string, wasmDir: string): Promise<string> {
     // descriptors of one person across shots drift apart.
     face: {
       enabled: true,
-      detector: { modelPath: 'blazeface.json', rotation: true, maxDetected: 8, skipFrames: 0, skipTime: 0, minConfidence: 0.5, iouThreshold: 0.1, return: false },
+      detector: {
+        modelPath: 'blazeface.json',
+        rotation: true,
+        maxDetected: 8,
+        skipFrames: 0,
+        skipTime: 0,
+        minConfidence: 0.5,
+        iouThreshold: 0.1,
+        return: false,
+      },
       mesh: { enabled: true, modelPath: 'facemesh.json' },
       attention: { enabled: false },
       iris: { enabled: false },
@@ -58,8 +74,10 @@ async function init(models: string, wasmDir: string): Promise<string> {
   const h = new Human(config);
   await h.load();
   const models_ = h.models.models as unknown as Record<string, { executor?: unknown } | null>;
-  for (const m of ['blazeface', 'facemesh', 'faceres']) if (!models_[m]?.executor) throw new Error(`face models did not load (${m}) from ${models}`);
-  if (h.tf.getBackend() !== 'wasm') throw new Error(`tfjs backend is ${h.tf.getBackend()}, expected wasm (wasm files in ${wasmDir})`);
+  for (const m of ['blazeface', 'facemesh', 'faceres'])
+    if (!models_[m]?.executor) throw new Error(`face models did not load (${m}) from ${models}`);
+  if (h.tf.getBackend() !== 'wasm')
+    throw new Error(`tfjs backend is ${h.tf.getBackend()}, expected wasm (wasm files in ${wasmDir})`);
   human = h;
   return h.tf.getBackend();
 }

@@ -26,8 +26,13 @@ export interface RawFace {
   sharpness?: number;
 }
 
-export type FaceRequest = { type: 'init'; modelDir: string; wasmDir: string } | { type: 'detect'; id: number; rgb: ArrayBuffer; width: number; height: number };
-export type FaceResponse = { type: 'ready'; backend: string } | { type: 'result'; id: number; faces: RawFace[] } | { type: 'error'; id?: number; message: string };
+export type FaceRequest =
+  | { type: 'init'; modelDir: string; wasmDir: string }
+  | { type: 'detect'; id: number; rgb: ArrayBuffer; width: number; height: number };
+export type FaceResponse =
+  | { type: 'ready'; backend: string }
+  | { type: 'result'; id: number; faces: RawFace[] }
+  | { type: 'error'; id?: number; message: string };
 
 export interface FacesOptions {
   /** Folder with blazeface/facemesh/faceres .json+.bin (default: the `@vladmandic/human` package's). */
@@ -101,22 +106,38 @@ export class FacesAnalyzer implements Analyzer {
         const grey = greyOf(rgb);
         const faces = (await w.detect(rgb, width, height, ctx.signal)).filter((face) => {
           face.sharpness = Math.round(sharpness(grey, width, height, face.box));
-          const keep = face.score >= this.opts.minScore && Math.min(face.box[2] * width, face.box[3] * height) >= this.opts.minFacePx && face.sharpness >= this.opts.minSharpness;
+          const keep =
+            face.score >= this.opts.minScore &&
+            Math.min(face.box[2] * width, face.box[3] * height) >= this.opts.minFacePx &&
+            face.sharpness >= this.opts.minSharpness;
           if (!keep) dropped++;
           return keep;
         });
         found.push({ t: f.t, shot: f.shot, faces });
-        ctx.progress(stream.ended ? found.length / stream.count : Math.min(0.99, f.t / Math.max(1, ctx.video.durationSec)));
+        ctx.progress(
+          stream.ended ? found.length / stream.count : Math.min(0.99, f.t / Math.max(1, ctx.video.durationSec)),
+        );
       }
     }
-    const segments = trackFaces(found, shotBounds(ctx.segments(['shot']), ctx.video.durationSec), ctx.video.durationSec);
+    const segments = trackFaces(
+      found,
+      shotBounds(ctx.segments(['shot']), ctx.video.durationSec),
+      ctx.video.durationSec,
+    );
     return {
       segments,
       // The index's people learn this video's faces in the transaction that stores them.
       apply: (tx) => {
         groupVideoFaces(tx, ctx.video.id);
       },
-      summary: { engine: this.info.name, frames: found.length, faces: found.reduce((n, f) => n + f.faces.length, 0), dropped, appearances: segments.length, ms_per_frame: found.length ? Math.round((performance.now() - started) / found.length) : 0 },
+      summary: {
+        engine: this.info.name,
+        frames: found.length,
+        faces: found.reduce((n, f) => n + f.faces.length, 0),
+        dropped,
+        appearances: segments.length,
+        ms_per_frame: found.length ? Math.round((performance.now() - started) / found.length) : 0,
+      },
     };
   }
 
@@ -129,7 +150,10 @@ export class FacesAnalyzer implements Analyzer {
     if (this.worker?.alive) return this.worker;
     // In the executable both are given (extracted files); node_modules is looked up only without them.
     const defaults = this.opts.modelDir && this.opts.wasmDir ? null : objectModelPaths();
-    const w = new FaceWorker({ modelDir: this.opts.modelDir ?? defaults!.modelDir, wasmDir: this.opts.wasmDir ?? defaults!.wasmDir });
+    const w = new FaceWorker({
+      modelDir: this.opts.modelDir ?? defaults!.modelDir,
+      wasmDir: this.opts.wasmDir ?? defaults!.wasmDir,
+    });
     this.worker = w;
     const onAbort = () => w.terminate(new Error('face detection was cancelled'));
     signal.addEventListener('abort', onAbort, { once: true });
@@ -193,7 +217,16 @@ export function trackFaces(frames: FrameFaces[], shots: Map<number, ShotBound>, 
         if (ok && s > bestSim) [best, bestSim] = [tr, s];
       }
       if (!best) {
-        best = { shot: f.shot, first: i, last: i, sum: new Float64Array(face.descriptor.length), lastDescriptor: face.descriptor, lastBox: face.box, best: { t: f.t, score: face.score, box: face.box, sharpness: face.sharpness }, n: 0 };
+        best = {
+          shot: f.shot,
+          first: i,
+          last: i,
+          sum: new Float64Array(face.descriptor.length),
+          lastDescriptor: face.descriptor,
+          lastBox: face.box,
+          best: { t: f.t, score: face.score, box: face.box, sharpness: face.sharpness },
+          n: 0,
+        };
         open.push(best);
       }
       taken.add(best);
@@ -203,7 +236,11 @@ export function trackFaces(frames: FrameFaces[], shots: Map<number, ShotBound>, 
       const unit = normalise(face.descriptor);
       for (let k = 0; k < unit.length; k++) best.sum[k]! += unit[k]!;
       best.n++;
-      if (face.score > best.best.score || (face.score === best.best.score && (face.sharpness ?? 0) > (best.best.sharpness ?? 0))) best.best = { t: f.t, score: face.score, box: face.box, sharpness: face.sharpness };
+      if (
+        face.score > best.best.score ||
+        (face.score === best.best.score && (face.sharpness ?? 0) > (best.best.sharpness ?? 0))
+      )
+        best.best = { t: f.t, score: face.score, box: face.box, sharpness: face.sharpness };
     }
   }
   done.push(...open);
@@ -215,7 +252,13 @@ export function trackFaces(frames: FrameFaces[], shots: Map<number, ShotBound>, 
         end: spanOf(tr.last).to,
         text: 'face',
         confidence: round3(tr.best.score),
-        extra: { frames: tr.n, best_t: tr.best.t, box: tr.best.box, sharpness: tr.best.sharpness ?? null, descriptor: Array.from(normalise(Array.from(tr.sum)), (x) => Math.round(x * 1e5) / 1e5) },
+        extra: {
+          frames: tr.n,
+          best_t: tr.best.t,
+          box: tr.best.box,
+          sharpness: tr.best.sharpness ?? null,
+          descriptor: Array.from(normalise(Array.from(tr.sum)), (x) => Math.round(x * 1e5) / 1e5),
+        },
       }),
     )
     .sort((a, b) => a.start - b.start);
@@ -262,11 +305,40 @@ export function sharpness(grey: Uint8Array, width: number, height: number, box: 
 }
 
 /** The frames' JPEGs decoded at their own size by one ffmpeg, as raw RGB pictures. */
-async function* decodeFrames(ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'video'>, frames: SampledFrame[], width: number, height: number): AsyncGenerator<Uint8Array> {
+async function* decodeFrames(
+  ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'video'>,
+  frames: SampledFrame[],
+  width: number,
+  height: number,
+): AsyncGenerator<Uint8Array> {
   const listFile = join(ctx.video.dir, 'faces-frames.ffconcat');
-  writeFileSync(listFile, 'ffconcat version 1.0\n' + frames.map((f) => `file '${f.path.replace(/'/g, "'\\''")}'\n`).join(''));
+  writeFileSync(
+    listFile,
+    'ffconcat version 1.0\n' + frames.map((f) => `file '${f.path.replace(/'/g, "'\\''")}'\n`).join(''),
+  );
   const proc = Bun.spawn(
-    [ctx.ffmpeg, '-hide_banner', '-nostdin', '-loglevel', 'error', '-f', 'concat', '-safe', '0', '-i', listFile, '-vf', `scale=${width}:${height}`, '-vsync', '0', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+    [
+      ctx.ffmpeg,
+      '-hide_banner',
+      '-nostdin',
+      '-loglevel',
+      'error',
+      '-f',
+      'concat',
+      '-safe',
+      '0',
+      '-i',
+      listFile,
+      '-vf',
+      `scale=${width}:${height}`,
+      '-vsync',
+      '0',
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'rgb24',
+      'pipe:1',
+    ],
     { stdout: 'pipe', stderr: 'pipe' },
   );
   const stderr = new Response(proc.stderr).text();
@@ -281,7 +353,10 @@ async function* decodeFrames(ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'vide
     }
     const code = await proc.exited;
     ctx.signal.throwIfAborted();
-    if (code !== 0) throw new Error(`the sampled frames could not be decoded: ${(await stderr).trim().split('\n').pop() ?? `ffmpeg exited with ${code}`}`);
+    if (code !== 0)
+      throw new Error(
+        `the sampled frames could not be decoded: ${(await stderr).trim().split('\n').pop() ?? `ffmpeg exited with ${code}`}`,
+      );
     if (n !== frames.length) throw new Error(`only ${n} of ${frames.length} sampled frames could be decoded`);
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
@@ -293,7 +368,13 @@ async function* decodeFrames(ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'vide
 /** The Worker that runs the face models, one request at a time. */
 class FaceWorker extends ModelWorker<FaceResponse, RawFace[]> {
   constructor(paths: { modelDir: string; wasmDir: string }) {
-    super(new URL('./faces-worker.ts', import.meta.url), { name: 'face detector', task: 'face detection', init: paths, startTimeoutMs: INIT_TIMEOUT_MS, result: (m) => m.faces });
+    super(new URL('./faces-worker.ts', import.meta.url), {
+      name: 'face detector',
+      task: 'face detection',
+      init: paths,
+      startTimeoutMs: INIT_TIMEOUT_MS,
+      result: (m) => m.faces,
+    });
   }
 
   detect(rgb: Uint8Array, width: number, height: number, signal: AbortSignal): Promise<RawFace[]> {

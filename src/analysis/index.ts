@@ -48,7 +48,11 @@ export function createAnalyzers(config: Config, assets?: AnalysisAssets): Analyz
           stt:
             config.sttEngine === 'openai'
               ? new OpenAiSpeechToText(modelServer(config, config.sttUrl, config.sttApiKey), config.sttModel)
-              : createSpeechToText({ type: config.sttEngine as 'auto' | 'whisper' | 'none', modelsDir: config.modelsDir, model: config.whisperModel }),
+              : createSpeechToText({
+                  type: config.sttEngine as 'auto' | 'whisper' | 'none',
+                  modelsDir: config.modelsDir,
+                  model: config.whisperModel,
+                }),
           vadModel: assets?.vadModel,
         });
       case 'subtitles':
@@ -56,14 +60,20 @@ export function createAnalyzers(config: Config, assets?: AnalysisAssets): Analyz
         return new SubtitlesAnalyzer(async () => (await resolveBinaries(join(config.dataDir, 'bin'))).ffprobe);
       case 'embeddings':
         return new EmbeddingsAnalyzer(
-          config.embedder === 'openai' ? new OpenAiEmbedder(modelServer(config, config.embedderUrl, config.embedderApiKey), config.embedderModel) : new UseEmbedder({ files: assets?.embeddings }),
+          config.embedder === 'openai'
+            ? new OpenAiEmbedder(modelServer(config, config.embedderUrl, config.embedderApiKey), config.embedderModel)
+            : new UseEmbedder({ files: assets?.embeddings }),
         );
     }
   });
   // Captions read the frames as the visual stage picks them (a concurrent reader) and its shots once
   // it is done; placed before the embeddings, which then embed them like any segment.
   if (config.captioner === 'openai') {
-    const captions = new CaptionAnalyzer({ client: modelServer(config, config.captionerUrl, config.captionerApiKey), model: config.captionerModel, intervalSec: config.captionIntervalSec });
+    const captions = new CaptionAnalyzer({
+      client: modelServer(config, config.captionerUrl, config.captionerApiKey),
+      model: config.captionerModel,
+      intervalSec: config.captionIntervalSec,
+    });
     const at = list.findIndex((a) => a instanceof EmbeddingsAnalyzer);
     list.splice(at < 0 ? list.length : at, 0, captions);
   }

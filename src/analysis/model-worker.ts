@@ -6,7 +6,10 @@
  * id) or `error` (with the id, or none when it failed to start).
  */
 
-export type ModelWorkerResponse = { type: 'ready' } | { type: 'result'; id: number } | { type: 'error'; id?: number; message: string };
+export type ModelWorkerResponse =
+  | { type: 'ready' }
+  | { type: 'result'; id: number }
+  | { type: 'error'; id?: number; message: string };
 
 export interface ModelWorkerOptions<M, R> {
   /** What the Worker is, for errors: "object detector". */
@@ -30,11 +33,17 @@ export class ModelWorker<M extends ModelWorkerResponse, R> {
   private starting: { resolve: () => void; reject: (e: Error) => void } | null = null;
 
   /** `url` is made by the caller (`new URL('./x-worker.ts', import.meta.url)`), so the build finds the entry point. */
-  constructor(url: URL, private readonly o: ModelWorkerOptions<M, R>) {
+  constructor(
+    url: URL,
+    private readonly o: ModelWorkerOptions<M, R>,
+  ) {
     this.ready = new Promise<void>((resolve, reject) => (this.starting = { resolve, reject }));
     // Nobody may be waiting on `ready` when it fails (e.g. closed before use).
     this.ready.catch(() => {});
-    const timer = setTimeout(() => this.fail(new Error(`the ${o.name} did not start within ${o.startTimeoutMs / 1000} s`)), o.startTimeoutMs);
+    const timer = setTimeout(
+      () => this.fail(new Error(`the ${o.name} did not start within ${o.startTimeoutMs / 1000} s`)),
+      o.startTimeoutMs,
+    );
     this.ready.then(
       () => clearTimeout(timer),
       () => clearTimeout(timer),

@@ -48,11 +48,19 @@ interface TreeEntry {
 }
 
 /** Small files transformers.js may read besides the required ones (fetched when the repo has them). */
-const OPTIONAL_FILES = ['special_tokens_map.json', 'added_tokens.json', 'normalizer.json', 'processor_config.json', 'vocab.json', 'merges.txt'];
+const OPTIONAL_FILES = [
+  'special_tokens_map.json',
+  'added_tokens.json',
+  'normalizer.json',
+  'processor_config.json',
+  'vocab.json',
+  'merges.txt',
+];
 
 export async function pullWhisperModel(opts: PullOptions): Promise<{ dir: string; files: PulledFile[] }> {
   const id = opts.id || DEFAULT_WHISPER_MODEL;
-  if (!/^[\w.-]+(\/[\w.-]+)?$/.test(id) || id.split('/').some((p) => p === '..' || p === '.')) throw new Error(`"${id}" is not a Hugging Face model id (owner/name)`);
+  if (!/^[\w.-]+(\/[\w.-]+)?$/.test(id) || id.split('/').some((p) => p === '..' || p === '.'))
+    throw new Error(`"${id}" is not a Hugging Face model id (owner/name)`);
   const endpoint = (opts.endpoint ?? process.env.HF_ENDPOINT ?? 'https://huggingface.co').replace(/\/+$/, '');
   const revision = opts.revision ?? 'main';
   const token = opts.token ?? process.env.HF_TOKEN;
@@ -63,9 +71,14 @@ export async function pullWhisperModel(opts: PullOptions): Promise<{ dir: string
   const byPath = new Map(tree.filter((e) => e.type === 'file').map((e) => [e.path, e]));
   const required = whisperRequiredFiles(opts.dtype ?? DEFAULT_WHISPER_DTYPE);
   const missing = required.filter((f) => !byPath.has(f));
-  if (missing.length) throw new Error(`the hub's ${id}@${revision} has no ${missing.join(', ')}: not a transformers.js Whisper export, or not in the requested precision`);
+  if (missing.length)
+    throw new Error(
+      `the hub's ${id}@${revision} has no ${missing.join(', ')}: not a transformers.js Whisper export, or not in the requested precision`,
+    );
   // Large ONNX files keep their weights beside them (`model.onnx_data`, `_data_1`, ...).
-  const externalData = required.filter((f) => f.endsWith('.onnx')).flatMap((f) => [...byPath.keys()].filter((p) => p.startsWith(`${f}_data`)));
+  const externalData = required
+    .filter((f) => f.endsWith('.onnx'))
+    .flatMap((f) => [...byPath.keys()].filter((p) => p.startsWith(`${f}_data`)));
   const optional = OPTIONAL_FILES.filter((f) => byPath.has(f));
   const wanted = [...new Set([...required, ...externalData, ...optional])];
   // config.json last: its presence is what marks the model as installed.
@@ -77,14 +90,25 @@ export async function pullWhisperModel(opts: PullOptions): Promise<{ dir: string
     const entry = byPath.get(path)!;
     const target = safeJoin(dir, path);
     const expect = expectation(entry);
-    if (existsSync(target) && statSync(target).size === expect.size && (await hashFile(target, expect)) === expect.hash) {
+    if (
+      existsSync(target) &&
+      statSync(target).size === expect.size &&
+      (await hashFile(target, expect)) === expect.hash
+    ) {
       files.push({ path, size: expect.size, verified: expect.kind, downloaded: false });
       continue;
     }
     mkdirSync(dirname(target), { recursive: true });
     const tmp = `${target}.${process.pid}.part`;
     try {
-      await download(`${endpoint}/${encodePath(id)}/resolve/${encodeURIComponent(revision)}/${encodePath(path)}`, tmp, path, expect, headers, opts);
+      await download(
+        `${endpoint}/${encodePath(id)}/resolve/${encodeURIComponent(revision)}/${encodePath(path)}`,
+        tmp,
+        path,
+        expect,
+        headers,
+        opts,
+      );
       renameSync(tmp, target);
     } finally {
       rmSync(tmp, { force: true });
@@ -94,24 +118,35 @@ export async function pullWhisperModel(opts: PullOptions): Promise<{ dir: string
   return { dir, files };
 }
 
-async function listTree(endpoint: string, id: string, revision: string, headers: Record<string, string>, signal?: AbortSignal): Promise<TreeEntry[]> {
+async function listTree(
+  endpoint: string,
+  id: string,
+  revision: string,
+  headers: Record<string, string>,
+  signal?: AbortSignal,
+): Promise<TreeEntry[]> {
   const out: TreeEntry[] = [];
-  let url: string | null = `${endpoint}/api/models/${encodePath(id)}/tree/${encodeURIComponent(revision)}?recursive=true`;
+  let url: string | null =
+    `${endpoint}/api/models/${encodePath(id)}/tree/${encodeURIComponent(revision)}?recursive=true`;
   while (url) {
     let res: Response;
     try {
       res = await fetch(url, { headers, signal });
     } catch (e) {
       if (signal?.aborted) throw e;
-      throw new Error(`the hub at ${endpoint} cannot be reached (${(e as Error).message}); models pull needs a network connection`);
+      throw new Error(
+        `the hub at ${endpoint} cannot be reached (${(e as Error).message}); models pull needs a network connection`,
+      );
     }
-    if (res.status === 401 || res.status === 403) throw new Error(`the hub refused access to ${id} (HTTP ${res.status}): gated or private models need HF_TOKEN`);
+    if (res.status === 401 || res.status === 403)
+      throw new Error(`the hub refused access to ${id} (HTTP ${res.status}): gated or private models need HF_TOKEN`);
     if (res.status === 404) throw new Error(`the hub has no model ${id} at revision ${revision}`);
     if (!res.ok) throw new Error(`the hub's file listing for ${id} failed with HTTP ${res.status}`);
     const page = (await res.json()) as unknown;
     if (!Array.isArray(page)) throw new Error(`the hub's file listing for ${id} is not a list`);
     for (const e of page as Partial<TreeEntry>[]) {
-      if (typeof e.path === 'string' && typeof e.type === 'string' && typeof e.size === 'number') out.push(e as TreeEntry);
+      if (typeof e.path === 'string' && typeof e.type === 'string' && typeof e.size === 'number')
+        out.push(e as TreeEntry);
     }
     // Long listings are paged with a Link header, like the hub's other list endpoints.
     const next = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1];
@@ -150,7 +185,14 @@ async function hashFile(path: string, expect: Expectation): Promise<string | und
   return h.digest();
 }
 
-async function download(url: string, tmp: string, path: string, expect: Expectation, headers: Record<string, string>, opts: PullOptions): Promise<void> {
+async function download(
+  url: string,
+  tmp: string,
+  path: string,
+  expect: Expectation,
+  headers: Record<string, string>,
+  opts: PullOptions,
+): Promise<void> {
   const res = await fetch(url, { headers, signal: opts.signal, redirect: 'follow' });
   if (!res.ok || !res.body) throw new Error(`downloading ${path} failed with HTTP ${res.status}`);
   const h = hasher(expect);
@@ -169,7 +211,8 @@ async function download(url: string, tmp: string, path: string, expect: Expectat
   }
   if (bytes !== expect.size) throw new Error(`${path} arrived incomplete: ${bytes} of ${expect.size} bytes`);
   const got = h.digest();
-  if (got !== expect.hash) throw new Error(`${path} is corrupt: its ${expect.kind} is ${got}, the hub says ${expect.hash}`);
+  if (got !== expect.hash)
+    throw new Error(`${path} is corrupt: its ${expect.kind} is ${got}, the hub says ${expect.hash}`);
 }
 
 const encodePath = (p: string) => p.split('/').map(encodeURIComponent).join('/');
@@ -177,6 +220,7 @@ const encodePath = (p: string) => p.split('/').map(encodeURIComponent).join('/')
 /** A hub path inside the model folder (never outside it, whatever the listing says). */
 function safeJoin(dir: string, path: string): string {
   const full = normalize(join(dir, path));
-  if (!full.startsWith(normalize(dir) + sep)) throw new Error(`the hub listed a file outside the model folder: ${path}`);
+  if (!full.startsWith(normalize(dir) + sep))
+    throw new Error(`the hub listed a file outside the model folder: ${path}`);
   return full;
 }

@@ -62,7 +62,10 @@ export class MomentReader {
     const ocr = await this.ocr;
     const ffmpeg = await this.d.ffmpeg();
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${READ_TIMEOUT_MS / 1000} s`)), READ_TIMEOUT_MS)));
+    const timeout = new Promise<never>(
+      (_, reject) =>
+        (timer = setTimeout(() => reject(new Error(`no answer within ${READ_TIMEOUT_MS / 1000} s`)), READ_TIMEOUT_MS)),
+    );
     try {
       return await Promise.race([ocr.readAt(ffmpeg, path, t), timeout]);
     } finally {

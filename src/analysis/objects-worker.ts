@@ -23,7 +23,88 @@ type GraphModel = Awaited<ReturnType<Tf['loadGraphModel']>>;
 
 /** COCO labels in CenterNet's class order (as in Human's own CenterNet wrapper). */
 // prettier-ignore
-const LABELS = ['person', 'bicycle', 'car', 'motorcycle', 'airplane', 'bus', 'train', 'truck', 'boat', 'traffic light', 'fire hydrant', 'stop sign', 'parking meter', 'bench', 'bird', 'cat', 'dog', 'horse', 'sheep', 'cow', 'elephant', 'bear', 'zebra', 'giraffe', 'backpack', 'umbrella', 'handbag', 'tie', 'suitcase', 'frisbee', 'skis', 'snowboard', 'sports ball', 'kite', 'baseball bat', 'baseball glove', 'skateboard', 'surfboard', 'tennis racket', 'bottle', 'wine glass', 'cup', 'fork', 'knife', 'spoon', 'bowl', 'banana', 'apple', 'sandwich', 'orange', 'broccoli', 'carrot', 'hot dog', 'pizza', 'donut', 'cake', 'chair', 'couch', 'potted plant', 'bed', 'dining table', 'toilet', 'tv', 'laptop', 'mouse', 'remote', 'keyboard', 'cell phone', 'microwave', 'oven', 'toaster', 'sink', 'refrigerator', 'book', 'clock', 'vase', 'scissors', 'teddy bear', 'hair drier', 'toothbrush'];
+const LABELS = [
+  'person',
+  'bicycle',
+  'car',
+  'motorcycle',
+  'airplane',
+  'bus',
+  'train',
+  'truck',
+  'boat',
+  'traffic light',
+  'fire hydrant',
+  'stop sign',
+  'parking meter',
+  'bench',
+  'bird',
+  'cat',
+  'dog',
+  'horse',
+  'sheep',
+  'cow',
+  'elephant',
+  'bear',
+  'zebra',
+  'giraffe',
+  'backpack',
+  'umbrella',
+  'handbag',
+  'tie',
+  'suitcase',
+  'frisbee',
+  'skis',
+  'snowboard',
+  'sports ball',
+  'kite',
+  'baseball bat',
+  'baseball glove',
+  'skateboard',
+  'surfboard',
+  'tennis racket',
+  'bottle',
+  'wine glass',
+  'cup',
+  'fork',
+  'knife',
+  'spoon',
+  'bowl',
+  'banana',
+  'apple',
+  'sandwich',
+  'orange',
+  'broccoli',
+  'carrot',
+  'hot dog',
+  'pizza',
+  'donut',
+  'cake',
+  'chair',
+  'couch',
+  'potted plant',
+  'bed',
+  'dining table',
+  'toilet',
+  'tv',
+  'laptop',
+  'mouse',
+  'remote',
+  'keyboard',
+  'cell phone',
+  'microwave',
+  'oven',
+  'toaster',
+  'sink',
+  'refrigerator',
+  'book',
+  'clock',
+  'vase',
+  'scissors',
+  'teddy bear',
+  'hair drier',
+  'toothbrush',
+];
 
 /** Candidates kept before the analyzer's per-label thresholds. */
 const MIN_SCORE = 0.15;
@@ -63,14 +144,22 @@ async function init(models: string, wasmDir: string): Promise<string> {
     gesture: { enabled: false },
     segmentation: { enabled: false },
     object: { enabled: false },
-    body: { enabled: true, modelPath: 'movenet-lightning.json', minConfidence: 0.1, maxDetected: 1, skipFrames: 0, skipTime: 0 },
+    body: {
+      enabled: true,
+      modelPath: 'movenet-lightning.json',
+      minConfidence: 0.1,
+      maxDetected: 1,
+      skipFrames: 0,
+      skipTime: 0,
+    },
   } as Partial<Config>;
   const h = new Human(config);
   await h.load();
   // Human keeps a model object even when loading failed; only a loaded graph has an executor.
   const movenet = (h.models.models as unknown as Record<string, { executor?: unknown } | null>).movenet;
   if (!movenet?.executor) throw new Error(`object models did not load (movenet) from ${models}`);
-  if (h.tf.getBackend() !== 'wasm') throw new Error(`tfjs backend is ${h.tf.getBackend()}, expected wasm (wasm files in ${wasmDir})`);
+  if (h.tf.getBackend() !== 'wasm')
+    throw new Error(`tfjs backend is ${h.tf.getBackend()}, expected wasm (wasm files in ${wasmDir})`);
   human = h;
   modelDir = models;
   // Load CenterNet once now, so that broken model files fail the start rather than every frame.
@@ -117,14 +206,18 @@ async function centernetFor(tf: Tf, height: number, width: number): Promise<Grap
     const bytes = count * (w.quantization ? QUANT_BYTES[w.quantization.dtype]! : 4);
     const values = patches[w.name];
     if (values) {
-      if (w.dtype !== 'int32' || w.quantization || count !== values.length) throw new Error(`unexpected CenterNet constant ${w.name}`);
+      if (w.dtype !== 'int32' || w.quantization || count !== values.length)
+        throw new Error(`unexpected CenterNet constant ${w.name}`);
       values.forEach((v, i) => data.writeInt32LE(v, offset + i * 4));
       patched++;
     }
     offset += bytes;
   }
-  const input = (json.modelTopology.node as { name: string; attr?: { shape?: { shape?: { dim?: { size: string }[] } } } }[]).find((n) => n.name === 'tower_0/images');
-  if (patched !== Object.keys(patches).length || offset !== data.length || !input?.attr?.shape?.shape) throw new Error('CenterNet model files are not the expected version');
+  const input = (
+    json.modelTopology.node as { name: string; attr?: { shape?: { shape?: { dim?: { size: string }[] } } } }[]
+  ).find((n) => n.name === 'tower_0/images');
+  if (patched !== Object.keys(patches).length || offset !== data.length || !input?.attr?.shape?.shape)
+    throw new Error('CenterNet model files are not the expected version');
   input.attr.shape.shape.dim = [1, height, width, 3].map((n) => ({ size: String(n) }));
   const model = await tf.loadGraphModel(
     tf.io.fromMemory({
@@ -162,7 +255,9 @@ async function detect(rgb: Uint8Array, width: number, height: number, bodyBelow:
   const pixels = tf.tensor(rgb, [1, height, width, 3], 'int32');
   try {
     let t = performance.now();
-    const out = tf.tidy(() => model.execute(tf.cast(pixels, 'float32'), 'tower_0/detections') as ReturnType<Tf['zeros']>);
+    const out = tf.tidy(
+      () => model.execute(tf.cast(pixels, 'float32'), 'tower_0/detections') as ReturnType<Tf['zeros']>,
+    );
     // Rows: x1, y1, x2, y2 (input pixels), score, class index.
     const rows = ((await out.array()) as number[][][])[0]!;
     out.dispose();
@@ -176,8 +271,17 @@ async function detect(rgb: Uint8Array, width: number, height: number, bodyBelow:
       const [x1, y1, x2, y2, score, cls] = rows[i]! as [number, number, number, number, number, number];
       const label = LABELS[cls];
       if (!label) continue;
-      const [left, top, right, bottom] = [clamp01(x1 / width), clamp01(y1 / height), clamp01(x2 / width), clamp01(y2 / height)];
-      objects.push({ label, score: round4(score), box: [round4(left), round4(top), round4(right - left), round4(bottom - top)] });
+      const [left, top, right, bottom] = [
+        clamp01(x1 / width),
+        clamp01(y1 / height),
+        clamp01(x2 / width),
+        clamp01(y2 / height),
+      ];
+      objects.push({
+        label,
+        score: round4(score),
+        box: [round4(left), round4(top), round4(right - left), round4(bottom - top)],
+      });
     }
     const objectMs = performance.now() - t;
     const bestPerson = Math.max(0, ...objects.filter((o) => o.label === 'person').map((o) => o.score));

@@ -34,7 +34,14 @@ export type DetectorRequest =
 
 export type DetectorResponse =
   | { type: 'ready'; backend: string }
-  | { type: 'result'; id: number; objects: RawDetection[]; body: { score: number; box: Box } | null; objectMs: number; bodyMs: number }
+  | {
+      type: 'result';
+      id: number;
+      objects: RawDetection[];
+      body: { score: number; box: Box } | null;
+      objectMs: number;
+      bodyMs: number;
+    }
   | { type: 'error'; id?: number; message: string };
 
 export interface ObjectsOptions {
@@ -61,7 +68,15 @@ export interface ObjectsOptions {
   wasmDir?: string;
 }
 
-export const DEFAULT_OBJECTS: ObjectsOptions = { minScore: 0.3, personScore: 0.35, bodyScore: 0.55, skipDuplicates: true, inputLongSide: 512, bodyFallback: true, workers: 2 };
+export const DEFAULT_OBJECTS: ObjectsOptions = {
+  minScore: 0.3,
+  personScore: 0.35,
+  bodyScore: 0.55,
+  skipDuplicates: true,
+  inputLongSide: 512,
+  bodyFallback: true,
+  workers: 2,
+};
 
 /** A frame stands for the time around it, never for more than this either side. */
 const MAX_HOLD_SEC = 3;
@@ -80,7 +95,19 @@ const MAX_CHANGED_CELLS = 8;
  * MoveNet is a one-person pose model that finds "a body" in a dog seen from behind (0.55 on
  * skateboarding-dog). Its person is dropped when CenterNet sees an animal over the same place.
  */
-const ANIMALS = new Set(['bird', 'cat', 'dog', 'horse', 'sheep', 'cow', 'elephant', 'bear', 'zebra', 'giraffe', 'teddy bear']);
+const ANIMALS = new Set([
+  'bird',
+  'cat',
+  'dog',
+  'horse',
+  'sheep',
+  'cow',
+  'elephant',
+  'bear',
+  'zebra',
+  'giraffe',
+  'teddy bear',
+]);
 const ANIMAL_VETO_SCORE = 0.2;
 
 /** Where the models and wasm binaries are: one place, so a packaged build can redirect them. */
@@ -139,13 +166,20 @@ export class ObjectsAnalyzer implements Analyzer {
     const stream = framesOf(ctx);
     const { frames: raw, stats } = await this.detect(ctx, stream);
     const perFrame = raw.map((r) => applyThresholds(r, this.opts));
-    const segments = mergeSpans(perFrame, shotBounds(ctx.segments(['shot']), ctx.video.durationSec), ctx.video.durationSec);
+    const segments = mergeSpans(
+      perFrame,
+      shotBounds(ctx.segments(['shot']), ctx.video.durationSec),
+      ctx.video.durationSec,
+    );
     // The stream keeps every frame: read again from the start for their paths.
     const sampled: SampledFrame[] = [];
     for await (const batch of stream.batches()) sampled.push(...batch);
     const shots = shotBounds(ctx.segments(['shot']), ctx.video.durationSec);
     const boxesAt = new Map(perFrame.map((f) => [f.t, f.objects.map((o) => o.box)]));
-    const background = await paintSegments(ctx, segments, sampled, { shots: [...shots.values()], boxesAt: (t) => boxesAt.get(t) ?? [] });
+    const background = await paintSegments(ctx, segments, sampled, {
+      shots: [...shots.values()],
+      boxesAt: (t) => boxesAt.get(t) ?? [],
+    });
     const labels: Record<string, number> = {};
     for (const s of segments) labels[s.text] = Math.max(labels[s.text] ?? 0, Number(s.extra?.max_count ?? 0));
     return {
@@ -169,7 +203,11 @@ export class ObjectsAnalyzer implements Analyzer {
    * Runs the models over the frames (as they arrive, when given a stream), reusing results for
    * near-duplicates; no thresholds.
    */
-  async detect(ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'progress' | 'video'>, input: FrameStream | SampledFrame[], opts: { alwaysBody?: boolean } = {}): Promise<{ frames: RawFrame[]; stats: DetectStats }> {
+  async detect(
+    ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'progress' | 'video'>,
+    input: FrameStream | SampledFrame[],
+    opts: { alwaysBody?: boolean } = {},
+  ): Promise<{ frames: RawFrame[]; stats: DetectStats }> {
     const stats: DetectStats = { detected: 0, reused: 0, objectMs: 0, bodyMs: 0, bodyRuns: 0 };
     const stream = Array.isArray(input) ? FrameStream.of(input) : input;
     ctx.signal.throwIfAborted();
@@ -231,12 +269,41 @@ export class ObjectsAnalyzer implements Analyzer {
   }
 
   /** The frames' JPEGs decoded and scaled to the detector's input by one ffmpeg, as raw RGB pictures. */
-  private async *decode(ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'video'>, frames: SampledFrame[], width: number, height: number): AsyncGenerator<Uint8Array> {
+  private async *decode(
+    ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'video'>,
+    frames: SampledFrame[],
+    width: number,
+    height: number,
+  ): AsyncGenerator<Uint8Array> {
     const listFile = join(ctx.video.dir, 'objects-frames.ffconcat');
-    writeFileSync(listFile, 'ffconcat version 1.0\n' + frames.map((f) => `file '${f.path.replace(/'/g, "'\\''")}'\n`).join(''));
+    writeFileSync(
+      listFile,
+      'ffconcat version 1.0\n' + frames.map((f) => `file '${f.path.replace(/'/g, "'\\''")}'\n`).join(''),
+    );
     // -vsync 0: exactly one output picture per listed JPEG, whatever timestamps concat gives them.
     const proc = Bun.spawn(
-      [ctx.ffmpeg, '-hide_banner', '-nostdin', '-loglevel', 'error', '-f', 'concat', '-safe', '0', '-i', listFile, '-vf', `scale=${width}:${height}:flags=area`, '-vsync', '0', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'],
+      [
+        ctx.ffmpeg,
+        '-hide_banner',
+        '-nostdin',
+        '-loglevel',
+        'error',
+        '-f',
+        'concat',
+        '-safe',
+        '0',
+        '-i',
+        listFile,
+        '-vf',
+        `scale=${width}:${height}:flags=area`,
+        '-vsync',
+        '0',
+        '-f',
+        'rawvideo',
+        '-pix_fmt',
+        'rgb24',
+        'pipe:1',
+      ],
       { stdout: 'pipe', stderr: 'pipe' },
     );
     const stderr = new Response(proc.stderr).text();
@@ -255,7 +322,10 @@ export class ObjectsAnalyzer implements Analyzer {
       }
       const code = await proc.exited;
       ctx.signal.throwIfAborted();
-      if (code !== 0) throw new Error(`the sampled frames could not be decoded: ${lastLine(await stderr) ?? `ffmpeg exited with ${code}`}`);
+      if (code !== 0)
+        throw new Error(
+          `the sampled frames could not be decoded: ${lastLine(await stderr) ?? `ffmpeg exited with ${code}`}`,
+        );
       if (n !== frames.length) throw new Error(`only ${n} of ${frames.length} sampled frames could be decoded`);
     } finally {
       ctx.signal.removeEventListener('abort', onAbort);
@@ -273,7 +343,12 @@ export class ObjectsAnalyzer implements Analyzer {
     this.detectors = this.detectors.filter((d) => d.alive);
     const defaults = this.opts.modelDir && this.opts.wasmDir ? null : objectModelPaths();
     while (this.detectors.length < Math.max(1, this.opts.workers)) {
-      this.detectors.push(new Detector({ modelDir: this.opts.modelDir ?? defaults!.modelDir, wasmDir: this.opts.wasmDir ?? defaults!.wasmDir }));
+      this.detectors.push(
+        new Detector({
+          modelDir: this.opts.modelDir ?? defaults!.modelDir,
+          wasmDir: this.opts.wasmDir ?? defaults!.wasmDir,
+        }),
+      );
     }
     const ds = this.detectors;
     const onAbort = () => this.dropDetectors(signal.reason);
@@ -290,7 +365,8 @@ export class ObjectsAnalyzer implements Analyzer {
   }
 
   private dropDetectors(reason: unknown): void {
-    for (const d of this.detectors) d.terminate(reason instanceof Error ? reason : new Error('object detection was cancelled'));
+    for (const d of this.detectors)
+      d.terminate(reason instanceof Error ? reason : new Error('object detection was cancelled'));
     this.detectors = [];
   }
 }
@@ -338,8 +414,14 @@ class Detector extends ModelWorker<DetectorResponse, Detection> {
   detect(rgb: Uint8Array, width: number, height: number, bodyBelow: number): Promise<Detection> {
     return this.request((id) => {
       // The pixels are not used here afterwards: move the buffer instead of copying it.
-      const buf = rgb.byteOffset === 0 && rgb.byteLength === rgb.buffer.byteLength ? (rgb.buffer as ArrayBuffer) : (rgb.slice().buffer as ArrayBuffer);
-      return { message: { type: 'detect', id, rgb: buf, width, height, bodyBelow } satisfies DetectorRequest, transfer: [buf] };
+      const buf =
+        rgb.byteOffset === 0 && rgb.byteLength === rgb.buffer.byteLength
+          ? (rgb.buffer as ArrayBuffer)
+          : (rgb.slice().buffer as ArrayBuffer);
+      return {
+        message: { type: 'detect', id, rgb: buf, width, height, bodyBelow } satisfies DetectorRequest,
+        transfer: [buf],
+      };
     });
   }
 }
@@ -362,7 +444,8 @@ export function jpegSize(path: string): [number, number] {
     }
     const marker = b[i + 1]!;
     // SOF0–SOF15 carry the size, except DHT (C4), JPG (C8) and DAC (CC).
-    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) return [b.readUInt16BE(i + 7), b.readUInt16BE(i + 5)];
+    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc)
+      return [b.readUInt16BE(i + 7), b.readUInt16BE(i + 5)];
     if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7) || marker === 0xff) {
       i += marker === 0xff ? 1 : 2;
       continue;
@@ -413,7 +496,8 @@ export function greyGrid(rgb: Uint8Array, width: number, height: number): Float3
 
 export function isNearDuplicate(a: Float32Array, b: Float32Array): boolean {
   let changed = 0;
-  for (let i = 0; i < a.length; i++) if (Math.abs(a[i]! - b[i]!) > CELL_DELTA && ++changed > MAX_CHANGED_CELLS) return false;
+  for (let i = 0; i < a.length; i++)
+    if (Math.abs(a[i]! - b[i]!) > CELL_DELTA && ++changed > MAX_CHANGED_CELLS) return false;
   return true;
 }
 
@@ -422,11 +506,16 @@ export function isNearDuplicate(a: Float32Array, b: Float32Array): boolean {
  * `personScore`; when CenterNet has none, one person if MoveNet's body score reaches `bodyScore`
  * and no animal was detected where that body is.
  */
-export function applyThresholds(r: RawFrame, o: Pick<ObjectsOptions, 'minScore' | 'personScore' | 'bodyScore'>): FrameObjects {
+export function applyThresholds(
+  r: RawFrame,
+  o: Pick<ObjectsOptions, 'minScore' | 'personScore' | 'bodyScore'>,
+): FrameObjects {
   const objects = r.objects.filter((d) => d.score >= (d.label === 'person' ? o.personScore : o.minScore));
   const body = r.body;
   if (body && body.score >= o.bodyScore && !objects.some((d) => d.label === 'person')) {
-    const animal = r.objects.some((d) => ANIMALS.has(d.label) && d.score >= ANIMAL_VETO_SCORE && overlap(d.box, body.box) >= 0.3);
+    const animal = r.objects.some(
+      (d) => ANIMALS.has(d.label) && d.score >= ANIMAL_VETO_SCORE && overlap(d.box, body.box) >= 0.3,
+    );
     if (!animal) objects.push({ label: 'person', score: body.score, box: body.box });
   }
   return { t: r.t, shot: r.shot, objects };
@@ -446,9 +535,14 @@ export interface ShotBound {
 }
 
 /** Shot index → its span, from the visual stage's `shot` segments (whose extra carries the index). */
-export function shotBounds(shots: Pick<Segment, 'start' | 'end' | 'extra'>[], duration: number): Map<number, ShotBound> {
+export function shotBounds(
+  shots: Pick<Segment, 'start' | 'end' | 'extra'>[],
+  duration: number,
+): Map<number, ShotBound> {
   const m = new Map<number, ShotBound>();
-  shots.forEach((s, i) => m.set(typeof s.extra?.index === 'number' ? s.extra.index : i, { start: s.start, end: s.end }));
+  shots.forEach((s, i) =>
+    m.set(typeof s.extra?.index === 'number' ? s.extra.index : i, { start: s.start, end: s.end }),
+  );
   if (m.size === 0) m.set(0, { start: 0, end: duration });
   return m;
 }
@@ -480,7 +574,11 @@ export function mergeSpans(frames: FrameObjects[], shots: Map<number, ShotBound>
       counts.push([frames[i]!.t, here.length]);
       maxCount = Math.max(maxCount, here.length);
       // The best frame shows the most of the label, then the most confidently.
-      if (here.length > found(best, label).length || (here.length === found(best, label).length && topScore(here) > topScore(found(best, label)))) best = i;
+      if (
+        here.length > found(best, label).length ||
+        (here.length === found(best, label).length && topScore(here) > topScore(found(best, label)))
+      )
+        best = i;
     }
     segments.push({
       kind: 'object',

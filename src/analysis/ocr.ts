@@ -65,9 +65,22 @@ export interface OcrOptions {
   modelDir?: string;
 }
 
-export const DEFAULT_OCR: OcrOptions = { threads: 1, detMaxSide: 640, minConfidence: 0.6, similarity: 0.8, maxHoldSec: 3, duplicateThreshold: 12, probeDetSide: 320, wordSpaces: true };
+export const DEFAULT_OCR: OcrOptions = {
+  threads: 1,
+  detMaxSide: 640,
+  minConfidence: 0.6,
+  similarity: 0.8,
+  maxHoldSec: 3,
+  duplicateThreshold: 12,
+  probeDetSide: 320,
+  wordSpaces: true,
+};
 
-const MODEL_FILES = { det: 'ch_PP-OCRv4_det_infer.onnx', rec: 'ch_PP-OCRv4_rec_infer.onnx', dict: 'ppocr_keys_v1.txt' } as const;
+const MODEL_FILES = {
+  det: 'ch_PP-OCRv4_det_infer.onnx',
+  rec: 'ch_PP-OCRv4_rec_infer.onnx',
+  dict: 'ppocr_keys_v1.txt',
+} as const;
 
 /** Where the models are; one place so a packaged build can redirect them. */
 export function ocrModelDir(): string {
@@ -211,13 +224,43 @@ export class OcrAnalyzer implements Analyzer {
   async readAt(ffmpeg: string, path: string, t: number, width = 960): Promise<TextBlock[]> {
     const engine = await this.getEngine();
     const proc = Bun.spawn(
-      [ffmpeg, '-hide_banner', '-nostdin', '-loglevel', 'error', '-ss', t.toFixed(3), '-i', path, '-frames:v', '1', '-vf', `scale='min(${width},iw)':-2`, '-f', 'image2pipe', '-c:v', 'mjpeg', '-q:v', '4', 'pipe:1'],
+      [
+        ffmpeg,
+        '-hide_banner',
+        '-nostdin',
+        '-loglevel',
+        'error',
+        '-ss',
+        t.toFixed(3),
+        '-i',
+        path,
+        '-frames:v',
+        '1',
+        '-vf',
+        `scale='min(${width},iw)':-2`,
+        '-f',
+        'image2pipe',
+        '-c:v',
+        'mjpeg',
+        '-q:v',
+        '4',
+        'pipe:1',
+      ],
       { stdout: 'pipe', stderr: 'pipe' },
     );
-    const [bytes, err, code] = await Promise.all([new Response(proc.stdout).arrayBuffer(), new Response(proc.stderr).text(), proc.exited]);
-    if (code !== 0 || bytes.byteLength === 0) throw new Error(`no frame at ${t} s: ${err.trim().split('\n').pop() || `ffmpeg exited with ${code}`}`);
+    const [bytes, err, code] = await Promise.all([
+      new Response(proc.stdout).arrayBuffer(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
+    if (code !== 0 || bytes.byteLength === 0)
+      throw new Error(`no frame at ${t} s: ${err.trim().split('\n').pop() || `ffmpeg exited with ${code}`}`);
     const image = await engine.decode(Buffer.from(bytes));
-    return groupBlocks(cleanLines(await engine.read(image), this.opts.minConfidence, this.opts.wordSpaces), image.width, image.height);
+    return groupBlocks(
+      cleanLines(await engine.read(image), this.opts.minConfidence, this.opts.wordSpaces),
+      image.width,
+      image.height,
+    );
   }
 
   async close(): Promise<void> {
@@ -250,8 +293,18 @@ interface Cv {
   CV_8UC1: number;
   RETR_LIST: number;
   CHAIN_APPROX_SIMPLE: number;
-  findContours(img: CvMat, contours: InstanceType<Cv['MatVector']>, hierarchy: CvMat, mode: number, method: number): void;
-  minAreaRect(points: CvMat): { center: { x: number; y: number }; size: { width: number; height: number }; angle: number };
+  findContours(
+    img: CvMat,
+    contours: InstanceType<Cv['MatVector']>,
+    hierarchy: CvMat,
+    mode: number,
+    method: number,
+  ): void;
+  minAreaRect(points: CvMat): {
+    center: { x: number; y: number };
+    size: { width: number; height: number };
+    angle: number;
+  };
 }
 interface CvMat {
   data: Uint8Array;
@@ -318,7 +371,11 @@ class PaddleEngine {
     // Emscripten thenable that resolves to itself, so it must not be awaited (or imported) directly.
     const cv = createRequire(import.meta.url)('@techstark/opencv-js') as Cv & { then(f: () => void): void };
     await new Promise<void>((ready) => cv.then(() => ready()));
-    const options: InferenceSession.SessionOptions = { intraOpNumThreads: Math.max(1, threads), interOpNumThreads: 1, executionMode: 'sequential' };
+    const options: InferenceSession.SessionOptions = {
+      intraOpNumThreads: Math.max(1, threads),
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+    };
     const det = await ort.InferenceSession.create(join(dir, MODEL_FILES.det), options);
     const rec = await ort.InferenceSession.create(join(dir, MODEL_FILES.rec), options);
     // Index 0 is CTC's blank; then one character per dictionary line; the last class is a space.
@@ -354,7 +411,12 @@ class PaddleEngine {
       const rect = (q: Quad): TextLine['rect'] => {
         const xs = [q.ox, q.ox + q.ux, q.ox + q.vx, q.ox + q.ux + q.vx];
         const ys = [q.oy, q.oy + q.uy, q.oy + q.vy, q.oy + q.uy + q.vy];
-        return [clamp(Math.min(...xs), 0, width), clamp(Math.min(...ys), 0, height), clamp(Math.max(...xs), 0, width), clamp(Math.max(...ys), 0, height)];
+        return [
+          clamp(Math.min(...xs), 0, width),
+          clamp(Math.min(...ys), 0, height),
+          clamp(Math.max(...xs), 0, width),
+          clamp(Math.max(...ys), 0, height),
+        ];
       };
       const r = await this.recognize(image, q);
       const halves = await this.stackedHalves(image, q, r.confidence);
@@ -369,7 +431,11 @@ class PaddleEngine {
    * which the recogniser, made for one line, reads as nonsense ("BORKY"). A box this tall for its
    * width is also read as two halves, kept when both read clearly better than the whole.
    */
-  private async stackedHalves(image: Image, q: Quad, wholeConfidence: number): Promise<[{ text: string; confidence: number }, Quad][] | null> {
+  private async stackedHalves(
+    image: Image,
+    q: Quad,
+    wholeConfidence: number,
+  ): Promise<[{ text: string; confidence: number }, Quad][] | null> {
     const len = (x: number, y: number) => Math.hypot(x, y);
     if (len(q.vx, q.vy) < STACKED_MIN_RATIO * len(q.ux, q.uy) || len(q.vx, q.vy) >= 1.5 * len(q.ux, q.uy)) return null;
     const halfV = { vx: q.vx / 2, vy: q.vy / 2 };
@@ -377,8 +443,14 @@ class PaddleEngine {
     const bottom: Quad = { ...q, ...halfV, ox: q.ox + halfV.vx, oy: q.oy + halfV.vy };
     const a = await this.recognize(image, top);
     const b = await this.recognize(image, bottom);
-    const clear = (r: { text: string; confidence: number }) => r.text.replace(/\s/g, '').length >= 2 && r.confidence >= wholeConfidence + STACKED_GAIN;
-    return clear(a) && clear(b) ? [[a, top], [b, bottom]] : null;
+    const clear = (r: { text: string; confidence: number }) =>
+      r.text.replace(/\s/g, '').length >= 2 && r.confidence >= wholeConfidence + STACKED_GAIN;
+    return clear(a) && clear(b)
+      ? [
+          [a, top],
+          [b, bottom],
+        ]
+      : null;
   }
 
   /** The detector's text probability map for the image with its long side at `maxSide`. */
@@ -452,10 +524,13 @@ class PaddleEngine {
     let q = quad;
     const len = (x: number, y: number) => Math.hypot(x, y);
     // Text standing upright is read along its long side, as the reference turns such crops by 90°.
-    if (len(q.vx, q.vy) >= 1.5 * len(q.ux, q.uy)) q = { ox: q.ox + q.ux, oy: q.oy + q.uy, ux: q.vx, uy: q.vy, vx: -q.ux, vy: -q.uy };
+    if (len(q.vx, q.vy) >= 1.5 * len(q.ux, q.uy))
+      q = { ox: q.ox + q.ux, oy: q.oy + q.uy, ux: q.vx, uy: q.vy, vx: -q.ux, vy: -q.uy };
     const w = clamp(Math.ceil((len(q.ux, q.uy) * REC_HEIGHT) / Math.max(1, len(q.vx, q.vy))), 16, REC_MAX_WIDTH);
     const x = toTensor(image, w, REC_HEIGHT, REC_NORM, q);
-    const out = await this.rec.run({ [this.rec.inputNames[0]!]: new this.ort.Tensor('float32', x, [1, 3, REC_HEIGHT, w]) });
+    const out = await this.rec.run({
+      [this.rec.inputNames[0]!]: new this.ort.Tensor('float32', x, [1, 3, REC_HEIGHT, w]),
+    });
     const t = out[this.rec.outputNames[0]!]!;
     const [, steps, classes] = t.dims as [number, number, number];
     return ctcDecode(t.data as Float32Array, steps, classes, this.dict);
@@ -477,7 +552,16 @@ export function quadOf(cx: number, cy: number, w: number, h: number, angleDeg: n
 }
 
 /** Mean probability inside a rotated rectangle (the reference's box score). */
-function rectScore(prob: Float32Array, W: number, H: number, cx: number, cy: number, w: number, h: number, angleDeg: number): number {
+function rectScore(
+  prob: Float32Array,
+  W: number,
+  H: number,
+  cx: number,
+  cy: number,
+  w: number,
+  h: number,
+  angleDeg: number,
+): number {
   const a = (angleDeg * Math.PI) / 180;
   const [c, s] = [Math.cos(a), Math.sin(a)];
   const rx = (Math.abs(c * w) + Math.abs(s * h)) / 2;
@@ -516,7 +600,13 @@ const REC_NORM: Norm = { mean: [0.5, 0.5, 0.5], std: [0.5, 0.5, 0.5] };
  * rotation and normalisation in one JS pass (5–10 ms for a 640×352 detector input, about half of a
  * sharp resize followed by a conversion pass).
  */
-export function toTensor(src: Image, W: number, H: number, norm: Norm, q: Quad = { ox: 0, oy: 0, ux: src.width, uy: 0, vx: 0, vy: src.height }): Float32Array {
+export function toTensor(
+  src: Image,
+  W: number,
+  H: number,
+  norm: Norm,
+  q: Quad = { ox: 0, oy: 0, ux: src.width, uy: 0, vx: 0, vy: src.height },
+): Float32Array {
   const { data, width: w, height: h } = src;
   const plane = W * H;
   const out = new Float32Array(3 * plane);
@@ -543,7 +633,9 @@ export function toTensor(src: Image, W: number, H: number, norm: Norm, q: Quad =
       const o = y * W + x;
       for (let c = 0; c < 3; c++) {
         const k = 2 - c;
-        const v = (data[p00 + k]! * (1 - wx) + data[p01 + k]! * wx) * (1 - wy) + (data[p10 + k]! * (1 - wx) + data[p11 + k]! * wx) * wy;
+        const v =
+          (data[p00 + k]! * (1 - wx) + data[p01 + k]! * wx) * (1 - wy) +
+          (data[p10 + k]! * (1 - wx) + data[p11 + k]! * wx) * wy;
         out[c * plane + o] = v * a[c]! + b[c]!;
       }
     }
@@ -552,7 +644,12 @@ export function toTensor(src: Image, W: number, H: number, norm: Norm, q: Quad =
 }
 
 /** Greedy CTC: best class per step, repeats collapsed, blanks dropped; confidence = mean of kept probabilities. */
-function ctcDecode(p: Float32Array, steps: number, classes: number, dict: string[]): { text: string; confidence: number } {
+function ctcDecode(
+  p: Float32Array,
+  steps: number,
+  classes: number,
+  dict: string[],
+): { text: string; confidence: number } {
   let text = '';
   let sum = 0;
   let count = 0;
@@ -599,10 +696,13 @@ export function thumbnail(img: Image, maxWidth = THUMB_WIDTH): Thumb {
     perRow[r]!++;
     const row = r * width;
     // Integer luma, BT.601 weights × 256.
-    for (let x = 0, p = y * img.width * 4; x < img.width; x++, p += 4) sums[row + col[x]!]! += 77 * d[p]! + 150 * d[p + 1]! + 29 * d[p + 2]!;
+    for (let x = 0, p = y * img.width * 4; x < img.width; x++, p += 4)
+      sums[row + col[x]!]! += 77 * d[p]! + 150 * d[p + 1]! + 29 * d[p + 2]!;
   }
   const data = new Uint8Array(width * height);
-  for (let r = 0; r < height; r++) for (let c = 0; c < width; c++) data[r * width + c] = Math.round(sums[r * width + c]! / 256 / Math.max(1, perRow[r]! * perCol[c]!));
+  for (let r = 0; r < height; r++)
+    for (let c = 0; c < width; c++)
+      data[r * width + c] = Math.round(sums[r * width + c]! / 256 / Math.max(1, perRow[r]! * perCol[c]!));
   return { data, width, height };
 }
 
@@ -659,7 +759,8 @@ export function groupBlocks(lines: TextLine[], width: number, height: number): T
     return vOverlap >= 0.5 * Math.min(h(a), h(b)) && hGap <= 1.0 * Math.min(h(a), h(b));
   };
   // Rows first.
-  for (let i = 0; i < n; i++) for (let j = i + 1; j < n; j++) if (sameRow(lines[i]!.rect, lines[j]!.rect)) parent[find(j)] = find(i);
+  for (let i = 0; i < n; i++)
+    for (let j = i + 1; j < n; j++) if (sameRow(lines[i]!.rect, lines[j]!.rect)) parent[find(j)] = find(i);
   const rowsMap = new Map<number, TextLine[]>();
   for (let i = 0; i < n; i++) {
     const r = find(i);
@@ -672,7 +773,12 @@ export function groupBlocks(lines: TextLine[], width: number, height: number): T
     return {
       text: pieces.map((p) => p.text).join(' '),
       confidence: mean(pieces.map((p) => p.confidence)),
-      rect: [Math.min(...pieces.map((p) => p.rect[0])), Math.min(...pieces.map((p) => p.rect[1])), Math.max(...pieces.map((p) => p.rect[2])), Math.max(...pieces.map((p) => p.rect[3]))],
+      rect: [
+        Math.min(...pieces.map((p) => p.rect[0])),
+        Math.min(...pieces.map((p) => p.rect[1])),
+        Math.max(...pieces.map((p) => p.rect[2])),
+        Math.max(...pieces.map((p) => p.rect[3])),
+      ],
     };
   });
   rows.sort((a, b) => a.rect[1] - b.rect[1] || a.rect[0] - b.rect[0]);
@@ -683,11 +789,16 @@ export function groupBlocks(lines: TextLine[], width: number, height: number): T
     if (Math.max(ha, hb) / Math.min(ha, hb) > 1.6) return false;
     const vGap = Math.max(a[1], b[1]) - Math.min(a[3], b[3]);
     const hOverlap = Math.min(a[2], b[2]) - Math.max(a[0], b[0]);
-    return vGap >= -0.5 * Math.min(ha, hb) && vGap <= 0.8 * Math.min(ha, hb) && hOverlap > 0.3 * Math.min(a[2] - a[0], b[2] - b[0]);
+    return (
+      vGap >= -0.5 * Math.min(ha, hb) &&
+      vGap <= 0.8 * Math.min(ha, hb) &&
+      hOverlap > 0.3 * Math.min(a[2] - a[0], b[2] - b[0])
+    );
   };
   const bp = rows.map((_, i) => i);
   const bfind = (i: number): number => (bp[i] === i ? i : (bp[i] = bfind(bp[i]!)));
-  for (let i = 0; i < rows.length; i++) for (let j = i + 1; j < rows.length; j++) if (stacked(rows[i]!.rect, rows[j]!.rect)) bp[bfind(j)] = bfind(i);
+  for (let i = 0; i < rows.length; i++)
+    for (let j = i + 1; j < rows.length; j++) if (stacked(rows[i]!.rect, rows[j]!.rect)) bp[bfind(j)] = bfind(i);
   const blocksMap = new Map<number, TextLine[]>();
   rows.forEach((r, i) => {
     const k = bfind(i);
@@ -706,7 +817,12 @@ export function groupBlocks(lines: TextLine[], width: number, height: number): T
     const y0 = Math.min(...members.map((m) => m.rect[1]));
     const x1 = Math.max(...members.map((m) => m.rect[2]));
     const y1 = Math.max(...members.map((m) => m.rect[3]));
-    blocks.push({ text, lines: members.map((m) => m.text), confidence, box: [round4(x0 / width), round4(y0 / height), round4((x1 - x0) / width), round4((y1 - y0) / height)] });
+    blocks.push({
+      text,
+      lines: members.map((m) => m.text),
+      confidence,
+      box: [round4(x0 / width), round4(y0 / height), round4((x1 - x0) / width), round4((y1 - y0) / height)],
+    });
   }
   return blocks;
 }
@@ -723,7 +839,8 @@ export function similarity(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     prev = cur;
   }
   return 1 - prev[b.length]! / Math.max(a.length, b.length);
@@ -770,7 +887,8 @@ export function mergeSightings(frames: FrameText[], o: MergeOptions): NewSegment
     let end = f.t + Math.min(Math.max(0, nextT - f.t), o.maxHoldSec);
     const shotEnd = o.shotEnd?.(f.shot);
     if (shotEnd !== undefined && shotEnd > f.t) end = Math.min(end, shotEnd);
-    const best = [...tr.readings.values()].sort((a, b) => b.count - a.count || b.conf / b.count - a.conf / a.count)[0]!.block;
+    const best = [...tr.readings.values()].sort((a, b) => b.count - a.count || b.conf / b.count - a.conf / a.count)[0]!
+      .block;
     const [x0, y0, x1, y1] = tr.box;
     out.push({
       kind: 'ocr',
@@ -813,7 +931,14 @@ export function mergeSightings(frames: FrameText[], o: MergeOptions): NewSegment
     f.blocks.forEach((block, b) => {
       if (usedBlocks.has(b)) return;
       const [x, y, w, h] = block.box;
-      next.push({ key: keys[b]!, first: i, last: i, readings: new Map([[block.text, { block, count: 1, conf: block.confidence }]]), confs: [block.confidence], box: [x, y, x + w, y + h] });
+      next.push({
+        key: keys[b]!,
+        first: i,
+        last: i,
+        readings: new Map([[block.text, { block, count: 1, conf: block.confidence }]]),
+        confs: [block.confidence],
+        box: [x, y, x + w, y + h],
+      });
     });
     open = next;
   });

@@ -11,7 +11,14 @@ import type { Logger } from '../log';
 import type { Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import { frames, segments, videos, type Job, type Segment, type SegmentKind } from '../storage/schema';
-import { EngineUnavailableError, type Analyzer, type NewSegment, type StageContext, type StageResult, type VideoToAnalyze } from './contracts';
+import {
+  EngineUnavailableError,
+  type Analyzer,
+  type NewSegment,
+  type StageContext,
+  type StageResult,
+  type VideoToAnalyze,
+} from './contracts';
 import { FrameStream } from './frame-stream';
 
 export interface PipelineDeps {
@@ -73,7 +80,9 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
     d.db
       .select()
       .from(segments)
-      .where(kinds ? and(eq(segments.videoId, video.id), inArray(segments.kind, kinds)) : eq(segments.videoId, video.id))
+      .where(
+        kinds ? and(eq(segments.videoId, video.id), inArray(segments.kind, kinds)) : eq(segments.videoId, video.id),
+      )
       .orderBy(asc(segments.start))
       .all();
 
@@ -122,8 +131,18 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
       let still: boolean;
       try {
         // Shown: the least advanced stage of the group, the one the video waits on.
-        const waitingOn = group.reduce((slowest, a, k) => (fractions[k]! < fractions[group.indexOf(slowest)]! ? a : slowest), group[0]!);
-        still = d.queue.report(video.id, d.workerId, group[0]!.stage, round1(overall), eta === null ? null : Math.round(eta), waitingOn.stage);
+        const waitingOn = group.reduce(
+          (slowest, a, k) => (fractions[k]! < fractions[group.indexOf(slowest)]! ? a : slowest),
+          group[0]!,
+        );
+        still = d.queue.report(
+          video.id,
+          d.workerId,
+          group[0]!.stage,
+          round1(overall),
+          eta === null ? null : Math.round(eta),
+          waitingOn.stage,
+        );
       } catch (e) {
         // A progress note is not worth failing the analysis for (database busy); the next one will do.
         log.debug('progress not recorded', { reason: (e as Error).message });
@@ -168,7 +187,14 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
         try {
           const result = await a.run(ctx);
           if (a === producer) {
-            for (const kind of a.kinds) produced.set(kind, asRows(video.id, (result.segments ?? []).filter((s) => s.kind === kind)));
+            for (const kind of a.kinds)
+              produced.set(
+                kind,
+                asRows(
+                  video.id,
+                  (result.segments ?? []).filter((s) => s.kind === kind),
+                ),
+              );
             stream!.end();
             probeStream?.end();
           }
@@ -222,7 +248,9 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
       const result = results[k]!;
       const next = stages[i + k + 1]?.stage ?? 'finalizing';
       const progress = round1((weightBefore(i + k + 1) / totalWeight) * 100);
-      const advanced = d.queue.advance(video.id, d.workerId, next, progress, (tx) => store(tx, video.id, a, result, timings[a.stage] ?? 0));
+      const advanced = d.queue.advance(video.id, d.workerId, next, progress, (tx) =>
+        store(tx, video.id, a, result, timings[a.stage] ?? 0),
+      );
       d.onChange?.(video.id);
       if (!advanced) return 'cancelled';
     }
@@ -250,17 +278,42 @@ export function groupStages(stages: readonly Analyzer[]): [number, number][] {
 
 /** In-flight segments in the shape of stored rows (for readers in the same group). */
 function asRows(videoId: string, segs: NewSegment[]): Segment[] {
-  return segs.map((s, k) => ({ id: -1 - k, videoId, kind: s.kind, start: s.start, end: s.end, text: s.text, confidence: s.confidence ?? null, extra: s.extra ?? null, embedding: null }));
+  return segs.map((s, k) => ({
+    id: -1 - k,
+    videoId,
+    kind: s.kind,
+    start: s.start,
+    end: s.end,
+    text: s.text,
+    confidence: s.confidence ?? null,
+    extra: s.extra ?? null,
+    embedding: null,
+  }));
 }
 
 /** A stage's output replaces whatever an interrupted earlier run of it stored. */
 function store(tx: Db, videoId: string, a: Analyzer, result: StageResult, ms: number): void {
-  if (a.kinds.length) tx.delete(segments).where(and(eq(segments.videoId, videoId), inArray(segments.kind, [...a.kinds]))).run();
+  if (a.kinds.length)
+    tx.delete(segments)
+      .where(and(eq(segments.videoId, videoId), inArray(segments.kind, [...a.kinds])))
+      .run();
   // Chunked: SQLite limits the number of bound parameters per statement.
   const segs = result.segments ?? [];
   for (let k = 0; k < segs.length; k += 200) {
     tx.insert(segments)
-      .values(segs.slice(k, k + 200).map((s) => ({ videoId, kind: s.kind, start: s.start, end: s.end, text: s.text, confidence: s.confidence ?? null, extra: s.extra ?? null })))
+      .values(
+        segs
+          .slice(k, k + 200)
+          .map((s) => ({
+            videoId,
+            kind: s.kind,
+            start: s.start,
+            end: s.end,
+            text: s.text,
+            confidence: s.confidence ?? null,
+            extra: s.extra ?? null,
+          })),
+      )
       .run();
   }
   if (result.frames) {
@@ -275,7 +328,9 @@ function store(tx: Db, videoId: string, a: Analyzer, result: StageResult, ms: nu
   // `producer`: which engine (and model) made this kind, so a reanalysis can tell what changed.
   const summary = { ...(result.summary ?? {}), producer: a.info.name, ms };
   tx.update(videos)
-    .set({ analysis: sql`json_set(coalesce(${videos.analysis}, '{}'), ${'$.' + a.info.kind}, json(${JSON.stringify(summary)}))` })
+    .set({
+      analysis: sql`json_set(coalesce(${videos.analysis}, '{}'), ${'$.' + a.info.kind}, json(${JSON.stringify(summary)}))`,
+    })
     .where(eq(videos.id, videoId))
     .run();
 }

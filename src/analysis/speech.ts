@@ -7,7 +7,17 @@ import type { Analyzer, EngineInfo, NewSegment, StageContext, StageResult } from
 import { ffmpegSummary, parseFfmpegSummary } from '../media/ffmpeg-probe';
 import { ModelServerError } from './model-server/client';
 import type { SpeechToText } from './stt';
-import { DEFAULT_VAD, SAMPLE_RATE, SileroVad, SpanTracker, VAD_ENGINE, decodeAudio16k, vadModelPath, type FrameSpan, type VadOptions } from './vad';
+import {
+  DEFAULT_VAD,
+  SAMPLE_RATE,
+  SileroVad,
+  SpanTracker,
+  VAD_ENGINE,
+  decodeAudio16k,
+  vadModelPath,
+  type FrameSpan,
+  type VadOptions,
+} from './vad';
 
 export interface SpeechOptions {
   /** Transcribes speech spans; an engine with `transcribes: false` leaves them "not transcribed". */
@@ -60,7 +70,10 @@ export class SpeechAnalyzer implements Analyzer {
     const summary = (speech: NewSegment[], transcripts: number, extra: Record<string, unknown> = {}) => ({
       engine: VAD_ENGINE,
       stt: stt.info.name,
-      speech_seconds: round(speech.reduce((s, x) => s + (x.end - x.start), 0), 1),
+      speech_seconds: round(
+        speech.reduce((s, x) => s + (x.end - x.start), 0),
+        1,
+      ),
       segments: speech.length,
       transcripts,
       ...extra,
@@ -89,17 +102,43 @@ export class SpeechAnalyzer implements Analyzer {
     if (notSpeech) extra.not_speech = notSpeech;
     // A transcription server that failed: the speech spans stay, and the metadata says why (issue 11).
     if (failedChunks && !transcripts.length) extra.transcripts_skipped = `transcripts: skipped — ${problem}`;
-    else if (failedChunks) extra.transcripts_incomplete = `transcripts: ${failedChunks} of ${chunks} chunks skipped — ${problem}`;
-    if (tracks.length > 1) extra.audio_tracks = tracks.map((t) => ({ track: t.track, ...(t.language && { language: t.language }), ...(t.title && { title: t.title }) }));
+    else if (failedChunks)
+      extra.transcripts_incomplete = `transcripts: ${failedChunks} of ${chunks} chunks skipped — ${problem}`;
+    if (tracks.length > 1)
+      extra.audio_tracks = tracks.map((t) => ({
+        track: t.track,
+        ...(t.language && { language: t.language }),
+        ...(t.title && { title: t.title }),
+      }));
     const byStart = (a: NewSegment, b: NewSegment) => a.start - b.start;
-    return { segments: [...speech.sort(byStart), ...transcripts.sort(byStart)], summary: summary(speech, transcripts.length, extra) };
+    return {
+      segments: [...speech.sort(byStart), ...transcripts.sort(byStart)],
+      summary: summary(speech, transcripts.length, extra),
+    };
   }
 
   /** VAD (and transcription) of one audio track; `track` unset = ffmpeg's default audio stream. */
-  private async runTrack(ctx: StageContext, track: AudioTrack | undefined, progress: (fraction: number) => void): Promise<{ speech: NewSegment[]; transcripts: NewSegment[]; notSpeech: number; chunks: number; failedChunks: number; problem: string | null }> {
+  private async runTrack(
+    ctx: StageContext,
+    track: AudioTrack | undefined,
+    progress: (fraction: number) => void,
+  ): Promise<{
+    speech: NewSegment[];
+    transcripts: NewSegment[];
+    notSpeech: number;
+    chunks: number;
+    failedChunks: number;
+    problem: string | null;
+  }> {
     const { video, signal } = ctx;
     const stt = this.opts.stt;
-    const trackExtra = track ? { track: track.track, ...(track.language && { language: track.language }), ...(track.title && { title: track.title }) } : {};
+    const trackExtra = track
+      ? {
+          track: track.track,
+          ...(track.language && { language: track.language }),
+          ...(track.title && { title: track.title }),
+        }
+      : {};
     const trackText = track ? ` on audio track ${track.track}${track.language ? ` (${track.language})` : ''}` : '';
     const vad = await this.loadVad();
     vad.reset();
@@ -142,7 +181,10 @@ export class SpeechAnalyzer implements Analyzer {
         failedChunks++;
         if (firstProblem === null) {
           firstProblem = e.message;
-          ctx.log.warn('transcription skipped', { reason: e.message, more: 'further problems are counted, not logged' });
+          ctx.log.warn('transcription skipped', {
+            reason: e.message,
+            more: 'further problems are counted, not logged',
+          });
         }
         return;
       }
@@ -188,7 +230,14 @@ export class SpeechAnalyzer implements Analyzer {
         return;
       }
       const extra = { engine: VAD_ENGINE, transcribed: !!window, ...trackExtra };
-      speech.push({ kind: 'speech', start, end, text: (window ? 'speech' : 'speech, not transcribed') + trackText, confidence: round(span.meanProb, 3), extra });
+      speech.push({
+        kind: 'speech',
+        start,
+        end,
+        text: (window ? 'speech' : 'speech, not transcribed') + trackText,
+        confidence: round(span.meanProb, 3),
+        extra,
+      });
       if (!window) return;
       const from = Math.max(0, span.start * frame - padSamples);
       const to = span.end * frame + padSamples;
@@ -198,11 +247,18 @@ export class SpeechAnalyzer implements Analyzer {
       }
       // A long silence or the length limit ends a chunk: silence sent for transcription costs time
       // and makes Whisper-type models invent words.
-      if (chunk && ((to - chunk.from) / SAMPLE_RATE > chunkSec || (from - chunk.to) / SAMPLE_RATE > JOIN_GAP_SEC)) await flush();
+      if (chunk && ((to - chunk.from) / SAMPLE_RATE > chunkSec || (from - chunk.to) / SAMPLE_RATE > JOIN_GAP_SEC))
+        await flush();
       chunk = chunk ? { ...chunk, to, speechEnd: end } : { from, to, speechStart: start, speechEnd: end };
     };
 
-    for await (const block of decodeAudio16k(ctx.ffmpeg, video.path, signal, frame, track?.track === undefined ? undefined : track.track - 1)) {
+    for await (const block of decodeAudio16k(
+      ctx.ffmpeg,
+      video.path,
+      signal,
+      frame,
+      track?.track === undefined ? undefined : track.track - 1,
+    )) {
       let input = block;
       if (block.length < frame) {
         // The last block is usually short: pad it with silence rather than drop its speech.

@@ -49,7 +49,16 @@ export type OnnxDtype = 'fp32' | 'fp16' | 'q8' | 'int8' | 'uint8' | 'q4' | 'bnb4
 export const DEFAULT_WHISPER_DTYPE: WhisperDtype = { encoder_model: 'fp32', decoder_model_merged: 'q8' };
 export const DEFAULT_WHISPER_MODEL = 'onnx-community/whisper-base.en';
 
-const DTYPE_SUFFIX: Record<OnnxDtype, string> = { fp32: '', fp16: '_fp16', q8: '_quantized', int8: '_int8', uint8: '_uint8', q4: '_q4', bnb4: '_bnb4', q4f16: '_q4f16' };
+const DTYPE_SUFFIX: Record<OnnxDtype, string> = {
+  fp32: '',
+  fp16: '_fp16',
+  q8: '_quantized',
+  int8: '_int8',
+  uint8: '_uint8',
+  q4: '_q4',
+  bnb4: '_bnb4',
+  q4f16: '_q4f16',
+};
 
 /** Files a Whisper model needs in `<modelsDir>/<id>/` (besides optional small JSON files). */
 export function whisperRequiredFiles(dtype: WhisperDtype = DEFAULT_WHISPER_DTYPE): string[] {
@@ -93,7 +102,9 @@ export function createSpeechToText(cfg: SttConfig): SpeechToText {
     case 'none':
       return new NoSpeechToText();
     default:
-      throw new Error(`unknown speech-to-text engine "${String((cfg as { type: unknown }).type)}" (auto, whisper or none)`);
+      throw new Error(
+        `unknown speech-to-text engine "${String((cfg as { type: unknown }).type)}" (auto, whisper or none)`,
+      );
   }
 }
 
@@ -111,7 +122,9 @@ interface AsrOutput {
   text: string;
   chunks?: { timestamp: [number | null, number | null]; text: string }[];
 }
-type AsrPipeline = ((audio: Float32Array, opts: Record<string, unknown>) => Promise<AsrOutput>) & { dispose(): Promise<void> };
+type AsrPipeline = ((audio: Float32Array, opts: Record<string, unknown>) => Promise<AsrOutput>) & {
+  dispose(): Promise<void>;
+};
 
 export class WhisperStt implements SpeechToText {
   readonly info: EngineInfo;
@@ -178,7 +191,8 @@ export class WhisperStt implements SpeechToText {
   }
 
   private async open() {
-    const dtype = this.cfg.dtype ?? FALLBACK_DTYPES.find((d) => this.missingFiles(d).length === 0) ?? DEFAULT_WHISPER_DTYPE;
+    const dtype =
+      this.cfg.dtype ?? FALLBACK_DTYPES.find((d) => this.missingFiles(d).length === 0) ?? DEFAULT_WHISPER_DTYPE;
     const missing = this.missingFiles(dtype);
     if (missing.length) {
       throw new Error(

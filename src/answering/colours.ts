@@ -21,15 +21,44 @@ export interface ColourQuestion {
 }
 
 const COLOURS: Record<string, string> = {
-  red: 'red', orange: 'orange', yellow: 'yellow', green: 'green', blue: 'blue', purple: 'purple', violet: 'purple', pink: 'pink',
-  brown: 'brown', black: 'black', white: 'white', grey: 'grey', gray: 'grey', silver: 'grey',
+  red: 'red',
+  orange: 'orange',
+  yellow: 'yellow',
+  green: 'green',
+  blue: 'blue',
+  purple: 'purple',
+  violet: 'purple',
+  pink: 'pink',
+  brown: 'brown',
+  black: 'black',
+  white: 'white',
+  grey: 'grey',
+  gray: 'grey',
+  silver: 'grey',
 };
 /** Words people use for the detector's labels (COCO names are matched as they are, and in the plural). */
 const SYNONYMS: Record<string, string[]> = {
-  van: ['car', 'truck'], vehicle: ['car', 'truck', 'bus'], vehicles: ['car', 'truck', 'bus'], automobile: ['car'], lorry: ['truck'], bike: ['bicycle', 'motorcycle'],
-  man: ['person'], woman: ['person'], guy: ['person'], girl: ['person'], boy: ['person'], lady: ['person'], men: ['person'], women: ['person'], people: ['person'], someone: ['person'], sofa: ['couch'], armchair: ['couch', 'chair'],
+  van: ['car', 'truck'],
+  vehicle: ['car', 'truck', 'bus'],
+  vehicles: ['car', 'truck', 'bus'],
+  automobile: ['car'],
+  lorry: ['truck'],
+  bike: ['bicycle', 'motorcycle'],
+  man: ['person'],
+  woman: ['person'],
+  guy: ['person'],
+  girl: ['person'],
+  boy: ['person'],
+  lady: ['person'],
+  men: ['person'],
+  women: ['person'],
+  people: ['person'],
+  someone: ['person'],
+  sofa: ['couch'],
+  armchair: ['couch', 'chair'],
 };
-const CLOTHES = /\b(?:in|wearing|with)\s+(?:a|an|the)?\s*(\w+)\s+(?:jacket|shirt|t-shirt|sweater|jumper|hoodie|top|coat|dress|cardigan|blouse|clothes|outfit)\b/i;
+const CLOTHES =
+  /\b(?:in|wearing|with)\s+(?:a|an|the)?\s*(\w+)\s+(?:jacket|shirt|t-shirt|sweater|jumper|hoodie|top|coat|dress|cardigan|blouse|clothes|outfit)\b/i;
 
 interface Row {
   videoId: string;
@@ -52,25 +81,58 @@ export function answerAboutColours(q: ColourQuestion): Composed | null {
   if (askedColour && BACKGROUND.test(p)) return background(q);
   const rows = detections(q);
   const labels = new Set(rows.map((r) => r.label));
-  const described = colourWord && !askedColour && !clothes ? (new RegExp(`\\b${colourWord}\\s+(\\w+(?:\\s\\w+)?)`).exec(p)?.[1] ?? '') : p;
+  const described =
+    colourWord && !askedColour && !clothes
+      ? (new RegExp(`\\b${colourWord}\\s+(\\w+(?:\\s\\w+)?)`).exec(p)?.[1] ?? '')
+      : p;
   const wanted = labelsIn(described, labels);
   if (!wanted.length) return null;
   const named = wanted.join(' or ');
   const evidence = (rs: Row[], text: (r: Row) => string): Evidence[] =>
-    rs.slice(0, 12).map((r) => ({ video_id: r.videoId, file_name: fileName(q, r.videoId), start: r.start, end: r.end, kind: 'object', text: text(r), score: 1, frame_url: q.frameAt(r.videoId, (r.start + r.end) / 2) }));
-  const where = (r: Row) => `${formatTime(r.start)}–${formatTime(r.end)}${q.videos.length > 1 ? ` in ${fileName(q, r.videoId)}` : ''}`;
+    rs
+      .slice(0, 12)
+      .map((r) => ({
+        video_id: r.videoId,
+        file_name: fileName(q, r.videoId),
+        start: r.start,
+        end: r.end,
+        kind: 'object',
+        text: text(r),
+        score: 1,
+        frame_url: q.frameAt(r.videoId, (r.start + r.end) / 2),
+      }));
+  const where = (r: Row) =>
+    `${formatTime(r.start)}–${formatTime(r.end)}${q.videos.length > 1 ? ` in ${fileName(q, r.videoId)}` : ''}`;
   const ofLabel = rows.filter((r) => wanted.includes(r.label));
 
   if (askedColour && !(clothes && colourWord)) {
     const seen = ofLabel.filter((r) => r.colours.length || r.upper.length);
-    if (!seen.length) return { found: false, evidence: [], output: `I could not find a ${named} whose colour I could read${q.window ? ' at that time' : ''}.` };
-    const say = (r: Row) => (r.label === 'person' && r.upper.length ? `a person dressed in ${r.upper.slice(0, 2).join(' and ')}` : `${r.colours.slice(0, 2).join(' and ')}`);
-    return { found: true, evidence: evidence(seen, (r) => `${r.label}: ${say(r)}`), output: `The ${named}${seen.length > 1 ? 's are' : ' is'}: ${seen.slice(0, 12).map((r) => `${say(r)} (${where(r)})`).join('; ')}.` };
+    if (!seen.length)
+      return {
+        found: false,
+        evidence: [],
+        output: `I could not find a ${named} whose colour I could read${q.window ? ' at that time' : ''}.`,
+      };
+    const say = (r: Row) =>
+      r.label === 'person' && r.upper.length
+        ? `a person dressed in ${r.upper.slice(0, 2).join(' and ')}`
+        : `${r.colours.slice(0, 2).join(' and ')}`;
+    return {
+      found: true,
+      evidence: evidence(seen, (r) => `${r.label}: ${say(r)}`),
+      output: `The ${named}${seen.length > 1 ? 's are' : ' is'}: ${seen
+        .slice(0, 12)
+        .map((r) => `${say(r)} (${where(r)})`)
+        .join('; ')}.`,
+    };
   }
 
   const colour = COLOURS[(clothes ? clothes[1]!.toLowerCase() : colourWord) ?? ''];
   if (!colour) return null;
-  const matches = (r: Row) => (clothes && r.label === 'person' ? r.upper.includes(colour) : r.colours.includes(colour) || (r.label === 'person' && r.upper.includes(colour)));
+  const matches = (r: Row) =>
+    clothes && r.label === 'person'
+      ? r.upper.includes(colour)
+      : r.colours.includes(colour) || (r.label === 'person' && r.upper.includes(colour));
   const hits = ofLabel.filter(matches);
   if (!hits.length) {
     const other = [...new Set(ofLabel.flatMap((r) => (r.label === 'person' ? r.upper : r.colours).slice(0, 1)))];
@@ -82,10 +144,21 @@ export function answerAboutColours(q: ColourQuestion): Composed | null {
   }
   if (/\bhow many\b/.test(p)) {
     // Each span counts the boxes of its best frame that have the colour.
-    const n = hits.reduce((s, r) => s + Math.max(1, r.boxes.filter((b) => b.colours.includes(colour) || b.upper.includes(colour)).length), 0);
-    return { found: true, evidence: evidence(hits, (r) => `${colour} ${r.label}`), output: `${n} ${colour} ${named}${n === 1 ? '' : 's'}: ${hits.map(where).join(', ')}.` };
+    const n = hits.reduce(
+      (s, r) => s + Math.max(1, r.boxes.filter((b) => b.colours.includes(colour) || b.upper.includes(colour)).length),
+      0,
+    );
+    return {
+      found: true,
+      evidence: evidence(hits, (r) => `${colour} ${r.label}`),
+      output: `${n} ${colour} ${named}${n === 1 ? '' : 's'}: ${hits.map(where).join(', ')}.`,
+    };
   }
-  return { found: true, evidence: evidence(hits, (r) => `${colour} ${r.label}`), output: `The ${colour} ${named} appears at ${hits.slice(0, 12).map(where).join(', ')}.` };
+  return {
+    found: true,
+    evidence: evidence(hits, (r) => `${colour} ${r.label}`),
+    output: `The ${colour} ${named} appears at ${hits.slice(0, 12).map(where).join(', ')}.`,
+  };
 }
 
 const BACKGROUND = /\b(?:background|backdrop|walls?|sky|floor|ground|surroundings|setting)\b/;
@@ -93,24 +166,58 @@ const BACKGROUND = /\b(?:background|backdrop|walls?|sky|floor|ground|surrounding
 /** "What colour is the background / are the walls": each shot's colours outside the detected things. */
 function background(q: ColourQuestion): Composed {
   const shots = q.videos.flatMap((v) => {
-    const bg = (v.analysis as { objects?: { background?: { start: number; end: number; colours: string[] }[] } } | null)?.objects?.background ?? [];
-    return bg.filter((b) => b.colours.length && (!q.window || (b.start <= q.window.end && b.end >= q.window.start))).map((b) => ({ ...b, videoId: v.id }));
+    const bg =
+      (v.analysis as { objects?: { background?: { start: number; end: number; colours: string[] }[] } } | null)?.objects
+        ?.background ?? [];
+    return bg
+      .filter((b) => b.colours.length && (!q.window || (b.start <= q.window.end && b.end >= q.window.start)))
+      .map((b) => ({ ...b, videoId: v.id }));
   });
-  if (!shots.length) return { found: false, evidence: [], output: 'I could not find the colours of the background: the objects analysis has not stored them for these videos.' };
-  const where = (b: (typeof shots)[number]) => `${formatTime(b.start)}–${formatTime(b.end)}${q.videos.length > 1 ? ` in ${fileName(q, b.videoId)}` : ''}`;
+  if (!shots.length)
+    return {
+      found: false,
+      evidence: [],
+      output:
+        'I could not find the colours of the background: the objects analysis has not stored them for these videos.',
+    };
+  const where = (b: (typeof shots)[number]) =>
+    `${formatTime(b.start)}–${formatTime(b.end)}${q.videos.length > 1 ? ` in ${fileName(q, b.videoId)}` : ''}`;
   const kept = shots.slice(0, 12);
   return {
     found: true,
-    evidence: kept.map((b) => ({ video_id: b.videoId, file_name: fileName(q, b.videoId), start: b.start, end: b.end, kind: 'shot', text: `background: ${b.colours.join(', ')}`, score: 1, frame_url: q.frameAt(b.videoId, (b.start + b.end) / 2) })),
+    evidence: kept.map((b) => ({
+      video_id: b.videoId,
+      file_name: fileName(q, b.videoId),
+      start: b.start,
+      end: b.end,
+      kind: 'shot',
+      text: `background: ${b.colours.join(', ')}`,
+      score: 1,
+      frame_url: q.frameAt(b.videoId, (b.start + b.end) / 2),
+    })),
     output: `Around what is detected, the picture is mostly ${kept.map((b) => `${b.colours.slice(0, 2).join(' and ')} (${where(b)})`).join('; ')}.`,
   };
 }
 
 function detections(q: ColourQuestion): Row[] {
   const rows = q.db
-    .select({ videoId: segments.videoId, start: segments.start, end: segments.end, text: segments.text, extra: segments.extra })
+    .select({
+      videoId: segments.videoId,
+      start: segments.start,
+      end: segments.end,
+      text: segments.text,
+      extra: segments.extra,
+    })
     .from(segments)
-    .where(and(inArray(segments.videoId, q.videos.map((v) => v.id)), eq(segments.kind, 'object')))
+    .where(
+      and(
+        inArray(
+          segments.videoId,
+          q.videos.map((v) => v.id),
+        ),
+        eq(segments.kind, 'object'),
+      ),
+    )
     .orderBy(asc(segments.start))
     .all();
   const order = new Map(q.videos.map((v, i) => [v.id, i]));
@@ -124,7 +231,10 @@ function detections(q: ColourQuestion): Row[] {
       label: r.text,
       colours: strings(r.extra?.colours),
       upper: strings(r.extra?.upper_colours),
-      boxes: ((r.extra?.boxes as { colours?: unknown; upper_colours?: unknown }[] | undefined) ?? []).map((b) => ({ colours: strings(b.colours), upper: strings(b.upper_colours) })),
+      boxes: ((r.extra?.boxes as { colours?: unknown; upper_colours?: unknown }[] | undefined) ?? []).map((b) => ({
+        colours: strings(b.colours),
+        upper: strings(b.upper_colours),
+      })),
     }));
 }
 
@@ -132,7 +242,8 @@ function detections(q: ColourQuestion): Row[] {
 function labelsIn(p: string, labels: Set<string>): string[] {
   const out = new Set<string>();
   for (const l of labels) if (new RegExp(`\\b${l}(?:s|es)?\\b`).test(p)) out.add(l);
-  for (const [word, ls] of Object.entries(SYNONYMS)) if (new RegExp(`\\b${word}\\b`).test(p)) for (const l of ls) if (labels.has(l)) out.add(l);
+  for (const [word, ls] of Object.entries(SYNONYMS))
+    if (new RegExp(`\\b${word}\\b`).test(p)) for (const l of ls) if (labels.has(l)) out.add(l);
   return [...out];
 }
 

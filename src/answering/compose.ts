@@ -54,12 +54,15 @@ interface Style {
 
 function styleOf(guidance: string): Style {
   const g = guidance.toLowerCase();
-  if (/\b(short|brief|briefly|concise|one sentence|few words|one word|tl;?dr)\b/.test(g)) return { items: 1, brief: true };
-  if (/\b(detail|detailed|details|long|thorough|elaborate|exhaustive|all of|everything|complete)\b/.test(g)) return { items: 10, brief: false };
+  if (/\b(short|brief|briefly|concise|one sentence|few words|one word|tl;?dr)\b/.test(g))
+    return { items: 1, brief: true };
+  if (/\b(detail|detailed|details|long|thorough|elaborate|exhaustive|all of|everything|complete)\b/.test(g))
+    return { items: 10, brief: false };
   return { items: 4, brief: false };
 }
 
-const span = (start: number, end: number) => (end - start < 1.5 ? `at ${formatTime(start)}` : `from ${formatTime(start)} to ${formatTime(end)}`);
+const span = (start: number, end: number) =>
+  end - start < 1.5 ? `at ${formatTime(start)}` : `from ${formatTime(start)} to ${formatTime(end)}`;
 // The lines of one text block are one phrase (a title set over two lines reads "Big Buck Bunny", as a person would quote it).
 const quote = (text: string) => `"${text.replace(/\s*\n\s*/g, ' ').trim()}"`;
 const article = (noun: string) => (/^[aeiou]/i.test(noun) && !/^(one|uni|eu)/i.test(noun) ? `an ${noun}` : `a ${noun}`);
@@ -89,11 +92,29 @@ export class Composer {
   }
 
   /** Adds an evidence item (deduplicated) and returns it. */
-  private cite(videoId: string, kind: Segment['kind'], start: number, end: number, text: string, score: number): Evidence {
-    const found = this.evidence.find((e) => e.video_id === videoId && e.kind === kind && e.start === start && e.end === end && e.text === text);
+  private cite(
+    videoId: string,
+    kind: Segment['kind'],
+    start: number,
+    end: number,
+    text: string,
+    score: number,
+  ): Evidence {
+    const found = this.evidence.find(
+      (e) => e.video_id === videoId && e.kind === kind && e.start === start && e.end === end && e.text === text,
+    );
     if (found) return found;
     const frame = this.c.finder.frameNear(videoId, (start + end) / 2);
-    const e: Evidence = { video_id: videoId, file_name: this.video(videoId).fileName, start, end, kind, text, score: Math.round(score * 1000) / 1000, frame_url: frame ? this.c.frameUrl(videoId, frame) : null };
+    const e: Evidence = {
+      video_id: videoId,
+      file_name: this.video(videoId).fileName,
+      start,
+      end,
+      kind,
+      text,
+      score: Math.round(score * 1000) / 1000,
+      frame_url: frame ? this.c.frameUrl(videoId, frame) : null,
+    };
     this.evidence.push(e);
     return e;
   }
@@ -104,7 +125,12 @@ export class Composer {
   async compose(): Promise<Composed> {
     const { prompt, guidance, scope } = this.c;
     const style = styleOf(guidance);
-    if (scope.videos.length === 0) return { output: 'The index holds no videos yet, so there is nothing to answer from.', evidence: [], found: false };
+    if (scope.videos.length === 0)
+      return {
+        output: 'The index holds no videos yet, so there is nothing to answer from.',
+        evidence: [],
+        found: false,
+      };
     const read = await readQuestion(prompt, scope.videos, this.c.embedder ?? null);
     this.vector = read.vector;
     const intent = read.slots.intent;
@@ -118,7 +144,12 @@ export class Composer {
     }
     let output = sentences.text.trim();
     if (style.brief) output = output.split(/(?<=[.!?])\s/)[0]!;
-    return { output, evidence: this.evidence.sort((a, b) => b.score - a.score), found: sentences.found, reading: sentences.reading };
+    return {
+      output,
+      evidence: this.evidence.sort((a, b) => b.score - a.score),
+      found: sentences.found,
+      reading: sentences.reading,
+    };
   }
 
   /**
@@ -130,7 +161,8 @@ export class Composer {
     const base = this.c.scope;
     const slots = read.slots;
     const compare = read.readings[0]!.cell.form === 'compare' || slots.files.length >= 2;
-    if (slots.files.length && base.videos.length > 1) this.c.scope = { videos: compare ? slots.files : [slots.files[0]!], window: base.window };
+    if (slots.files.length && base.videos.length > 1)
+      this.c.scope = { videos: compare ? slots.files : [slots.files[0]!], window: base.window };
     const narrowed = this.c.scope;
     // A time written in the question narrows it like a `target`; one past the end is said so.
     if (!narrowed.window && slots.time && 'point' in slots.time) {
@@ -138,7 +170,11 @@ export class Composer {
       const known = narrowed.videos.filter((v) => v.durationSec !== null);
       if (known.length && known.every((v) => t > v.durationSec! + 0.5)) {
         const longest = known.reduce((a, b) => (b.durationSec! > a.durationSec! ? b : a));
-        return { text: `I could not find anything ${secs(t)} into the video: ${known.length === 1 ? `${longest.fileName} is only` : `the longest of these videos, ${longest.fileName}, is`} ${secs(longest.durationSec!)} long.`, found: false, reading: 'time.past_end' };
+        return {
+          text: `I could not find anything ${secs(t)} into the video: ${known.length === 1 ? `${longest.fileName} is only` : `the longest of these videos, ${longest.fileName}, is`} ${secs(longest.durationSec!)} long.`,
+          found: false,
+          reading: 'time.past_end',
+        };
       }
     }
     let first: (Answer & { reading: string }) | null = null;
@@ -155,7 +191,11 @@ export class Composer {
     // ("what does the writing say": text or speech) or do not rule out. A question about text is not
     // answered with the objects it mentions: labels alone do not open the objects reading.
     const related = (c: Cell) =>
-      c === best || c.fact === best.fact || (OBJECTS.has(c.fact) && OBJECTS.has(best.fact)) || (c.form === best.form && (!slots.factCues.has(best.fact) || (slots.factCues.has(c.fact) && !OBJECTS.has(c.fact))));
+      c === best ||
+      c.fact === best.fact ||
+      (OBJECTS.has(c.fact) && OBJECTS.has(best.fact)) ||
+      (c.form === best.form &&
+        (!slots.factCues.has(best.fact) || (slots.factCues.has(c.fact) && !OBJECTS.has(c.fact))));
     // A question that names a thing ("is there a kayak?") is not answered about speech or sound
     // unless its words ask about them: "Yes: someone speaks" answers nothing it asked.
     const namesThing = slots.intent.keywords.some((w) => !CAPTION_GENERIC.has(w) && !/^\d/.test(w));
@@ -183,17 +223,23 @@ export class Composer {
     const intent = slots.intent;
     this.keywords = intent.keywords;
     const named = intent.labels.filter((l) => l !== 'person' || !intent.categoryLabels.length);
-    const label = (cell.fact === 'people' ? 'person' : undefined) ?? named.filter((l) => l !== 'dining table')[0] ?? named[0];
+    const label =
+      (cell.fact === 'people' ? 'person' : undefined) ?? named.filter((l) => l !== 'dining table')[0] ?? named[0];
     // "What colour is the car": whichever object reading it got, it asks for a colour.
-    if (cell.handler.startsWith('objects.') && named.length && COLOUR_ASKED.test(this.c.prompt)) return this.withLabels(named, label, style, (l) => this.colourOf(l, style));
+    if (cell.handler.startsWith('objects.') && named.length && COLOUR_ASKED.test(this.c.prompt))
+      return this.withLabels(named, label, style, (l) => this.colourOf(l, style));
     switch (cell.handler) {
       case 'objects.count':
         return this.withLabels(named, label, style, (l) => this.countObjects(l, slots, style));
       case 'objects.when':
         // "When are two cars visible": the moments with that count.
-        return this.withLabels(named, label, style, (l) => (intent.number !== null || slots.atOnce ? this.count(l, intent, style) : this.when(l, intent, style)));
+        return this.withLabels(named, label, style, (l) =>
+          intent.number !== null || slots.atOnce ? this.count(l, intent, style) : this.when(l, intent, style),
+        );
       case 'objects.presence':
-        return this.withLabels(named, label, style, (l) => (COLOUR_ASKED.test(this.c.prompt) ? this.colourOf(l, style) : this.when(l, intent, style, true)));
+        return this.withLabels(named, label, style, (l) =>
+          COLOUR_ASKED.test(this.c.prompt) ? this.colourOf(l, style) : this.when(l, intent, style, true),
+        );
       case 'objects.which':
         return this.withLabels(named, label, style, (l) => this.whichVideo(l, style));
       case 'objects.extreme':
@@ -202,7 +248,8 @@ export class Composer {
         return this.withLabels(named, label, style, (l) => this.compareObject(l, style));
       case 'objects.what':
         if (intent.categoryLabels.length) return this.objectsOf(intent.categoryLabels, style, intent);
-        if (named.length && COLOUR_ASKED.test(this.c.prompt)) return this.withLabels(named, label, style, (l) => this.colourOf(l, style));
+        if (named.length && COLOUR_ASKED.test(this.c.prompt))
+          return this.withLabels(named, label, style, (l) => this.colourOf(l, style));
         if (named.length) return this.companions(named, style);
         return this.visible(style);
       case 'text.what':
@@ -253,15 +300,25 @@ export class Composer {
   }
 
   /** Runs `f` on the label asked about when the index has it; "not found" (with what is there) when not. */
-  private withLabels(named: string[], label: string | undefined, style: Style, f: (label: string) => Answer | Promise<Answer>): Answer | Promise<Answer> {
+  private withLabels(
+    named: string[],
+    label: string | undefined,
+    style: Style,
+    f: (label: string) => Answer | Promise<Answer>,
+  ): Answer | Promise<Answer> {
     // Things the detector has no label for, or never saw, may still be named by a caption (issue 11).
     if (!label) return this.fromCaptions(style) ?? this.notFound('what the question names', style);
     const asked = named.length ? named : [label];
-    const present = asked.filter((l) => this.c.finder.byKind(this.c.scope, ['object'], { labels: [l], limit: 1 }).length > 0);
+    const present = asked.filter(
+      (l) => this.c.finder.byKind(this.c.scope, ['object'], { labels: [l], limit: 1 }).length > 0,
+    );
     const missing = asked.filter((l) => !present.includes(l));
     // The question is about something that was never detected: say so rather than answer about something else.
     if (!present.includes(label) || (missing.length && !(missing.length === 1 && missing[0] === 'dining table'))) {
-      return this.fromCaptions(style) ?? this.notFound((missing.length ? missing : [label]).map((l) => article(labelNoun(l))).join(' or '), style);
+      return (
+        this.fromCaptions(style) ??
+        this.notFound((missing.length ? missing : [label]).map((l) => article(labelNoun(l))).join(' or '), style)
+      );
     }
     return f(label);
   }
@@ -274,8 +331,11 @@ export class Composer {
   private fromCaptions(style: Style): Answer | null {
     const things = this.keywords.filter((w) => !CAPTION_GENERIC.has(w) && !/^\d/.test(w));
     if (!things.length) return null;
-    const names = (text: string, w: string) => new RegExp(`\\b${w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/(es|s)$/, '')}(s|es)?\\b`, 'i').test(text);
-    const hits = this.c.finder.byKind(this.c.scope, ['caption'], { limit: 2000 }).filter((c) => things.every((w) => names(c.text, w)));
+    const names = (text: string, w: string) =>
+      new RegExp(`\\b${w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/(es|s)$/, '')}(s|es)?\\b`, 'i').test(text);
+    const hits = this.c.finder
+      .byKind(this.c.scope, ['caption'], { limit: 2000 })
+      .filter((c) => things.every((w) => names(c.text, w)));
     if (!hits.length) return null;
     const shown = hits.slice(0, style.items);
     for (const c of shown) this.citeSegment(c);
@@ -283,7 +343,10 @@ export class Composer {
     const file = (id: string) => (many ? ` (${this.c.scope.videos.find((v) => v.id === id)?.fileName ?? id})` : '');
     const parts = shown.map((c) => `${span(c.start, c.end)}${file(c.videoId)}: ${quote(c.text)}`);
     const more = hits.length > shown.length ? ` (and ${hits.length - shown.length} more)` : '';
-    return { text: `${YES_NO.test(this.c.prompt) ? 'Yes: the' : 'The'} captions describe it ${joinList(parts)}${more}.`, found: true };
+    return {
+      text: `${YES_NO.test(this.c.prompt) ? 'Yes: the' : 'The'} captions describe it ${joinList(parts)}${more}.`,
+      found: true,
+    };
   }
 
   // ---- object questions -------------------------------------------------------------------
@@ -302,13 +365,22 @@ export class Composer {
       this.citeSegment(s);
       return `${span(s.start, s.end)}${onTrack(s)}${this.where(s.videoId)}`;
     });
-    const more = spans.length > shown.length ? ` (and ${spans.length - shown.length} more time${spans.length - shown.length > 1 ? 's' : ''})` : '';
+    const more =
+      spans.length > shown.length
+        ? ` (and ${spans.length - shown.length} more time${spans.length - shown.length > 1 ? 's' : ''})`
+        : '';
     if (intent.position === 'first' || intent.position === 'start') {
       const s = shown[0]!;
-      return { text: `The first ${noun} appears at ${formatTime(s.start)}${this.where(s.videoId)} and is visible until ${formatTime(s.end)}.`, found: true };
+      return {
+        text: `The first ${noun} appears at ${formatTime(s.start)}${this.where(s.videoId)} and is visible until ${formatTime(s.end)}.`,
+        found: true,
+      };
     }
     // "Yes" only answers a yes/no question ("who is there?" is not one).
-    const lead = presence && YES_NO.test(this.c.prompt) ? `Yes: ${article(noun)} is visible` : `${capital(article(noun))} is visible`;
+    const lead =
+      presence && YES_NO.test(this.c.prompt)
+        ? `Yes: ${article(noun)} is visible`
+        : `${capital(article(noun))} is visible`;
     return { text: `${lead} ${joinList(parts)}${more}.`, found: true };
   }
 
@@ -337,13 +409,19 @@ export class Composer {
       const runs = runsOf(pts, (p) => p.n === intent.number);
       if (runs.length === 0) {
         const max = Math.max(...pts.map((p) => p.n));
-        return { text: `I could not find a moment with exactly ${numberWord(intent.number)} ${noun(intent.number)} visible; at most ${numberWord(max)} ${noun(max)} ${max === 1 ? 'is' : 'are'} seen at once.`, found: false };
+        return {
+          text: `I could not find a moment with exactly ${numberWord(intent.number)} ${noun(intent.number)} visible; at most ${numberWord(max)} ${noun(max)} ${max === 1 ? 'is' : 'are'} seen at once.`,
+          found: false,
+        };
       }
       const parts = runs.slice(0, style.items).map((r) => {
         this.cite(r.video.id, 'object', r.start, r.end, `${intent.number} ${noun(intent.number!)}`, 1);
         return `${span(r.start, r.end)}${this.where(r.video.id)}`;
       });
-      return { text: `${capital(numberWord(intent.number))} ${noun(intent.number)} ${intent.number === 1 ? 'is' : 'are'} visible ${joinList(parts)}.`, found: true };
+      return {
+        text: `${capital(numberWord(intent.number))} ${noun(intent.number)} ${intent.number === 1 ? 'is' : 'are'} visible ${joinList(parts)}.`,
+        found: true,
+      };
     }
     if (intent.extreme === 'max' || intent.extreme === 'min') {
       const best = intent.extreme === 'max' ? Math.max(...pts.map((p) => p.n)) : Math.min(...pts.map((p) => p.n));
@@ -353,7 +431,10 @@ export class Composer {
         return `${span(r.start, r.end)}${this.where(r.video.id)}`;
       });
       const word = intent.extreme === 'max' ? 'At most' : 'At least';
-      return { text: `${word} ${numberWord(best)} ${noun(best)} ${best === 1 ? 'is' : 'are'} visible at once, for example ${joinList(parts)}.`, found: true };
+      return {
+        text: `${word} ${numberWord(best)} ${noun(best)} ${best === 1 ? 'is' : 'are'} visible at once, for example ${joinList(parts)}.`,
+        found: true,
+      };
     }
     // A moment: the target, the beginning, or the end; else the most common count.
     let chosen: Counted[];
@@ -378,8 +459,14 @@ export class Composer {
     const start = run[0]!.t;
     const end = run.at(-1)!.t;
     this.cite(run[0]!.video.id, 'object', start, end, `${n} ${noun(n)}`, 1);
-    const varies = !when && new Set(pts.map((p) => p.n)).size > 1 ? ` (the number changes over the video: between ${numberWord(Math.min(...pts.map((p) => p.n)))} and ${numberWord(Math.max(...pts.map((p) => p.n)))})` : '';
-    return { text: `There ${n === 1 ? 'is' : 'are'} ${numberWord(n)} ${noun(n)}${when}, ${span(start, end)}${this.where(run[0]!.video.id)}${varies}.`, found: true };
+    const varies =
+      !when && new Set(pts.map((p) => p.n)).size > 1
+        ? ` (the number changes over the video: between ${numberWord(Math.min(...pts.map((p) => p.n)))} and ${numberWord(Math.max(...pts.map((p) => p.n)))})`
+        : '';
+    return {
+      text: `There ${n === 1 ? 'is' : 'are'} ${numberWord(n)} ${noun(n)}${when}, ${span(start, end)}${this.where(run[0]!.video.id)}${varies}.`,
+      found: true,
+    };
   }
 
   private whichVideo(label: string, style: Style): Answer {
@@ -406,7 +493,8 @@ export class Composer {
       return `${article(labelNoun(label))} (${span(s.start, s.end)}${this.where(s.videoId)})`;
     });
     const verb = intent.needs.has('which_video') ? 'is seen in' : 'The video shows';
-    if (intent.needs.has('which_video')) return { text: `${capital(parts.join(', '))} ${verb} the index.`, found: true };
+    if (intent.needs.has('which_video'))
+      return { text: `${capital(parts.join(', '))} ${verb} the index.`, found: true };
     return { text: `${verb} ${joinList(parts)}.`, found: true };
   }
 
@@ -414,10 +502,20 @@ export class Composer {
     const subject = named[0]!;
     const mine = this.spansOf(subject);
     if (mine.length === 0) return this.notFound(article(labelNoun(subject)), style);
-    const others = this.c.finder.byKind(this.c.scope, ['object']).filter((s) => s.text !== subject && s.text !== 'person' && mine.some((m) => m.videoId === s.videoId && overlap(m, s) > 0));
-    if (others.length === 0) return { text: `I could not find anything detected together with the ${labelNoun(subject)}; the ${labelNoun(subject)} is visible ${span(mine[0]!.start, mine[0]!.end)}.`, found: false };
+    const others = this.c.finder
+      .byKind(this.c.scope, ['object'])
+      .filter(
+        (s) =>
+          s.text !== subject && s.text !== 'person' && mine.some((m) => m.videoId === s.videoId && overlap(m, s) > 0),
+      );
+    if (others.length === 0)
+      return {
+        text: `I could not find anything detected together with the ${labelNoun(subject)}; the ${labelNoun(subject)} is visible ${span(mine[0]!.start, mine[0]!.end)}.`,
+        found: false,
+      };
     const byLabel = new Map<string, number>();
-    for (const o of others) byLabel.set(o.text, (byLabel.get(o.text) ?? 0) + Math.max(...mine.map((m) => overlap(m, o))));
+    for (const o of others)
+      byLabel.set(o.text, (byLabel.get(o.text) ?? 0) + Math.max(...mine.map((m) => overlap(m, o))));
     const best = [...byLabel.entries()].sort((a, b) => b[1] - a[1]).slice(0, Math.max(1, Math.min(style.items, 2)));
     const parts = best.map(([label]) => {
       const s = others.filter((o) => o.text === label).sort((a, b) => b.end - b.start - (a.end - a.start))[0]!;
@@ -437,7 +535,10 @@ export class Composer {
       const blocks = (await moment.readText()).slice(0, style.items);
       if (blocks.length) {
         for (const b of blocks) this.cite(moment.video.id, 'ocr', moment.t, moment.t, b.text, b.confidence);
-        return { text: `At ${formatTime(moment.t)}${this.where(moment.video.id)} the screen shows ${joinList(blocks.map((b) => quote(b.text)))}.`, found: true };
+        return {
+          text: `At ${formatTime(moment.t)}${this.where(moment.video.id)} the screen shows ${joinList(blocks.map((b) => quote(b.text)))}.`,
+          found: true,
+        };
       }
     }
     let ocr = this.c.finder.byKind(scope, ['ocr']);
@@ -473,8 +574,12 @@ export class Composer {
     const { scope } = this.c;
     const transcripts = this.c.finder.byKind(scope, ['transcript']);
     if (transcripts.length) {
-      const ranked = (await this.c.finder.ranked(scope, this.c.prompt, intent, 20, this.vector)).filter((r) => r.segment.kind === 'transcript').map((r) => r.segment);
-      const chosen = (ranked.length ? ranked : transcripts).slice(0, Math.max(1, style.items - 1)).sort((a, b) => a.start - b.start);
+      const ranked = (await this.c.finder.ranked(scope, this.c.prompt, intent, 20, this.vector))
+        .filter((r) => r.segment.kind === 'transcript')
+        .map((r) => r.segment);
+      const chosen = (ranked.length ? ranked : transcripts)
+        .slice(0, Math.max(1, style.items - 1))
+        .sort((a, b) => a.start - b.start);
       const parts = chosen.map((s) => {
         this.citeSegment(s);
         return `${span(s.start, s.end)}${onTrack(s)}${this.where(s.videoId)}: ${quote(s.text)}`;
@@ -508,13 +613,27 @@ export class Composer {
       const scope = { videos: [v], window: this.c.scope.window };
       const shots = this.c.finder.byKind(scope, ['shot']);
       const all = this.c.finder.byKind(scope, ['object', 'ocr', 'caption', 'transcript', 'speech'], { limit: 2000 });
-      const units = shots.length ? shots : [{ videoId: v.id, kind: 'shot', start: this.c.scope.window?.start ?? 0, end: this.c.scope.window?.end ?? v.durationSec ?? 0, text: 'the whole video', confidence: 1 } as Segment];
+      const units = shots.length
+        ? shots
+        : [
+            {
+              videoId: v.id,
+              kind: 'shot',
+              start: this.c.scope.window?.start ?? 0,
+              end: this.c.scope.window?.end ?? v.durationSec ?? 0,
+              text: 'the whole video',
+              confidence: 1,
+            } as Segment,
+          ];
       const lines: string[] = [];
       const maxShots = Math.max(3, style.items * 2);
       let quiet = 0;
       for (const shot of units) {
         if (lines.length >= maxShots) break;
-        const inShot = (s: Segment) => s.start < shot.end && s.end > shot.start && Math.min(s.end, shot.end) - Math.max(s.start, shot.start) >= Math.min(0.5, (s.end - s.start) / 2);
+        const inShot = (s: Segment) =>
+          s.start < shot.end &&
+          s.end > shot.start &&
+          Math.min(s.end, shot.end) - Math.max(s.start, shot.start) >= Math.min(0.5, (s.end - s.start) / 2);
         const here = all.filter(inShot);
         const caption = here.find((s) => s.kind === 'caption');
         const objects = [...new Set(here.filter((s) => s.kind === 'object').map((o) => o.text))].slice(0, 4);
@@ -523,7 +642,8 @@ export class Composer {
         const speech = here.some((s) => s.kind === 'speech');
         const bits: string[] = [];
         if (caption) bits.push(caption.text.replace(/\.$/, ''));
-        if (objects.length) bits.push(`${caption ? 'the analysis sees ' : ''}${joinList(objects.map((l) => article(labelNoun(l))))}`);
+        if (objects.length)
+          bits.push(`${caption ? 'the analysis sees ' : ''}${joinList(objects.map((l) => article(labelNoun(l))))}`);
         if (text.length) bits.push(`the text ${joinList(text.map((o) => quote(o.text)))} appears`);
         if (said.length) bits.push(`someone says ${quote(said[0]!.text)}`);
         else if (speech) bits.push('someone speaks');
@@ -537,7 +657,9 @@ export class Composer {
           const o = here.find((s) => s.kind === 'object' && s.text === l);
           if (o && !shots.length) this.citeSegment(o);
         }
-        lines.push(`${capital(span(shot.start, shot.end))}${shots.length > 1 ? ` (shot ${lines.length + quiet + 1})` : ''}: ${bits.join('; ')}.`);
+        lines.push(
+          `${capital(span(shot.start, shot.end))}${shots.length > 1 ? ` (shot ${lines.length + quiet + 1})` : ''}: ${bits.join('; ')}.`,
+        );
       }
       if (!lines.length) continue;
       const head = `${this.multi() ? `${v.fileName}: ` : ''}${v.durationSec !== null ? `A video of ${secs(v.durationSec)}` : 'The video'} in ${numberWord(Math.max(1, shots.length))} shot${shots.length === 1 ? '' : 's'}${quiet ? ` (${numberWord(quiet)} with nothing the analysis recognises)` : ''}.`;
@@ -577,7 +699,10 @@ export class Composer {
     }
     const s = spans[0]!;
     this.citeSegment(s);
-    return { text: `I could not find the colour of the ${labelNoun(label)}: the analysis did not measure colours here. ${capital(article(labelNoun(label)))} is visible ${span(s.start, s.end)}${this.where(s.videoId)}.`, found: false };
+    return {
+      text: `I could not find the colour of the ${labelNoun(label)}: the analysis did not measure colours here. ${capital(article(labelNoun(label)))} is visible ${span(s.start, s.end)}${this.where(s.videoId)}.`,
+      found: false,
+    };
   }
 
   // ---- counting over time, extremes, comparisons ------------------------------------------------
@@ -590,7 +715,14 @@ export class Composer {
   private countObjects(label: string, slots: Slots, style: Style): Answer {
     const intent = slots.intent;
     const runs = appearances(this.spansOf(label));
-    if (slots.atOnce || intent.extreme || this.c.scope.window || intent.position || runs.length <= 1 || (intent.number !== null && intent.needs.has('when'))) {
+    if (
+      slots.atOnce ||
+      intent.extreme ||
+      this.c.scope.window ||
+      intent.position ||
+      runs.length <= 1 ||
+      (intent.number !== null && intent.needs.has('when'))
+    ) {
       return this.count(label, intent, style);
     }
     const total = runs.reduce((a, r) => a + r.most, 0);
@@ -600,9 +732,15 @@ export class Composer {
       for (const s of r.segments) this.citeSegment(s);
       return `${numberWord(r.most)} ${span(r.start, r.end)}${this.where(r.videoId)}`;
     });
-    const more = runs.length > shown.length ? ` and ${runs.length - shown.length} more time${runs.length - shown.length > 1 ? 's' : ''}` : '';
+    const more =
+      runs.length > shown.length
+        ? ` and ${runs.length - shown.length} more time${runs.length - shown.length > 1 ? 's' : ''}`
+        : '';
     const n = labelNoun(label, total);
-    return { text: `${capital(numberWord(total))} ${n} appear over time, one appearance after another: ${joinList(parts)}${more} (at most ${numberWord(most)} at once).`, found: true };
+    return {
+      text: `${capital(numberWord(total))} ${n} appear over time, one appearance after another: ${joinList(parts)}${more} (at most ${numberWord(most)} at once).`,
+      found: true,
+    };
   }
 
   private extremeObject(label: string, slots: Slots, style: Style): Answer {
@@ -612,7 +750,10 @@ export class Composer {
       const spans = this.spansOf(label).sort((a, b) => b.end - b.start - (a.end - a.start));
       const s = /\bshortest\b/i.test(this.c.prompt) ? spans.at(-1)! : spans[0]!;
       this.citeSegment(s);
-      return { text: `The ${/\bshortest\b/i.test(this.c.prompt) ? 'shortest' : 'longest'} time ${article(labelNoun(label))} stays in view is ${span(s.start, s.end)}${this.where(s.videoId)} (${secs(s.end - s.start)}).`, found: true };
+      return {
+        text: `The ${/\bshortest\b/i.test(this.c.prompt) ? 'shortest' : 'longest'} time ${article(labelNoun(label))} stays in view is ${span(s.start, s.end)}${this.where(s.videoId)} (${secs(s.end - s.start)}).`,
+        found: true,
+      };
     }
     return this.when(label, intent, style);
   }
@@ -627,7 +768,10 @@ export class Composer {
     });
     if (rows.every((r) => r.n === 0)) return this.notFound(article(labelNoun(label)), style);
     rows.sort((a, b) => b.n - a.n || b.seconds - a.seconds);
-    const parts = rows.map((r) => `${r.v.fileName} shows ${r.n ? `${numberWord(r.n)} ${labelNoun(label, r.n)} for ${secs(r.seconds)}` : `no ${labelNoun(label, 2)}`}`);
+    const parts = rows.map(
+      (r) =>
+        `${r.v.fileName} shows ${r.n ? `${numberWord(r.n)} ${labelNoun(label, r.n)} for ${secs(r.seconds)}` : `no ${labelNoun(label, 2)}`}`,
+    );
     return { text: `${rows[0]!.v.fileName} has the most: ${joinList(parts)}.`, found: true };
   }
 
@@ -637,14 +781,20 @@ export class Composer {
   private textMatches(intent: Intent, slots: Slots): { segs: Segment[]; matched: boolean } {
     const all = this.c.finder.byKind(this.c.scope, ['ocr']);
     const squash = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
-    const wanted = (slots.quoted.length ? slots.quoted : intent.keywords.filter((k) => !TEXT_WORDS.has(k))).map(squash).filter((w) => w.length >= 3);
+    const wanted = (slots.quoted.length ? slots.quoted : intent.keywords.filter((k) => !TEXT_WORDS.has(k)))
+      .map(squash)
+      .filter((w) => w.length >= 3);
     const hits = wanted.length ? all.filter((s) => wanted.some((w) => squash(s.text).includes(w))) : [];
     return hits.length ? { segs: hits, matched: true } : { segs: all, matched: false };
   }
 
   private textWhen(intent: Intent, slots: Slots, style: Style, presence = false): Answer {
     const { segs, matched } = this.textMatches(intent, slots);
-    if (!segs.length || (slots.quoted.length && !matched)) return this.notFound(slots.quoted.length ? `the text ${joinList(slots.quoted.map(quote))}` : 'any text on screen', style);
+    if (!segs.length || (slots.quoted.length && !matched))
+      return this.notFound(
+        slots.quoted.length ? `the text ${joinList(slots.quoted.map(quote))}` : 'any text on screen',
+        style,
+      );
     let chosen = segs;
     if (intent.position === 'first' || intent.position === 'start') chosen = segs.slice(0, 1);
     else if (intent.position === 'last' || intent.position === 'end') chosen = segs.slice(-1);
@@ -653,7 +803,10 @@ export class Composer {
       return `${quote(s.text)} ${span(s.start, s.end)}${this.where(s.videoId)}`;
     });
     const more = chosen.length > style.items ? ` (and ${chosen.length - style.items} more)` : '';
-    return { text: `${presence && YES_NO.test(this.c.prompt) ? 'Yes: the' : 'The'} screen shows ${joinList(parts)}${more}.`, found: true };
+    return {
+      text: `${presence && YES_NO.test(this.c.prompt) ? 'Yes: the' : 'The'} screen shows ${joinList(parts)}${more}.`,
+      found: true,
+    };
   }
 
   private textWhich(intent: Intent, slots: Slots, style: Style): Answer {
@@ -677,7 +830,10 @@ export class Composer {
       this.citeSegment(s);
       return `${quote(s.text)} ${span(s.start, s.end)}${this.where(s.videoId)}`;
     });
-    return { text: `${capital(numberWord(distinct.size))} different text${distinct.size === 1 ? ' is' : 's are'} read on screen: ${joinList(parts)}${distinct.size > parts.length ? ', and more' : ''}.`, found: true };
+    return {
+      text: `${capital(numberWord(distinct.size))} different text${distinct.size === 1 ? ' is' : 's are'} read on screen: ${joinList(parts)}${distinct.size > parts.length ? ', and more' : ''}.`,
+      found: true,
+    };
   }
 
   // ---- speech --------------------------------------------------------------------------------
@@ -702,8 +858,14 @@ export class Composer {
       this.citeSegment(s);
       return `${span(s.start, s.end)}${onTrack(s)}${this.where(s.videoId)}`;
     });
-    const more = spans.length > shown.length ? ` (and ${spans.length - shown.length} more time${spans.length - shown.length > 1 ? 's' : ''})` : '';
-    return { text: `${presence && YES_NO.test(this.c.prompt) ? 'Yes: someone' : 'Someone'} speaks ${joinList(parts)}${more}.`, found: true };
+    const more =
+      spans.length > shown.length
+        ? ` (and ${spans.length - shown.length} more time${spans.length - shown.length > 1 ? 's' : ''})`
+        : '';
+    return {
+      text: `${presence && YES_NO.test(this.c.prompt) ? 'Yes: someone' : 'Someone'} speaks ${joinList(parts)}${more}.`,
+      found: true,
+    };
   }
 
   private speechAmount(style: Style): Answer {
@@ -713,7 +875,10 @@ export class Composer {
     const seconds = total(spans);
     this.citeSegment(spans[0]!);
     if (spans.length > 1) this.citeSegment(spans.at(-1)!);
-    return { text: `Someone speaks ${numberWord(spans.length)} time${spans.length === 1 ? '' : 's'}, ${secs(seconds)} of speech in all, from ${formatTime(spans[0]!.start)} to ${formatTime(spans.at(-1)!.end)}${this.where(spans[0]!.videoId)}.`, found: true };
+    return {
+      text: `Someone speaks ${numberWord(spans.length)} time${spans.length === 1 ? '' : 's'}, ${secs(seconds)} of speech in all, from ${formatTime(spans[0]!.start)} to ${formatTime(spans.at(-1)!.end)}${this.where(spans[0]!.videoId)}.`,
+      found: true,
+    };
   }
 
   private speechWhich(style: Style): Answer {
@@ -746,7 +911,9 @@ export class Composer {
       for (const s of shots.slice(1, 8)) this.citeSegment(s);
       if (shots.length === 1) this.citeSegment(shots[0]!);
       const cuts = shots.slice(1).map((s) => formatTime(s.start));
-      parts.push(`${this.multi() ? `${v.fileName}: ` : ''}${numberWord(shots.length)} shot${shots.length === 1 ? '' : 's'}${cuts.length ? ` (cut${cuts.length > 1 ? 's' : ''} at ${joinList(cuts.slice(0, 7))}${cuts.length > 7 ? ' and more' : ''})` : ', no cut'}`);
+      parts.push(
+        `${this.multi() ? `${v.fileName}: ` : ''}${numberWord(shots.length)} shot${shots.length === 1 ? '' : 's'}${cuts.length ? ` (cut${cuts.length > 1 ? 's' : ''} at ${joinList(cuts.slice(0, 7))}${cuts.length > 7 ? ' and more' : ''})` : ', no cut'}`,
+      );
     }
     if (!parts.length) return this.notFound('any shot boundaries', style);
     return { text: `${this.multi() ? 'Shots: ' : 'The video has '}${parts.join('; ')}.`, found: true };
@@ -765,7 +932,10 @@ export class Composer {
       }
       const cuts = shots.slice(1);
       for (const s of cuts.slice(0, 8)) this.citeSegment(s);
-      if (cuts.length) parts.push(`the scene changes${this.where(v.id)} at ${joinList(cuts.slice(0, 8).map((s) => formatTime(s.start)))}${cuts.length > 8 ? ' and later' : ''}`);
+      if (cuts.length)
+        parts.push(
+          `the scene changes${this.where(v.id)} at ${joinList(cuts.slice(0, 8).map((s) => formatTime(s.start)))}${cuts.length > 8 ? ' and later' : ''}`,
+        );
     }
     if (!parts.length) {
       const one = this.c.scope.videos.find((v) => this.shotsOf(v).length === 1);
@@ -791,7 +961,10 @@ export class Composer {
     const shown = rows.slice(0, Math.max(2, style.items));
     for (const r of shown) this.citeSegment(r.shots[1] ?? r.shots[0]!);
     const n = (k: number) => `${numberWord(k)} shot${k === 1 ? '' : 's'}`;
-    return { text: `${rows[0]!.v.fileName} has the ${few ? 'fewest' : 'most'} shots (${n(rows[0]!.shots.length)})${shown.length > 1 ? `; then ${joinList(shown.slice(1).map((r) => `${r.v.fileName} (${n(r.shots.length)})`))}` : ''}.`, found: true };
+    return {
+      text: `${rows[0]!.v.fileName} has the ${few ? 'fewest' : 'most'} shots (${n(rows[0]!.shots.length)})${shown.length > 1 ? `; then ${joinList(shown.slice(1).map((r) => `${r.v.fileName} (${n(r.shots.length)})`))}` : ''}.`,
+      found: true,
+    };
   }
 
   private shotExtreme(slots: Slots, style: Style): Answer {
@@ -800,12 +973,16 @@ export class Composer {
     const p = this.c.prompt.toLowerCase();
     let s: Segment;
     let what: string;
-    if (/\b(shortest|briefest)\b/.test(p)) [s, what] = [shots.reduce((a, b) => (b.end - b.start < a.end - a.start ? b : a)), 'shortest'];
+    if (/\b(shortest|briefest)\b/.test(p))
+      [s, what] = [shots.reduce((a, b) => (b.end - b.start < a.end - a.start ? b : a)), 'shortest'];
     else if (/\b(last|final)\b/.test(p) || slots.intent.position === 'last') [s, what] = [shots.at(-1)!, 'last'];
     else if (/\b(first|opening)\b/.test(p)) [s, what] = [shots[0]!, 'first'];
     else [s, what] = [shots.reduce((a, b) => (b.end - b.start > a.end - a.start ? b : a)), 'longest'];
     this.citeSegment(s);
-    return { text: `The ${what} shot${this.where(s.videoId)} runs ${span(s.start, s.end)} (${secs(s.end - s.start)}; ${s.text}).`, found: true };
+    return {
+      text: `The ${what} shot${this.where(s.videoId)} runs ${span(s.start, s.end)} (${secs(s.end - s.start)}; ${s.text}).`,
+      found: true,
+    };
   }
 
   // ---- file facts ----------------------------------------------------------------------------
@@ -816,13 +993,19 @@ export class Composer {
       case 'duration':
         return v.durationSec !== null ? `${secs(v.durationSec)} long` : null;
       case 'resolution':
-        return v.width && v.height ? `${v.width}×${v.height} pixels (${v.height > v.width ? 'portrait' : v.height === v.width ? 'square' : 'landscape'})` : null;
+        return v.width && v.height
+          ? `${v.width}×${v.height} pixels (${v.height > v.width ? 'portrait' : v.height === v.width ? 'square' : 'landscape'})`
+          : null;
       case 'fps':
         return v.fps ? `${Math.round(v.fps * 100) / 100} frames per second` : null;
       case 'size':
-        return v.sizeBytes !== null ? `${(v.sizeBytes / 1e6).toFixed(v.sizeBytes < 1e7 ? 2 : 1)} MB (${v.sizeBytes} bytes)` : null;
+        return v.sizeBytes !== null
+          ? `${(v.sizeBytes / 1e6).toFixed(v.sizeBytes < 1e7 ? 2 : 1)} MB (${v.sizeBytes} bytes)`
+          : null;
       case 'codec':
-        return v.videoCodec ? `encoded with ${v.videoCodec}${v.hasAudio === false ? ', with no audio track' : ''}` : null;
+        return v.videoCodec
+          ? `encoded with ${v.videoCodec}${v.hasAudio === false ? ', with no audio track' : ''}`
+          : null;
       default:
         return null;
     }
@@ -846,24 +1029,52 @@ export class Composer {
   }
 
   private fileCompare(fact: FactKind, slots: Slots, style: Style): Answer {
-    const measure = (v: Video): number | null => (fact === 'duration' ? v.durationSec : fact === 'resolution' ? (v.width && v.height ? v.width * v.height : null) : fact === 'fps' ? v.fps : fact === 'size' ? v.sizeBytes : null);
-    const rows = this.c.scope.videos.map((v) => ({ v, m: measure(v) })).filter((r): r is { v: Video; m: number } => r.m !== null);
+    const measure = (v: Video): number | null =>
+      fact === 'duration'
+        ? v.durationSec
+        : fact === 'resolution'
+          ? v.width && v.height
+            ? v.width * v.height
+            : null
+          : fact === 'fps'
+            ? v.fps
+            : fact === 'size'
+              ? v.sizeBytes
+              : null;
+    const rows = this.c.scope.videos
+      .map((v) => ({ v, m: measure(v) }))
+      .filter((r): r is { v: Video; m: number } => r.m !== null);
     if (rows.length === 0) return this.notFound(factEntry(fact).noun, style);
     const low = /\b(shortest|shorter|smallest|smaller|lowest|lower|least|fewest|less)\b/i.test(this.c.prompt);
     const vertical = fact === 'resolution' && /\b(vertical|portrait)\b/i.test(this.c.prompt);
     if (vertical) {
       const tall = rows.filter((r) => (r.v.height ?? 0) > (r.v.width ?? 0));
-      if (!tall.length) return { text: `None of the videos is in portrait format; ${joinList(rows.slice(0, 4).map((r) => `${r.v.fileName} is ${this.factOf(r.v, fact)}`))}.`, found: false };
+      if (!tall.length)
+        return {
+          text: `None of the videos is in portrait format; ${joinList(rows.slice(0, 4).map((r) => `${r.v.fileName} is ${this.factOf(r.v, fact)}`))}.`,
+          found: false,
+        };
       for (const r of tall) this.citeVideo(r.v, `${r.v.fileName}: ${this.factOf(r.v, fact)}`);
-      return { text: `In portrait format: ${joinList(tall.map((r) => `${r.v.fileName} (${this.factOf(r.v, fact)})`))}.`, found: true };
+      return {
+        text: `In portrait format: ${joinList(tall.map((r) => `${r.v.fileName} (${this.factOf(r.v, fact)})`))}.`,
+        found: true,
+      };
     }
     rows.sort((a, b) => (low ? a.m - b.m : b.m - a.m));
     const shown = rows.slice(0, Math.max(2, Math.min(style.items, 5)));
     for (const r of shown) this.citeVideo(r.v, `${r.v.fileName}: ${this.factOf(r.v, fact)}`);
-    const word: Record<string, [string, string]> = { duration: ['longest', 'shortest'], resolution: ['highest resolution', 'lowest resolution'], fps: ['highest frame rate', 'lowest frame rate'], size: ['biggest', 'smallest'] };
+    const word: Record<string, [string, string]> = {
+      duration: ['longest', 'shortest'],
+      resolution: ['highest resolution', 'lowest resolution'],
+      fps: ['highest frame rate', 'lowest frame rate'],
+      size: ['biggest', 'smallest'],
+    };
     const [hi, lo] = word[fact] ?? ['first', 'last'];
     void slots;
-    return { text: `${rows[0]!.v.fileName} is the ${low ? lo : hi} (${this.factOf(rows[0]!.v, fact)})${shown.length > 1 ? `; then ${joinList(shown.slice(1).map((r) => `${r.v.fileName} (${this.factOf(r.v, fact)})`))}` : ''}.`, found: true };
+    return {
+      text: `${rows[0]!.v.fileName} is the ${low ? lo : hi} (${this.factOf(rows[0]!.v, fact)})${shown.length > 1 ? `; then ${joinList(shown.slice(1).map((r) => `${r.v.fileName} (${this.factOf(r.v, fact)})`))}` : ''}.`,
+      found: true,
+    };
   }
 
   private audio(style: Style, which: boolean): Answer {
@@ -873,22 +1084,36 @@ export class Composer {
     if (which || known.length > 1) {
       const chosen = known.filter((v) => (silentAsked ? v.hasAudio === false : v.hasAudio === true));
       if (!chosen.length) return this.notFound(silentAsked ? 'a video without sound' : 'a video with sound', style);
-      for (const v of chosen.slice(0, 10)) this.citeVideo(v, `${v.fileName}: ${v.hasAudio ? 'has an audio track' : 'has no audio track'}`);
-      return { text: `${silentAsked ? 'Without sound' : 'With sound'}: ${joinList(chosen.slice(0, 10).map((v) => v.fileName))}${chosen.length > 10 ? ' and more' : ''}.`, found: true };
+      for (const v of chosen.slice(0, 10))
+        this.citeVideo(v, `${v.fileName}: ${v.hasAudio ? 'has an audio track' : 'has no audio track'}`);
+      return {
+        text: `${silentAsked ? 'Without sound' : 'With sound'}: ${joinList(chosen.slice(0, 10).map((v) => v.fileName))}${chosen.length > 10 ? ' and more' : ''}.`,
+        found: true,
+      };
     }
     const v = known[0]!;
     const speech = this.c.finder.has({ videos: [v], window: null }, ['speech', 'transcript']);
     this.citeVideo(v, `${v.fileName}: ${v.hasAudio ? 'has an audio track' : 'has no audio track'}`);
     if (!v.hasAudio) return { text: `No: ${v.fileName} has no audio track, so it is silent.`, found: true };
-    return { text: `Yes: ${v.fileName} has an audio track${speech ? ', with speech in it' : ' (no speech was found in it)'}.`, found: true };
+    return {
+      text: `Yes: ${v.fileName} has an audio track${speech ? ', with speech in it' : ' (no speech was found in it)'}.`,
+      found: true,
+    };
   }
 
   private videoList(count: boolean): Answer {
     const vs = this.c.scope.videos;
-    const names = vs.slice(0, 12).map((v) => `${v.fileName}${v.durationSec !== null ? ` (${secs(v.durationSec)})` : ''}`);
+    const names = vs
+      .slice(0, 12)
+      .map((v) => `${v.fileName}${v.durationSec !== null ? ` (${secs(v.durationSec)})` : ''}`);
     for (const v of vs.slice(0, 12)) this.citeVideo(v, `${v.fileName}`);
     const all = `${joinList(names)}${vs.length > 12 ? ` and ${vs.length - 12} more` : ''}`;
-    return { text: count ? `The index holds ${numberWord(vs.length)} video${vs.length === 1 ? '' : 's'}: ${all}.` : `The index holds ${all}.`, found: true };
+    return {
+      text: count
+        ? `The index holds ${numberWord(vs.length)} video${vs.length === 1 ? '' : 's'}: ${all}.`
+        : `The index holds ${all}.`,
+      found: true,
+    };
   }
 
   // ---- what is visible at a moment ------------------------------------------------------------
@@ -901,11 +1126,26 @@ export class Composer {
     // A moment: what covers it is cited at that moment (every time in the answer is a cited one).
     const point = win && win.end - win.start <= 2 * POINT_HALF + 0.01 ? (win.start + win.end) / 2 : null;
     const citeIn = (x: Segment) => {
-      if (point !== null && x.start <= point && x.end >= point) return this.cite(x.videoId, x.kind, point, point, x.text, x.confidence ?? 1);
-      return win ? this.cite(x.videoId, x.kind, Math.max(x.start, win.start), Math.min(x.end, win.end), x.text, x.confidence ?? 1) : this.citeSegment(x);
+      if (point !== null && x.start <= point && x.end >= point)
+        return this.cite(x.videoId, x.kind, point, point, x.text, x.confidence ?? 1);
+      return win
+        ? this.cite(
+            x.videoId,
+            x.kind,
+            Math.max(x.start, win.start),
+            Math.min(x.end, win.end),
+            x.text,
+            x.confidence ?? 1,
+          )
+        : this.citeSegment(x);
     };
     const at = (v: string, cited: Evidence[]) => {
-      const t = point !== null && cited.some((e) => e.start === point) ? `At ${formatTime(point)}` : cited.length ? `${capital(span(Math.min(...cited.map((e) => e.start)), Math.max(...cited.map((e) => e.end))))}` : 'There';
+      const t =
+        point !== null && cited.some((e) => e.start === point)
+          ? `At ${formatTime(point)}`
+          : cited.length
+            ? `${capital(span(Math.min(...cited.map((e) => e.start)), Math.max(...cited.map((e) => e.end))))}`
+            : 'There';
       return t + this.where(v);
     };
     if (!inWin.length && !moment) return this.notFound('anything the analysis recognises', style);
@@ -918,15 +1158,26 @@ export class Composer {
       const captions = segs.filter((s) => s.kind === 'caption');
       const cited: Evidence[] = [];
       for (const c of captions.slice(0, 2)) cited.push(citeIn(c));
-      if (captions.length) bits.push(captions.slice(0, 2).map((c) => c.text.replace(/\.$/, '')).join('; '));
+      if (captions.length)
+        bits.push(
+          captions
+            .slice(0, 2)
+            .map((c) => c.text.replace(/\.$/, ''))
+            .join('; '),
+        );
       const objects = new Map<string, { n: number; s: Segment }>();
       for (const o of segs.filter((s) => s.kind === 'object')) {
         const n = maxCountIn(o, win);
         if ((objects.get(o.text)?.n ?? 0) < n) objects.set(o.text, { n, s: o });
       }
-      const objs = [...objects.entries()].sort((a, b) => (a[0] === 'person' ? -1 : b[0] === 'person' ? 1 : 0)).slice(0, 6);
+      const objs = [...objects.entries()]
+        .sort((a, b) => (a[0] === 'person' ? -1 : b[0] === 'person' ? 1 : 0))
+        .slice(0, 6);
       for (const [, o] of objs) cited.push(citeIn(o.s));
-      if (objs.length) bits.push(`we see ${joinList(objs.map(([l, o]) => (o.n > 1 ? `${numberWord(o.n)} ${labelNoun(l, o.n)}` : article(labelNoun(l)))))}`);
+      if (objs.length)
+        bits.push(
+          `we see ${joinList(objs.map(([l, o]) => (o.n > 1 ? `${numberWord(o.n)} ${labelNoun(l, o.n)}` : article(labelNoun(l)))))}`,
+        );
       let texts = segs.filter((s) => s.kind === 'ocr');
       if (moment && moment.video.id === vid) {
         const read = (await moment.readText()).slice(0, style.items);
@@ -973,11 +1224,19 @@ export class Composer {
       return `${joinList(unanalysed.map((v) => v.fileName))} ${unanalysed.length === 1 ? 'has' : 'have'} not been analysed${unanalysed.some((v) => v.status !== 'ready') ? ' yet' : ' (analysis is switched off)'}, so nothing seen or said in ${unanalysed.length === 1 ? 'it' : 'them'} is known.`;
     }
     const labels = this.c.finder.labelSeconds(scope, 'object', 4).map((l) => labelNoun(l.label, 2));
-    const ocr = bestText(this.c.finder.byKind(scope, ['ocr'])).slice(0, 2).map((s) => quote(s.text));
+    const ocr = bestText(this.c.finder.byKind(scope, ['ocr']))
+      .slice(0, 2)
+      .map((s) => quote(s.text));
     const speech = this.c.finder.has(scope, ['speech', 'transcript']);
-    const bits = [labels.length ? `shows ${joinList(labels)}` : null, ocr.length ? `has the on-screen text ${joinList(ocr)}` : null, speech ? 'has speech' : null].filter(Boolean);
+    const bits = [
+      labels.length ? `shows ${joinList(labels)}` : null,
+      ocr.length ? `has the on-screen text ${joinList(ocr)}` : null,
+      speech ? 'has speech' : null,
+    ].filter(Boolean);
     if (!bits.length) return 'The analysis found nothing it recognises there.';
-    return scope.videos.length === 1 ? `What it does contain: it ${joinList(bits as string[])}.` : `What they do contain: the index ${joinList(bits as string[])}.`;
+    return scope.videos.length === 1
+      ? `What it does contain: it ${joinList(bits as string[])}.`
+      : `What they do contain: the index ${joinList(bits as string[])}.`;
   }
 }
 
@@ -1014,7 +1273,11 @@ const FILE_FACTS: FactKind[] = ['duration', 'resolution', 'fps', 'size', 'codec'
 const COLOUR_ASKED = /\b(colou?rs?|colou?red)\b/i;
 
 /** Question words that name no thing, left out when captions are searched for what a question names. */
-const CAPTION_GENERIC = new Set('there any anything something video clip film footage recording scene shot screen frame picture visible see seen shown show shows showing appear appears appearing appeared present is are was were does do did can could when where which what time times moment moments first last start end beginning ever at all'.split(' '));
+const CAPTION_GENERIC = new Set(
+  'there any anything something video clip film footage recording scene shot screen frame picture visible see seen shown show shows showing appear appears appearing appeared present is are was were does do did can could when where which what time times moment moments first last start end beginning ever at all'.split(
+    ' ',
+  ),
+);
 
 /** The colour stored with a detection, when the analysis measures colours. */
 function colourIn(s: Segment): string | null {
@@ -1034,11 +1297,29 @@ const POINT_HALF = 2;
 const OBJECTS = new Set<FactKind>(['objects', 'people']);
 
 /** Answers that read "first / last / at the beginning / at the end" themselves (no window needed). */
-const POSITIONAL = new Set<Handler>(['objects.count', 'objects.when', 'objects.presence', 'objects.extreme', 'text.what', 'text.when', 'text.presence', 'shots.extreme', 'shots.when']);
+const POSITIONAL = new Set<Handler>([
+  'objects.count',
+  'objects.when',
+  'objects.presence',
+  'objects.extreme',
+  'text.what',
+  'text.when',
+  'text.presence',
+  'shots.extreme',
+  'shots.when',
+]);
 
 /** Words that say the question is about text, not what the text says. */
-const TEXT_WORDS = new Set('text texts written write writing title titles screen shown displayed display appear appears printed words word letters sign signs read reads caption captions banner logo credits anything any'.split(' '));
-const SPEECH_WORDS = new Set('speak speaks spoke speaking speaker speakers talk talks talking say says said someone somebody anyone person man woman voice speech start starts begin begins'.split(' '));
+const TEXT_WORDS = new Set(
+  'text texts written write writing title titles screen shown displayed display appear appears printed words word letters sign signs read reads caption captions banner logo credits anything any'.split(
+    ' ',
+  ),
+);
+const SPEECH_WORDS = new Set(
+  'speak speaks spoke speaking speaker speakers talk talks talking say says said someone somebody anyone person man woman voice speech start starts begin begins'.split(
+    ' ',
+  ),
+);
 
 /** Seconds as words: "12.3 seconds", "2 minutes 5 seconds". */
 function secs(n: number): string {
@@ -1051,7 +1332,10 @@ function secs(n: number): string {
 /** "the second shot" → 2. */
 function ordinal(prompt: string): number | null {
   const words = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth', 'tenth'];
-  const m = /\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))\s+(shot|scene|cut)\b/i.exec(prompt);
+  const m =
+    /\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))\s+(shot|scene|cut)\b/i.exec(
+      prompt,
+    );
   if (!m) return null;
   const w = m[1]!.toLowerCase();
   const i = words.indexOf(w);
@@ -1070,7 +1354,9 @@ interface Appearance {
 
 function appearances(spans: Segment[]): Appearance[] {
   const out: Appearance[] = [];
-  const sorted = [...spans].sort((a, b) => (a.videoId === b.videoId ? a.start - b.start : a.videoId < b.videoId ? -1 : 1));
+  const sorted = [...spans].sort((a, b) =>
+    a.videoId === b.videoId ? a.start - b.start : a.videoId < b.videoId ? -1 : 1,
+  );
   for (const s of sorted) {
     const most = (s.extra as { max_count?: number } | null)?.max_count ?? 1;
     const last = out.at(-1);
@@ -1093,7 +1379,10 @@ function maxCountIn(s: Segment, win: { start: number; end: number } | null): num
 
 /** A time slot of the question as a window of the scope; relative ones need one video's length. */
 export function resolveTime(t: TimeSlot, videos: Video[]): { start: number; end: number } | null {
-  if ('point' in t) return t.point ? { start: Math.max(0, t.start - POINT_HALF), end: t.start + POINT_HALF } : { start: t.start, end: t.end };
+  if ('point' in t)
+    return t.point
+      ? { start: Math.max(0, t.start - POINT_HALF), end: t.start + POINT_HALF }
+      : { start: t.start, end: t.end };
   const d = videos.length === 1 ? videos[0]!.durationSec : null;
   if (d === null || d === undefined) return null;
   const len = t.seconds ?? Math.min(5, d / 4);
@@ -1136,7 +1425,11 @@ const distance = (s: Segment, t: number) => (t < s.start ? s.start - t : t > s.e
 /** Readable, confident, longer-lasting text first. */
 function bestText(ss: Segment[]): Segment[] {
   const letters = (s: Segment) => (s.text.match(/\p{L}/gu) ?? []).length;
-  return [...ss].sort((a, b) => (b.confidence ?? 0) * Math.log2(2 + letters(b)) * (b.end - b.start + 1) - (a.confidence ?? 0) * Math.log2(2 + letters(a)) * (a.end - a.start + 1));
+  return [...ss].sort(
+    (a, b) =>
+      (b.confidence ?? 0) * Math.log2(2 + letters(b)) * (b.end - b.start + 1) -
+      (a.confidence ?? 0) * Math.log2(2 + letters(a)) * (a.end - a.start + 1),
+  );
 }
 
 function categoryName(prompt: string): string {

@@ -32,9 +32,14 @@ export interface ScopeWindow {
 /** How far around a point `target` the answer looks, in seconds. @default 2 */
 export const POINT_WINDOW_SEC = 2;
 
-export function windowOf(target: TimeTarget | null, halfWidth = POINT_WINDOW_SEC): { start: number; end: number } | null {
+export function windowOf(
+  target: TimeTarget | null,
+  halfWidth = POINT_WINDOW_SEC,
+): { start: number; end: number } | null {
   if (!target) return null;
-  return target.point ? { start: Math.max(0, target.start - halfWidth), end: target.start + halfWidth } : { start: target.start, end: target.end };
+  return target.point
+    ? { start: Math.max(0, target.start - halfWidth), end: target.start + halfWidth }
+    : { start: target.start, end: target.end };
 }
 
 /**
@@ -85,7 +90,8 @@ export class EmbeddingCache {
     let distinct = 0;
     found.forEach((r, i) => {
       const blob = r.e as Buffer;
-      if (blob.byteLength !== dims * 4) throw new Error(`vectors of different sizes: ${dims} and ${blob.byteLength / 4}`);
+      if (blob.byteLength !== dims * 4)
+        throw new Error(`vectors of different sizes: ${dims} and ${blob.byteLength / 4}`);
       const key = Bun.hash.wyhash(blob);
       let row = rowOf.get(key);
       // Same hash, different bytes: keep it as a vector of its own.
@@ -158,7 +164,16 @@ const ROW = {
 
 /** Kind weights by what the question needs (multiplied into the fused score). */
 function kindWeights(intent: Intent): Record<SegmentKind, number> {
-  const w: Record<SegmentKind, number> = { shot: 0.3, ocr: 1, object: 1, speech: 0.5, transcript: 1, caption: 1, audio: 0.5, face: 0.3 };
+  const w: Record<SegmentKind, number> = {
+    shot: 0.3,
+    ocr: 1,
+    object: 1,
+    speech: 0.5,
+    transcript: 1,
+    caption: 1,
+    audio: 0.5,
+    face: 0.3,
+  };
   if (intent.needs.has('said')) {
     w.transcript = 3;
     w.speech = 1.5;
@@ -238,7 +253,13 @@ export class EvidenceFinder {
   }
 
   private inScope(scope: ScopeWindow, kinds: SegmentKind[], labels?: string[]): SQL[] {
-    const conds: SQL[] = [inArray(segments.videoId, scope.videos.map((v) => v.id)), inArray(segments.kind, kinds)];
+    const conds: SQL[] = [
+      inArray(
+        segments.videoId,
+        scope.videos.map((v) => v.id),
+      ),
+      inArray(segments.kind, kinds),
+    ];
     if (labels?.length) conds.push(inArray(segments.text, labels));
     if (scope.window) conds.push(gte(segments.end, scope.window.start), lte(segments.start, scope.window.end));
     return conds;
@@ -284,7 +305,12 @@ export class EvidenceFinder {
   }
 
   /** Embedding similarity over the scope; returns [id, cosine] best first. */
-  async semantic(scope: ScopeWindow, question: string, limit = 40, vector: Float32Array | null = null): Promise<[number, number][]> {
+  async semantic(
+    scope: ScopeWindow,
+    question: string,
+    limit = 40,
+    vector: Float32Array | null = null,
+  ): Promise<[number, number][]> {
     if (!this.embedder || scope.videos.length === 0) return [];
     let q: Float32Array;
     try {
@@ -314,7 +340,13 @@ export class EvidenceFinder {
    * The fused ranking: reciprocal-rank fusion of keyword and embedding ranks, times the kind weight,
    * restricted to the time window when there is one.
    */
-  async ranked(scope: ScopeWindow, question: string, intent: Intent, limit = 12, vector: Float32Array | null = null): Promise<Ranked[]> {
+  async ranked(
+    scope: ScopeWindow,
+    question: string,
+    intent: Intent,
+    limit = 12,
+    vector: Float32Array | null = null,
+  ): Promise<Ranked[]> {
     const K = 60;
     const fused = new Map<number, number>();
     const byKeyword = new Set(this.keyword(scope, [...intent.keywords, ...intent.labels]));
@@ -329,7 +361,12 @@ export class EvidenceFinder {
     const win = scope.window;
     return rows
       .filter((s) => !win || (s.end >= win.start && s.start <= win.end))
-      .map((s) => ({ segment: s, score: (fused.get(s.id) ?? 0) * weights[s.kind] * 60, keyword: byKeyword.has(s.id), cosine: cosines.get(s.id) ?? null }))
+      .map((s) => ({
+        segment: s,
+        score: (fused.get(s.id) ?? 0) * weights[s.kind] * 60,
+        keyword: byKeyword.has(s.id),
+        cosine: cosines.get(s.id) ?? null,
+      }))
       .sort((a, b) => b.score - a.score)
       .slice(0, limit);
   }

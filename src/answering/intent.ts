@@ -24,7 +24,32 @@ export interface Intent {
 
 /** COCO classes the detector knows, with the words people use for them. */
 const LABEL_WORDS: Record<string, string[]> = {
-  person: ['person', 'people', 'persons', 'man', 'men', 'woman', 'women', 'someone', 'somebody', 'human', 'humans', 'boy', 'girl', 'child', 'children', 'kid', 'kids', 'baby', 'guy', 'lady', 'player', 'drummer', 'pedestrian', 'pedestrians'],
+  person: [
+    'person',
+    'people',
+    'persons',
+    'man',
+    'men',
+    'woman',
+    'women',
+    'someone',
+    'somebody',
+    'human',
+    'humans',
+    'boy',
+    'girl',
+    'child',
+    'children',
+    'kid',
+    'kids',
+    'baby',
+    'guy',
+    'lady',
+    'player',
+    'drummer',
+    'pedestrian',
+    'pedestrians',
+  ],
   bicycle: ['bicycle', 'bicycles', 'bike', 'bikes'],
   car: ['car', 'cars', 'automobile', 'automobiles', 'vehicle', 'vehicles', 'sedan', 'suv'],
   motorcycle: ['motorcycle', 'motorcycles', 'motorbike', 'scooter'],
@@ -114,25 +139,73 @@ const CATEGORIES: Record<string, string[]> = {
   furniture: ['chair', 'couch', 'bed', 'dining table', 'bench'],
   food: ['banana', 'apple', 'sandwich', 'orange', 'pizza', 'donut', 'cake'],
   drink: ['bottle', 'cup', 'wine glass'],
-  sport: ['sports ball', 'skateboard', 'surfboard', 'skis', 'snowboard', 'tennis racket', 'baseball bat', 'frisbee', 'kite'],
+  sport: [
+    'sports ball',
+    'skateboard',
+    'surfboard',
+    'skis',
+    'snowboard',
+    'tennis racket',
+    'baseball bat',
+    'frisbee',
+    'kite',
+  ],
 };
 
 const STOP = new Set(
-  'a an the is are was were be been being am do does did doing have has had of in on at to for from by with about into over under after before during between this that these those it its there here what which who whom whose when where why how many much any some no not only just than then so as or and but if also very can could would should will shall may might must i you he she we they me him her us them my your his our their video clip film movie footage scene shown show shows showing appear appears appearing visible seen see happen happens moment time point please tell say says said'.split(' '),
+  'a an the is are was were be been being am do does did doing have has had of in on at to for from by with about into over under after before during between this that these those it its there here what which who whom whose when where why how many much any some no not only just than then so as or and but if also very can could would should will shall may might must i you he she we they me him her us them my your his our their video clip film movie footage scene shown show shows showing appear appears appearing visible seen see happen happens moment time point please tell say says said'.split(
+    ' ',
+  ),
 );
 
-const NUMBER_WORDS: Record<string, number> = { zero: 0, no: 0, one: 1, single: 1, two: 2, both: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10 };
+const NUMBER_WORDS: Record<string, number> = {
+  zero: 0,
+  no: 0,
+  one: 1,
+  single: 1,
+  two: 2,
+  both: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+};
 
 export function readIntent(question: string): Intent {
-  const q = ` ${question.toLowerCase().replace(/[^\p{L}\p{N}:;.'\s-]/gu, ' ').replace(/\s+/g, ' ')} `;
+  const q = ` ${question
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}:;.'\s-]/gu, ' ')
+    .replace(/\s+/g, ' ')} `;
   const has = (re: RegExp) => re.test(q);
   const needs = new Set<Need>();
-  if (has(/\b(say|says|said|saying|speak|speaks|spoke|speaking|talk|talks|talking|mention|mentions|mentioned|tell|tells|told|ask|asks|asked|words?|quote|transcript|voice|speech|spoken|speaker|speakers|narrat\w*|request|requests|announce\w*|explain\w*)\b/)) needs.add('said');
-  if (has(/\b(written|write|writes|text|title|titles|caption|captions|subtitle\w*|sign|signs|label|labels|read|reads|displayed|display|displays|printed|timecode|counter|number shown|credits?|logo|banner|headline|letters?|presents?|name|names|named|on[- ]screen)\b/)) needs.add('written');
+  if (
+    has(
+      /\b(say|says|said|saying|speak|speaks|spoke|speaking|talk|talks|talking|mention|mentions|mentioned|tell|tells|told|ask|asks|asked|words?|quote|transcript|voice|speech|spoken|speaker|speakers|narrat\w*|request|requests|announce\w*|explain\w*)\b/,
+    )
+  )
+    needs.add('said');
+  if (
+    has(
+      /\b(written|write|writes|text|title|titles|caption|captions|subtitle\w*|sign|signs|label|labels|read|reads|displayed|display|displays|printed|timecode|counter|number shown|credits?|logo|banner|headline|letters?|presents?|name|names|named|on[- ]screen)\b/,
+    )
+  )
+    needs.add('written');
   if (has(/\bhow many\b|\bnumber of\b|\bcount\b|\blargest number\b|\bhow much\b/)) needs.add('count');
-  if (has(/\b(when|what time|timestamp|how long)\b|\b(which|what) (moments?|times?|points?|parts?|seconds?|minutes?)\b/)) needs.add('when');
+  if (
+    has(/\b(when|what time|timestamp|how long)\b|\b(which|what) (moments?|times?|points?|parts?|seconds?|minutes?)\b/)
+  )
+    needs.add('when');
   if (has(/^\s*(is|are|was|were|does|do|did|can|could)\b|\bis there\b|\bare there\b|\bany\b/)) needs.add('presence');
-  if (has(/\b(summar\w+|what happens|what is happening|what's happening|overview|describe|description|sequence of events|going on)\b/)) needs.add('summary');
+  if (
+    has(
+      /\b(summar\w+|what happens|what is happening|what's happening|overview|describe|description|sequence of events|going on)\b/,
+    )
+  )
+    needs.add('summary');
   if (has(/\b(which|what) (video|videos|clip|clips|file|files|recording|recordings)\b/)) needs.add('which_video');
 
   const labels: string[] = [];
@@ -146,7 +219,12 @@ export function readIntent(question: string): Intent {
   }
   // "What electronic device ...", "which animals ...": a category asked about by name.
   if (categoryLabels.length && has(/\b(what|which)\b/)) needs.add('what_object');
-  if (has(/\bwhat (animal|object|objects|thing|things|vehicle|device|devices|kind of|sort of|type of)\b|\bwhat (is|are|was|were) the \w+ (\w+ing|on|with|in|under|next to|beside)\b|\bwhat (objects|things) are\b/)) needs.add('what_object');
+  if (
+    has(
+      /\bwhat (animal|object|objects|thing|things|vehicle|device|devices|kind of|sort of|type of)\b|\bwhat (is|are|was|were) the \w+ (\w+ing|on|with|in|under|next to|beside)\b|\bwhat (objects|things) are\b/,
+    )
+  )
+    needs.add('what_object');
 
   let number: number | null = null;
   const digit = /\b(\d{1,3})\b(?!:)/.exec(q.replace(/\d{1,2}:\d{2}(:\d{2})?/g, ' '));
@@ -159,8 +237,20 @@ export function readIntent(question: string): Intent {
         break;
       }
     }
-  const position = has(/\b(first|earliest)\b/) ? 'first' : has(/\b(last|final|latest)\b/) ? 'last' : has(/\b(beginning|start|opening|begins)\b/) ? 'start' : has(/\b(end|ending|finish|closing)\b/) ? 'end' : null;
-  const extreme = has(/\b(largest|most|maximum|max|greatest|highest|biggest)\b/) ? 'max' : has(/\b(fewest|least|minimum|smallest|lowest)\b/) ? 'min' : null;
+  const position = has(/\b(first|earliest)\b/)
+    ? 'first'
+    : has(/\b(last|final|latest)\b/)
+      ? 'last'
+      : has(/\b(beginning|start|opening|begins)\b/)
+        ? 'start'
+        : has(/\b(end|ending|finish|closing)\b/)
+          ? 'end'
+          : null;
+  const extreme = has(/\b(largest|most|maximum|max|greatest|highest|biggest)\b/)
+    ? 'max'
+    : has(/\b(fewest|least|minimum|smallest|lowest)\b/)
+      ? 'min'
+      : null;
 
   const keywords = [
     ...new Set(

@@ -32,9 +32,14 @@ interface Appearance {
 }
 
 const PEOPLE_WORDS = '(?:people|persons|faces|individuals|men|women|speakers|presenters)';
-const COUNT = new RegExp(`\\bhow many\\s+(?:different|distinct|unique|separate|individual)\\s+${PEOPLE_WORDS}\\b|\\bhow many\\s+${PEOPLE_WORDS}\\s+(?:appear|are (?:there|shown|seen|visible)|can (?:be seen|I see|you see)|show up)\\b(?!.*\\b(?:at|when)\\b)`, 'i');
-const WHO_AT = /^\s*who(?:'s| is| was| are| were)?\b.*\b(?:on screen|on camera|visible|there|in (?:the |this )?(?:frame|picture|shot|scene)|speaking|talking|shown|seen)\b/i;
-const AGAIN = /\b(?:person|man|woman|guy|girl|boy|lady|someone|speaker|face)\b.*\b(?:start|beginning|first)\b.*\b(?:again|come back|comes back|return|returns|reappear|reappears)\b/i;
+const COUNT = new RegExp(
+  `\\bhow many\\s+(?:different|distinct|unique|separate|individual)\\s+${PEOPLE_WORDS}\\b|\\bhow many\\s+${PEOPLE_WORDS}\\s+(?:appear|are (?:there|shown|seen|visible)|can (?:be seen|I see|you see)|show up)\\b(?!.*\\b(?:at|when)\\b)`,
+  'i',
+);
+const WHO_AT =
+  /^\s*who(?:'s| is| was| are| were)?\b.*\b(?:on screen|on camera|visible|there|in (?:the |this )?(?:frame|picture|shot|scene)|speaking|talking|shown|seen)\b/i;
+const AGAIN =
+  /\b(?:person|man|woman|guy|girl|boy|lady|someone|speaker|face)\b.*\b(?:start|beginning|first)\b.*\b(?:again|come back|comes back|return|returns|reappear|reappears)\b/i;
 /** "when does NAME appear", "which videos show NAME", "is NAME in this video", "where is NAME". */
 const NAME_PATTERNS = [
   /\b(?:when|where)\s+(?:does|do|did|is|was|can I see|can we see|will)\s+(.+?)\s+(?:appear|show up|come in|come on|enter|leave|speak|talk|visible|seen|on screen|in (?:the|this|these|any) \w+|again)\b/i,
@@ -46,10 +51,20 @@ const NAME_PATTERNS = [
 export function answerAboutPeople(q: PeopleQuestion): Composed | null {
   const videoIds = q.videos.map((v) => v.id);
   if (!videoIds.length) return null;
-  const known = q.db.select({ id: people.id, name: people.name }).from(people).where(eq(people.indexId, q.indexId)).all();
+  const known = q.db
+    .select({ id: people.id, name: people.name })
+    .from(people)
+    .where(eq(people.indexId, q.indexId))
+    .all();
   const prompt = q.prompt.trim();
-  const named = known.filter((p) => p.name && new RegExp(`(^|[^\\p{L}\\p{N}])${escape(p.name)}($|[^\\p{L}\\p{N}])`, 'iu').test(prompt));
-  if (named.length) return aboutNamed(q, named.map((p) => ({ id: p.id, name: p.name! })));
+  const named = known.filter(
+    (p) => p.name && new RegExp(`(^|[^\\p{L}\\p{N}])${escape(p.name)}($|[^\\p{L}\\p{N}])`, 'iu').test(prompt),
+  );
+  if (named.length)
+    return aboutNamed(
+      q,
+      named.map((p) => ({ id: p.id, name: p.name! })),
+    );
   if (COUNT.test(prompt)) return howMany(q);
   if (AGAIN.test(prompt)) return fromTheStart(q);
   if (WHO_AT.test(prompt) && q.window) return whoAt(q);
@@ -70,7 +85,10 @@ export function answerAboutPeople(q: PeopleQuestion): Composed | null {
 }
 
 function aboutNamed(q: PeopleQuestion, who: { id: string; name: string }[]): Composed {
-  const apps = appearances(q, who.map((p) => p.id));
+  const apps = appearances(
+    q,
+    who.map((p) => p.id),
+  );
   // "Which videos show …" names the files even when the scope has only one.
   const showFiles = q.videos.length > 1 || /\bwhich\s+(?:videos?|clips?|files?|recordings?)\b/i.test(q.prompt);
   const parts: string[] = [];
@@ -78,7 +96,9 @@ function aboutNamed(q: PeopleQuestion, who: { id: string; name: string }[]): Com
   for (const p of who) {
     const mine = apps.filter((a) => a.personId === p.id);
     if (!mine.length) {
-      parts.push(`${p.name} does not appear in ${q.videos.length === 1 ? 'this video' : 'the videos asked about'}${q.window ? ' at that time' : ''}.`);
+      parts.push(
+        `${p.name} does not appear in ${q.videos.length === 1 ? 'this video' : 'the videos asked about'}${q.window ? ' at that time' : ''}.`,
+      );
       continue;
     }
     const byVideo = groupBy(mine, (a) => a.videoId);
@@ -87,7 +107,9 @@ function aboutNamed(q: PeopleQuestion, who: { id: string; name: string }[]): Com
       return `${showFiles ? `in ${file}: ` : ''}${as.map((a) => `${formatTime(a.start)}–${formatTime(a.end)}`).join(', ')}`;
     });
     const videos = byVideo.size;
-    parts.push(`${p.name} appears ${mine.length === 1 ? 'once' : `${mine.length} times`}${showFiles ? ` in ${videos} video${videos === 1 ? '' : 's'}` : ''}: ${lines.join('; ')}.`);
+    parts.push(
+      `${p.name} appears ${mine.length === 1 ? 'once' : `${mine.length} times`}${showFiles ? ` in ${videos} video${videos === 1 ? '' : 's'}` : ''}: ${lines.join('; ')}.`,
+    );
     evidence.push(...mine.map((a) => item(q, a)));
   }
   const found = evidence.length > 0;
@@ -99,35 +121,63 @@ function howMany(q: PeopleQuestion): Composed {
   const ids = [...new Set(apps.map((a) => a.personId))];
   const hidden = facelessPersons(q, apps);
   const scopeWord = q.videos.length === 1 ? 'this video' : `these ${q.videos.length} videos`;
-  if (!ids.length && !hidden.length) return { found: false, evidence: [], output: `I could not find any people in ${scopeWord}: no face and no person was detected.` };
+  if (!ids.length && !hidden.length)
+    return {
+      found: false,
+      evidence: [],
+      output: `I could not find any people in ${scopeWord}: no face and no person was detected.`,
+    };
   const firsts = ids.map((id) => apps.find((a) => a.personId === id)!);
   const names = firsts.map((a) => a.name).filter((n): n is string => !!n);
   const parts: string[] = [];
   if (ids.length) {
     parts.push(
       `${ids.length} different ${ids.length === 1 ? 'person' : 'people'} ${ids.length === 1 ? 'appears' : 'appear'} in ${scopeWord}, told apart by their faces` +
-        (names.length ? ` (${list(names)}${names.length < ids.length ? ` and ${ids.length - names.length} not named yet` : ''})` : '') +
+        (names.length
+          ? ` (${list(names)}${names.length < ids.length ? ` and ${ids.length - names.length} not named yet` : ''})`
+          : '') +
         `; first seen at ${firsts.map((a) => `${formatTime(a.start)}${q.videos.length > 1 ? ` in ${fileName(q, a.videoId)}` : ''}`).join(', ')}.`,
     );
   }
   // Without the faces analyzer (or before it ran) no face could be seen: say so rather than "not visible".
-  const facesRan = q.videos.some((v) => (v.analysis as Record<string, { unavailable?: string }> | null)?.faces && !(v.analysis as Record<string, { unavailable?: string }>).faces!.unavailable);
+  const facesRan = q.videos.some(
+    (v) =>
+      (v.analysis as Record<string, { unavailable?: string }> | null)?.faces &&
+      !(v.analysis as Record<string, { unavailable?: string }>).faces!.unavailable,
+  );
   if (hidden.length && !facesRan) {
     parts.push(
       `People appear ${hidden.length} time${hidden.length === 1 ? '' : 's'} (from the person detections: ${hidden
         .slice(0, 8)
         .map((h) => `${formatTime(h.start)}–${formatTime(h.end)}`)
-        .join(', ')}${hidden.length > 8 ? ', …' : ''}); faces were not analysed, so whether those are different people cannot be told.`,
+        .join(
+          ', ',
+        )}${hidden.length > 8 ? ', …' : ''}); faces were not analysed, so whether those are different people cannot be told.`,
     );
   } else if (hidden.length) {
     parts.push(
       `${ids.length ? 'Besides, people' : 'People'} whose faces were not visible appear ${hidden.length} time${hidden.length === 1 ? '' : 's'} (from the person detections: ${hidden
         .slice(0, 8)
         .map((h) => `${formatTime(h.start)}–${formatTime(h.end)}`)
-        .join(', ')}${hidden.length > 8 ? ', …' : ''}); whether those are different people cannot be told without a face.`,
+        .join(
+          ', ',
+        )}${hidden.length > 8 ? ', …' : ''}); whether those are different people cannot be told without a face.`,
     );
   }
-  return { found: true, evidence: [...firsts.map((a) => item(q, a)), ...hidden.slice(0, 8).map((h) => ({ ...item(q, { ...h, personId: '', name: null }), kind: 'object' as const, text: 'person (face not visible)' }))], output: parts.join(' ') };
+  return {
+    found: true,
+    evidence: [
+      ...firsts.map((a) => item(q, a)),
+      ...hidden
+        .slice(0, 8)
+        .map((h) => ({
+          ...item(q, { ...h, personId: '', name: null }),
+          kind: 'object' as const,
+          text: 'person (face not visible)',
+        })),
+    ],
+    output: parts.join(' '),
+  };
 }
 
 function whoAt(q: PeopleQuestion): Composed {
@@ -136,41 +186,82 @@ function whoAt(q: PeopleQuestion): Composed {
   if (apps.length) {
     const seen = new Map<string, Appearance>();
     for (const a of apps) if (!seen.has(a.personId)) seen.set(a.personId, a);
-    const described = [...seen.values()].map((a) => `${a.name ?? `an unnamed person (${a.personId})`} (${formatTime(a.start)}–${formatTime(a.end)}${q.videos.length > 1 ? ` in ${fileName(q, a.videoId)}` : ''})`);
-    return { found: true, evidence: [...seen.values()].map((a) => item(q, a)), output: `On screen then: ${list(described)}.` };
+    const described = [...seen.values()].map(
+      (a) =>
+        `${a.name ?? `an unnamed person (${a.personId})`} (${formatTime(a.start)}–${formatTime(a.end)}${q.videos.length > 1 ? ` in ${fileName(q, a.videoId)}` : ''})`,
+    );
+    return {
+      found: true,
+      evidence: [...seen.values()].map((a) => item(q, a)),
+      output: `On screen then: ${list(described)}.`,
+    };
   }
   const hidden = facelessPersons(q, []).filter((h) => h.start <= w.end && h.end >= w.start);
   if (hidden.length) {
     const h = hidden[0]!;
-    return { found: true, evidence: [{ ...item(q, { ...h, personId: '', name: null }), kind: 'object', text: 'person (face not visible)' }], output: `A person is on screen then (${formatTime(h.start)}–${formatTime(h.end)}), but their face is not visible, so I cannot tell who it is.` };
+    return {
+      found: true,
+      evidence: [{ ...item(q, { ...h, personId: '', name: null }), kind: 'object', text: 'person (face not visible)' }],
+      output: `A person is on screen then (${formatTime(h.start)}–${formatTime(h.end)}), but their face is not visible, so I cannot tell who it is.`,
+    };
   }
-  return { found: false, evidence: [], output: 'I could not find anyone on screen at that time: no face and no person was detected there.' };
+  return {
+    found: false,
+    evidence: [],
+    output: 'I could not find anyone on screen at that time: no face and no person was detected there.',
+  };
 }
 
 function fromTheStart(q: PeopleQuestion): Composed {
   const apps = appearances(q);
-  if (!apps.length) return { found: false, evidence: [], output: `I could not find a face at the start${q.videos.length === 1 ? ' of this video' : ''}, so I cannot tell when that person appears again.` };
+  if (!apps.length)
+    return {
+      found: false,
+      evidence: [],
+      output: `I could not find a face at the start${q.videos.length === 1 ? ' of this video' : ''}, so I cannot tell when that person appears again.`,
+    };
   const first = apps[0]!;
-  const again = apps.filter((a) => a.personId === first.personId && a !== first && !(a.videoId === first.videoId && a.start < first.end));
+  const again = apps.filter(
+    (a) => a.personId === first.personId && a !== first && !(a.videoId === first.videoId && a.start < first.end),
+  );
   const who = first.name ?? 'The person at the start';
-  const where = (a: Appearance) => `${formatTime(a.start)}–${formatTime(a.end)}${q.videos.length > 1 ? ` in ${fileName(q, a.videoId)}` : ''}`;
-  if (!again.length) return { found: true, evidence: [item(q, first)], output: `${who} (${where(first)}) does not appear again.` };
-  return { found: true, evidence: [first, ...again].map((a) => item(q, a)), output: `${who} (${where(first)}) appears again at ${again.map(where).join(', ')}.` };
+  const where = (a: Appearance) =>
+    `${formatTime(a.start)}–${formatTime(a.end)}${q.videos.length > 1 ? ` in ${fileName(q, a.videoId)}` : ''}`;
+  if (!again.length)
+    return { found: true, evidence: [item(q, first)], output: `${who} (${where(first)}) does not appear again.` };
+  return {
+    found: true,
+    evidence: [first, ...again].map((a) => item(q, a)),
+    output: `${who} (${where(first)}) appears again at ${again.map(where).join(', ')}.`,
+  };
 }
 
 /** Face appearances in the scope (and window), in video order then time. */
 function appearances(q: PeopleQuestion, personIds?: string[]): Appearance[] {
   const videoIds = q.videos.map((v) => v.id);
   const rows = q.db
-    .select({ personId: personAppearances.personId, name: people.name, videoId: segments.videoId, start: segments.start, end: segments.end })
+    .select({
+      personId: personAppearances.personId,
+      name: people.name,
+      videoId: segments.videoId,
+      start: segments.start,
+      end: segments.end,
+    })
     .from(personAppearances)
     .innerJoin(segments, eq(segments.id, personAppearances.segmentId))
     .innerJoin(people, eq(people.id, personAppearances.personId))
-    .where(and(inArray(personAppearances.videoId, videoIds), personIds ? inArray(personAppearances.personId, personIds) : undefined))
+    .where(
+      and(
+        inArray(personAppearances.videoId, videoIds),
+        personIds ? inArray(personAppearances.personId, personIds) : undefined,
+      ),
+    )
     .orderBy(asc(segments.start))
     .all();
   const order = new Map(videoIds.map((id, i) => [id, i]));
-  return rows.filter((r) => !q.window || (r.start <= q.window.end && r.end >= q.window.start)).sort((a, b) => order.get(a.videoId)! - order.get(b.videoId)! || a.start - b.start);
+  return rows
+    .filter((r) => !q.window || (r.start <= q.window.end && r.end >= q.window.start))
+    .sort((a, b) => order.get(a.videoId)! - order.get(b.videoId)! || a.start - b.start);
 }
 
 /** Person detections (object spans) that no face appearance overlaps: people seen from behind, too far, too small. */
@@ -178,15 +269,37 @@ function facelessPersons(q: PeopleQuestion, faces: Appearance[]): { videoId: str
   const rows = q.db
     .select({ videoId: segments.videoId, start: segments.start, end: segments.end })
     .from(segments)
-    .where(and(inArray(segments.videoId, q.videos.map((v) => v.id)), eq(segments.kind, 'object'), eq(segments.text, 'person')))
+    .where(
+      and(
+        inArray(
+          segments.videoId,
+          q.videos.map((v) => v.id),
+        ),
+        eq(segments.kind, 'object'),
+        eq(segments.text, 'person'),
+      ),
+    )
     .orderBy(asc(segments.start))
     .all();
   const all = faces.length ? faces : appearances(q);
-  return rows.filter((r) => (!q.window || (r.start <= q.window.end && r.end >= q.window.start)) && !all.some((a) => a.videoId === r.videoId && a.start < r.end && a.end > r.start));
+  return rows.filter(
+    (r) =>
+      (!q.window || (r.start <= q.window.end && r.end >= q.window.start)) &&
+      !all.some((a) => a.videoId === r.videoId && a.start < r.end && a.end > r.start),
+  );
 }
 
 function item(q: PeopleQuestion, a: Appearance): Evidence {
-  return { video_id: a.videoId, file_name: fileName(q, a.videoId), start: a.start, end: a.end, kind: 'face', text: a.name ?? `unnamed person ${a.personId}`, score: 1, frame_url: q.frameAt(a.videoId, (a.start + a.end) / 2) };
+  return {
+    video_id: a.videoId,
+    file_name: fileName(q, a.videoId),
+    start: a.start,
+    end: a.end,
+    kind: 'face',
+    text: a.name ?? `unnamed person ${a.personId}`,
+    score: 1,
+    frame_url: q.frameAt(a.videoId, (a.start + a.end) / 2),
+  };
 }
 
 /** The name-like phrase of a "when does X appear" question: capitalised words only (a name, not "the dog"). */

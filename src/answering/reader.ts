@@ -11,7 +11,9 @@ import { CELLS, type Cell, type FactKind, type Form, type SlotNeed } from './fac
 import { readIntent, type Intent } from './intent';
 
 /** A time the question writes: absolute (seconds) or relative to the video's length. */
-export type TimeSlot = { start: number; end: number; point: boolean } | { relative: 'start' | 'end' | 'middle'; seconds: number | null };
+export type TimeSlot =
+  | { start: number; end: number; point: boolean }
+  | { relative: 'start' | 'end' | 'middle'; seconds: number | null };
 
 export interface Slots {
   intent: Intent;
@@ -49,14 +51,46 @@ const MARGIN = 0.05;
 /** Weight of a rule cue against a cosine (USE-lite cosines of paraphrases ≈ 0.6–0.8). */
 const CUE = 0.12;
 
-const COLOURS = ['red', 'orange', 'yellow', 'green', 'blue', 'purple', 'pink', 'brown', 'black', 'white', 'grey', 'gray', 'silver', 'gold'];
+const COLOURS = [
+  'red',
+  'orange',
+  'yellow',
+  'green',
+  'blue',
+  'purple',
+  'pink',
+  'brown',
+  'black',
+  'white',
+  'grey',
+  'gray',
+  'silver',
+  'gold',
+];
 
-const NUM: Record<string, number> = { one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10, fifteen: 15, twenty: 20, thirty: 30, sixty: 60 };
+const NUM: Record<string, number> = {
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+  fifteen: 15,
+  twenty: 20,
+  thirty: 30,
+  sixty: 60,
+};
 
 function clock(s: string): number | null {
   const m = /^(\d{1,3}):([0-5]\d)(?::([0-5]\d))?(?:\.(\d+))?$/.exec(s);
   if (!m) return null;
-  return m[3] !== undefined ? Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3]) : Number(m[1]) * 60 + Number(m[2]) + Number(`0.${m[4] ?? 0}`);
+  return m[3] !== undefined
+    ? Number(m[1]) * 3600 + Number(m[2]) * 60 + Number(m[3])
+    : Number(m[1]) * 60 + Number(m[2]) + Number(`0.${m[4] ?? 0}`);
 }
 
 function amount(s: string): number | null {
@@ -79,12 +113,19 @@ export function readTime(q: string): TimeSlot | null {
   let m: RegExpExecArray | null;
   const T = '(\\d{1,3}:[0-5]\\d(?::[0-5]\\d)?(?:\\.\\d+)?)';
   // Ranges: "between 0:10 and 0:20", "from 1:00 to 1:30", "0:10-0:20".
-  if ((m = new RegExp(`\\b(?:between|from)\\s+${T}\\s+(?:and|to|until|till)\\s+${T}`).exec(q)) || (m = new RegExp(`${T}\\s*(?:-|–|to)\\s*${T}`).exec(q))) {
+  if (
+    (m = new RegExp(`\\b(?:between|from)\\s+${T}\\s+(?:and|to|until|till)\\s+${T}`).exec(q)) ||
+    (m = new RegExp(`${T}\\s*(?:-|–|to)\\s*${T}`).exec(q))
+  ) {
     const a = clock(m[1]!);
     const b = clock(m[2]!);
     if (a !== null && b !== null && b >= a) return { start: a, end: b, point: false };
   }
-  if ((m = new RegExp(`\\b(?:between|from)\\s+(\\d+(?:\\.\\d+)?)\\s*(?:s|sec|secs|seconds)?\\s+(?:and|to|until)\\s+(\\d+(?:\\.\\d+)?)\\s*${UNIT}\\b`).exec(q))) {
+  if (
+    (m = new RegExp(
+      `\\b(?:between|from)\\s+(\\d+(?:\\.\\d+)?)\\s*(?:s|sec|secs|seconds)?\\s+(?:and|to|until)\\s+(\\d+(?:\\.\\d+)?)\\s*${UNIT}\\b`,
+    ).exec(q))
+  ) {
     const k = /^m/.test(m[3]!) ? 60 : 1;
     const a = Number(m[1]) * k;
     const b = Number(m[2]) * k;
@@ -93,21 +134,40 @@ export function readTime(q: string): TimeSlot | null {
   // "in the first minute", "during the first 10 seconds", "the last 5 s".
   if ((m = new RegExp(`\\b(first|opening|last|final|closing)\\s+(?:${NUMW}\\s+)?${UNIT}\\b`).exec(q))) {
     const secs = m[2] ? duration(m[2], m[3]!) : /^m/.test(m[3]!) ? 60 : 1;
-    if (secs !== null) return /^(first|opening)$/.test(m[1]!) ? { start: 0, end: secs, point: false } : { relative: 'end', seconds: secs };
+    if (secs !== null)
+      return /^(first|opening)$/.test(m[1]!)
+        ? { start: 0, end: secs, point: false }
+        : { relative: 'end', seconds: secs };
   }
   // A point: "at 1:05", "at 0:27", "around 45:00", "at 12 seconds", "at second 12", "12 s in".
   if ((m = new RegExp(`(?:^|\\s)(?:at|around|about|near|by)?\\s*${T}(?=\\s|$|[?.,!;])`).exec(q))) {
     const t = clock(m[1]!);
     if (t !== null) return { start: t, end: t, point: true };
   }
-  if ((m = /\b(?:at|around|about|near|after)\s+(\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds)\b/.exec(q)) || (m = /\bat (?:second|the \d+(?:st|nd|rd|th) second)\s*(\d+)?/.exec(q)) || (m = /\b(\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds) in\b/.exec(q))) {
+  if (
+    (m = /\b(?:at|around|about|near|after)\s+(\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds)\b/.exec(q)) ||
+    (m = /\bat (?:second|the \d+(?:st|nd|rd|th) second)\s*(\d+)?/.exec(q)) ||
+    (m = /\b(\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds) in\b/.exec(q))
+  ) {
     if (m[1]) return { start: Number(m[1]), end: Number(m[1]), point: true };
   }
-  if ((m = /\bat (?:the )?(\d+)(?:st|nd|rd|th) second\b/.exec(q))) return { start: Number(m[1]), end: Number(m[1]), point: true };
-  if ((m = /\b(?:at|around|after)\s+(\d+(?:\.\d+)?)\s*(?:minutes?|mins?)\b/.exec(q))) return { start: Number(m[1]) * 60, end: Number(m[1]) * 60, point: true };
+  if ((m = /\bat (?:the )?(\d+)(?:st|nd|rd|th) second\b/.exec(q)))
+    return { start: Number(m[1]), end: Number(m[1]), point: true };
+  if ((m = /\b(?:at|around|after)\s+(\d+(?:\.\d+)?)\s*(?:minutes?|mins?)\b/.exec(q)))
+    return { start: Number(m[1]) * 60, end: Number(m[1]) * 60, point: true };
   // "at the end", "at the very beginning", "in the middle".
-  if (/\b(at|near|towards?|by|in) the (very )?(end|ending|close)\b|\bfinal (moments?|seconds?|frames?|shot)\b|\bas it ends\b/.test(q)) return { relative: 'end', seconds: null };
-  if (/\b(at|near|in) the (very )?(beginning|start|outset|opening)\b|\bwhen (it|the (video|clip|film)) (starts|begins|opens)\b|\bopening (moments?|seconds?|frames?|shot)\b/.test(q)) return { relative: 'start', seconds: null };
+  if (
+    /\b(at|near|towards?|by|in) the (very )?(end|ending|close)\b|\bfinal (moments?|seconds?|frames?|shot)\b|\bas it ends\b/.test(
+      q,
+    )
+  )
+    return { relative: 'end', seconds: null };
+  if (
+    /\b(at|near|in) the (very )?(beginning|start|outset|opening)\b|\bwhen (it|the (video|clip|film)) (starts|begins|opens)\b|\bopening (moments?|seconds?|frames?|shot)\b/.test(
+      q,
+    )
+  )
+    return { relative: 'start', seconds: null };
   if (/\b(in|around|at) the middle\b|\bhalfway\b/.test(q)) return { relative: 'middle', seconds: null };
   return null;
 }
@@ -140,27 +200,54 @@ export function readFiles(q: string, videos: Video[]): Video[] {
 /** Rule cues for what is asked about: words that name a fact, not a form. */
 const FACT_CUES: [FactKind, RegExp][] = [
   ['shots', /\b(shots?|cuts?|scenes?|edits?|transitions?|camera angles?|scene changes?)\b/],
-  ['duration', /\b(how long is (it|this|that|the (video|clip|film|recording|footage))|how long does (it|(this|that|the) (video|clip|film|recording|footage|movie)) (last|run|go on|take)|how many (seconds|minutes) (does|is|long)|does (it|the (video|clip|recording)) last|duration|lengths?|runtime|running time|minutes long|seconds long|(longest|shortest|longer|shorter) (video|clip|file|recording|footage|one)s?|(video|clip|file|recording|footage|one|it) is (the )?(longest|shortest|longer|shorter)|is (the )?(longest|shortest)\s*\??$|(longer|shorter)(?=,| than| or)|runs the longest|the briefest)\b/],
-  ['resolution', /\b(resolution|pixels?|dimensions?|how (wide|tall)|width|height|1080p?|720p?|hd|4k|portrait|landscape|vertical|aspect)\b/],
+  [
+    'duration',
+    /\b(how long is (it|this|that|the (video|clip|film|recording|footage))|how long does (it|(this|that|the) (video|clip|film|recording|footage|movie)) (last|run|go on|take)|how many (seconds|minutes) (does|is|long)|does (it|the (video|clip|recording)) last|duration|lengths?|runtime|running time|minutes long|seconds long|(longest|shortest|longer|shorter) (video|clip|file|recording|footage|one)s?|(video|clip|file|recording|footage|one|it) is (the )?(longest|shortest|longer|shorter)|is (the )?(longest|shortest)\s*\??$|(longer|shorter)(?=,| than| or)|runs the longest|the briefest)\b/,
+  ],
+  [
+    'resolution',
+    /\b(resolution|pixels?|dimensions?|how (wide|tall)|width|height|1080p?|720p?|hd|4k|portrait|landscape|vertical|aspect)\b/,
+  ],
   ['fps', /\b(frame ?rate|fps|frames per second|frames a second)\b/],
   ['size', /\b(file size|how (big|large) is the file|bytes|megabytes|mb|kb|gb|how much (disk|space|storage))\b/],
   ['codec', /\b(codec|encod\w*|compression|compressed|h\.?264|vp8|vp9|mpeg|format)\b/],
   ['audio', /\b(audio|sound|soundtrack|silent|mute|muted|noise|any sound)\b/],
-  ['videos', /\b(how many (videos|clips|files|recordings)|videos? (are|is) (in|there)|list (the|all)|what (videos|clips|files))\b/],
+  [
+    'videos',
+    /\b(how many (videos|clips|files|recordings)|videos? (are|is) (in|there)|list (the|all)|what (videos|clips|files))\b/,
+  ],
   ['people', /\b(individuals?|visitors?|faces?)\b/],
-  ['text', /\b(names?|named|written|writing|write|text|title|titles|captioned|subtitle\w*|sign|signs|reads?|displayed|printed|timecode|counter|digits?|numbers? (shown|on screen|displayed)|credits?|logo|banner|headline|letters?|lettering|words? on)\b/],
-  ['speech', /\b(say|says|said|saying|speak|speaks|spoke|speaking|speakers?|speech|talk|talks|talking|spoken|voice|mention\w*|tell(?! (me|us)\b)|tells|told|words|quote|narrat\w*|dialogue|conversation|sentence|utter\w*|pronounc\w*)\b/],
+  [
+    'text',
+    /\b(names?|named|written|writing|write|text|title|titles|captioned|subtitle\w*|sign|signs|reads?|displayed|printed|timecode|counter|digits?|numbers? (shown|on screen|displayed)|credits?|logo|banner|headline|letters?|lettering|words? on)\b/,
+  ],
+  [
+    'speech',
+    /\b(say|says|said|saying|speak|speaks|spoke|speaking|speakers?|speech|talk|talks|talking|spoken|voice|mention\w*|tell(?! (me|us)\b)|tells|told|words|quote|narrat\w*|dialogue|conversation|sentence|utter\w*|pronounc\w*)\b/,
+  ],
 ];
 
 const FORM_CUES: [Form, RegExp][] = [
   ['count', /\bhow many\b|\bnumber of\b|\bcount\b|\bhow much\b/],
-  ['when', /\b(when|the times|what time|at what (point|moment|second|minute|stage)|timestamps?|(which|what) (moments?|seconds?|parts?|minutes?|times?)|where in the|how soon|how early|how late|during which|in which part|until when|since when)\b/],
+  [
+    'when',
+    /\b(when|the times|what time|at what (point|moment|second|minute|stage)|timestamps?|(which|what) (moments?|seconds?|parts?|minutes?|times?)|where in the|how soon|how early|how late|during which|in which part|until when|since when)\b/,
+  ],
   ['which_video', /\b(which|what) (videos?|clips?|files?|recordings?|footage)\b|\bin which (videos?|clips?)\b/],
   ['presence', /^\s*(is|are|was|were|does|do|did|can|could|has|have)\b|\b(is|are) there\b|\bany\b/],
-  ['describe', /\b(summar\w+|describe|description|overview|recap|outline|synopsis|walk me through|account of|tell me about (this|the) (video|clip))\b/],
-  ['visible', /\b(on screen|on the screen|do (we|you|i) see|can (we|you|i) see|what'?s happening|what is happening|what happens|going on|in view|in the frame|in frame|visible|shown|showing)\b/],
+  [
+    'describe',
+    /\b(summar\w+|describe|description|overview|recap|outline|synopsis|walk me through|account of|tell me about (this|the) (video|clip))\b/,
+  ],
+  [
+    'visible',
+    /\b(on screen|on the screen|do (we|you|i) see|can (we|you|i) see|what'?s happening|what is happening|what happens|going on|in view|in the frame|in frame|visible|shown|showing)\b/,
+  ],
   ['compare', /\b(compare|comparison|versus|vs\.?|than|differ\w*|both)\b/],
-  ['extreme', /\b(longest|shortest|first|last|earliest|latest|biggest|largest|most|least|fewest|highest|lowest|widest|longer|shorter)\b/],
+  [
+    'extreme',
+    /\b(longest|shortest|first|last|earliest|latest|biggest|largest|most|least|fewest|highest|lowest|widest|longer|shorter)\b/,
+  ],
 ];
 
 export function readSlots(question: string, videos: Video[]): Slots {
@@ -171,16 +258,28 @@ export function readSlots(question: string, videos: Video[]): Slots {
   const intent = readIntent(text);
   const time = readTime(text);
   const colour = COLOURS.find((c) => new RegExp(`\\b${c}\\b`).test(text)) ?? null;
-  const atOnce = /\b(at once|at the same time|simultaneously|at a time|at any one time|at any time|together|in a single frame|in one frame|side by side)\b/.test(text);
+  const atOnce =
+    /\b(at once|at the same time|simultaneously|at a time|at any one time|at any time|together|in a single frame|in one frame|side by side)\b/.test(
+      text,
+    );
   const quoted = [...q.matchAll(/"([^"]{2,80})"/g)].map((m) => m[1]!);
   const factCues = new Set<FactKind>();
   for (const [f, re] of FACT_CUES) if (re.test(text)) factCues.add(f);
   // "Does someone speak": a pronoun next to a speech word is no cue for people on screen.
-  const pronounOnly = /\b(someone|somebody|anyone|anybody|speakers?)\b/.test(text) && !/\b(person|persons|people|man|men|woman|women|human|humans|boy|girl|child|children|kids?)\b/.test(text);
+  const pronounOnly =
+    /\b(someone|somebody|anyone|anybody|speakers?)\b/.test(text) &&
+    !/\b(person|persons|people|man|men|woman|women|human|humans|boy|girl|child|children|kids?)\b/.test(text);
   // "What does the woman say": a person who is the subject of a speech verb asks about the words, not about people.
-  const speakerSubject = /\b(person|man|woman|guy|lady|girl|boy|child|kid|presenter|narrator|host|he|she|they)\s+(is |was |are |were )?(say|says|said|saying|speak|speaks|spoke|speaking|talk|talks|talking|mention\w*|tell|tells|told|telling|ask|asks|asked|asking)\b/.test(text);
-  const labels = factCues.has('speech') && (pronounOnly || speakerSubject) ? intent.labels.filter((l) => l !== 'person') : intent.labels;
-  if (labels.length || intent.categoryLabels.length) factCues.add(labels.length === 1 && labels[0] === 'person' ? 'people' : 'objects');
+  const speakerSubject =
+    /\b(person|man|woman|guy|lady|girl|boy|child|kid|presenter|narrator|host|he|she|they)\s+(is |was |are |were )?(say|says|said|saying|speak|speaks|spoke|speaking|talk|talks|talking|mention\w*|tell|tells|told|telling|ask|asks|asked|asking)\b/.test(
+      text,
+    );
+  const labels =
+    factCues.has('speech') && (pronounOnly || speakerSubject)
+      ? intent.labels.filter((l) => l !== 'person')
+      : intent.labels;
+  if (labels.length || intent.categoryLabels.length)
+    factCues.add(labels.length === 1 && labels[0] === 'person' ? 'people' : 'objects');
   if (labels.includes('person') || /\bspeakers\b/.test(text)) factCues.add('people');
   if (time && 'point' in time && time.point) factCues.add('moment');
   const formCues = new Set<Form>();
@@ -188,7 +287,11 @@ export function readSlots(question: string, videos: Video[]): Slots {
   // Two named videos, or "which video has the most …": a comparison of videos.
   if (files.length >= 2 || (formCues.has('which_video') && formCues.has('extreme'))) formCues.add('compare');
   // Times written in the question narrow it; numbers that are times are not counts.
-  if (time) intent.number = /\d{1,3}:\d{2}/.test(text) || /\b(seconds?|minutes?|secs?)\b/.test(text) ? numberOutsideTimes(text) : intent.number;
+  if (time)
+    intent.number =
+      /\d{1,3}:\d{2}/.test(text) || /\b(seconds?|minutes?|secs?)\b/.test(text)
+        ? numberOutsideTimes(text)
+        : intent.number;
   return { intent, time, files, colour, atOnce, quoted, factCues, formCues, text };
 }
 
@@ -205,7 +308,9 @@ function stripFiles(q: string, files: Video[]): string {
 }
 
 function numberOutsideTimes(q: string): number | null {
-  const rest = q.replace(/\d{1,3}:\d{2}(:\d{2})?(\.\d+)?/g, ' ').replace(/\d+(\.\d+)?\s*(s|secs?|seconds?|minutes?|mins?)\b/g, ' ');
+  const rest = q
+    .replace(/\d{1,3}:\d{2}(:\d{2})?(\.\d+)?/g, ' ')
+    .replace(/\d+(\.\d+)?\s*(s|secs?|seconds?|minutes?|mins?)\b/g, ' ');
   const m = /\b(\d{1,3})\b/.exec(rest);
   if (m) return Number(m[1]);
   for (const [w, n] of Object.entries(NUM)) if (new RegExp(`\\b${w}\\b`).test(rest)) return n;
@@ -249,7 +354,11 @@ function dot(a: Float32Array, b: Float32Array): number {
  * Reads a question: its slots by rules, its kind by meaning plus cues. Without an embedder (or
  * when it fails) the cues alone decide.
  */
-export async function readQuestion(question: string, videos: Video[], embedder: Embedder | null): Promise<ReadQuestion> {
+export async function readQuestion(
+  question: string,
+  videos: Video[],
+  embedder: Embedder | null,
+): Promise<ReadQuestion> {
   const slots = readSlots(question, videos);
   const meaning = new Float64Array(CELLS.length);
   let vector: Float32Array | null = null;
@@ -257,7 +366,10 @@ export async function readQuestion(question: string, videos: Video[], embedder: 
     try {
       let bank = banks.get(embedder);
       if (!bank) banks.set(embedder, (bank = new ExampleBank(embedder)));
-      const [[q], examples] = await Promise.all([embedder.embed([slots.files.length ? slots.text : question]), bank.get()]);
+      const [[q], examples] = await Promise.all([
+        embedder.embed([slots.files.length ? slots.text : question]),
+        bank.get(),
+      ]);
       vector = q!;
       // Each cell: the mean of its two closest examples (one odd example does not carry a cell).
       const best = CELLS.map(() => [0, 0]);

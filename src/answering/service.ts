@@ -126,7 +126,9 @@ export class AnsweringService {
         .get();
       if (!v) throw notFound(`target_video ${JSON.stringify(req.target_video.slice(0, 80))} is not in this index`);
       if (target && v.durationSec !== null && target.start > v.durationSec + 0.5) {
-        throw badRequest(`target ${formatTime(target.start)} is past the end of the video (${formatTime(v.durationSec)})`);
+        throw badRequest(
+          `target ${formatTime(target.start)} is past the end of the video (${formatTime(v.durationSec)})`,
+        );
       }
       vids = [v];
     } else {
@@ -138,7 +140,13 @@ export class AnsweringService {
   async inquire(user: User, req: InquireRequest, signal?: AbortSignal): Promise<InquireResponse> {
     const p = await this.prepare(user, req);
     const written = await this.write(p, signal);
-    return { status: 'complete', output: written.output, evidence: p.composed.evidence, model: written.model, credits_used: p.cost };
+    return {
+      status: 'complete',
+      output: written.output,
+      evidence: p.composed.evidence,
+      model: written.model,
+      credits_used: p.cost,
+    };
   }
 
   /**
@@ -191,7 +199,11 @@ export class AnsweringService {
    * TimeGuard) or the composed answer word by word. When the model fails after tokens were sent, a
    * `reset` event voids them and the composed answer follows. Never throws (unless `emit` does).
    */
-  async writeStreaming(p: PreparedQuestion, outer: AbortSignal | undefined, emit: (e: AnswerEvent) => void): Promise<Written> {
+  async writeStreaming(
+    p: PreparedQuestion,
+    outer: AbortSignal | undefined,
+    emit: (e: AnswerEvent) => void,
+  ): Promise<Written> {
     const words = (text: string) => {
       for (const w of text.match(/\S+\s*/g) ?? []) emit({ type: 'token', text: w });
     };
@@ -211,7 +223,10 @@ export class AnsweringService {
     };
     try {
       const req = this.request(p, gen);
-      const source: AsyncIterable<string> = gen.supports.streaming && gen.stream ? gen.stream(req, { signal: run.signal }) : once(gen.generate(req, { signal: run.signal }));
+      const source: AsyncIterable<string> =
+        gen.supports.streaming && gen.stream
+          ? gen.stream(req, { signal: run.signal })
+          : once(gen.generate(req, { signal: run.signal }));
       for await (const piece of source) {
         const r = guard.push(piece);
         if (!r.ok) return fallback(`it cited a time that is not in the evidence ("${r.bad}")`);
@@ -298,7 +313,13 @@ export class AnsweringService {
     });
     if (people) return Promise.resolve(people);
     // Then colour questions ("when does the red car appear"), from the colours stored with detections.
-    const colours = answerAboutColours({ db: this.d.db, prompt: req.prompt, videos: scope.videos, window: windowOf(scope.target), frameAt: (videoId, t) => this.frameUrlAt(videoId, t) });
+    const colours = answerAboutColours({
+      db: this.d.db,
+      prompt: req.prompt,
+      videos: scope.videos,
+      window: windowOf(scope.target),
+      frameAt: (videoId, t) => this.frameUrlAt(videoId, t),
+    });
     if (colours) return Promise.resolve(colours);
     return new Composer({
       prompt: req.prompt,

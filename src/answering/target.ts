@@ -11,7 +11,8 @@ export interface TimeTarget {
   point: boolean;
 }
 
-export const TARGET_FORMATS = 'seconds (75 or 75.5), mm:ss (1:15), hh:mm:ss(.mmm) (00:01:15.500), or a range a-b of these (1:00-1:30)';
+export const TARGET_FORMATS =
+  'seconds (75 or 75.5), mm:ss (1:15), hh:mm:ss(.mmm) (00:01:15.500), or a range a-b of these (1:00-1:30)';
 
 function parseMoment(s: string): number | null {
   const t = s.trim();
@@ -30,12 +31,14 @@ export function parseTarget(raw: string): TimeTarget {
   if (dash > 0) {
     const a = parseMoment(s.slice(0, dash));
     const b = parseMoment(s.slice(dash + 1));
-    if (a === null || b === null) throw badRequest(`target ${JSON.stringify(raw.slice(0, 40))} is not a valid time; expected ${TARGET_FORMATS}`);
+    if (a === null || b === null)
+      throw badRequest(`target ${JSON.stringify(raw.slice(0, 40))} is not a valid time; expected ${TARGET_FORMATS}`);
     if (b < a) throw badRequest(`target range ends (${b} s) before it starts (${a} s)`);
     return { start: a, end: b, point: false };
   }
   const t = parseMoment(s);
-  if (t === null) throw badRequest(`target ${JSON.stringify(raw.slice(0, 40))} is not a valid time; expected ${TARGET_FORMATS}`);
+  if (t === null)
+    throw badRequest(`target ${JSON.stringify(raw.slice(0, 40))} is not a valid time; expected ${TARGET_FORMATS}`);
   return { start: t, end: t, point: true };
 }
 

@@ -12,7 +12,23 @@ import cliProgress from 'cli-progress';
 import type { Config } from '../config';
 
 /** Extensions `vidq add DIR` picks up (a file named explicitly is always sent). */
-const VIDEO_EXTENSIONS = new Set(['.mp4', '.m4v', '.mov', '.mkv', '.webm', '.avi', '.wmv', '.flv', '.mpg', '.mpeg', '.ts', '.mts', '.m2ts', '.3gp', '.ogv']);
+const VIDEO_EXTENSIONS = new Set([
+  '.mp4',
+  '.m4v',
+  '.mov',
+  '.mkv',
+  '.webm',
+  '.avi',
+  '.wmv',
+  '.flv',
+  '.mpg',
+  '.mpeg',
+  '.ts',
+  '.mts',
+  '.m2ts',
+  '.3gp',
+  '.ogv',
+]);
 /** How often the analysis of added videos is polled. */
 const POLL_MS = 1000;
 
@@ -25,9 +41,17 @@ export interface ClientOptions {
   out?: NodeJS.WriteStream;
 }
 
-export function clientOptions(v: Record<string, string | boolean | undefined>, config: Config, env: Record<string, string | undefined> = process.env): ClientOptions {
+export function clientOptions(
+  v: Record<string, string | boolean | undefined>,
+  config: Config,
+  env: Record<string, string | undefined> = process.env,
+): ClientOptions {
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-  const server = (typeof v.server === 'string' ? v.server : env.VIDQ_SERVER || `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`).replace(/\/+$/, '');
+  const server = (
+    typeof v.server === 'string'
+      ? v.server
+      : env.VIDQ_SERVER || `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`
+  ).replace(/\/+$/, '');
   try {
     const u = new URL(server);
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
@@ -37,7 +61,10 @@ export function clientOptions(v: Record<string, string | boolean | undefined>, c
   let token = typeof v.token === 'string' ? v.token : env.VIDQ_TOKEN;
   if (!token) {
     const file = join(config.dataDir, 'default-token.txt');
-    if (!existsSync(file)) throw new ClientError(`no token: pass --token, set VIDQ_TOKEN, or run on the server's machine (${file} is missing)`);
+    if (!existsSync(file))
+      throw new ClientError(
+        `no token: pass --token, set VIDQ_TOKEN, or run on the server's machine (${file} is missing)`,
+      );
     token = readFileSync(file, 'utf8').trim();
   }
   return { server, token };
@@ -46,9 +73,14 @@ export function clientOptions(v: Record<string, string | boolean | undefined>, c
 async function api(o: ClientOptions, path: string, init: RequestInit = {}): Promise<Response> {
   let res: Response;
   try {
-    res = await fetch(o.server + path, { ...init, headers: { authorization: `Bearer ${o.token}`, ...(init.headers as Record<string, string>) } });
+    res = await fetch(o.server + path, {
+      ...init,
+      headers: { authorization: `Bearer ${o.token}`, ...(init.headers as Record<string, string>) },
+    });
   } catch (e) {
-    throw new ClientError(`cannot reach the service at ${o.server} (${(e as Error).message}); is \`vidq serve\` running?`);
+    throw new ClientError(
+      `cannot reach the service at ${o.server} (${(e as Error).message}); is \`vidq serve\` running?`,
+    );
   }
   return res;
 }
@@ -89,7 +121,8 @@ export function expandSources(args: string[]): { kind: 'url' | 'file'; ref: stri
   };
   for (const a of args) {
     if (/^https?:\/\//i.test(a)) out.push({ kind: 'url', ref: a });
-    else if (!existsSync(a)) throw new ClientError(`${a}: no such file or folder (URLs start with http:// or https://)`);
+    else if (!existsSync(a))
+      throw new ClientError(`${a}: no such file or folder (URLs start with http:// or https://)`);
     else if (statSync(a).isDirectory()) walk(resolve(a));
     else out.push({ kind: 'file', ref: resolve(a) });
   }
@@ -112,7 +145,15 @@ class Progress {
   constructor(private readonly out: NodeJS.WriteStream) {
     this.multi = out.isTTY
       ? new cliProgress.MultiBar(
-          { stream: out, format: '{name} [{bar}] {percentage}% {stage} {detail} ETA {eta_formatted}', barsize: 16, hideCursor: true, clearOnComplete: false, etaBuffer: 20, autopadding: true },
+          {
+            stream: out,
+            format: '{name} [{bar}] {percentage}% {stage} {detail} ETA {eta_formatted}',
+            barsize: 16,
+            hideCursor: true,
+            clearOnComplete: false,
+            etaBuffer: 20,
+            autopadding: true,
+          },
           cliProgress.Presets.shades_classic,
         )
       : null;
@@ -120,7 +161,10 @@ class Progress {
 
   add(name: string): void {
     this.started.set(name, Date.now());
-    this.bars.set(name, this.multi?.create(100, 0, { name: short(name), stage: 'waiting', detail: '' }) as cliProgress.SingleBar);
+    this.bars.set(
+      name,
+      this.multi?.create(100, 0, { name: short(name), stage: 'waiting', detail: '' }) as cliProgress.SingleBar,
+    );
   }
 
   update(name: string, stage: string, percentage: number, detail = ''): void {
@@ -186,7 +230,8 @@ export async function addCommand(o: ClientOptions, index: string, args: string[]
   const known = new Map<string, ResourceRow>();
   const existing = await api(o, `/index-resources?index=${encodeURIComponent(index)}`);
   if (existing.ok) {
-    for (const r of (await existing.json()) as ResourceRow[]) if (r.metadata.sha256 && r.status !== 'failed') known.set(r.metadata.sha256, r);
+    for (const r of (await existing.json()) as ResourceRow[])
+      if (r.metadata.sha256 && r.status !== 'failed') known.set(r.metadata.sha256, r);
   } else if (existing.status !== 404) {
     const body = (await existing.json().catch(() => null)) as any;
     throw new ClientError(`cannot list the index: ${body?.message ?? `HTTP ${existing.status}`}`);
@@ -242,14 +287,22 @@ export async function addCommand(o: ClientOptions, index: string, args: string[]
   }
   progress.stop();
   if (failures.length) {
-    process.stderr.write(`${failures.length} of ${sources.length} failed:\n${failures.map((f) => `  ${f}`).join('\n')}\n`);
+    process.stderr.write(
+      `${failures.length} of ${sources.length} failed:\n${failures.map((f) => `  ${f}`).join('\n')}\n`,
+    );
     return 1;
   }
   return 0;
 }
 
 /** Uploads one source with its event stream; returns the stored file_id. */
-async function sendOne(o: ClientOptions, index: string, s: { kind: 'url' | 'file'; ref: string }, name: string, progress: Progress): Promise<string> {
+async function sendOne(
+  o: ClientOptions,
+  index: string,
+  s: { kind: 'url' | 'file'; ref: string },
+  name: string,
+  progress: Progress,
+): Promise<string> {
   const res =
     s.kind === 'file'
       ? await api(o, `/upload?index=${encodeURIComponent(index)}&file_name=${encodeURIComponent(name)}`, {
@@ -257,7 +310,11 @@ async function sendOne(o: ClientOptions, index: string, s: { kind: 'url' | 'file
           headers: { accept: 'text/event-stream', 'content-type': 'application/octet-stream' },
           body: Bun.file(s.ref),
         })
-      : await api(o, '/remote-upload', { method: 'POST', headers: { accept: 'text/event-stream', 'content-type': 'application/json' }, body: JSON.stringify({ index, url: s.ref }) });
+      : await api(o, '/remote-upload', {
+          method: 'POST',
+          headers: { accept: 'text/event-stream', 'content-type': 'application/json' },
+          body: JSON.stringify({ index, url: s.ref }),
+        });
   if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
     const body = (await res.json().catch(() => null)) as any;
     throw new ClientError(body?.message ?? `HTTP ${res.status}`);
@@ -266,7 +323,13 @@ async function sendOne(o: ClientOptions, index: string, s: { kind: 'url' | 'file
   let error: string | null = null;
   let duplicate = false;
   await readEvents(res, (e) => {
-    if (e.type === 'progress') progress.update(name, e.stage, e.percentage, e.total_bytes ? `${mb(e.bytes)} of ${mb(e.total_bytes)}` : mb(e.bytes));
+    if (e.type === 'progress')
+      progress.update(
+        name,
+        e.stage,
+        e.percentage,
+        e.total_bytes ? `${mb(e.bytes)} of ${mb(e.total_bytes)}` : mb(e.bytes),
+      );
     else if (e.type === 'complete') {
       key = e.key;
       duplicate = e.duplicate;
@@ -284,27 +347,44 @@ export async function lsCommand(o: ClientOptions, index: string | undefined): Pr
   if (index === undefined) {
     const rows = await apiJson<IndexRow[]>(o, `/indexes?token=${encodeURIComponent(o.token)}`);
     if (!rows.length) out.write('no indexes yet; add a video with: vidq add FILE --index NAME\n');
-    for (const r of rows) out.write(`${r.name}\t${r.count} video${r.count === 1 ? '' : 's'}\t${fmtTime(r.total_duration)}\t${r.index_id}\n`);
+    for (const r of rows)
+      out.write(
+        `${r.name}\t${r.count} video${r.count === 1 ? '' : 's'}\t${fmtTime(r.total_duration)}\t${r.index_id}\n`,
+      );
     return 0;
   }
   const rows = await apiJson<ResourceRow[]>(o, `/index-resources?index=${encodeURIComponent(index)}`);
   if (!rows.length) out.write('no videos in this index\n');
   for (const r of rows) {
     const status = r.status === 'processing' ? `processing${r.stage ? ` (${r.stage} ${r.progress}%)` : ''}` : r.status;
-    out.write(`${r.file_id}\t${r.file_name}\t${r.metadata.duration !== undefined ? fmtTime(r.metadata.duration) : '-'}\t${status}${r.error ? `: ${r.error}` : ''}\n`);
+    out.write(
+      `${r.file_id}\t${r.file_name}\t${r.metadata.duration !== undefined ? fmtTime(r.metadata.duration) : '-'}\t${status}${r.error ? `: ${r.error}` : ''}\n`,
+    );
   }
   return 0;
 }
 
 /** vidq ask: streams the answer of /inquire-stream, then its cited moments. */
-export async function askCommand(o: ClientOptions, index: string, question: string, opts: { video?: string; at?: string }): Promise<number> {
+export async function askCommand(
+  o: ClientOptions,
+  index: string,
+  question: string,
+  opts: { video?: string; at?: string },
+): Promise<number> {
   const out = o.out ?? process.stdout;
-  if (!question.trim()) throw new ClientError('ask needs a question, e.g. vidq ask --index NAME "what is written on screen?"');
+  if (!question.trim())
+    throw new ClientError('ask needs a question, e.g. vidq ask --index NAME "what is written on screen?"');
   const indexId = await resolveIndexId(o, index);
   const res = await api(o, '/inquire-stream', {
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-    body: JSON.stringify({ token: o.token, index: indexId, prompt: question, ...(opts.video && { target_video: opts.video }), ...(opts.at && { target: opts.at }) }),
+    body: JSON.stringify({
+      token: o.token,
+      index: indexId,
+      prompt: question,
+      ...(opts.video && { target_video: opts.video }),
+      ...(opts.at && { target: opts.at }),
+    }),
   });
   if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
     const body = (await res.json().catch(() => null)) as any;
@@ -330,7 +410,10 @@ export async function askCommand(o: ClientOptions, index: string, question: stri
   if (failed) throw new ClientError(failed);
   if (evidence.length) {
     out.write('\nmoments:\n');
-    for (const ev of evidence.slice(0, 10)) out.write(`  ${ev.file_name} ${fmtTime(ev.start)}–${fmtTime(ev.end)} [${ev.kind}] ${ev.text.replace(/\s+/g, ' ').slice(0, 100)}\n`);
+    for (const ev of evidence.slice(0, 10))
+      out.write(
+        `  ${ev.file_name} ${fmtTime(ev.start)}–${fmtTime(ev.end)} [${ev.kind}] ${ev.text.replace(/\s+/g, ' ').slice(0, 100)}\n`,
+      );
   }
   return 0;
 }

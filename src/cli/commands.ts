@@ -50,11 +50,19 @@ const COMMANDS: Record<string, Command> = {
     options: { name: { type: 'string' }, credits: { type: 'string' }, json },
     async run(v, config) {
       if (typeof v.name !== 'string') throw new UsageError('--name is required');
-      const credits = v.credits === undefined ? config.defaultCredits : v.credits === 'unlimited' ? null : parseWhole(v.credits as string, '--credits');
+      const credits =
+        v.credits === undefined
+          ? config.defaultCredits
+          : v.credits === 'unlimited'
+            ? null
+            : parseWhole(v.credits as string, '--credits');
       return withService(config, (s) => {
         const { user, token } = s.accounts.createUser(v.name as string, credits);
         if (v.json) console.log(JSON.stringify({ user_id: user.id, token, credits: user.credits }));
-        else console.log(`user_id: ${user.id}\ntoken:   ${token}\ncredits: ${user.credits ?? 'unlimited'}\n(the token is shown only now; keep it safe)`);
+        else
+          console.log(
+            `user_id: ${user.id}\ntoken:   ${token}\ncredits: ${user.credits ?? 'unlimited'}\n(the token is shown only now; keep it safe)`,
+          );
       });
     },
   },
@@ -100,7 +108,11 @@ const COMMANDS: Record<string, Command> = {
           shown = file;
         },
       });
-      console.log(v.json ? JSON.stringify({ id, dir: res.dir, files: res.files.length }) : `${id}: ${res.files.length} files in ${res.dir}`);
+      console.log(
+        v.json
+          ? JSON.stringify({ id, dir: res.dir, files: res.files.length })
+          : `${id}: ${res.files.length} files in ${res.dir}`,
+      );
       return 0;
     },
   },
@@ -110,7 +122,8 @@ const COMMANDS: Record<string, Command> = {
     options: { index: str, ...client },
     positionals: true,
     async run(v, config, args) {
-      if (typeof v.index !== 'string') throw new UsageError('--index is required (the name or index_id; a new name creates the index)');
+      if (typeof v.index !== 'string')
+        throw new UsageError('--index is required (the name or index_id; a new name creates the index)');
       return addCommand(clientOptions(v, config), v.index, args);
     },
   },
@@ -122,7 +135,10 @@ const COMMANDS: Record<string, Command> = {
     async run(v, config, args) {
       if (typeof v.index !== 'string') throw new UsageError('--index is required');
       if (args.length !== 1) throw new UsageError('give the question as one quoted argument');
-      return askCommand(clientOptions(v, config), v.index, args[0]!, { video: v.video as string | undefined, at: v.at as string | undefined });
+      return askCommand(clientOptions(v, config), v.index, args[0]!, {
+        video: v.video as string | undefined,
+        at: v.at as string | undefined,
+      });
     },
   },
   ls: {
@@ -143,7 +159,9 @@ const COMMANDS: Record<string, Command> = {
       const amount = parseSigned(v.amount, '--amount');
       return withService(config, (s) => {
         const u = s.accounts.addCredits(v.user as string, amount);
-        console.log(v.json ? JSON.stringify({ user_id: u.id, credits: u.credits }) : `credits: ${u.credits ?? 'unlimited'}`);
+        console.log(
+          v.json ? JSON.stringify({ user_id: u.id, credits: u.credits }) : `credits: ${u.credits ?? 'unlimited'}`,
+        );
       });
     },
   },
@@ -151,13 +169,19 @@ const COMMANDS: Record<string, Command> = {
     usage: 'reanalyze --index NAME [--user USER_ID] [--analyzers captions,speech,…] [--json]',
     help:
       'Queue a reanalysis of every ready video of an index (e.g. captions after --captioner was configured): only those stages run, the other segments stay. ' +
-      'Default: the stages whose engine or model changed, or that were skipped. A running server\'s worker picks the jobs up; progress shows on the resources. ' +
-      'Give it the same options (or config file) as the server: the plan is made from them (--analyzers here names the stages to run again; the server\'s analyzer list comes from VIDQ_ANALYZERS or the config file). Without --user, the index name must belong to one user only.',
+      "Default: the stages whose engine or model changed, or that were skipped. A running server's worker picks the jobs up; progress shows on the resources. " +
+      "Give it the same options (or config file) as the server: the plan is made from them (--analyzers here names the stages to run again; the server's analyzer list comes from VIDQ_ANALYZERS or the config file). Without --user, the index name must belong to one user only.",
     options: { index: { type: 'string' }, user: { type: 'string' }, analyzers: { type: 'string' }, json },
     shadows: ['analyzers'],
     async run(v, config) {
       if (typeof v.index !== 'string') throw new UsageError('--index is required: the name (or index_id) of an index');
-      const requested = typeof v.analyzers === 'string' ? v.analyzers.split(',').map((x) => x.trim()).filter(Boolean) : undefined;
+      const requested =
+        typeof v.analyzers === 'string'
+          ? v.analyzers
+              .split(',')
+              .map((x) => x.trim())
+              .filter(Boolean)
+          : undefined;
       const { reanalyzeIndex } = await import('../jobs/reanalyze');
       return withService(config, (s) => {
         const r = reanalyzeIndex(s, v.index as string, typeof v.user === 'string' ? v.user : undefined, requested);
@@ -184,7 +208,10 @@ function parseSigned(s: string, flag: string): number {
   return Number(s);
 }
 
-async function withService(config: Config, fn: (s: ReturnType<typeof createService>) => number | void): Promise<number> {
+async function withService(
+  config: Config,
+  fn: (s: ReturnType<typeof createService>) => number | void,
+): Promise<number> {
   const s = createService(config, createLogger('warn'));
   try {
     return fn(s) ?? 0;
@@ -225,7 +252,9 @@ export async function runCli(argv: string[]): Promise<number> {
   if (argv[0] === 'worker') {
     // Hidden: the analysis worker the server starts (config handed over by the parent).
     const inherited = process.env.VIDQ_WORKER_CONFIG;
-    const config = inherited ? withModelKeys(JSON.parse(inherited) as Config) : loadConfig(parseArgs({ args: argv.slice(1), options: configParseOptions(), strict: true }).values);
+    const config = inherited
+      ? withModelKeys(JSON.parse(inherited) as Config)
+      : loadConfig(parseArgs({ args: argv.slice(1), options: configParseOptions(), strict: true }).values);
     const { runWorker } = await import('../jobs/worker');
     return runWorker(config);
   }
@@ -250,12 +279,23 @@ export async function runCli(argv: string[]): Promise<number> {
     return 0;
   }
   try {
-    const { values, positionals } = parseArgs({ args: rest, options: { ...configParseOptions(), ...cmd.options }, strict: true, allowPositionals: true });
+    const { values, positionals } = parseArgs({
+      args: rest,
+      options: { ...configParseOptions(), ...cmd.options },
+      strict: true,
+      allowPositionals: true,
+    });
     if (positionals.length && !cmd.positionals) throw new UsageError(`unexpected argument "${positionals[0]}"`);
-    const config = loadConfig(cmd.shadows ? Object.fromEntries(Object.entries(values).filter(([k]) => !cmd.shadows!.includes(k))) : values);
+    const config = loadConfig(
+      cmd.shadows ? Object.fromEntries(Object.entries(values).filter(([k]) => !cmd.shadows!.includes(k))) : values,
+    );
     return await cmd.run(values, config, positionals);
   } catch (e) {
-    if (e instanceof UsageError || e instanceof ConfigError || (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    if (
+      e instanceof UsageError ||
+      e instanceof ConfigError ||
+      (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
+    ) {
       console.error(`${(e as Error).message}\nUsage: vidq ${cmd.usage}  (vidq ${name} --help)`);
       return 2;
     }

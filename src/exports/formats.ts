@@ -13,7 +13,16 @@ export interface Cue {
 function clean(cues: Cue[]): Cue[] {
   return [...cues]
     .sort((a, b) => a.start - b.start || a.end - b.end)
-    .map((c) => ({ start: Math.max(0, c.start), end: Math.max(c.end, c.start + 0.001), text: c.text.replace(/\r\n?/g, '\n').split('\n').map((l) => l.trim()).filter(Boolean).join('\n') }))
+    .map((c) => ({
+      start: Math.max(0, c.start),
+      end: Math.max(c.end, c.start + 0.001),
+      text: c.text
+        .replace(/\r\n?/g, '\n')
+        .split('\n')
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .join('\n'),
+    }))
     .filter((c) => c.text !== '');
 }
 
@@ -39,7 +48,9 @@ export function toVtt(cues: Cue[]): string {
 /** SubRip: numbered cues, comma milliseconds, CRLF-free; text kept as is (SRT has no escaping). */
 export function toSrt(cues: Cue[]): string {
   return clean(cues)
-    .map((c, i) => `${i + 1}\n${timestamp(c.start, ',')} --> ${timestamp(c.end, ',')}\n${c.text.replace(/-->/g, '->')}\n`)
+    .map(
+      (c, i) => `${i + 1}\n${timestamp(c.start, ',')} --> ${timestamp(c.end, ',')}\n${c.text.replace(/-->/g, '->')}\n`,
+    )
     .join('\n');
 }
 

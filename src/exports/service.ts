@@ -19,7 +19,10 @@ export interface Insights {
   /** The people of the index seen in this video (faces grouped across the index), when any. */
   people: { person_id: string; name: string | null; appearances: { start: number; end: number }[] }[];
   /** Every segment, grouped by kind, each in time order. */
-  segments: Record<string, { start: number; end: number; text: string; confidence: number | null; extra?: Record<string, unknown> }[]>;
+  segments: Record<
+    string,
+    { start: number; end: number; text: string; confidence: number | null; extra?: Record<string, unknown> }[]
+  >;
 }
 
 export class ExportService {
@@ -77,13 +80,27 @@ export class ExportService {
   insights(user: User, fileId: string): Insights {
     const v = this.video(user, fileId);
     const rows = this.d.db
-      .select({ kind: segments.kind, start: segments.start, end: segments.end, text: segments.text, confidence: segments.confidence, extra: segments.extra })
+      .select({
+        kind: segments.kind,
+        start: segments.start,
+        end: segments.end,
+        text: segments.text,
+        confidence: segments.confidence,
+        extra: segments.extra,
+      })
       .from(segments)
       .where(eq(segments.videoId, v.id))
       .orderBy(asc(segments.kind), asc(segments.start), asc(segments.id))
       .all();
     const grouped: Insights['segments'] = {};
-    for (const r of rows) (grouped[r.kind] ??= []).push({ start: r.start, end: r.end, text: r.text, confidence: r.confidence, ...(r.extra && { extra: r.extra }) });
+    for (const r of rows)
+      (grouped[r.kind] ??= []).push({
+        start: r.start,
+        end: r.end,
+        text: r.text,
+        confidence: r.confidence,
+        ...(r.extra && { extra: r.extra }),
+      });
     return {
       video_id: v.id,
       index_id: v.indexId,

@@ -38,7 +38,8 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
       // Headers first, so that refusals carry them too.
       c.set.headers['x-content-type-options'] = 'nosniff';
       if (/^\/swagger(\/|$)/.test(pathOf(c.request))) {
-        c.set.headers['content-security-policy'] = "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'";
+        c.set.headers['content-security-policy'] =
+          "default-src 'self'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'";
         c.set.headers['x-frame-options'] = 'DENY';
       }
       const origin = hosts.check(c.request);
@@ -48,10 +49,13 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
     })
     .onTransform(({ body }) => checkParsedBody(body))
     // The path only: query strings carry tokens and link signatures.
-    .onAfterResponse(({ request, set }) => s.log.debug('request', { method: request.method, path: pathOf(request), status: set.status }))
+    .onAfterResponse(({ request, set }) =>
+      s.log.debug('request', { method: request.method, path: pathOf(request), status: set.status }),
+    )
     .onError(({ code, error, set, request }) => {
       const { status, message } = toStatusMessage(code, error);
-      if (status === 500) s.log.error('request failed', { method: request.method, path: pathOf(request), status, reason: message });
+      if (status === 500)
+        s.log.error('request failed', { method: request.method, path: pathOf(request), status, reason: message });
       set.status = status;
       set.headers['content-type'] = 'application/json';
       return errorBody(status, message);
@@ -84,15 +88,20 @@ function toStatusMessage(code: string | number, error: unknown): { status: numbe
     case 'VALIDATION':
       return validationMessage(error as ValidationLike);
     case 'PARSE':
-      return { status: 400, message: 'the request body is not valid JSON; send a JSON object with the documented fields' };
+      return {
+        status: 400,
+        message: 'the request body is not valid JSON; send a JSON object with the documented fields',
+      };
     case 'NOT_FOUND':
       return { status: 404, message: 'no such endpoint; see /swagger for the API' };
     case 'INVALID_COOKIE_SIGNATURE':
       return { status: 400, message: 'invalid cookie' };
   }
   const e = error as { status?: number; message?: string };
-  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) return { status: e.status, message: e.message || 'bad request' };
-  if (e?.message && /body.*(too large|exceed)|payload too large|request entity too large/i.test(e.message)) return { status: 413, message: 'the request body is too large' };
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500)
+    return { status: e.status, message: e.message || 'bad request' };
+  if (e?.message && /body.*(too large|exceed)|payload too large|request entity too large/i.test(e.message))
+    return { status: 413, message: 'the request body is too large' };
   return { status: 500, message: 'internal error; the server log has details' };
 }
 
@@ -112,16 +121,32 @@ function validationMessage(err: ValidationLike): { status: number; message: stri
   if (field === 'token' && (value == null || typeof value !== 'object' || value.token === undefined)) {
     return { status: 401, message: 'a valid token is required (field "token")' };
   }
-  if (!field) return { status: 400, message: err.type === 'query' ? 'the request query is not valid; see /swagger for the parameters' : 'the request body must be a JSON object with the documented fields (Content-Type: application/json)' };
-  const given = value && typeof value === 'object' ? (value as Record<string, unknown>)[field.split('.')[0]!] : undefined;
+  if (!field)
+    return {
+      status: 400,
+      message:
+        err.type === 'query'
+          ? 'the request query is not valid; see /swagger for the parameters'
+          : 'the request body must be a JSON object with the documented fields (Content-Type: application/json)',
+    };
+  const given =
+    value && typeof value === 'object' ? (value as Record<string, unknown>)[field.split('.')[0]!] : undefined;
   if (given === undefined && !field.includes('.')) return { status: 400, message: `${where} "${field}" is required` };
   const msg = ve.message
     .replace('Expected string length greater or equal to', 'must be at least')
     .replace('Expected string length less or equal to', 'must be at most')
     .replace(/^Expected required property$/, 'is required')
-    .replace(/^Expected (string|number|integer|boolean|object|array)$/, (_, type: string) => `must be ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`)
+    .replace(
+      /^Expected (string|number|integer|boolean|object|array)$/,
+      (_, type: string) => `must be ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`,
+    )
     // A t.Integer query parameter is checked as "a numeric string or an integer".
-    .replace(/^Expected union value$/, (ve.schema as { anyOf?: { type?: string }[] } | undefined)?.anyOf?.some((s) => s.type === 'integer') ? 'must be a whole number' : 'has an unexpected type');
+    .replace(
+      /^Expected union value$/,
+      (ve.schema as { anyOf?: { type?: string }[] } | undefined)?.anyOf?.some((s) => s.type === 'integer')
+        ? 'must be a whole number'
+        : 'has an unexpected type',
+    );
   const units = /must be at (least|most) \d+$/.test(msg) ? ' characters' : '';
   return { status: 400, message: `${where} "${field}" ${msg.charAt(0).toLowerCase()}${msg.slice(1)}${units}` };
 }

@@ -14,9 +14,13 @@ export const RAW_BODY_PATHS = new Set(['/upload']);
 /** Bun's own limit stays only as a backstop far above ours, since it answers without a body. */
 export const NATIVE_BODY_LIMIT = 2 ** 40;
 
-export const NOT_A_JSON_OBJECT = 'the request body must be a JSON object with the documented fields (Content-Type: application/json)';
+export const NOT_A_JSON_OBJECT =
+  'the request body must be a JSON object with the documented fields (Content-Type: application/json)';
 
-const tooLarge = (max: number) => payloadTooLarge(`the request body is larger than the limit of ${max} bytes (--max-body-bytes); send only the documented JSON fields`);
+const tooLarge = (max: number) =>
+  payloadTooLarge(
+    `the request body is larger than the limit of ${max} bytes (--max-body-bytes); send only the documented JSON fields`,
+  );
 
 /**
  * Checks a request's body before anything reads it. Returns the request to use: the same one, or
@@ -44,7 +48,13 @@ export function limitBody(request: Request, maxBytes: number): Request {
       else controller.enqueue(chunk);
     },
   });
-  return new Request(request.url, { method: request.method, headers: request.headers, body: request.body.pipeThrough(counter), signal: request.signal, duplex: 'half' } as RequestInit);
+  return new Request(request.url, {
+    method: request.method,
+    headers: request.headers,
+    body: request.body.pipeThrough(counter),
+    signal: request.signal,
+    duplex: 'half',
+  } as RequestInit);
 }
 
 /** Deeper than any body of this API (they are flat objects of strings). */
@@ -69,10 +79,13 @@ export function checkParsedBody(body: unknown): void {
   let values = 0;
   while (stack.length) {
     const { value, depth } = stack.pop()!;
-    if (depth > MAX_DEPTH) throw badRequest(`the request body nests deeper than ${MAX_DEPTH} levels; send the documented fields as strings`);
+    if (depth > MAX_DEPTH)
+      throw badRequest(`the request body nests deeper than ${MAX_DEPTH} levels; send the documented fields as strings`);
     if (Object.hasOwn(value, '__proto__')) throw badRequest('the request body must not contain the key "__proto__"');
     values += Array.isArray(value) ? value.length : Object.keys(value).length;
-    if (values > MAX_VALUES) throw badRequest(`the request body holds more than ${MAX_VALUES} values; send only the documented fields`);
-    for (const v of Object.values(value)) if (v !== null && typeof v === 'object') stack.push({ value: v, depth: depth + 1 });
+    if (values > MAX_VALUES)
+      throw badRequest(`the request body holds more than ${MAX_VALUES} values; send only the documented fields`);
+    for (const v of Object.values(value))
+      if (v !== null && typeof v === 'object') stack.push({ value: v, depth: depth + 1 });
   }
 }

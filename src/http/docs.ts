@@ -52,10 +52,20 @@ export function docsPlugin(routes: () => readonly RouteLike[]) {
   return (
     new Elysia({ name: 'docs' })
       // The plugin's page resolves its relative URLs against /swagger; /swagger/ (the same route) is sent there.
-      .onBeforeHandle(({ request }) => (new URL(request.url).pathname.endsWith('/swagger/') ? new Response(null, { status: 308, headers: { location: '../swagger' } }) : undefined))
+      .onBeforeHandle(({ request }) =>
+        new URL(request.url).pathname.endsWith('/swagger/')
+          ? new Response(null, { status: 308, headers: { location: '../swagger' } })
+          : undefined,
+      )
       // Registered before the plugin, so that it applies to the plugin's routes (and ours) only.
       .onAfterHandle(({ request, response }) => {
-        if (new URL(request.url).pathname !== '/openapi.json' || !response || typeof response !== 'object' || response instanceof Response) return;
+        if (
+          new URL(request.url).pathname !== '/openapi.json' ||
+          !response ||
+          typeof response !== 'object' ||
+          response instanceof Response
+        )
+          return;
         // The plugin hands back the same object until a route is added: normalise it once.
         let doc = normalised.get(response);
         if (!doc) normalised.set(response, (doc = normaliseDocument(response as Doc, routes(), API_DESCRIPTION)));
@@ -73,7 +83,12 @@ export function docsPlugin(routes: () => readonly RouteLike[]) {
           // full Markdown description is set by normaliseDocument.
           documentation: { info: { title: TITLE, version: '1.0.0', description: 'The vidq HTTP API' }, tags: TAGS },
           // Relative URLs (the page is /swagger): this server's copies, never a CDN.
-          swagger: { cdn: 'swagger-assets/swagger-ui-bundle.js', theme: 'swagger-assets/swagger-ui.css', autoDarkMode: false, deepLinking: true },
+          swagger: {
+            cdn: 'swagger-assets/swagger-ui-bundle.js',
+            theme: 'swagger-assets/swagger-ui.css',
+            autoDarkMode: false,
+            deepLinking: true,
+          },
         }),
       )
       .get(
@@ -85,7 +100,9 @@ export function docsPlugin(routes: () => readonly RouteLike[]) {
             set.status = 404;
             return { error: 404, message: 'no such asset' };
           }
-          return new Response(Bun.file(asset.path), { headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' } });
+          return new Response(Bun.file(asset.path), {
+            headers: { 'content-type': asset.type, 'cache-control': 'public, max-age=86400' },
+          });
         },
         { detail: { hide: true } },
       )

@@ -7,7 +7,8 @@ import { allowedHostNames, type Config } from '../config';
 import { ApiError, badRequest } from '../errors';
 
 /** A DNS name or IPv4 address (underscores allowed: container names have them), or a bracketed IPv6 address, then an optional port. */
-const HOST_RE = /^(\[[0-9a-f:.]{2,45}\]|[a-z0-9_](?:[a-z0-9_-]{0,62}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,62}[a-z0-9_])?)*\.?)(?::(\d{1,5}))?$/i;
+const HOST_RE =
+  /^(\[[0-9a-f:.]{2,45}\]|[a-z0-9_](?:[a-z0-9_-]{0,62}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,62}[a-z0-9_])?)*\.?)(?::(\d{1,5}))?$/i;
 
 export interface HostCheck {
   /** Throws 400 (malformed) or 421 (not an allowed name); returns the origin to build links from. */
@@ -23,9 +24,15 @@ export function hostCheck(config: Pick<Config, 'allowedHosts' | 'host' | 'public
       if (raw === null || raw.length > 300) throw badRequest('the Host header is missing or malformed');
       const m = HOST_RE.exec(raw);
       if (!m || (m[2] !== undefined && Number(m[2]) > 65535)) throw badRequest('the Host header is malformed');
-      const name = m[1]!.toLowerCase().replace(/^\[|\]$/g, '').replace(/\.$/, '');
+      const name = m[1]!
+        .toLowerCase()
+        .replace(/^\[|\]$/g, '')
+        .replace(/\.$/, '');
       if (allowed && !allowed.has(name)) {
-        throw new ApiError(421, `this server does not answer to the host name "${name}"; add it to --allowed-hosts (VIDQ_ALLOWED_HOSTS) to allow it`);
+        throw new ApiError(
+          421,
+          `this server does not answer to the host name "${name}"; add it to --allowed-hosts (VIDQ_ALLOWED_HOSTS) to allow it`,
+        );
       }
       return fixed ?? `http://${raw.toLowerCase()}`;
     },

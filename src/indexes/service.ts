@@ -35,7 +35,10 @@ export function validateIndexName(name: string): string {
   // Names are labels (never paths): any printable Unicode is fine; control characters (C0 and C1)
   // and lone surrogates (not text, and not storable as UTF-8) are refused, and so are the bidi
   // embedding/override/isolate controls, which reverse how the rest of a page reads.
-  if (/[\p{Cc}\p{Cs}\u202A-\u202E\u2066-\u2069]/u.test(n)) throw badRequest('index name must not contain control characters (bidi controls U+202A–202E and U+2066–2069 included) or lone surrogates (invalid Unicode)');
+  if (/[\p{Cc}\p{Cs}\u202A-\u202E\u2066-\u2069]/u.test(n))
+    throw badRequest(
+      'index name must not contain control characters (bidi controls U+202A–202E and U+2066–2069 included) or lone surrogates (invalid Unicode)',
+    );
   return n;
 }
 
@@ -54,7 +57,11 @@ export class IndexService {
       })
       .from(mediaIndexes)
       .leftJoin(videos, eq(videos.indexId, mediaIndexes.id))
-      .where(includeDeleted ? eq(mediaIndexes.userId, userId) : and(eq(mediaIndexes.userId, userId), isNull(mediaIndexes.deletedAt)))
+      .where(
+        includeDeleted
+          ? eq(mediaIndexes.userId, userId)
+          : and(eq(mediaIndexes.userId, userId), isNull(mediaIndexes.deletedAt)),
+      )
       .groupBy(mediaIndexes.id)
       .orderBy(desc(mediaIndexes.createdAt))
       .all();
@@ -99,7 +106,8 @@ export class IndexService {
     const existing = this.find(user, ref, { byName: true });
     if (existing) return { index: existing, created: false };
     const name = validateIndexName(ref);
-    if (isIndexIdShape(name)) throw notFound('index: no index has this id; names of 64 URL-safe characters are reserved for index ids');
+    if (isIndexIdShape(name))
+      throw notFound('index: no index has this id; names of 64 URL-safe characters are reserved for index ids');
     const index: MediaIndex = { id: newIndexId(), userId: user.id, name, createdAt: new Date(), deletedAt: null };
     tx.insert(mediaIndexes).values(index).run();
     return { index, created: true };
@@ -117,7 +125,8 @@ export class IndexService {
     const idx = this.resolve(user, indexId, { byName: false, includeDeleted: true });
     if (idx.deletedAt === null) return idx;
     const clash = this.find(user, idx.name, { byName: true });
-    if (clash && clash.id !== idx.id) throw badRequest(`another live index is already named ${JSON.stringify(idx.name)}; rename or delete it first`);
+    if (clash && clash.id !== idx.id)
+      throw badRequest(`another live index is already named ${JSON.stringify(idx.name)}; rename or delete it first`);
     this.db.update(mediaIndexes).set({ deletedAt: null }).where(eq(mediaIndexes.id, idx.id)).run();
     this.invalidate(user.id, idx.id);
     return { ...idx, deletedAt: null };

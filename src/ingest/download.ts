@@ -40,7 +40,18 @@ export async function downloadToFile(start: URL, dest: string, opts: DownloadOpt
   // One deadline over every hop: the idle timeout resets on each byte, so a source that drips
   // would otherwise hold the download (and its sockets) as long as it likes.
   const whole = new AbortController();
-  const deadline = opts.deadlineMs ? setTimeout(() => whole.abort(new ApiError(504, `the download took longer than ${opts.deadlineMs} ms (--download-deadline-ms); use a faster source`)), opts.deadlineMs) : null;
+  const deadline = opts.deadlineMs
+    ? setTimeout(
+        () =>
+          whole.abort(
+            new ApiError(
+              504,
+              `the download took longer than ${opts.deadlineMs} ms (--download-deadline-ms); use a faster source`,
+            ),
+          ),
+        opts.deadlineMs,
+      )
+    : null;
   const signal = opts.signal ? AbortSignal.any([opts.signal, whole.signal]) : whole.signal;
   try {
     return await download(start, dest, { ...opts, signal });
@@ -65,7 +76,10 @@ async function download(start: URL, dest: string, opts: DownloadOptions): Promis
         timeoutReason = reason;
         ctrl.abort(reason);
       }, ms);
-    let timer = timeout(opts.connectTimeoutMs, badGateway(`the source ${url.host} did not answer within ${opts.connectTimeoutMs} ms`));
+    let timer = timeout(
+      opts.connectTimeoutMs,
+      badGateway(`the source ${url.host} did not answer within ${opts.connectTimeoutMs} ms`),
+    );
     try {
       let res: Response;
       try {
@@ -73,7 +87,11 @@ async function download(start: URL, dest: string, opts: DownloadOptions): Promis
           redirect: 'manual',
           signal: ctrl.signal,
           // identity: Content-Length then counts the bytes we write.
-          headers: { 'user-agent': 'vidq/0.1 (+self-hosted video indexer)', accept: 'video/*, */*;q=0.5', 'accept-encoding': 'identity' },
+          headers: {
+            'user-agent': 'vidq/0.1 (+self-hosted video indexer)',
+            accept: 'video/*, */*;q=0.5',
+            'accept-encoding': 'identity',
+          },
         });
       } catch (e) {
         throw timeoutReason ?? abortedBy(opts.signal) ?? badGateway(`could not fetch ${url.host}: ${netReason(e)}`);
@@ -128,7 +146,9 @@ async function download(start: URL, dest: string, opts: DownloadOptions): Promis
             const got = received - atWindowStart;
             atWindowStart = received;
             if (got < least) {
-              timeoutReason = badGateway(`the source is too slow: ${got} bytes in ${windowMs} ms, below the minimum of ${opts.minRate} bytes/s (--min-download-rate)`);
+              timeoutReason = badGateway(
+                `the source is too slow: ${got} bytes in ${windowMs} ms, below the minimum of ${opts.minRate} bytes/s (--min-download-rate)`,
+              );
               ctrl.abort(timeoutReason);
             }
           }, windowMs);
@@ -139,7 +159,13 @@ async function download(start: URL, dest: string, opts: DownloadOptions): Promis
           try {
             chunk = await reader.read();
           } catch (e) {
-            throw timeoutReason ?? abortedBy(opts.signal) ?? badGateway(`the source closed the connection before the end of the file, after ${received}${total === null ? '' : ` of ${total}`} bytes (${netReason(e)}); try again later or check the URL`);
+            throw (
+              timeoutReason ??
+              abortedBy(opts.signal) ??
+              badGateway(
+                `the source closed the connection before the end of the file, after ${received}${total === null ? '' : ` of ${total}`} bytes (${netReason(e)}); try again later or check the URL`,
+              )
+            );
           }
           if (chunk.done) break;
           clearTimeout(timer);
@@ -165,10 +191,19 @@ async function download(start: URL, dest: string, opts: DownloadOptions): Promis
         if (rateCheck) clearInterval(rateCheck);
         await sink.end();
       }
-      if (total !== null && received !== total) throw badGateway(`the source closed the connection before the end of the file, after ${received} of ${total} bytes`);
+      if (total !== null && received !== total)
+        throw badGateway(
+          `the source closed the connection before the end of the file, after ${received} of ${total} bytes`,
+        );
       if (received === 0) throw new ApiError(422, 'the source sent an empty file');
 
-      return { finalUrl: url, bytes: received, sha256: hasher.digest('hex'), contentType, fileName: fileNameOf(res.headers.get('content-disposition'), url) };
+      return {
+        finalUrl: url,
+        bytes: received,
+        sha256: hasher.digest('hex'),
+        contentType,
+        fileName: fileNameOf(res.headers.get('content-disposition'), url),
+      };
     } finally {
       clearTimeout(timer);
       if (rateCheck) clearInterval(rateCheck);

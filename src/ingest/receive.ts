@@ -32,13 +32,18 @@ const YIELD_EVERY_MS = 4;
 /** Form fields besides the file that a form may carry (ignored); more is not a browser form. */
 const MAX_OTHER_PARTS = 20;
 
-const tooLarge = (max: number) => payloadTooLarge(`the file is larger than the upload limit of ${max} bytes (--max-upload-bytes)`);
+const tooLarge = (max: number) =>
+  payloadTooLarge(`the file is larger than the upload limit of ${max} bytes (--max-upload-bytes)`);
 
 export async function receiveToFile(body: UploadBody, dest: string, opts: ReceiveOptions): Promise<ReceiveResult> {
   return body.kind === 'raw' ? receiveRaw(body, dest, opts) : receiveMultipart(body, dest, opts);
 }
 
-async function receiveRaw(body: Extract<UploadBody, { kind: 'raw' }>, dest: string, opts: ReceiveOptions): Promise<ReceiveResult> {
+async function receiveRaw(
+  body: Extract<UploadBody, { kind: 'raw' }>,
+  dest: string,
+  opts: ReceiveOptions,
+): Promise<ReceiveResult> {
   const reader = body.stream.getReader();
   const cancel = () => void reader.cancel().catch(() => {});
   opts.signal.addEventListener('abort', cancel, { once: true });
@@ -52,10 +57,17 @@ async function receiveRaw(body: Extract<UploadBody, { kind: 'raw' }>, dest: stri
   }
 }
 
-async function receiveMultipart(body: Extract<UploadBody, { kind: 'multipart' }>, dest: string, opts: ReceiveOptions): Promise<ReceiveResult> {
+async function receiveMultipart(
+  body: Extract<UploadBody, { kind: 'multipart' }>,
+  dest: string,
+  opts: ReceiveOptions,
+): Promise<ReceiveResult> {
   let bb: ReturnType<typeof Busboy>;
   try {
-    bb = Busboy({ headers: { 'content-type': body.contentType }, limits: { files: 1, fields: MAX_OTHER_PARTS, parts: MAX_OTHER_PARTS + 1, fieldSize: 64 * 1024 } });
+    bb = Busboy({
+      headers: { 'content-type': body.contentType },
+      limits: { files: 1, fields: MAX_OTHER_PARTS, parts: MAX_OTHER_PARTS + 1, fieldSize: 64 * 1024 },
+    });
   } catch {
     throw badRequest('the multipart/form-data body has no boundary in its Content-Type');
   }
@@ -80,10 +92,19 @@ async function receiveMultipart(body: Extract<UploadBody, { kind: 'multipart' }>
     );
     file.catch(() => {});
   });
-  bb.on('partsLimit', () => fail(badRequest(`the form has more than ${MAX_OTHER_PARTS + 1} parts; send the video as the part named "file"`)));
+  bb.on('partsLimit', () =>
+    fail(badRequest(`the form has more than ${MAX_OTHER_PARTS + 1} parts; send the video as the part named "file"`)),
+  );
   const finished = new Promise<void>((resolve, reject) => {
     bb.on('finish', resolve);
-    bb.on('error', (e: Error) => reject(failure ?? (/unexpected end/i.test(e.message) ? cutOffForm() : badRequest(`the multipart/form-data body is malformed: ${e.message}`))));
+    bb.on('error', (e: Error) =>
+      reject(
+        failure ??
+          (/unexpected end/i.test(e.message)
+            ? cutOffForm()
+            : badRequest(`the multipart/form-data body is malformed: ${e.message}`)),
+      ),
+    );
     bb.on('close', () => (failure ? reject(failure) : undefined));
   });
   finished.catch(() => {});
@@ -102,7 +123,8 @@ async function receiveMultipart(body: Extract<UploadBody, { kind: 'multipart' }>
     if (failure) throw failure;
     bb.end();
     await finished;
-    if (!file) throw badRequest('the form has no "file" part; send the video as the part named "file" (curl -F file=@clip.mp4)');
+    if (!file)
+      throw badRequest('the form has no "file" part; send the video as the part named "file" (curl -F file=@clip.mp4)');
     return await file;
   } catch (e) {
     throw failure ?? e;
@@ -123,7 +145,9 @@ async function* readAll(reader: ChunkReader, signal: AbortSignal): AsyncGenerato
     try {
       r = await reader.read();
     } catch {
-      throw signal.aborted ? abortReason(signal) : badRequest('the upload was cut off: the connection closed before the end of the body');
+      throw signal.aborted
+        ? abortReason(signal)
+        : badRequest('the upload was cut off: the connection closed before the end of the body');
     }
     if (signal.aborted) throw abortReason(signal);
     if (r.done) return;
@@ -132,7 +156,12 @@ async function* readAll(reader: ChunkReader, signal: AbortSignal): AsyncGenerato
 }
 
 /** Writes, hashes and counts chunks into `dest`, failing as soon as the cap is passed. */
-async function writeChunks(source: AsyncIterable<Uint8Array>, dest: string, total: number | null, opts: ReceiveOptions): Promise<Omit<ReceiveResult, 'fileName'>> {
+async function writeChunks(
+  source: AsyncIterable<Uint8Array>,
+  dest: string,
+  total: number | null,
+  opts: ReceiveOptions,
+): Promise<Omit<ReceiveResult, 'fileName'>> {
   const hasher = new Bun.CryptoHasher('sha256');
   const sink = Bun.file(dest).writer({ highWaterMark: 1 << 20 });
   let received = 0;
@@ -161,5 +190,9 @@ function abortReason(signal: AbortSignal): ApiError {
   return signal.reason instanceof ApiError ? signal.reason : new ApiError(499, 'the upload was cancelled');
 }
 
-const cutOff = (received: number, total: number) => badRequest(`the upload was cut off after ${received} of ${total} bytes; send the whole file again`);
-const cutOffForm = () => badRequest('the upload was cut off: the multipart/form-data body ended before its closing boundary; send the whole file again');
+const cutOff = (received: number, total: number) =>
+  badRequest(`the upload was cut off after ${received} of ${total} bytes; send the whole file again`);
+const cutOffForm = () =>
+  badRequest(
+    'the upload was cut off: the multipart/form-data body ended before its closing boundary; send the whole file again',
+  );

@@ -120,7 +120,11 @@ export class IngestService {
   constructor(private readonly d: IngestDeps) {}
 
   /** Checks and fetches in one go (the JSON form of POST /remote-upload). */
-  async remoteUpload(user: User, req: UploadRequest, emit: (e: UploadEvent) => void = () => {}): Promise<UploadMetadata> {
+  async remoteUpload(
+    user: User,
+    req: UploadRequest,
+    emit: (e: UploadEvent) => void = () => {},
+  ): Promise<UploadMetadata> {
     return this.fetchAndStore(await this.authorize(user, req), emit);
   }
 
@@ -133,23 +137,35 @@ export class IngestService {
   admit(user: User): { storageLeft: number } {
     const c = this.d.config;
     if (c.maxDownloads && this.inFlight.size >= c.maxDownloads) {
-      throw tooManyRequests(`the server is busy: ${this.inFlight.size} downloads are in flight, the limit of --max-downloads (VIDQ_MAX_DOWNLOADS); retry in a minute`);
+      throw tooManyRequests(
+        `the server is busy: ${this.inFlight.size} downloads are in flight, the limit of --max-downloads (VIDQ_MAX_DOWNLOADS); retry in a minute`,
+      );
     }
     if (c.userMaxDownloads) {
       let mine = 0;
       for (const f of this.inFlight.values()) if (f.userId === user.id) mine++;
-      if (mine >= c.userMaxDownloads) throw tooManyRequests(`you have ${mine} downloads in flight, the per-user limit (--user-max-downloads, VIDQ_USER_MAX_DOWNLOADS); wait for one to finish, or ask the operator to raise it`);
+      if (mine >= c.userMaxDownloads)
+        throw tooManyRequests(
+          `you have ${mine} downloads in flight, the per-user limit (--user-max-downloads, VIDQ_USER_MAX_DOWNLOADS); wait for one to finish, or ask the operator to raise it`,
+        );
     }
     const row = this.d.db
-      .select({ bytes: sql<number>`coalesce(sum(${videos.sizeBytes}), 0)`, waiting: sql<number>`coalesce(sum(${videos.status} in ('downloading', 'processing')), 0)` })
+      .select({
+        bytes: sql<number>`coalesce(sum(${videos.sizeBytes}), 0)`,
+        waiting: sql<number>`coalesce(sum(${videos.status} in ('downloading', 'processing')), 0)`,
+      })
       .from(videos)
       .where(and(eq(videos.userId, user.id), ne(videos.status, 'failed')))
       .get()!;
     if (c.userMaxQueued && row.waiting >= c.userMaxQueued) {
-      throw tooManyRequests(`you have ${row.waiting} videos downloading or waiting for analysis, the per-user limit (--user-max-queued, VIDQ_USER_MAX_QUEUED); wait for some to be ready, or ask the operator to raise it`);
+      throw tooManyRequests(
+        `you have ${row.waiting} videos downloading or waiting for analysis, the per-user limit (--user-max-queued, VIDQ_USER_MAX_QUEUED); wait for some to be ready, or ask the operator to raise it`,
+      );
     }
     if (c.userMaxStorageBytes && row.bytes >= c.userMaxStorageBytes) {
-      throw insufficientStorage(`your videos take ${row.bytes} bytes, the per-user storage limit of ${c.userMaxStorageBytes} bytes (--user-max-storage-bytes, VIDQ_USER_MAX_STORAGE_BYTES); remove videos, or ask the operator to raise it`);
+      throw insufficientStorage(
+        `your videos take ${row.bytes} bytes, the per-user storage limit of ${c.userMaxStorageBytes} bytes (--user-max-storage-bytes, VIDQ_USER_MAX_STORAGE_BYTES); remove videos, or ask the operator to raise it`,
+      );
     }
     return { storageLeft: c.userMaxStorageBytes ? c.userMaxStorageBytes - row.bytes : Infinity };
   }
@@ -159,7 +175,8 @@ export class IngestService {
    * it): fields, URL shape and policy, free disk, the index. Creates the resource row (downloading).
    */
   async authorize(user: User, req: UploadRequest): Promise<AuthorizedUpload> {
-    if (typeof req.index !== 'string') throw badRequest('index is required: the index_id or the name of an index (a new name creates the index)');
+    if (typeof req.index !== 'string')
+      throw badRequest('index is required: the index_id or the name of an index (a new name creates the index)');
     if (typeof req.url !== 'string') throw badRequest('url is required: the http(s) address of a video file');
     const url = parseSourceUrl(req.url);
     const subtitles = parseSubtitlesUrl(req.subtitles_url);
@@ -177,11 +194,19 @@ export class IngestService {
    */
   async authorizeFile(user: User, req: FileUploadRequest): Promise<AuthorizedUpload> {
     const { config } = this.d;
-    if (typeof req.index !== 'string' || req.index === '') throw badRequest('index is required (query parameter "index"): the index_id or the name of an index (a new name creates the index)');
+    if (typeof req.index !== 'string' || req.index === '')
+      throw badRequest(
+        'index is required (query parameter "index"): the index_id or the name of an index (a new name creates the index)',
+      );
     if (req.declaredBytes !== null && req.declaredBytes > config.maxUploadBytes) {
-      throw payloadTooLarge(`the file is ${req.declaredBytes} bytes; the upload limit is ${config.maxUploadBytes} bytes (--max-upload-bytes)`);
+      throw payloadTooLarge(
+        `the file is ${req.declaredBytes} bytes; the upload limit is ${config.maxUploadBytes} bytes (--max-upload-bytes)`,
+      );
     }
-    if (req.declaredBytes === 0) throw badRequest('the request body is empty; send the video file as the body (or as the "file" part of a multipart/form-data form)');
+    if (req.declaredBytes === 0)
+      throw badRequest(
+        'the request body is empty; send the video file as the body (or as the "file" part of a multipart/form-data form)',
+      );
     const name = typeof req.file_name === 'string' ? cleanFileName(req.file_name) : '';
     return this.reserve(user, req.index, null, name || 'upload');
   }
@@ -191,9 +216,18 @@ export class IngestService {
    * own checks, admit() (quotas and slots), then the index (found or created) and the resource row
    * (downloading) in one commit, and the in-flight slot.
    */
-  private async reserve(user: User, indexRef: string, url: URL | null, fileName: string, checkSource?: () => Promise<unknown>): Promise<AuthorizedUpload> {
+  private async reserve(
+    user: User,
+    indexRef: string,
+    url: URL | null,
+    fileName: string,
+    checkSource?: () => Promise<unknown>,
+  ): Promise<AuthorizedUpload> {
     const { db, config, files, indexes } = this.d;
-    if (files.freeBytes() < config.minFreeBytes) throw insufficientStorage(`not enough free disk space in the data directory (less than ${config.minFreeBytes} bytes); free some space and retry`);
+    if (files.freeBytes() < config.minFreeBytes)
+      throw insufficientStorage(
+        `not enough free disk space in the data directory (less than ${config.minFreeBytes} bytes); free some space and retry`,
+      );
     await checkSource?.();
     // After the awaits: nothing else can take a slot between the check and the reservation.
     this.admit(user);
@@ -203,7 +237,18 @@ export class IngestService {
     const { index, created } = writeTx(db, (tx) => {
       const r = indexes.findOrCreateByName(tx as unknown as Db, user, indexRef);
       tx.insert(videos)
-        .values({ id: videoId, indexId: r.index.id, userId: user.id, sourceUrl: url ? url.toString() : 'upload:', fileName, status: 'downloading', stage: url ? 'downloading' : 'uploading', progress: 0, uploadedAt: now, updatedAt: now })
+        .values({
+          id: videoId,
+          indexId: r.index.id,
+          userId: user.id,
+          sourceUrl: url ? url.toString() : 'upload:',
+          fileName,
+          status: 'downloading',
+          stage: url ? 'downloading' : 'uploading',
+          progress: 0,
+          uploadedAt: now,
+          updatedAt: now,
+        })
         .run();
       return r;
     });
@@ -217,7 +262,11 @@ export class IngestService {
    * Downloads, probes and stores an authorized upload; on failure removes every trace of it.
    * `clientGone` (the request's signal) cancels it: nobody would see the answer.
    */
-  async fetchAndStore(up: AuthorizedUpload, emit: (e: UploadEvent) => void = () => {}, clientGone?: AbortSignal): Promise<UploadMetadata> {
+  async fetchAndStore(
+    up: AuthorizedUpload,
+    emit: (e: UploadEvent) => void = () => {},
+    clientGone?: AbortSignal,
+  ): Promise<UploadMetadata> {
     const { config } = this.d;
     const url = up.url;
     if (!url) throw new ApiError(500, 'fetchAndStore needs an upload from a URL');
@@ -241,16 +290,32 @@ export class IngestService {
    * Stores a file that arrives as the request's own bytes (POST /upload): raw, or the `file` part
    * of a multipart form. `clientGone` (the request's signal): a client that goes away aborts it.
    */
-  async receiveAndStore(up: AuthorizedUpload, body: UploadBody, emit: (e: UploadEvent) => void = () => {}, clientGone?: AbortSignal): Promise<UploadMetadata> {
+  async receiveAndStore(
+    up: AuthorizedUpload,
+    body: UploadBody,
+    emit: (e: UploadEvent) => void = () => {},
+    clientGone?: AbortSignal,
+  ): Promise<UploadMetadata> {
     const { config } = this.d;
     return this.store(up, emit, 'uploading', clientGone, (tmp, h) => {
       h.onDeclared(body.declaredBytes);
-      return receiveToFile(body, tmp, { maxBytes: config.maxUploadBytes, fallbackName: up.fileName, signal: h.signal, onProgress: h.onProgress });
+      return receiveToFile(body, tmp, {
+        maxBytes: config.maxUploadBytes,
+        fallbackName: up.fileName,
+        signal: h.signal,
+        onProgress: h.onProgress,
+      });
     });
   }
 
   /** Receives (through `receive`), probes and stores an authorized upload; on failure removes every trace of it. */
-  private async store(up: AuthorizedUpload, emit: (e: UploadEvent) => void, stage: 'downloading' | 'uploading', clientGone: AbortSignal | undefined, receive: (tmp: string, hooks: ReceiveHooks) => Promise<Received>): Promise<UploadMetadata> {
+  private async store(
+    up: AuthorizedUpload,
+    emit: (e: UploadEvent) => void,
+    stage: 'downloading' | 'uploading',
+    clientGone: AbortSignal | undefined,
+    receive: (tmp: string, hooks: ReceiveHooks) => Promise<Received>,
+  ): Promise<UploadMetadata> {
     const { db, config, files, indexes, log } = this.d;
     const { user, videoId, index, createdIndex: created } = up;
     emit({ type: 'file_authorized', key: videoId, index_id: index.id, file_name: up.fileName });
@@ -263,7 +328,9 @@ export class IngestService {
     clientGone?.addEventListener('abort', onGone, { once: true });
     // Other videos of the user stored meanwhile count too (read again at the end is not needed:
     // the per-user download cap bounds what can land at once).
-    const storageLeft = config.userMaxStorageBytes ? Math.max(0, config.userMaxStorageBytes - this.storedBytes(user.id, videoId)) : Infinity;
+    const storageLeft = config.userMaxStorageBytes
+      ? Math.max(0, config.userMaxStorageBytes - this.storedBytes(user.id, videoId))
+      : Infinity;
     const tmp = files.tempFile();
     const subsTmp = up.subtitles ? files.tempFile() : null;
     const vlog = log.child({ video_id: videoId, index_id: index.id });
@@ -276,9 +343,14 @@ export class IngestService {
       const dl = await receive(tmp, {
         signal: ctrl.signal,
         onDeclared: (contentLength) => {
-          if (contentLength !== null && contentLength > storageLeft) ctrl.abort(this.overQuota(contentLength, storageLeft));
+          if (contentLength !== null && contentLength > storageLeft)
+            ctrl.abort(this.overQuota(contentLength, storageLeft));
           if (contentLength !== null && files.freeBytes() - contentLength < config.minFreeBytes) {
-            ctrl.abort(insufficientStorage(`the file is ${contentLength} bytes, and storing it would leave less than ${config.minFreeBytes} bytes free in the data directory; free some space and retry`));
+            ctrl.abort(
+              insufficientStorage(
+                `the file is ${contentLength} bytes, and storing it would leave less than ${config.minFreeBytes} bytes free in the data directory; free some space and retry`,
+              ),
+            );
           }
         },
         onProgress: (received, total) => {
@@ -286,7 +358,11 @@ export class IngestService {
           if (received - diskCheckedAt >= DISK_CHECK_EVERY_BYTES) {
             diskCheckedAt = received;
             if (files.freeBytes() < config.minFreeBytes) {
-              ctrl.abort(insufficientStorage(`the disk filled up during the ${stage === 'uploading' ? 'upload' : 'download'}: less than ${config.minFreeBytes} bytes are free in the data directory after ${received} bytes; free some space and retry`));
+              ctrl.abort(
+                insufficientStorage(
+                  `the disk filled up during the ${stage === 'uploading' ? 'upload' : 'download'}: less than ${config.minFreeBytes} bytes are free in the data directory after ${received} bytes; free some space and retry`,
+                ),
+              );
             }
           }
           const t = performance.now();
@@ -302,16 +378,40 @@ export class IngestService {
       });
       // The subtitles before the video is stored: a bad file fails the upload as a whole.
       if (up.subtitles && subsTmp) {
-        await fetchSubtitles(up.subtitles, subsTmp, { policy: { allowPrivate: config.allowPrivateUrls }, connectTimeoutMs: config.connectTimeoutMs, idleTimeoutMs: config.idleTimeoutMs, maxRedirects: config.maxRedirects, signal: ctrl.signal });
+        await fetchSubtitles(up.subtitles, subsTmp, {
+          policy: { allowPrivate: config.allowPrivateUrls },
+          connectTimeoutMs: config.connectTimeoutMs,
+          idleTimeoutMs: config.idleTimeoutMs,
+          maxRedirects: config.maxRedirects,
+          signal: ctrl.signal,
+        });
       }
-      emit({ type: 'progress', key: videoId, stage: 'probing', percentage: 100, bytes: dl.bytes, total_bytes: dl.bytes });
+      emit({
+        type: 'progress',
+        key: videoId,
+        stage: 'probing',
+        percentage: 100,
+        bytes: dl.bytes,
+        total_bytes: dl.bytes,
+      });
       this.setProgress(user.id, index.id, videoId, 'probing', 100);
-      const info = await probeFile(await this.d.ffprobe(), tmp, { maxDurationSec: config.maxDurationSec, signal: ctrl.signal, ffmpeg: await this.d.ffmpeg?.() });
+      const info = await probeFile(await this.d.ffprobe(), tmp, {
+        maxDurationSec: config.maxDurationSec,
+        signal: ctrl.signal,
+        ffmpeg: await this.d.ffmpeg?.(),
+      });
 
       const twin = db
         .select()
         .from(videos)
-        .where(and(eq(videos.indexId, index.id), eq(videos.sha256, dl.sha256), ne(videos.id, videoId), ne(videos.status, 'failed')))
+        .where(
+          and(
+            eq(videos.indexId, index.id),
+            eq(videos.sha256, dl.sha256),
+            ne(videos.id, videoId),
+            ne(videos.status, 'failed'),
+          ),
+        )
         .get();
       if (twin) {
         // Identical bytes already in this index: keep one copy, answer with its key.
@@ -341,7 +441,11 @@ export class IngestService {
       const meta = metadataOf(stored);
       emit(meta);
       emit({ type: 'complete', key: videoId, index_id: index.id, status: stored.status, duplicate: false });
-      vlog.info('video stored', { bytes: dl.bytes, duration_s: info.durationSec, ms: Math.round(performance.now() - started) });
+      vlog.info('video stored', {
+        bytes: dl.bytes,
+        duration_s: info.durationSec,
+        ms: Math.round(performance.now() - started),
+      });
       this.d.onStored?.(stored);
       return meta;
     } catch (e) {
@@ -367,7 +471,9 @@ export class IngestService {
   }
 
   private overQuota(bytes: number, left: number): ApiError {
-    return insufficientStorage(`the file (${bytes} bytes or more) does not fit in what is left of your storage limit (${left} bytes; --user-max-storage-bytes, VIDQ_USER_MAX_STORAGE_BYTES); remove videos, or ask the operator to raise it`);
+    return insufficientStorage(
+      `the file (${bytes} bytes or more) does not fit in what is left of your storage limit (${left} bytes; --user-max-storage-bytes, VIDQ_USER_MAX_STORAGE_BYTES); remove videos, or ask the operator to raise it`,
+    );
   }
 
   private storedBytes(userId: string, except: string): number {
@@ -396,7 +502,14 @@ export class IngestService {
   }
 
   /** Marks the row stored and queues its analysis in one commit, so a crash cannot split them. */
-  private markStored(videoId: string, rel: string, fileName: string, bytes: number, sha256: string, info: MediaInfo): Video | undefined {
+  private markStored(
+    videoId: string,
+    rel: string,
+    fileName: string,
+    bytes: number,
+    sha256: string,
+    info: MediaInfo,
+  ): Video | undefined {
     return writeTx(this.d.db, (tx) => {
       const now = new Date();
       const stored = this.storedRow(tx, videoId, rel, fileName, bytes, sha256, info, now);
@@ -405,7 +518,16 @@ export class IngestService {
     });
   }
 
-  private storedRow(tx: Db, videoId: string, rel: string, fileName: string, bytes: number, sha256: string, info: MediaInfo, now: Date): Video | undefined {
+  private storedRow(
+    tx: Db,
+    videoId: string,
+    rel: string,
+    fileName: string,
+    bytes: number,
+    sha256: string,
+    info: MediaInfo,
+    now: Date,
+  ): Video | undefined {
     return tx
       .update(videos)
       .set({
@@ -432,8 +554,10 @@ export class IngestService {
 
   /** POST /remove-from-index: rows first, then files; cancels a download in flight. */
   remove(user: User, projectId: unknown, videoId: unknown): void {
-    if (typeof projectId !== 'string' || projectId === '') throw badRequest('project_id is required: the index_id of the index');
-    if (typeof videoId !== 'string' || videoId === '') throw badRequest('video_id is required: the file_id of the video');
+    if (typeof projectId !== 'string' || projectId === '')
+      throw badRequest('project_id is required: the index_id of the index');
+    if (typeof videoId !== 'string' || videoId === '')
+      throw badRequest('video_id is required: the file_id of the video');
     const index = this.d.indexes.resolve(user, projectId, { byName: false });
     const video = this.d.db
       .select()
@@ -447,7 +571,8 @@ export class IngestService {
   /** Deletes videos' rows, then their files (also used by the purge). */
   deleteVideos(userId: string, indexId: string, ids: string[]): void {
     if (ids.length === 0) return;
-    for (const id of ids) this.inFlight.get(id)?.ctrl.abort(new ApiError(404, 'the video was removed while it was being uploaded'));
+    for (const id of ids)
+      this.inFlight.get(id)?.ctrl.abort(new ApiError(404, 'the video was removed while it was being uploaded'));
     writeTx(this.d.db, (tx) => {
       tx.delete(videos).where(inArray(videos.id, ids)).run();
       // Their face appearances went with them (cascade); people left with none go too.
@@ -466,7 +591,12 @@ export class IngestService {
     const temp = files.clearTemp();
     const interrupted = db
       .update(videos)
-      .set({ status: 'failed', stage: 'failed', error: 'the download was interrupted by a restart of the service; upload the URL again', updatedAt: new Date() })
+      .set({
+        status: 'failed',
+        stage: 'failed',
+        error: 'the download was interrupted by a restart of the service; upload the URL again',
+        updatedAt: new Date(),
+      })
       .where(inArray(videos.status, ['queued', 'downloading']))
       .returning({ id: videos.id })
       .all();
@@ -475,7 +605,16 @@ export class IngestService {
     for (const { id } of interrupted) files.removeVideoFiles(id);
     const cut = interrupted.length;
     const onDisk = files.listVideoDirs();
-    const known = new Set(onDisk.length ? db.select({ id: videos.id }).from(videos).where(inArray(videos.id, onDisk)).all().map((r) => r.id) : []);
+    const known = new Set(
+      onDisk.length
+        ? db
+            .select({ id: videos.id })
+            .from(videos)
+            .where(inArray(videos.id, onDisk))
+            .all()
+            .map((r) => r.id)
+        : [],
+    );
     let orphans = 0;
     for (const id of onDisk) {
       if (!known.has(id)) {

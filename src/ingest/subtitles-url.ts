@@ -19,7 +19,8 @@ export interface SubtitlesSource {
 /** The field checked before anything is fetched; null when absent. */
 export function parseSubtitlesUrl(raw: unknown): SubtitlesSource | null {
   if (raw === undefined || raw === null) return null;
-  if (typeof raw !== 'string') throw badRequest('subtitles_url must be a string: the http(s) address of a .vtt or .srt file');
+  if (typeof raw !== 'string')
+    throw badRequest('subtitles_url must be a string: the http(s) address of a .vtt or .srt file');
   let url: URL;
   try {
     url = parseSourceUrl(raw);
@@ -33,12 +34,21 @@ export function parseSubtitlesUrl(raw: unknown): SubtitlesSource | null {
 }
 
 /** Fetches the file to `dest` and checks that it holds cues; removes it when it does not. */
-export async function fetchSubtitles(src: SubtitlesSource, dest: string, opts: Omit<DownloadOptions, 'maxBytes' | 'onProgress' | 'onResponse'>): Promise<void> {
+export async function fetchSubtitles(
+  src: SubtitlesSource,
+  dest: string,
+  opts: Omit<DownloadOptions, 'maxBytes' | 'onProgress' | 'onResponse'>,
+): Promise<void> {
   await downloadToFile(src.url, dest, { ...opts, maxBytes: MAX_SUBTITLES_BYTES });
-  const head = readFileSync(dest).subarray(0, 64 * 1024).toString('utf8').replace(/^\uFEFF/, '');
+  const head = readFileSync(dest)
+    .subarray(0, 64 * 1024)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '');
   const ok = src.ext === 'vtt' ? /^WEBVTT/.test(head) && head.includes('-->') : /\d+:\d\d:\d\d[,.]\d+\s*-->/.test(head);
   if (!ok) {
     rmSync(dest, { force: true });
-    throw unprocessable(`subtitles_url did not return ${src.ext === 'vtt' ? 'a WebVTT file (WEBVTT header and cues)' : 'a SubRip file (numbered cues with times)'}`);
+    throw unprocessable(
+      `subtitles_url did not return ${src.ext === 'vtt' ? 'a WebVTT file (WEBVTT header and cues)' : 'a SubRip file (numbered cues with times)'}`,
+    );
   }
 }

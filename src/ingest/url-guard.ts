@@ -22,7 +22,8 @@ const systemResolve = async (host: string) => (await lookup(host, { all: true, v
 
 /** Parses and checks the shape of a URL given by a client; throws 400 with what to fix. */
 export function parseSourceUrl(raw: string): URL {
-  if (typeof raw !== 'string' || raw.trim() === '') throw badRequest('url is required: the http(s) address of a video file');
+  if (typeof raw !== 'string' || raw.trim() === '')
+    throw badRequest('url is required: the http(s) address of a video file');
   if (raw.length > 4096) throw badRequest('url is longer than 4096 characters');
   let url: URL;
   try {
@@ -30,7 +31,8 @@ export function parseSourceUrl(raw: string): URL {
   } catch {
     throw badRequest('url is not a valid absolute URL (expected http:// or https://...)');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw badRequest(`url scheme "${url.protocol.replace(':', '')}" is not allowed; use http or https`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw badRequest(`url scheme "${url.protocol.replace(':', '')}" is not allowed; use http or https`);
   if (url.username || url.password) throw badRequest('url must not contain credentials (user:password@)');
   if (!url.hostname) throw badRequest('url has no host');
   return url;
@@ -51,7 +53,8 @@ export function isPublicAddress(address: string): boolean {
     // The whole ::/96 range (IPv4-compatible, deprecated: [::127.0.0.1], [::7f00:1]; and :: and
     // ::1) is judged by its last 32 bits, which some stacks route as that IPv4 address.
     const p = v6.parts;
-    if (p.slice(0, 6).every((x) => x === 0)) return isPublicAddress(`${p[6]! >> 8}.${p[6]! & 255}.${p[7]! >> 8}.${p[7]! & 255}`);
+    if (p.slice(0, 6).every((x) => x === 0))
+      return isPublicAddress(`${p[6]! >> 8}.${p[6]! & 255}.${p[7]! >> 8}.${p[7]! & 255}`);
     const range = v6.range();
     if (range === 'rfc6052' || range === '6to4' || range === 'teredo') return false;
     return range === 'unicast';
@@ -79,7 +82,9 @@ export async function checkHost(url: URL, policy: UrlPolicy): Promise<string> {
   if (!policy.allowPrivate) {
     const bad = addresses.find((a) => !isPublicAddress(a));
     if (bad !== undefined) {
-      throw forbidden(`url points to a private, loopback or reserved address (${host}); the server refuses such URLs unless started with --allow-private-urls`);
+      throw forbidden(
+        `url points to a private, loopback or reserved address (${host}); the server refuses such URLs unless started with --allow-private-urls`,
+      );
     }
   }
   return addresses[0]!;
@@ -97,6 +102,14 @@ export function pinnedFetch(url: URL, address: string, init: RequestInit): Promi
   target.hostname = address.includes(':') ? `[${address}]` : address;
   const headers = new Headers(init.headers);
   headers.set('host', url.host);
-  const tlsInit = url.protocol === 'https:' ? { tls: { serverName: host, checkServerIdentity: (_name: string, cert: PeerCertificate) => checkServerIdentity(host, cert) } } : {};
+  const tlsInit =
+    url.protocol === 'https:'
+      ? {
+          tls: {
+            serverName: host,
+            checkServerIdentity: (_name: string, cert: PeerCertificate) => checkServerIdentity(host, cert),
+          },
+        }
+      : {};
   return fetch(target, { ...init, headers, ...tlsInit } as RequestInit);
 }

@@ -19,10 +19,23 @@ export interface MaintenanceReport {
 }
 
 export class Maintenance {
-  constructor(private readonly d: { db: Db; config: Config; indexes: IndexService; ingest: IngestService; log: Logger; isBusy: (videoId: string) => boolean }) {}
+  constructor(
+    private readonly d: {
+      db: Db;
+      config: Config;
+      indexes: IndexService;
+      ingest: IngestService;
+      log: Logger;
+      isBusy: (videoId: string) => boolean;
+    },
+  ) {}
 
   run(now = new Date()): MaintenanceReport {
-    const report = { purgedIndexes: this.purge(now), failedStuck: this.failStuck(now), refreshedListings: this.d.indexes.refreshCache() };
+    const report = {
+      purgedIndexes: this.purge(now),
+      failedStuck: this.failStuck(now),
+      refreshedListings: this.d.indexes.refreshCache(),
+    };
     if (report.purgedIndexes || report.failedStuck) this.d.log.info('maintenance', { ...report });
     return report;
   }
@@ -31,7 +44,12 @@ export class Maintenance {
     const cutoff = new Date(now.getTime() - this.d.config.purgeAfterDays * 86_400_000);
     const doomed = this.d.indexes.deletedBefore(cutoff);
     for (const idx of doomed) {
-      const ids = this.d.db.select({ id: videos.id }).from(videos).where(eq(videos.indexId, idx.id)).all().map((r) => r.id);
+      const ids = this.d.db
+        .select({ id: videos.id })
+        .from(videos)
+        .where(eq(videos.indexId, idx.id))
+        .all()
+        .map((r) => r.id);
       this.d.ingest.deleteVideos(idx.userId, idx.id, ids);
       this.d.db.delete(mediaIndexes).where(eq(mediaIndexes.id, idx.id)).run();
       this.d.indexes.invalidate(idx.userId, idx.id);
@@ -48,18 +66,37 @@ export class Maintenance {
       .from(videos)
       .where(and(eq(videos.status, 'downloading'), lt(videos.uploadedAt, cutoff)))
       .all()
-      .filter((v) => this.d.ingest.cancel(v.id, new ApiError(504, `the download ran longer than ${this.d.config.stuckAfterMinutes} minutes (--stuck-after-minutes) and was stopped`)));
+      .filter((v) =>
+        this.d.ingest.cancel(
+          v.id,
+          new ApiError(
+            504,
+            `the download ran longer than ${this.d.config.stuckAfterMinutes} minutes (--stuck-after-minutes) and was stopped`,
+          ),
+        ),
+      );
     const stuck = this.d.db
       .select({ id: videos.id, userId: videos.userId, indexId: videos.indexId })
       .from(videos)
       // Waiting in line for a worker (behind long videos) is not being stuck.
-      .where(and(inArray(videos.status, ['queued', 'downloading', 'processing']), lt(videos.updatedAt, cutoff), sql`${videos.id} NOT IN (SELECT ${jobs.videoId} FROM ${jobs} WHERE ${jobs.state} = 'pending')`))
+      .where(
+        and(
+          inArray(videos.status, ['queued', 'downloading', 'processing']),
+          lt(videos.updatedAt, cutoff),
+          sql`${videos.id} NOT IN (SELECT ${jobs.videoId} FROM ${jobs} WHERE ${jobs.state} = 'pending')`,
+        ),
+      )
       .all()
       .filter((v) => !this.d.isBusy(v.id));
     for (const v of stuck) {
       this.d.db
         .update(videos)
-        .set({ status: 'failed', stage: 'failed', error: `no progress for ${this.d.config.stuckAfterMinutes} minutes; the work was abandoned`, updatedAt: now })
+        .set({
+          status: 'failed',
+          stage: 'failed',
+          error: `no progress for ${this.d.config.stuckAfterMinutes} minutes; the work was abandoned`,
+          updatedAt: now,
+        })
         .where(eq(videos.id, v.id))
         .run();
       this.d.indexes.invalidate(v.userId, v.indexId);

@@ -9,7 +9,11 @@ import type { Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import { videos } from '../storage/schema';
 
-export async function playbackStep(d: { db: Db; files: DataDir; ffmpeg: string; log: Logger; minFreeBytes?: number }, videoId: string, signal?: AbortSignal): Promise<boolean> {
+export async function playbackStep(
+  d: { db: Db; files: DataDir; ffmpeg: string; log: Logger; minFreeBytes?: number },
+  videoId: string,
+  signal?: AbortSignal,
+): Promise<boolean> {
   const v = d.db.select().from(videos).where(eq(videos.id, videoId)).get();
   if (!v?.storagePath || v.status !== 'ready') return false;
   // The copy must leave the free space uploads are held to; at ≤ 720p it is rarely larger than
@@ -20,7 +24,13 @@ export async function playbackStep(d: { db: Db; files: DataDir; ffmpeg: string; 
     return false;
   }
   try {
-    const r = await makePlaybackCopy(d.ffmpeg, d.files.abs(v.storagePath), d.files.videoDir(v.id), v.fileType ?? '', signal);
+    const r = await makePlaybackCopy(
+      d.ffmpeg,
+      d.files.abs(v.storagePath),
+      d.files.videoDir(v.id),
+      v.fileType ?? '',
+      signal,
+    );
     if (r.kind === 'none') return false;
     const note = { made: r.kind, ms: r.ms };
     d.db

@@ -54,8 +54,14 @@ export class JobQueue {
 
   /** The same inside the caller's transaction (storing a video and queueing it are one commit). */
   enqueueIn(tx: Db, videoId: string, now = new Date()): void {
-    tx.insert(jobs).values({ videoId, state: 'pending', stage: FIRST_STAGE, progress: 0, createdAt: now, updatedAt: now }).onConflictDoNothing().run();
-    tx.update(videos).set({ status: 'processing', stage: QUEUED_STAGE, progress: 0, updatedAt: now }).where(eq(videos.id, videoId)).run();
+    tx.insert(jobs)
+      .values({ videoId, state: 'pending', stage: FIRST_STAGE, progress: 0, createdAt: now, updatedAt: now })
+      .onConflictDoNothing()
+      .run();
+    tx.update(videos)
+      .set({ status: 'processing', stage: QUEUED_STAGE, progress: 0, updatedAt: now })
+      .where(eq(videos.id, videoId))
+      .run();
   }
 
   /**
@@ -70,12 +76,25 @@ export class JobQueue {
       const v = tx.select({ status: videos.status }).from(videos).where(eq(videos.id, videoId)).get();
       if (v?.status !== 'ready') return 'not-ready';
       const stage = stages[0]!;
-      const fresh = { state: 'pending' as const, stage, progress: 0, etaSec: null, attempts: 0, workerId: null, error: null, only: stages, updatedAt: now };
+      const fresh = {
+        state: 'pending' as const,
+        stage,
+        progress: 0,
+        etaSec: null,
+        attempts: 0,
+        workerId: null,
+        error: null,
+        only: stages,
+        updatedAt: now,
+      };
       tx.insert(jobs)
         .values({ videoId, ...fresh, createdAt: now })
         .onConflictDoUpdate({ target: jobs.videoId, set: { ...fresh, createdAt: now } })
         .run();
-      tx.update(videos).set({ status: 'processing', stage, progress: 0, error: null, updatedAt: now }).where(eq(videos.id, videoId)).run();
+      tx.update(videos)
+        .set({ status: 'processing', stage, progress: 0, error: null, updatedAt: now })
+        .where(eq(videos.id, videoId))
+        .run();
       return 'queued';
     });
   }
@@ -120,7 +139,12 @@ export class JobQueue {
    */
   private turnOrder(db: Db, rules: ClaimRules = {}, limit = MAX_LINE): Waiting[] {
     const pending: Waiting[] = db
-      .select({ videoId: jobs.videoId, userId: videos.userId, durationSec: videos.durationSec, createdAt: jobs.createdAt })
+      .select({
+        videoId: jobs.videoId,
+        userId: videos.userId,
+        durationSec: videos.durationSec,
+        createdAt: jobs.createdAt,
+      })
       .from(jobs)
       .innerJoin(videos, eq(videos.id, jobs.videoId))
       .where(eq(jobs.state, 'pending'))
@@ -128,7 +152,11 @@ export class JobQueue {
       .map((r) => ({ ...r, durationSec: r.durationSec ?? 0 }));
     if (pending.length === 0) return [];
     const users = db
-      .select({ userId: videos.userId, running: sql<number>`sum(${jobs.state} = 'running')`, lastTurn: sql<number | null>`max(CASE WHEN ${jobs.state} != 'pending' THEN ${jobs.updatedAt} END)` })
+      .select({
+        userId: videos.userId,
+        running: sql<number>`sum(${jobs.state} = 'running')`,
+        lastTurn: sql<number | null>`max(CASE WHEN ${jobs.state} != 'pending' THEN ${jobs.updatedAt} END)`,
+      })
       .from(jobs)
       .innerJoin(videos, eq(videos.id, jobs.videoId))
       .groupBy(videos.userId)
@@ -146,7 +174,8 @@ export class JobQueue {
       if (own) own.push(w);
       else perUser.set(w.userId, [w]);
     }
-    for (const own of perUser.values()) own.sort((a, b) => short(a) - short(b) || a.createdAt.getTime() - b.createdAt.getTime());
+    for (const own of perUser.values())
+      own.sort((a, b) => short(a) - short(b) || a.createdAt.getTime() - b.createdAt.getTime());
     // Then the users' turns as they will go: after each pick its user's last turn is the latest.
     const line: Waiting[] = [];
     let turn = Number.MAX_SAFE_INTEGER / 2;
@@ -159,7 +188,13 @@ export class JobQueue {
         }
         const [u, b] = [byUser.get(user)!, byUser.get(best)!];
         const [x, y] = [own[0]!, perUser.get(best)![0]!];
-        if ((u.running - b.running || u.lastTurn - b.lastTurn || short(x) - short(y) || x.createdAt.getTime() - y.createdAt.getTime()) < 0) best = user;
+        if (
+          (u.running - b.running ||
+            u.lastTurn - b.lastTurn ||
+            short(x) - short(y) ||
+            x.createdAt.getTime() - y.createdAt.getTime()) < 0
+        )
+          best = user;
       }
       if (best === null) break;
       const own = perUser.get(best)!;
@@ -235,7 +270,15 @@ export class JobQueue {
    * Progress of a running job. `stage` is where a restart resumes; the resource shows `shown` (the
    * stage being waited on, when several run at once).
    */
-  report(videoId: string, workerId: string, stage: string, progress: number, etaSec: number | null, shown = stage, now = new Date()): boolean {
+  report(
+    videoId: string,
+    workerId: string,
+    stage: string,
+    progress: number,
+    etaSec: number | null,
+    shown = stage,
+    now = new Date(),
+  ): boolean {
     return writeTx(this.db, (tx) => {
       const res = tx
         .update(jobs)
@@ -250,7 +293,14 @@ export class JobQueue {
   }
 
   /** Moves to the next stage; `write` stores that stage's output in the same transaction. */
-  advance(videoId: string, workerId: string, nextStage: string, progress: number, write: (tx: Db) => void, now = new Date()): boolean {
+  advance(
+    videoId: string,
+    workerId: string,
+    nextStage: string,
+    progress: number,
+    write: (tx: Db) => void,
+    now = new Date(),
+  ): boolean {
     return writeTx(this.db, (tx) => {
       const res = tx
         .update(jobs)
@@ -274,7 +324,10 @@ export class JobQueue {
         .returning({ v: jobs.videoId })
         .all();
       if (res.length === 0) return false;
-      tx.update(videos).set({ status: 'ready', stage: 'ready', progress: 100, error: null, updatedAt: now }).where(eq(videos.id, videoId)).run();
+      tx.update(videos)
+        .set({ status: 'ready', stage: 'ready', progress: 100, error: null, updatedAt: now })
+        .where(eq(videos.id, videoId))
+        .run();
       return true;
     });
   }
@@ -282,13 +335,20 @@ export class JobQueue {
   fail(videoId: string, reason: string, now = new Date()): void {
     writeTx(this.db, (tx) => {
       tx.update(jobs).set({ state: 'failed', error: reason, updatedAt: now }).where(eq(jobs.videoId, videoId)).run();
-      tx.update(videos).set({ status: 'failed', stage: 'failed', error: reason, updatedAt: now }).where(eq(videos.id, videoId)).run();
+      tx.update(videos)
+        .set({ status: 'failed', stage: 'failed', error: reason, updatedAt: now })
+        .where(eq(videos.id, videoId))
+        .run();
     });
   }
 
   /** Fails every job still waiting or running (no worker can start); returns their video ids. */
   failWaiting(reason: string, now = new Date()): string[] {
-    const waiting = this.db.select({ id: jobs.videoId }).from(jobs).where(inArray(jobs.state, ['pending', 'running'])).all();
+    const waiting = this.db
+      .select({ id: jobs.videoId })
+      .from(jobs)
+      .where(inArray(jobs.state, ['pending', 'running']))
+      .all();
     for (const j of waiting) this.fail(j.id, reason, now);
     return waiting.map((j) => j.id);
   }
@@ -297,7 +357,11 @@ export class JobQueue {
    * A worker died: its running jobs go back to pending (to resume at their stage), or fail once
    * they have been tried `maxAttempts` times (the job itself is what kills workers).
    */
-  releaseWorker(workerIdPrefix: string, maxAttempts: number, now = new Date()): { requeued: string[]; failed: string[] } {
+  releaseWorker(
+    workerIdPrefix: string,
+    maxAttempts: number,
+    now = new Date(),
+  ): { requeued: string[]; failed: string[] } {
     const held = this.db
       .select()
       .from(jobs)
@@ -309,7 +373,11 @@ export class JobQueue {
         this.fail(j.videoId, `the analysis crashed ${j.attempts} times at stage ${j.stage}`, now);
         out.failed.push(j.videoId);
       } else {
-        this.db.update(jobs).set({ state: 'pending', workerId: null, updatedAt: now }).where(eq(jobs.videoId, j.videoId)).run();
+        this.db
+          .update(jobs)
+          .set({ state: 'pending', workerId: null, updatedAt: now })
+          .where(eq(jobs.videoId, j.videoId))
+          .run();
         this.db.update(videos).set({ stage: QUEUED_STAGE, updatedAt: now }).where(eq(videos.id, j.videoId)).run();
         out.requeued.push(j.videoId);
       }
@@ -319,12 +387,18 @@ export class JobQueue {
 
   /** At start-up no worker is alive: running jobs go back to pending and resume at their stage. */
   resetRunning(): number {
-    return this.db.update(jobs).set({ state: 'pending', workerId: null }).where(eq(jobs.state, 'running')).returning({ v: jobs.videoId }).all().length;
+    return this.db
+      .update(jobs)
+      .set({ state: 'pending', workerId: null })
+      .where(eq(jobs.state, 'running'))
+      .returning({ v: jobs.videoId })
+      .all().length;
   }
 
   /** True when every worker is busy and a video the short lane takes is waiting. */
   shortLaneNeeded(workers: number, maxVideoSec: number): boolean {
-    const running = this.db.select({ n: sql<number>`count(*)` }).from(jobs).where(eq(jobs.state, 'running')).get()?.n ?? 0;
+    const running =
+      this.db.select({ n: sql<number>`count(*)` }).from(jobs).where(eq(jobs.state, 'running')).get()?.n ?? 0;
     if (running < workers) return false;
     return !!this.db
       .select({ id: jobs.videoId })
@@ -336,6 +410,12 @@ export class JobQueue {
   }
 
   pendingCount(): number {
-    return this.db.select({ n: sql<number>`count(*)` }).from(jobs).where(inArray(jobs.state, ['pending', 'running'])).get()?.n ?? 0;
+    return (
+      this.db
+        .select({ n: sql<number>`count(*)` })
+        .from(jobs)
+        .where(inArray(jobs.state, ['pending', 'running']))
+        .get()?.n ?? 0
+    );
   }
 }

@@ -43,11 +43,23 @@ export class ReanalyzeService {
       .get();
     if (!v) throw notFound('no such video');
     const stages = this.plan(v.analysis ?? {}, requested);
-    if (this.d.workers < 1) throw new ApiError(409, 'analysis is off on this server (--analysis-workers 0): nothing would run a reanalysis');
-    if (!stages.length) throw new ApiError(409, 'nothing to reanalyze: every stage ran with the engine configured now; name them in "analyzers" to run them again');
-    const outcome = this.d.queue.reanalyze(v.id, stages.map((s) => s.stage));
+    if (this.d.workers < 1)
+      throw new ApiError(409, 'analysis is off on this server (--analysis-workers 0): nothing would run a reanalysis');
+    if (!stages.length)
+      throw new ApiError(
+        409,
+        'nothing to reanalyze: every stage ran with the engine configured now; name them in "analyzers" to run them again',
+      );
+    const outcome = this.d.queue.reanalyze(
+      v.id,
+      stages.map((s) => s.stage),
+    );
     if (outcome === 'busy') throw new ApiError(409, 'this video is being analysed already; ask again once it is ready');
-    if (outcome === 'not-ready') throw new ApiError(409, 'this video has no finished analysis to add to (it is still downloading, or it failed: upload it again)');
+    if (outcome === 'not-ready')
+      throw new ApiError(
+        409,
+        'this video has no finished analysis to add to (it is still downloading, or it failed: upload it again)',
+      );
     this.d.onQueued?.(v.id);
     return { file_id: v.id, analyzers: stages.map(nameOf) };
   }
@@ -69,9 +81,15 @@ export class ReanalyzeService {
     if (requested) {
       const names = requested.map((n) => ALIASES[n] ?? n);
       const unknown = names.filter((n) => !(REANALYZABLE as readonly string[]).includes(n));
-      if (unknown.length) throw badRequest(`analyzers: unknown ${unknown.map((n) => JSON.stringify(n)).join(', ')}; choose from ${REANALYZABLE.join(', ')}`);
+      if (unknown.length)
+        throw badRequest(
+          `analyzers: unknown ${unknown.map((n) => JSON.stringify(n)).join(', ')}; choose from ${REANALYZABLE.join(', ')}`,
+        );
       const off = names.filter((n) => !configured.some((s) => nameOf(s) === n));
-      if (off.length) throw badRequest(`analyzers: ${off.join(', ')} ${off.length > 1 ? 'are' : 'is'} not configured on this server${off.includes('captions') ? ' (captions need --captioner openai)' : ''}`);
+      if (off.length)
+        throw badRequest(
+          `analyzers: ${off.join(', ')} ${off.length > 1 ? 'are' : 'is'} not configured on this server${off.includes('captions') ? ' (captions need --captioner openai)' : ''}`,
+        );
       chosen = configured.filter((s) => names.includes(nameOf(s)));
     } else {
       chosen = configured.filter((s) => changed(analysis[s.info.kind], s.info.name));
@@ -117,7 +135,12 @@ function changed(summary: unknown, now: string): boolean {
   const s = summary as Record<string, unknown>;
   if (s.skipped || s.unavailable || s.transcripts_skipped) return true;
   // Videos analysed before `producer` was recorded: the speech stage's name was "<vad> + <stt>".
-  const was = typeof s.producer === 'string' ? s.producer : typeof s.stt === 'string' && s.stt !== 'none' ? `${s.engine} + ${s.stt}` : s.engine;
+  const was =
+    typeof s.producer === 'string'
+      ? s.producer
+      : typeof s.stt === 'string' && s.stt !== 'none'
+        ? `${s.engine} + ${s.stt}`
+        : s.engine;
   return was !== now;
 }
 
@@ -141,15 +164,25 @@ export function reanalyzeIndex(
       s.db
         .select({ id: mediaIndexes.id, userId: mediaIndexes.userId })
         .from(mediaIndexes)
-        .where(and(isNull(mediaIndexes.deletedAt), eq(mediaIndexes.name, index), userId ? eq(mediaIndexes.userId, userId) : undefined))
+        .where(
+          and(
+            isNull(mediaIndexes.deletedAt),
+            eq(mediaIndexes.name, index),
+            userId ? eq(mediaIndexes.userId, userId) : undefined,
+          ),
+        )
         .all(),
     );
   const distinct = [...new Map(found.map((i) => [i.id, i])).values()];
   if (!distinct.length) throw new ApiError(404, `no index "${index}"${userId ? ` of user ${userId}` : ''}`);
-  if (distinct.length > 1) throw new ApiError(409, `${distinct.length} users have an index "${index}": name one with --user`);
+  if (distinct.length > 1)
+    throw new ApiError(409, `${distinct.length} users have an index "${index}": name one with --user`);
   const user = s.accounts.getUser(distinct[0]!.userId)!;
   const ids = s.db.select({ id: videos.id }).from(videos).where(eq(videos.indexId, distinct[0]!.id)).all();
-  const out = { queued: [] as { file_id: string; analyzers: string[] }[], skipped: [] as { file_id: string; reason: string }[] };
+  const out = {
+    queued: [] as { file_id: string; analyzers: string[] }[],
+    skipped: [] as { file_id: string; reason: string }[],
+  };
   for (const { id } of ids) {
     try {
       out.queued.push(s.reanalyze.request(user, id, requested));

@@ -97,12 +97,19 @@ export class AnalysisSupervisor {
 
   private spawn(lane = false): void {
     const compiled = import.meta.dir.startsWith('/$bunfs') || import.meta.dir.includes('~BUN');
-    const cmd = compiled ? [process.execPath, 'worker'] : [process.execPath, join(import.meta.dir, '..', 'main.ts'), 'worker'];
+    const cmd = compiled
+      ? [process.execPath, 'worker']
+      : [process.execPath, join(import.meta.dir, '..', 'main.ts'), 'worker'];
     const proc = Bun.spawn(cmd, {
       stdin: 'pipe',
       stdout: 'pipe',
       stderr: 'pipe',
-      env: { ...process.env, ...modelKeyEnv(this.d.config), VIDQ_WORKER_CONFIG: JSON.stringify(this.d.config), ...(lane && { [LANE_ENV]: 'short' }) },
+      env: {
+        ...process.env,
+        ...modelKeyEnv(this.d.config),
+        VIDQ_WORKER_CONFIG: JSON.stringify(this.d.config),
+        ...(lane && { [LANE_ENV]: 'short' }),
+      },
     });
     this.procs.add(proc);
     if (lane) this.lane = proc;
@@ -129,8 +136,15 @@ export class AnalysisSupervisor {
       if (state.ready) this.startFailures = 0;
       else this.startFailures++;
       const delay = Math.min(RESTART_DELAY_CAP_MS, RESTART_DELAY_MS * 2 ** Math.max(0, this.startFailures - 1));
-      this.d.log.warn('analysis worker exited; restarting it', { code, pid: proc.pid, ready: state.ready, retry_ms: delay, reason: state.lastError || undefined });
-      if (this.startFailures === MAX_START_FAILURES) this.failWaitingJobs(`the analysis worker cannot start (${state.lastError || `exit code ${code}`})`);
+      this.d.log.warn('analysis worker exited; restarting it', {
+        code,
+        pid: proc.pid,
+        ready: state.ready,
+        retry_ms: delay,
+        reason: state.lastError || undefined,
+      });
+      if (this.startFailures === MAX_START_FAILURES)
+        this.failWaitingJobs(`the analysis worker cannot start (${state.lastError || `exit code ${code}`})`);
       setTimeout(() => !this.stopping && this.spawn(), delay);
     });
   }
@@ -175,7 +189,9 @@ export class AnalysisSupervisor {
       else if (m.type === 'ready') state.ready = true;
       else if (m.type === 'recycle') {
         state.recycled = true;
-        this.d.log.info('analysis worker restarts to give its memory back', { rss_mb: Math.round(m.rss_bytes / 2 ** 20) });
+        this.d.log.info('analysis worker restarts to give its memory back', {
+          rss_mb: Math.round(m.rss_bytes / 2 ** 20),
+        });
       }
     }
   }
@@ -184,6 +200,7 @@ export class AnalysisSupervisor {
   private requeueJobsOf(pid: number): void {
     const { requeued, failed } = this.d.queue.releaseWorker(`w_${pid}_`, MAX_ATTEMPTS);
     for (const id of [...requeued, ...failed]) this.d.onChanged(id);
-    if (requeued.length || failed.length) this.d.log.warn('released the jobs of a dead worker', { requeued: requeued.length, failed: failed.length });
+    if (requeued.length || failed.length)
+      this.d.log.warn('released the jobs of a dead worker', { requeued: requeued.length, failed: failed.length });
   }
 }

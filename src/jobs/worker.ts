@@ -19,7 +19,11 @@ import { videos } from '../storage/schema';
 import { playbackStep } from './playback-step';
 import { JobQueue } from './queue';
 
-export type WorkerMessage = { type: 'changed'; video_id: string } | { type: 'idle' } | { type: 'ready'; analyzers: string[] } | { type: 'recycle'; rss_bytes: number };
+export type WorkerMessage =
+  | { type: 'changed'; video_id: string }
+  | { type: 'idle' }
+  | { type: 'ready'; analyzers: string[] }
+  | { type: 'recycle'; rss_bytes: number };
 
 /**
  * Set by the supervisor on a short-lane worker: it takes only short videos, and exits as soon as
@@ -47,7 +51,8 @@ export async function runWorker(config: Config): Promise<number> {
   const { ffmpeg } = await resolveBinaries(files.binDir);
   // In the compiled executable: the models and libraries, extracted on the first start.
   const assets = await analysisAssets(files.assetsDir, analyzerNames(config.analyzers));
-  if (assets.extracted.length) log.info('analysis files extracted', { groups: assets.extracted, ms: assets.extractMs, dir: files.assetsDir });
+  if (assets.extracted.length)
+    log.info('analysis files extracted', { groups: assets.extracted, ms: assets.extractMs, dir: files.assetsDir });
   for (const problem of assets.problems) log.warn('analysis files', { problem });
   const analyzers = createAnalyzers(config, assets);
   const workerId = `w_${process.pid}_${randomId(6)}`;
@@ -92,18 +97,32 @@ export async function runWorker(config: Config): Promise<number> {
     // A budget of time relative to the video's duration: a file built to be slow to analyse cannot
     // hold the worker (and everyone queued behind it) for hours. The stages stop as on a removal
     // (child processes killed, partial output deleted); the video is then failed with the reason.
-    const budget = analysisBudgetSec(config, db.select({ d: videos.durationSec }).from(videos).where(eq(videos.id, job.videoId)).get()?.d ?? 0);
+    const budget = analysisBudgetSec(
+      config,
+      db.select({ d: videos.durationSec }).from(videos).where(eq(videos.id, job.videoId)).get()?.d ?? 0,
+    );
     const overBudget = new AbortController();
     const budgetTimer = budget ? setTimeout(() => overBudget.abort(), budget * 1000) : null;
-    let outcome = await runJob(job, { db, queue, files, analyzers, ffmpeg, workerId, log, onChange: (id) => send({ type: 'changed', video_id: id }) }, AbortSignal.any([stop.signal, overBudget.signal]));
+    let outcome = await runJob(
+      job,
+      { db, queue, files, analyzers, ffmpeg, workerId, log, onChange: (id) => send({ type: 'changed', video_id: id }) },
+      AbortSignal.any([stop.signal, overBudget.signal]),
+    );
     if (budgetTimer) clearTimeout(budgetTimer);
     if (outcome === 'cancelled' && overBudget.signal.aborted && !stop.signal.aborted && queue.get(job.videoId)) {
-      queue.fail(job.videoId, `analysis took longer than its budget of ${Math.round(budget)} s (--analysis-budget-base-sec ${config.analysisBudgetBaseSec} plus --analysis-sec-per-minute ${config.analysisSecPerMinute} per minute of video); the video was not analysed`);
+      queue.fail(
+        job.videoId,
+        `analysis took longer than its budget of ${Math.round(budget)} s (--analysis-budget-base-sec ${config.analysisBudgetBaseSec} plus --analysis-sec-per-minute ${config.analysisSecPerMinute} per minute of video); the video was not analysed`,
+      );
       send({ type: 'changed', video_id: job.videoId });
       outcome = 'failed';
     }
     log.debug('job finished', { video_id: job.videoId, outcome });
-    if (outcome === 'ready' && (await playbackStep({ db, files, ffmpeg, log, minFreeBytes: config.minFreeBytes }, job.videoId, stop.signal))) send({ type: 'changed', video_id: job.videoId });
+    if (
+      outcome === 'ready' &&
+      (await playbackStep({ db, files, ffmpeg, log, minFreeBytes: config.minFreeBytes }, job.videoId, stop.signal))
+    )
+      send({ type: 'changed', video_id: job.videoId });
     // Removed while its playback copy was being made: take what was written.
     if (outcome === 'ready' && !queue.get(job.videoId)) files.removeVideoFiles(job.videoId);
     // Removed while being analysed: the removal may have run before this worker wrote its files.
@@ -128,6 +147,9 @@ export async function runWorker(config: Config): Promise<number> {
 }
 
 /** Seconds of analysis a video may take (0 = no limit). */
-export function analysisBudgetSec(config: Pick<Config, 'analysisSecPerMinute' | 'analysisBudgetBaseSec'>, durationSec: number): number {
+export function analysisBudgetSec(
+  config: Pick<Config, 'analysisSecPerMinute' | 'analysisBudgetBaseSec'>,
+  durationSec: number,
+): number {
   return config.analysisBudgetBaseSec + (config.analysisSecPerMinute * durationSec) / 60;
 }

@@ -30,7 +30,8 @@ async function find(binDir: string): Promise<Binaries> {
 
   const sysFfmpeg = Bun.which('ffmpeg');
   const sysFfprobe = Bun.which('ffprobe');
-  if (sysFfmpeg && sysFfprobe && process.env.VIDQ_IGNORE_SYSTEM_FFMPEG !== '1') return { ffmpeg: sysFfmpeg, ffprobe: sysFfprobe, source: 'system' };
+  if (sysFfmpeg && sysFfprobe && process.env.VIDQ_IGNORE_SYSTEM_FFMPEG !== '1')
+    return { ffmpeg: sysFfmpeg, ffprobe: sysFfprobe, source: 'system' };
 
   if (EMBEDDED_BINARIES) {
     mkdirSync(binDir, { recursive: true, mode: 0o700 });
@@ -47,7 +48,9 @@ async function find(binDir: string): Promise<Binaries> {
     const ffprobe = (require('@ffprobe-installer/ffprobe') as { path: string }).path;
     return { ffmpeg, ffprobe, source: 'npm' };
   } catch (e) {
-    throw new Error(`ffmpeg/ffprobe not found: install them on PATH, set VIDQ_FFMPEG and VIDQ_FFPROBE, or run npm ci (${(e as Error).message})`);
+    throw new Error(
+      `ffmpeg/ffprobe not found: install them on PATH, set VIDQ_FFMPEG and VIDQ_FFPROBE, or run npm ci (${(e as Error).message})`,
+    );
   }
 }
 

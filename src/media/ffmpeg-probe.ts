@@ -15,7 +15,11 @@ export interface ToolRun {
 
 /** Runs ffmpeg with only an input: it prints the summary and exits 1 ("no output file"). */
 export async function ffmpegSummary(ffmpeg: string, file: string, signal?: AbortSignal): Promise<ToolRun> {
-  const proc = Bun.spawn([ffmpeg, '-hide_banner', '-nostdin', '-i', file], { stdout: 'ignore', stderr: 'pipe', signal });
+  const proc = Bun.spawn([ffmpeg, '-hide_banner', '-nostdin', '-i', file], {
+    stdout: 'ignore',
+    stderr: 'pipe',
+    signal,
+  });
   const [err, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
   return { out: '', err, code, signal: crashSignal(proc.signalCode, code) };
 }

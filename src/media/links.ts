@@ -19,7 +19,12 @@ export class MediaLinks {
     return `${path}?expires=${expires}&sig=${hmac(this.secret, `${path}\n${expires}`)}`;
   }
 
-  verify(path: string, expires: string | undefined, sig: string | undefined, nowMs = Date.now()): 'ok' | 'expired' | 'invalid' {
+  verify(
+    path: string,
+    expires: string | undefined,
+    sig: string | undefined,
+    nowMs = Date.now(),
+  ): 'ok' | 'expired' | 'invalid' {
     if (!expires || !sig || !/^\d{1,12}$/.test(expires)) return 'invalid';
     if (!sameString(hmac(this.secret, `${path}\n${expires}`), sig)) return 'invalid';
     return Number(expires) * 1000 < nowMs ? 'expired' : 'ok';

@@ -32,7 +32,13 @@ export function playbackPlan(mimeType: string, videoCodec: string, audioCodecs: 
   const ok = PLAYABLE[mimeType];
   if (ok && ok.video.includes(videoCodec) && audioCodecs.every((a) => ok.audio.includes(a))) return { kind: 'none' };
   const mp4 = PLAYABLE['video/mp4']!;
-  if (mp4.video.includes(videoCodec) && audioCodecs.length <= 1 && audioCodecs.every((a) => mp4.audio.includes(a)) && !mimeType.startsWith('image/')) return { kind: 'remux' };
+  if (
+    mp4.video.includes(videoCodec) &&
+    audioCodecs.length <= 1 &&
+    audioCodecs.every((a) => mp4.audio.includes(a)) &&
+    !mimeType.startsWith('image/')
+  )
+    return { kind: 'remux' };
   return { kind: 'transcode' };
 }
 
@@ -40,7 +46,13 @@ export function playbackPlan(mimeType: string, videoCodec: string, audioCodecs: 
  * Makes the playable copy of `source` in `dir` when it needs one; returns what was done. Written
  * under a temporary name and renamed, so a reader never gets half a file.
  */
-export async function makePlaybackCopy(ffmpeg: string, source: string, dir: string, mimeType: string, signal?: AbortSignal): Promise<PlaybackPlan & { ms: number }> {
+export async function makePlaybackCopy(
+  ffmpeg: string,
+  source: string,
+  dir: string,
+  mimeType: string,
+  signal?: AbortSignal,
+): Promise<PlaybackPlan & { ms: number }> {
   const t0 = performance.now();
   const parsed = parseFfmpegSummary((await ffmpegSummary(ffmpeg, source, signal)).err);
   const streams = parsed?.streams ?? [];
@@ -56,11 +68,48 @@ export async function makePlaybackCopy(ffmpeg: string, source: string, dir: stri
       ? ['-c', 'copy']
       : [
           // Even dimensions within 1280×720 (or 720×1280), never upscaled; yuv420p for every decoder.
-          '-vf', `scale='trunc(iw*sar*${FIT}/2)*2':'trunc(ih*${FIT}/2)*2',setsar=1,format=yuv420p`,
-          '-c:v', 'libx264', '-preset', 'superfast', '-crf', '26', '-threads', '1',
-          '-c:a', 'aac', '-b:a', '128k', '-ac', '2',
+          '-vf',
+          `scale='trunc(iw*sar*${FIT}/2)*2':'trunc(ih*${FIT}/2)*2',setsar=1,format=yuv420p`,
+          '-c:v',
+          'libx264',
+          '-preset',
+          'superfast',
+          '-crf',
+          '26',
+          '-threads',
+          '1',
+          '-c:a',
+          'aac',
+          '-b:a',
+          '128k',
+          '-ac',
+          '2',
         ];
-  const proc = Bun.spawn([ffmpeg, '-hide_banner', '-nostdin', '-loglevel', 'error', '-y', '-i', source, '-map', '0:v:0', '-map', '0:a:0?', '-sn', '-dn', ...codec, '-movflags', '+faststart', '-f', 'mp4', tmp], { stdout: 'ignore', stderr: 'pipe', signal });
+  const proc = Bun.spawn(
+    [
+      ffmpeg,
+      '-hide_banner',
+      '-nostdin',
+      '-loglevel',
+      'error',
+      '-y',
+      '-i',
+      source,
+      '-map',
+      '0:v:0',
+      '-map',
+      '0:a:0?',
+      '-sn',
+      '-dn',
+      ...codec,
+      '-movflags',
+      '+faststart',
+      '-f',
+      'mp4',
+      tmp,
+    ],
+    { stdout: 'ignore', stderr: 'pipe', signal },
+  );
   const [err, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
   if (code !== 0) {
     rmSync(tmp, { force: true });

@@ -90,8 +90,15 @@ export function probeFile(ffprobe: string, file: string, opts: ProbeOptions): Pr
 }
 
 async function probeNow(ffprobe: string, file: string, opts: ProbeOptions): Promise<MediaInfo> {
-  const proc = spawnProbe([ffprobe, '-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file], { stderr: 'pipe', signal: opts.signal });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr!).text(), proc.exited]);
+  const proc = spawnProbe([ffprobe, '-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file], {
+    stderr: 'pipe',
+    signal: opts.signal,
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr!).text(),
+    proc.exited,
+  ]);
   const crashed = crashSignal(proc.signalCode, code);
   if (crashed && !opts.signal?.aborted) return probeWithFfmpeg(file, opts, `ffprobe crashed (${crashed})`);
   if (code !== 0) {
@@ -104,7 +111,9 @@ async function probeNow(ffprobe: string, file: string, opts: ProbeOptions): Prom
   } catch {
     throw unsupportedMedia('the downloaded file is not a readable media file (ffprobe gave no description)');
   }
-  const frames = ANIMATED_FORMATS.test(parsed.format?.format_name ?? '') ? await imageFrames(ffprobe, file, opts.signal) : undefined;
+  const frames = ANIMATED_FORMATS.test(parsed.format?.format_name ?? '')
+    ? await imageFrames(ffprobe, file, opts.signal)
+    : undefined;
   const info = describe(parsed, opts.maxDurationSec, frames);
   await checkComplete(ffprobe, file, info.durationSec, opts.signal);
   return info;
@@ -116,7 +125,11 @@ async function probeNow(ffprobe: string, file: string, opts: ProbeOptions): Prom
  * a file ffmpeg reads and rejects is the file's fault (415).
  */
 async function probeWithFfmpeg(file: string, opts: ProbeOptions, why: string): Promise<MediaInfo> {
-  const toolFault = (detail: string) => new ApiError(500, `the probe tool crashed on this file (${detail}); this is a fault of the server's media tools, not of the file`);
+  const toolFault = (detail: string) =>
+    new ApiError(
+      500,
+      `the probe tool crashed on this file (${detail}); this is a fault of the server's media tools, not of the file`,
+    );
   if (!opts.ffmpeg) throw toolFault(why);
   const run = await ffmpegSummary(opts.ffmpeg, file, opts.signal);
   if (run.signal) throw toolFault(`${why}; ffmpeg crashed too (${run.signal})`);
@@ -130,8 +143,26 @@ async function probeWithFfmpeg(file: string, opts: ProbeOptions, why: string): P
 }
 
 /** Frame count and span of an image format that may be animated (GIF, APNG, WebP). */
-async function imageFrames(ffprobe: string, file: string, signal?: AbortSignal): Promise<{ count: number; durationSec: number }> {
-  const proc = spawnProbe([ffprobe, '-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,duration_time', '-of', 'csv=p=0', file], { stderr: 'ignore', signal });
+async function imageFrames(
+  ffprobe: string,
+  file: string,
+  signal?: AbortSignal,
+): Promise<{ count: number; durationSec: number }> {
+  const proc = spawnProbe(
+    [
+      ffprobe,
+      '-v',
+      'error',
+      '-select_streams',
+      'v:0',
+      '-show_entries',
+      'packet=pts_time,duration_time',
+      '-of',
+      'csv=p=0',
+      file,
+    ],
+    { stderr: 'ignore', signal },
+  );
   const out = await new Response(proc.stdout).text();
   await proc.exited;
   let count = 0;
@@ -157,9 +188,28 @@ const TAIL_SEC = 10;
  * and would be stored as if whole. The packets of its last seconds tell: a whole file has data up
  * to (about) its stated duration. Reads only the tail (a seek), so it costs one short ffprobe run.
  */
-export async function checkComplete(ffprobe: string, file: string, durationSec: number, signal?: AbortSignal): Promise<void> {
+export async function checkComplete(
+  ffprobe: string,
+  file: string,
+  durationSec: number,
+  signal?: AbortSignal,
+): Promise<void> {
   const from = Math.max(0, durationSec - TAIL_SEC);
-  const proc = spawnProbe([ffprobe, '-v', 'error', '-read_intervals', `${from.toFixed(3)}%+${TAIL_SEC * 6}`, '-show_entries', 'packet=pts_time,dts_time', '-of', 'csv=p=0', file], { stderr: 'ignore', signal });
+  const proc = spawnProbe(
+    [
+      ffprobe,
+      '-v',
+      'error',
+      '-read_intervals',
+      `${from.toFixed(3)}%+${TAIL_SEC * 6}`,
+      '-show_entries',
+      'packet=pts_time,dts_time',
+      '-of',
+      'csv=p=0',
+      file,
+    ],
+    { stderr: 'ignore', signal },
+  );
   let slow = false;
   const timer = setTimeout(() => {
     slow = true;
@@ -177,31 +227,46 @@ export async function checkComplete(ffprobe: string, file: string, durationSec: 
   }
   const slack = Math.max(2, durationSec * 0.1);
   if (last === -Infinity && durationSec > slack) {
-    throw unprocessable(`the file is incomplete: its header says ${fmt(durationSec)} s but it has no data after ${fmt(from)} s (the source sent only part of the file)`);
+    throw unprocessable(
+      `the file is incomplete: its header says ${fmt(durationSec)} s but it has no data after ${fmt(from)} s (the source sent only part of the file)`,
+    );
   }
   if (durationSec - last > slack) {
-    throw unprocessable(`the file is incomplete: its header says ${fmt(durationSec)} s but its data ends at ${fmt(last)} s (the source sent only part of the file)`);
+    throw unprocessable(
+      `the file is incomplete: its header says ${fmt(durationSec)} s but its data ends at ${fmt(last)} s (the source sent only part of the file)`,
+    );
   }
 }
 
 const fmt = (s: number) => String(Math.round(s * 10) / 10);
 
-export function describe(p: FfprobeOutput, maxDurationSec: number, imageFrames?: { count: number; durationSec: number }): MediaInfo {
+export function describe(
+  p: FfprobeOutput,
+  maxDurationSec: number,
+  imageFrames?: { count: number; durationSec: number },
+): MediaInfo {
   const formatName = p.format?.format_name ?? '';
   const streams = p.streams ?? [];
   const video = streams.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic);
   // An animated GIF/APNG/WebP is a video; one frame (or a format that cannot animate) is a picture.
   const animated = !!imageFrames && imageFrames.count >= 2 && imageFrames.durationSec > 0;
-  if (IMAGE_FORMATS.test(formatName) && !animated) throw unsupportedMedia(`the file is a still image (${formatName.split(',')[0]}), not a video`);
+  if (IMAGE_FORMATS.test(formatName) && !animated)
+    throw unsupportedMedia(`the file is a still image (${formatName.split(',')[0]}), not a video`);
   if (!video) {
     const hasAudio = streams.some((s) => s.codec_type === 'audio');
-    throw unprocessable(hasAudio ? 'the file has no video stream (audio only); upload a video' : 'the file has no video stream');
+    throw unprocessable(
+      hasAudio ? 'the file has no video stream (audio only); upload a video' : 'the file has no video stream',
+    );
   }
   const hasAudio = streams.some((s) => s.codec_type === 'audio');
-  const fps = animated ? imageFrames.count / imageFrames.durationSec : parseRate(video.avg_frame_rate) || parseRate(video.r_frame_rate);
+  const fps = animated
+    ? imageFrames.count / imageFrames.durationSec
+    : parseRate(video.avg_frame_rate) || parseRate(video.r_frame_rate);
   const durationSec = animated ? imageFrames.durationSec : Number(p.format?.duration ?? video.duration);
-  if (!Number.isFinite(durationSec) || durationSec <= 0) throw unprocessable('the video has no readable duration (truncated or still image)');
-  if (durationSec > maxDurationSec) throw unprocessable(`the video is ${Math.round(durationSec)} s long; the limit is ${maxDurationSec} s`);
+  if (!Number.isFinite(durationSec) || durationSec <= 0)
+    throw unprocessable('the video has no readable duration (truncated or still image)');
+  if (durationSec > maxDurationSec)
+    throw unprocessable(`the video is ${Math.round(durationSec)} s long; the limit is ${maxDurationSec} s`);
   const { mimeType, ext } = containerOf(formatName, video.codec_name ?? '', p.format?.tags?.major_brand ?? '');
   const { width, height, rotation } = displayedSize(video);
   return {
@@ -230,7 +295,7 @@ export function displayedSize(v: FfprobeStream): { width: number; height: number
   if (sn > 0 && sd > 0 && sn !== sd) width = Math.round((width * sn) / sd / 2) * 2;
   const matrix = v.side_data_list?.find((d) => typeof d.rotation === 'number')?.rotation;
   const raw = matrix ?? Number(v.tags?.rotate ?? 0);
-  const rotation = ((Math.round((Number.isFinite(raw) ? raw : 0) / 90) * 90) % 360 + 360) % 360;
+  const rotation = (((Math.round((Number.isFinite(raw) ? raw : 0) / 90) * 90) % 360) + 360) % 360;
   return rotation === 90 || rotation === 270 ? { width: height, height: width, rotation } : { width, height, rotation };
 }
 
@@ -252,7 +317,9 @@ function containerOf(formatName: string, codec: string, brand: string): { mimeTy
   if (f.includes('mov') && brand.startsWith('3gp')) return { mimeType: 'video/3gpp', ext: '3gp' };
   if (f.includes('matroska') || f.includes('webm')) {
     // ffprobe names both "matroska,webm"; WebM only holds VP8/VP9/AV1.
-    return ['vp8', 'vp9', 'av1'].includes(codec) ? { mimeType: 'video/webm', ext: 'webm' } : { mimeType: 'video/x-matroska', ext: 'mkv' };
+    return ['vp8', 'vp9', 'av1'].includes(codec)
+      ? { mimeType: 'video/webm', ext: 'webm' }
+      : { mimeType: 'video/x-matroska', ext: 'mkv' };
   }
   if (f.includes('mov') || f.includes('mp4')) return { mimeType: 'video/mp4', ext: 'mp4' };
   if (f.includes('avi')) return { mimeType: 'video/x-msvideo', ext: 'avi' };
@@ -263,4 +330,3 @@ function containerOf(formatName: string, codec: string, brand: string): { mimeTy
   if (f.includes('asf')) return { mimeType: 'video/x-ms-asf', ext: 'wmv' };
   return { mimeType: 'application/octet-stream', ext: 'bin' };
 }
-

@@ -29,7 +29,14 @@ interface ProbeStream {
 }
 
 /** Codecs whose cues are pictures. Everything else ffmpeg decodes as a subtitle is text. */
-const BITMAP_CODECS = new Set(['hdmv_pgs_subtitle', 'dvb_subtitle', 'dvd_subtitle', 'xsub', 'dvb_teletext', 'arib_caption']);
+const BITMAP_CODECS = new Set([
+  'hdmv_pgs_subtitle',
+  'dvb_subtitle',
+  'dvd_subtitle',
+  'xsub',
+  'dvb_teletext',
+  'arib_caption',
+]);
 
 /** The subtitle tracks among ffprobe's streams. */
 export function subtitleTracks(streams: readonly ProbeStream[]): SubtitleTrack[] {
@@ -56,9 +63,28 @@ export function subtitleTracks(streams: readonly ProbeStream[]): SubtitleTrack[]
 
 /** The file's subtitle tracks (a short ffprobe run). */
 export async function probeSubtitles(ffprobe: string, file: string, signal?: AbortSignal): Promise<SubtitleTrack[]> {
-  const proc = Bun.spawn([ffprobe, '-v', 'error', '-select_streams', 's', '-show_entries', 'stream=index,codec_type,codec_name:stream_tags', '-of', 'json', file], { stdout: 'pipe', stderr: 'pipe', signal });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  if (code !== 0) throw new Error(`the subtitle tracks could not be listed: ${lastLine(err) || `ffprobe exited with ${code}`}`);
+  const proc = Bun.spawn(
+    [
+      ffprobe,
+      '-v',
+      'error',
+      '-select_streams',
+      's',
+      '-show_entries',
+      'stream=index,codec_type,codec_name:stream_tags',
+      '-of',
+      'json',
+      file,
+    ],
+    { stdout: 'pipe', stderr: 'pipe', signal },
+  );
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  if (code !== 0)
+    throw new Error(`the subtitle tracks could not be listed: ${lastLine(err) || `ffprobe exited with ${code}`}`);
   const parsed = JSON.parse(out || '{}') as { streams?: ProbeStream[] };
   return subtitleTracks(parsed.streams ?? []);
 }
@@ -67,10 +93,36 @@ export async function probeSubtitles(ffprobe: string, file: string, signal?: Abo
  * The cues of a text track of `file` (`index` = its stream index), or of a subtitle file itself
  * (`index` undefined: an .srt or .vtt).
  */
-export async function readCues(ffmpeg: string, file: string, index: number | undefined, signal?: AbortSignal): Promise<Cue[]> {
+export async function readCues(
+  ffmpeg: string,
+  file: string,
+  index: number | undefined,
+  signal?: AbortSignal,
+): Promise<Cue[]> {
   const map = index === undefined ? ['-map', '0:s:0'] : ['-map', `0:${index}`];
-  const proc = Bun.spawn([ffmpeg, '-hide_banner', '-nostdin', '-loglevel', 'error', '-i', file, ...map, '-c:s', 'srt', '-f', 'srt', 'pipe:1'], { stdout: 'pipe', stderr: 'pipe', signal });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  const proc = Bun.spawn(
+    [
+      ffmpeg,
+      '-hide_banner',
+      '-nostdin',
+      '-loglevel',
+      'error',
+      '-i',
+      file,
+      ...map,
+      '-c:s',
+      'srt',
+      '-f',
+      'srt',
+      'pipe:1',
+    ],
+    { stdout: 'pipe', stderr: 'pipe', signal },
+  );
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
   if (code !== 0) throw new Error(`the subtitles could not be read: ${lastLine(err) || `ffmpeg exited with ${code}`}`);
   return parseSrt(out);
 }
@@ -85,12 +137,19 @@ export function parseSrt(srt: string): Cue[] {
     if (at < 0) continue;
     const m = /(\d+):(\d\d):(\d\d)[,.](\d{1,3})\s*-->\s*(\d+):(\d\d):(\d\d)[,.](\d{1,3})/.exec(lines[at]!);
     if (!m) continue;
-    const t = (h: string, mi: string, s: string, ms: string) => Number(h) * 3600 + Number(mi) * 60 + Number(s) + Number(ms.padEnd(3, '0')) / 1000;
+    const t = (h: string, mi: string, s: string, ms: string) =>
+      Number(h) * 3600 + Number(mi) * 60 + Number(s) + Number(ms.padEnd(3, '0')) / 1000;
     const start = t(m[1]!, m[2]!, m[3]!, m[4]!);
     const end = t(m[5]!, m[6]!, m[7]!, m[8]!);
     const text = lines
       .slice(at + 1)
-      .map((l) => l.replace(/<[^>]*>/g, '').replace(/\{\\[^}]*\}/g, '').replace(/\\N/gi, ' ').trim())
+      .map((l) =>
+        l
+          .replace(/<[^>]*>/g, '')
+          .replace(/\{\\[^}]*\}/g, '')
+          .replace(/\\N/gi, ' ')
+          .trim(),
+      )
       .filter(Boolean)
       .join(' ')
       .replace(/\s+/g, ' ');

@@ -53,11 +53,24 @@ export const newPersonId = () => `p_${randomId(16)}`;
  * segment rows (served to clients) stay small. Returns how many people the appearances joined.
  */
 export function groupVideoFaces(tx: Db, videoId: string): { appearances: number; joined: number; started: number } {
-  const video = tx.select({ indexId: videos.indexId, userId: videos.userId }).from(videos).where(eq(videos.id, videoId)).get();
+  const video = tx
+    .select({ indexId: videos.indexId, userId: videos.userId })
+    .from(videos)
+    .where(eq(videos.id, videoId))
+    .get();
   if (!video) return { appearances: 0, joined: 0, started: 0 };
-  const faces = tx.select({ id: segments.id, extra: segments.extra }).from(segments).where(and(eq(segments.videoId, videoId), eq(segments.kind, 'face'))).orderBy(asc(segments.start), asc(segments.id)).all();
+  const faces = tx
+    .select({ id: segments.id, extra: segments.extra })
+    .from(segments)
+    .where(and(eq(segments.videoId, videoId), eq(segments.kind, 'face')))
+    .orderBy(asc(segments.start), asc(segments.id))
+    .all();
   const centroids = new Map<string, Float64Array>();
-  const known = tx.select({ personId: personAppearances.personId, descriptor: personAppearances.descriptor }).from(personAppearances).where(eq(personAppearances.indexId, video.indexId)).all();
+  const known = tx
+    .select({ personId: personAppearances.personId, descriptor: personAppearances.descriptor })
+    .from(personAppearances)
+    .where(eq(personAppearances.indexId, video.indexId))
+    .all();
   const add = (personId: string, d: ArrayLike<number>) => {
     let c = centroids.get(personId);
     if (!c) centroids.set(personId, (c = new Float64Array(d.length)));
@@ -81,11 +94,15 @@ export function groupVideoFaces(tx: Db, videoId: string): { appearances: number;
     if (best) joined++;
     else {
       best = newPersonId();
-      tx.insert(people).values({ id: best, indexId: video.indexId, userId: video.userId, name: null, createdAt: new Date() }).run();
+      tx.insert(people)
+        .values({ id: best, indexId: video.indexId, userId: video.userId, name: null, createdAt: new Date() })
+        .run();
       started++;
     }
     add(best, d);
-    tx.insert(personAppearances).values({ segmentId: f.id, personId: best, videoId, indexId: video.indexId, descriptor: descriptorBlob(d) }).run();
+    tx.insert(personAppearances)
+      .values({ segmentId: f.id, personId: best, videoId, indexId: video.indexId, descriptor: descriptorBlob(d) })
+      .run();
     tx.update(segments).set({ extra }).where(eq(segments.id, f.id)).run();
   }
   removeEmptyPeople(tx, video.indexId);
@@ -95,6 +112,11 @@ export function groupVideoFaces(tx: Db, videoId: string): { appearances: number;
 /** People left without appearances (their videos were removed, or re-analysed) are gone too. */
 export function removeEmptyPeople(tx: Db, indexId: string): void {
   tx.delete(people)
-    .where(and(eq(people.indexId, indexId), sql`NOT EXISTS (SELECT 1 FROM ${personAppearances} WHERE ${personAppearances.personId} = ${people.id})`))
+    .where(
+      and(
+        eq(people.indexId, indexId),
+        sql`NOT EXISTS (SELECT 1 FROM ${personAppearances} WHERE ${personAppearances.personId} = ${people.id})`,
+      ),
+    )
     .run();
 }

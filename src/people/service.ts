@@ -9,7 +9,17 @@ import { badRequest, notFound } from '../errors';
 import type { IndexService } from '../indexes/service';
 import { writeTx, type Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
-import { frames, mediaIndexes, people, personAppearances, segments, videos, type MediaIndex, type Person, type User } from '../storage/schema';
+import {
+  frames,
+  mediaIndexes,
+  people,
+  personAppearances,
+  segments,
+  videos,
+  type MediaIndex,
+  type Person,
+  type User,
+} from '../storage/schema';
 import { newPersonId } from './group';
 
 export interface PersonView {
@@ -43,9 +53,7 @@ export interface AppearanceRow extends AppearanceView {
 export const MAX_NAME_LENGTH = 100;
 
 export class PeopleService {
-  constructor(
-    private readonly d: { db: Db; indexes: IndexService; files: DataDir; ffmpeg: () => Promise<string> },
-  ) {}
+  constructor(private readonly d: { db: Db; indexes: IndexService; files: DataDir; ffmpeg: () => Promise<string> }) {}
 
   /** The user's live index (by id), or 404. */
   index(user: User, indexId: string): MediaIndex {
@@ -57,7 +65,14 @@ export class PeopleService {
     const rows = this.appearances(idx.id);
     const byPerson = new Map<string, AppearanceRow[]>();
     for (const r of rows) byPerson.set(r.person_id, [...(byPerson.get(r.person_id) ?? []), r]);
-    const names = new Map(this.d.db.select({ id: people.id, name: people.name }).from(people).where(eq(people.indexId, idx.id)).all().map((p) => [p.id, p.name]));
+    const names = new Map(
+      this.d.db
+        .select({ id: people.id, name: people.name })
+        .from(people)
+        .where(eq(people.indexId, idx.id))
+        .all()
+        .map((p) => [p.id, p.name]),
+    );
     return [...byPerson.entries()]
       .map(([id, apps]) => view(idx.id, id, names.get(id) ?? null, apps))
       .sort((a, b) => b.seconds - a.seconds || a.person_id.localeCompare(b.person_id));
@@ -68,7 +83,16 @@ export class PeopleService {
     const p = this.person(idx.id, personId);
     const apps = this.appearances(idx.id, p.id);
     if (!apps.length) throw notFound('no such person in this index');
-    return { ...view(idx.id, p.id, p.name, apps), appearances_list: apps.map(({ appearance_id, video_id, file_name, start, end }) => ({ appearance_id, video_id, file_name, start, end })) };
+    return {
+      ...view(idx.id, p.id, p.name, apps),
+      appearances_list: apps.map(({ appearance_id, video_id, file_name, start, end }) => ({
+        appearance_id,
+        video_id,
+        file_name,
+        start,
+        end,
+      })),
+    };
   }
 
   /** Names (or with null, un-names) a person; nothing else changes. */
@@ -76,8 +100,10 @@ export class PeopleService {
     const idx = this.index(user, indexId);
     const p = this.person(idx.id, personId);
     const clean = name === null ? null : name.trim().replace(/\s+/g, ' ');
-    if (clean !== null && (clean.length === 0 || clean.length > MAX_NAME_LENGTH)) throw badRequest(`field "name" must be 1 to ${MAX_NAME_LENGTH} characters (or null to remove the name)`);
-    if (clean !== null && /[\u0000-\u001f\u007f]/.test(clean)) throw badRequest('field "name" must not contain control characters');
+    if (clean !== null && (clean.length === 0 || clean.length > MAX_NAME_LENGTH))
+      throw badRequest(`field "name" must be 1 to ${MAX_NAME_LENGTH} characters (or null to remove the name)`);
+    if (clean !== null && /[\u0000-\u001f\u007f]/.test(clean))
+      throw badRequest('field "name" must not contain control characters');
     this.d.db.update(people).set({ name: clean }).where(eq(people.id, p.id)).run();
     return view(idx.id, p.id, clean, this.appearances(idx.id, p.id));
   }
@@ -101,10 +127,18 @@ export class PeopleService {
   split(user: User, indexId: string, personId: string, appearanceId: number): PersonView {
     const idx = this.index(user, indexId);
     const p = this.person(idx.id, personId);
-    const app = this.d.db.select({ segmentId: personAppearances.segmentId }).from(personAppearances).where(and(eq(personAppearances.segmentId, appearanceId), eq(personAppearances.personId, p.id))).get();
+    const app = this.d.db
+      .select({ segmentId: personAppearances.segmentId })
+      .from(personAppearances)
+      .where(and(eq(personAppearances.segmentId, appearanceId), eq(personAppearances.personId, p.id)))
+      .get();
     if (!app) throw notFound('field "appearance_id": this person has no such appearance');
-    const count = this.d.db.select({ n: sql<number>`count(*)` }).from(personAppearances).where(eq(personAppearances.personId, p.id)).get()!.n;
-    if (count < 2) throw badRequest('this is the person\'s only appearance; there is nothing to split it from');
+    const count = this.d.db
+      .select({ n: sql<number>`count(*)` })
+      .from(personAppearances)
+      .where(eq(personAppearances.personId, p.id))
+      .get()!.n;
+    if (count < 2) throw badRequest("this is the person's only appearance; there is nothing to split it from");
     const id = newPersonId();
     writeTx(this.d.db, (tx) => {
       tx.insert(people).values({ id, indexId: idx.id, userId: user.id, name: null, createdAt: new Date() }).run();
@@ -114,9 +148,19 @@ export class PeopleService {
   }
 
   /** The sampled frame and the face box of the person's largest face (for a thumbnail). */
-  private thumbnailSource(user: User | null, indexId: string, personId: string): { frame: string; box: [number, number, number, number] | null } {
+  private thumbnailSource(
+    user: User | null,
+    indexId: string,
+    personId: string,
+  ): { frame: string; box: [number, number, number, number] | null } {
     // Without a user the request came with a signed link for exactly this path: the index must still be live.
-    const idx = user ? this.index(user, indexId) : this.d.db.select().from(mediaIndexes).where(and(eq(mediaIndexes.id, indexId), isNull(mediaIndexes.deletedAt))).get();
+    const idx = user
+      ? this.index(user, indexId)
+      : this.d.db
+          .select()
+          .from(mediaIndexes)
+          .where(and(eq(mediaIndexes.id, indexId), isNull(mediaIndexes.deletedAt)))
+          .get();
     if (!idx) throw notFound('no such person in this index');
     const p = this.person(idx.id, personId);
     const apps = this.appearances(idx.id, p.id);
@@ -128,7 +172,7 @@ export class PeopleService {
       .where(eq(frames.videoId, best.video_id))
       .orderBy(sql`abs(${frames.t} - ${best.best_t})`)
       .get();
-    if (!f) throw notFound('the person\'s frame is not stored');
+    if (!f) throw notFound("the person's frame is not stored");
     return { frame: join(this.d.files.videoDir(best.video_id), 'frames', f.file), box: best.box };
   }
 
@@ -142,7 +186,26 @@ export class PeopleService {
     const y1 = clamp01(y + h * 1.1);
     const f = (v: number) => v.toFixed(4);
     const proc = Bun.spawn(
-      [await this.d.ffmpeg(), '-hide_banner', '-nostdin', '-loglevel', 'error', '-i', src.frame, '-vf', `crop=iw*${f(x1 - x0)}:ih*${f(y1 - y0)}:iw*${f(x0)}:ih*${f(y0)},scale=160:-2`, '-frames:v', '1', '-f', 'image2pipe', '-c:v', 'mjpeg', '-q:v', '4', 'pipe:1'],
+      [
+        await this.d.ffmpeg(),
+        '-hide_banner',
+        '-nostdin',
+        '-loglevel',
+        'error',
+        '-i',
+        src.frame,
+        '-vf',
+        `crop=iw*${f(x1 - x0)}:ih*${f(y1 - y0)}:iw*${f(x0)}:ih*${f(y0)},scale=160:-2`,
+        '-frames:v',
+        '1',
+        '-f',
+        'image2pipe',
+        '-c:v',
+        'mjpeg',
+        '-q:v',
+        '4',
+        'pipe:1',
+      ],
       { stdout: 'pipe', stderr: 'ignore' },
     );
     const out = new Uint8Array(await new Response(proc.stdout).arrayBuffer());
@@ -153,18 +216,38 @@ export class PeopleService {
   /** All appearances of the index's people (of one person), in time order within each video. */
   appearances(indexId: string, personId?: string): AppearanceRow[] {
     const rows = this.d.db
-      .select({ person_id: personAppearances.personId, appearance_id: segments.id, video_id: segments.videoId, file_name: videos.fileName, start: segments.start, end: segments.end, extra: segments.extra })
+      .select({
+        person_id: personAppearances.personId,
+        appearance_id: segments.id,
+        video_id: segments.videoId,
+        file_name: videos.fileName,
+        start: segments.start,
+        end: segments.end,
+        extra: segments.extra,
+      })
       .from(personAppearances)
       .innerJoin(segments, eq(segments.id, personAppearances.segmentId))
       .innerJoin(videos, eq(videos.id, segments.videoId))
-      .where(personId ? and(eq(personAppearances.indexId, indexId), eq(personAppearances.personId, personId)) : eq(personAppearances.indexId, indexId))
+      .where(
+        personId
+          ? and(eq(personAppearances.indexId, indexId), eq(personAppearances.personId, personId))
+          : eq(personAppearances.indexId, indexId),
+      )
       .orderBy(asc(videos.uploadedAt), asc(segments.videoId), asc(segments.start))
       .all();
-    return rows.map(({ extra, ...r }) => ({ ...r, best_t: typeof extra?.best_t === 'number' ? extra.best_t : r.start, box: Array.isArray(extra?.box) ? (extra.box as [number, number, number, number]) : null }));
+    return rows.map(({ extra, ...r }) => ({
+      ...r,
+      best_t: typeof extra?.best_t === 'number' ? extra.best_t : r.start,
+      box: Array.isArray(extra?.box) ? (extra.box as [number, number, number, number]) : null,
+    }));
   }
 
   private person(indexId: string, personId: string, message = 'no such person in this index'): Person {
-    const p = this.d.db.select().from(people).where(and(eq(people.id, personId), eq(people.indexId, indexId))).get();
+    const p = this.d.db
+      .select()
+      .from(people)
+      .where(and(eq(people.id, personId), eq(people.indexId, indexId)))
+      .get();
     if (!p) throw notFound(message);
     return p;
   }

@@ -68,8 +68,10 @@ export class SearchService {
     const kinds = parseKinds(req.kinds);
     const limit = req.limit ?? 20;
     const offset = req.offset ?? 0;
-    if (limit < 1 || limit > SEARCH_MAX_LIMIT) throw badRequest(`query parameter "limit" must be between 1 and ${SEARCH_MAX_LIMIT}`);
-    if (offset < 0 || offset >= SEARCH_CANDIDATES) throw badRequest(`query parameter "offset" must be between 0 and ${SEARCH_CANDIDATES - 1}`);
+    if (limit < 1 || limit > SEARCH_MAX_LIMIT)
+      throw badRequest(`query parameter "limit" must be between 1 and ${SEARCH_MAX_LIMIT}`);
+    if (offset < 0 || offset >= SEARCH_CANDIDATES)
+      throw badRequest(`query parameter "offset" must be between 0 and ${SEARCH_CANDIDATES - 1}`);
     const index = this.d.indexes.resolve(user, req.index, { byName: true });
     let vids: Video[];
     if (req.video !== undefined && req.video !== '') {
@@ -104,7 +106,16 @@ export class SearchService {
       };
     });
     const next = offset + limit;
-    return { index_id: index.id, q, moments: page, total: hits.length, offset, limit, next_offset: next < hits.length ? next : null, credits_used: 0 };
+    return {
+      index_id: index.id,
+      q,
+      moments: page,
+      total: hits.length,
+      offset,
+      limit,
+      next_offset: next < hits.length ? next : null,
+      credits_used: 0,
+    };
   }
 }
 
@@ -115,6 +126,9 @@ function parseKinds(raw: string | undefined): Set<SegmentKind> | null {
     .map((k) => k.trim())
     .filter(Boolean);
   const unknown = names.filter((k) => !(SEGMENT_KINDS as readonly string[]).includes(k));
-  if (unknown.length) throw badRequest(`query parameter "kinds": unknown kind ${JSON.stringify(unknown[0]!.slice(0, 40))}; use a comma-separated list of ${SEGMENT_KINDS.join(', ')}`);
+  if (unknown.length)
+    throw badRequest(
+      `query parameter "kinds": unknown kind ${JSON.stringify(unknown[0]!.slice(0, 40))}; use a comma-separated list of ${SEGMENT_KINDS.join(', ')}`,
+    );
   return new Set(names as SegmentKind[]);
 }

@@ -10,7 +10,16 @@
  *   bin/                    ffmpeg/ffprobe extracted from the executable
  *   assets/<group>-<hash>/  analysis models, wasm files and libraries extracted from the executable
  */
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statfsSync,
+  writeFileSync,
+} from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { isVideoIdShape, randomId } from '../ids';

@@ -102,7 +102,11 @@ export const videos = sqliteTable(
     uploadedAt: integer('uploaded_at', { mode: 'timestamp_ms' }).notNull(),
     updatedAt: integer('updated_at', { mode: 'timestamp_ms' }).notNull(),
   },
-  (t) => [index('videos_index_idx').on(t.indexId), index('videos_index_sha_idx').on(t.indexId, t.sha256), index('videos_status_idx').on(t.status)],
+  (t) => [
+    index('videos_index_idx').on(t.indexId),
+    index('videos_index_sha_idx').on(t.indexId, t.sha256),
+    index('videos_status_idx').on(t.status),
+  ],
 );
 
 export type User = typeof users.$inferSelect;
@@ -286,7 +290,11 @@ export const personAppearances = sqliteTable(
     /** Unit-length Float32 FaceRes descriptor (mean over the appearance's frames). */
     descriptor: blob('descriptor', { mode: 'buffer' }).notNull(),
   },
-  (t) => [index('person_appearances_person_idx').on(t.personId), index('person_appearances_index_idx').on(t.indexId), index('person_appearances_video_idx').on(t.videoId)],
+  (t) => [
+    index('person_appearances_person_idx').on(t.personId),
+    index('person_appearances_index_idx').on(t.indexId),
+    index('person_appearances_video_idx').on(t.videoId),
+  ],
 );
 
 export type Person = typeof people.$inferSelect;

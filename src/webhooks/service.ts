@@ -16,7 +16,14 @@ import { checkHost, parseSourceUrl, pinnedFetch } from '../ingest/url-guard';
 import type { IndexService } from '../indexes/service';
 import type { Logger } from '../log';
 import type { Db } from '../storage/db';
-import { indexWebhooks, webhookEvents, webhookSecrets, webhookSettings, type User, type WebhookEvent } from '../storage/schema';
+import {
+  indexWebhooks,
+  webhookEvents,
+  webhookSecrets,
+  webhookSettings,
+  type User,
+  type WebhookEvent,
+} from '../storage/schema';
 
 /** Deliveries are retried for this long after the event, then given up (state failed). */
 export const RETRY_FOR_MS = 24 * 3600 * 1000;
@@ -28,7 +35,6 @@ const DELIVERY_TIMEOUT_MS = 10_000;
 const BATCH = 20;
 export const SIGNATURE_HEADER = 'x-vidq-signature';
 
-
 /**
  * The outbox triggers. Created at start-up (IF NOT EXISTS) rather than in a generated migration,
  * so regenerating migrations cannot drop them. An event is recorded only when someone listens (the
@@ -36,7 +42,8 @@ export const SIGNATURE_HEADER = 'x-vidq-signature';
  * stored video (an upload that failed before storing its file was never announced).
  */
 export function ensureWebhookTriggers(db: Db): void {
-  const url = (ref: string) => `COALESCE((SELECT url FROM index_webhooks WHERE index_id = ${ref}.index_id), (SELECT default_url FROM webhook_settings WHERE id = 1))`;
+  const url = (ref: string) =>
+    `COALESCE((SELECT url FROM index_webhooks WHERE index_id = ${ref}.index_id), (SELECT default_url FROM webhook_settings WHERE id = 1))`;
   const ms = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
   db.$client.exec(`
     CREATE TRIGGER IF NOT EXISTS webhook_video_status AFTER UPDATE OF status ON videos
@@ -103,7 +110,12 @@ export class WebhookService {
    * Sets (or with null clears) an index's webhook URL. Returns the user's signing secret when it
    * was created (or rotated) by this call: the only time it is shown.
    */
-  async setIndexWebhook(user: User, indexRef: string, rawUrl: string | null, rotate = false): Promise<{ index_id: string; url: string | null; secret?: string }> {
+  async setIndexWebhook(
+    user: User,
+    indexRef: string,
+    rawUrl: string | null,
+    rotate = false,
+  ): Promise<{ index_id: string; url: string | null; secret?: string }> {
     const index = this.d.indexes.resolve(user, indexRef, { byName: false });
     const url = rawUrl === null || rawUrl === '' ? null : await this.checkUrl(rawUrl);
     const { db } = this.d;
@@ -119,7 +131,10 @@ export class WebhookService {
 
   /** An index's webhook URL, or null. */
   indexWebhook(indexId: string): string | null {
-    return this.d.db.select({ url: indexWebhooks.url }).from(indexWebhooks).where(eq(indexWebhooks.indexId, indexId)).get()?.url ?? null;
+    return (
+      this.d.db.select({ url: indexWebhooks.url }).from(indexWebhooks).where(eq(indexWebhooks.indexId, indexId)).get()
+        ?.url ?? null
+    );
   }
 
   /** The user's secret, made (or replaced, with `rotate`) when needed. */
@@ -141,7 +156,11 @@ export class WebhookService {
    */
   start(pollMs = 1000): void {
     const defaultUrl = this.d.config.webhookUrl || null;
-    this.d.db.insert(webhookSettings).values({ id: 1, defaultUrl }).onConflictDoUpdate({ target: webhookSettings.id, set: { defaultUrl } }).run();
+    this.d.db
+      .insert(webhookSettings)
+      .values({ id: 1, defaultUrl })
+      .onConflictDoUpdate({ target: webhookSettings.id, set: { defaultUrl } })
+      .run();
     this.stopped = false;
     const tick = async () => {
       if (this.stopped) return;
@@ -201,7 +220,13 @@ export class WebhookService {
         method: 'POST',
         redirect: 'manual',
         signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
-        headers: { 'content-type': 'application/json', 'user-agent': 'vidq-webhook/0.1', 'x-vidq-event': e.event, 'x-vidq-delivery': String(e.id), [SIGNATURE_HEADER]: signatureOf(secret, body) },
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'vidq-webhook/0.1',
+          'x-vidq-event': e.event,
+          'x-vidq-delivery': String(e.id),
+          [SIGNATURE_HEADER]: signatureOf(secret, body),
+        },
         body,
       });
       await res.body?.cancel().catch(() => {});
@@ -211,17 +236,29 @@ export class WebhookService {
     }
     const at = new Date();
     if (failure === null) {
-      db.update(webhookEvents).set({ state: 'delivered', attempts, deliveredAt: at, lastError: null }).where(eq(webhookEvents.id, e.id)).run();
+      db.update(webhookEvents)
+        .set({ state: 'delivered', attempts, deliveredAt: at, lastError: null })
+        .where(eq(webhookEvents.id, e.id))
+        .run();
       log.debug('webhook delivered', { delivery_id: e.id, event: e.event, attempts });
       return;
     }
     const next = at.getTime() + backoffMs(attempts, config.webhookRetryMs);
     const giveUp = next > e.createdAt.getTime() + RETRY_FOR_MS;
     db.update(webhookEvents)
-      .set({ state: giveUp ? 'failed' : 'pending', attempts, lastError: failure.slice(0, 500), nextAttemptAt: new Date(next) })
+      .set({
+        state: giveUp ? 'failed' : 'pending',
+        attempts,
+        lastError: failure.slice(0, 500),
+        nextAttemptAt: new Date(next),
+      })
       .where(eq(webhookEvents.id, e.id))
       .run();
-    log.warn(giveUp ? 'webhook given up' : 'webhook failed; will retry', { delivery_id: e.id, event: e.event, attempts, reason: failure.slice(0, 200) });
+    log.warn(giveUp ? 'webhook given up' : 'webhook failed; will retry', {
+      delivery_id: e.id,
+      event: e.event,
+      attempts,
+      reason: failure.slice(0, 200),
+    });
   }
 }
-

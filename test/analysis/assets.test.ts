@@ -3,7 +3,17 @@
  * executable does (exercised here with ordinary files standing in for the embedded ones).
  */
 import { afterAll, describe, expect, test } from 'bun:test';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { analysisAssets, extractGroup } from '../../src/analysis/assets';
@@ -46,7 +56,11 @@ describe('run from source', () => {
 
 describe('extraction (compiled executable)', () => {
   const assetsDir = join(work, 'assets');
-  const group = sourceFiles('model', { 'model/model.json': '{"weights":["shard1"]}', 'model/shard1': 'WEIGHTS-1234', 'wasm/x.wasm': 'WASM' }, 'aaaa1111');
+  const group = sourceFiles(
+    'model',
+    { 'model/model.json': '{"weights":["shard1"]}', 'model/shard1': 'WEIGHTS-1234', 'wasm/x.wasm': 'WASM' },
+    'aaaa1111',
+  );
   const groups = { embeddings: group };
   const dir = join(assetsDir, 'embeddings-aaaa1111');
 

@@ -26,7 +26,11 @@ afterAll(() => embedder.close());
 
 describe('USE-lite embedder', () => {
   test('512-d unit vectors; a paraphrase is closer than an unrelated sentence', async () => {
-    const [dog, puppy, bars] = await embedder.embed(['a dog rides a skateboard', 'a puppy on a board', 'colour bars with a timecode']);
+    const [dog, puppy, bars] = await embedder.embed([
+      'a dog rides a skateboard',
+      'a puppy on a board',
+      'colour bars with a timecode',
+    ]);
     for (const v of [dog!, puppy!, bars!]) {
       expect(v).toHaveLength(512);
       expect(Math.abs(cosine(v, v) - 1)).toBeLessThan(1e-5);
@@ -43,7 +47,10 @@ describe('USE-lite embedder', () => {
   });
 
   test('many texts are cut into batches without changing the vectors', async () => {
-    const texts = Array.from({ length: 40 }, (_, i) => `sentence number ${i} about ${i % 2 ? 'cooking pancakes' : 'parking cars'}`);
+    const texts = Array.from(
+      { length: 40 },
+      (_, i) => `sentence number ${i} about ${i % 2 ? 'cooking pancakes' : 'parking cars'}`,
+    );
     const small = new UseEmbedder({ maxBatch: 7, maxBatchChars: 150 });
     try {
       const [a, b] = [await embedder.embed(texts), await small.embed(texts)];
@@ -66,15 +73,27 @@ describe('USE-lite embedder', () => {
 
 describe('embedding sentences', () => {
   test('objects become "in view" sentences with their count; OCR and shots say what they are', () => {
-    expect(embeddingText({ kind: 'object', text: 'bottle', extra: { label: 'bottle', max_count: 3 } })).toBe('three bottles in view');
-    expect(embeddingText({ kind: 'object', text: 'person', extra: { label: 'person', max_count: 2 } })).toBe('two people in view');
+    expect(embeddingText({ kind: 'object', text: 'bottle', extra: { label: 'bottle', max_count: 3 } })).toBe(
+      'three bottles in view',
+    );
+    expect(embeddingText({ kind: 'object', text: 'person', extra: { label: 'person', max_count: 2 } })).toBe(
+      'two people in view',
+    );
     expect(embeddingText({ kind: 'object', text: 'person', extra: null })).toBe('one person (people) in view');
     expect(embeddingText({ kind: 'object', text: '2 wine glass', extra: null })).toBe('two wine glasses in view');
-    expect(embeddingText({ kind: 'object', text: 'umbrella', extra: { label: 'umbrella', max_count: 1 } })).toBe('an umbrella in view');
-    expect(embeddingText({ kind: 'ocr', text: 'THE PEACH  OPEN MOVIE', extra: null })).toBe('the screen shows the text "the peach open movie"');
+    expect(embeddingText({ kind: 'object', text: 'umbrella', extra: { label: 'umbrella', max_count: 1 } })).toBe(
+      'an umbrella in view',
+    );
+    expect(embeddingText({ kind: 'ocr', text: 'THE PEACH  OPEN MOVIE', extra: null })).toBe(
+      'the screen shows the text "the peach open movie"',
+    );
     expect(embeddingText({ kind: 'shot', text: 'shot 2 of 4', extra: null })).toBe('scene change: cut to shot 2 of 4');
-    expect(embeddingText({ kind: 'speech', text: 'speech, not transcribed', extra: null })).toBe('speech: someone talks');
-    expect(embeddingText({ kind: 'transcript', text: 'ask not what your country can do for you', extra: null })).toBe('ask not what your country can do for you');
+    expect(embeddingText({ kind: 'speech', text: 'speech, not transcribed', extra: null })).toBe(
+      'speech: someone talks',
+    );
+    expect(embeddingText({ kind: 'transcript', text: 'ask not what your country can do for you', extra: null })).toBe(
+      'ask not what your country can do for you',
+    );
   });
 });
 
@@ -95,13 +114,30 @@ function setup(source: string, durationSec: number): Env {
   const now = new Date();
   const videoId = 'E'.repeat(32);
   db.insert(users).values({ id: 'u_test', name: 'tester', credits: null, createdAt: now }).run();
-  db.insert(mediaIndexes).values({ id: 'I'.repeat(64), userId: 'u_test', name: 'idx', createdAt: now }).run();
+  db.insert(mediaIndexes)
+    .values({ id: 'I'.repeat(64), userId: 'u_test', name: 'idx', createdAt: now })
+    .run();
   mkdirSync(files.videoDir(videoId), { recursive: true });
   const ext = source.split('.').pop()!;
   const storagePath = files.sourceRelPath(videoId, ext);
   symlinkSync(source, files.abs(storagePath));
   db.insert(videos)
-    .values({ id: videoId, indexId: 'I'.repeat(64), userId: 'u_test', sourceUrl: `http://x/v.${ext}`, fileName: `v.${ext}`, storagePath, durationSec, fps: 24, width: 1280, height: 720, hasAudio: true, status: 'processing', uploadedAt: now, updatedAt: now })
+    .values({
+      id: videoId,
+      indexId: 'I'.repeat(64),
+      userId: 'u_test',
+      sourceUrl: `http://x/v.${ext}`,
+      fileName: `v.${ext}`,
+      storagePath,
+      durationSec,
+      fps: 24,
+      width: 1280,
+      height: 720,
+      hasAudio: true,
+      status: 'processing',
+      uploadedAt: now,
+      updatedAt: now,
+    })
     .run();
   const queue = new JobQueue(db);
   queue.enqueue(videoId);
@@ -112,7 +148,19 @@ async function runStages(env: Env, analyzers: Analyzer[]) {
   const job = env.queue.claim('w_test');
   expect(job).not.toBeNull();
   const { ffmpeg } = await resolveBinaries(env.files.binDir);
-  const outcome = await runJob(job!, { db: env.db, queue: env.queue, files: env.files, analyzers, ffmpeg, workerId: 'w_test', log: createLogger('error') }, new AbortController().signal);
+  const outcome = await runJob(
+    job!,
+    {
+      db: env.db,
+      queue: env.queue,
+      files: env.files,
+      analyzers,
+      ffmpeg,
+      workerId: 'w_test',
+      log: createLogger('error'),
+    },
+    new AbortController().signal,
+  );
   return outcome;
 }
 
@@ -135,7 +183,13 @@ describe('embeddings stage', () => {
     writeFileSync(src, 'not decoded');
     const env = setup(src, 60);
     try {
-      const person = (start: number, end: number): NewSegment => ({ kind: 'object', start, end, text: 'person', extra: { label: 'person', max_count: 1 } });
+      const person = (start: number, end: number): NewSegment => ({
+        kind: 'object',
+        start,
+        end,
+        text: 'person',
+        extra: { label: 'person', max_count: 1 },
+      });
       const fixture: NewSegment[] = [
         { kind: 'shot', start: 0, end: 30, text: 'shot 1 of 2' },
         { kind: 'shot', start: 30, end: 60, text: 'shot 2 of 2' },
@@ -150,7 +204,12 @@ describe('embeddings stage', () => {
         person(48, 59),
         { kind: 'speech', start: 40, end: 51, text: 'speech, not transcribed' },
         { kind: 'speech', start: 52, end: 55, text: 'speech, not transcribed' },
-        { kind: 'transcript', start: 40, end: 51, text: 'ask not what your country can do for you, ask what you can do for your country' },
+        {
+          kind: 'transcript',
+          start: 40,
+          end: 51,
+          text: 'ask not what your country can do for you, ask what you can do for your country',
+        },
         { kind: 'transcript', start: 52, end: 55, text: 'now pour the batter into the hot pan and flip the pancake' },
       ];
       const analyzer = new EmbeddingsAnalyzer(embedder);
@@ -162,7 +221,12 @@ describe('embeddings stage', () => {
       const video = env.db.select().from(videos).where(eq(videos.id, env.videoId)).get()!;
       expect(video.status).toBe('ready');
       // The three person spans and the two speech spans share a sentence each.
-      expect(video.analysis?.embeddings).toMatchObject({ engine: 'universal-sentence-encoder-lite (tfjs)', dims: 512, segments: 15, distinct_texts: 12 });
+      expect(video.analysis?.embeddings).toMatchObject({
+        engine: 'universal-sentence-encoder-lite (tfjs)',
+        dims: 512,
+        segments: 15,
+        distinct_texts: 12,
+      });
 
       const nearest = async (question: string) => {
         const [q] = await embedder.embed([question]);
@@ -197,7 +261,9 @@ describe('embeddings stage', () => {
   test('after the visual stage of a real clip, each of its shots (cuts near 12, 16, 23 s) is embedded', async () => {
     const env = setup(clip('big-buck-bunny-intro.webm'), 30);
     try {
-      expect(await runStages(env, [new VisualAnalyzer(DEFAULT_VISUAL), new EmbeddingsAnalyzer(embedder)])).toBe('ready');
+      expect(await runStages(env, [new VisualAnalyzer(DEFAULT_VISUAL), new EmbeddingsAnalyzer(embedder)])).toBe(
+        'ready',
+      );
       const shots = env.db.select().from(segments).where(eq(segments.videoId, env.videoId)).all();
       expect(shots.map((s) => s.kind)).toEqual(['shot', 'shot', 'shot', 'shot']);
       shots.slice(1).forEach((s, i) => expect(Math.abs(s.start - [12, 16, 23][i]!)).toBeLessThanOrEqual(1));

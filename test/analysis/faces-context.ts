@@ -16,11 +16,40 @@ export async function visualContext(file: string, frameIntervalSec = 5): Promise
   dirs.push(dir);
   const bins = await resolveBinaries(join(dir, 'bin'));
   const info = await probeFile(bins.ffprobe, file, { maxDurationSec: 3600 });
-  const video = { id: 'v1', path: file, dir, durationSec: info.durationSec, fps: info.fps, width: info.width, height: info.height, hasAudio: info.hasAudio };
-  const base = { video, ffmpeg: bins.ffmpeg, signal: new AbortController().signal, log: createLogger('error'), progress: () => {} };
-  const visual = await new VisualAnalyzer({ frameIntervalSec, sceneThreshold: 0.3, frameWidth: 960 }).run({ ...base, frames: () => [], segments: () => [] });
+  const video = {
+    id: 'v1',
+    path: file,
+    dir,
+    durationSec: info.durationSec,
+    fps: info.fps,
+    width: info.width,
+    height: info.height,
+    hasAudio: info.hasAudio,
+  };
+  const base = {
+    video,
+    ffmpeg: bins.ffmpeg,
+    signal: new AbortController().signal,
+    log: createLogger('error'),
+    progress: () => {},
+  };
+  const visual = await new VisualAnalyzer({ frameIntervalSec, sceneThreshold: 0.3, frameWidth: 960 }).run({
+    ...base,
+    frames: () => [],
+    segments: () => [],
+  });
   const frames = visual.frames!.map((f) => ({ ...f, path: join(dir, 'frames', f.file) }));
-  const shots: Segment[] = (visual.segments ?? []).map((s, i) => ({ id: i + 1, videoId: video.id, start: s.start, end: s.end, kind: s.kind, text: s.text, confidence: s.confidence ?? null, extra: s.extra ?? null, embedding: null }));
+  const shots: Segment[] = (visual.segments ?? []).map((s, i) => ({
+    id: i + 1,
+    videoId: video.id,
+    start: s.start,
+    end: s.end,
+    kind: s.kind,
+    text: s.text,
+    confidence: s.confidence ?? null,
+    extra: s.extra ?? null,
+    embedding: null,
+  }));
   return { ...base, frames: () => frames, segments: (kinds) => shots.filter((s) => !kinds || kinds.includes(s.kind)) };
 }
 

@@ -20,7 +20,28 @@ let ffmpeg: string;
 /** The first 6 s of GRID (two people) through an ffmpeg filter. */
 async function gridVariant(name: string, filter: string): Promise<string> {
   const out = join(dir, name);
-  const p = Bun.spawn([ffmpeg, '-hide_banner', '-loglevel', 'error', '-y', '-t', '6', '-i', clip('grid-speakers-33s.mp4'), '-vf', filter, '-an', '-c:v', 'libx264', '-preset', 'veryfast', out], { stderr: 'pipe' });
+  const p = Bun.spawn(
+    [
+      ffmpeg,
+      '-hide_banner',
+      '-loglevel',
+      'error',
+      '-y',
+      '-t',
+      '6',
+      '-i',
+      clip('grid-speakers-33s.mp4'),
+      '-vf',
+      filter,
+      '-an',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'veryfast',
+      out,
+    ],
+    { stderr: 'pipe' },
+  );
   if ((await p.exited) !== 0) throw new Error(await new Response(p.stderr).text());
   return out;
 }
@@ -51,7 +72,9 @@ describe('faces on real clips', () => {
     // The man of 6–9 s and of 21–24 s: nearer each other than to anyone else.
     const d = apps.map((a) => a.extra!.descriptor as number[]);
     const same = cosine(d[2]!, d[7]!);
-    const others = d.flatMap((x, i) => d.slice(i + 1).map((y, k) => [i, i + 1 + k, cosine(x, y)] as const)).filter(([i, j]) => !(i === 2 && j === 7));
+    const others = d
+      .flatMap((x, i) => d.slice(i + 1).map((y, k) => [i, i + 1 + k, cosine(x, y)] as const))
+      .filter(([i, j]) => !(i === 2 && j === 7));
     expect(same).toBeGreaterThan(Math.max(...others.map(([, , c]) => c)));
   }, 60_000);
 

@@ -40,19 +40,54 @@ afterAll(() => {
 });
 
 const client = (url = server.url, opts: Partial<ConstructorParameters<typeof ModelServerClient>[0]> = {}) =>
-  new ModelServerClient({ url, apiKey: SECRET, timeoutMs: 2_000, retries: 1, backoffMs: 20, limiter: new Limiter(4), ...opts });
+  new ModelServerClient({
+    url,
+    apiKey: SECRET,
+    timeoutMs: 2_000,
+    retries: 1,
+    backoffMs: 20,
+    limiter: new Limiter(4),
+    ...opts,
+  });
 
 /** Frames and shots of a clip from the real visual stage, as later stages see them. */
 async function visual(name: string) {
   const dir = mkdtempSync(join(tmp, 'v-'));
   const { ffmpeg, ffprobe } = await resolveBinaries(join(tmp, 'bin'));
   const info = await probeFile(ffprobe, clip(name), { maxDurationSec: 3600 });
-  const video = { id: name, path: clip(name), dir, durationSec: info.durationSec, fps: info.fps, width: info.width, height: info.height, hasAudio: info.hasAudio };
+  const video = {
+    id: name,
+    path: clip(name),
+    dir,
+    durationSec: info.durationSec,
+    fps: info.fps,
+    width: info.width,
+    height: info.height,
+    hasAudio: info.hasAudio,
+  };
   const base = { video, ffmpeg, signal: new AbortController().signal, log, progress: () => {} };
   const r = await new VisualAnalyzer(DEFAULT_VISUAL).run({ ...base, frames: () => [], segments: () => [] });
   const frames: SampledFrame[] = r.frames!.map((f) => ({ ...f, path: join(dir, 'frames', f.file) }));
-  const shots = r.segments!.map((s, k) => ({ id: k, videoId: name, kind: s.kind, start: s.start, end: s.end, text: s.text, confidence: null, extra: null, embedding: null }) as Segment);
-  const ctx = (signal = new AbortController().signal): StageContext => ({ ...base, signal, frames: () => frames, segments: (kinds) => shots.filter((s) => !kinds || kinds.includes(s.kind)) });
+  const shots = r.segments!.map(
+    (s, k) =>
+      ({
+        id: k,
+        videoId: name,
+        kind: s.kind,
+        start: s.start,
+        end: s.end,
+        text: s.text,
+        confidence: null,
+        extra: null,
+        embedding: null,
+      }) as Segment,
+  );
+  const ctx = (signal = new AbortController().signal): StageContext => ({
+    ...base,
+    signal,
+    frames: () => frames,
+    segments: (kinds) => shots.filter((s) => !kinds || kinds.includes(s.kind)),
+  });
   return { ctx, frames, shots };
 }
 
@@ -108,7 +143,11 @@ describe('model-server client', () => {
       const a = client(stand.url, { limiter });
       const b = client(stand.url, { limiter });
       const signal = new AbortController().signal;
-      await Promise.all(Array.from({ length: 12 }, (_, k) => (k % 2 ? a : b).postJson('/embeddings', { model: 'e', input: ['x'] }, signal)));
+      await Promise.all(
+        Array.from({ length: 12 }, (_, k) =>
+          (k % 2 ? a : b).postJson('/embeddings', { model: 'e', input: ['x'] }, signal),
+        ),
+      );
       expect(stand.peak).toBe(3);
       expect(limiter.peak).toBe(3);
       expect(limiter.running).toBe(0);
@@ -119,28 +158,47 @@ describe('model-server client', () => {
 });
 
 describe('captions', () => {
-  test('caption windows: one per shot, long shots cut every interval (from the shot\'s first frame), spans without gaps', () => {
+  test("caption windows: one per shot, long shots cut every interval (from the shot's first frame), spans without gaps", () => {
     const f = (t: number, shot: number): SampledFrame => ({ t, shot, file: `${t}.jpg`, path: '' });
     const frames = [f(1, 0), f(6, 1), f(11, 1), f(16, 1), f(21, 1), f(26, 1), f(31, 1)];
     const groups = frameGroups(frames, 10);
     expect(groups.map((g) => g.frames.map((x) => x.t))).toEqual([[1], [6, 11], [16, 21], [26, 31]]);
-    expect(groupSpans(groups, [{ start: 0, end: 4 }, { start: 4, end: 34 }], 34)).toEqual([
+    expect(
+      groupSpans(
+        groups,
+        [
+          { start: 0, end: 4 },
+          { start: 4, end: 34 },
+        ],
+        34,
+      ),
+    ).toEqual([
       { start: 0, end: 4 },
       { start: 4, end: 16 },
       { start: 16, end: 26 },
       { start: 26, end: 34 },
     ]);
     // No shots (shot detection off): the windows split the whole video.
-    expect(groupSpans(frameGroups([f(2, 0), f(14, 0)], 10), [], 20)).toEqual([{ start: 0, end: 14 }, { start: 14, end: 20 }]);
+    expect(groupSpans(frameGroups([f(2, 0), f(14, 0)], 10), [], 20)).toEqual([
+      { start: 0, end: 14 },
+      { start: 14, end: 20 },
+    ]);
     expect(cleanCaption('  "**A dog** runs\n on grass."  ')).toBe('A dog runs on grass.');
   });
 
   test('every shot of Big Buck Bunny gets a caption at its times, from base64 JPEG image parts, with the model in extra', async () => {
     const { ctx, shots } = await visual('big-buck-bunny-intro.webm');
     // A server of its own: the slow replies of earlier tests may still be pending on the shared one.
-    const server = new ModelStandIn({ caption: (k, n) => `Stand-in caption ${k}: a scene seen in ${n} frame(s).`, delayMs: { chat: 50 } });
+    const server = new ModelStandIn({
+      caption: (k, n) => `Stand-in caption ${k}: a scene seen in ${n} frame(s).`,
+      delayMs: { chat: 50 },
+    });
     try {
-      const a = new CaptionAnalyzer({ client: client(server.url, { limiter: new Limiter(2) }), model: 'qwen2.5vl', intervalSec: 10 });
+      const a = new CaptionAnalyzer({
+        client: client(server.url, { limiter: new Limiter(2) }),
+        model: 'qwen2.5vl',
+        intervalSec: 10,
+      });
       expect(a.info.name).toBe(`openai:qwen2.5vl via ${server.url}/v1`);
       const r = await a.run(ctx());
       const caps = r.segments!;
@@ -154,7 +212,11 @@ describe('captions', () => {
         for (let k = 1; k < inShot.length; k++) expect(inShot[k]!.start).toBe(inShot[k - 1]!.end);
         for (const c of inShot.slice(0, -1)) expect(c.end - c.start).toBeLessThanOrEqual(10 + 5);
       }
-      expect(caps.every((c) => c.kind === 'caption' && /^Stand-in caption \d+: a scene seen in [12] frame\(s\)\.$/.test(c.text))).toBe(true);
+      expect(
+        caps.every(
+          (c) => c.kind === 'caption' && /^Stand-in caption \d+: a scene seen in [12] frame\(s\)\.$/.test(c.text),
+        ),
+      ).toBe(true);
       expect(caps[0]!.extra).toMatchObject({ model: 'qwen2.5vl', engine: 'openai' });
       expect(server.requests).toHaveLength(caps.length);
       expect(server.peak).toBe(2); // the windows go concurrently, never more than the limit
@@ -162,7 +224,12 @@ describe('captions', () => {
       const body = server.requests[0]!.body as { model: string; messages: { content: { type: string }[] }[] };
       expect(body.model).toBe('qwen2.5vl');
       expect(body.messages[0]!.content[0]!.type).toBe('text');
-      expect(r.summary).toMatchObject({ engine: 'openai', model: 'qwen2.5vl', captions: caps.length, windows: caps.length });
+      expect(r.summary).toMatchObject({
+        engine: 'openai',
+        model: 'qwen2.5vl',
+        captions: caps.length,
+        windows: caps.length,
+      });
       expect(r.summary!.skipped).toBeUndefined();
     } finally {
       server.stop();
@@ -183,7 +250,13 @@ describe('captions', () => {
       expect(r.segments).toEqual([]);
       const why = String(r.summary!.skipped);
       expect(why).toStartWith('captions: skipped — ');
-      const expected = { '500': 'HTTP 500 from', garbage: 'a reply that is not JSON from', empty: 'an empty caption from', 'wrong-shape': 'a reply without choices[0].message.content from', slow: 'no reply within 300 ms from' }[mode];
+      const expected = {
+        '500': 'HTTP 500 from',
+        garbage: 'a reply that is not JSON from',
+        empty: 'an empty caption from',
+        'wrong-shape': 'a reply without choices[0].message.content from',
+        slow: 'no reply within 300 ms from',
+      }[mode];
       expect(why).toContain(expected);
       expect(why).toContain(server.url);
       // Logged once per video, never with the key.
@@ -197,7 +270,9 @@ describe('captions', () => {
     const closed = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response('') });
     const deadUrl = `http://127.0.0.1:${closed.port}`;
     closed.stop(true);
-    const r = await new CaptionAnalyzer({ client: client(deadUrl, { limiter: new Limiter(1) }), model: 'm' }).run(ctx());
+    const r = await new CaptionAnalyzer({ client: client(deadUrl, { limiter: new Limiter(1) }), model: 'm' }).run(
+      ctx(),
+    );
     expect(r.segments).toEqual([]);
     expect(r.summary!.skipped).toBe(`captions: skipped — connection refused at ${deadUrl}/v1/chat/completions`);
   });
@@ -208,7 +283,16 @@ describe('speech-to-text on a model server', () => {
     const { ffmpeg, ffprobe } = await resolveBinaries(join(tmp, 'bin'));
     const info = await probeFile(ffprobe, clip(name), { maxDurationSec: 3600 });
     return {
-      video: { id: name, path: clip(name), dir: tmp, durationSec: info.durationSec, fps: info.fps, width: info.width, height: info.height, hasAudio: info.hasAudio },
+      video: {
+        id: name,
+        path: clip(name),
+        dir: tmp,
+        durationSec: info.durationSec,
+        fps: info.fps,
+        width: info.width,
+        height: info.height,
+        hasAudio: info.hasAudio,
+      },
       ffmpeg,
       signal: new AbortController().signal,
       log,
@@ -219,7 +303,12 @@ describe('speech-to-text on a model server', () => {
   }
 
   test('grid-speakers: the 11 speech spans go as one joined chunk (≤ 60 s, multipart verbose_json), transcripts at absolute times', async () => {
-    const stand = new ModelStandIn({ transcript: (_, d) => [{ start: 0.5, end: 1.5, text: 'first words' }, { start: d - 1.5, end: d - 0.5, text: 'last words' }] });
+    const stand = new ModelStandIn({
+      transcript: (_, d) => [
+        { start: 0.5, end: 1.5, text: 'first words' },
+        { start: d - 1.5, end: d - 0.5, text: 'last words' },
+      ],
+    });
     try {
       const stt = new OpenAiSpeechToText(client(stand.url), 'whisper-1');
       const r = await new SpeechAnalyzer({ stt }).run(await speechCtx('grid-speakers-33s.mp4'));
@@ -228,7 +317,11 @@ describe('speech-to-text on a model server', () => {
       expect(speech.length).toBeGreaterThanOrEqual(9);
       expect(stand.requests).toHaveLength(1);
       const form = stand.requests[0]!.form!;
-      expect(form).toMatchObject({ model: 'whisper-1', response_format: 'verbose_json', 'timestamp_granularities[]': 'segment' });
+      expect(form).toMatchObject({
+        model: 'whisper-1',
+        response_format: 'verbose_json',
+        'timestamp_granularities[]': 'segment',
+      });
       expect(stand.requests[0]!.problems).toEqual([]);
       expect(stand.requests[0]!.authorization).toBe(`Bearer ${SECRET}`);
       // The chunk runs from the first span (less 0.2 s of padding) to the last (plus padding).
@@ -250,7 +343,9 @@ describe('speech-to-text on a model server', () => {
       class TenSecondChunks extends OpenAiSpeechToText {
         override readonly chunkSec = 10;
       }
-      const r = await new SpeechAnalyzer({ stt: new TenSecondChunks(client(stand.url, { timeoutMs: 20_000 }), 'whisper-1') }).run(await speechCtx('grid-speakers-33s.mp4'));
+      const r = await new SpeechAnalyzer({
+        stt: new TenSecondChunks(client(stand.url, { timeoutMs: 20_000 }), 'whisper-1'),
+      }).run(await speechCtx('grid-speakers-33s.mp4'));
       const speech = r.segments!.filter((s) => s.kind === 'speech');
       const chunks = r.segments!.filter((s) => s.kind === 'transcript'); // the stand-in answers one segment spanning each chunk
       expect(chunks.length).toBeGreaterThanOrEqual(3);
@@ -258,7 +353,10 @@ describe('speech-to-text on a model server', () => {
       for (const c of chunks) {
         expect(c.end - c.start).toBeLessThanOrEqual(10 + 0.01);
         // No speech span is cut by a chunk boundary: each lies inside one chunk.
-        for (const sp of speech) expect(sp.end <= c.start + 0.21 || sp.start >= c.end - 0.21 || (sp.start >= c.start && sp.end <= c.end)).toBe(true);
+        for (const sp of speech)
+          expect(sp.end <= c.start + 0.21 || sp.start >= c.end - 0.21 || (sp.start >= c.start && sp.end <= c.end)).toBe(
+            true,
+          );
       }
       expect(stand.peak).toBeGreaterThan(1);
     } finally {
@@ -269,11 +367,36 @@ describe('speech-to-text on a model server', () => {
   test('a silence longer than 3 s ends a chunk: two speeches 6 s apart go as two requests, no silence between them is sent', async () => {
     const { ffmpeg } = await resolveBinaries(join(tmp, 'bin'));
     const file = join(tmp, 'two-speeches.wav');
-    const made = Bun.spawnSync([ffmpeg, '-y', '-loglevel', 'error', '-i', clip('jfk-speech.wav'), '-f', 'lavfi', '-t', '6', '-i', 'anullsrc=r=16000:cl=mono', '-i', clip('jfk-speech.wav'), '-filter_complex', '[0:a][1:a][2:a]concat=n=3:v=0:a=1', '-ar', '16000', '-ac', '1', file]);
+    const made = Bun.spawnSync([
+      ffmpeg,
+      '-y',
+      '-loglevel',
+      'error',
+      '-i',
+      clip('jfk-speech.wav'),
+      '-f',
+      'lavfi',
+      '-t',
+      '6',
+      '-i',
+      'anullsrc=r=16000:cl=mono',
+      '-i',
+      clip('jfk-speech.wav'),
+      '-filter_complex',
+      '[0:a][1:a][2:a]concat=n=3:v=0:a=1',
+      '-ar',
+      '16000',
+      '-ac',
+      '1',
+      file,
+    ]);
     expect(made.exitCode).toBe(0);
     const stand = new ModelStandIn();
     try {
-      const ctx: StageContext = { ...(await speechCtx('speech-over-bottles.mp4')), video: { id: 'two', path: file, dir: tmp, durationSec: 28, fps: 0, width: 0, height: 0, hasAudio: true } };
+      const ctx: StageContext = {
+        ...(await speechCtx('speech-over-bottles.mp4')),
+        video: { id: 'two', path: file, dir: tmp, durationSec: 28, fps: 0, width: 0, height: 0, hasAudio: true },
+      };
       const r = await new SpeechAnalyzer({ stt: new OpenAiSpeechToText(client(stand.url), 'whisper-1') }).run(ctx);
       const chunks = r.segments!.filter((s) => s.kind === 'transcript'); // one stand-in segment spans each chunk
       expect(stand.requests).toHaveLength(2);
@@ -287,10 +410,16 @@ describe('speech-to-text on a model server', () => {
   });
 
   test('the plain json shape ({text}) becomes one piece spanning the chunk; bad shapes are refused', () => {
-    expect(transcriptionPieces({ text: ' hello there ' }, 12.5, 'x')).toEqual([{ start: 0, end: 12.5, text: 'hello there' }]);
+    expect(transcriptionPieces({ text: ' hello there ' }, 12.5, 'x')).toEqual([
+      { start: 0, end: 12.5, text: 'hello there' },
+    ]);
     expect(transcriptionPieces({ text: '', segments: [] }, 3, 'x')).toEqual([]);
-    expect(transcriptionPieces({ segments: [{ start: 1, end: 99, text: 'a' }] }, 3, 'x')).toEqual([{ start: 1, end: 3, text: 'a' }]);
-    expect(() => transcriptionPieces({ foo: 1 }, 3, 'http://h/v1')).toThrow('a transcription reply with neither segments nor text from http://h/v1');
+    expect(transcriptionPieces({ segments: [{ start: 1, end: 99, text: 'a' }] }, 3, 'x')).toEqual([
+      { start: 1, end: 3, text: 'a' },
+    ]);
+    expect(() => transcriptionPieces({ foo: 1 }, 3, 'http://h/v1')).toThrow(
+      'a transcription reply with neither segments nor text from http://h/v1',
+    );
     const wav = encodeWav(new Float32Array([0, 0.5, -1]));
     expect(new TextDecoder().decode(wav.subarray(0, 4))).toBe('RIFF');
     expect(wav.length).toBe(44 + 6);
@@ -313,7 +442,9 @@ describe('speech-to-text on a model server', () => {
       const failed = await new SpeechAnalyzer({ stt }).run(ctx);
       expect(failed.segments!.filter((s) => s.kind === 'speech').length).toBe(speech.length);
       expect(failed.segments!.filter((s) => s.kind === 'transcript')).toHaveLength(0);
-      expect(String(failed.summary!.transcripts_skipped)).toStartWith(`transcripts: skipped — HTTP 500 from ${stand.url}/v1/audio/transcriptions`);
+      expect(String(failed.summary!.transcripts_skipped)).toStartWith(
+        `transcripts: skipped — HTTP 500 from ${stand.url}/v1/audio/transcriptions`,
+      );
     } finally {
       stand.stop();
     }
@@ -346,7 +477,9 @@ describe('embeddings on a model server', () => {
     try {
       const e = new OpenAiEmbedder(client(stand.url), 'm');
       stand.misbehave = 'wrong-shape';
-      expect(await e.embed(['a']).catch((x: unknown) => (x as Error).message)).toBe(`an embeddings reply without one data[] item per input from ${stand.url}/v1`);
+      expect(await e.embed(['a']).catch((x: unknown) => (x as Error).message)).toBe(
+        `an embeddings reply without one data[] item per input from ${stand.url}/v1`,
+      );
       stand.misbehave = '500';
       expect(await e.embed(['a']).catch((x: unknown) => x)).toBeInstanceOf(ModelServerError);
     } finally {
@@ -355,7 +488,7 @@ describe('embeddings on a model server', () => {
   });
 });
 
-describe('--ollama (stand-in for Ollama\'s /api/tags and /api/show)', () => {
+describe("--ollama (stand-in for Ollama's /api/tags and /api/show)", () => {
   test('picks a vision model as captioner, a chat model as generator, an embedding model as embedder, and says so', async () => {
     const stand = new ModelStandIn({
       ollamaModels: [
@@ -368,7 +501,15 @@ describe('--ollama (stand-in for Ollama\'s /api/tags and /api/show)', () => {
       const lines: string[] = [];
       const base = loadConfig({ ollama: stand.url, 'data-dir': tmp }, { VIDQ_CAPTIONER_API_KEY: SECRET });
       const c = await withOllama(base, (l) => lines.push(l));
-      expect(c).toMatchObject({ captioner: 'openai', captionerUrl: stand.url, captionerModel: 'qwen2.5vl:7b', generator: 'openai', generatorModel: 'llama3.1:8b', embedder: 'openai', embedderModel: 'nomic-embed-text:latest' });
+      expect(c).toMatchObject({
+        captioner: 'openai',
+        captionerUrl: stand.url,
+        captionerModel: 'qwen2.5vl:7b',
+        generator: 'openai',
+        generatorModel: 'llama3.1:8b',
+        embedder: 'openai',
+        embedderModel: 'nomic-embed-text:latest',
+      });
       expect(c.captionerApiKey).toBe(SECRET); // keys survive, still out of JSON
       expect(JSON.stringify(c)).not.toContain(SECRET);
       expect(lines).toContain('  captioner: qwen2.5vl:7b');
@@ -383,10 +524,26 @@ describe('--ollama (stand-in for Ollama\'s /api/tags and /api/show)', () => {
     const stand = new ModelStandIn({ ollamaModels: [{ name: 'llama3.1', capabilities: ['completion'] }] });
     try {
       const lines: string[] = [];
-      const base = loadConfig({ ollama: stand.url, 'data-dir': tmp, embedder: 'openai', 'embedder-url': 'http://127.0.0.1:9/v1', 'embedder-model': 'mine' }, {});
+      const base = loadConfig(
+        {
+          ollama: stand.url,
+          'data-dir': tmp,
+          embedder: 'openai',
+          'embedder-url': 'http://127.0.0.1:9/v1',
+          'embedder-model': 'mine',
+        },
+        {},
+      );
       const c = await withOllama(base, (l) => lines.push(l));
-      expect(c).toMatchObject({ captioner: 'none', generator: 'openai', generatorModel: 'llama3.1', embedderModel: 'mine' });
-      expect(lines).toContain('  captioner: none — no vision model installed: `ollama pull qwen2.5vl` would add captions');
+      expect(c).toMatchObject({
+        captioner: 'none',
+        generator: 'openai',
+        generatorModel: 'llama3.1',
+        embedderModel: 'mine',
+      });
+      expect(lines).toContain(
+        '  captioner: none — no vision model installed: `ollama pull qwen2.5vl` would add captions',
+      );
       expect(lines).toContain('  embedder: openai mine (set explicitly; kept)');
     } finally {
       stand.stop();

@@ -20,13 +20,20 @@ writeFileSync(join(source, 'README.md'), '# not needed locally\n');
 function listing() {
   const files: string[] = [];
   const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) e.isDirectory() ? walk(join(d, e.name)) : files.push(relative(source, join(d, e.name)));
+    for (const e of readdirSync(d, { withFileTypes: true }))
+      e.isDirectory() ? walk(join(d, e.name)) : files.push(relative(source, join(d, e.name)));
   };
   walk(source);
   return files.map((path) => {
     const data = readFileSync(join(source, path));
     if (path.endsWith('.onnx')) {
-      return { type: 'file', path, size: 134, oid: 'f'.repeat(40), lfs: { oid: new Bun.CryptoHasher('sha256').update(data).digest('hex'), size: data.length, pointerSize: 134 } };
+      return {
+        type: 'file',
+        path,
+        size: 134,
+        oid: 'f'.repeat(40),
+        lfs: { oid: new Bun.CryptoHasher('sha256').update(data).digest('hex'), size: data.length, pointerSize: 134 },
+      };
     }
     const git = new Bun.CryptoHasher('sha1').update(`blob ${data.length}\0`).update(data).digest('hex');
     return { type: 'file', path, size: data.length, oid: git };
@@ -47,15 +54,19 @@ beforeAll(() => {
       requests.push(url.pathname);
       const tree = /^\/api\/models\/(.+)\/tree\/main$/.exec(url.pathname);
       if (tree) {
-        if (decodeURIComponent(tree[1]!) !== ID) return Response.json({ error: 'Repository not found' }, { status: 404 });
+        if (decodeURIComponent(tree[1]!) !== ID)
+          return Response.json({ error: 'Repository not found' }, { status: 404 });
         // Two pages, linked like the hub's paginated listings.
         const all = listing();
         const half = Math.ceil(all.length / 2);
         if (url.searchParams.get('cursor') === '2') return Response.json(all.slice(half));
-        return Response.json(all.slice(0, half), { headers: { link: `<${url.origin}${url.pathname}?recursive=true&cursor=2>; rel="next"` } });
+        return Response.json(all.slice(0, half), {
+          headers: { link: `<${url.origin}${url.pathname}?recursive=true&cursor=2>; rel="next"` },
+        });
       }
       const resolve = /^\/(.+)\/resolve\/main\/(.+)$/.exec(url.pathname);
-      if (resolve && decodeURIComponent(resolve[1]!) === ID) return Response.redirect(`${url.origin}/cdn/${resolve[2]}`, 302);
+      if (resolve && decodeURIComponent(resolve[1]!) === ID)
+        return Response.redirect(`${url.origin}/cdn/${resolve[2]}`, 302);
       const cdn = /^\/cdn\/(.+)$/.exec(url.pathname);
       if (cdn) {
         const path = decodeURIComponent(cdn[1]!);
@@ -107,7 +118,10 @@ describe('models pull (against a local server that mimics the Hugging Face hub)'
     const modelsDir = join(tmp, 'models-bad');
     corrupt.add('onnx/decoder_model_merged_quantized.onnx');
     try {
-      const err = await pullWhisperModel({ id: ID, modelsDir, endpoint: endpoint() }).then(() => null, (e: Error) => e);
+      const err = await pullWhisperModel({ id: ID, modelsDir, endpoint: endpoint() }).then(
+        () => null,
+        (e: Error) => e,
+      );
       expect(err?.message).toContain('onnx/decoder_model_merged_quantized.onnx is corrupt');
       expect(err?.message).toContain('sha256');
     } finally {
@@ -122,16 +136,37 @@ describe('models pull (against a local server that mimics the Hugging Face hub)'
 
   test('an unknown model, or one without the requested precision, fails with a sentence', async () => {
     const modelsDir = join(tmp, 'models-missing');
-    const unknown = await pullWhisperModel({ id: 'acme/nope', modelsDir, endpoint: endpoint() }).then(() => null, (e: Error) => e);
+    const unknown = await pullWhisperModel({ id: 'acme/nope', modelsDir, endpoint: endpoint() }).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(unknown?.message).toBe('the hub has no model acme/nope at revision main');
-    const noFp16 = await pullWhisperModel({ id: ID, modelsDir, endpoint: endpoint(), dtype: { encoder_model: 'fp16', decoder_model_merged: 'q8' } }).then(() => null, (e: Error) => e);
+    const noFp16 = await pullWhisperModel({
+      id: ID,
+      modelsDir,
+      endpoint: endpoint(),
+      dtype: { encoder_model: 'fp16', decoder_model_merged: 'q8' },
+    }).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(noFp16?.message).toContain('has no onnx/encoder_model_fp16.onnx');
-    const bad = await pullWhisperModel({ id: '../etc', modelsDir, endpoint: endpoint() }).then(() => null, (e: Error) => e);
+    const bad = await pullWhisperModel({ id: '../etc', modelsDir, endpoint: endpoint() }).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(bad?.message).toContain('not a Hugging Face model id');
   });
 
   test('an unreachable hub says that a network connection is needed', async () => {
-    const err = await pullWhisperModel({ id: ID, modelsDir: join(tmp, 'models-offline'), endpoint: 'http://127.0.0.1:9' }).then(() => null, (e: Error) => e);
+    const err = await pullWhisperModel({
+      id: ID,
+      modelsDir: join(tmp, 'models-offline'),
+      endpoint: 'http://127.0.0.1:9',
+    }).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(err?.message).toContain('cannot be reached');
   });
 });

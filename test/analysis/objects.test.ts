@@ -8,7 +8,15 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NewSegment, StageContext, StageResult } from '../../src/analysis/contracts';
-import { ObjectsAnalyzer, inputSize, isNearDuplicate, jpegSize, mergeSpans, shotBounds, type FrameObjects } from '../../src/analysis/objects';
+import {
+  ObjectsAnalyzer,
+  inputSize,
+  isNearDuplicate,
+  jpegSize,
+  mergeSpans,
+  shotBounds,
+  type FrameObjects,
+} from '../../src/analysis/objects';
 import { VisualAnalyzer } from '../../src/analysis/visual';
 import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
@@ -19,19 +27,61 @@ import { clip } from '../helpers';
 const dirs: string[] = [];
 
 /** A StageContext for `name` whose frames and shots come from a real run of the visual stage. */
-async function contextFor(name: string, signal: AbortSignal = new AbortController().signal): Promise<StageContext & { progressCalls: number[] }> {
+async function contextFor(
+  name: string,
+  signal: AbortSignal = new AbortController().signal,
+): Promise<StageContext & { progressCalls: number[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'vidq-objects-'));
   dirs.push(dir);
   const bins = await resolveBinaries(join(dir, 'bin'));
   const file = clip(name);
   const info = await probeFile(bins.ffprobe, file, { maxDurationSec: 3600 });
-  const video = { id: 'v1', path: file, dir, durationSec: info.durationSec, fps: info.fps, width: info.width, height: info.height, hasAudio: info.hasAudio };
+  const video = {
+    id: 'v1',
+    path: file,
+    dir,
+    durationSec: info.durationSec,
+    fps: info.fps,
+    width: info.width,
+    height: info.height,
+    hasAudio: info.hasAudio,
+  };
   const progressCalls: number[] = [];
-  const base = { video, ffmpeg: bins.ffmpeg, signal, log: createLogger('error'), progress: (f: number) => progressCalls.push(f) };
-  const visual = await new VisualAnalyzer({ frameIntervalSec: 3, sceneThreshold: 0.3, frameWidth: 960 }).run({ ...base, frames: () => [], segments: () => [] });
-  const frames = visual.frames!.map((f, i) => ({ id: i + 1, videoId: video.id, ...f, path: join(dir, 'frames', f.file) }));
-  const shots: Segment[] = (visual.segments ?? []).map((s, i) => ({ id: i + 1, videoId: video.id, start: s.start, end: s.end, kind: s.kind, text: s.text, confidence: s.confidence ?? null, extra: s.extra ?? null, embedding: null }));
-  return { ...base, progressCalls, frames: () => frames, segments: (kinds) => shots.filter((s) => !kinds || kinds.includes(s.kind)) };
+  const base = {
+    video,
+    ffmpeg: bins.ffmpeg,
+    signal,
+    log: createLogger('error'),
+    progress: (f: number) => progressCalls.push(f),
+  };
+  const visual = await new VisualAnalyzer({ frameIntervalSec: 3, sceneThreshold: 0.3, frameWidth: 960 }).run({
+    ...base,
+    frames: () => [],
+    segments: () => [],
+  });
+  const frames = visual.frames!.map((f, i) => ({
+    id: i + 1,
+    videoId: video.id,
+    ...f,
+    path: join(dir, 'frames', f.file),
+  }));
+  const shots: Segment[] = (visual.segments ?? []).map((s, i) => ({
+    id: i + 1,
+    videoId: video.id,
+    start: s.start,
+    end: s.end,
+    kind: s.kind,
+    text: s.text,
+    confidence: s.confidence ?? null,
+    extra: s.extra ?? null,
+    embedding: null,
+  }));
+  return {
+    ...base,
+    progressCalls,
+    frames: () => frames,
+    segments: (kinds) => shots.filter((s) => !kinds || kinds.includes(s.kind)),
+  };
 }
 
 const analyzer = new ObjectsAnalyzer();
@@ -67,7 +117,10 @@ describe('skateboarding-dog.mp4', () => {
     for (const b of dogs[0]!.extra!.boxes as { box: number[] }[]) {
       expect(b.box.every((v) => v >= -0.01 && v <= 1.01)).toBe(true);
     }
-    expect(r.summary).toMatchObject({ engine: 'centernet-coco (tfjs-wasm, @vladmandic/human)', frames: expect.any(Number) });
+    expect(r.summary).toMatchObject({
+      engine: 'centernet-coco (tfjs-wasm, @vladmandic/human)',
+      frames: expect.any(Number),
+    });
   });
 });
 
@@ -118,7 +171,8 @@ describe('people-one-by-one.mp4', () => {
       expect({ t, free }).toEqual({ t, free: true });
     }
     // Someone stands at the table in the middle of each of the six visits.
-    for (const t of [12, 32, 57, 78, 104, 128]) expect({ t, covered: covered(people, t) }).toEqual({ t, covered: true });
+    for (const t of [12, 32, 57, 78, 104, 128])
+      expect({ t, covered: covered(people, t) }).toEqual({ t, covered: true });
     // Six people, one at a time.
     expect(people).toHaveLength(6);
     expect(Math.max(...people.map((s) => Number(s.extra!.max_count)))).toBe(1);
@@ -171,15 +225,29 @@ describe('lifecycle', () => {
 });
 
 describe('merging and duplicates (units)', () => {
-  const f = (t: number, shot: number, labels: [string, number][]): FrameObjects => ({ t, shot, objects: labels.map(([label, score]) => ({ label, score, box: [0, 0, 0.1, 0.1] })) });
+  const f = (t: number, shot: number, labels: [string, number][]): FrameObjects => ({
+    t,
+    shot,
+    objects: labels.map(([label, score]) => ({ label, score, box: [0, 0, 0.1, 0.1] })),
+  });
 
   test('runs of a label become spans from halfway between frames, cut at shot edges, with per-frame counts', () => {
     const frames = [
-      f(0.5, 0, [['bottle', 0.5], ['bottle', 0.4], ['bottle', 0.35]]),
-      f(3.5, 0, [['bottle', 0.5], ['bottle', 0.45]]),
+      f(0.5, 0, [
+        ['bottle', 0.5],
+        ['bottle', 0.4],
+        ['bottle', 0.35],
+      ]),
+      f(3.5, 0, [
+        ['bottle', 0.5],
+        ['bottle', 0.45],
+      ]),
       f(6.5, 0, []),
       f(9.5, 0, [['bottle', 0.6]]),
-      f(11, 1, [['bottle', 0.6], ['dog', 0.4]]),
+      f(11, 1, [
+        ['bottle', 0.6],
+        ['dog', 0.4],
+      ]),
     ];
     const shots = shotBounds(
       [
@@ -194,7 +262,14 @@ describe('merging and duplicates (units)', () => {
       [0, 5],
       [8, 12],
     ]);
-    expect(bottles[0]!.extra).toMatchObject({ max_count: 3, counts: [[0.5, 3], [3.5, 2]], best_t: 0.5 });
+    expect(bottles[0]!.extra).toMatchObject({
+      max_count: 3,
+      counts: [
+        [0.5, 3],
+        [3.5, 2],
+      ],
+      best_t: 0.5,
+    });
     expect(bottles[0]!.extra!.boxes).toHaveLength(3);
     expect(bottles[0]!.confidence).toBe(0.5);
     expect(out.find((s) => s.text === 'dog')).toMatchObject({ start: 10.5, end: 12, extra: { counts: [[11, 1]] } });

@@ -4,7 +4,20 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NewSegment, StageContext, StageResult } from '../../src/analysis/contracts';
-import { cleanLines, frameDifference, groupBlocks, mergeSightings, OcrAnalyzer, quadOf, sameTextScore, similarity, thumbnail, type FrameText, type TextBlock, type TextLine } from '../../src/analysis/ocr';
+import {
+  cleanLines,
+  frameDifference,
+  groupBlocks,
+  mergeSightings,
+  OcrAnalyzer,
+  quadOf,
+  sameTextScore,
+  similarity,
+  thumbnail,
+  type FrameText,
+  type TextBlock,
+  type TextLine,
+} from '../../src/analysis/ocr';
 import { DEFAULT_VISUAL, VisualAnalyzer } from '../../src/analysis/visual';
 import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
@@ -20,9 +33,32 @@ afterAll(async () => {
 
 type StoredFrame = Frame & { path: string };
 
-function context(video: StageContext['video'], ffmpeg: string, frames: StoredFrame[], shots: NewSegment[]): StageContext {
-  const stored: Segment[] = shots.map((s, i) => ({ id: i + 1, videoId: video.id, kind: s.kind, start: s.start, end: s.end, text: s.text, confidence: s.confidence ?? null, extra: s.extra ?? null, embedding: null }));
-  return { video, ffmpeg, signal: new AbortController().signal, log: createLogger('error'), progress: () => {}, frames: () => frames, segments: () => stored };
+function context(
+  video: StageContext['video'],
+  ffmpeg: string,
+  frames: StoredFrame[],
+  shots: NewSegment[],
+): StageContext {
+  const stored: Segment[] = shots.map((s, i) => ({
+    id: i + 1,
+    videoId: video.id,
+    kind: s.kind,
+    start: s.start,
+    end: s.end,
+    text: s.text,
+    confidence: s.confidence ?? null,
+    extra: s.extra ?? null,
+    embedding: null,
+  }));
+  return {
+    video,
+    ffmpeg,
+    signal: new AbortController().signal,
+    log: createLogger('error'),
+    progress: () => {},
+    frames: () => frames,
+    segments: () => stored,
+  };
 }
 
 /** Runs the visual stage (frames + shots, as in the pipeline), then OCR on its frames. */
@@ -32,7 +68,12 @@ async function analyze(name: string, durationSec: number, width: number, height:
   const { ffmpeg } = await resolveBinaries(join(dir, 'bin'));
   const video = { id: name, path: clip(name), dir, durationSec, fps: 25, width, height, hasAudio: false };
   const visual = await new VisualAnalyzer(DEFAULT_VISUAL).run(context(video, ffmpeg, [], []));
-  const frames: StoredFrame[] = visual.frames!.map((f, i) => ({ id: i + 1, videoId: name, ...f, path: join(dir, 'frames', f.file) }));
+  const frames: StoredFrame[] = visual.frames!.map((f, i) => ({
+    id: i + 1,
+    videoId: name,
+    ...f,
+    path: join(dir, 'frames', f.file),
+  }));
   const ctx = context(video, ffmpeg, frames, visual.segments!);
   const result = await ocr.run(ctx);
   return { result, frames, ctx };
@@ -48,88 +89,116 @@ describe('ocr on real clips', () => {
   let bbbRun: ReturnType<typeof analyze> | undefined;
   const bunny = () => (bbbRun ??= analyze('big-buck-bunny-intro.webm', 30, 1280, 720));
 
-  test('Big Buck Bunny: "THE PEACH OPEN MOVIE PROJECT PRESENTS" at 20–22 s, nothing before', async () => {
-    const bbb = await bunny();
-    const segs = ocrSegments(bbb.result);
-    const credit = segs.find((s) => /PEACH OPEN MOVIE PROJECT/.test(flat(s)));
-    expect(credit).toBeDefined();
-    // The two lines of the credit are one block, so one segment answers "what does it say".
-    expect(flat(credit!)).toContain('PRESENTS');
-    expect(credit!.extra!.lines).toEqual(['THE PEACH OPEN MOVIE PROJECT', 'PRESENTS']);
-    expect(credit!.start).toBeGreaterThanOrEqual(19);
-    expect(credit!.start).toBeLessThanOrEqual(23);
-    expect(credit!.end).toBeGreaterThanOrEqual(21);
-    expect(credit!.end).toBeLessThanOrEqual(23);
-    expect(credit!.confidence!).toBeGreaterThan(0.9);
-    const [x, y, w, h] = credit!.extra!.box as number[];
-    // White text in the middle of the picture.
-    expect(x! + w! / 2).toBeGreaterThan(0.35);
-    expect(x! + w! / 2).toBeLessThan(0.65);
-    expect(y!).toBeGreaterThan(0.3);
-    expect(y! + h!).toBeLessThan(0.7);
-    expect(segs.filter((s) => s.start < 19)).toEqual([]);
-  }, SLOW);
+  test(
+    'Big Buck Bunny: "THE PEACH OPEN MOVIE PROJECT PRESENTS" at 20–22 s, nothing before',
+    async () => {
+      const bbb = await bunny();
+      const segs = ocrSegments(bbb.result);
+      const credit = segs.find((s) => /PEACH OPEN MOVIE PROJECT/.test(flat(s)));
+      expect(credit).toBeDefined();
+      // The two lines of the credit are one block, so one segment answers "what does it say".
+      expect(flat(credit!)).toContain('PRESENTS');
+      expect(credit!.extra!.lines).toEqual(['THE PEACH OPEN MOVIE PROJECT', 'PRESENTS']);
+      expect(credit!.start).toBeGreaterThanOrEqual(19);
+      expect(credit!.start).toBeLessThanOrEqual(23);
+      expect(credit!.end).toBeGreaterThanOrEqual(21);
+      expect(credit!.end).toBeLessThanOrEqual(23);
+      expect(credit!.confidence!).toBeGreaterThan(0.9);
+      const [x, y, w, h] = credit!.extra!.box as number[];
+      // White text in the middle of the picture.
+      expect(x! + w! / 2).toBeGreaterThan(0.35);
+      expect(x! + w! / 2).toBeLessThan(0.65);
+      expect(y!).toBeGreaterThan(0.3);
+      expect(y! + h!).toBeLessThan(0.7);
+      expect(segs.filter((s) => s.start < 19)).toEqual([]);
+    },
+    SLOW,
+  );
 
-  test('a repeated frame reuses the OCR of the first and merges into one segment', async () => {
-    const bbb = await bunny();
-    const credit = bbb.frames.find((f) => Math.abs(f.t - 22) < 0.6)!;
-    expect(credit).toBeDefined();
-    const frames = [20, 21, 22].map((t, i) => ({ ...credit, id: 100 + i, t, shot: 0 }));
-    const ctx = context({ ...bbb.ctx.video, durationSec: 23 }, bbb.ctx.ffmpeg, frames, []);
-    const r = await ocr.run(ctx);
-    expect(r.summary).toMatchObject({ frames: 3, ocr_frames: 1, reused_frames: 2 });
-    expect(r.segments).toHaveLength(1);
-    expect(r.segments![0]).toMatchObject({ start: 20, end: 23, extra: { frames: 3 } });
-  }, SLOW);
+  test(
+    'a repeated frame reuses the OCR of the first and merges into one segment',
+    async () => {
+      const bbb = await bunny();
+      const credit = bbb.frames.find((f) => Math.abs(f.t - 22) < 0.6)!;
+      expect(credit).toBeDefined();
+      const frames = [20, 21, 22].map((t, i) => ({ ...credit, id: 100 + i, t, shot: 0 }));
+      const ctx = context({ ...bbb.ctx.video, durationSec: 23 }, bbb.ctx.ffmpeg, frames, []);
+      const r = await ocr.run(ctx);
+      expect(r.summary).toMatchObject({ frames: 3, ocr_frames: 1, reused_frames: 2 });
+      expect(r.segments).toHaveLength(1);
+      expect(r.segments![0]).toMatchObject({ start: 20, end: 23, extra: { frames: 3 } });
+    },
+    SLOW,
+  );
 
-  test('tilted and upright text is read along its own direction', async () => {
-    const bbb = await bunny();
-    const credit = bbb.frames.find((f) => Math.abs(f.t - 22) < 0.6)!;
-    const sharp = (await import('sharp')).default;
-    for (const angle of [-12, 90]) {
-      const path = join(bbb.ctx.video.dir, `tilted-${angle}.jpg`);
-      await sharp(credit.path).rotate(angle, { background: '#000' }).jpeg().toFile(path);
-      const frames = [{ ...credit, path }];
-      const r = await ocr.run(context({ ...bbb.ctx.video, durationSec: 23 }, bbb.ctx.ffmpeg, frames, []));
-      const text = r.segments!.map(flat).join(' ');
-      expect(text).toContain('THE PEACH OPEN MOVIE PROJECT');
-      expect(text).toContain('PRESENTS');
-    }
-  }, SLOW);
+  test(
+    'tilted and upright text is read along its own direction',
+    async () => {
+      const bbb = await bunny();
+      const credit = bbb.frames.find((f) => Math.abs(f.t - 22) < 0.6)!;
+      const sharp = (await import('sharp')).default;
+      for (const angle of [-12, 90]) {
+        const path = join(bbb.ctx.video.dir, `tilted-${angle}.jpg`);
+        await sharp(credit.path).rotate(angle, { background: '#000' }).jpeg().toFile(path);
+        const frames = [{ ...credit, path }];
+        const r = await ocr.run(context({ ...bbb.ctx.video, durationSec: 23 }, bbb.ctx.ffmpeg, frames, []));
+        const text = r.segments!.map(flat).join(' ');
+        expect(text).toContain('THE PEACH OPEN MOVIE PROJECT');
+        expect(text).toContain('PRESENTS');
+      }
+    },
+    SLOW,
+  );
 
-  test('SMPTE bars: the burned-in timecode is read on every frame and matches the frame time', async () => {
-    const { result, frames } = await analyze('smpte-timecode-1080p.mp4', 10, 1920, 1080);
-    const segs = ocrSegments(result);
-    const codes = segs.filter((s) => /00:00:0\d[;:]\d\d/.test(s.text));
-    expect(codes.length).toBe(frames.length);
-    for (const s of codes) {
-      const [, ss, ff] = /00:00:(\d\d)[;:](\d\d)/.exec(s.text)!;
-      expect(Math.abs(Number(ss) + Number(ff) / 30 - s.start)).toBeLessThanOrEqual(1);
-      // The counters change every frame: nothing merges across frames.
-      expect(s.extra!.frames).toBe(1);
-      expect(s.end - s.start).toBeLessThanOrEqual(DEFAULT_VISUAL.frameIntervalSec + 1e-6);
-    }
-    expect(new Set(codes.map((s) => s.text)).size).toBe(codes.length);
-    // The frame counter in the middle ("132.000" at 4.4 s) runs at ~30 per second.
-    const counters = segs.filter((s) => /^\d+\.000$/.test(s.text));
-    expect(counters.length).toBe(frames.length);
-    for (const s of counters) expect(Math.abs(Number(s.text) / 30 - s.start)).toBeLessThanOrEqual(1);
-    // The colour bars stay the same, but the changed digits must not pass for a duplicate frame.
-    expect(result.summary).toMatchObject({ reused_frames: 0 });
-  }, SLOW);
+  test(
+    'SMPTE bars: the burned-in timecode is read on every frame and matches the frame time',
+    async () => {
+      const { result, frames } = await analyze('smpte-timecode-1080p.mp4', 10, 1920, 1080);
+      const segs = ocrSegments(result);
+      const codes = segs.filter((s) => /00:00:0\d[;:]\d\d/.test(s.text));
+      expect(codes.length).toBe(frames.length);
+      for (const s of codes) {
+        const [, ss, ff] = /00:00:(\d\d)[;:](\d\d)/.exec(s.text)!;
+        expect(Math.abs(Number(ss) + Number(ff) / 30 - s.start)).toBeLessThanOrEqual(1);
+        // The counters change every frame: nothing merges across frames.
+        expect(s.extra!.frames).toBe(1);
+        expect(s.end - s.start).toBeLessThanOrEqual(DEFAULT_VISUAL.frameIntervalSec + 1e-6);
+      }
+      expect(new Set(codes.map((s) => s.text)).size).toBe(codes.length);
+      // The frame counter in the middle ("132.000" at 4.4 s) runs at ~30 per second.
+      const counters = segs.filter((s) => /^\d+\.000$/.test(s.text));
+      expect(counters.length).toBe(frames.length);
+      for (const s of counters) expect(Math.abs(Number(s.text) / 30 - s.start)).toBeLessThanOrEqual(1);
+      // The colour bars stay the same, but the changed digits must not pass for a duplicate frame.
+      expect(result.summary).toMatchObject({ reused_frames: 0 });
+    },
+    SLOW,
+  );
 
-  test('skateboarding dog: no text', async () => {
-    const { result } = await analyze('skateboarding-dog.mp4', 14.1, 576, 1024);
-    const segs = ocrSegments(result);
-    expect(segs.length).toBeLessThanOrEqual(1);
-    for (const s of segs) expect(s.extra!.frames).toBe(1);
-  }, SLOW);
+  test(
+    'skateboarding dog: no text',
+    async () => {
+      const { result } = await analyze('skateboarding-dog.mp4', 14.1, 576, 1024);
+      const segs = ocrSegments(result);
+      expect(segs.length).toBeLessThanOrEqual(1);
+      for (const s of segs) expect(s.extra!.frames).toBe(1);
+    },
+    SLOW,
+  );
 });
 
 // ---------------------------------------------------------------------------------------------
 
-const line = (text: string, rect: [number, number, number, number], confidence = 0.95): TextLine => ({ text, confidence, rect });
-const block = (text: string, box: [number, number, number, number] = [0.2, 0.4, 0.5, 0.1], confidence = 0.95): TextBlock => ({ text, lines: text.split('\n'), confidence, box });
+const line = (text: string, rect: [number, number, number, number], confidence = 0.95): TextLine => ({
+  text,
+  confidence,
+  rect,
+});
+const block = (
+  text: string,
+  box: [number, number, number, number] = [0.2, 0.4, 0.5, 0.1],
+  confidence = 0.95,
+): TextBlock => ({ text, lines: text.split('\n'), confidence, box });
 
 describe('grouping lines into blocks', () => {
   test('stacked lines of one size form a block; far text on the same row stays apart', () => {
@@ -150,23 +219,47 @@ describe('grouping lines into blocks', () => {
   });
 
   test('pieces of one row join left to right; a much bigger line below is a block of its own', () => {
-    const blocks = groupBlocks([line('WORLD', [160, 100, 250, 130]), line('HELLO', [50, 100, 140, 130]), line('Big Title', [40, 140, 600, 260])], 960, 540);
+    const blocks = groupBlocks(
+      [line('WORLD', [160, 100, 250, 130]), line('HELLO', [50, 100, 140, 130]), line('Big Title', [40, 140, 600, 260])],
+      960,
+      540,
+    );
     expect(blocks.map((b) => b.text)).toEqual(['HELLO WORLD', 'Big Title']);
   });
 
   test('lone single characters are dropped unless a confident digit', () => {
-    const blocks = groupBlocks([line('X', [400, 260, 480, 330], 0.96), line('4', [800, 400, 830, 440], 0.99), line('7', [100, 400, 130, 440], 0.7)], 960, 540);
+    const blocks = groupBlocks(
+      [
+        line('X', [400, 260, 480, 330], 0.96),
+        line('4', [800, 400, 830, 440], 0.99),
+        line('7', [100, 400, 130, 440], 0.7),
+      ],
+      960,
+      540,
+    );
     expect(blocks.map((b) => b.text)).toEqual(['4']);
   });
 
   test('junk lines: unsure readings and strings without a letter or digit', () => {
-    const kept = cleanLines([line('  Hello   there ', [0, 0, 1, 1], 0.9), line('|', [0, 0, 1, 1], 0.99), line('--', [0, 0, 1, 1], 0.99), line('BUBKY', [0, 0, 1, 1], 0.55)], 0.6);
+    const kept = cleanLines(
+      [
+        line('  Hello   there ', [0, 0, 1, 1], 0.9),
+        line('|', [0, 0, 1, 1], 0.99),
+        line('--', [0, 0, 1, 1], 0.99),
+        line('BUBKY', [0, 0, 1, 1], 0.55),
+      ],
+      0.6,
+    );
     expect(kept.map((l) => l.text)).toEqual(['Hello there']);
   });
 });
 
 describe('merging sightings across frames', () => {
-  const frame = (t: number, texts: (string | TextBlock)[], shot = 0): FrameText => ({ t, shot, blocks: texts.map((x) => (typeof x === 'string' ? block(x) : x)) });
+  const frame = (t: number, texts: (string | TextBlock)[], shot = 0): FrameText => ({
+    t,
+    shot,
+    blocks: texts.map((x) => (typeof x === 'string' ? block(x) : x)),
+  });
 
   test('similarity tolerates OCR noise, not a changed number', () => {
     expect(similarity('the peach open movie project', 'the peach 0pen movie project')).toBeGreaterThan(0.95);
@@ -177,13 +270,33 @@ describe('merging sightings across frames', () => {
   });
 
   test('the same text in consecutive frames is one segment with the commonest reading', () => {
-    const segs = mergeSightings([frame(0, []), frame(3, ['THE PEACH OPEN MOVIE PROJECT']), frame(6, ['The peach 0PEN movie project']), frame(9, ['THE PEACH OPEN MOVIE PROJECT']), frame(12, [])], { similarity: 0.8, maxHoldSec: 3, duration: 15 });
+    const segs = mergeSightings(
+      [
+        frame(0, []),
+        frame(3, ['THE PEACH OPEN MOVIE PROJECT']),
+        frame(6, ['The peach 0PEN movie project']),
+        frame(9, ['THE PEACH OPEN MOVIE PROJECT']),
+        frame(12, []),
+      ],
+      { similarity: 0.8, maxHoldSec: 3, duration: 15 },
+    );
     expect(segs).toHaveLength(1);
-    expect(segs[0]).toMatchObject({ kind: 'ocr', start: 3, end: 12, text: 'THE PEACH OPEN MOVIE PROJECT', extra: { frames: 3 } });
+    expect(segs[0]).toMatchObject({
+      kind: 'ocr',
+      start: 3,
+      end: 12,
+      text: 'THE PEACH OPEN MOVIE PROJECT',
+      extra: { frames: 3 },
+    });
   });
 
   test('end: the gap to the next frame, at most maxHoldSec, never past the shot end or the video', () => {
-    const ends = (frames: FrameText[], shotEnd?: (s: number) => number | undefined) => mergeSightings(frames, { similarity: 0.8, maxHoldSec: 3, duration: 20, shotEnd }).map((s) => [s.text, s.start, s.end]);
+    const ends = (frames: FrameText[], shotEnd?: (s: number) => number | undefined) =>
+      mergeSightings(frames, { similarity: 0.8, maxHoldSec: 3, duration: 20, shotEnd }).map((s) => [
+        s.text,
+        s.start,
+        s.end,
+      ]);
     expect(ends([frame(1, ['A caption']), frame(2, [])])).toEqual([['A caption', 1, 2]]);
     expect(ends([frame(1, ['A caption']), frame(9, [])])).toEqual([['A caption', 1, 4]]);
     expect(ends([frame(1, ['A caption']), frame(9, [], 1)], (s) => [2.5, 20][s])).toEqual([['A caption', 1, 2.5]]);
@@ -191,7 +304,10 @@ describe('merging sightings across frames', () => {
   });
 
   test('a missed frame, a changed counter or a different text starts a new segment', () => {
-    const segs = mergeSightings([frame(0, ['Hello world', 'frame 101']), frame(1, ['frame 102']), frame(2, ['Hello world', 'frame 103'])], { similarity: 0.8, maxHoldSec: 3, duration: 3 });
+    const segs = mergeSightings(
+      [frame(0, ['Hello world', 'frame 101']), frame(1, ['frame 102']), frame(2, ['Hello world', 'frame 103'])],
+      { similarity: 0.8, maxHoldSec: 3, duration: 3 },
+    );
     expect(segs.map((s) => [s.text, s.start, s.end])).toEqual([
       ['Hello world', 0, 1],
       ['frame 101', 0, 1],
@@ -204,7 +320,11 @@ describe('merging sightings across frames', () => {
   test('two similar captions in one frame keep their own tracks', () => {
     const left = block('Exit A', [0.1, 0.5, 0.1, 0.05]);
     const right = block('Exit B', [0.8, 0.5, 0.1, 0.05]);
-    const segs = mergeSightings([frame(0, [left, right]), frame(1, [right, left])], { similarity: 0.8, maxHoldSec: 3, duration: 2 });
+    const segs = mergeSightings([frame(0, [left, right]), frame(1, [right, left])], {
+      similarity: 0.8,
+      maxHoldSec: 3,
+      duration: 2,
+    });
     expect(segs.map((s) => [s.text, s.extra!.frames])).toEqual([
       ['Exit A', 2],
       ['Exit B', 2],
@@ -216,7 +336,12 @@ describe('text boxes', () => {
   test("opencv's rotated rectangles become a quad along the text, whatever the angle convention", () => {
     const round = (q: ReturnType<typeof quadOf>) => Object.values(q).map((v) => Math.round(v * 100) / 100 + 0); // + 0 turns -0 into 0
     // A 100×20 box centred at (60, 40): the same rectangle described three ways.
-    for (const [w, h, angle] of [[100, 20, 0], [20, 100, 90], [20, 100, -90]] as const) expect(round(quadOf(60, 40, w, h, angle))).toEqual([10, 30, 100, 0, 0, 20]);
+    for (const [w, h, angle] of [
+      [100, 20, 0],
+      [20, 100, 90],
+      [20, 100, -90],
+    ] as const)
+      expect(round(quadOf(60, 40, w, h, angle))).toEqual([10, 30, 100, 0, 0, 20]);
     // Tilted 30° (rising to the right in image coordinates means a negative angle).
     const q = quadOf(0, 0, 100, 20, -30);
     expect(q.ux).toBeCloseTo(86.6, 1);

@@ -35,14 +35,20 @@ async function waitFor(url: string, token: string, index: string, until: (v: any
 test('a stored video is analysed by the worker: processing with progress, then ready with its shots', async () => {
   const srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual' });
   try {
-    const up = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'a', url: origin.url + '/media/big-buck-bunny-intro.webm' });
+    const up = await postJson(srv.url, '/remote-upload', {
+      token: srv.token,
+      index: 'a',
+      url: origin.url + '/media/big-buck-bunny-intro.webm',
+    });
     expect(up.status).toBe(200);
     const { v, seen } = await waitFor(srv.url, srv.token, 'a', (x) => x.status === 'ready' || x.status === 'failed');
     expect(v.status).toBe('ready');
     expect(seen[0].status).toBe('processing'); // listed before the worker finished
     expect(v.metadata.analysis.shots).toMatchObject({ shots: 4 });
     const db = srv.server.service.db.$client;
-    const shots = db.query("SELECT start FROM segments WHERE kind = 'shot' ORDER BY start").all() as { start: number }[];
+    const shots = db.query("SELECT start FROM segments WHERE kind = 'shot' ORDER BY start").all() as {
+      start: number;
+    }[];
     expect(shots).toHaveLength(4);
     const frame = db.query('SELECT file FROM frames ORDER BY t LIMIT 1').get() as { file: string };
     const frameUrl = `${srv.url}/media/${v.file_id}/frames/${frame.file}`;
@@ -61,7 +67,17 @@ test('a stored video is analysed by the worker: processing with progress, then r
 
 test('after a crash mid-stage the job resumes at its stage, without duplicate segments or stale files', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'vidq-resume-'));
-  const config = loadConfig({ 'data-dir': dataDir, port: '0', 'log-level': 'error', 'min-free-bytes': '0', analyzers: 'visual', 'analysis-workers': '1' }, {});
+  const config = loadConfig(
+    {
+      'data-dir': dataDir,
+      port: '0',
+      'log-level': 'error',
+      'min-free-bytes': '0',
+      analyzers: 'visual',
+      'analysis-workers': '1',
+    },
+    {},
+  );
   // The state a kill -9 leaves: a stored video whose job a (now dead) worker was running.
   const s = createService(config);
   const { user, token } = s.accounts.createUser('u', null);
@@ -74,7 +90,25 @@ test('after a crash mid-stage the job resumes at its stage, without duplicate se
   const now = new Date();
   s.db
     .insert(videos)
-    .values({ id, indexId: index.id, userId: user.id, sourceUrl: 'http://x/b.webm', fileName: 'b.webm', fileType: 'video/webm', storagePath: `media/${id}/source.webm`, sizeBytes: 1, durationSec: 30, fps: 24, width: 1280, height: 720, hasAudio: true, status: 'processing', progress: 10, uploadedAt: now, updatedAt: now })
+    .values({
+      id,
+      indexId: index.id,
+      userId: user.id,
+      sourceUrl: 'http://x/b.webm',
+      fileName: 'b.webm',
+      fileType: 'video/webm',
+      storagePath: `media/${id}/source.webm`,
+      sizeBytes: 1,
+      durationSec: 30,
+      fps: 24,
+      width: 1280,
+      height: 720,
+      hasAudio: true,
+      status: 'processing',
+      progress: 10,
+      uploadedAt: now,
+      updatedAt: now,
+    })
     .run();
   s.queue.enqueue(id);
   expect(s.queue.claim('w_999999_dead')).not.toBeNull();
@@ -97,12 +131,25 @@ test('after a crash mid-stage the job resumes at its stage, without duplicate se
 test('removing a video takes its job, segments and frames with it', async () => {
   const srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual' });
   try {
-    const up = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'rm', url: origin.url + '/media/chaplin-bw.mp4' });
+    const up = await postJson(srv.url, '/remote-upload', {
+      token: srv.token,
+      index: 'rm',
+      url: origin.url + '/media/chaplin-bw.mp4',
+    });
     await waitFor(srv.url, srv.token, 'rm', (x) => x.status === 'ready');
     const indexId = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body[0].index_id;
-    expect((await postJson(srv.url, '/remove-from-index', { token: srv.token, project_id: indexId, video_id: up.body.data.key })).status).toBe(200);
+    expect(
+      (
+        await postJson(srv.url, '/remove-from-index', {
+          token: srv.token,
+          project_id: indexId,
+          video_id: up.body.data.key,
+        })
+      ).status,
+    ).toBe(200);
     const db = srv.server.service.db.$client;
-    for (const table of ['jobs', 'segments', 'frames', 'segments_fts']) expect((db.query(`SELECT count(*) n FROM ${table}`).get() as { n: number }).n).toBe(0);
+    for (const table of ['jobs', 'segments', 'frames', 'segments_fts'])
+      expect((db.query(`SELECT count(*) n FROM ${table}`).get() as { n: number }).n).toBe(0);
     expect(existsSync(join(srv.dataDir, 'media', up.body.data.key))).toBe(false);
   } finally {
     await srv.stop();

@@ -23,7 +23,16 @@ async function context(name: string, signal = new AbortController().signal): Pro
   const { ffmpeg, ffprobe } = await resolveBinaries(join(tmp, 'bin'));
   const info = await probeFile(ffprobe, clip(name), { maxDurationSec: 3600 });
   return {
-    video: { id: name, path: clip(name), dir: tmp, durationSec: info.durationSec, fps: info.fps, width: info.width, height: info.height, hasAudio: info.hasAudio },
+    video: {
+      id: name,
+      path: clip(name),
+      dir: tmp,
+      durationSec: info.durationSec,
+      fps: info.fps,
+      width: info.width,
+      height: info.height,
+      hasAudio: info.hasAudio,
+    },
     ffmpeg,
     signal,
     log: createLogger('error'),
@@ -38,7 +47,8 @@ afterAll(() => noStt.close());
 
 const ofKind = (r: StageResult, kind: string) => (r.segments ?? []).filter((s) => s.kind === kind);
 /** Seconds of [from, to] covered by the segments. */
-const covered = (segs: NewSegment[], from: number, to: number) => segs.reduce((s, x) => s + Math.max(0, Math.min(to, x.end) - Math.max(from, x.start)), 0);
+const covered = (segs: NewSegment[], from: number, to: number) =>
+  segs.reduce((s, x) => s + Math.max(0, Math.min(to, x.end) - Math.max(from, x.start)), 0);
 
 describe('speech spans on real clips (Silero VAD v4)', () => {
   test('speech-over-bottles: the JFK speech covers most of 0.3–11 s, untranscribed without an engine', async () => {
@@ -85,7 +95,13 @@ describe('speech spans on real clips (Silero VAD v4)', () => {
     expect(ctx.video.hasAudio).toBe(false);
     const r = await noStt.run(ctx);
     expect(r.segments).toHaveLength(0);
-    expect(r.summary).toMatchObject({ engine: 'silero-vad v4', stt: 'none', segments: 0, speech_seconds: 0, note: 'no audio track' });
+    expect(r.summary).toMatchObject({
+      engine: 'silero-vad v4',
+      stt: 'none',
+      segments: 0,
+      speech_seconds: 0,
+      note: 'no audio track',
+    });
   });
 
   test('cars-parking-lot has a digitally silent sound track: no speech', async () => {
@@ -98,9 +114,15 @@ describe('speech spans on real clips (Silero VAD v4)', () => {
 
   test('a stopped job stops the stage', async () => {
     const ctrl = new AbortController();
-    const ctx = { ...(await context('grid-speakers-33s.mp4', ctrl.signal)), progress: (f: number) => f > 0.2 && ctrl.abort(new Error('cancelled')) };
+    const ctx = {
+      ...(await context('grid-speakers-33s.mp4', ctrl.signal)),
+      progress: (f: number) => f > 0.2 && ctrl.abort(new Error('cancelled')),
+    };
     // (Not `expect(promise).rejects`: under bun test it starves the pipe reads of the stage.)
-    const err = await noStt.run(ctx).then(() => null, (e: Error) => e);
+    const err = await noStt.run(ctx).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(err?.message).toBe('cancelled');
   });
 });
@@ -110,7 +132,16 @@ describe('hysteresis', () => {
   const frames = (sec: number, p: number) => new Array<number>(Math.round(sec / frame)).fill(p);
 
   test('starts at 0.5, holds above 0.35, bridges pauses under 0.3 s, drops blips under 0.25 s', () => {
-    const probs = [...frames(1, 0.1), ...frames(1, 0.9), ...frames(0.5, 0.4), ...frames(0.2, 0.1), ...frames(1, 0.8), ...frames(1, 0.1), ...frames(0.1, 0.9), ...frames(1, 0.1)];
+    const probs = [
+      ...frames(1, 0.1),
+      ...frames(1, 0.9),
+      ...frames(0.5, 0.4),
+      ...frames(0.2, 0.1),
+      ...frames(1, 0.8),
+      ...frames(1, 0.1),
+      ...frames(0.1, 0.9),
+      ...frames(1, 0.1),
+    ];
     const spans = speechSpans(probs);
     expect(spans).toHaveLength(1);
     const [s] = spans;
@@ -176,13 +207,18 @@ describe('speech-to-text engine choice', () => {
   test('whisper without its model fails with a sentence that says what is missing and how to get it', async () => {
     const stt = createSpeechToText({ type: 'whisper', modelsDir: join(tmp, 'empty-models') });
     expect(stt.info.name).toBe('whisper:onnx-community/whisper-base.en');
-    const err = await stt.transcribe(new Float32Array(SAMPLE_RATE), { signal: new AbortController().signal }).catch((e: Error) => e);
+    const err = await stt
+      .transcribe(new Float32Array(SAMPLE_RATE), { signal: new AbortController().signal })
+      .catch((e: Error) => e);
     expect(err).toBeInstanceOf(Error);
     expect((err as Error).message).toContain('onnx/encoder_model.onnx');
     expect((err as Error).message).toContain('vidq models pull onnx-community/whisper-base.en');
     // Through the analyzer the stage fails with that reason rather than indexing silently.
     const a = new SpeechAnalyzer({ stt });
-    const stageErr = await a.run(await context('talking-head.mp4')).then(() => null, (e: Error) => e);
+    const stageErr = await a.run(await context('talking-head.mp4')).then(
+      () => null,
+      (e: Error) => e,
+    );
     expect(stageErr?.message).toContain('models pull');
   });
 });
@@ -240,7 +276,11 @@ describe('transcription per speech span', () => {
         expect(t.end).toBeCloseTo(Math.max(0, s.start - 0.2) + TINY_WHISPER_END_SEC, 2);
         expect(t.extra).toMatchObject({ engine: 'whisper:tests/tiny-whisper' });
       });
-      expect(r.summary).toMatchObject({ engine: 'silero-vad v4', stt: 'whisper:tests/tiny-whisper', transcripts: speech.length });
+      expect(r.summary).toMatchObject({
+        engine: 'silero-vad v4',
+        stt: 'whisper:tests/tiny-whisper',
+        transcripts: speech.length,
+      });
     } finally {
       await a.close();
     }

@@ -38,14 +38,25 @@ beforeAll(async () => {
     const [, start, text] = l.split('\t');
     return { start: Number(start) + 0.25, end: Number(start) + 2.75, text: text!.trim() };
   });
-  writeFileSync(join(work, 'grid.srt'), cues.map((c, i) => `${i + 1}\n${srtTime(c.start)} --> ${srtTime(c.end)}\n${c.text}\n`).join('\n'));
+  writeFileSync(
+    join(work, 'grid.srt'),
+    cues.map((c, i) => `${i + 1}\n${srtTime(c.start)} --> ${srtTime(c.end)}\n${c.text}\n`).join('\n'),
+  );
   sh([ffmpeg, '-y', '-loglevel', 'error', '-i', join(work, 'grid.srt'), join(work, 'grid.vtt')]);
 });
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 function ctx(path: string, dir = work): StageContext {
   const video = { id: 'v', path, dir, durationSec: 33, fps: 25, width: 360, height: 288, hasAudio: true };
-  return { video, ffmpeg, signal: new AbortController().signal, log: createLogger('error'), progress: () => {}, frames: () => [], segments: () => [] };
+  return {
+    video,
+    ffmpeg,
+    signal: new AbortController().signal,
+    log: createLogger('error'),
+    progress: () => {},
+    frames: () => [],
+    segments: () => [],
+  };
 }
 
 const analyzer = () => new SubtitlesAnalyzer(async () => ffprobe);
@@ -65,9 +76,33 @@ describe('embedded text subtitle tracks', () => {
   for (const c of CASES) {
     test(`${c.codec} in ${c.container}: every cue with its exact time, text, language and source`, async () => {
       const out = join(work, `grid-${c.codec}.${c.container}`);
-      sh([ffmpeg, '-y', '-loglevel', 'error', '-i', clip(c.video), '-i', join(work, 'grid.srt'), '-map', '0:v', '-map', '1:s', '-c:v', 'copy', '-c:s', c.codec, '-metadata:s:s:0', 'language=eng', '-metadata:s:s:0', 'title=English (GRID)', out]);
+      sh([
+        ffmpeg,
+        '-y',
+        '-loglevel',
+        'error',
+        '-i',
+        clip(c.video),
+        '-i',
+        join(work, 'grid.srt'),
+        '-map',
+        '0:v',
+        '-map',
+        '1:s',
+        '-c:v',
+        'copy',
+        '-c:s',
+        c.codec,
+        '-metadata:s:s:0',
+        'language=eng',
+        '-metadata:s:s:0',
+        'title=English (GRID)',
+        out,
+      ]);
       const { segments, summary } = await analyzer().read(ctx(out));
-      expect(summary.tracks).toEqual([expect.objectContaining({ codec: c.probed, language: 'eng', read: true, cues: cues.length })]);
+      expect(summary.tracks).toEqual([
+        expect.objectContaining({ codec: c.probed, language: 'eng', read: true, cues: cues.length }),
+      ]);
       expect(segments.map((s) => s.text)).toEqual(cues.map((q) => q.text));
       segments.forEach((s, i) => {
         expect(s.kind).toBe('transcript');
@@ -91,7 +126,33 @@ describe('embedded text subtitle tracks', () => {
   test('two tracks in two languages are both read, each marked with its own', async () => {
     const out = join(work, 'two.mkv');
     writeFileSync(join(work, 'de.srt'), '1\n00:00:01,000 --> 00:00:02,500\nGuten Tag\n');
-    sh([ffmpeg, '-y', '-loglevel', 'error', '-i', clip('grid-speakers-33s.mp4'), '-i', join(work, 'grid.srt'), '-i', join(work, 'de.srt'), '-map', '0:v', '-map', '1:s', '-map', '2:s', '-c:v', 'copy', '-c:s', 'srt', '-metadata:s:s:0', 'language=eng', '-metadata:s:s:1', 'language=ger', out]);
+    sh([
+      ffmpeg,
+      '-y',
+      '-loglevel',
+      'error',
+      '-i',
+      clip('grid-speakers-33s.mp4'),
+      '-i',
+      join(work, 'grid.srt'),
+      '-i',
+      join(work, 'de.srt'),
+      '-map',
+      '0:v',
+      '-map',
+      '1:s',
+      '-map',
+      '2:s',
+      '-c:v',
+      'copy',
+      '-c:s',
+      'srt',
+      '-metadata:s:s:0',
+      'language=eng',
+      '-metadata:s:s:1',
+      'language=ger',
+      out,
+    ]);
     const { segments } = await analyzer().read(ctx(out));
     expect(segments.filter((s) => s.extra!.language === 'ger').map((s) => s.text)).toEqual(['Guten Tag']);
     expect(segments.filter((s) => s.extra!.language === 'eng')).toHaveLength(cues.length);
@@ -113,7 +174,12 @@ describe('subtitle files and bitmap tracks', () => {
       { index: 2, codec_type: 'subtitle', codec_name: 'hdmv_pgs_subtitle', tags: { language: 'fre' } },
       { index: 3, codec_type: 'subtitle', codec_name: 'dvb_subtitle' },
       { index: 4, codec_type: 'subtitle', codec_name: 'dvd_subtitle', tags: { language: 'und' } },
-      { index: 5, codec_type: 'subtitle', codec_name: 'mov_text', tags: { language: 'eng', handler_name: 'SubtitleHandler' } },
+      {
+        index: 5,
+        codec_type: 'subtitle',
+        codec_name: 'mov_text',
+        tags: { language: 'eng', handler_name: 'SubtitleHandler' },
+      },
     ]);
     expect(tracks).toEqual([
       { index: 2, codec: 'hdmv_pgs_subtitle', language: 'fre', text: false },
@@ -124,7 +190,9 @@ describe('subtitle files and bitmap tracks', () => {
   });
 
   test('SubRip markup and ASS overrides are dropped; cues without times are skipped', () => {
-    const got = parseSrt('1\n00:00:01,500 --> 00:00:03,000\n<i>Hello</i> {\\an8}there\nsecond line\n\nbroken\n\n2\n00:01:02.25 --> 00:01:04.5\n<font color="red">Bye</font>\n');
+    const got = parseSrt(
+      '1\n00:00:01,500 --> 00:00:03,000\n<i>Hello</i> {\\an8}there\nsecond line\n\nbroken\n\n2\n00:01:02.25 --> 00:01:04.5\n<font color="red">Bye</font>\n',
+    );
     expect(got).toEqual([
       { start: 1.5, end: 3, text: 'Hello there second line' },
       { start: 62.25, end: 64.5, text: 'Bye' },
@@ -170,11 +238,26 @@ describe('subtitles_url through the API', () => {
   }
 
   test('a .vtt next to the video becomes its transcript: "what is said" is answered with the exact words and times', async () => {
-    const up = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'subs', url: `${base}/grid.mp4`, subtitles_url: `${base}/grid.vtt` });
+    const up = await postJson(srv.url, '/remote-upload', {
+      token: srv.token,
+      index: 'subs',
+      url: `${base}/grid.mp4`,
+      subtitles_url: `${base}/grid.vtt`,
+    });
     expect(up.status).toBe(200);
     const v = await waitReady(up.body.data.key);
-    expect(v.metadata.analysis.subtitles).toMatchObject({ tracks: [], file: { name: 'subtitles.vtt', cues: cues.length }, segments: cues.length });
-    const a = await postJson(srv.url, '/inquire', { token: srv.token, index: (await getJson(srv.url, `/indexes?token=${srv.token}`)).body[0].index_id, prompt: 'What is said at this moment?', target_video: up.body.data.key, target: '0:18' });
+    expect(v.metadata.analysis.subtitles).toMatchObject({
+      tracks: [],
+      file: { name: 'subtitles.vtt', cues: cues.length },
+      segments: cues.length,
+    });
+    const a = await postJson(srv.url, '/inquire', {
+      token: srv.token,
+      index: (await getJson(srv.url, `/indexes?token=${srv.token}`)).body[0].index_id,
+      prompt: 'What is said at this moment?',
+      target_video: up.body.data.key,
+      target: '0:18',
+    });
     if (a.status !== 200) throw new Error(JSON.stringify(a.body));
     const said = cues.find((c) => c.start > 18 && c.start < 19)!;
     expect(a.body.output).toContain(said.text);
@@ -182,7 +265,9 @@ describe('subtitles_url through the API', () => {
     expect(a.body.output).toContain('0:18');
     // The timeline's data: the web page puts transcript segments in its speech lane.
     const tl = await getJson(srv.url, `/videos/${up.body.data.key}/segments?token=${srv.token}`);
-    expect(tl.body.segments.filter((x: any) => x.kind === 'transcript').map((x: any) => x.text)).toEqual(cues.map((c) => c.text));
+    expect(tl.body.segments.filter((x: any) => x.kind === 'transcript').map((x: any) => x.text)).toEqual(
+      cues.map((c) => c.text),
+    );
     const cited = a.body.evidence.find((e: any) => e.kind === 'transcript' && e.text === said.text);
     expect(cited).toBeDefined();
     expect(cited.start).toBeCloseTo(said.start, 3);
@@ -195,21 +280,38 @@ describe('subtitles_url through the API', () => {
       [42, 400],
       ['not a url', 400],
     ] as const) {
-      const r = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'subs', url: `${base}/grid.mp4`, subtitles_url });
+      const r = await postJson(srv.url, '/remote-upload', {
+        token: srv.token,
+        index: 'subs',
+        url: `${base}/grid.mp4`,
+        subtitles_url,
+      });
       expect(r.status).toBe(status);
       expect(r.body).toMatchObject({ error: status, message: expect.stringContaining('subtitles_url') });
     }
     const before = ((await getJson(srv.url, `/index-resources?token=${srv.token}&index=subs`)).body as any[]).length;
-    const r = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'subs', url: `${base}/grid.mp4`, subtitles_url: `${base}/page.vtt` });
+    const r = await postJson(srv.url, '/remote-upload', {
+      token: srv.token,
+      index: 'subs',
+      url: `${base}/grid.mp4`,
+      subtitles_url: `${base}/page.vtt`,
+    });
     expect(r.status).toBe(422);
-    expect(((await getJson(srv.url, `/index-resources?token=${srv.token}&index=subs`)).body as any[]).length).toBe(before);
+    expect(((await getJson(srv.url, `/index-resources?token=${srv.token}&index=subs`)).body as any[]).length).toBe(
+      before,
+    );
     expect(leftovers(srv.dataDir).tmp).toEqual([]);
   }, 60_000);
 
   test('private addresses are refused for subtitles_url as for url when not allowed', async () => {
     const strict = await startTestServer({ 'allow-private-urls': false });
     try {
-      const r = await postJson(strict.url, '/remote-upload', { token: strict.token, index: 'x', url: 'http://93.184.216.34/a.mp4', subtitles_url: `${base}/grid.vtt` });
+      const r = await postJson(strict.url, '/remote-upload', {
+        token: strict.token,
+        index: 'x',
+        url: 'http://93.184.216.34/a.mp4',
+        subtitles_url: `${base}/grid.vtt`,
+      });
       expect(r.status).toBe(403);
     } finally {
       await strict.stop();

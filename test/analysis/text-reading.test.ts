@@ -37,13 +37,37 @@ describe('word spaces', () => {
     expect(restoreSpaces('WelcometotheShow')).toBe('Welcome to the Show');
     expect(restoreSpaces('GRANDOPENING THISWEEKEND 2024')).toBe('GRAND OPENING THIS WEEKEND 2024');
     expect(restoreSpaces('Welcome tothe Show')).toBe('Welcome to the Show');
-    for (const same of ['photography', 'Wonderful', 'Sintel', 'Gutenye', 'www.bigbuckbunny.org', 'info@example.com', '00:00:04;12', 'THE PEACH OPEN MOVIE PROJECT', 'Montréal', 'Straße', 'iPhone', 'eBay', 'McDonald', 'SpaceX', 'Spielberg']) {
+    for (const same of [
+      'photography',
+      'Wonderful',
+      'Sintel',
+      'Gutenye',
+      'www.bigbuckbunny.org',
+      'info@example.com',
+      '00:00:04;12',
+      'THE PEACH OPEN MOVIE PROJECT',
+      'Montréal',
+      'Straße',
+      'iPhone',
+      'eBay',
+      'McDonald',
+      'SpaceX',
+      'Spielberg',
+    ]) {
       expect(restoreSpaces(same)).toBe(same);
     }
   });
 
   test('Chinese, Cyrillic and other scripts are left exactly as read, also next to Latin words', () => {
-    for (const same of ['春季促销周五结束', '欢迎光临 2024', 'Привет мир', 'ПРИВЕТМИР', 'こんにちは世界', 'مرحبا بالعالم']) expect(restoreSpaces(same)).toBe(same);
+    for (const same of [
+      '春季促销周五结束',
+      '欢迎光临 2024',
+      'Привет мир',
+      'ПРИВЕТМИР',
+      'こんにちは世界',
+      'مرحبا بالعالم',
+    ])
+      expect(restoreSpaces(same)).toBe(same);
     expect(restoreSpaces('春季促销 SpringSale')).toBe('春季促销 Spring Sale');
     const lines = cleanLines([{ text: '春季促销周五结束', confidence: 0.95, rect: [0, 0, 100, 20] }], 0.6);
     expect(lines[0]!.text).toBe('春季促销周五结束');
@@ -74,7 +98,21 @@ describe('word spaces', () => {
       for (const [i, c] of CARDS.entries()) {
         const png = join(work, `card-${i}.png`);
         const bg = ['0x203040', '0x802020', '0x101010'][i % 3];
-        sh([ffmpeg, '-y', '-loglevel', 'error', '-f', 'lavfi', '-i', `color=c=${bg}:s=960x540:d=1`, '-frames:v', '1', '-vf', `drawtext=fontfile=${join(FONTS, c.font)}:text='${c.text}':fontsize=${c.size}:fontcolor=white:x=(w-text_w)/2:y=(h-text_h)/2`, png]);
+        sh([
+          ffmpeg,
+          '-y',
+          '-loglevel',
+          'error',
+          '-f',
+          'lavfi',
+          '-i',
+          `color=c=${bg}:s=960x540:d=1`,
+          '-frames:v',
+          '1',
+          '-vf',
+          `drawtext=fontfile=${join(FONTS, c.font)}:text='${c.text}':fontsize=${c.size}:fontcolor=white:x=(w-text_w)/2:y=(h-text_h)/2`,
+          png,
+        ]);
         const read = (await ocr.readAt(ffmpeg, png, 0)).map((b) => b.text).join(' | ');
         expect({ card: c, read }).toEqual({ card: c, read: c.text });
         if ((await raw.readAt(ffmpeg, png, 0)).map((b) => b.text).join(' | ') === c.text) rawExact++;
@@ -116,7 +154,18 @@ describe('text on screen for 2 s is read', () => {
       log: createLogger('error'),
       progress: () => {},
       frames: () => [],
-      segments: () => shots.map((s, i) => ({ id: i + 1, videoId: 'v', kind: s.kind, start: s.start, end: s.end, text: s.text, confidence: null, extra: null, embedding: null })),
+      segments: () =>
+        shots.map((s, i) => ({
+          id: i + 1,
+          videoId: 'v',
+          kind: s.kind,
+          start: s.start,
+          end: s.end,
+          text: s.text,
+          confidence: null,
+          extra: null,
+          embedding: null,
+        })),
     };
     const visual = new VisualAnalyzer(DEFAULT_VISUAL)
       .run({
@@ -133,7 +182,10 @@ describe('text on screen for 2 s is read', () => {
         probeStream.end();
         return r;
       });
-    const [v, o] = await Promise.all([visual, ocr.run({ ...base, frameStream: stream, ...(probes && { probeStream }) })]);
+    const [v, o] = await Promise.all([
+      visual,
+      ocr.run({ ...base, frameStream: stream, ...(probes && { probeStream }) }),
+    ]);
     return { frames: v.frames!, segments: o.segments!, summary: o.summary as Record<string, number>, dir };
   }
 
@@ -141,10 +193,38 @@ describe('text on screen for 2 s is read', () => {
     const { ffmpeg } = await resolveBinaries(join(work, 'bin'));
     // A moving scene (the near-duplicate test cannot skip it) with a word every 4 s, each shown
     // 2.1 s and starting at another phase of the second.
-    const words = ['ALPHA', 'BRAVO', 'CHARLIE', 'DELTA', 'ECHO', 'FOXTROT', 'GOLF'].map((w, i) => ({ w, from: 1.2 + i * 4.3, to: 1.2 + i * 4.3 + 2.1 }));
-    const draw = words.map(({ w, from, to }) => `drawtext=fontfile=${join(FONTS, 'DejaVuSans-Bold.ttf')}:text='${w}':fontsize=56:fontcolor=white:borderw=3:x=(w-text_w)/2:y=h/3:enable='between(t,${from.toFixed(2)},${to.toFixed(2)})'`).join(',');
+    const words = ['ALPHA', 'BRAVO', 'CHARLIE', 'DELTA', 'ECHO', 'FOXTROT', 'GOLF'].map((w, i) => ({
+      w,
+      from: 1.2 + i * 4.3,
+      to: 1.2 + i * 4.3 + 2.1,
+    }));
+    const draw = words
+      .map(
+        ({ w, from, to }) =>
+          `drawtext=fontfile=${join(FONTS, 'DejaVuSans-Bold.ttf')}:text='${w}':fontsize=56:fontcolor=white:borderw=3:x=(w-text_w)/2:y=h/3:enable='between(t,${from.toFixed(2)},${to.toFixed(2)})'`,
+      )
+      .join(',');
     const out = join(work, 'words.mp4');
-    sh([ffmpeg, '-y', '-loglevel', 'error', '-i', clip('people-one-by-one.mp4'), '-t', '32', '-an', '-vf', `scale=640:-2,${draw}`, '-c:v', 'libx264', '-preset', 'ultrafast', '-crf', '26', out]);
+    sh([
+      ffmpeg,
+      '-y',
+      '-loglevel',
+      'error',
+      '-i',
+      clip('people-one-by-one.mp4'),
+      '-t',
+      '32',
+      '-an',
+      '-vf',
+      `scale=640:-2,${draw}`,
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-crf',
+      '26',
+      out,
+    ]);
     const r = await analyze(out, 32, true);
     for (const { w, from, to } of words) {
       const seg = r.segments.find((s) => s.text === w);
@@ -161,7 +241,10 @@ describe('text on screen for 2 s is read', () => {
   }, 180_000);
 
   test('probes keep the reads at most 2 s apart, between and after the kept frames', () => {
-    const sel = new FrameSelector('/nonexistent', DEFAULT_VISUAL) as unknown as { candidates: { t: number; file: string }[]; probes: FrameSelector['probes'] };
+    const sel = new FrameSelector('/nonexistent', DEFAULT_VISUAL) as unknown as {
+      candidates: { t: number; file: string }[];
+      probes: FrameSelector['probes'];
+    };
     for (let t = 0; t < 12; t++) sel.candidates.push({ t, file: `${String(t + 1).padStart(6, '0')}.jpg` });
     expect(sel.probes(1, 4).map((p) => p.t)).toEqual([3]);
     expect(sel.probes(1, 3).map((p) => p.t)).toEqual([]);
@@ -180,12 +263,41 @@ describe('retrieval across missing spaces and case', () => {
     const { ffmpeg } = await resolveBinaries(join(work, 'bin'));
     // Two title cards (one shot each) in white letters the reader runs together without the repair.
     const out = join(work, 'titles.mp4');
-    const card = (text: string, font: string, size: number) => `drawtext=fontfile=${join(FONTS, font)}:text='${text}':fontsize=${size}:fontcolor=white:x=(w-text_w)/2:y=(h-text_h)/2`;
-    sh([ffmpeg, '-y', '-loglevel', 'error', '-f', 'lavfi', '-i', 'color=c=0x203040:s=960x540:d=5:r=25', '-f', 'lavfi', '-i', 'color=c=0x802020:s=960x540:d=5:r=25', '-filter_complex', `[0]${card('Welcome to the Show', 'DejaVuSans-Bold.ttf', 48)}[a];[1]${card('GRAND OPENING THIS WEEKEND', 'DejaVuSansCondensed-Bold.ttf', 40)}[b];[a][b]concat=n=2:v=1[v]`, '-map', '[v]', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', out]);
+    const card = (text: string, font: string, size: number) =>
+      `drawtext=fontfile=${join(FONTS, font)}:text='${text}':fontsize=${size}:fontcolor=white:x=(w-text_w)/2:y=(h-text_h)/2`;
+    sh([
+      ffmpeg,
+      '-y',
+      '-loglevel',
+      'error',
+      '-f',
+      'lavfi',
+      '-i',
+      'color=c=0x203040:s=960x540:d=5:r=25',
+      '-f',
+      'lavfi',
+      '-i',
+      'color=c=0x802020:s=960x540:d=5:r=25',
+      '-filter_complex',
+      `[0]${card('Welcome to the Show', 'DejaVuSans-Bold.ttf', 48)}[a];[1]${card('GRAND OPENING THIS WEEKEND', 'DejaVuSansCondensed-Bold.ttf', 40)}[b];[a][b]concat=n=2:v=1[v]`,
+      '-map',
+      '[v]',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-pix_fmt',
+      'yuv420p',
+      out,
+    ]);
     const origin = Bun.serve({ port: 0, hostname: '127.0.0.1', fetch: () => new Response(Bun.file(out)) });
     const srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual,ocr' });
     try {
-      const up = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'titles', url: `http://127.0.0.1:${origin.port}/titles.mp4` });
+      const up = await postJson(srv.url, '/remote-upload', {
+        token: srv.token,
+        index: 'titles',
+        url: `http://127.0.0.1:${origin.port}/titles.mp4`,
+      });
       expect(up.status).toBe(200);
       const indexId = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body[0].index_id;
       const end = Date.now() + 90_000;
@@ -202,7 +314,10 @@ describe('retrieval across missing spaces and case', () => {
       ] as const) {
         const a = await postJson(srv.url, '/inquire', { token: srv.token, index: indexId, prompt });
         expect(a.status).toBe(200);
-        expect({ prompt, cited: a.body.evidence.some((e: any) => e.kind === 'ocr' && e.text === expected) }).toEqual({ prompt, cited: true });
+        expect({ prompt, cited: a.body.evidence.some((e: any) => e.kind === 'ocr' && e.text === expected) }).toEqual({
+          prompt,
+          cited: true,
+        });
       }
       // The probes the text reader got are gone with the analysis; the kept frames stay.
       const { existsSync } = await import('node:fs');
@@ -214,7 +329,8 @@ describe('retrieval across missing spaces and case', () => {
       const db = srv.server.service.db;
       const finder = new EvidenceFinder(db, new EmbeddingCache(db), null);
       const scope = { videos: db.select().from(videos).all(), window: null };
-      const texts = (ids: number[]) => ids.map((id) => db.all<{ text: string }>(`SELECT text FROM segments WHERE id = ${Number(id)}`)[0]!.text);
+      const texts = (ids: number[]) =>
+        ids.map((id) => db.all<{ text: string }>(`SELECT text FROM segments WHERE id = ${Number(id)}`)[0]!.text);
       expect(texts(finder.keyword(scope, ['grandopening']))).toEqual(['GRAND OPENING THIS WEEKEND']);
       expect(texts(finder.keyword(scope, ['welcometotheshow']))).toEqual(['Welcome to the Show']);
       expect(texts(finder.keyword(scope, ['opening', 'weekend']))).toEqual(['GRAND OPENING THIS WEEKEND']);

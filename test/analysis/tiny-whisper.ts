@@ -28,11 +28,12 @@ function varint(n: number | bigint): number[] {
 const concat = (parts: Uint8Array[]) => {
   const out = new Uint8Array(parts.reduce((s, p) => s + p.length, 0));
   let o = 0;
-  for (const p of parts) (out.set(p, o), (o += p.length));
+  for (const p of parts) out.set(p, o), (o += p.length);
   return out;
 };
 const int = (field: number, n: number | bigint): Field => new Uint8Array([...varint(field << 3), ...varint(n)]);
-const bytes = (field: number, b: Uint8Array): Field => concat([new Uint8Array([...varint((field << 3) | 2), ...varint(b.length)]), b]);
+const bytes = (field: number, b: Uint8Array): Field =>
+  concat([new Uint8Array([...varint((field << 3) | 2), ...varint(b.length)]), b]);
 const str = (field: number, s: string): Field => bytes(field, new TextEncoder().encode(s));
 const msg = (field: number, ...parts: Field[]): Field => bytes(field, concat(parts));
 
@@ -46,12 +47,28 @@ function valueInfo(field: number, name: string, elemType: number, dims: Dim[]): 
   const shape = dims.map((d) => msg(1, typeof d === 'number' ? int(1, d) : str(2, d)));
   return msg(field, str(1, name), msg(2, msg(1, int(1, elemType), msg(2, ...shape))));
 }
-function tensor(field: number, name: string, type: typeof FLOAT | typeof INT64, dims: number[], values: number[]): Field {
-  const raw = type === FLOAT ? new Uint8Array(Float32Array.from(values).buffer) : new Uint8Array(BigInt64Array.from(values.map(BigInt)).buffer);
+function tensor(
+  field: number,
+  name: string,
+  type: typeof FLOAT | typeof INT64,
+  dims: number[],
+  values: number[],
+): Field {
+  const raw =
+    type === FLOAT
+      ? new Uint8Array(Float32Array.from(values).buffer)
+      : new Uint8Array(BigInt64Array.from(values.map(BigInt)).buffer);
   return msg(field, ...dims.map((d) => int(1, d)), int(2, type), str(8, name), bytes(9, raw));
 }
 function node(op: string, inputs: string[], outputs: string[], attrs: Field[] = []): Field {
-  return msg(1, ...inputs.map((i) => str(1, i)), ...outputs.map((o) => str(2, o)), str(3, `${op}_${outputs[0]}`), str(4, op), ...attrs);
+  return msg(
+    1,
+    ...inputs.map((i) => str(1, i)),
+    ...outputs.map((o) => str(2, o)),
+    str(3, `${op}_${outputs[0]}`),
+    str(4, op),
+    ...attrs,
+  );
 }
 const attrInt = (name: string, v: number) => msg(5, str(1, name), int(20, 2), int(3, v));
 const attrInts = (name: string, v: number[]) => msg(5, str(1, name), int(20, 7), ...v.map((x) => int(8, x)));
@@ -82,7 +99,11 @@ function encoderOnnx(): Uint8Array {
       node('Slice', ['input_features', 'starts', 'ends', 'axes'], ['sliced']),
       node('Transpose', ['sliced'], ['last_hidden_state'], [attrInts('perm', [0, 2, 1])]),
     ],
-    [tensor(5, 'starts', INT64, [2], [0, 0]), tensor(5, 'ends', INT64, [2], [1, 1500]), tensor(5, 'axes', INT64, [2], [1, 2])],
+    [
+      tensor(5, 'starts', INT64, [2], [0, 0]),
+      tensor(5, 'ends', INT64, [2], [1, 1500]),
+      tensor(5, 'axes', INT64, [2], [1, 2]),
+    ],
     [valueInfo(11, 'input_features', FLOAT, ['batch_size', 80, 3000])],
     [valueInfo(12, 'last_hidden_state', FLOAT, ['batch_size', 1500, 1])],
   );
@@ -119,19 +140,45 @@ function decoderOnnx(): Uint8Array {
     [
       valueInfo(11, 'input_ids', INT64, ['batch_size', 'decoder_sequence_length']),
       valueInfo(11, 'encoder_hidden_states', FLOAT, ['batch_size', 'encoder_sequence_length', 1]),
-      ...pkv.map((n) => valueInfo(11, `past_key_values.0.${n}`, FLOAT, ['batch_size', 1, n.startsWith('decoder') ? 'past_decoder_sequence_length' : 'encoder_sequence_length_out', 1])),
+      ...pkv.map((n) =>
+        valueInfo(11, `past_key_values.0.${n}`, FLOAT, [
+          'batch_size',
+          1,
+          n.startsWith('decoder') ? 'past_decoder_sequence_length' : 'encoder_sequence_length_out',
+          1,
+        ]),
+      ),
       valueInfo(11, 'use_cache_branch', BOOL, [1]),
     ],
     [
       valueInfo(12, 'logits', FLOAT, ['batch_size', 'decoder_sequence_length', VOCAB]),
-      ...pkv.map((n) => valueInfo(12, `present.0.${n}`, FLOAT, ['batch_size', 1, n.startsWith('decoder') ? 'total_sequence_length' : 'encoder_sequence_length_out', 1])),
+      ...pkv.map((n) =>
+        valueInfo(12, `present.0.${n}`, FLOAT, [
+          'batch_size',
+          1,
+          n.startsWith('decoder') ? 'total_sequence_length' : 'encoder_sequence_length_out',
+          1,
+        ]),
+      ),
     ],
   );
 }
 
 function tokenizerJson() {
-  const special = (id: number, content: string, isSpecial = true) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: isSpecial });
-  const added = [special(EOT, '<|endoftext|>'), special(SOT, '<|startoftranscript|>'), special(NO_TS, '<|notimestamps|>')];
+  const special = (id: number, content: string, isSpecial = true) => ({
+    id,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: isSpecial,
+  });
+  const added = [
+    special(EOT, '<|endoftext|>'),
+    special(SOT, '<|startoftranscript|>'),
+    special(NO_TS, '<|notimestamps|>'),
+  ];
   // Timestamps are ordinary added tokens in Whisper's tokenizer, not special ones.
   for (let i = 0; i <= 1500; i++) added.push(special(TS0 + i, `<|${(i * 0.02).toFixed(2)}|>`, false));
   return {
@@ -143,7 +190,17 @@ function tokenizerJson() {
     pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
     post_processor: null,
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
-    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '', fuse_unk: false, byte_fallback: false, vocab: Object.fromEntries(TEXT.map((t, i) => [t, i])), merges: [] },
+    model: {
+      type: 'BPE',
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: '',
+      end_of_word_suffix: '',
+      fuse_unk: false,
+      byte_fallback: false,
+      vocab: Object.fromEntries(TEXT.map((t, i) => [t, i])),
+      merges: [],
+    },
   };
 }
 
@@ -200,7 +257,15 @@ export function writeTinyWhisper(modelsDir: string, id: string, decoderSuffix = 
     processor_class: 'WhisperProcessor',
   });
   json('tokenizer.json', tokenizerJson());
-  json('tokenizer_config.json', { tokenizer_class: 'WhisperTokenizer', bos_token: '<|endoftext|>', eos_token: '<|endoftext|>', unk_token: '<|endoftext|>', pad_token: '<|endoftext|>', model_max_length: 1024, clean_up_tokenization_spaces: true });
+  json('tokenizer_config.json', {
+    tokenizer_class: 'WhisperTokenizer',
+    bos_token: '<|endoftext|>',
+    eos_token: '<|endoftext|>',
+    unk_token: '<|endoftext|>',
+    pad_token: '<|endoftext|>',
+    model_max_length: 1024,
+    clean_up_tokenization_spaces: true,
+  });
   writeFileSync(join(dir, 'onnx', 'encoder_model.onnx'), encoderOnnx());
   writeFileSync(join(dir, 'onnx', `decoder_model_merged${decoderSuffix}.onnx`), decoderOnnx());
   return dir;

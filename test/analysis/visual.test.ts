@@ -31,7 +31,12 @@ describe('visual stage', () => {
     try {
       const starts = result.segments!.map((s) => s.start);
       expect(starts).toHaveLength(4);
-      for (const [got, want] of [[starts[1], 12], [starts[2], 16], [starts[3], 23]] as const) expect(Math.abs(got! - want)).toBeLessThanOrEqual(1);
+      for (const [got, want] of [
+        [starts[1], 12],
+        [starts[2], 16],
+        [starts[3], 23],
+      ] as const)
+        expect(Math.abs(got! - want)).toBeLessThanOrEqual(1);
       const shotsWithFrames = new Set(result.frames!.map((f) => f.shot));
       expect(shotsWithFrames.size).toBe(4);
       // At most one frame per interval within a shot.
@@ -44,7 +49,16 @@ describe('visual stage', () => {
       expect(existsSync(join(dir, 'frames.partial'))).toBe(false);
       // Stored frames are small: at most 960 px wide JPEGs.
       const { ffprobe } = await resolveBinaries(join(dir, 'bin'));
-      const meta = Bun.spawnSync([ffprobe, '-v', 'error', '-show_entries', 'stream=width', '-of', 'csv=p=0', join(dir, 'frames', files[0]!)]);
+      const meta = Bun.spawnSync([
+        ffprobe,
+        '-v',
+        'error',
+        '-show_entries',
+        'stream=width',
+        '-of',
+        'csv=p=0',
+        join(dir, 'frames', files[0]!),
+      ]);
       expect(Number(meta.stdout.toString().trim())).toBe(960);
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -73,9 +87,22 @@ describe('visual stage', () => {
   });
 
   test('thinning keeps at least one frame for a shot shorter than the interval', () => {
-    const shots = shotsFrom([{ t: 5, score: 0.9 }, { t: 6.5, score: 0.9 }], 10);
-    expect(shots.map((s) => [s.start, s.end])).toEqual([[0, 5], [5, 6.5], [6.5, 10]]);
-    const candidates = Array.from({ length: 20 }, (_, i) => ({ t: i / 2, file: `${String(i + 1).padStart(6, '0')}.jpg` }));
+    const shots = shotsFrom(
+      [
+        { t: 5, score: 0.9 },
+        { t: 6.5, score: 0.9 },
+      ],
+      10,
+    );
+    expect(shots.map((s) => [s.start, s.end])).toEqual([
+      [0, 5],
+      [5, 6.5],
+      [6.5, 10],
+    ]);
+    const candidates = Array.from({ length: 20 }, (_, i) => ({
+      t: i / 2,
+      file: `${String(i + 1).padStart(6, '0')}.jpg`,
+    }));
     const kept = thinFrames(candidates, shots, 3);
     expect(kept.filter((f) => f.shot === 1)).toHaveLength(1);
     expect(kept.filter((f) => f.shot === 0).map((f) => f.t)).toEqual([0.5, 3.5]);
@@ -132,7 +159,10 @@ describe('frames handed on while decoding', () => {
   test('frames reach a reader before the decode is done', async () => {
     const { events } = await runStreaming('people-one-by-one.mp4', 139.4, 768);
     const firstFrame = events.indexOf('frame');
-    const decodeFractions = events.slice(firstFrame).filter((e) => e.startsWith('progress')).map((e) => Number(e.split(' ')[1]));
+    const decodeFractions = events
+      .slice(firstFrame)
+      .filter((e) => e.startsWith('progress'))
+      .map((e) => Number(e.split(' ')[1]));
     // Some frame was handed on while the decode still had a good part of the clip to go.
     expect(firstFrame).toBeGreaterThanOrEqual(0);
     expect(decodeFractions.some((f) => f < 0.8)).toBe(true);

@@ -31,7 +31,32 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vidq-amp-'));
   ({ ffmpeg, ffprobe } = await resolveBinaries(join(dir, 'bin')));
   amp = join(dir, 'amp.mp4');
-  await run([ffmpeg, '-v', 'error', '-y', '-f', 'lavfi', '-i', 'nullsrc=s=960x2400:r=1/30,geq=random(1)*255:128:128', '-f', 'lavfi', '-i', 'anullsrc=r=8000:cl=mono', '-t', '120', '-c:v', 'mpeg4', '-q:v', '31', '-c:a', 'aac', '-b:a', '8k', '-shortest', amp]);
+  await run([
+    ffmpeg,
+    '-v',
+    'error',
+    '-y',
+    '-f',
+    'lavfi',
+    '-i',
+    'nullsrc=s=960x2400:r=1/30,geq=random(1)*255:128:128',
+    '-f',
+    'lavfi',
+    '-i',
+    'anullsrc=r=8000:cl=mono',
+    '-t',
+    '120',
+    '-c:v',
+    'mpeg4',
+    '-q:v',
+    '31',
+    '-c:a',
+    'aac',
+    '-b:a',
+    '8k',
+    '-shortest',
+    amp,
+  ]);
 });
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -51,7 +76,16 @@ function bytesUnder(d: string): number {
 async function visual(opts: VisualOptions) {
   const videoDir = mkdtempSync(join(dir, 'video-'));
   const ctx: StageContext = {
-    video: { id: 'amp', path: amp, dir: videoDir, durationSec: 120, fps: 1 / 30, width: 960, height: 2400, hasAudio: true },
+    video: {
+      id: 'amp',
+      path: amp,
+      dir: videoDir,
+      durationSec: 120,
+      fps: 1 / 30,
+      width: 960,
+      height: 2400,
+      hasAudio: true,
+    },
     ffmpeg,
     signal: new AbortController().signal,
     log: createLogger('error'),
@@ -63,7 +97,12 @@ async function visual(opts: VisualOptions) {
   const sampler = setInterval(() => (peak = Math.max(peak, bytesUnder(videoDir))), 50);
   try {
     const result = await new VisualAnalyzer(opts).run(ctx);
-    return { result, peak: Math.max(peak, bytesUnder(videoDir)), stored: bytesUnder(join(videoDir, 'frames')), videoDir };
+    return {
+      result,
+      peak: Math.max(peak, bytesUnder(videoDir)),
+      stored: bytesUnder(join(videoDir, 'frames')),
+      videoDir,
+    };
   } catch (error) {
     return { error: error as Error, peak, stored: bytesUnder(join(videoDir, 'frames')), videoDir };
   } finally {
@@ -74,13 +113,31 @@ async function visual(opts: VisualOptions) {
 describe('frame amplification', () => {
   test('a few huge tall frames are stored once each, scaled by area; the disk used stays small', async () => {
     const { result, peak, stored, videoDir } = await visual(DEFAULT_VISUAL);
-    console.log(`amplification file (120 s, 4 frames of 960x2400): peak on disk ${(peak / 1e6).toFixed(1)} MB, frames stored ${(stored / 1e6).toFixed(2)} MB (${result!.frames!.length} frames)`);
+    console.log(
+      `amplification file (120 s, 4 frames of 960x2400): peak on disk ${(peak / 1e6).toFixed(1)} MB, frames stored ${(stored / 1e6).toFixed(2)} MB (${result!.frames!.length} frames)`,
+    );
     expect(result!.frames!.length).toBeLessThanOrEqual(4);
     // Before the bounds this file peaked at ~160 MB and kept 40 frames; the peak also catches
     // candidates while ffmpeg writes them (3.8–11 MB seen, depending on load), so the bound has room.
     expect(peak).toBeLessThan(40e6);
     for (const f of result!.frames!) {
-      const [w, h] = (await run([ffprobe, '-v', 'error', '-select_streams', 'v:0', '-show_entries', 'stream=width,height', '-of', 'csv=p=0', join(videoDir, 'frames', f.file)])).trim().split(',').map(Number);
+      const [w, h] = (
+        await run([
+          ffprobe,
+          '-v',
+          'error',
+          '-select_streams',
+          'v:0',
+          '-show_entries',
+          'stream=width,height',
+          '-of',
+          'csv=p=0',
+          join(videoDir, 'frames', f.file),
+        ])
+      )
+        .trim()
+        .split(',')
+        .map(Number);
       expect(w! * h!).toBeLessThanOrEqual(DEFAULT_VISUAL.maxFramePixels!);
       expect(h! / w!).toBeCloseTo(2.5, 1);
     }
@@ -89,10 +146,44 @@ describe('frame amplification', () => {
   test('a long video with a new picture every second is sampled more sparsely: frames bounded by --max-frames-per-video', async () => {
     // The 23-hour file of the review, scaled down: 10 minutes of a picture that changes every second.
     const file = join(dir, 'ticking.mp4');
-    await run([ffmpeg, '-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=s=320x240:r=1', '-f', 'lavfi', '-i', 'anullsrc=r=8000:cl=mono', '-t', '600', '-c:v', 'mpeg4', '-q:v', '10', '-c:a', 'aac', '-b:a', '8k', '-shortest', file]);
+    await run([
+      ffmpeg,
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'testsrc=s=320x240:r=1',
+      '-f',
+      'lavfi',
+      '-i',
+      'anullsrc=r=8000:cl=mono',
+      '-t',
+      '600',
+      '-c:v',
+      'mpeg4',
+      '-q:v',
+      '10',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '8k',
+      '-shortest',
+      file,
+    ]);
     const videoDir = mkdtempSync(join(dir, 'video-'));
     const result = await new VisualAnalyzer({ ...DEFAULT_VISUAL, maxCandidates: 60 }).run({
-      video: { id: 'ticking', path: file, dir: videoDir, durationSec: 600, fps: 1, width: 320, height: 240, hasAudio: true },
+      video: {
+        id: 'ticking',
+        path: file,
+        dir: videoDir,
+        durationSec: 600,
+        fps: 1,
+        width: 320,
+        height: 240,
+        hasAudio: true,
+      },
       ffmpeg,
       signal: new AbortController().signal,
       log: createLogger('error'),
@@ -126,7 +217,11 @@ describe('through the server (one analysis worker, visual only)', () => {
   });
   afterAll(() => origin.stop(true));
 
-  const status = (id: string) => srv.server.service.db.$client.query('SELECT status, error FROM videos WHERE id = ?').get(id) as { status: string; error: string | null } | null;
+  const status = (id: string) =>
+    srv.server.service.db.$client.query('SELECT status, error FROM videos WHERE id = ?').get(id) as {
+      status: string;
+      error: string | null;
+    } | null;
   async function waitFor(cond: () => boolean, ms: number) {
     const end = Date.now() + ms;
     while (Date.now() < end && !cond()) await Bun.sleep(100);
@@ -141,21 +236,60 @@ describe('through the server (one analysis worker, visual only)', () => {
   async function longFile(): Promise<string> {
     if (long) return long;
     const file = join(dir, 'long.mp4');
-    await run([ffmpeg, '-v', 'error', '-y', '-f', 'lavfi', '-i', 'nullsrc=s=960x2400:r=1/300,geq=random(1)*255:128:128', '-f', 'lavfi', '-i', 'anullsrc=r=8000:cl=mono', '-t', '3600', '-c:v', 'mpeg4', '-q:v', '31', '-c:a', 'aac', '-b:a', '8k', '-shortest', file]);
+    await run([
+      ffmpeg,
+      '-v',
+      'error',
+      '-y',
+      '-f',
+      'lavfi',
+      '-i',
+      'nullsrc=s=960x2400:r=1/300,geq=random(1)*255:128:128',
+      '-f',
+      'lavfi',
+      '-i',
+      'anullsrc=r=8000:cl=mono',
+      '-t',
+      '3600',
+      '-c:v',
+      'mpeg4',
+      '-q:v',
+      '31',
+      '-c:a',
+      'aac',
+      '-b:a',
+      '8k',
+      '-shortest',
+      file,
+    ]);
     return (long = file);
   }
 
   test('analysis past its time budget is stopped: `failed` with the reason, decoder gone, nothing partial', async () => {
     const file = await longFile();
     const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(Bun.file(file)) });
-    srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual', 'analysis-budget-base-sec': '2', 'analysis-sec-per-minute': '0' });
+    srv = await startTestServer({
+      'analysis-workers': '1',
+      analyzers: 'visual',
+      'analysis-budget-base-sec': '2',
+      'analysis-sec-per-minute': '0',
+    });
     try {
-      const up = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'long', url: `http://127.0.0.1:${server.port}/long.mp4` });
+      const up = await postJson(srv.url, '/remote-upload', {
+        token: srv.token,
+        index: 'long',
+        url: `http://127.0.0.1:${server.port}/long.mp4`,
+      });
       expect(up.status).toBe(200);
       const key = up.body.data.key as string;
       expect(await waitFor(() => status(key)?.status === 'failed', 60_000)).toBe(true);
       expect(status(key)!.error).toContain('--analysis-budget-base-sec');
-      const decoders = () => Number(Bun.spawnSync(['sh', '-c', `pgrep -f -- "media/${key}/[s]ource" | wc -l`]).stdout.toString().trim());
+      const decoders = () =>
+        Number(
+          Bun.spawnSync(['sh', '-c', `pgrep -f -- "media/${key}/[s]ource" | wc -l`])
+            .stdout.toString()
+            .trim(),
+        );
       expect(await waitFor(() => decoders() === 0, 5000)).toBe(true);
       expect(existsSync(join(srv.dataDir, 'media', key, 'frames.partial'))).toBe(false);
       expect(checkInvariants(srv.dataDir).violations).toEqual([]);
@@ -166,9 +300,17 @@ describe('through the server (one analysis worker, visual only)', () => {
   }, 120_000);
 
   test('an over-limit video ends `failed` with the limit named, and leaves nothing partial', async () => {
-    srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual', 'max-frame-bytes-per-video': '100000' });
+    srv = await startTestServer({
+      'analysis-workers': '1',
+      analyzers: 'visual',
+      'max-frame-bytes-per-video': '100000',
+    });
     try {
-      const up = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'amp', url: `http://127.0.0.1:${origin.port}/amp.mp4` });
+      const up = await postJson(srv.url, '/remote-upload', {
+        token: srv.token,
+        index: 'amp',
+        url: `http://127.0.0.1:${origin.port}/amp.mp4`,
+      });
       expect(up.status).toBe(200);
       const key = up.body.data.key as string;
       expect(await waitFor(() => status(key)?.status === 'failed', 60_000)).toBe(true);
@@ -185,14 +327,28 @@ describe('through the server (one analysis worker, visual only)', () => {
     const server = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(Bun.file(long)) });
     srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual' });
     try {
-      const up = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'long', url: `http://127.0.0.1:${server.port}/long.mp4` });
+      const up = await postJson(srv.url, '/remote-upload', {
+        token: srv.token,
+        index: 'long',
+        url: `http://127.0.0.1:${server.port}/long.mp4`,
+      });
       expect(up.status).toBe(200);
       const key = up.body.data.key as string;
-      const decoders = () => Number(Bun.spawnSync(['sh', '-c', `pgrep -f -- "media/${key}/[s]ource" | wc -l`]).stdout.toString().trim());
+      const decoders = () =>
+        Number(
+          Bun.spawnSync(['sh', '-c', `pgrep -f -- "media/${key}/[s]ource" | wc -l`])
+            .stdout.toString()
+            .trim(),
+        );
       expect(await waitFor(() => decoders() > 0, 30_000)).toBe(true);
-      const index = srv.server.service.db.$client.query('SELECT index_id FROM videos WHERE id = ?').get(key) as { index_id: string };
+      const index = srv.server.service.db.$client.query('SELECT index_id FROM videos WHERE id = ?').get(key) as {
+        index_id: string;
+      };
       const t0 = performance.now();
-      expect((await postJson(srv.url, '/remove-from-index', { token: srv.token, project_id: index.index_id, video_id: key })).status).toBe(200);
+      expect(
+        (await postJson(srv.url, '/remove-from-index', { token: srv.token, project_id: index.index_id, video_id: key }))
+          .status,
+      ).toBe(200);
       expect(await waitFor(() => decoders() === 0, 10_000)).toBe(true);
       console.log(`decoder gone ${(performance.now() - t0).toFixed(0)} ms after the removal (loaded machine)`);
       expect(await waitFor(() => !existsSync(join(srv.dataDir, 'media', key)), 5000)).toBe(true);

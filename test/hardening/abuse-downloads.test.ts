@@ -82,7 +82,12 @@ async function finish(srv: TestServer): Promise<void> {
   }
 }
 
-const downloading = (s: TestServer) => (s.server.service.db.$client.query("SELECT count(*) AS n FROM videos WHERE status = 'downloading'").get() as { n: number }).n;
+const downloading = (s: TestServer) =>
+  (
+    s.server.service.db.$client.query("SELECT count(*) AS n FROM videos WHERE status = 'downloading'").get() as {
+      n: number;
+    }
+  ).n;
 
 describe('slow sources', () => {
   test('a source slower than --min-download-rate is dropped (502) although it never pauses for the idle timeout', async () => {
@@ -90,7 +95,10 @@ describe('slow sources', () => {
     const srv = await startTestServer({ 'idle-timeout-ms': '1000', 'min-download-rate': '100' });
     try {
       const t0 = performance.now();
-      const r = await Promise.race([postJson(srv.url, '/remote-upload', { token: srv.token, index: 'slow', url: drip.url }), Bun.sleep(10_000).then(() => ({ status: 0, body: null }))]);
+      const r = await Promise.race([
+        postJson(srv.url, '/remote-upload', { token: srv.token, index: 'slow', url: drip.url }),
+        Bun.sleep(10_000).then(() => ({ status: 0, body: null })),
+      ]);
       expect(r.status).toBe(502);
       expect(r.body.message).toContain('--min-download-rate');
       expect(performance.now() - t0).toBeLessThan(5000);
@@ -105,7 +113,10 @@ describe('slow sources', () => {
     const drip = startDrip(20);
     const srv = await startTestServer({ 'min-download-rate': '0', 'download-deadline-ms': '1500' });
     try {
-      const r = await Promise.race([postJson(srv.url, '/remote-upload', { token: srv.token, index: 'slow', url: drip.url }), Bun.sleep(10_000).then(() => ({ status: 0, body: null }))]);
+      const r = await Promise.race([
+        postJson(srv.url, '/remote-upload', { token: srv.token, index: 'slow', url: drip.url }),
+        Bun.sleep(10_000).then(() => ({ status: 0, body: null })),
+      ]);
       expect(r.status).toBe(504);
       expect(r.body.message).toContain('--download-deadline-ms');
       expect(downloading(srv)).toBe(0);
@@ -120,14 +131,23 @@ describe('slow sources', () => {
     const srv = await startTestServer({ 'min-download-rate': '0' });
     try {
       const ctrl = new AbortController();
-      const gone = fetch(srv.url + '/remote-upload', { method: 'POST', signal: ctrl.signal, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: srv.token, index: 'left', url: drip.url }) }).catch(() => null);
+      const gone = fetch(srv.url + '/remote-upload', {
+        method: 'POST',
+        signal: ctrl.signal,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: srv.token, index: 'left', url: drip.url }),
+      }).catch(() => null);
       expect(await until(() => drip.open() === 1, 3000)).toBe(true);
       ctrl.abort();
       await gone;
       expect(await until(() => drip.open() === 0 && downloading(srv) === 0, 3000)).toBe(true);
 
       // Over server-sent events the upload carries on without its client; the stuck check ends it.
-      const sse = await fetch(srv.url + '/remote-upload', { method: 'POST', headers: { 'content-type': 'application/json', accept: 'text/event-stream' }, body: JSON.stringify({ token: srv.token, index: 'left', url: drip.url }) });
+      const sse = await fetch(srv.url + '/remote-upload', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+        body: JSON.stringify({ token: srv.token, index: 'left', url: drip.url }),
+      });
       await sse.body!.cancel();
       expect(await until(() => drip.open() === 1, 3000)).toBe(true);
       expect(downloading(srv)).toBe(1);
@@ -148,7 +168,12 @@ describe('slow sources', () => {
       const bob = srv.server.service.accounts.createUser('bob', 0);
       const attacks = Array.from({ length: 300 }, async () => {
         const ctrl = new AbortController();
-        const p = fetch(srv.url + '/remote-upload', { method: 'POST', signal: ctrl.signal, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: mallory.token, index: 'drip', url: drip.url }) })
+        const p = fetch(srv.url + '/remote-upload', {
+          method: 'POST',
+          signal: ctrl.signal,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ token: mallory.token, index: 'drip', url: drip.url }),
+        })
           .then((r) => r.arrayBuffer())
           .catch(() => {});
         setTimeout(() => ctrl.abort(), 100);
@@ -156,11 +181,17 @@ describe('slow sources', () => {
       });
       await Bun.sleep(300);
       const t0 = performance.now();
-      const r = await postJson(srv.url, '/remote-upload', { token: bob.token, index: 'bob', url: `${origin.url}/media/bottles.mp4` });
+      const r = await postJson(srv.url, '/remote-upload', {
+        token: bob.token,
+        index: 'bob',
+        url: `${origin.url}/media/bottles.mp4`,
+      });
       const latency = performance.now() - t0;
       expect(r.status).toBe(200);
       await Promise.all(attacks);
-      console.log(`another user's upload while 300 slow uploads were sent: ${latency.toFixed(0)} ms; slow connections at most ${drip.peak()} at once (loaded machine)`);
+      console.log(
+        `another user's upload while 300 slow uploads were sent: ${latency.toFixed(0)} ms; slow connections at most ${drip.peak()} at once (loaded machine)`,
+      );
       expect(drip.peak()).toBeLessThanOrEqual(srv.server.service.config.userMaxDownloads);
       expect(await until(() => drip.open() === 0 && downloading(srv) === 0, 5000)).toBe(true);
     } finally {
@@ -179,7 +210,12 @@ test("300 slow uploads by one user whose clients stay: 429 past the per-user cap
     const ctrl = new AbortController();
     const statuses: number[] = [];
     const attacks = Array.from({ length: 300 }, () =>
-      fetch(srv.url + '/remote-upload', { method: 'POST', signal: ctrl.signal, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: mallory.token, index: 'drip', url: drip.url }) })
+      fetch(srv.url + '/remote-upload', {
+        method: 'POST',
+        signal: ctrl.signal,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: mallory.token, index: 'drip', url: drip.url }),
+      })
         .then(async (r) => {
           statuses.push(r.status);
           await r.arrayBuffer();
@@ -190,10 +226,16 @@ test("300 slow uploads by one user whose clients stay: 429 past the per-user cap
     expect(await until(() => statuses.length >= 300 - cap, 20_000)).toBe(true);
     expect(statuses.filter((x) => x === 429).length).toBe(300 - cap);
     const t0 = performance.now();
-    const r = await postJson(srv.url, '/remote-upload', { token: bob.token, index: 'bob', url: `${origin.url}/media/bottles.mp4` });
+    const r = await postJson(srv.url, '/remote-upload', {
+      token: bob.token,
+      index: 'bob',
+      url: `${origin.url}/media/bottles.mp4`,
+    });
     const latency = performance.now() - t0;
     expect(r.status).toBe(200);
-    console.log(`another user's upload while ${cap} slow downloads are held and ${300 - cap} were refused with 429: ${latency.toFixed(0)} ms (loaded machine)`);
+    console.log(
+      `another user's upload while ${cap} slow downloads are held and ${300 - cap} were refused with 429: ${latency.toFixed(0)} ms (loaded machine)`,
+    );
     expect(drip.peak()).toBeLessThanOrEqual(cap);
     ctrl.abort();
     await Promise.all(attacks);
@@ -214,7 +256,14 @@ describe('quotas (one admission check)', () => {
       const b = srv.server.service.accounts.createUser('b', null);
       const start = (token: string) => {
         const ctrl = new AbortController();
-        pending.push(fetch(srv.url + '/remote-upload', { method: 'POST', signal: ctrl.signal, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token, index: 'q', url: drip.url }) }).catch(() => null));
+        pending.push(
+          fetch(srv.url + '/remote-upload', {
+            method: 'POST',
+            signal: ctrl.signal,
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ token, index: 'q', url: drip.url }),
+          }).catch(() => null),
+        );
         return ctrl;
       };
       const held = [start(a.token), start(a.token)];
@@ -241,9 +290,18 @@ describe('quotas (one admission check)', () => {
     const srv = await startTestServer({ 'min-download-rate': '0', 'user-max-queued': '1' });
     try {
       const ctrl = new AbortController();
-      const p = fetch(srv.url + '/remote-upload', { method: 'POST', signal: ctrl.signal, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: srv.token, index: 'q', url: drip.url }) }).catch(() => null);
+      const p = fetch(srv.url + '/remote-upload', {
+        method: 'POST',
+        signal: ctrl.signal,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token: srv.token, index: 'q', url: drip.url }),
+      }).catch(() => null);
       expect(await until(() => downloading(srv) === 1, 3000)).toBe(true);
-      const r = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'q', url: `${origin.url}/media/bottles.mp4` });
+      const r = await postJson(srv.url, '/remote-upload', {
+        token: srv.token,
+        index: 'q',
+        url: `${origin.url}/media/bottles.mp4`,
+      });
       expect(r.status).toBe(429);
       expect(r.body.message).toContain('--user-max-queued');
       ctrl.abort();
@@ -259,18 +317,38 @@ describe('quotas (one admission check)', () => {
     const size = statSync(clip('bottles.mp4')).size;
     const srv = await startTestServer({ 'user-max-storage-bytes': String(size + 1000) });
     try {
-      const first = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'q', url: `${origin.url}/media/bottles.mp4` });
+      const first = await postJson(srv.url, '/remote-upload', {
+        token: srv.token,
+        index: 'q',
+        url: `${origin.url}/media/bottles.mp4`,
+      });
       expect(first.status).toBe(200);
-      const crossing = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'q', url: `${origin.url}/media/countdown-living-room.mp4` });
+      const crossing = await postJson(srv.url, '/remote-upload', {
+        token: srv.token,
+        index: 'q',
+        url: `${origin.url}/media/countdown-living-room.mp4`,
+      });
       expect(crossing.status).toBe(507);
       expect(crossing.body.message).toContain('--user-max-storage-bytes');
       srv.server.service.db.$client.run('UPDATE videos SET size_bytes = size_bytes + 1000');
-      const full = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'q', url: `${origin.url}/media/countdown-living-room.mp4` });
+      const full = await postJson(srv.url, '/remote-upload', {
+        token: srv.token,
+        index: 'q',
+        url: `${origin.url}/media/countdown-living-room.mp4`,
+      });
       expect(full.status).toBe(507);
       expect(full.body.message).toContain('--user-max-storage-bytes');
       // Another user is not affected.
       const other = srv.server.service.accounts.createUser('other', null);
-      expect((await postJson(srv.url, '/remote-upload', { token: other.token, index: 'q', url: `${origin.url}/media/bottles.mp4` })).status).toBe(200);
+      expect(
+        (
+          await postJson(srv.url, '/remote-upload', {
+            token: other.token,
+            index: 'q',
+            url: `${origin.url}/media/bottles.mp4`,
+          })
+        ).status,
+      ).toBe(200);
     } finally {
       await finish(srv);
     }

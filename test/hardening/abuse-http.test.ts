@@ -39,18 +39,23 @@ function raw(port: number, head: string, body = ''): Promise<{ status: number; h
     const sock = connect(port, '127.0.0.1');
     const chunks: Buffer[] = [];
     sock.on('connect', () => sock.write(head + body));
-    sock.on("data", (d: Buffer) => chunks.push(d));
+    sock.on('data', (d: Buffer) => chunks.push(d));
     sock.on('error', reject);
     sock.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
       const [h, ...rest] = text.split('\r\n\r\n');
-      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(h ?? '')?.[1] ?? 0), headers: (h ?? '').toLowerCase(), body: rest.join('\r\n\r\n') });
+      resolve({
+        status: Number(/^HTTP\/1\.1 (\d{3})/.exec(h ?? '')?.[1] ?? 0),
+        headers: (h ?? '').toLowerCase(),
+        body: rest.join('\r\n\r\n'),
+      });
     });
     setTimeout(() => sock.end(), 3000);
   });
 }
 
-const get = (path: string, host: string) => raw(srv.server.port, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+const get = (path: string, host: string) =>
+  raw(srv.server.port, `GET ${path} HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
 
 describe('Host header', () => {
   test('a malformed Host is 400 with the error shape: no development page, no query string in the log', async () => {
@@ -62,7 +67,11 @@ describe('Host header', () => {
       expect(r.body).not.toContain(process.cwd());
       expect(r.body.length).toBeLessThan(300);
     }
-    const r = await raw(srv.server.port, `POST /inquire?token=SECRET-QUERY-VALUE HTTP/1.1\r\nHost: a b\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n`, '{}');
+    const r = await raw(
+      srv.server.port,
+      `POST /inquire?token=SECRET-QUERY-VALUE HTTP/1.1\r\nHost: a b\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n`,
+      '{}',
+    );
     expect(r.status).toBe(400);
     expect(logLines.join('\n')).not.toContain('SECRET-QUERY-VALUE');
     healthy();
@@ -70,12 +79,24 @@ describe('Host header', () => {
 
   test('a question sent with a malformed Host is refused before the charge (the balance is unchanged)', async () => {
     const payer = srv.server.service.accounts.createUser('payer', 5);
-    const up = await postJson(srv.url, '/remote-upload', { token: payer.token, index: 'paid', url: `${origin.url}/media/bottles.mp4` });
+    const up = await postJson(srv.url, '/remote-upload', {
+      token: payer.token,
+      index: 'paid',
+      url: `${origin.url}/media/bottles.mp4`,
+    });
     expect(up.status).toBe(200);
-    const index = (srv.server.service.db.$client.query('SELECT index_id FROM videos WHERE id = ?').get(up.body.data.key) as { index_id: string }).index_id;
+    const index = (
+      srv.server.service.db.$client.query('SELECT index_id FROM videos WHERE id = ?').get(up.body.data.key) as {
+        index_id: string;
+      }
+    ).index_id;
     const body = JSON.stringify({ token: payer.token, index, prompt: 'what is in the video?' });
     for (const host of ['a b', 'attacker.example']) {
-      const r = await raw(srv.server.port, `POST /inquire HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`, body);
+      const r = await raw(
+        srv.server.port,
+        `POST /inquire HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n`,
+        body,
+      );
       expect(r.status).toBeGreaterThanOrEqual(400);
       expect(r.status).toBeLessThan(500);
     }
@@ -94,7 +115,8 @@ describe('Host header', () => {
     const foreign = await get(listing, `attacker.example:${port}`);
     expect(foreign.status).toBe(421);
     expect(JSON.parse(foreign.body).message).toContain('--allowed-hosts');
-    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, 'LOCALHOST', 'localhost.']) expect((await get(listing, host)).status).toBe(200);
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, 'LOCALHOST', 'localhost.'])
+      expect((await get(listing, host)).status).toBe(200);
     // A container name with an underscore is well-formed, just not configured.
     expect((await get(listing, 'my_service:8420')).status).toBe(421);
     healthy();
@@ -102,11 +124,27 @@ describe('Host header', () => {
 
   test('links are built from --public-url when set, never from the request', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'vidq-pub-'));
-    const config = loadConfig({ 'data-dir': dir, port: '0', host: '127.0.0.1', 'min-free-bytes': '0', 'analysis-workers': '0', 'allow-private-urls': true, 'public-url': 'https://vidq.example', 'log-level': 'error' }, {});
+    const config = loadConfig(
+      {
+        'data-dir': dir,
+        port: '0',
+        host: '127.0.0.1',
+        'min-free-bytes': '0',
+        'analysis-workers': '0',
+        'allow-private-urls': true,
+        'public-url': 'https://vidq.example',
+        'log-level': 'error',
+      },
+      {},
+    );
     const server = await startServer(config, () => {});
     try {
       const { token } = server.service.accounts.createUser('p', null);
-      const up = await postJson(server.url, '/remote-upload', { token, index: 'pub', url: `${origin.url}/media/bottles.mp4` });
+      const up = await postJson(server.url, '/remote-upload', {
+        token,
+        index: 'pub',
+        url: `${origin.url}/media/bottles.mp4`,
+      });
       expect(up.status).toBe(200);
       const res = await fetch(`${server.url}/index-resources?index=pub&token=${token}`);
       const [resource] = (await res.json()) as { src: string }[];
@@ -121,7 +159,13 @@ describe('Host header', () => {
 
 describe('headers', () => {
   test('nosniff on every answer; /swagger has a CSP with frame-ancestors none', async () => {
-    for (const path of ['/health', '/no-such-path', '/indexes?token=x', '/openapi.json', '/swagger-assets/swagger-ui.css']) {
+    for (const path of [
+      '/health',
+      '/no-such-path',
+      '/indexes?token=x',
+      '/openapi.json',
+      '/swagger-assets/swagger-ui.css',
+    ]) {
       const res = await fetch(srv.url + path);
       await res.arrayBuffer();
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
@@ -152,7 +196,11 @@ describe('cheap refusals', () => {
     const times: number[] = [];
     for (let i = 0; i < 5; i++) {
       const t0 = performance.now();
-      const res = await fetch(srv.url + '/remote-upload', { method: 'POST', headers: { 'content-type': 'application/json' }, body: wide });
+      const res = await fetch(srv.url + '/remote-upload', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: wide,
+      });
       times.push(performance.now() - t0);
       expect(res.status).toBe(413);
       expect(((await res.json()) as { error: number }).error).toBe(413);
@@ -160,15 +208,26 @@ describe('cheap refusals', () => {
     // Within the limit: 60k elements are refused at the count, not walked and validated.
     const narrow = JSON.stringify({ index: 'x', url: 'http://a/', extra: new Array(60_000).fill(0) });
     expect(narrow.length).toBeLessThan(srv.server.service.config.maxBodyBytes);
-    const res = await fetch(srv.url + '/remote-upload', { method: 'POST', headers: { 'content-type': 'application/json' }, body: narrow });
+    const res = await fetch(srv.url + '/remote-upload', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: narrow,
+    });
     expect(res.status).toBe(400);
-    expect(((await res.json()) as { message: string }).message).toContain("values");
+    expect(((await res.json()) as { message: string }).message).toContain('values');
     console.log(`unauthenticated 1 MiB body: median ${times.sort((a, b) => a - b)[2]!.toFixed(1)} ms (loaded machine)`);
     healthy();
   });
 
   test('the largest legitimate body (an /inquire at its field limits, \\u-escaped) fits the default limit', () => {
-    const body = JSON.stringify({ token: 'x'.repeat(64), index: 'y'.repeat(64), prompt: 'é'.repeat(8000), guidance: 'é'.repeat(8000), target: '00:00:00-23:59:59', target_video: 'z'.repeat(64) }).replace(/é/g, '\\u00e9');
+    const body = JSON.stringify({
+      token: 'x'.repeat(64),
+      index: 'y'.repeat(64),
+      prompt: 'é'.repeat(8000),
+      guidance: 'é'.repeat(8000),
+      target: '00:00:00-23:59:59',
+      target_video: 'z'.repeat(64),
+    }).replace(/é/g, '\\u00e9');
     expect(body.length).toBeLessThan(srv.server.service.config.maxBodyBytes);
   });
 });
@@ -176,7 +235,11 @@ describe('cheap refusals', () => {
 describe('names and addresses', () => {
   test('bidi controls are refused in index names', async () => {
     for (const ch of ['\u202a', '\u202e', '\u2066', '\u2069']) {
-      const r = await postJson(srv.url, '/remote-upload', { token: srv.token, index: `invoice${ch}4pm.exe`, url: `${origin.url}/media/bottles.mp4` });
+      const r = await postJson(srv.url, '/remote-upload', {
+        token: srv.token,
+        index: `invoice${ch}4pm.exe`,
+        url: `${origin.url}/media/bottles.mp4`,
+      });
       expect(r.status).toBe(400);
       expect(r.body.message).toContain('bidi');
     }
@@ -184,13 +247,18 @@ describe('names and addresses', () => {
   });
 
   test('the whole ::/96 range is judged by its embedded IPv4 address', async () => {
-    for (const a of ['::7f00:1', '::127.0.0.1', '::a00:1', '::192.168.1.1', '::', '::1', '::a9fe:a9fe']) expect(isPublicAddress(a)).toBe(false);
+    for (const a of ['::7f00:1', '::127.0.0.1', '::a00:1', '::192.168.1.1', '::', '::1', '::a9fe:a9fe'])
+      expect(isPublicAddress(a)).toBe(false);
     expect(isPublicAddress('::808:808')).toBe(true);
     const strict = await startTestServer({ 'allow-private-urls': false });
     try {
       const port = new URL(origin.url).port;
       for (const host of ['[::7f00:1]', '[::127.0.0.1]']) {
-        const r = await postJson(strict.url, '/remote-upload', { token: strict.token, index: 'v6', url: `http://${host}:${port}/media/bottles.mp4` });
+        const r = await postJson(strict.url, '/remote-upload', {
+          token: strict.token,
+          index: 'v6',
+          url: `http://${host}:${port}/media/bottles.mp4`,
+        });
         expect(r.status).toBe(403);
       }
     } finally {
@@ -204,12 +272,27 @@ describe('names and addresses', () => {
     mkdirSync(dir, { mode: 0o755 });
     chmodSync(dir, 0o755);
     const lines: string[] = [];
-    const config = loadConfig({ 'data-dir': dir, port: '0', host: '127.0.0.1', 'min-free-bytes': '0', 'analysis-workers': '0', 'log-level': 'warn' }, {});
+    const config = loadConfig(
+      {
+        'data-dir': dir,
+        port: '0',
+        host: '127.0.0.1',
+        'min-free-bytes': '0',
+        'analysis-workers': '0',
+        'log-level': 'warn',
+      },
+      {},
+    );
     const old = process.umask(0o022);
     try {
-      const server = await startServer(config, () => {}, (l) => lines.push(l));
+      const server = await startServer(
+        config,
+        () => {},
+        (l) => lines.push(l),
+      );
       server.service.accounts.createUser('m', null);
-      for (const f of ['vidq.db', 'vidq.db-wal', 'vidq.db-shm']) expect((statSync(join(dir, f)).mode & 0o777).toString(8)).toBe('600');
+      for (const f of ['vidq.db', 'vidq.db-wal', 'vidq.db-shm'])
+        expect((statSync(join(dir, f)).mode & 0o777).toString(8)).toBe('600');
       await server.stop();
     } finally {
       process.umask(old);

@@ -32,7 +32,9 @@ test('ThreadedEmbedder gives the vectors of UseEmbedder without holding up the e
         else expect(cosine(a[i]!, b[i]!)).toBeGreaterThan(0.9999);
       }
     }
-    console.log(`80 texts embedded in the thread in ${took.toFixed(0)} ms; longest pause of this thread's event loop ${worstGap.toFixed(1)} ms`);
+    console.log(
+      `80 texts embedded in the thread in ${took.toFixed(0)} ms; longest pause of this thread's event loop ${worstGap.toFixed(1)} ms`,
+    );
     // Embedding these on this thread takes ~20 ms per call, 20 calls in a row: the loop never waits that long.
     expect(worstGap).toBeLessThan(Math.max(60, took / 4));
   } finally {

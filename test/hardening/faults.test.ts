@@ -58,8 +58,17 @@ describe('kill -9 of the server, then a restart', () => {
     let s = await spawnServer(dir, ['--analysis-workers', '0']);
     const size = statSync(clip('bottles.mp4')).size;
     // ~200 kB/s: the 505 kB body takes ~2.5 s, so the kill lands mid-body.
-    const pending = postJson(s.url, '/remote-upload', { token: s.token, index: 'dl', url: `${raw.url}/trickle/bottles.mp4?bps=200000` }).catch((e) => e);
-    await until(() => readdirSync(join(dir, 'tmp')), (t) => t.length === 1, 10_000, 'the download to start');
+    const pending = postJson(s.url, '/remote-upload', {
+      token: s.token,
+      index: 'dl',
+      url: `${raw.url}/trickle/bottles.mp4?bps=200000`,
+    }).catch((e) => e);
+    await until(
+      () => readdirSync(join(dir, 'tmp')),
+      (t) => t.length === 1,
+      10_000,
+      'the download to start',
+    );
     await Bun.sleep(pick(100, 1200));
     const part = join(dir, 'tmp', readdirSync(join(dir, 'tmp'))[0]!);
     const before = (await resources(s, 'dl'))[0];
@@ -77,7 +86,11 @@ describe('kill -9 of the server, then a restart', () => {
     expect(after[0]).toMatchObject({ status: 'failed', error: expect.stringContaining('interrupted by a restart') });
     expectHealthy(dir);
     // The same URL can be uploaded again and now completes.
-    const again = await postJson(s.url, '/remote-upload', { token: s.token, index: 'dl', url: `${raw.url}/ok/bottles.mp4` });
+    const again = await postJson(s.url, '/remote-upload', {
+      token: s.token,
+      index: 'dl',
+      url: `${raw.url}/ok/bottles.mp4`,
+    });
     expect(again.status).toBe(200);
     await stopServer(s);
     expectHealthy(dir);
@@ -89,11 +102,19 @@ describe('kill -9 of the server, then a restart', () => {
     let s = await spawnServer(dir, args);
     // talking-head has a face: the faces stage and its people are written under the kills too.
     for (const c of ['chaplin-bw.mp4', 'talking-head.mp4']) {
-      expect((await postJson(s.url, '/remote-upload', { token: s.token, index: 'an', url: `${origin.url}/media/${c}` })).status).toBe(200);
+      expect(
+        (await postJson(s.url, '/remote-upload', { token: s.token, index: 'an', url: `${origin.url}/media/${c}` }))
+          .status,
+      ).toBe(200);
     }
     const landed: string[] = [];
     for (let k = 0; k < 3; k++) {
-      const rs = await until(() => resources(s, 'an'), (r) => r.some((x) => x.status === 'processing' && x.stage !== 'queued') || allFinal(r), 60_000, 'analysis to be under way');
+      const rs = await until(
+        () => resources(s, 'an'),
+        (r) => r.some((x) => x.status === 'processing' && x.stage !== 'queued') || allFinal(r),
+        60_000,
+        'analysis to be under way',
+      );
       if (allFinal(rs)) break;
       await Bun.sleep(pick(0, 1500));
       const at = (await resources(s, 'an')).map((x) => `${x.status}/${x.stage}@${x.progress}`).join(', ');
@@ -105,7 +126,12 @@ describe('kill -9 of the server, then a restart', () => {
     console.log(`analysis kills landed at:\n  ${landed.join('\n  ')}`);
     expect(landed.length).toBeGreaterThanOrEqual(1);
     const done = await until(() => resources(s, 'an'), allFinal, 120_000, 'the resumed jobs', 250);
-    expect(done.map((r) => [r.file_name, r.status, r.error ?? null])).toEqual(expect.arrayContaining([['chaplin-bw.mp4', 'ready', null], ['talking-head.mp4', 'ready', null]]));
+    expect(done.map((r) => [r.file_name, r.status, r.error ?? null])).toEqual(
+      expect.arrayContaining([
+        ['chaplin-bw.mp4', 'ready', null],
+        ['talking-head.mp4', 'ready', null],
+      ]),
+    );
     await stopServer(s);
     expectHealthy(dir);
     const db = new Database(join(dir, 'vidq.db'), { readonly: true });
@@ -123,18 +149,39 @@ describe('kill -9 of the server, then a restart', () => {
     let s = await spawnServer(dir, args);
     const clips = ['chaplin-bw.mp4', 'countdown-living-room.mp4', 'pancake.mkv'];
     const keys: Record<string, string> = {};
-    for (const c of clips) keys[c] = (await postJson(s.url, '/remote-upload', { token: s.token, index: 'rm', url: `${origin.url}/media/${c}` })).body.data.key;
-    await postJson(s.url, '/remote-upload', { token: s.token, index: 'doomed', url: `${origin.url}/media/bottles.mp4` });
-    await postJson(s.url, '/remote-upload', { token: s.token, index: 'doomed', url: `${origin.url}/media/chaplin-bw.mp4` });
-    await until(async () => [...(await resources(s, 'rm')), ...(await resources(s, 'doomed'))], (r) => r.length === 5 && allFinal(r), 120_000, 'analysis', 250);
+    for (const c of clips)
+      keys[c] = (
+        await postJson(s.url, '/remote-upload', { token: s.token, index: 'rm', url: `${origin.url}/media/${c}` })
+      ).body.data.key;
+    await postJson(s.url, '/remote-upload', {
+      token: s.token,
+      index: 'doomed',
+      url: `${origin.url}/media/bottles.mp4`,
+    });
+    await postJson(s.url, '/remote-upload', {
+      token: s.token,
+      index: 'doomed',
+      url: `${origin.url}/media/chaplin-bw.mp4`,
+    });
+    await until(
+      async () => [...(await resources(s, 'rm')), ...(await resources(s, 'doomed'))],
+      (r) => r.length === 5 && allFinal(r),
+      120_000,
+      'analysis',
+      250,
+    );
     const rmIndex = (await getJson(s.url, `/indexes?token=${s.token}`)).body.find((i: any) => i.name === 'rm').index_id;
-    const doomedIndex = (await getJson(s.url, `/indexes?token=${s.token}`)).body.find((i: any) => i.name === 'doomed').index_id;
+    const doomedIndex = (await getJson(s.url, `/indexes?token=${s.token}`)).body.find(
+      (i: any) => i.name === 'doomed',
+    ).index_id;
 
     // Removals: the request and a kill a few (seeded) milliseconds apart.
     const outcomes: string[] = [];
     for (const c of clips.slice(0, 2)) {
       const key = keys[c]!;
-      const req = postJson(s.url, '/remove-from-index', { token: s.token, project_id: rmIndex, video_id: key }).catch(() => null);
+      const req = postJson(s.url, '/remove-from-index', { token: s.token, project_id: rmIndex, video_id: key }).catch(
+        () => null,
+      );
       await Bun.sleep(pick(2, 40));
       await kill9(s);
       const res = await req;
@@ -142,7 +189,9 @@ describe('kill -9 of the server, then a restart', () => {
       const row = !!db.query('SELECT 1 FROM videos WHERE id = ?').get(key);
       db.close();
       const folder = existsSync(join(dir, 'media', key));
-      outcomes.push(`${c}: answer ${res?.status ?? 'none'}, row ${row ? 'kept' : 'gone'}, folder ${folder ? 'kept' : 'gone'}`);
+      outcomes.push(
+        `${c}: answer ${res?.status ?? 'none'}, row ${row ? 'kept' : 'gone'}, folder ${folder ? 'kept' : 'gone'}`,
+      );
       // Rows go first: a folder may outlive its row until recovery, never the reverse.
       if (!row) expect(res === null || res.status === 200).toBe(true);
       if (row) expect(folder).toBe(true);
@@ -158,17 +207,45 @@ describe('kill -9 of the server, then a restart', () => {
     console.log(`removal kills: ${outcomes.join('; ')}`);
 
     // A user with a limited balance asks questions while the next kill lands.
-    const cli = Bun.spawnSync([process.execPath, MAIN, 'user', 'create', '--name', 'payer', '--credits', '40', '--json', '--data-dir', dir, '--log-level', 'error']);
+    const cli = Bun.spawnSync([
+      process.execPath,
+      MAIN,
+      'user',
+      'create',
+      '--name',
+      'payer',
+      '--credits',
+      '40',
+      '--json',
+      '--data-dir',
+      dir,
+      '--log-level',
+      'error',
+    ]);
     expect(cli.exitCode).toBe(0);
     const payer = JSON.parse(cli.stdout.toString()) as { user_id: string; token: string };
-    expect((await postJson(s.url, '/remote-upload', { token: payer.token, index: 'paid', url: `${origin.url}/media/countdown-living-room.mp4` })).status).toBe(200);
+    expect(
+      (
+        await postJson(s.url, '/remote-upload', {
+          token: payer.token,
+          index: 'paid',
+          url: `${origin.url}/media/countdown-living-room.mp4`,
+        })
+      ).status,
+    ).toBe(200);
     const paidIndex = (await getJson(s.url, `/indexes?token=${payer.token}`)).body[0].index_id;
     // One question every 25 ms (at most 60, more than the balance) until the kill.
     let killed = false;
     const asks = (async () => {
       const sent: Promise<{ status: number } | null>[] = [];
       for (let i = 0; i < 60 && !killed; i++) {
-        sent.push(postJson(s.url, '/inquire', { token: payer.token, index: paidIndex, prompt: i % 2 ? 'what is on the television?' : 'how many people are there?' }).catch(() => null));
+        sent.push(
+          postJson(s.url, '/inquire', {
+            token: payer.token,
+            index: paidIndex,
+            prompt: i % 2 ? 'what is on the television?' : 'how many people are there?',
+          }).catch(() => null),
+        );
         await Bun.sleep(25);
       }
       return Promise.all(sent);
@@ -186,19 +263,29 @@ describe('kill -9 of the server, then a restart', () => {
     const idxRow = !!db.query('SELECT 1 FROM media_indexes WHERE id = ?').get(doomedIndex);
     const rowsLeft = (db.query('SELECT count(*) n FROM videos WHERE index_id = ?').get(doomedIndex) as { n: number }).n;
     db.close();
-    console.log(`purge kill: index row ${idxRow ? 'kept' : 'gone'}, ${rowsLeft} video rows left, ${readdirSync(join(dir, 'media')).length} media folders on disk`);
+    console.log(
+      `purge kill: index row ${idxRow ? 'kept' : 'gone'}, ${rowsLeft} video rows left, ${readdirSync(join(dir, 'media')).length} media folders on disk`,
+    );
     s = await spawnServer(dir, args);
     // Start-up maintenance finishes the purge.
     const all = (await getJson(s.url, `/indexes?token=${s.token}&include_deleted=true`)).body as any[];
     expect(all.map((i) => i.name)).toEqual(['rm']);
     expect((await resources(s, 'rm')).map((r) => r.file_name)).toContain('pancake.mkv');
     // The payer's video was still being analysed when the kill landed: it resumes and finishes.
-    const paid = await until(async () => (await getJson(s.url, `/index-resources?token=${payer.token}&index=paid`)).body as any[], allFinal, 60_000, "the payer's video", 250);
+    const paid = await until(
+      async () => (await getJson(s.url, `/index-resources?token=${payer.token}&index=paid`)).body as any[],
+      allFinal,
+      60_000,
+      "the payer's video",
+      250,
+    );
     expect(paid[0].status).toBe('ready');
     expectHealthy(dir);
     // Balance and ledger agree (the checker); every answer was paid for, none twice.
     const balance = checkInvariants(dir).snapshot.users.find((u) => u.id === payer.user_id)!;
-    console.log(`questions around the kill: ${replies.length} asked, ${answered} answered, ${replies.filter((r) => r?.status === 400).length} refused (no credits), ${replies.filter((r) => r === null).length} cut off; balance ${balance.credits} of 40, ${balance.events} ledger events`);
+    console.log(
+      `questions around the kill: ${replies.length} asked, ${answered} answered, ${replies.filter((r) => r?.status === 400).length} refused (no credits), ${replies.filter((r) => r === null).length} cut off; balance ${balance.credits} of 40, ${balance.events} ledger events`,
+    );
     expect(balance.credits!).toBeLessThanOrEqual(40 - answered);
     expect(balance.credits!).toBeGreaterThanOrEqual(0);
     await stopServer(s);
@@ -212,29 +299,74 @@ describe('kill -9 of the server, then a restart', () => {
     const { user, token } = svc.accounts.createUser('u', null);
     const { index } = svc.indexes.findOrCreateByName(svc.db, user, 'windows');
     const now = new Date();
-    const base = { indexId: index.id, userId: user.id, sourceUrl: 'http://x/a.mp4', fileName: 'chaplin-bw.mp4', uploadedAt: now, updatedAt: now };
+    const base = {
+      indexId: index.id,
+      userId: user.id,
+      sourceUrl: 'http://x/a.mp4',
+      fileName: 'chaplin-bw.mp4',
+      uploadedAt: now,
+      updatedAt: now,
+    };
     const put = (id: string) => {
       mkdirSync(join(dir, 'media', id), { recursive: true });
       copyFileSync(clip('chaplin-bw.mp4'), join(dir, 'media', id, 'source.mp4'));
     };
     // 1. Killed between the rename into media/ and the row update: the row still says downloading.
     const renamed = 'R'.repeat(32);
-    svc.db.insert(videos).values({ ...base, id: renamed, status: 'downloading', stage: 'probing', progress: 100 }).run();
+    svc.db
+      .insert(videos)
+      .values({ ...base, id: renamed, status: 'downloading', stage: 'probing', progress: 100 })
+      .run();
     put(renamed);
     // 2. Killed between "stored" (processing) and queueing its analysis job.
     const unqueued = 'Q'.repeat(32);
     svc.db
       .insert(videos)
-      .values({ ...base, id: unqueued, storagePath: `media/${unqueued}/source.mp4`, sizeBytes: 761445, durationSec: 9.6, fps: 25, width: 640, height: 360, hasAudio: true, status: 'processing', stage: 'queued' })
+      .values({
+        ...base,
+        id: unqueued,
+        storagePath: `media/${unqueued}/source.mp4`,
+        sizeBytes: 761445,
+        durationSec: 9.6,
+        fps: 25,
+        width: 640,
+        height: 360,
+        hasAudio: true,
+        status: 'processing',
+        stage: 'queued',
+      })
       .run();
     put(unqueued);
     // 3. A job held by a worker that died with the server.
     const held = 'H'.repeat(32);
     svc.db
       .insert(videos)
-      .values({ ...base, id: held, storagePath: `media/${held}/source.mp4`, sizeBytes: 761445, durationSec: 9.6, fps: 25, width: 640, height: 360, hasAudio: true, status: 'processing', stage: 'analyzing:ocr' })
+      .values({
+        ...base,
+        id: held,
+        storagePath: `media/${held}/source.mp4`,
+        sizeBytes: 761445,
+        durationSec: 9.6,
+        fps: 25,
+        width: 640,
+        height: 360,
+        hasAudio: true,
+        status: 'processing',
+        stage: 'analyzing:ocr',
+      })
       .run();
-    svc.db.insert(jobs).values({ videoId: held, state: 'running', stage: 'analyzing:visual', attempts: 1, workerId: 'w_1_x', createdAt: now, updatedAt: now }).run();
+    svc.db
+      .insert(jobs)
+      .values({
+        videoId: held,
+        state: 'running',
+        stage: 'analyzing:visual',
+        attempts: 1,
+        workerId: 'w_1_x',
+        createdAt: now,
+        updatedAt: now,
+      })
+      .run();
     put(held);
     svc.close();
 
@@ -272,14 +404,54 @@ describe('misbehaving sources end in a clear error, with nothing left on disk', 
   });
 
   const cases: { name: string; path: () => string; status: number; message: RegExp }[] = [
-    { name: 'drops the connection mid-body (chunked)', path: () => `${raw.url}/drop/bottles.mp4`, status: 502, message: /closed the connection .*after \d+ bytes/ },
-    { name: 'drops the connection mid-body (Content-Length)', path: () => `${raw.url}/drop-cl/bottles.mp4`, status: 502, message: /closed the connection .*after \d+ of 504961 bytes/ },
-    { name: 'stalls longer than the idle timeout', path: () => `${raw.url}/stall/bottles.mp4`, status: 502, message: /stalled: no data for 700 ms/ },
-    { name: 'sends fewer bytes than its Content-Length', path: () => `${raw.url}/short/bottles.mp4`, status: 502, message: /closed the connection before the end of the file, after \d+ of 570497 bytes/ },
-    { name: 'sends more bytes than its Content-Length (mp4: index at the end)', path: () => `${raw.url}/long/bottles.mp4`, status: 415, message: /not a readable media file/ },
-    { name: 'sends more bytes than its Content-Length (webm: header first)', path: () => `${raw.url}/long/big-buck-bunny-intro.webm`, status: 422, message: /incomplete.*ends at/ },
-    { name: 'redirects in a loop', path: () => `${raw.url}/loop`, status: 502, message: /too many redirects \(more than 5\)/ },
-    { name: 'answers 200 with an HTML error page', path: () => `${raw.url}/html`, status: 415, message: /not a (readable )?media file/ },
+    {
+      name: 'drops the connection mid-body (chunked)',
+      path: () => `${raw.url}/drop/bottles.mp4`,
+      status: 502,
+      message: /closed the connection .*after \d+ bytes/,
+    },
+    {
+      name: 'drops the connection mid-body (Content-Length)',
+      path: () => `${raw.url}/drop-cl/bottles.mp4`,
+      status: 502,
+      message: /closed the connection .*after \d+ of 504961 bytes/,
+    },
+    {
+      name: 'stalls longer than the idle timeout',
+      path: () => `${raw.url}/stall/bottles.mp4`,
+      status: 502,
+      message: /stalled: no data for 700 ms/,
+    },
+    {
+      name: 'sends fewer bytes than its Content-Length',
+      path: () => `${raw.url}/short/bottles.mp4`,
+      status: 502,
+      message: /closed the connection before the end of the file, after \d+ of 570497 bytes/,
+    },
+    {
+      name: 'sends more bytes than its Content-Length (mp4: index at the end)',
+      path: () => `${raw.url}/long/bottles.mp4`,
+      status: 415,
+      message: /not a readable media file/,
+    },
+    {
+      name: 'sends more bytes than its Content-Length (webm: header first)',
+      path: () => `${raw.url}/long/big-buck-bunny-intro.webm`,
+      status: 422,
+      message: /incomplete.*ends at/,
+    },
+    {
+      name: 'redirects in a loop',
+      path: () => `${raw.url}/loop`,
+      status: 502,
+      message: /too many redirects \(more than 5\)/,
+    },
+    {
+      name: 'answers 200 with an HTML error page',
+      path: () => `${raw.url}/html`,
+      status: 415,
+      message: /not a (readable )?media file/,
+    },
   ];
 
   for (const c of cases) {
@@ -319,7 +491,11 @@ describe('misbehaving sources end in a clear error, with nothing left on disk', 
   }
 
   test('a correct source still works after all that (the same server)', async () => {
-    const r = await postJson(s.url, '/remote-upload', { token: s.token, index: 'fine', url: `${raw.url}/ok/big-buck-bunny-intro.webm` });
+    const r = await postJson(s.url, '/remote-upload', {
+      token: s.token,
+      index: 'fine',
+      url: `${raw.url}/ok/big-buck-bunny-intro.webm`,
+    });
     expect(r.status).toBe(200);
     expect(r.body.data.duration).toBeCloseTo(30, 0);
     expectHealthy(dir);
@@ -331,14 +507,29 @@ describe('disk full', () => {
     const dir = dataDir();
     // Something already stored, uploaded while there was room.
     let s = await spawnServer(dir, ['--analysis-workers', '0']);
-    expect((await postJson(s.url, '/remote-upload', { token: s.token, index: 'full', url: `${origin.url}/media/chaplin-bw.mp4` })).status).toBe(200);
+    expect(
+      (
+        await postJson(s.url, '/remote-upload', {
+          token: s.token,
+          index: 'full',
+          url: `${origin.url}/media/chaplin-bw.mp4`,
+        })
+      ).status,
+    ).toBe(200);
     await stopServer(s);
     s = await spawnServer(dir, ['--analysis-workers', '0', '--min-free-bytes', String(2 ** 52)]);
     try {
       const before = checkInvariants(dir).snapshot;
       for (const index of ['full', 'brand-new']) {
-        const json = await postJson(s.url, '/remote-upload', { token: s.token, index, url: `${origin.url}/media/bottles.mp4` });
-        expect(json).toEqual({ status: 507, body: { error: 507, message: expect.stringMatching(/not enough free disk space.*free some space/) } });
+        const json = await postJson(s.url, '/remote-upload', {
+          token: s.token,
+          index,
+          url: `${origin.url}/media/bottles.mp4`,
+        });
+        expect(json).toEqual({
+          status: 507,
+          body: { error: 507, message: expect.stringMatching(/not enough free disk space.*free some space/) },
+        });
         // Refused before any byte is fetched: a plain HTTP error even when events were asked for.
         const sse = await fetch(s.url + '/remote-upload', {
           method: 'POST',
@@ -371,10 +562,24 @@ describe('disk full', () => {
     const s = await spawnServer(dir, ['--analysis-workers', '0', '--min-free-bytes', String(free() - 2.5 * 2 ** 20)]);
     try {
       const before = checkInvariants(dir).snapshot;
-      const declared = await postJson(s.url, '/remote-upload', { token: s.token, index: 'fill', url: `${raw.url}/ok/talking-head.mp4` });
-      expect(declared).toEqual({ status: 507, body: { error: 507, message: expect.stringMatching(/the file is 3548230 bytes.*free some space/) } });
-      const chunked = await postJson(s.url, '/remote-upload', { token: s.token, index: 'fill', url: `${raw.url}/chunked/talking-head.mp4` });
-      expect(chunked).toEqual({ status: 507, body: { error: 507, message: expect.stringMatching(/disk filled up during the download.*free some space/) } });
+      const declared = await postJson(s.url, '/remote-upload', {
+        token: s.token,
+        index: 'fill',
+        url: `${raw.url}/ok/talking-head.mp4`,
+      });
+      expect(declared).toEqual({
+        status: 507,
+        body: { error: 507, message: expect.stringMatching(/the file is 3548230 bytes.*free some space/) },
+      });
+      const chunked = await postJson(s.url, '/remote-upload', {
+        token: s.token,
+        index: 'fill',
+        url: `${raw.url}/chunked/talking-head.mp4`,
+      });
+      expect(chunked).toEqual({
+        status: 507,
+        body: { error: 507, message: expect.stringMatching(/disk filled up during the download.*free some space/) },
+      });
       const after = checkInvariants(dir);
       expect(after.violations).toEqual([]);
       expect(after.snapshot.videos).toEqual(before.videos);

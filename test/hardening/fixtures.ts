@@ -33,7 +33,20 @@ export async function makeFixtures(): Promise<Fixtures> {
   const still = ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=320x240:rate=1', '-frames:v', '1'];
   await run([ffmpeg, ...still, '-f', 'image2', '-c:v', 'png', join(dir, 'picture.mp4')]);
   await run([ffmpeg, ...still, '-f', 'image2', '-c:v', 'mjpeg', join(dir, 'photo.mp4')]);
-  await run([ffmpeg, '-v', 'error', '-y', '-itsscale', '50000', '-i', clip('countdown-living-room.mp4'), '-an', '-c', 'copy', join(dir, 'long.mp4')]);
+  await run([
+    ffmpeg,
+    '-v',
+    'error',
+    '-y',
+    '-itsscale',
+    '50000',
+    '-i',
+    clip('countdown-living-room.mp4'),
+    '-an',
+    '-c',
+    'copy',
+    join(dir, 'long.mp4'),
+  ]);
   const head = (name: string, bytes: number) => new Uint8Array(readFileSync(clip(name))).slice(0, bytes);
   writeFileSync(join(dir, 'cut-head.mp4'), head('countdown-living-room.mp4', 100_000));
   writeFileSync(join(dir, 'cut-tail.mp4'), head('chaplin-bw.mp4', 200_000));
@@ -66,7 +79,8 @@ export function startFixtureOrigin(fx: Fixtures): FixtureOrigin {
       };
       if (u.pathname.startsWith('/fx/')) return serveFrom(fx.dir, decodeURIComponent(u.pathname.slice(4)));
       if (u.pathname.startsWith('/media/')) return serveFrom(MEDIA_DIR, decodeURIComponent(u.pathname.slice(7)));
-      if (u.pathname === '/redirect') return new Response(null, { status: 302, headers: { location: u.searchParams.get('to') ?? '/' } });
+      if (u.pathname === '/redirect')
+        return new Response(null, { status: 302, headers: { location: u.searchParams.get('to') ?? '/' } });
       return new Response('not found', { status: 404 });
     },
   });
@@ -81,9 +95,12 @@ export interface Snapshot {
 /** Row counts of every table and every file under the data directory (the database's own files aside). */
 export function snapshot(s: TestServer): Snapshot {
   const db = s.server.service.db.$client;
-  const tables = db.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[];
+  const tables = db
+    .query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+    .all() as { name: string }[];
   const rows: Record<string, number> = {};
-  for (const { name } of tables) rows[name] = (db.query(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number }).n;
+  for (const { name } of tables)
+    rows[name] = (db.query(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number }).n;
   const files: string[] = [];
   const walk = (d: string) => {
     for (const e of readdirSync(d)) {
@@ -93,7 +110,10 @@ export function snapshot(s: TestServer): Snapshot {
     }
   };
   walk(s.dataDir);
-  return { rows, files: files.filter((f) => !/^vidq\.db(-wal|-shm|-journal)?$/.test(f) && !f.startsWith('bin/')).sort() };
+  return {
+    rows,
+    files: files.filter((f) => !/^vidq\.db(-wal|-shm|-journal)?$/.test(f) && !f.startsWith('bin/')).sort(),
+  };
 }
 
 /** The files under media/ and tmp/ only. */

@@ -23,20 +23,36 @@ export interface CheckOptions {
 }
 
 export interface Snapshot {
-  videos: { id: string; status: string; stage: string | null; error: string | null; storage_path: string | null; index_id: string }[];
+  videos: {
+    id: string;
+    status: string;
+    stage: string | null;
+    error: string | null;
+    storage_path: string | null;
+    index_id: string;
+  }[];
   indexes: { id: string; deleted_at: number | null }[];
   segments: number;
   users: { id: string; credits: number | null; ledger: number | null; events: number }[];
 }
 
-export function checkInvariants(dataDir: string, opts: CheckOptions = {}): { violations: string[]; snapshot: Snapshot } {
+export function checkInvariants(
+  dataDir: string,
+  opts: CheckOptions = {},
+): { violations: string[]; snapshot: Snapshot } {
   const settled = opts.settled ?? true;
   const v: string[] = [];
   const db = new Database(join(dataDir, 'vidq.db'), { readonly: true });
   try {
-    const videos = db.query('SELECT id, status, stage, error, storage_path, index_id FROM videos').all() as Snapshot['videos'];
+    const videos = db
+      .query('SELECT id, status, stage, error, storage_path, index_id FROM videos')
+      .all() as Snapshot['videos'];
     const indexes = db.query('SELECT id, deleted_at FROM media_indexes').all() as Snapshot['indexes'];
-    const jobs = db.query('SELECT video_id, state, stage FROM jobs').all() as { video_id: string; state: string; stage: string }[];
+    const jobs = db.query('SELECT video_id, state, stage FROM jobs').all() as {
+      video_id: string;
+      state: string;
+      stage: string;
+    }[];
     const jobOf = new Map(jobs.map((j) => [j.video_id, j]));
     const indexIds = new Set(indexes.map((i) => i.id));
     const byId = new Map(videos.map((x) => [x.id, x]));
@@ -44,17 +60,22 @@ export function checkInvariants(dataDir: string, opts: CheckOptions = {}): { vio
     for (const x of videos) {
       const name = `video ${x.id} (${x.status}/${x.stage})`;
       if (!indexIds.has(x.index_id)) v.push(`${name} belongs to a missing index ${x.index_id}`);
-      if (settled && ['queued', 'downloading', 'processing'].includes(x.status)) v.push(`${name} is stuck in a non-final state`);
+      if (settled && ['queued', 'downloading', 'processing'].includes(x.status))
+        v.push(`${name} is stuck in a non-final state`);
       if (x.status === 'failed' && !(x.error && x.error.trim().length > 10)) v.push(`${name} failed without a reason`);
       if (x.status === 'processing') {
         const j = jobOf.get(x.id);
-        if (!j || !['pending', 'running'].includes(j.state)) v.push(`${name} is processing but has no live analysis job (${j?.state ?? 'none'})`);
+        if (!j || !['pending', 'running'].includes(j.state))
+          v.push(`${name} is processing but has no live analysis job (${j?.state ?? 'none'})`);
       }
       if ((x.status === 'ready' || x.status === 'processing') && !x.storage_path) v.push(`${name} has no stored file`);
-      if (x.storage_path && !existsSync(join(dataDir, x.storage_path))) v.push(`${name} points at a missing file ${x.storage_path}`);
+      if (x.storage_path && !existsSync(join(dataDir, x.storage_path)))
+        v.push(`${name} points at a missing file ${x.storage_path}`);
       const dir = join(dataDir, 'media', x.id);
-      if (!x.storage_path && existsSync(dir)) v.push(`${name} never stored a file but has a folder on disk (${readdirSync(dir).join(', ') || 'empty'})`);
-      if (settled && x.status === 'ready' && existsSync(join(dir, 'frames.partial'))) v.push(`${name} left frames.partial behind`);
+      if (!x.storage_path && existsSync(dir))
+        v.push(`${name} never stored a file but has a folder on disk (${readdirSync(dir).join(', ') || 'empty'})`);
+      if (settled && x.status === 'ready' && existsSync(join(dir, 'frames.partial')))
+        v.push(`${name} left frames.partial behind`);
     }
     for (const j of jobs) {
       const x = byId.get(j.video_id);
@@ -66,7 +87,10 @@ export function checkInvariants(dataDir: string, opts: CheckOptions = {}): { vio
     // Disk: every media folder has a row; tmp/ is empty.
     const mediaDir = join(dataDir, 'media');
     for (const d of existsSync(mediaDir) ? readdirSync(mediaDir) : []) {
-      if (!byId.has(d)) v.push(`orphan folder media/${d} (${statSync(join(mediaDir, d)).isDirectory() ? readdirSync(join(mediaDir, d)).join(', ') : 'file'}) has no row`);
+      if (!byId.has(d))
+        v.push(
+          `orphan folder media/${d} (${statSync(join(mediaDir, d)).isDirectory() ? readdirSync(join(mediaDir, d)).join(', ') : 'file'}) has no row`,
+        );
     }
     const tmpDir = join(dataDir, 'tmp');
     const tmp = existsSync(tmpDir) ? readdirSync(tmpDir) : [];
@@ -76,30 +100,59 @@ export function checkInvariants(dataDir: string, opts: CheckOptions = {}): { vio
     const frames = db.query('SELECT video_id, file FROM frames').all() as { video_id: string; file: string }[];
     for (const f of frames) {
       if (!byId.has(f.video_id)) v.push(`frame row of a missing video ${f.video_id}`);
-      else if (!existsSync(join(mediaDir, f.video_id, 'frames', f.file))) v.push(`frame row ${f.video_id}/${f.file} points at a missing file`);
+      else if (!existsSync(join(mediaDir, f.video_id, 'frames', f.file)))
+        v.push(`frame row ${f.video_id}/${f.file} points at a missing file`);
     }
-    const dupes = db.query('SELECT video_id, kind, start, "end", text, count(*) n FROM segments GROUP BY video_id, kind, start, "end", text HAVING n > 1').all() as any[];
-    for (const d of dupes) v.push(`duplicate segment x${d.n}: ${d.video_id} ${d.kind} ${d.start}-${d.end} ${JSON.stringify(d.text).slice(0, 60)}`);
-    const strays = (db.query('SELECT count(*) n FROM segments WHERE video_id NOT IN (SELECT id FROM videos)').get() as { n: number }).n;
+    const dupes = db
+      .query(
+        'SELECT video_id, kind, start, "end", text, count(*) n FROM segments GROUP BY video_id, kind, start, "end", text HAVING n > 1',
+      )
+      .all() as any[];
+    for (const d of dupes)
+      v.push(
+        `duplicate segment x${d.n}: ${d.video_id} ${d.kind} ${d.start}-${d.end} ${JSON.stringify(d.text).slice(0, 60)}`,
+      );
+    const strays = (
+      db.query('SELECT count(*) n FROM segments WHERE video_id NOT IN (SELECT id FROM videos)').get() as { n: number }
+    ).n;
     if (strays) v.push(`${strays} segments of missing videos`);
     const segmentCount = (db.query('SELECT count(*) n FROM segments').get() as { n: number }).n;
     // People (issue 12).
-    const crossed = (db.query(`SELECT count(*) n FROM person_appearances a JOIN people p ON p.id = a.person_id JOIN segments s ON s.id = a.segment_id JOIN videos v ON v.id = s.video_id
-      WHERE s.kind != 'face' OR a.video_id != s.video_id OR a.index_id != v.index_id OR p.index_id != a.index_id OR p.user_id != v.user_id`).get() as { n: number }).n;
+    const crossed = (
+      db
+        .query(`SELECT count(*) n FROM person_appearances a JOIN people p ON p.id = a.person_id JOIN segments s ON s.id = a.segment_id JOIN videos v ON v.id = s.video_id
+      WHERE s.kind != 'face' OR a.video_id != s.video_id OR a.index_id != v.index_id OR p.index_id != a.index_id OR p.user_id != v.user_id`)
+        .get() as { n: number }
+    ).n;
     if (crossed) v.push(`${crossed} face appearances belong to a person of another index, video or user`);
-    const empty = (db.query('SELECT count(*) n FROM people p WHERE NOT EXISTS (SELECT 1 FROM person_appearances a WHERE a.person_id = p.id)').get() as { n: number }).n;
+    const empty = (
+      db
+        .query(
+          'SELECT count(*) n FROM people p WHERE NOT EXISTS (SELECT 1 FROM person_appearances a WHERE a.person_id = p.id)',
+        )
+        .get() as { n: number }
+    ).n;
     if (empty) v.push(`${empty} people without any appearance`);
-    const loose = (db.query(`SELECT count(*) n FROM segments s JOIN videos v ON v.id = s.video_id WHERE s.kind = 'face' AND v.status = 'ready' AND NOT EXISTS (SELECT 1 FROM person_appearances a WHERE a.segment_id = s.id)`).get() as { n: number }).n;
+    const loose = (
+      db
+        .query(
+          `SELECT count(*) n FROM segments s JOIN videos v ON v.id = s.video_id WHERE s.kind = 'face' AND v.status = 'ready' AND NOT EXISTS (SELECT 1 FROM person_appearances a WHERE a.segment_id = s.id)`,
+        )
+        .get() as { n: number }
+    ).n;
     if (loose) v.push(`${loose} face appearances of ready videos belong to no person`);
 
     // Credits: a limited balance is its ledger's sum, and never negative.
     const users = db
-      .query('SELECT u.id, u.credits, (SELECT sum(delta) FROM credit_events e WHERE e.user_id = u.id) ledger, (SELECT count(*) FROM credit_events e WHERE e.user_id = u.id) events FROM users u')
+      .query(
+        'SELECT u.id, u.credits, (SELECT sum(delta) FROM credit_events e WHERE e.user_id = u.id) ledger, (SELECT count(*) FROM credit_events e WHERE e.user_id = u.id) events FROM users u',
+      )
       .all() as Snapshot['users'];
     for (const u of users) {
       if (u.credits === null) continue;
       if (u.credits < 0) v.push(`user ${u.id} has a negative balance ${u.credits}`);
-      if (u.credits !== (u.ledger ?? 0)) v.push(`user ${u.id}: balance ${u.credits} but credit_events sum to ${u.ledger ?? 0}`);
+      if (u.credits !== (u.ledger ?? 0))
+        v.push(`user ${u.id}: balance ${u.credits} but credit_events sum to ${u.ledger ?? 0}`);
     }
     const fk = db.query('PRAGMA foreign_key_check').all();
     if (fk.length) v.push(`foreign key violations: ${JSON.stringify(fk).slice(0, 300)}`);

@@ -19,14 +19,45 @@ const logLines: string[] = [];
 /** Every response body this file reads, to search for secrets at the end. */
 const bodies: string[] = [];
 
-const alice = { token: '', userId: '', indexId: '', indexName: 'alice-private-index', key: '', fileName: 'chaplin-bw.mp4', deletedIndexId: '', deletedKey: '', frameUrl: '', frame: '', facesIndexId: '', facesKey: '', personId: '', thumbnail: '' };
+const alice = {
+  token: '',
+  userId: '',
+  indexId: '',
+  indexName: 'alice-private-index',
+  key: '',
+  fileName: 'chaplin-bw.mp4',
+  deletedIndexId: '',
+  deletedKey: '',
+  frameUrl: '',
+  frame: '',
+  facesIndexId: '',
+  facesKey: '',
+  personId: '',
+  thumbnail: '',
+};
 const bob = { token: '', userId: '', indexId: '', key: '' };
 
-async function call(path: string, init: RequestInit & { json?: unknown } = {}): Promise<{ status: number; text: string; body: any; headers: Headers }> {
+async function call(
+  path: string,
+  init: RequestInit & { json?: unknown } = {},
+): Promise<{ status: number; text: string; body: any; headers: Headers }> {
   const { json, ...rest } = init;
-  const res = await fetch(srv.url + path, json === undefined ? rest : { method: 'POST', ...rest, headers: { 'content-type': 'application/json', ...rest.headers }, body: JSON.stringify(json) });
+  const res = await fetch(
+    srv.url + path,
+    json === undefined
+      ? rest
+      : {
+          method: 'POST',
+          ...rest,
+          headers: { 'content-type': 'application/json', ...rest.headers },
+          body: JSON.stringify(json),
+        },
+  );
   const type = res.headers.get('content-type') ?? '';
-  const text = type.startsWith('image/') || type.startsWith('video/') ? `<${type} ${(await res.arrayBuffer()).byteLength} bytes>` : await res.text();
+  const text =
+    type.startsWith('image/') || type.startsWith('video/')
+      ? `<${type} ${(await res.arrayBuffer()).byteLength} bytes>`
+      : await res.text();
   bodies.push(text);
   let body: any = null;
   try {
@@ -47,24 +78,38 @@ beforeAll(async () => {
   bob.token = b.token;
   bob.userId = b.user.id;
 
-  const a1 = await call('/remote-upload', { json: { token: alice.token, index: alice.indexName, url: `${origin.url}/media/${alice.fileName}` } });
+  const a1 = await call('/remote-upload', {
+    json: { token: alice.token, index: alice.indexName, url: `${origin.url}/media/${alice.fileName}` },
+  });
   expect(a1.status).toBe(200);
   alice.key = a1.body.data.key;
-  const b1 = await call('/remote-upload', { json: { token: bob.token, index: 'bobs', url: `${origin.url}/media/countdown-living-room.mp4` } });
+  const b1 = await call('/remote-upload', {
+    json: { token: bob.token, index: 'bobs', url: `${origin.url}/media/countdown-living-room.mp4` },
+  });
   expect(b1.status).toBe(200);
   bob.key = b1.body.data.key;
-  alice.indexId = (await call(`/indexes?token=${alice.token}`)).body.find((i: any) => i.name === alice.indexName).index_id;
+  alice.indexId = (await call(`/indexes?token=${alice.token}`)).body.find(
+    (i: any) => i.name === alice.indexName,
+  ).index_id;
   bob.indexId = (await call(`/indexes?token=${bob.token}`)).body[0].index_id;
-  const a2 = await call('/remote-upload', { json: { token: alice.token, index: 'alice-trash', url: `${origin.url}/media/pancake.mkv` } });
+  const a2 = await call('/remote-upload', {
+    json: { token: alice.token, index: 'alice-trash', url: `${origin.url}/media/pancake.mkv` },
+  });
   expect(a2.status).toBe(200);
   alice.deletedKey = a2.body.data.key;
-  alice.deletedIndexId = (await call(`/indexes?token=${alice.token}`)).body.find((i: any) => i.name === 'alice-trash').index_id;
+  alice.deletedIndexId = (await call(`/indexes?token=${alice.token}`)).body.find(
+    (i: any) => i.name === 'alice-trash',
+  ).index_id;
   expect((await call(`/indexes/${alice.deletedIndexId}?token=${alice.token}`, { method: 'DELETE' })).status).toBe(200);
 
-  const a3 = await call('/remote-upload', { json: { token: alice.token, index: 'alice-faces', url: `${origin.url}/media/talking-head.mp4` } });
+  const a3 = await call('/remote-upload', {
+    json: { token: alice.token, index: 'alice-faces', url: `${origin.url}/media/talking-head.mp4` },
+  });
   expect(a3.status).toBe(200);
   alice.facesKey = a3.body.data.key;
-  alice.facesIndexId = (await call(`/indexes?token=${alice.token}`)).body.find((i: any) => i.name === 'alice-faces').index_id;
+  alice.facesIndexId = (await call(`/indexes?token=${alice.token}`)).body.find(
+    (i: any) => i.name === 'alice-faces',
+  ).index_id;
 
   // Wait for the analysis of Alice's clips: their frames are what answers cite.
   for (const [index, key] of [
@@ -97,57 +142,289 @@ afterAll(async () => {
 
 /** What Bob must never learn from an answer about Alice's things. */
 function expectNoLeak(text: string, sent: string[] = []): void {
-  for (const secret of [alice.indexName, alice.fileName, alice.userId, 'alice-trash', alice.token]) if (!sent.includes(secret)) expect(text).not.toContain(secret);
+  for (const secret of [alice.indexName, alice.fileName, alice.userId, 'alice-trash', alice.token])
+    if (!sent.includes(secret)) expect(text).not.toContain(secret);
 }
 
 describe("one user cannot reach the other's indexes, videos or files", () => {
   /** `echoes`: what Bob sent himself and may be quoted back (her index name, when he guessed it). */
-  type Probe = { name: string; run: () => Promise<{ status: number; text: string; body: any }>; status: number[]; echoes?: () => string[] };
+  type Probe = {
+    name: string;
+    run: () => Promise<{ status: number; text: string; body: any }>;
+    status: number[];
+    echoes?: () => string[];
+  };
   const probes: Probe[] = [
-    { name: "POST /remote-upload into Alice's index (by id)", run: () => call('/remote-upload', { json: { token: bob.token, index: alice.indexId, url: `${origin.url}/media/bottles.mp4` } }), status: [404] },
-    { name: 'POST /inquire on her index', run: () => call('/inquire', { json: { token: bob.token, index: alice.indexId, prompt: 'what is in it?' } }), status: [404] },
-    { name: 'POST /inquire on his index with her target_video', run: () => call('/inquire', { json: { token: bob.token, index: bob.indexId, prompt: 'what is in it?', target_video: alice.key } }), status: [404] },
-    { name: 'POST /inquire on her index (his Bearer header, no token field)', run: () => call('/inquire', { json: { index: alice.indexId, prompt: 'what is in it?' }, headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },
-    { name: 'POST /inquire-stream on her index (his Bearer header, no token field)', run: () => call('/inquire-stream', { json: { index: alice.indexId, prompt: 'what is in it?' }, headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },
-    { name: 'POST /inquire-stream on her index', run: () => call('/inquire-stream', { json: { token: bob.token, index: alice.indexId, prompt: 'what is in it?' } }), status: [404] },
-    { name: 'POST /inquire-stream with her target_video', run: () => call('/inquire-stream', { json: { token: bob.token, index: bob.indexId, prompt: 'what is in it?', target_video: alice.key } }), status: [404] },
-    { name: 'POST /remove-from-index of her video from her index', run: () => call('/remove-from-index', { json: { token: bob.token, project_id: alice.indexId, video_id: alice.key } }), status: [404] },
-    { name: 'POST /remove-from-index of her video from his index', run: () => call('/remove-from-index', { json: { token: bob.token, project_id: bob.indexId, video_id: alice.key } }), status: [404] },
-    { name: 'GET /indexes with her user_id and his token', run: () => call(`/indexes?user_id=${alice.userId}&token=${bob.token}`), status: [403] },
-    { name: 'GET /indexes with her user_id, include_deleted, his token', run: () => call(`/indexes?user_id=${alice.userId}&token=${bob.token}&include_deleted=true`), status: [403] },
-    { name: 'GET /index-resources of her index (by id)', run: () => call(`/index-resources?token=${bob.token}&index=${alice.indexId}`), status: [404] },
-    { name: 'GET /index-resources of her index (by name)', run: () => call(`/index-resources?token=${bob.token}&index=${alice.indexName}`), status: [404], echoes: () => [alice.indexName] },
-    { name: 'GET /index-resources with her user_id', run: () => call(`/index-resources?token=${bob.token}&index=${bob.indexId}&user_id=${alice.userId}`), status: [403] },
-    { name: 'DELETE /indexes/{her index}', run: () => call(`/indexes/${alice.indexId}?token=${bob.token}`, { method: 'DELETE' }), status: [404] },
-    { name: 'POST /indexes/{her deleted index}/restore', run: () => call(`/indexes/${alice.deletedIndexId}/restore`, { json: { token: bob.token } }), status: [404] },
-    { name: 'POST /indexes/{her index}/restore (Bearer)', run: () => call(`/indexes/${alice.indexId}/restore`, { method: 'POST', headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },
-    { name: 'GET /media/{her file} with his token', run: () => call(`/media/${alice.key}?token=${bob.token}`), status: [404] },
-    { name: 'GET /media/{her file} with his Bearer header', run: () => call(`/media/${alice.key}`, { headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },
-    { name: 'GET /media/{her file}/playback with his token', run: () => call(`/media/${alice.key}/playback?token=${bob.token}`), status: [404] },
-    { name: 'GET /media/{her file}/frames/{n}.jpg with his token', run: () => call(`/media/${alice.key}/frames/${alice.frame}?token=${bob.token}`), status: [404] },
-    { name: 'GET /videos/{her file}/segments with his token', run: () => call(`/videos/${alice.key}/segments?token=${bob.token}`), status: [404] },
-    { name: 'GET /videos/{her file}/segments with his Bearer header', run: () => call(`/videos/${alice.key}/segments`, { headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },
-    { name: 'POST /videos/{her file}/reanalyze with his token', run: () => call(`/videos/${alice.key}/reanalyze`, { json: { token: bob.token } }), status: [404] },
-    { name: 'POST /videos/{her file}/reanalyze with his Bearer header and a stage', run: () => call(`/videos/${alice.key}/reanalyze`, { json: { analyzers: ['speech'] }, headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },
-    { name: 'POST /videos/{her file in her deleted index}/reanalyze with her own token', run: () => call(`/videos/${alice.deletedKey}/reanalyze`, { json: { token: alice.token } }), status: [404] },
+    {
+      name: "POST /remote-upload into Alice's index (by id)",
+      run: () =>
+        call('/remote-upload', {
+          json: { token: bob.token, index: alice.indexId, url: `${origin.url}/media/bottles.mp4` },
+        }),
+      status: [404],
+    },
+    {
+      name: 'POST /inquire on her index',
+      run: () => call('/inquire', { json: { token: bob.token, index: alice.indexId, prompt: 'what is in it?' } }),
+      status: [404],
+    },
+    {
+      name: 'POST /inquire on his index with her target_video',
+      run: () =>
+        call('/inquire', {
+          json: { token: bob.token, index: bob.indexId, prompt: 'what is in it?', target_video: alice.key },
+        }),
+      status: [404],
+    },
+    {
+      name: 'POST /inquire on her index (his Bearer header, no token field)',
+      run: () =>
+        call('/inquire', {
+          json: { index: alice.indexId, prompt: 'what is in it?' },
+          headers: { authorization: `Bearer ${bob.token}` },
+        }),
+      status: [404],
+    },
+    {
+      name: 'POST /inquire-stream on her index (his Bearer header, no token field)',
+      run: () =>
+        call('/inquire-stream', {
+          json: { index: alice.indexId, prompt: 'what is in it?' },
+          headers: { authorization: `Bearer ${bob.token}` },
+        }),
+      status: [404],
+    },
+    {
+      name: 'POST /inquire-stream on her index',
+      run: () =>
+        call('/inquire-stream', { json: { token: bob.token, index: alice.indexId, prompt: 'what is in it?' } }),
+      status: [404],
+    },
+    {
+      name: 'POST /inquire-stream with her target_video',
+      run: () =>
+        call('/inquire-stream', {
+          json: { token: bob.token, index: bob.indexId, prompt: 'what is in it?', target_video: alice.key },
+        }),
+      status: [404],
+    },
+    {
+      name: 'POST /remove-from-index of her video from her index',
+      run: () =>
+        call('/remove-from-index', { json: { token: bob.token, project_id: alice.indexId, video_id: alice.key } }),
+      status: [404],
+    },
+    {
+      name: 'POST /remove-from-index of her video from his index',
+      run: () =>
+        call('/remove-from-index', { json: { token: bob.token, project_id: bob.indexId, video_id: alice.key } }),
+      status: [404],
+    },
+    {
+      name: 'GET /indexes with her user_id and his token',
+      run: () => call(`/indexes?user_id=${alice.userId}&token=${bob.token}`),
+      status: [403],
+    },
+    {
+      name: 'GET /indexes with her user_id, include_deleted, his token',
+      run: () => call(`/indexes?user_id=${alice.userId}&token=${bob.token}&include_deleted=true`),
+      status: [403],
+    },
+    {
+      name: 'GET /index-resources of her index (by id)',
+      run: () => call(`/index-resources?token=${bob.token}&index=${alice.indexId}`),
+      status: [404],
+    },
+    {
+      name: 'GET /index-resources of her index (by name)',
+      run: () => call(`/index-resources?token=${bob.token}&index=${alice.indexName}`),
+      status: [404],
+      echoes: () => [alice.indexName],
+    },
+    {
+      name: 'GET /index-resources with her user_id',
+      run: () => call(`/index-resources?token=${bob.token}&index=${bob.indexId}&user_id=${alice.userId}`),
+      status: [403],
+    },
+    {
+      name: 'DELETE /indexes/{her index}',
+      run: () => call(`/indexes/${alice.indexId}?token=${bob.token}`, { method: 'DELETE' }),
+      status: [404],
+    },
+    {
+      name: 'POST /indexes/{her deleted index}/restore',
+      run: () => call(`/indexes/${alice.deletedIndexId}/restore`, { json: { token: bob.token } }),
+      status: [404],
+    },
+    {
+      name: 'POST /indexes/{her index}/restore (Bearer)',
+      run: () =>
+        call(`/indexes/${alice.indexId}/restore`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${bob.token}` },
+        }),
+      status: [404],
+    },
+    {
+      name: 'GET /media/{her file} with his token',
+      run: () => call(`/media/${alice.key}?token=${bob.token}`),
+      status: [404],
+    },
+    {
+      name: 'GET /media/{her file} with his Bearer header',
+      run: () => call(`/media/${alice.key}`, { headers: { authorization: `Bearer ${bob.token}` } }),
+      status: [404],
+    },
+    {
+      name: 'GET /media/{her file}/playback with his token',
+      run: () => call(`/media/${alice.key}/playback?token=${bob.token}`),
+      status: [404],
+    },
+    {
+      name: 'GET /media/{her file}/frames/{n}.jpg with his token',
+      run: () => call(`/media/${alice.key}/frames/${alice.frame}?token=${bob.token}`),
+      status: [404],
+    },
+    {
+      name: 'GET /videos/{her file}/segments with his token',
+      run: () => call(`/videos/${alice.key}/segments?token=${bob.token}`),
+      status: [404],
+    },
+    {
+      name: 'GET /videos/{her file}/segments with his Bearer header',
+      run: () => call(`/videos/${alice.key}/segments`, { headers: { authorization: `Bearer ${bob.token}` } }),
+      status: [404],
+    },
+    {
+      name: 'POST /videos/{her file}/reanalyze with his token',
+      run: () => call(`/videos/${alice.key}/reanalyze`, { json: { token: bob.token } }),
+      status: [404],
+    },
+    {
+      name: 'POST /videos/{her file}/reanalyze with his Bearer header and a stage',
+      run: () =>
+        call(`/videos/${alice.key}/reanalyze`, {
+          json: { analyzers: ['speech'] },
+          headers: { authorization: `Bearer ${bob.token}` },
+        }),
+      status: [404],
+    },
+    {
+      name: 'POST /videos/{her file in her deleted index}/reanalyze with her own token',
+      run: () => call(`/videos/${alice.deletedKey}/reanalyze`, { json: { token: alice.token } }),
+      status: [404],
+    },
     // --- issue 14: direct upload, search, exports
-    { name: "POST /upload into Alice's index (by id)", run: () => call(`/upload?index=${alice.indexId}&file_name=x.mp4`, { method: 'POST', headers: { authorization: `Bearer ${bob.token}`, 'content-type': 'video/mp4' }, body: Bun.file(`${import.meta.dir}/../../../shared/media/bottles.mp4`) }), status: [404] },
-    { name: 'GET /search on her index (by id)', run: () => call(`/search?token=${bob.token}&index=${alice.indexId}&q=men`), status: [404] },
-    { name: 'GET /search on her index (by name)', run: () => call(`/search?token=${bob.token}&index=${alice.indexName}&q=men`), status: [404], echoes: () => [alice.indexName] },
-    { name: 'GET /search on his index with her video', run: () => call(`/search?token=${bob.token}&index=${bob.indexId}&q=men&video=${alice.key}`), status: [404] },
-    { name: 'GET /videos/{her file}/transcript.vtt', run: () => call(`/videos/${alice.key}/transcript.vtt?token=${bob.token}`), status: [404] },
-    { name: 'GET /videos/{her file}/transcript.srt (Bearer)', run: () => call(`/videos/${alice.key}/transcript.srt`, { headers: { authorization: `Bearer ${bob.token}` } }), status: [404] },
-    { name: 'GET /videos/{her file}/insights.json', run: () => call(`/videos/${alice.key}/insights.json?token=${bob.token}`), status: [404] },
-    { name: 'PUT /indexes/{her index}/webhook', run: () => call(`/indexes/${alice.indexId}/webhook`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token: bob.token, url: `${origin.url}/hook`, rotate_secret: true }) }), status: [404] },
-    { name: 'GET /indexes/{her index}/people', run: () => call(`/indexes/${alice.facesIndexId}/people?token=${bob.token}`), status: [404] },
-    { name: 'GET /indexes/{her index}/people/{her person}', run: () => call(`/indexes/${alice.facesIndexId}/people/${alice.personId}?token=${bob.token}`), status: [404] },
-    { name: 'GET /indexes/{his index}/people/{her person}', run: () => call(`/indexes/${bob.indexId}/people/${alice.personId}?token=${bob.token}`), status: [404] },
-    { name: 'GET her person thumbnail with his token', run: () => call(`/indexes/${alice.facesIndexId}/people/${alice.personId}/thumbnail?token=${bob.token}`), status: [404] },
-    { name: "GET her person thumbnail with her link's signature on another path", run: () => call(`/indexes/${bob.indexId}/people/${alice.personId}/thumbnail${new URL(alice.thumbnail).search}`), status: [403] },
-    { name: 'PUT a name on her person', run: () => call(`/indexes/${alice.facesIndexId}/people/${alice.personId}`, { method: 'PUT', json: { token: bob.token, name: 'Mallory' } }), status: [404] },
-    { name: 'PUT a name on her person through his index', run: () => call(`/indexes/${bob.indexId}/people/${alice.personId}`, { method: 'PUT', json: { token: bob.token, name: 'Mallory' } }), status: [404] },
-    { name: 'POST merge of her person', run: () => call(`/indexes/${alice.facesIndexId}/people/${alice.personId}/merge`, { json: { token: bob.token, into: alice.personId } }), status: [404] },
-    { name: 'POST split of her person', run: () => call(`/indexes/${alice.facesIndexId}/people/${alice.personId}/split`, { json: { token: bob.token, appearance_id: 1 } }), status: [404] },
+    {
+      name: "POST /upload into Alice's index (by id)",
+      run: () =>
+        call(`/upload?index=${alice.indexId}&file_name=x.mp4`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${bob.token}`, 'content-type': 'video/mp4' },
+          body: Bun.file(`${import.meta.dir}/../../../shared/media/bottles.mp4`),
+        }),
+      status: [404],
+    },
+    {
+      name: 'GET /search on her index (by id)',
+      run: () => call(`/search?token=${bob.token}&index=${alice.indexId}&q=men`),
+      status: [404],
+    },
+    {
+      name: 'GET /search on her index (by name)',
+      run: () => call(`/search?token=${bob.token}&index=${alice.indexName}&q=men`),
+      status: [404],
+      echoes: () => [alice.indexName],
+    },
+    {
+      name: 'GET /search on his index with her video',
+      run: () => call(`/search?token=${bob.token}&index=${bob.indexId}&q=men&video=${alice.key}`),
+      status: [404],
+    },
+    {
+      name: 'GET /videos/{her file}/transcript.vtt',
+      run: () => call(`/videos/${alice.key}/transcript.vtt?token=${bob.token}`),
+      status: [404],
+    },
+    {
+      name: 'GET /videos/{her file}/transcript.srt (Bearer)',
+      run: () => call(`/videos/${alice.key}/transcript.srt`, { headers: { authorization: `Bearer ${bob.token}` } }),
+      status: [404],
+    },
+    {
+      name: 'GET /videos/{her file}/insights.json',
+      run: () => call(`/videos/${alice.key}/insights.json?token=${bob.token}`),
+      status: [404],
+    },
+    {
+      name: 'PUT /indexes/{her index}/webhook',
+      run: () =>
+        call(`/indexes/${alice.indexId}/webhook`, {
+          method: 'PUT',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ token: bob.token, url: `${origin.url}/hook`, rotate_secret: true }),
+        }),
+      status: [404],
+    },
+    {
+      name: 'GET /indexes/{her index}/people',
+      run: () => call(`/indexes/${alice.facesIndexId}/people?token=${bob.token}`),
+      status: [404],
+    },
+    {
+      name: 'GET /indexes/{her index}/people/{her person}',
+      run: () => call(`/indexes/${alice.facesIndexId}/people/${alice.personId}?token=${bob.token}`),
+      status: [404],
+    },
+    {
+      name: 'GET /indexes/{his index}/people/{her person}',
+      run: () => call(`/indexes/${bob.indexId}/people/${alice.personId}?token=${bob.token}`),
+      status: [404],
+    },
+    {
+      name: 'GET her person thumbnail with his token',
+      run: () => call(`/indexes/${alice.facesIndexId}/people/${alice.personId}/thumbnail?token=${bob.token}`),
+      status: [404],
+    },
+    {
+      name: "GET her person thumbnail with her link's signature on another path",
+      run: () => call(`/indexes/${bob.indexId}/people/${alice.personId}/thumbnail${new URL(alice.thumbnail).search}`),
+      status: [403],
+    },
+    {
+      name: 'PUT a name on her person',
+      run: () =>
+        call(`/indexes/${alice.facesIndexId}/people/${alice.personId}`, {
+          method: 'PUT',
+          json: { token: bob.token, name: 'Mallory' },
+        }),
+      status: [404],
+    },
+    {
+      name: 'PUT a name on her person through his index',
+      run: () =>
+        call(`/indexes/${bob.indexId}/people/${alice.personId}`, {
+          method: 'PUT',
+          json: { token: bob.token, name: 'Mallory' },
+        }),
+      status: [404],
+    },
+    {
+      name: 'POST merge of her person',
+      run: () =>
+        call(`/indexes/${alice.facesIndexId}/people/${alice.personId}/merge`, {
+          json: { token: bob.token, into: alice.personId },
+        }),
+      status: [404],
+    },
+    {
+      name: 'POST split of her person',
+      run: () =>
+        call(`/indexes/${alice.facesIndexId}/people/${alice.personId}/split`, {
+          json: { token: bob.token, appearance_id: 1 },
+        }),
+      status: [404],
+    },
   ];
 
   for (const p of probes) {
@@ -165,8 +442,12 @@ describe("one user cannot reach the other's indexes, videos or files", () => {
     const mine = await call(`/indexes?token=${alice.token}&include_deleted=true`);
     expect(mine.body.find((i: any) => i.index_id === alice.indexId)).toMatchObject({ deleted: false, count: 1 });
     expect(mine.body.find((i: any) => i.index_id === alice.deletedIndexId)).toMatchObject({ deleted: true });
-    expect((await call(`/index-resources?token=${alice.token}&index=${alice.indexId}`)).body.map((v: any) => v.file_id)).toEqual([alice.key]);
-    expect((await call(`/media/${alice.key}?token=${alice.token}`, { headers: { range: 'bytes=0-15' } })).status).toBe(206);
+    expect(
+      (await call(`/index-resources?token=${alice.token}&index=${alice.indexId}`)).body.map((v: any) => v.file_id),
+    ).toEqual([alice.key]);
+    expect((await call(`/media/${alice.key}?token=${alice.token}`, { headers: { range: 'bytes=0-15' } })).status).toBe(
+      206,
+    );
     expect((await call(`/media/${alice.key}/frames/${alice.frame}?token=${alice.token}`)).status).toBe(200);
     expect((await call(`/videos/${alice.key}/segments?token=${alice.token}`)).status).toBe(200);
     const person = await call(`/indexes/${alice.facesIndexId}/people/${alice.personId}?token=${alice.token}`);
@@ -177,7 +458,9 @@ describe("one user cannot reach the other's indexes, videos or files", () => {
     expectNoLeak(his.text);
     expectNoLeak((await call(`/index-resources?token=${bob.token}&index=${bob.indexId}`)).text);
     // Bob's own question never cites Alice's video.
-    const q = await call('/inquire', { json: { token: bob.token, index: bob.indexId, prompt: 'what is shown on screen?' } });
+    const q = await call('/inquire', {
+      json: { token: bob.token, index: bob.indexId, prompt: 'what is shown on screen?' },
+    });
     expect(q.status).toBe(200);
     expectNoLeak(q.text);
     expect(q.body.evidence.every((e: any) => e.video_id === bob.key)).toBe(true);
@@ -185,7 +468,9 @@ describe("one user cannot reach the other's indexes, videos or files", () => {
 });
 
 describe('signed media links', () => {
-  const srcOf = async (token: string, index: string, key: string) => (await call(`/index-resources?token=${token}&index=${index}`)).body.find((v: any) => v.file_id === key).src as string;
+  const srcOf = async (token: string, index: string, key: string) =>
+    (await call(`/index-resources?token=${token}&index=${index}`)).body.find((v: any) => v.file_id === key)
+      .src as string;
   const pathAndQuery = (u: string) => {
     const x = new URL(u, srv.url);
     return { path: x.pathname, expires: x.searchParams.get('expires')!, sig: x.searchParams.get('sig')! };
@@ -218,7 +503,9 @@ describe('signed media links', () => {
     const { expires } = pathAndQuery(src);
     // The expiry is the lifetime from now, rounded up by at most a tenth of it (at least 1 s).
     expect(Number(expires)).toBeLessThanOrEqual(Math.ceil(Date.now() / 1000) + TTL_SEC + 1);
-    expect((await call(new URL(src).pathname + new URL(src).search, { headers: { range: 'bytes=0-15' } })).status).toBe(206);
+    expect((await call(new URL(src).pathname + new URL(src).search, { headers: { range: 'bytes=0-15' } })).status).toBe(
+      206,
+    );
     const frameUrl = (await call(`/videos/${alice.key}/segments?token=${alice.token}`)).body.frames[0].url as string;
     expect((await call(new URL(frameUrl, srv.url).pathname + new URL(frameUrl, srv.url).search)).status).toBe(200);
     const last = Math.max(Number(expires), Number(pathAndQuery(frameUrl).expires));
@@ -243,8 +530,12 @@ describe('tokens stay secret', () => {
     await call('/inquire', { json: { token: alice.token, index: alice.indexId, prompt: 'x', target: 'soon' } });
     await call('/inquire-stream', { json: { token: bob.token, index: bob.indexId, prompt: 'what is happening?' } });
     await call('/remote-upload', { json: { token: alice.token, index: 'logs', url: `${origin.url}/status/500` } });
-    await call('/remote-upload', { json: { token: alice.token, index: 'logs', url: `http://user:${alice.token}@127.0.0.1:1/a.mp4` } });
-    await call('/remote-upload', { json: { token: alice.token, index: 'logs', url: `${origin.url}/media/jfk-speech.wav?token=${alice.token}` } });
+    await call('/remote-upload', {
+      json: { token: alice.token, index: 'logs', url: `http://user:${alice.token}@127.0.0.1:1/a.mp4` },
+    });
+    await call('/remote-upload', {
+      json: { token: alice.token, index: 'logs', url: `${origin.url}/media/jfk-speech.wav?token=${alice.token}` },
+    });
     await call('/remote-upload', { json: { token: bob.token, index: 'logs', url: `${origin.url}/media/bottles.mp4` } });
     await call(`/media/${alice.key}`, { headers: { authorization: `Bearer ${alice.token}` } });
     await call(`/media/${alice.key}?token=${bob.token}`);

@@ -19,7 +19,16 @@ import { ms, percentile, spawnServer, stopAll, stopServer, until, type ServerPro
 
 const LOAD_SECONDS = Number(process.env.VIDQ_LOAD_SECONDS ?? 30);
 const MAIN = join(import.meta.dir, '../../src/main.ts');
-const PROMPTS = ['What is written on screen?', 'Who is in the video?', 'How many people are there?', 'When does the countdown start?', 'What happens in the kitchen?', 'Is there a cake?', 'what is said?', 'Describe the scene'];
+const PROMPTS = [
+  'What is written on screen?',
+  'Who is in the video?',
+  'How many people are there?',
+  'When does the countdown start?',
+  'What happens in the kitchen?',
+  'Is there a cake?',
+  'what is said?',
+  'Describe the scene',
+];
 
 let origin: Origin;
 let s: ServerProc;
@@ -32,9 +41,18 @@ beforeAll(async () => {
   // Ten uploads at once by one user: above the default per-user download cap, which is not what this measures.
   s = await spawnServer(dir, ['--analysis-workers', '1', '--user-max-downloads', '16']);
   for (const c of ['chaplin-bw.mp4', 'countdown-living-room.mp4', 'pancake.mkv']) {
-    expect((await postJson(s.url, '/remote-upload', { token: s.token, index: 'load', url: `${origin.url}/media/${c}` })).status).toBe(200);
+    expect(
+      (await postJson(s.url, '/remote-upload', { token: s.token, index: 'load', url: `${origin.url}/media/${c}` }))
+        .status,
+    ).toBe(200);
   }
-  const rs = await until(async () => (await getJson(s.url, `/index-resources?token=${s.token}&index=load`)).body as any[], (r) => r.every((x) => x.status === 'ready' || x.status === 'failed'), 90_000, 'analysis', 250);
+  const rs = await until(
+    async () => (await getJson(s.url, `/index-resources?token=${s.token}&index=load`)).body as any[],
+    (r) => r.every((x) => x.status === 'ready' || x.status === 'failed'),
+    90_000,
+    'analysis',
+    250,
+  );
   expect(rs.map((r) => r.status)).toEqual(['ready', 'ready', 'ready']);
   indexId = (await getJson(s.url, `/indexes?token=${s.token}`)).body[0].index_id;
 }, 120_000);
@@ -50,7 +68,13 @@ afterAll(async () => {
 });
 
 /** Runs `clients` loops of `once` until `seconds` pass or `maxEach` requests each; returns latencies. */
-async function hammer(clients: number, seconds: number, maxEach: number, once: (client: number, i: number) => Promise<number>, stop: () => boolean = () => false) {
+async function hammer(
+  clients: number,
+  seconds: number,
+  maxEach: number,
+  once: (client: number, i: number) => Promise<number>,
+  stop: () => boolean = () => false,
+) {
   const until = performance.now() + seconds * 1000;
   const lat: number[] = [];
   const statuses = new Map<number, number>();
@@ -67,27 +91,56 @@ async function hammer(clients: number, seconds: number, maxEach: number, once: (
   return { lat, statuses: Object.fromEntries(statuses) };
 }
 
-test(`50 concurrent /inquire clients for ${LOAD_SECONDS} s: no error`, async () => {
-  const errors: string[] = [];
-  const t0 = performance.now();
-  const { lat, statuses } = await hammer(50, LOAD_SECONDS, 5_000, async (c, i) => {
-    const r = await postJson(s.url, '/inquire', { token: s.token, index: indexId, prompt: PROMPTS[(c + i) % PROMPTS.length]! });
-    if (r.status !== 200 || r.body?.status !== 'complete' || typeof r.body.output !== 'string') errors.push(`${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
-    return r.status;
-  });
-  const secs = (performance.now() - t0) / 1000;
-  console.log(`inquire load: ${lat.length} questions in ${secs.toFixed(1)} s (${(lat.length / secs).toFixed(1)}/s), 50 clients, p50 ${ms(percentile(lat, 50))} ms, p99 ${ms(percentile(lat, 99))} ms, max ${ms(Math.max(...lat))} ms, statuses ${JSON.stringify(statuses)}`);
-  expect(errors.slice(0, 5)).toEqual([]);
-  expect(lat.length).toBeGreaterThan(50);
-}, LOAD_SECONDS * 1000 + 60_000);
+test(
+  `50 concurrent /inquire clients for ${LOAD_SECONDS} s: no error`,
+  async () => {
+    const errors: string[] = [];
+    const t0 = performance.now();
+    const { lat, statuses } = await hammer(50, LOAD_SECONDS, 5_000, async (c, i) => {
+      const r = await postJson(s.url, '/inquire', {
+        token: s.token,
+        index: indexId,
+        prompt: PROMPTS[(c + i) % PROMPTS.length]!,
+      });
+      if (r.status !== 200 || r.body?.status !== 'complete' || typeof r.body.output !== 'string')
+        errors.push(`${r.status} ${JSON.stringify(r.body).slice(0, 200)}`);
+      return r.status;
+    });
+    const secs = (performance.now() - t0) / 1000;
+    console.log(
+      `inquire load: ${lat.length} questions in ${secs.toFixed(1)} s (${(lat.length / secs).toFixed(1)}/s), 50 clients, p50 ${ms(percentile(lat, 50))} ms, p99 ${ms(percentile(lat, 99))} ms, max ${ms(Math.max(...lat))} ms, statuses ${JSON.stringify(statuses)}`,
+    );
+    expect(errors.slice(0, 5)).toEqual([]);
+    expect(lat.length).toBeGreaterThan(50);
+  },
+  LOAD_SECONDS * 1000 + 60_000,
+);
 
 test('concurrent spending by a limited-credit user never goes below zero; answers == starting balance', async () => {
   const BALANCE = 120;
   // The CLI next to the running server, as an operator would.
-  const cli = Bun.spawnSync([process.execPath, MAIN, 'user', 'create', '--name', 'spender', '--credits', String(BALANCE), '--json', '--data-dir', dir, '--log-level', 'error']);
+  const cli = Bun.spawnSync([
+    process.execPath,
+    MAIN,
+    'user',
+    'create',
+    '--name',
+    'spender',
+    '--credits',
+    String(BALANCE),
+    '--json',
+    '--data-dir',
+    dir,
+    '--log-level',
+    'error',
+  ]);
   expect(cli.exitCode).toBe(0);
   const { user_id, token } = JSON.parse(cli.stdout.toString());
-  const up = await postJson(s.url, '/remote-upload', { token, index: 'mine', url: `${origin.url}/media/countdown-living-room.mp4` });
+  const up = await postJson(s.url, '/remote-upload', {
+    token,
+    index: 'mine',
+    url: `${origin.url}/media/countdown-living-room.mp4`,
+  });
   expect(up.status).toBe(200);
   const own = (await getJson(s.url, `/indexes?token=${token}`)).body[0].index_id;
   const bodies: any[] = [];
@@ -106,12 +159,26 @@ test('concurrent spending by a limited-credit user never goes below zero; answer
 }, 60_000);
 
 test('10 concurrent uploads with analysis while questions are served: GET /indexes p99 < 50 ms', async () => {
-  const clips = ['birthday-no-audio.mp4', 'bottles.mp4', 'cars-parking-lot.mp4', 'drummer-vertical.mp4', 'grid-speakers-33s.mp4', 'skateboarding-dog.mp4', 'smpte-timecode-1080p.mp4', 'speech-over-bottles.mp4', 'talking-head.mp4', 'big-buck-bunny-intro.webm'];
+  const clips = [
+    'birthday-no-audio.mp4',
+    'bottles.mp4',
+    'cars-parking-lot.mp4',
+    'drummer-vertical.mp4',
+    'grid-speakers-33s.mp4',
+    'skateboarding-dog.mp4',
+    'smpte-timecode-1080p.mp4',
+    'speech-over-bottles.mp4',
+    'talking-head.mp4',
+    'big-buck-bunny-intro.webm',
+  ];
   let busy = true;
   // The probe: one listing at a time, in a process of its own (probe.ts), for the uploads and the
   // first seconds of their analysis. Started first; it begins when told, with the uploads.
   const window = Math.min(20, Math.max(8, LOAD_SECONDS / 2)) * 1000;
-  const probe = Bun.spawn([process.execPath, join(import.meta.dir, 'probe.ts'), `${s.url}/indexes?token=${s.token}`, String(window), '10'], { stdin: 'pipe', stdout: 'pipe', stderr: 'inherit' });
+  const probe = Bun.spawn(
+    [process.execPath, join(import.meta.dir, 'probe.ts'), `${s.url}/indexes?token=${s.token}`, String(window), '10'],
+    { stdin: 'pipe', stdout: 'pipe', stderr: 'inherit' },
+  );
   const probeOut = (probe.stdout as ReadableStream<Uint8Array>).getReader();
   let text = '';
   while (!text.includes('ready\n')) {
@@ -124,7 +191,11 @@ test('10 concurrent uploads with analysis while questions are served: GET /index
   const t0 = performance.now();
   const uploads = Promise.all(
     clips.map(async (c) => {
-      const r = await postJson(s.url, '/remote-upload', { token: s.token, index: 'busy', url: `${origin.url}/media/${c}` });
+      const r = await postJson(s.url, '/remote-upload', {
+        token: s.token,
+        index: 'busy',
+        url: `${origin.url}/media/${c}`,
+      });
       return { c, status: r.status, ms: performance.now() - t0 };
     }),
   );
@@ -135,7 +206,11 @@ test('10 concurrent uploads with analysis while questions are served: GET /index
     const sent: Promise<{ status: number; ms: number }>[] = [];
     for (let i = 0; busy && i < 2_000; i++) {
       const t = performance.now();
-      sent.push(postJson(s.url, '/inquire', { token: s.token, index: indexId, prompt: PROMPTS[i % PROMPTS.length]! }).then((r) => ({ status: r.status, ms: performance.now() - t })));
+      sent.push(
+        postJson(s.url, '/inquire', { token: s.token, index: indexId, prompt: PROMPTS[i % PROMPTS.length]! }).then(
+          (r) => ({ status: r.status, ms: performance.now() - t }),
+        ),
+      );
       await Bun.sleep(50);
     }
     const done = await Promise.all(sent);
@@ -158,12 +233,18 @@ test('10 concurrent uploads with analysis while questions are served: GET /index
     text += new TextDecoder().decode(value);
   }
   await probe.exited;
-  const measured = JSON.parse(text.slice(text.indexOf('ready\n') + 6)) as { lat: number[]; at: number[]; statuses: Record<string, number> };
+  const measured = JSON.parse(text.slice(text.indexOf('ready\n') + 6)) as {
+    lat: number[];
+    at: number[];
+    statuses: Record<string, number>;
+  };
   const { lat } = measured;
   /** Slow probes as start-ms:duration-ms, to tell the upload phase from the analysis. */
   const slow = lat.flatMap((l, i) => (l > 40 ? [`${measured.at[i]}:${Math.round(l)}`] : []));
   const ups = await uploads;
-  const stage = ((await getJson(s.url, `/index-resources?token=${s.token}&index=busy`)).body as any[]).map((r) => `${r.status}/${r.stage}`);
+  const stage = ((await getJson(s.url, `/index-resources?token=${s.token}&index=busy`)).body as any[]).map(
+    (r) => `${r.status}/${r.stage}`,
+  );
   busy = false;
   await sampler;
   const q = await questions;

@@ -35,10 +35,37 @@ const expectHealthy = (dir: string, settled = true) => expect(checkInvariants(di
 test('kill -9 while a reanalysis waits on the model server: nothing dangles; after a restart it resumes and ends ready without duplicates', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'vidq-models-faults-'));
   dirs.push(dir);
-  const args = ['--analysis-workers', '1', '--analyzers', 'visual,embeddings', '--captioner', 'openai', '--captioner-url', stand.url, '--captioner-model', 'm', '--model-concurrency', '1'];
+  const args = [
+    '--analysis-workers',
+    '1',
+    '--analyzers',
+    'visual,embeddings',
+    '--captioner',
+    'openai',
+    '--captioner-url',
+    stand.url,
+    '--captioner-model',
+    'm',
+    '--model-concurrency',
+    '1',
+  ];
   let s = await spawnServer(dir, args);
-  expect((await postJson(s.url, '/remote-upload', { token: s.token, index: 're', url: `${origin.url}/media/big-buck-bunny-intro.webm` })).status).toBe(200);
-  const first = await until(() => resource(s), (r) => r?.status === 'ready' || r?.status === 'failed', 120_000, 'the first analysis', 250);
+  expect(
+    (
+      await postJson(s.url, '/remote-upload', {
+        token: s.token,
+        index: 're',
+        url: `${origin.url}/media/big-buck-bunny-intro.webm`,
+      })
+    ).status,
+  ).toBe(200);
+  const first = await until(
+    () => resource(s),
+    (r) => r?.status === 'ready' || r?.status === 'failed',
+    120_000,
+    'the first analysis',
+    250,
+  );
   expect(first.status).toBe('ready');
   const db = () => new Database(join(dir, 'vidq.db'), { readonly: true });
   const read = () => {
@@ -59,14 +86,25 @@ test('kill -9 while a reanalysis waits on the model server: nothing dangles; aft
   const re = await postJson(s.url, `/videos/${first.file_id}/reanalyze`, { token: s.token, analyzers: ['captions'] });
   expect(re.status).toBe(202);
   // The kill lands while the worker waits on the (slow) model server, mid-stage.
-  await until(() => stand.requests.length, (n) => n >= 2, 30_000, 'caption requests of the reanalysis');
+  await until(
+    () => stand.requests.length,
+    (n) => n >= 2,
+    30_000,
+    'caption requests of the reanalysis',
+  );
   const during = await resource(s);
   expect(during.status).toBe('processing');
   await kill9(s);
   expectHealthy(dir, false);
 
   s = await spawnServer(dir, args);
-  const done = await until(() => resource(s), (r) => r?.status === 'ready' || r?.status === 'failed', 120_000, 'the resumed reanalysis', 250);
+  const done = await until(
+    () => resource(s),
+    (r) => r?.status === 'ready' || r?.status === 'failed',
+    120_000,
+    'the resumed reanalysis',
+    250,
+  );
   expect(done.status).toBe('ready');
   await stopServer(s);
   expectHealthy(dir);

@@ -36,7 +36,11 @@ export function startRawOrigin(): RawOrigin {
   };
   const open = new Set<Socket<Conn>>();
   const head = (status: string, headers: Record<string, string | number>) =>
-    `HTTP/1.1 ${status}\r\n` + Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('') + 'Connection: close\r\n\r\n';
+    `HTTP/1.1 ${status}\r\n` +
+    Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('') +
+    'Connection: close\r\n\r\n';
 
   /** Writes all of `data`, waiting for the socket to drain when it is full. */
   const writeAll = async (s: Socket<Conn>, data: Uint8Array | string) => {
@@ -53,9 +57,11 @@ export function startRawOrigin(): RawOrigin {
   async function respond(s: Socket<Conn>, target: string): Promise<void> {
     const u = new URL(target, 'http://x');
     const [, route, name] = u.pathname.split('/');
-    if (route === 'loop') return void (await writeAll(s, head('302 Found', { Location: '/loop', 'Content-Length': 0 })), s.end());
+    if (route === 'loop')
+      return void (await writeAll(s, head('302 Found', { Location: '/loop', 'Content-Length': 0 })), s.end());
     if (route === 'html') {
-      const page = '<!doctype html><html><body><h1>502 Bad Gateway</h1><p>The upstream server is down.</p></body></html>';
+      const page =
+        '<!doctype html><html><body><h1>502 Bad Gateway</h1><p>The upstream server is down.</p></body></html>';
       await writeAll(s, head('200 OK', { 'Content-Type': 'text/html', 'Content-Length': page.length }) + page);
       return void s.end();
     }

@@ -31,12 +31,35 @@ export async function stopAll(): Promise<void> {
  * Starts `bun src/main.ts serve` on a free port of 127.0.0.1 with `args` added. The default
  * options keep it quiet and let it fetch from the local test origin.
  */
-export async function spawnServer(dataDir: string, args: string[] = [], opts: { stderr?: 'inherit' | 'ignore' } = {}): Promise<ServerProc> {
-  const proc = Bun.spawn([process.execPath, MAIN, 'serve', '--data-dir', dataDir, '--host', '127.0.0.1', '--port', '0', '--allow-private-urls', '--log-level', 'error', '--min-free-bytes', '0', ...args], {
-    stdout: 'pipe',
-    stderr: opts.stderr ?? 'inherit',
-    stdin: 'ignore',
-  });
+export async function spawnServer(
+  dataDir: string,
+  args: string[] = [],
+  opts: { stderr?: 'inherit' | 'ignore' } = {},
+): Promise<ServerProc> {
+  const proc = Bun.spawn(
+    [
+      process.execPath,
+      MAIN,
+      'serve',
+      '--data-dir',
+      dataDir,
+      '--host',
+      '127.0.0.1',
+      '--port',
+      '0',
+      '--allow-private-urls',
+      '--log-level',
+      'error',
+      '--min-free-bytes',
+      '0',
+      ...args,
+    ],
+    {
+      stdout: 'pipe',
+      stderr: opts.stderr ?? 'inherit',
+      stdin: 'ignore',
+    },
+  );
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
   let out = '';
   const dec = new TextDecoder();
@@ -63,7 +86,8 @@ export async function spawnServer(dataDir: string, args: string[] = [], opts: { 
   })();
   const url = /listening on (http:\/\/\S+)/.exec(out)![1]!;
   const tokenFile = join(dataDir, 'default-token.txt');
-  const token = /^\s+([A-Za-z0-9_-]{64})$/m.exec(out)?.[1] ?? (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '');
+  const token =
+    /^\s+([A-Za-z0-9_-]{64})$/m.exec(out)?.[1] ?? (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '');
   const started = { proc, pid: proc.pid, url, token, dataDir, out };
   live.add(started);
   return started;
@@ -117,7 +141,9 @@ export async function kill9(s: ServerProc, graceMs = 15_000): Promise<{ orphans:
     if (Date.now() - t0 > graceMs) {
       const left = kids.filter(alive);
       for (const k of left) process.kill(k, 'SIGKILL');
-      throw new Error(`orphaned worker processes ${left.join(', ')} were still running ${graceMs} ms after the server was killed`);
+      throw new Error(
+        `orphaned worker processes ${left.join(', ')} were still running ${graceMs} ms after the server was killed`,
+      );
     }
     await Bun.sleep(25);
   }
@@ -154,7 +180,13 @@ export function seeded(seed: number): () => number {
   };
 }
 
-export async function until<T>(fn: () => Promise<T> | T, ok: (v: T) => boolean, ms: number, what: string, everyMs = 50): Promise<T> {
+export async function until<T>(
+  fn: () => Promise<T> | T,
+  ok: (v: T) => boolean,
+  ms: number,
+  what: string,
+  everyMs = 50,
+): Promise<T> {
   const end = Date.now() + ms;
   let last: T;
   do {

@@ -20,7 +20,12 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 test('the queue takes users in turns, short videos first within a user, and honours a per-user cap', () => {
   const dataDir = join(dir, 'q');
-  const s = createService(loadConfig({ 'data-dir': dataDir, port: '0', 'log-level': 'error', 'min-free-bytes': '0', 'analysis-workers': '0' }, {}));
+  const s = createService(
+    loadConfig(
+      { 'data-dir': dataDir, port: '0', 'log-level': 'error', 'min-free-bytes': '0', 'analysis-workers': '0' },
+      {},
+    ),
+  );
   try {
     const a = s.accounts.createUser('a', null).user;
     const b = s.accounts.createUser('b', null).user;
@@ -28,7 +33,22 @@ test('the queue takes users in turns, short videos first within a user, and hono
     const ib = s.indexes.findOrCreateByName(s.db, b, 'x').index;
     const add = (id: string, user: typeof a, indexId: string, durationSec: number, t: number) => {
       const at = new Date(1_700_000_000_000 + t * 1000);
-      s.db.insert(videos).values({ id, indexId, userId: user.id, sourceUrl: 'http://x/v.mp4', fileName: 'v.mp4', storagePath: `media/${id}/source.mp4`, durationSec, status: 'processing', progress: 0, uploadedAt: at, updatedAt: at }).run();
+      s.db
+        .insert(videos)
+        .values({
+          id,
+          indexId,
+          userId: user.id,
+          sourceUrl: 'http://x/v.mp4',
+          fileName: 'v.mp4',
+          storagePath: `media/${id}/source.mp4`,
+          durationSec,
+          status: 'processing',
+          progress: 0,
+          uploadedAt: at,
+          updatedAt: at,
+        })
+        .run();
       s.queue.enqueue(id, at);
     };
     // User a queued a backlog of long videos first; b added one later.
@@ -66,7 +86,13 @@ test('the queue takes users in turns, short videos first within a user, and hono
     add('b3', b, ib.id, 100, 20);
     const later = new Date(Date.now() + 10 * 3600_000);
     s.maintenance.failStuck(later);
-    expect(s.db.select().from(videos).all().find((v) => v.id === 'b3')!.status).toBe('processing');
+    expect(
+      s.db
+        .select()
+        .from(videos)
+        .all()
+        .find((v) => v.id === 'b3')!.status,
+    ).toBe('processing');
   } finally {
     s.close();
   }
@@ -76,14 +102,39 @@ test('a short video added while a long one is analysed is ready within a bound (
   const { ffmpeg } = await resolveBinaries(join(dir, 'bin'));
   // 20 minutes of video, made by repeating a clip without re-encoding.
   const long = join(dir, 'long.mp4');
-  const p = Bun.spawnSync([ffmpeg, '-hide_banner', '-loglevel', 'error', '-y', '-stream_loop', '29', '-i', clip('bottles.mp4'), '-c', 'copy', long]);
+  const p = Bun.spawnSync([
+    ffmpeg,
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-y',
+    '-stream_loop',
+    '29',
+    '-i',
+    clip('bottles.mp4'),
+    '-c',
+    'copy',
+    long,
+  ]);
   expect(p.exitCode).toBe(0);
   const files: Record<string, string> = { 'long.mp4': long, 'short.mp4': clip('chaplin-bw.mp4') };
-  const origin = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => new Response(Bun.file(files[new URL(req.url).pathname.slice(1)] ?? '/nonexistent')) });
+  const origin = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: (req) => new Response(Bun.file(files[new URL(req.url).pathname.slice(1)] ?? '/nonexistent')),
+  });
   const srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual' });
   const list = async () => (await getJson(srv.url, `/index-resources?token=${srv.token}&index=fair`)).body as any[];
   try {
-    expect((await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'fair', url: `http://127.0.0.1:${origin.port}/long.mp4` })).status).toBe(200);
+    expect(
+      (
+        await postJson(srv.url, '/remote-upload', {
+          token: srv.token,
+          index: 'fair',
+          url: `http://127.0.0.1:${origin.port}/long.mp4`,
+        })
+      ).status,
+    ).toBe(200);
     const longKey = (await list())[0].file_id;
     // Wait until the worker has taken the long one.
     for (let i = 0; i < 600; i++) {
@@ -91,7 +142,11 @@ test('a short video added while a long one is analysed is ready within a bound (
       await Bun.sleep(100);
     }
     const t0 = performance.now();
-    const up = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'fair', url: `http://127.0.0.1:${origin.port}/short.mp4` });
+    const up = await postJson(srv.url, '/remote-upload', {
+      token: srv.token,
+      index: 'fair',
+      url: `http://127.0.0.1:${origin.port}/short.mp4`,
+    });
     expect(up.status).toBe(200);
     const shortKey = up.body.data.key;
     const seen: any[] = [];
@@ -109,7 +164,9 @@ test('a short video added while a long one is analysed is ready within a bound (
       await Bun.sleep(100);
     }
     const waitedSec = (performance.now() - t0) / 1000;
-    console.log(`short video ready ${waitedSec.toFixed(1)} s after upload while a 20-minute one was analysed (loaded machine)`);
+    console.log(
+      `short video ready ${waitedSec.toFixed(1)} s after upload while a 20-minute one was analysed (loaded machine)`,
+    );
     expect(ready).toBe(true);
     expect(waitedSec).toBeLessThan(60);
     // The short lane's worker exits once no short video waits: one worker process is left.
@@ -148,26 +205,54 @@ function workerRss(): Map<number, number> {
 
 test('a worker restarts after a video of --worker-recycle-sec or longer, giving its memory back, and the next one analyses', async () => {
   const lines: string[] = [];
-  const srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual,speech', 'worker-recycle-sec': '5', 'log-level': 'info' }, { logSink: (l) => lines.push(l) });
+  const srv = await startTestServer(
+    { 'analysis-workers': '1', analyzers: 'visual,speech', 'worker-recycle-sec': '5', 'log-level': 'info' },
+    { logSink: (l) => lines.push(l) },
+  );
   const list = async () => (await getJson(srv.url, `/index-resources?token=${srv.token}&index=recycle`)).body as any[];
-  const origin = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => new Response(Bun.file(clip(new URL(req.url).pathname.slice(1)))) });
+  const origin = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: (req) => new Response(Bun.file(clip(new URL(req.url).pathname.slice(1)))),
+  });
   try {
     const waitReady = async (n: number) => {
-      for (let i = 0; i < 1200 && !((await list()).filter((r) => r.status === 'ready').length >= n); i++) await Bun.sleep(100);
+      for (let i = 0; i < 1200 && !((await list()).filter((r) => r.status === 'ready').length >= n); i++)
+        await Bun.sleep(100);
     };
-    expect((await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'recycle', url: `http://127.0.0.1:${origin.port}/chaplin-bw.mp4` })).status).toBe(200);
+    expect(
+      (
+        await postJson(srv.url, '/remote-upload', {
+          token: srv.token,
+          index: 'recycle',
+          url: `http://127.0.0.1:${origin.port}/chaplin-bw.mp4`,
+        })
+      ).status,
+    ).toBe(200);
     await waitReady(1);
     let recycled: any;
     for (let i = 0; i < 100 && !recycled; i++) {
-      recycled = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'analysis worker restarts to give its memory back');
+      recycled = lines
+        .map((l) => JSON.parse(l))
+        .find((l) => l.msg === 'analysis worker restarts to give its memory back');
       await Bun.sleep(100);
     }
     expect(recycled).toBeDefined();
     await Bun.sleep(1500); // the fresh worker starts
     const fresh = [...workerRss().values()];
-    console.log(`worker RSS before its restart ${recycled.rss_mb} MB; the fresh worker idles at ${fresh.join(', ')} MB (short clip, loaded machine)`);
+    console.log(
+      `worker RSS before its restart ${recycled.rss_mb} MB; the fresh worker idles at ${fresh.join(', ')} MB (short clip, loaded machine)`,
+    );
     expect(fresh).toHaveLength(1);
-    expect((await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'recycle', url: `http://127.0.0.1:${origin.port}/countdown-living-room.mp4` })).status).toBe(200);
+    expect(
+      (
+        await postJson(srv.url, '/remote-upload', {
+          token: srv.token,
+          index: 'recycle',
+          url: `http://127.0.0.1:${origin.port}/countdown-living-room.mp4`,
+        })
+      ).status,
+    ).toBe(200);
     await waitReady(2);
     expect((await list()).every((r) => r.status === 'ready')).toBe(true);
     // A planned restart is not a crash.

@@ -30,18 +30,41 @@ function run(args: string[]): Uint8Array {
 }
 
 /** A picture as a 18×32 grey thumbnail. */
-const thumb = (file: string, extra: string[] = []) => run([...extra, '-i', file, '-frames:v', '1', '-vf', 'scale=18:32,format=gray', '-f', 'rawvideo', 'pipe:1']);
+const thumb = (file: string, extra: string[] = []) =>
+  run([...extra, '-i', file, '-frames:v', '1', '-vf', 'scale=18:32,format=gray', '-f', 'rawvideo', 'pipe:1']);
 const diff = (a: Uint8Array, b: Uint8Array) => a.reduce((s, v, i) => s + Math.abs(v - b[i]!), 0) / a.length;
 
 test('a phone video stored on its side gives upright frames of its displayed size', async () => {
   const side = join(dir, 'side.mp4');
   const phone = join(dir, 'phone.mp4');
-  run(['-t', '2', '-i', clip('skateboarding-dog.mp4'), '-vf', 'transpose=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-an', side]);
+  run([
+    '-t',
+    '2',
+    '-i',
+    clip('skateboarding-dog.mp4'),
+    '-vf',
+    'transpose=1',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-an',
+    side,
+  ]);
   run(['-i', side, '-c', 'copy', '-metadata:s:v', 'rotate=90', phone]);
   const info = await probeFile(ffprobe, phone, { maxDurationSec: 60, ffmpeg });
   expect([info.width, info.height]).toEqual([576, 1024]);
   const ctx: StageContext = {
-    video: { id: 'x', path: phone, dir, durationSec: info.durationSec, fps: info.fps, width: info.width, height: info.height, hasAudio: false },
+    video: {
+      id: 'x',
+      path: phone,
+      dir,
+      durationSec: info.durationSec,
+      fps: info.fps,
+      width: info.width,
+      height: info.height,
+      hasAudio: false,
+    },
     ffmpeg,
     signal: new AbortController().signal,
     log: createLogger('error'),
@@ -52,7 +75,9 @@ test('a phone video stored on its side gives upright frames of its displayed siz
   const result = await new VisualAnalyzer(DEFAULT_VISUAL).run(ctx);
   const files = readdirSync(join(dir, 'frames')).sort();
   const first = join(dir, 'frames', files[0]!);
-  const size = Bun.spawnSync([ffprobe, '-v', 'error', '-show_entries', 'stream=width,height', '-of', 'csv=p=0', first]).stdout.toString().trim();
+  const size = Bun.spawnSync([ffprobe, '-v', 'error', '-show_entries', 'stream=width,height', '-of', 'csv=p=0', first])
+    .stdout.toString()
+    .trim();
   // Portrait, and scaled from the displayed width (576: never upscaled; the area bound may make it
   // smaller), not from the stored one (1024, which gave 960 px wide frames).
   const [w, h] = size.split(',').map(Number);
@@ -61,7 +86,9 @@ test('a phone video stored on its side gives upright frames of its displayed siz
   const t = result.frames![0]!.t;
   const original = thumb(clip('skateboarding-dog.mp4'), ['-ss', String(t)]);
   const got = thumb(first);
-  const upsideDown = thumb(clip('skateboarding-dog.mp4'), ['-ss', String(t)]).slice().reverse();
+  const upsideDown = thumb(clip('skateboarding-dog.mp4'), ['-ss', String(t)])
+    .slice()
+    .reverse();
   expect(diff(got, original)).toBeLessThan(12);
   expect(diff(got, original)).toBeLessThan(diff(got, upsideDown) / 2);
 });

@@ -40,14 +40,41 @@ function streams(file: string) {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vidq-playback-'));
   ({ ffmpeg } = await resolveBinaries(join(dir, 'bin')));
-  make('hevc.mkv', ['-t', '3', '-i', clip('smpte-timecode-1080p.mp4'), '-c:v', 'libx265', '-preset', 'ultrafast', '-x265-params', 'log-level=error', '-c:a', 'aac']);
-  make('prores.mov', ['-t', '3', '-i', clip('chaplin-bw.mp4'), '-c:v', 'prores_ks', '-profile:v', '0', '-c:a', 'pcm_s16le']);
+  make('hevc.mkv', [
+    '-t',
+    '3',
+    '-i',
+    clip('smpte-timecode-1080p.mp4'),
+    '-c:v',
+    'libx265',
+    '-preset',
+    'ultrafast',
+    '-x265-params',
+    'log-level=error',
+    '-c:a',
+    'aac',
+  ]);
+  make('prores.mov', [
+    '-t',
+    '3',
+    '-i',
+    clip('chaplin-bw.mp4'),
+    '-c:v',
+    'prores_ks',
+    '-profile:v',
+    '0',
+    '-c:a',
+    'pcm_s16le',
+  ]);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the playback copy', () => {
   test('HEVC 1080p becomes H.264/AAC at 1280×720; ProRes/PCM becomes H.264/AAC at its own size', async () => {
-    for (const [name, mime, size] of [['hevc.mkv', 'video/x-matroska', [1280, 720]], ['prores.mov', 'video/quicktime', [640, 360]]] as const) {
+    for (const [name, mime, size] of [
+      ['hevc.mkv', 'video/x-matroska', [1280, 720]],
+      ['prores.mov', 'video/quicktime', [640, 360]],
+    ] as const) {
       const out = join(dir, name + '.d');
       mkdirSync(out);
       const r = await makePlaybackCopy(ffmpeg, made[name]!, out, mime);
@@ -75,7 +102,9 @@ describe('the playback copy', () => {
 
 test('the copy is made only when it leaves the free disk space uploads are held to', async () => {
   const dataDir = join(dir, 'data');
-  const svc = createService(loadConfig({ 'data-dir': dataDir, port: '0', 'log-level': 'error', 'analysis-workers': '0' }, {}));
+  const svc = createService(
+    loadConfig({ 'data-dir': dataDir, port: '0', 'log-level': 'error', 'analysis-workers': '0' }, {}),
+  );
   try {
     const { user } = svc.accounts.createUser('u', null);
     const { index } = svc.indexes.findOrCreateByName(svc.db, user, 'p');
@@ -84,7 +113,23 @@ test('the copy is made only when it leaves the free disk space uploads are held 
     const rel = svc.files.sourceRelPath(id, 'mov');
     copyFileSync(made['prores.mov']!, svc.files.abs(rel));
     const now = new Date();
-    svc.db.insert(videos).values({ id, indexId: index.id, userId: user.id, sourceUrl: 'http://x/p.mov', fileName: 'p.mov', fileType: 'video/quicktime', storagePath: rel, sizeBytes: 1000, status: 'ready', progress: 100, uploadedAt: now, updatedAt: now }).run();
+    svc.db
+      .insert(videos)
+      .values({
+        id,
+        indexId: index.id,
+        userId: user.id,
+        sourceUrl: 'http://x/p.mov',
+        fileName: 'p.mov',
+        fileType: 'video/quicktime',
+        storagePath: rel,
+        sizeBytes: 1000,
+        status: 'ready',
+        progress: 100,
+        uploadedAt: now,
+        updatedAt: now,
+      })
+      .run();
     const d = { db: svc.db, files: svc.files, ffmpeg, log: createLogger('error') };
     expect(await playbackStep({ ...d, minFreeBytes: 2 ** 60 }, id)).toBe(false);
     expect(existsSync(join(svc.files.videoDir(id), PLAYBACK_FILE))).toBe(false);
@@ -98,14 +143,32 @@ test('the copy is made only when it leaves the free disk space uploads are held 
 
 describe.skipIf(!existsSync(CHROMIUM))('HEVC and ProRes play and seek in Chromium through playback_src', () => {
   test('after analysis: playback_src shows a picture and seeks; the copy is removed with the video', async () => {
-    const origin = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => new Response(Bun.file(made[new URL(req.url).pathname.slice(1)] ?? '/nonexistent')) });
+    const origin = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      fetch: (req) => new Response(Bun.file(made[new URL(req.url).pathname.slice(1)] ?? '/nonexistent')),
+    });
     const srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual' });
     const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-component-update'] });
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+      ],
+    });
     try {
       const keys: string[] = [];
       for (const name of ['hevc.mkv', 'prores.mov']) {
-        const up = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'play', url: `http://127.0.0.1:${origin.port}/${name}` });
+        const up = await postJson(srv.url, '/remote-upload', {
+          token: srv.token,
+          index: 'play',
+          url: `http://127.0.0.1:${origin.port}/${name}`,
+        });
         expect(up.status).toBe(200);
         keys.push(up.body.data.key);
       }
@@ -124,7 +187,11 @@ describe.skipIf(!existsSync(CHROMIUM))('HEVC and ProRes play and seek in Chromiu
             new Promise<{ w: number; seeked: number }>((resolve, reject) => {
               const v = document.getElementById('v');
               v.onerror = () => reject(new Error(`media error ${v.error?.code}`));
-              setTimeout(() => reject(new Error(`no picture after 20 s: readyState ${v.readyState}, videoWidth ${v.videoWidth}`)), 20_000);
+              setTimeout(
+                () =>
+                  reject(new Error(`no picture after 20 s: readyState ${v.readyState}, videoWidth ${v.videoWidth}`)),
+                20_000,
+              );
               const seek = () => {
                 v.onseeked = () => resolve({ w: v.videoWidth, seeked: v.currentTime });
                 v.currentTime = 2;
@@ -138,20 +205,28 @@ describe.skipIf(!existsSync(CHROMIUM))('HEVC and ProRes play and seek in Chromiu
         expect(Math.abs(shown.seeked - 2)).toBeLessThan(0.5);
         // The original (still what `src` streams) is what Chromium could not show.
         await page.setContent(`<video id="v" muted preload="auto" src="${r.src}"></video>`);
-        const original = await page.evaluate(() => new Promise<number>((resolve) => {
-          const v = document.getElementById('v');
-          if (v.error) resolve(-1);
-          if (v.readyState >= 2) resolve(v.videoWidth);
-          v.onloadeddata = () => resolve(v.videoWidth);
-          v.onerror = () => resolve(-1);
-          setTimeout(() => resolve(v.videoWidth), 5000);
-        }));
-        console.log(`${r.file_name}: the original in Chromium gives videoWidth ${original} (-1 = error); the copy ${shown.w}`);
+        const original = await page.evaluate(
+          () =>
+            new Promise<number>((resolve) => {
+              const v = document.getElementById('v');
+              if (v.error) resolve(-1);
+              if (v.readyState >= 2) resolve(v.videoWidth);
+              v.onloadeddata = () => resolve(v.videoWidth);
+              v.onerror = () => resolve(-1);
+              setTimeout(() => resolve(v.videoWidth), 5000);
+            }),
+        );
+        console.log(
+          `${r.file_name}: the original in Chromium gives videoWidth ${original} (-1 = error); the copy ${shown.w}`,
+        );
       }
       const indexId = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body[0].index_id;
       const copy = join(srv.dataDir, 'media', keys[0]!, PLAYBACK_FILE);
       expect(existsSync(copy)).toBe(true);
-      expect((await postJson(srv.url, '/remove-from-index', { token: srv.token, project_id: indexId, video_id: keys[0] })).status).toBe(200);
+      expect(
+        (await postJson(srv.url, '/remove-from-index', { token: srv.token, project_id: indexId, video_id: keys[0] }))
+          .status,
+      ).toBe(200);
       expect(existsSync(copy)).toBe(false);
     } finally {
       await browser.close();

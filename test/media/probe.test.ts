@@ -42,14 +42,32 @@ describe('MPEG-TS and a crashing probe tool', () => {
   test('MPEG-2 in MPEG-TS probes (with the real ffprobe, or the ffmpeg fallback where it crashes)', async () => {
     const f = await make('mpeg2.ts', ['-t', '2', '-i', clip('chaplin-bw.mp4'), '-c:v', 'mpeg2video', '-c:a', 'mp2']);
     const info = await probeFile(ffprobe, f, opts());
-    expect(info).toMatchObject({ mimeType: 'video/mp2t', ext: 'ts', videoCodec: 'mpeg2video', width: 640, height: 360, hasAudio: true });
+    expect(info).toMatchObject({
+      mimeType: 'video/mp2t',
+      ext: 'ts',
+      videoCodec: 'mpeg2video',
+      width: 640,
+      height: 360,
+      hasAudio: true,
+    });
     expect(info.durationSec).toBeGreaterThan(1.8);
     expect(info.durationSec).toBeLessThan(2.3);
     expect(info.fps).toBe(25);
   });
 
   test('H.264 in M2TS (camcorder) probes', async () => {
-    const f = await make('cam.m2ts', ['-t', '2', '-i', clip('chaplin-bw.mp4'), '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac']);
+    const f = await make('cam.m2ts', [
+      '-t',
+      '2',
+      '-i',
+      clip('chaplin-bw.mp4'),
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-c:a',
+      'aac',
+    ]);
     const info = await probeFile(ffprobe, f, opts());
     expect(info).toMatchObject({ mimeType: 'video/mp2t', videoCodec: 'h264', width: 640, height: 360, hasAudio: true });
     expect(info.durationSec).toBeGreaterThan(1.8);
@@ -59,7 +77,14 @@ describe('MPEG-TS and a crashing probe tool', () => {
     const f = await make('small.mp4', ['-t', '2', '-i', clip('chaplin-bw.mp4'), '-c', 'copy']);
     const real = await probeFile(ffprobe, f, opts());
     const fallback = await probeFile(crashing, f, opts());
-    expect(fallback).toMatchObject({ mimeType: real.mimeType, videoCodec: real.videoCodec, width: real.width, height: real.height, hasAudio: real.hasAudio, fps: real.fps });
+    expect(fallback).toMatchObject({
+      mimeType: real.mimeType,
+      videoCodec: real.videoCodec,
+      width: real.width,
+      height: real.height,
+      hasAudio: real.hasAudio,
+      fps: real.fps,
+    });
     expect(Math.abs(fallback.durationSec - real.durationSec)).toBeLessThan(0.05);
   });
 
@@ -74,7 +99,7 @@ describe('MPEG-TS and a crashing probe tool', () => {
     expect(noFallback.status).toBe(500);
   });
 
-  test('a file that is not media is still the file\'s fault (415) through the fallback', async () => {
+  test("a file that is not media is still the file's fault (415) through the fallback", async () => {
     const f = join(dir, 'junk.ts');
     writeFileSync(f, 'this is not a video at all '.repeat(100));
     const err = await probeFile(crashing, f, opts()).catch((e) => e);
@@ -84,7 +109,16 @@ describe('MPEG-TS and a crashing probe tool', () => {
 
 describe('animated images are videos', () => {
   test('an animated GIF: duration and frame rate from its frames', async () => {
-    const f = await make('anim.gif', ['-t', '2', '-i', clip('skateboarding-dog.mp4'), '-vf', 'scale=160:-2', '-r', '10']);
+    const f = await make('anim.gif', [
+      '-t',
+      '2',
+      '-i',
+      clip('skateboarding-dog.mp4'),
+      '-vf',
+      'scale=160:-2',
+      '-r',
+      '10',
+    ]);
     const info = await probeFile(ffprobe, f, opts());
     expect(info).toMatchObject({ mimeType: 'image/gif', ext: 'gif', hasAudio: false, height: 284 });
     // The GIF's pixel aspect (from the scale) is kept: displayed width 158-160.
@@ -95,7 +129,18 @@ describe('animated images are videos', () => {
   });
 
   test('an animated PNG (APNG)', async () => {
-    const f = await make('anim.png', ['-t', '1', '-i', clip('skateboarding-dog.mp4'), '-vf', 'scale=120:-2', '-r', '5', '-f', 'apng']);
+    const f = await make('anim.png', [
+      '-t',
+      '1',
+      '-i',
+      clip('skateboarding-dog.mp4'),
+      '-vf',
+      'scale=120:-2',
+      '-r',
+      '5',
+      '-f',
+      'apng',
+    ]);
     const info = await probeFile(ffprobe, f, opts());
     expect(info).toMatchObject({ mimeType: 'image/apng', ext: 'png' });
     expect(info.durationSec).toBeGreaterThan(0.8);
@@ -115,7 +160,17 @@ describe('container types and displayed size', () => {
     const mov = await make('a.mov', ['-t', '1', '-i', clip('chaplin-bw.mp4'), '-c', 'copy', '-f', 'mov']);
     const mp4 = await make('a.mp4', ['-t', '1', '-i', clip('chaplin-bw.mp4'), '-c', 'copy']);
     const mkv = await make('a.mkv', ['-t', '1', '-i', clip('chaplin-bw.mp4'), '-c', 'copy']);
-    const webm = await make('a.webm', ['-t', '1', '-i', clip('chaplin-bw.mp4'), '-c:v', 'libvpx', '-deadline', 'realtime', '-an']);
+    const webm = await make('a.webm', [
+      '-t',
+      '1',
+      '-i',
+      clip('chaplin-bw.mp4'),
+      '-c:v',
+      'libvpx',
+      '-deadline',
+      'realtime',
+      '-an',
+    ]);
     expect((await probeFile(ffprobe, mov, opts())).mimeType).toBe('video/quicktime');
     expect((await probeFile(ffprobe, mp4, opts())).mimeType).toBe('video/mp4');
     expect((await probeFile(ffprobe, mkv, opts())).mimeType).toBe('video/x-matroska');
@@ -127,7 +182,19 @@ describe('container types and displayed size', () => {
   test('a phone video stored landscape with a 90° rotation reports its portrait size', async () => {
     // Stored 1024×576 (the portrait clip turned on its side), tagged to be shown turned back.
     // (This ffmpeg drops a rotate tag set while encoding: it is set in a second, copying step.)
-    const side = await make('side.mp4', ['-t', '1', '-i', clip('skateboarding-dog.mp4'), '-vf', 'transpose=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-an']);
+    const side = await make('side.mp4', [
+      '-t',
+      '1',
+      '-i',
+      clip('skateboarding-dog.mp4'),
+      '-vf',
+      'transpose=1',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-an',
+    ]);
     const f = await make('phone.mp4', ['-i', side, '-c', 'copy', '-metadata:s:v', 'rotate=90']);
     for (const tool of [ffprobe, crashing]) {
       const info = await probeFile(tool, f, opts());
@@ -137,7 +204,19 @@ describe('container types and displayed size', () => {
   });
 
   test('anamorphic video (SAR 2:1) reports the displayed width', async () => {
-    const f = await make('wide.mkv', ['-t', '1', '-i', clip('chaplin-bw.mp4'), '-vf', 'scale=320:360,setsar=2', '-c:v', 'libx264', '-preset', 'ultrafast', '-an']);
+    const f = await make('wide.mkv', [
+      '-t',
+      '1',
+      '-i',
+      clip('chaplin-bw.mp4'),
+      '-vf',
+      'scale=320:360,setsar=2',
+      '-c:v',
+      'libx264',
+      '-preset',
+      'ultrafast',
+      '-an',
+    ]);
     for (const tool of [ffprobe, crashing]) {
       const info = await probeFile(tool, f, opts());
       expect([info.width, info.height]).toEqual([640, 360]);

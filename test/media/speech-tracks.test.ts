@@ -31,7 +31,16 @@ afterAll(async () => {
 async function speechOf(path: string, a: SpeechAnalyzer = analyzer) {
   const info = await probeFile(ffprobe, path, { maxDurationSec: 3600, ffmpeg });
   const ctx: StageContext = {
-    video: { id: 'x', path, dir, durationSec: info.durationSec, fps: info.fps, width: info.width, height: info.height, hasAudio: info.hasAudio },
+    video: {
+      id: 'x',
+      path,
+      dir,
+      durationSec: info.durationSec,
+      fps: info.fps,
+      width: info.width,
+      height: info.height,
+      hasAudio: info.hasAudio,
+    },
     ffmpeg,
     signal: new AbortController().signal,
     log: createLogger('error'),
@@ -40,10 +49,14 @@ async function speechOf(path: string, a: SpeechAnalyzer = analyzer) {
     segments: () => [],
   };
   const r = await a.run(ctx);
-  return { speech: (r.segments ?? []).filter((s) => s.kind === 'speech'), transcripts: (r.segments ?? []).filter((s) => s.kind === 'transcript'), summary: r.summary as Record<string, unknown> };
+  return {
+    speech: (r.segments ?? []).filter((s) => s.kind === 'speech'),
+    transcripts: (r.segments ?? []).filter((s) => s.kind === 'transcript'),
+    summary: r.summary as Record<string, unknown>,
+  };
 }
 
-test('music and drums are not speech (drummer, Chaplin\'s music track); speech still is', async () => {
+test("music and drums are not speech (drummer, Chaplin's music track); speech still is", async () => {
   for (const name of ['drummer-vertical.mp4', 'chaplin-bw.mp4']) {
     const { speech, summary } = await speechOf(clip(name));
     expect(speech).toEqual([]);
@@ -57,10 +70,35 @@ test('music and drums are not speech (drummer, Chaplin\'s music track); speech s
 test('every audio track is analysed: speech on the second track is found and says which track', async () => {
   const f = join(dir, 'two-tracks.mkv');
   const p = Bun.spawnSync([
-    ffmpeg, '-hide_banner', '-loglevel', 'error', '-y',
-    '-i', clip('speech-over-bottles.mp4'), '-i', clip('drummer-vertical.mp4'),
-    '-map', '0:v', '-map', '1:a', '-map', '0:a', '-t', '11', '-c:v', 'copy', '-c:a', 'aac',
-    '-metadata:s:a:0', 'language=zxx', '-metadata:s:a:0', 'title=Music', '-metadata:s:a:1', 'language=eng', '-metadata:s:a:1', 'title=Speech',
+    ffmpeg,
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-y',
+    '-i',
+    clip('speech-over-bottles.mp4'),
+    '-i',
+    clip('drummer-vertical.mp4'),
+    '-map',
+    '0:v',
+    '-map',
+    '1:a',
+    '-map',
+    '0:a',
+    '-t',
+    '11',
+    '-c:v',
+    'copy',
+    '-c:a',
+    'aac',
+    '-metadata:s:a:0',
+    'language=zxx',
+    '-metadata:s:a:0',
+    'title=Music',
+    '-metadata:s:a:1',
+    'language=eng',
+    '-metadata:s:a:1',
+    'title=Speech',
     f,
   ]);
   expect(p.exitCode).toBe(0);
@@ -80,12 +118,14 @@ test('every audio track is analysed: speech on the second track is found and say
   ]);
 });
 
-test('transcripts are made per track and carry the track (Whisper code path with the tests\' tiny model)', async () => {
+test("transcripts are made per track and carry the track (Whisper code path with the tests' tiny model)", async () => {
   const f = join(dir, 'two-tracks.mkv');
   if (!(await Bun.file(f).exists())) throw new Error('made by the test before');
   const modelsDir = join(dir, 'models');
   writeTinyWhisper(modelsDir, 'tests/tiny-whisper');
-  const whisper = new SpeechAnalyzer({ stt: createSpeechToText({ type: 'whisper', modelsDir, model: 'tests/tiny-whisper' }) });
+  const whisper = new SpeechAnalyzer({
+    stt: createSpeechToText({ type: 'whisper', modelsDir, model: 'tests/tiny-whisper' }),
+  });
   try {
     const { transcripts } = await speechOf(f, whisper);
     expect(transcripts.length).toBeGreaterThanOrEqual(3);

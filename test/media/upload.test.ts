@@ -24,12 +24,59 @@ beforeAll(async () => {
     if (p.exitCode !== 0) throw new Error(p.stderr.toString());
     made[name] = out;
   };
-  make('camcorder.m2ts', ['-t', '4', '-i', clip('speech-over-bottles.mp4'), '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac']);
+  make('camcorder.m2ts', [
+    '-t',
+    '4',
+    '-i',
+    clip('speech-over-bottles.mp4'),
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-c:a',
+    'aac',
+  ]);
   make('dog.gif', ['-t', '3', '-i', clip('skateboarding-dog.mp4'), '-vf', 'scale=160:-2', '-r', '8']);
-  make('side.mp4', ['-t', '3', '-i', clip('skateboarding-dog.mp4'), '-vf', 'transpose=1', '-c:v', 'libx264', '-preset', 'ultrafast', '-c:a', 'aac']);
-  make('two-tracks.mkv', ['-i', clip('speech-over-bottles.mp4'), '-i', clip('drummer-vertical.mp4'), '-map', '0:v', '-map', '1:a', '-map', '0:a', '-t', '11', '-c:v', 'copy', '-c:a', 'aac', '-metadata:s:a:1', 'language=eng']);
+  make('side.mp4', [
+    '-t',
+    '3',
+    '-i',
+    clip('skateboarding-dog.mp4'),
+    '-vf',
+    'transpose=1',
+    '-c:v',
+    'libx264',
+    '-preset',
+    'ultrafast',
+    '-c:a',
+    'aac',
+  ]);
+  make('two-tracks.mkv', [
+    '-i',
+    clip('speech-over-bottles.mp4'),
+    '-i',
+    clip('drummer-vertical.mp4'),
+    '-map',
+    '0:v',
+    '-map',
+    '1:a',
+    '-map',
+    '0:a',
+    '-t',
+    '11',
+    '-c:v',
+    'copy',
+    '-c:a',
+    'aac',
+    '-metadata:s:a:1',
+    'language=eng',
+  ]);
   make('phone.mov', ['-i', made['side.mp4']!, '-c', 'copy', '-metadata:s:v', 'rotate=90', '-f', 'mov']);
-  origin = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: (req) => new Response(Bun.file(made[new URL(req.url).pathname.slice(1)] ?? '/nonexistent')) });
+  origin = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: (req) => new Response(Bun.file(made[new URL(req.url).pathname.slice(1)] ?? '/nonexistent')),
+  });
   srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual,speech,embeddings' });
 });
 afterAll(async () => {
@@ -40,18 +87,29 @@ afterAll(async () => {
 
 test('M2TS, animated GIF and a rotated QuickTime phone video are stored, described and analysed', async () => {
   for (const name of ['camcorder.m2ts', 'dog.gif', 'phone.mov']) {
-    const up = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'kinds', url: `http://127.0.0.1:${origin.port}/${name}` });
+    const up = await postJson(srv.url, '/remote-upload', {
+      token: srv.token,
+      index: 'kinds',
+      url: `http://127.0.0.1:${origin.port}/${name}`,
+    });
     expect(up.status).toBe(200);
   }
   let rows: any[] = [];
   for (let i = 0; i < 1200; i++) {
     rows = (await getJson(srv.url, `/index-resources?token=${srv.token}&index=kinds`)).body;
-    if (rows.every((r) => r.status === 'ready' || r.status === 'failed') && rows.find((r) => r.file_name === 'dog.gif')?.playback_src) break;
+    if (
+      rows.every((r) => r.status === 'ready' || r.status === 'failed') &&
+      rows.find((r) => r.file_name === 'dog.gif')?.playback_src
+    )
+      break;
     await Bun.sleep(100);
   }
   const by = (n: string) => rows.find((r) => r.file_name === n);
   expect(rows.map((r) => r.status)).toEqual(['ready', 'ready', 'ready']);
-  expect(by('camcorder.m2ts')).toMatchObject({ file_type: 'video/mp2t', metadata: { width: 640, height: 360, has_audio: true } });
+  expect(by('camcorder.m2ts')).toMatchObject({
+    file_type: 'video/mp2t',
+    metadata: { width: 640, height: 360, has_audio: true },
+  });
   expect(by('camcorder.m2ts').metadata.analysis.speech.segments).toBeGreaterThan(0);
   expect(by('dog.gif')).toMatchObject({ file_type: 'image/gif', metadata: { has_audio: false } });
   expect(by('dog.gif').metadata.duration).toBeGreaterThan(2.5);
@@ -65,13 +123,19 @@ test('M2TS, animated GIF and a rotated QuickTime phone video are stored, describ
 });
 
 test('with several audio tracks, answers say which track the speech is on', async () => {
-  const up = await postJson(srv.url, '/remote-upload', { token: srv.token, index: 'tracks', url: `http://127.0.0.1:${origin.port}/two-tracks.mkv` });
+  const up = await postJson(srv.url, '/remote-upload', {
+    token: srv.token,
+    index: 'tracks',
+    url: `http://127.0.0.1:${origin.port}/two-tracks.mkv`,
+  });
   expect(up.status).toBe(200);
   for (let i = 0; i < 1200; i++) {
     if ((await getJson(srv.url, `/index-resources?token=${srv.token}&index=tracks`)).body[0].status === 'ready') break;
     await Bun.sleep(100);
   }
-  const indexId = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body.find((i: any) => i.name === 'tracks').index_id;
+  const indexId = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body.find(
+    (i: any) => i.name === 'tracks',
+  ).index_id;
   const res = await postJson(srv.url, '/inquire', { token: srv.token, index: indexId, prompt: 'Is somebody talking?' });
   expect(res.status).toBe(200);
   expect(res.body.output).toContain('audio track 2 (eng)');

@@ -132,14 +132,19 @@ export class ModelServerClient {
     return this.request(path, () => ({ body: form(), headers: {} }), signal);
   }
 
-  private async request(path: string, init: () => { body: string | FormData; headers: Record<string, string> }, signal: AbortSignal): Promise<unknown> {
+  private async request(
+    path: string,
+    init: () => { body: string | FormData; headers: Record<string, string> },
+    signal: AbortSignal,
+  ): Promise<unknown> {
     const url = `${this.base}${path}`;
     const retries = this.opts.retries ?? 2;
     const timeoutMs = this.opts.timeoutMs ?? 60_000;
     let last: ModelServerError | null = null;
     for (let attempt = 0; attempt <= retries; attempt++) {
       signal.throwIfAborted();
-      if (attempt > 0) await sleep((this.opts.backoffMs ?? 500) * 2 ** (attempt - 1) * (0.75 + Math.random() * 0.5), signal);
+      if (attempt > 0)
+        await sleep((this.opts.backoffMs ?? 500) * 2 ** (attempt - 1) * (0.75 + Math.random() * 0.5), signal);
       const outcome = await this.opts.limiter.run(() => this.once(url, init(), timeoutMs, signal), signal);
       if (outcome.ok) return outcome.value;
       last = outcome.error;
@@ -165,17 +170,34 @@ export class ModelServerClient {
       text = await res.text();
     } catch (e) {
       if (signal.aborted) throw signal.reason;
-      if (timeout.aborted) return { ok: false, retry: true, error: new ModelServerError(`no reply within ${timeoutMs} ms from ${url}`, { unreachable: true }) };
-      return { ok: false, retry: true, error: new ModelServerError(`${networkReason(e)} at ${url}`, { unreachable: true }) };
+      if (timeout.aborted)
+        return {
+          ok: false,
+          retry: true,
+          error: new ModelServerError(`no reply within ${timeoutMs} ms from ${url}`, { unreachable: true }),
+        };
+      return {
+        ok: false,
+        retry: true,
+        error: new ModelServerError(`${networkReason(e)} at ${url}`, { unreachable: true }),
+      };
     }
     if (!res.ok) {
       const retry = res.status === 408 || res.status === 429 || res.status >= 500;
-      return { ok: false, retry, error: new ModelServerError(`HTTP ${res.status} from ${url}${snippet(text)}`, { unreachable: retry }) };
+      return {
+        ok: false,
+        retry,
+        error: new ModelServerError(`HTTP ${res.status} from ${url}${snippet(text)}`, { unreachable: retry }),
+      };
     }
     try {
       return { ok: true, value: JSON.parse(text) };
     } catch {
-      return { ok: false, retry: false, error: new ModelServerError(`a reply that is not JSON from ${url}${snippet(text)}`) };
+      return {
+        ok: false,
+        retry: false,
+        error: new ModelServerError(`a reply that is not JSON from ${url}${snippet(text)}`),
+      };
     }
   }
 }

@@ -42,13 +42,24 @@ export class OpenAiEmbedder implements Embedder {
     const asked = texts.map((t, k) => [t.slice(0, MAX_TEXT_CHARS), k] as const).filter(([t]) => t.trim() !== '');
     const result: (Float32Array | null)[] = texts.map(() => null);
     if (asked.length) {
-      const reply = (await this.client.postJson('/embeddings', { model: this.model, input: asked.map(([t]) => t) }, this.signal)) as { data?: { embedding?: unknown; index?: unknown }[] } | null;
+      const reply = (await this.client.postJson(
+        '/embeddings',
+        { model: this.model, input: asked.map(([t]) => t) },
+        this.signal,
+      )) as { data?: { embedding?: unknown; index?: unknown }[] } | null;
       const data = reply?.data;
-      if (!Array.isArray(data) || data.length !== asked.length) throw new ModelServerError(`an embeddings reply without one data[] item per input from ${this.client.base}`);
+      if (!Array.isArray(data) || data.length !== asked.length)
+        throw new ModelServerError(`an embeddings reply without one data[] item per input from ${this.client.base}`);
       data.forEach((d, j) => {
         const at = typeof d?.index === 'number' ? d.index : j;
         const e = d?.embedding;
-        if (!Array.isArray(e) || !e.length || !e.every((x) => typeof x === 'number' && Number.isFinite(x)) || at < 0 || at >= asked.length) {
+        if (
+          !Array.isArray(e) ||
+          !e.length ||
+          !e.every((x) => typeof x === 'number' && Number.isFinite(x)) ||
+          at < 0 ||
+          at >= asked.length
+        ) {
           throw new ModelServerError(`an embeddings reply with a malformed data[${j}] from ${this.client.base}`);
         }
         const v = Float32Array.from(e as number[]);
@@ -58,7 +69,8 @@ export class OpenAiEmbedder implements Embedder {
       });
     }
     const dims = result.find((v) => v)?.length ?? this.dims;
-    if (this.dims && dims !== this.dims) throw new ModelServerError(`the embeddings changed size (${this.dims} → ${dims}) at ${this.client.base}`);
+    if (this.dims && dims !== this.dims)
+      throw new ModelServerError(`the embeddings changed size (${this.dims} → ${dims}) at ${this.client.base}`);
     this.dims = dims;
     return result.map((v) => v ?? new Float32Array(dims));
   }

@@ -28,7 +28,9 @@ export async function readOllamaModels(url: string, timeoutMs: number): Promise<
     return (await res.json()) as Record<string, unknown>;
   };
   const tags = await get('/api/tags');
-  const names = Array.isArray(tags.models) ? (tags.models as { name?: unknown; model?: unknown }[]).map((m) => String(m.name ?? m.model ?? '')).filter(Boolean) : [];
+  const names = Array.isArray(tags.models)
+    ? (tags.models as { name?: unknown; model?: unknown }[]).map((m) => String(m.name ?? m.model ?? '')).filter(Boolean)
+    : [];
   return Promise.all(
     names.map(async (name) => {
       try {
@@ -47,21 +49,67 @@ export function pickOllamaModels(config: Config, models: OllamaModel[]): { chang
   const url = config.ollama;
   const has = (m: OllamaModel, c: string) => m.capabilities.includes(c);
   const vision = models.find((m) => has(m, 'vision'));
-  const chat = models.find((m) => has(m, 'completion') && !has(m, 'vision')) ?? models.find((m) => has(m, 'completion'));
+  const chat =
+    models.find((m) => has(m, 'completion') && !has(m, 'vision')) ?? models.find((m) => has(m, 'completion'));
   const embedding = models.find((m) => has(m, 'embedding'));
   const changes: Partial<Config> = {};
-  const lines: string[] = [`Ollama at ${url}: ${models.length} model(s) installed (${models.map((m) => m.name).join(', ') || 'none'}).`];
-  const pick = (what: string, set: boolean, setting: string, model: OllamaModel | undefined, kind: keyof typeof SUGGEST, apply: (name: string) => Partial<Config>, adds: string) => {
+  const lines: string[] = [
+    `Ollama at ${url}: ${models.length} model(s) installed (${models.map((m) => m.name).join(', ') || 'none'}).`,
+  ];
+  const pick = (
+    what: string,
+    set: boolean,
+    setting: string,
+    model: OllamaModel | undefined,
+    kind: keyof typeof SUGGEST,
+    apply: (name: string) => Partial<Config>,
+    adds: string,
+  ) => {
     if (set) lines.push(`  ${what}: ${setting} (set explicitly; kept)`);
     else if (model) {
       Object.assign(changes, apply(model.name));
       lines.push(`  ${what}: ${model.name}`);
-    } else lines.push(`  ${what}: none — no ${kind === 'chat' ? 'chat' : kind} model installed: \`ollama pull ${SUGGEST[kind]}\` would add ${adds}`);
+    } else
+      lines.push(
+        `  ${what}: none — no ${kind === 'chat' ? 'chat' : kind} model installed: \`ollama pull ${SUGGEST[kind]}\` would add ${adds}`,
+      );
   };
-  pick('captioner', config.captioner !== 'none', `${config.captioner} ${config.captionerModel}`, vision, 'vision', (name) => ({ captioner: 'openai', captionerUrl: url, captionerModel: name }), 'captions');
-  pick('generator', config.generator !== 'none', `${config.generator} ${config.generatorModel}`, chat, 'chat', (name) => ({ generator: 'openai', generatorUrl: url, generatorModel: name, ...(chat && has(chat, 'vision') ? { generatorVision: true } : {}) }), 'written answers');
-  pick('embedder', config.embedder !== 'use', `${config.embedder} ${config.embedderModel}`, embedding, 'embedding', (name) => ({ embedder: 'openai', embedderUrl: url, embedderModel: name }), 'its embeddings (the built-in encoder is used meanwhile)');
-  if (config.sttEngine !== 'openai') lines.push('  transcripts: Ollama serves no speech-to-text; `--stt openai --stt-url …` with a speech server (e.g. speaches) adds them');
+  pick(
+    'captioner',
+    config.captioner !== 'none',
+    `${config.captioner} ${config.captionerModel}`,
+    vision,
+    'vision',
+    (name) => ({ captioner: 'openai', captionerUrl: url, captionerModel: name }),
+    'captions',
+  );
+  pick(
+    'generator',
+    config.generator !== 'none',
+    `${config.generator} ${config.generatorModel}`,
+    chat,
+    'chat',
+    (name) => ({
+      generator: 'openai',
+      generatorUrl: url,
+      generatorModel: name,
+      ...(chat && has(chat, 'vision') ? { generatorVision: true } : {}),
+    }),
+    'written answers',
+  );
+  pick(
+    'embedder',
+    config.embedder !== 'use',
+    `${config.embedder} ${config.embedderModel}`,
+    embedding,
+    'embedding',
+    (name) => ({ embedder: 'openai', embedderUrl: url, embedderModel: name }),
+    'its embeddings (the built-in encoder is used meanwhile)',
+  );
+  if (config.sttEngine !== 'openai')
+    lines.push(
+      '  transcripts: Ollama serves no speech-to-text; `--stt openai --stt-url …` with a speech server (e.g. speaches) adds them',
+    );
   return { changes, lines };
 }
 

@@ -57,11 +57,23 @@ export function transcriptionPieces(reply: unknown, durationSec: number, from: s
   if (Array.isArray(r?.segments)) {
     const pieces: TranscriptPiece[] = [];
     for (const s of r.segments as { start?: unknown; end?: unknown; text?: unknown; avg_logprob?: unknown }[]) {
-      if (typeof s?.text !== 'string' || typeof s.start !== 'number' || typeof s.end !== 'number' || !Number.isFinite(s.start) || !Number.isFinite(s.end)) continue;
+      if (
+        typeof s?.text !== 'string' ||
+        typeof s.start !== 'number' ||
+        typeof s.end !== 'number' ||
+        !Number.isFinite(s.start) ||
+        !Number.isFinite(s.end)
+      )
+        continue;
       const text = s.text.replace(/\s+/g, ' ').trim();
       if (!text) continue;
       const start = clamp(s.start, 0);
-      pieces.push({ start, end: clamp(s.end, start), text, ...(typeof s.avg_logprob === 'number' ? { confidence: Math.round(Math.exp(s.avg_logprob) * 1000) / 1000 } : {}) });
+      pieces.push({
+        start,
+        end: clamp(s.end, start),
+        text,
+        ...(typeof s.avg_logprob === 'number' ? { confidence: Math.round(Math.exp(s.avg_logprob) * 1000) / 1000 } : {}),
+      });
     }
     if (pieces.length || (r.segments as unknown[]).length === 0) return pieces;
   }
@@ -90,6 +102,7 @@ export function encodeWav(samples: Float32Array): Uint8Array {
   v.setUint16(34, 16, true);
   str(36, 'data');
   v.setUint32(40, samples.length * 2, true);
-  for (let k = 0; k < samples.length; k++) v.setInt16(44 + k * 2, Math.max(-1, Math.min(1, samples[k]!)) * 0x7fff, true);
+  for (let k = 0; k < samples.length; k++)
+    v.setInt16(44 + k * 2, Math.max(-1, Math.min(1, samples[k]!)) * 0x7fff, true);
   return out;
 }

@@ -72,7 +72,13 @@ export type GeneratorConfig =
 export function generatorConfigOf(c: Config): GeneratorConfig {
   switch (c.generator) {
     case 'openai':
-      return { type: 'openai', url: c.generatorUrl, model: c.generatorModel, apiKey: c.generatorApiKey || undefined, vision: c.generatorVision };
+      return {
+        type: 'openai',
+        url: c.generatorUrl,
+        model: c.generatorModel,
+        apiKey: c.generatorApiKey || undefined,
+        vision: c.generatorVision,
+      };
     case 'transformers':
       return { type: 'transformers', model: c.generatorModel, modelsDir: c.modelsDir };
     case 'none':

@@ -35,7 +35,8 @@ export class OpenAiGenerator implements Generator {
     const body = await readText(res, opts.signal);
     const json = parseJson(body, 'the reply');
     const text = (json as { choices?: { message?: { content?: unknown } }[] })?.choices?.[0]?.message?.content;
-    if (typeof text !== 'string') throw new GeneratorError(`the reply has no choices[0].message.content (${this.snippet(body)})`);
+    if (typeof text !== 'string')
+      throw new GeneratorError(`the reply has no choices[0].message.content (${this.snippet(body)})`);
     return { text };
   }
 
@@ -44,8 +45,10 @@ export class OpenAiGenerator implements Generator {
     // A server that ignores `stream: true` answers one JSON object: take its content whole.
     if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
       const body = await readText(res, opts.signal);
-      const text = (parseJson(body, 'the reply') as { choices?: { message?: { content?: unknown } }[] })?.choices?.[0]?.message?.content;
-      if (typeof text !== 'string') throw new GeneratorError(`the reply has no choices[0].message.content (${this.snippet(body)})`);
+      const text = (parseJson(body, 'the reply') as { choices?: { message?: { content?: unknown } }[] })?.choices?.[0]
+        ?.message?.content;
+      if (typeof text !== 'string')
+        throw new GeneratorError(`the reply has no choices[0].message.content (${this.snippet(body)})`);
       yield text;
       return;
     }
@@ -71,11 +74,18 @@ export class OpenAiGenerator implements Generator {
             done = true;
             break;
           }
-          const chunk = parseJson(data, 'a stream event') as { error?: { message?: string } | string; choices?: { delta?: { content?: unknown }; finish_reason?: unknown }[] };
-          if (chunk?.error) throw new GeneratorError(`the stream reported an error: ${this.snippet(typeof chunk.error === 'string' ? chunk.error : (chunk.error.message ?? JSON.stringify(chunk.error)))}`);
+          const chunk = parseJson(data, 'a stream event') as {
+            error?: { message?: string } | string;
+            choices?: { delta?: { content?: unknown }; finish_reason?: unknown }[];
+          };
+          if (chunk?.error)
+            throw new GeneratorError(
+              `the stream reported an error: ${this.snippet(typeof chunk.error === 'string' ? chunk.error : (chunk.error.message ?? JSON.stringify(chunk.error)))}`,
+            );
           const piece = chunk?.choices?.[0]?.delta?.content;
           if (typeof piece === 'string' && piece.length) yield piece;
-          else if (!Array.isArray(chunk?.choices)) throw new GeneratorError(`a stream event has no choices (${this.snippet(data)})`);
+          else if (!Array.isArray(chunk?.choices))
+            throw new GeneratorError(`a stream event has no choices (${this.snippet(data)})`);
         }
       }
       if (!done) throw new GeneratorError('the stream ended without [DONE]');
@@ -86,22 +96,40 @@ export class OpenAiGenerator implements Generator {
   }
 
   private async post(req: GenerateRequest, stream: boolean, signal: AbortSignal): Promise<Response> {
-    const messages: ChatMessage[] = [{ role: 'system', content: req.system }, ...req.messages.map((m) => ({ role: m.role, content: m.content }) as ChatMessage)];
+    const messages: ChatMessage[] = [
+      { role: 'system', content: req.system },
+      ...req.messages.map((m) => ({ role: m.role, content: m.content }) as ChatMessage),
+    ];
     if (req.images?.length && this.supports.vision) {
       const last = messages.findLastIndex((m) => m.role === 'user');
       if (last >= 0) {
         const text = messages[last]!.content as string;
-        messages[last] = { role: 'user', content: [{ type: 'text', text }, ...req.images.map((img) => ({ type: 'image_url' as const, image_url: { url: dataUrl(img) } }))] };
+        messages[last] = {
+          role: 'user',
+          content: [
+            { type: 'text', text },
+            ...req.images.map((img) => ({ type: 'image_url' as const, image_url: { url: dataUrl(img) } })),
+          ],
+        };
       }
     }
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: stream ? 'text/event-stream' : 'application/json',
+    };
     if (this.cfg.apiKey) headers.authorization = `Bearer ${this.cfg.apiKey}`;
     let res: Response;
     try {
       res = await fetch(this.endpoint, {
         method: 'POST',
         headers,
-        body: JSON.stringify({ model: this.cfg.model, messages, stream, temperature: this.cfg.temperature ?? 0.2, max_tokens: this.cfg.maxTokens ?? 512 }),
+        body: JSON.stringify({
+          model: this.cfg.model,
+          messages,
+          stream,
+          temperature: this.cfg.temperature ?? 0.2,
+          max_tokens: this.cfg.maxTokens ?? 512,
+        }),
         signal,
         redirect: 'error',
       });
@@ -143,6 +171,7 @@ async function readText(res: Response, signal: AbortSignal): Promise<string> {
 }
 
 function dataUrl(img: Uint8Array): string {
-  const mime = img[0] === 0x89 && img[1] === 0x50 ? 'image/png' : img[0] === 0x52 && img[1] === 0x49 ? 'image/webp' : 'image/jpeg';
+  const mime =
+    img[0] === 0x89 && img[1] === 0x50 ? 'image/png' : img[0] === 0x52 && img[1] === 0x49 ? 'image/webp' : 'image/jpeg';
   return `data:${mime};base64,${Buffer.from(img).toString('base64')}`;
 }

@@ -64,7 +64,12 @@ export function buildRequest(p: PromptInput): GenerateRequest {
   if (p.window) parts.push(`The question is about ${spanText(p.window.start, p.window.end)} of the video.`);
   parts.push(`Evidence (${files.size > 1 ? `${files.size} videos, ` : ''}best first):\n${lines.join('\n')}`);
   parts.push(`Draft answer written by rules from the same evidence (correct, but may be clumsy): ${p.draft}`);
-  if (p.images?.length) parts.push(`Attached images, in order: frames of evidence ${p.images.map((im) => `[${im.item}]`).join(', ')}.`);
+  if (p.images?.length)
+    parts.push(`Attached images, in order: frames of evidence ${p.images.map((im) => `[${im.item}]`).join(', ')}.`);
   parts.push('Answer the question.');
-  return { system: SYSTEM_PROMPT, messages: [{ role: 'user', content: parts.join('\n\n') }], images: p.images?.map((im) => im.bytes) };
+  return {
+    system: SYSTEM_PROMPT,
+    messages: [{ role: 'user', content: parts.join('\n\n') }],
+    images: p.images?.map((im) => im.bytes),
+  };
 }

@@ -33,7 +33,8 @@ const UNITS = new RegExp(
   'gi',
 );
 const ORDINAL = /\b(second|minute)\s+(\d+(?:\.\d+)?)(?![\w:]|\.\d)/gi;
-const DURATION_CUE = /\b(?:for|lasting|lasts|lasted|last|long)\s+(?:about\s+|around\s+|roughly\s+|nearly\s+|almost\s+|over\s+|under\s+|just\s+)?$/i;
+const DURATION_CUE =
+  /\b(?:for|lasting|lasts|lasted|last|long)\s+(?:about\s+|around\s+|roughly\s+|nearly\s+|almost\s+|over\s+|under\s+|just\s+)?$/i;
 
 export function timeExpressions(text: string): TimeExpression[] {
   const found: TimeExpression[] = [];
@@ -43,7 +44,13 @@ export function timeExpressions(text: string): TimeExpression[] {
     if (!t) return;
     if (covered.some(([a, b]) => index < b && index + t.length > a)) return;
     covered.push([index, index + t.length]);
-    found.push({ text: t, index, seconds, whole, duration: DURATION_CUE.test(text.slice(Math.max(0, index - 40), index)) });
+    found.push({
+      text: t,
+      index,
+      seconds,
+      whole,
+      duration: DURATION_CUE.test(text.slice(Math.max(0, index - 40), index)),
+    });
   };
   for (const m of text.matchAll(CLOCK)) {
     const [h, mm, ss, frac] = [m[1], m[2]!, m[3]!, m[4]];
@@ -96,9 +103,29 @@ export function visibleText(text: string): string | null {
 }
 
 /** Words that can be part of a time expression, or the start of one still being written. */
-const UNIT_WORDS = ['hours', 'hour', 'hrs', 'hr', 'h', 'minutes', 'minute', 'mins', 'min', 'm', 'seconds', 'second', 'secs', 'sec', 's', 'and'];
+const UNIT_WORDS = [
+  'hours',
+  'hour',
+  'hrs',
+  'hr',
+  'h',
+  'minutes',
+  'minute',
+  'mins',
+  'min',
+  'm',
+  'seconds',
+  'second',
+  'secs',
+  'sec',
+  's',
+  'and',
+];
 function timeish(word: string, complete: boolean): boolean {
-  const w = word.replace(/^[("'\[]+/, '').replace(/[,.;:!?)"'\]]+$/, '').toLowerCase();
+  const w = word
+    .replace(/^[("'\[]+/, '')
+    .replace(/[,.;:!?)"'\]]+$/, '')
+    .toLowerCase();
   if (/^\d/.test(w)) return true;
   return complete ? UNIT_WORDS.includes(w) : UNIT_WORDS.some((u) => u.startsWith(w));
 }

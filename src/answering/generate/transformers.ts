@@ -25,7 +25,10 @@ const DTYPES: { dtype: string; file: string }[] = [
 const REQUIRED = ['config.json', 'tokenizer.json', 'tokenizer_config.json'];
 
 type ChatOutput = { generated_text: { role: string; content: string }[] | string }[];
-type TextGenerationPipeline = ((messages: { role: string; content: string }[], opts: Record<string, unknown>) => Promise<ChatOutput>) & {
+type TextGenerationPipeline = ((
+  messages: { role: string; content: string }[],
+  opts: Record<string, unknown>,
+) => Promise<ChatOutput>) & {
   tokenizer: unknown;
   dispose(): Promise<void>;
 };
@@ -96,7 +99,12 @@ export class TransformersGenerator implements Generator {
   /** Files missing from the model folder for the first precision found (all of them when none is). */
   missingFiles(): string[] {
     const missing = REQUIRED.filter((f) => !existsSync(join(this.dir, f)));
-    if (!DTYPES.some((d) => existsSync(join(this.dir, d.file)))) missing.push(`onnx/model_quantized.onnx (or ${DTYPES.slice(1).map((d) => d.file.slice(5)).join(', ')})`);
+    if (!DTYPES.some((d) => existsSync(join(this.dir, d.file))))
+      missing.push(
+        `onnx/model_quantized.onnx (or ${DTYPES.slice(1)
+          .map((d) => d.file.slice(5))
+          .join(', ')})`,
+      );
     return missing;
   }
 
@@ -106,7 +114,11 @@ export class TransformersGenerator implements Generator {
     return next;
   }
 
-  private async runNow(req: GenerateRequest, signal: AbortSignal, onText: ((s: string) => void) | null): Promise<string> {
+  private async runNow(
+    req: GenerateRequest,
+    signal: AbortSignal,
+    onText: ((s: string) => void) | null,
+  ): Promise<string> {
     signal.throwIfAborted();
     const gen = await this.load();
     signal.throwIfAborted();
@@ -120,7 +132,15 @@ export class TransformersGenerator implements Generator {
         max_new_tokens: this.cfg.maxNewTokens ?? 384,
         do_sample: false,
         stopping_criteria: stop,
-        ...(onText ? { streamer: new TextStreamer(gen.tokenizer as never, { skip_prompt: true, skip_special_tokens: true, callback_function: onText }) } : {}),
+        ...(onText
+          ? {
+              streamer: new TextStreamer(gen.tokenizer as never, {
+                skip_prompt: true,
+                skip_special_tokens: true,
+                callback_function: onText,
+              }),
+            }
+          : {}),
       });
       signal.throwIfAborted();
       const g = out[0]?.generated_text;

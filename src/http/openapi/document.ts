@@ -15,7 +15,12 @@ export interface RouteLike {
   path: string;
   hooks?: {
     body?: unknown;
-    detail?: Record<string, unknown> & { hide?: boolean; operationId?: string; responses?: Record<string, unknown>; parameters?: unknown[] };
+    detail?: Record<string, unknown> & {
+      hide?: boolean;
+      operationId?: string;
+      responses?: Record<string, unknown>;
+      parameters?: unknown[];
+    };
   };
 }
 
@@ -24,7 +29,8 @@ type Obj = Record<string, any>;
 const OPTIONAL = Symbol.for('TypeBox.Optional');
 const KIND = Symbol.for('TypeBox.Kind');
 
-const isSchema = (r: unknown): boolean => r !== null && typeof r === 'object' && (KIND in r || '$ref' in r || 'type' in r);
+const isSchema = (r: unknown): boolean =>
+  r !== null && typeof r === 'object' && (KIND in r || '$ref' in r || 'type' in r);
 
 const STATUS_TEXT: Record<string, string> = {
   200: 'OK',
@@ -32,7 +38,7 @@ const STATUS_TEXT: Record<string, string> = {
   400: 'invalid request (the message names the field), or insufficient credits',
   401: 'missing, unknown or revoked token',
   403: "another user's id, a refused URL, or an invalid or expired link",
-  404: 'unknown index, video or file (also for another user\'s)',
+  404: "unknown index, video or file (also for another user's)",
   413: 'the request body or the file is too large',
   415: 'not a media file, or a still image',
   416: 'the range cannot be satisfied',
@@ -53,13 +59,22 @@ export function normaliseDocument(generated: Obj, routes: readonly RouteLike[], 
     for (const [method, given] of Object.entries(item as Obj)) {
       const hooks = byKey.get(`${method} ${path}`)?.hooks ?? {};
       const detail = hooks.detail ?? {};
-      const { responses: generatedResponses, parameters: generatedParameters, requestBody, hide: _hide, ...rest } = given as Obj;
+      const {
+        responses: generatedResponses,
+        parameters: generatedParameters,
+        requestBody,
+        hide: _hide,
+        ...rest
+      } = given as Obj;
       const op: Obj = { ...rest };
       // The plugin's own ids keep the path's hyphens (`postRemote-upload`).
       if (!/^[a-z][A-Za-z0-9]*$/.test(op.operationId ?? '')) op.operationId = defaultOperationId(method, path);
 
       // The plugin replaces `detail.parameters` (e.g. a header the handler reads itself) with its own.
-      const parameters = [...((generatedParameters as Obj[] | undefined) ?? []).map((p) => parameter(conv, p)), ...((detail.parameters as Obj[] | undefined) ?? [])];
+      const parameters = [
+        ...((generatedParameters as Obj[] | undefined) ?? []).map((p) => parameter(conv, p)),
+        ...((detail.parameters as Obj[] | undefined) ?? []),
+      ];
       if (parameters.length) op.parameters = parameters;
 
       if (requestBody && hooks.body === undefined) {
@@ -74,7 +89,8 @@ export function normaliseDocument(generated: Obj, routes: readonly RouteLike[], 
       }
 
       // Without a response schema the plugin passes `detail.responses` through as they are; they are merged below.
-      const generatedJson = generatedResponses === detail.responses ? undefined : (generatedResponses as Obj | undefined);
+      const generatedJson =
+        generatedResponses === detail.responses ? undefined : (generatedResponses as Obj | undefined);
       op.responses = responsesOf(conv, generatedJson, detail.responses);
       // Every body passes the same size and shape checks (src/http/body.ts) before the handler.
       if (op.requestBody) {
@@ -107,17 +123,31 @@ function parameter(conv: SchemaConverter, p: Obj): Obj {
 }
 
 /** The plugin's JSON responses (schemas converted, error examples added), then `detail.responses` merged in. */
-function responsesOf(conv: SchemaConverter, generated: Obj | undefined, extra: Record<string, unknown> | undefined): Obj {
+function responsesOf(
+  conv: SchemaConverter,
+  generated: Obj | undefined,
+  extra: Record<string, unknown> | undefined,
+): Obj {
   const out: Obj = {};
   for (const [status, r] of Object.entries(generated ?? {}) as [string, Obj][]) {
     const schema = r.content?.[JSON_TYPE]?.schema ?? (Object.values(r.content ?? {})[0] as Obj | undefined)?.schema;
-    out[status] = { description: describe(status, schema), content: { [JSON_TYPE]: { schema: conv.convert(schema), ...errorExample(status, schema) } } };
+    out[status] = {
+      description: describe(status, schema),
+      content: { [JSON_TYPE]: { schema: conv.convert(schema), ...errorExample(status, schema) } },
+    };
   }
   // Hand-written responses (streams, files, images) are merged in; schemas inside are converted.
   for (const [status, r] of Object.entries(extra ?? {})) {
     // A schema given as the response itself (`401: ErrorBody`) is its JSON body.
     const given = isSchema(r) ? { content: { [JSON_TYPE]: { schema: r } } } : (r as Obj);
-    const content = given.content ? Object.fromEntries(Object.entries(given.content as Obj).map(([type, m]) => [type, { ...convertMedia(conv, m), ...errorExample(status, m.schema) }])) : undefined;
+    const content = given.content
+      ? Object.fromEntries(
+          Object.entries(given.content as Obj).map(([type, m]) => [
+            type,
+            { ...convertMedia(conv, m), ...errorExample(status, m.schema) },
+          ]),
+        )
+      : undefined;
     out[status] = {
       ...out[status],
       ...given,
@@ -137,7 +167,9 @@ function convertMedia(conv: SchemaConverter, media: Obj): Obj {
 
 /** Swagger UI shows `"error": 404`, not a made-up 0, on an error response. */
 function errorExample(status: string, schema: unknown): Obj {
-  return nameOf(schema) === 'Error' ? { example: { error: Number(status), message: STATUS_TEXT[status] ?? 'what went wrong' } } : {};
+  return nameOf(schema) === 'Error'
+    ? { example: { error: Number(status), message: STATUS_TEXT[status] ?? 'what went wrong' } }
+    : {};
 }
 
 function describe(status: string, schema: unknown): string {
@@ -146,5 +178,8 @@ function describe(status: string, schema: unknown): string {
 }
 
 function errorResponse(conv: SchemaConverter, status: number): Obj {
-  return { description: STATUS_TEXT[status]!, content: { [JSON_TYPE]: { schema: conv.convert(ErrorBody), ...errorExample(String(status), ErrorBody) } } };
+  return {
+    description: STATUS_TEXT[status]!,
+    content: { [JSON_TYPE]: { schema: conv.convert(ErrorBody), ...errorExample(String(status), ErrorBody) } },
+  };
 }

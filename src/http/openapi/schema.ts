@@ -15,7 +15,9 @@ export function named<T extends object>(name: string, schema: T): T {
 }
 
 export function nameOf(schema: unknown): string | undefined {
-  return schema !== null && typeof schema === 'object' ? ((schema as Record<symbol, unknown>)[SCHEMA_NAME] as string | undefined) : undefined;
+  return schema !== null && typeof schema === 'object'
+    ? ((schema as Record<symbol, unknown>)[SCHEMA_NAME] as string | undefined)
+    : undefined;
 }
 
 export type JsonSchema = Record<string, unknown>;
@@ -39,7 +41,11 @@ export class SchemaConverter {
     const seen = this.sources.get(name);
     // The same schema may come as the route's own and as @elysiajs/openapi's rewritten copy: the
     // same once converted (nullable unions and enums folded alike).
-    if (seen !== undefined && seen !== schema && JSON.stringify(this.walk(seen, true)) !== JSON.stringify(this.walk(schema, true))) {
+    if (
+      seen !== undefined &&
+      seen !== schema &&
+      JSON.stringify(this.walk(seen, true)) !== JSON.stringify(this.walk(schema, true))
+    ) {
       throw new Error(`OpenAPI: two different schemas are named "${name}"`);
     }
     if (seen === undefined) {
@@ -57,14 +63,22 @@ export class SchemaConverter {
     if (name && !expand) return this.ref(name, node);
     const s = folded(node as Record<string, unknown>);
     const coerced = coercedType(s);
-    if (coerced) return this.walk({ ...coerced, ...pick(s, ['description', 'title', 'examples', 'deprecated']) }, false);
+    if (coerced)
+      return this.walk({ ...coerced, ...pick(s, ['description', 'title', 'examples', 'deprecated']) }, false);
     const out: JsonSchema = {};
     for (const [k, v] of Object.entries(s)) {
       if (v === undefined) continue;
       // Values of these keywords are data (or maps of names to schemas), not schemas themselves.
       if (k === 'properties' || k === 'patternProperties' || k === '$defs') {
         out[k] = Object.fromEntries(Object.entries(v as object).map(([pk, pv]) => [pk, this.walk(pv, false)]));
-      } else if (k === 'default' || k === 'examples' || k === 'const' || k === 'enum' || k === 'example' || k === 'required') {
+      } else if (
+        k === 'default' ||
+        k === 'examples' ||
+        k === 'const' ||
+        k === 'enum' ||
+        k === 'example' ||
+        k === 'required'
+      ) {
         out[k] = v;
       } else {
         out[k] = this.walk(v, false);
@@ -101,8 +115,10 @@ function folded(s: Record<string, unknown>): Record<string, unknown> {
   const branches = s.anyOf;
   if (!Array.isArray(branches) || branches.length === 0) return s;
   const { anyOf: _anyOf, ...rest } = s;
-  if (branches.every((b) => b && typeof b === 'object' && b.const !== undefined)) return { type: 'string', ...rest, enum: branches.map((b) => b.const) };
+  if (branches.every((b) => b && typeof b === 'object' && b.const !== undefined))
+    return { type: 'string', ...rest, enum: branches.map((b) => b.const) };
   const nonNull = branches.filter((b) => b?.type !== 'null');
-  if (nonNull.length === 1 && nonNull.length < branches.length && typeof nonNull[0]?.type === 'string') return { ...rest, ...nonNull[0], type: [nonNull[0].type, 'null'] };
+  if (nonNull.length === 1 && nonNull.length < branches.length && typeof nonNull[0]?.type === 'string')
+    return { ...rest, ...nonNull[0], type: [nonNull[0].type, 'null'] };
   return s;
 }

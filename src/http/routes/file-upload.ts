@@ -12,13 +12,37 @@ import { tokenOf } from '../auth';
 import { ErrorBody, UploadResponse } from '../models';
 import { uploadEventStream } from './upload';
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 413: ErrorBody, 415: ErrorBody, 422: ErrorBody, 507: ErrorBody };
+const errors = {
+  400: ErrorBody,
+  401: ErrorBody,
+  403: ErrorBody,
+  404: ErrorBody,
+  413: ErrorBody,
+  415: ErrorBody,
+  422: ErrorBody,
+  507: ErrorBody,
+};
 
 export const FileUploadQuery = t.Object({
-  token: t.Optional(t.String({ description: 'user authentication token (or an Authorization: Bearer header, preferred: query strings end up in logs)' })),
+  token: t.Optional(
+    t.String({
+      description:
+        'user authentication token (or an Authorization: Bearer header, preferred: query strings end up in logs)',
+    }),
+  ),
   index: t.String({ description: 'index_id of an index, or the name of one (a new name creates the index)' }),
-  file_name: t.Optional(t.String({ maxLength: 1000, description: 'display name of a raw upload (a multipart part uses its own filename); never a path' })),
-  webhook_url: t.Optional(t.String({ maxLength: 2048, description: 'webhook URL of the index when this upload creates it (see PUT /indexes/{index_id}/webhook)' })),
+  file_name: t.Optional(
+    t.String({
+      maxLength: 1000,
+      description: 'display name of a raw upload (a multipart part uses its own filename); never a path',
+    }),
+  ),
+  webhook_url: t.Optional(
+    t.String({
+      maxLength: 2048,
+      description: 'webhook URL of the index when this upload creates it (see PUT /indexes/{index_id}/webhook)',
+    }),
+  ),
 });
 
 export function fileUploadRoutes(s: Service) {
@@ -28,9 +52,14 @@ export function fileUploadRoutes(s: Service) {
       const user = s.accounts.authenticate(tokenOf(query.token, request));
       const body = bodyOf(request);
       const webhook = query.webhook_url ? await s.webhooks.checkUrl(query.webhook_url) : null;
-      const authorized = await s.ingest.authorizeFile(user, { index: query.index, file_name: query.file_name, declaredBytes: body.kind === 'raw' ? body.declaredBytes : null });
+      const authorized = await s.ingest.authorizeFile(user, {
+        index: query.index,
+        file_name: query.file_name,
+        declaredBytes: body.kind === 'raw' ? body.declaredBytes : null,
+      });
       if (webhook && authorized.createdIndex) await s.webhooks.setIndexWebhook(user, authorized.index.id, webhook);
-      const run = (send?: Parameters<typeof s.ingest.receiveAndStore>[2]) => s.ingest.receiveAndStore(authorized, body, send, request.signal);
+      const run = (send?: Parameters<typeof s.ingest.receiveAndStore>[2]) =>
+        s.ingest.receiveAndStore(authorized, body, send, request.signal);
       if ((request.headers.get('accept') ?? '').includes('text/event-stream')) return uploadEventStream(run);
       return { data: await run() };
     },
@@ -43,13 +72,19 @@ export function fileUploadRoutes(s: Service) {
         tags: ['ingest'],
         summary: 'Add a video to an index from the request body (raw bytes or a multipart form)',
         description:
-          'The file is the request body (`Content-Type` of the media, or `application/octet-stream`), or the part named `file` of a `multipart/form-data` form (`curl -F file=@clip.mp4`). Token, index and the raw upload\'s file name go in the query (or the token as a Bearer header). Streamed to disk, at most `--max-upload-bytes`; the same checks and answers as /remote-upload, and the same event stream with `Accept: text/event-stream` (`progress` stage `uploading` counts the bytes received). A body cut off before its end (or its closing boundary) leaves nothing behind.',
+          "The file is the request body (`Content-Type` of the media, or `application/octet-stream`), or the part named `file` of a `multipart/form-data` form (`curl -F file=@clip.mp4`). Token, index and the raw upload's file name go in the query (or the token as a Bearer header). Streamed to disk, at most `--max-upload-bytes`; the same checks and answers as /remote-upload, and the same event stream with `Accept: text/event-stream` (`progress` stage `uploading` counts the bytes received). A body cut off before its end (or its closing boundary) leaves nothing behind.",
         requestBody: {
           required: true,
           content: {
             'application/octet-stream': { schema: { type: 'string', format: 'binary' } },
             'video/*': { schema: { type: 'string', format: 'binary' } },
-            'multipart/form-data': { schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary' } } } },
+            'multipart/form-data': {
+              schema: {
+                type: 'object',
+                required: ['file'],
+                properties: { file: { type: 'string', format: 'binary' } },
+              },
+            },
           },
         },
       },
@@ -60,14 +95,25 @@ export function fileUploadRoutes(s: Service) {
 /** What the request carries, checked before the upload is admitted (nothing is written yet). */
 function bodyOf(request: Request): UploadBody {
   const declared = request.headers.get('content-length');
-  if (declared !== null && !/^\d+$/.test(declared.trim())) throw badRequest('the Content-Length header is not a number');
+  if (declared !== null && !/^\d+$/.test(declared.trim()))
+    throw badRequest('the Content-Length header is not a number');
   const declaredBytes = declared === null ? null : Number(declared);
-  if (!request.body || declaredBytes === 0) throw badRequest('the request body is empty; send the video file as the body (or as the "file" part of a multipart/form-data form)');
+  if (!request.body || declaredBytes === 0)
+    throw badRequest(
+      'the request body is empty; send the video file as the body (or as the "file" part of a multipart/form-data form)',
+    );
   const contentType = request.headers.get('content-type') ?? '';
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   if (type === 'multipart/form-data') return { kind: 'multipart', stream: request.body, contentType, declaredBytes };
-  if (type === 'application/json' || type.endsWith('+json') || type === 'application/x-www-form-urlencoded' || type.startsWith('text/')) {
-    throw unsupportedMedia(`POST /upload takes the video file itself (a video/* or application/octet-stream body, or a multipart/form-data form), not ${type}; to add a video by URL use POST /remote-upload`);
+  if (
+    type === 'application/json' ||
+    type.endsWith('+json') ||
+    type === 'application/x-www-form-urlencoded' ||
+    type.startsWith('text/')
+  ) {
+    throw unsupportedMedia(
+      `POST /upload takes the video file itself (a video/* or application/octet-stream body, or a multipart/form-data form), not ${type}; to add a video by URL use POST /remote-upload`,
+    );
   }
   return { kind: 'raw', stream: request.body, declaredBytes };
 }

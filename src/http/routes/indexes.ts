@@ -21,7 +21,8 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
         const token = tokenOf(query.token, request);
         if (token !== undefined) {
           const user = s.accounts.authenticate(token);
-          if (query.user_id !== undefined && query.user_id !== user.id) throw forbidden('the token does not belong to user_id');
+          if (query.user_id !== undefined && query.user_id !== user.id)
+            throw forbidden('the token does not belong to user_id');
           return s.indexes.list(user.id, includeDeleted);
         }
         if (!anonymousAllowed) throw unauthorized('a token is required to list indexes (query parameter "token")');
@@ -35,7 +36,8 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
           operationId: 'listIndexes',
           tags: ['indexes'],
           summary: "List a user's indexes",
-          description: 'Without a token this answers only while the server is bound to loopback (configurable). With a token, user_id is optional and must match it.',
+          description:
+            'Without a token this answers only while the server is bound to loopback (configurable). With a token, user_id is optional and must match it.',
         },
       },
     )
@@ -43,19 +45,27 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
       '/index-resources',
       ({ query, request }) => {
         const user = s.accounts.authenticate(tokenOf(query.token, request));
-        if (query.user_id !== undefined && query.user_id !== user.id) throw forbidden('the token does not belong to user_id');
+        if (query.user_id !== undefined && query.user_id !== user.id)
+          throw forbidden('the token does not belong to user_id');
         if (!query.index) throw badRequest('query parameter "index" is required: the index_id or the name of an index');
         const index = s.indexes.resolve(user, query.index, { byName: true });
         const origin = originOf(request);
         const rows = s.indexes.resources(user.id, index.id);
         // Places in line are read fresh (the cached rows do not change when other videos move).
-        const line = rows.some((v) => v.status === 'processing') ? s.queue.placesInLine(s.config.analysisWorkers, s.config.shortLaneSec) : undefined;
+        const line = rows.some((v) => v.status === 'processing')
+          ? s.queue.placesInLine(s.config.analysisWorkers, s.config.shortLaneSec)
+          : undefined;
         return rows.map((v) => resourceView(v, s.config, s.links, origin, line));
       },
       {
         query: ResourcesQuery,
         response: { 200: t.Array(Resource), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
-        detail: { operationId: 'listIndexResources', tags: ['indexes'], summary: 'List the media resources of an index', description: 'Served from an in-memory cache that every write to the index invalidates.' },
+        detail: {
+          operationId: 'listIndexResources',
+          tags: ['indexes'],
+          summary: 'List the media resources of an index',
+          description: 'Served from an in-memory cache that every write to the index invalidates.',
+        },
       },
     )
     .delete(
@@ -66,13 +76,18 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
       },
       {
         params: t.Object({ index_id: t.String({ description: 'index_id of the index' }) }),
-        query: t.Object({ token: t.Optional(t.String({ description: 'user authentication token (or an `Authorization: Bearer` header)' })) }),
+        query: t.Object({
+          token: t.Optional(
+            t.String({ description: 'user authentication token (or an `Authorization: Bearer` header)' }),
+          ),
+        }),
         response: { 200: IndexViewSchema, 401: ErrorBody, 404: ErrorBody },
         detail: {
           operationId: 'deleteIndex',
           tags: ['indexes'],
           summary: 'Delete an index (soft: restorable until purged after the retention)',
-          description: 'Hidden from listings unless `include_deleted=true`; its uploads, questions and files answer 404 until it is restored. Purged with its files after `--purge-after-days`.',
+          description:
+            'Hidden from listings unless `include_deleted=true`; its uploads, questions and files answer 404 until it is restored. Purged with its files after `--purge-after-days`.',
         },
       },
     )
@@ -90,7 +105,8 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
           operationId: 'restoreIndex',
           tags: ['indexes'],
           summary: 'Restore a deleted index',
-          description: 'The body is optional: the token may come as `Authorization: Bearer` instead. Restoring a live index changes nothing; 400 when another live index has taken its name.',
+          description:
+            'The body is optional: the token may come as `Authorization: Bearer` instead. Restoring a live index changes nothing; 400 when another live index has taken its name.',
         },
       },
     );
@@ -106,7 +122,13 @@ function parseBool(v: string | undefined, name: string): boolean {
   throw badRequest(`query parameter "${name}" must be "true" or "false"`);
 }
 
-export function resourceView(v: Video, config: Config, links: MediaLinks, origin: string, line?: Map<string, PlaceInLine>) {
+export function resourceView(
+  v: Video,
+  config: Config,
+  links: MediaLinks,
+  origin: string,
+  line?: Map<string, PlaceInLine>,
+) {
   const place = v.status === 'processing' ? line?.get(v.id) : undefined;
   return {
     file_name: v.fileName,

@@ -6,7 +6,8 @@ import type { Service } from '../../service';
 import { originOf, tokenOf } from '../auth';
 import { ErrorBody, InquireBody, InquireResponse, InquireStreamEvent } from '../models';
 
-const absolute = (evidence: Evidence[], origin: string) => evidence.map((e) => ({ ...e, frame_url: e.frame_url && origin + e.frame_url }));
+const absolute = (evidence: Evidence[], origin: string) =>
+  evidence.map((e) => ({ ...e, frame_url: e.frame_url && origin + e.frame_url }));
 
 export function inquireRoutes(s: Service) {
   return new Elysia({ name: 'routes/inquire' })
@@ -58,7 +59,7 @@ export function inquireRoutes(s: Service) {
             'Each event has an `event:` name and a `data:` JSON object whose `type` repeats that name, in this order:',
             '',
             '1. `evidence` — `{type, evidence}`: the evidence list, as in /inquire (absolute `frame_url`s).',
-            '2. `token` — `{type, text}`, repeated: the next chunk of the answer (the generative model\'s stream, or the composed answer word by word). The chunks concatenated are `output`.',
+            "2. `token` — `{type, text}`, repeated: the next chunk of the answer (the generative model's stream, or the composed answer word by word). The chunks concatenated are `output`.",
             '   A `reset` event — `{type, reason}` — may come between tokens: the model failed or cited a time that is not in the evidence after some tokens were sent; discard those, the composed answer follows as new tokens.',
             '3. `complete` — `{type, status: "complete", output, model, credits_used}`: the final answer (every time in it is in `evidence`), who wrote it, and the charge.',
             '',
@@ -66,12 +67,29 @@ export function inquireRoutes(s: Service) {
           ].join('\n'),
           responses: {
             200: {
-              description: 'A stream of server-sent events: `evidence`, then `token`s (perhaps a `reset`), then `complete` (or `error`).',
-              content: { 'text/event-stream': { schema: { type: 'string', description: 'server-sent events; each `data:` is a JSON `InquireStreamEvent`' }, 'x-event-data': InquireStreamEvent, example: 'event: evidence\ndata: {"type":"evidence","evidence":[...]}\n\nevent: token\ndata: {"type":"token","text":"A "}\n\nevent: complete\ndata: {"type":"complete","status":"complete","output":"A dog is visible from 0:01 to 0:05.","model":"openai:llama3.1 via http://127.0.0.1:11434","credits_used":1}\n\n' } },
+              description:
+                'A stream of server-sent events: `evidence`, then `token`s (perhaps a `reset`), then `complete` (or `error`).',
+              content: {
+                'text/event-stream': {
+                  schema: {
+                    type: 'string',
+                    description: 'server-sent events; each `data:` is a JSON `InquireStreamEvent`',
+                  },
+                  'x-event-data': InquireStreamEvent,
+                  example:
+                    'event: evidence\ndata: {"type":"evidence","evidence":[...]}\n\nevent: token\ndata: {"type":"token","text":"A "}\n\nevent: complete\ndata: {"type":"complete","status":"complete","output":"A dog is visible from 0:01 to 0:05.","model":"openai:llama3.1 via http://127.0.0.1:11434","credits_used":1}\n\n',
+                },
+              },
             },
-            400: { description: 'validation failed, bad `target`, or insufficient credits', content: { 'application/json': { schema: ErrorBody } } },
+            400: {
+              description: 'validation failed, bad `target`, or insufficient credits',
+              content: { 'application/json': { schema: ErrorBody } },
+            },
             401: { description: 'missing or invalid token', content: { 'application/json': { schema: ErrorBody } } },
-            404: { description: 'unknown index or `target_video`', content: { 'application/json': { schema: ErrorBody } } },
+            404: {
+              description: 'unknown index or `target_video`',
+              content: { 'application/json': { schema: ErrorBody } },
+            },
           } as never,
         },
       },
@@ -95,7 +113,9 @@ function answerAsEvents(s: Service, p: PreparedQuestion, origin: string, request
       };
       const run = async () => {
         send('evidence', { evidence: absolute(p.composed.evidence, origin) });
-        const written = await s.answering.writeStreaming(p, AbortSignal.any([gone.signal, requestSignal]), (e) => send(e.type, e.type === 'token' ? { text: e.text } : { reason: e.reason }));
+        const written = await s.answering.writeStreaming(p, AbortSignal.any([gone.signal, requestSignal]), (e) =>
+          send(e.type, e.type === 'token' ? { text: e.text } : { reason: e.reason }),
+        );
         send('complete', { status: 'complete', output: written.output, model: written.model, credits_used: p.cost });
       };
       run()
@@ -114,5 +134,11 @@ function answerAsEvents(s: Service, p: PreparedQuestion, origin: string, request
       gone.abort(new Error('the client went away'));
     },
   });
-  return new Response(stream, { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' } });
+  return new Response(stream, {
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    },
+  });
 }

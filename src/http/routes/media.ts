@@ -15,7 +15,12 @@ import { ErrorBody } from '../models';
 
 export function mediaRoutes(s: Service) {
   /** The video a media request may read: by signed link for exactly this path, or by its owner's token. */
-  const authorise = (path: string, fileId: string, query: { token?: string; expires?: string; sig?: string }, request: Request) => {
+  const authorise = (
+    path: string,
+    fileId: string,
+    query: { token?: string; expires?: string; sig?: string },
+    request: Request,
+  ) => {
     let userId: string | null = null;
     if (query.sig !== undefined || query.expires !== undefined) {
       const verdict = s.links.verify(path, query.expires, query.sig);
@@ -27,12 +32,20 @@ export function mediaRoutes(s: Service) {
       userId = s.accounts.authenticate(token).id;
     }
     // A deleted index hides its files too (as its listing, questions and segments), signed links included.
-    const row = s.db.select({ video: videos, deletedAt: mediaIndexes.deletedAt }).from(videos).innerJoin(mediaIndexes, eq(mediaIndexes.id, videos.indexId)).where(eq(videos.id, fileId)).get();
-    if (!row || row.deletedAt !== null || (userId !== null && row.video.userId !== userId)) throw notFound('no such file');
+    const row = s.db
+      .select({ video: videos, deletedAt: mediaIndexes.deletedAt })
+      .from(videos)
+      .innerJoin(mediaIndexes, eq(mediaIndexes.id, videos.indexId))
+      .where(eq(videos.id, fileId))
+      .get();
+    if (!row || row.deletedAt !== null || (userId !== null && row.video.userId !== userId))
+      throw notFound('no such file');
     return row.video;
   };
   const query = t.Object({
-    token: t.Optional(t.String({ description: "the owner's token (or an `Authorization: Bearer` header), instead of a signed link" })),
+    token: t.Optional(
+      t.String({ description: "the owner's token (or an `Authorization: Bearer` header), instead of a signed link" }),
+    ),
     expires: t.Optional(t.String({ description: 'signed link: expiry (Unix seconds), as in `src`' })),
     sig: t.Optional(t.String({ description: 'signed link: signature, as in `src`' })),
   });
@@ -40,26 +53,44 @@ export function mediaRoutes(s: Service) {
   const refused = {
     401: error('neither a signed link nor a token'),
     403: error('the signed link is invalid or has expired'),
-    404: error('no such file, not stored yet, in a deleted index, or another user\'s'),
+    404: error("no such file, not stored yet, in a deleted index, or another user's"),
   };
   // A stored file keeps its real type: video/*, or image/gif and image/apng for animated images.
-  const file = { 'video/*': { schema: { type: 'string', format: 'binary' } }, 'image/*': { schema: { type: 'string', format: 'binary' } } };
+  const file = {
+    'video/*': { schema: { type: 'string', format: 'binary' } },
+    'image/*': { schema: { type: 'string', format: 'binary' } },
+  };
   /** The responses of a file served with Range support (serveRange). */
   const streamed = (whole: string) => ({
     200: {
       description: whole,
-      headers: { 'Accept-Ranges': { schema: { type: 'string', const: 'bytes' } }, 'Content-Length': { schema: { type: 'integer' } } },
+      headers: {
+        'Accept-Ranges': { schema: { type: 'string', const: 'bytes' } },
+        'Content-Length': { schema: { type: 'integer' } },
+      },
       content: file,
     },
     206: {
       description: 'the requested byte range',
-      headers: { 'Content-Range': { description: '`bytes a-b/size`', schema: { type: 'string' } }, 'Content-Length': { schema: { type: 'integer' } } },
+      headers: {
+        'Content-Range': { description: '`bytes a-b/size`', schema: { type: 'string' } },
+        'Content-Length': { schema: { type: 'integer' } },
+      },
       content: file,
     },
     ...refused,
-    416: { ...error('the range cannot be satisfied'), headers: { 'Content-Range': { description: '`bytes */size`', schema: { type: 'string' } } } },
+    416: {
+      ...error('the range cannot be satisfied'),
+      headers: { 'Content-Range': { description: '`bytes */size`', schema: { type: 'string' } } },
+    },
   });
-  const rangeHeader = { name: 'Range', in: 'header', required: false, description: 'one byte range: `bytes=a-b`, `bytes=a-` or `bytes=-n`', schema: { type: 'string', examples: ['bytes=0-1023'] } } as never;
+  const rangeHeader = {
+    name: 'Range',
+    in: 'header',
+    required: false,
+    description: 'one byte range: `bytes=a-b`, `bytes=a-` or `bytes=-n`',
+    schema: { type: 'string', examples: ['bytes=0-1023'] },
+  } as never;
 
   return new Elysia({ name: 'routes/media' })
     .get(
@@ -76,7 +107,8 @@ export function mediaRoutes(s: Service) {
           operationId: 'getMedia',
           tags: ['media'],
           summary: 'Stream a stored video (Range requests supported)',
-          description: 'Authorised by the signed link of `src` (`expires`, `sig`), or by the owner\'s `token` / Bearer header. One byte range per request, so a `<video>` can seek.',
+          description:
+            "Authorised by the signed link of `src` (`expires`, `sig`), or by the owner's `token` / Bearer header. One byte range per request, so a `<video>` can seek.",
           parameters: [rangeHeader],
           responses: streamed('the whole file, with its stored MIME type (e.g. video/mp4)') as never,
         },
@@ -89,7 +121,9 @@ export function mediaRoutes(s: Service) {
         if (!v.storagePath) throw notFound(`the file is not stored yet (status: ${v.status})`);
         // The browser-playable copy when the video has one (HEVC, ProRes, GIF…), else the original.
         const copy = playbackCopy(s.files.videoDir(v.id));
-        return copy ? serveRange(request, Bun.file(copy), 'video/mp4') : serveRange(request, Bun.file(s.files.abs(v.storagePath)), v.fileType ?? 'application/octet-stream');
+        return copy
+          ? serveRange(request, Bun.file(copy), 'video/mp4')
+          : serveRange(request, Bun.file(s.files.abs(v.storagePath)), v.fileType ?? 'application/octet-stream');
       },
       {
         params: t.Object({ file_id: t.String({ description: 'the video (`file_id` of its resource)' }) }),
@@ -113,17 +147,32 @@ export function mediaRoutes(s: Service) {
         if (!/^\d{6}\.jpg$/.test(params.frame)) throw notFound('no such frame');
         const f = Bun.file(join(s.files.videoDir(v.id), 'frames', params.frame));
         if (!(await f.exists())) throw notFound('no such frame');
-        return new Response(f, { headers: { 'content-type': 'image/jpeg', 'cache-control': 'private, max-age=86400' } });
+        return new Response(f, {
+          headers: { 'content-type': 'image/jpeg', 'cache-control': 'private, max-age=86400' },
+        });
       },
       {
-        params: t.Object({ file_id: t.String({ description: 'the video' }), frame: t.String({ description: 'a frame file name as in `frame_url`, e.g. 000012.jpg', examples: ['000012.jpg'] }) }),
+        params: t.Object({
+          file_id: t.String({ description: 'the video' }),
+          frame: t.String({
+            description: 'a frame file name as in `frame_url`, e.g. 000012.jpg',
+            examples: ['000012.jpg'],
+          }),
+        }),
         query,
         detail: {
           operationId: 'getFrame',
           tags: ['media'],
           summary: 'A sampled frame of a video (JPEG), as cited by answers',
-          description: 'The `frame_url` of an evidence item and the `url` of a frame in GET /videos/{file_id}/segments are signed links to this.',
-          responses: { 200: { description: 'the frame', content: { 'image/jpeg': { schema: { type: 'string', format: 'binary' } } } }, ...refused } as never,
+          description:
+            'The `frame_url` of an evidence item and the `url` of a frame in GET /videos/{file_id}/segments are signed links to this.',
+          responses: {
+            200: {
+              description: 'the frame',
+              content: { 'image/jpeg': { schema: { type: 'string', format: 'binary' } } },
+            },
+            ...refused,
+          } as never,
         },
       },
     );
@@ -132,7 +181,11 @@ export function mediaRoutes(s: Service) {
 /** Serves one byte range (`bytes=a-b`, `a-`, `-n`) or the whole file; 416 when unsatisfiable. */
 export function serveRange(request: Request, file: ReturnType<typeof Bun.file>, type: string): Response {
   const size = file.size;
-  const headers: Record<string, string> = { 'content-type': type, 'accept-ranges': 'bytes', 'cache-control': 'private, max-age=3600' };
+  const headers: Record<string, string> = {
+    'content-type': type,
+    'accept-ranges': 'bytes',
+    'cache-control': 'private, max-age=3600',
+  };
   const range = request.headers.get('range');
   if (!range) return new Response(file, { headers: { ...headers, 'content-length': String(size) } });
   const m = /^bytes=(\d*)-(\d*)$/.exec(range.trim());
@@ -150,13 +203,20 @@ export function serveRange(request: Request, file: ReturnType<typeof Bun.file>, 
   if (start >= size || end < start) return unsatisfiable(size, headers);
   return new Response(file.slice(start, end + 1), {
     status: 206,
-    headers: { ...headers, 'content-range': `bytes ${start}-${end}/${size}`, 'content-length': String(end - start + 1) },
+    headers: {
+      ...headers,
+      'content-range': `bytes ${start}-${end}/${size}`,
+      'content-length': String(end - start + 1),
+    },
   });
 }
 
 function unsatisfiable(size: number, headers: Record<string, string>): Response {
-  return new Response(JSON.stringify({ error: 416, message: `the range is not satisfiable; the file has ${size} bytes` }), {
-    status: 416,
-    headers: { ...headers, 'content-type': 'application/json', 'content-range': `bytes */${size}` },
-  });
+  return new Response(
+    JSON.stringify({ error: 416, message: `the range is not satisfiable; the file has ${size} bytes` }),
+    {
+      status: 416,
+      headers: { ...headers, 'content-type': 'application/json', 'content-range': `bytes */${size}` },
+    },
+  );
 }

@@ -10,12 +10,29 @@ export const SearchQuery = t.Object({
   index: t.String({ description: 'index_id or name of the index' }),
   q: t.String({ maxLength: 1000, description: 'words or an idea to look for' }),
   video: t.Optional(t.String({ maxLength: 64, description: 'file_id of one video of the index to search in' })),
-  kinds: t.Optional(t.String({ maxLength: 200, description: 'comma-separated segment kinds to keep: shot, ocr, object, speech, transcript, caption, audio' })),
+  kinds: t.Optional(
+    t.String({
+      maxLength: 200,
+      description: 'comma-separated segment kinds to keep: shot, ocr, object, speech, transcript, caption, audio',
+    }),
+  ),
   limit: t.Optional(t.Integer({ description: `moments per page, 1 to ${SEARCH_MAX_LIMIT} (default 20)` })),
-  offset: t.Optional(t.Integer({ description: `moments to skip, 0 to ${SEARCH_CANDIDATES - 1} (next_offset of the previous page; default 0)` })),
+  offset: t.Optional(
+    t.Integer({
+      description: `moments to skip, 0 to ${SEARCH_CANDIDATES - 1} (next_offset of the previous page; default 0)`,
+    }),
+  ),
 });
 
-const Moment = t.Composite([Evidence, t.Object({ matched: t.String({ description: 'why it matched: keyword (a word of the query), meaning (embedding similarity) or both', enum: ['keyword', 'meaning', 'both'] }) })]);
+const Moment = t.Composite([
+  Evidence,
+  t.Object({
+    matched: t.String({
+      description: 'why it matched: keyword (a word of the query), meaning (embedding similarity) or both',
+      enum: ['keyword', 'meaning', 'both'],
+    }),
+  }),
+]);
 
 export const SearchResponse = t.Object({
   index_id: t.String(),

@@ -51,7 +51,14 @@ async function load(): Promise<Map<string, Asset>> {
 }
 
 function serve(request: Request, a: Asset, cache: string, extra: Record<string, string> = {}): Response {
-  const headers: Record<string, string> = { 'content-type': a.type, 'cache-control': cache, etag: a.etag, vary: 'accept-encoding', 'x-content-type-options': 'nosniff', ...extra };
+  const headers: Record<string, string> = {
+    'content-type': a.type,
+    'cache-control': cache,
+    etag: a.etag,
+    vary: 'accept-encoding',
+    'x-content-type-options': 'nosniff',
+    ...extra,
+  };
   if (request.headers.get('if-none-match') === a.etag) return new Response(null, { status: 304, headers });
   const gzip = /\bgzip\b/.test(request.headers.get('accept-encoding') ?? '');
   return new Response(gzip ? a.gz : a.body, { headers: gzip ? { ...headers, 'content-encoding': 'gzip' } : headers });
@@ -63,7 +70,11 @@ export function uiRoutes() {
     .get(
       '/',
       async ({ request }) =>
-        serve(request, (await assets()).get('index.html')!, 'no-cache', { 'content-security-policy': CSP, 'referrer-policy': 'no-referrer', 'x-frame-options': 'DENY' }),
+        serve(request, (await assets()).get('index.html')!, 'no-cache', {
+          'content-security-policy': CSP,
+          'referrer-policy': 'no-referrer',
+          'x-frame-options': 'DENY',
+        }),
       { detail: { hide: true } },
     )
     .get(

@@ -3,9 +3,28 @@ import { Elysia } from 'elysia';
 import type { AuthorizedUpload, UploadEvent } from '../../ingest/service';
 import type { Service } from '../../service';
 import { tokenOf } from '../auth';
-import { ErrorBody, RemoveBody, StatusComplete, UploadBody, UploadEvent as UploadEventSchema, UploadResponse } from '../models';
+import {
+  ErrorBody,
+  RemoveBody,
+  StatusComplete,
+  UploadBody,
+  UploadEvent as UploadEventSchema,
+  UploadResponse,
+} from '../models';
 
-const errors = { 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 413: ErrorBody, 415: ErrorBody, 422: ErrorBody, 429: ErrorBody, 502: ErrorBody, 504: ErrorBody, 507: ErrorBody };
+const errors = {
+  400: ErrorBody,
+  401: ErrorBody,
+  403: ErrorBody,
+  404: ErrorBody,
+  413: ErrorBody,
+  415: ErrorBody,
+  422: ErrorBody,
+  429: ErrorBody,
+  502: ErrorBody,
+  504: ErrorBody,
+  507: ErrorBody,
+};
 
 export function uploadRoutes(s: Service) {
   return new Elysia({ name: 'routes/upload' })
@@ -31,12 +50,13 @@ export function uploadRoutes(s: Service) {
             'Fetches the file, probes it and stores it. With `Accept: text/event-stream` the answer is a stream of server-sent events (`file_authorized`, `progress`, `metadata`, `complete` or `error`), each `data:` a JSON object with a `type` (schema: `UploadEvent`). Errors found before any byte is fetched are plain JSON errors even then.',
           responses: {
             200: {
-              description: 'the file is stored (JSON), or, with `Accept: text/event-stream`, the upload\'s events',
+              description: "the file is stored (JSON), or, with `Accept: text/event-stream`, the upload's events",
               content: {
                 'text/event-stream': {
                   schema: { type: 'string', description: 'server-sent events; each `data:` is a JSON `UploadEvent`' },
                   'x-event-data': UploadEventSchema,
-                  example: 'event: file_authorized\ndata: {"type":"file_authorized","key":"…","index_id":"…","file_name":"clip.mp4"}\n\nevent: metadata\ndata: {"type":"metadata","fps":"25","duration":12.5,"fileSize":"1048576","key":"…","percentage":100}\n\nevent: complete\ndata: {"type":"complete","key":"…","index_id":"…","status":"processing","duplicate":false}\n\n',
+                  example:
+                    'event: file_authorized\ndata: {"type":"file_authorized","key":"…","index_id":"…","file_name":"clip.mp4"}\n\nevent: metadata\ndata: {"type":"metadata","fps":"25","duration":12.5,"fileSize":"1048576","key":"…","percentage":100}\n\nevent: complete\ndata: {"type":"complete","key":"…","index_id":"…","status":"processing","duplicate":false}\n\n',
                 },
               },
             },
@@ -58,7 +78,8 @@ export function uploadRoutes(s: Service) {
           operationId: 'removeFromIndex',
           tags: ['ingest'],
           summary: 'Remove a video from an index (file, derived data and rows)',
-          description: '`project_id` is the index_id, `video_id` the file_id (upload `key`). Its analysis stops; the rows go first, then the files.',
+          description:
+            '`project_id` is the index_id, `video_id` the file_id (upload `key`). Its analysis stops; the rows go first, then the files.',
         },
       },
     );
@@ -95,5 +116,11 @@ export function uploadEventStream(run: (send: (e: UploadEvent) => void) => Promi
       open = false;
     },
   });
-  return new Response(stream, { headers: { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' } });
+  return new Response(stream, {
+    headers: {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    },
+  });
 }

@@ -13,35 +13,67 @@ import { REANALYZABLE } from '../../jobs/reanalyze';
 import { ErrorBody, TOKEN_PLACEHOLDER } from '../models';
 import { named } from '../openapi/schema';
 
-const Segment = named('Segment', t.Object({
-  kind: t.String({ description: 'shot, speech, transcript, ocr (on-screen text), object, caption (a vision model\'s description of a shot, --captioner), …' }),
-  start: t.Number({ description: 'seconds from the start' }),
-  end: t.Number({ description: 'seconds from the start' }),
-  text: t.String({ description: 'what was found: a shot description, a transcript, the text read, an object label' }),
-  confidence: t.Union([t.Number(), t.Null()]),
-}));
-const SegmentsResponse = named('VideoSegments', t.Object({
-  segments: t.Array(Segment, { description: 'ordered by start' }),
-  frames: t.Array(t.Object({ t: t.Number({ description: 'seconds from the start' }), url: t.String({ description: 'signed URL of the JPEG' }) }), { description: 'the sampled frames, ordered by time' }),
-}));
-
-const ReanalyzeBody = named('ReanalyzeRequest', t.Object(
-  {
-    token: t.Optional(t.String({ description: 'user authentication token (64 characters); may be left out when an `Authorization: Bearer` header is sent' })),
-    analyzers: t.Optional(
-      t.Array(t.String({ minLength: 1, maxLength: 32 }), {
-        maxItems: 8,
-        description: `stages to run again: ${REANALYZABLE.join(', ')} ("transcripts" = speech). Default: every stage whose engine or model changed since the video was analysed, or that was skipped (its server was down). Embeddings follow any stage that adds segments.`,
+const Segment = named(
+  'Segment',
+  t.Object({
+    kind: t.String({
+      description:
+        "shot, speech, transcript, ocr (on-screen text), object, caption (a vision model's description of a shot, --captioner), …",
+    }),
+    start: t.Number({ description: 'seconds from the start' }),
+    end: t.Number({ description: 'seconds from the start' }),
+    text: t.String({ description: 'what was found: a shot description, a transcript, the text read, an object label' }),
+    confidence: t.Union([t.Number(), t.Null()]),
+  }),
+);
+const SegmentsResponse = named(
+  'VideoSegments',
+  t.Object({
+    segments: t.Array(Segment, { description: 'ordered by start' }),
+    frames: t.Array(
+      t.Object({
+        t: t.Number({ description: 'seconds from the start' }),
+        url: t.String({ description: 'signed URL of the JPEG' }),
       }),
+      { description: 'the sampled frames, ordered by time' },
     ),
-  },
-  { examples: [{ token: TOKEN_PLACEHOLDER, analyzers: ['captions'] }] },
-));
-const ReanalyzeResponse = named('ReanalyzeResult', t.Object({
-  file_id: t.String({ description: 'the video' }),
-  status: t.String({ description: 'always "processing": the reanalysis is queued; progress shows on the resource', examples: ['processing'] }),
-  analyzers: t.Array(t.String(), { description: 'the stages that will run, in pipeline order', examples: [['captions', 'embeddings']] }),
-}));
+  }),
+);
+
+const ReanalyzeBody = named(
+  'ReanalyzeRequest',
+  t.Object(
+    {
+      token: t.Optional(
+        t.String({
+          description:
+            'user authentication token (64 characters); may be left out when an `Authorization: Bearer` header is sent',
+        }),
+      ),
+      analyzers: t.Optional(
+        t.Array(t.String({ minLength: 1, maxLength: 32 }), {
+          maxItems: 8,
+          description: `stages to run again: ${REANALYZABLE.join(', ')} ("transcripts" = speech). Default: every stage whose engine or model changed since the video was analysed, or that was skipped (its server was down). Embeddings follow any stage that adds segments.`,
+        }),
+      ),
+    },
+    { examples: [{ token: TOKEN_PLACEHOLDER, analyzers: ['captions'] }] },
+  ),
+);
+const ReanalyzeResponse = named(
+  'ReanalyzeResult',
+  t.Object({
+    file_id: t.String({ description: 'the video' }),
+    status: t.String({
+      description: 'always "processing": the reanalysis is queued; progress shows on the resource',
+      examples: ['processing'],
+    }),
+    analyzers: t.Array(t.String(), {
+      description: 'the stages that will run, in pipeline order',
+      examples: [['captions', 'embeddings']],
+    }),
+  }),
+);
 
 export function videoRoutes(s: Service) {
   return new Elysia({ name: 'routes/videos' })
@@ -67,39 +99,55 @@ export function videoRoutes(s: Service) {
       },
     )
     .get(
-    '/videos/:file_id/segments',
-    ({ params, query, request }) => {
-      const user = s.accounts.authenticate(tokenOf(query.token, request));
-      const v = s.db
-        .select({ id: videos.id })
-        .from(videos)
-        .innerJoin(mediaIndexes, eq(mediaIndexes.id, videos.indexId))
-        .where(and(eq(videos.id, params.file_id), eq(videos.userId, user.id), isNull(mediaIndexes.deletedAt)))
-        .get();
-      if (!v) throw notFound('no such video');
-      const segs = s.db
-        .select({ kind: segments.kind, start: segments.start, end: segments.end, text: segments.text, confidence: segments.confidence })
-        .from(segments)
-        .where(eq(segments.videoId, v.id))
-        .orderBy(asc(segments.start), asc(segments.id))
-        .all();
-      const origin = originOf(request);
-      const fr = s.db.select({ t: frames.t, file: frames.file }).from(frames).where(eq(frames.videoId, v.id)).orderBy(asc(frames.t)).all();
-      return {
-        segments: segs,
-        frames: fr.map((f) => ({ t: f.t, url: origin + s.links.sign(`/media/${v.id}/frames/${f.file}`) })),
-      };
-    },
-    {
-      params: t.Object({ file_id: t.String({ description: 'the video (`file_id` of its resource)' }) }),
-      query: t.Object({ token: t.Optional(t.String({ description: 'user authentication token (or an `Authorization: Bearer` header)' })) }),
-      response: { 200: SegmentsResponse, 401: ErrorBody, 404: ErrorBody },
-      detail: {
-        operationId: 'getVideoSegments',
-        tags: ['indexes'],
-        summary: "A video's analysed segments and sampled frames (for a timeline)",
-        description: 'Authorised by the owner\'s token (Bearer header or `token`). Empty lists while the analysis has not stored anything yet.',
+      '/videos/:file_id/segments',
+      ({ params, query, request }) => {
+        const user = s.accounts.authenticate(tokenOf(query.token, request));
+        const v = s.db
+          .select({ id: videos.id })
+          .from(videos)
+          .innerJoin(mediaIndexes, eq(mediaIndexes.id, videos.indexId))
+          .where(and(eq(videos.id, params.file_id), eq(videos.userId, user.id), isNull(mediaIndexes.deletedAt)))
+          .get();
+        if (!v) throw notFound('no such video');
+        const segs = s.db
+          .select({
+            kind: segments.kind,
+            start: segments.start,
+            end: segments.end,
+            text: segments.text,
+            confidence: segments.confidence,
+          })
+          .from(segments)
+          .where(eq(segments.videoId, v.id))
+          .orderBy(asc(segments.start), asc(segments.id))
+          .all();
+        const origin = originOf(request);
+        const fr = s.db
+          .select({ t: frames.t, file: frames.file })
+          .from(frames)
+          .where(eq(frames.videoId, v.id))
+          .orderBy(asc(frames.t))
+          .all();
+        return {
+          segments: segs,
+          frames: fr.map((f) => ({ t: f.t, url: origin + s.links.sign(`/media/${v.id}/frames/${f.file}`) })),
+        };
       },
-    },
-  );
+      {
+        params: t.Object({ file_id: t.String({ description: 'the video (`file_id` of its resource)' }) }),
+        query: t.Object({
+          token: t.Optional(
+            t.String({ description: 'user authentication token (or an `Authorization: Bearer` header)' }),
+          ),
+        }),
+        response: { 200: SegmentsResponse, 401: ErrorBody, 404: ErrorBody },
+        detail: {
+          operationId: 'getVideoSegments',
+          tags: ['indexes'],
+          summary: "A video's analysed segments and sampled frames (for a timeline)",
+          description:
+            "Authorised by the owner's token (Bearer header or `token`). Empty lists while the analysis has not stored anything yet.",
+        },
+      },
+    );
 }

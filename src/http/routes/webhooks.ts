@@ -4,18 +4,27 @@ import type { Service } from '../../service';
 import { tokenOf } from '../auth';
 import { ErrorBody, TOKEN_PLACEHOLDER } from '../models';
 
-export const WebhookBody = t.Object({
-  token: t.Optional(t.String({ description: 'user authentication token (or an Authorization: Bearer header)' })),
-  url: t.Union([t.String({ maxLength: 2048 }), t.Null()], { description: 'http(s) URL that receives the events (checked like a download URL: private addresses are refused unless --allow-private-urls); null or "" removes it' }),
-  rotate_secret: t.Optional(t.Boolean({ description: 'make a new signing secret (the old one stops working) and show it once' })),
-}, { examples: [{ token: TOKEN_PLACEHOLDER, url: 'https://example.com/hooks/vidq', rotate_secret: false }] });
+export const WebhookBody = t.Object(
+  {
+    token: t.Optional(t.String({ description: 'user authentication token (or an Authorization: Bearer header)' })),
+    url: t.Union([t.String({ maxLength: 2048 }), t.Null()], {
+      description:
+        'http(s) URL that receives the events (checked like a download URL: private addresses are refused unless --allow-private-urls); null or "" removes it',
+    }),
+    rotate_secret: t.Optional(
+      t.Boolean({ description: 'make a new signing secret (the old one stops working) and show it once' }),
+    ),
+  },
+  { examples: [{ token: TOKEN_PLACEHOLDER, url: 'https://example.com/hooks/vidq', rotate_secret: false }] },
+);
 
 export const WebhookResponse = t.Object({
   index_id: t.String(),
   url: t.Union([t.String(), t.Null()]),
   secret: t.Optional(
     t.String({
-      description: "the user's signing secret, present only when this call created or rotated it (shown once): the `X-Vidq-Signature` header of each delivery is `sha256=` + the hex HMAC-SHA256 of the raw body with it",
+      description:
+        "the user's signing secret, present only when this call created or rotated it (shown once): the `X-Vidq-Signature` header of each delivery is `sha256=` + the hex HMAC-SHA256 of the raw body with it",
     }),
   ),
 });
@@ -30,7 +39,14 @@ export function webhookRoutes(s: Service) {
     {
       params: t.Object({ index_id: t.String({ description: 'index_id of the index' }) }),
       body: WebhookBody,
-      response: { 200: WebhookResponse, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody, 413: ErrorBody },
+      response: {
+        200: WebhookResponse,
+        400: ErrorBody,
+        401: ErrorBody,
+        403: ErrorBody,
+        404: ErrorBody,
+        413: ErrorBody,
+      },
       detail: {
         operationId: 'setIndexWebhook',
         tags: ['indexes'],

@@ -32,7 +32,8 @@ function h(tag, props, ...kids) {
     else if (typeof v !== 'string' && k in el) el[k] = v;
     else el.setAttribute(k, v === true ? '' : String(v));
   }
-  for (const kid of kids.flat(Infinity)) if (kid != null && kid !== false) el.append(kid instanceof Node ? kid : String(kid));
+  for (const kid of kids.flat(Infinity))
+    if (kid != null && kid !== false) el.append(kid instanceof Node ? kid : String(kid));
   return el;
 }
 
@@ -77,9 +78,19 @@ const STAGES = {
 };
 const stageLabel = (s) => STAGES[s] ?? (s ? s.replace(/^analyzing:/, 'Analysing: ') : '');
 /** A queued video: its place in line and when it should be ready. */
-const waitingLabel = (r) => `Waiting for analysis — ${r.queue_position === 1 ? 'next' : `number ${r.queue_position}`} in line${r.eta_sec != null ? `, ready in about ${r.eta_sec < 90 ? plural(Math.max(1, r.eta_sec), 'second') : plural(Math.round(r.eta_sec / 60), 'minute')}` : ''}`;
+const waitingLabel = (r) =>
+  `Waiting for analysis — ${r.queue_position === 1 ? 'next' : `number ${r.queue_position}`} in line${r.eta_sec != null ? `, ready in about ${r.eta_sec < 90 ? plural(Math.max(1, r.eta_sec), 'second') : plural(Math.round(r.eta_sec / 60), 'minute')}` : ''}`;
 
-const KINDS = { shot: 'Shot', speech: 'Speech', transcript: 'Speech', ocr: 'On-screen text', object: 'Object', caption: 'Caption', audio: 'Sound', face: 'Person' };
+const KINDS = {
+  shot: 'Shot',
+  speech: 'Speech',
+  transcript: 'Speech',
+  ocr: 'On-screen text',
+  object: 'Object',
+  caption: 'Caption',
+  audio: 'Sound',
+  face: 'Person',
+};
 
 /** Says something to screen readers. */
 function announce(msg) {
@@ -91,7 +102,9 @@ function announce(msg) {
 /** A message under the header for a few seconds, optionally with an action button. */
 function toast(msg, action) {
   const box = document.getElementById('toast');
-  const btn = action && h('button', { type: 'button', class: 'link', onclick: () => (box.hidden = true, action.run()) }, action.label);
+  const btn =
+    action &&
+    h('button', { type: 'button', class: 'link', onclick: () => ((box.hidden = true), action.run()) }, action.label);
   box.replaceChildren(h('span', null, msg), btn ?? '');
   box.hidden = false;
   clearTimeout(toast.timer);
@@ -188,7 +201,11 @@ function route() {
   Promise.resolve(view)
     .catch((e) => {
       if (e.name === 'AbortError' || (e.status === 401 && !S.token)) return;
-      main.replaceChildren(h('h1', { tabindex: -1 }, 'Something went wrong'), h('p', { class: 'error', role: 'alert' }, e.message), h('p', null, h('a', { href: '#/' }, 'Back to the indexes')));
+      main.replaceChildren(
+        h('h1', { tabindex: -1 }, 'Something went wrong'),
+        h('p', { class: 'error', role: 'alert' }, e.message),
+        h('p', null, h('a', { href: '#/' }, 'Back to the indexes')),
+      );
     })
     .finally(() => {
       if (!route.marked) {
@@ -208,7 +225,11 @@ function renderNav() {
   const nav = document.getElementById('nav');
   nav.replaceChildren(
     ...(S.token
-      ? [h('a', { href: '#/' }, 'Indexes'), h('a', { href: '/swagger' }, 'API'), h('button', { type: 'button', class: 'link', onclick: () => signOut('Signed out.') }, 'Sign out')]
+      ? [
+          h('a', { href: '#/' }, 'Indexes'),
+          h('a', { href: '/swagger' }, 'API'),
+          h('button', { type: 'button', class: 'link', onclick: () => signOut('Signed out.') }, 'Sign out'),
+        ]
       : [h('a', { href: '/swagger' }, 'API')]),
   );
 }
@@ -217,7 +238,15 @@ function renderNav() {
 
 function viewSignIn(main) {
   document.title = 'Sign in · vidq';
-  const input = h('input', { id: 'token', name: 'token', type: 'password', autocomplete: 'off', spellcheck: false, required: true, 'aria-describedby': 'token-help' });
+  const input = h('input', {
+    id: 'token',
+    name: 'token',
+    type: 'password',
+    autocomplete: 'off',
+    spellcheck: false,
+    required: true,
+    'aria-describedby': 'token-help',
+  });
   const msg = h('p', { class: 'error', role: 'alert' });
   const button = h('button', { type: 'submit' }, 'Sign in');
   const form = h(
@@ -233,7 +262,8 @@ function viewSignIn(main) {
         try {
           const res = await fetch('/indexes', { headers: { authorization: `Bearer ${token}` } });
           if (res.status === 401) throw new Error('This token is not valid (unknown or revoked).');
-          if (!res.ok) throw new Error((await res.json().catch(() => null))?.message ?? `The service answered ${res.status}.`);
+          if (!res.ok)
+            throw new Error((await res.json().catch(() => null))?.message ?? `The service answered ${res.status}.`);
           S.token = token;
           sessionStorage.setItem(TOKEN_KEY, token);
           S.signOutMessage = null;
@@ -250,7 +280,11 @@ function viewSignIn(main) {
     S.signOutMessage && h('p', { class: 'note' }, S.signOutMessage),
     h('label', { for: 'token' }, 'Access token'),
     input,
-    h('p', { id: 'token-help', class: 'muted small' }, 'The default user\'s token is printed on the first start and kept in DATA_DIR/default-token.txt. It stays in this tab only (session storage).'),
+    h(
+      'p',
+      { id: 'token-help', class: 'muted small' },
+      "The default user's token is printed on the first start and kept in DATA_DIR/default-token.txt. It stays in this tab only (session storage).",
+    ),
     msg,
     button,
   );
@@ -261,8 +295,24 @@ function viewSignIn(main) {
 // ---------- uploads (add a video by URL, follow it until analysed)
 
 function addVideoForm(index) {
-  const nameInput = !index && h('input', { id: 'add-index', name: 'index', required: true, autocomplete: 'off', list: 'index-names', placeholder: 'e.g. holidays' });
-  const urlInput = h('input', { id: 'add-url', name: 'url', type: 'url', required: true, placeholder: 'https://example.com/clip.mp4', autocomplete: 'off' });
+  const nameInput =
+    !index &&
+    h('input', {
+      id: 'add-index',
+      name: 'index',
+      required: true,
+      autocomplete: 'off',
+      list: 'index-names',
+      placeholder: 'e.g. holidays',
+    });
+  const urlInput = h('input', {
+    id: 'add-url',
+    name: 'url',
+    type: 'url',
+    required: true,
+    placeholder: 'https://example.com/clip.mp4',
+    autocomplete: 'off',
+  });
   const datalist = h('datalist', { id: 'index-names' });
   const form = h(
     'form',
@@ -283,7 +333,15 @@ function addVideoForm(index) {
     h(
       'div',
       { class: 'fields' },
-      nameInput && h('div', { class: 'field' }, h('label', { for: 'add-index' }, 'Index'), nameInput, datalist, h('span', { class: 'muted small' }, 'A new name creates the index.')),
+      nameInput &&
+        h(
+          'div',
+          { class: 'field' },
+          h('label', { for: 'add-index' }, 'Index'),
+          nameInput,
+          datalist,
+          h('span', { class: 'muted small' }, 'A new name creates the index.'),
+        ),
       h('div', { class: 'field grow' }, h('label', { for: 'add-url' }, 'Video URL'), urlInput),
       h('div', { class: 'field end' }, h('button', { type: 'submit' }, 'Add video')),
     ),
@@ -296,7 +354,19 @@ function addVideoForm(index) {
 }
 
 async function startUpload(ref, label, url) {
-  const u = { id: ++uploadSeq, url, indexLabel: label, indexId: null, key: null, fileName: url.split(/[?#]/)[0].split('/').pop() || url, phase: 'upload', stage: 'connecting', pct: 0, samples: [], error: null };
+  const u = {
+    id: ++uploadSeq,
+    url,
+    indexLabel: label,
+    indexId: null,
+    key: null,
+    fileName: url.split(/[?#]/)[0].split('/').pop() || url,
+    phase: 'upload',
+    stage: 'connecting',
+    pct: 0,
+    samples: [],
+    error: null,
+  };
   S.uploads.unshift(u);
   renderUploads();
   announce(`Adding ${u.fileName}`);
@@ -318,7 +388,15 @@ async function startUpload(ref, label, url) {
             sample(u);
             break;
           case 'complete':
-            Object.assign(u, { key: e.key, indexId: e.index_id, phase: 'analysis', stage: e.status === 'ready' ? 'ready' : 'queued', pct: 0, samples: [], duplicate: e.duplicate });
+            Object.assign(u, {
+              key: e.key,
+              indexId: e.index_id,
+              phase: 'analysis',
+              stage: e.status === 'ready' ? 'ready' : 'queued',
+              pct: 0,
+              samples: [],
+              duplicate: e.duplicate,
+            });
             S.onIndexesChanged?.();
             break;
           case 'error':
@@ -328,7 +406,8 @@ async function startUpload(ref, label, url) {
         renderUploads();
       }
     }
-    if (u.phase === 'upload') Object.assign(u, { phase: 'done', stage: 'failed', error: 'the upload stream ended before the file was stored' });
+    if (u.phase === 'upload')
+      Object.assign(u, { phase: 'done', stage: 'failed', error: 'the upload stream ended before the file was stored' });
     if (u.phase === 'analysis') await followAnalysis(u, ref);
   } catch (e) {
     Object.assign(u, { phase: 'done', stage: 'failed', error: e.message });
@@ -384,7 +463,9 @@ async function followAnalysis(u, ref) {
 function renderUploads() {
   for (const box of document.querySelectorAll('[data-uploads]')) {
     const filter = box.dataset.uploads;
-    const list = S.uploads.filter((u) => !filter || u.indexId === filter || (!u.indexId && u.indexLabel === box.dataset.name));
+    const list = S.uploads.filter(
+      (u) => !filter || u.indexId === filter || (!u.indexId && u.indexLabel === box.dataset.name),
+    );
     box.closest('section').hidden = list.length === 0;
     box.replaceChildren(...list.map(uploadRow));
   }
@@ -396,10 +477,14 @@ function uploadRow(u) {
   const pct = Math.round(u.pct ?? 0);
   let line;
   if (failed) line = `Failed: ${u.error ?? 'unknown reason'}`;
-  else if (ready) line = u.duplicate ? 'Ready (this file was already in the index)' : `Ready${u.duration ? ` · ${fmtTime(u.duration)}` : ''}`;
+  else if (ready)
+    line = u.duplicate
+      ? 'Ready (this file was already in the index)'
+      : `Ready${u.duration ? ` · ${fmtTime(u.duration)}` : ''}`;
   else {
     const bits = [`${stageLabel(u.stage)} — ${pct} %`];
-    if ((u.stage === 'downloading' || u.stage === 'uploading') && u.bytes) bits.push(u.total ? `${fmtBytes(u.bytes)} of ${fmtBytes(u.total)}` : fmtBytes(u.bytes));
+    if ((u.stage === 'downloading' || u.stage === 'uploading') && u.bytes)
+      bits.push(u.total ? `${fmtBytes(u.bytes)} of ${fmtBytes(u.total)}` : fmtBytes(u.bytes));
     const eta = fmtEta(etaOf(u));
     if (eta) bits.push(eta);
     line = bits.join(' · ');
@@ -407,13 +492,24 @@ function uploadRow(u) {
   return h(
     'li',
     { class: `upload ${failed ? 'failed' : ready ? 'ready' : 'busy'}` },
-    h('div', { class: 'upload-head' }, h('strong', { class: 'name' }, u.fileName), h('span', { class: 'muted small' }, ` into ${u.indexLabel}`)),
+    h(
+      'div',
+      { class: 'upload-head' },
+      h('strong', { class: 'name' }, u.fileName),
+      h('span', { class: 'muted small' }, ` into ${u.indexLabel}`),
+    ),
     !failed && !ready && h('progress', { max: 100, value: pct, 'aria-label': `${u.fileName}: ${stageLabel(u.stage)}` }),
     h('p', { class: `status${failed ? ' error' : ''}`, role: failed ? 'alert' : null }, line),
     h(
       'div',
       { class: 'actions' },
-      ready && u.indexId && h('a', { class: 'button', href: `#/v/${encodeURIComponent(u.indexId)}/${encodeURIComponent(u.key)}` }, 'Open video'),
+      ready &&
+        u.indexId &&
+        h(
+          'a',
+          { class: 'button', href: `#/v/${encodeURIComponent(u.indexId)}/${encodeURIComponent(u.key)}` },
+          'Open video',
+        ),
       (ready || failed) &&
         h(
           'button',
@@ -434,7 +530,12 @@ function uploadRow(u) {
 
 function uploadsSection(index) {
   const box = h('ul', { class: 'uploads', 'data-uploads': index?.index_id ?? '', 'data-name': index?.name ?? '' });
-  return h('section', { class: 'card', 'aria-labelledby': 'up-h', hidden: true }, h('h2', { id: 'up-h' }, 'Uploads'), box);
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'up-h', hidden: true },
+    h('h2', { id: 'up-h' }, 'Uploads'),
+    box,
+  );
 }
 
 // ---------- home: the indexes
@@ -460,7 +561,17 @@ async function viewHome(main) {
       return name ? { ref: name, label: name } : null;
     }),
     uploadsSection(null),
-    h('section', { class: 'card', 'aria-labelledby': 'idx-h' }, h('div', { class: 'row' }, h('h2', { id: 'idx-h' }, 'Indexes'), h('label', { class: 'check' }, showDeleted, 'Show deleted')), list),
+    h(
+      'section',
+      { class: 'card', 'aria-labelledby': 'idx-h' },
+      h(
+        'div',
+        { class: 'row' },
+        h('h2', { id: 'idx-h' }, 'Indexes'),
+        h('label', { class: 'check' }, showDeleted, 'Show deleted'),
+      ),
+      list,
+    ),
   );
   renderUploads();
   focusHeading(main);
@@ -472,7 +583,11 @@ async function viewHome(main) {
     if (n !== loading) return;
     form.setNames(all.filter((i) => !i.deleted).map((i) => i.name));
     list.setAttribute('aria-busy', 'false');
-    list.replaceChildren(...(all.length ? all.map((i) => indexRow(i, load)) : [h('li', { class: 'empty muted' }, 'No indexes yet: add a video above and its index is created.')]));
+    list.replaceChildren(
+      ...(all.length
+        ? all.map((i) => indexRow(i, load))
+        : [h('li', { class: 'empty muted' }, 'No indexes yet: add a video above and its index is created.')]),
+    );
   }
   S.onIndexesChanged = () => load().catch(() => {});
   S.cleanup.push(() => (S.onIndexesChanged = null));
@@ -489,7 +604,11 @@ function indexRow(i, reload) {
       toast(e.message);
     }
   };
-  const restore = () => act(() => api(`/indexes/${encodeURIComponent(i.index_id)}/restore`, { method: 'POST' }), () => toast(`Restored “${i.name}”.`));
+  const restore = () =>
+    act(
+      () => api(`/indexes/${encodeURIComponent(i.index_id)}/restore`, { method: 'POST' }),
+      () => toast(`Restored “${i.name}”.`),
+    );
   const del = () =>
     act(
       () => api(`/indexes/${encodeURIComponent(i.index_id)}`, { method: 'DELETE' }),
@@ -498,11 +617,30 @@ function indexRow(i, reload) {
   return h(
     'li',
     { class: `index${i.deleted ? ' deleted' : ''}` },
-    h('div', { class: 'grow' }, i.deleted ? h('span', { class: 'name' }, i.name) : h('a', { class: 'name', href: `#/i/${encodeURIComponent(i.index_id)}` }, i.name), i.deleted && h('span', { class: 'badge' }, 'deleted')),
-    h('span', { class: 'muted small' }, `${plural(i.count, 'video')} · ${fmtTime(i.total_duration)} · created ${new Date(i.created).toLocaleDateString()}`),
+    h(
+      'div',
+      { class: 'grow' },
+      i.deleted
+        ? h('span', { class: 'name' }, i.name)
+        : h('a', { class: 'name', href: `#/i/${encodeURIComponent(i.index_id)}` }, i.name),
+      i.deleted && h('span', { class: 'badge' }, 'deleted'),
+    ),
+    h(
+      'span',
+      { class: 'muted small' },
+      `${plural(i.count, 'video')} · ${fmtTime(i.total_duration)} · created ${new Date(i.created).toLocaleDateString()}`,
+    ),
     i.deleted
-      ? h('button', { type: 'button', class: 'secondary', onclick: restore, 'aria-label': `Restore ${i.name}` }, 'Restore')
-      : h('button', { type: 'button', class: 'secondary danger', onclick: del, 'aria-label': `Delete ${i.name}` }, 'Delete'),
+      ? h(
+          'button',
+          { type: 'button', class: 'secondary', onclick: restore, 'aria-label': `Restore ${i.name}` },
+          'Restore',
+        )
+      : h(
+          'button',
+          { type: 'button', class: 'secondary danger', onclick: del, 'aria-label': `Delete ${i.name}` },
+          'Delete',
+        ),
   );
 }
 
@@ -518,7 +656,13 @@ async function findIndex(indexId) {
 async function viewIndex(main, indexId) {
   const idx = await findIndex(indexId);
   document.title = `${idx.name} · vidq`;
-  const crumbs = h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/' }, 'Indexes'), ' › ', h('span', { 'aria-current': 'page' }, idx.name));
+  const crumbs = h(
+    'nav',
+    { class: 'crumbs', 'aria-label': 'Breadcrumb' },
+    h('a', { href: '#/' }, 'Indexes'),
+    ' › ',
+    h('span', { 'aria-current': 'page' }, idx.name),
+  );
   if (idx.deleted) {
     main.replaceChildren(
       crumbs,
@@ -527,7 +671,16 @@ async function viewIndex(main, indexId) {
         'p',
         { class: 'note' },
         'This index is deleted; it can be restored until it is purged. ',
-        h('button', { type: 'button', onclick: async () => (await api(`/indexes/${encodeURIComponent(indexId)}/restore`, { method: 'POST' }), route()) }, 'Restore'),
+        h(
+          'button',
+          {
+            type: 'button',
+            onclick: async () => (
+              await api(`/indexes/${encodeURIComponent(indexId)}/restore`, { method: 'POST' }), route()
+            ),
+          },
+          'Restore',
+        ),
       ),
     );
     focusHeading(main);
@@ -540,7 +693,21 @@ async function viewIndex(main, indexId) {
   main.replaceChildren(
     crumbs,
     h('h1', { tabindex: -1 }, idx.name),
-    h('div', { class: 'split' }, h('div', { class: 'col' }, h('section', { class: 'card', 'aria-labelledby': 'v-h' }, h('h2', { id: 'v-h' }, 'Videos'), list), searchPanel(idx), people, addVideoForm(idx), dropZone(() => ({ ref: idx.index_id, label: idx.name })), uploadsSection(idx)), h('aside', { class: 'col side' }, ask)),
+    h(
+      'div',
+      { class: 'split' },
+      h(
+        'div',
+        { class: 'col' },
+        h('section', { class: 'card', 'aria-labelledby': 'v-h' }, h('h2', { id: 'v-h' }, 'Videos'), list),
+        searchPanel(idx),
+        people,
+        addVideoForm(idx),
+        dropZone(() => ({ ref: idx.index_id, label: idx.name })),
+        uploadsSection(idx),
+      ),
+      h('aside', { class: 'col side' }, ask),
+    ),
   );
   renderUploads();
   focusHeading(main);
@@ -552,11 +719,16 @@ async function viewIndex(main, indexId) {
     const rs = await getJson(`/index-resources?index=${encodeURIComponent(indexId)}`);
     if (stopped) return;
     list.setAttribute('aria-busy', 'false');
-    list.replaceChildren(...(rs.length ? rs.map((r) => videoRow(idx, r, load)) : [h('li', { class: 'empty muted' }, 'No videos: add one by its URL.')]));
+    list.replaceChildren(
+      ...(rs.length
+        ? rs.map((r) => videoRow(idx, r, load))
+        : [h('li', { class: 'empty muted' }, 'No videos: add one by its URL.')]),
+    );
     // The people change when a video's analysis ends (or a video goes).
     const ready = rs.filter((r) => r.status === 'ready').length;
     if (ready !== readyShown) (readyShown = ready), people.refresh();
-    if (rs.some((r) => r.status !== 'ready' && r.status !== 'failed')) timer = setTimeout(() => load().catch(() => {}), 1500);
+    if (rs.some((r) => r.status !== 'ready' && r.status !== 'failed'))
+      timer = setTimeout(() => load().catch(() => {}), 1500);
   };
   S.onIndexesChanged = () => (clearTimeout(timer), load().catch(() => {}));
   S.cleanup.push(() => (S.onIndexesChanged = null));
@@ -575,41 +747,95 @@ function videoRow(idx, r, reload) {
       toast(e.message);
     }
   };
-  const meta = [r.metadata?.duration != null && fmtTime(r.metadata.duration), r.metadata?.width && `${r.metadata.width}×${r.metadata.height}`, r.metadata?.file_size && fmtBytes(r.metadata.file_size)].filter(Boolean).join(' · ');
+  const meta = [
+    r.metadata?.duration != null && fmtTime(r.metadata.duration),
+    r.metadata?.width && `${r.metadata.width}×${r.metadata.height}`,
+    r.metadata?.file_size && fmtBytes(r.metadata.file_size),
+  ]
+    .filter(Boolean)
+    .join(' · ');
   return h(
     'li',
     { class: `video ${r.status}` },
-    h('div', { class: 'grow' }, r.status === 'downloading' || (r.status === 'failed' && r.metadata?.duration == null) ? h('span', { class: 'name' }, r.file_name) : h('a', { class: 'name', href: `#/v/${encodeURIComponent(idx.index_id)}/${encodeURIComponent(r.file_id)}` }, r.file_name), h('span', { class: `badge ${r.status}` }, r.status)),
+    h(
+      'div',
+      { class: 'grow' },
+      r.status === 'downloading' || (r.status === 'failed' && r.metadata?.duration == null)
+        ? h('span', { class: 'name' }, r.file_name)
+        : h(
+            'a',
+            { class: 'name', href: `#/v/${encodeURIComponent(idx.index_id)}/${encodeURIComponent(r.file_id)}` },
+            r.file_name,
+          ),
+      h('span', { class: `badge ${r.status}` }, r.status),
+    ),
     h('span', { class: 'muted small' }, meta),
-    busy && h('progress', { max: 100, value: Math.round(r.progress ?? 0), 'aria-label': `${r.file_name}: ${stageLabel(r.stage)}` }),
-    busy && h('span', { class: 'small' }, r.queue_position ? waitingLabel(r) : `${stageLabel(r.stage || r.status)} — ${Math.round(r.progress ?? 0)} %`),
+    busy &&
+      h('progress', {
+        max: 100,
+        value: Math.round(r.progress ?? 0),
+        'aria-label': `${r.file_name}: ${stageLabel(r.stage)}`,
+      }),
+    busy &&
+      h(
+        'span',
+        { class: 'small' },
+        r.queue_position ? waitingLabel(r) : `${stageLabel(r.stage || r.status)} — ${Math.round(r.progress ?? 0)} %`,
+      ),
     r.status === 'failed' && h('p', { class: 'error small' }, `Failed: ${r.error ?? 'unknown reason'}`),
-    h('button', { type: 'button', class: 'link danger', onclick: remove, 'aria-label': `Remove ${r.file_name}` }, 'Remove'),
+    h(
+      'button',
+      { type: 'button', class: 'link danger', onclick: remove, 'aria-label': `Remove ${r.file_name}` },
+      'Remove',
+    ),
   );
 }
 
 // ---------- a video: player, timeline, questions
 
 async function viewVideo(main, indexId, fileId, params) {
-  const [idx, rs] = await Promise.all([findIndex(indexId), getJson(`/index-resources?index=${encodeURIComponent(indexId)}`)]);
+  const [idx, rs] = await Promise.all([
+    findIndex(indexId),
+    getJson(`/index-resources?index=${encodeURIComponent(indexId)}`),
+  ]);
   const r = rs.find((x) => x.file_id === fileId);
   if (!r) throw new ApiError(404, 'There is no such video in this index.');
   document.title = `${r.file_name} · vidq`;
 
-  const player = h('video', { id: 'player', controls: true, preload: 'metadata', playsInline: true, src: r.playback_src ?? r.src, 'aria-label': `Video ${r.file_name}` });
+  const player = h('video', {
+    id: 'player',
+    controls: true,
+    preload: 'metadata',
+    playsInline: true,
+    src: r.playback_src ?? r.src,
+    'aria-label': `Video ${r.file_name}`,
+  });
   const start = Number(params.get('t'));
-  if (Number.isFinite(start) && start > 0) player.addEventListener('loadedmetadata', () => (player.currentTime = start), { once: true });
+  if (Number.isFinite(start) && start > 0)
+    player.addEventListener('loadedmetadata', () => (player.currentTime = start), { once: true });
   const seek = (t) => {
     player.currentTime = t;
     announce(`Playing from ${fmtTime(t)}`);
   };
   const status = h('p', { class: 'status small', role: 'status' });
   // Reanalyze (issue 11): runs again the stages whose engine or model changed since the video was analysed.
-  const reanalyze = h('button', { type: 'button', class: 'secondary', hidden: true, title: 'Run again the analysis stages whose model changed or that were skipped (e.g. captions after a captioner was configured)' }, 'Bring analysis up to date');
+  const reanalyze = h(
+    'button',
+    {
+      type: 'button',
+      class: 'secondary',
+      hidden: true,
+      title:
+        'Run again the analysis stages whose model changed or that were skipped (e.g. captions after a captioner was configured)',
+    },
+    'Bring analysis up to date',
+  );
   reanalyze.onclick = async () => {
     reanalyze.disabled = true;
     try {
-      const res = await (await api(`/videos/${encodeURIComponent(fileId)}/reanalyze`, { method: 'POST', body: {} })).json();
+      const res = await (
+        await api(`/videos/${encodeURIComponent(fileId)}/reanalyze`, { method: 'POST', body: {} })
+      ).json();
       toast(`Reanalysing: ${res.analyzers.join(', ')}.`);
       clearTimeout(timer);
       await load();
@@ -622,9 +848,30 @@ async function viewVideo(main, indexId, fileId, params) {
   const strip = h('div', { class: 'timeline-box' }, h('p', { class: 'muted small' }, 'Loading the timeline…'));
   const ask = askPanel({ indexId, video: r, player, seek });
   main.replaceChildren(
-    h('nav', { class: 'crumbs', 'aria-label': 'Breadcrumb' }, h('a', { href: '#/' }, 'Indexes'), ' › ', h('a', { href: `#/i/${encodeURIComponent(indexId)}` }, idx.name), ' › ', h('span', { 'aria-current': 'page' }, r.file_name)),
+    h(
+      'nav',
+      { class: 'crumbs', 'aria-label': 'Breadcrumb' },
+      h('a', { href: '#/' }, 'Indexes'),
+      ' › ',
+      h('a', { href: `#/i/${encodeURIComponent(indexId)}` }, idx.name),
+      ' › ',
+      h('span', { 'aria-current': 'page' }, r.file_name),
+    ),
     h('h1', { tabindex: -1 }, r.file_name),
-    h('div', { class: 'split video-page' }, h('div', { class: 'col' }, h('div', { class: 'player' }, player), status, reanalyze, exportLinks(r), h('section', { 'aria-labelledby': 'tl-h', class: 'card' }, h('h2', { id: 'tl-h' }, 'Timeline'), strip)), h('aside', { class: 'col side' }, ask)),
+    h(
+      'div',
+      { class: 'split video-page' },
+      h(
+        'div',
+        { class: 'col' },
+        h('div', { class: 'player' }, player),
+        status,
+        reanalyze,
+        exportLinks(r),
+        h('section', { 'aria-labelledby': 'tl-h', class: 'card' }, h('h2', { id: 'tl-h' }, 'Timeline'), strip),
+      ),
+      h('aside', { class: 'col side' }, ask),
+    ),
   );
   focusHeading(main);
 
@@ -641,18 +888,28 @@ async function viewVideo(main, indexId, fileId, params) {
   const dropTimeline = [];
   S.cleanup.push(() => dropTimeline.splice(0).forEach((f) => f()));
   const load = async () => {
-    const [segs, list] = await Promise.all([getJson(`/videos/${encodeURIComponent(fileId)}/segments`), getJson(`/index-resources?index=${encodeURIComponent(indexId)}`)]);
+    const [segs, list] = await Promise.all([
+      getJson(`/videos/${encodeURIComponent(fileId)}/segments`),
+      getJson(`/index-resources?index=${encodeURIComponent(indexId)}`),
+    ]);
     if (stopped) return;
     const cur = list.find((x) => x.file_id === fileId) ?? r;
     const busy = cur.status !== 'ready' && cur.status !== 'failed';
-    status.textContent = cur.status === 'failed' ? `Analysis failed: ${cur.error ?? 'unknown reason'}` : busy ? `${stageLabel(cur.stage || cur.status)} — ${Math.round(cur.progress ?? 0)} %. The timeline fills in as the analysis goes.` : '';
+    status.textContent =
+      cur.status === 'failed'
+        ? `Analysis failed: ${cur.error ?? 'unknown reason'}`
+        : busy
+          ? `${stageLabel(cur.stage || cur.status)} — ${Math.round(cur.progress ?? 0)} %. The timeline fills in as the analysis goes.`
+          : '';
     status.classList.toggle('error', cur.status === 'failed');
     reanalyze.hidden = cur.status !== 'ready';
     if (segs.segments.length !== shown) {
       shown = segs.segments.length;
-      const duration = cur.metadata?.duration || Math.max(0, ...segs.segments.map((s) => s.end)) || player.duration || 0;
+      const duration =
+        cur.metadata?.duration || Math.max(0, ...segs.segments.map((s) => s.end)) || player.duration || 0;
       dropTimeline.splice(0).forEach((f) => f());
-      if (segs.segments.some((s) => s.kind === 'face')) segs.people = await personLanes(indexId, fileId).catch(() => []);
+      if (segs.segments.some((s) => s.kind === 'face'))
+        segs.people = await personLanes(indexId, fileId).catch(() => []);
       strip.replaceChildren(timeline(segs, duration, player, seek, dropTimeline));
       // A poster from the analysed frames (many videos open on black): one near the start.
       const f = segs.frames.find((x) => x.t >= Math.min(5, duration * 0.1)) ?? segs.frames[0];
@@ -665,7 +922,12 @@ async function viewVideo(main, indexId, fileId, params) {
 
 /** The timeline strip: one lane per kind of finding (objects: one lane per label), a playhead, hover details. */
 function timeline({ segments, frames, people }, duration, player, seek, cleanup) {
-  if (!duration || !segments.length) return h('p', { class: 'muted small' }, segments.length ? 'The duration is unknown.' : 'Nothing has been found in this video yet.');
+  if (!duration || !segments.length)
+    return h(
+      'p',
+      { class: 'muted small' },
+      segments.length ? 'The duration is unknown.' : 'Nothing has been found in this video yet.',
+    );
   const of = (...kinds) => segments.filter((s) => kinds.includes(s.kind));
   const transcripts = of('transcript');
   const lanes = [
@@ -679,8 +941,15 @@ function timeline({ segments, frames, people }, duration, player, seek, cleanup)
   for (const o of objects) seen.set(o.text, (seen.get(o.text) ?? 0) + (o.end - o.start));
   const labels = [...seen.entries()].sort((a, b) => b[1] - a[1]).map(([l]) => l);
   const top = labels.slice(0, 6);
-  for (const l of top) lanes.push({ name: l, cls: 'object', group: 'Objects', items: objects.filter((o) => o.text === l) });
-  if (labels.length > top.length) lanes.push({ name: 'other objects', cls: 'object', group: 'Objects', items: objects.filter((o) => !top.includes(o.text)) });
+  for (const l of top)
+    lanes.push({ name: l, cls: 'object', group: 'Objects', items: objects.filter((o) => o.text === l) });
+  if (labels.length > top.length)
+    lanes.push({
+      name: 'other objects',
+      cls: 'object',
+      group: 'Objects',
+      items: objects.filter((o) => !top.includes(o.text)),
+    });
   if (!objects.length) lanes.push({ name: 'Objects', cls: 'object', items: [] });
   const captions = of('caption');
   if (captions.length) lanes.push({ name: 'Captions', cls: 'other', items: captions });
@@ -690,7 +959,8 @@ function timeline({ segments, frames, people }, duration, player, seek, cleanup)
   for (const p of people ?? []) lanes.push({ name: p.name, cls: 'face', group: 'People', items: p.items });
 
   const pct = (t) => `${Math.min(100, Math.max(0, (t / duration) * 100))}%`;
-  const frameNear = (t) => frames.reduce((best, f) => (!best || Math.abs(f.t - t) < Math.abs(best.t - t) ? f : best), null);
+  const frameNear = (t) =>
+    frames.reduce((best, f) => (!best || Math.abs(f.t - t) < Math.abs(best.t - t) ? f : best), null);
   const tip = h('div', { class: 'tip', role: 'tooltip', id: 'tl-tip', hidden: true });
   const box = h('div', { class: 'timeline' });
 
@@ -698,7 +968,13 @@ function timeline({ segments, frames, people }, duration, player, seek, cleanup)
     const f = frameNear(seg.kind === 'shot' ? Math.min(seg.start + 0.5, seg.end) : (seg.start + seg.end) / 2);
     tip.replaceChildren(
       f ? h('img', { src: f.url, alt: '', width: 160, height: 90, decoding: 'async' }) : '',
-      h('div', null, h('strong', null, KINDS[seg.kind] ?? seg.kind), ' ', h('span', { class: 'mono' }, fmtSpan(seg.start, seg.end))),
+      h(
+        'div',
+        null,
+        h('strong', null, KINDS[seg.kind] ?? seg.kind),
+        ' ',
+        h('span', { class: 'mono' }, fmtSpan(seg.start, seg.end)),
+      ),
       h('div', { class: 'tip-text' }, seg.text),
       seg.confidence != null && h('div', { class: 'muted small' }, `confidence ${Math.round(seg.confidence * 100)} %`),
     );
@@ -713,35 +989,36 @@ function timeline({ segments, frames, people }, duration, player, seek, cleanup)
   const hideTip = () => (tip.hidden = true);
 
   const rows = lanes.map((lane, li) => {
-    const track = h('div', { class: 'track', role: 'group', 'aria-label': `${lane.group ? `${lane.group}: ` : ''}${lane.name}` });
+    const track = h('div', {
+      class: 'track',
+      role: 'group',
+      'aria-label': `${lane.group ? `${lane.group}: ` : ''}${lane.name}`,
+    });
     lane.items.forEach((seg, i) => {
-      const b = h(
-        'button',
-        {
-          type: 'button',
-          class: `seg ${lane.cls}${lane.cls === 'shot' && i % 2 ? ' alt' : ''}`,
-          tabIndex: i === 0 ? 0 : -1,
-          'aria-label': `${KINDS[seg.kind] ?? seg.kind} ${fmtSpan(seg.start, seg.end)}: ${seg.text.replace(/\s+/g, ' ')}`,
-          'aria-describedby': 'tl-tip',
-          style: { left: pct(seg.start), width: `max(6px, ${pct(seg.end - seg.start)})` },
-          onclick: () => seek(seg.start),
-          onmouseenter: (e) => showTip(seg, e.currentTarget),
-          onmouseleave: hideTip,
-          onfocus: (e) => showTip(seg, e.currentTarget),
-          onblur: hideTip,
-          onkeydown: (e) => {
-            if (e.key === 'Escape') return hideTip();
-            const all = [...track.querySelectorAll('.seg')];
-            const k = all.indexOf(e.currentTarget);
-            const next = { ArrowRight: k + 1, ArrowLeft: k - 1, Home: 0, End: all.length - 1 }[e.key];
-            if (next === undefined || !all[next]) return;
-            e.preventDefault();
-            e.currentTarget.tabIndex = -1;
-            all[next].tabIndex = 0;
-            all[next].focus();
-          },
+      const b = h('button', {
+        type: 'button',
+        class: `seg ${lane.cls}${lane.cls === 'shot' && i % 2 ? ' alt' : ''}`,
+        tabIndex: i === 0 ? 0 : -1,
+        'aria-label': `${KINDS[seg.kind] ?? seg.kind} ${fmtSpan(seg.start, seg.end)}: ${seg.text.replace(/\s+/g, ' ')}`,
+        'aria-describedby': 'tl-tip',
+        style: { left: pct(seg.start), width: `max(6px, ${pct(seg.end - seg.start)})` },
+        onclick: () => seek(seg.start),
+        onmouseenter: (e) => showTip(seg, e.currentTarget),
+        onmouseleave: hideTip,
+        onfocus: (e) => showTip(seg, e.currentTarget),
+        onblur: hideTip,
+        onkeydown: (e) => {
+          if (e.key === 'Escape') return hideTip();
+          const all = [...track.querySelectorAll('.seg')];
+          const k = all.indexOf(e.currentTarget);
+          const next = { ArrowRight: k + 1, ArrowLeft: k - 1, Home: 0, End: all.length - 1 }[e.key];
+          if (next === undefined || !all[next]) return;
+          e.preventDefault();
+          e.currentTarget.tabIndex = -1;
+          all[next].tabIndex = 0;
+          all[next].focus();
         },
-      );
+      });
       track.append(b);
     });
     track.addEventListener('click', (e) => {
@@ -749,7 +1026,17 @@ function timeline({ segments, frames, people }, duration, player, seek, cleanup)
       const rect = track.getBoundingClientRect();
       seek(((e.clientX - rect.left) / rect.width) * duration);
     });
-    return h('div', { class: `lane${lane.group && li > 0 && lanes[li - 1].group === lane.group ? ' same-group' : ''}` }, h('div', { class: 'lane-name', title: lane.name }, lane.group && lane.group !== lanes[li - 1]?.group ? h('span', { class: 'muted' }, `${lane.group} · `) : '', lane.name), track);
+    return h(
+      'div',
+      { class: `lane${lane.group && li > 0 && lanes[li - 1].group === lane.group ? ' same-group' : ''}` },
+      h(
+        'div',
+        { class: 'lane-name', title: lane.name },
+        lane.group && lane.group !== lanes[li - 1]?.group ? h('span', { class: 'muted' }, `${lane.group} · `) : '',
+        lane.name,
+      ),
+      track,
+    );
   });
 
   // The axis: round times, as many as fit the track's width.
@@ -759,7 +1046,10 @@ function timeline({ segments, frames, people }, duration, player, seek, cleanup)
     const fit = Math.max(2, Math.floor((axis.clientWidth || 600) / 52));
     const step = steps.find((s) => duration / s <= fit) ?? 14400;
     const ticks = [];
-    for (let t = 0; t <= duration + 1e-6; t += step) ticks.push(h('span', { class: `tick${t / duration > 0.94 ? ' last' : ''}`, style: { left: pct(t) } }, fmtTime(t)));
+    for (let t = 0; t <= duration + 1e-6; t += step)
+      ticks.push(
+        h('span', { class: `tick${t / duration > 0.94 ? ' last' : ''}`, style: { left: pct(t) } }, fmtTime(t)),
+      );
     axis.replaceChildren(...ticks);
   };
   const resized = new ResizeObserver(drawTicks);
@@ -771,9 +1061,23 @@ function timeline({ segments, frames, people }, duration, player, seek, cleanup)
     resized.disconnect();
     for (const ev of ['timeupdate', 'seeked', 'loadedmetadata']) player.removeEventListener(ev, move);
   });
-  box.append(...rows, h('div', { class: 'lane axis', 'aria-hidden': 'true' }, h('div', { class: 'lane-name' }), axis), h('div', { class: 'heads', 'aria-hidden': 'true' }, playhead), tip);
+  box.append(
+    ...rows,
+    h('div', { class: 'lane axis', 'aria-hidden': 'true' }, h('div', { class: 'lane-name' }), axis),
+    h('div', { class: 'heads', 'aria-hidden': 'true' }, playhead),
+    tip,
+  );
   move();
-  return h('div', null, box, h('p', { class: 'muted small hint' }, 'Hover or focus a mark for details; click it (or press Enter) to play from there. Arrow keys move along a lane.'));
+  return h(
+    'div',
+    null,
+    box,
+    h(
+      'p',
+      { class: 'muted small hint' },
+      'Hover or focus a mark for details; click it (or press Enter) to play from there. Arrow keys move along a lane.',
+    ),
+  );
 }
 
 // ---------- questions
@@ -784,7 +1088,14 @@ function timeline({ segments, frames, people }, duration, player, seek, cleanup)
  */
 function askPanel({ indexId, video, player, seek }) {
   const id = (s) => `ask-${s}`;
-  const prompt = h('textarea', { id: id('q'), name: 'prompt', rows: 2, required: true, maxLength: 8000, placeholder: video ? 'e.g. When is the bird visible?' : 'e.g. Which video shows a dog?' });
+  const prompt = h('textarea', {
+    id: id('q'),
+    name: 'prompt',
+    rows: 2,
+    required: true,
+    maxLength: 8000,
+    placeholder: video ? 'e.g. When is the bird visible?' : 'e.g. Which video shows a dog?',
+  });
   const scopes = video
     ? [
         ['video', 'This video'],
@@ -794,7 +1105,12 @@ function askPanel({ indexId, video, player, seek }) {
     : [];
   const momentLabel = h('span', null, 'This moment (0:00)');
   const radios = scopes.map(([value, label], i) =>
-    h('label', { class: 'check' }, h('input', { type: 'radio', name: 'scope', value, checked: i === 0 }), value === 'moment' ? momentLabel : label),
+    h(
+      'label',
+      { class: 'check' },
+      h('input', { type: 'radio', name: 'scope', value, checked: i === 0 }),
+      value === 'moment' ? momentLabel : label,
+    ),
   );
   if (player) {
     const upd = () => (momentLabel.textContent = `This moment (${fmtTime(player.currentTime)})`);
@@ -824,15 +1140,38 @@ function askPanel({ indexId, video, player, seek }) {
           null,
           h(
             'button',
-            { type: 'button', class: 'chip', 'data-start': e.start, 'data-video': e.video_id, onclick: () => cite(e), 'aria-label': `${fmtSpan(e.start, e.end)}${!video || e.video_id !== video.file_id ? ` in ${e.file_name}` : ''}, ${KINDS[e.kind] ?? e.kind}: ${e.text.replace(/\s+/g, ' ').slice(0, 120)}` },
-            e.frame_url ? h('img', { src: e.frame_url, alt: '', width: 64, height: 36, loading: 'lazy', decoding: 'async' }) : h('span', { class: 'noimg' }),
-            h('span', { class: 'chip-body' }, h('span', { class: 'mono' }, fmtSpan(e.start, e.end)), h('span', { class: 'chip-text' }, `${KINDS[e.kind] ?? e.kind} · ${e.text.replace(/\s+/g, ' ')}`), (!video || e.video_id !== video.file_id) && h('span', { class: 'chip-file muted' }, e.file_name)),
+            {
+              type: 'button',
+              class: 'chip',
+              'data-start': e.start,
+              'data-video': e.video_id,
+              onclick: () => cite(e),
+              'aria-label': `${fmtSpan(e.start, e.end)}${!video || e.video_id !== video.file_id ? ` in ${e.file_name}` : ''}, ${KINDS[e.kind] ?? e.kind}: ${e.text.replace(/\s+/g, ' ').slice(0, 120)}`,
+            },
+            e.frame_url
+              ? h('img', { src: e.frame_url, alt: '', width: 64, height: 36, loading: 'lazy', decoding: 'async' })
+              : h('span', { class: 'noimg' }),
+            h(
+              'span',
+              { class: 'chip-body' },
+              h('span', { class: 'mono' }, fmtSpan(e.start, e.end)),
+              h('span', { class: 'chip-text' }, `${KINDS[e.kind] ?? e.kind} · ${e.text.replace(/\s+/g, ' ')}`),
+              (!video || e.video_id !== video.file_id) && h('span', { class: 'chip-file muted' }, e.file_name),
+            ),
           ),
         ),
       );
     chips.replaceChildren(...make(evidence.slice(0, 8)));
     if (many) {
-      const more = h('li', null, h('button', { type: 'button', class: 'link', onclick: () => (more.remove(), chips.append(...make(evidence.slice(8)))) }, `Show all ${evidence.length}`));
+      const more = h(
+        'li',
+        null,
+        h(
+          'button',
+          { type: 'button', class: 'link', onclick: () => (more.remove(), chips.append(...make(evidence.slice(8)))) },
+          `Show all ${evidence.length}`,
+        ),
+      );
       chips.append(more);
     }
   };
@@ -845,7 +1184,14 @@ function askPanel({ indexId, video, player, seek }) {
       const t = Number(m[1] ?? 0) * 3600 + Number(m[2]) * 60 + Number(m[3]);
       const e = evidence.find((x) => Math.abs(x.start - t) < 1) ?? evidence.find((x) => Math.abs(x.end - t) < 1);
       if (!e) continue;
-      parts.push(text.slice(last, m.index), h('button', { type: 'button', class: 'time', onclick: () => cite({ ...e, start: t }), 'aria-label': `Play from ${m[0]}` }, m[0]));
+      parts.push(
+        text.slice(last, m.index),
+        h(
+          'button',
+          { type: 'button', class: 'time', onclick: () => cite({ ...e, start: t }), 'aria-label': `Play from ${m[0]}` },
+          m[0],
+        ),
+      );
       last = m.index + m[0].length;
     }
     parts.push(text.slice(last));
@@ -882,7 +1228,12 @@ function askPanel({ indexId, video, player, seek }) {
           let res = null;
           if (S.streaming) {
             try {
-              res = await api('/inquire-stream', { method: 'POST', body, accept: 'text/event-stream', signal: mine.signal });
+              res = await api('/inquire-stream', {
+                method: 'POST',
+                body,
+                accept: 'text/event-stream',
+                signal: mine.signal,
+              });
             } catch (e) {
               if (e.status !== 404 || !/no such endpoint/.test(e.message)) throw e;
               S.streaming = false;
@@ -963,17 +1314,28 @@ function peoplePanel(idx) {
           const name = prompt(`Name for ${label(p, i)} (empty to remove the name):`, p.name ?? '');
           if (name === null) return;
           try {
-            await api(`${base}/${encodeURIComponent(p.person_id)}`, { method: 'PUT', body: { name: name.trim() || null } });
+            await api(`${base}/${encodeURIComponent(p.person_id)}`, {
+              method: 'PUT',
+              body: { name: name.trim() || null },
+            });
             await load();
           } catch (e) {
             toast(e.message);
           }
         };
-        const into = h('select', { 'aria-label': `Merge ${label(p, i)} into` }, h('option', { value: '' }, 'Merge into…'), ...people.filter((o) => o !== p).map((o) => h('option', { value: o.person_id }, label(o, people.indexOf(o)))));
+        const into = h(
+          'select',
+          { 'aria-label': `Merge ${label(p, i)} into` },
+          h('option', { value: '' }, 'Merge into…'),
+          ...people.filter((o) => o !== p).map((o) => h('option', { value: o.person_id }, label(o, people.indexOf(o)))),
+        );
         into.addEventListener('change', async () => {
           if (!into.value) return;
           try {
-            await api(`${base}/${encodeURIComponent(p.person_id)}/merge`, { method: 'POST', body: { into: into.value } });
+            await api(`${base}/${encodeURIComponent(p.person_id)}/merge`, {
+              method: 'POST',
+              body: { into: into.value },
+            });
             toast(`Merged ${label(p, i)}.`);
             await load();
           } catch (e) {
@@ -990,7 +1352,13 @@ function peoplePanel(idx) {
               h(
                 'li',
                 null,
-                h('a', { href: `#/v/${encodeURIComponent(idx.index_id)}/${encodeURIComponent(a.video_id)}?t=${Math.floor(a.start)}` }, `${a.file_name} ${fmtSpan(a.start, a.end)}`),
+                h(
+                  'a',
+                  {
+                    href: `#/v/${encodeURIComponent(idx.index_id)}/${encodeURIComponent(a.video_id)}?t=${Math.floor(a.start)}`,
+                  },
+                  `${a.file_name} ${fmtSpan(a.start, a.end)}`,
+                ),
                 d.appearances.length > 1 &&
                   h(
                     'button',
@@ -1000,7 +1368,10 @@ function peoplePanel(idx) {
                       'aria-label': `Split ${fmtSpan(a.start, a.end)} out of ${label(p, i)}`,
                       onclick: async () => {
                         try {
-                          await api(`${base}/${encodeURIComponent(p.person_id)}/split`, { method: 'POST', body: { appearance_id: a.appearance_id } });
+                          await api(`${base}/${encodeURIComponent(p.person_id)}/split`, {
+                            method: 'POST',
+                            body: { appearance_id: a.appearance_id },
+                          });
                           toast('Split out into a new person.');
                           await load();
                         } catch (e) {
@@ -1018,8 +1389,34 @@ function peoplePanel(idx) {
         return h(
           'li',
           { class: 'person' },
-          h('button', { type: 'button', class: 'face', onclick: () => showApps().catch((e) => toast(e.message)), 'aria-label': `Appearances of ${label(p, i)}` }, h('img', { src: p.thumbnail_url, alt: `Face of ${label(p, i)}`, width: 80, height: 96, loading: 'lazy', decoding: 'async' })),
-          h('button', { type: 'button', class: 'link name', onclick: rename, title: 'Click to name', 'aria-label': `Name ${label(p, i)}` }, label(p, i)),
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'face',
+              onclick: () => showApps().catch((e) => toast(e.message)),
+              'aria-label': `Appearances of ${label(p, i)}`,
+            },
+            h('img', {
+              src: p.thumbnail_url,
+              alt: `Face of ${label(p, i)}`,
+              width: 80,
+              height: 96,
+              loading: 'lazy',
+              decoding: 'async',
+            }),
+          ),
+          h(
+            'button',
+            {
+              type: 'button',
+              class: 'link name',
+              onclick: rename,
+              title: 'Click to name',
+              'aria-label': `Name ${label(p, i)}`,
+            },
+            label(p, i),
+          ),
           h('span', { class: 'muted small' }, `${plural(p.appearance_count, 'appearance')} · ${fmtTime(p.seconds)}`),
           people.length > 1 && into,
           apps,
@@ -1039,7 +1436,12 @@ async function personLanes(indexId, fileId) {
   const details = await Promise.all(here.map((p) => getJson(`${base}/${encodeURIComponent(p.person_id)}`)));
   return details.map((d) => {
     const name = d.name ?? `Person ${people.findIndex((p) => p.person_id === d.person_id) + 1}`;
-    return { name, items: d.appearances.filter((a) => a.video_id === fileId).map((a) => ({ kind: 'face', start: a.start, end: a.end, text: name, confidence: null })) };
+    return {
+      name,
+      items: d.appearances
+        .filter((a) => a.video_id === fileId)
+        .map((a) => ({ kind: 'face', start: a.start, end: a.end, text: name, confidence: null })),
+    };
   });
 }
 
@@ -1063,7 +1465,14 @@ route();
  * name typed in the form above).
  */
 function dropZone(refOf) {
-  const input = h('input', { type: 'file', id: 'drop-files', multiple: true, accept: 'video/*,.mkv,.webm,.mov,.avi,.ts,.m4v', class: 'sr-only', onchange: (e) => take(e.target.files) });
+  const input = h('input', {
+    type: 'file',
+    id: 'drop-files',
+    multiple: true,
+    accept: 'video/*,.mkv,.webm,.mov,.avi,.ts,.m4v',
+    class: 'sr-only',
+    onchange: (e) => take(e.target.files),
+  });
   const take = (files) => {
     const ref = refOf();
     if (!ref) {
@@ -1077,7 +1486,13 @@ function dropZone(refOf) {
     'section',
     { class: 'card drop', 'aria-labelledby': 'drop-h' },
     h('h2', { id: 'drop-h' }, 'Upload from this computer'),
-    h('p', { class: 'muted small' }, 'Drop video files here, several at once, or ', h('label', { for: 'drop-files', class: 'link' }, 'choose files'), '.'),
+    h(
+      'p',
+      { class: 'muted small' },
+      'Drop video files here, several at once, or ',
+      h('label', { for: 'drop-files', class: 'link' }, 'choose files'),
+      '.',
+    ),
     input,
   );
   const over = (on) => (e) => {
@@ -1095,7 +1510,21 @@ function dropZone(refOf) {
 }
 
 async function startFileUpload(ref, label, file) {
-  const u = { id: ++uploadSeq, url: null, indexLabel: label, indexId: null, key: null, fileName: file.name, phase: 'upload', stage: 'uploading', pct: 0, samples: [], error: null, bytes: 0, total: file.size };
+  const u = {
+    id: ++uploadSeq,
+    url: null,
+    indexLabel: label,
+    indexId: null,
+    key: null,
+    fileName: file.name,
+    phase: 'upload',
+    stage: 'uploading',
+    pct: 0,
+    samples: [],
+    error: null,
+    bytes: 0,
+    total: file.size,
+  };
   S.uploads.unshift(u);
   renderUploads();
   announce(`Uploading ${u.fileName}`);
@@ -1107,7 +1536,11 @@ async function startFileUpload(ref, label, file) {
       xhr.setRequestHeader('content-type', file.type || 'application/octet-stream');
       xhr.responseType = 'json';
       xhr.upload.onprogress = (e) => {
-        Object.assign(u, { bytes: e.loaded, total: e.lengthComputable ? e.total : file.size, pct: Math.min(99, (e.loaded / (e.total || file.size || 1)) * 100) });
+        Object.assign(u, {
+          bytes: e.loaded,
+          total: e.lengthComputable ? e.total : file.size,
+          pct: Math.min(99, (e.loaded / (e.total || file.size || 1)) * 100),
+        });
         sample(u);
         renderUploads();
       };
@@ -1115,7 +1548,10 @@ async function startFileUpload(ref, label, file) {
         Object.assign(u, { stage: 'probing', pct: 100, samples: [] });
         renderUploads();
       };
-      xhr.onload = () => (xhr.status === 200 ? resolve(xhr.response) : reject(new ApiError(xhr.status, xhr.response?.message ?? `${xhr.status} ${xhr.statusText}`)));
+      xhr.onload = () =>
+        xhr.status === 200
+          ? resolve(xhr.response)
+          : reject(new ApiError(xhr.status, xhr.response?.message ?? `${xhr.status} ${xhr.statusText}`));
       xhr.onerror = () => reject(new ApiError(0, 'the upload was cut off (the service cannot be reached)'));
       xhr.send(file);
     });
@@ -1138,15 +1574,26 @@ async function startFileUpload(ref, label, file) {
 
 /** The search box of an index page: a grid of matching moments (frame, time, file, why); a click opens the video there. */
 function searchPanel(idx) {
-  const q = h('input', { id: 'search-q', type: 'text', inputmode: 'search', name: 'q', required: true, autocomplete: 'off', placeholder: 'e.g. a red car, "exit", someone laughing' });
+  const q = h('input', {
+    id: 'search-q',
+    type: 'text',
+    inputmode: 'search',
+    name: 'q',
+    required: true,
+    autocomplete: 'off',
+    placeholder: 'e.g. a red car, "exit", someone laughing',
+  });
   const grid = h('ul', { class: 'moments', 'aria-live': 'polite' });
   const more = h('button', { type: 'button', class: 'secondary', hidden: true }, 'More moments');
   let next = null;
   let query = '';
   const load = async (offset) => {
-    const page = await getJson(`/search?index=${encodeURIComponent(idx.index_id)}&q=${encodeURIComponent(query)}&limit=12&offset=${offset}`);
+    const page = await getJson(
+      `/search?index=${encodeURIComponent(idx.index_id)}&q=${encodeURIComponent(query)}&limit=12&offset=${offset}`,
+    );
     if (offset === 0) grid.replaceChildren();
-    if (offset === 0 && !page.moments.length) grid.replaceChildren(h('li', { class: 'empty muted' }, 'No moment matches; try other words.'));
+    if (offset === 0 && !page.moments.length)
+      grid.replaceChildren(h('li', { class: 'empty muted' }, 'No moment matches; try other words.'));
     grid.append(...page.moments.map((m) => momentCard(idx, m)));
     next = page.next_offset;
     more.hidden = next === null;
@@ -1183,10 +1630,19 @@ function momentCard(idx, m) {
     { class: 'moment' },
     h(
       'a',
-      { href: `#/v/${encodeURIComponent(idx.index_id)}/${encodeURIComponent(m.video_id)}?t=${Math.floor(m.start)}`, 'aria-label': `${m.file_name} at ${fmtTime(m.start)}: ${m.text}` },
-      m.frame_url ? h('img', { src: m.frame_url, alt: '', loading: 'lazy', width: 240, height: 135 }) : h('div', { class: 'noframe' }),
+      {
+        href: `#/v/${encodeURIComponent(idx.index_id)}/${encodeURIComponent(m.video_id)}?t=${Math.floor(m.start)}`,
+        'aria-label': `${m.file_name} at ${fmtTime(m.start)}: ${m.text}`,
+      },
+      m.frame_url
+        ? h('img', { src: m.frame_url, alt: '', loading: 'lazy', width: 240, height: 135 })
+        : h('div', { class: 'noframe' }),
       h('span', { class: 'when' }, `${fmtSpan(m.start, m.end)} · ${m.file_name}`),
-      h('span', { class: 'what small' }, `${KINDS[m.kind] ?? m.kind}: ${m.text.length > 90 ? m.text.slice(0, 89) + '…' : m.text}`),
+      h(
+        'span',
+        { class: 'what small' },
+        `${KINDS[m.kind] ?? m.kind}: ${m.text.length > 90 ? m.text.slice(0, 89) + '…' : m.text}`,
+      ),
       h('span', { class: 'why muted small' }, `matched by ${why}`),
     ),
   );
@@ -1217,6 +1673,10 @@ function exportLinks(r) {
     ' · ',
     h('a', { href: '#', onclick: save(`/videos/${id}/transcript.srt`, `${base}.srt`) }, 'subtitles (SRT)'),
     ' · ',
-    h('a', { href: '#', onclick: save(`/videos/${id}/insights.json`, `${base}.insights.json`) }, 'everything found (JSON)'),
+    h(
+      'a',
+      { href: '#', onclick: save(`/videos/${id}/insights.json`, `${base}.insights.json`) },
+      'everything found (JSON)',
+    ),
   );
 }
