@@ -116,7 +116,7 @@ export class ModelStandIn {
     for (const p of images) {
       const m = /^data:image\/jpeg;base64,(.+)$/.exec(p.image_url?.url ?? '');
       const bytes = m ? Buffer.from(m[1]!, 'base64') : null;
-      if (!bytes || bytes[0] !== 0xff || bytes[1] !== 0xd8)
+      if (bytes?.[0] !== 0xff || bytes[1] !== 0xd8)
         rec.problems.push('an image_url that is not a base64 JPEG data: URL');
     }
     const failed = await this.failure('chat');
@@ -181,7 +181,7 @@ export class ModelStandIn {
     rec.body = body;
     const inputs =
       typeof body.input === 'string' ? [body.input] : Array.isArray(body.input) ? (body.input as unknown[]) : null;
-    if (!inputs || !inputs.every((x) => typeof x === 'string'))
+    if (!inputs?.every((x) => typeof x === 'string'))
       rec.problems.push('input is not a string or a list of strings');
     const failed = await this.failure('embeddings');
     if (failed) return failed;

@@ -40,7 +40,7 @@ const REPORT_EVERY_MS = 500;
 
 export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Promise<JobOutcome> {
   const row = d.db.select().from(videos).where(eq(videos.id, job.videoId)).get();
-  if (!row || !row.storagePath) return 'cancelled';
+  if (!row?.storagePath) return 'cancelled';
   const video: VideoToAnalyze = {
     id: row.id,
     path: d.files.abs(row.storagePath),

@@ -267,7 +267,6 @@ export class FrameSelector {
   private readonly cuts: ScoredFrame[] = [];
   private judged = 0;
   private readonly candidates: Candidate[] = [];
-  private written = true;
   /** The shots as last known (while decoding: up to the decode; after finish: final). */
   private shots: Shot[] = [];
 

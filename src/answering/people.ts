@@ -58,7 +58,7 @@ export function answerAboutPeople(q: PeopleQuestion): Composed | null {
     .all();
   const prompt = q.prompt.trim();
   const named = known.filter(
-    (p) => p.name && new RegExp(`(^|[^\\p{L}\\p{N}])${escape(p.name)}($|[^\\p{L}\\p{N}])`, 'iu').test(prompt),
+    (p) => p.name && new RegExp(`(^|[^\\p{L}\\p{N}])${escapeRegExp(p.name)}($|[^\\p{L}\\p{N}])`, 'iu').test(prompt),
   );
   if (named.length)
     return aboutNamed(
@@ -323,7 +323,7 @@ function mentioned(db: Db, videoIds: string[], phrase: string): boolean {
 }
 
 const fileName = (q: PeopleQuestion, videoId: string) => q.videos.find((v) => v.id === videoId)?.fileName ?? videoId;
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const list = (xs: string[]) => (xs.length <= 1 ? (xs[0] ?? '') : `${xs.slice(0, -1).join(', ')} and ${xs.at(-1)}`);
 function groupBy<T>(xs: T[], key: (x: T) => string): Map<string, T[]> {
   const m = new Map<string, T[]>();

@@ -208,6 +208,7 @@ function parseSigned(s: string, flag: string): number {
   return Number(s);
 }
 
+// biome-ignore lint/suspicious/noConfusingVoidType: a command body may return an exit code or nothing
 async function withService(
   config: Config,
   fn: (s: ReturnType<typeof createService>) => number | void,

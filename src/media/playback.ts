@@ -30,7 +30,7 @@ export type PlaybackPlan = { kind: 'none' } | { kind: 'remux' } | { kind: 'trans
  */
 export function playbackPlan(mimeType: string, videoCodec: string, audioCodecs: string[]): PlaybackPlan {
   const ok = PLAYABLE[mimeType];
-  if (ok && ok.video.includes(videoCodec) && audioCodecs.every((a) => ok.audio.includes(a))) return { kind: 'none' };
+  if (ok?.video.includes(videoCodec) && audioCodecs.every((a) => ok.audio.includes(a))) return { kind: 'none' };
   const mp4 = PLAYABLE['video/mp4']!;
   if (
     mp4.video.includes(videoCodec) &&

@@ -123,7 +123,7 @@ const UNIT_WORDS = [
 ];
 function timeish(word: string, complete: boolean): boolean {
   const w = word
-    .replace(/^[("'\[]+/, '')
+    .replace(/^[("'[]+/, '')
     .replace(/[,.;:!?)"'\]]+$/, '')
     .toLowerCase();
   if (/^\d/.test(w)) return true;
