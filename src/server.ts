@@ -53,8 +53,7 @@ export async function startServer(
         .where(eq(videos.id, videoId))
         .get();
       if (v) service.indexes.invalidate(v.userId, v.indexId);
-      service.answering.invalidate(videoId);
-      service.search.invalidate(videoId);
+      service.retrieval.invalidate(videoId);
     },
   });
   supervisor.start();

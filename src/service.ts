@@ -25,6 +25,7 @@ import { MediaLinks } from './media/links';
 import { openDatabase, type Db } from './storage/db';
 import { DataDir, writeSecret } from './storage/files';
 import { videos } from './storage/schema';
+import { RetrievalCore } from './search/retrieval';
 import { SearchService } from './search/service';
 import { ExportService } from './exports/service';
 import { ensureWebhookTriggers, WebhookService } from './webhooks/service';
@@ -38,6 +39,8 @@ export interface Service {
   accounts: AccountService;
   indexes: IndexService;
   ingest: IngestService;
+  /** The one retrieval core behind answers and search. */
+  retrieval: RetrievalCore;
   answering: AnsweringService;
   search: SearchService;
   exports: ExportService;
@@ -102,6 +105,8 @@ export function createService(config: Config, log: Logger = createLogger(config.
         log: log.child({ part: 'moments' }),
       })
     : null;
+  // One retrieval core for answers, search and every later caller: the vectors are held once.
+  const retrieval = new RetrievalCore({ db, embedder });
   const answering = new AnsweringService({
     db,
     config,
@@ -110,10 +115,11 @@ export function createService(config: Config, log: Logger = createLogger(config.
     links,
     files,
     embedder,
+    retrieval,
     moments,
     log: log.child({ part: 'answering' }),
   });
-  const search = new SearchService({ db, indexes, links, embedder });
+  const search = new SearchService({ db, indexes, links, retrieval });
   const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
   // The stages the workers run, as the worker builds them (no model is loaded to know their names).
   let stageInfos: StageInfo[] | null = null;
@@ -135,7 +141,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
         .where(eq(videos.id, id))
         .get();
       if (v) indexes.invalidate(v.userId, v.indexId);
-      answering.invalidate(id);
+      retrieval.invalidate(id);
       service.wakeWorkers();
     },
   });
@@ -147,6 +153,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     accounts,
     indexes,
     ingest,
+    retrieval,
     answering,
     search,
     exports: new ExportService({ db }),

@@ -651,6 +651,7 @@ describe('transformers generator', () => {
       links: s.links,
       files: s.files,
       embedder: null,
+      retrieval: s.retrieval,
       generator: g as Generator,
     });
     const user = s.accounts.getUser(gen.userId)!;

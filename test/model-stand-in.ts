@@ -181,8 +181,7 @@ export class ModelStandIn {
     rec.body = body;
     const inputs =
       typeof body.input === 'string' ? [body.input] : Array.isArray(body.input) ? (body.input as unknown[]) : null;
-    if (!inputs?.every((x) => typeof x === 'string'))
-      rec.problems.push('input is not a string or a list of strings');
+    if (!inputs?.every((x) => typeof x === 'string')) rec.problems.push('input is not a string or a list of strings');
     const failed = await this.failure('embeddings');
     if (failed) return failed;
     const embed = this.opts.embed ?? trigramVector;

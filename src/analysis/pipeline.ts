@@ -302,17 +302,15 @@ function store(tx: Db, videoId: string, a: Analyzer, result: StageResult, ms: nu
   for (let k = 0; k < segs.length; k += 200) {
     tx.insert(segments)
       .values(
-        segs
-          .slice(k, k + 200)
-          .map((s) => ({
-            videoId,
-            kind: s.kind,
-            start: s.start,
-            end: s.end,
-            text: s.text,
-            confidence: s.confidence ?? null,
-            extra: s.extra ?? null,
-          })),
+        segs.slice(k, k + 200).map((s) => ({
+          videoId,
+          kind: s.kind,
+          start: s.start,
+          end: s.end,
+          text: s.text,
+          confidence: s.confidence ?? null,
+          extra: s.extra ?? null,
+        })),
       )
       .run();
   }

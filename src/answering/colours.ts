@@ -89,18 +89,16 @@ export function answerAboutColours(q: ColourQuestion): Composed | null {
   if (!wanted.length) return null;
   const named = wanted.join(' or ');
   const evidence = (rs: Row[], text: (r: Row) => string): Evidence[] =>
-    rs
-      .slice(0, 12)
-      .map((r) => ({
-        video_id: r.videoId,
-        file_name: fileName(q, r.videoId),
-        start: r.start,
-        end: r.end,
-        kind: 'object',
-        text: text(r),
-        score: 1,
-        frame_url: q.frameAt(r.videoId, (r.start + r.end) / 2),
-      }));
+    rs.slice(0, 12).map((r) => ({
+      video_id: r.videoId,
+      file_name: fileName(q, r.videoId),
+      start: r.start,
+      end: r.end,
+      kind: 'object',
+      text: text(r),
+      score: 1,
+      frame_url: q.frameAt(r.videoId, (r.start + r.end) / 2),
+    }));
   const where = (r: Row) =>
     `${formatTime(r.start)}–${formatTime(r.end)}${q.videos.length > 1 ? ` in ${fileName(q, r.videoId)}` : ''}`;
   const ofLabel = rows.filter((r) => wanted.includes(r.label));

@@ -168,13 +168,11 @@ function howMany(q: PeopleQuestion): Composed {
     found: true,
     evidence: [
       ...firsts.map((a) => item(q, a)),
-      ...hidden
-        .slice(0, 8)
-        .map((h) => ({
-          ...item(q, { ...h, personId: '', name: null }),
-          kind: 'object' as const,
-          text: 'person (face not visible)',
-        })),
+      ...hidden.slice(0, 8).map((h) => ({
+        ...item(q, { ...h, personId: '', name: null }),
+        kind: 'object' as const,
+        text: 'person (face not visible)',
+      })),
     ],
     output: parts.join(' '),
   };

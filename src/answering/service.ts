@@ -25,7 +25,8 @@ import type { MediaLinks } from '../media/links';
 import { Composer, type Composed, type ComposeInput } from './compose';
 import { answerAboutColours } from './colours';
 import { answerAboutPeople } from './people';
-import { EmbeddingCache, EvidenceFinder, windowOf, type Evidence } from './evidence';
+import type { RetrievalCore } from '../search/retrieval';
+import { type EvidenceFinder, windowOf, type Evidence } from './evidence';
 import { createGenerator, generatorConfigOf, type GenerateRequest, type Generator } from './generate/contracts';
 import { buildRequest, MAX_IMAGES } from './generate/prompt';
 import { TimeGuard, ungroundedTimes, visibleText } from './generate/times';
@@ -78,7 +79,6 @@ export type AnswerEvent =
   | { type: 'reset'; reason: string };
 
 export class AnsweringService {
-  private readonly embeddings: EmbeddingCache;
   private readonly finder: EvidenceFinder;
   /** Null: the composed answer is the answer. */
   readonly generator: Generator | null;
@@ -94,6 +94,8 @@ export class AnsweringService {
       links: MediaLinks;
       files: DataDir;
       embedder: Embedder | null;
+      /** The retrieval core shared with search. */
+      retrieval: RetrievalCore;
       /** Default: the one the config names (--generator). */
       generator?: Generator | null;
       /** Reads the text on screen at one moment (questions with a point target); null: sampled frames only. */
@@ -101,16 +103,10 @@ export class AnsweringService {
       log?: Logger;
     },
   ) {
-    this.embeddings = new EmbeddingCache(d.db);
-    this.finder = new EvidenceFinder(d.db, this.embeddings, d.embedder);
+    this.finder = d.retrieval.finder;
     this.generator = d.generator !== undefined ? d.generator : createGenerator(generatorConfigOf(d.config));
     this.files = d.files;
     this.log = d.log ?? createLogger(d.config.logLevel, { part: 'answering' });
-  }
-
-  /** A video's segments changed (analysis progressed, or it was removed). */
-  invalidate(videoId: string): void {
-    this.embeddings.invalidate(videoId);
   }
 
   /** Resolves and checks everything the question names; throws 400/404 before any charge. */

@@ -1,19 +1,18 @@
 /**
  * Search moments (GET /search): the ranked segments an answer would be built from, without
- * composing one. It reuses the answering's retrieval (EvidenceFinder: FTS5 keywords and embedding
- * similarity fused by rank, weighted by the kinds the wording needs) with a cache of its own.
+ * composing one. It uses the one retrieval core (src/search/retrieval.ts) that answers use too.
  *
  * Free of charge: no answer is composed and no model is asked, so it costs what listing an index
  * costs; credits pay for answers (README "Search moments").
  */
 import { and, eq } from 'drizzle-orm';
-import type { Embedder } from '../analysis/embedder';
-import { EmbeddingCache, EvidenceFinder, type Evidence } from '../answering/evidence';
+import type { Evidence } from '../answering/evidence';
 import { readIntent } from '../answering/intent';
 import { badRequest, notFound } from '../errors';
 import type { IndexService } from '../indexes/service';
 import type { MediaLinks } from '../media/links';
 import type { Db } from '../storage/db';
+import type { RetrievalCore } from './retrieval';
 import { SEGMENT_KINDS, videos, type SegmentKind, type User, type Video } from '../storage/schema';
 
 /** Candidates ranked per query: the pages come from these (keyword and semantic top-k fused). */
@@ -49,18 +48,7 @@ export interface SearchPage {
 }
 
 export class SearchService {
-  private readonly embeddings: EmbeddingCache;
-  private readonly finder: EvidenceFinder;
-
-  constructor(private readonly d: { db: Db; indexes: IndexService; links: MediaLinks; embedder: Embedder | null }) {
-    this.embeddings = new EmbeddingCache(d.db);
-    this.finder = new EvidenceFinder(d.db, this.embeddings, d.embedder);
-  }
-
-  /** A video's segments changed (analysis progressed, or it was removed). */
-  invalidate(videoId: string): void {
-    this.embeddings.invalidate(videoId);
-  }
+  constructor(private readonly d: { db: Db; indexes: IndexService; links: MediaLinks; retrieval: RetrievalCore }) {}
 
   async search(user: User, req: SearchRequest): Promise<SearchPage> {
     const q = req.q.trim();
@@ -87,11 +75,11 @@ export class SearchService {
     }
     vids = vids.filter((v) => v.storagePath !== null);
     const byId = new Map(vids.map((v) => [v.id, v]));
-    const ranked = await this.finder.ranked({ videos: vids, window: null }, q, readIntent(q), SEARCH_CANDIDATES);
+    const ranked = await this.d.retrieval.retrieve({ videos: vids, window: null }, q, readIntent(q), SEARCH_CANDIDATES);
     const hits = kinds ? ranked.filter((r) => kinds.has(r.segment.kind)) : ranked;
     const page = hits.slice(offset, offset + limit).map((r): Moment => {
       const s = r.segment;
-      const frame = this.finder.frameNear(s.videoId, (s.start + s.end) / 2);
+      const frame = this.d.retrieval.frameNear(s.videoId, (s.start + s.end) / 2);
       const semantic = r.cosine !== null && r.cosine >= 0.25;
       return {
         video_id: s.videoId,
