@@ -162,7 +162,8 @@ export class SdkSearchService {
   /** The image's bytes: fetched from an http(s) URL under the downloader's rules, or decoded from base64. */
   private async imageBytes(image: string, signal: AbortSignal): Promise<Buffer> {
     const max = this.d.config.maxImageBodyBytes;
-    if (/^https?:\/\//i.test(image)) {
+    // Anything written like a URL is judged as one (an ftp:// or file:// address is refused as such).
+    if (/^[a-z][a-z0-9+.-]*:\/\//i.test(image)) {
       const url = parseSourceUrl(image);
       const dest = this.d.files.tempFile();
       try {
