@@ -5,6 +5,7 @@
  */
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import { join } from 'node:path';
+import { analysisAssets } from '../analysis/assets';
 import { ModelServerClient, modelLimitPerWorker, sharedModelLimiter } from '../analysis/model-server/client';
 import { readIntent } from '../answering/intent';
 import type { Config } from '../config';
@@ -110,6 +111,7 @@ export class FlowService {
               model: c.captionerModel,
             }
           : null,
+      wasmDir: async () => (await analysisAssets(d.files.assetsDir, ['objects'])).objects?.wasmDir,
     });
   }
 

@@ -13,20 +13,25 @@ import sharp from 'sharp';
 import { chatContent } from '../analysis/captions';
 import type { ModelServerClient } from '../analysis/model-server/client';
 import { ModelWorker } from '../analysis/model-worker';
+import { objectModelPaths } from '../analysis/objects';
 import type { Frame } from '../storage/schema';
 import { clock } from './format';
 
 export type ModerationRequest =
-  | { type: 'init' }
+  | { type: 'init'; wasmDir: string }
   | { type: 'classify'; id: number; rgb: ArrayBuffer; width: number; height: number };
 export type ModerationResponse =
   | { type: 'ready' }
   | { type: 'result'; id: number; classes: Record<string, number> }
   | { type: 'error'; id?: number; message: string };
 
-export const NSFW_MODEL = 'nsfwjs-mobilenet_v2 (tfjs-cpu, npm nsfwjs 4.4.0)';
-/** Probability of Porn, Hentai or Sexy (each alone) that raises a flag. */
-export const FLAG_PROBABILITY = 0.7;
+export const NSFW_MODEL = 'nsfwjs-mobilenet_v2 (tfjs-wasm, npm nsfwjs 4.4.0)';
+/**
+ * Probability of Porn, Hentai or Sexy (each alone) that raises a flag. Safe frames of the shared
+ * clips reach 0.70 (a dog on a skateboard, a woman in a kitchen: bench/moderation.ts); 0.8 keeps
+ * a margin above them.
+ */
+export const FLAG_PROBABILITY = 0.8;
 /** Most frames judged per video, spread evenly over it. */
 export const MAX_FRAMES = 48;
 const INPUT = 224;
@@ -59,11 +64,11 @@ export interface ModerationOutput {
 }
 
 class NsfwWorker extends ModelWorker<ModerationResponse, Record<string, number>> {
-  constructor() {
+  constructor(wasmDir: string) {
     super(new URL('./moderation-worker.ts', import.meta.url), {
       name: 'NSFW classifier',
       task: 'frame classification',
-      init: {},
+      init: { wasmDir },
       startTimeoutMs: 120_000,
       result: (m) => m.classes,
     });
@@ -83,13 +88,20 @@ class NsfwWorker extends ModelWorker<ModerationResponse, Record<string, number>>
 export class Moderator {
   private worker: NsfwWorker | null = null;
 
-  constructor(private readonly d: { vision: { client: ModelServerClient; model: string } | null }) {}
+  constructor(
+    private readonly d: {
+      vision: { client: ModelServerClient; model: string } | null;
+      /** The tfjs-backend-wasm binaries (the executable extracts them); undefined: the npm package's. */
+      wasmDir?: () => Promise<string | undefined>;
+    },
+  ) {}
 
   /** The frames' classes from the local model (nsfwjs), for bench/ and tests too. */
   async classify(path: string | Buffer): Promise<Record<string, number>> {
     const rgb = await sharp(path).removeAlpha().resize(INPUT, INPUT, { fit: 'fill' }).raw().toBuffer();
     if (!this.worker?.alive) {
-      this.worker = new NsfwWorker();
+      const wasmDir = (await this.d.wasmDir?.()) ?? objectModelPaths().wasmDir;
+      this.worker = new NsfwWorker(wasmDir);
       await this.worker.ready;
     }
     return this.worker.classify(new Uint8Array(rgb));
