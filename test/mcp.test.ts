@@ -264,6 +264,14 @@ describe.each(['http', 'stdio'] as const)('MCP over %s', (kind) => {
     );
   });
 
+  test('ask with json: /inquire takes it; `fields`, when the answer is an object, has the keys asked for', async () => {
+    const json = { spoken: 'the words said about the countdown', room: 'where it happens' };
+    const { out } = await call(a, tools, 'ask', { index: 'home', question: 'What is said?', json, frames: 0 });
+    expect(out.credits_used).toBe(1);
+    expect(out.answer.length).toBeGreaterThan(0);
+    if (out.fields !== null) expect(Object.keys(out.fields).sort()).toEqual(Object.keys(json).sort());
+  });
+
   test('get_transcript: cues with times, paged; a video without one says why', async () => {
     const { out } = await call(a, tools, 'get_transcript', { file_id: ids.file });
     expect(out.cues).toEqual([
@@ -399,6 +407,51 @@ describe.each(['http', 'stdio'] as const)('MCP over %s', (kind) => {
       await broke.close();
     }
   }, 60_000);
+});
+
+// ---------------------------------------------------------------- add_video admission
+
+describe('add_video goes through the upload admission (--user-max-downloads 1)', () => {
+  let limited: TestServer;
+  beforeAll(async () => {
+    limited = await startTestServer({ 'user-max-downloads': '1' });
+  });
+  afterAll(async () => {
+    await limited?.stop();
+  });
+
+  test.each(['http', 'stdio'] as const)(
+    "%s: a second download while one is in flight is the API's 429",
+    async (kind) => {
+      const saved = srv;
+      srv = limited; // the clients connect to the server in `srv`
+      const client = await connect(kind, limited.token);
+      try {
+        const tools = (await client.listTools()).tools;
+        // An endless source holds the one download slot.
+        const first = await call(client, tools, 'add_video', { index: 'slow', url: `${origin.url}/endless` });
+        expect(first.res.isError).toBeFalsy();
+        const http = await postJson(
+          limited.url,
+          '/remote-upload',
+          { index: 'slow', url: `${origin.url}/media/chaplin-bw.mp4` },
+          { authorization: `Bearer ${limited.token}` },
+        );
+        expect(http.status).toBe(429);
+        const second = await call(client, tools, 'add_video', {
+          index: 'slow',
+          url: `${origin.url}/media/chaplin-bw.mp4`,
+        });
+        expect(errorText(second.res)).toBe(http.body.message);
+        // Removing the first stops its download and frees the slot.
+        await call(client, tools, 'remove_video', { index: 'slow', file_id: first.out.file_id });
+      } finally {
+        await client.close();
+        srv = saved;
+      }
+    },
+    30_000,
+  );
 });
 
 // ---------------------------------------------------------------- refusals before any tool runs
