@@ -15,6 +15,7 @@ import type { RouteLike } from './openapi/document';
 import { indexRoutes } from './routes/indexes';
 import { inquireRoutes } from './routes/inquire';
 import { mediaRoutes } from './routes/media';
+import { mcpRoutes } from '../mcp/http';
 import { searchRoutes } from './routes/search';
 import { sdkSearchRoutes } from './routes/sdk-search';
 import { flowRoutes } from './routes/flows';
@@ -75,6 +76,7 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
     .use(mediaRoutes(s))
     .use(videoRoutes(s))
     .use(peopleRoutes(s))
+    .use(mcpRoutes(s))
     .use(uiRoutes());
   routes = () => app.routes;
   return app;
