@@ -11,7 +11,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { and, eq, inArray } from 'drizzle-orm';
-import sharp from 'sharp';
+import type { Metadata } from 'sharp';
 import { createAnalyzers } from '../analysis';
 import { analysisAssets } from '../analysis/assets';
 import { CaptionAnalyzer } from '../analysis/captions';
@@ -30,6 +30,7 @@ import type { Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import { frames, personAppearances, segments, type Segment, type SegmentKind } from '../storage/schema';
 import { dHash, hamming, SAME_PICTURE_BITS } from './phash';
+import { loadSharp } from './sharp';
 
 /** What matched a hit: the reasons named in the answer's `matched_by`. */
 export type ImageSignal = 'faces' | 'objects' | 'colours' | 'text' | 'frame' | 'caption';
@@ -125,7 +126,8 @@ export class ImageQueries {
   }
 
   private async readNow(bytes: Buffer, signal: AbortSignal): Promise<ImageReading> {
-    let meta: sharp.Metadata;
+    const sharp = await loadSharp(this.d.files.assetsDir);
+    let meta: Metadata;
     try {
       meta = await sharp(bytes, { limitInputPixels: MAX_QUERY_PIXELS }).metadata();
     } catch {
@@ -194,7 +196,7 @@ export class ImageQueries {
         objects,
         faces,
         caption,
-        hash: await dHash(jpeg.data),
+        hash: await dHash(sharp, jpeg.data),
         skipped,
       };
     } finally {
@@ -245,12 +247,13 @@ export class ImageQueries {
     const cached = this.hashes.get(videoId);
     if (cached && cached.count === rows.length) return cached.frames;
     const dir = join(this.d.files.videoDir(videoId), 'frames');
+    const sharp = await loadSharp(this.d.files.assetsDir);
     const out: { t: number; hash: bigint }[] = [];
     for (const r of rows) {
       // Generated names only (see schema frames.file); a file that is gone is skipped.
       if (!/^[\w.-]+$/.test(r.file)) continue;
       try {
-        out.push({ t: r.t, hash: await dHash(join(dir, r.file)) });
+        out.push({ t: r.t, hash: await dHash(sharp, join(dir, r.file)) });
       } catch {
         // the frame was removed (reanalysis in progress)
       }

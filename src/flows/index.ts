@@ -29,6 +29,7 @@ import { clock } from './format';
 import { ImageQueries } from './image-query';
 import { Moderator, type ModerationOutput } from './moderation';
 import { hamming } from './phash';
+import { loadSharp } from './sharp';
 import { SdkSearchService, type SdkSearchOutput } from './sdk-search';
 
 export const FLOW_NAMES = ['search', 'clipping', 'scene-detection', 'content-moderation'] as const;
@@ -112,6 +113,7 @@ export class FlowService {
             }
           : null,
       wasmDir: async () => (await analysisAssets(d.files.assetsDir, ['objects'])).objects?.wasmDir,
+      sharp: () => loadSharp(d.files.assetsDir),
     });
   }
 

@@ -9,7 +9,7 @@
  * safe), not violence, weapons or drugs; only the vision model is asked about those.
  */
 import { join } from 'node:path';
-import sharp from 'sharp';
+import type { Sharp } from './sharp';
 import { chatContent } from '../analysis/captions';
 import type { ModelServerClient } from '../analysis/model-server/client';
 import { ModelWorker } from '../analysis/model-worker';
@@ -93,11 +93,14 @@ export class Moderator {
       vision: { client: ModelServerClient; model: string } | null;
       /** The tfjs-backend-wasm binaries (the executable extracts them); undefined: the npm package's. */
       wasmDir?: () => Promise<string | undefined>;
+      /** sharp, once its native library is loaded (see sharp.ts); default: imported as it is. */
+      sharp?: () => Promise<Sharp>;
     },
   ) {}
 
   /** The frames' classes from the local model (nsfwjs), for bench/ and tests too. */
   async classify(path: string | Buffer): Promise<Record<string, number>> {
+    const sharp = this.d.sharp ? await this.d.sharp() : ((await import('sharp')).default as unknown as Sharp);
     const rgb = await sharp(path).removeAlpha().resize(INPUT, INPUT, { fit: 'fill' }).raw().toBuffer();
     if (!this.worker?.alive) {
       const wasmDir = (await this.d.wasmDir?.()) ?? objectModelPaths().wasmDir;

@@ -4,12 +4,12 @@
  * keep most bits; a different picture flips about half. Used to find the stored sampled frames a
  * query image is a near-copy of.
  */
-import sharp from 'sharp';
+import type { Sharp } from './sharp';
 
 /** Bits that may differ for two pictures to count as the same (of 64). */
 export const SAME_PICTURE_BITS = 10;
 
-export async function dHash(input: Buffer | string): Promise<bigint> {
+export async function dHash(sharp: Sharp, input: Buffer | string): Promise<bigint> {
   const grey = await sharp(input, { limitInputPixels: 50_000_000 })
     .flatten({ background: '#000000' })
     .greyscale()
