@@ -3,7 +3,28 @@
  * The bundled ffprobe crashes (SIGSEGV) on every MPEG-TS file on some CPUs while the bundled
  * ffmpeg reads them fine; a crashing tool must not turn into "your file is unreadable".
  */
-import type { FfprobeOutput, FfprobeStream } from './probe';
+
+/** ffprobe's JSON (`-show_format -show_streams`), only the fields this project reads. */
+export interface FfprobeStream {
+  /** Stream index (ffmpeg's `-map 0:N`). */
+  index?: number;
+  codec_type?: string;
+  codec_name?: string;
+  width?: number;
+  height?: number;
+  sample_aspect_ratio?: string;
+  avg_frame_rate?: string;
+  r_frame_rate?: string;
+  duration?: string;
+  nb_frames?: string;
+  disposition?: { attached_pic?: number };
+  tags?: Record<string, string>;
+  side_data_list?: { rotation?: number }[];
+}
+export interface FfprobeOutput {
+  streams?: FfprobeStream[];
+  format?: { format_name?: string; duration?: string; tags?: Record<string, string> };
+}
 
 export interface ToolRun {
   out: string;
@@ -49,10 +70,15 @@ export function parseFfmpegSummary(text: string): FfprobeOutput | null {
       out.format!.duration = String(Number(dur[1]) * 3600 + Number(dur[2]) * 60 + Number(dur[3]));
       continue;
     }
-    const st = /^\s+Stream #0:\d+[^:]*?(?:\((\w+)\))?: (Video|Audio|Subtitle|Data|Attachment): (\w+)(.*)$/.exec(line);
+    const st = /^\s+Stream #0:(\d+)[^:]*?(?:\((\w+)\))?: (Video|Audio|Subtitle|Data|Attachment): (\w+)(.*)$/.exec(line);
     if (st) {
-      const [, lang, kind, codec, rest = ''] = st;
-      current = { codec_type: kind!.toLowerCase(), codec_name: codec, tags: lang ? { language: lang } : {} };
+      const [, index, lang, kind, codec, rest = ''] = st;
+      current = {
+        index: Number(index),
+        codec_type: kind!.toLowerCase(),
+        codec_name: codec,
+        tags: lang ? { language: lang } : {},
+      };
       if (kind === 'Video') {
         const size = /, (\d{1,5})x(\d{1,5})/.exec(rest);
         if (size) [current.width, current.height] = [Number(size[1]), Number(size[2])];
