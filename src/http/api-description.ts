@@ -1,5 +1,9 @@
-/** The OpenAPI description: how this service fills the gaps the API specification leaves open. */
-export const API_DESCRIPTION = `
+/**
+ * The OpenAPI description: how this service fills the gaps the API specification leaves open.
+ * Limits are the running server's own (its configuration), never a number written here.
+ */
+export const apiDescription = (limits: { maxBodyBytes: number }) =>
+  `
 A self-hosted video understanding service. Add videos by URL into named media indexes, then ask
 questions about them. The wire format follows the Video Understanding Service specification 1.0.0;
 the choices below fill its gaps (the README has the same list).
@@ -71,7 +75,7 @@ video is under way, when nothing changed, or when analysis is off.
 **Request bodies.** A JSON object sent as \`Content-Type: application/json\` (a body with any other
 or no Content-Type is a 400 on every endpoint but POST /upload, which takes the file itself, before
 the token is checked), at most
-\`--max-body-bytes\` (1 MiB by default; 413 above, before the body is read whole), nested at most 16
+\`--max-body-bytes\` (${byteSize(limits.maxBodyBytes)} on this server; 413 above, before the body is read whole), nested at most 16
 levels, without a \`"__proto__"\` key; anything else is a 400 saying which.
 
 **Own files, search, exports, webhooks.** POST /upload takes the file as the body (or the \`file\`
@@ -94,3 +98,15 @@ into people per index (never across indexes or users); \`/indexes/{index_id}/peo
 and a person can be named, merged into another, or have an appearance split out. Another user's
 index, a deleted index, or a person of another index is 404.
 `.trim();
+
+/** 131072 → "128 KiB (131072 bytes)". */
+export function byteSize(n: number): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB'];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && v % 1024 === 0 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${n} bytes` : `${v} ${units[u]} (${n} bytes)`;
+}

@@ -60,7 +60,7 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
       set.headers['content-type'] = 'application/json';
       return errorBody(status, message);
     })
-    .use(docsPlugin(() => routes()))
+    .use(docsPlugin(() => routes(), s.config))
     .get('/health', () => ({ status: 'ok' }), { detail: { hide: true } })
     .use(uploadRoutes(s))
     .use(fileUploadRoutes(s))
