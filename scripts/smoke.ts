@@ -243,6 +243,24 @@ async function main(): Promise<void> {
     expect(stdout.includes(defaultToken), 'the token was not printed on stdout');
   });
 
+  await check('start-up says once which speech engine is active (and how to add transcripts when none is)', () => {
+    const lines = stdout.split('\n').filter((l) => l.startsWith('Speech: '));
+    expect(lines.length === 1, `${lines.length} "Speech:" lines on stdout: ${stdout.slice(-500)}`);
+    expect(
+      /transcribed (here|by)/.test(lines[0]!) || lines[0]!.includes('vidq models pull'),
+      `the line names no engine and no command: ${lines[0]}`,
+    );
+  });
+
+  await check("the API description states the server's body limit, and a larger body is a 413", async () => {
+    const doc = (await get('/openapi.json')).json;
+    const stated = /`--max-body-bytes` \(\d+ KiB \((\d+) bytes\) on this server/.exec(String(doc?.info?.description));
+    expect(!!stated, 'the description does not state the body limit');
+    const limit = Number(stated![1]);
+    const big = await post('/inquire', { token: 'x', index: 'y', prompt: 'p'.repeat(limit + 100) });
+    expect(big.status === 413, `a body over the stated ${limit} bytes: ${show(big)}`);
+  });
+
   await check('GET /health', async () => {
     const r = await get('/health');
     expectStatus(r, 200);

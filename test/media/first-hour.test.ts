@@ -4,8 +4,9 @@
  * - an MPEG-TS file passes every stage that reads streams, subtitles included (the bundled ffprobe
  *   crashes on MPEG-TS on some CPUs; every ffprobe call falls back to ffmpeg's summary);
  * - a QuickTime HEVC phone video stored on its side with a rotate tag is described at its
- *   displayed size, and is playable when `ready`: `playback_src` is there (answering 503 with
- *   Retry-After while the copy is made), and the copy is upright H.264 at the displayed size.
+ *   displayed size, its sampled frames are portrait, and it is playable when `ready`: `playback_src`
+ *   is there (answering 503 with Retry-After while the copy is made), and the copy is H.264 turned
+ *   as the player turns the original, at the displayed size.
  * A stand-in ffprobe that dies by SIGSEGV (a script, named so) shows the fallback where the real
  * one does not crash.
  */
@@ -13,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import sharp from 'sharp';
 import { resolveBinaries } from '../../src/media/binaries';
 import { probeStreams } from '../../src/media/ffprobe';
 import { probeFile } from '../../src/media/probe';
@@ -202,6 +204,12 @@ describe('through the server', () => {
       file_type: 'video/quicktime',
       metadata: { video_codec: 'hevc', width: 576, height: 1024 },
     });
+    // The sampled frames (the timeline's thumbnails, the answers' citations) are turned like the player.
+    const segs = (await getJson(srv.url, `/videos/${row.file_id}/segments?token=${srv.token}`)).body;
+    expect(segs.frames.length).toBeGreaterThan(0);
+    const jpeg = await (await fetch(segs.frames[0].url)).arrayBuffer();
+    const { width, height } = await sharp(Buffer.from(jpeg)).metadata();
+    expect(height!).toBeGreaterThan(width!);
     // The copy arrives: H.264, upright (the rotation applied, none left to apply).
     let copy: Response | undefined;
     for (let i = 0; i < 600; i++) {
