@@ -907,7 +907,14 @@ async function viewVideo(main, indexId, fileId, params) {
           : pending
             ? 'A copy every browser can play is being made; the video appears here when it is done.'
             : '';
-    if (!pending && !player.getAttribute('src')) player.src = cur.playback_src ?? cur.src;
+    // The playable copy may be announced after the page opened (the analysis had not started yet):
+    // switch to it, keeping the position.
+    const want = pending ? null : (cur.playback_src ?? cur.src);
+    if (want && new URL(want, location.href).pathname !== new URL(player.src || '/', location.href).pathname) {
+      const at = player.currentTime;
+      player.src = want;
+      if (at > 0) player.addEventListener('loadedmetadata', () => (player.currentTime = at), { once: true });
+    }
     if (transcriptSegments(cur) !== transcriptShown) {
       transcriptShown = transcriptSegments(cur);
       downloads.replaceChildren(exportLinks(cur));
