@@ -11,10 +11,16 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { paintSegments } from '../src/analysis/colours';
-import { FacesAnalyzer } from '../src/analysis/faces';
-import { DEFAULT_OBJECTS, ObjectsAnalyzer, applyThresholds, mergeSpans, shotBounds } from '../src/analysis/objects';
-import { DEFAULT_VISUAL, VisualAnalyzer } from '../src/analysis/visual';
+import { paintSegments } from '../src/analysis/stages/colours';
+import { FacesAnalyzer } from '../src/analysis/stages/faces';
+import {
+  DEFAULT_OBJECTS,
+  ObjectsAnalyzer,
+  applyThresholds,
+  mergeSpans,
+  shotBounds,
+} from '../src/analysis/stages/objects';
+import { DEFAULT_VISUAL, VisualAnalyzer } from '../src/analysis/stages/visual';
 import { createLogger } from '../src/log';
 import { resolveBinaries } from '../src/media/binaries';
 import { probeFile } from '../src/media/probe';

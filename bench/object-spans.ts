@@ -31,8 +31,8 @@ import {
   type ObjectsOptions,
   type RawDetection,
   type RawFrame,
-} from '../src/analysis/objects';
-import { DEFAULT_VISUAL, VisualAnalyzer } from '../src/analysis/visual';
+} from '../src/analysis/stages/objects';
+import { DEFAULT_VISUAL, VisualAnalyzer } from '../src/analysis/stages/visual';
 import { createLogger } from '../src/log';
 import { resolveBinaries } from '../src/media/binaries';
 import { probeFile } from '../src/media/probe';

@@ -16,8 +16,8 @@ import {
   mergeSpans,
   shotBounds,
   type FrameObjects,
-} from '../../src/analysis/objects';
-import { VisualAnalyzer } from '../../src/analysis/visual';
+} from '../../src/analysis/stages/objects';
+import { VisualAnalyzer } from '../../src/analysis/stages/visual';
 import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { probeFile } from '../../src/media/probe';

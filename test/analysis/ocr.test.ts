@@ -17,8 +17,8 @@ import {
   type FrameText,
   type TextBlock,
   type TextLine,
-} from '../../src/analysis/ocr';
-import { DEFAULT_VISUAL, VisualAnalyzer } from '../../src/analysis/visual';
+} from '../../src/analysis/stages/ocr';
+import { DEFAULT_VISUAL, VisualAnalyzer } from '../../src/analysis/stages/visual';
 import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import type { Frame, Segment } from '../../src/storage/schema';

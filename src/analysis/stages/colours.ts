@@ -10,8 +10,8 @@
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { NewSegment, StageContext } from './contracts';
-import type { SampledFrame } from './frame-stream';
+import type { NewSegment, StageContext } from '../contracts';
+import type { SampledFrame } from '../frame-stream';
 import { rawFrames, type ShotBound } from './objects';
 
 export const PALETTE = [

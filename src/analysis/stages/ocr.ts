@@ -21,8 +21,8 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { readFileSync, rmSync } from 'node:fs';
 import type { InferenceSession } from 'onnxruntime-node';
-import { restoreSpaces } from './word-spaces';
-import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from './contracts';
+import { restoreSpaces } from '../word-spaces';
+import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from '../contracts';
 
 /** [x, y, w, h] normalised to 0..1 of the frame (as the objects stage stores boxes). */
 export type Box = [number, number, number, number];

@@ -1,7 +1,7 @@
 /**
  * Objects and people on the sampled frames: COCO CenterNet (80 labels) plus MoveNet for person
  * presence, both shipped inside `@vladmandic/human` and run on the tfjs wasm backend in a Worker
- * (see objects-worker.ts for why a Worker).
+ * (see workers/objects-worker.ts for why a Worker).
  *
  * One ffmpeg process decodes every stored frame JPEG straight to the detector's input size; a
  * frame that looks like the last detected frame of its shot reuses that frame's detections.
@@ -12,11 +12,12 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { Segment } from '../storage/schema';
-import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from './contracts';
+import type { Segment } from '../../storage/schema';
+import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from '../contracts';
 import { paintSegments } from './colours';
-import { FrameStream, type SampledFrame } from './frame-stream';
-import { ModelWorker } from './model-worker';
+import { FrameStream, type SampledFrame } from '../frame-stream';
+import { ModelWorker } from '../engines/model-worker';
+import { OBJECTS_WORKER } from '../workers/entries';
 
 /** [x, y, width, height], normalised to 0..1 of the frame. */
 export type Box = [number, number, number, number];
@@ -211,7 +212,7 @@ export class ObjectsAnalyzer implements Analyzer {
     const stats: DetectStats = { detected: 0, reused: 0, objectMs: 0, bodyMs: 0, bodyRuns: 0 };
     const stream = Array.isArray(input) ? FrameStream.of(input) : input;
     ctx.signal.throwIfAborted();
-    // MoveNet is a second opinion on a person CenterNet half sees (see objects-worker.ts).
+    // MoveNet is a second opinion on a person CenterNet half sees (see workers/objects-worker.ts).
     const bodyBelow = opts.alwaysBody ? Infinity : this.opts.bodyFallback ? this.opts.personScore : -1;
     // Frames are judged in order (a near-duplicate reuses the last detected frame of its shot,
     // judged from pixels alone); detections run on whichever detector is free.
@@ -402,7 +403,7 @@ interface Detection {
 /** The Worker that runs the models, one request at a time. */
 class Detector extends ModelWorker<DetectorResponse, Detection> {
   constructor(paths: { modelDir: string; wasmDir: string }) {
-    super(new URL('./objects-worker.ts', import.meta.url), {
+    super(OBJECTS_WORKER, {
       name: 'object detector',
       task: 'object detection',
       init: paths,
