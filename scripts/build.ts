@@ -31,7 +31,7 @@ import type { BunPlugin } from 'bun';
 import { useFiles } from '../src/analysis/engines/embedder';
 import { FACE_MODELS } from '../src/analysis/stages/faces';
 import { objectModelPaths } from '../src/analysis/stages/objects';
-import { ocrModelDir } from '../src/analysis/stages/ocr';
+import { ocrModelDir } from '../src/analysis/engines/paddle-ocr';
 import { vadModelPath } from '../src/analysis/engines/vad';
 
 const root = resolve(import.meta.dir, '..');

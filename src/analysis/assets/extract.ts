@@ -25,7 +25,7 @@ import { EMBEDDED_ASSETS, type AssetGroupName, type EmbeddedAssetGroup } from '.
 import { EngineUnavailableError } from '../contracts';
 import { useFiles, type UseFiles } from '../engines/embedder';
 import { objectModelPaths } from '../stages/objects';
-import { ocrModelDir } from '../stages/ocr';
+import { ocrModelDir } from '../engines/paddle-ocr';
 import { vadModelPath } from '../engines/vad';
 
 export interface AnalysisAssets {
