@@ -13,13 +13,8 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { paintSegments } from '../src/analysis/stages/colours';
 import { FacesAnalyzer } from '../src/analysis/stages/faces';
-import {
-  DEFAULT_OBJECTS,
-  ObjectsAnalyzer,
-  applyThresholds,
-  mergeSpans,
-  shotBounds,
-} from '../src/analysis/stages/objects';
+import { DEFAULT_OBJECTS, ObjectsAnalyzer, applyThresholds, mergeSpans } from '../src/analysis/stages/objects';
+import { shotBounds } from '../src/analysis/stages/frames';
 import { DEFAULT_VISUAL, VisualAnalyzer } from '../src/analysis/stages/visual';
 import { createLogger } from '../src/log';
 import { resolveBinaries } from '../src/media/binaries';

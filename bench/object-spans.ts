@@ -26,12 +26,12 @@ import {
   applyThresholds,
   mergeSpans,
   overlap,
-  shotBounds,
   type FrameObjects,
   type ObjectsOptions,
   type RawDetection,
   type RawFrame,
 } from '../src/analysis/stages/objects';
+import { shotBounds } from '../src/analysis/stages/frames';
 import { DEFAULT_VISUAL, VisualAnalyzer } from '../src/analysis/stages/visual';
 import { createLogger } from '../src/log';
 import { resolveBinaries } from '../src/media/binaries';

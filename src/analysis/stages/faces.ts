@@ -13,7 +13,8 @@ import { framesOf, type Analyzer, type NewSegment, type StageContext, type Stage
 import type { SampledFrame } from '../frame-stream';
 import { ModelWorker } from '../engines/model-worker';
 import { cosine, groupVideoFaces, normalise } from '../../people/group';
-import { jpegSize, objectModelPaths, rawFrames, shotBounds, type Box, type ShotBound } from './objects';
+import { jpegSize, rawFrames, shotBounds, type ShotBound } from './frames';
+import { objectModelPaths, type Box } from './objects';
 import { FACES_WORKER } from '../workers/entries';
 
 /** The face pipeline's model files (with the weight shards each names), in Human's models folder. */
