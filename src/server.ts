@@ -5,8 +5,8 @@
 import { cron } from '@elysiajs/cron';
 import { analyzerNames, isLoopbackHost, type Config } from './config';
 import { createHttpApp } from './http/app';
-import { withOllama } from './analysis/model-server/ollama';
-import { DEFAULT_WHISPER_MODEL, whisperModelPresent } from './analysis/stt';
+import { withOllama } from './analysis/engines/model-server/ollama';
+import { DEFAULT_WHISPER_MODEL, whisperModelPresent } from './analysis/engines/stt';
 import { AnalysisSupervisor } from './jobs/supervisor';
 import { createLogger } from './log';
 import { eq } from 'drizzle-orm';

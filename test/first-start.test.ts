@@ -7,7 +7,7 @@ import { afterEach, expect, test } from 'bun:test';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_WHISPER_MODEL } from '../src/analysis/stt';
+import { DEFAULT_WHISPER_MODEL } from '../src/analysis/engines/stt';
 import { loadConfig } from '../src/config';
 import { type RunningServer, startServer } from '../src/server';
 

@@ -3,28 +3,7 @@
  * The bundled ffprobe crashes (SIGSEGV) on every MPEG-TS file on some CPUs while the bundled
  * ffmpeg reads them fine; a crashing tool must not turn into "your file is unreadable".
  */
-
-/** ffprobe's JSON (`-show_format -show_streams`), only the fields this project reads. */
-export interface FfprobeStream {
-  /** Stream index (ffmpeg's `-map 0:N`). */
-  index?: number;
-  codec_type?: string;
-  codec_name?: string;
-  width?: number;
-  height?: number;
-  sample_aspect_ratio?: string;
-  avg_frame_rate?: string;
-  r_frame_rate?: string;
-  duration?: string;
-  nb_frames?: string;
-  disposition?: { attached_pic?: number };
-  tags?: Record<string, string>;
-  side_data_list?: { rotation?: number }[];
-}
-export interface FfprobeOutput {
-  streams?: FfprobeStream[];
-  format?: { format_name?: string; duration?: string; tags?: Record<string, string> };
-}
+import type { FfprobeOutput, FfprobeStream } from './ffprobe-output';
 
 export interface ToolRun {
   out: string;

@@ -6,7 +6,8 @@
  * whose question only ffprobe answers (packet times) can go on without the answer.
  */
 import { availableParallelism, setPriority } from 'node:os';
-import { crashSignal, type FfprobeOutput, ffmpegSummary, parseFfmpegSummary, type ToolRun } from './ffmpeg-probe';
+import { crashSignal, ffmpegSummary, parseFfmpegSummary, type ToolRun } from './ffmpeg-probe';
+import type { FfprobeOutput } from './ffprobe-output';
 
 export interface ProbeTools {
   ffprobe: string;

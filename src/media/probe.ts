@@ -2,10 +2,8 @@
  * ffprobe at the boundary: its JSON becomes a typed MediaInfo right here.
  */
 import { ApiError, unprocessable, unsupportedMedia } from '../errors';
-import type { FfprobeOutput, FfprobeStream } from './ffmpeg-probe';
+import type { FfprobeOutput, FfprobeStream } from './ffprobe-output';
 import { probeStreams, runFfprobe } from './ffprobe';
-
-export type { FfprobeOutput, FfprobeStream } from './ffmpeg-probe';
 
 export interface MediaInfo {
   /** ffprobe's format name, e.g. "mov,mp4,m4a,3gp,3g2,mj2" or "matroska,webm". */
