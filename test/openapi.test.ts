@@ -58,7 +58,7 @@ beforeAll(async () => {
   // One analysed clip: the operations that read a video need one.
   const up = await fetch(srv.url + '/remote-upload', {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify({ token: srv.token, index: ids.indexName, url: `${origin.url}/media/${CLIP}` }),
   });
   expect(up.status).toBe(200);

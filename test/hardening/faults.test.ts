@@ -461,7 +461,10 @@ describe('misbehaving sources end in a clear error, with nothing left on disk', 
         const before = checkInvariants(dir).snapshot;
         const res = await fetch(s.url + '/remote-upload', {
           method: 'POST',
-          headers: { 'content-type': 'application/json', ...(mode === 'sse' ? { accept: 'text/event-stream' } : {}) },
+          headers: {
+            'content-type': 'application/json',
+            accept: mode === 'sse' ? 'text/event-stream' : 'application/json',
+          },
           body: JSON.stringify({ token: s.token, index, url: c.path() }),
         });
         let err: any;

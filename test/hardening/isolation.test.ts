@@ -49,7 +49,7 @@ async function call(
       : {
           method: 'POST',
           ...rest,
-          headers: { 'content-type': 'application/json', ...rest.headers },
+          headers: { 'content-type': 'application/json', accept: 'application/json', ...rest.headers },
           body: JSON.stringify(json),
         },
   );
