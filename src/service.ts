@@ -156,7 +156,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     accounts,
     indexes,
     ingest,
-    grants: new UploadGrants({ db, config, secret: files.secretKey(), admit: (u) => ingest.admit(u) }),
+    grants: new UploadGrants({ db, config, indexes, secret: files.secretKey(), admit: (u) => ingest.admit(u) }),
     retrieval,
     answering,
     search,

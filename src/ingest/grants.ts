@@ -6,9 +6,9 @@
  */
 import { and, eq, isNull, lt } from 'drizzle-orm';
 import type { Config } from '../config';
-import { badRequest, forbidden, gone, insufficientStorage, payloadTooLarge } from '../errors';
-import { hmac, newVideoId, sameString } from '../ids';
-import { validateIndexName } from '../indexes/service';
+import { badRequest, forbidden, gone, insufficientStorage, notFound, payloadTooLarge } from '../errors';
+import { hmac, isIndexIdShape, newVideoId, sameString } from '../ids';
+import { type IndexService, validateIndexName } from '../indexes/service';
 import type { Db } from '../storage/db';
 import { uploadGrants, type UploadGrant, type User } from '../storage/schema';
 import { cleanFileName } from './download';
@@ -35,6 +35,7 @@ export class UploadGrants {
     private readonly d: {
       db: Db;
       config: Config;
+      indexes: IndexService;
       secret: Buffer;
       /** The admission check of every upload: throws 429/507 when the user may not upload now. */
       admit: (user: User) => { storageLeft: number };
@@ -45,6 +46,9 @@ export class UploadGrants {
   issue(user: User, req: GrantRequest, now = new Date()): IssuedGrant {
     const { config, db } = this.d;
     const indexRef = validateIndexName(req.index);
+    // An index_id must be one of the user's (a name is theirs to create when the file arrives).
+    if (isIndexIdShape(indexRef) && !this.d.indexes.find(user, indexRef, { byName: true }))
+      throw notFound(`index ${JSON.stringify(indexRef)} was not found`);
     if (typeof req.filename !== 'string' || req.filename.trim() === '')
       throw badRequest('field "filename" is required: the name of the video file');
     const size =
