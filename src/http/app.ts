@@ -16,6 +16,7 @@ import { hostedRoutes } from './routes/hosted';
 import { indexRoutes } from './routes/indexes';
 import { inquireRoutes } from './routes/inquire';
 import { mediaRoutes } from './routes/media';
+import { mcpRoutes } from '../mcp/http';
 import { searchRoutes } from './routes/search';
 import { peopleRoutes } from './routes/people';
 import { uiRoutes } from './routes/ui';
@@ -74,6 +75,7 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
     .use(mediaRoutes(s))
     .use(videoRoutes(s))
     .use(peopleRoutes(s))
+    .use(mcpRoutes(s))
     .use(uiRoutes());
   routes = () => app.routes;
   return app;
