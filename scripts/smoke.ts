@@ -59,6 +59,8 @@ async function call(method: string, path: string, body?: unknown, headers: Recor
   if (body !== undefined) {
     init.body = typeof body === 'string' ? body : JSON.stringify(body);
     (init.headers as Record<string, string>)['content-type'] = 'application/json';
+    // A JSON client says so: /remote-upload streams events unless JSON is asked for.
+    (init.headers as Record<string, string>).accept ??= 'application/json';
   }
   const r = await fetch(path.startsWith('http') ? path : base + path, init);
   const text = await r.text();
@@ -344,7 +346,9 @@ async function main(): Promise<void> {
     expect(d && d.type === 'metadata', `no data.type "metadata": ${r.text.slice(0, 200)}`);
     expect(typeof d.fps === 'string' && Number(d.fps) > 0, `fps ${JSON.stringify(d.fps)}`);
     expect(typeof d.duration === 'number' && d.duration > 1, `duration ${d.duration}`);
-    expect(d.fileSize === String(statSync(join(mediaDir, CLIP)).size), `fileSize ${JSON.stringify(d.fileSize)}`);
+    const size = statSync(join(mediaDir, CLIP)).size;
+    expect(d.fileSize === `${(size / 1048576).toFixed(2)} MB`, `fileSize ${JSON.stringify(d.fileSize)}`);
+    expect(d.file_size_bytes === size, `file_size_bytes ${JSON.stringify(d.file_size_bytes)}`);
     expect(typeof d.key === 'string' && d.key.length > 0 && typeof d.percentage === 'number', 'key/percentage');
     key = d.key;
   });
