@@ -32,7 +32,7 @@ export class ModelWorker<M extends ModelWorkerResponse, R> {
   private dead: Error | null = null;
   private starting: { resolve: () => void; reject: (e: Error) => void } | null = null;
 
-  /** `url` is made by the caller (`new URL('./x-worker.ts', import.meta.url)`), so the build finds the entry point. */
+  /** `url` comes from workers/entries.ts, which resolves the entry scripts both in src/ and in the executable. */
   constructor(
     url: URL,
     private readonly o: ModelWorkerOptions<M, R>,

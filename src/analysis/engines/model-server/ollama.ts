@@ -5,7 +5,7 @@
  * are set to something other than their defaults. What was picked, and what is missing, is printed.
  * An Ollama that cannot be reached is reported and the server starts without it.
  */
-import { deriveConfig, type Config } from '../../config';
+import { deriveConfig, type Config } from '../../../config';
 
 export interface OllamaModel {
   name: string;

@@ -9,11 +9,13 @@
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from './contracts';
-import type { SampledFrame } from './frame-stream';
-import { ModelWorker } from './model-worker';
-import { cosine, groupVideoFaces, normalise } from '../people/group';
-import { jpegSize, objectModelPaths, rawFrames, shotBounds, type Box, type ShotBound } from './objects';
+import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from '../contracts';
+import type { SampledFrame } from '../frame-stream';
+import { ModelWorker } from '../engines/model-worker';
+import { cosine, groupVideoFaces, normalise } from '../../people/group';
+import { jpegSize, rawFrames, shotBounds, type ShotBound } from './frames';
+import { objectModelPaths, type Box } from './objects';
+import { FACES_WORKER } from '../workers/entries';
 
 /** The face pipeline's model files (with the weight shards each names), in Human's models folder. */
 export const FACE_MODELS = ['blazeface.json', 'facemesh.json', 'faceres.json'];
@@ -368,7 +370,7 @@ async function* decodeFrames(
 /** The Worker that runs the face models, one request at a time. */
 class FaceWorker extends ModelWorker<FaceResponse, RawFace[]> {
   constructor(paths: { modelDir: string; wasmDir: string }) {
-    super(new URL('./faces-worker.ts', import.meta.url), {
+    super(FACES_WORKER, {
       name: 'face detector',
       task: 'face detection',
       init: paths,

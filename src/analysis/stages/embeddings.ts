@@ -10,11 +10,11 @@
  * was tuned on those questions, so take the 24 as optimistic; the gain over bare text is the point.
  */
 import { eq } from 'drizzle-orm';
-import type { Db } from '../storage/db';
-import { segments, type Segment } from '../storage/schema';
-import type { Analyzer, EngineInfo, StageContext, StageResult } from './contracts';
-import { toBlob, UseEmbedder, type Embedder } from './embedder';
-import { ModelServerError } from './model-server/client';
+import type { Db } from '../../storage/db';
+import { segments, type Segment } from '../../storage/schema';
+import type { Analyzer, EngineInfo, StageContext, StageResult } from '../contracts';
+import { toBlob, UseEmbedder, type Embedder } from '../engines/embedder';
+import { ModelServerError } from '../engines/model-server/client';
 
 /** Texts per embedder call: the unit of progress and of cancellation. */
 const STEP = 64;

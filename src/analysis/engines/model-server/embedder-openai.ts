@@ -4,7 +4,7 @@
  * encoder's are, so a dot product stays a cosine. `info.name` names the model and the server: the
  * pipeline records it per video, and questions compare only vectors of the same name.
  */
-import type { EngineInfo } from '../contracts';
+import type { EngineInfo } from '../../contracts';
 import type { Embedder } from '../embedder';
 import { ModelServerError, type ModelServerClient } from './client';
 

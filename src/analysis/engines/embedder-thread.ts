@@ -4,8 +4,9 @@
  * The worker starts on the first call and is restarted after a crash; an idle one does not keep
  * the process alive.
  */
-import { EngineUnavailableError, type EngineInfo } from './contracts';
+import { EngineUnavailableError, type EngineInfo } from '../contracts';
 import { USE_DIMS, UseEmbedder, type Embedder, type UseFiles } from './embedder';
+import { EMBEDDER_WORKER } from '../workers/entries';
 
 export type EmbedderRequest =
   | { type: 'init'; modelDir: string; wasmDir: string }
@@ -51,7 +52,7 @@ export class ThreadedEmbedder implements Embedder {
           ? e
           : new EngineUnavailableError(`the sentence-embedding model is not available: ${(e as Error).message}`);
       }
-      const w = new Worker(new URL('./embedder-worker.ts', import.meta.url).href);
+      const w = new Worker(EMBEDDER_WORKER.href);
       w.onmessage = (ev: MessageEvent<EmbedderResponse>) => this.receive(ev.data);
       w.onerror = (ev) => this.stop(new EngineUnavailableError(`the embedder thread crashed: ${ev.message}`));
       w.addEventListener('close', () => {

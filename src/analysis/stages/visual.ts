@@ -10,8 +10,8 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
-import { lines } from '../util/lines';
-import type { Analyzer, NewFrame, NewSegment, StageContext, StageResult } from './contracts';
+import { lines } from '../../util/lines';
+import type { Analyzer, NewFrame, NewSegment, StageContext, StageResult } from '../contracts';
 
 export interface VisualOptions {
   /** At most one kept frame per this many seconds within a shot. @default 3 */

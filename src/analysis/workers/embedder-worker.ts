@@ -5,9 +5,9 @@
  *
  * Texts in, L2-normalised vectors out (moved, not copied), one request at a time.
  */
-import { EngineUnavailableError } from './contracts';
-import { UseEmbedder } from './embedder';
-import type { EmbedderRequest, EmbedderResponse } from './embedder-thread';
+import { EngineUnavailableError } from '../contracts';
+import { UseEmbedder } from '../engines/embedder';
+import type { EmbedderRequest, EmbedderResponse } from '../engines/embedder-thread';
 
 declare var self: Worker;
 

@@ -13,8 +13,8 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Human, type Config } from '../../node_modules/@vladmandic/human/dist/human.node-wasm.js';
-import type { Box, DetectorRequest, DetectorResponse, RawDetection } from './objects';
+import { Human, type Config } from '../../../node_modules/@vladmandic/human/dist/human.node-wasm.js';
+import type { Box, DetectorRequest, DetectorResponse, RawDetection } from '../stages/objects';
 
 declare var self: Worker;
 

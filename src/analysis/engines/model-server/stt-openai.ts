@@ -5,7 +5,7 @@
  * llama.cpp's whisper server accept. `verbose_json` segments keep their times; a plain `json`
  * reply ({text}) becomes one piece spanning the chunk.
  */
-import type { EngineInfo } from '../contracts';
+import type { EngineInfo } from '../../contracts';
 import type { SpeechToText, TranscriptPiece } from '../stt';
 import { SAMPLE_RATE } from '../vad';
 import { ModelServerError, type ModelServerClient } from './client';

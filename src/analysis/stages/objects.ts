@@ -1,7 +1,7 @@
 /**
  * Objects and people on the sampled frames: COCO CenterNet (80 labels) plus MoveNet for person
  * presence, both shipped inside `@vladmandic/human` and run on the tfjs wasm backend in a Worker
- * (see objects-worker.ts for why a Worker).
+ * (see workers/objects-worker.ts for why a Worker).
  *
  * One ffmpeg process decodes every stored frame JPEG straight to the detector's input size; a
  * frame that looks like the last detected frame of its shot reuses that frame's detections.
@@ -9,14 +9,15 @@
  * one `object` segment whose extra keeps the label's count in every frame (so "how many bottles at
  * the start" and "when is only one left" can be answered) and the boxes of its best frame.
  */
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { Segment } from '../storage/schema';
-import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from './contracts';
+import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from '../contracts';
 import { paintSegments } from './colours';
-import { FrameStream, type SampledFrame } from './frame-stream';
-import { ModelWorker } from './model-worker';
+import { jpegSize, rawFrames, shotBounds, type ShotBound } from './frames';
+import { FrameStream, type SampledFrame } from '../frame-stream';
+import { ModelWorker } from '../engines/model-worker';
+import { OBJECTS_WORKER } from '../workers/entries';
 
 /** [x, y, width, height], normalised to 0..1 of the frame. */
 export type Box = [number, number, number, number];
@@ -211,7 +212,7 @@ export class ObjectsAnalyzer implements Analyzer {
     const stats: DetectStats = { detected: 0, reused: 0, objectMs: 0, bodyMs: 0, bodyRuns: 0 };
     const stream = Array.isArray(input) ? FrameStream.of(input) : input;
     ctx.signal.throwIfAborted();
-    // MoveNet is a second opinion on a person CenterNet half sees (see objects-worker.ts).
+    // MoveNet is a second opinion on a person CenterNet half sees (see workers/objects-worker.ts).
     const bodyBelow = opts.alwaysBody ? Infinity : this.opts.bodyFallback ? this.opts.personScore : -1;
     // Frames are judged in order (a near-duplicate reuses the last detected frame of its shot,
     // judged from pixels alone); detections run on whichever detector is free.
@@ -402,7 +403,7 @@ interface Detection {
 /** The Worker that runs the models, one request at a time. */
 class Detector extends ModelWorker<DetectorResponse, Detection> {
   constructor(paths: { modelDir: string; wasmDir: string }) {
-    super(new URL('./objects-worker.ts', import.meta.url), {
+    super(OBJECTS_WORKER, {
       name: 'object detector',
       task: 'object detection',
       init: paths,
@@ -430,49 +431,6 @@ class Detector extends ModelWorker<DetectorResponse, Detection> {
 export function inputSize([w, h]: [number, number], longSide = DEFAULT_OBJECTS.inputLongSide): [number, number] {
   const short = (long: number, other: number) => Math.max(32, Math.round((longSide * other) / long / 32) * 32);
   return w >= h ? [longSide, short(w, h)] : [short(h, w), longSide];
-}
-
-/** Width and height of a JPEG, from its start-of-frame header. */
-export function jpegSize(path: string): [number, number] {
-  const b = readFileSync(path);
-  if (b[0] !== 0xff || b[1] !== 0xd8) throw new Error(`not a JPEG frame: ${path}`);
-  let i = 2;
-  while (i + 9 < b.length) {
-    if (b[i] !== 0xff) {
-      i++;
-      continue;
-    }
-    const marker = b[i + 1]!;
-    // SOF0–SOF15 carry the size, except DHT (C4), JPG (C8) and DAC (CC).
-    if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc)
-      return [b.readUInt16BE(i + 7), b.readUInt16BE(i + 5)];
-    if (marker === 0xd8 || marker === 0x01 || (marker >= 0xd0 && marker <= 0xd7) || marker === 0xff) {
-      i += marker === 0xff ? 1 : 2;
-      continue;
-    }
-    i += 2 + b.readUInt16BE(i + 2);
-  }
-  throw new Error(`no picture size in JPEG frame ${path}`);
-}
-
-/** Consecutive fixed-size pictures of a raw video stream, each in a buffer of its own. */
-export async function* rawFrames(stream: ReadableStream<Uint8Array>, frameBytes: number): AsyncGenerator<Uint8Array> {
-  let cur = new Uint8Array(frameBytes);
-  let filled = 0;
-  for await (const chunk of stream) {
-    let off = 0;
-    while (off < chunk.length) {
-      const n = Math.min(frameBytes - filled, chunk.length - off);
-      cur.set(chunk.subarray(off, off + n), filled);
-      filled += n;
-      off += n;
-      if (filled === frameBytes) {
-        yield cur;
-        cur = new Uint8Array(frameBytes);
-        filled = 0;
-      }
-    }
-  }
 }
 
 /** Mean luma of each cell of a GRID×GRID grid over an RGB picture. */
@@ -527,24 +485,6 @@ export function overlap(a: Box, b: Box): number {
   const h = Math.min(a[1] + a[3], b[1] + b[3]) - Math.max(a[1], b[1]);
   const smaller = Math.min(a[2] * a[3], b[2] * b[3]);
   return w > 0 && h > 0 && smaller > 0 ? (w * h) / smaller : 0;
-}
-
-export interface ShotBound {
-  start: number;
-  end: number;
-}
-
-/** Shot index → its span, from the visual stage's `shot` segments (whose extra carries the index). */
-export function shotBounds(
-  shots: Pick<Segment, 'start' | 'end' | 'extra'>[],
-  duration: number,
-): Map<number, ShotBound> {
-  const m = new Map<number, ShotBound>();
-  shots.forEach((s, i) =>
-    m.set(typeof s.extra?.index === 'number' ? s.extra.index : i, { start: s.start, end: s.end }),
-  );
-  if (m.size === 0) m.set(0, { start: 0, end: duration });
-  return m;
 }
 
 /**

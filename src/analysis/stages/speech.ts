@@ -3,10 +3,10 @@
  * speech-to-text engine is available each span (padded a little) is transcribed as soon as it
  * closes, while the audio is still streaming, so only the open span's audio is ever held.
  */
-import type { Analyzer, EngineInfo, NewSegment, StageContext, StageResult } from './contracts';
-import { ffmpegSummary, parseFfmpegSummary } from '../media/ffmpeg-probe';
-import { ModelServerError } from './model-server/client';
-import type { SpeechToText } from './stt';
+import type { Analyzer, EngineInfo, NewSegment, StageContext, StageResult } from '../contracts';
+import { ffmpegSummary, parseFfmpegSummary } from '../../media/ffmpeg-probe';
+import { ModelServerError } from '../engines/model-server/client';
+import type { SpeechToText } from '../engines/stt';
 import {
   DEFAULT_VAD,
   SAMPLE_RATE,
@@ -17,7 +17,7 @@ import {
   vadModelPath,
   type FrameSpan,
   type VadOptions,
-} from './vad';
+} from '../engines/vad';
 
 export interface SpeechOptions {
   /** Transcribes speech spans; an engine with `transcribes: false` leaves them "not transcribed". */

@@ -10,9 +10,9 @@
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { NewSegment, StageContext } from './contracts';
-import type { SampledFrame } from './frame-stream';
-import { rawFrames, type ShotBound } from './objects';
+import type { NewSegment, StageContext } from '../contracts';
+import type { SampledFrame } from '../frame-stream';
+import { rawFrames, type ShotBound } from './frames';
 
 export const PALETTE = [
   'red',

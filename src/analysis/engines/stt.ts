@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import type { EngineInfo } from './contracts';
+import type { EngineInfo } from '../contracts';
 import { SAMPLE_RATE } from './vad';
 
 export interface TranscriptPiece {

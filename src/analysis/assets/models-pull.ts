@@ -10,7 +10,7 @@
  */
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, normalize, sep } from 'node:path';
-import { DEFAULT_WHISPER_DTYPE, DEFAULT_WHISPER_MODEL, whisperRequiredFiles, type WhisperDtype } from './stt';
+import { DEFAULT_WHISPER_DTYPE, DEFAULT_WHISPER_MODEL, whisperRequiredFiles, type WhisperDtype } from '../engines/stt';
 
 export interface PullOptions {
   /** Model id on the hub. @default "onnx-community/whisper-base.en" */

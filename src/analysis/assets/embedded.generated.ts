@@ -1,6 +1,6 @@
 // Replaced by scripts/build.ts while compiling the executable: there it imports the analysis models,
 // wasm files and native libraries with { type: 'file' } so they travel inside the executable, and
-// src/analysis/assets.ts extracts them to DATA_DIR/assets on first use. `null` here: `bun src/main.ts`
+// src/analysis/assets/extract.ts extracts them to DATA_DIR/assets on first use. `null` here: `bun src/main.ts`
 // and the tests use the npm packages in node_modules.
 
 /** One embedded file: where it goes inside its group's folder, and its build-time path and size. */

@@ -4,7 +4,7 @@
  *
  * From source (`bun src/main.ts`, the tests, the bench) they are the npm packages' files in
  * node_modules, found by each analyzer's own resolver. In the compiled executable there is no
- * node_modules: scripts/build.ts embeds them (src/analysis/assets.generated.ts) and this module
+ * node_modules: scripts/build.ts embeds them (src/analysis/assets/embedded.generated.ts) and this module
  * extracts them once to DATA_DIR/assets/<group>-<hash>/ (hash: of the group's contents at build
  * time, so a new build with other files gets a fresh folder and older folders are removed), keeping
  * the packages' file names (model.json names its weight shards). A group is extracted into a
@@ -21,12 +21,12 @@
 import { dlopen, FFIType } from 'bun:ffi';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { EMBEDDED_ASSETS, type AssetGroupName, type EmbeddedAssetGroup } from './assets.generated';
-import { EngineUnavailableError } from './contracts';
-import { useFiles, type UseFiles } from './embedder';
-import { objectModelPaths } from './objects';
-import { ocrModelDir } from './ocr';
-import { vadModelPath } from './vad';
+import { EMBEDDED_ASSETS, type AssetGroupName, type EmbeddedAssetGroup } from './embedded.generated';
+import { EngineUnavailableError } from '../contracts';
+import { useFiles, type UseFiles } from '../engines/embedder';
+import { objectModelPaths } from '../stages/objects';
+import { ocrModelDir } from '../engines/paddle-ocr';
+import { vadModelPath } from '../engines/vad';
 
 export interface AnalysisAssets {
   /** npm: node_modules (run from source); embedded: extracted from the executable. */

@@ -12,9 +12,9 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { and, eq, sql } from 'drizzle-orm';
-import { segments } from '../storage/schema';
-import { probeSubtitles, readCues, type SubtitleTrack } from '../media/subtitles';
-import type { Analyzer, NewSegment, StageContext, StageResult } from './contracts';
+import { segments } from '../../storage/schema';
+import { probeSubtitles, readCues, type SubtitleTrack } from '../../media/subtitles';
+import type { Analyzer, NewSegment, StageContext, StageResult } from '../contracts';
 
 /** Names of the subtitle file stored beside the video (from `subtitles_url`). */
 export const SUBTITLE_FILES = ['subtitles.srt', 'subtitles.vtt'] as const;
