@@ -713,7 +713,8 @@ async function main(): Promise<void> {
       expect(
         raw.status === 200 &&
           rj?.data?.type === 'metadata' &&
-          rj.data.fileSize === String(statSync(join(mediaDir, CLIP)).size),
+          rj.data.file_size_bytes === statSync(join(mediaDir, CLIP)).size &&
+          /^\d+\.\d\d MB$/.test(rj.data.fileSize),
         `raw: HTTP ${raw.status} ${JSON.stringify(rj)}`,
       );
       uploaded = rj.data.key;
