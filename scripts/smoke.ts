@@ -241,7 +241,7 @@ async function main(): Promise<void> {
     expect(existsSync(file), 'default-token.txt missing');
     expect((statSync(file).mode & 0o777) === 0o600, `mode is ${(statSync(file).mode & 0o777).toString(8)}`);
     defaultToken = readFileSync(file, 'utf8').trim();
-    expect(/^[A-Za-z0-9_-]{64}$/.test(defaultToken), 'token is not 64 URL-safe characters');
+    expect(/^[A-Za-z0-9_-]{60}$/.test(defaultToken), 'token is not 60 URL-safe characters');
     expect(stdout.includes(defaultToken), 'the token was not printed on stdout');
   });
 
@@ -328,7 +328,7 @@ async function main(): Promise<void> {
     const r = cli('user', 'create', '--name', 'smoke', '--credits', '3', '--json');
     expect(r.exitCode === 0, `exit ${r.exitCode}: ${r.stderr.toString().slice(0, 300)}`);
     const out = JSON.parse(r.stdout.toString().trim().split('\n').pop()!);
-    expect(typeof out.user_id === 'string' && /^[A-Za-z0-9_-]{64}$/.test(out.token), `printed ${r.stdout}`);
+    expect(typeof out.user_id === 'string' && /^[A-Za-z0-9_-]{60}$/.test(out.token), `printed ${r.stdout}`);
     userId = out.user_id;
     token = out.token;
   });
@@ -361,11 +361,11 @@ async function main(): Promise<void> {
 
   let key2 = '';
   await check(
-    'POST /remote-upload (text/event-stream): file_authorized → progress… → metadata → complete',
+    'POST /remote-upload (events, the default): file_authorized → progress… → metadata → progress → complete',
     async () => {
       const res = await fetch(base + '/remote-upload', {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ token, index: 'smoke-index', url: src(CLIP2) }),
         signal: AbortSignal.timeout(120_000),
       });
@@ -387,7 +387,7 @@ async function main(): Promise<void> {
         .map((d) => JSON.parse(d) as { type: string; [k: string]: unknown });
       const types = events.map((e) => e.type);
       const seq = types.filter((t, i) => t !== types[i - 1]).join(' → ');
-      expect(/^file_authorized( → progress)+ → metadata → complete$/.test(seq), `sequence: ${seq}`);
+      expect(/^file_authorized( → progress)+ → metadata → progress → complete$/.test(seq), `sequence: ${seq}`);
       const meta = events.find((e) => e.type === 'metadata')!;
       const done = events.at(-1)!;
       expect(
