@@ -8,7 +8,7 @@ A self-hosted video understanding service. Add videos by URL into named media in
 questions about them. The wire format follows the Video Understanding Service specification 1.0.0;
 the choices below fill its gaps (the README has the same list).
 
-**Tokens.** 64 random URL-safe characters, stored only as SHA-256 hashes, compared in constant
+**Tokens.** 60 random URL-safe characters (tokens issued before as 64 characters keep working), stored only as SHA-256 hashes, compared in constant
 time. Sent as the field \`token\` (JSON body of POST requests, query parameter of GET requests); an
 \`Authorization: Bearer <token>\` header is accepted as an alternative everywhere (the field may
 then be left out, on /inquire too). A missing, unknown or revoked token is 401. Tokens come from the CLI (\`vidq user create\`, \`vidq token create\`);
@@ -17,12 +17,15 @@ the first start creates a default user and prints its token once.
 **Identifiers.** \`index_id\` is an opaque 64-character string (it meets /inquire's 60-character
 minimum for \`index\`); \`name\` is a human label, unique among a user's live indexes.
 \`file_id\` = \`key\` (upload response) = \`video_id\` = \`target_video\`: an opaque 32-character id.
-Wherever a request names an index (\`index\` of /remote-upload, /inquire, /index-resources;
-\`project_id\` of /remove-from-index) the index_id is accepted; /remote-upload and /index-resources
-also accept the name, and /remote-upload creates the index when the name is new. Another user's
+Wherever a request names an index next to a token (\`index\` of /remote-upload, /inquire,
+/index-resources, /does-group-exist; \`project_id\` of /remove-from-index) the index_id and the name
+are both accepted, and /remote-upload creates the index when the name is new. The hosted API's
+\`project_id\` (the token and the index name written together: /inquire, /inquire-stream, and
+\`index\` of /api-pre-upload) replaces \`token\` and \`index\`. Another user's
 index or video is reported as not found (404).
 
-**Units.** Durations in seconds; \`fileSize\` in bytes (a string in the upload response); \`fps\` a
+**Units.** Durations in seconds; \`fileSize\` as the hosted product writes it, megabytes with two
+decimals and " MB" (\`"12.34 MB"\`), with the byte count in \`file_size_bytes\`; \`fps\` a
 string in the upload response and a number in resource metadata. \`is_large\`: file larger than the
 configured threshold (default 500 MiB). \`count\`: videos currently in the index; \`total_duration\`:
 the sum of their durations.
@@ -40,17 +43,20 @@ browser plays (HEVC, ProRes, …).
 **Uploads.** POST /remote-upload downloads the file (http/https only, no credentials in the URL, at
 most 5 redirects, size cap, connect and idle timeouts; loopback, private and link-local addresses are
 refused with 403 unless the server runs with --allow-private-urls), fetches the optional
-\`subtitles_url\` (a .vtt or .srt, same rules; its cues become transcript segments), probes it and answers with the
-spec's \`{data: {type: "metadata", fps, duration, fileSize, key, percentage}}\`. With
-\`Accept: text/event-stream\` it streams server-sent events instead, each \`data:\` a JSON object with a
-\`type\`: \`file_authorized\`, \`progress\` (\`percentage\`, \`stage\`), \`metadata\`, \`complete\`, or \`error\`
-(\`error\`, \`message\`). The same bytes uploaded twice into one index return the existing key.
+\`subtitles_url\` (a .vtt or .srt, same rules; its cues become transcript segments), probes it and, by default, streams server-sent events,
+each \`data:\` a JSON object with a \`type\`: \`file_authorized\`, \`progress\` (\`percentage\`, \`stage\`),
+\`metadata\`, a last \`progress\` (100), \`complete\`, or \`error\` (\`error\`, \`message\`); the stream closes
+when the file is stored. A client whose Accept names \`application/json\` gets the spec's
+\`{data: {type: "metadata", fps, duration, fileSize, key, percentage}}\` instead. Local files the
+hosted SDK's way: POST /api-pre-upload gives a signed, expiring, single-use URL to PUT the file to;
+GET /status?file_id= answers \`{status: [transfer, analysis]}\` (0–100 each). The same bytes uploaded twice into one index return the existing key.
 
-**Questions.** POST /inquire validates token ≥ 60, index ≥ 60, prompt ≥ 1 characters. \`target\`
-accepts seconds (\`75\`, \`75.5\`), \`mm:ss\`, \`hh:mm:ss(.mmm)\` and a range \`a-b\`. Each answered question
+**Questions.** POST /inquire validates token ≥ 60 and prompt ≥ 1 characters; the index may be an index_id or a
+name, or come with the token in \`project_id\`. \`subindex\` (file ids) limits the videos considered;
+\`json\` (an object, or one JSON-encoded) asks for structured output. \`target\`
+accepts a number of seconds, or a string: seconds (\`75\`, \`75.5\`), \`mm:ss\`, \`hh:mm:ss(.mmm)\` and a range \`a-b\`. Each answered question
 costs credits (default 1; the default user is unlimited); check and debit are one atomic step, and a
-failed question is not charged. Insufficient credits: 400. \`project_id\` and \`image\` from the
-spec's sample body are not accepted (ignored).
+failed question is not charged. Insufficient credits: 400.
 
 **Query parameters.** GET /indexes: \`user_id\`, \`include_deleted\` (\`true\`/\`false\`, default \`false\`),
 optional \`token\` (must then belong to \`user_id\`, else 403). Without a token GET /indexes answers

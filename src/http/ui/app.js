@@ -65,6 +65,7 @@ const STAGES = {
   downloading: 'Downloading',
   uploading: 'Uploading',
   probing: 'Checking the file',
+  stored: 'Stored',
   queued: 'Waiting for analysis',
   'analyzing:visual': 'Analysing: shots and frames',
   'analyzing:ocr': 'Analysing: on-screen text',
