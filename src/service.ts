@@ -6,15 +6,16 @@ import { eq } from 'drizzle-orm';
 import { statSync } from 'node:fs';
 import { AccountService } from './accounts/service';
 import { createAnalyzers } from './analysis';
-import { analysisAssets, embeddingFiles } from './analysis/assets';
-import type { Embedder } from './analysis/embedder';
-import { ThreadedEmbedder } from './analysis/embedder-thread';
-import { Limiter, ModelServerClient } from './analysis/model-server/client';
-import { OpenAiEmbedder } from './analysis/model-server/embedder-openai';
+import { analysisAssets, embeddingFiles } from './analysis/assets/extract';
+import type { Embedder } from './analysis/engines/embedder';
+import { ThreadedEmbedder } from './analysis/engines/embedder-thread';
+import { Limiter, ModelServerClient } from './analysis/engines/model-server/client';
+import { OpenAiEmbedder } from './analysis/engines/model-server/embedder-openai';
 import { MomentReader } from './analysis/moment';
 import { AnsweringService } from './answering/service';
 import { analyzerNames, type Config } from './config';
 import { IndexService } from './indexes/service';
+import { UploadGrants } from './ingest/grants';
 import { IngestService } from './ingest/service';
 import { Maintenance } from './jobs/maintenance';
 import { JobQueue } from './jobs/queue';
@@ -40,6 +41,8 @@ export interface Service {
   accounts: AccountService;
   indexes: IndexService;
   ingest: IngestService;
+  /** Signed upload URLs of POST /api-pre-upload (the hosted SDK's local files). */
+  grants: UploadGrants;
   /** The one retrieval core behind answers and search. */
   retrieval: RetrievalCore;
   answering: AnsweringService;
@@ -157,6 +160,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     accounts,
     indexes,
     ingest,
+    grants: new UploadGrants({ db, config, indexes, secret: files.secretKey(), admit: (u) => ingest.admit(u) }),
     retrieval,
     answering,
     search,

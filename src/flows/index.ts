@@ -5,8 +5,8 @@
  */
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import { join } from 'node:path';
-import { analysisAssets } from '../analysis/assets';
-import { ModelServerClient, modelLimitPerWorker, sharedModelLimiter } from '../analysis/model-server/client';
+import { analysisAssets } from '../analysis/assets/extract';
+import { ModelServerClient, modelLimitPerWorker, sharedModelLimiter } from '../analysis/engines/model-server/client';
 import { readIntent } from '../answering/intent';
 import type { Config } from '../config';
 import { badRequest, notFound } from '../errors';

@@ -10,10 +10,11 @@
  */
 import { join } from 'node:path';
 import type { Sharp } from './sharp';
-import { chatContent } from '../analysis/captions';
-import type { ModelServerClient } from '../analysis/model-server/client';
-import { ModelWorker } from '../analysis/model-worker';
-import { objectModelPaths } from '../analysis/objects';
+import { chatContent } from '../analysis/stages/captions';
+import type { ModelServerClient } from '../analysis/engines/model-server/client';
+import { ModelWorker } from '../analysis/engines/model-worker';
+import { MODERATION_WORKER } from '../analysis/workers/entries';
+import { objectModelPaths } from '../analysis/stages/objects';
 import type { Frame } from '../storage/schema';
 import { clock } from './format';
 
@@ -65,7 +66,7 @@ export interface ModerationOutput {
 
 class NsfwWorker extends ModelWorker<ModerationResponse, Record<string, number>> {
   constructor(wasmDir: string) {
-    super(new URL('./moderation-worker.ts', import.meta.url), {
+    super(MODERATION_WORKER, {
       name: 'NSFW classifier',
       task: 'frame classification',
       init: { wasmDir },
