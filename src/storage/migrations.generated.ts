@@ -60,4 +60,10 @@ export const MIGRATIONS: EmbeddedMigration[] = [
     breakpoints: true,
     sql: 'ALTER TABLE `jobs` ADD `only` text;',
   },
+  {
+    tag: '0009_moaning_komodo',
+    when: 1795654850860,
+    breakpoints: true,
+    sql: 'CREATE TABLE `segment_vectors` (\n\t`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`video_id` text NOT NULL,\n\t`vector` blob NOT NULL,\n\tFOREIGN KEY (`video_id`) REFERENCES `videos`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE INDEX `segment_vectors_video_idx` ON `segment_vectors` (`video_id`,`id`);--> statement-breakpoint\nALTER TABLE `segments` ADD `vector_id` integer;--> statement-breakpoint\nCREATE INDEX `segments_vector_idx` ON `segments` (`vector_id`);--> statement-breakpoint\nCREATE INDEX `segments_legacy_embedding_idx` ON `segments` (`id`) WHERE "segments"."embedding" IS NOT NULL;',
+  },
 ];
