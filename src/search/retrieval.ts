@@ -7,7 +7,6 @@
  * What it returns is scored by a relevance that means the same across segment kinds
  * (src/search/relevance.ts): ≥ 0.5 clearly bears on the text, < 0.2 noise.
  */
-import { join } from 'node:path';
 import type { Embedder } from '../analysis/embedder';
 import type { Intent } from '../answering/intent';
 import type { Db } from '../storage/db';
@@ -26,7 +25,7 @@ export class RetrievalCore {
     private readonly d: {
       db: Db;
       embedder: Embedder | null;
-      /** The data directory: the ANN indexes are kept in its vectors/ folder (absent: in memory only). */
+      /** The data directory (kept for later use: the ANN indexes are rebuilt in memory today). */
       dataDir?: string;
       /** Scopes up to this many vectors are searched exactly (see vectors.ts EXACT_MAX). */
       exactMax?: number;
@@ -34,11 +33,7 @@ export class RetrievalCore {
   ) {
     // Vectors an earlier version kept in the segment rows move into the compact store, once.
     moveLegacyVectors(d.db);
-    this.vectors = new VectorStore({
-      db: d.db,
-      dir: d.dataDir ? join(d.dataDir, 'vectors') : null,
-      ...(d.exactMax !== undefined && { exactMax: d.exactMax }),
-    });
+    this.vectors = new VectorStore({ db: d.db, ...(d.exactMax !== undefined && { exactMax: d.exactMax }) });
     this.finder = new EvidenceFinder(d.db, this.vectors, d.embedder);
   }
 

@@ -1,8 +1,8 @@
 /**
  * The one vector store (issue 27): each video's distinct sentence embeddings as int8 rows of
  * `segment_vectors`, apart from the segments (which point at them by `vector_id`), and the nearest
- * vectors to a question found either exactly (small scopes) or through an HNSW index per media index
- * (usearch, src/search/ann.ts) that does not scan every vector of every video.
+ * vectors to a question found either exactly (small scopes) or through an inverted-file index per
+ * media index (src/search/ivf.ts) that reads only the lists nearest the question.
  *
  * int8 keeps each component as round(x · 127 / max|x|): a 512-dimension vector takes 512 bytes
  * instead of 2,048, and its cosine to a question stays within ~0.005 of the float32 one (recall@10
@@ -11,7 +11,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../storage/db';
 import { segments, segmentVectors, type Video } from '../storage/schema';
-import { AnnIndex } from './ann';
+import { IvfIndex } from './ivf';
 
 /** int8 components of `v` (scaled so that its largest magnitude is 127), as stored. */
 export function quantize(v: Float32Array): Int8Array {
@@ -115,15 +115,11 @@ interface VideoMatrix {
 
 /** Scopes with at most this many vectors are searched exactly (a few ms); larger ones through the ANN index. */
 export const EXACT_MAX = 20_000;
-/** ANN candidates per result, re-ranked by their exact cosines. */
-const RERANK = 3;
 /** Bytes of int8 rows kept in memory for exact search (least recently used dropped first). */
 const EXACT_CACHE_BYTES = 128 * 1024 * 1024;
 
 export interface VectorStoreOptions {
   db: Db;
-  /** Folder for the persisted ANN indexes (null: kept in memory only, rebuilt after a restart). */
-  dir: string | null;
   /** See EXACT_MAX (tests lower it to exercise the ANN path on a few vectors). */
   exactMax?: number;
 }
@@ -132,7 +128,7 @@ export class VectorStore {
   private readonly matrices = new Map<string, VideoMatrix>();
   private cachedBytes = 0;
   private readonly counts = new Map<string, number>();
-  private readonly anns = new Map<string, AnnIndex>();
+  private readonly anns = new Map<string, IvfIndex>();
   readonly exactMax: number;
 
   constructor(private readonly o: VectorStoreOptions) {
@@ -166,16 +162,7 @@ export class VectorStore {
       let found: [number, number][] | null = null;
       if (n > this.exactMax) {
         const ann = this.annOf(indexId, q.length);
-        const near = await ann.search(vids, quantize(q), k * RERANK, n);
-        if (near) {
-          // The graph's own int8 distances differ a little from the stored vectors' cosines: re-rank
-          // a few more than asked by the exact ones (recall@10 0.92 → 1.0 on close random vectors).
-          const exact = this.cosinesById(
-            near.map(([id]) => id),
-            q,
-          );
-          found = [...exact].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, k);
-        }
+        found = await ann.search(vids, q, k);
       }
       out.push(...(found ?? this.exact(vids, q, k)));
     }
@@ -225,15 +212,13 @@ export class VectorStore {
     }
   }
 
-  /** Saves every ANN index with unsaved changes (on shutdown; they are also saved after each build). */
-  flush(): void {
-    for (const ann of this.anns.values()) ann.save();
-  }
+  /** Nothing to save: the ANN indexes are rebuilt from the database after a restart. */
+  flush(): void {}
 
-  private annOf(indexId: string, dims: number): AnnIndex {
+  private annOf(indexId: string, dims: number): IvfIndex {
     let ann = this.anns.get(indexId);
     if (!ann || ann.dims !== dims) {
-      ann = new AnnIndex({ db: this.o.db, indexId, dims, dir: this.o.dir });
+      ann = new IvfIndex({ db: this.o.db, dims });
       this.anns.set(indexId, ann);
     }
     return ann;
