@@ -207,7 +207,7 @@ function bundlingPlugin(sharpBinding: string | null): BunPlugin {
   return {
     name: 'vidq-compile',
     setup(build) {
-      // usearch (the ANN index of src/search/ann.ts) finds its binding at run time (node-gyp-build),
+      // usearch (the centroid graph of src/search/ivf.ts) finds its binding at run time (node-gyp-build),
       // which the bundler cannot follow: require this platform's prebuilt one by its path instead.
       const usearchBinding = join(
         dirname(rootRequire.resolve('usearch')),
