@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Embedder } from '../src/analysis/embedder';
+import type { Embedder } from '../src/analysis/engines/embedder';
 import { readIntent } from '../src/answering/intent';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';

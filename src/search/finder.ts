@@ -5,7 +5,7 @@
  * across kinds (src/search/relevance.ts), then weighted by the kinds the question's wording needs.
  */
 import { and, asc, desc, eq, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
-import type { Embedder } from '../analysis/embedder';
+import type { Embedder } from '../analysis/engines/embedder';
 import { splitRun } from '../analysis/word-spaces';
 import type { Intent } from '../answering/intent';
 import type { Db } from '../storage/db';

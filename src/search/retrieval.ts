@@ -7,7 +7,7 @@
  * What it returns is scored by a relevance that means the same across segment kinds
  * (src/search/relevance.ts): ≥ 0.5 clearly bears on the text, < 0.2 noise.
  */
-import type { Embedder } from '../analysis/embedder';
+import type { Embedder } from '../analysis/engines/embedder';
 import type { Intent } from '../answering/intent';
 import type { Db } from '../storage/db';
 import type { Segment, SegmentKind, Video } from '../storage/schema';
