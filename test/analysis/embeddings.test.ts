@@ -177,7 +177,7 @@ class FixedSegments implements Analyzer {
 }
 
 describe('embeddings stage', () => {
-  test('fills a 2048-byte embedding for every segment, and questions find the right one', async () => {
+  test('stores a vector (int8, 512 bytes) for every segment, and questions find the right one', async () => {
     // A dummy file: this stage never decodes the video, the pipeline only checks the file is there.
     const src = join(mkdtempSync(join(tmpdir(), 'vidq-embed-src-')), 'v.mp4');
     writeFileSync(src, 'not decoded');
