@@ -18,6 +18,7 @@
  *   next to the main module in the executable as it does in src/;
  * - requires sharp's binding by its path (sharp picks it at run time from a list, which the bundler
  *   cannot follow), so that Bun embeds it as it embeds onnxruntime-node's;
+ * - requires usearch's prebuilt binding by its path (it is looked up at run time, as sharp's is);
  * - turns `createRequire(import.meta.url)('<package>')` in src/ into `require('<package>')`, which
  *   the bundler includes (a runtime require finds no node_modules in the executable).
  *
@@ -207,6 +208,31 @@ function bundlingPlugin(sharpBinding: string | null): BunPlugin {
   return {
     name: 'vidq-compile',
     setup(build) {
+      // usearch (the centroid graph of src/search/ivf.ts) finds its binding at run time (node-gyp-build),
+      // which the bundler cannot follow: require this platform's prebuilt one by its path instead.
+      const usearchBinding = join(
+        dirname(rootRequire.resolve('usearch')),
+        '..',
+        '..',
+        '..',
+        'prebuilds',
+        `${process.platform}-${process.arch}`,
+        'usearch.node',
+      );
+      build.onLoad(
+        { filter: /[\\/]node_modules[\\/]usearch[\\/]javascript[\\/]dist[\\/](esm|cjs)[\\/]usearch\.js$/ },
+        async (args) => {
+          if (!existsSync(usearchBinding))
+            throw new Error(`no prebuilt usearch binding for this platform: ${usearchBinding}`);
+          const source = readFileSync(args.path, 'utf8');
+          const patched = source.replace(
+            /(?:\(0, node_gyp_build_1\.default\)|build)\(getBuildDir\(getDirName\(\)\)\)/,
+            `require(${JSON.stringify(usearchBinding)})`,
+          );
+          if (patched === source) throw new Error(`usearch's loader changed; update scripts/build.ts (${args.path})`);
+          return { contents: patched, loader: 'js' };
+        },
+      );
       if (sharpBinding) {
         build.onLoad({ filter: /[\\/]node_modules[\\/]sharp[\\/]lib[\\/]sharp\.js$/ }, () => ({
           contents: `module.exports = require(${JSON.stringify(sharpBinding)});\n`,

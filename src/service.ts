@@ -112,7 +112,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
       })
     : null;
   // One retrieval core for answers, search and every later caller: the vectors are held once.
-  const retrieval = new RetrievalCore({ db, embedder });
+  const retrieval = new RetrievalCore({ db, embedder, dataDir: config.dataDir });
   const answering = new AnsweringService({
     db,
     config,
