@@ -26,7 +26,7 @@ export type ModerationResponse =
   | { type: 'result'; id: number; classes: Record<string, number> }
   | { type: 'error'; id?: number; message: string };
 
-export const NSFW_MODEL = 'nsfwjs-mobilenet_v2 (tfjs-wasm, npm nsfwjs 4.4.0)';
+export const NSFW_MODEL = 'nsfwjs-mobilenet_v2 (tfjs-wasm, npm nsfwjs 4.3.0)';
 /**
  * Probability of Porn, Hentai or Sexy (each alone) that raises a flag. Safe frames of the shared
  * clips reach 0.70 (a dog on a skateboard, a woman in a kitchen: bench/moderation.ts); 0.8 keeps
