@@ -68,7 +68,18 @@ export const UploadMetadata = named(
   }),
 );
 
-export const UploadResponse = named('UploadResponse', t.Object({ data: UploadMetadata }));
+export const UploadResponse = named(
+  'UploadResponse',
+  t.Object({
+    data: UploadMetadata,
+    webhook_secret: t.Optional(
+      t.String({
+        description:
+          "the user's webhook signing secret, present only when this upload's `webhook_url` set the first webhook URL (shown once; see PUT /indexes/{index_id}/webhook)",
+      }),
+    ),
+  }),
+);
 
 export const InquireBody = named(
   'InquireRequest',
