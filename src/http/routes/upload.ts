@@ -34,10 +34,15 @@ export function uploadRoutes(s: Service) {
         const user = s.accounts.authenticate(tokenOf(body.token, request));
         const webhook = body.webhook_url ? await s.webhooks.checkUrl(body.webhook_url) : null;
         const authorized = await s.ingest.authorize(user, body);
-        if (webhook && authorized.createdIndex) await s.webhooks.setIndexWebhook(user, authorized.index.id, webhook);
+        const hook =
+          webhook && authorized.createdIndex
+            ? await s.webhooks.setIndexWebhook(user, authorized.index.id, webhook)
+            : null;
         if ((request.headers.get('accept') ?? '').includes('text/event-stream')) return uploadAsEvents(s, authorized);
         // A client that left cancels its upload: it holds a download slot for nobody.
-        return { data: await s.ingest.fetchAndStore(authorized, undefined, request.signal) };
+        const data = await s.ingest.fetchAndStore(authorized, undefined, request.signal);
+        // The signing secret is shown once, where the webhook URL was first set (issue 25).
+        return hook?.secret ? { data, webhook_secret: hook.secret } : { data };
       },
       {
         body: UploadBody,
