@@ -265,7 +265,7 @@ export class WebhookService {
       if (started.length >= free) break;
       if (this.inFlight.has(id)) continue;
       const e = this.d.db.select().from(webhookEvents).where(eq(webhookEvents.id, id)).get();
-      if (!e || e.state !== 'pending') continue;
+      if (e?.state !== 'pending') continue;
       const target = originOf(e.url);
       if ((perTarget.get(target) ?? 0) >= MAX_PER_TARGET) continue;
       perTarget.set(target, (perTarget.get(target) ?? 0) + 1);
