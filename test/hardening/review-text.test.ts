@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
-import { SubtitlesAnalyzer } from '../../src/analysis/subtitles';
+import { SubtitlesAnalyzer } from '../../src/analysis/stages/subtitles';
 import { askCommand, ClientError, lsCommand, type ClientOptions } from '../../src/cli/client';
 import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';

@@ -9,7 +9,7 @@
  * when it stores: so this stage owns no kind and replaces only its own rows (source = subtitles),
  * and comes after speech in the pipeline.
  */
-import { stripControls } from '../util/text';
+import { stripControls } from '../../util/text';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { and, eq, sql } from 'drizzle-orm';
