@@ -243,7 +243,7 @@ export class IngestService {
     const { config } = this.d;
     if (typeof req.index !== 'string' || req.index === '')
       throw badRequest(
-        'index is required (query parameter "index"): the index_id or the name of an index (a new name creates the index)',
+        'query parameter "index" is required (or a form field "index" before the file part): the index_id or the name of an index (a new name creates the index)',
       );
     if (req.declaredBytes !== null && req.declaredBytes > config.maxUploadBytes) {
       throw payloadTooLarge(

@@ -194,7 +194,7 @@ describe('issue 25 item 6: --max-upload-bytes bounds the whole multipart body', 
 });
 
 describe('issue 25 item 5: the storage quota under parallel uploads', () => {
-  test('8 parallel uploads with room for one store at most the quota (raw, chunked and form uploads)', async () => {
+  test('8 parallel uploads with room for one store at most the quota (raw, chunked, form and URL uploads)', async () => {
     const video = readFileSync(clip('bottles.mp4')); // 505 kB
     const quota = 2_000_000;
     const s = await startTestServer({ 'user-max-storage-bytes': String(quota), 'user-max-downloads': '16' });
@@ -232,12 +232,20 @@ describe('issue 25 item 5: the storage quota under parallel uploads', () => {
           return { body: f };
         },
       };
-      for (const [shape, init] of Object.entries(shapes)) {
+      // The same admission covers URL uploads: an origin that serves the clip (with its length).
+      const origin = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(video) });
+      const shapesAndRemote: Record<string, (() => RequestInit) | null> = { ...shapes, remote: null };
+      for (const [shape, init] of Object.entries(shapesAndRemote)) {
         const { user, token } = await userWithRoom(`quota-${shape}`);
         const answers = await Promise.all(
           Array.from({ length: 8 }, (_, i) => {
-            const req = init();
-            return fetch(`${s.url}/upload?index=${shape}-${i}`, {
+            const req: RequestInit = init
+              ? init()
+              : {
+                  headers: { 'content-type': 'application/json' },
+                  body: JSON.stringify({ index: `remote-${i}`, url: `http://127.0.0.1:${origin.port}/b.mp4` }),
+                };
+            return fetch(init ? `${s.url}/upload?index=${shape}-${i}` : `${s.url}/remote-upload`, {
               method: 'POST',
               body: req.body,
               headers: { authorization: `Bearer ${token}`, ...(req.headers as Record<string, string>) },
@@ -255,6 +263,7 @@ describe('issue 25 item 5: the storage quota under parallel uploads', () => {
         // Declared sizes: exactly one fits, the others are refused at admission.
         if (shape === 'raw') expect(ok).toBe(1);
       }
+      origin.stop(true);
       expect(leftovers(s.dataDir).tmp).toEqual([]);
       healthy(s);
     } finally {
@@ -365,7 +374,7 @@ describe('issue 23: forms and uploads', () => {
       })(),
     });
     expect(noIndex.status).toBe(400);
-    expect(((await noIndex.json()) as { message: string }).message).toContain('index is required');
+    expect(((await noIndex.json()) as { message: string }).message).toContain('"index" is required');
     healthy();
   }, 30_000);
 
