@@ -88,7 +88,7 @@ describe('issue 25 item 3: terminal control sequences', () => {
   test('subtitle cues are stored without control sequences, and the .vtt/.srt exports carry none', async () => {
     const up = await fetch(`${srv.url}/remote-upload`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${srv.token}` },
+      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${srv.token}` },
       body: JSON.stringify({
         index: 'subs',
         url: `${subtitleOrigin.url}/clip.mp4`,

@@ -116,7 +116,7 @@ describe('issue 25 item 1: a form with a second file part', () => {
       );
       expect(r, `${shape}: no answer`).not.toBeNull();
       expect(r!.status, `${shape}: ${r!.body}`).toBe(200);
-      expect(JSON.parse(r!.body).data.fileSize).toBe(String(video.length));
+      expect(JSON.parse(r!.body).data.file_size_bytes).toBe(video.length);
       console.log(`issue 25 item 1 (${shape}): answered in ${r!.ms.toFixed(0)} ms (shared machine)`);
     }
     expect(leftovers(srv.dataDir).tmp).toEqual([]);
@@ -242,7 +242,7 @@ describe('issue 25 item 5: the storage quota under parallel uploads', () => {
             const req: RequestInit = init
               ? init()
               : {
-                  headers: { 'content-type': 'application/json' },
+                  headers: { 'content-type': 'application/json', accept: 'application/json' },
                   body: JSON.stringify({ index: `remote-${i}`, url: `http://127.0.0.1:${origin.port}/b.mp4` }),
                 };
             return fetch(init ? `${s.url}/upload?index=${shape}-${i}` : `${s.url}/remote-upload`, {
@@ -347,7 +347,7 @@ describe('issue 23: forms and uploads', () => {
     const out = await new Response(p.stdout).text();
     expect(await p.exited).toBe(0);
     const body = JSON.parse(out);
-    expect(body.data.fileSize).toBe(String(readFileSync(clip('bottles.mp4')).length));
+    expect(body.data.file_size_bytes).toBe(readFileSync(clip('bottles.mp4')).length);
     const row = srv.server.service.db.$client
       .query('SELECT v.user_id, i.name FROM videos v JOIN media_indexes i ON i.id = v.index_id WHERE v.id = ?')
       .get(body.data.key) as { user_id: string; name: string };

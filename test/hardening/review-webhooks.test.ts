@@ -177,7 +177,11 @@ describe('issue 25 item 8: webhook secrets and retries', () => {
       const other = s.server.service.accounts.createUser('other', null);
       const remote = await fetch(`${s.url}/remote-upload`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${other.token}` },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json',
+          authorization: `Bearer ${other.token}`,
+        },
         body: JSON.stringify({ index: 'remote', url: `http://127.0.0.1:${origin.port}/v.mp4`, webhook_url: rx.url }),
       });
       const body = (await remote.json()) as any;

@@ -11,7 +11,7 @@ import { FORM_OVERHEAD_BYTES, openForm, type FormFields, type UploadBody } from 
 import type { Service } from '../../service';
 import { tokenOf } from '../auth';
 import { ErrorBody, UploadResponse } from '../models';
-import { uploadEventStream } from './upload';
+import { uploadEventStream, withSecret } from './upload';
 
 const errors = {
   400: ErrorBody,
@@ -75,7 +75,7 @@ export function fileUploadRoutes(s: Service) {
             ? await s.webhooks.setIndexWebhook(user, authorized.index.id, webhook)
             : null;
         const run = (send?: Parameters<typeof s.ingest.receiveAndStore>[2]) =>
-          s.ingest.receiveAndStore(authorized, body, send, request.signal);
+          s.ingest.receiveAndStore(authorized, body, send && withSecret(send, created?.secret), request.signal);
         if ((request.headers.get('accept') ?? '').includes('text/event-stream')) return uploadEventStream(run);
         const data = await run();
         // The signing secret is shown once, where the webhook URL was first set (issue 25).
