@@ -69,6 +69,15 @@ export async function startServer(
     out(`Its token, shown only this once, is also saved in ${first.tokenFile} (mode 0600):`);
     out(`  ${first.token}`);
   }
+  // Deliveries to --webhook-url are signed with each user's secret: the default user's is shown
+  // here, once, on the start that creates the user (issue 25); `vidq user create` shows the others'.
+  if (config.webhookUrl && first) {
+    const made = service.webhooks.ensureSecret(first.userId);
+    if (made.created) {
+      out('Deliveries to --webhook-url are signed with its webhook secret, shown only this once:');
+      out(`  webhook secret: ${made.secret}`);
+    }
+  }
 
   const app = createHttpApp(service, { loopback: isLoopbackHost(config.host) }).use(
     cron({

@@ -140,6 +140,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     queue,
     stages,
     workers: config.analysisWorkers,
+    userMaxQueued: config.userMaxQueued,
     onQueued: (id) => {
       // The listing shows the video as processing at once (the cache is per index).
       const v = db

@@ -3,6 +3,7 @@
  * restart resumes there). Each stage's output is stored in the transaction that advances the job,
  * replacing whatever an interrupted earlier run of that stage may have stored.
  */
+import { stripControls } from '../util/text';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
@@ -307,7 +308,8 @@ function store(tx: Db, videoId: string, a: Analyzer, result: StageResult, ms: nu
           kind: s.kind,
           start: s.start,
           end: s.end,
-          text: s.text,
+          // Text read out of media (OCR, speech, captions) never carries terminal controls (issue 25).
+          text: stripControls(s.text),
           confidence: s.confidence ?? null,
           extra: s.extra ?? null,
         })),

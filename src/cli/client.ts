@@ -10,6 +10,7 @@ import { createReadStream, existsSync, readdirSync, readFileSync, statSync } fro
 import { basename, extname, join, resolve } from 'node:path';
 import cliProgress from 'cli-progress';
 import type { Config } from '../config';
+import { stripControls } from '../util/text';
 
 /** Extensions `vidq add DIR` picks up (a file named explicitly is always sent). */
 const VIDEO_EXTENSIONS = new Set([
@@ -31,14 +32,35 @@ const VIDEO_EXTENSIONS = new Set([
 ]);
 /** How often the analysis of added videos is polled. */
 const POLL_MS = 1000;
+/** A request's answer must begin (and a JSON answer end) within this. */
+const REQUEST_TIMEOUT_MS = 30_000;
+/** An event stream (an upload's progress, an answer) may be silent this long. */
+const STREAM_IDLE_MS = 5 * 60_000;
+/** Largest JSON answer read (a listing of thousands of videos is a few MB). */
+const MAX_JSON_BYTES = 64 << 20;
+/** Largest single server-sent event (an answer with its evidence is a few kB). */
+const MAX_EVENT_BYTES = 1 << 20;
 
-export class ClientError extends Error {}
+/** An error shown to the user as one line: whatever a server sent, no terminal controls in it. */
+export class ClientError extends Error {
+  constructor(message: string) {
+    super(stripControls(message).replace(/\s*\n\s*/g, ' '));
+  }
+}
 
 export interface ClientOptions {
   server: string;
   token: string;
   /** Where lines go (tests pass their own); progress bars only when it is a terminal. */
   out?: NodeJS.WriteStream;
+  /** See REQUEST_TIMEOUT_MS and STREAM_IDLE_MS (tests shorten them). */
+  timeoutMs?: number;
+  idleMs?: number;
+}
+
+/** Writes text that came from a server: escape sequences and control characters removed (issue 25). */
+function say(out: NodeJS.WritableStream, text: string): void {
+  out.write(stripControls(text));
 }
 
 export function clientOptions(
@@ -70,26 +92,98 @@ export function clientOptions(
   return { server, token };
 }
 
+/**
+ * One request to the service: the token as a header (never in the URL), no redirects followed (a
+ * token must not go along to another origin), and the answer's head within the timeout. The
+ * returned `done` ends the request's timer once its body has been read.
+ */
 async function api(o: ClientOptions, path: string, init: RequestInit = {}): Promise<Response> {
+  const timeoutMs = o.timeoutMs ?? REQUEST_TIMEOUT_MS;
+  const ctrl = new AbortController();
+  const timer = setTimeout(() => ctrl.abort(), timeoutMs);
   let res: Response;
   try {
     res = await fetch(o.server + path, {
       ...init,
+      redirect: 'manual',
+      signal: ctrl.signal,
       headers: { authorization: `Bearer ${o.token}`, ...(init.headers as Record<string, string>) },
     });
   } catch (e) {
     throw new ClientError(
-      `cannot reach the service at ${o.server} (${(e as Error).message}); is \`vidq serve\` running?`,
+      ctrl.signal.aborted
+        ? `the service at ${o.server} did not answer within ${timeoutMs / 1000} s`
+        : `cannot reach the service at ${o.server} (${(e as Error).message}); is \`vidq serve\` running?`,
+    );
+  } finally {
+    clearTimeout(timer);
+  }
+  if (res.status >= 300 && res.status < 400) {
+    await res.body?.cancel().catch(() => {});
+    const to = res.headers.get('location');
+    let where = 'elsewhere';
+    try {
+      if (to) where = new URL(to, o.server).origin;
+    } catch {}
+    throw new ClientError(
+      `the service at ${o.server} redirected to ${where}; the token is not sent there: pass that address as --server if you trust it`,
     );
   }
   return res;
 }
 
+/** A JSON answer, read within the timeout and at most MAX_JSON_BYTES; null when it is not JSON. */
+async function readJson(o: ClientOptions, res: Response): Promise<unknown> {
+  if (!res.body) return null;
+  const timeoutMs = o.timeoutMs ?? REQUEST_TIMEOUT_MS;
+  const reader = res.body.getReader();
+  const timer = setTimeout(() => void reader.cancel().catch(() => {}), timeoutMs);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let timedOut = true;
+  try {
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) {
+        timedOut = false;
+        break;
+      }
+      size += r.value.byteLength;
+      if (size > MAX_JSON_BYTES) {
+        await reader.cancel().catch(() => {});
+        throw new ClientError(`the service's answer is larger than ${MAX_JSON_BYTES} bytes; stopped reading it`);
+      }
+      chunks.push(r.value);
+    }
+  } catch (e) {
+    if (e instanceof ClientError) throw e;
+    throw new ClientError(`the service's answer was cut off (${(e as Error).message})`);
+  } finally {
+    clearTimeout(timer);
+  }
+  if (timedOut) throw new ClientError(`the service's answer did not arrive within ${timeoutMs / 1000} s`);
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    return null;
+  }
+}
+
 async function apiJson<T>(o: ClientOptions, path: string, init: RequestInit = {}): Promise<T> {
   const res = await api(o, path, init);
-  const body = (await res.json().catch(() => null)) as any;
-  if (!res.ok) throw new ClientError(body?.message ? `${body.message} (HTTP ${res.status})` : `HTTP ${res.status}`);
+  const body = (await readJson(o, res)) as any;
+  if (!res.ok)
+    throw new ClientError(
+      typeof body?.message === 'string' ? `${body.message} (HTTP ${res.status})` : `HTTP ${res.status}`,
+    );
+  if (body === null) throw new ClientError(`the service's answer is not JSON (HTTP ${res.status})`);
   return body as T;
+}
+
+/** The message of an error answer (JSON `{error, message}`), else its status. */
+async function errorOf(o: ClientOptions, res: Response): Promise<string> {
+  const body = (await readJson(o, res).catch(() => null)) as any;
+  return typeof body?.message === 'string' ? body.message : `HTTP ${res.status}`;
 }
 
 interface IndexRow {
@@ -167,7 +261,10 @@ class Progress {
     );
   }
 
-  update(name: string, stage: string, percentage: number, detail = ''): void {
+  update(name: string, rawStage: string, percentage: number, rawDetail = ''): void {
+    // Stages and details can come from the server: shown without terminal controls.
+    const stage = stripControls(rawStage);
+    const detail = stripControls(rawDetail);
     const bar = this.bars.get(name);
     if (bar) {
       // Each stage has its own ETA: restart the bar's clock when the stage changes.
@@ -179,7 +276,8 @@ class Progress {
     this.lastStage.set(name, stage);
   }
 
-  done(name: string, line: string): void {
+  done(name: string, rawLine: string): void {
+    const line = stripControls(rawLine);
     const bar = this.bars.get(name);
     if (bar) {
       bar.update(100, { stage: line, detail: '' });
@@ -196,20 +294,60 @@ class Progress {
 const short = (name: string) => (name.length > 24 ? '…' + name.slice(-23) : name.padEnd(24));
 const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
 
-/** Reads a server-sent-event response, calling `on` with each `data:` object. */
-async function readEvents(res: Response, on: (e: any) => void): Promise<void> {
+/**
+ * Reads a server-sent-event response, calling `on` with each `data:` object. Each event is at most
+ * MAX_EVENT_BYTES, the stream may be silent at most the idle limit, and an event that is not JSON
+ * is a readable error (not a crash).
+ */
+async function readEvents(o: ClientOptions, res: Response, on: (e: any) => void): Promise<void> {
   if (!res.body) return;
+  const idleMs = o.idleMs ?? STREAM_IDLE_MS;
+  const reader = res.body.getReader();
+  let idle = false;
+  let timer = setTimeout(() => {}, 0);
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      idle = true;
+      void reader.cancel().catch(() => {});
+    }, idleMs);
+  };
   const dec = new TextDecoder();
   let buf = '';
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    buf += dec.decode(chunk, { stream: true });
-    let i: number;
-    while ((i = buf.indexOf('\n\n')) >= 0) {
-      const block = buf.slice(0, i);
-      buf = buf.slice(i + 2);
-      const line = block.split('\n').find((l) => l.startsWith('data: '));
-      if (line) on(JSON.parse(line.slice(6)));
+  try {
+    arm();
+    for (;;) {
+      let r: { done: boolean; value?: Uint8Array };
+      try {
+        r = await reader.read();
+      } catch (e) {
+        throw new ClientError(`the service's event stream was cut off (${(e as Error).message})`);
+      }
+      if (idle) throw new ClientError(`the service sent nothing for ${idleMs / 1000} s; gave up waiting`);
+      if (r.done) break;
+      arm();
+      buf += dec.decode(r.value, { stream: true });
+      let i: number;
+      while ((i = buf.indexOf('\n\n')) >= 0) {
+        const block = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        const line = block.split('\n').find((l) => l.startsWith('data: '));
+        if (!line) continue;
+        let event: unknown;
+        try {
+          event = JSON.parse(line.slice(6));
+        } catch {
+          throw new ClientError('the service sent an event that is not JSON; is --server a vidq service?');
+        }
+        on(event);
+      }
+      if (buf.length > MAX_EVENT_BYTES) {
+        await reader.cancel().catch(() => {});
+        throw new ClientError(`the service sent an event larger than ${MAX_EVENT_BYTES} bytes; stopped reading`);
+      }
     }
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -230,11 +368,12 @@ export async function addCommand(o: ClientOptions, index: string, args: string[]
   const known = new Map<string, ResourceRow>();
   const existing = await api(o, `/index-resources?index=${encodeURIComponent(index)}`);
   if (existing.ok) {
-    for (const r of (await existing.json()) as ResourceRow[])
-      if (r.metadata.sha256 && r.status !== 'failed') known.set(r.metadata.sha256, r);
+    const rows = await readJson(o, existing);
+    if (!Array.isArray(rows)) throw new ClientError("cannot list the index: the service's answer is not a listing");
+    for (const r of rows as ResourceRow[])
+      if (r?.metadata?.sha256 && r.status !== 'failed') known.set(r.metadata.sha256, r);
   } else if (existing.status !== 404) {
-    const body = (await existing.json().catch(() => null)) as any;
-    throw new ClientError(`cannot list the index: ${body?.message ?? `HTTP ${existing.status}`}`);
+    throw new ClientError(`cannot list the index: ${await errorOf(o, existing)}`);
   }
 
   const progress = new Progress(out);
@@ -263,8 +402,11 @@ export async function addCommand(o: ClientOptions, index: string, args: string[]
   const seen = new Map<string, number>();
   while (watching.size) {
     const res = await api(o, `/index-resources?index=${encodeURIComponent(index)}`);
-    if (!res.ok) throw new ClientError(`cannot follow the analysis: HTTP ${res.status}`);
-    const rows = new Map(((await res.json()) as ResourceRow[]).map((r) => [r.file_id, r]));
+    if (!res.ok) throw new ClientError(`cannot follow the analysis: ${await errorOf(o, res)}`);
+    const listing = await readJson(o, res);
+    if (!Array.isArray(listing))
+      throw new ClientError("cannot follow the analysis: the service's answer is not a listing");
+    const rows = new Map((listing as ResourceRow[]).map((r) => [r.file_id, r]));
     for (const [key, name] of [...watching]) {
       const r = rows.get(key);
       if (!r) {
@@ -287,8 +429,9 @@ export async function addCommand(o: ClientOptions, index: string, args: string[]
   }
   progress.stop();
   if (failures.length) {
-    process.stderr.write(
-      `${failures.length} of ${sources.length} failed:\n${failures.map((f) => `  ${f}`).join('\n')}\n`,
+    say(
+      process.stderr,
+      `${failures.length} of ${sources.length} failed:\n${failures.map((f) => `  ${f.replace(/\n/g, ' ')}`).join('\n')}\n`,
     );
     return 1;
   }
@@ -315,14 +458,12 @@ async function sendOne(
           headers: { accept: 'text/event-stream', 'content-type': 'application/json' },
           body: JSON.stringify({ index, url: s.ref }),
         });
-  if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
-    const body = (await res.json().catch(() => null)) as any;
-    throw new ClientError(body?.message ?? `HTTP ${res.status}`);
-  }
+  if (!(res.headers.get('content-type') ?? '').includes('text/event-stream'))
+    throw new ClientError(await errorOf(o, res));
   let key: string | null = null;
   let error: string | null = null;
   let duplicate = false;
-  await readEvents(res, (e) => {
+  await readEvents(o, res, (e) => {
     if (e.type === 'progress')
       progress.update(
         name,
@@ -345,11 +486,12 @@ async function sendOne(
 export async function lsCommand(o: ClientOptions, index: string | undefined): Promise<number> {
   const out = o.out ?? process.stdout;
   if (index === undefined) {
-    const rows = await apiJson<IndexRow[]>(o, `/indexes?token=${encodeURIComponent(o.token)}`);
+    const rows = await apiJson<IndexRow[]>(o, '/indexes');
     if (!rows.length) out.write('no indexes yet; add a video with: vidq add FILE --index NAME\n');
     for (const r of rows)
-      out.write(
-        `${r.name}\t${r.count} video${r.count === 1 ? '' : 's'}\t${fmtTime(r.total_duration)}\t${r.index_id}\n`,
+      say(
+        out,
+        `${oneLine(r.name)}\t${r.count} video${r.count === 1 ? '' : 's'}\t${fmtTime(r.total_duration)}\t${oneLine(r.index_id)}\n`,
       );
     return 0;
   }
@@ -357,8 +499,9 @@ export async function lsCommand(o: ClientOptions, index: string | undefined): Pr
   if (!rows.length) out.write('no videos in this index\n');
   for (const r of rows) {
     const status = r.status === 'processing' ? `processing${r.stage ? ` (${r.stage} ${r.progress}%)` : ''}` : r.status;
-    out.write(
-      `${r.file_id}\t${r.file_name}\t${r.metadata.duration !== undefined ? fmtTime(r.metadata.duration) : '-'}\t${status}${r.error ? `: ${r.error}` : ''}\n`,
+    say(
+      out,
+      `${oneLine(r.file_id)}\t${oneLine(r.file_name)}\t${r.metadata?.duration !== undefined ? fmtTime(r.metadata.duration) : '-'}\t${oneLine(status)}${r.error ? `: ${oneLine(r.error)}` : ''}\n`,
     );
   }
   return 0;
@@ -379,31 +522,28 @@ export async function askCommand(
     method: 'POST',
     headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
     body: JSON.stringify({
-      token: o.token,
       index: indexId,
       prompt: question,
       ...(opts.video && { target_video: opts.video }),
       ...(opts.at && { target: opts.at }),
     }),
   });
-  if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) {
-    const body = (await res.json().catch(() => null)) as any;
-    throw new ClientError(body?.message ?? `HTTP ${res.status}`);
-  }
+  if (!(res.headers.get('content-type') ?? '').includes('text/event-stream'))
+    throw new ClientError(await errorOf(o, res));
   let evidence: { video_id: string; file_name: string; start: number; end: number; kind: string; text: string }[] = [];
   let failed: string | null = null;
   let written = '';
-  await readEvents(res, (e) => {
-    if (e.type === 'evidence') evidence = e.evidence ?? [];
+  await readEvents(o, res, (e) => {
+    if (e.type === 'evidence') evidence = Array.isArray(e.evidence) ? e.evidence : [];
     else if (e.type === 'token') {
       written += e.text;
-      out.write(e.text);
+      say(out, String(e.text));
     } else if (e.type === 'reset') {
       // The streamed text was voided (a model's unchecked claim): the composed answer follows.
       out.write(out.isTTY ? '\n[the answer is rewritten]\n' : '\n');
       written = '';
     } else if (e.type === 'complete') {
-      if (!written) out.write(e.output);
+      if (!written) say(out, String(e.output));
     } else if (e.type === 'error') failed = e.message;
   });
   out.write('\n');
@@ -411,19 +551,23 @@ export async function askCommand(
   if (evidence.length) {
     out.write('\nmoments:\n');
     for (const ev of evidence.slice(0, 10))
-      out.write(
-        `  ${ev.file_name} ${fmtTime(ev.start)}–${fmtTime(ev.end)} [${ev.kind}] ${ev.text.replace(/\s+/g, ' ').slice(0, 100)}\n`,
+      say(
+        out,
+        `  ${oneLine(ev.file_name)} ${fmtTime(ev.start)}–${fmtTime(ev.end)} [${oneLine(ev.kind)}] ${oneLine(ev.text).slice(0, 100)}\n`,
       );
   }
   return 0;
 }
 
 async function resolveIndexId(o: ClientOptions, index: string): Promise<string> {
-  const rows = await apiJson<IndexRow[]>(o, `/indexes?token=${encodeURIComponent(o.token)}`);
+  const rows = await apiJson<IndexRow[]>(o, '/indexes');
   const hit = rows.find((r) => r.index_id === index) ?? rows.find((r) => r.name === index);
   if (!hit) throw new ClientError(`no index named ${JSON.stringify(index)}; see vidq ls`);
   return hit.index_id;
 }
+
+/** A server's value on one line of a listing: controls removed, whitespace runs as one space. */
+const oneLine = (v: unknown) => stripControls(String(v ?? '')).replace(/\s+/g, ' ');
 
 /** 83.5 → "1:23", 3725 → "1:02:05". */
 export function fmtTime(sec: number): string {

@@ -47,7 +47,7 @@ const COMMANDS: Record<string, Command> = {
   },
   'user create': {
     usage: 'user create --name NAME [--credits C] [--json]',
-    help: 'Create a user and its first token (printed once). Without --credits the user gets the configured default balance; --credits unlimited gives no limit.',
+    help: 'Create a user and its first token (printed once; with a server-wide --webhook-url also its webhook signing secret). Without --credits the user gets the configured default balance; --credits unlimited gives no limit.',
     options: { name: { type: 'string' }, credits: { type: 'string' }, json },
     async run(v, config) {
       if (typeof v.name !== 'string') throw new UsageError('--name is required');
@@ -59,10 +59,21 @@ const COMMANDS: Record<string, Command> = {
             : parseWhole(v.credits as string, '--credits');
       return withService(config, (s) => {
         const { user, token } = s.accounts.createUser(v.name as string, credits);
-        if (v.json) console.log(JSON.stringify({ user_id: user.id, token, credits: user.credits }));
+        // With a server-wide --webhook-url, this user's deliveries go there signed with a secret of
+        // their own: shown here, once (issue 25), as no request of theirs sets a URL.
+        const secret = config.webhookUrl ? s.webhooks.ensureSecret(user.id).secret : undefined;
+        if (v.json)
+          console.log(
+            JSON.stringify({
+              user_id: user.id,
+              token,
+              credits: user.credits,
+              ...(secret && { webhook_secret: secret }),
+            }),
+          );
         else
           console.log(
-            `user_id: ${user.id}\ntoken:   ${token}\ncredits: ${user.credits ?? 'unlimited'}\n(the token is shown only now; keep it safe)`,
+            `user_id: ${user.id}\ntoken:   ${token}\ncredits: ${user.credits ?? 'unlimited'}${secret ? `\nwebhook secret: ${secret} (signs deliveries to --webhook-url)` : ''}\n(shown only now; keep it safe)`,
           );
       });
     },

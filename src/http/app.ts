@@ -5,7 +5,7 @@
 import { Elysia } from 'elysia';
 import { ApiError, errorBody } from '../errors';
 import { setOrigin } from './auth';
-import { bodyLimitOf, checkParsedBody, limitBody, NATIVE_BODY_LIMIT } from './body';
+import { bodyLimitOf, checkParsedBody, drainBody, limitBody, NATIVE_BODY_LIMIT } from './body';
 import { hostCheck, pathOf } from './host';
 import type { Service } from '../service';
 import { docsPlugin } from './docs';
@@ -51,8 +51,18 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
     .onAfterResponse(({ request, set }) =>
       s.log.debug('request', { method: request.method, path: pathOf(request), status: set.status }),
     )
-    .onError(({ code, error, set, request }) => {
-      const { status, message } = toStatusMessage(code, error);
+    .onError(async ({ code, error, set, request }) => {
+      let { status, message } = toStatusMessage(code, error);
+      // A path that exists for other methods: 405 with the methods it has (not "no such endpoint").
+      const allowed = status === 404 && code === 'NOT_FOUND' ? allowedMethods(routes(), pathOf(request)) : [];
+      if (allowed.length) {
+        status = 405;
+        message = `${request.method} is not allowed here; this endpoint takes ${allowed.join(', ')}`;
+        set.headers.allow = allowed.join(', ');
+      }
+      // Clients that send the whole body before reading (Python's urllib) read the refusal only
+      // if the body was read: what is left of it is read and dropped, within limits (body.ts).
+      await drainBody(request);
       if (status === 500)
         s.log.error('request failed', { method: request.method, path: pathOf(request), status, reason: message });
       set.status = status;
@@ -81,6 +91,22 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
 }
 
 export type HttpApp = ReturnType<typeof createHttpApp>;
+
+/** The methods routed for a path (`:param` segments match any one segment); HEAD goes with GET. */
+function allowedMethods(routes: readonly RouteLike[], path: string): string[] {
+  const methods = new Set<string>();
+  for (const r of routes) {
+    const pattern = new RegExp(
+      `^${r.path
+        .split('/')
+        .map((seg) => (seg.startsWith(':') ? '[^/]+' : seg === '*' ? '.*' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+        .join('/')}/?$`,
+    );
+    if (pattern.test(path)) methods.add(r.method.toUpperCase());
+  }
+  if (methods.has('GET')) methods.add('HEAD');
+  return [...methods].sort();
+}
 
 function toStatusMessage(code: string | number, error: unknown): { status: number; message: string } {
   if (error instanceof ApiError) return { status: error.status, message: error.message };

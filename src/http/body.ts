@@ -107,3 +107,45 @@ export function checkParsedBody(body: unknown): void {
       if (v !== null && typeof v === 'object') stack.push({ value: v, depth: depth + 1 });
   }
 }
+
+/**
+ * How much of a refused request's body is read and dropped before the answer: a client that sends
+ * the whole body before reading (Python's urllib, many simple HTTP clients) otherwise meets a
+ * closed connection and never sees the error. Larger or slower bodies are cut off as before.
+ */
+const DRAIN_MAX_BYTES = 64 * 1024 * 1024;
+const DRAIN_MAX_MS = 10_000;
+
+/**
+ * Reads and drops what is left of a request's body, if any is unread and it is small enough;
+ * never throws. Bun closes the connection of an answered request whose body was not read.
+ */
+export async function drainBody(request: Request): Promise<void> {
+  const body = request.body;
+  if (!body || body.locked || request.bodyUsed) return;
+  const declared = request.headers.get('content-length');
+  if (declared !== null && Number(declared) > DRAIN_MAX_BYTES) return;
+  let reader: { read(): Promise<{ done: boolean; value?: Uint8Array }>; cancel(): Promise<void> };
+  try {
+    reader = body.getReader();
+  } catch {
+    return;
+  }
+  const timer = setTimeout(() => void reader.cancel().catch(() => {}), DRAIN_MAX_MS);
+  let seen = 0;
+  try {
+    for (;;) {
+      const r = await reader.read();
+      if (r.done) break;
+      seen += r.value?.byteLength ?? 0;
+      if (seen > DRAIN_MAX_BYTES) {
+        await reader.cancel().catch(() => {});
+        break;
+      }
+    }
+  } catch {
+    // Cut off, timed out or failed (a 413 of a chunked body): the answer goes out as it is.
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -73,7 +73,18 @@ export const UploadMetadata = named(
   }),
 );
 
-export const UploadResponse = named('UploadResponse', t.Object({ data: UploadMetadata }));
+export const UploadResponse = named(
+  'UploadResponse',
+  t.Object({
+    data: UploadMetadata,
+    webhook_secret: t.Optional(
+      t.String({
+        description:
+          "the user's webhook signing secret, present only when this upload's `webhook_url` set the first webhook URL (shown once; see PUT /indexes/{index_id}/webhook)",
+      }),
+    ),
+  }),
+);
 
 export const InquireBody = named(
   'InquireRequest',
@@ -309,7 +320,17 @@ export const UploadEvent = named(
     [
       event(
         'file_authorized',
-        { key: t.String(), index_id: t.String(), file_name: t.String() },
+        {
+          key: t.String(),
+          index_id: t.String(),
+          file_name: t.String(),
+          webhook_secret: t.Optional(
+            t.String({
+              description:
+                "the user's webhook signing secret, when this upload's `webhook_url` set the first URL (shown once)",
+            }),
+          ),
+        },
         'the upload was accepted; `key` is the new resource',
       ),
       event(

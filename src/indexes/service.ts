@@ -5,6 +5,7 @@
  * (/remote-upload, /index-resources) also by its human `name`, looked up in the token owner's
  * scope. Another user's index is reported as not found, so ids never leak.
  */
+import { UNSAFE_LABEL_CHARS } from '../util/text';
 import { and, desc, eq, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import { badRequest, conflict, notFound } from '../errors';
 import { isIndexIdShape, newIndexId } from '../ids';
@@ -35,7 +36,7 @@ export function validateIndexName(name: string): string {
   // Names are labels (never paths): any printable Unicode is fine; control characters (C0 and C1)
   // and lone surrogates (not text, and not storable as UTF-8) are refused, and so are the bidi
   // embedding/override/isolate controls, which reverse how the rest of a page reads.
-  if (/[\p{Cc}\p{Cs}\u202A-\u202E\u2066-\u2069]/u.test(n))
+  if (UNSAFE_LABEL_CHARS.test(n))
     throw badRequest(
       'index name must not contain control characters (bidi controls U+202A–202E and U+2066–2069 included) or lone surrogates (invalid Unicode)',
     );

@@ -50,7 +50,14 @@ export interface UploadMetadata {
 
 /** Server-sent events of an upload; each is sent as `data: <json>`. */
 export type UploadEvent =
-  | { type: 'file_authorized'; key: string; index_id: string; file_name: string }
+  | {
+      type: 'file_authorized';
+      key: string;
+      index_id: string;
+      file_name: string;
+      /** The webhook signing secret, when this upload's `webhook_url` set the user's first URL (shown once). */
+      webhook_secret?: string;
+    }
   | { type: 'progress'; key: string; stage: string; percentage: number; bytes: number; total_bytes: number | null }
   | UploadMetadata
   | { type: 'complete'; key: string; index_id: string; status: string; duplicate: boolean }
@@ -118,6 +125,23 @@ export interface IngestDeps {
   analysis: boolean;
 }
 
+/** An upload between its admission and its end. */
+interface InFlight {
+  ctrl: AbortController;
+  userId: string;
+  /**
+   * Bytes of the user's storage quota held for it: its declared size from admission, then as much
+   * as has arrived. Held in this map (synchronously, with the check), so that parallel uploads
+   * cannot each see the same free quota (issue 25: 8 uploads stored 3× the quota).
+   */
+  reserved: number;
+  /** The owner's stored bytes when last read (by claim), and at how many bytes received. */
+  stored?: number;
+  storedReadAt: number;
+}
+
+/** How often (in bytes received) an upload reads its owner's stored bytes again for the quota. */
+const STORED_REREAD_BYTES = 4 << 20;
 /** Progress events are sent at most this often. */
 const PROGRESS_EVERY_MS = 250;
 /** How often (in bytes received) a download looks at the free disk space again (a statfs call). */
@@ -128,7 +152,7 @@ export class IngestService {
    * Downloads in flight (from authorization to the end), so that removing their video cancels them
    * and the admission can count them per user and in all.
    */
-  private readonly inFlight = new Map<string, { ctrl: AbortController; userId: string }>();
+  private readonly inFlight = new Map<string, InFlight>();
 
   constructor(private readonly d: IngestDeps) {}
 
@@ -147,7 +171,7 @@ export class IngestService {
    * analysis (429). Cheap: two indexed counts and a map size. Returns the bytes the user may still
    * store (Infinity when unlimited). A limit of 0 is off.
    */
-  admit(user: User): { storageLeft: number } {
+  admit(user: User, declaredBytes: number | null = null): { storageLeft: number } {
     const c = this.d.config;
     if (c.maxDownloads && this.inFlight.size >= c.maxDownloads) {
       throw tooManyRequests(
@@ -175,12 +199,42 @@ export class IngestService {
         `you have ${row.waiting} videos downloading or waiting for analysis, the per-user limit (--user-max-queued, VIDQ_USER_MAX_QUEUED); wait for some to be ready, or ask the operator to raise it`,
       );
     }
-    if (c.userMaxStorageBytes && row.bytes >= c.userMaxStorageBytes) {
+    const held = this.reservedBy(user.id);
+    if (c.userMaxStorageBytes && row.bytes + held >= c.userMaxStorageBytes) {
       throw insufficientStorage(
-        `your videos take ${row.bytes} bytes, the per-user storage limit of ${c.userMaxStorageBytes} bytes (--user-max-storage-bytes, VIDQ_USER_MAX_STORAGE_BYTES); remove videos, or ask the operator to raise it`,
+        `your videos take ${row.bytes} bytes${held ? ` and uploads in flight hold ${held} more` : ''}, the per-user storage limit of ${c.userMaxStorageBytes} bytes (--user-max-storage-bytes, VIDQ_USER_MAX_STORAGE_BYTES); remove videos, or ask the operator to raise it`,
       );
     }
-    return { storageLeft: c.userMaxStorageBytes ? c.userMaxStorageBytes - row.bytes : Infinity };
+    const storageLeft = c.userMaxStorageBytes ? c.userMaxStorageBytes - row.bytes - held : Infinity;
+    if (declaredBytes !== null && declaredBytes > storageLeft) throw this.overQuota(declaredBytes, storageLeft);
+    return { storageLeft };
+  }
+
+  /** Quota bytes held by the user's uploads in flight (besides `except`). */
+  private reservedBy(userId: string, except?: string): number {
+    let held = 0;
+    for (const [id, f] of this.inFlight) if (f.userId === userId && id !== except) held += f.reserved;
+    return held;
+  }
+
+  /**
+   * Holds `bytes` of the quota for an upload in flight (its declared size, or what has arrived):
+   * checked and taken in one synchronous step against what the user stored and what their other
+   * uploads hold. Returns the refusal, or null.
+   */
+  private claim(videoId: string, bytes: number): ApiError | null {
+    const slot = this.inFlight.get(videoId);
+    const quota = this.d.config.userMaxStorageBytes;
+    if (!slot || !quota || bytes <= slot.reserved) return null;
+    // The stored sum (SQL) is read again every few MiB, not at every chunk; the commit checks it exactly.
+    if (slot.stored === undefined || bytes - slot.storedReadAt >= STORED_REREAD_BYTES) {
+      slot.stored = this.storedBytes(slot.userId, videoId);
+      slot.storedReadAt = bytes;
+    }
+    const left = quota - slot.stored - this.reservedBy(slot.userId, videoId);
+    if (bytes > left) return this.overQuota(bytes, Math.max(0, left));
+    slot.reserved = bytes;
+    return null;
   }
 
   /**
@@ -209,7 +263,7 @@ export class IngestService {
     const { config } = this.d;
     if (typeof req.index !== 'string' || req.index === '')
       throw badRequest(
-        'index is required (query parameter "index"): the index_id or the name of an index (a new name creates the index)',
+        'query parameter "index" is required (or a form field "index" before the file part): the index_id or the name of an index (a new name creates the index)',
       );
     if (req.declaredBytes !== null && req.declaredBytes > config.maxUploadBytes) {
       throw payloadTooLarge(
@@ -221,7 +275,7 @@ export class IngestService {
         'the request body is empty; send the video file as the body (or as the "file" part of a multipart/form-data form)',
       );
     const name = typeof req.file_name === 'string' ? cleanFileName(req.file_name) : '';
-    return this.reserve(user, req.index, null, name || 'upload', undefined, req.videoId);
+    return this.reserve(user, req.index, null, name || 'upload', undefined, req.videoId, req.declaredBytes);
   }
 
   /**
@@ -236,6 +290,7 @@ export class IngestService {
     fileName: string,
     checkSource?: () => Promise<unknown>,
     givenVideoId?: string,
+    declaredBytes: number | null = null,
   ): Promise<AuthorizedUpload> {
     const { db, config, files, indexes } = this.d;
     if (files.freeBytes() < config.minFreeBytes)
@@ -244,7 +299,7 @@ export class IngestService {
       );
     await checkSource?.();
     // After the awaits: nothing else can take a slot between the check and the reservation.
-    this.admit(user);
+    this.admit(user, declaredBytes);
 
     const videoId = givenVideoId ?? newVideoId();
     const now = new Date();
@@ -267,7 +322,12 @@ export class IngestService {
       return r;
     });
     // Synchronous from admit() to here: no other request can slip in between.
-    this.inFlight.set(videoId, { ctrl: new AbortController(), userId: user.id });
+    this.inFlight.set(videoId, {
+      ctrl: new AbortController(),
+      userId: user.id,
+      reserved: declaredBytes ?? 0,
+      storedReadAt: 0,
+    });
     indexes.invalidate(user.id, index.id);
     return { user, url, fileName, videoId, index, createdIndex: created };
   }
@@ -334,17 +394,17 @@ export class IngestService {
     const { user, videoId, index, createdIndex: created } = up;
     emit({ type: 'file_authorized', key: videoId, index_id: index.id, file_name: up.fileName });
 
-    const slot = this.inFlight.get(videoId) ?? { ctrl: new AbortController(), userId: user.id };
+    const slot = this.inFlight.get(videoId) ?? {
+      ctrl: new AbortController(),
+      userId: user.id,
+      reserved: 0,
+      storedReadAt: 0,
+    };
     const ctrl = slot.ctrl;
     this.inFlight.set(videoId, slot);
     const onGone = () => ctrl.abort(new ApiError(499, 'the client closed the connection; the upload was cancelled'));
     if (clientGone?.aborted) onGone();
     clientGone?.addEventListener('abort', onGone, { once: true });
-    // Other videos of the user stored meanwhile count too (read again at the end is not needed:
-    // the per-user download cap bounds what can land at once).
-    const storageLeft = config.userMaxStorageBytes
-      ? Math.max(0, config.userMaxStorageBytes - this.storedBytes(user.id, videoId))
-      : Infinity;
     const tmp = files.tempFile();
     const subsTmp = up.subtitles ? files.tempFile() : null;
     const vlog = log.child({ video_id: videoId, index_id: index.id });
@@ -357,8 +417,8 @@ export class IngestService {
       const dl = await receive(tmp, {
         signal: ctrl.signal,
         onDeclared: (contentLength) => {
-          if (contentLength !== null && contentLength > storageLeft)
-            ctrl.abort(this.overQuota(contentLength, storageLeft));
+          const refused = contentLength === null ? null : this.claim(videoId, contentLength);
+          if (refused) ctrl.abort(refused);
           if (contentLength !== null && files.freeBytes() - contentLength < config.minFreeBytes) {
             ctrl.abort(
               insufficientStorage(
@@ -368,7 +428,8 @@ export class IngestService {
           }
         },
         onProgress: (received, total) => {
-          if (received > storageLeft) ctrl.abort(this.overQuota(received, storageLeft));
+          const refused = this.claim(videoId, received);
+          if (refused) ctrl.abort(refused);
           if (received - diskCheckedAt >= DISK_CHECK_EVERY_BYTES) {
             diskCheckedAt = received;
             if (files.freeBytes() < config.minFreeBytes) {
@@ -507,8 +568,8 @@ export class IngestService {
     );
   }
 
-  private storedBytes(userId: string, except: string): number {
-    return this.d.db
+  private storedBytes(userId: string, except: string, db: Db = this.d.db): number {
+    return db
       .select({ bytes: sql<number>`coalesce(sum(${videos.sizeBytes}), 0)` })
       .from(videos)
       .where(and(eq(videos.userId, userId), ne(videos.status, 'failed'), ne(videos.id, except)))
@@ -577,6 +638,13 @@ export class IngestService {
   ): Video | undefined {
     return writeTx(this.d.db, (tx) => {
       const now = new Date();
+      // The quota once more, in the commit itself: what other uploads stored meanwhile counts too.
+      const quota = this.d.config.userMaxStorageBytes;
+      if (quota) {
+        const owner = tx.select({ userId: videos.userId }).from(videos).where(eq(videos.id, videoId)).get();
+        const others = owner ? this.storedBytes(owner.userId, videoId, tx) : 0;
+        if (others + bytes > quota) throw this.overQuota(bytes, Math.max(0, quota - others));
+      }
       const stored = this.storedRow(tx, videoId, rel, fileName, bytes, sha256, info, now);
       if (stored && this.d.analysis) this.d.enqueue?.(tx, videoId, now);
       return stored;

@@ -69,12 +69,31 @@ export class JobQueue {
    * other segments stay. 'busy' when an analysis of it is already waiting or running, 'not-ready'
    * when the video has no finished analysis to add to.
    */
-  reanalyze(videoId: string, stages: string[], now = new Date()): 'queued' | 'busy' | 'not-ready' {
+  reanalyze(
+    videoId: string,
+    stages: string[],
+    now = new Date(),
+    /** The owner's videos downloading or waiting for analysis may not reach this (0: no cap). */
+    maxQueued = 0,
+  ): 'queued' | 'busy' | 'not-ready' | 'full' {
     return writeTx(this.db, (tx) => {
       const job = tx.select({ state: jobs.state }).from(jobs).where(eq(jobs.videoId, videoId)).get();
       if (job && (job.state === 'pending' || job.state === 'running')) return 'busy';
-      const v = tx.select({ status: videos.status }).from(videos).where(eq(videos.id, videoId)).get();
+      const v = tx
+        .select({ status: videos.status, userId: videos.userId })
+        .from(videos)
+        .where(eq(videos.id, videoId))
+        .get();
       if (v?.status !== 'ready') return 'not-ready';
+      // Counted in the same transaction as the queuing: parallel requests cannot all pass the check.
+      if (maxQueued > 0) {
+        const waiting = tx
+          .select({ n: sql<number>`count(*)` })
+          .from(videos)
+          .where(and(eq(videos.userId, v.userId), inArray(videos.status, ['downloading', 'processing'])))
+          .get()!.n;
+        if (waiting >= maxQueued) return 'full';
+      }
       const stage = stages[0]!;
       const fresh = {
         state: 'pending' as const,

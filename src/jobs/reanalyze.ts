@@ -8,7 +8,7 @@
  */
 import { and, eq, isNull } from 'drizzle-orm';
 import type { Analyzer } from '../analysis/contracts';
-import { ApiError, badRequest, notFound } from '../errors';
+import { ApiError, badRequest, notFound, tooManyRequests } from '../errors';
 import type { Db } from '../storage/db';
 import { mediaIndexes, videos, type User } from '../storage/schema';
 import type { JobQueue } from './queue';
@@ -27,6 +27,8 @@ export interface ReanalyzeDeps {
   stages: () => readonly StageInfo[];
   /** Analysis workers configured (0: nothing would ever run the job). */
   workers: number;
+  /** --user-max-queued: reanalyses count with uploads waiting for analysis (0: no cap). */
+  userMaxQueued?: number;
   onQueued?: (videoId: string) => void;
 }
 
@@ -53,7 +55,13 @@ export class ReanalyzeService {
     const outcome = this.d.queue.reanalyze(
       v.id,
       stages.map((s) => s.stage),
+      new Date(),
+      this.d.userMaxQueued ?? 0,
     );
+    if (outcome === 'full')
+      throw tooManyRequests(
+        `you have ${this.d.userMaxQueued} videos downloading or waiting for analysis, the per-user limit (--user-max-queued, VIDQ_USER_MAX_QUEUED); wait for some to be ready, or ask the operator to raise it`,
+      );
     if (outcome === 'busy') throw new ApiError(409, 'this video is being analysed already; ask again once it is ready');
     if (outcome === 'not-ready')
       throw new ApiError(

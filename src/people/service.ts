@@ -3,6 +3,7 @@
  * and splitting an appearance out. Every call resolves the index for the user first, so another
  * user's (or a deleted) index, and a person of another index, are "not found".
  */
+import { UNSAFE_LABEL_CHARS } from '../util/text';
 import { join } from 'node:path';
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import { badRequest, notFound } from '../errors';
@@ -102,8 +103,11 @@ export class PeopleService {
     const clean = name === null ? null : name.trim().replace(/\s+/g, ' ');
     if (clean !== null && (clean.length === 0 || clean.length > MAX_NAME_LENGTH))
       throw badRequest(`field "name" must be 1 to ${MAX_NAME_LENGTH} characters (or null to remove the name)`);
-    if (clean !== null && /[\u0000-\u001f\u007f]/.test(clean))
-      throw badRequest('field "name" must not contain control characters');
+    // The index-name rule: C1 controls (U+0085, U+009B) and bidi controls (U+202E) too (issue 25).
+    if (clean !== null && UNSAFE_LABEL_CHARS.test(clean))
+      throw badRequest(
+        'field "name" must not contain control characters (bidi controls U+202A–202E and U+2066–2069 included) or lone surrogates',
+      );
     this.d.db.update(people).set({ name: clean }).where(eq(people.id, p.id)).run();
     return view(idx.id, p.id, clean, this.appearances(idx.id, p.id));
   }

@@ -9,7 +9,7 @@
  * after the restart (at least once: receivers deduplicate by `delivery_id`).
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { and, asc, eq, inArray, lte, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import type { Config } from '../config';
 import { badRequest } from '../errors';
 import { checkHost, parseSourceUrl, pinnedFetch } from '../ingest/url-guard';
@@ -31,8 +31,15 @@ export const RETRY_FOR_MS = 24 * 3600 * 1000;
 const MAX_BACKOFF_MS = 3600 * 1000;
 /** A receiver must answer within this. */
 const DELIVERY_TIMEOUT_MS = 10_000;
-/** Events delivered per round (each video's oldest pending one). */
-const BATCH = 20;
+/** Deliveries in flight at once, over all receivers. */
+const MAX_IN_FLIGHT = 32;
+/**
+ * Deliveries in flight at once to one receiver (by origin): a slow or dead receiver holds this
+ * many slots, never the dispatcher (issue 25: one user's dead URL starved everyone's events).
+ */
+const MAX_PER_TARGET = 4;
+/** Due events read per round, in turn order, to fill the free slots from. */
+const CANDIDATES = 200;
 export const SIGNATURE_HEADER = 'x-vidq-signature';
 
 /**
@@ -51,6 +58,30 @@ export function ensureWebhookTriggers(db: Db): void {
     BEGIN
       INSERT INTO webhook_events (user_id, index_id, video_id, event, file_name, status, error, url, created_at, next_attempt_at)
       VALUES (NEW.user_id, NEW.index_id, NEW.id, 'video.' || NEW.status, NEW.file_name, NEW.status, NEW.error, ${url('NEW')}, ${ms}, ${ms});
+    END;
+    -- Retries stop when their index's URL is removed or changed, or the index is deleted (issue 25):
+    -- the old receiver is no longer the user's.
+    CREATE TRIGGER IF NOT EXISTS webhook_url_removed AFTER DELETE ON index_webhooks
+    BEGIN
+      UPDATE webhook_events SET state = 'failed', last_error = 'stopped: the index''s webhook URL was removed'
+      WHERE index_id = OLD.index_id AND url = OLD.url AND state = 'pending';
+    END;
+    CREATE TRIGGER IF NOT EXISTS webhook_url_changed AFTER UPDATE OF url ON index_webhooks
+    WHEN OLD.url IS NOT NEW.url
+    BEGIN
+      UPDATE webhook_events SET state = 'failed', last_error = 'stopped: the index''s webhook URL was changed'
+      WHERE index_id = OLD.index_id AND url = OLD.url AND state = 'pending';
+    END;
+    CREATE TRIGGER IF NOT EXISTS webhook_index_deleted AFTER UPDATE OF deleted_at ON media_indexes
+    WHEN NEW.deleted_at IS NOT NULL
+    BEGIN
+      UPDATE webhook_events SET state = 'failed', last_error = 'stopped: the index was deleted'
+      WHERE index_id = NEW.id AND state = 'pending';
+    END;
+    CREATE TRIGGER IF NOT EXISTS webhook_index_purged AFTER DELETE ON media_indexes
+    BEGIN
+      UPDATE webhook_events SET state = 'failed', last_error = 'stopped: the index was deleted'
+      WHERE index_id = OLD.id AND state = 'pending';
     END;
     CREATE TRIGGER IF NOT EXISTS webhook_video_removed AFTER DELETE ON videos
     WHEN OLD.storage_path IS NOT NULL AND ${url('OLD')} IS NOT NULL
@@ -76,6 +107,27 @@ export function payloadOf(e: WebhookEvent): string {
   });
 }
 
+/** The receiver a delivery goes to, for its share of the slots (scheme, host and port). */
+function originOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
+  }
+}
+
+/** Every URL in a message, cut to its origin (no path, query or credentials). */
+export function redactUrls(message: string): string {
+  return message.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, (u) => {
+    try {
+      const origin = new URL(u).origin;
+      return origin === 'null' ? '<url>' : origin;
+    } catch {
+      return '<url>';
+    }
+  });
+}
+
 /** `sha256=<hex>` of the body with the secret: what the receiver recomputes to trust a delivery. */
 export function signatureOf(secret: string, body: string): string {
   return 'sha256=' + createHmac('sha256', secret).update(body).digest('hex');
@@ -88,8 +140,12 @@ export function backoffMs(attempts: number, baseMs: number): number {
 
 export class WebhookService {
   private timer: ReturnType<typeof setTimeout> | null = null;
-  private running = false;
   private stopped = false;
+  /** Aborts the deliveries in flight when the service stops (they stay pending: sent again after a restart). */
+  private stopping = new AbortController();
+  /** Deliveries in flight: event id → the receiver's origin. */
+  private readonly inFlight = new Map<number, string>();
+  private pending: Promise<void> = Promise.resolve();
 
   constructor(private readonly d: { db: Db; config: Config; indexes: IndexService; log: Logger }) {}
 
@@ -162,6 +218,7 @@ export class WebhookService {
       .onConflictDoUpdate({ target: webhookSettings.id, set: { defaultUrl } })
       .run();
     this.stopped = false;
+    this.stopping = new AbortController();
     const tick = async () => {
       if (this.stopped) return;
       await this.deliverDue().catch((e) => this.d.log.error('webhook round failed', { reason: (e as Error).message }));
@@ -172,38 +229,60 @@ export class WebhookService {
 
   stop(): void {
     this.stopped = true;
+    this.stopping.abort();
     if (this.timer) clearTimeout(this.timer);
   }
 
   /**
-   * One round: each video's oldest pending event, when due, is attempted (a later event of the
-   * same video waits for it: in order per video). Returns how many were attempted.
+   * One round: starts deliveries of due events into the free slots, without waiting for them.
+   * Each video's oldest pending event only (a later event of the same video waits for it: in order
+   * per video). Due events are picked in SQL before the limit, in turns: each user's and each
+   * target URL's first event before anyone's second, so one user with thousands of events (or a
+   * dead receiver) delays another's by a round at most. Returns how many were started.
    */
   async deliverDue(): Promise<number> {
-    if (this.running) return 0;
-    this.running = true;
-    try {
-      const { db } = this.d;
-      const heads = db
-        .select({ id: sql<number>`min(${webhookEvents.id})` })
-        .from(webhookEvents)
-        .where(eq(webhookEvents.state, 'pending'))
-        .groupBy(webhookEvents.videoId)
-        .all()
-        .map((r) => r.id);
-      if (heads.length === 0) return 0;
-      const due = db
-        .select()
-        .from(webhookEvents)
-        .where(and(inArray(webhookEvents.id, heads.slice(0, 500)), lte(webhookEvents.nextAttemptAt, new Date())))
-        .orderBy(asc(webhookEvents.id))
-        .limit(BATCH)
-        .all();
-      await Promise.all(due.map((e) => this.attempt(e)));
-      return due.length;
-    } finally {
-      this.running = false;
+    const free = MAX_IN_FLIGHT - this.inFlight.size;
+    if (free <= 0) return 0;
+    const due = this.d.db.$client
+      .query(
+        `SELECT id FROM (
+           SELECT e.id, e.url,
+             ROW_NUMBER() OVER (PARTITION BY e.user_id ORDER BY e.id) AS user_turn,
+             ROW_NUMBER() OVER (PARTITION BY e.url ORDER BY e.id) AS url_turn
+           FROM webhook_events e
+           WHERE e.state = 'pending' AND e.next_attempt_at <= ?
+             AND NOT EXISTS (SELECT 1 FROM webhook_events p
+                             WHERE p.video_id = e.video_id AND p.state = 'pending' AND p.id < e.id)
+         )
+         ORDER BY max(user_turn, url_turn), id
+         LIMIT ?`,
+      )
+      .all(Date.now(), CANDIDATES + this.inFlight.size) as { id: number }[];
+    const perTarget = new Map<string, number>();
+    for (const t of this.inFlight.values()) perTarget.set(t, (perTarget.get(t) ?? 0) + 1);
+    const started: Promise<void>[] = [];
+    for (const { id } of due) {
+      if (started.length >= free) break;
+      if (this.inFlight.has(id)) continue;
+      const e = this.d.db.select().from(webhookEvents).where(eq(webhookEvents.id, id)).get();
+      if (e?.state !== 'pending') continue;
+      const target = originOf(e.url);
+      if ((perTarget.get(target) ?? 0) >= MAX_PER_TARGET) continue;
+      perTarget.set(target, (perTarget.get(target) ?? 0) + 1);
+      this.inFlight.set(id, target);
+      started.push(
+        this.attempt(e)
+          .catch((err) => this.d.log.error('webhook delivery failed', { reason: (err as Error).message }))
+          .finally(() => this.inFlight.delete(id)),
+      );
     }
+    this.pending = Promise.all([this.pending, ...started]).then(() => {});
+    return started.length;
+  }
+
+  /** Resolves when every delivery started so far has ended (tests, shutdown). */
+  async settle(): Promise<void> {
+    await this.pending;
   }
 
   private async attempt(e: WebhookEvent): Promise<void> {
@@ -219,7 +298,7 @@ export class WebhookService {
       const res = await pinnedFetch(url, address, {
         method: 'POST',
         redirect: 'manual',
-        signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+        signal: AbortSignal.any([AbortSignal.timeout(DELIVERY_TIMEOUT_MS), this.stopping.signal]),
         headers: {
           'content-type': 'application/json',
           'user-agent': 'vidq-webhook/0.1',
@@ -232,8 +311,12 @@ export class WebhookService {
       await res.body?.cancel().catch(() => {});
       if (res.status < 200 || res.status >= 300) failure = `the receiver answered HTTP ${res.status}`;
     } catch (err) {
-      failure = (err as Error).message || 'network error';
+      // Bun's messages name the whole URL (a TLS name mismatch: "fetching https://…?api_key=…"):
+      // the receiver's query may carry its own secret, so only its origin goes to logs and last_error.
+      failure = redactUrls((err as Error).message || 'network error');
     }
+    // Stopped meanwhile (the database may be closed): the event stays pending for the next start.
+    if (this.stopped) return;
     const at = new Date();
     if (failure === null) {
       db.update(webhookEvents)

@@ -34,7 +34,7 @@ export async function stopAll(): Promise<void> {
 export async function spawnServer(
   dataDir: string,
   args: string[] = [],
-  opts: { stderr?: 'inherit' | 'ignore' } = {},
+  opts: { stderr?: 'inherit' | 'ignore' | 'pipe'; env?: Record<string, string> } = {},
 ): Promise<ServerProc> {
   const proc = Bun.spawn(
     [
@@ -58,6 +58,7 @@ export async function spawnServer(
       stdout: 'pipe',
       stderr: opts.stderr ?? 'inherit',
       stdin: 'ignore',
+      ...(opts.env && { env: { ...process.env, ...opts.env } }),
     },
   );
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();

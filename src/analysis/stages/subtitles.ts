@@ -9,6 +9,7 @@
  * when it stores: so this stage owns no kind and replaces only its own rows (source = subtitles),
  * and comes after speech in the pipeline.
  */
+import { stripControls } from '../../util/text';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { and, eq, sql } from 'drizzle-orm';
@@ -119,5 +120,6 @@ export class SubtitlesAnalyzer implements Analyzer {
 function segment(c: { start: number; end: number; text: string }, from: Record<string, unknown>): NewSegment {
   const extra: Record<string, unknown> = { source: 'subtitles' };
   for (const [k, v] of Object.entries(from)) if (v !== undefined) extra[k] = v;
-  return { kind: 'transcript', start: c.start, end: c.end, text: c.text, confidence: 1, extra };
+  // A cue's text may carry terminal controls (ESC]52;… writes a terminal's clipboard): stored without.
+  return { kind: 'transcript', start: c.start, end: c.end, text: stripControls(c.text), confidence: 1, extra };
 }

@@ -5,12 +5,13 @@
  * through the same admission, probe and answers as /remote-upload.
  */
 import { Elysia, t } from 'elysia';
-import { badRequest, unsupportedMedia } from '../../errors';
-import type { UploadBody } from '../../ingest/receive';
+import type { Config } from '../../config';
+import { badRequest, payloadTooLarge, unsupportedMedia } from '../../errors';
+import { FORM_OVERHEAD_BYTES, openForm, type FormFields, type UploadBody } from '../../ingest/receive';
 import type { Service } from '../../service';
 import { tokenOf } from '../auth';
 import { ErrorBody, UploadResponse } from '../models';
-import { uploadEventStream } from './upload';
+import { uploadEventStream, withSecret } from './upload';
 
 const errors = {
   400: ErrorBody,
@@ -30,7 +31,12 @@ export const FileUploadQuery = t.Object({
         'user authentication token (or an Authorization: Bearer header, preferred: query strings end up in logs)',
     }),
   ),
-  index: t.String({ description: 'index_id of an index, or the name of one (a new name creates the index)' }),
+  index: t.Optional(
+    t.String({
+      description:
+        'index_id of an index, or the name of one (a new name creates the index); or a form field "index" before the file part',
+    }),
+  ),
   file_name: t.Optional(
     t.String({
       maxLength: 1000,
@@ -49,19 +55,35 @@ export function fileUploadRoutes(s: Service) {
   return new Elysia({ name: 'routes/file-upload' }).post(
     '/upload',
     async ({ query, request }): Promise<any> => {
-      const user = s.accounts.authenticate(tokenOf(query.token, request));
-      const body = bodyOf(request);
-      const webhook = query.webhook_url ? await s.webhooks.checkUrl(query.webhook_url) : null;
-      const authorized = await s.ingest.authorizeFile(user, {
-        index: query.index,
-        file_name: query.file_name,
-        declaredBytes: body.kind === 'raw' ? body.declaredBytes : null,
-      });
-      if (webhook && authorized.createdIndex) await s.webhooks.setIndexWebhook(user, authorized.index.id, webhook);
-      const run = (send?: Parameters<typeof s.ingest.receiveAndStore>[2]) =>
-        s.ingest.receiveAndStore(authorized, body, send, request.signal);
-      if ((request.headers.get('accept') ?? '').includes('text/event-stream')) return uploadEventStream(run);
-      return { data: await run() };
+      // A token in the query or a header is checked before a byte of the body is read.
+      const early = tokenOf(query.token, request);
+      const earlyUser = early === undefined ? null : s.accounts.authenticate(early);
+      const body = await bodyOf(request, s.config);
+      // A form's fields (the hosted API sends the token and index in the body) fill in what the query lacks.
+      const fields: FormFields = body.kind === 'multipart' ? body.form.fields : {};
+      try {
+        const user = earlyUser ?? s.accounts.authenticate(fields.token);
+        const webhookUrl = query.webhook_url ?? fields.webhook_url;
+        const webhook = webhookUrl ? await s.webhooks.checkUrl(webhookUrl) : null;
+        const authorized = await s.ingest.authorizeFile(user, {
+          index: query.index ?? fields.index,
+          file_name: query.file_name ?? fields.file_name,
+          declaredBytes: body.kind === 'raw' ? body.declaredBytes : null,
+        });
+        const created =
+          webhook && authorized.createdIndex
+            ? await s.webhooks.setIndexWebhook(user, authorized.index.id, webhook)
+            : null;
+        const run = (send?: Parameters<typeof s.ingest.receiveAndStore>[2]) =>
+          s.ingest.receiveAndStore(authorized, body, send && withSecret(send, created?.secret), request.signal);
+        if ((request.headers.get('accept') ?? '').includes('text/event-stream')) return uploadEventStream(run);
+        const data = await run();
+        // The signing secret is shown once, where the webhook URL was first set (issue 25).
+        return created?.secret ? { data, webhook_secret: created.secret } : { data };
+      } catch (e) {
+        if (body.kind === 'multipart') await body.form.abandon();
+        throw e;
+      }
     },
     {
       parse: 'none',
@@ -72,7 +94,7 @@ export function fileUploadRoutes(s: Service) {
         tags: ['ingest'],
         summary: 'Add a video to an index from the request body (raw bytes or a multipart form)',
         description:
-          "The file is the request body (`Content-Type` of the media, or `application/octet-stream`), or the part named `file` of a `multipart/form-data` form (`curl -F file=@clip.mp4`). Token, index and the raw upload's file name go in the query (or the token as a Bearer header). Streamed to disk, at most `--max-upload-bytes`; the same checks and answers as /remote-upload, and the same event stream with `Accept: text/event-stream` (`progress` stage `uploading` counts the bytes received). A body cut off before its end (or its closing boundary) leaves nothing behind.",
+          "The file is the request body (`Content-Type` of the media, or `application/octet-stream`), or the part named `file` of a `multipart/form-data` form (`curl -F file=@clip.mp4`). Token, index and the raw upload's file name go in the query (or the token as a Bearer header), or, in a form, as the fields `token`, `index`, `file_name`, `webhook_url` before the `file` part (`curl -F token=… -F index=… -F file=@clip.mp4`). Streamed to disk, at most `--max-upload-bytes`; the same checks and answers as /remote-upload, and the same event stream with `Accept: text/event-stream` (`progress` stage `uploading` counts the bytes received). A body cut off before its end (or its closing boundary) leaves nothing behind.",
         requestBody: {
           required: true,
           content: {
@@ -82,7 +104,13 @@ export function fileUploadRoutes(s: Service) {
               schema: {
                 type: 'object',
                 required: ['file'],
-                properties: { file: { type: 'string', format: 'binary' } },
+                properties: {
+                  token: { type: 'string' },
+                  index: { type: 'string' },
+                  file_name: { type: 'string' },
+                  webhook_url: { type: 'string' },
+                  file: { type: 'string', format: 'binary' },
+                },
               },
             },
           },
@@ -92,8 +120,11 @@ export function fileUploadRoutes(s: Service) {
   );
 }
 
-/** What the request carries, checked before the upload is admitted (nothing is written yet). */
-function bodyOf(request: Request): UploadBody {
+/**
+ * What the request carries, checked before the upload is admitted (nothing is written yet). A form
+ * is opened here: parsed up to its `file` part, whose fields may carry the token and index.
+ */
+async function bodyOf(request: Request, config: Config): Promise<UploadBody> {
   const declared = request.headers.get('content-length');
   if (declared !== null && !/^\d+$/.test(declared.trim()))
     throw badRequest('the Content-Length header is not a number');
@@ -104,7 +135,19 @@ function bodyOf(request: Request): UploadBody {
     );
   const contentType = request.headers.get('content-type') ?? '';
   const type = contentType.split(';')[0]!.trim().toLowerCase();
-  if (type === 'multipart/form-data') return { kind: 'multipart', stream: request.body, contentType, declaredBytes };
+  if (type === 'multipart/form-data') {
+    const maxBodyBytes = config.maxUploadBytes + FORM_OVERHEAD_BYTES;
+    if (declaredBytes !== null && declaredBytes > maxBodyBytes)
+      throw payloadTooLarge(
+        `the form is ${declaredBytes} bytes; the upload limit is ${config.maxUploadBytes} bytes (--max-upload-bytes)`,
+      );
+    const form = await openForm(request.body, contentType, declaredBytes, {
+      maxBodyBytes,
+      idleMs: config.idleTimeoutMs,
+      deadlineMs: config.downloadDeadlineMs,
+    });
+    return { kind: 'multipart', form, declaredBytes };
+  }
   if (
     type === 'application/json' ||
     type.endsWith('+json') ||

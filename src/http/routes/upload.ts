@@ -34,11 +34,16 @@ export function uploadRoutes(s: Service) {
         const user = s.accounts.authenticate(tokenOf(body.token, request));
         const webhook = body.webhook_url ? await s.webhooks.checkUrl(body.webhook_url) : null;
         const authorized = await s.ingest.authorize(user, body);
-        if (webhook && authorized.createdIndex) await s.webhooks.setIndexWebhook(user, authorized.index.id, webhook);
+        const hook =
+          webhook && authorized.createdIndex
+            ? await s.webhooks.setIndexWebhook(user, authorized.index.id, webhook)
+            : null;
         // Events by default, as the hosted API (its SDK sends no Accept and reads the stream).
-        if (!wantsJson(request)) return uploadAsEvents(s, authorized);
+        if (!wantsJson(request)) return uploadAsEvents(s, authorized, hook?.secret);
         // A client that left cancels its upload: it holds a download slot for nobody.
-        return { data: await s.ingest.fetchAndStore(authorized, undefined, request.signal) };
+        const data = await s.ingest.fetchAndStore(authorized, undefined, request.signal);
+        // The signing secret is shown once, where the webhook URL was first set (issue 25).
+        return hook?.secret ? { data, webhook_secret: hook.secret } : { data };
       },
       {
         body: UploadBody,
@@ -97,8 +102,13 @@ export function wantsJson(request: Request): boolean {
 }
 
 /** Streams the upload's events; errors after the stream has started arrive as an `error` event. */
-function uploadAsEvents(s: Service, authorized: AuthorizedUpload): Response {
-  return uploadEventStream((send) => s.ingest.fetchAndStore(authorized, send));
+function uploadAsEvents(s: Service, authorized: AuthorizedUpload, webhookSecret?: string): Response {
+  return uploadEventStream((send) => s.ingest.fetchAndStore(authorized, withSecret(send, webhookSecret)));
+}
+
+/** Adds the webhook signing secret (shown once) to the stream's `file_authorized` event. */
+export function withSecret(send: (e: UploadEvent) => void, secret: string | undefined): (e: UploadEvent) => void {
+  return secret ? (e) => send(e.type === 'file_authorized' ? { ...e, webhook_secret: secret } : e) : send;
 }
 
 /** The event stream of any upload (also POST /upload): `run` stores the file and emits its events. */
