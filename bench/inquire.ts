@@ -762,7 +762,7 @@ async function buildBase(dir: string): Promise<BaseInfo> {
     (
       await fetch(server.url + path, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify(body),
       })
     ).json() as Promise<any>;
