@@ -12,7 +12,7 @@
  * the OCR, object-detection, VAD and sentence-embedding models, the tfjs wasm binaries and the
  * native libraries of onnxruntime-node and sharp (src/analysis/assets/extract.ts extracts them to
  * DATA_DIR/assets on first use). Besides, the compile:
- * - has src/analysis/workers/objects-worker.ts, faces-worker.ts and embedder-worker.ts as further
+ * - has src/analysis/workers/objects-worker.ts, faces-worker.ts, embedder-worker.ts and moderation-worker.ts as further
  *   entrypoints (a Worker's code must be in the build), named without their folder so that
  *   `new URL('./objects-worker.ts', import.meta.url)` in src/analysis/workers/entries.ts finds them
  *   next to the main module in the executable as it does in src/;
@@ -45,6 +45,7 @@ const workerEntries = [
   join(root, 'src/analysis/workers/objects-worker.ts'),
   join(root, 'src/analysis/workers/faces-worker.ts'),
   join(root, 'src/analysis/workers/embedder-worker.ts'),
+  join(root, 'src/analysis/workers/moderation-worker.ts'),
 ];
 const rootRequire = createRequire(join(root, 'package.json'));
 

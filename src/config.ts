@@ -47,6 +47,11 @@ export interface Config {
   readonly maintenanceCron: string;
   /** Largest JSON request body, in bytes (413 above): an /inquire at its 8000+8000-character limits, \u-escaped, is ~97 kB. @default 128 KiB */
   readonly maxBodyBytes: number;
+  /**
+   * Largest JSON body of the endpoints that take an image (POST /search, POST /core/search): a
+   * full-HD PNG is 2–6 MB, a third more as base64. @default 24 MiB
+   */
+  readonly maxImageBodyBytes: number;
   /** Largest file sent to POST /upload, in bytes (413 above); 0 = the same as maxDownloadBytes. @default maxDownloadBytes */
   readonly maxUploadBytes: number;
   /** Where video.ready/failed/removed events go when the index has no webhook URL of its own ("" = nowhere). @default "" */
@@ -233,6 +238,7 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile' | keyof typeof MODEL_K
   stuckAfterMinutes: 120,
   maintenanceCron: '*/5 * * * *',
   maxBodyBytes: 128 * 1024,
+  maxImageBodyBytes: 24 * MiB,
   maxUploadBytes: 0,
   webhookUrl: '',
   webhookRetryMs: 5000,
@@ -403,6 +409,13 @@ const OPTIONS: OptionSpec[] = [
     env: 'VIDQ_MAX_BODY_BYTES',
     kind: 'int',
     help: 'largest request body (bytes)',
+  },
+  {
+    key: 'maxImageBodyBytes',
+    flag: 'max-image-body-bytes',
+    env: 'VIDQ_MAX_IMAGE_BODY_BYTES',
+    kind: 'int',
+    help: 'largest request body of the endpoints that take an image (POST /search, /core/search; bytes)',
   },
   {
     key: 'webhookUrl',

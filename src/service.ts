@@ -31,6 +31,7 @@ import { SearchService } from './search/service';
 import { ExportService } from './exports/service';
 import { ensureWebhookTriggers, WebhookService } from './webhooks/service';
 import { PeopleService } from './people/service';
+import { FlowService } from './flows';
 
 export interface Service {
   config: Config;
@@ -54,6 +55,8 @@ export interface Service {
   reanalyze: ReanalyzeService;
   /** People of each index (faces grouped by likeness). */
   people: PeopleService;
+  /** The hosted API's search and flows (POST /search, POST /core/<name>). */
+  flows: FlowService;
   /** Set by the server: tells the analysis workers a job is waiting. */
   wakeWorkers: () => void;
   close(): void;
@@ -123,6 +126,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     log: log.child({ part: 'answering' }),
   });
   const search = new SearchService({ db, indexes, links, retrieval });
+  const flows = new FlowService({ db, config, files, indexes, retrieval, ffmpeg, log: log.child({ part: 'flows' }) });
   const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
   // The stages the workers run, as the worker builds them (no model is loaded to know their names).
   let stageInfos: StageInfo[] | null = null;
@@ -167,11 +171,13 @@ export function createService(config: Config, log: Logger = createLogger(config.
     queue,
     reanalyze,
     people: new PeopleService({ db, indexes, files, ffmpeg }),
+    flows,
     wakeWorkers: () => {},
     close: () => {
       service.webhooks?.stop();
       void embedder?.close?.();
       void moments?.close();
+      void flows.close();
       void answering.generator?.close?.();
       db.$client.close();
     },
