@@ -3,11 +3,18 @@
  * of a bare ffmpeg decode of the same files, on this machine.
  *
  *   bun bench/ingest.ts [--analyzers visual,ocr,...] [--long-minutes 10] [--skip-long]
+ *   bun bench/ingest.ts --timeline talking-head.mp4
  *
  * Runs the real pipeline (the same code as the worker process) over every video clip in
  * ../shared/media and over a long clip concatenated from them (re-encoded once to a common format,
  * cached in the temp directory). Prints per clip: duration, decode floor, analysis time, the
  * real-time ratio, and the time share of each analyzer; and the peak RSS of the process.
+ *
+ * `--timeline <clip>` indexes that one clip twice (cold: the first video of a process, which loads
+ * the models, as a fresh worker does; then warm) and prints where its time goes: every child
+ * process (with its own CPU time), the probe, each stage, the database writes and the playback
+ * copy, with the CPU time of this process (all its threads). On a shared machine the CPU times are
+ * the steadier figures.
  */
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,7 +26,7 @@ import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
 import { resolveBinaries } from '../src/media/binaries';
 import { probeFile } from '../src/media/probe';
-import { playbackStep } from '../src/jobs/playback-step';
+import { notePlaybackPending, playbackStep } from '../src/jobs/playback-step';
 import { createService } from '../src/service';
 import { videos } from '../src/storage/schema';
 
@@ -30,6 +37,7 @@ const { values } = parseArgs({
     'skip-long': { type: 'boolean' },
     only: { type: 'string' },
     file: { type: 'string' },
+    timeline: { type: 'string' },
   },
 });
 const MEDIA = process.env.VIDQ_TEST_MEDIA ?? resolve(import.meta.dir, '../../shared/media');
@@ -50,10 +58,84 @@ const analyzers = createAnalyzers(config);
 const { user } = s.accounts.createUser('bench', null);
 const { index } = s.indexes.findOrCreateByName(s.db, user, 'bench');
 
+/** --timeline: what happened while one clip was indexed (times in ms from the clip's start). */
+interface TimelineEvent {
+  start: number;
+  end: number;
+  cpuMs?: number;
+  what: string;
+}
+let timeline: TimelineEvent[] | null = null;
+let timelineT0 = 0;
+const since = () => performance.now() - timelineT0;
+/** Records `fn` as one event of the timeline when one is being recorded. */
+async function timed<T>(what: string, fn: () => Promise<T> | T): Promise<T> {
+  if (!timeline) return fn();
+  const start = since();
+  try {
+    return await fn();
+  } finally {
+    timeline?.push({ start, end: since(), what });
+  }
+}
+if (values.timeline) {
+  // Every child process: its command, its span and its own CPU time.
+  const spawn = Bun.spawn;
+  (Bun as { spawn: unknown }).spawn = (...args: Parameters<typeof Bun.spawn>) => {
+    const proc = spawn(...args);
+    const record = timeline;
+    if (record) {
+      const cmd = (Array.isArray(args[0]) ? args[0] : (args[0] as { cmd: string[] }).cmd).map(String);
+      const start = since();
+      void proc.exited.then(() => {
+        const cpu = proc.resourceUsage()?.cpuTime;
+        record.push({ start, end: since(), cpuMs: cpu ? Number(cpu.total) / 1000 : undefined, what: describe(cmd) });
+      });
+    }
+    return proc;
+  };
+  for (const a of analyzers) {
+    const run = a.run.bind(a);
+    a.run = (ctx) => timed(`stage ${a.stage.replace('analyzing:', '')}`, () => run(ctx));
+  }
+  for (const m of ['advance', 'finish', 'fail'] as const) {
+    const f = s.queue[m].bind(s.queue) as (...a: unknown[]) => unknown;
+    (s.queue as unknown as Record<string, unknown>)[m] = (...a: unknown[]) => {
+      const start = since();
+      const r = f(...a);
+      timeline?.push({ start, end: since(), what: `db ${m}${m === 'advance' ? ` → ${String(a[2])}` : ''}` });
+      return r;
+    };
+  }
+}
+/** A child process in a few words: the program, the input's name and what it makes. */
+function describe(cmd: string[]): string {
+  const prog = cmd[0]!.split('/').pop()!;
+  const input = cmd[cmd.indexOf('-i') + 1]?.split('/').pop() ?? '';
+  const fmt = cmd.lastIndexOf('-f') > cmd.indexOf('-i') ? cmd[cmd.lastIndexOf('-f') + 1] : '';
+  const vf = cmd.includes('-vf') ? ` -vf ${cmd[cmd.indexOf('-vf') + 1]!.slice(0, 40)}` : '';
+  const frames = cmd.includes('-frames:v') ? ` -frames:v ${cmd[cmd.indexOf('-frames:v') + 1]}` : '';
+  const out = cmd.includes('-i') ? ` → ${fmt || cmd.at(-1)!.split('/').pop()}` : '';
+  return `${prog} ${cmd.includes('-i') ? input : cmd.slice(1).join(' ').slice(0, 50)}${vf}${frames}${out}`;
+}
+
 let peakRss = 0;
 const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
 
 async function timeDecode(file: string): Promise<number> {
+  // Not part of the indexing: left out of a timeline, whose clock it does not advance.
+  const paused = timeline;
+  timeline = null;
+  const t0 = performance.now();
+  try {
+    return await decodeOnce(file);
+  } finally {
+    timeline = paused;
+    timelineT0 += performance.now() - t0;
+  }
+}
+
+async function decodeOnce(file: string): Promise<number> {
   const t0 = performance.now();
   const p = Bun.spawn(
     [ffmpeg, '-hide_banner', '-nostdin', '-loglevel', 'error', '-i', file, '-an', '-f', 'null', '-'],
@@ -124,7 +206,7 @@ interface Row {
 async function analyse(name: string, file: string): Promise<Row | null> {
   let info;
   try {
-    info = await probeFile(ffprobe, file, { maxDurationSec: 1e9 });
+    info = await timed('probe (ingest)', () => probeFile(ffprobe, file, { maxDurationSec: 1e9 }));
   } catch {
     return null; // audio only etc.
   }
@@ -158,13 +240,20 @@ async function analyse(name: string, file: string): Promise<Row | null> {
   const job = s.queue.claim('w_bench')!;
   const decode = await timeDecode(file);
   const t0 = performance.now();
+  // As the worker does: a video that will get a playable copy is marked before its analysis.
+  await timed('playback mark', () =>
+    notePlaybackPending({ db: s.db, files: s.files, ffmpeg, log: createLogger('error') }, id),
+  );
   const outcome = await runJob(
     job,
     { db: s.db, queue: s.queue, files: s.files, analyzers, ffmpeg, workerId: 'w_bench', log: createLogger('error') },
     new AbortController().signal,
   );
   // The browser-playable copy, as the worker makes it after the analysis (only when needed).
-  if (outcome === 'ready') await playbackStep({ db: s.db, files: s.files, ffmpeg, log: createLogger('error') }, id);
+  if (outcome === 'ready')
+    await timed('playback copy', () =>
+      playbackStep({ db: s.db, files: s.files, ffmpeg, log: createLogger('error') }, id),
+    );
   const analysis = (performance.now() - t0) / 1000;
   if (outcome !== 'ready')
     console.error(`${name}: ${outcome}`, s.db.select({ e: videos.error }).from(videos).all().at(-1));
@@ -184,7 +273,48 @@ const clips = readdirSync(MEDIA)
   .filter((f) => !values.only || f.includes(values.only))
   .sort();
 const rows: Row[] = [];
-if (values.file) {
+if (values.timeline) {
+  const passes: { wall: number; cpu: number }[] = [];
+  const name = values.timeline.split('/').pop()!;
+  const file = existsSync(values.timeline) ? values.timeline : join(MEDIA, name);
+  for (const [pass, label] of [
+    ['cold', 'cold: the first video of this process, as in a fresh worker'],
+    ['warm', 'warm: the models are loaded'],
+  ] as const) {
+    timeline = [];
+    timelineT0 = performance.now();
+    const wall0 = performance.now();
+    const cpu0 = process.cpuUsage();
+    const r = await analyse(`${name} ${pass}`, file);
+    await Bun.sleep(50); // the last child's exit is recorded
+    const cpu = process.cpuUsage(cpu0);
+    const events = timeline as TimelineEvent[];
+    timeline = null;
+    if (!r) throw new Error(`${name}: not a video`);
+    rows.push(r);
+    const children = events.reduce((a, e) => a + (e.cpuMs ?? 0), 0);
+    console.log(`\ntimeline of ${name} (${r.duration.toFixed(1)} s), ${label}`);
+    console.log(
+      `${'start ms'.padStart(9)} ${'end ms'.padStart(8)} ${'wall ms'.padStart(8)} ${'cpu ms'.padStart(8)}  what`,
+    );
+    for (const e of events.sort((a, b) => a.start - b.start))
+      console.log(
+        `${e.start.toFixed(0).padStart(9)} ${e.end.toFixed(0).padStart(8)} ${(e.end - e.start).toFixed(0).padStart(8)} ${(e.cpuMs === undefined ? '' : e.cpuMs.toFixed(0)).padStart(8)}  ${e.what}`,
+      );
+    const self = (cpu.user + cpu.system) / 1000;
+    passes.push({ wall: performance.now() - wall0 - r.decode * 1000, cpu: self + children });
+    console.log(
+      `total: decode floor ${(r.decode * 1000).toFixed(0)} ms, indexed in ${(r.analysis * 1000).toFixed(0)} ms wall; CPU ${self.toFixed(0)} ms in this process (all threads) + ${children.toFixed(0)} ms in ${events.filter((e) => e.cpuMs !== undefined).length} child processes`,
+    );
+  }
+  // What a fresh worker (or one that gave its models back when idle) pays before its first video.
+  const [cold, warm] = passes as [{ wall: number; cpu: number }, { wall: number; cpu: number }];
+  console.log(
+    `\nmodel (re)load, cold − warm: ${(cold.wall - warm.wall).toFixed(0)} ms wall, ${(cold.cpu - warm.cpu).toFixed(0)} ms CPU`,
+  );
+  clips.length = 0;
+  values['skip-long'] = true;
+} else if (values.file) {
   // One given file only (e.g. the cached long clip), to measure analyzers in isolation.
   const r = await analyse(values.file.split('/').pop()!, values.file);
   if (r) rows.push(r);

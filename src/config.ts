@@ -71,6 +71,11 @@ export interface Config {
   readonly maxAnalysesPerUser: number;
   /** A worker restarts after analysing a video at least this long, to give its memory back (0 = never). @default 600 */
   readonly workerRecycleSec: number;
+  /**
+   * A worker that has analysed a video and then waited this long for the next one restarts without
+   * its models, giving their memory back; they load again when work arrives (0 = never). @default 60
+   */
+  readonly workerIdleReleaseSec: number;
   /** Analyzers to run, in order, comma-separated. @default "visual,ocr,objects,faces,speech,subtitles,embeddings" */
   readonly analyzers: string;
   /** At most one sampled frame per this many seconds within a shot (the main speed/detail trade-off of analysis). @default 5 */
@@ -242,6 +247,7 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile' | keyof typeof MODEL_K
   shortLaneSec: 120,
   maxAnalysesPerUser: 0,
   workerRecycleSec: 600,
+  workerIdleReleaseSec: 60,
   analyzers: 'visual,ocr,objects,faces,speech,subtitles,embeddings',
   frameIntervalSec: 5,
   sttEngine: 'auto',
@@ -466,6 +472,13 @@ const OPTIONS: OptionSpec[] = [
     env: 'VIDQ_WORKER_RECYCLE_SEC',
     kind: 'int',
     help: 'restart a worker after a video of N s or longer (0 = never)',
+  },
+  {
+    key: 'workerIdleReleaseSec',
+    flag: 'worker-idle-release-sec',
+    env: 'VIDQ_WORKER_IDLE_RELEASE_SEC',
+    kind: 'int',
+    help: 'a worker idle N s after a video restarts without its models (0 = never)',
   },
   {
     key: 'analyzers',

@@ -191,6 +191,7 @@ export class AnalysisSupervisor {
         state.recycled = true;
         this.d.log.info('analysis worker restarts to give its memory back', {
           rss_mb: Math.round(m.rss_bytes / 2 ** 20),
+          reason: m.reason,
         });
       }
     }

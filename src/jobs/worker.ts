@@ -23,7 +23,7 @@ export type WorkerMessage =
   | { type: 'changed'; video_id: string }
   | { type: 'idle' }
   | { type: 'ready'; analyzers: string[] }
-  | { type: 'recycle'; rss_bytes: number };
+  | { type: 'recycle'; rss_bytes: number; reason?: 'long video' | 'idle' };
 
 /**
  * Set by the supervisor on a short-lane worker: it takes only short videos, and exits as soon as
@@ -74,6 +74,9 @@ export async function runWorker(config: Config): Promise<number> {
   send({ type: 'ready', analyzers: analyzers.map((a) => a.stage) });
   const lane = process.env[LANE_ENV] === 'short';
   const rules = { perUserCap: config.maxAnalysesPerUser, ...(lane && { maxVideoSec: config.shortLaneSec }) };
+  // The models load on a process's first video and stay: an idle worker that has them restarts.
+  let modelsLoaded = false;
+  let idleSince: number | null = null;
   while (!stop.signal.aborted) {
     let job;
     try {
@@ -86,6 +89,15 @@ export async function runWorker(config: Config): Promise<number> {
     }
     if (!job) {
       if (lane) break;
+      idleSince ??= Date.now();
+      if (
+        modelsLoaded &&
+        config.workerIdleReleaseSec > 0 &&
+        Date.now() - idleSince >= config.workerIdleReleaseSec * 1000
+      ) {
+        send({ type: 'recycle', rss_bytes: process.memoryUsage.rss(), reason: 'idle' });
+        break;
+      }
       send({ type: 'idle' });
       await new Promise<void>((r) => {
         wake = r;
@@ -94,6 +106,8 @@ export async function runWorker(config: Config): Promise<number> {
       wake = null;
       continue;
     }
+    idleSince = null;
+    modelsLoaded = true;
     // A budget of time relative to the video's duration: a file built to be slow to analyse cannot
     // hold the worker (and everyone queued behind it) for hours. The stages stop as on a removal
     // (child processes killed, partial output deleted); the video is then failed with the reason.
@@ -133,7 +147,7 @@ export async function runWorker(config: Config): Promise<number> {
     // one); a fresh process gives that back. The supervisor starts the next one at once.
     const row = db.select({ d: videos.durationSec }).from(videos).where(eq(videos.id, job.videoId)).get();
     if (!lane && config.workerRecycleSec > 0 && (row?.d ?? 0) >= config.workerRecycleSec) {
-      send({ type: 'recycle', rss_bytes: process.memoryUsage.rss() });
+      send({ type: 'recycle', rss_bytes: process.memoryUsage.rss(), reason: 'long video' });
       break;
     }
   }

@@ -3,6 +3,7 @@
  * The bundled ffprobe crashes (SIGSEGV) on every MPEG-TS file on some CPUs while the bundled
  * ffmpeg reads them fine; a crashing tool must not turn into "your file is unreadable".
  */
+import { statSync } from 'node:fs';
 import type { FfprobeOutput, FfprobeStream } from './ffprobe-output';
 
 export interface ToolRun {
@@ -13,8 +14,35 @@ export interface ToolRun {
   signal: string | null;
 }
 
+/**
+ * A video's summary is read several times while it is indexed (whether it needs a playable copy,
+ * its audio tracks, the copy itself): an unchanged file (same size and modification time) is not
+ * read again. Per process, the last few files only.
+ */
+const recentSummaries = new Map<string, ToolRun>();
+const RECENT_SUMMARIES = 16;
+
 /** Runs ffmpeg with only an input: it prints the summary and exits 1 ("no output file"). */
 export async function ffmpegSummary(ffmpeg: string, file: string, signal?: AbortSignal): Promise<ToolRun> {
+  let key: string | null = null;
+  try {
+    const st = statSync(file);
+    if (st.isFile()) key = `${ffmpeg}\0${file}\0${st.size}\0${st.mtimeMs}`;
+  } catch {
+    /* not a plain file (or gone): ffmpeg says what it is */
+  }
+  const known = key === null ? undefined : recentSummaries.get(key);
+  if (known) return known;
+  const run = await summaryOf(ffmpeg, file, signal);
+  // A crash or a stop is not the file's summary.
+  if (key !== null && run.signal === null && !signal?.aborted) {
+    recentSummaries.set(key, run);
+    if (recentSummaries.size > RECENT_SUMMARIES) recentSummaries.delete(recentSummaries.keys().next().value!);
+  }
+  return run;
+}
+
+async function summaryOf(ffmpeg: string, file: string, signal?: AbortSignal): Promise<ToolRun> {
   const proc = Bun.spawn([ffmpeg, '-hide_banner', '-nostdin', '-i', file], {
     stdout: 'ignore',
     stderr: 'pipe',

@@ -262,3 +262,62 @@ test('a worker restarts after a video of --worker-recycle-sec or longer, giving 
     origin.stop();
   }
 });
+
+test('an idle worker restarts without its models after --worker-idle-release-sec, once, and the next video is analysed', async () => {
+  const lines: string[] = [];
+  const srv = await startTestServer(
+    {
+      'analysis-workers': '1',
+      'short-lane-sec': '0',
+      analyzers: 'visual,objects',
+      'worker-idle-release-sec': '2',
+      'log-level': 'info',
+    },
+    { logSink: (l) => lines.push(l) },
+  );
+  const list = async () => (await getJson(srv.url, `/index-resources?token=${srv.token}&index=idle`)).body as any[];
+  const origin = Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    fetch: (req) => new Response(Bun.file(clip(new URL(req.url).pathname.slice(1)))),
+  });
+  const upload = async (name: string) =>
+    (
+      await postJson(srv.url, '/remote-upload', {
+        token: srv.token,
+        index: 'idle',
+        url: `http://127.0.0.1:${origin.port}/${name}`,
+      })
+    ).status;
+  const waitReady = async (n: number) => {
+    for (let i = 0; i < 1200 && !((await list()).filter((r) => r.status === 'ready').length >= n); i++)
+      await Bun.sleep(100);
+  };
+  const released = () =>
+    lines
+      .map((l) => JSON.parse(l))
+      .filter((l) => l.msg === 'analysis worker restarts to give its memory back' && l.reason === 'idle');
+  try {
+    expect(await upload('countdown-living-room.mp4')).toBe(200);
+    await waitReady(1);
+    for (let i = 0; i < 100 && released().length === 0; i++) await Bun.sleep(100);
+    expect(released()).toHaveLength(1);
+    await Bun.sleep(1500); // the fresh worker starts
+    const fresh = [...workerRss().values()];
+    console.log(
+      `worker RSS with its models ${released()[0].rss_mb} MB; the fresh worker idles at ${fresh.join(', ')} MB (loaded machine)`,
+    );
+    expect(fresh).toHaveLength(1);
+    expect(fresh[0]!).toBeLessThan(released()[0].rss_mb);
+    // A worker that has loaded nothing has nothing to give back: it waits, it does not restart again.
+    await Bun.sleep(3500);
+    expect(released()).toHaveLength(1);
+    expect(await upload('chaplin-bw.mp4')).toBe(200);
+    await waitReady(2);
+    expect((await list()).every((r) => r.status === 'ready')).toBe(true);
+    expect(lines.some((l) => l.includes('analysis worker exited; restarting it'))).toBe(false);
+  } finally {
+    await srv.stop();
+    origin.stop();
+  }
+});
