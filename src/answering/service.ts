@@ -22,9 +22,8 @@ import { videos, type MediaIndex, type User, type Video } from '../storage/schem
 import type { Embedder } from '../analysis/embedder';
 import type { MomentReader } from '../analysis/moment';
 import type { MediaLinks } from '../media/links';
-import { Composer, type Composed, type ComposeInput } from './compose';
-import { answerAboutColours } from './colours';
-import { answerAboutPeople } from './people';
+import { composeAnswer } from './answer';
+import type { Composed, ComposeInput } from './compose';
 import type { RetrievalCore } from '../search/retrieval';
 import { type EvidenceFinder, windowOf, type Evidence } from './evidence';
 import { createGenerator, generatorConfigOf, type GenerateRequest, type Generator } from './generate/contracts';
@@ -298,40 +297,18 @@ export class AnsweringService {
   }
 
   compose(req: InquireRequest, scope: Scope): Promise<Composed> {
-    // Questions about people (who, how many different, when does <name> appear) come first.
-    const people = answerAboutPeople({
+    return composeAnswer({
       db: this.d.db,
-      prompt: req.prompt,
+      retrieval: this.d.retrieval,
+      embedder: this.d.embedder,
       indexId: scope.index.id,
-      videos: scope.videos,
-      window: windowOf(scope.target),
-      frameAt: (videoId, t) => this.frameUrlAt(videoId, t),
-    });
-    if (people) return Promise.resolve(people);
-    // Then colour questions ("when does the red car appear"), from the colours stored with detections.
-    const colours = answerAboutColours({
-      db: this.d.db,
-      prompt: req.prompt,
-      videos: scope.videos,
-      window: windowOf(scope.target),
-      frameAt: (videoId, t) => this.frameUrlAt(videoId, t),
-    });
-    if (colours) return Promise.resolve(colours);
-    return new Composer({
       prompt: req.prompt,
       guidance: req.guidance ?? '',
-      scope: { videos: scope.videos, window: windowOf(scope.target) },
-      finder: this.finder,
+      videos: scope.videos,
+      window: windowOf(scope.target),
       frameUrl: (videoId, file) => this.d.links.sign(`/media/${videoId}/frames/${file}`),
       moment: this.momentOf(scope),
-      embedder: this.d.embedder,
-    }).compose();
-  }
-
-  /** Signed path of the sampled frame nearest t, or null. */
-  private frameUrlAt(videoId: string, t: number): string | null {
-    const file = this.finder.frameNear(videoId, t);
-    return file ? this.d.links.sign(`/media/${videoId}/frames/${file}`) : null;
+    });
   }
 
   /** The one moment a question is about, when it names a point of one stored video. */
