@@ -8,6 +8,7 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import type { Composed } from '../src/answering/compose';
 import { CELLS, FACTS } from '../src/answering/facts';
+import { checkModelJson, fillFields, jsonModeRequest, parseJsonFields } from '../src/answering/structured';
 import { colourBeforePerson, colourOnClothing } from '../src/answering/vocabulary';
 import { FakeIndex, objectSpan } from './fake-index';
 
@@ -292,5 +293,53 @@ describe('file facts, shots, speech and text plug-ins', () => {
   });
   test('videos of the index', async () => {
     expect((await ask('How many videos are in the index?')).output).toMatch(/\bfive videos\b/);
+  });
+});
+
+describe('structured output (json)', () => {
+  test('the fields: an object or its JSON string; anything else is a 400', () => {
+    expect(parseJsonFields('{"n": "how many bottles"}')).toEqual({ n: 'how many bottles' });
+    expect(parseJsonFields({ n: 'how many bottles' })).toEqual({ n: 'how many bottles' });
+    expect(parseJsonFields(undefined)).toBeNull();
+    expect(() => parseJsonFields('[1]')).toThrow(/object/);
+    expect(() => parseJsonFields('{"n": 3}')).toThrow(/not a string/);
+  });
+  test('filled from the facts and evidence: numbers, yes/no, text, null', async () => {
+    const filled = await fillFields(
+      {
+        bottles: 'how many bottles are there at the start',
+        sound: 'does the video have sound',
+        title: 'what text appears',
+        kayak: 'is there a kayak',
+      },
+      (q) => index.ask(q, B),
+    );
+    expect(JSON.parse(filled.output)).toEqual({
+      bottles: 3,
+      sound: false,
+      title: expect.stringContaining('SPRING SALE'),
+      kayak: null,
+    });
+  });
+  test("the generator's JSON: exactly the keys asked, times only from the evidence", () => {
+    const fields = { a: 'x', b: 'y' };
+    const ev = [
+      {
+        video_id: 'v',
+        file_name: 'f',
+        start: 6,
+        end: 8,
+        kind: 'object' as const,
+        text: 't',
+        score: 1,
+        frame_url: null,
+      },
+    ];
+    expect(checkModelJson('{"a": "at 0:06", "c": 1}', fields, ev)).toBe('{"a":"at 0:06","b":null}');
+    expect(checkModelJson('{"a": "at 0:09"}', fields, ev)).toBeNull();
+    expect(checkModelJson('not json', fields, ev)).toBeNull();
+    const req = jsonModeRequest({ system: 's', messages: [{ role: 'user', content: 'q' }] }, fields);
+    expect(req.json).toBe(true);
+    expect(req.messages[0]!.content).toContain('"b": y');
   });
 });

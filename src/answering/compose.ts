@@ -695,19 +695,22 @@ export class Composer {
   // ---- text ----------------------------------------------------------------------------------
 
   /** OCR segments that match the question's quoted or content words (spaces and case aside), else all. */
-  textMatches(intent: Intent, slots: Slots): { segs: Segment[]; matched: boolean } {
+  textMatches(intent: Intent, slots: Slots): { segs: Segment[]; matched: boolean; asked: boolean } {
     const all = this.c.finder.byKind(this.c.scope, ['ocr']);
     const squash = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
     const wanted = (slots.quoted.length ? slots.quoted : intent.keywords.filter((k) => !TEXT_WORDS.has(k)))
       .map(squash)
       .filter((w) => w.length >= 3);
     const hits = wanted.length ? all.filter((s) => wanted.some((w) => squash(s.text).includes(w))) : [];
-    return hits.length ? { segs: hits, matched: true } : { segs: all, matched: false };
+    return hits.length
+      ? { segs: hits, matched: true, asked: true }
+      : { segs: all, matched: false, asked: wanted.length > 0 };
   }
 
   textWhen(intent: Intent, slots: Slots, style: Style, presence = false): Answer {
-    const { segs, matched } = this.textMatches(intent, slots);
-    if (!segs.length || (slots.quoted.length && !matched))
+    const { segs, matched, asked } = this.textMatches(intent, slots);
+    // Words the text must hold ("is there a kayak", "when does SALE appear") that no text holds: not found.
+    if (!segs.length || (asked && !matched))
       return this.notFound(
         slots.quoted.length ? `the text ${joinList(slots.quoted.map(quote))}` : 'any text on screen',
         style,
@@ -727,8 +730,8 @@ export class Composer {
   }
 
   textWhich(intent: Intent, slots: Slots, style: Style): Answer {
-    const { segs, matched } = this.textMatches(intent, slots);
-    if (!segs.length || (slots.quoted.length && !matched)) return this.notFound('such text on screen', style);
+    const { segs, matched, asked } = this.textMatches(intent, slots);
+    if (!segs.length || (asked && !matched)) return this.notFound('such text on screen', style);
     const byVideo = new Map<string, Segment>();
     for (const s of bestText(segs)) if (!byVideo.has(s.videoId)) byVideo.set(s.videoId, s);
     const parts = [...byVideo.values()].slice(0, style.items).map((s) => {

@@ -81,7 +81,7 @@ export const InquireBody = named(
             'user authentication token; may be left out when an `Authorization: Bearer` header is sent (then a request with neither is 401)',
         }),
       ),
-      index: t.String({ minLength: 60, description: 'index_id of the media index' }),
+      index: t.String({ minLength: 1, maxLength: 200, description: 'index_id of the media index, or its name' }),
       prompt: t.String({ minLength: 1, maxLength: 8000, description: 'main search/inquiry prompt' }),
       guidance: t.Optional(
         t.String({ default: '', maxLength: 8000, description: 'additional guidance for the analysis (length, focus)' }),
@@ -98,6 +98,12 @@ export const InquireBody = named(
           maxLength: 64,
           description: 'file_id of one video of the index to focus on (empty: the whole index)',
           examples: [''],
+        }),
+      ),
+      json: t.Optional(
+        t.Union([t.String({ maxLength: 20000 }), t.Record(t.String(), t.String())], {
+          description:
+            'structured output: an object of field name → description, or that object as a JSON string; `output` is then a JSON string of an object with exactly those keys (null where nothing supports a value)',
         }),
       ),
     },
