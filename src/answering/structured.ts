@@ -54,7 +54,7 @@ export function fieldQuestion(description: string, key: string): string {
 }
 
 /** A value from a composed answer: a number, a yes/no, or the answer's text; null when nothing was found. */
-export function valueOf(description: string, a: Composed): string | number | boolean | null {
+export function fieldValue(description: string, a: Composed): string | number | boolean | null {
   if (!a.found) return null;
   if (/\b(how many|number of|count)\b/i.test(description)) {
     const m = new RegExp(`\\b(\\d+(?:\\.\\d+)?|${Object.keys(NUMBER_WORDS).join('|')})\\b`, 'i').exec(
@@ -79,7 +79,7 @@ export async function fillFields(
   const seen = new Set<string>();
   for (const [key, description] of Object.entries(fields)) {
     const a = await ask(fieldQuestion(description, key));
-    obj[key] = valueOf(description, a);
+    obj[key] = fieldValue(description, a);
     if (!a.found) continue;
     for (const e of a.evidence) {
       const id = `${e.video_id}/${e.kind}/${e.start}/${e.end}/${e.text}`;
