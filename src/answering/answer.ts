@@ -193,7 +193,11 @@ function withMissingModel(
   }
   const visual =
     !intent.needs.has('written') && !/^(text|shots|duration|resolution|fps|size|codec|audio|videos)\./.test(reading);
-  if (visual && !finder.has(scope, ['caption']) && contentWords(intent).length) {
+  // Only where the detector has nothing for what is asked: a count it got wrong is not a missing model.
+  const seen = intent.labels.filter(
+    (l) => l !== 'person' && finder.byKind(scope, ['object'], { labels: [l], limit: 1 }).length,
+  );
+  if (visual && !seen.length && !finder.has(scope, ['caption']) && contentWords(intent).length) {
     return `${firstSentence(output)} The index holds no descriptions of the pictures, only the labels of an object detector: a vision model server (--captioner openai) would describe what is seen and could answer this.`;
   }
   return output;

@@ -118,6 +118,8 @@ export const CATEGORIES: Record<string, string[]> = {
   vehicle: ['bicycle', 'car', 'motorcycle', 'airplane', 'bus', 'train', 'truck', 'boat'],
   vehicles: ['bicycle', 'car', 'motorcycle', 'airplane', 'bus', 'train', 'truck', 'boat'],
   electronic: ['tv', 'laptop', 'mouse', 'remote', 'keyboard', 'cell phone', 'microwave'],
+  electronics: ['tv', 'laptop', 'mouse', 'remote', 'keyboard', 'cell phone', 'microwave'],
+  gadget: ['laptop', 'cell phone', 'remote', 'keyboard', 'mouse'],
   device: ['tv', 'laptop', 'mouse', 'remote', 'keyboard', 'cell phone'],
   devices: ['tv', 'laptop', 'mouse', 'remote', 'keyboard', 'cell phone'],
   furniture: ['chair', 'couch', 'bed', 'dining table', 'bench'],
@@ -205,6 +207,8 @@ export const NUMBER_WORDS: Record<string, number> = {
   single: 1,
   two: 2,
   both: 2,
+  pair: 2,
+  couple: 2,
   three: 3,
   four: 4,
   five: 5,
@@ -227,8 +231,10 @@ export function labelsNamed(text: string): string[] {
     .replace(/\s+/g, ' ')} `;
   const out: string[] = [];
   for (const [label, words] of Object.entries(LABEL_WORDS)) {
+    // Every word for a person names the person label ("the first visitor", "the presenter").
+    const all = label === 'person' ? PERSON_WORDS.filter((w) => !/^any/.test(w)) : words;
     // A plural the list lacks ("remotes", "sheeps") still names the label.
-    if (words.some((w) => q.includes(` ${w} `) || q.includes(` ${w}'s `) || q.includes(` ${w}s `))) out.push(label);
+    if (all.some((w) => q.includes(` ${w} `) || q.includes(` ${w}'s `) || q.includes(` ${w}s `))) out.push(label);
   }
   return out;
 }
