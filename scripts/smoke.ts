@@ -748,6 +748,45 @@ async function main(): Promise<void> {
     );
   });
 
+  await check(
+    'MCP: the compiled `vidq mcp` (stdio) lists the tools and runs search_moments; POST /mcp lists them',
+    async () => {
+      const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+      const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+      const [command, ...args] = cmd('mcp', '--server', base, '--token', defaultToken);
+      const client = new Client({ name: 'vidq-smoke', version: '1.0.0' });
+      await client.connect(new StdioClientTransport({ command: command!, args, env, cwd: dataDir, stderr: 'pipe' }));
+      try {
+        const names = (await client.listTools()).tools.map((t) => t.name);
+        expect(names.length === 10 && names.includes('search_moments') && names.includes('ask'), `tools: ${names}`);
+        const r = (await client.callTool({
+          name: 'search_moments',
+          arguments: { index: 'smoke-cli', query: 'bottle' },
+        })) as { isError?: boolean; structuredContent?: any; content: { type: string }[] };
+        expect(
+          !r.isError && r.structuredContent?.moments?.length > 0 && r.structuredContent.credits_used === 0,
+          `search_moments: ${JSON.stringify(r).slice(0, 300)}`,
+        );
+      } finally {
+        await client.close();
+      }
+      const http = await fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${defaultToken}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      });
+      const body = (await http.json().catch(() => null)) as any;
+      expect(
+        http.status === 200 && body?.result?.tools?.length === 10,
+        `POST /mcp: HTTP ${http.status} ${JSON.stringify(body).slice(0, 200)}`,
+      );
+    },
+  );
+
   await check('SIGTERM stops the server (exit 0 within 10 s)', async () => {
     proc!.kill('SIGTERM');
     const code = await Promise.race([proc!.exited, Bun.sleep(10_000).then(() => 'timeout' as const)]);

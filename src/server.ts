@@ -5,7 +5,7 @@
 import { cron } from '@elysiajs/cron';
 import { isLoopbackHost, type Config } from './config';
 import { createHttpApp } from './http/app';
-import { withOllama } from './analysis/model-server/ollama';
+import { withOllama } from './analysis/engines/model-server/ollama';
 import { AnalysisSupervisor } from './jobs/supervisor';
 import { createLogger } from './log';
 import { eq } from 'drizzle-orm';

@@ -10,7 +10,8 @@ import { addCommand, askCommand, ClientError, clientOptions, lsCommand } from '.
 import { startServer } from '../server';
 import { createService } from '../service';
 
-export const VERSION = '0.1.0';
+export { VERSION } from '../version';
+import { VERSION } from '../version';
 
 interface Command {
   usage: string;
@@ -96,7 +97,7 @@ const COMMANDS: Record<string, Command> = {
     help: 'Download a Whisper model (ONNX, transformers.js layout) from the Hugging Face hub into the models directory, verified, once, on a machine that is online (HF_ENDPOINT and HF_TOKEN are honoured). Analysis then runs offline with --stt auto or whisper.',
     options: { id: { type: 'string' }, json },
     async run(v, config) {
-      const { pullWhisperModel } = await import('../analysis/models-pull');
+      const { pullWhisperModel } = await import('../analysis/assets/models-pull');
       const id = typeof v.id === 'string' ? v.id : config.whisperModel;
       let shown = '';
       const res = await pullWhisperModel({
@@ -147,6 +148,15 @@ const COMMANDS: Record<string, Command> = {
     options: { index: str, ...client },
     async run(v, config) {
       return lsCommand(clientOptions(v, config), v.index as string | undefined);
+    },
+  },
+  mcp: {
+    usage: 'mcp [--server URL] [--token T]',
+    help: 'Serve the MCP tools (list_indexes, search_moments, ask, add_video, …) over stdio for an AI assistant, as a client of a running service: configure the assistant to start this command (README "MCP"). Server: --server, VIDQ_SERVER, or --host/--port; token: --token, VIDQ_TOKEN, or DATA_DIR/default-token.txt. stdout carries the protocol only.',
+    options: { ...client },
+    async run(v, config) {
+      const { runStdioServer } = await import('../mcp/stdio');
+      return runStdioServer(clientOptions(v, config));
     },
   },
   'credits add': {

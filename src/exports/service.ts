@@ -42,6 +42,16 @@ export class ExportService {
 
   /** Subtitles from the transcript segments; 404 when the video has none. */
   transcript(user: User, fileId: string, format: 'vtt' | 'srt'): { video: Video; text: string } {
+    const { video, cues } = this.transcriptCues(user, fileId);
+    return { video, text: format === 'vtt' ? toVtt(cues) : toSrt(cues) };
+  }
+
+  /** The transcript's cues in time order (the MCP tool get_transcript); 404 when the video has none. */
+  cues(user: User, fileId: string): Cue[] {
+    return this.transcriptCues(user, fileId).cues;
+  }
+
+  private transcriptCues(user: User, fileId: string): { video: Video; cues: Cue[] } {
     const video = this.video(user, fileId);
     const cues: Cue[] = this.d.db
       .select({ start: segments.start, end: segments.end, text: segments.text })
@@ -56,7 +66,7 @@ export class ExportService {
           : `this video has no transcript yet (it is ${video.status}); try again when it is ready`,
       );
     }
-    return { video, text: format === 'vtt' ? toVtt(cues) : toSrt(cues) };
+    return { video, cues };
   }
 
   private peopleOf(videoId: string): Insights['people'] {

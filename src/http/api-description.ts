@@ -93,4 +93,12 @@ unknown token, 403 another user's id or a forbidden URL, 404 unknown index or vi
 into people per index (never across indexes or users); \`/indexes/{index_id}/people\` lists them,
 and a person can be named, merged into another, or have an appearance split out. Another user's
 index, a deleted index, or a person of another index is 404.
+
+**MCP (AI assistants).** POST /mcp is a Model Context Protocol server (streamable HTTP, stateless,
+JSON answers) with the tools list_indexes, list_videos, add_video, get_video_status,
+search_moments, ask, get_transcript, describe_video, list_people and remove_video. It takes
+\`Authorization: Bearer <token>\` (401 before any tool runs); a browser's \`Origin\` must be this
+server's own (403). The tools apply this API's rules (ask and describe_video cost what /inquire
+costs; search is free; one user never sees another's indexes) and fail with this API's messages.
+\`vidq mcp\` serves the same tools over stdio as a client of this API.
 `.trim();

@@ -9,23 +9,20 @@ import { checkParsedBody, limitBody, NATIVE_BODY_LIMIT } from './body';
 import { hostCheck, pathOf } from './host';
 import type { Service } from '../service';
 import { docsPlugin } from './docs';
+import type { HttpOptions } from './options';
 import { exportRoutes } from './routes/exports';
 import { fileUploadRoutes } from './routes/file-upload';
 import type { RouteLike } from './openapi/document';
 import { indexRoutes } from './routes/indexes';
 import { inquireRoutes } from './routes/inquire';
 import { mediaRoutes } from './routes/media';
+import { mcpRoutes } from '../mcp/http';
 import { searchRoutes } from './routes/search';
 import { peopleRoutes } from './routes/people';
 import { uiRoutes } from './routes/ui';
 import { uploadRoutes } from './routes/upload';
 import { videoRoutes } from './routes/videos';
 import { webhookRoutes } from './routes/webhooks';
-
-export interface HttpOptions {
-  /** The server is bound to a loopback address (enables anonymous GET /indexes when configured). */
-  loopback: boolean;
-}
 
 export function createHttpApp(s: Service, opts: HttpOptions) {
   const maxBody = s.config.maxBodyBytes;
@@ -72,6 +69,7 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
     .use(mediaRoutes(s))
     .use(videoRoutes(s))
     .use(peopleRoutes(s))
+    .use(mcpRoutes(s))
     .use(uiRoutes());
   routes = () => app.routes;
   return app;

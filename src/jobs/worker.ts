@@ -7,7 +7,7 @@
 import { getPriority, setPriority } from 'node:os';
 import { randomId } from '../ids';
 import { createAnalyzers } from '../analysis';
-import { analysisAssets } from '../analysis/assets';
+import { analysisAssets } from '../analysis/assets/extract';
 import { runJob } from '../analysis/pipeline';
 import { analyzerNames, type Config } from '../config';
 import { createLogger } from '../log';

@@ -3,7 +3,7 @@
  * The bundled ffprobe crashes (SIGSEGV) on every MPEG-TS file on some CPUs while the bundled
  * ffmpeg reads them fine; a crashing tool must not turn into "your file is unreadable".
  */
-import type { FfprobeOutput, FfprobeStream } from './probe';
+import type { FfprobeOutput, FfprobeStream } from './ffprobe-output';
 
 export interface ToolRun {
   out: string;

@@ -4,6 +4,7 @@
 import { availableParallelism, setPriority } from 'node:os';
 import { ApiError, unprocessable, unsupportedMedia } from '../errors';
 import { crashSignal, ffmpegSummary, parseFfmpegSummary } from './ffmpeg-probe';
+import type { FfprobeOutput, FfprobeStream } from './ffprobe-output';
 
 export interface MediaInfo {
   /** ffprobe's format name, e.g. "mov,mp4,m4a,3gp,3g2,mj2" or "matroska,webm". */
@@ -21,25 +22,6 @@ export interface MediaInfo {
   /** MIME type and file extension chosen for storage. */
   mimeType: string;
   ext: string;
-}
-
-export interface FfprobeStream {
-  codec_type?: string;
-  codec_name?: string;
-  width?: number;
-  height?: number;
-  sample_aspect_ratio?: string;
-  avg_frame_rate?: string;
-  r_frame_rate?: string;
-  duration?: string;
-  nb_frames?: string;
-  disposition?: { attached_pic?: number };
-  tags?: Record<string, string>;
-  side_data_list?: { rotation?: number }[];
-}
-export interface FfprobeOutput {
-  streams?: FfprobeStream[];
-  format?: { format_name?: string; duration?: string; tags?: Record<string, string> };
 }
 
 // Formats that are still images (an image renamed .mp4 probes as one of these).
