@@ -4,7 +4,7 @@
  * those), words for people and for clothing, and numbers. The question reader, the fact plug-ins,
  * the colour answers and the wording rules all read these lists; none keeps a copy of its own.
  */
-import { PALETTE, type ColourName } from '../analysis/colours';
+import { PALETTE, type ColourName } from '../analysis/stages/colours';
 
 /** COCO classes the detector knows, with the words people use for them. */
 export const LABEL_WORDS: Record<string, string[]> = {
