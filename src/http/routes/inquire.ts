@@ -33,7 +33,8 @@ export function inquireRoutes(s: Service) {
           tags: ['inquire'],
           summary: 'Ask a question about the videos of an index',
           description:
-            'Answers from the indexed videos, narrowed by `target` (a moment or range) and `target_video`. Costs credits (400 when the balance is too low); a failed question is not charged. ' +
+            'Answers from the indexed videos, narrowed by `target` (a moment or range) and `target_video`. `index` is the index_id or the index name. Costs credits (400 when the balance is too low); a failed question is not charged. ' +
+            'With `json` (field name → description, as an object or a JSON string) `output` is a JSON string of an object with exactly those keys, `null` where the index supports no value. ' +
             '`model` names the backend that wrote `output`: the extractive composer, or the configured generative model (`--generator`), with "(fallback: reason)" when the model failed, timed out or cited a time that is not in `evidence` and the composed answer was used instead.',
         },
       },
