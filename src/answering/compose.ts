@@ -12,7 +12,7 @@ import type { Segment, Video } from '../storage/schema';
 import type { Evidence, EvidenceFinder, ScopeWindow } from './evidence';
 import { factEntry, type Cell, type FactKind } from './facts';
 import { readIntent, type Intent } from './intent';
-import { colourOnClothing, labelNoun, namesLabel, numberWord } from './vocabulary';
+import { colourOnClothing, labelNoun, NAMES_NO_THING, namesLabel, numberWord } from './vocabulary';
 import { readQuestion, type ReadQuestion, type Slots, type TimeSlot } from './reader';
 import { formatTime } from './target';
 
@@ -193,7 +193,7 @@ export class Composer {
         (!slots.factCues.has(best.fact) || (slots.factCues.has(c.fact) && !OBJECTS.has(c.fact))));
     // A question that names a thing ("is there a kayak?") is not answered about speech or sound
     // unless its words ask about them: "Yes: someone speaks" answers nothing it asked.
-    const namesThing = slots.intent.keywords.some((w) => !CAPTION_GENERIC.has(w) && !/^\d/.test(w));
+    const namesThing = slots.intent.keywords.some((w) => !NAMES_NO_THING.has(w) && !/^\d/.test(w));
     const heard = (c: Cell) => (c.fact === 'speech' || c.fact === 'audio') && namesThing && !slots.factCues.has(c.fact);
     const tried = read.readings.filter((x) => related(x.cell));
     const kept = tried.filter((x) => !heard(x.cell));
@@ -281,7 +281,7 @@ export class Composer {
    * scope has none (the offline default), so the answer stays an honest "not found".
    */
   fromCaptions(style: Style): Answer | null {
-    const things = this.keywords.filter((w) => !CAPTION_GENERIC.has(w) && !/^\d/.test(w));
+    const things = this.keywords.filter((w) => !NAMES_NO_THING.has(w) && !/^\d/.test(w));
     if (!things.length) return null;
     const names = (text: string, w: string) =>
       new RegExp(`\\b${w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/(es|s)$/, '')}(s|es)?\\b`, 'i').test(text);
@@ -1184,13 +1184,6 @@ function sentenceFor(s: Segment, where: string, file: string | null): string {
 }
 
 const COLOUR_ASKED = /\b(colou?rs?|colou?red)\b/i;
-
-/** Question words that name no thing, left out when captions are searched for what a question names. */
-const CAPTION_GENERIC = new Set(
-  'there any anything something video clip film footage recording scene shot screen frame picture visible see seen shown show shows showing appear appears appearing appeared present is are was were does do did can could when where which what time times moment moments first last start end beginning ever at all'.split(
-    ' ',
-  ),
-);
 
 /** The colour stored with a detection, when the analysis measures colours. */
 function colourIn(s: Segment): string | null {

@@ -13,7 +13,7 @@
 import type { Segment, SegmentKind } from '../storage/schema';
 import type { RetrievalCore, ScopeWindow } from '../search/retrieval';
 import type { Intent } from './intent';
-import { CLOTHING_WORDS, PERSON_WORDS } from './vocabulary';
+import { CLOTHING_WORDS, NAMES_NO_THING, PERSON_WORDS } from './vocabulary';
 
 /** The kinds that hold sentences. */
 export const FREE_TEXT: SegmentKind[] = ['caption', 'transcript', 'ocr'];
@@ -25,13 +25,6 @@ export interface Sentence {
   /** The content words it contains. */
   matched: string[];
 }
-
-/** Question words that name no thing: left out of the words a sentence must contain. */
-const GENERIC = new Set(
-  'there any anything something video clip film footage recording scene shot screen frame picture visible see seen shown show shows showing appear appears appearing appeared present happen happens happening is are was were does do did can could when where which what who whom whose why how time times moment moments first last start end beginning ever at all doing does going kind sort type thing things describe tell'.split(
-    ' ',
-  ),
-);
 
 /** Words a concept is said with: a question that uses the key matches a sentence with any of these. */
 const CONCEPTS: Record<string, string[]> = {
@@ -52,7 +45,7 @@ export function stem(w: string): string {
 
 /** The question's content words (its keywords less the words that name no thing). */
 export function contentWords(intent: Intent): string[] {
-  return intent.keywords.filter((w) => w.length > 1 && !GENERIC.has(w) && !/^\d+([.:]\d+)?$/.test(w));
+  return intent.keywords.filter((w) => w.length > 1 && !NAMES_NO_THING.has(w) && !/^\d+([.:]\d+)?$/.test(w));
 }
 
 function contains(text: string, word: string): boolean {

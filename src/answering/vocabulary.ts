@@ -244,6 +244,13 @@ export function namesLabel(text: string, label: string): boolean {
   return labelsNamed(text).includes(label) || new RegExp(`\\b${escapeRe(label)}s?\\b`, 'i').test(text);
 }
 
+/** Question words that name no thing: left out when the evidence is searched for what a question names. */
+export const NAMES_NO_THING = new Set(
+  'there any anything something video clip film footage recording scene shot screen frame picture visible see seen shown show shows showing appear appears appearing appeared present happen happens happening is are was were does do did can could when where which what who whom whose why how time times moment moments first last start end beginning ever at all doing going kind sort type thing things describe tell'.split(
+    ' ',
+  ),
+);
+
 export const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** Label as said in a sentence ("dining table" → "table", "tv" → "TV"). */
