@@ -343,3 +343,11 @@ describe('structured output (json)', () => {
     expect(req.messages[0]!.content).toContain('"b": y');
   });
 });
+
+describe('describe a moment', () => {
+  test('what is in view when the window starts, then what changes in it', async () => {
+    const a = await ask('Summarise the clip.', { ...B, target: '15-20' });
+    expect(a.output).toMatch(/0:15 two bottles in view/);
+    expect(a.output).toMatch(/go from two to one/);
+  });
+});

@@ -1382,6 +1382,17 @@ function changesOf(v: Video, all: Segment[], shots: Segment[], win: { start: num
       const conf = Math.max(...app.segments.map((s) => s.confidence ?? 1));
       const counts = app.segments.flatMap((s) => (s.extra as { counts?: [number, number][] } | null)?.counts ?? []);
       const n0 = counts[0]?.[1] ?? 1;
+      // Asked about a window: what is already in view when it starts is told first.
+      if (win && app.start < win.start && app.end >= win.start) {
+        const before = counts.filter(([t]) => t <= win.start).at(-1)?.[1] ?? n0;
+        out.push({
+          t: win.start,
+          text: `${detected(label, conf, before)} in view`,
+          segment: first,
+          evidence: label,
+          rank: 1,
+        });
+      }
       if (inWin(app.start))
         out.push({
           t: app.start,
