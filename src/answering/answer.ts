@@ -108,7 +108,12 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
   if (!composed.found) {
     if (sentences.length)
       return {
-        output: `${capital(list(quoted))}.`,
+        // "Is there a pavement?" — "Yes: …" when the sentences hold every word asked about.
+        output: endSentence(
+          YES_NO.test(a.prompt) && sentences[0]!.matched.length === contentWords(slots.intent).length
+            ? `Yes: ${list(quoted)}`
+            : capital(list(quoted)),
+        ),
         evidence: sentences.map((s) => cite(s.segment, s.score)),
         found: true,
         reading: `free_text (${reading})`,
@@ -138,7 +143,7 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
       ? ` The object detector saw ${list(labels.map((l) => article(labelNoun(l))))} there.`
       : '';
     return {
-      output: `${capital(list(wholly.map((s) => quoted[sentences.indexOf(s)]!)))}.${also}`,
+      output: `${endSentence(`${YES_NO.test(a.prompt) ? 'Yes: ' : ''}${list(wholly.map((s) => quoted[sentences.indexOf(s)]!))}`.replace(/^./, (c) => c.toUpperCase()))}${also}`,
       evidence: [...wholly.map((s) => cite(s.segment, s.score)), ...detected],
       found: true,
       reading: `free_text (${reading})`,
@@ -245,6 +250,9 @@ const where = (a: AnswerInput, s: Segment) =>
 const quote = (t: string) => `"${t.replace(/\s*\n\s*/g, ' ').trim()}"`;
 const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 const article = (n: string) => (/^[aeiou]/i.test(n) ? `an ${n}` : `a ${n}`);
+const YES_NO = /^\s*(is|are|was|were|does|do|did|can|could|has|have|had|any)\b/i;
+/** A full stop, unless the sentence ends with a quote that has one. */
+const endSentence = (t: string) => (/[.!?]"$/.test(t) ? t : `${t}.`);
 const firstSentence = (t: string) => t.split(/(?<=[.!?])\s/)[0]!;
 function list(xs: string[]): string {
   return xs.length <= 1 ? (xs[0] ?? '') : `${xs.slice(0, -1).join(', ')} and ${xs.at(-1)}`;

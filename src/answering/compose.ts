@@ -259,7 +259,8 @@ export class Composer {
     f: (label: string) => Answer | Promise<Answer>,
   ): Answer | Promise<Answer> {
     // Things the detector has no label for, or never saw, may still be named by a caption (issue 11).
-    if (!label) return this.fromCaptions(style) ?? this.notFound('what the question names', style);
+    // Things the detector has no label for, or never saw, may still be named by a caption: answer.ts reads those.
+    if (!label) return this.notFound('what the question names', style);
     const asked = named.length ? named : [label];
     const present = asked.filter(
       (l) => this.c.finder.byKind(this.c.scope, ['object'], { labels: [l], limit: 1 }).length > 0,
@@ -267,38 +268,9 @@ export class Composer {
     const missing = asked.filter((l) => !present.includes(l));
     // The question is about something that was never detected: say so rather than answer about something else.
     if (!present.includes(label) || (missing.length && !(missing.length === 1 && missing[0] === 'dining table'))) {
-      return (
-        this.fromCaptions(style) ??
-        this.notFound((missing.length ? missing : [label]).map((l) => article(labelNoun(l))).join(' or '), style)
-      );
+      return this.notFound((missing.length ? missing : [label]).map((l) => article(labelNoun(l))).join(' or '), style);
     }
     return f(label);
-  }
-
-  /**
-   * An object question answered from captions (model-written descriptions of a shot): the captions
-   * that name every thing the question names, with their times. Null when no caption does, or the
-   * scope has none (the offline default), so the answer stays an honest "not found".
-   */
-  fromCaptions(style: Style): Answer | null {
-    const things = this.keywords.filter((w) => !NAMES_NO_THING.has(w) && !/^\d/.test(w));
-    if (!things.length) return null;
-    const names = (text: string, w: string) =>
-      new RegExp(`\\b${w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/(es|s)$/, '')}(s|es)?\\b`, 'i').test(text);
-    const hits = this.c.finder
-      .byKind(this.c.scope, ['caption'], { limit: 2000 })
-      .filter((c) => things.every((w) => names(c.text, w)));
-    if (!hits.length) return null;
-    const shown = hits.slice(0, style.items);
-    for (const c of shown) this.citeSegment(c);
-    const many = this.c.scope.videos.length > 1;
-    const file = (id: string) => (many ? ` (${this.c.scope.videos.find((v) => v.id === id)?.fileName ?? id})` : '');
-    const parts = shown.map((c) => `${span(c.start, c.end)}${file(c.videoId)}: ${quote(c.text)}`);
-    const more = hits.length > shown.length ? ` (and ${hits.length - shown.length} more)` : '';
-    return {
-      text: `${YES_NO.test(this.c.prompt) ? 'Yes: the' : 'The'} captions describe it ${joinList(parts)}${more}.`,
-      found: true,
-    };
   }
 
   // ---- object questions -------------------------------------------------------------------
@@ -578,7 +550,7 @@ export class Composer {
         this.cite(v.id, e.segment.kind, e.t, e.cite ?? e.t, e.evidence ?? e.segment.text, e.segment.confidence ?? 1);
         return `${span(e.t, e.cite ?? e.t)} ${e.text}`;
       });
-      const head = `${this.multi() ? `${v.fileName}: ` : ''}${v.durationSec !== null ? `A video of ${secs(v.durationSec)}` : 'The video'} in ${numberWord(Math.max(1, shots.length))} shot${shots.length === 1 ? '' : 's'}.`;
+      const head = `${this.multi() ? `${v.fileName}: ` : ''}${v.durationSec !== null ? `A video of ${secs(v.durationSec)}` : 'The video'} in ${numberWord(Math.max(1, shots.length))} shot${shots.length > 1 ? 's' : ''}.`;
       const more = events.length > kept.length ? ` (${events.length - kept.length} smaller changes left out)` : '';
       parts.push(`${head} ${capital(lines.join('; '))}${more}.`);
     }
@@ -712,7 +684,11 @@ export class Composer {
     // Words the text must hold ("is there a kayak", "when does SALE appear") that no text holds: not found.
     if (!segs.length || (asked && !matched))
       return this.notFound(
-        slots.quoted.length ? `the text ${joinList(slots.quoted.map(quote))}` : 'any text on screen',
+        slots.quoted.length
+          ? `the text ${joinList(slots.quoted.map(quote))}`
+          : asked
+            ? joinList(intent.keywords.filter((k) => !TEXT_WORDS.has(k)).map((k) => `"${k}"`))
+            : 'any text on screen',
         style,
       );
     let chosen = segs;
@@ -1082,7 +1058,7 @@ export class Composer {
         bits.push(
           captions
             .slice(0, 2)
-            .map((c) => c.text.replace(/\.$/, ''))
+            .map((c) => sentenceInside(c.text))
             .join('; '),
         );
       const objects = new Map<string, { n: number; s: Segment }>();
@@ -1442,7 +1418,7 @@ function changesOf(v: Video, all: Segment[], shots: Segment[], win: { start: num
   else if (speech.length && inWin(speech[0]!.start))
     out.push({ t: speech[0]!.start, text: 'someone starts speaking', segment: speech[0]!, rank: 2 });
   for (const c of all.filter((x) => x.kind === 'caption'))
-    out.push({ t: c.start, cite: c.end, text: c.text.replace(/\.$/, ''), segment: c, rank: 0 });
+    out.push({ t: c.start, cite: c.end, text: sentenceInside(c.text), segment: c, rank: 0 });
   for (const s of shots.slice(1))
     if (inWin(s.start)) out.push({ t: s.start, text: 'the scene cuts to a new shot', segment: s, rank: 4 });
   return out.sort((a, b) => a.t - b.t);
@@ -1451,4 +1427,12 @@ function changesOf(v: Video, all: Segment[], shots: Segment[], win: { start: num
 /** The `most` changes to tell: by rank (captions and arrivals before cuts), in time order. */
 function pickEvents(events: Change[], most: number): Change[] {
   return [...events].sort((a, b) => a.rank - b.rank || a.t - b.t).slice(0, most);
+}
+
+/** A caption as part of a sentence: no full stop, and "A dog…" as "a dog…". */
+function sentenceInside(text: string): string {
+  return text
+    .trim()
+    .replace(/\.$/, '')
+    .replace(/^(A|An|The|Two|Three|Some)\b/, (w) => w.toLowerCase());
 }
