@@ -191,6 +191,8 @@ function withMissingModel(
   reading: string,
 ): string {
   const finder = a.retrieval.finder;
+  // Videos not analysed at all: the composer's "not analysed" says more than any model would.
+  if (scope.videos.every((v) => v.analysis === null)) return output;
   if (intent.needs.has('said') || reading.startsWith('speech.')) {
     if (finder.has(scope, ['transcript'])) return output;
     if (/transcri|speech-to-text/.test(output)) return output;

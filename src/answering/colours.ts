@@ -31,6 +31,8 @@ const GROUPS: Record<string, string[]> = {
   vehicle: ['car', 'truck', 'bus'],
   vehicles: ['car', 'truck', 'bus'],
   bike: ['bicycle', 'motorcycle'],
+  armchair: ['couch', 'chair'],
+  armchairs: ['couch', 'chair'],
 };
 const CLOTHES = new RegExp(
   `\\b(?:in|wearing|with)\\s+(?:a|an|the)?\\s*(\\w+)\\s+(?:${CLOTHING_WORDS.map(escapeRe).join('|')})\\b`,
