@@ -10,11 +10,12 @@
 import type { Embedder } from '../analysis/embedder';
 import type { Segment, Video } from '../storage/schema';
 import type { Evidence, EvidenceFinder, ScopeWindow } from './evidence';
-import { factEntry, type Cell, type FactKind } from './facts';
+import type { Cell, FactKind } from './facts';
 import { readIntent, type Intent } from './intent';
 import { colourOnClothing, labelNoun, NAMES_NO_THING, namesLabel, numberWord } from './vocabulary';
 import { readQuestion, type ReadQuestion, type Slots, type TimeSlot } from './reader';
 import { formatTime } from './target';
+import { article, capital, joinList, quote, secs, span } from './wording';
 
 export interface Composed {
   output: string;
@@ -61,12 +62,6 @@ function styleOf(guidance: string): Style {
     return { items: 10, brief: false };
   return { items: 4, brief: false };
 }
-
-const span = (start: number, end: number) =>
-  end - start < 1.5 ? `at ${formatTime(start)}` : `from ${formatTime(start)} to ${formatTime(end)}`;
-// The lines of one text block are one phrase (a title set over two lines reads "Big Buck Bunny", as a person would quote it).
-const quote = (text: string) => `"${text.replace(/\s*\n\s*/g, ' ').trim()}"`;
-const article = (noun: string) => (/^[aeiou]/i.test(noun) && !/^(one|uni|eu)/i.test(noun) ? `an ${noun}` : `a ${noun}`);
 
 interface Counted {
   video: Video;
@@ -220,6 +215,16 @@ export class Composer {
   /** The scope the answer looks at now (narrowed by the question's file names and times). */
   get scope(): ScopeWindow {
     return this.c.scope;
+  }
+
+  /** The question as asked. */
+  get prompt(): string {
+    return this.c.prompt;
+  }
+
+  /** The segments of the index, by kind (see RetrievalCore.finder). */
+  get finder(): EvidenceFinder {
+    return this.c.finder;
   }
 
   run(cell: Cell, slots: Slots, style: Style): Answer | Promise<Answer> {
@@ -881,137 +886,6 @@ export class Composer {
     };
   }
 
-  // ---- file facts ----------------------------------------------------------------------------
-
-  /** A video's fact of this kind as words (no m:ss: every time in an answer is a cited one), or null. */
-  factOf(v: Video, fact: FactKind): string | null {
-    switch (fact) {
-      case 'duration':
-        return v.durationSec !== null ? `${secs(v.durationSec)} long` : null;
-      case 'resolution':
-        return v.width && v.height
-          ? `${v.width}×${v.height} pixels (${v.height > v.width ? 'portrait' : v.height === v.width ? 'square' : 'landscape'})`
-          : null;
-      case 'fps':
-        return v.fps ? `${Math.round(v.fps * 100) / 100} frames per second` : null;
-      case 'size':
-        return v.sizeBytes !== null
-          ? `${(v.sizeBytes / 1e6).toFixed(v.sizeBytes < 1e7 ? 2 : 1)} MB (${v.sizeBytes} bytes)`
-          : null;
-      case 'codec':
-        return v.videoCodec
-          ? `encoded with ${v.videoCodec}${v.hasAudio === false ? ', with no audio track' : ''}`
-          : null;
-      default:
-        return null;
-    }
-  }
-
-  /** Cites a whole video for a fact of its file (no segment holds it). */
-  citeVideo(v: Video, text: string): void {
-    this.cite(v.id, 'shot', 0, v.durationSec ?? 0, text, 1);
-  }
-
-  fileFact(facts: FactKind[], style: Style): Answer {
-    const parts: string[] = [];
-    for (const v of this.c.scope.videos.slice(0, Math.max(style.items, 10))) {
-      const f = facts.map((k) => this.factOf(v, k)).filter((x): x is string => !!x);
-      if (!f.length) continue;
-      this.citeVideo(v, `${v.fileName}: ${f.join(', ')}`);
-      parts.push(`${v.fileName} is ${joinList(f)}`);
-    }
-    if (!parts.length) return this.notFound(factEntry(facts[0]!).noun, style);
-    return { text: `${joinList(parts)}.`, found: true };
-  }
-
-  fileCompare(fact: FactKind, slots: Slots, style: Style): Answer {
-    const measure = (v: Video): number | null =>
-      fact === 'duration'
-        ? v.durationSec
-        : fact === 'resolution'
-          ? v.width && v.height
-            ? v.width * v.height
-            : null
-          : fact === 'fps'
-            ? v.fps
-            : fact === 'size'
-              ? v.sizeBytes
-              : null;
-    const rows = this.c.scope.videos
-      .map((v) => ({ v, m: measure(v) }))
-      .filter((r): r is { v: Video; m: number } => r.m !== null);
-    if (rows.length === 0) return this.notFound(factEntry(fact).noun, style);
-    const low = /\b(shortest|shorter|smallest|smaller|lowest|lower|least|fewest|less)\b/i.test(this.c.prompt);
-    const vertical = fact === 'resolution' && /\b(vertical|portrait)\b/i.test(this.c.prompt);
-    if (vertical) {
-      const tall = rows.filter((r) => (r.v.height ?? 0) > (r.v.width ?? 0));
-      if (!tall.length)
-        return {
-          text: `None of the videos is in portrait format; ${joinList(rows.slice(0, 4).map((r) => `${r.v.fileName} is ${this.factOf(r.v, fact)}`))}.`,
-          found: false,
-        };
-      for (const r of tall) this.citeVideo(r.v, `${r.v.fileName}: ${this.factOf(r.v, fact)}`);
-      return {
-        text: `In portrait format: ${joinList(tall.map((r) => `${r.v.fileName} (${this.factOf(r.v, fact)})`))}.`,
-        found: true,
-      };
-    }
-    rows.sort((a, b) => (low ? a.m - b.m : b.m - a.m));
-    const shown = rows.slice(0, Math.max(2, Math.min(style.items, 5)));
-    for (const r of shown) this.citeVideo(r.v, `${r.v.fileName}: ${this.factOf(r.v, fact)}`);
-    const word: Record<string, [string, string]> = {
-      duration: ['longest', 'shortest'],
-      resolution: ['highest resolution', 'lowest resolution'],
-      fps: ['highest frame rate', 'lowest frame rate'],
-      size: ['biggest', 'smallest'],
-    };
-    const [hi, lo] = word[fact] ?? ['first', 'last'];
-    void slots;
-    return {
-      text: `${rows[0]!.v.fileName} is the ${low ? lo : hi} (${this.factOf(rows[0]!.v, fact)})${shown.length > 1 ? `; then ${joinList(shown.slice(1).map((r) => `${r.v.fileName} (${this.factOf(r.v, fact)})`))}` : ''}.`,
-      found: true,
-    };
-  }
-
-  audio(style: Style, which: boolean): Answer {
-    const known = this.c.scope.videos.filter((v) => v.hasAudio !== null);
-    if (!known.length) return this.notFound('whether there is sound', style);
-    const silentAsked = /\b(no sound|no audio|without (sound|audio)|silent|mute|muted)\b/i.test(this.c.prompt);
-    if (which || known.length > 1) {
-      const chosen = known.filter((v) => (silentAsked ? v.hasAudio === false : v.hasAudio === true));
-      if (!chosen.length) return this.notFound(silentAsked ? 'a video without sound' : 'a video with sound', style);
-      for (const v of chosen.slice(0, 10))
-        this.citeVideo(v, `${v.fileName}: ${v.hasAudio ? 'has an audio track' : 'has no audio track'}`);
-      return {
-        text: `${silentAsked ? 'Without sound' : 'With sound'}: ${joinList(chosen.slice(0, 10).map((v) => v.fileName))}${chosen.length > 10 ? ' and more' : ''}.`,
-        found: true,
-      };
-    }
-    const v = known[0]!;
-    const speech = this.c.finder.has({ videos: [v], window: null }, ['speech', 'transcript']);
-    this.citeVideo(v, `${v.fileName}: ${v.hasAudio ? 'has an audio track' : 'has no audio track'}`);
-    if (!v.hasAudio) return { text: `No: ${v.fileName} has no audio track, so it is silent.`, found: true };
-    return {
-      text: `Yes: ${v.fileName} has an audio track${speech ? ', with speech in it' : ' (no speech was found in it)'}.`,
-      found: true,
-    };
-  }
-
-  videoList(count: boolean): Answer {
-    const vs = this.c.scope.videos;
-    const names = vs
-      .slice(0, 12)
-      .map((v) => `${v.fileName}${v.durationSec !== null ? ` (${secs(v.durationSec)})` : ''}`);
-    for (const v of vs.slice(0, 12)) this.citeVideo(v, `${v.fileName}`);
-    const all = `${joinList(names)}${vs.length > 12 ? ` and ${vs.length - 12} more` : ''}`;
-    return {
-      text: count
-        ? `The index holds ${numberWord(vs.length)} video${vs.length === 1 ? '' : 's'}: ${all}.`
-        : `The index holds ${all}.`,
-      found: true,
-    };
-  }
-
   // ---- what is visible at a moment ------------------------------------------------------------
 
   /** Everything known at the time asked about: objects and people, text, captions, speech. */
@@ -1190,14 +1064,6 @@ const SPEECH_WORDS = new Set(
   ),
 );
 
-/** Seconds as words: "12.3 seconds", "2 minutes 5 seconds". */
-function secs(n: number): string {
-  if (n < 60) return `${Math.round(n * 10) / 10} second${Math.round(n * 10) / 10 === 1 ? '' : 's'}`;
-  const m = Math.floor(n / 60);
-  const r = Math.round(n - m * 60);
-  return `${m} minute${m === 1 ? '' : 's'}${r ? ` ${r} second${r === 1 ? '' : 's'}` : ''} (${Math.round(n * 10) / 10} seconds)`;
-}
-
 /** "the second shot" → 2. */
 function ordinal(prompt: string): number | null {
   const words = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth', 'tenth'];
@@ -1304,15 +1170,6 @@ function bestText(ss: Segment[]): Segment[] {
 function categoryName(prompt: string): string {
   const m = /\b(animals?|vehicles?|electronic devices?|devices?|furniture|food|drinks?|pets?)\b/i.exec(prompt);
   return m ? m[1]!.toLowerCase().replace(/s$/, '') : 'such thing';
-}
-
-function joinList(parts: string[]): string {
-  if (parts.length <= 1) return parts[0] ?? '';
-  return `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
-}
-
-function capital(s: string): string {
-  return s.charAt(0).toUpperCase() + s.slice(1);
 }
 
 /** The count points inside a window; when the sampling left none inside, the one nearest its middle. */
