@@ -798,94 +798,6 @@ export class Composer {
     return { text: `Speech is heard in ${joinList(parts)}.`, found: true };
   }
 
-  // ---- shots ---------------------------------------------------------------------------------
-
-  shotsOf(v: Video): Segment[] {
-    return this.c.finder.byKind({ videos: [v], window: this.c.scope.window }, ['shot']);
-  }
-
-  shotCount(style: Style): Answer {
-    const parts: string[] = [];
-    for (const v of this.c.scope.videos.slice(0, style.items)) {
-      const shots = this.shotsOf(v);
-      if (!shots.length) continue;
-      for (const s of shots.slice(1, 8)) this.citeSegment(s);
-      if (shots.length === 1) this.citeSegment(shots[0]!);
-      const cuts = shots.slice(1).map((s) => formatTime(s.start));
-      parts.push(
-        `${this.multi() ? `${v.fileName}: ` : ''}${numberWord(shots.length)} shot${shots.length === 1 ? '' : 's'}${cuts.length ? ` (cut${cuts.length > 1 ? 's' : ''} at ${joinList(cuts.slice(0, 7))}${cuts.length > 7 ? ' and more' : ''})` : ', no cut'}`,
-      );
-    }
-    if (!parts.length) return this.notFound('any shot boundaries', style);
-    return { text: `${this.multi() ? 'Shots: ' : 'The video has '}${parts.join('; ')}.`, found: true };
-  }
-
-  shotWhen(slots: Slots, style: Style): Answer {
-    const parts: string[] = [];
-    for (const v of this.c.scope.videos.slice(0, style.items)) {
-      const shots = this.shotsOf(v);
-      const nth = ordinal(this.c.prompt);
-      if (nth !== null && shots[nth - 1]) {
-        const s = shots[nth - 1]!;
-        this.citeSegment(s);
-        parts.push(`shot ${nth}${this.where(v.id)} runs ${span(s.start, s.end)}`);
-        continue;
-      }
-      const cuts = shots.slice(1);
-      for (const s of cuts.slice(0, 8)) this.citeSegment(s);
-      if (cuts.length)
-        parts.push(
-          `the scene changes${this.where(v.id)} at ${joinList(cuts.slice(0, 8).map((s) => formatTime(s.start)))}${cuts.length > 8 ? ' and later' : ''}`,
-        );
-    }
-    if (!parts.length) {
-      const one = this.c.scope.videos.find((v) => this.shotsOf(v).length === 1);
-      if (one) {
-        const s = this.shotsOf(one)[0]!;
-        this.citeSegment(s);
-        return { text: `There is no cut${this.where(one.id)}: it is one shot ${span(s.start, s.end)}.`, found: true };
-      }
-      return this.notFound('any cut', style);
-    }
-    void slots;
-    return { text: `${capital(parts.join('; '))}.`, found: true };
-  }
-
-  /** Videos by their number of shots, most first (fewest first when asked). */
-  shotCompare(slots: Slots, style: Style): Answer {
-    // "Which video has the longest shot": the shot, not the count.
-    if (/\b(longest|shortest|briefest)\b/i.test(this.c.prompt)) return this.shotExtreme(slots, style);
-    const rows = this.c.scope.videos.map((v) => ({ v, shots: this.shotsOf(v) })).filter((r) => r.shots.length);
-    if (!rows.length) return this.notFound('any shot boundaries', style);
-    const few = /\b(fewest|least|less|fewer)\b/i.test(this.c.prompt);
-    rows.sort((a, b) => (few ? a.shots.length - b.shots.length : b.shots.length - a.shots.length));
-    const shown = rows.slice(0, Math.max(2, style.items));
-    for (const r of shown) this.citeSegment(r.shots[1] ?? r.shots[0]!);
-    const n = (k: number) => `${numberWord(k)} shot${k === 1 ? '' : 's'}`;
-    return {
-      text: `${rows[0]!.v.fileName} has the ${few ? 'fewest' : 'most'} shots (${n(rows[0]!.shots.length)})${shown.length > 1 ? `; then ${joinList(shown.slice(1).map((r) => `${r.v.fileName} (${n(r.shots.length)})`))}` : ''}.`,
-      found: true,
-    };
-  }
-
-  shotExtreme(slots: Slots, style: Style): Answer {
-    const shots = this.c.scope.videos.flatMap((v) => this.shotsOf(v));
-    if (!shots.length) return this.notFound('any shot', style);
-    const p = this.c.prompt.toLowerCase();
-    let s: Segment;
-    let what: string;
-    if (/\b(shortest|briefest)\b/.test(p))
-      [s, what] = [shots.reduce((a, b) => (b.end - b.start < a.end - a.start ? b : a)), 'shortest'];
-    else if (/\b(last|final)\b/.test(p) || slots.intent.position === 'last') [s, what] = [shots.at(-1)!, 'last'];
-    else if (/\b(first|opening)\b/.test(p)) [s, what] = [shots[0]!, 'first'];
-    else [s, what] = [shots.reduce((a, b) => (b.end - b.start > a.end - a.start ? b : a)), 'longest'];
-    this.citeSegment(s);
-    return {
-      text: `The ${what} shot${this.where(s.videoId)} runs ${span(s.start, s.end)} (${secs(s.end - s.start)}; ${s.text}).`,
-      found: true,
-    };
-  }
-
   // ---- what is visible at a moment ------------------------------------------------------------
 
   /** Everything known at the time asked about: objects and people, text, captions, speech. */
@@ -1063,20 +975,6 @@ const SPEECH_WORDS = new Set(
     ' ',
   ),
 );
-
-/** "the second shot" → 2. */
-function ordinal(prompt: string): number | null {
-  const words = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth', 'tenth'];
-  const m =
-    /\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))\s+(shot|scene|cut)\b/i.exec(
-      prompt,
-    );
-  if (!m) return null;
-  const w = m[1]!.toLowerCase();
-  const i = words.indexOf(w);
-  const n = i >= 0 ? i + 1 : parseInt(w, 10);
-  return m[2]!.toLowerCase() === 'cut' ? n + 1 : n;
-}
 
 /** One appearance of a label: its spans with gaps under a second and a half merged (a missed frame is not a new arrival). */
 interface Appearance {
