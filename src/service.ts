@@ -15,6 +15,7 @@ import { MomentReader } from './analysis/moment';
 import { AnsweringService } from './answering/service';
 import { analyzerNames, type Config } from './config';
 import { IndexService } from './indexes/service';
+import { UploadGrants } from './ingest/grants';
 import { IngestService } from './ingest/service';
 import { Maintenance } from './jobs/maintenance';
 import { JobQueue } from './jobs/queue';
@@ -30,6 +31,7 @@ import { SearchService } from './search/service';
 import { ExportService } from './exports/service';
 import { ensureWebhookTriggers, WebhookService } from './webhooks/service';
 import { PeopleService } from './people/service';
+import { FlowService } from './flows';
 
 export interface Service {
   config: Config;
@@ -39,6 +41,8 @@ export interface Service {
   accounts: AccountService;
   indexes: IndexService;
   ingest: IngestService;
+  /** Signed upload URLs of POST /api-pre-upload (the hosted SDK's local files). */
+  grants: UploadGrants;
   /** The one retrieval core behind answers and search. */
   retrieval: RetrievalCore;
   answering: AnsweringService;
@@ -51,6 +55,8 @@ export interface Service {
   reanalyze: ReanalyzeService;
   /** People of each index (faces grouped by likeness). */
   people: PeopleService;
+  /** The hosted API's search and flows (POST /search, POST /core/<name>). */
+  flows: FlowService;
   /** Set by the server: tells the analysis workers a job is waiting. */
   wakeWorkers: () => void;
   close(): void;
@@ -106,7 +112,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
       })
     : null;
   // One retrieval core for answers, search and every later caller: the vectors are held once.
-  const retrieval = new RetrievalCore({ db, embedder });
+  const retrieval = new RetrievalCore({ db, embedder, dataDir: config.dataDir });
   const answering = new AnsweringService({
     db,
     config,
@@ -120,6 +126,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     log: log.child({ part: 'answering' }),
   });
   const search = new SearchService({ db, indexes, links, retrieval });
+  const flows = new FlowService({ db, config, files, indexes, retrieval, ffmpeg, log: log.child({ part: 'flows' }) });
   const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
   // The stages the workers run, as the worker builds them (no model is loaded to know their names).
   let stageInfos: StageInfo[] | null = null;
@@ -153,6 +160,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     accounts,
     indexes,
     ingest,
+    grants: new UploadGrants({ db, config, indexes, secret: files.secretKey(), admit: (u) => ingest.admit(u) }),
     retrieval,
     answering,
     search,
@@ -163,11 +171,13 @@ export function createService(config: Config, log: Logger = createLogger(config.
     queue,
     reanalyze,
     people: new PeopleService({ db, indexes, files, ffmpeg }),
+    flows,
     wakeWorkers: () => {},
     close: () => {
       service.webhooks?.stop();
       void embedder?.close?.();
       void moments?.close();
+      void flows.close();
       void answering.generator?.close?.();
       db.$client.close();
     },
