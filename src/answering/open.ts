@@ -85,7 +85,8 @@ export async function bestSentences(
   for (const r of ranked) {
     if (!FREE_TEXT.includes(r.segment.kind)) continue;
     pool.set(r.segment.id, r.segment);
-    cosine.set(r.segment.id, r.cosine ?? 0);
+    // The core's relevance (comparable across kinds) where it is higher than the raw cosine.
+    cosine.set(r.segment.id, Math.max(r.cosine ?? 0, r.relevance ?? 0));
   }
   for (const s of retrieval.finder.byKind(scope, ['caption', 'transcript'], { limit: 2000 })) pool.set(s.id, s);
   const out: Sentence[] = [];
