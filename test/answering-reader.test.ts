@@ -69,7 +69,7 @@ describe('slots by rules', () => {
 
 describe('the fact table', () => {
   test('every cell has example questions and every fact at least one cell', () => {
-    for (const f of FACTS) expect(Object.keys(f.cells).length).toBeGreaterThan(0);
+    for (const f of FACTS) expect(Object.keys(f.forms).length).toBeGreaterThan(0);
     for (const c of CELLS) expect(c.examples.length).toBeGreaterThanOrEqual(2);
   });
 });

@@ -11,6 +11,7 @@ import { segments, type Video } from '../storage/schema';
 import type { Composed } from './compose';
 import type { Evidence } from './evidence';
 import { formatTime } from './target';
+import { CLOTHING_WORDS, COLOUR_WORDS, escapeRe, isPersonWord, labelsNamed, PERSON_WORDS } from './vocabulary';
 
 export interface ColourQuestion {
   db: Db;
@@ -20,45 +21,23 @@ export interface ColourQuestion {
   frameAt(videoId: string, t: number): string | null;
 }
 
-const COLOURS: Record<string, string> = {
-  red: 'red',
-  orange: 'orange',
-  yellow: 'yellow',
-  green: 'green',
-  blue: 'blue',
-  purple: 'purple',
-  violet: 'purple',
-  pink: 'pink',
-  brown: 'brown',
-  black: 'black',
-  white: 'white',
-  grey: 'grey',
-  gray: 'grey',
-  silver: 'grey',
-};
-/** Words people use for the detector's labels (COCO names are matched as they are, and in the plural). */
-const SYNONYMS: Record<string, string[]> = {
+const PERSON_IN_COLOUR = new RegExp(
+  `\\b(${PERSON_WORDS.map(escapeRe).join('|')})\\s+(?:dressed\\s+)?(?:all\\s+)?in\\s+(${Object.keys(COLOUR_WORDS).join('|')})\\b`,
+  'i',
+);
+/** Words people use for groups of labels, beyond the label words themselves. */
+const GROUPS: Record<string, string[]> = {
   van: ['car', 'truck'],
   vehicle: ['car', 'truck', 'bus'],
   vehicles: ['car', 'truck', 'bus'],
-  automobile: ['car'],
-  lorry: ['truck'],
   bike: ['bicycle', 'motorcycle'],
-  man: ['person'],
-  woman: ['person'],
-  guy: ['person'],
-  girl: ['person'],
-  boy: ['person'],
-  lady: ['person'],
-  men: ['person'],
-  women: ['person'],
-  people: ['person'],
-  someone: ['person'],
-  sofa: ['couch'],
   armchair: ['couch', 'chair'],
+  armchairs: ['couch', 'chair'],
 };
-const CLOTHES =
-  /\b(?:in|wearing|with)\s+(?:a|an|the)?\s*(\w+)\s+(?:jacket|shirt|t-shirt|sweater|jumper|hoodie|top|coat|dress|cardigan|blouse|clothes|outfit)\b/i;
+const CLOTHES = new RegExp(
+  `\\b(?:in|wearing|with)\\s+(?:a|an|the)?\\s*(\\w+)\\s+(?:${CLOTHING_WORDS.map(escapeRe).join('|')})\\b`,
+  'i',
+);
 
 interface Row {
   videoId: string;
@@ -74,9 +53,10 @@ interface Row {
 export function answerAboutColours(q: ColourQuestion): Composed | null {
   const p = q.prompt.toLowerCase();
   const askedColour = /\bwhat colou?rs?\b|\bwhich colou?rs?\b|\bcolou?r of\b/.test(p);
-  const clothes = CLOTHES.exec(q.prompt);
+  // "The man in black": a person said with the colour of their clothes.
+  const clothes = (CLOTHES.exec(q.prompt)?.[1] ?? PERSON_IN_COLOUR.exec(q.prompt)?.[2])?.toLowerCase() ?? null;
   // A colour word counts only right before the thing it describes ("the red car"), or for clothes.
-  const colourWord = Object.keys(COLOURS).find((c) => new RegExp(`\\b${c}\\s+[a-z]`).test(p));
+  const colourWord = Object.keys(COLOUR_WORDS).find((c) => new RegExp(`\\b${c}\\s+[a-z]`).test(p));
   if (!askedColour && !colourWord && !clothes) return null;
   if (askedColour && BACKGROUND.test(p)) return background(q);
   const rows = detections(q);
@@ -125,7 +105,7 @@ export function answerAboutColours(q: ColourQuestion): Composed | null {
     };
   }
 
-  const colour = COLOURS[(clothes ? clothes[1]!.toLowerCase() : colourWord) ?? ''];
+  const colour = COLOUR_WORDS[clothes ?? colourWord ?? ''];
   if (!colour) return null;
   const matches = (r: Row) =>
     clothes && r.label === 'person'
@@ -137,7 +117,7 @@ export function answerAboutColours(q: ColourQuestion): Composed | null {
     return {
       found: false,
       evidence: [],
-      output: `I could not find a ${colour} ${named}${q.window ? ' at that time' : ''}.${ofLabel.length ? ` The ${named}s seen were ${other.length ? other.join(', ') : 'of colours I could not read'}.` : ` No ${named} was detected.`}`,
+      output: `I could not find ${article(coloured(colour, named))}${q.window ? ' at that time' : ''}.${ofLabel.length ? ` The ${named}s seen were ${other.length ? other.join(', ') : 'of colours I could not read'}.` : ` No ${named} was detected.`}`,
     };
   }
   if (/\bhow many\b/.test(p)) {
@@ -148,14 +128,14 @@ export function answerAboutColours(q: ColourQuestion): Composed | null {
     );
     return {
       found: true,
-      evidence: evidence(hits, (r) => `${colour} ${r.label}`),
-      output: `${n} ${colour} ${named}${n === 1 ? '' : 's'}: ${hits.map(where).join(', ')}.`,
+      evidence: evidence(hits, (r) => coloured(colour, r.label)),
+      output: `${n} ${coloured(colour, n === 1 ? named : `${named}s`)}: ${hits.map(where).join(', ')}.`,
     };
   }
   return {
     found: true,
-    evidence: evidence(hits, (r) => `${colour} ${r.label}`),
-    output: `The ${colour} ${named} appears at ${hits.slice(0, 12).map(where).join(', ')}.`,
+    evidence: evidence(hits, (r) => coloured(colour, r.label)),
+    output: `The ${coloured(colour, named)} appears at ${hits.slice(0, 12).map(where).join(', ')}.`,
   };
 }
 
@@ -240,10 +220,17 @@ function detections(q: ColourQuestion): Row[] {
 function labelsIn(p: string, labels: Set<string>): string[] {
   const out = new Set<string>();
   for (const l of labels) if (new RegExp(`\\b${l}(?:s|es)?\\b`).test(p)) out.add(l);
-  for (const [word, ls] of Object.entries(SYNONYMS))
+  for (const l of labelsNamed(p)) if (labels.has(l)) out.add(l);
+  for (const [word, ls] of Object.entries(GROUPS))
     if (new RegExp(`\\b${word}\\b`).test(p)) for (const l of ls) if (labels.has(l)) out.add(l);
   return [...out];
 }
 
 const strings = (x: unknown): string[] => (Array.isArray(x) ? x.filter((s): s is string => typeof s === 'string') : []);
 const fileName = (q: ColourQuestion, videoId: string) => q.videos.find((v) => v.id === videoId)?.fileName ?? videoId;
+
+/** A thing with its colour; a person with the colour of their clothes ("person in black"), never "black person". */
+function coloured(colour: string, thing: string): string {
+  return thing === 'person' || isPersonWord(thing) ? `${thing} in ${colour}` : `${colour} ${thing}`;
+}
+const article = (s: string) => (/^[aeiou]/i.test(s) ? `an ${s}` : `a ${s}`);

@@ -10,10 +10,12 @@
 import type { Embedder } from '../analysis/embedder';
 import type { Segment, Video } from '../storage/schema';
 import type { Evidence, EvidenceFinder, ScopeWindow } from './evidence';
-import { factEntry, type Cell, type FactKind, type Handler } from './facts';
-import { labelNoun, numberWord, readIntent, type Intent } from './intent';
+import type { Cell, FactKind } from './facts';
+import { readIntent, type Intent } from './intent';
+import { colourOnClothing, labelNoun, NAMES_NO_THING, namesLabel, numberWord } from './vocabulary';
 import { readQuestion, type ReadQuestion, type Slots, type TimeSlot } from './reader';
 import { formatTime } from './target';
+import { article, capital, joinList, quote, secs, span } from './wording';
 
 export interface Composed {
   output: string;
@@ -24,7 +26,7 @@ export interface Composed {
   reading?: string;
 }
 
-interface Answer {
+export interface Answer {
   text: string;
   found: boolean;
 }
@@ -45,7 +47,7 @@ export interface ComposeInput {
   embedder?: Embedder | null;
 }
 
-interface Style {
+export interface Style {
   /** Items listed at most (spans, quotes, shots). */
   items: number;
   /** One sentence only. */
@@ -60,12 +62,6 @@ function styleOf(guidance: string): Style {
     return { items: 10, brief: false };
   return { items: 4, brief: false };
 }
-
-const span = (start: number, end: number) =>
-  end - start < 1.5 ? `at ${formatTime(start)}` : `from ${formatTime(start)} to ${formatTime(end)}`;
-// The lines of one text block are one phrase (a title set over two lines reads "Big Buck Bunny", as a person would quote it).
-const quote = (text: string) => `"${text.replace(/\s*\n\s*/g, ' ').trim()}"`;
-const article = (noun: string) => (/^[aeiou]/i.test(noun) && !/^(one|uni|eu)/i.test(noun) ? `an ${noun}` : `a ${noun}`);
 
 interface Counted {
   video: Video;
@@ -84,22 +80,15 @@ export class Composer {
   private vector: Float32Array | null = null;
   private readonly multi = () => this.c.scope.videos.length > 1;
 
-  private video(id: string): Video {
+  video(id: string): Video {
     return this.c.scope.videos.find((v) => v.id === id)!;
   }
-  private where(videoId: string): string {
+  where(videoId: string): string {
     return this.multi() ? ` in ${this.video(videoId).fileName}` : '';
   }
 
   /** Adds an evidence item (deduplicated) and returns it. */
-  private cite(
-    videoId: string,
-    kind: Segment['kind'],
-    start: number,
-    end: number,
-    text: string,
-    score: number,
-  ): Evidence {
+  cite(videoId: string, kind: Segment['kind'], start: number, end: number, text: string, score: number): Evidence {
     const found = this.evidence.find(
       (e) => e.video_id === videoId && e.kind === kind && e.start === start && e.end === end && e.text === text,
     );
@@ -118,7 +107,7 @@ export class Composer {
     this.evidence.push(e);
     return e;
   }
-  private citeSegment(s: Segment, score = s.confidence ?? 1): Evidence {
+  citeSegment(s: Segment, score = s.confidence ?? 1): Evidence {
     return this.cite(s.videoId, s.kind, s.start, s.end, s.text, score);
   }
 
@@ -142,7 +131,8 @@ export class Composer {
     if (pending.length && !sentences.found) {
       sentences.text += ` (${pending.map((v) => `${v.fileName} is still ${v.status}`).join('; ')}: ask again when it is ready.)`;
     }
-    let output = sentences.text.trim();
+    // Wording rule: a colour describes clothing or things, never a person.
+    let output = colourOnClothing(sentences.text.trim());
     if (style.brief) output = output.split(/(?<=[.!?])\s/)[0]!;
     return {
       output,
@@ -157,7 +147,7 @@ export class Composer {
    * readings are tried best first, and the first that finds an answer is the answer: when two
    * readings fit, the evidence decides. With none finding anything, the best reading's "not found".
    */
-  private async answer(read: ReadQuestion, style: Style): Promise<Answer & { reading: string }> {
+  async answer(read: ReadQuestion, style: Style): Promise<Answer & { reading: string }> {
     const base = this.c.scope;
     const slots = read.slots;
     const compare = read.readings[0]!.cell.form === 'compare' || slots.files.length >= 2;
@@ -198,7 +188,7 @@ export class Composer {
         (!slots.factCues.has(best.fact) || (slots.factCues.has(c.fact) && !OBJECTS.has(c.fact))));
     // A question that names a thing ("is there a kayak?") is not answered about speech or sound
     // unless its words ask about them: "Yes: someone speaks" answers nothing it asked.
-    const namesThing = slots.intent.keywords.some((w) => !CAPTION_GENERIC.has(w) && !/^\d/.test(w));
+    const namesThing = slots.intent.keywords.some((w) => !NAMES_NO_THING.has(w) && !/^\d/.test(w));
     const heard = (c: Cell) => (c.fact === 'speech' || c.fact === 'audio') && namesThing && !slots.factCues.has(c.fact);
     const tried = read.readings.filter((x) => related(x.cell));
     const kept = tried.filter((x) => !heard(x.cell));
@@ -206,7 +196,7 @@ export class Composer {
       this.evidence = [];
       this.c.scope = narrowed;
       // Relative times ("at the end") narrow only answers that have no sense of position of their own.
-      if (!narrowed.window && slots.time && ('point' in slots.time || !POSITIONAL.has(r.cell.handler))) {
+      if (!narrowed.window && slots.time && ('point' in slots.time || !r.cell.readsPosition)) {
         const w = resolveTime(slots.time, narrowed.videos);
         if (w) this.c.scope = { ...narrowed, window: w };
       }
@@ -219,95 +209,63 @@ export class Composer {
     return first!;
   }
 
-  private run(cell: Cell, slots: Slots, style: Style): Answer | Promise<Answer> {
+  /** The style of the answer (how many items, one sentence or more), from the guidance. */
+  style: Style = styleOf('');
+
+  /** The scope the answer looks at now (narrowed by the question's file names and times). */
+  get scope(): ScopeWindow {
+    return this.c.scope;
+  }
+
+  /** The question as asked. */
+  get prompt(): string {
+    return this.c.prompt;
+  }
+
+  /** The segments of the index, by kind (see RetrievalCore.finder). */
+  get finder(): EvidenceFinder {
+    return this.c.finder;
+  }
+
+  run(cell: Cell, slots: Slots, style: Style): Answer | Promise<Answer> {
+    this.keywords = slots.intent.keywords;
+    this.style = style;
+    return cell.answer(this, slots, cell);
+  }
+
+  /** The label an object question is about (the person for people), its colour when asked, else `f` on it. */
+  aboutLabel(slots: Slots, cell: Cell, f: (label: string) => Answer | Promise<Answer>): Answer | Promise<Answer> {
     const intent = slots.intent;
-    this.keywords = intent.keywords;
     const named = intent.labels.filter((l) => l !== 'person' || !intent.categoryLabels.length);
     const label =
       (cell.fact === 'people' ? 'person' : undefined) ?? named.filter((l) => l !== 'dining table')[0] ?? named[0];
     // "What colour is the car": whichever object reading it got, it asks for a colour.
-    if (cell.handler.startsWith('objects.') && named.length && COLOUR_ASKED.test(this.c.prompt))
-      return this.withLabels(named, label, style, (l) => this.colourOf(l, style));
-    switch (cell.handler) {
-      case 'objects.count':
-        return this.withLabels(named, label, style, (l) => this.countObjects(l, slots, style));
-      case 'objects.when':
-        // "When are two cars visible": the moments with that count.
-        return this.withLabels(named, label, style, (l) =>
-          intent.number !== null || slots.atOnce ? this.count(l, intent, style) : this.when(l, intent, style),
-        );
-      case 'objects.presence':
-        return this.withLabels(named, label, style, (l) =>
-          COLOUR_ASKED.test(this.c.prompt) ? this.colourOf(l, style) : this.when(l, intent, style, true),
-        );
-      case 'objects.which':
-        return this.withLabels(named, label, style, (l) => this.whichVideo(l, style));
-      case 'objects.extreme':
-        return this.withLabels(named, label, style, (l) => this.extremeObject(l, slots, style));
-      case 'objects.compare':
-        return this.withLabels(named, label, style, (l) => this.compareObject(l, style));
-      case 'objects.what':
-        if (intent.categoryLabels.length) return this.objectsOf(intent.categoryLabels, style, intent);
-        if (named.length && COLOUR_ASKED.test(this.c.prompt))
-          return this.withLabels(named, label, style, (l) => this.colourOf(l, style));
-        if (named.length) return this.companions(named, style);
-        return this.visible(style);
-      case 'text.what':
-        return this.written(intent, style);
-      case 'text.when':
-        return this.textWhen(intent, slots, style);
-      case 'text.presence':
-        return this.textWhen(intent, slots, style, true);
-      case 'text.which':
-        return this.textWhich(intent, slots, style);
-      case 'text.count':
-        return this.textCount(style);
-      case 'speech.what':
-        return this.said(intent, style);
-      case 'speech.when':
-        return this.speechWhen(intent, style, false);
-      case 'speech.presence':
-        return this.speechWhen(intent, style, true);
-      case 'speech.amount':
-        return this.speechAmount(style);
-      case 'speech.which':
-        return this.speechWhich(style);
-      case 'shots.count':
-        return this.shotCount(style);
-      case 'shots.when':
-        return this.shotWhen(slots, style);
-      case 'shots.extreme':
-        return this.shotExtreme(slots, style);
-      case 'shots.compare':
-        return this.shotCompare(slots, style);
-      case 'file.what':
-        // "What is the resolution and frame rate?": every file fact the question names.
-        return this.fileFact([cell.fact, ...FILE_FACTS.filter((f) => f !== cell.fact && slots.factCues.has(f))], style);
-      case 'file.compare':
-        return this.fileCompare(cell.fact, slots, style);
-      case 'audio.presence':
-        return this.audio(style, false);
-      case 'audio.which':
-        return this.audio(style, true);
-      case 'videos.count':
-      case 'videos.list':
-        return this.videoList(cell.handler === 'videos.count');
-      case 'visible':
-        return this.c.scope.window ? this.visible(style) : this.summary(style);
-      case 'describe':
-        return this.summary(style);
-    }
+    if (named.length && COLOUR_ASKED.test(this.c.prompt))
+      return this.withLabels(named, label, this.style, (l) => this.colourOf(l, this.style));
+    return this.withLabels(named, label, this.style, f);
+  }
+
+  /** "What animal is there", "what is the dog standing on", "what is there". */
+  objectsWhat(slots: Slots, cell: Cell): Answer | Promise<Answer> {
+    const intent = slots.intent;
+    const named = intent.labels.filter((l) => l !== 'person' || !intent.categoryLabels.length);
+    if (intent.categoryLabels.length) return this.objectsOf(intent.categoryLabels, this.style, intent);
+    if (named.length && COLOUR_ASKED.test(this.c.prompt))
+      return this.aboutLabel(slots, cell, () => this.visible(this.style));
+    if (named.length) return this.companions(named, this.style);
+    return this.visible(this.style);
   }
 
   /** Runs `f` on the label asked about when the index has it; "not found" (with what is there) when not. */
-  private withLabels(
+  withLabels(
     named: string[],
     label: string | undefined,
     style: Style,
     f: (label: string) => Answer | Promise<Answer>,
   ): Answer | Promise<Answer> {
     // Things the detector has no label for, or never saw, may still be named by a caption (issue 11).
-    if (!label) return this.fromCaptions(style) ?? this.notFound('what the question names', style);
+    // Things the detector has no label for, or never saw, may still be named by a caption: answer.ts reads those.
+    if (!label) return this.notFound('what the question names', style);
     const asked = named.length ? named : [label];
     const present = asked.filter(
       (l) => this.c.finder.byKind(this.c.scope, ['object'], { labels: [l], limit: 1 }).length > 0,
@@ -315,47 +273,18 @@ export class Composer {
     const missing = asked.filter((l) => !present.includes(l));
     // The question is about something that was never detected: say so rather than answer about something else.
     if (!present.includes(label) || (missing.length && !(missing.length === 1 && missing[0] === 'dining table'))) {
-      return (
-        this.fromCaptions(style) ??
-        this.notFound((missing.length ? missing : [label]).map((l) => article(labelNoun(l))).join(' or '), style)
-      );
+      return this.notFound((missing.length ? missing : [label]).map((l) => article(labelNoun(l))).join(' or '), style);
     }
     return f(label);
   }
 
-  /**
-   * An object question answered from captions (model-written descriptions of a shot): the captions
-   * that name every thing the question names, with their times. Null when no caption does, or the
-   * scope has none (the offline default), so the answer stays an honest "not found".
-   */
-  private fromCaptions(style: Style): Answer | null {
-    const things = this.keywords.filter((w) => !CAPTION_GENERIC.has(w) && !/^\d/.test(w));
-    if (!things.length) return null;
-    const names = (text: string, w: string) =>
-      new RegExp(`\\b${w.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/(es|s)$/, '')}(s|es)?\\b`, 'i').test(text);
-    const hits = this.c.finder
-      .byKind(this.c.scope, ['caption'], { limit: 2000 })
-      .filter((c) => things.every((w) => names(c.text, w)));
-    if (!hits.length) return null;
-    const shown = hits.slice(0, style.items);
-    for (const c of shown) this.citeSegment(c);
-    const many = this.c.scope.videos.length > 1;
-    const file = (id: string) => (many ? ` (${this.c.scope.videos.find((v) => v.id === id)?.fileName ?? id})` : '');
-    const parts = shown.map((c) => `${span(c.start, c.end)}${file(c.videoId)}: ${quote(c.text)}`);
-    const more = hits.length > shown.length ? ` (and ${hits.length - shown.length} more)` : '';
-    return {
-      text: `${YES_NO.test(this.c.prompt) ? 'Yes: the' : 'The'} captions describe it ${joinList(parts)}${more}.`,
-      found: true,
-    };
-  }
-
   // ---- object questions -------------------------------------------------------------------
 
-  private spansOf(label: string): Segment[] {
+  spansOf(label: string): Segment[] {
     return this.c.finder.byKind(this.c.scope, ['object'], { labels: [label] });
   }
 
-  private when(label: string, intent: Intent, style: Style, presence = false): Answer {
+  when(label: string, intent: Intent, style: Style, presence = false): Answer {
     let spans = this.spansOf(label);
     if (intent.position === 'first' || intent.position === 'start') spans = spans.slice(0, 1);
     else if (intent.position === 'last' || intent.position === 'end') spans = spans.slice(-1);
@@ -377,22 +306,23 @@ export class Composer {
       };
     }
     // "Yes" only answers a yes/no question ("who is there?" is not one).
-    const lead =
-      presence && YES_NO.test(this.c.prompt)
-        ? `Yes: ${article(noun)} is visible`
-        : `${capital(article(noun))} is visible`;
+    const seen = detected(label, Math.max(...spans.map((x) => x.confidence ?? 1)));
+    const lead = presence && YES_NO.test(this.c.prompt) ? `Yes: ${seen} is visible` : `${capital(seen)} is visible`;
     return { text: `${lead} ${joinList(parts)}${more}.`, found: true };
   }
 
   /** Per-frame counts of a label over the scope (each point keeps the span it belongs to). */
-  private series(label: string): Counted[] {
+  series(label: string): Counted[] {
     const out: Counted[] = [];
+    const win = this.c.scope.window;
     const spans = this.spansOf(label);
     for (const v of this.c.scope.videos) {
       const segs = spans.filter((s) => s.videoId === v.id);
       const counts = new Map<number, { n: number; s: Segment }>();
       for (const s of segs) {
-        const pts = (s.extra as { counts?: [number, number][] } | null)?.counts ?? [[s.start, 1]];
+        const all = (s.extra as { counts?: [number, number][] } | null)?.counts ?? [[s.start, 1]];
+        // A moment (a target, or a time in the question) governs the count: only the frames inside it.
+        const pts = win ? inWindow(all, win) : all;
         for (const [t, n] of pts) if ((counts.get(t)?.n ?? -1) < n) counts.set(t, { n, s });
       }
       for (const [t, { n, s }] of counts) out.push({ video: v, t, n, segment: s });
@@ -400,7 +330,7 @@ export class Composer {
     return out.sort((a, b) => (a.video.id === b.video.id ? a.t - b.t : a.video.id < b.video.id ? -1 : 1));
   }
 
-  private count(label: string, intent: Intent, style: Style): Answer {
+  count(label: string, intent: Intent, style: Style): Answer {
     const pts = this.series(label);
     if (pts.length === 0) return this.notFound(article(labelNoun(label)), style);
     const noun = (n: number) => labelNoun(label, n);
@@ -469,7 +399,7 @@ export class Composer {
     };
   }
 
-  private whichVideo(label: string, style: Style): Answer {
+  whichVideo(label: string, style: Style): Answer {
     const spans = this.spansOf(label);
     const byVideo = new Map<string, Segment[]>();
     for (const s of spans) byVideo.set(s.videoId, [...(byVideo.get(s.videoId) ?? []), s]);
@@ -481,7 +411,7 @@ export class Composer {
     return { text: `${capital(article(labelNoun(label)))} is seen in ${joinList(parts)}.`, found: true };
   }
 
-  private objectsOf(labels: string[], style: Style, intent: Intent): Answer {
+  objectsOf(labels: string[], style: Style, intent: Intent): Answer {
     const segs = this.c.finder.byKind(this.c.scope, ['object'], { labels });
     if (segs.length === 0) return this.notFound(`any ${categoryName(this.c.prompt)}`, style);
     const byLabel = new Map<string, Segment[]>();
@@ -490,7 +420,7 @@ export class Composer {
     const parts = ranked.slice(0, style.items).map(([label, ss]) => {
       const s = ss.sort((a, b) => b.end - b.start - (a.end - a.start))[0]!;
       this.citeSegment(s);
-      return `${article(labelNoun(label))} (${span(s.start, s.end)}${this.where(s.videoId)})`;
+      return `${detected(label, Math.max(...ss.map((x) => x.confidence ?? 1)))} (${span(s.start, s.end)}${this.where(s.videoId)})`;
     });
     const verb = intent.needs.has('which_video') ? 'is seen in' : 'The video shows';
     if (intent.needs.has('which_video'))
@@ -498,7 +428,7 @@ export class Composer {
     return { text: `${verb} ${joinList(parts)}.`, found: true };
   }
 
-  private companions(named: string[], style: Style): Answer {
+  companions(named: string[], style: Style): Answer {
     const subject = named[0]!;
     const mine = this.spansOf(subject);
     if (mine.length === 0) return this.notFound(article(labelNoun(subject)), style);
@@ -520,7 +450,7 @@ export class Composer {
     const parts = best.map(([label]) => {
       const s = others.filter((o) => o.text === label).sort((a, b) => b.end - b.start - (a.end - a.start))[0]!;
       this.citeSegment(s);
-      return `${article(labelNoun(label))} (${span(s.start, s.end)}${this.where(s.videoId)})`;
+      return `${detected(label, s.confidence)} (${span(s.start, s.end)}${this.where(s.videoId)})`;
     });
     this.citeSegment(mine[0]!);
     return { text: `The ${labelNoun(subject)} is seen together with ${joinList(parts)}.`, found: true };
@@ -528,7 +458,7 @@ export class Composer {
 
   // ---- text and speech --------------------------------------------------------------------
 
-  private async written(intent: Intent, style: Style): Promise<Answer> {
+  async written(intent: Intent, style: Style): Promise<Answer> {
     const { scope, moment } = this.c;
     if (moment) {
       // "What is displayed at this moment?": the frame at that moment, read now.
@@ -543,6 +473,10 @@ export class Composer {
     }
     let ocr = this.c.finder.byKind(scope, ['ocr']);
     if (ocr.length === 0) return this.notFound('any text on screen', style);
+    // "What is written on the cake": text on a thing that was never seen is not some other text of the video.
+    const things = intent.labels.filter((l) => l !== 'person');
+    if (things.length && !things.some((l) => this.spansOf(l).length || ocr.some((o) => namesLabel(o.text, l))))
+      return this.notFound(`${article(labelNoun(things[0]!))} with text on it`, style);
     const ranked = await this.c.finder.ranked(scope, this.c.prompt, intent, 20, this.vector);
     const rankedOcr = ranked.filter((r) => r.segment.kind === 'ocr');
     let chosen: Segment[];
@@ -570,7 +504,7 @@ export class Composer {
     return { text: `The screen shows ${joinList(parts)}.`, found: true };
   }
 
-  private async said(intent: Intent, style: Style): Promise<Answer> {
+  async said(intent: Intent, style: Style): Promise<Answer> {
     const { scope } = this.c;
     const transcripts = this.c.finder.byKind(scope, ['transcript']);
     if (transcripts.length) {
@@ -603,73 +537,33 @@ export class Composer {
   // ---- whole-video questions ----------------------------------------------------------------
 
   /**
-   * "Describe / summarise": per video, an ordered account of its shots, each with what it contains
-   * (captions first when there are any, then objects and people, text, speech), with its times.
-   * Shots in which nothing was recognised are folded into the count, not listed.
+   * "Describe / what happens": per video, the changes in time order, each with its time: things
+   * and people arriving and leaving, counts going up or down, text appearing, speech starting and
+   * what is said, captions, cuts. Not the labels of every shot.
    */
-  private summary(style: Style): Answer {
+  summary(style: Style): Answer {
     const parts: string[] = [];
+    const most = Math.max(6, style.items * 3);
     for (const v of this.c.scope.videos.slice(0, 5)) {
       const scope = { videos: [v], window: this.c.scope.window };
       const shots = this.c.finder.byKind(scope, ['shot']);
       const all = this.c.finder.byKind(scope, ['object', 'ocr', 'caption', 'transcript', 'speech'], { limit: 2000 });
-      const units = shots.length
-        ? shots
-        : [
-            {
-              videoId: v.id,
-              kind: 'shot',
-              start: this.c.scope.window?.start ?? 0,
-              end: this.c.scope.window?.end ?? v.durationSec ?? 0,
-              text: 'the whole video',
-              confidence: 1,
-            } as Segment,
-          ];
-      const lines: string[] = [];
-      const maxShots = Math.max(3, style.items * 2);
-      let quiet = 0;
-      for (const shot of units) {
-        if (lines.length >= maxShots) break;
-        const inShot = (s: Segment) =>
-          s.start < shot.end &&
-          s.end > shot.start &&
-          Math.min(s.end, shot.end) - Math.max(s.start, shot.start) >= Math.min(0.5, (s.end - s.start) / 2);
-        const here = all.filter(inShot);
-        const caption = here.find((s) => s.kind === 'caption');
-        const objects = [...new Set(here.filter((s) => s.kind === 'object').map((o) => o.text))].slice(0, 4);
-        const text = here.filter((s) => s.kind === 'ocr').slice(0, 2);
-        const said = here.filter((s) => s.kind === 'transcript').slice(0, 1);
-        const speech = here.some((s) => s.kind === 'speech');
-        const bits: string[] = [];
-        if (caption) bits.push(caption.text.replace(/\.$/, ''));
-        if (objects.length)
-          bits.push(`${caption ? 'the analysis sees ' : ''}${joinList(objects.map((l) => article(labelNoun(l))))}`);
-        if (text.length) bits.push(`the text ${joinList(text.map((o) => quote(o.text)))} appears`);
-        if (said.length) bits.push(`someone says ${quote(said[0]!.text)}`);
-        else if (speech) bits.push('someone speaks');
-        if (!bits.length) {
-          quiet++;
-          continue;
-        }
-        if (shots.length) this.citeSegment(shot);
-        for (const s of [caption, ...text, ...said].filter((x): x is Segment => !!x)) this.citeSegment(s);
-        for (const l of objects) {
-          const o = here.find((s) => s.kind === 'object' && s.text === l);
-          if (o && !shots.length) this.citeSegment(o);
-        }
-        lines.push(
-          `${capital(span(shot.start, shot.end))}${shots.length > 1 ? ` (shot ${lines.length + quiet + 1})` : ''}: ${bits.join('; ')}.`,
-        );
-      }
-      if (!lines.length) continue;
-      const head = `${this.multi() ? `${v.fileName}: ` : ''}${v.durationSec !== null ? `A video of ${secs(v.durationSec)}` : 'The video'} in ${numberWord(Math.max(1, shots.length))} shot${shots.length === 1 ? '' : 's'}${quiet ? ` (${numberWord(quiet)} with nothing the analysis recognises)` : ''}.`;
-      parts.push(`${head} ${lines.join(' ')}`);
+      const events = changesOf(v, all, shots, scope.window);
+      if (!events.length) continue;
+      const kept = pickEvents(events, most).sort((x, y) => x.t - y.t);
+      const lines = kept.map((e) => {
+        this.cite(v.id, e.segment.kind, e.t, e.cite ?? e.t, e.evidence ?? e.segment.text, e.segment.confidence ?? 1);
+        return `${span(e.t, e.cite ?? e.t)} ${e.text}`;
+      });
+      const head = `${this.multi() ? `${v.fileName}: ` : ''}${v.durationSec !== null ? `A video of ${secs(v.durationSec)}` : 'The video'} in ${numberWord(Math.max(1, shots.length))} shot${shots.length > 1 ? 's' : ''}.`;
+      const more = events.length > kept.length ? ` (${events.length - kept.length} smaller changes left out)` : '';
+      parts.push(`${head} ${capital(lines.join('; '))}${more}.`);
     }
     if (!parts.length) return this.notFound('anything the analysis recognises', style);
     return { text: parts.join(' '), found: true };
   }
 
-  private async general(intent: Intent, style: Style, byVideo: boolean): Promise<Answer> {
+  async general(intent: Intent, style: Style, byVideo: boolean): Promise<Answer> {
     const ranked = await this.c.finder.ranked(this.c.scope, this.c.prompt, intent, 12, this.vector);
     // Only keyword matches or close semantic ones count as support; a bare shot boundary never does.
     // Rank alone says nothing about relevance (the best of a large index is always first): support
@@ -687,7 +581,7 @@ export class Composer {
    * "What colour is the car?": the colour the analysis stored with the detection (extra.colour or
    * extra.color), else "not found" that says colours are not measured, with where the object is.
    */
-  private colourOf(label: string, style: Style): Answer {
+  colourOf(label: string, style: Style): Answer {
     const spans = this.spansOf(label);
     const coloured = spans.map((s) => ({ s, c: colourIn(s) })).filter((x): x is { s: Segment; c: string } => !!x.c);
     if (coloured.length) {
@@ -712,7 +606,7 @@ export class Composer {
    * many as are seen at once in it), not the most in one frame. One continuous run, a moment, "at
    * once", or a number asked about: the count at a moment.
    */
-  private countObjects(label: string, slots: Slots, style: Style): Answer {
+  countObjects(label: string, slots: Slots, style: Style): Answer {
     const intent = slots.intent;
     const runs = appearances(this.spansOf(label));
     if (
@@ -743,7 +637,7 @@ export class Composer {
     };
   }
 
-  private extremeObject(label: string, slots: Slots, style: Style): Answer {
+  extremeObject(label: string, slots: Slots, style: Style): Answer {
     const intent = slots.intent;
     if (intent.extreme || intent.number !== null || slots.atOnce) return this.count(label, intent, style);
     if (/\b(longest|shortest)\b/i.test(this.c.prompt)) {
@@ -759,7 +653,7 @@ export class Composer {
   }
 
   /** Two (or more) videos side by side: how long and how many of the label each shows. */
-  private compareObject(label: string, style: Style): Answer {
+  compareObject(label: string, style: Style): Answer {
     const rows = this.c.scope.videos.map((v) => {
       const segs = this.spansOf(label).filter((s) => s.videoId === v.id);
       const runs = appearances(segs);
@@ -778,21 +672,28 @@ export class Composer {
   // ---- text ----------------------------------------------------------------------------------
 
   /** OCR segments that match the question's quoted or content words (spaces and case aside), else all. */
-  private textMatches(intent: Intent, slots: Slots): { segs: Segment[]; matched: boolean } {
+  textMatches(intent: Intent, slots: Slots): { segs: Segment[]; matched: boolean; asked: boolean } {
     const all = this.c.finder.byKind(this.c.scope, ['ocr']);
     const squash = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
     const wanted = (slots.quoted.length ? slots.quoted : intent.keywords.filter((k) => !TEXT_WORDS.has(k)))
       .map(squash)
       .filter((w) => w.length >= 3);
     const hits = wanted.length ? all.filter((s) => wanted.some((w) => squash(s.text).includes(w))) : [];
-    return hits.length ? { segs: hits, matched: true } : { segs: all, matched: false };
+    return hits.length
+      ? { segs: hits, matched: true, asked: true }
+      : { segs: all, matched: false, asked: wanted.length > 0 };
   }
 
-  private textWhen(intent: Intent, slots: Slots, style: Style, presence = false): Answer {
-    const { segs, matched } = this.textMatches(intent, slots);
-    if (!segs.length || (slots.quoted.length && !matched))
+  textWhen(intent: Intent, slots: Slots, style: Style, presence = false): Answer {
+    const { segs, matched, asked } = this.textMatches(intent, slots);
+    // Words the text must hold ("is there a kayak", "when does SALE appear") that no text holds: not found.
+    if (!segs.length || (asked && !matched))
       return this.notFound(
-        slots.quoted.length ? `the text ${joinList(slots.quoted.map(quote))}` : 'any text on screen',
+        slots.quoted.length
+          ? `the text ${joinList(slots.quoted.map(quote))}`
+          : asked
+            ? joinList(intent.keywords.filter((k) => !TEXT_WORDS.has(k)).map((k) => `"${k}"`))
+            : 'any text on screen',
         style,
       );
     let chosen = segs;
@@ -809,9 +710,9 @@ export class Composer {
     };
   }
 
-  private textWhich(intent: Intent, slots: Slots, style: Style): Answer {
-    const { segs, matched } = this.textMatches(intent, slots);
-    if (!segs.length || (slots.quoted.length && !matched)) return this.notFound('such text on screen', style);
+  textWhich(intent: Intent, slots: Slots, style: Style): Answer {
+    const { segs, matched, asked } = this.textMatches(intent, slots);
+    if (!segs.length || (asked && !matched)) return this.notFound('such text on screen', style);
     const byVideo = new Map<string, Segment>();
     for (const s of bestText(segs)) if (!byVideo.has(s.videoId)) byVideo.set(s.videoId, s);
     const parts = [...byVideo.values()].slice(0, style.items).map((s) => {
@@ -821,7 +722,7 @@ export class Composer {
     return { text: `Text is shown in ${joinList(parts)}.`, found: true };
   }
 
-  private textCount(style: Style): Answer {
+  textCount(style: Style): Answer {
     const segs = this.c.finder.byKind(this.c.scope, ['ocr']);
     if (!segs.length) return this.notFound('any text on screen', style);
     const distinct = new Map<string, Segment>();
@@ -838,7 +739,7 @@ export class Composer {
 
   // ---- speech --------------------------------------------------------------------------------
 
-  private speechWhen(intent: Intent, style: Style, presence: boolean): Answer | Promise<Answer> {
+  speechWhen(intent: Intent, style: Style, presence: boolean): Answer | Promise<Answer> {
     const segs = this.c.finder.byKind(this.c.scope, ['transcript', 'speech']);
     if (!segs.length) return this.notFound('any speech', style);
     const transcripts = segs.filter((s) => s.kind === 'transcript');
@@ -868,7 +769,7 @@ export class Composer {
     };
   }
 
-  private speechAmount(style: Style): Answer {
+  speechAmount(style: Style): Answer {
     const segs = this.c.finder.byKind(this.c.scope, ['speech']);
     const spans = segs.length ? segs : this.c.finder.byKind(this.c.scope, ['transcript']);
     if (!spans.length) return this.notFound('any speech', style);
@@ -881,7 +782,7 @@ export class Composer {
     };
   }
 
-  private speechWhich(style: Style): Answer {
+  speechWhich(style: Style): Answer {
     const segs = this.c.finder.byKind(this.c.scope, ['transcript', 'speech'], { limit: 2000 });
     if (!segs.length) return this.notFound('any speech', style);
     const byVideo = new Map<string, Segment[]>();
@@ -897,229 +798,10 @@ export class Composer {
     return { text: `Speech is heard in ${joinList(parts)}.`, found: true };
   }
 
-  // ---- shots ---------------------------------------------------------------------------------
-
-  private shotsOf(v: Video): Segment[] {
-    return this.c.finder.byKind({ videos: [v], window: this.c.scope.window }, ['shot']);
-  }
-
-  private shotCount(style: Style): Answer {
-    const parts: string[] = [];
-    for (const v of this.c.scope.videos.slice(0, style.items)) {
-      const shots = this.shotsOf(v);
-      if (!shots.length) continue;
-      for (const s of shots.slice(1, 8)) this.citeSegment(s);
-      if (shots.length === 1) this.citeSegment(shots[0]!);
-      const cuts = shots.slice(1).map((s) => formatTime(s.start));
-      parts.push(
-        `${this.multi() ? `${v.fileName}: ` : ''}${numberWord(shots.length)} shot${shots.length === 1 ? '' : 's'}${cuts.length ? ` (cut${cuts.length > 1 ? 's' : ''} at ${joinList(cuts.slice(0, 7))}${cuts.length > 7 ? ' and more' : ''})` : ', no cut'}`,
-      );
-    }
-    if (!parts.length) return this.notFound('any shot boundaries', style);
-    return { text: `${this.multi() ? 'Shots: ' : 'The video has '}${parts.join('; ')}.`, found: true };
-  }
-
-  private shotWhen(slots: Slots, style: Style): Answer {
-    const parts: string[] = [];
-    for (const v of this.c.scope.videos.slice(0, style.items)) {
-      const shots = this.shotsOf(v);
-      const nth = ordinal(this.c.prompt);
-      if (nth !== null && shots[nth - 1]) {
-        const s = shots[nth - 1]!;
-        this.citeSegment(s);
-        parts.push(`shot ${nth}${this.where(v.id)} runs ${span(s.start, s.end)}`);
-        continue;
-      }
-      const cuts = shots.slice(1);
-      for (const s of cuts.slice(0, 8)) this.citeSegment(s);
-      if (cuts.length)
-        parts.push(
-          `the scene changes${this.where(v.id)} at ${joinList(cuts.slice(0, 8).map((s) => formatTime(s.start)))}${cuts.length > 8 ? ' and later' : ''}`,
-        );
-    }
-    if (!parts.length) {
-      const one = this.c.scope.videos.find((v) => this.shotsOf(v).length === 1);
-      if (one) {
-        const s = this.shotsOf(one)[0]!;
-        this.citeSegment(s);
-        return { text: `There is no cut${this.where(one.id)}: it is one shot ${span(s.start, s.end)}.`, found: true };
-      }
-      return this.notFound('any cut', style);
-    }
-    void slots;
-    return { text: `${capital(parts.join('; '))}.`, found: true };
-  }
-
-  /** Videos by their number of shots, most first (fewest first when asked). */
-  private shotCompare(slots: Slots, style: Style): Answer {
-    // "Which video has the longest shot": the shot, not the count.
-    if (/\b(longest|shortest|briefest)\b/i.test(this.c.prompt)) return this.shotExtreme(slots, style);
-    const rows = this.c.scope.videos.map((v) => ({ v, shots: this.shotsOf(v) })).filter((r) => r.shots.length);
-    if (!rows.length) return this.notFound('any shot boundaries', style);
-    const few = /\b(fewest|least|less|fewer)\b/i.test(this.c.prompt);
-    rows.sort((a, b) => (few ? a.shots.length - b.shots.length : b.shots.length - a.shots.length));
-    const shown = rows.slice(0, Math.max(2, style.items));
-    for (const r of shown) this.citeSegment(r.shots[1] ?? r.shots[0]!);
-    const n = (k: number) => `${numberWord(k)} shot${k === 1 ? '' : 's'}`;
-    return {
-      text: `${rows[0]!.v.fileName} has the ${few ? 'fewest' : 'most'} shots (${n(rows[0]!.shots.length)})${shown.length > 1 ? `; then ${joinList(shown.slice(1).map((r) => `${r.v.fileName} (${n(r.shots.length)})`))}` : ''}.`,
-      found: true,
-    };
-  }
-
-  private shotExtreme(slots: Slots, style: Style): Answer {
-    const shots = this.c.scope.videos.flatMap((v) => this.shotsOf(v));
-    if (!shots.length) return this.notFound('any shot', style);
-    const p = this.c.prompt.toLowerCase();
-    let s: Segment;
-    let what: string;
-    if (/\b(shortest|briefest)\b/.test(p))
-      [s, what] = [shots.reduce((a, b) => (b.end - b.start < a.end - a.start ? b : a)), 'shortest'];
-    else if (/\b(last|final)\b/.test(p) || slots.intent.position === 'last') [s, what] = [shots.at(-1)!, 'last'];
-    else if (/\b(first|opening)\b/.test(p)) [s, what] = [shots[0]!, 'first'];
-    else [s, what] = [shots.reduce((a, b) => (b.end - b.start > a.end - a.start ? b : a)), 'longest'];
-    this.citeSegment(s);
-    return {
-      text: `The ${what} shot${this.where(s.videoId)} runs ${span(s.start, s.end)} (${secs(s.end - s.start)}; ${s.text}).`,
-      found: true,
-    };
-  }
-
-  // ---- file facts ----------------------------------------------------------------------------
-
-  /** A video's fact of this kind as words (no m:ss: every time in an answer is a cited one), or null. */
-  private factOf(v: Video, fact: FactKind): string | null {
-    switch (fact) {
-      case 'duration':
-        return v.durationSec !== null ? `${secs(v.durationSec)} long` : null;
-      case 'resolution':
-        return v.width && v.height
-          ? `${v.width}×${v.height} pixels (${v.height > v.width ? 'portrait' : v.height === v.width ? 'square' : 'landscape'})`
-          : null;
-      case 'fps':
-        return v.fps ? `${Math.round(v.fps * 100) / 100} frames per second` : null;
-      case 'size':
-        return v.sizeBytes !== null
-          ? `${(v.sizeBytes / 1e6).toFixed(v.sizeBytes < 1e7 ? 2 : 1)} MB (${v.sizeBytes} bytes)`
-          : null;
-      case 'codec':
-        return v.videoCodec
-          ? `encoded with ${v.videoCodec}${v.hasAudio === false ? ', with no audio track' : ''}`
-          : null;
-      default:
-        return null;
-    }
-  }
-
-  /** Cites a whole video for a fact of its file (no segment holds it). */
-  private citeVideo(v: Video, text: string): void {
-    this.cite(v.id, 'shot', 0, v.durationSec ?? 0, text, 1);
-  }
-
-  private fileFact(facts: FactKind[], style: Style): Answer {
-    const parts: string[] = [];
-    for (const v of this.c.scope.videos.slice(0, Math.max(style.items, 10))) {
-      const f = facts.map((k) => this.factOf(v, k)).filter((x): x is string => !!x);
-      if (!f.length) continue;
-      this.citeVideo(v, `${v.fileName}: ${f.join(', ')}`);
-      parts.push(`${v.fileName} is ${joinList(f)}`);
-    }
-    if (!parts.length) return this.notFound(factEntry(facts[0]!).noun, style);
-    return { text: `${joinList(parts)}.`, found: true };
-  }
-
-  private fileCompare(fact: FactKind, slots: Slots, style: Style): Answer {
-    const measure = (v: Video): number | null =>
-      fact === 'duration'
-        ? v.durationSec
-        : fact === 'resolution'
-          ? v.width && v.height
-            ? v.width * v.height
-            : null
-          : fact === 'fps'
-            ? v.fps
-            : fact === 'size'
-              ? v.sizeBytes
-              : null;
-    const rows = this.c.scope.videos
-      .map((v) => ({ v, m: measure(v) }))
-      .filter((r): r is { v: Video; m: number } => r.m !== null);
-    if (rows.length === 0) return this.notFound(factEntry(fact).noun, style);
-    const low = /\b(shortest|shorter|smallest|smaller|lowest|lower|least|fewest|less)\b/i.test(this.c.prompt);
-    const vertical = fact === 'resolution' && /\b(vertical|portrait)\b/i.test(this.c.prompt);
-    if (vertical) {
-      const tall = rows.filter((r) => (r.v.height ?? 0) > (r.v.width ?? 0));
-      if (!tall.length)
-        return {
-          text: `None of the videos is in portrait format; ${joinList(rows.slice(0, 4).map((r) => `${r.v.fileName} is ${this.factOf(r.v, fact)}`))}.`,
-          found: false,
-        };
-      for (const r of tall) this.citeVideo(r.v, `${r.v.fileName}: ${this.factOf(r.v, fact)}`);
-      return {
-        text: `In portrait format: ${joinList(tall.map((r) => `${r.v.fileName} (${this.factOf(r.v, fact)})`))}.`,
-        found: true,
-      };
-    }
-    rows.sort((a, b) => (low ? a.m - b.m : b.m - a.m));
-    const shown = rows.slice(0, Math.max(2, Math.min(style.items, 5)));
-    for (const r of shown) this.citeVideo(r.v, `${r.v.fileName}: ${this.factOf(r.v, fact)}`);
-    const word: Record<string, [string, string]> = {
-      duration: ['longest', 'shortest'],
-      resolution: ['highest resolution', 'lowest resolution'],
-      fps: ['highest frame rate', 'lowest frame rate'],
-      size: ['biggest', 'smallest'],
-    };
-    const [hi, lo] = word[fact] ?? ['first', 'last'];
-    void slots;
-    return {
-      text: `${rows[0]!.v.fileName} is the ${low ? lo : hi} (${this.factOf(rows[0]!.v, fact)})${shown.length > 1 ? `; then ${joinList(shown.slice(1).map((r) => `${r.v.fileName} (${this.factOf(r.v, fact)})`))}` : ''}.`,
-      found: true,
-    };
-  }
-
-  private audio(style: Style, which: boolean): Answer {
-    const known = this.c.scope.videos.filter((v) => v.hasAudio !== null);
-    if (!known.length) return this.notFound('whether there is sound', style);
-    const silentAsked = /\b(no sound|no audio|without (sound|audio)|silent|mute|muted)\b/i.test(this.c.prompt);
-    if (which || known.length > 1) {
-      const chosen = known.filter((v) => (silentAsked ? v.hasAudio === false : v.hasAudio === true));
-      if (!chosen.length) return this.notFound(silentAsked ? 'a video without sound' : 'a video with sound', style);
-      for (const v of chosen.slice(0, 10))
-        this.citeVideo(v, `${v.fileName}: ${v.hasAudio ? 'has an audio track' : 'has no audio track'}`);
-      return {
-        text: `${silentAsked ? 'Without sound' : 'With sound'}: ${joinList(chosen.slice(0, 10).map((v) => v.fileName))}${chosen.length > 10 ? ' and more' : ''}.`,
-        found: true,
-      };
-    }
-    const v = known[0]!;
-    const speech = this.c.finder.has({ videos: [v], window: null }, ['speech', 'transcript']);
-    this.citeVideo(v, `${v.fileName}: ${v.hasAudio ? 'has an audio track' : 'has no audio track'}`);
-    if (!v.hasAudio) return { text: `No: ${v.fileName} has no audio track, so it is silent.`, found: true };
-    return {
-      text: `Yes: ${v.fileName} has an audio track${speech ? ', with speech in it' : ' (no speech was found in it)'}.`,
-      found: true,
-    };
-  }
-
-  private videoList(count: boolean): Answer {
-    const vs = this.c.scope.videos;
-    const names = vs
-      .slice(0, 12)
-      .map((v) => `${v.fileName}${v.durationSec !== null ? ` (${secs(v.durationSec)})` : ''}`);
-    for (const v of vs.slice(0, 12)) this.citeVideo(v, `${v.fileName}`);
-    const all = `${joinList(names)}${vs.length > 12 ? ` and ${vs.length - 12} more` : ''}`;
-    return {
-      text: count
-        ? `The index holds ${numberWord(vs.length)} video${vs.length === 1 ? '' : 's'}: ${all}.`
-        : `The index holds ${all}.`,
-      found: true,
-    };
-  }
-
   // ---- what is visible at a moment ------------------------------------------------------------
 
   /** Everything known at the time asked about: objects and people, text, captions, speech. */
-  private async visible(style: Style): Promise<Answer> {
+  async visible(style: Style): Promise<Answer> {
     const { scope, moment } = this.c;
     const win = scope.window ?? null;
     const inWin = this.c.finder.byKind(scope, ['object', 'ocr', 'caption', 'transcript', 'speech'], { limit: 2000 });
@@ -1162,7 +844,7 @@ export class Composer {
         bits.push(
           captions
             .slice(0, 2)
-            .map((c) => c.text.replace(/\.$/, ''))
+            .map((c) => sentenceInside(c.text))
             .join('; '),
         );
       const objects = new Map<string, { n: number; s: Segment }>();
@@ -1174,10 +856,7 @@ export class Composer {
         .sort((a, b) => (a[0] === 'person' ? -1 : b[0] === 'person' ? 1 : 0))
         .slice(0, 6);
       for (const [, o] of objs) cited.push(citeIn(o.s));
-      if (objs.length)
-        bits.push(
-          `we see ${joinList(objs.map(([l, o]) => (o.n > 1 ? `${numberWord(o.n)} ${labelNoun(l, o.n)}` : article(labelNoun(l)))))}`,
-        );
+      if (objs.length) bits.push(`we see ${joinList(objs.map(([l, o]) => detected(l, o.s.confidence, o.n)))}`);
       let texts = segs.filter((s) => s.kind === 'ocr');
       if (moment && moment.video.id === vid) {
         const read = (await moment.readText()).slice(0, style.items);
@@ -1209,7 +888,7 @@ export class Composer {
 
   // ---- not found --------------------------------------------------------------------------
 
-  private notFound(what: string, style: Style): Answer {
+  notFound(what: string, style: Style): Answer {
     const where = this.c.scope.videos.length === 1 ? this.c.scope.videos[0]!.fileName : 'the indexed videos';
     const moment = this.c.scope.window ? ` ${span(this.c.scope.window.start, this.c.scope.window.end)}` : '';
     const contents = style.brief ? '' : ` ${this.contents()}`;
@@ -1217,20 +896,19 @@ export class Composer {
   }
 
   /** What the scope does contain, for "not found" answers (no timestamps: nothing is cited). */
-  private contents(): string {
+  contents(): string {
     const { scope } = this.c;
     const unanalysed = scope.videos.filter((v) => v.analysis === null);
     if (unanalysed.length === scope.videos.length) {
       return `${joinList(unanalysed.map((v) => v.fileName))} ${unanalysed.length === 1 ? 'has' : 'have'} not been analysed${unanalysed.some((v) => v.status !== 'ready') ? ' yet' : ' (analysis is switched off)'}, so nothing seen or said in ${unanalysed.length === 1 ? 'it' : 'them'} is known.`;
     }
     const labels = this.c.finder.labelSeconds(scope, 'object', 4).map((l) => labelNoun(l.label, 2));
-    const ocr = bestText(this.c.finder.byKind(scope, ['ocr']))
-      .slice(0, 2)
-      .map((s) => quote(s.text));
+    // Text is named, not quoted: a "not found" does not offer other text as if it answered.
+    const ocr = this.c.finder.has(scope, ['ocr']);
     const speech = this.c.finder.has(scope, ['speech', 'transcript']);
     const bits = [
       labels.length ? `shows ${joinList(labels)}` : null,
-      ocr.length ? `has the on-screen text ${joinList(ocr)}` : null,
+      ocr ? 'has on-screen text' : null,
       speech ? 'has speech' : null,
     ].filter(Boolean);
     if (!bits.length) return 'The analysis found nothing it recognises there.';
@@ -1267,17 +945,7 @@ function sentenceFor(s: Segment, where: string, file: string | null): string {
   }
 }
 
-/** Facts of the video file itself (its row, not its segments). */
-const FILE_FACTS: FactKind[] = ['duration', 'resolution', 'fps', 'size', 'codec'];
-
 const COLOUR_ASKED = /\b(colou?rs?|colou?red)\b/i;
-
-/** Question words that name no thing, left out when captions are searched for what a question names. */
-const CAPTION_GENERIC = new Set(
-  'there any anything something video clip film footage recording scene shot screen frame picture visible see seen shown show shows showing appear appears appearing appeared present is are was were does do did can could when where which what time times moment moments first last start end beginning ever at all'.split(
-    ' ',
-  ),
-);
 
 /** The colour stored with a detection, when the analysis measures colours. */
 function colourIn(s: Segment): string | null {
@@ -1296,19 +964,6 @@ const POINT_HALF = 2;
 
 const OBJECTS = new Set<FactKind>(['objects', 'people']);
 
-/** Answers that read "first / last / at the beginning / at the end" themselves (no window needed). */
-const POSITIONAL = new Set<Handler>([
-  'objects.count',
-  'objects.when',
-  'objects.presence',
-  'objects.extreme',
-  'text.what',
-  'text.when',
-  'text.presence',
-  'shots.extreme',
-  'shots.when',
-]);
-
 /** Words that say the question is about text, not what the text says. */
 const TEXT_WORDS = new Set(
   'text texts written write writing title titles screen shown displayed display appear appears printed words word letters sign signs read reads caption captions banner logo credits anything any'.split(
@@ -1320,28 +975,6 @@ const SPEECH_WORDS = new Set(
     ' ',
   ),
 );
-
-/** Seconds as words: "12.3 seconds", "2 minutes 5 seconds". */
-function secs(n: number): string {
-  if (n < 60) return `${Math.round(n * 10) / 10} second${Math.round(n * 10) / 10 === 1 ? '' : 's'}`;
-  const m = Math.floor(n / 60);
-  const r = Math.round(n - m * 60);
-  return `${m} minute${m === 1 ? '' : 's'}${r ? ` ${r} second${r === 1 ? '' : 's'}` : ''} (${Math.round(n * 10) / 10} seconds)`;
-}
-
-/** "the second shot" → 2. */
-function ordinal(prompt: string): number | null {
-  const words = ['first', 'second', 'third', 'fourth', 'fifth', 'sixth', 'seventh', 'eighth', 'ninth', 'tenth'];
-  const m =
-    /\b(first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th))\s+(shot|scene|cut)\b/i.exec(
-      prompt,
-    );
-  if (!m) return null;
-  const w = m[1]!.toLowerCase();
-  const i = words.indexOf(w);
-  const n = i >= 0 ? i + 1 : parseInt(w, 10);
-  return m[2]!.toLowerCase() === 'cut' ? n + 1 : n;
-}
 
 /** One appearance of a label: its spans with gaps under a second and a half merged (a missed frame is not a new arrival). */
 interface Appearance {
@@ -1437,11 +1070,124 @@ function categoryName(prompt: string): string {
   return m ? m[1]!.toLowerCase().replace(/s$/, '') : 'such thing';
 }
 
-function joinList(parts: string[]): string {
-  if (parts.length <= 1) return parts[0] ?? '';
-  return `${parts.slice(0, -1).join(', ')} and ${parts.at(-1)}`;
+/** The count points inside a window; when the sampling left none inside, the one nearest its middle. */
+function inWindow(pts: [number, number][], win: { start: number; end: number }): [number, number][] {
+  const inside = pts.filter(([t]) => t >= win.start && t <= win.end);
+  if (inside.length || !pts.length) return inside;
+  const mid = (win.start + win.end) / 2;
+  return [pts.reduce((a, b) => (Math.abs(b[0] - mid) < Math.abs(a[0] - mid) ? b : a))];
 }
 
-function capital(s: string): string {
-  return s.charAt(0).toUpperCase() + s.slice(1);
+/** One change of a video: when, what (words), and the segment that shows it. */
+interface Change {
+  t: number;
+  /** End of the cited span, when the change is a span (a caption, a line said). */
+  cite?: number;
+  text: string;
+  segment: Segment;
+  /** The evidence text, when not the segment's own. */
+  evidence?: string;
+  /** Lower: kept first when there are too many. */
+  rank: number;
+}
+
+/** Detections under this confidence are said with "possibly": on the shared clips most wrong labels (sheep in a meadow, a remote, a TV) scored 0.31–0.41, the right ones mostly 0.53–0.74 (see README). */
+export const POSSIBLY_BELOW = 0.5;
+
+/** "a dog", or "possibly a dog" for a detection under POSSIBLY_BELOW. */
+export function detected(label: string, confidence: number | null, n = 1): string {
+  const noun = n === 1 ? article(labelNoun(label)) : `${numberWord(n)} ${labelNoun(label, n)}`;
+  return (confidence ?? 1) < POSSIBLY_BELOW ? `possibly ${noun}` : noun;
+}
+
+/** The changes of one video in time order (see Composer.summary). */
+function changesOf(v: Video, all: Segment[], shots: Segment[], win: { start: number; end: number } | null): Change[] {
+  const out: Change[] = [];
+  const end = v.durationSec ?? Infinity;
+  const inWin = (t: number) => !win || (t >= win.start - 0.01 && t <= win.end + 0.01);
+  const byLabel = new Map<string, Segment[]>();
+  for (const s of all.filter((x) => x.kind === 'object')) byLabel.set(s.text, [...(byLabel.get(s.text) ?? []), s]);
+  for (const [label, spans] of byLabel) {
+    for (const app of appearances(spans)) {
+      const first = app.segments[0]!;
+      const conf = Math.max(...app.segments.map((s) => s.confidence ?? 1));
+      const counts = app.segments.flatMap((s) => (s.extra as { counts?: [number, number][] } | null)?.counts ?? []);
+      const n0 = counts[0]?.[1] ?? 1;
+      // Asked about a window: what is already in view when it starts is told first.
+      if (win && app.start < win.start && app.end >= win.start) {
+        const before = counts.filter(([t]) => t <= win.start).at(-1)?.[1] ?? n0;
+        out.push({
+          t: win.start,
+          text: `${detected(label, conf, before)} in view`,
+          segment: first,
+          evidence: label,
+          rank: 1,
+        });
+      }
+      if (inWin(app.start))
+        out.push({
+          t: app.start,
+          text: `${detected(label, conf, n0)} ${app.start < 0.5 ? 'in view' : n0 === 1 ? 'appears' : 'appear'}`,
+          segment: first,
+          evidence: label,
+          rank: 1,
+        });
+      // Counts going up or down, once the new count holds for two samples.
+      let cur = n0;
+      const sorted = [...counts].sort((a, b) => a[0] - b[0]);
+      for (let i = 1; i < sorted.length; i++) {
+        const [t, n] = sorted[i]!;
+        if (n === cur || sorted[i + 1]?.[1] !== n) continue;
+        if (inWin(t))
+          out.push({
+            t,
+            text: `the ${labelNoun(label, 2)} go from ${numberWord(cur)} to ${numberWord(n)}`,
+            segment: first,
+            evidence: `${n} ${labelNoun(label, n)}`,
+            rank: 2,
+          });
+        cur = n;
+      }
+      if (app.end < end - 1 && inWin(app.end))
+        out.push({
+          t: app.end,
+          text: `the ${labelNoun(label, cur)} ${cur === 1 ? 'leaves' : 'leave'} the picture`,
+          segment: app.segments.at(-1)!,
+          evidence: label,
+          rank: 3,
+        });
+    }
+  }
+  const texts = new Set<string>();
+  for (const s of all.filter((x) => x.kind === 'ocr')) {
+    const key = s.text.toLowerCase().replace(/\s+/g, ' ');
+    if (texts.has(key) || !inWin(s.start)) continue;
+    texts.add(key);
+    out.push({ t: s.start, text: `the text ${quote(s.text)} appears`, segment: s, rank: 2 });
+  }
+  const transcripts = all.filter((x) => x.kind === 'transcript');
+  const speech = all.filter((x) => x.kind === 'speech');
+  if (transcripts.length)
+    for (const s of transcripts.slice(0, 3))
+      out.push({ t: s.start, cite: s.end, text: `someone says ${quote(s.text)}`, segment: s, rank: 1 });
+  else if (speech.length && inWin(speech[0]!.start))
+    out.push({ t: speech[0]!.start, text: 'someone starts speaking', segment: speech[0]!, rank: 2 });
+  for (const c of all.filter((x) => x.kind === 'caption'))
+    out.push({ t: c.start, cite: c.end, text: sentenceInside(c.text), segment: c, rank: 0 });
+  for (const s of shots.slice(1))
+    if (inWin(s.start)) out.push({ t: s.start, text: 'the scene cuts to a new shot', segment: s, rank: 4 });
+  return out.sort((a, b) => a.t - b.t);
+}
+
+/** The `most` changes to tell: by rank (captions and arrivals before cuts), in time order. */
+function pickEvents(events: Change[], most: number): Change[] {
+  return [...events].sort((a, b) => a.rank - b.rank || a.t - b.t).slice(0, most);
+}
+
+/** A caption as part of a sentence: no full stop, and "A dog…" as "a dog…". */
+function sentenceInside(text: string): string {
+  return text
+    .trim()
+    .replace(/\.$/, '')
+    .replace(/^(A|An|The|Two|Three|Some)\b/, (w) => w.toLowerCase());
 }

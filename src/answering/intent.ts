@@ -4,6 +4,8 @@
  * rules over English, so the answer engine works without any generative model.
  */
 
+import { CATEGORIES, labelsNamed, NUMBER_WORDS } from './vocabulary';
+
 export type Need = 'said' | 'written' | 'count' | 'when' | 'presence' | 'summary' | 'which_video' | 'what_object';
 
 export interface Intent {
@@ -22,158 +24,11 @@ export interface Intent {
   extreme: 'max' | 'min' | null;
 }
 
-/** COCO classes the detector knows, with the words people use for them. */
-const LABEL_WORDS: Record<string, string[]> = {
-  person: [
-    'person',
-    'people',
-    'persons',
-    'man',
-    'men',
-    'woman',
-    'women',
-    'someone',
-    'somebody',
-    'human',
-    'humans',
-    'boy',
-    'girl',
-    'child',
-    'children',
-    'kid',
-    'kids',
-    'baby',
-    'guy',
-    'lady',
-    'player',
-    'drummer',
-    'pedestrian',
-    'pedestrians',
-  ],
-  bicycle: ['bicycle', 'bicycles', 'bike', 'bikes'],
-  car: ['car', 'cars', 'automobile', 'automobiles', 'vehicle', 'vehicles', 'sedan', 'suv'],
-  motorcycle: ['motorcycle', 'motorcycles', 'motorbike', 'scooter'],
-  airplane: ['airplane', 'airplanes', 'plane', 'planes', 'aircraft', 'jet'],
-  bus: ['bus', 'buses'],
-  train: ['train', 'trains'],
-  truck: ['truck', 'trucks', 'lorry'],
-  boat: ['boat', 'boats', 'ship', 'ships'],
-  'traffic light': ['traffic light', 'traffic lights'],
-  'stop sign': ['stop sign'],
-  bench: ['bench', 'benches'],
-  bird: ['bird', 'birds'],
-  cat: ['cat', 'cats', 'kitten', 'kittens'],
-  dog: ['dog', 'dogs', 'puppy', 'puppies', 'pup'],
-  horse: ['horse', 'horses', 'pony'],
-  sheep: ['sheep', 'lamb'],
-  cow: ['cow', 'cows', 'cattle'],
-  elephant: ['elephant', 'elephants'],
-  bear: ['bear', 'bears'],
-  zebra: ['zebra', 'zebras'],
-  giraffe: ['giraffe', 'giraffes'],
-  backpack: ['backpack', 'backpacks'],
-  umbrella: ['umbrella', 'umbrellas'],
-  handbag: ['handbag', 'handbags', 'purse', 'bag'],
-  tie: ['tie', 'necktie'],
-  suitcase: ['suitcase', 'suitcases', 'luggage'],
-  frisbee: ['frisbee'],
-  skis: ['ski', 'skis'],
-  snowboard: ['snowboard'],
-  'sports ball': ['ball', 'balls', 'football', 'soccer ball', 'basketball'],
-  kite: ['kite', 'kites'],
-  'baseball bat': ['baseball bat', 'bat'],
-  skateboard: ['skateboard', 'skateboards', 'skate board'],
-  surfboard: ['surfboard', 'surfboards'],
-  'tennis racket': ['tennis racket', 'racket'],
-  bottle: ['bottle', 'bottles'],
-  'wine glass': ['wine glass', 'wine glasses'],
-  cup: ['cup', 'cups', 'mug', 'mugs'],
-  fork: ['fork', 'forks'],
-  knife: ['knife', 'knives'],
-  spoon: ['spoon', 'spoons'],
-  bowl: ['bowl', 'bowls'],
-  banana: ['banana', 'bananas'],
-  apple: ['apple', 'apples'],
-  sandwich: ['sandwich', 'sandwiches'],
-  orange: ['orange', 'oranges'],
-  pizza: ['pizza', 'pizzas'],
-  donut: ['donut', 'donuts', 'doughnut'],
-  cake: ['cake', 'cakes'],
-  chair: ['chair', 'chairs', 'armchair', 'armchairs'],
-  couch: ['couch', 'couches', 'sofa', 'sofas'],
-  'potted plant': ['plant', 'plants', 'potted plant'],
-  bed: ['bed', 'beds'],
-  'dining table': ['table', 'tables', 'dining table', 'desk'],
-  toilet: ['toilet'],
-  // Not "screen": "on screen" is how people say visible.
-  tv: ['tv', 'tvs', 'television', 'televisions', 'monitor'],
-  laptop: ['laptop', 'laptops', 'notebook computer', 'computer'],
-  mouse: ['computer mouse'],
-  remote: ['remote', 'remote control'],
-  keyboard: ['keyboard'],
-  'cell phone': ['phone', 'phones', 'cell phone', 'smartphone', 'mobile phone'],
-  microwave: ['microwave'],
-  oven: ['oven', 'stove'],
-  toaster: ['toaster'],
-  sink: ['sink'],
-  refrigerator: ['refrigerator', 'fridge'],
-  book: ['book', 'books'],
-  clock: ['clock', 'clocks'],
-  vase: ['vase', 'vases'],
-  scissors: ['scissors'],
-  'teddy bear': ['teddy bear', 'teddy'],
-  'hair drier': ['hair drier', 'hair dryer'],
-  toothbrush: ['toothbrush'],
-};
-
-/** Categories a question can ask about ("what animal", "which vehicle", "what electronic device"). */
-const CATEGORIES: Record<string, string[]> = {
-  animal: ['bird', 'cat', 'dog', 'horse', 'sheep', 'cow', 'elephant', 'bear', 'zebra', 'giraffe'],
-  animals: ['bird', 'cat', 'dog', 'horse', 'sheep', 'cow', 'elephant', 'bear', 'zebra', 'giraffe'],
-  pet: ['cat', 'dog', 'bird'],
-  vehicle: ['bicycle', 'car', 'motorcycle', 'airplane', 'bus', 'train', 'truck', 'boat'],
-  vehicles: ['bicycle', 'car', 'motorcycle', 'airplane', 'bus', 'train', 'truck', 'boat'],
-  electronic: ['tv', 'laptop', 'mouse', 'remote', 'keyboard', 'cell phone', 'microwave'],
-  device: ['tv', 'laptop', 'mouse', 'remote', 'keyboard', 'cell phone'],
-  devices: ['tv', 'laptop', 'mouse', 'remote', 'keyboard', 'cell phone'],
-  furniture: ['chair', 'couch', 'bed', 'dining table', 'bench'],
-  food: ['banana', 'apple', 'sandwich', 'orange', 'pizza', 'donut', 'cake'],
-  drink: ['bottle', 'cup', 'wine glass'],
-  sport: [
-    'sports ball',
-    'skateboard',
-    'surfboard',
-    'skis',
-    'snowboard',
-    'tennis racket',
-    'baseball bat',
-    'frisbee',
-    'kite',
-  ],
-};
-
 const STOP = new Set(
   'a an the is are was were be been being am do does did doing have has had of in on at to for from by with about into over under after before during between this that these those it its there here what which who whom whose when where why how many much any some no not only just than then so as or and but if also very can could would should will shall may might must i you he she we they me him her us them my your his our their video clip film movie footage scene shown show shows showing appear appears appearing visible seen see happen happens moment time point please tell say says said'.split(
     ' ',
   ),
 );
-
-const NUMBER_WORDS: Record<string, number> = {
-  zero: 0,
-  no: 0,
-  one: 1,
-  single: 1,
-  two: 2,
-  both: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-};
 
 export function readIntent(question: string): Intent {
   const q = ` ${question
@@ -208,11 +63,7 @@ export function readIntent(question: string): Intent {
     needs.add('summary');
   if (has(/\b(which|what) (video|videos|clip|clips|file|files|recording|recordings)\b/)) needs.add('which_video');
 
-  const labels: string[] = [];
-  for (const [label, words] of Object.entries(LABEL_WORDS)) {
-    // A plural the list lacks ("remotes", "sheeps") still names the label.
-    if (words.some((w) => q.includes(` ${w} `) || q.includes(` ${w}'s `) || q.includes(` ${w}s `))) labels.push(label);
-  }
+  const labels = labelsNamed(q);
   const categoryLabels: string[] = [];
   for (const [word, members] of Object.entries(CATEGORIES)) {
     if (q.includes(` ${word} `)) for (const m of members) if (!categoryLabels.includes(m)) categoryLabels.push(m);
@@ -231,7 +82,7 @@ export function readIntent(question: string): Intent {
   if (digit) number = Number(digit[1]);
   else
     for (const [w, n] of Object.entries(NUMBER_WORDS)) {
-      if (w === 'no') continue;
+      if (n > 10) break;
       if (new RegExp(`\\b${w}\\b`).test(q)) {
         number = n;
         break;
@@ -261,32 +112,4 @@ export function readIntent(question: string): Intent {
     ),
   ];
   return { needs, labels, categoryLabels, keywords, number, position, extreme };
-}
-
-/** Label as said in a sentence ("dining table" → "table", "tv" → "TV"). */
-export function labelNoun(label: string, count = 1): string {
-  const special: Record<string, [string, string]> = {
-    person: ['person', 'people'],
-    tv: ['TV', 'TVs'],
-    'dining table': ['table', 'tables'],
-    'sports ball': ['ball', 'balls'],
-    'cell phone': ['phone', 'phones'],
-    'potted plant': ['potted plant', 'potted plants'],
-    mouse: ['computer mouse', 'computer mice'],
-    skis: ['pair of skis', 'pairs of skis'],
-    sheep: ['sheep', 'sheep'],
-    knife: ['knife', 'knives'],
-    bus: ['bus', 'buses'],
-    couch: ['couch', 'couches'],
-    'wine glass': ['wine glass', 'wine glasses'],
-    sandwich: ['sandwich', 'sandwiches'],
-    scissors: ['pair of scissors', 'pairs of scissors'],
-  };
-  const [one, many] = special[label] ?? [label, `${label}s`];
-  return count === 1 ? one : many;
-}
-
-const NUMBERS = ['no', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'];
-export function numberWord(n: number): string {
-  return NUMBERS[n] ?? String(n);
 }

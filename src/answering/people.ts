@@ -11,6 +11,7 @@ import { people, personAppearances, segments, type Video } from '../storage/sche
 import type { Composed } from './compose';
 import type { Evidence } from './evidence';
 import { formatTime } from './target';
+import { PERSON_WORDS } from './vocabulary';
 
 export interface PeopleQuestion {
   db: Db;
@@ -31,7 +32,8 @@ interface Appearance {
   end: number;
 }
 
-const PEOPLE_WORDS = '(?:people|persons|faces|individuals|men|women|speakers|presenters)';
+/** The plural words for people, from the one vocabulary. */
+const PEOPLE_WORDS = `(?:${PERSON_WORDS.filter((w) => /(s|men|people|children)$/.test(w) && !/^any/.test(w)).join('|')})`;
 const COUNT = new RegExp(
   `\\bhow many\\s+(?:different|distinct|unique|separate|individual)\\s+${PEOPLE_WORDS}\\b|\\bhow many\\s+${PEOPLE_WORDS}\\s+(?:appear|are (?:there|shown|seen|visible)|can (?:be seen|I see|you see)|show up)\\b(?!.*\\b(?:at|when)\\b)`,
   'i',

@@ -7,8 +7,9 @@
  */
 import type { Embedder } from '../analysis/embedder';
 import type { Video } from '../storage/schema';
-import { CELLS, type Cell, type FactKind, type Form, type SlotNeed } from './facts';
+import { CELLS, FACTS, type Cell, type FactKind, type Form, type SlotNeed } from './facts';
 import { readIntent, type Intent } from './intent';
+import { colourNamed, NUMBER_WORDS } from './vocabulary';
 
 /** A time the question writes: absolute (seconds) or relative to the video's length. */
 export type TimeSlot =
@@ -51,40 +52,6 @@ const MARGIN = 0.05;
 /** Weight of a rule cue against a cosine (USE-lite cosines of paraphrases ≈ 0.6–0.8). */
 const CUE = 0.12;
 
-const COLOURS = [
-  'red',
-  'orange',
-  'yellow',
-  'green',
-  'blue',
-  'purple',
-  'pink',
-  'brown',
-  'black',
-  'white',
-  'grey',
-  'gray',
-  'silver',
-  'gold',
-];
-
-const NUM: Record<string, number> = {
-  one: 1,
-  two: 2,
-  three: 3,
-  four: 4,
-  five: 5,
-  six: 6,
-  seven: 7,
-  eight: 8,
-  nine: 9,
-  ten: 10,
-  fifteen: 15,
-  twenty: 20,
-  thirty: 30,
-  sixty: 60,
-};
-
 function clock(s: string): number | null {
   const m = /^(\d{1,3}):([0-5]\d)(?::([0-5]\d))?(?:\.(\d+))?$/.exec(s);
   if (!m) return null;
@@ -95,7 +62,7 @@ function clock(s: string): number | null {
 
 function amount(s: string): number | null {
   if (/^\d+(\.\d+)?$/.test(s)) return Number(s);
-  return NUM[s] ?? null;
+  return NUMBER_WORDS[s] ?? null;
 }
 
 /** Seconds of "10 seconds", "2 minutes", "1.5 min", "a minute". */
@@ -172,6 +139,22 @@ export function readTime(q: string): TimeSlot | null {
   return null;
 }
 
+/** Words of file names that do not tell one video from another. */
+const NAME_FILLER = new Set([
+  'video',
+  'clip',
+  'the',
+  'and',
+  'with',
+  'from',
+  'intro',
+  'final',
+  'copy',
+  'new',
+  'test',
+  'sample',
+]);
+
 /** The videos of the scope the question names. */
 export function readFiles(q: string, videos: Video[]): Video[] {
   const out: Video[] = [];
@@ -188,6 +171,22 @@ export function readFiles(q: string, videos: Video[]): Video[] {
       new RegExp(`\\b(video|clip|file) (called |named )?"?${esc(spaced)}\\b`).test(q);
     if (named) out.push(v);
   }
+  // "The bunny video": a distinctive word of one file name (in no other name), said with a word for a video.
+  if (!out.length) {
+    const wordsOf = (v: Video) =>
+      v.fileName
+        .toLowerCase()
+        .replace(/\.[a-z0-9]{2,5}$/, '')
+        .split(/[^\p{L}\p{N}]+/u)
+        .filter((w) => w.length >= 3 && !/^\d+$/.test(w) && !NAME_FILLER.has(w));
+    const counts = new Map<string, number>();
+    for (const v of videos) for (const w of new Set(wordsOf(v))) counts.set(w, (counts.get(w) ?? 0) + 1);
+    for (const v of videos) {
+      const own = wordsOf(v).filter((w) => counts.get(w) === 1);
+      if (own.some((w) => new RegExp(`\\b${w}s? (video|clip|file|recording|footage|movie|one)\\b`).test(q)))
+        out.push(v);
+    }
+  }
   // Names earliest in the question first (a comparison keeps the order written).
   const at = (v: Video) => {
     const stem = v.fileName.toLowerCase().replace(/\.[a-z0-9]{2,5}$/, '');
@@ -196,36 +195,6 @@ export function readFiles(q: string, videos: Video[]): Video[] {
   };
   return out.sort((a, b) => at(a) - at(b));
 }
-
-/** Rule cues for what is asked about: words that name a fact, not a form. */
-const FACT_CUES: [FactKind, RegExp][] = [
-  ['shots', /\b(shots?|cuts?|scenes?|edits?|transitions?|camera angles?|scene changes?)\b/],
-  [
-    'duration',
-    /\b(how long is (it|this|that|the (video|clip|film|recording|footage))|how long does (it|(this|that|the) (video|clip|film|recording|footage|movie)) (last|run|go on|take)|how many (seconds|minutes) (does|is|long)|does (it|the (video|clip|recording)) last|duration|lengths?|runtime|running time|minutes long|seconds long|(longest|shortest|longer|shorter) (video|clip|file|recording|footage|one)s?|(video|clip|file|recording|footage|one|it) is (the )?(longest|shortest|longer|shorter)|is (the )?(longest|shortest)\s*\??$|(longer|shorter)(?=,| than| or)|runs the longest|the briefest)\b/,
-  ],
-  [
-    'resolution',
-    /\b(resolution|pixels?|dimensions?|how (wide|tall)|width|height|1080p?|720p?|hd|4k|portrait|landscape|vertical|aspect)\b/,
-  ],
-  ['fps', /\b(frame ?rate|fps|frames per second|frames a second)\b/],
-  ['size', /\b(file size|how (big|large) is the file|bytes|megabytes|mb|kb|gb|how much (disk|space|storage))\b/],
-  ['codec', /\b(codec|encod\w*|compression|compressed|h\.?264|vp8|vp9|mpeg|format)\b/],
-  ['audio', /\b(audio|sound|soundtrack|silent|mute|muted|noise|any sound)\b/],
-  [
-    'videos',
-    /\b(how many (videos|clips|files|recordings)|videos? (are|is) (in|there)|list (the|all)|what (videos|clips|files))\b/,
-  ],
-  ['people', /\b(individuals?|visitors?|faces?)\b/],
-  [
-    'text',
-    /\b(names?|named|written|writing|write|text|title|titles|captioned|subtitle\w*|sign|signs|reads?|displayed|printed|timecode|counter|digits?|numbers? (shown|on screen|displayed)|credits?|logo|banner|headline|letters?|lettering|words? on)\b/,
-  ],
-  [
-    'speech',
-    /\b(say|says|said|saying|speak|speaks|spoke|speaking|speakers?|speech|talk|talks|talking|spoken|voice|mention\w*|tell(?! (me|us)\b)|tells|told|words|quote|narrat\w*|dialogue|conversation|sentence|utter\w*|pronounc\w*)\b/,
-  ],
-];
 
 const FORM_CUES: [Form, RegExp][] = [
   ['count', /\bhow many\b|\bnumber of\b|\bcount\b|\bhow much\b/],
@@ -257,14 +226,14 @@ export function readSlots(question: string, videos: Video[]): Slots {
   const text = stripFiles(q, files);
   const intent = readIntent(text);
   const time = readTime(text);
-  const colour = COLOURS.find((c) => new RegExp(`\\b${c}\\b`).test(text)) ?? null;
+  const colour = colourNamed(text);
   const atOnce =
     /\b(at once|at the same time|simultaneously|at a time|at any one time|at any time|together|in a single frame|in one frame|side by side)\b/.test(
       text,
     );
   const quoted = [...q.matchAll(/"([^"]{2,80})"/g)].map((m) => m[1]!);
   const factCues = new Set<FactKind>();
-  for (const [f, re] of FACT_CUES) if (re.test(text)) factCues.add(f);
+  for (const f of FACTS) if (f.cue?.test(text)) factCues.add(f.kind);
   // "Does someone speak": a pronoun next to a speech word is no cue for people on screen.
   const pronounOnly =
     /\b(someone|somebody|anyone|anybody|speakers?)\b/.test(text) &&
@@ -313,7 +282,9 @@ function numberOutsideTimes(q: string): number | null {
     .replace(/\d+(\.\d+)?\s*(s|secs?|seconds?|minutes?|mins?)\b/g, ' ');
   const m = /\b(\d{1,3})\b/.exec(rest);
   if (m) return Number(m[1]);
-  for (const [w, n] of Object.entries(NUM)) if (new RegExp(`\\b${w}\\b`).test(rest)) return n;
+  for (const [w, n] of Object.entries(NUMBER_WORDS)) {
+    if (n > 0 && w !== 'single' && w !== 'both' && new RegExp(`\\b${w}\\b`).test(rest)) return n;
+  }
   return null;
 }
 
@@ -392,6 +363,8 @@ export async function readQuestion(
     if (slots.formCues.has(cell.form)) score += CUE;
     // A cell that needs a slot the question lacks (a label to count, two videos to compare) does not fit.
     if (cell.needs?.some((n) => !hasSlot(slots, n, cell))) score -= 2 * CUE;
+    // Without the meaning, a form the words do not ask for (how many, when, is there...) does not fit either.
+    if (!vector && cell.form !== 'what' && !slots.formCues.has(cell.form)) score -= CUE;
     return { cell, score };
   }).sort((a, b) => b.score - a.score);
   const top = readings[0]!.score;

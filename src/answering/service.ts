@@ -22,9 +22,9 @@ import { videos, type MediaIndex, type User, type Video } from '../storage/schem
 import type { Embedder } from '../analysis/embedder';
 import type { MomentReader } from '../analysis/moment';
 import type { MediaLinks } from '../media/links';
-import { Composer, type Composed, type ComposeInput } from './compose';
-import { answerAboutColours } from './colours';
-import { answerAboutPeople } from './people';
+import { composeAnswer } from './answer';
+import { checkModelJson, fillFields, jsonModeRequest, parseJsonFields, type JsonFields } from './structured';
+import type { Composed, ComposeInput } from './compose';
 import type { RetrievalCore } from '../search/retrieval';
 import { type EvidenceFinder, windowOf, type Evidence } from './evidence';
 import { createGenerator, generatorConfigOf, type GenerateRequest, type Generator } from './generate/contracts';
@@ -68,6 +68,8 @@ export interface PreparedQuestion {
   scope: Scope;
   composed: Composed;
   cost: number;
+  /** The fields of a structured answer (`json`), or null. */
+  fields: JsonFields | null;
 }
 
 /** The answer text and who wrote it. */
@@ -115,7 +117,8 @@ export class AnsweringService {
 
   /** Resolves and checks everything the question names; throws 400/404 before any charge. */
   scope(user: User, req: InquireRequest): Scope {
-    const index = this.d.indexes.resolve(user, req.index, { byName: false });
+    // By index_id or by name, as /remote-upload takes it.
+    const index = this.d.indexes.resolve(user, req.index, { byName: true });
     const target = req.target !== undefined && req.target !== '' ? parseTarget(req.target) : null;
     let vids: Video[];
     if (req.target_video !== undefined && req.target_video !== '') {
@@ -163,15 +166,22 @@ export class AnsweringService {
    */
   async prepare(user: User, req: InquireRequest): Promise<PreparedQuestion> {
     const scope = this.scope(user, req);
+    const fields = parseJsonFields(req.json);
     const cost = this.d.config.inquireCost;
     if (!this.d.accounts.charge(user.id, cost, 'inquire')) {
       const balance = this.d.accounts.getUser(user.id)?.credits ?? 0;
       throw badRequest(`insufficient credits: the balance is ${balance} and a question costs ${cost}`);
     }
     try {
-      const composed = await this.compose(req, scope);
+      let composed = await this.compose(req, scope);
       this.log.debug('question read', { reading: composed.reading, found: composed.found });
-      return { user, req, scope, composed, cost };
+      if (fields) {
+        // Each field is a question of its own, in the scope of the request; the main answer's evidence comes first.
+        const filled = await fillFields(fields, (q) => this.compose({ ...req, prompt: q }, scope));
+        const evidence = [...composed.evidence, ...filled.evidence.filter((e) => !composed.evidence.includes(e))];
+        composed = { ...composed, output: filled.output, evidence, found: composed.found || filled.found };
+      }
+      return { user, req, scope, composed, cost, fields };
     } catch (e) {
       this.refund(user, cost);
       throw e instanceof ApiError ? e : new ApiError(500, `answering failed: ${(e as Error).message}`);
@@ -189,6 +199,17 @@ export class AnsweringService {
     if (!gen || !this.worthAsking(p)) return { output: p.composed.output, model: COMPOSER_NAME };
     const run = this.signals(outer);
     try {
+      if (p.fields) {
+        const res = await gen.generate(jsonModeRequest(this.request(p, gen), p.fields), { signal: run.signal });
+        const json = checkModelJson(visibleText(res.text)?.trim() ?? '', p.fields, p.composed.evidence);
+        if (!json)
+          return this.fallback(
+            p,
+            gen,
+            'the reply was not a JSON object of the fields asked, with times from the evidence',
+          );
+        return { output: json, model: gen.info.name };
+      }
       const res = await gen.generate(this.request(p, gen), { signal: run.signal });
       const text = visibleText(res.text)?.trim() ?? '';
       if (!text) return this.fallback(p, gen, 'the answer was empty');
@@ -216,6 +237,12 @@ export class AnsweringService {
       for (const w of text.match(/\S+\s*/g) ?? []) emit({ type: 'token', text: w });
     };
     const gen = this.generator;
+    if (p.fields) {
+      // A JSON object is only an answer whole: it is checked first, then sent as one token.
+      const w = await this.write(p, outer);
+      emit({ type: 'token', text: w.output });
+      return w;
+    }
     if (!gen || !this.worthAsking(p)) {
       words(p.composed.output);
       return { output: p.composed.output, model: COMPOSER_NAME };
@@ -310,40 +337,18 @@ export class AnsweringService {
   }
 
   compose(req: InquireRequest, scope: Scope): Promise<Composed> {
-    // Questions about people (who, how many different, when does <name> appear) come first.
-    const people = answerAboutPeople({
+    return composeAnswer({
       db: this.d.db,
-      prompt: req.prompt,
+      retrieval: this.d.retrieval,
+      embedder: this.d.embedder,
       indexId: scope.index.id,
-      videos: scope.videos,
-      window: windowOf(scope.target),
-      frameAt: (videoId, t) => this.frameUrlAt(videoId, t),
-    });
-    if (people) return Promise.resolve(people);
-    // Then colour questions ("when does the red car appear"), from the colours stored with detections.
-    const colours = answerAboutColours({
-      db: this.d.db,
-      prompt: req.prompt,
-      videos: scope.videos,
-      window: windowOf(scope.target),
-      frameAt: (videoId, t) => this.frameUrlAt(videoId, t),
-    });
-    if (colours) return Promise.resolve(colours);
-    return new Composer({
       prompt: req.prompt,
       guidance: req.guidance ?? '',
-      scope: { videos: scope.videos, window: windowOf(scope.target) },
-      finder: this.finder,
+      videos: scope.videos,
+      window: windowOf(scope.target),
       frameUrl: (videoId, file) => this.d.links.sign(`/media/${videoId}/frames/${file}`),
       moment: this.momentOf(scope),
-      embedder: this.d.embedder,
-    }).compose();
-  }
-
-  /** Signed path of the sampled frame nearest t, or null. */
-  private frameUrlAt(videoId: string, t: number): string | null {
-    const file = this.finder.frameNear(videoId, t);
-    return file ? this.d.links.sign(`/media/${videoId}/frames/${file}`) : null;
+    });
   }
 
   /** The one moment a question is about, when it names a point of one stored video. */

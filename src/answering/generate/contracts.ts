@@ -30,6 +30,8 @@ export interface GenerateRequest {
   messages: Message[];
   /** Encoded images (JPEG or PNG) attached to the last user message; only for `supports.vision`. */
   images?: Uint8Array[];
+  /** Ask for one JSON object as the reply (the model's JSON mode), for structured output. */
+  json?: boolean;
 }
 
 export interface Generator {

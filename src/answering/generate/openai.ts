@@ -129,6 +129,7 @@ export class OpenAiGenerator implements Generator {
           stream,
           temperature: this.cfg.temperature ?? 0.2,
           max_tokens: this.cfg.maxTokens ?? 512,
+          ...(req.json ? { response_format: { type: 'json_object' } } : {}),
         }),
         signal,
         redirect: 'error',

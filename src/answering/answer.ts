@@ -1,0 +1,261 @@
+/**
+ * The answering core: one question, its scope, the answer. Used by the service (and by the unit
+ * tests on a fake index, with no models).
+ *
+ *   1. Scope follows the words: a file the question names that the index does not hold is "not in
+ *      this index" (never another video's evidence).
+ *   2. The structured answer: people (faces, names), colours of detections, then the fact plug-ins
+ *      through the composer (counts, times, file facts, shots...).
+ *   3. The free-text evidence (captions, transcripts, on-screen text): a sentence that names what
+ *      is asked beats "not found" and answers open questions; when it and the detector disagree,
+ *      the answer says what each source saw.
+ *   4. When the index holds no kind of evidence that could answer, the answer says which model
+ *      would (a vision model server, a transcriber) instead of listing unrelated labels.
+ *   5. Wording rules on every answer: a colour describes clothing or things, never a person.
+ */
+import type { Embedder } from '../analysis/embedder';
+import type { RetrievalCore, ScopeWindow } from '../search/retrieval';
+import type { Db } from '../storage/db';
+import type { Segment, Video } from '../storage/schema';
+import { answerAboutColours } from './colours';
+import { Composer, type Composed, type ComposeInput } from './compose';
+import type { Evidence } from './evidence';
+import { bestSentences, contentWords, type Sentence } from './open';
+import { answerAboutPeople } from './people';
+import { readSlots } from './reader';
+import { formatTime } from './target';
+import { colourOnClothing, isPersonWord, LABEL_WORDS, labelNoun, labelsNamed, namesLabel } from './vocabulary';
+
+export interface AnswerInput {
+  db: Db;
+  retrieval: RetrievalCore;
+  embedder: Embedder | null;
+  indexId: string;
+  prompt: string;
+  guidance: string;
+  /** The videos asked about (the index's, or the target video). */
+  videos: Video[];
+  /** The time window of `target`, or null. */
+  window: { start: number; end: number } | null;
+  /** Signed path of a frame file of a video. */
+  frameUrl: (videoId: string, file: string) => string;
+  moment?: ComposeInput['moment'];
+}
+
+export async function composeAnswer(a: AnswerInput): Promise<Composed> {
+  const out = await structuredThenFreeText(a);
+  return { ...out, output: colourOnClothing(out.output) };
+}
+
+async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
+  const scope: ScopeWindow = { videos: a.videos, window: a.window };
+  const missing = unknownFile(a.prompt, a.videos);
+  if (missing)
+    return {
+      output: `I could not find ${missing}: it is not in this index (it holds ${list(a.videos.slice(0, 8).map((v) => v.fileName))}${a.videos.length > 8 ? ' and more' : ''}).`,
+      evidence: [],
+      found: false,
+      reading: 'file.not_in_index',
+    };
+  const frameAt = (videoId: string, t: number) => {
+    const f = a.retrieval.finder.frameNear(videoId, t);
+    return f ? a.frameUrl(videoId, f) : null;
+  };
+  const people = answerAboutPeople({
+    db: a.db,
+    prompt: a.prompt,
+    indexId: a.indexId,
+    videos: a.videos,
+    window: a.window,
+    frameAt,
+  });
+  if (people) return people;
+  const colours = answerAboutColours({ db: a.db, prompt: a.prompt, videos: a.videos, window: a.window, frameAt });
+  if (colours) return colours;
+  const composed = await new Composer({
+    prompt: a.prompt,
+    guidance: a.guidance,
+    scope,
+    finder: a.retrieval.finder,
+    frameUrl: a.frameUrl,
+    moment: a.moment ?? null,
+    embedder: a.embedder,
+  }).compose();
+  if (a.videos.length === 0) return composed;
+
+  const slots = readSlots(a.prompt, a.videos);
+  const narrowed: ScopeWindow = {
+    videos: slots.files.length && a.videos.length > 1 ? slots.files : a.videos,
+    window: a.window,
+  };
+  const reading = composed.reading ?? '';
+  // Counts, file facts, shots, lists of videos: computed, and free text does not replace them.
+  const computed =
+    composed.found &&
+    /^(objects|people)\.(count|extreme|compare)|^(shots|duration|resolution|fps|size|codec|audio|videos)\./.test(
+      reading,
+    );
+  const open = /^(objects\.what|moment\.visible|search)$/.test(reading) || !composed.found;
+  let sentences: Sentence[] = [];
+  if (!computed && (open || reading.startsWith('objects.') || reading.startsWith('people.')))
+    sentences = await bestSentences(a.retrieval, narrowed, a.prompt, slots.intent, 3);
+  const cite = (s: Segment, score: number): Evidence => evidenceOf(a, s, score);
+  const quoted = sentences.map(
+    (s) =>
+      `${when(s.segment)}${where(a, s.segment)}, ${SOURCE[s.segment.kind] ?? 'the index'} reads ${quote(s.segment.text)}`,
+  );
+
+  if (!composed.found) {
+    if (sentences.length)
+      return {
+        // "Is there a pavement?" — "Yes: …" when the sentences hold every word asked about.
+        output: endSentence(
+          YES_NO.test(a.prompt) && sentences[0]!.matched.length === contentWords(slots.intent).length
+            ? `Yes: ${list(quoted)}`
+            : capital(list(quoted)),
+        ),
+        evidence: sentences.map((s) => cite(s.segment, s.score)),
+        found: true,
+        reading: `free_text (${reading})`,
+      };
+    return { ...composed, output: withMissingModel(a, narrowed, slots.intent, composed.output, reading) };
+  }
+  if (!sentences.length) {
+    // A search that found only detector labels for a question about something else ("what is the
+    // man cooking") is no answer: say what would answer it instead of listing the labels.
+    const unlabelled = contentWords(slots.intent).filter((w) => !isPersonWord(w) && !labelsNamed(w).length);
+    const labelsOnly = composed.evidence.every((e) => e.kind === 'object' || e.kind === 'face' || e.kind === 'shot');
+    if (reading === 'search' && unlabelled.length && labelsOnly && !a.retrieval.finder.has(narrowed, ['caption']))
+      return {
+        output: withMissingModel(a, narrowed, slots.intent, 'I could not find an answer to that.', reading),
+        evidence: [],
+        found: false,
+        reading,
+      };
+    return withContradiction(a, composed);
+  }
+  const wholly = sentences.filter((s) => s.matched.length === contentWords(slots.intent).length);
+  if (open && wholly.length) {
+    // An open question: the sentences answer; what the detector saw follows as the second source.
+    const detected = composed.evidence.filter((e) => e.kind === 'object');
+    const labels = [...new Set(detected.map((e) => e.text).filter((t) => t in LABEL_WORDS))].slice(0, 3);
+    const also = labels.length
+      ? ` The object detector saw ${list(labels.map((l) => article(labelNoun(l))))} there.`
+      : '';
+    return {
+      output: `${endSentence(`${YES_NO.test(a.prompt) ? 'Yes: ' : ''}${list(wholly.map((s) => quoted[sentences.indexOf(s)]!))}`.replace(/^./, (c) => c.toUpperCase()))}${also}`,
+      evidence: [...wholly.map((s) => cite(s.segment, s.score)), ...detected],
+      found: true,
+      reading: `free_text (${reading})`,
+    };
+  }
+  return withContradiction(a, composed);
+}
+
+/**
+ * A detection that a caption of the same moment does not confirm: the answer says what each
+ * source saw ("the object detector labelled it a sheep; the caption of that moment reads …").
+ */
+function withContradiction(a: AnswerInput, composed: Composed): Composed {
+  // Spans of one detector label (counts and colours are computed and say so themselves).
+  const objects = composed.evidence.filter((e) => e.kind === 'object' && e.text in LABEL_WORDS);
+  if (!objects.length) return composed;
+  const label = objects[0]!.text;
+  const captions = a.retrieval.finder.byKind(
+    { videos: a.videos.filter((v) => objects.some((o) => o.video_id === v.id)), window: null },
+    ['caption'],
+    { limit: 500 },
+  );
+  const over = captions.filter((c) =>
+    objects.some((o) => o.video_id === c.videoId && c.start <= o.end && c.end >= o.start),
+  );
+  if (!over.length || over.some((c) => namesLabel(c.text, label))) return composed;
+  const c = over[0]!;
+  return {
+    ...composed,
+    output: `${composed.output} But the caption of that moment does not mention ${article(labelNoun(label))}: ${when(c)}${where(a, c)} it reads ${quote(c.text)}, so the detector's label may be wrong.`,
+    evidence: [...composed.evidence, evidenceOf(a, c, c.confidence ?? 1)],
+  };
+}
+
+/**
+ * A "not found" where the index lacks the kind of evidence that could answer: it says so and
+ * names what would answer (a vision model server for what is seen, a transcriber for what is said)
+ * instead of listing unrelated labels.
+ */
+function withMissingModel(
+  a: AnswerInput,
+  scope: ScopeWindow,
+  intent: ReturnType<typeof readSlots>['intent'],
+  output: string,
+  reading: string,
+): string {
+  const finder = a.retrieval.finder;
+  // Videos not analysed at all: the composer's "not analysed" says more than any model would.
+  if (scope.videos.every((v) => v.analysis === null)) return output;
+  if (intent.needs.has('said') || reading.startsWith('speech.')) {
+    if (finder.has(scope, ['transcript'])) return output;
+    if (/transcri|speech-to-text/.test(output)) return output;
+    return `${firstSentence(output)} The index holds no transcript of the speech: a transcriber (the speech analyzer with a Whisper model, "vidq models pull", or --stt openai with a speech-to-text server) would answer it.`;
+  }
+  const visual =
+    !intent.needs.has('written') && !/^(text|shots|duration|resolution|fps|size|codec|audio|videos)\./.test(reading);
+  // Only where the detector has nothing for what is asked: a count it got wrong is not a missing model.
+  const seen = intent.labels.filter(
+    (l) => l !== 'person' && finder.byKind(scope, ['object'], { labels: [l], limit: 1 }).length,
+  );
+  if (visual && !seen.length && !finder.has(scope, ['caption']) && contentWords(intent).length) {
+    return `${firstSentence(output)} The index holds no descriptions of the pictures, only the labels of an object detector: a vision model server (--captioner openai) would describe what is seen and could answer this.`;
+  }
+  return output;
+}
+
+/** A file name with an extension in the question that no video of the scope has. */
+function unknownFile(prompt: string, videos: Video[]): string | null {
+  const names = [
+    ...prompt.matchAll(
+      /(?:^|[\s"'(])([\p{L}\p{N}][\p{L}\p{N}_.-]*\.(?:mp4|mkv|webm|mov|avi|m4v|wav|mp3|ogg|flv|wmv|mpg|mpeg|ts))\b/giu,
+    ),
+  ].map((m) => m[1]!);
+  if (!names.length || !videos.length) return null;
+  const have = new Set(videos.map((v) => v.fileName.toLowerCase()));
+  const stems = new Set(videos.map((v) => v.fileName.toLowerCase().replace(/\.[a-z0-9]{2,5}$/, '')));
+  const unknown = names.filter(
+    (n) => !have.has(n.toLowerCase()) && !stems.has(n.toLowerCase().replace(/\.[a-z0-9]{2,5}$/, '')),
+  );
+  return unknown.length === names.length ? list(unknown) : null;
+}
+
+function evidenceOf(a: AnswerInput, s: Segment, score: number): Evidence {
+  const frame = a.retrieval.finder.frameNear(s.videoId, (s.start + s.end) / 2);
+  return {
+    video_id: s.videoId,
+    file_name: a.videos.find((v) => v.id === s.videoId)?.fileName ?? s.videoId,
+    start: s.start,
+    end: s.end,
+    kind: s.kind,
+    text: s.text,
+    score: Math.round(score * 1000) / 1000,
+    frame_url: frame ? a.frameUrl(s.videoId, frame) : null,
+  };
+}
+
+const SOURCE: Record<string, string> = {
+  caption: 'the caption',
+  transcript: 'the transcript',
+  ocr: 'the on-screen text',
+};
+const when = (s: Segment) =>
+  s.end - s.start < 1.5 ? `at ${formatTime(s.start)}` : `from ${formatTime(s.start)} to ${formatTime(s.end)}`;
+const where = (a: AnswerInput, s: Segment) =>
+  a.videos.length > 1 ? ` in ${a.videos.find((v) => v.id === s.videoId)?.fileName ?? s.videoId}` : '';
+const quote = (t: string) => `"${t.replace(/\s*\n\s*/g, ' ').trim()}"`;
+const capital = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+const article = (n: string) => (/^[aeiou]/i.test(n) ? `an ${n}` : `a ${n}`);
+const YES_NO = /^\s*(is|are|was|were|does|do|did|can|could|has|have|had|any)\b/i;
+/** A full stop, unless the sentence ends with a quote that has one. */
+const endSentence = (t: string) => (/[.!?]"$/.test(t) ? t : `${t}.`);
+const firstSentence = (t: string) => t.split(/(?<=[.!?])\s/)[0]!;
+function list(xs: string[]): string {
+  return xs.length <= 1 ? (xs[0] ?? '') : `${xs.slice(0, -1).join(', ')} and ${xs.at(-1)}`;
+}

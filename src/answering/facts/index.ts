@@ -1,0 +1,43 @@
+/**
+ * The fact table: every fact plug-in, in one list. Adding a kind of fact is one module (see
+ * plugin.ts) and one line here. The examples are written for this purpose; the more different
+ * wordings a form has, the better the reader generalises. They must not copy the development
+ * questions (../shared/eval).
+ *
+ * `caption` segments (model-written descriptions of a shot) and transcripts are not a fact kind of
+ * their own: an open question is answered from them by the evidence reader (open.ts).
+ */
+import { audio, codec, duration, fps, resolution, size, videos } from './file';
+import { moment } from './moment';
+import { objects, people } from './objects';
+import type { Cell, FactKind, FactPlugin, Form } from './plugin';
+import { shots } from './shots';
+import { speech } from './speech';
+import { text } from './text';
+
+export type { Cell, FactKind, FactPlugin, Form, SlotNeed } from './plugin';
+
+export const FACTS: FactPlugin[] = [
+  objects,
+  people,
+  text,
+  speech,
+  shots,
+  duration,
+  resolution,
+  fps,
+  size,
+  codec,
+  audio,
+  videos,
+  moment,
+];
+
+/** Every form of every fact, flat (the reader scores each). */
+export const CELLS: Cell[] = FACTS.flatMap((f) =>
+  Object.entries(f.forms).map(([form, spec]) => ({ fact: f.kind, form: form as Form, ...spec! })),
+);
+
+export function factEntry(kind: FactKind): FactPlugin {
+  return FACTS.find((f) => f.kind === kind)!;
+}
