@@ -1,3 +1,8 @@
+/**
+ * GET /videos/{file_id}/segments: what the analysis found in one video (shots, speech, on-screen
+ * text, objects…) and its sampled frames, for the web page's timeline. Authorised by the owner's
+ * token (Bearer header or `?token=`); another user's video, or one in a deleted index, is 404.
+ */
 import { Elysia, t } from 'elysia';
 import { notFound } from '../../errors';
 import type { Service } from '../../service';

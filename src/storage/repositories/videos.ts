@@ -51,3 +51,8 @@ export function timelineFrames(db: Db, videoId: string) {
     .orderBy(asc(frames.t))
     .all();
 }
+
+/** Whose video it is and in which index (no access check: for cache keys). */
+export function placeOf(db: Db, videoId: string): { userId: string; indexId: string } | undefined {
+  return db.select({ userId: videos.userId, indexId: videos.indexId }).from(videos).where(eq(videos.id, videoId)).get();
+}
