@@ -37,6 +37,8 @@ export interface Config {
   readonly anonymousListingOnLoopback: boolean;
   /** Lifetime of signed media links in `src`, in seconds. @default 86400 */
   readonly mediaLinkTtlSec: number;
+  /** Lifetime of the signed upload URLs of `POST /api-pre-upload`, in seconds (the PUT must start before). @default 3600 */
+  readonly uploadUrlTtlSec: number;
   /** Soft-deleted indexes are purged (rows and files) after this many days. @default 7 */
   readonly purgeAfterDays: number;
   /** A resource still downloading/processing after this many minutes is failed by the maintenance job. @default 120 */
@@ -45,6 +47,11 @@ export interface Config {
   readonly maintenanceCron: string;
   /** Largest JSON request body, in bytes (413 above): an /inquire at its 8000+8000-character limits, \u-escaped, is ~97 kB. @default 128 KiB */
   readonly maxBodyBytes: number;
+  /**
+   * Largest JSON body of the endpoints that take an image (POST /search, POST /core/search): a
+   * full-HD PNG is 2–6 MB, a third more as base64. @default 24 MiB
+   */
+  readonly maxImageBodyBytes: number;
   /** Largest file sent to POST /upload, in bytes (413 above); 0 = the same as maxDownloadBytes. @default maxDownloadBytes */
   readonly maxUploadBytes: number;
   /** Where video.ready/failed/removed events go when the index has no webhook URL of its own ("" = nowhere). @default "" */
@@ -221,10 +228,12 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile' | keyof typeof MODEL_K
   defaultCredits: 100,
   anonymousListingOnLoopback: true,
   mediaLinkTtlSec: 86_400,
+  uploadUrlTtlSec: 3600,
   purgeAfterDays: 7,
   stuckAfterMinutes: 120,
   maintenanceCron: '*/5 * * * *',
   maxBodyBytes: 128 * 1024,
+  maxImageBodyBytes: 24 * MiB,
   maxUploadBytes: 0,
   webhookUrl: '',
   webhookRetryMs: 5000,
@@ -361,6 +370,13 @@ const OPTIONS: OptionSpec[] = [
     help: 'lifetime of signed media links (s)',
   },
   {
+    key: 'uploadUrlTtlSec',
+    flag: 'upload-url-ttl-sec',
+    env: 'VIDQ_UPLOAD_URL_TTL_SEC',
+    kind: 'int',
+    help: 'lifetime of the signed upload URLs of POST /api-pre-upload (s)',
+  },
+  {
     key: 'purgeAfterDays',
     flag: 'purge-after-days',
     env: 'VIDQ_PURGE_AFTER_DAYS',
@@ -387,6 +403,13 @@ const OPTIONS: OptionSpec[] = [
     env: 'VIDQ_MAX_BODY_BYTES',
     kind: 'int',
     help: 'largest request body (bytes)',
+  },
+  {
+    key: 'maxImageBodyBytes',
+    flag: 'max-image-body-bytes',
+    env: 'VIDQ_MAX_IMAGE_BODY_BYTES',
+    kind: 'int',
+    help: 'largest request body of the endpoints that take an image (POST /search, /core/search; bytes)',
   },
   {
     key: 'webhookUrl',

@@ -14,6 +14,7 @@ import { MomentReader } from './analysis/moment';
 import { AnsweringService } from './answering/service';
 import { analyzerNames, type Config } from './config';
 import { IndexService } from './indexes/service';
+import { UploadGrants } from './ingest/grants';
 import { IngestService } from './ingest/service';
 import { Maintenance } from './jobs/maintenance';
 import { JobQueue } from './jobs/queue';
@@ -29,6 +30,7 @@ import { SearchService } from './search/service';
 import { ExportService } from './exports/service';
 import { ensureWebhookTriggers, WebhookService } from './webhooks/service';
 import { PeopleService } from './people/service';
+import { FlowService } from './flows';
 
 export interface Service {
   config: Config;
@@ -38,6 +40,8 @@ export interface Service {
   accounts: AccountService;
   indexes: IndexService;
   ingest: IngestService;
+  /** Signed upload URLs of POST /api-pre-upload (the hosted SDK's local files). */
+  grants: UploadGrants;
   /** The one retrieval core behind answers and search. */
   retrieval: RetrievalCore;
   answering: AnsweringService;
@@ -50,6 +54,8 @@ export interface Service {
   reanalyze: ReanalyzeService;
   /** People of each index (faces grouped by likeness). */
   people: PeopleService;
+  /** The hosted API's search and flows (POST /search, POST /core/<name>). */
+  flows: FlowService;
   /** Set by the server: tells the analysis workers a job is waiting. */
   wakeWorkers: () => void;
   /**
@@ -110,7 +116,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
       })
     : null;
   // One retrieval core for answers, search and every later caller: the vectors are held once.
-  const retrieval = new RetrievalCore({ db, embedder });
+  const retrieval = new RetrievalCore({ db, embedder, dataDir: config.dataDir });
   const videoChanged = (videoId: string) => {
     const v = placeOf(db, videoId);
     if (v) indexes.invalidate(v.userId, v.indexId);
@@ -129,6 +135,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     log: log.child({ part: 'answering' }),
   });
   const search = new SearchService({ db, indexes, links, retrieval });
+  const flows = new FlowService({ db, config, files, indexes, retrieval, ffmpeg, log: log.child({ part: 'flows' }) });
   const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
   // The stages the workers run, as the worker builds them (no model is loaded to know their names).
   let stageInfos: StageInfo[] | null = null;
@@ -156,6 +163,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     accounts,
     indexes,
     ingest,
+    grants: new UploadGrants({ db, config, indexes, secret: files.secretKey(), admit: (u) => ingest.admit(u) }),
     retrieval,
     answering,
     search,
@@ -166,12 +174,14 @@ export function createService(config: Config, log: Logger = createLogger(config.
     queue,
     reanalyze,
     people: new PeopleService({ db, indexes, files, ffmpeg }),
+    flows,
     wakeWorkers: () => {},
     videoChanged,
     close: () => {
       service.webhooks?.stop();
       void embedder?.close?.();
       void moments?.close();
+      void flows.close();
       void answering.generator?.close?.();
       db.$client.close();
     },

@@ -1,5 +1,7 @@
 /** The part of `ffprobe -print_format json -show_streams -show_format` output that vidq reads. */
 export interface FfprobeStream {
+  /** Stream index (ffmpeg's `-map 0:N`). */
+  index?: number;
   codec_type?: string;
   codec_name?: string;
   width?: number;

@@ -54,5 +54,17 @@ export const MIGRATIONS: EmbeddedMigration[] = [
     "when": 1795466172270,
     "breakpoints": true,
     "sql": "ALTER TABLE `jobs` ADD `only` text;"
+  },
+  {
+    "tag": "0009_curvy_strong_guy",
+    "when": 1795654673696,
+    "breakpoints": true,
+    "sql": "CREATE TABLE `upload_grants` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`user_id` text NOT NULL,\n\t`index_ref` text NOT NULL,\n\t`file_name` text NOT NULL,\n\t`size_bytes` integer NOT NULL,\n\t`expires_at` integer NOT NULL,\n\t`used_at` integer,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE INDEX `upload_grants_expires_idx` ON `upload_grants` (`expires_at`);--> statement-breakpoint\nALTER TABLE `media_indexes` ADD `type` text DEFAULT 'standard' NOT NULL;"
+  },
+  {
+    "tag": "0010_remarkable_next_avengers",
+    "when": 1795659083478,
+    "breakpoints": true,
+    "sql": "CREATE TABLE `segment_vectors` (\n\t`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`video_id` text NOT NULL,\n\t`vector` blob NOT NULL,\n\tFOREIGN KEY (`video_id`) REFERENCES `videos`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE INDEX `segment_vectors_video_idx` ON `segment_vectors` (`video_id`,`id`);--> statement-breakpoint\nALTER TABLE `segments` ADD `vector_id` integer;--> statement-breakpoint\nCREATE INDEX `segments_vector_idx` ON `segments` (`vector_id`);--> statement-breakpoint\nCREATE INDEX `segments_legacy_embedding_idx` ON `segments` (`id`) WHERE \"segments\".\"embedding\" IS NOT NULL;"
   }
 ];

@@ -66,7 +66,7 @@ export class SubtitlesAnalyzer implements Analyzer {
   /** The cues of every text track and of the stored subtitle file, and what was found. */
   async read(ctx: StageContext): Promise<{ segments: NewSegment[]; summary: Record<string, unknown> }> {
     const { video } = ctx;
-    const tracks = await probeSubtitles(await this.ffprobe(), video.path, ctx.signal);
+    const tracks = await probeSubtitles({ ffprobe: await this.ffprobe(), ffmpeg: ctx.ffmpeg }, video.path, ctx.signal);
     const segs: NewSegment[] = [];
     const listed: (SubtitleTrack & { cues?: number; error?: string })[] = [];
     for (const tr of tracks) {

@@ -3,8 +3,9 @@ import { Elysia } from 'elysia';
 import type { PreparedQuestion } from '../../answering/service';
 import type { Evidence } from '../../answering/evidence';
 import type { Service } from '../../service';
-import { originOf, tokenOf } from '../auth';
+import { originOf } from '../auth';
 import { ErrorBody, InquireBody, InquireResponse, InquireStreamEvent } from '../models';
+import { questionOf } from '../question';
 
 const absolute = (evidence: Evidence[], origin: string) =>
   evidence.map((e) => ({ ...e, frame_url: e.frame_url && origin + e.frame_url }));
@@ -14,10 +15,10 @@ export function inquireRoutes(s: Service) {
     .post(
       '/inquire',
       async ({ body, request }) => {
-        const user = s.accounts.authenticate(tokenOf(body.token, request));
+        const { user, req } = questionOf(s, body, request);
         // Everything that can fail on the request itself comes before the charge.
         const origin = originOf(request);
-        const answer = await s.answering.inquire(user, body, request.signal);
+        const answer = await s.answering.inquire(user, req, request.signal);
         try {
           return { ...answer, evidence: absolute(answer.evidence, origin) };
         } catch (e) {
@@ -33,7 +34,7 @@ export function inquireRoutes(s: Service) {
           tags: ['inquire'],
           summary: 'Ask a question about the videos of an index',
           description:
-            'Answers from the indexed videos, narrowed by `target` (a moment or range) and `target_video`. Costs credits (400 when the balance is too low); a failed question is not charged. ' +
+            "Answers from the indexed videos, narrowed by `target` (a moment or range, or a number of seconds), `target_video` and `subindex` (file ids). The index is an index_id or a name, or the hosted API's `project_id` (token + index name) replaces `token` and `index`. Costs credits (400 when the balance is too low); a failed question is not charged. " +
             '`model` names the backend that wrote `output`: the extractive composer, or the configured generative model (`--generator`), with "(fallback: reason)" when the model failed, timed out or cited a time that is not in `evidence` and the composed answer was used instead.',
         },
       },
@@ -41,10 +42,10 @@ export function inquireRoutes(s: Service) {
     .post(
       '/inquire-stream',
       async ({ body, request }): Promise<any> => {
-        const user = s.accounts.authenticate(tokenOf(body.token, request));
+        const { user, req } = questionOf(s, body, request);
         const origin = originOf(request);
         // Validation, authentication, credits and retrieval fail here, as plain HTTP errors.
-        const prepared = await s.answering.prepare(user, body);
+        const prepared = await s.answering.prepare(user, req);
         return answerAsEvents(s, prepared, origin, request.signal);
       },
       {
@@ -59,7 +60,7 @@ export function inquireRoutes(s: Service) {
             'Each event has an `event:` name and a `data:` JSON object whose `type` repeats that name, in this order:',
             '',
             '1. `evidence` — `{type, evidence}`: the evidence list, as in /inquire (absolute `frame_url`s).',
-            "2. `token` — `{type, text}`, repeated: the next chunk of the answer (the generative model's stream, or the composed answer word by word). The chunks concatenated are `output`.",
+            "2. `token` — `{type, text}`, repeated: the next chunk of the answer (the generative model's stream, or the composed answer word by word). The chunks concatenated are `output`. Each is followed by a `chunk` event — `{type, chunk}` — with the same text: the hosted API's form.",
             '   A `reset` event — `{type, reason}` — may come between tokens: the model failed or cited a time that is not in the evidence after some tokens were sent; discard those, the composed answer follows as new tokens.',
             '3. `complete` — `{type, status: "complete", output, model, credits_used}`: the final answer (every time in it is in `evidence`), who wrote it, and the charge.',
             '',
@@ -113,9 +114,11 @@ function answerAsEvents(s: Service, p: PreparedQuestion, origin: string, request
       };
       const run = async () => {
         send('evidence', { evidence: absolute(p.composed.evidence, origin) });
-        const written = await s.answering.writeStreaming(p, AbortSignal.any([gone.signal, requestSignal]), (e) =>
-          send(e.type, e.type === 'token' ? { text: e.text } : { reason: e.reason }),
-        );
+        const written = await s.answering.writeStreaming(p, AbortSignal.any([gone.signal, requestSignal]), (e) => {
+          send(e.type, e.type === 'token' ? { text: e.text } : { reason: e.reason });
+          // The hosted API's clients read `{"chunk": …}` events (moonshine-sdk.md).
+          if (e.type === 'token') send('chunk', { chunk: e.text });
+        });
         send('complete', { status: 'complete', output: written.output, model: written.model, credits_used: p.cost });
       };
       run()

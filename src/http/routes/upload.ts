@@ -35,7 +35,8 @@ export function uploadRoutes(s: Service) {
         const webhook = body.webhook_url ? await s.webhooks.checkUrl(body.webhook_url) : null;
         const authorized = await s.ingest.authorize(user, body);
         if (webhook && authorized.createdIndex) await s.webhooks.setIndexWebhook(user, authorized.index.id, webhook);
-        if ((request.headers.get('accept') ?? '').includes('text/event-stream')) return uploadAsEvents(s, authorized);
+        // Events by default, as the hosted API (its SDK sends no Accept and reads the stream).
+        if (!wantsJson(request)) return uploadAsEvents(s, authorized);
         // A client that left cancels its upload: it holds a download slot for nobody.
         return { data: await s.ingest.fetchAndStore(authorized, undefined, request.signal) };
       },
@@ -47,16 +48,17 @@ export function uploadRoutes(s: Service) {
           tags: ['ingest'],
           summary: 'Add a video to an index from a URL',
           description:
-            'Fetches the file, probes it and stores it. With `Accept: text/event-stream` the answer is a stream of server-sent events (`file_authorized`, `progress`, `metadata`, `complete` or `error`), each `data:` a JSON object with a `type` (schema: `UploadEvent`). Errors found before any byte is fetched are plain JSON errors even then.',
+            'Fetches the file, probes it and stores it. By default (as the hosted API) the answer is a stream of server-sent events — `file_authorized`, `progress` while downloading, `metadata`, a last `progress` (100), then `complete`, or `error` — each `data:` a JSON object with a `type` (schema: `UploadEvent`); the stream closes when the file is stored. A client whose `Accept` names `application/json` gets `{data: UploadMetadata}` once the file is stored. Errors found before any byte is fetched are plain JSON errors either way.',
           responses: {
             200: {
-              description: "the file is stored (JSON), or, with `Accept: text/event-stream`, the upload's events",
+              description:
+                "the upload's events (the default), or with `Accept: application/json` the stored file's metadata",
               content: {
                 'text/event-stream': {
                   schema: { type: 'string', description: 'server-sent events; each `data:` is a JSON `UploadEvent`' },
                   'x-event-data': UploadEventSchema,
                   example:
-                    'event: file_authorized\ndata: {"type":"file_authorized","key":"…","index_id":"…","file_name":"clip.mp4"}\n\nevent: metadata\ndata: {"type":"metadata","fps":"25","duration":12.5,"fileSize":"1048576","key":"…","percentage":100}\n\nevent: complete\ndata: {"type":"complete","key":"…","index_id":"…","status":"processing","duplicate":false}\n\n',
+                    'event: file_authorized\ndata: {"type":"file_authorized","key":"…","index_id":"…","file_name":"clip.mp4"}\n\nevent: metadata\ndata: {"type":"metadata","fps":"25","duration":12.5,"fileSize":"1.00 MB","file_size_bytes":1048576,"key":"…","percentage":100}\n\nevent: progress\ndata: {"type":"progress","key":"…","stage":"stored","percentage":100,"bytes":1048576,"total_bytes":1048576}\n\nevent: complete\ndata: {"type":"complete","key":"…","index_id":"…","status":"processing","duplicate":false}\n\n',
                 },
               },
             },
@@ -79,10 +81,19 @@ export function uploadRoutes(s: Service) {
           tags: ['ingest'],
           summary: 'Remove a video from an index (file, derived data and rows)',
           description:
-            '`project_id` is the index_id, `video_id` the file_id (upload `key`). Its analysis stops; the rows go first, then the files.',
+            '`project_id` is the index_id or the index name (the hosted SDK sends the name), `video_id` the file_id (upload `key`). Its analysis stops; the rows go first, then the files.',
         },
       },
     );
+}
+
+/**
+ * True when the client asks for JSON rather than events: an Accept that names application/json
+ * (or a +json type) and not text/event-stream. No Accept, or `*\/*`, gets the event stream.
+ */
+export function wantsJson(request: Request): boolean {
+  const accept = (request.headers.get('accept') ?? '').toLowerCase();
+  return !accept.includes('text/event-stream') && /application\/(?:[\w.-]+\+)?json/.test(accept);
 }
 
 /** Streams the upload's events; errors after the stream has started arrive as an `error` event. */

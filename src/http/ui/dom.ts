@@ -51,6 +51,7 @@ export const STAGES: Record<string, string> = {
   downloading: 'Downloading',
   uploading: 'Uploading',
   probing: 'Checking the file',
+  stored: 'Stored',
   queued: 'Waiting for analysis',
   'analyzing:visual': 'Analysing: shots and frames',
   'analyzing:ocr': 'Analysing: on-screen text',

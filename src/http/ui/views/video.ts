@@ -21,7 +21,8 @@ export async function viewVideo(main: HTMLElement, indexId: string, fileId: stri
     controls: true,
     preload: 'metadata',
     playsInline: true,
-    src: r.playback_src ?? r.src,
+    // While its playable copy is being made there is nothing this browser is sure to play: wait for it.
+    ...(!copyPending(r) && { src: r.playback_src ?? r.src }),
     'aria-label': `Video ${r.file_name}`,
   });
   const start = Number(params.get('t'));
@@ -32,6 +33,8 @@ export async function viewVideo(main: HTMLElement, indexId: string, fileId: stri
     announce(`Playing from ${fmtTime(t)}`);
   };
   const status = h('p', { class: 'status small', role: 'status' });
+  const downloads = h('div', {}, exportLinks(r));
+  let transcriptShown = transcriptSegments(r);
   // Reanalyze (issue 11): runs again the stages whose engine or model changed since the video was analysed.
   const reanalyze = h(
     'button',
@@ -81,7 +84,7 @@ export async function viewVideo(main: HTMLElement, indexId: string, fileId: stri
         h('div', { class: 'player' }, player),
         status,
         reanalyze,
-        exportLinks(r),
+        downloads,
         h('section', { 'aria-labelledby': 'tl-h', class: 'card' }, h('h2', { id: 'tl-h' }, 'Timeline'), strip),
       ),
       h('aside', { class: 'col side' }, ask),
@@ -108,13 +111,28 @@ export async function viewVideo(main: HTMLElement, indexId: string, fileId: stri
     ]);
     if (stopped) return;
     const cur = list.find((x) => x.file_id === fileId) ?? r;
-    const busy = cur.status !== 'ready' && cur.status !== 'failed';
+    const pending = copyPending(cur);
+    const busy = (cur.status !== 'ready' && cur.status !== 'failed') || pending;
     status.textContent =
       cur.status === 'failed'
         ? `Analysis failed: ${cur.error ?? 'unknown reason'}`
-        : busy
+        : cur.status !== 'ready'
           ? `${stageLabel(cur.stage || cur.status)} — ${Math.round(cur.progress ?? 0)} %. The timeline fills in as the analysis goes.`
-          : '';
+          : pending
+            ? 'A copy every browser can play is being made; the video appears here when it is done.'
+            : '';
+    // The playable copy may be announced after the page opened (the analysis had not started yet):
+    // switch to it, keeping the position.
+    const want: string | null = pending ? null : (cur.playback_src ?? cur.src);
+    if (want && new URL(want, location.href).pathname !== new URL(player.src || '/', location.href).pathname) {
+      const at = player.currentTime;
+      player.src = want;
+      if (at > 0) player.addEventListener('loadedmetadata', () => (player.currentTime = at), { once: true });
+    }
+    if (transcriptSegments(cur) !== transcriptShown) {
+      transcriptShown = transcriptSegments(cur);
+      downloads.replaceChildren(exportLinks(cur));
+    }
     status.classList.toggle('error', cur.status === 'failed');
     reanalyze.hidden = cur.status !== 'ready';
     if (segs.segments.length !== shown) {
@@ -151,18 +169,37 @@ export function exportLinks(r: Json) {
   };
   const base = r.file_name.replace(/\.[A-Za-z0-9]{1,5}$/, '') || 'video';
   const id = encodeURIComponent(r.file_id);
+  // Subtitles are made from the transcript: with none (no speech transcribed, no subtitle track)
+  // there is nothing to export, so no link that could only answer an error.
+  const subtitles =
+    transcriptSegments(r) > 0
+      ? [
+          h('a', { href: '#', onclick: save(`/videos/${id}/transcript.vtt`, `${base}.vtt`) }, 'subtitles (WebVTT)'),
+          ' · ',
+          h('a', { href: '#', onclick: save(`/videos/${id}/transcript.srt`, `${base}.srt`) }, 'subtitles (SRT)'),
+          ' · ',
+        ]
+      : [];
   return h(
     'p',
     { class: 'downloads small' },
     'Download: ',
-    h('a', { href: '#', onclick: save(`/videos/${id}/transcript.vtt`, `${base}.vtt`) }, 'subtitles (WebVTT)'),
-    ' · ',
-    h('a', { href: '#', onclick: save(`/videos/${id}/transcript.srt`, `${base}.srt`) }, 'subtitles (SRT)'),
-    ' · ',
+    ...subtitles,
     h(
       'a',
       { href: '#', onclick: save(`/videos/${id}/insights.json`, `${base}.insights.json`) },
       'everything found (JSON)',
     ),
   );
+}
+
+/** The video's browser-playable copy is still being made (its `playback_src` answers 503 until then). */
+function copyPending(r: Json): boolean {
+  return r.metadata?.analysis?.playback?.state === 'making';
+}
+
+/** Transcript segments of a video (speech recognised plus subtitle cues), from its analysis summary. */
+function transcriptSegments(r: Json): number {
+  const a = r.metadata?.analysis ?? {};
+  return (a.speech?.segments ?? 0) + (a.subtitles?.segments ?? 0);
 }
