@@ -34,6 +34,7 @@ import { FACE_MODELS } from '../src/analysis/stages/faces';
 import { objectModelPaths } from '../src/analysis/stages/objects';
 import { ocrModelDir } from '../src/analysis/engines/paddle-ocr';
 import { vadModelPath } from '../src/analysis/engines/vad';
+import { bundlePageScript } from '../src/http/page-script';
 
 const root = resolve(import.meta.dir, '..');
 const distDir = join(root, 'dist');
@@ -42,6 +43,7 @@ const argOut = process.argv.indexOf('--outfile');
 const outfile = argOut > 0 && process.argv[argOut + 1] ? resolve(process.argv[argOut + 1]!) : join(distDir, exe);
 const embeddedFile = join(root, 'src/media/embedded.generated.ts');
 const assetsFile = join(root, 'src/analysis/assets/embedded.generated.ts');
+const pageScriptFile = join(root, 'src/http/page-script.generated.ts');
 const workerEntries = [
   join(root, 'src/analysis/workers/objects-worker.ts'),
   join(root, 'src/analysis/workers/faces-worker.ts'),
@@ -273,12 +275,14 @@ async function main(): Promise<number> {
 
   const original = readFileSync(embeddedFile, 'utf8');
   const originalAssets = readFileSync(assetsFile, 'utf8');
+  const originalPageScript = readFileSync(pageScriptFile, 'utf8');
   const started = performance.now();
   const generatedAssets = assetsSource(analysis.files);
   let result: Awaited<ReturnType<typeof Bun.build>>;
   const restore = () => {
     writeFileSync(embeddedFile, original);
     writeFileSync(assetsFile, originalAssets);
+    writeFileSync(pageScriptFile, originalPageScript);
   };
   // Restore on Ctrl-C / kill too, not only on the way out of the try.
   const restoreAndExit = (signal: string) => {
@@ -292,6 +296,11 @@ async function main(): Promise<number> {
   try {
     writeFileSync(embeddedFile, embeddedSource(bins));
     writeFileSync(assetsFile, generatedAssets.source);
+    // The web page's TypeScript, bundled for the browser once, served by the executable as it is.
+    writeFileSync(
+      pageScriptFile,
+      `// Written by scripts/build.ts for the compiled executable, restored after the build. Do not commit.\nexport const PREBUILT_PAGE_SCRIPT: string | null = ${JSON.stringify(await bundlePageScript())};\n`,
+    );
     result = await Bun.build({
       entrypoints: [join(root, 'src/main.ts'), ...workerEntries],
       // [name] without [dir]: the workers sit next to the main module, as objects.ts and embedder-thread.ts expect.

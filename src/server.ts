@@ -9,8 +9,6 @@ import { withOllama } from './analysis/engines/model-server/ollama';
 import { DEFAULT_WHISPER_MODEL, whisperModelPresent } from './analysis/engines/stt';
 import { AnalysisSupervisor } from './jobs/supervisor';
 import { createLogger } from './log';
-import { eq } from 'drizzle-orm';
-import { videos } from './storage/schema';
 import { createService, ensureDefaultUser, type Service } from './service';
 
 export interface RunningServer {
@@ -47,15 +45,7 @@ export async function startServer(
     queue: service.queue,
     log,
     ...(logSink && { logSink }),
-    onChanged: (videoId) => {
-      const v = service.db
-        .select({ userId: videos.userId, indexId: videos.indexId })
-        .from(videos)
-        .where(eq(videos.id, videoId))
-        .get();
-      if (v) service.indexes.invalidate(v.userId, v.indexId);
-      service.retrieval.invalidate(videoId);
-    },
+    onChanged: (videoId) => service.videoChanged(videoId),
   });
   supervisor.start();
   service.wakeWorkers = () => supervisor.wake();

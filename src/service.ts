@@ -2,7 +2,6 @@
  * Builds the service's parts from a Config: the one place where they are wired together
  * (used by the HTTP server, the CLI and the tests).
  */
-import { eq } from 'drizzle-orm';
 import { statSync } from 'node:fs';
 import { AccountService } from './accounts/service';
 import { createAnalyzers } from './analysis';
@@ -25,7 +24,7 @@ import { resolveBinaries } from './media/binaries';
 import { MediaLinks } from './media/links';
 import { openDatabase, type Db } from './storage/db';
 import { DataDir, writeSecret } from './storage/files';
-import { videos } from './storage/schema';
+import { placeOf } from './storage/repositories/videos';
 import { RetrievalCore } from './search/retrieval';
 import { SearchService } from './search/service';
 import { ExportService } from './exports/service';
@@ -59,6 +58,11 @@ export interface Service {
   flows: FlowService;
   /** Set by the server: tells the analysis workers a job is waiting. */
   wakeWorkers: () => void;
+  /**
+   * A video's analysis changed (queued, progressed, ended): drops what is cached about it (its
+   * index's listing and its vectors). The one place that knows which caches hold a video.
+   */
+  videoChanged(videoId: string): void;
   close(): void;
 }
 
@@ -113,6 +117,11 @@ export function createService(config: Config, log: Logger = createLogger(config.
     : null;
   // One retrieval core for answers, search and every later caller: the vectors are held once.
   const retrieval = new RetrievalCore({ db, embedder, dataDir: config.dataDir });
+  const videoChanged = (videoId: string) => {
+    const v = placeOf(db, videoId);
+    if (v) indexes.invalidate(v.userId, v.indexId);
+    retrieval.invalidate(videoId);
+  };
   const answering = new AnsweringService({
     db,
     config,
@@ -143,13 +152,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     userMaxQueued: config.userMaxQueued,
     onQueued: (id) => {
       // The listing shows the video as processing at once (the cache is per index).
-      const v = db
-        .select({ userId: videos.userId, indexId: videos.indexId })
-        .from(videos)
-        .where(eq(videos.id, id))
-        .get();
-      if (v) indexes.invalidate(v.userId, v.indexId);
-      retrieval.invalidate(id);
+      videoChanged(id);
       service.wakeWorkers();
     },
   });
@@ -174,6 +177,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     people: new PeopleService({ db, indexes, files, ffmpeg }),
     flows,
     wakeWorkers: () => {},
+    videoChanged,
     close: () => {
       service.webhooks?.stop();
       void embedder?.close?.();

@@ -9,6 +9,7 @@ import { Database } from 'bun:sqlite';
 import { join } from 'node:path';
 import { coloursOf, nameOf } from '../src/analysis/stages/colours';
 import { getJson, postJson, startOrigin, startTestServer, type Origin, type TestServer } from './helpers';
+import { waitIndexReady } from './factories';
 
 let srv: TestServer;
 let origin: Origin;
@@ -31,14 +32,7 @@ beforeAll(async () => {
     keys[c] = r.body.data.key;
   }
   indexId = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body[0].index_id;
-  const end = Date.now() + 170_000;
-  for (;;) {
-    const res = (await getJson(srv.url, `/index-resources?token=${srv.token}&index=${indexId}`)).body as any[];
-    if (res.every((r) => r.status === 'ready')) break;
-    if (res.some((r) => r.status === 'failed')) throw new Error(JSON.stringify(res));
-    if (Date.now() > end) throw new Error('analysis did not finish in time');
-    await Bun.sleep(250);
-  }
+  await waitIndexReady(srv, indexId, { timeoutMs: 170_000 });
 }, 180_000);
 afterAll(async () => {
   await srv?.stop();

@@ -16,6 +16,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { clip, getJson, postJson, startOrigin, startTestServer, type Origin, type TestServer } from './helpers';
+import { waitIndexReady } from './factories';
 
 const TOOLS = [
   'add_video',
@@ -49,17 +50,7 @@ const ids = { index: '', file: '', bIndex: '', bFile: '' };
 const ajv = new Ajv({ strict: false, allErrors: true });
 addFormats(ajv);
 
-async function waitReady(token: string, index: string): Promise<void> {
-  const end = Date.now() + 120_000;
-  for (;;) {
-    const rows = (await getJson(srv.url, `/index-resources?index=${index}`, { authorization: `Bearer ${token}` }))
-      .body as any[];
-    if (rows.length && rows.every((r) => r.status === 'ready')) return;
-    if (rows.some((r) => r.status === 'failed')) throw new Error(JSON.stringify(rows));
-    if (Date.now() > end) throw new Error('analysis did not finish in time');
-    await Bun.sleep(300);
-  }
-}
+const waitReady = (token: string, index: string) => waitIndexReady(srv, index, { token, intervalMs: 300 });
 
 beforeAll(async () => {
   origin = startOrigin();

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TINY_WHISPER_TEXT, writeTinyWhisper } from './analysis/tiny-whisper';
 import { clip, getJson, postJson, startTestServer, type TestServer } from './helpers';
+import { userWithToken, waitIndexReady } from './factories';
 
 let srv: TestServer;
 const modelsDir = mkdtempSync(join(tmpdir(), 'vidq-moments-models-'));
@@ -38,17 +39,8 @@ beforeAll(async () => {
   });
   for (const c of ['big-buck-bunny-intro.webm', 'speech-over-bottles.mp4', 'birthday-no-audio.mp4'])
     keys[c] = await uploadAs(srv.token, 'moments', c);
-  const end = Date.now() + 200_000;
-  for (;;) {
-    const res = (await getJson(srv.url, `/index-resources?token=${srv.token}&index=moments`)).body as any[];
-    if (res.every((r) => r.status === 'ready')) break;
-    if (res.some((r) => r.status === 'failed'))
-      throw new Error(JSON.stringify(res.filter((r) => r.status === 'failed')));
-    if (Date.now() > end) throw new Error('analysis did not finish in time');
-    await Bun.sleep(300);
-  }
-  const u = srv.server.service.accounts.createUser('limited', 3);
-  other = { token: u.token, userId: u.user.id };
+  await waitIndexReady(srv, 'moments', { timeoutMs: 200_000, intervalMs: 300 });
+  other = userWithToken(srv, 'limited', 3);
 }, 240_000);
 afterAll(async () => {
   await srv.stop();

@@ -2,10 +2,11 @@
  * GET /videos/{file_id}/transcript.vtt|.srt and /insights.json: a video's analysis in files people
  * keep. Only the owner's video in a live index is found; anything else is 404 (ids never leak).
  */
-import { and, asc, eq, isNull } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
 import { notFound } from '../errors';
 import type { Db } from '../storage/db';
-import { mediaIndexes, people, personAppearances, segments, videos, type User, type Video } from '../storage/schema';
+import { people, personAppearances, segments, type User, type Video } from '../storage/schema';
+import { liveVideoOf } from '../storage/repositories/videos';
 import { toSrt, toVtt, type Cue } from './formats';
 
 export interface Insights {
@@ -30,14 +31,9 @@ export class ExportService {
 
   /** The owner's video in a live index, or 404. */
   video(user: User, fileId: string): Video {
-    const row = this.d.db
-      .select({ v: videos })
-      .from(videos)
-      .innerJoin(mediaIndexes, eq(mediaIndexes.id, videos.indexId))
-      .where(and(eq(videos.id, fileId), eq(videos.userId, user.id), isNull(mediaIndexes.deletedAt)))
-      .get();
-    if (!row) throw notFound('no such video');
-    return row.v;
+    const video = liveVideoOf(this.d.db, user.id, fileId);
+    if (!video) throw notFound('no such video');
+    return video;
   }
 
   /** Subtitles from the transcript segments; 404 when the video has none. */

@@ -11,6 +11,7 @@ import type { Analyzer } from '../analysis/contracts';
 import { ApiError, badRequest, notFound, tooManyRequests } from '../errors';
 import type { Db } from '../storage/db';
 import { mediaIndexes, videos, type User } from '../storage/schema';
+import { liveVideoOf } from '../storage/repositories/videos';
 import type { JobQueue } from './queue';
 
 /** What may be reanalysed, by name (the visual stage cannot: every other stage reads its frames). */
@@ -37,12 +38,7 @@ export class ReanalyzeService {
 
   /** Queues a reanalysis of one of `user`'s videos; returns the analyzer names that will run. */
   request(user: User, fileId: string, requested: string[] | undefined): { file_id: string; analyzers: string[] } {
-    const v = this.d.db
-      .select({ id: videos.id, analysis: videos.analysis })
-      .from(videos)
-      .innerJoin(mediaIndexes, eq(mediaIndexes.id, videos.indexId))
-      .where(and(eq(videos.id, fileId), eq(videos.userId, user.id), isNull(mediaIndexes.deletedAt)))
-      .get();
+    const v = liveVideoOf(this.d.db, user.id, fileId);
     if (!v) throw notFound('no such video');
     const stages = this.plan(v.analysis ?? {}, requested);
     if (this.d.workers < 1)

@@ -13,6 +13,7 @@ import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { parseSrt, readCues, subtitleTracks } from '../../src/media/subtitles';
 import { clip, getJson, leftovers, postJson, startTestServer, type TestServer } from '../helpers';
+import { waitVideoReady } from '../factories';
 
 const work = mkdtempSync(join(tmpdir(), 'vidq-subs-'));
 let ffmpeg = '';
@@ -226,16 +227,7 @@ describe('subtitles_url through the API', () => {
     origin.stop(true);
   });
 
-  async function waitReady(key: string) {
-    const end = Date.now() + 90_000;
-    for (;;) {
-      const list = (await getJson(srv.url, `/index-resources?token=${srv.token}&index=subs`)).body as any[];
-      const v = list.find((r) => r.file_id === key);
-      if (v?.status === 'ready') return v;
-      if (v?.status === 'failed' || Date.now() > end) throw new Error(JSON.stringify(v));
-      await Bun.sleep(200);
-    }
-  }
+  const waitReady = (key: string) => waitVideoReady(srv, 'subs', key);
 
   test('a .vtt next to the video becomes its transcript: "what is said" is answered with the exact words and times', async () => {
     const up = await postJson(srv.url, '/remote-upload', {

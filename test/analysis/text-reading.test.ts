@@ -17,6 +17,7 @@ import { compactText, restoreSpaces } from '../../src/analysis/word-spaces';
 import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { clip } from '../helpers';
+import { waitVideoReady } from '../factories';
 
 const work = mkdtempSync(join(tmpdir(), 'vidq-text-'));
 const ocr = new OcrAnalyzer({ threads: 2 });
@@ -301,13 +302,7 @@ describe('retrieval across missing spaces and case', () => {
       });
       expect(up.status).toBe(200);
       const indexId = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body[0].index_id;
-      const end = Date.now() + 90_000;
-      for (;;) {
-        const v = ((await getJson(srv.url, `/index-resources?token=${srv.token}&index=${indexId}`)).body as any[])[0];
-        if (v.status === 'ready') break;
-        if (v.status === 'failed' || Date.now() > end) throw new Error(JSON.stringify(v));
-        await Bun.sleep(200);
-      }
+      await waitVideoReady(srv, indexId, up.body.data.key);
       for (const [prompt, expected] of [
         ['When does the text "to the show" appear?', 'Welcome to the Show'],
         ['When is "grandopening" written on screen?', 'GRAND OPENING THIS WEEKEND'],

@@ -3,24 +3,19 @@ import { describe, expect, test } from 'bun:test';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { StageContext } from '../../src/analysis/contracts';
 import { DEFAULT_VISUAL, shotsFrom, thinFrames, VisualAnalyzer } from '../../src/analysis/stages/visual';
 import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { clip } from '../helpers';
+import { stageContext } from '../factories';
 
 async function runVisual(name: string, duration: number, width: number) {
   const dir = mkdtempSync(join(tmpdir(), 'vidq-visual-'));
   const { ffmpeg } = await resolveBinaries(join(dir, 'bin'));
-  const ctx: StageContext = {
+  const ctx = stageContext({
     video: { id: 'x', path: clip(name), dir, durationSec: duration, fps: 25, width, height: 0, hasAudio: false },
     ffmpeg,
-    signal: new AbortController().signal,
-    log: createLogger('error'),
-    progress: () => {},
-    frames: () => [],
-    segments: () => [],
-  };
+  });
   const result = await new VisualAnalyzer(DEFAULT_VISUAL).run(ctx);
   return { result, dir };
 }
@@ -118,19 +113,16 @@ describe('frames handed on while decoding', () => {
     const handed: { t: number; shot: number; file: string; onDisk: boolean }[] = [];
     const warnings: string[] = [];
     const log = createLogger('error');
-    const ctx: StageContext = {
+    const ctx = stageContext({
       video: { id: 'x', path: clip(name), dir, durationSec: duration, fps: 25, width, height: 0, hasAudio: false },
       ffmpeg,
-      signal: new AbortController().signal,
       log: Object.assign(Object.create(log), { warn: (msg: string) => warnings.push(msg) }),
       progress: (f) => events.push(`progress ${f}`),
-      frames: () => [],
-      segments: () => [],
       emitFrame: (f) => {
         events.push('frame');
         handed.push({ t: f.t, shot: f.shot, file: f.file, onDisk: existsSync(f.path) });
       },
-    };
+    });
     const result = await new VisualAnalyzer(DEFAULT_VISUAL).run(ctx);
     rmSync(dir, { recursive: true, force: true });
     // The same clip without a reader: frames picked only at the end, from all the scores.

@@ -8,12 +8,12 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { StageContext } from '../../src/analysis/contracts';
 import { DEFAULT_VISUAL, VisualAnalyzer, type VisualOptions } from '../../src/analysis/stages/visual';
 import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { postJson, startTestServer, type TestServer } from '../helpers';
 import { checkInvariants } from './invariants';
+import { stageContext } from '../factories';
 
 let dir: string;
 let amp: string;
@@ -75,7 +75,7 @@ function bytesUnder(d: string): number {
 /** Runs the visual stage on the amplification file, sampling the disk it uses every 50 ms. */
 async function visual(opts: VisualOptions) {
   const videoDir = mkdtempSync(join(dir, 'video-'));
-  const ctx: StageContext = {
+  const ctx = stageContext({
     video: {
       id: 'amp',
       path: amp,
@@ -87,12 +87,7 @@ async function visual(opts: VisualOptions) {
       hasAudio: true,
     },
     ffmpeg,
-    signal: new AbortController().signal,
-    log: createLogger('error'),
-    progress: () => {},
-    frames: () => [],
-    segments: () => [],
-  };
+  });
   let peak = 0;
   const sampler = setInterval(() => (peak = Math.max(peak, bytesUnder(videoDir))), 50);
   try {

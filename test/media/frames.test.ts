@@ -7,12 +7,11 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { StageContext } from '../../src/analysis/contracts';
 import { DEFAULT_VISUAL, VisualAnalyzer } from '../../src/analysis/stages/visual';
-import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { probeFile } from '../../src/media/probe';
 import { clip } from '../helpers';
+import { stageContext } from '../factories';
 
 let dir: string;
 let ffmpeg: string;
@@ -54,7 +53,7 @@ test('a phone video stored on its side gives upright frames of its displayed siz
   run(['-i', side, '-c', 'copy', '-metadata:s:v', 'rotate=90', phone]);
   const info = await probeFile(ffprobe, phone, { maxDurationSec: 60, ffmpeg });
   expect([info.width, info.height]).toEqual([576, 1024]);
-  const ctx: StageContext = {
+  const ctx = stageContext({
     video: {
       id: 'x',
       path: phone,
@@ -66,12 +65,7 @@ test('a phone video stored on its side gives upright frames of its displayed siz
       hasAudio: false,
     },
     ffmpeg,
-    signal: new AbortController().signal,
-    log: createLogger('error'),
-    progress: () => {},
-    frames: () => [],
-    segments: () => [],
-  };
+  });
   const result = await new VisualAnalyzer(DEFAULT_VISUAL).run(ctx);
   const files = readdirSync(join(dir, 'frames')).sort();
   const first = join(dir, 'frames', files[0]!);

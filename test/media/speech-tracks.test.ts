@@ -6,14 +6,13 @@ import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { StageContext } from '../../src/analysis/contracts';
 import { audioTracks, SpeechAnalyzer } from '../../src/analysis/stages/speech';
 import { createSpeechToText, NoSpeechToText } from '../../src/analysis/engines/stt';
 import { TINY_WHISPER_TEXT, writeTinyWhisper } from '../analysis/tiny-whisper';
-import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { probeFile } from '../../src/media/probe';
 import { clip } from '../helpers';
+import { stageContext } from '../factories';
 
 let dir: string;
 let ffmpeg: string;
@@ -30,7 +29,7 @@ afterAll(async () => {
 
 async function speechOf(path: string, a: SpeechAnalyzer = analyzer) {
   const info = await probeFile(ffprobe, path, { maxDurationSec: 3600, ffmpeg });
-  const ctx: StageContext = {
+  const ctx = stageContext({
     video: {
       id: 'x',
       path,
@@ -42,12 +41,7 @@ async function speechOf(path: string, a: SpeechAnalyzer = analyzer) {
       hasAudio: info.hasAudio,
     },
     ffmpeg,
-    signal: new AbortController().signal,
-    log: createLogger('error'),
-    progress: () => {},
-    frames: () => [],
-    segments: () => [],
-  };
+  });
   const r = await a.run(ctx);
   return {
     speech: (r.segments ?? []).filter((s) => s.kind === 'speech'),

@@ -4,12 +4,11 @@
  * parameter, or a Bearer header. Someone else's file is reported as not found.
  */
 import { join } from 'node:path';
-import { eq } from 'drizzle-orm';
 import { Elysia, t } from 'elysia';
 import { errorBody, forbidden, notFound, unauthorized } from '../../errors';
 import { playbackCopy } from '../../media/playback';
 import type { Service } from '../../service';
-import { mediaIndexes, videos } from '../../storage/schema';
+import { liveVideo } from '../../storage/repositories/videos';
 import { tokenOf } from '../auth';
 import { ErrorBody } from '../models';
 
@@ -32,15 +31,9 @@ export function mediaRoutes(s: Service) {
       userId = s.accounts.authenticate(token).id;
     }
     // A deleted index hides its files too (as its listing, questions and segments), signed links included.
-    const row = s.db
-      .select({ video: videos, deletedAt: mediaIndexes.deletedAt })
-      .from(videos)
-      .innerJoin(mediaIndexes, eq(mediaIndexes.id, videos.indexId))
-      .where(eq(videos.id, fileId))
-      .get();
-    if (!row || row.deletedAt !== null || (userId !== null && row.video.userId !== userId))
-      throw notFound('no such file');
-    return row.video;
+    const video = liveVideo(s.db, fileId, userId);
+    if (!video) throw notFound('no such file');
+    return video;
   };
   const query = t.Object({
     token: t.Optional(

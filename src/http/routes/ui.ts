@@ -1,6 +1,7 @@
 /**
- * The web page at `/`: one HTML file, one ES module and one stylesheet (src/http/ui/), imported as
- * files so that Bun embeds them in the compiled executable, as it does the Swagger UI assets. No
+ * The web page at `/`: one HTML file, one ES module and one stylesheet (src/http/ui/). The HTML and
+ * the stylesheet are imported as files so that Bun embeds them in the compiled executable, as it
+ * does the Swagger UI assets; the ES module is the page's TypeScript bundled by Bun (page-script.ts). No
  * CDN, no fonts, no framework. The assets are read once, gzipped once, and served with a
  * content-hash version (`?v=`) so the browser caches them until they change; the HTML itself is
  * revalidated (ETag). A strict Content-Security-Policy allows only this origin.
@@ -9,8 +10,8 @@ import { createHash } from 'node:crypto';
 import { Elysia } from 'elysia';
 // Imported as files: Bun embeds them in the compiled executable and gives back their path.
 import css from '../ui/app.css' with { type: 'file' };
-import js from '../ui/app.js' with { type: 'file' };
 import html from '../ui/index.html' with { type: 'file' };
+import { pageScript } from '../page-script';
 
 interface Asset {
   body: Uint8Array<ArrayBuffer>;
@@ -40,7 +41,7 @@ async function load(): Promise<Map<string, Asset>> {
     return { body, gz: Bun.gzipSync(body, { level: 9 }), type, etag: `"${hash}"` };
   };
   const assets = new Map<string, Asset>();
-  assets.set('app.js', make(await read(js as unknown as string), 'text/javascript; charset=utf-8'));
+  assets.set('app.js', make(new TextEncoder().encode(await pageScript()), 'text/javascript; charset=utf-8'));
   assets.set('app.css', make(await read(css as unknown as string), 'text/css; charset=utf-8'));
   // The page names its assets with their content hash, so they can be cached for good.
   const page = new TextDecoder()

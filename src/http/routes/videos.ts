@@ -3,11 +3,10 @@
  * text, objects…) and its sampled frames, for the web page's timeline. Authorised by the owner's
  * token (Bearer header or `?token=`); another user's video, or one in a deleted index, is 404.
  */
-import { and, asc, eq, isNull } from 'drizzle-orm';
 import { Elysia, t } from 'elysia';
 import { notFound } from '../../errors';
 import type { Service } from '../../service';
-import { frames, mediaIndexes, segments, videos } from '../../storage/schema';
+import { liveVideoOf, timelineFrames, timelineSegments } from '../../storage/repositories/videos';
 import { originOf, tokenOf } from '../auth';
 import { REANALYZABLE } from '../../jobs/reanalyze';
 import { ErrorBody, TOKEN_PLACEHOLDER } from '../models';
@@ -102,32 +101,11 @@ export function videoRoutes(s: Service) {
       '/videos/:file_id/segments',
       ({ params, query, request }) => {
         const user = s.accounts.authenticate(tokenOf(query.token, request));
-        const v = s.db
-          .select({ id: videos.id })
-          .from(videos)
-          .innerJoin(mediaIndexes, eq(mediaIndexes.id, videos.indexId))
-          .where(and(eq(videos.id, params.file_id), eq(videos.userId, user.id), isNull(mediaIndexes.deletedAt)))
-          .get();
+        const v = liveVideoOf(s.db, user.id, params.file_id);
         if (!v) throw notFound('no such video');
-        const segs = s.db
-          .select({
-            kind: segments.kind,
-            start: segments.start,
-            end: segments.end,
-            text: segments.text,
-            confidence: segments.confidence,
-          })
-          .from(segments)
-          .where(eq(segments.videoId, v.id))
-          .orderBy(asc(segments.start), asc(segments.id))
-          .all();
+        const segs = timelineSegments(s.db, v.id);
         const origin = originOf(request);
-        const fr = s.db
-          .select({ t: frames.t, file: frames.file })
-          .from(frames)
-          .where(eq(frames.videoId, v.id))
-          .orderBy(asc(frames.t))
-          .all();
+        const fr = timelineFrames(s.db, v.id);
         return {
           segments: segs,
           frames: fr.map((f) => ({ t: f.t, url: origin + s.links.sign(`/media/${v.id}/frames/${f.file}`) })),
