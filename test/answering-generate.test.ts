@@ -447,7 +447,9 @@ describe('POST /inquire-stream', () => {
     const names = s.events.map((e) => e.event);
     expect(names[0]).toBe('evidence');
     expect(names.at(-1)).toBe('complete');
-    expect(names.slice(1, -1).every((n) => n === 'token')).toBe(true);
+    // Each token is followed by its `chunk` twin, the hosted API's form (moonshine-sdk.md).
+    const middle = names.slice(1, -1);
+    expect(middle.every((n, i) => n === (i % 2 === 0 ? 'token' : 'chunk'))).toBe(true);
     expect(names.length).toBeGreaterThan(4);
     for (const e of s.events) expect(e.data.type).toBe(e.event);
     const evidence = s.events[0]!.data.evidence;
