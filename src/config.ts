@@ -37,6 +37,8 @@ export interface Config {
   readonly anonymousListingOnLoopback: boolean;
   /** Lifetime of signed media links in `src`, in seconds. @default 86400 */
   readonly mediaLinkTtlSec: number;
+  /** Lifetime of the signed upload URLs of `POST /api-pre-upload`, in seconds (the PUT must start before). @default 3600 */
+  readonly uploadUrlTtlSec: number;
   /** Soft-deleted indexes are purged (rows and files) after this many days. @default 7 */
   readonly purgeAfterDays: number;
   /** A resource still downloading/processing after this many minutes is failed by the maintenance job. @default 120 */
@@ -221,6 +223,7 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile' | keyof typeof MODEL_K
   defaultCredits: 100,
   anonymousListingOnLoopback: true,
   mediaLinkTtlSec: 86_400,
+  uploadUrlTtlSec: 3600,
   purgeAfterDays: 7,
   stuckAfterMinutes: 120,
   maintenanceCron: '*/5 * * * *',
@@ -359,6 +362,13 @@ const OPTIONS: OptionSpec[] = [
     env: 'VIDQ_MEDIA_LINK_TTL_SEC',
     kind: 'int',
     help: 'lifetime of signed media links (s)',
+  },
+  {
+    key: 'uploadUrlTtlSec',
+    flag: 'upload-url-ttl-sec',
+    env: 'VIDQ_UPLOAD_URL_TTL_SEC',
+    kind: 'int',
+    help: 'lifetime of the signed upload URLs of POST /api-pre-upload (s)',
   },
   {
     key: 'purgeAfterDays',

@@ -16,6 +16,8 @@ export const badRequest = (message: string) => new ApiError(400, message);
 export const unauthorized = (message = 'a valid token is required (field "token")') => new ApiError(401, message);
 export const forbidden = (message: string) => new ApiError(403, message);
 export const notFound = (message: string) => new ApiError(404, message);
+export const conflict = (message: string) => new ApiError(409, message);
+export const gone = (message: string) => new ApiError(410, message);
 export const payloadTooLarge = (message: string) => new ApiError(413, message);
 export const unsupportedMedia = (message: string) => new ApiError(415, message);
 export const unprocessable = (message: string) => new ApiError(422, message);

@@ -15,8 +15,12 @@ export const newIndexId = () => randomId(64);
 /** file_id / video_id / key / target_video. */
 export const newVideoId = () => randomId(32);
 export const newUserId = () => `u_${randomId(22)}`;
-/** API tokens: 64 URL-safe characters; only their SHA-256 is stored. */
-export const newToken = () => randomId(64);
+/**
+ * API tokens: 60 URL-safe characters, the hosted API's length (its SDK cuts the first 60 characters
+ * off a token+index concatenation). Tokens issued before were 64 long and keep working (see
+ * accounts/project.ts). Only their SHA-256 is stored.
+ */
+export const newToken = () => randomId(60);
 
 export const isIndexIdShape = (s: string) => s.length === 64 && URL_SAFE.test(s);
 export const isVideoIdShape = (s: string) => s.length === 32 && URL_SAFE.test(s);

@@ -15,6 +15,7 @@ import { MomentReader } from './analysis/moment';
 import { AnsweringService } from './answering/service';
 import { analyzerNames, type Config } from './config';
 import { IndexService } from './indexes/service';
+import { UploadGrants } from './ingest/grants';
 import { IngestService } from './ingest/service';
 import { Maintenance } from './jobs/maintenance';
 import { JobQueue } from './jobs/queue';
@@ -39,6 +40,8 @@ export interface Service {
   accounts: AccountService;
   indexes: IndexService;
   ingest: IngestService;
+  /** Signed upload URLs of POST /api-pre-upload (the hosted SDK's local files). */
+  grants: UploadGrants;
   /** The one retrieval core behind answers and search. */
   retrieval: RetrievalCore;
   answering: AnsweringService;
@@ -153,6 +156,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     accounts,
     indexes,
     ingest,
+    grants: new UploadGrants({ db, config, indexes, secret: files.secretKey(), admit: (u) => ingest.admit(u) }),
     retrieval,
     answering,
     search,

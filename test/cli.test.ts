@@ -20,7 +20,7 @@ test('user create --json prints user_id and token; tokens can be added, revoked;
   expect(u.code).toBe(0);
   const created = JSON.parse(u.out);
   expect(created.user_id).toMatch(/^u_/);
-  expect(created.token).toMatch(/^[A-Za-z0-9_-]{64}$/);
+  expect(created.token).toMatch(/^[A-Za-z0-9_-]{60}$/);
   expect(created.credits).toBe(5);
 
   const t = vidq('token', 'create', '--user', created.user_id, '--json');

@@ -145,7 +145,8 @@ export async function postJson(
 ): Promise<{ status: number; body: any }> {
   const res = await fetch(base + path, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
+    // A JSON client says so: /remote-upload answers with events unless JSON is asked for.
+    headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
     body: JSON.stringify(body),
   });
   return { status: res.status, body: await res.json().catch(() => null) };

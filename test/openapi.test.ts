@@ -34,7 +34,7 @@ import { startOrigin, startTestServer, type Origin, type TestServer } from './he
 declare const document: any;
 
 /** Operations whose body is a file (POST /upload): raw bytes or a multipart form, not JSON. */
-const RAW_BODY_OPERATIONS = new Set(['uploadFile']);
+const RAW_BODY_OPERATIONS = new Set(['uploadFile', 'putSignedUpload']);
 const CLIP = 'countdown-living-room.mp4'; // 6 s: the visual analysis (for frames) is quick
 const CHROMIUM = process.env.VIDQ_CHROMIUM ?? '/usr/bin/chromium';
 const OUT = resolve(import.meta.dir, '../test-artifacts/openapi');
@@ -58,7 +58,7 @@ beforeAll(async () => {
   // One analysed clip: the operations that read a video need one.
   const up = await fetch(srv.url + '/remote-upload', {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify({ token: srv.token, index: ids.indexName, url: `${origin.url}/media/${CLIP}` }),
   });
   expect(up.status).toBe(200);
@@ -156,7 +156,11 @@ describe('the served OpenAPI document', () => {
       if (op.requestBody && RAW_BODY_OPERATIONS.has(op.operationId)) {
         // The file itself as the body, or a multipart form: documented as such, never JSON.
         const types = Object.keys(op.requestBody.content ?? {});
-        if (!types.includes('application/octet-stream') || !types.includes('multipart/form-data'))
+        // POST /upload takes a form too; a signed PUT (putSignedUpload) only the bytes.
+        if (
+          !types.includes('application/octet-stream') ||
+          (op.operationId === 'uploadFile' && !types.includes('multipart/form-data'))
+        )
           problems.push(`${at}: a file upload documents ${types.join(', ')}`);
       } else if (op.requestBody) {
         const types = Object.keys(op.requestBody.content ?? {});
@@ -371,7 +375,7 @@ describe('every operation through a client generated from the document (openapi-
     return { status: res.status, contentType, body };
   }
 
-  const json = (body: Obj) => ({ body, headers: { 'content-type': 'application/json' } });
+  const json = (body: Obj) => ({ body, headers: { 'content-type': 'application/json', accept: 'application/json' } });
   const bearer = () => ({ authorization: `Bearer ${srv.token}` });
   const unknownIndex = 'z'.repeat(64);
 
@@ -382,9 +386,10 @@ describe('every operation through a client generated from the document (openapi-
     );
     expect(ok.status).toBe(200);
     expect((ok.body as Obj).data.key).toBe(ids.key); // the same bytes: the existing key
+    // Events are the default (the hosted API's): no Accept at all.
     const events = await call('remoteUpload', {
       ...json({ token: srv.token, index: 'openapi-sse', url: `${origin.url}/media/${CLIP}` }),
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+      headers: { 'content-type': 'application/json' },
     });
     expect((events.body as Obj[]).map((e) => e.type)).toContain('complete');
     expect((await call('remoteUpload', json({ index: 'x', url: `${origin.url}/media/${CLIP}` }))).status).toBe(401);
@@ -422,7 +427,13 @@ describe('every operation through a client generated from the document (openapi-
         .status,
     ).toBe(200);
     expect((await call('inquire', json({ token: srv.token, index: unknownIndex, prompt: 'x' }))).status).toBe(404);
-    expect((await call('inquire', json({ token: srv.token, index: 'short', prompt: 'x' }))).status).toBe(400);
+    expect((await call('inquire', json({ token: srv.token, index: ids.index, prompt: '' }))).status).toBe(400);
+    // The hosted API's form: token + index name in project_id, a numeric target, a subindex.
+    const hosted = await call(
+      'inquire',
+      json({ project_id: srv.token + ids.indexName, prompt: 'What happens?', target: 1.5, subindex: [ids.key] }),
+    );
+    expect(hosted.status).toBe(200);
     expect((await call('inquire', json({ index: ids.index, prompt: 'x' }))).status).toBe(401);
     const stream = await call('inquireStream', {
       body: { index: ids.index, prompt: 'What happens?' },
@@ -433,6 +444,61 @@ describe('every operation through a client generated from the document (openapi-
     expect((await call('inquireStream', json({ token: srv.token, index: unknownIndex, prompt: 'x' }))).status).toBe(
       404,
     );
+  }, 60_000);
+
+  test("the hosted API's calls: checkToken, doesGroupExist, createIndex, preUpload, putSignedUpload, fileStatus, compressStatus; errors", async () => {
+    expect((await call('checkToken', { params: { query: { token: srv.token } } })).body).toEqual({ valid: true });
+    expect((await call('checkToken', { params: { query: { token: 'x'.repeat(60) } } })).body).toEqual({ valid: false });
+    expect((await call('doesGroupExist', json({ token: srv.token, index: ids.indexName }))).body).toEqual({
+      exists: true,
+    });
+    expect((await call('doesGroupExist', json({ token: srv.token }))).status).toBe(400);
+    const made = await call('createIndex', {
+      params: { query: { token: srv.token, index: 'openapi-live', type: 'performance' } },
+    });
+    expect(made.body).toMatchObject({ type: 'performance', created: true });
+    expect(
+      (
+        await call('createIndex', {
+          params: { query: { token: srv.token, index: ids.indexName, type: 'performance' } },
+        })
+      ).status,
+    ).toBe(409);
+    const bytes = await Bun.file(
+      `${process.env.VIDQ_TEST_MEDIA ?? resolve(import.meta.dir, '../../shared/media')}/${CLIP}`,
+    ).arrayBuffer();
+    const pre = await call(
+      'preUpload',
+      json({
+        index: srv.token + ids.indexName,
+        filename: CLIP,
+        filesize: bytes.byteLength,
+        duration: 6,
+        fps: 24,
+        content: 'video/mp4',
+      }),
+    );
+    expect(pre.status).toBe(200);
+    const url = new URL((pre.body as Obj).url);
+    const put = (query: Obj) =>
+      call('putSignedUpload', {
+        params: { path: { key: (pre.body as Obj).key }, query },
+        body: bytes,
+        bodySerializer: (b: unknown) => b,
+        headers: { 'content-type': 'video/mp4' },
+      });
+    const query = { expires: url.searchParams.get('expires'), sig: url.searchParams.get('sig') };
+    expect((await put({ ...query, sig: 'x' })).status).toBe(403);
+    const stored = await put(query);
+    expect(stored.status).toBe(200);
+    expect((stored.body as Obj).data.key).toBe(ids.key); // the same bytes as the analysed clip
+    expect((await put(query)).status).toBe(410);
+    expect((await call('preUpload', json({ index: srv.token + ids.indexName, filename: CLIP }))).status).toBe(400);
+    const status = await call('fileStatus', { params: { query: { file_id: ids.key } } });
+    expect(status.body).toMatchObject({ status: [100, 100], state: 'ready' });
+    expect((await call('fileStatus', { params: { query: { file_id: 'n'.repeat(32) } } })).status).toBe(404);
+    expect((await call('compressStatus', { params: { query: { video: ids.key } } })).body).toEqual({ status: 100 });
+    expect((await call('compressStatus', { params: { query: { video: 'n'.repeat(32) } } })).status).toBe(404);
   }, 60_000);
 
   test('listIndexes and listIndexResources; errors', async () => {

@@ -256,7 +256,7 @@ describe('the page and its timeline endpoint, without a browser', () => {
   test('GET /videos/{file_id}/segments: the owner only (Bearer or token), 404 for anyone else', async () => {
     const up = await fetch(api.url + '/remote-upload', {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${api.token}` },
+      headers: { 'content-type': 'application/json', accept: 'application/json', authorization: `Bearer ${api.token}` },
       body: JSON.stringify({ index: 'seg', url: `${from.url}/media/skateboarding-dog.mp4` }),
     });
     const key = ((await up.json()) as { data: { key: string } }).data.key;

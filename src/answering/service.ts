@@ -38,6 +38,10 @@ export interface InquireRequest {
   guidance?: string;
   target?: string;
   target_video?: string;
+  /** file_ids of the index's videos to consider (the hosted API's `subindex`); unset: all of them. */
+  subindex?: string[];
+  /** Structured output asked for: field name → description, as an object or JSON-encoded (built by the answering issue). */
+  json?: string | Record<string, unknown>;
 }
 
 export interface InquireResponse {
@@ -127,6 +131,14 @@ export class AnsweringService {
         );
       }
       vids = [v];
+    } else if (req.subindex !== undefined) {
+      const wanted = new Set(req.subindex);
+      vids = this.d.indexes.videosOf(index.id).filter((v) => wanted.has(v.id));
+      // Every id must be a video of this index: another user's or index's id is as unknown as a made-up one.
+      if (vids.length < wanted.size) {
+        const missing = [...wanted].find((id) => !vids.some((v) => v.id === id)) ?? '';
+        throw notFound(`subindex: file ${JSON.stringify(missing.slice(0, 80))} is not in this index`);
+      }
     } else {
       vids = this.d.indexes.videosOf(index.id);
     }

@@ -12,6 +12,7 @@ import { docsPlugin } from './docs';
 import { exportRoutes } from './routes/exports';
 import { fileUploadRoutes } from './routes/file-upload';
 import type { RouteLike } from './openapi/document';
+import { hostedRoutes } from './routes/hosted';
 import { indexRoutes } from './routes/indexes';
 import { inquireRoutes } from './routes/inquire';
 import { mediaRoutes } from './routes/media';
@@ -64,6 +65,7 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
     .use(docsPlugin(() => routes()))
     .get('/health', () => ({ status: 'ok' }), { detail: { hide: true } })
     .use(uploadRoutes(s))
+    .use(hostedRoutes(s))
     .use(fileUploadRoutes(s))
     .use(searchRoutes(s))
     .use(exportRoutes(s))
@@ -107,6 +109,34 @@ function toStatusMessage(code: string | number, error: unknown): { status: numbe
   return { status: 500, message: 'internal error; the server log has details' };
 }
 
+interface UnionBranch {
+  type?: string;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+}
+
+/**
+ * What a value that fits no branch of a union did wrong: the limit of the branch of its own type
+ * (a string over `maxLength`, a number under `minimum`), else the types the field takes.
+ */
+function unionMessage(schema: unknown, given: unknown, field: string): string {
+  const branches = (schema as { anyOf?: UnionBranch[] } | undefined)?.anyOf ?? [];
+  if (branches.some((s) => s.type === 'integer') && !branches.some((s) => s.type === 'object'))
+    return 'must be a whole number';
+  // `given` is the top-level field; a nested field's value is not at hand.
+  const value = field.includes('.') ? undefined : given;
+  const own = branches.find((s) => s.type === (typeof value === 'number' ? 'number' : typeof value));
+  if (typeof value === 'string' && own?.maxLength !== undefined && value.length > own.maxLength)
+    return `must be at most ${own.maxLength}`;
+  if (typeof value === 'number' && own?.minimum !== undefined && value < own.minimum) return `must be ≥ ${own.minimum}`;
+  if (typeof value === 'number' && own?.maximum !== undefined && value > own.maximum) return `must be ≤ ${own.maximum}`;
+  const types = [...new Set(branches.map((s) => s.type).filter((t): t is string => !!t && t !== 'null'))];
+  return types.length
+    ? `must be ${types.map((t) => (/^[aeiou]/.test(t) ? 'an ' : 'a ') + t).join(' or ')}`
+    : 'has an unexpected type';
+}
+
 interface ValidationLike {
   type?: string;
   value?: unknown;
@@ -143,12 +173,7 @@ function validationMessage(err: ValidationLike): { status: number; message: stri
       (_, type: string) => `must be ${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`,
     )
     // A t.Integer query parameter is checked as "a numeric string or an integer".
-    .replace(
-      /^Expected union value$/,
-      (ve.schema as { anyOf?: { type?: string }[] } | undefined)?.anyOf?.some((s) => s.type === 'integer')
-        ? 'must be a whole number'
-        : 'has an unexpected type',
-    );
+    .replace(/^Expected union value$/, () => unionMessage(ve.schema, given, field));
   const units = /must be at (least|most) \d+$/.test(msg) ? ' characters' : '';
   return { status: 400, message: `${where} "${field}" ${msg.charAt(0).toLowerCase()}${msg.slice(1)}${units}` };
 }

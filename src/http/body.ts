@@ -7,6 +7,7 @@
  * otherwise fill in defaults and report a missing token.
  */
 import { badRequest, payloadTooLarge } from '../errors';
+import { UPLOAD_PATH_PREFIX } from '../ingest/grants';
 
 /** Paths whose body is a file, not a JSON object: the route reads it as a stream. */
 export const RAW_BODY_PATHS = new Set(['/upload']);
@@ -28,7 +29,10 @@ const tooLarge = (max: number) =>
  */
 export function limitBody(request: Request, maxBytes: number): Request {
   // POST /upload streams its body to disk under its own cap (--max-upload-bytes); see routes/file-upload.ts.
-  if (request.method === 'POST' && RAW_BODY_PATHS.has(new URL(request.url).pathname)) return request;
+  const path = new URL(request.url).pathname;
+  if (request.method === 'POST' && RAW_BODY_PATHS.has(path)) return request;
+  // A signed upload URL's PUT carries the file (POST /api-pre-upload; capped by the size it was signed for).
+  if (request.method === 'PUT' && path.startsWith(UPLOAD_PATH_PREFIX)) return request;
   const declared = request.headers.get('content-length');
   if (declared !== null) {
     if (!/^\d+$/.test(declared.trim())) throw badRequest('the Content-Length header is not a number');

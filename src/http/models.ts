@@ -9,7 +9,7 @@ import { named } from './openapi/schema';
  * Placeholders of the request examples that Swagger UI's "Try it out" sends as they are: marked
  * with angle brackets so nobody mistakes them for values, and long enough for /inquire's minimums.
  */
-export const TOKEN_PLACEHOLDER = '<your token: vidq token create, or DATA_DIR/default-token.txt; 64 characters>';
+export const TOKEN_PLACEHOLDER = '<your token: vidq token create, or DATA_DIR/default-token.txt; 60 characters>';
 export const INDEX_PLACEHOLDER = '<index_id: 64 characters, from GET /indexes or GET /index-resources>';
 
 export const ErrorBody = named(
@@ -26,7 +26,7 @@ export const ErrorBody = named(
 const tokenField = (required: boolean) => {
   const s = t.String({
     description:
-      'user authentication token (64 characters; see README "Tokens"); may be left out when an `Authorization: Bearer` header is sent',
+      'user authentication token (60 characters, or 64 for tokens issued before; see README "Tokens"); may be left out when an `Authorization: Bearer` header is sent',
   });
   return required ? s : t.Optional(s);
 };
@@ -62,7 +62,12 @@ export const UploadMetadata = named(
     type: t.String({ description: 'always "metadata"', examples: ['metadata'] }),
     fps: t.String({ description: 'frames per second of the video, as a string', examples: ['29.97'] }),
     duration: t.Number({ description: 'duration in seconds' }),
-    fileSize: t.String({ description: 'size of the stored file in bytes, as a string' }),
+    fileSize: t.String({
+      description:
+        'size of the stored file the way the hosted product writes it: megabytes (2^20 bytes), two decimals, and " MB"',
+      examples: ['12.34 MB'],
+    }),
+    file_size_bytes: t.Integer({ description: 'additive: the size of the stored file in bytes' }),
     key: t.String({ description: 'the file_id of the new (or identical existing) resource' }),
     percentage: t.Number({ description: 'upload progress, 100 when the file is stored' }),
   }),
@@ -81,23 +86,57 @@ export const InquireBody = named(
             'user authentication token; may be left out when an `Authorization: Bearer` header is sent (then a request with neither is 401)',
         }),
       ),
-      index: t.String({ minLength: 60, description: 'index_id of the media index' }),
+      index: t.Optional(
+        t.String({
+          description:
+            'index_id or name of the media index; required unless `project_id` is sent (then leave out `token` too)',
+        }),
+      ),
+      project_id: t.Optional(
+        t.String({
+          maxLength: 400,
+          description:
+            "the hosted API's form: your token followed by the index name (or index_id), no separator; replaces `token` and `index`",
+        }),
+      ),
       prompt: t.String({ minLength: 1, maxLength: 8000, description: 'main search/inquiry prompt' }),
       guidance: t.Optional(
         t.String({ default: '', maxLength: 8000, description: 'additional guidance for the analysis (length, focus)' }),
       ),
       target: t.Optional(
-        t.String({
-          maxLength: 64,
-          description: 'a moment or range to focus on: seconds (75, 75.5), mm:ss, hh:mm:ss(.mmm), or a range a-b',
-          examples: ['', '75', '1:15', '00:01:15.500', '1:00-1:30'],
-        }),
+        t.Union(
+          [
+            t.String({
+              maxLength: 64,
+              description: 'a moment or range to focus on: seconds (75, 75.5), mm:ss, hh:mm:ss(.mmm), or a range a-b',
+              examples: ['', '75', '1:15', '00:01:15.500', '1:00-1:30'],
+            }),
+            t.Number({ minimum: 0, maximum: 1e9, description: 'a moment in seconds (the hosted SDK sends a number)' }),
+          ],
+          { description: 'a moment or range to focus on: a string (75, 1:15, 1:00-1:30) or a number of seconds' },
+        ),
       ),
       target_video: t.Optional(
         t.String({
           maxLength: 64,
           description: 'file_id of one video of the index to focus on (empty: the whole index)',
           examples: [''],
+        }),
+      ),
+      subindex: t.Optional(
+        t.Array(t.String({ maxLength: 64 }), {
+          minItems: 1,
+          maxItems: 100,
+          description: 'file_ids of the videos of the index to consider (all of them must be in the index)',
+        }),
+      ),
+      // Not a t.Union of string and object: Elysia would turn any value into an object to fit it.
+      // The route checks the type (src/http/question.ts).
+      json: t.Optional(
+        t.Any({
+          description:
+            'asks for structured output: an object of field name → description of what to fill in, or the same object JSON-encoded (as the hosted SDK sends it)',
+          examples: ['{"subject": "what the video shows"}'],
         }),
       ),
     },
@@ -146,7 +185,7 @@ export const RemoveBody = named(
   t.Object(
     {
       token: tokenField(false),
-      project_id: t.String({ description: 'index_id of the index the video is in' }),
+      project_id: t.String({ description: 'index_id or name of the index the video is in' }),
       video_id: t.String({ description: 'file_id of the video to remove' }),
     },
     {
@@ -306,6 +345,11 @@ export const InquireStreamEvent = named(
     [
       event('evidence', { evidence: t.Array(Evidence) }, 'first: the evidence list, as in /inquire'),
       event('token', { text: t.String() }, 'the next chunk of the answer'),
+      event(
+        'chunk',
+        { chunk: t.String() },
+        "the hosted API's form of the same chunk: sent after each `token`, with the same text",
+      ),
       event('reset', { reason: t.String() }, 'discard the tokens so far; the composed answer follows'),
       event(
         'complete',
@@ -320,4 +364,101 @@ export const InquireStreamEvent = named(
     ],
     { description: 'One `data:` of the /inquire-stream event stream; `type` says which' },
   ),
+);
+
+/* --- The hosted API's own calls (routes/hosted.ts; moonshine-sdk.md) --- */
+
+export const TokenValidity = named(
+  'TokenValidity',
+  t.Object({ valid: t.Boolean({ description: 'true when the token is live (known and not revoked)' }) }),
+);
+
+export const GroupExistsBody = named(
+  'GroupExistsRequest',
+  t.Object(
+    {
+      token: tokenField(false),
+      index: t.String({ maxLength: 200, description: 'name (or index_id) of the index' }),
+    },
+    { examples: [{ token: TOKEN_PLACEHOLDER, index: 'demo' }] },
+  ),
+);
+
+export const ExistsResponse = named(
+  'GroupExists',
+  t.Object({ exists: t.Boolean({ description: 'the token owner has a live index of that name or id' }) }),
+);
+
+export const CreateIndexResponse = named(
+  'CreatedIndex',
+  t.Object({
+    status: t.String({ description: 'always "success"', enum: ['success'], examples: ['success'] }),
+    index_id: t.String(),
+    name: t.String(),
+    type: t.String({ description: 'standard | performance (takes live frames)', enum: ['standard', 'performance'] }),
+    created: t.Boolean({ description: 'false when an index of that name and type existed already' }),
+  }),
+);
+
+const numberOrText = (description: string) =>
+  t.Optional(t.Union([t.Number(), t.String({ maxLength: 100 }), t.Null()], { description }));
+
+export const PreUploadBody = named(
+  'PreUploadRequest',
+  t.Object(
+    {
+      index: t.String({
+        maxLength: 400,
+        description: "your token followed by the index name, no separator (the hosted API's project id)",
+      }),
+      filename: t.String({ maxLength: 1000, description: 'name of the file (shown in listings; never a path)' }),
+      filesize: t.Union([t.Integer({ minimum: 1 }), t.String({ maxLength: 20 })], {
+        description: 'size of the file in bytes; the PUT must send exactly this many',
+      }),
+      duration: numberOrText('duration the client measured (informational: the server probes the file)'),
+      fps: numberOrText('frame rate the client measured (informational)'),
+      content: t.Optional(
+        t.Union([t.String({ maxLength: 200 }), t.Null()], { description: 'media type (informational)' }),
+      ),
+    },
+    {
+      examples: [
+        {
+          index: `${TOKEN_PLACEHOLDER}demo`,
+          filename: 'clip.mp4',
+          filesize: 1048576,
+          duration: 12.5,
+          fps: 25,
+          content: 'video/mp4',
+        },
+      ],
+    },
+  ),
+);
+
+export const PreUploadResponse = named(
+  'PreUpload',
+  t.Object({
+    key: t.String({ description: 'the file_id the video will have' }),
+    url: t.String({ description: 'signed URL to PUT the raw file to, once, before `expires_at`' }),
+    expires_at: t.String({ format: 'date-time', description: 'additive: when the URL stops working' }),
+  }),
+);
+
+export const FileStatusResponse = named(
+  'FileStatus',
+  t.Object({
+    status: t.Array(t.Integer({ minimum: 0, maximum: 100 }), {
+      description: 'progress 0–100 per stage, [transfer, analysis]; the video is ready when all are 100',
+    }),
+    stages: t.Array(t.Object({ name: t.String(), progress: t.Integer() }), {
+      description: 'additive: the same values with their stage names',
+    }),
+    state: t.String({ description: 'additive: the resource status (downloading, processing, ready)' }),
+  }),
+);
+
+export const CompressStatusResponse = named(
+  'CompressStatus',
+  t.Object({ status: t.Integer({ minimum: 0, maximum: 100, description: '100 once the file is stored' }) }),
 );

@@ -6,10 +6,10 @@
  * scope. Another user's index is reported as not found, so ids never leak.
  */
 import { and, desc, eq, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
-import { badRequest, notFound } from '../errors';
+import { badRequest, conflict, notFound } from '../errors';
 import { isIndexIdShape, newIndexId } from '../ids';
-import type { Db } from '../storage/db';
-import { mediaIndexes, videos, type MediaIndex, type User, type Video } from '../storage/schema';
+import { writeTx, type Db } from '../storage/db';
+import { mediaIndexes, videos, type IndexType, type MediaIndex, type User, type Video } from '../storage/schema';
 
 /** GET /indexes element (spec: Index). */
 export interface IndexView {
@@ -108,9 +108,61 @@ export class IndexService {
     const name = validateIndexName(ref);
     if (isIndexIdShape(name))
       throw notFound('index: no index has this id; names of 64 URL-safe characters are reserved for index ids');
-    const index: MediaIndex = { id: newIndexId(), userId: user.id, name, createdAt: new Date(), deletedAt: null };
+    const index: MediaIndex = {
+      id: newIndexId(),
+      userId: user.id,
+      name,
+      createdAt: new Date(),
+      deletedAt: null,
+      type: 'standard',
+    };
     tx.insert(mediaIndexes).values(index).run();
     return { index, created: true };
+  }
+
+  /**
+   * `GET /create-index`: creates the user's index of that name and type. An index of that name
+   * and type that exists already is answered as it is (`created: false`); one of the other type is
+   * a 409, since its videos or streams would not fit the type asked for.
+   */
+  create(user: User, ref: string, type: IndexType): { index: MediaIndex; created: boolean } {
+    const r = writeTx(this.db, (tx) => {
+      const existing = this.find(user, ref, { byName: true });
+      if (existing) return { index: existing, created: false };
+      const name = validateIndexName(ref);
+      if (isIndexIdShape(name))
+        throw badRequest('index: names of 64 URL-safe characters are reserved for index ids; choose another name');
+      const index: MediaIndex = {
+        id: newIndexId(),
+        userId: user.id,
+        name,
+        createdAt: new Date(),
+        deletedAt: null,
+        type,
+      };
+      tx.insert(mediaIndexes).values(index).run();
+      return { index, created: true };
+    });
+    if (r.index.type !== type)
+      throw conflict(
+        `index ${JSON.stringify(r.index.name)} exists already as a ${r.index.type} index; use another name for a ${type} index`,
+      );
+    this.invalidate(user.id, r.index.id);
+    return r;
+  }
+
+  /**
+   * The index a live call (`/add-stream`) names, or the error the hosted SDK understands there:
+   * it reads these from a 200 answer's `error` field (moonshine-sdk.md), not from a status.
+   */
+  forStreaming(
+    user: User,
+    ref: string,
+  ): { index: MediaIndex } | { error: 'index does not exist' | 'this index is not compatible with streaming' } {
+    const index = typeof ref === 'string' && ref !== '' ? this.find(user, ref, { byName: true }) : undefined;
+    if (!index) return { error: 'index does not exist' };
+    if (index.type !== 'performance') return { error: 'this index is not compatible with streaming' };
+    return { index };
   }
 
   softDelete(user: User, indexId: string): MediaIndex {

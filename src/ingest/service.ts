@@ -13,7 +13,15 @@ import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Config } from '../config';
-import { ApiError, badRequest, insufficientStorage, notFound, payloadTooLarge, tooManyRequests } from '../errors';
+import {
+  ApiError,
+  badRequest,
+  insufficientStorage,
+  notFound,
+  payloadTooLarge,
+  tooManyRequests,
+  unprocessable,
+} from '../errors';
 import { newVideoId } from '../ids';
 import type { IndexService } from '../indexes/service';
 import type { Logger } from '../log';
@@ -32,7 +40,10 @@ export interface UploadMetadata {
   type: 'metadata';
   fps: string;
   duration: number;
+  /** The hosted product's form: megabytes and a three-character unit, "12.34 MB" (see formatFileSize). */
   fileSize: string;
+  /** Additive: the exact size in bytes. */
+  file_size_bytes: number;
   key: string;
   percentage: number;
 }
@@ -58,6 +69,8 @@ export interface FileUploadRequest {
   file_name?: unknown;
   /** The body's declared size (Content-Length), null when chunked or unknown (multipart). */
   declaredBytes: number | null;
+  /** The file_id to give the upload (a signed upload URL's key); default: a new one. */
+  videoId?: string;
 }
 
 /** What the receiving step hands back to the common store path. */
@@ -208,7 +221,7 @@ export class IngestService {
         'the request body is empty; send the video file as the body (or as the "file" part of a multipart/form-data form)',
       );
     const name = typeof req.file_name === 'string' ? cleanFileName(req.file_name) : '';
-    return this.reserve(user, req.index, null, name || 'upload');
+    return this.reserve(user, req.index, null, name || 'upload', undefined, req.videoId);
   }
 
   /**
@@ -222,6 +235,7 @@ export class IngestService {
     url: URL | null,
     fileName: string,
     checkSource?: () => Promise<unknown>,
+    givenVideoId?: string,
   ): Promise<AuthorizedUpload> {
     const { db, config, files, indexes } = this.d;
     if (files.freeBytes() < config.minFreeBytes)
@@ -232,7 +246,7 @@ export class IngestService {
     // After the awaits: nothing else can take a slot between the check and the reservation.
     this.admit(user);
 
-    const videoId = newVideoId();
+    const videoId = givenVideoId ?? newVideoId();
     const now = new Date();
     const { index, created } = writeTx(db, (tx) => {
       const r = indexes.findOrCreateByName(tx as unknown as Db, user, indexRef);
@@ -421,6 +435,14 @@ export class IngestService {
         indexes.invalidate(user.id, index.id);
         const meta = metadataOf(twin);
         emit(meta);
+        emit({
+          type: 'progress',
+          key: twin.id,
+          stage: 'stored',
+          percentage: 100,
+          bytes: dl.bytes,
+          total_bytes: dl.bytes,
+        });
         emit({ type: 'complete', key: twin.id, index_id: index.id, status: twin.status, duplicate: true });
         vlog.info('upload matched an existing video', { existing: twin.id });
         return meta;
@@ -440,6 +462,15 @@ export class IngestService {
       indexes.invalidate(user.id, index.id);
       const meta = metadataOf(stored);
       emit(meta);
+      // The hosted product's order: metadata, then progress, then complete (moonshine-sdk.md).
+      emit({
+        type: 'progress',
+        key: videoId,
+        stage: 'stored',
+        percentage: 100,
+        bytes: dl.bytes,
+        total_bytes: dl.bytes,
+      });
       emit({ type: 'complete', key: videoId, index_id: index.id, status: stored.status, duplicate: false });
       vlog.info('video stored', {
         bytes: dl.bytes,
@@ -482,6 +513,40 @@ export class IngestService {
       .from(videos)
       .where(and(eq(videos.userId, userId), ne(videos.status, 'failed'), ne(videos.id, except)))
       .get()!.bytes;
+  }
+
+  /**
+   * `GET /status` (the hosted SDK's progress poll): one 0–100 value per stage, `[transfer,
+   * analysis]`, all 100 when the video is ready. The SDK averages the list until it reaches 100, so
+   * nothing but a finished video may read 100 throughout; a failed one is an error (422), since a
+   * list could only leave the client polling forever.
+   */
+  stageProgress(fileId: string): { status: number[]; stages: { name: string; progress: number }[]; state: string } {
+    const v = this.videoForProgress(fileId);
+    const transfer = v.status === 'processing' || v.status === 'ready' ? 100 : Math.min(99, Math.floor(v.progress));
+    const analysis = v.status === 'ready' ? 100 : v.status === 'processing' ? Math.min(99, Math.floor(v.progress)) : 0;
+    return {
+      status: [transfer, analysis],
+      stages: [
+        { name: 'transfer', progress: transfer },
+        { name: 'analysis', progress: analysis },
+      ],
+      state: v.status,
+    };
+  }
+
+  /** `GET /compress-status`: vidq stores files as they come, so this is the transfer's progress. */
+  storedProgress(fileId: string): number {
+    return this.stageProgress(fileId).status[0]!;
+  }
+
+  private videoForProgress(fileId: string): Video {
+    const id = fileId.split('.')[0]!; // the hosted product's ids carry the file's extension
+    if (id === '') throw badRequest('a file_id is required (the `key` of the upload)');
+    const v = this.d.db.select().from(videos).where(eq(videos.id, id)).get();
+    if (!v) throw notFound(`file ${JSON.stringify(id.slice(0, 80))} was not found`);
+    if (v.status === 'failed') throw unprocessable(`the video failed: ${v.error ?? 'no reason was recorded'}`);
+    return v;
   }
 
   /** True while this process is downloading the video (the maintenance job leaves it alone). */
@@ -555,10 +620,11 @@ export class IngestService {
   /** POST /remove-from-index: rows first, then files; cancels a download in flight. */
   remove(user: User, projectId: unknown, videoId: unknown): void {
     if (typeof projectId !== 'string' || projectId === '')
-      throw badRequest('project_id is required: the index_id of the index');
+      throw badRequest('project_id is required: the index_id or the name of the index');
     if (typeof videoId !== 'string' || videoId === '')
       throw badRequest('video_id is required: the file_id of the video');
-    const index = this.d.indexes.resolve(user, projectId, { byName: false });
+    // The hosted SDK sends the bare index name here; the spec's index_id works as before.
+    const index = this.d.indexes.resolve(user, projectId, { byName: true });
     const video = this.d.db
       .select()
       .from(videos)
@@ -631,10 +697,20 @@ export function metadataOf(v: Video): UploadMetadata {
     type: 'metadata',
     fps: formatFps(v.fps ?? 0),
     duration: v.durationSec ?? 0,
-    fileSize: String(v.sizeBytes ?? 0),
+    fileSize: formatFileSize(v.sizeBytes ?? 0),
+    file_size_bytes: v.sizeBytes ?? 0,
     key: v.id,
     percentage: v.status === 'failed' ? 0 : 100,
   };
+}
+
+/**
+ * A size the way the hosted product writes `fileSize`: megabytes (2^20 bytes) with two decimals and
+ * the three characters " MB" — its SDK drops the last three characters and compares the number
+ * with 650 to tell a large file, so the unit is always MB, whatever the size.
+ */
+export function formatFileSize(bytes: number): string {
+  return `${(bytes / 1048576).toFixed(2)} MB`;
 }
 
 export function formatFps(fps: number): string {

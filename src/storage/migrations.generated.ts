@@ -54,5 +54,11 @@ export const MIGRATIONS: EmbeddedMigration[] = [
     "when": 1795466172270,
     "breakpoints": true,
     "sql": "ALTER TABLE `jobs` ADD `only` text;"
+  },
+  {
+    "tag": "0009_curvy_strong_guy",
+    "when": 1795654673696,
+    "breakpoints": true,
+    "sql": "CREATE TABLE `upload_grants` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`user_id` text NOT NULL,\n\t`index_ref` text NOT NULL,\n\t`file_name` text NOT NULL,\n\t`size_bytes` integer NOT NULL,\n\t`expires_at` integer NOT NULL,\n\t`used_at` integer,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE INDEX `upload_grants_expires_idx` ON `upload_grants` (`expires_at`);--> statement-breakpoint\nALTER TABLE `media_indexes` ADD `type` text DEFAULT 'standard' NOT NULL;"
   }
 ];

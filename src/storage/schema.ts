@@ -45,6 +45,9 @@ export const creditEvents = sqliteTable(
   (t) => [index('credit_events_user_idx').on(t.userId)],
 );
 
+export const INDEX_TYPES = ['standard', 'performance'] as const;
+export type IndexType = (typeof INDEX_TYPES)[number];
+
 export const mediaIndexes = sqliteTable(
   'media_indexes',
   {
@@ -56,6 +59,8 @@ export const mediaIndexes = sqliteTable(
     createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
     /** Soft delete: set when deleted, cleared on restore; purged after the retention. */
     deletedAt: integer('deleted_at', { mode: 'timestamp_ms' }),
+    /** `performance`: an index that takes live frames (the hosted API's `GET /create-index?type=performance`). */
+    type: text('type', { enum: INDEX_TYPES }).notNull().default('standard'),
   },
   (t) => [
     // A name is unique among a user's live indexes; deleted ones keep theirs until restored.
@@ -108,6 +113,33 @@ export const videos = sqliteTable(
     index('videos_status_idx').on(t.status),
   ],
 );
+
+/**
+ * A signed upload URL handed out by `POST /api-pre-upload` (the hosted SDK's way to send a local
+ * file): bound to its key (the future file_id), user, index and size; `usedAt` makes it single-use.
+ */
+export const uploadGrants = sqliteTable(
+  'upload_grants',
+  {
+    /** The file_id the upload will have (the `key` of the answer). */
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    /** The index name (or id) as the caller gave it; resolved (or created) when the file arrives. */
+    indexRef: text('index_ref').notNull(),
+    /** Display name of the file (never a path). */
+    fileName: text('file_name').notNull(),
+    /** The size the caller announced; the PUT must send exactly this many bytes. */
+    sizeBytes: integer('size_bytes').notNull(),
+    expiresAt: integer('expires_at', { mode: 'timestamp_ms' }).notNull(),
+    /** Set when a PUT took the grant: a second PUT is refused. */
+    usedAt: integer('used_at', { mode: 'timestamp_ms' }),
+    createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+  },
+  (t) => [index('upload_grants_expires_idx').on(t.expiresAt)],
+);
+export type UploadGrant = typeof uploadGrants.$inferSelect;
 
 export type User = typeof users.$inferSelect;
 export type MediaIndex = typeof mediaIndexes.$inferSelect;

@@ -49,7 +49,8 @@ async function spawnServer(dataDir: string) {
   reader.releaseLock();
   const url = /listening on (http:\/\/\S+)/.exec(out)![1]!;
   const token =
-    /^\s+([A-Za-z0-9_-]{64})$/m.exec(out)?.[1] ?? (await Bun.file(join(dataDir, 'default-token.txt')).text()).trim();
+    /^\s+([A-Za-z0-9_-]{60}|[A-Za-z0-9_-]{64})$/m.exec(out)?.[1] ??
+    (await Bun.file(join(dataDir, 'default-token.txt')).text()).trim();
   return { proc, url, token };
 }
 

@@ -134,7 +134,7 @@ describe('slow sources', () => {
       const gone = fetch(srv.url + '/remote-upload', {
         method: 'POST',
         signal: ctrl.signal,
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify({ token: srv.token, index: 'left', url: drip.url }),
       }).catch(() => null);
       expect(await until(() => drip.open() === 1, 3000)).toBe(true);
@@ -171,7 +171,7 @@ describe('slow sources', () => {
         const p = fetch(srv.url + '/remote-upload', {
           method: 'POST',
           signal: ctrl.signal,
-          headers: { 'content-type': 'application/json' },
+          headers: { 'content-type': 'application/json', accept: 'application/json' },
           body: JSON.stringify({ token: mallory.token, index: 'drip', url: drip.url }),
         })
           .then((r) => r.arrayBuffer())
@@ -213,7 +213,7 @@ test("300 slow uploads by one user whose clients stay: 429 past the per-user cap
       fetch(srv.url + '/remote-upload', {
         method: 'POST',
         signal: ctrl.signal,
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify({ token: mallory.token, index: 'drip', url: drip.url }),
       })
         .then(async (r) => {
@@ -260,7 +260,7 @@ describe('quotas (one admission check)', () => {
           fetch(srv.url + '/remote-upload', {
             method: 'POST',
             signal: ctrl.signal,
-            headers: { 'content-type': 'application/json' },
+            headers: { 'content-type': 'application/json', accept: 'application/json' },
             body: JSON.stringify({ token, index: 'q', url: drip.url }),
           }).catch(() => null),
         );
@@ -293,7 +293,7 @@ describe('quotas (one admission check)', () => {
       const p = fetch(srv.url + '/remote-upload', {
         method: 'POST',
         signal: ctrl.signal,
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify({ token: srv.token, index: 'q', url: drip.url }),
       }).catch(() => null);
       expect(await until(() => downloading(srv) === 1, 3000)).toBe(true);

@@ -36,6 +36,10 @@ const seed = {
   brokeIndexId: '',
   clashOldId: '',
   strictIndexId: '',
+  /** Signed upload URLs (POST /api-pre-upload) for chaplin-bw.mp4's size: one live, one expired. */
+  putPath: '',
+  expiredPutPath: '',
+  putSize: 0,
 };
 
 beforeAll(async () => {
@@ -88,6 +92,18 @@ beforeAll(async () => {
     200,
   );
   await up(srv.token, 'clash', 'countdown-living-room.mp4');
+  // Signed upload URLs: one live, one that expired an hour ago.
+  {
+    const s = srv.server.service;
+    const user = s.accounts.getUser(srv.userId)!;
+    seed.putSize = Bun.file(join(fx.dir, 'notes.mp4')).size;
+    seed.putPath = s.grants.issue(user, { index: 'seeded', filename: 'a.mp4', filesize: seed.putSize }).path;
+    seed.expiredPutPath = s.grants.issue(
+      user,
+      { index: 'seeded', filename: 'a.mp4', filesize: seed.putSize },
+      new Date(Date.now() - 2 * 3600_000),
+    ).path;
+  }
   // An index on the strict server (for its webhook URL policy).
   seed.strictIndexId = strict.server.service.indexes.findOrCreateByName(
     strict.server.service.db,
@@ -119,7 +135,8 @@ const json =
   (base) =>
     fetch(base + path, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', ...headers },
+      // JSON asked for: /remote-upload answers with events unless it is.
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
 const raw =
@@ -361,10 +378,11 @@ const cases: Case[] = [
     says: 'unknown or revoked',
   },
   {
-    name: 'index of 59 characters',
+    // Names are taken as well as ids (the hosted API's form), so a short one is looked up.
+    name: 'index of 59 characters (unknown name)',
     send: inquire({ index: 'i'.repeat(59) }),
-    status: 400,
-    says: 'field "index" must be at least 60 characters',
+    status: 404,
+    says: 'was not found',
   },
   {
     name: 'index of 60 characters (unknown)',
@@ -1252,6 +1270,232 @@ const cases: Case[] = [
     status: 403,
     says: '--allow-private-urls',
   },
+  // --- the hosted API's calls (issue 20): account and index calls, signed uploads, status, project_id
+  { name: 'check-token without a token', send: get(() => '/check-token'), status: 401, says: 'token' },
+  {
+    name: 'check-token with a token of 1001 characters',
+    send: get(() => `/check-token?token=${'t'.repeat(1001)}`),
+    status: 400,
+    says: 'token',
+  },
+  {
+    name: 'does-group-exist without index',
+    send: lazy('/does-group-exist', () => ({ token: A() })),
+    status: 400,
+    says: '"index" is required',
+  },
+  {
+    name: 'does-group-exist with a numeric index',
+    send: lazy('/does-group-exist', () => ({ token: A(), index: 7 })),
+    status: 400,
+    says: 'index',
+  },
+  {
+    name: 'does-group-exist with an empty index',
+    send: lazy('/does-group-exist', () => ({ token: A(), index: ' ' })),
+    status: 400,
+    says: 'must not be empty',
+  },
+  {
+    name: 'does-group-exist with an unknown token',
+    send: lazy('/does-group-exist', () => ({ token: 'u'.repeat(60), index: 'seeded' })),
+    status: 401,
+    says: 'unknown or revoked',
+  },
+  {
+    name: 'create-index without index',
+    send: get(() => `/create-index?token=${A()}`),
+    status: 400,
+    says: 'index',
+  },
+  {
+    name: 'create-index with type=fast',
+    send: get(() => `/create-index?token=${A()}&index=new-one&type=fast`),
+    status: 400,
+    says: 'type',
+  },
+  {
+    name: 'create-index with a control character in the name',
+    send: get(() => `/create-index?token=${A()}&index=bad%07name`),
+    status: 400,
+    says: 'control characters',
+  },
+  {
+    name: 'create-index with a name shaped like an index id',
+    send: get(() => `/create-index?token=${A()}&index=${'n'.repeat(64)}`),
+    status: 400,
+    says: 'reserved',
+  },
+  {
+    name: 'create-index with an unknown token',
+    send: get(() => `/create-index?token=${'u'.repeat(60)}&index=new-one`),
+    status: 401,
+    says: 'unknown or revoked',
+  },
+  {
+    name: 'create-index type=performance over a plain index of that name',
+    send: get(() => `/create-index?token=${A()}&index=seeded&type=performance`),
+    status: 409,
+    says: 'exists already',
+  },
+  ...(
+    [
+      ['without filesize', { filename: 'a.mp4' }, 400, 'filesize'],
+      ['with filesize 0', { filename: 'a.mp4', filesize: 0 }, 400, 'filesize'],
+      ['with filesize "lots"', { filename: 'a.mp4', filesize: 'lots' }, 400, 'filesize'],
+      ['with a filesize over --max-upload-bytes', { filename: 'a.mp4', filesize: 1e14 }, 413, '--max-upload-bytes'],
+      ['without filename', { filesize: 10 }, 400, 'filename'],
+      ['with duration as an object', { filename: 'a.mp4', filesize: 10, duration: {} }, 400, 'duration'],
+    ] as const
+  ).map(
+    ([what, fields, status, says]): Case => ({
+      name: `api-pre-upload ${what}`,
+      send: lazy('/api-pre-upload', () => ({ index: `${A()}seeded`, ...fields })),
+      status,
+      says,
+    }),
+  ),
+  {
+    name: 'api-pre-upload with the token alone in index (no index name)',
+    send: lazy('/api-pre-upload', () => ({ index: A(), filename: 'a.mp4', filesize: 10 })),
+    status: 400,
+    says: 'token followed by the name',
+  },
+  {
+    name: 'api-pre-upload with an unknown token in index',
+    send: lazy('/api-pre-upload', () => ({ index: `${'u'.repeat(60)}seeded`, filename: 'a.mp4', filesize: 10 })),
+    status: 401,
+    says: 'unknown or revoked',
+  },
+  {
+    name: 'api-pre-upload with index shorter than a token',
+    send: lazy('/api-pre-upload', () => ({ index: 'seeded', filename: 'a.mp4', filesize: 10 })),
+    status: 401,
+    says: 'token',
+  },
+  {
+    name: 'api-pre-upload with a control character in the index name',
+    send: lazy('/api-pre-upload', () => ({ index: `${A()}bad\u0007name`, filename: 'a.mp4', filesize: 10 })),
+    status: 400,
+    says: 'control characters',
+  },
+  ...(
+    [
+      ['without its signature', () => seed.putPath.split('?')[0]!, 403, 'not valid'],
+      ['with another signature', () => seed.putPath.replace(/sig=[^&]+/, `sig=${'A'.repeat(43)}`), 403, 'not valid'],
+      [
+        'with its expiry moved',
+        () => seed.putPath.replace(/expires=(\d+)/, (_, e: string) => `expires=${Number(e) + 1000}`),
+        403,
+        'not valid',
+      ],
+      [
+        'to an unknown key',
+        () => seed.putPath.replace(/api-upload\/[^?]+/, `api-upload/${'k'.repeat(32)}`),
+        403,
+        'not valid',
+      ],
+      ['after it expired', () => seed.expiredPutPath, 410, 'expired'],
+    ] as const
+  ).map(
+    ([what, path, status, says]): Case => ({
+      name: `signed PUT ${what}`,
+      send: (base) =>
+        fetch(base + path(), {
+          method: 'PUT',
+          headers: { 'content-type': 'video/mp4' },
+          body: Bun.file(join(fx.dir, 'notes.mp4')),
+        }),
+      status,
+      says,
+    }),
+  ),
+  {
+    name: 'signed PUT of another size than signed',
+    send: (base) =>
+      fetch(base + seed.putPath, { method: 'PUT', headers: { 'content-type': 'video/mp4' }, body: 'x'.repeat(10) }),
+    status: 400,
+    says: 'exactly',
+  },
+  {
+    name: 'signed PUT without a Content-Length (chunked)',
+    send: (base) =>
+      fetch(base + seed.putPath, {
+        method: 'PUT',
+        headers: { 'content-type': 'video/mp4' },
+        body: new ReadableStream({
+          start(c) {
+            c.enqueue(new Uint8Array(10));
+            c.close();
+          },
+        }),
+        duplex: 'half',
+      } as RequestInit),
+    status: 400,
+    says: 'Content-Length',
+  },
+  { name: 'status without file_id', send: get(() => '/status'), status: 400, says: 'file_id' },
+  {
+    name: 'status of an unknown file',
+    send: get(() => `/status?file_id=${'f'.repeat(32)}`),
+    status: 404,
+    says: 'not found',
+  },
+  {
+    name: 'status of a removed file',
+    send: get(() => `/status?file_id=${seed.removedKey}`),
+    status: 404,
+    says: 'not found',
+  },
+  { name: 'compress-status without video', send: get(() => '/compress-status'), status: 400, says: 'video' },
+  {
+    name: 'compress-status of an unknown file',
+    send: get(() => `/compress-status?video=${'f'.repeat(32)}`),
+    status: 404,
+    says: 'not found',
+  },
+  {
+    name: 'inquire with neither index nor project_id',
+    send: lazy('/inquire', () => ({ token: A(), prompt: 'what is here?' })),
+    status: 400,
+    says: '"index" is required',
+  },
+  {
+    name: 'inquire with project_id = the token alone',
+    send: lazy('/inquire', () => ({ project_id: A(), prompt: 'what is here?' })),
+    status: 400,
+    says: 'project_id',
+  },
+  {
+    name: 'inquire with project_id of an unknown token',
+    send: lazy('/inquire', () => ({ project_id: `${'u'.repeat(60)}seeded`, prompt: 'what is here?' })),
+    status: 401,
+    says: 'unknown or revoked',
+  },
+  {
+    name: 'inquire-stream with project_id of an unknown token',
+    send: lazy('/inquire-stream', () => ({ project_id: `${'u'.repeat(60)}seeded`, prompt: 'what is here?' })),
+    status: 401,
+    says: 'unknown or revoked',
+  },
+  { name: 'inquire with an empty subindex', send: inquire({ subindex: [] }), status: 400, says: 'subindex' },
+  { name: 'inquire with subindex a string', send: inquire({ subindex: 'abc' }), status: 400, says: 'subindex' },
+  {
+    name: 'inquire with a subindex id of a removed video',
+    send: lazy('/inquire', () => ({
+      token: A(),
+      index: seed.indexId,
+      prompt: 'what is here?',
+      subindex: [seed.removedKey],
+    })),
+    status: 404,
+    says: 'subindex',
+  },
+  { name: 'inquire with a negative numeric target', send: inquire({ target: -1 }), status: 400, says: 'target' },
+  { name: 'inquire with target true', send: inquire({ target: true }), status: 400, says: 'target' },
+  { name: 'inquire with json a number', send: inquire({ json: 5 }), status: 400, says: 'json' },
+  { name: 'inquire with json not JSON', send: inquire({ json: '{oops' }), status: 400, says: '"json"' },
+  { name: 'inquire with json a JSON array', send: inquire({ json: '["a"]' }), status: 400, says: '"json"' },
   {
     name: 'insights.json with download=maybe',
     send: get(() => `/videos/${seed.key}/insights.json?token=${A()}&download=maybe`),
@@ -1316,7 +1560,7 @@ describe('huge bodies are refused before they are read whole', () => {
     });
     const res = await fetch(srv.url + '/remote-upload', {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
       body,
       duplex: 'half',
     } as RequestInit);

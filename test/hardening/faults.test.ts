@@ -96,6 +96,84 @@ describe('kill -9 of the server, then a restart', () => {
     expectHealthy(dir);
   }, 60_000);
 
+  test('during a signed PUT (a client that trickles the file): the resource fails with the reason, the URL is spent', async () => {
+    const dir = dataDir();
+    let s = await spawnServer(dir, ['--analysis-workers', '0']);
+    const file = clip('bottles.mp4');
+    const bytes = new Uint8Array(await Bun.file(file).arrayBuffer());
+    const pre = await postJson(s.url, '/api-pre-upload', {
+      filename: 'bottles.mp4',
+      index: `${s.token}put`,
+      duration: 39.9,
+      fps: 30,
+      filesize: bytes.byteLength,
+      content: 'video/mp4',
+    });
+    expect(pre.status).toBe(200);
+    const url = new URL(pre.body.url);
+    // A raw socket: the head declares the whole size, the body comes 16 kB every 20 ms (~800 kB/s).
+    const sock = await Bun.connect({
+      hostname: url.hostname,
+      port: Number(url.port),
+      socket: { data() {}, error() {}, close() {} },
+    });
+    sock.write(
+      `PUT ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: video/mp4\r\nContent-Length: ${bytes.byteLength}\r\n\r\n`,
+    );
+    let sent = 0;
+    const trickle = (async () => {
+      while (sent < bytes.byteLength / 2) {
+        sock.write(bytes.subarray(sent, sent + 16_384));
+        sent += 16_384;
+        await Bun.sleep(20);
+      }
+    })();
+    await until(
+      () => readdirSync(join(dir, 'tmp')),
+      (t) => t.length === 1,
+      10_000,
+      'the upload to start',
+    );
+    await Bun.sleep(pick(50, 300));
+    const before = (await resources(s, 'put'))[0];
+    await kill9(s);
+    await trickle;
+    sock.end();
+    console.log(
+      `signed PUT kill: ${sent} of ${bytes.byteLength} bytes sent, resource ${before.status}/${before.stage}`,
+    );
+    expect(before).toMatchObject({ status: 'downloading', file_id: pre.body.key });
+    expect(sent).toBeLessThan(bytes.byteLength);
+
+    s = await spawnServer(dir, ['--analysis-workers', '0']);
+    const after = await resources(s, 'put');
+    expect(after).toHaveLength(1);
+    expect(after[0]).toMatchObject({
+      file_id: pre.body.key,
+      status: 'failed',
+      error: expect.stringContaining('restart'),
+    });
+    expectHealthy(dir);
+    // The SDK's status poll says it failed (it would otherwise poll forever).
+    expect((await getJson(s.url, `/status?file_id=${pre.body.key}`)).status).toBe(422);
+    // The URL was used: a second PUT is refused; a new pre-upload goes through.
+    const spent = await fetch(pre.body.url.replace(url.origin, s.url), {
+      method: 'PUT',
+      headers: { 'content-type': 'video/mp4' },
+      body: bytes,
+    });
+    expect(spent.status).toBe(410);
+    const pre2 = await postJson(s.url, '/api-pre-upload', {
+      filename: 'bottles.mp4',
+      index: `${s.token}put`,
+      filesize: bytes.byteLength,
+    });
+    const ok = await fetch(pre2.body.url, { method: 'PUT', headers: { 'content-type': 'video/mp4' }, body: bytes });
+    expect(ok.status).toBe(200);
+    await stopServer(s);
+    expectHealthy(dir);
+  }, 60_000);
+
   test('during analysis, three times at seeded points: every job resumes and ends ready, without duplicates', async () => {
     const dir = dataDir();
     const args = ['--analysis-workers', '1'];
@@ -461,7 +539,10 @@ describe('misbehaving sources end in a clear error, with nothing left on disk', 
         const before = checkInvariants(dir).snapshot;
         const res = await fetch(s.url + '/remote-upload', {
           method: 'POST',
-          headers: { 'content-type': 'application/json', ...(mode === 'sse' ? { accept: 'text/event-stream' } : {}) },
+          headers: {
+            'content-type': 'application/json',
+            accept: mode === 'sse' ? 'text/event-stream' : 'application/json',
+          },
           body: JSON.stringify({ token: s.token, index, url: c.path() }),
         });
         let err: any;

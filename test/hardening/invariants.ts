@@ -12,6 +12,7 @@
  *  - people: every appearance is a face segment of a video of the person's own index; no person
  *    without appearances; no face segment of a ready video without its person
  *  - every limited balance equals the sum of its credit_events and is never negative
+ *  - a video made through a signed upload URL used that URL, and belongs to its user
  */
 import { Database } from 'bun:sqlite';
 import { existsSync, readdirSync, statSync } from 'node:fs';
@@ -141,6 +142,18 @@ export function checkInvariants(
         .get() as { n: number }
     ).n;
     if (loose) v.push(`${loose} face appearances of ready videos belong to no person`);
+
+    // Signed upload URLs (issue 20): a video with a grant's key came through that grant, so the
+    // grant is used, and the video belongs to the grant's user.
+    const grants = db
+      .query(
+        'SELECT g.id, g.used_at, g.user_id = v.user_id AS same_user FROM upload_grants g JOIN videos v ON v.id = g.id',
+      )
+      .all() as { id: string; used_at: number | null; same_user: number }[];
+    for (const g of grants) {
+      if (g.used_at === null) v.push(`video ${g.id} exists but its upload URL was never used`);
+      if (!g.same_user) v.push(`video ${g.id} belongs to another user than its upload URL`);
+    }
 
     // Credits: a limited balance is its ledger's sum, and never negative.
     const users = db

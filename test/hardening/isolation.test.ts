@@ -49,7 +49,7 @@ async function call(
       : {
           method: 'POST',
           ...rest,
-          headers: { 'content-type': 'application/json', ...rest.headers },
+          headers: { 'content-type': 'application/json', accept: 'application/json', ...rest.headers },
           body: JSON.stringify(json),
         },
   );
@@ -166,6 +166,58 @@ describe("one user cannot reach the other's indexes, videos or files", () => {
     {
       name: 'POST /inquire on her index',
       run: () => call('/inquire', { json: { token: bob.token, index: alice.indexId, prompt: 'what is in it?' } }),
+      status: [404],
+    },
+    // --- the hosted API's forms (issue 20): token + index written together, names, subindex
+    ...(['/inquire', '/inquire-stream'] as const).flatMap((path) => [
+      {
+        name: `POST ${path} with project_id = his token + her index name`,
+        run: () => call(path, { json: { project_id: bob.token + alice.indexName, prompt: 'what is in it?' } }),
+        status: [404],
+        echoes: () => [alice.indexName],
+      },
+      {
+        name: `POST ${path} with project_id = his token + her index_id`,
+        run: () => call(path, { json: { project_id: bob.token + alice.indexId, prompt: 'what is in it?' } }),
+        status: [404],
+      },
+      {
+        name: `POST ${path} with project_id = her token's first 59 characters + her index name`,
+        run: () =>
+          call(path, { json: { project_id: alice.token.slice(0, 59) + alice.indexName, prompt: 'what is in it?' } }),
+        status: [401],
+      },
+    ]),
+    {
+      name: 'POST /inquire with project_id on his index, her video in subindex',
+      run: () =>
+        call('/inquire', {
+          json: { project_id: `${bob.token}bobs`, prompt: 'what is in it?', subindex: [bob.key, alice.key] },
+        }),
+      status: [404],
+    },
+    {
+      name: 'POST /inquire on her index by name (his token)',
+      run: () => call('/inquire', { json: { token: bob.token, index: alice.indexName, prompt: 'what is in it?' } }),
+      status: [404],
+      echoes: () => [alice.indexName],
+    },
+    {
+      name: 'POST /api-pre-upload with his token + her index_id',
+      run: () =>
+        call('/api-pre-upload', { json: { index: bob.token + alice.indexId, filename: 'x.mp4', filesize: 1000 } }),
+      status: [404],
+    },
+    {
+      name: 'POST /remove-from-index of her video by her bare index name',
+      run: () =>
+        call('/remove-from-index', { json: { token: bob.token, project_id: alice.indexName, video_id: alice.key } }),
+      status: [404],
+      echoes: () => [alice.indexName],
+    },
+    {
+      name: 'POST /remove-from-index of her video from his index by name',
+      run: () => call('/remove-from-index', { json: { token: bob.token, project_id: 'bobs', video_id: alice.key } }),
       status: [404],
     },
     {
@@ -435,6 +487,25 @@ describe("one user cannot reach the other's indexes, videos or files", () => {
       expectNoLeak(r.text, p.echoes?.() ?? []);
     });
   }
+
+  test("the hosted API's index calls do not see her indexes; /status of her file says only numbers", async () => {
+    for (const index of [alice.indexName, alice.indexId]) {
+      const r = await call('/does-group-exist', { json: { token: bob.token, index } });
+      expect(r.body).toEqual({ exists: false });
+    }
+    // His index of her index's name is his own (a new, empty one), not hers.
+    const mine = await call(`/create-index?token=${bob.token}&index=${alice.indexName}`);
+    expect(mine.body).toMatchObject({ created: true, name: alice.indexName });
+    expect(mine.body.index_id).not.toBe(alice.indexId);
+    const listed = await call(`/index-resources?token=${bob.token}&index=${encodeURIComponent(alice.indexName)}`);
+    expect(listed.body).toEqual([]);
+    // Gone again (rows only: it never held anything), so that his listings below stay as they were.
+    srv.server.service.db.$client.run('DELETE FROM media_indexes WHERE id = ?', [mine.body.index_id]);
+    // The SDK polls /status with the file id alone: a number list, nothing about the video.
+    const st = await call(`/status?file_id=${alice.key}`);
+    expect(Object.keys(st.body).sort()).toEqual(['stages', 'state', 'status']);
+    expectNoLeak(st.text);
+  });
 
   test("afterwards Alice's things are untouched and Bob's listings show none of them", async () => {
     // None of his refused questions was charged.

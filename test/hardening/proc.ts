@@ -87,7 +87,8 @@ export async function spawnServer(
   const url = /listening on (http:\/\/\S+)/.exec(out)![1]!;
   const tokenFile = join(dataDir, 'default-token.txt');
   const token =
-    /^\s+([A-Za-z0-9_-]{64})$/m.exec(out)?.[1] ?? (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '');
+    /^\s+([A-Za-z0-9_-]{60}|[A-Za-z0-9_-]{64})$/m.exec(out)?.[1] ??
+    (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '');
   const started = { proc, pid: proc.pid, url, token, dataDir, out };
   live.add(started);
   return started;

@@ -3,8 +3,9 @@ import { Elysia } from 'elysia';
 import type { PreparedQuestion } from '../../answering/service';
 import type { Evidence } from '../../answering/evidence';
 import type { Service } from '../../service';
-import { originOf, tokenOf } from '../auth';
+import { originOf } from '../auth';
 import { ErrorBody, InquireBody, InquireResponse, InquireStreamEvent } from '../models';
+import { questionOf } from '../question';
 
 const absolute = (evidence: Evidence[], origin: string) =>
   evidence.map((e) => ({ ...e, frame_url: e.frame_url && origin + e.frame_url }));
@@ -14,10 +15,10 @@ export function inquireRoutes(s: Service) {
     .post(
       '/inquire',
       async ({ body, request }) => {
-        const user = s.accounts.authenticate(tokenOf(body.token, request));
+        const { user, req } = questionOf(s, body, request);
         // Everything that can fail on the request itself comes before the charge.
         const origin = originOf(request);
-        const answer = await s.answering.inquire(user, body, request.signal);
+        const answer = await s.answering.inquire(user, req, request.signal);
         try {
           return { ...answer, evidence: absolute(answer.evidence, origin) };
         } catch (e) {
@@ -41,10 +42,10 @@ export function inquireRoutes(s: Service) {
     .post(
       '/inquire-stream',
       async ({ body, request }): Promise<any> => {
-        const user = s.accounts.authenticate(tokenOf(body.token, request));
+        const { user, req } = questionOf(s, body, request);
         const origin = originOf(request);
         // Validation, authentication, credits and retrieval fail here, as plain HTTP errors.
-        const prepared = await s.answering.prepare(user, body);
+        const prepared = await s.answering.prepare(user, req);
         return answerAsEvents(s, prepared, origin, request.signal);
       },
       {
@@ -113,9 +114,11 @@ function answerAsEvents(s: Service, p: PreparedQuestion, origin: string, request
       };
       const run = async () => {
         send('evidence', { evidence: absolute(p.composed.evidence, origin) });
-        const written = await s.answering.writeStreaming(p, AbortSignal.any([gone.signal, requestSignal]), (e) =>
-          send(e.type, e.type === 'token' ? { text: e.text } : { reason: e.reason }),
-        );
+        const written = await s.answering.writeStreaming(p, AbortSignal.any([gone.signal, requestSignal]), (e) => {
+          send(e.type, e.type === 'token' ? { text: e.text } : { reason: e.reason });
+          // The hosted API's clients read `{"chunk": …}` events (moonshine-sdk.md).
+          if (e.type === 'token') send('chunk', { chunk: e.text });
+        });
         send('complete', { status: 'complete', output: written.output, model: written.model, credits_used: p.cost });
       };
       run()

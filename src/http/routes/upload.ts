@@ -35,7 +35,8 @@ export function uploadRoutes(s: Service) {
         const webhook = body.webhook_url ? await s.webhooks.checkUrl(body.webhook_url) : null;
         const authorized = await s.ingest.authorize(user, body);
         if (webhook && authorized.createdIndex) await s.webhooks.setIndexWebhook(user, authorized.index.id, webhook);
-        if ((request.headers.get('accept') ?? '').includes('text/event-stream')) return uploadAsEvents(s, authorized);
+        // Events by default, as the hosted API (its SDK sends no Accept and reads the stream).
+        if (!wantsJson(request)) return uploadAsEvents(s, authorized);
         // A client that left cancels its upload: it holds a download slot for nobody.
         return { data: await s.ingest.fetchAndStore(authorized, undefined, request.signal) };
       },
@@ -79,10 +80,19 @@ export function uploadRoutes(s: Service) {
           tags: ['ingest'],
           summary: 'Remove a video from an index (file, derived data and rows)',
           description:
-            '`project_id` is the index_id, `video_id` the file_id (upload `key`). Its analysis stops; the rows go first, then the files.',
+            '`project_id` is the index_id or the index name (the hosted SDK sends the name), `video_id` the file_id (upload `key`). Its analysis stops; the rows go first, then the files.',
         },
       },
     );
+}
+
+/**
+ * True when the client asks for JSON rather than events: an Accept that names application/json
+ * (or a +json type) and not text/event-stream. No Accept, or `*\/*`, gets the event stream.
+ */
+export function wantsJson(request: Request): boolean {
+  const accept = (request.headers.get('accept') ?? '').toLowerCase();
+  return !accept.includes('text/event-stream') && /application\/(?:[\w.-]+\+)?json/.test(accept);
 }
 
 /** Streams the upload's events; errors after the stream has started arrive as an `error` event. */

@@ -47,7 +47,7 @@ const ReanalyzeBody = named(
       token: t.Optional(
         t.String({
           description:
-            'user authentication token (64 characters); may be left out when an `Authorization: Bearer` header is sent',
+            'user authentication token (60 characters, or 64 for tokens issued before); may be left out when an `Authorization: Bearer` header is sent',
         }),
       ),
       analyzers: t.Optional(

@@ -1,0 +1,128 @@
+/**
+ * Signed upload URLs, the hosted SDK's way to send a local file (`POST /api-pre-upload`, then a
+ * `PUT` of the raw file to the URL). A grant is a row bound to its key (the future file_id), user,
+ * index and size; the URL carries an HMAC over key, size and expiry, so it cannot be altered, and
+ * taking the grant is one conditional UPDATE, so a URL works once even under concurrent PUTs.
+ */
+import { and, eq, isNull, lt } from 'drizzle-orm';
+import type { Config } from '../config';
+import { badRequest, forbidden, gone, insufficientStorage, notFound, payloadTooLarge } from '../errors';
+import { hmac, isIndexIdShape, newVideoId, sameString } from '../ids';
+import { type IndexService, validateIndexName } from '../indexes/service';
+import type { Db } from '../storage/db';
+import { uploadGrants, type UploadGrant, type User } from '../storage/schema';
+import { cleanFileName } from './download';
+
+export interface GrantRequest {
+  /** The index name or id (already split off the token by the caller). */
+  index: string;
+  filename: unknown;
+  filesize: unknown;
+}
+
+export interface IssuedGrant {
+  key: string;
+  /** Path and query of the upload URL (the caller makes it absolute). */
+  path: string;
+  expiresAt: Date;
+}
+
+/** Where signed PUTs go: `/api-upload/<key>?expires=<ms>&sig=<hmac>`. */
+export const UPLOAD_PATH_PREFIX = '/api-upload/';
+
+export class UploadGrants {
+  constructor(
+    private readonly d: {
+      db: Db;
+      config: Config;
+      indexes: IndexService;
+      secret: Buffer;
+      /** The admission check of every upload: throws 429/507 when the user may not upload now. */
+      admit: (user: User) => { storageLeft: number };
+    },
+  ) {}
+
+  /** Checks what can be checked before the file is sent, and issues a signed, expiring URL. */
+  issue(user: User, req: GrantRequest, now = new Date()): IssuedGrant {
+    const { config, db } = this.d;
+    const indexRef = validateIndexName(req.index);
+    // An index_id must be one of the user's (a name is theirs to create when the file arrives).
+    if (isIndexIdShape(indexRef) && !this.d.indexes.find(user, indexRef, { byName: true }))
+      throw notFound(`index ${JSON.stringify(indexRef)} was not found`);
+    if (typeof req.filename !== 'string' || req.filename.trim() === '')
+      throw badRequest('field "filename" is required: the name of the video file');
+    const size =
+      typeof req.filesize === 'string' && /^\d{1,15}$/.test(req.filesize) ? Number(req.filesize) : req.filesize;
+    if (typeof size !== 'number' || !Number.isSafeInteger(size) || size <= 0)
+      throw badRequest('field "filesize" must be the size of the file in bytes (a whole number > 0)');
+    if (size > config.maxUploadBytes)
+      throw payloadTooLarge(
+        `the file is ${size} bytes; the upload limit is ${config.maxUploadBytes} bytes (--max-upload-bytes)`,
+      );
+    const { storageLeft } = this.d.admit(user);
+    if (size > storageLeft)
+      throw insufficientStorage(
+        `the file (${size} bytes) does not fit in what is left of your storage limit (${storageLeft} bytes; --user-max-storage-bytes); remove videos, or ask the operator to raise it`,
+      );
+    const key = newVideoId();
+    const expiresAt = new Date(now.getTime() + config.uploadUrlTtlSec * 1000);
+    // Grants nobody used expire; they go as new ones come, so the table stays small.
+    db.delete(uploadGrants)
+      .where(lt(uploadGrants.expiresAt, new Date(now.getTime() - 86_400_000)))
+      .run();
+    db.insert(uploadGrants)
+      .values({
+        id: key,
+        userId: user.id,
+        indexRef,
+        fileName: cleanFileName(req.filename) || 'upload',
+        sizeBytes: size,
+        expiresAt,
+        createdAt: now,
+      })
+      .run();
+    const expires = String(expiresAt.getTime());
+    return {
+      key,
+      path: `${UPLOAD_PATH_PREFIX}${key}?expires=${expires}&sig=${this.sign(key, size, expires)}`,
+      expiresAt,
+    };
+  }
+
+  /**
+   * Checks a PUT's URL and takes its grant (once): 403 for a URL that was not signed here, 410 for
+   * one that expired or was used already. Returns the grant, whose user the upload is for.
+   */
+  take(key: string, expires: string | undefined, sig: string | undefined, now = new Date()): UploadGrant {
+    const denied = () => forbidden('this upload URL is not valid; ask POST /api-pre-upload for a new one');
+    if (!expires || !sig || !/^\d{1,15}$/.test(expires)) throw denied();
+    const grant = this.d.db.select().from(uploadGrants).where(eq(uploadGrants.id, key)).get();
+    // Unknown keys and bad signatures answer alike: a probe learns nothing about which keys exist.
+    if (
+      !grant ||
+      !sameString(this.sign(key, grant.sizeBytes, expires), sig) ||
+      Number(expires) !== grant.expiresAt.getTime()
+    )
+      throw denied();
+    if (grant.expiresAt.getTime() <= now.getTime())
+      throw gone('this upload URL has expired; ask POST /api-pre-upload for a new one');
+    const taken = this.d.db
+      .update(uploadGrants)
+      .set({ usedAt: now })
+      .where(and(eq(uploadGrants.id, key), isNull(uploadGrants.usedAt)))
+      .returning()
+      .get();
+    if (!taken)
+      throw gone('this upload URL was used already; each works once (ask POST /api-pre-upload for a new one)');
+    return taken;
+  }
+
+  /** Makes a taken grant usable again: its PUT was refused before any byte of the file was read. */
+  release(key: string): void {
+    this.d.db.update(uploadGrants).set({ usedAt: null }).where(eq(uploadGrants.id, key)).run();
+  }
+
+  private sign(key: string, size: number, expires: string): string {
+    return hmac(this.d.secret, `api-upload\n${key}\n${size}\n${expires}`);
+  }
+}
