@@ -15,6 +15,7 @@ import type { RouteLike } from './openapi/document';
 import { hostedRoutes } from './routes/hosted';
 import { indexRoutes } from './routes/indexes';
 import { inquireRoutes } from './routes/inquire';
+import { liveRoutes } from './routes/live';
 import { mediaRoutes } from './routes/media';
 import { mcpRoutes } from '../mcp/http';
 import { searchRoutes } from './routes/search';
@@ -46,7 +47,8 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
       }
       const origin = hosts.check(c.request);
       // Bodies are limited here, not by Bun, so that a refusal has the error shape (see body.ts).
-      c.request = limitBody(c.request, maxBody);
+      // A pushed live frame is a base64 PNG: far more than any JSON request needs.
+      c.request = limitBody(c.request, pathOf(c.request) === '/stream' ? s.config.maxFrameBodyBytes : maxBody);
       setOrigin(c.request, origin);
     })
     .onTransform(({ body }) => checkParsedBody(body))
@@ -75,6 +77,7 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
     .use(mediaRoutes(s))
     .use(videoRoutes(s))
     .use(peopleRoutes(s))
+    .use(liveRoutes(s))
     .use(mcpRoutes(s))
     .use(uiRoutes());
   routes = () => app.routes;

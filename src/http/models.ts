@@ -3,6 +3,7 @@
  * Field names and types follow the spec exactly; fields marked "additive" are ours.
  */
 import { t } from 'elysia';
+import { LiveView } from './live-models';
 import { named } from './openapi/schema';
 
 /**
@@ -287,6 +288,7 @@ export const Resource = named(
       }),
     ),
     error: t.Optional(t.String({ description: 'additive: why the resource failed' })),
+    live: t.Optional(LiveView),
   }),
 );
 
