@@ -59,25 +59,27 @@ const post = (path: string, body: unknown) =>
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
-const get = async (path: string) => (await fetch(srv.url + path)).json();
+// JSON answers of the API, read field by field by the assertions.
+const get = async (path: string): Promise<any> => (await fetch(srv.url + path)).json();
+const json = (r: Response): Promise<any> => r.json();
 
 describe('pushed live frames', () => {
   test('add-stream answers the hosted errors with status 200', async () => {
     let r = await post('/add-stream', { token: srv.token, index: 'no-such-index' });
     expect(r.status).toBe(200);
-    expect(await r.json()).toEqual({ error: 'index does not exist' });
+    expect(await json(r)).toEqual({ error: 'index does not exist' });
     await fetch(`${srv.url}/create-index?token=${srv.token}&index=plain`);
     r = await post('/add-stream', { token: srv.token, index: 'plain' });
-    expect(await r.json()).toEqual({ error: 'this index is not compatible with streaming' });
+    expect(await json(r)).toEqual({ error: 'this index is not compatible with streaming' });
     r = await post('/add-stream', { index: 'plain' });
     expect(r.status).toBe(401);
   });
 
   test('out-of-order frames become searchable segments with stream times; an object alert fires once', async () => {
     expect((await fetch(`${srv.url}/create-index?token=${srv.token}&index=cam&type=performance`)).status).toBe(200);
-    const alert = await (
-      await post('/alerts', { token: srv.token, index: 'cam', kind: 'object', query: 'bottle', cooldown_sec: 60 })
-    ).json();
+    const alert = await json(
+      await post('/alerts', { token: srv.token, index: 'cam', kind: 'object', query: 'bottle', cooldown_sec: 60 }),
+    );
     expect(alert.alert_id).toBeString();
     // Fired alerts as server-sent events, read while the frames go in.
     const sse = await fetch(`${srv.url}/alerts/events?token=${srv.token}`);
@@ -93,13 +95,13 @@ describe('pushed live frames', () => {
       }
     })();
 
-    const added = await (await post('/add-stream', { token: srv.token, index: 'cam', name: 'desk camera' })).json();
+    const added = await json(await post('/add-stream', { token: srv.token, index: 'cam', name: 'desk camera' }));
     expect(added.status).toBe('success');
     const id = added.stream_id as string;
     const t0 = Math.floor(Date.now() / 1000);
     // The first frame sets stream time 0; the others go out of order from three senders at once.
     const first = frames[0]!;
-    expect(await (await post('/stream', { base64_image: first.png, stream_id: id, time: t0 })).json()).toEqual({
+    expect(await json(await post('/stream', { base64_image: first.png, stream_id: id, time: t0 }))).toEqual({
       success: true,
     });
     const rest = frames.slice(1);
@@ -110,13 +112,13 @@ describe('pushed live frames', () => {
       [0, 1, 2].map(async () => {
         for (let f = queue.shift(); f; f = queue.shift()) {
           const r = await post('/stream', { base64_image: f.png, stream_id: id, time: t0 + f.i });
-          expect(await r.json()).toEqual({ success: true });
+          expect(await json(r)).toEqual({ success: true });
         }
       }),
     );
     const stream = await until(
       () => get(`/streams?token=${srv.token}&index=cam`),
-      (l: { frames_analysed: number }[]) => l[0]?.frames_analysed === frames.length,
+      (l: any) => l[0]?.frames_analysed === frames.length,
       120_000,
       'every frame analysed',
       250,
@@ -166,7 +168,7 @@ describe('pushed live frames', () => {
   }, 200_000);
 
   test('pause, resume and stop answer as the hosted API; another user cannot use the stream', async () => {
-    const id = (await (await post('/add-stream', { token: srv.token, index: 'cam' })).json()).stream_id;
+    const id = (await json(await post('/add-stream', { token: srv.token, index: 'cam' }))).stream_id;
     const other = srv.server.service.accounts.createUser('other', null);
     // Another user's token: refused as unknown, and cannot control it.
     let r = await post('/stream', { base64_image: frames[0]!.png, stream_id: id, time: 1, token: other.token });
@@ -175,15 +177,15 @@ describe('pushed live frames', () => {
     expect(r.status).toBe(404);
     expect(await get(`/streams?token=${other.token}`)).toEqual([]);
     r = await fetch(`${srv.url}/streams/${id}/pause?token=${srv.token}`, { method: 'POST' });
-    expect((await r.json()).status).toBe('paused');
+    expect((await json(r)).status).toBe('paused');
     r = await post('/stream', { base64_image: frames[0]!.png, stream_id: id, time: 1 });
-    expect(await r.json()).toEqual({ success: false, action: 'paused' });
+    expect(await json(r)).toEqual({ success: false, action: 'paused' });
     r = await fetch(`${srv.url}/streams/${id}/resume?token=${srv.token}`, { method: 'POST' });
-    expect((await r.json()).status).toBe('live');
+    expect((await json(r)).status).toBe('live');
     r = await fetch(`${srv.url}/streams/${id}/stop?token=${srv.token}`, { method: 'POST' });
-    expect((await r.json()).status).toBe('stopped');
+    expect((await json(r)).status).toBe('stopped');
     r = await post('/stream', { base64_image: frames[0]!.png, stream_id: id, time: 2 });
-    expect(await r.json()).toEqual({ success: false, action: 'stopped' });
+    expect(await json(r)).toEqual({ success: false, action: 'stopped' });
     r = await post('/stream', { base64_image: 'bm90IGFuIGltYWdl', stream_id: 'ls_unknown', time: 2 });
     expect(r.status).toBe(404);
   });
