@@ -1,31 +1,35 @@
 /** Request and response schemas of the live endpoints (issue 21): streams, pushed frames, alerts. */
 import { t } from 'elysia';
+import { TOKEN_PLACEHOLDER } from './models';
 import { named } from './openapi/schema';
 
 const token = t.Optional(t.String({ description: 'user authentication token (or an `Authorization: Bearer` header)' }));
 
 export const AddStreamBody = named(
   'AddStreamRequest',
-  t.Object({
-    token,
-    index: t.String({
-      description: 'name (or index_id) of a `performance` index (GET /create-index?type=performance)',
-    }),
-    url: t.Optional(
-      t.String({
-        maxLength: 4096,
-        description:
-          'additive: a source to pull instead of pushed frames: rtsp://, rtmp://, or http(s):// of an HLS live playlist or an MJPEG stream. Credentials in it are kept but never shown, logged or answered. Private addresses are refused unless the server allows them.',
+  t.Object(
+    {
+      token,
+      index: t.String({
+        description: 'name (or index_id) of a `performance` index (GET /create-index?type=performance)',
       }),
-    ),
-    name: t.Optional(t.String({ maxLength: 200, description: 'additive: display name of the stream' })),
-    fps: t.Optional(t.Number({ description: 'additive: frames analysed per second (default --live-fps)' })),
-    retention: t.Optional(
-      t.Integer({
-        description: 'additive: seconds of recording, frames and segments kept (default --live-retention-sec)',
-      }),
-    ),
-  }),
+      url: t.Optional(
+        t.String({
+          maxLength: 4096,
+          description:
+            'additive: a source to pull instead of pushed frames: rtsp://, rtmp://, or http(s):// of an HLS live playlist or an MJPEG stream. Credentials in it are kept but never shown, logged or answered. Private addresses are refused unless the server allows them.',
+        }),
+      ),
+      name: t.Optional(t.String({ maxLength: 200, description: 'additive: display name of the stream' })),
+      fps: t.Optional(t.Number({ description: 'additive: frames analysed per second (default --live-fps)' })),
+      retention: t.Optional(
+        t.Integer({
+          description: 'additive: seconds of recording, frames and segments kept (default --live-retention-sec)',
+        }),
+      ),
+    },
+    { examples: [{ token: TOKEN_PLACEHOLDER, index: 'front-door', name: 'front door camera' }] },
+  ),
 );
 
 export const AddStreamResponse = named(
@@ -43,14 +47,26 @@ export const AddStreamResponse = named(
 
 export const StreamFrameBody = named(
   'StreamFrameRequest',
-  t.Object({
-    base64_image: t.String({ description: 'a PNG (or JPEG) frame encoded as base64' }),
-    stream_id: t.String({ maxLength: 100 }),
-    time: t.Optional(t.Number({ description: 'Unix time of the frame in seconds (frames may arrive out of order)' })),
-    token: t.Optional(
-      t.String({ description: 'additive: when given, the stream must be this token owner’s (else 404)' }),
-    ),
-  }),
+  t.Object(
+    {
+      base64_image: t.String({ description: 'a PNG (or JPEG) frame encoded as base64' }),
+      stream_id: t.String({ maxLength: 100 }),
+      time: t.Optional(t.Number({ description: 'Unix time of the frame in seconds (frames may arrive out of order)' })),
+      token: t.Optional(
+        t.String({ description: 'additive: when given, the stream must be this token owner’s (else 404)' }),
+      ),
+    },
+    {
+      examples: [
+        {
+          base64_image:
+            'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==',
+          stream_id: '<stream_id from POST /add-stream>',
+          time: 1767225600,
+        },
+      ],
+    },
+  ),
 );
 
 export const StreamFrameResponse = named(
@@ -66,36 +82,6 @@ export const StreamFrameResponse = named(
   ]),
 );
 
-export const LiveView = named(
-  'LiveStream',
-  t.Object({
-    stream_id: t.String(),
-    file_id: t.String({ description: 'the resource whose segments and frames the stream writes' }),
-    index_id: t.String(),
-    name: t.String(),
-    source: t.String({ description: '`push`, or the source URL without credentials or query' }),
-    status: t.Union([
-      t.Literal('connecting'),
-      t.Literal('live'),
-      t.Literal('reconnecting'),
-      t.Literal('paused'),
-      t.Literal('stopped'),
-      t.Literal('failed'),
-    ]),
-    reason: t.Optional(t.String({ description: 'why it is reconnecting or failed' })),
-    went_live_at: t.Optional(t.String({ format: 'date-time' })),
-    fps: t.Number(),
-    retention_sec: t.Integer(),
-    frames_analysed: t.Integer(),
-    seconds_analysed: t.Number(),
-    frames_dropped: t.Integer({
-      description: 'frames not analysed: over the rate, before the first frame, or while behind',
-    }),
-    latest_time: t.Optional(t.Number({ description: 'stream seconds of the newest analysed frame' })),
-    created_at: t.String({ format: 'date-time' }),
-  }),
-);
-
 export const StreamsQuery = t.Object({
   token,
   index: t.Optional(t.String({ description: 'only the streams of this index (name or index_id)' })),
@@ -108,22 +94,29 @@ export const StreamControlParams = t.Object({
 
 export const AlertBody = named(
   'AlertRequest',
-  t.Object({
-    token,
-    index: t.String({ description: 'name or index_id of the index whose streams are watched' }),
-    stream_id: t.Optional(t.String({ description: 'only this stream of the index' })),
-    kind: t.Union([t.Literal('object'), t.Literal('text'), t.Literal('speech'), t.Literal('caption')], {
-      description:
-        '`object`: an object label (e.g. person, car, bottle) appears; `text`: on-screen text contains the words; `speech`: speech contains them; `caption`: the captioner’s description contains them',
-    }),
-    query: t.String({ maxLength: 300, description: 'the label, or the words to find' }),
-    count: t.Optional(t.Integer({ description: 'object: at least this many at once (default 1)' })),
-    colour: t.Optional(t.String({ maxLength: 40, description: 'object: of this colour' })),
-    person: t.Optional(t.String({ maxLength: 200, description: 'object: this named person of the index' })),
-    cooldown_sec: t.Optional(
-      t.Integer({ description: 'a match within this many seconds of the last one is the same event (default 30)' }),
-    ),
-  }),
+  t.Object(
+    {
+      token,
+      index: t.String({ description: 'name or index_id of the index whose streams are watched' }),
+      stream_id: t.Optional(t.String({ description: 'only this stream of the index' })),
+      kind: t.Union([t.Literal('object'), t.Literal('text'), t.Literal('speech'), t.Literal('caption')], {
+        description:
+          '`object`: an object label (e.g. person, car, bottle) appears; `text`: on-screen text contains the words; `speech`: speech contains them; `caption`: the captioner’s description contains them',
+      }),
+      query: t.String({ maxLength: 300, description: 'the label, or the words to find' }),
+      count: t.Optional(t.Integer({ description: 'object: at least this many at once (default 1)' })),
+      colour: t.Optional(t.String({ maxLength: 40, description: 'object: of this colour' })),
+      person: t.Optional(t.String({ maxLength: 200, description: 'object: this named person of the index' })),
+      cooldown_sec: t.Optional(
+        t.Integer({ description: 'a match within this many seconds of the last one is the same event (default 30)' }),
+      ),
+    },
+    {
+      examples: [
+        { token: TOKEN_PLACEHOLDER, index: 'front-door', kind: 'object', query: 'person', count: 1, cooldown_sec: 60 },
+      ],
+    },
+  ),
 );
 
 export const AlertView = named(

@@ -12,13 +12,12 @@ import {
   AlertBody,
   AlertView,
   FiredAlertView,
-  LiveView,
   StreamControlParams,
   StreamFrameBody,
   StreamFrameResponse,
   StreamsQuery,
 } from '../live-models';
-import { ErrorBody } from '../models';
+import { ErrorBody, LiveView } from '../models';
 
 const tokenQuery = t.Object({
   token: t.Optional(t.String({ description: 'user authentication token (or an `Authorization: Bearer` header)' })),
@@ -77,7 +76,7 @@ export function liveRoutes(s: Service) {
       },
       {
         query: StreamsQuery,
-        response: { 200: t.Array(LiveView), 401: ErrorBody, 404: ErrorBody },
+        response: { 200: t.Array(LiveView), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
         detail: { operationId: 'listStreams', tags: ['live'], summary: "The user's live streams" },
       },
     )
@@ -90,7 +89,7 @@ export function liveRoutes(s: Service) {
       {
         params: StreamControlParams,
         query: tokenQuery,
-        response: { 200: LiveView, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+        response: { 200: LiveView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
         detail: {
           operationId: 'controlStream',
           tags: ['live'],
@@ -124,7 +123,7 @@ export function liveRoutes(s: Service) {
       },
       {
         query: StreamsQuery,
-        response: { 200: t.Array(AlertView), 401: ErrorBody, 404: ErrorBody },
+        response: { 200: t.Array(AlertView), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
         detail: { operationId: 'listAlerts', tags: ['live'], summary: "The user's standing questions" },
       },
     )
@@ -137,7 +136,7 @@ export function liveRoutes(s: Service) {
       {
         params: t.Object({ alert_id: t.String({ maxLength: 100 }) }),
         query: tokenQuery,
-        response: { 200: t.Object({ status: t.Literal('success') }), 401: ErrorBody, 404: ErrorBody },
+        response: { 200: t.Object({ status: t.Literal('success') }), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
         detail: { operationId: 'deleteAlert', tags: ['live'], summary: 'Remove a standing question' },
       },
     )
@@ -153,7 +152,7 @@ export function liveRoutes(s: Service) {
           token: t.Optional(t.String()),
           alert_id: t.Optional(t.String({ maxLength: 100, description: 'only the events of this alert' })),
         }),
-        response: { 200: t.Array(FiredAlertView), 401: ErrorBody },
+        response: { 200: t.Array(FiredAlertView), 400: ErrorBody, 401: ErrorBody },
         detail: { operationId: 'listFiredAlerts', tags: ['live'], summary: 'Alerts that fired, newest first' },
       },
     )
@@ -204,6 +203,7 @@ export function liveRoutes(s: Service) {
               description: 'a stream of server-sent events',
               content: { 'text/event-stream': { schema: { type: 'string' } } },
             },
+            400: { description: 'invalid query', content: { 'application/json': { schema: ErrorBody } } },
             401: { description: 'missing or invalid token', content: { 'application/json': { schema: ErrorBody } } },
           } as never,
         },
