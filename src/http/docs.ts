@@ -39,6 +39,10 @@ const TAGS = [
   { name: 'media', description: 'Streaming stored files' },
   { name: 'people', description: 'People of an index (faces grouped by likeness)' },
   { name: 'exports', description: "A video's analysis as files: subtitles and insights" },
+  {
+    name: 'live',
+    description: 'Live streams (pushed frames, cameras, live playlists) and standing questions (alerts)',
+  },
 ];
 
 /** The plugin's `exclude`: routes with a dot in their path (transcript.vtt) are API operations here, not static files. */
