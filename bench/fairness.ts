@@ -67,7 +67,7 @@ const workerRss = () =>
 const post = (name: string) =>
   fetch(srv.url + '/remote-upload', {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify({ token: srv.token, index: 'b', url: `http://127.0.0.1:${origin.port}/${name}` }),
   }).then((r) => r.json() as Promise<any>);
 const list = async () => (await (await fetch(`${srv.url}/index-resources?token=${srv.token}&index=b`)).json()) as any[];

@@ -32,8 +32,8 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Database } from 'bun:sqlite';
-import { embeddingText } from '../src/analysis/embeddings';
-import { toBlob, UseEmbedder } from '../src/analysis/embedder';
+import { embeddingText } from '../src/analysis/stages/embeddings';
+import { toBlob, UseEmbedder } from '../src/analysis/engines/embedder';
 import { loadConfig } from '../src/config';
 import { startServer } from '../src/server';
 import { openDatabase } from '../src/storage/db';
@@ -762,7 +762,7 @@ async function buildBase(dir: string): Promise<BaseInfo> {
     (
       await fetch(server.url + path, {
         method: 'POST',
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify(body),
       })
     ).json() as Promise<any>;

@@ -26,13 +26,13 @@ import {
   applyThresholds,
   mergeSpans,
   overlap,
-  shotBounds,
   type FrameObjects,
   type ObjectsOptions,
   type RawDetection,
   type RawFrame,
-} from '../src/analysis/objects';
-import { DEFAULT_VISUAL, VisualAnalyzer } from '../src/analysis/visual';
+} from '../src/analysis/stages/objects';
+import { shotBounds } from '../src/analysis/stages/frames';
+import { DEFAULT_VISUAL, VisualAnalyzer } from '../src/analysis/stages/visual';
 import { createLogger } from '../src/log';
 import { resolveBinaries } from '../src/media/binaries';
 import { probeFile } from '../src/media/probe';

@@ -60,7 +60,7 @@ const post = async (path: string, body: unknown) =>
   (
     await fetch(server.url + path, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify(body),
     })
   ).json() as Promise<any>;

@@ -53,7 +53,7 @@ const { token } = server.service.accounts.createUser('bench', null);
 const upload = async (path: string) => {
   const res = await fetch(server.url + '/remote-upload', {
     method: 'POST',
-    headers: { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
     body: JSON.stringify({ token, index: 'starve', url: `http://127.0.0.1:${origin.port}${path}` }),
   });
   return ((await res.json()) as { data: { key: string } }).data.key;

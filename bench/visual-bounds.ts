@@ -1,5 +1,5 @@
 /**
- * bench/visual-bounds: the visual stage (src/analysis/visual.ts) on a file built to amplify work,
+ * bench/visual-bounds: the visual stage (src/analysis/stages/visual.ts) on a file built to amplify work,
  * reporting wall time, CPU, frames kept, and disk: peak bytes under the video folder (sampled every
  * 50 ms) and bytes of stored frames.
  *
@@ -13,7 +13,7 @@
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_VISUAL, VisualAnalyzer } from '../src/analysis/visual';
+import { DEFAULT_VISUAL, VisualAnalyzer } from '../src/analysis/stages/visual';
 import { createLogger } from '../src/log';
 import { resolveBinaries } from '../src/media/binaries';
 

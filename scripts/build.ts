@@ -8,14 +8,14 @@
  * and the tests never carry 150 MB of binaries) is rewritten for the duration of the compile and
  * always restored afterwards, so the working tree stays clean.
  *
- * The analyzers' files travel the same way: src/analysis/assets.generated.ts is rewritten to import
+ * The analyzers' files travel the same way: src/analysis/assets/embedded.generated.ts is rewritten to import
  * the OCR, object-detection, VAD and sentence-embedding models, the tfjs wasm binaries and the
- * native libraries of onnxruntime-node and sharp (src/analysis/assets.ts extracts them to
+ * native libraries of onnxruntime-node and sharp (src/analysis/assets/extract.ts extracts them to
  * DATA_DIR/assets on first use). Besides, the compile:
- * - has src/analysis/objects-worker.ts, faces-worker.ts and embedder-worker.ts as further entrypoints
- *   (a Worker's code must be in the build), named without their folder so that
- *   `new URL('./objects-worker.ts', import.meta.url)` in objects.ts (and './embedder-worker.ts' in
- *   embedder-thread.ts) finds them next to the main module in the executable as it does in src/;
+ * - has src/analysis/workers/objects-worker.ts, faces-worker.ts and embedder-worker.ts as further
+ *   entrypoints (a Worker's code must be in the build), named without their folder so that
+ *   `new URL('./objects-worker.ts', import.meta.url)` in src/analysis/workers/entries.ts finds them
+ *   next to the main module in the executable as it does in src/;
  * - requires sharp's binding by its path (sharp picks it at run time from a list, which the bundler
  *   cannot follow), so that Bun embeds it as it embeds onnxruntime-node's;
  * - turns `createRequire(import.meta.url)('<package>')` in src/ into `require('<package>')`, which
@@ -28,11 +28,11 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import { createRequire } from 'node:module';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import type { BunPlugin } from 'bun';
-import { useFiles } from '../src/analysis/embedder';
-import { FACE_MODELS } from '../src/analysis/faces';
-import { objectModelPaths } from '../src/analysis/objects';
-import { ocrModelDir } from '../src/analysis/ocr';
-import { vadModelPath } from '../src/analysis/vad';
+import { useFiles } from '../src/analysis/engines/embedder';
+import { FACE_MODELS } from '../src/analysis/stages/faces';
+import { objectModelPaths } from '../src/analysis/stages/objects';
+import { ocrModelDir } from '../src/analysis/engines/paddle-ocr';
+import { vadModelPath } from '../src/analysis/engines/vad';
 
 const root = resolve(import.meta.dir, '..');
 const distDir = join(root, 'dist');
@@ -40,11 +40,11 @@ const exe = process.platform === 'win32' ? 'vidq.exe' : 'vidq';
 const argOut = process.argv.indexOf('--outfile');
 const outfile = argOut > 0 && process.argv[argOut + 1] ? resolve(process.argv[argOut + 1]!) : join(distDir, exe);
 const embeddedFile = join(root, 'src/media/embedded.generated.ts');
-const assetsFile = join(root, 'src/analysis/assets.generated.ts');
+const assetsFile = join(root, 'src/analysis/assets/embedded.generated.ts');
 const workerEntries = [
-  join(root, 'src/analysis/objects-worker.ts'),
-  join(root, 'src/analysis/faces-worker.ts'),
-  join(root, 'src/analysis/embedder-worker.ts'),
+  join(root, 'src/analysis/workers/objects-worker.ts'),
+  join(root, 'src/analysis/workers/faces-worker.ts'),
+  join(root, 'src/analysis/workers/embedder-worker.ts'),
 ];
 const rootRequire = createRequire(join(root, 'package.json'));
 

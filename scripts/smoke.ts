@@ -59,6 +59,8 @@ async function call(method: string, path: string, body?: unknown, headers: Recor
   if (body !== undefined) {
     init.body = typeof body === 'string' ? body : JSON.stringify(body);
     (init.headers as Record<string, string>)['content-type'] = 'application/json';
+    // A JSON client says so: /remote-upload streams events unless JSON is asked for.
+    (init.headers as Record<string, string>).accept ??= 'application/json';
   }
   const r = await fetch(path.startsWith('http') ? path : base + path, init);
   const text = await r.text();
@@ -239,8 +241,26 @@ async function main(): Promise<void> {
     expect(existsSync(file), 'default-token.txt missing');
     expect((statSync(file).mode & 0o777) === 0o600, `mode is ${(statSync(file).mode & 0o777).toString(8)}`);
     defaultToken = readFileSync(file, 'utf8').trim();
-    expect(/^[A-Za-z0-9_-]{64}$/.test(defaultToken), 'token is not 64 URL-safe characters');
+    expect(/^[A-Za-z0-9_-]{60}$/.test(defaultToken), 'token is not 60 URL-safe characters');
     expect(stdout.includes(defaultToken), 'the token was not printed on stdout');
+  });
+
+  await check('start-up says once which speech engine is active (and how to add transcripts when none is)', () => {
+    const lines = stdout.split('\n').filter((l) => l.startsWith('Speech: '));
+    expect(lines.length === 1, `${lines.length} "Speech:" lines on stdout: ${stdout.slice(-500)}`);
+    expect(
+      /transcribed (here|by)/.test(lines[0]!) || lines[0]!.includes('vidq models pull'),
+      `the line names no engine and no command: ${lines[0]}`,
+    );
+  });
+
+  await check("the API description states the server's body limit, and a larger body is a 413", async () => {
+    const doc = (await get('/openapi.json')).json;
+    const stated = /`--max-body-bytes` \(\d+ KiB \((\d+) bytes\) on this server/.exec(String(doc?.info?.description));
+    expect(!!stated, 'the description does not state the body limit');
+    const limit = Number(stated![1]);
+    const big = await post('/inquire', { token: 'x', index: 'y', prompt: 'p'.repeat(limit + 100) });
+    expect(big.status === 413, `a body over the stated ${limit} bytes: ${show(big)}`);
   });
 
   await check('GET /health', async () => {
@@ -326,7 +346,7 @@ async function main(): Promise<void> {
     const r = cli('user', 'create', '--name', 'smoke', '--credits', '3', '--json');
     expect(r.exitCode === 0, `exit ${r.exitCode}: ${r.stderr.toString().slice(0, 300)}`);
     const out = JSON.parse(r.stdout.toString().trim().split('\n').pop()!);
-    expect(typeof out.user_id === 'string' && /^[A-Za-z0-9_-]{64}$/.test(out.token), `printed ${r.stdout}`);
+    expect(typeof out.user_id === 'string' && /^[A-Za-z0-9_-]{60}$/.test(out.token), `printed ${r.stdout}`);
     userId = out.user_id;
     token = out.token;
   });
@@ -344,7 +364,9 @@ async function main(): Promise<void> {
     expect(d && d.type === 'metadata', `no data.type "metadata": ${r.text.slice(0, 200)}`);
     expect(typeof d.fps === 'string' && Number(d.fps) > 0, `fps ${JSON.stringify(d.fps)}`);
     expect(typeof d.duration === 'number' && d.duration > 1, `duration ${d.duration}`);
-    expect(d.fileSize === String(statSync(join(mediaDir, CLIP)).size), `fileSize ${JSON.stringify(d.fileSize)}`);
+    const size = statSync(join(mediaDir, CLIP)).size;
+    expect(d.fileSize === `${(size / 1048576).toFixed(2)} MB`, `fileSize ${JSON.stringify(d.fileSize)}`);
+    expect(d.file_size_bytes === size, `file_size_bytes ${JSON.stringify(d.file_size_bytes)}`);
     expect(typeof d.key === 'string' && d.key.length > 0 && typeof d.percentage === 'number', 'key/percentage');
     key = d.key;
   });
@@ -357,11 +379,11 @@ async function main(): Promise<void> {
 
   let key2 = '';
   await check(
-    'POST /remote-upload (text/event-stream): file_authorized → progress… → metadata → complete',
+    'POST /remote-upload (events, the default): file_authorized → progress… → metadata → progress → complete',
     async () => {
       const res = await fetch(base + '/remote-upload', {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+        headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ token, index: 'smoke-index', url: src(CLIP2) }),
         signal: AbortSignal.timeout(120_000),
       });
@@ -383,7 +405,7 @@ async function main(): Promise<void> {
         .map((d) => JSON.parse(d) as { type: string; [k: string]: unknown });
       const types = events.map((e) => e.type);
       const seq = types.filter((t, i) => t !== types[i - 1]).join(' → ');
-      expect(/^file_authorized( → progress)+ → metadata → complete$/.test(seq), `sequence: ${seq}`);
+      expect(/^file_authorized( → progress)+ → metadata → progress → complete$/.test(seq), `sequence: ${seq}`);
       const meta = events.find((e) => e.type === 'metadata')!;
       const done = events.at(-1)!;
       expect(
@@ -709,7 +731,8 @@ async function main(): Promise<void> {
       expect(
         raw.status === 200 &&
           rj?.data?.type === 'metadata' &&
-          rj.data.fileSize === String(statSync(join(mediaDir, CLIP)).size),
+          rj.data.file_size_bytes === statSync(join(mediaDir, CLIP)).size &&
+          /^\d+\.\d\d MB$/.test(rj.data.fileSize),
         `raw: HTTP ${raw.status} ${JSON.stringify(rj)}`,
       );
       uploaded = rj.data.key;

@@ -3,9 +3,10 @@
  * first start, and serves HTTP with the maintenance cron.
  */
 import { cron } from '@elysiajs/cron';
-import { isLoopbackHost, type Config } from './config';
+import { analyzerNames, isLoopbackHost, type Config } from './config';
 import { createHttpApp } from './http/app';
-import { withOllama } from './analysis/model-server/ollama';
+import { withOllama } from './analysis/engines/model-server/ollama';
+import { DEFAULT_WHISPER_MODEL, whisperModelPresent } from './analysis/engines/stt';
 import { AnalysisSupervisor } from './jobs/supervisor';
 import { createLogger } from './log';
 import { eq } from 'drizzle-orm';
@@ -88,6 +89,8 @@ export async function startServer(
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
   out(`vidq listening on ${url} (data: ${config.dataDir}; API docs: ${url}/swagger)`);
+  const speech = speechLine(config);
+  if (speech) out(speech);
   // Webhook deliveries (the outbox survives restarts: pending ones go out now).
   service.webhooks.start();
   // Live streams that were running before a stop resume (pulled sources reconnect).
@@ -113,4 +116,21 @@ export async function startServer(
       service.close();
     },
   };
+}
+
+/**
+ * One line at start-up: which speech engine transcribes, and, when none does (the default until a
+ * Whisper model is pulled), the one command that adds transcripts. Null when speech is not analysed.
+ */
+export function speechLine(config: Config): string | null {
+  if (config.analysisWorkers === 0 || !analyzerNames(config.analyzers).includes('speech')) return null;
+  const model = config.whisperModel || DEFAULT_WHISPER_MODEL;
+  if (config.sttEngine === 'openai')
+    return `Speech: transcribed by the model server at ${config.sttUrl} (${config.sttModel || 'its default model'}).`;
+  if (config.sttEngine === 'whisper' || (config.sttEngine === 'auto' && whisperModelPresent(config.modelsDir, model)))
+    return `Speech: transcribed here with Whisper (${model}).`;
+  const pull = '`vidq models pull` (from a clone: `npx vidq models pull`) once, online';
+  if (config.sttEngine === 'none')
+    return `Speech: not transcribed (--stt none); to add transcripts, run ${pull}, and start with --stt auto.`;
+  return `Speech: not transcribed (no Whisper model in ${config.modelsDir}); to add transcripts, run ${pull}, and start again.`;
 }

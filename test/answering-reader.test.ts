@@ -4,7 +4,7 @@
  * classes of misreading this reader replaced (keyword routing, presence answers to "what").
  */
 import { describe, expect, test } from 'bun:test';
-import { UseEmbedder } from '../src/analysis/embedder';
+import { UseEmbedder } from '../src/analysis/engines/embedder';
 import { CELLS, FACTS } from '../src/answering/facts';
 import { readFiles, readQuestion, readSlots, readTime } from '../src/answering/reader';
 import type { Video } from '../src/storage/schema';

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Database } from 'bun:sqlite';
 import { join } from 'node:path';
-import { coloursOf, nameOf } from '../src/analysis/colours';
+import { coloursOf, nameOf } from '../src/analysis/stages/colours';
 import { getJson, postJson, startOrigin, startTestServer, type Origin, type TestServer } from './helpers';
 
 let srv: TestServer;

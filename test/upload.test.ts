@@ -88,7 +88,12 @@ describe('POST /upload', () => {
     });
     const body = (await res.json()) as any;
     expect(res.status).toBe(200);
-    expect(body.data).toMatchObject({ type: 'metadata', percentage: 100, fileSize: String(bytes.length) });
+    expect(body.data).toMatchObject({
+      type: 'metadata',
+      percentage: 100,
+      fileSize: `${(bytes.length / 1048576).toFixed(2)} MB`,
+      file_size_bytes: bytes.length,
+    });
     expect(body.data.duration).toBeCloseTo(9.6, 0);
     const list = await getJson(srv.url, `/index-resources?token=${srv.token}&index=desk`);
     expect(list.body).toHaveLength(1);
@@ -111,7 +116,7 @@ describe('POST /upload', () => {
     });
     expect(first.status).toBe(200);
     const a = (await first.json()) as any;
-    expect(a.data.fileSize).toBe(String(statSync(clip('countdown-living-room.mp4')).size));
+    expect(a.data.file_size_bytes).toBe(statSync(clip('countdown-living-room.mp4')).size);
     const again = await fetch(srv.url + '/upload' + q({ index: 'forms', token: srv.token }), {
       method: 'POST',
       body: form(),
@@ -144,7 +149,7 @@ describe('POST /upload', () => {
     const types = events.map((e) => e.type);
     expect(types[0]).toBe('file_authorized');
     expect(events.some((e) => e.type === 'progress' && e.stage === 'uploading' && e.bytes > 0)).toBe(true);
-    expect(types.slice(-2)).toEqual(['metadata', 'complete']);
+    expect(types.slice(-3)).toEqual(['metadata', 'progress', 'complete']);
     expect(events.at(-1)).toMatchObject({ status: 'ready', duplicate: false });
   });
 

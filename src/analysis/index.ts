@@ -5,21 +5,21 @@
 import { join } from 'node:path';
 import { analyzerNames, type Config } from '../config';
 import { resolveBinaries } from '../media/binaries';
-import type { AnalysisAssets } from './assets';
-import { CaptionAnalyzer } from './captions';
+import type { AnalysisAssets } from './assets/extract';
+import { CaptionAnalyzer } from './stages/captions';
 import type { Analyzer } from './contracts';
-import { ModelServerClient, modelLimitPerWorker, sharedModelLimiter } from './model-server/client';
-import { OpenAiEmbedder } from './model-server/embedder-openai';
-import { OpenAiSpeechToText } from './model-server/stt-openai';
-import { UseEmbedder } from './embedder';
-import { EmbeddingsAnalyzer } from './embeddings';
-import { FacesAnalyzer } from './faces';
-import { ObjectsAnalyzer } from './objects';
-import { OcrAnalyzer } from './ocr';
-import { SpeechAnalyzer } from './speech';
-import { createSpeechToText } from './stt';
-import { SubtitlesAnalyzer } from './subtitles';
-import { DEFAULT_VISUAL, VisualAnalyzer } from './visual';
+import { ModelServerClient, modelLimitPerWorker, sharedModelLimiter } from './engines/model-server/client';
+import { OpenAiEmbedder } from './engines/model-server/embedder-openai';
+import { OpenAiSpeechToText } from './engines/model-server/stt-openai';
+import { UseEmbedder } from './engines/embedder';
+import { EmbeddingsAnalyzer } from './stages/embeddings';
+import { FacesAnalyzer } from './stages/faces';
+import { ObjectsAnalyzer } from './stages/objects';
+import { OcrAnalyzer } from './stages/ocr';
+import { SpeechAnalyzer } from './stages/speech';
+import { createSpeechToText } from './engines/stt';
+import { SubtitlesAnalyzer } from './stages/subtitles';
+import { DEFAULT_VISUAL, VisualAnalyzer } from './stages/visual';
 
 /**
  * `assets` (from analysisAssets()) says where the models and wasm files are; the compiled

@@ -5,7 +5,8 @@
  * server uses it for questions about "this moment"; the OCR models load on the first such question.
  */
 import type { Logger } from '../log';
-import { OcrAnalyzer, type TextBlock } from './ocr';
+import { OcrAnalyzer } from './stages/ocr';
+import type { TextBlock } from './stages/ocr-grouping';
 
 /** Recent moments kept, so asking again about the same moment costs nothing. */
 const CACHE_SIZE = 64;

@@ -97,7 +97,7 @@ const COMMANDS: Record<string, Command> = {
     help: 'Download a Whisper model (ONNX, transformers.js layout) from the Hugging Face hub into the models directory, verified, once, on a machine that is online (HF_ENDPOINT and HF_TOKEN are honoured). Analysis then runs offline with --stt auto or whisper.',
     options: { id: { type: 'string' }, json },
     async run(v, config) {
-      const { pullWhisperModel } = await import('../analysis/models-pull');
+      const { pullWhisperModel } = await import('../analysis/assets/models-pull');
       const id = typeof v.id === 'string' ? v.id : config.whisperModel;
       let shown = '';
       const res = await pullWhisperModel({

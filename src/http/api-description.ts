@@ -1,10 +1,14 @@
-/** The OpenAPI description: how this service fills the gaps the API specification leaves open. */
-export const API_DESCRIPTION = `
+/**
+ * The OpenAPI description: how this service fills the gaps the API specification leaves open.
+ * Limits are the running server's own (its configuration), never a number written here.
+ */
+export const apiDescription = (limits: { maxBodyBytes: number }) =>
+  `
 A self-hosted video understanding service. Add videos by URL into named media indexes, then ask
 questions about them. The wire format follows the Video Understanding Service specification 1.0.0;
 the choices below fill its gaps (the README has the same list).
 
-**Tokens.** 64 random URL-safe characters, stored only as SHA-256 hashes, compared in constant
+**Tokens.** 60 random URL-safe characters (tokens issued before as 64 characters keep working), stored only as SHA-256 hashes, compared in constant
 time. Sent as the field \`token\` (JSON body of POST requests, query parameter of GET requests); an
 \`Authorization: Bearer <token>\` header is accepted as an alternative everywhere (the field may
 then be left out, on /inquire too). A missing, unknown or revoked token is 401. Tokens come from the CLI (\`vidq user create\`, \`vidq token create\`);
@@ -13,12 +17,15 @@ the first start creates a default user and prints its token once.
 **Identifiers.** \`index_id\` is an opaque 64-character string (it meets /inquire's 60-character
 minimum for \`index\`); \`name\` is a human label, unique among a user's live indexes.
 \`file_id\` = \`key\` (upload response) = \`video_id\` = \`target_video\`: an opaque 32-character id.
-Wherever a request names an index (\`index\` of /remote-upload, /inquire, /index-resources;
-\`project_id\` of /remove-from-index) the index_id is accepted; /remote-upload and /index-resources
-also accept the name, and /remote-upload creates the index when the name is new. Another user's
+Wherever a request names an index next to a token (\`index\` of /remote-upload, /inquire,
+/index-resources, /does-group-exist; \`project_id\` of /remove-from-index) the index_id and the name
+are both accepted, and /remote-upload creates the index when the name is new. The hosted API's
+\`project_id\` (the token and the index name written together: /inquire, /inquire-stream, and
+\`index\` of /api-pre-upload) replaces \`token\` and \`index\`. Another user's
 index or video is reported as not found (404).
 
-**Units.** Durations in seconds; \`fileSize\` in bytes (a string in the upload response); \`fps\` a
+**Units.** Durations in seconds; \`fileSize\` as the hosted product writes it, megabytes with two
+decimals and " MB" (\`"12.34 MB"\`), with the byte count in \`file_size_bytes\`; \`fps\` a
 string in the upload response and a number in resource metadata. \`is_large\`: file larger than the
 configured threshold (default 500 MiB). \`count\`: videos currently in the index; \`total_duration\`:
 the sum of their durations.
@@ -36,17 +43,20 @@ browser plays (HEVC, ProRes, …).
 **Uploads.** POST /remote-upload downloads the file (http/https only, no credentials in the URL, at
 most 5 redirects, size cap, connect and idle timeouts; loopback, private and link-local addresses are
 refused with 403 unless the server runs with --allow-private-urls), fetches the optional
-\`subtitles_url\` (a .vtt or .srt, same rules; its cues become transcript segments), probes it and answers with the
-spec's \`{data: {type: "metadata", fps, duration, fileSize, key, percentage}}\`. With
-\`Accept: text/event-stream\` it streams server-sent events instead, each \`data:\` a JSON object with a
-\`type\`: \`file_authorized\`, \`progress\` (\`percentage\`, \`stage\`), \`metadata\`, \`complete\`, or \`error\`
-(\`error\`, \`message\`). The same bytes uploaded twice into one index return the existing key.
+\`subtitles_url\` (a .vtt or .srt, same rules; its cues become transcript segments), probes it and, by default, streams server-sent events,
+each \`data:\` a JSON object with a \`type\`: \`file_authorized\`, \`progress\` (\`percentage\`, \`stage\`),
+\`metadata\`, a last \`progress\` (100), \`complete\`, or \`error\` (\`error\`, \`message\`); the stream closes
+when the file is stored. A client whose Accept names \`application/json\` gets the spec's
+\`{data: {type: "metadata", fps, duration, fileSize, key, percentage}}\` instead. Local files the
+hosted SDK's way: POST /api-pre-upload gives a signed, expiring, single-use URL to PUT the file to;
+GET /status?file_id= answers \`{status: [transfer, analysis]}\` (0–100 each). The same bytes uploaded twice into one index return the existing key.
 
-**Questions.** POST /inquire validates token ≥ 60, index ≥ 60, prompt ≥ 1 characters. \`target\`
-accepts seconds (\`75\`, \`75.5\`), \`mm:ss\`, \`hh:mm:ss(.mmm)\` and a range \`a-b\`. Each answered question
+**Questions.** POST /inquire validates token ≥ 60 and prompt ≥ 1 characters; the index may be an index_id or a
+name, or come with the token in \`project_id\`. \`subindex\` (file ids) limits the videos considered;
+\`json\` (an object, or one JSON-encoded) asks for structured output. \`target\`
+accepts a number of seconds, or a string: seconds (\`75\`, \`75.5\`), \`mm:ss\`, \`hh:mm:ss(.mmm)\` and a range \`a-b\`. Each answered question
 costs credits (default 1; the default user is unlimited); check and debit are one atomic step, and a
-failed question is not charged. Insufficient credits: 400. \`project_id\` and \`image\` from the
-spec's sample body are not accepted (ignored).
+failed question is not charged. Insufficient credits: 400.
 
 **Query parameters.** GET /indexes: \`user_id\`, \`include_deleted\` (\`true\`/\`false\`, default \`false\`),
 optional \`token\` (must then belong to \`user_id\`, else 403). Without a token GET /indexes answers
@@ -84,7 +94,7 @@ video is under way, when nothing changed, or when analysis is off.
 **Request bodies.** A JSON object sent as \`Content-Type: application/json\` (a body with any other
 or no Content-Type is a 400 on every endpoint but POST /upload, which takes the file itself, before
 the token is checked), at most
-\`--max-body-bytes\` (1 MiB by default; 413 above, before the body is read whole), nested at most 16
+\`--max-body-bytes\` (${byteSize(limits.maxBodyBytes)} on this server; 413 above, before the body is read whole), nested at most 16
 levels, without a \`"__proto__"\` key; anything else is a 400 saying which.
 
 **Own files, search, exports, webhooks.** POST /upload takes the file as the body (or the \`file\`
@@ -115,3 +125,15 @@ server's own (403). The tools apply this API's rules (ask and describe_video cos
 costs; search is free; one user never sees another's indexes) and fail with this API's messages.
 \`vidq mcp\` serves the same tools over stdio as a client of this API.
 `.trim();
+
+/** 131072 → "128 KiB (131072 bytes)". */
+export function byteSize(n: number): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB'];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && v % 1024 === 0 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${n} bytes` : `${v} ${units[u]} (${n} bytes)`;
+}

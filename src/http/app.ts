@@ -9,6 +9,7 @@ import { checkParsedBody, limitBody, NATIVE_BODY_LIMIT } from './body';
 import { hostCheck, pathOf } from './host';
 import type { Service } from '../service';
 import { docsPlugin } from './docs';
+import type { HttpOptions } from './options';
 import { exportRoutes } from './routes/exports';
 import { fileUploadRoutes } from './routes/file-upload';
 import type { RouteLike } from './openapi/document';
@@ -24,11 +25,6 @@ import { uiRoutes } from './routes/ui';
 import { uploadRoutes } from './routes/upload';
 import { videoRoutes } from './routes/videos';
 import { webhookRoutes } from './routes/webhooks';
-
-export interface HttpOptions {
-  /** The server is bound to a loopback address (enables anonymous GET /indexes when configured). */
-  loopback: boolean;
-}
 
 export function createHttpApp(s: Service, opts: HttpOptions) {
   const maxBody = s.config.maxBodyBytes;
@@ -64,7 +60,7 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
       set.headers['content-type'] = 'application/json';
       return errorBody(status, message);
     })
-    .use(docsPlugin(() => routes()))
+    .use(docsPlugin(() => routes(), s.config))
     .get('/health', () => ({ status: 'ok' }), { detail: { hide: true } })
     .use(uploadRoutes(s))
     .use(hostedRoutes(s))

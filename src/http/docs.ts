@@ -22,7 +22,7 @@ import { openapi } from '@elysiajs/openapi';
 // Imported as files: Bun embeds them in the compiled executable and gives back their path.
 import swaggerBundle from 'swagger-ui-dist/swagger-ui-bundle.js' with { type: 'file' };
 import swaggerCss from 'swagger-ui-dist/swagger-ui.css' with { type: 'file' };
-import { API_DESCRIPTION } from './api-description';
+import { apiDescription } from './api-description';
 import { originOf } from './auth';
 import { normaliseDocument, type RouteLike } from './openapi/document';
 
@@ -39,6 +39,7 @@ const TAGS = [
   { name: 'media', description: 'Streaming stored files' },
   { name: 'people', description: 'People of an index (faces grouped by likeness)' },
   { name: 'exports', description: "A video's analysis as files: subtitles and insights" },
+  { name: 'accounts', description: "Tokens (the hosted API's token check)" },
   {
     name: 'live',
     description: 'Live streams (pushed frames, cameras, live playlists) and standing questions (alerts)',
@@ -51,7 +52,8 @@ export const EXCLUDE = { staticFile: false };
 type Doc = Record<string, unknown>;
 
 /** `routes` gives the app's routes (their `detail`) when the document is first asked for. */
-export function docsPlugin(routes: () => readonly RouteLike[]) {
+export function docsPlugin(routes: () => readonly RouteLike[], limits: { maxBodyBytes: number }) {
+  const description = apiDescription(limits);
   const normalised = new WeakMap<object, Doc>();
   return (
     new Elysia({ name: 'docs' })
@@ -72,7 +74,7 @@ export function docsPlugin(routes: () => readonly RouteLike[]) {
           return;
         // The plugin hands back the same object until a route is added: normalise it once.
         let doc = normalised.get(response);
-        if (!doc) normalised.set(response, (doc = normaliseDocument(response as Doc, routes(), API_DESCRIPTION)));
+        if (!doc) normalised.set(response, (doc = normaliseDocument(response as Doc, routes(), description)));
         // `servers` follows the address this request came to, so "Try it out" calls this server.
         const { openapi: version, info, ...rest } = doc;
         return Response.json({ openapi: version, info, servers: [{ url: originOf(request) }], ...rest });

@@ -7,7 +7,7 @@
 import { getPriority, setPriority } from 'node:os';
 import { randomId } from '../ids';
 import { createAnalyzers } from '../analysis';
-import { analysisAssets } from '../analysis/assets';
+import { analysisAssets } from '../analysis/assets/extract';
 import { runJob } from '../analysis/pipeline';
 import { analyzerNames, type Config } from '../config';
 import { createLogger } from '../log';
@@ -16,7 +16,7 @@ import { openDatabase } from '../storage/db';
 import { DataDir } from '../storage/files';
 import { eq } from 'drizzle-orm';
 import { videos } from '../storage/schema';
-import { playbackStep } from './playback-step';
+import { notePlaybackPending, playbackStep } from './playback-step';
 import { JobQueue } from './queue';
 
 export type WorkerMessage =
@@ -103,6 +103,10 @@ export async function runWorker(config: Config): Promise<number> {
     );
     const overBudget = new AbortController();
     const budgetTimer = budget ? setTimeout(() => overBudget.abort(), budget * 1000) : null;
+    // Marked before the analysis, so the resource has `playback_src` by the time it is ready.
+    const playbackDeps = { db, files, ffmpeg, log, minFreeBytes: config.minFreeBytes };
+    if (await notePlaybackPending(playbackDeps, job.videoId, stop.signal))
+      send({ type: 'changed', video_id: job.videoId });
     let outcome = await runJob(
       job,
       { db, queue, files, analyzers, ffmpeg, workerId, log, onChange: (id) => send({ type: 'changed', video_id: id }) },
@@ -118,10 +122,8 @@ export async function runWorker(config: Config): Promise<number> {
       outcome = 'failed';
     }
     log.debug('job finished', { video_id: job.videoId, outcome });
-    if (
-      outcome === 'ready' &&
-      (await playbackStep({ db, files, ffmpeg, log, minFreeBytes: config.minFreeBytes }, job.videoId, stop.signal))
-    )
+    // A failed video loses its mark; a ready one gets its copy.
+    if ((outcome === 'ready' || outcome === 'failed') && (await playbackStep(playbackDeps, job.videoId, stop.signal)))
       send({ type: 'changed', video_id: job.videoId });
     // Removed while its playback copy was being made: take what was written.
     if (outcome === 'ready' && !queue.get(job.videoId)) files.removeVideoFiles(job.videoId);

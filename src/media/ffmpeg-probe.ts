@@ -3,7 +3,7 @@
  * The bundled ffprobe crashes (SIGSEGV) on every MPEG-TS file on some CPUs while the bundled
  * ffmpeg reads them fine; a crashing tool must not turn into "your file is unreadable".
  */
-import type { FfprobeOutput, FfprobeStream } from './probe';
+import type { FfprobeOutput, FfprobeStream } from './ffprobe-output';
 
 export interface ToolRun {
   out: string;
@@ -49,10 +49,15 @@ export function parseFfmpegSummary(text: string): FfprobeOutput | null {
       out.format!.duration = String(Number(dur[1]) * 3600 + Number(dur[2]) * 60 + Number(dur[3]));
       continue;
     }
-    const st = /^\s+Stream #0:\d+[^:]*?(?:\((\w+)\))?: (Video|Audio|Subtitle|Data|Attachment): (\w+)(.*)$/.exec(line);
+    const st = /^\s+Stream #0:(\d+)[^:]*?(?:\((\w+)\))?: (Video|Audio|Subtitle|Data|Attachment): (\w+)(.*)$/.exec(line);
     if (st) {
-      const [, lang, kind, codec, rest = ''] = st;
-      current = { codec_type: kind!.toLowerCase(), codec_name: codec, tags: lang ? { language: lang } : {} };
+      const [, index, lang, kind, codec, rest = ''] = st;
+      current = {
+        index: Number(index),
+        codec_type: kind!.toLowerCase(),
+        codec_name: codec,
+        tags: lang ? { language: lang } : {},
+      };
       if (kind === 'Video') {
         const size = /, (\d{1,5})x(\d{1,5})/.exec(rest);
         if (size) [current.width, current.height] = [Number(size[1]), Number(size[2])];

@@ -2,7 +2,9 @@
  * Playback in any browser: HEVC, ProRes, MPEG-2, a GIF… play in some browsers or none (Chromium
  * shows a frozen picture with sound for HEVC). Such a video gets a browser-playable copy beside
  * it (H.264/AAC MP4, at most 720p), made after its analysis so that it is askable first. The
- * original stays what `src` streams; `playback_src` streams the copy when there is one.
+ * original stays what `src` streams; `playback_src` streams the copy. A video that needs one has
+ * `playback_src` (and `metadata.analysis.playback.state` "making") from the start of its analysis,
+ * so that `ready` never hands a browser a file it cannot play.
  */
 import { existsSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -42,6 +44,20 @@ export function playbackPlan(mimeType: string, videoCodec: string, audioCodecs: 
   return { kind: 'transcode' };
 }
 
+/** What a stored file needs, from its streams (one short ffmpeg run). */
+export async function planFor(
+  ffmpeg: string,
+  source: string,
+  mimeType: string,
+  signal?: AbortSignal,
+): Promise<PlaybackPlan> {
+  const parsed = parseFfmpegSummary((await ffmpegSummary(ffmpeg, source, signal)).err);
+  const streams = parsed?.streams ?? [];
+  const video = streams.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic);
+  const audio = streams.filter((s) => s.codec_type === 'audio').map((s) => s.codec_name ?? '');
+  return playbackPlan(mimeType, video?.codec_name ?? '', audio);
+}
+
 /**
  * Makes the playable copy of `source` in `dir` when it needs one; returns what was done. Written
  * under a temporary name and renamed, so a reader never gets half a file.
@@ -54,11 +70,7 @@ export async function makePlaybackCopy(
   signal?: AbortSignal,
 ): Promise<PlaybackPlan & { ms: number }> {
   const t0 = performance.now();
-  const parsed = parseFfmpegSummary((await ffmpegSummary(ffmpeg, source, signal)).err);
-  const streams = parsed?.streams ?? [];
-  const video = streams.find((s) => s.codec_type === 'video' && !s.disposition?.attached_pic);
-  const audio = streams.filter((s) => s.codec_type === 'audio').map((s) => s.codec_name ?? '');
-  const plan = playbackPlan(mimeType, video?.codec_name ?? '', audio);
+  const plan = await planFor(ffmpeg, source, mimeType, signal);
   if (plan.kind === 'none') return { ...plan, ms: Math.round(performance.now() - t0) };
   const out = join(dir, PLAYBACK_FILE);
   const tmp = `${out}.part`;

@@ -1,9 +1,9 @@
 /**
  * ffprobe at the boundary: its JSON becomes a typed MediaInfo right here.
  */
-import { availableParallelism, setPriority } from 'node:os';
 import { ApiError, unprocessable, unsupportedMedia } from '../errors';
-import { crashSignal, ffmpegSummary, parseFfmpegSummary } from './ffmpeg-probe';
+import type { FfprobeOutput, FfprobeStream } from './ffprobe-output';
+import { probeStreams, runFfprobe } from './ffprobe';
 
 export interface MediaInfo {
   /** ffprobe's format name, e.g. "mov,mp4,m4a,3gp,3g2,mj2" or "matroska,webm". */
@@ -23,60 +23,10 @@ export interface MediaInfo {
   ext: string;
 }
 
-export interface FfprobeStream {
-  codec_type?: string;
-  codec_name?: string;
-  width?: number;
-  height?: number;
-  sample_aspect_ratio?: string;
-  avg_frame_rate?: string;
-  r_frame_rate?: string;
-  duration?: string;
-  nb_frames?: string;
-  disposition?: { attached_pic?: number };
-  tags?: Record<string, string>;
-  side_data_list?: { rotation?: number }[];
-}
-export interface FfprobeOutput {
-  streams?: FfprobeStream[];
-  format?: { format_name?: string; duration?: string; tags?: Record<string, string> };
-}
-
 // Formats that are still images (an image renamed .mp4 probes as one of these).
 const IMAGE_FORMATS = /^(image2|png_pipe|jpeg_pipe|bmp_pipe|gif|webp_pipe|tiff_pipe|svg_pipe|apng)/;
 /** Image formats that can hold an animation: one with two frames or more is a video. */
 const ANIMATED_FORMATS = /^(gif|apng|webp_pipe)/;
-
-/**
- * ffprobe runs are short CPU bursts in processes the HTTP server starts. Ten uploads finishing
- * together started twenty of them at once, which took the cores from the server's own thread for
- * a few hundred milliseconds: they run at most this many at a time, and at a lower priority.
- */
-const MAX_PROBES = Math.max(1, Math.min(4, availableParallelism()));
-const PROBE_NICE = 5;
-let probing = 0;
-const waiting: (() => void)[] = [];
-
-async function probeSlot<T>(fn: () => Promise<T>): Promise<T> {
-  while (probing >= MAX_PROBES) await new Promise<void>((r) => waiting.push(r));
-  probing++;
-  try {
-    return await fn();
-  } finally {
-    probing--;
-    waiting.shift()?.();
-  }
-}
-
-function spawnProbe(args: string[], opts: { stderr: 'pipe' | 'ignore'; signal?: AbortSignal }) {
-  const proc = Bun.spawn(args, { stdout: 'pipe', stderr: opts.stderr, signal: opts.signal });
-  try {
-    setPriority(proc.pid, PROBE_NICE);
-  } catch {
-    /* already gone, or not permitted */
-  }
-  return proc;
-}
 
 export interface ProbeOptions {
   maxDurationSec: number;
@@ -85,61 +35,26 @@ export interface ProbeOptions {
   ffmpeg?: string;
 }
 
-export function probeFile(ffprobe: string, file: string, opts: ProbeOptions): Promise<MediaInfo> {
-  return probeSlot(() => probeNow(ffprobe, file, opts));
-}
-
-async function probeNow(ffprobe: string, file: string, opts: ProbeOptions): Promise<MediaInfo> {
-  const proc = spawnProbe([ffprobe, '-v', 'error', '-print_format', 'json', '-show_format', '-show_streams', file], {
-    stderr: 'pipe',
-    signal: opts.signal,
-  });
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr!).text(),
-    proc.exited,
-  ]);
-  const crashed = crashSignal(proc.signalCode, code);
-  if (crashed && !opts.signal?.aborted) return probeWithFfmpeg(file, opts, `ffprobe crashed (${crashed})`);
-  if (code !== 0) {
-    const why = err.trim().split('\n').pop()?.replace(file, 'file') || `ffprobe exited with ${code}`;
-    throw unsupportedMedia(`the downloaded file is not a readable media file (${why})`);
+export async function probeFile(ffprobe: string, file: string, opts: ProbeOptions): Promise<MediaInfo> {
+  const probe = await probeStreams({ ffprobe, ffmpeg: opts.ffmpeg }, file, opts.signal);
+  if (!probe.ok) {
+    // A crash of the tools is the server's fault (500); only a file they read and reject is the file's (415).
+    if (probe.toolFault)
+      throw new ApiError(
+        500,
+        `the probe tool crashed on this file (${probe.reason}); this is a fault of the server's media tools, not of the file`,
+      );
+    throw unsupportedMedia(`the downloaded file is not a readable media file (${probe.reason})`);
   }
-  let parsed: FfprobeOutput;
-  try {
-    parsed = JSON.parse(out);
-  } catch {
-    throw unsupportedMedia('the downloaded file is not a readable media file (ffprobe gave no description)');
-  }
-  const frames = ANIMATED_FORMATS.test(parsed.format?.format_name ?? '')
-    ? await imageFrames(ffprobe, file, opts.signal)
-    : undefined;
+  const { parsed } = probe;
+  const frames =
+    probe.via === 'ffprobe' && ANIMATED_FORMATS.test(parsed.format?.format_name ?? '')
+      ? await imageFrames(ffprobe, file, opts.signal)
+      : undefined;
   const info = describe(parsed, opts.maxDurationSec, frames);
-  await checkComplete(ffprobe, file, info.durationSec, opts.signal);
+  // After a crash no packet-level reading (frame count, completeness): that reader is the ffprobe that crashed.
+  if (probe.via === 'ffprobe') await checkComplete(ffprobe, file, info.durationSec, opts.signal);
   return info;
-}
-
-/**
- * ffprobe crashed: a fault of the tool, not of the file. ffmpeg's own input summary gives the same
- * facts; when there is no ffmpeg or it crashes too, the error says the tools failed (500), and only
- * a file ffmpeg reads and rejects is the file's fault (415).
- */
-async function probeWithFfmpeg(file: string, opts: ProbeOptions, why: string): Promise<MediaInfo> {
-  const toolFault = (detail: string) =>
-    new ApiError(
-      500,
-      `the probe tool crashed on this file (${detail}); this is a fault of the server's media tools, not of the file`,
-    );
-  if (!opts.ffmpeg) throw toolFault(why);
-  const run = await ffmpegSummary(opts.ffmpeg, file, opts.signal);
-  if (run.signal) throw toolFault(`${why}; ffmpeg crashed too (${run.signal})`);
-  const parsed = parseFfmpegSummary(run.err);
-  if (!parsed) {
-    const last = run.err.trim().split('\n').pop()?.replace(file, 'file') || `ffmpeg exited with ${run.code}`;
-    throw unsupportedMedia(`the downloaded file is not a readable media file (${last})`);
-  }
-  // No packet-level completeness check here: that reader is the ffprobe that crashed.
-  return describe(parsed, opts.maxDurationSec);
 }
 
 /** Frame count and span of an image format that may be animated (GIF, APNG, WebP). */
@@ -148,23 +63,11 @@ async function imageFrames(
   file: string,
   signal?: AbortSignal,
 ): Promise<{ count: number; durationSec: number }> {
-  const proc = spawnProbe(
-    [
-      ffprobe,
-      '-v',
-      'error',
-      '-select_streams',
-      'v:0',
-      '-show_entries',
-      'packet=pts_time,duration_time',
-      '-of',
-      'csv=p=0',
-      file,
-    ],
-    { stderr: 'ignore', signal },
+  const { out } = await runFfprobe(
+    ffprobe,
+    ['-v', 'error', '-select_streams', 'v:0', '-show_entries', 'packet=pts_time,duration_time', '-of', 'csv=p=0', file],
+    { signal },
   );
-  const out = await new Response(proc.stdout).text();
-  await proc.exited;
   let count = 0;
   let first = Infinity;
   let end = 0;
@@ -195,9 +98,9 @@ export async function checkComplete(
   signal?: AbortSignal,
 ): Promise<void> {
   const from = Math.max(0, durationSec - TAIL_SEC);
-  const proc = spawnProbe(
+  const run = await runFfprobe(
+    ffprobe,
     [
-      ffprobe,
       '-v',
       'error',
       '-read_intervals',
@@ -208,18 +111,11 @@ export async function checkComplete(
       'csv=p=0',
       file,
     ],
-    { stderr: 'ignore', signal },
+    { signal, timeoutMs: 20_000 },
   );
-  let slow = false;
-  const timer = setTimeout(() => {
-    slow = true;
-    proc.kill();
-  }, 20_000);
-  const out = await new Response(proc.stdout).text();
-  const code = await proc.exited;
-  clearTimeout(timer);
-  // A seek that takes too long or a reader error says nothing about the file: do not refuse it.
-  if (slow || code !== 0 || signal?.aborted) return;
+  // A seek that takes too long, a reader error or a crash says nothing about the file: do not refuse it.
+  if (run.timedOut || run.code !== 0 || signal?.aborted) return;
+  const out = run.out;
   let last = -Infinity;
   for (const v of out.split(/[,\n]/)) {
     const t = Number(v);

@@ -4,6 +4,7 @@
  * stdout, so one parser reads them all). Bitmap tracks (PGS, DVB, DVD) are listed, not read: their
  * text is pictures.
  */
+import { type ProbeTools, probeStreams } from './ffprobe';
 
 export interface SubtitleTrack {
   /** ffprobe's stream index (ffmpeg's `-map 0:N`). */
@@ -61,32 +62,14 @@ export function subtitleTracks(streams: readonly ProbeStream[]): SubtitleTrack[]
     });
 }
 
-/** The file's subtitle tracks (a short ffprobe run). */
-export async function probeSubtitles(ffprobe: string, file: string, signal?: AbortSignal): Promise<SubtitleTrack[]> {
-  const proc = Bun.spawn(
-    [
-      ffprobe,
-      '-v',
-      'error',
-      '-select_streams',
-      's',
-      '-show_entries',
-      'stream=index,codec_type,codec_name:stream_tags',
-      '-of',
-      'json',
-      file,
-    ],
-    { stdout: 'pipe', stderr: 'pipe', signal },
-  );
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  if (code !== 0)
-    throw new Error(`the subtitle tracks could not be listed: ${lastLine(err) || `ffprobe exited with ${code}`}`);
-  const parsed = JSON.parse(out || '{}') as { streams?: ProbeStream[] };
-  return subtitleTracks(parsed.streams ?? []);
+/**
+ * The file's subtitle tracks (a short ffprobe run; ffmpeg's input summary when ffprobe crashes, as
+ * the bundled one does on MPEG-TS).
+ */
+export async function probeSubtitles(tools: ProbeTools, file: string, signal?: AbortSignal): Promise<SubtitleTrack[]> {
+  const probe = await probeStreams(tools, file, signal);
+  if (!probe.ok) throw new Error(`the subtitle tracks could not be listed: ${probe.reason}`);
+  return subtitleTracks(probe.parsed.streams ?? []);
 }
 
 /**

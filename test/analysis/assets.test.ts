@@ -16,8 +16,8 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { analysisAssets, extractGroup } from '../../src/analysis/assets';
-import type { EmbeddedAssetGroup } from '../../src/analysis/assets.generated';
+import { analysisAssets, extractGroup } from '../../src/analysis/assets/extract';
+import type { EmbeddedAssetGroup } from '../../src/analysis/assets/embedded.generated';
 
 const work = mkdtempSync(join(tmpdir(), 'vidq-assets-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StageContext } from '../../src/analysis/contracts';
-import { VisualAnalyzer } from '../../src/analysis/visual';
+import { VisualAnalyzer } from '../../src/analysis/stages/visual';
 import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { probeFile } from '../../src/media/probe';

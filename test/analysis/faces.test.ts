@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FacesAnalyzer } from '../../src/analysis/faces';
+import { FacesAnalyzer } from '../../src/analysis/stages/faces';
 import { resolveBinaries } from '../../src/media/binaries';
 import { cosine } from '../../src/people/group';
 import { clip } from '../helpers';

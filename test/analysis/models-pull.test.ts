@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { pullWhisperModel } from '../../src/analysis/models-pull';
-import { createSpeechToText, whisperRequiredFiles } from '../../src/analysis/stt';
+import { pullWhisperModel } from '../../src/analysis/assets/models-pull';
+import { createSpeechToText, whisperRequiredFiles } from '../../src/analysis/engines/stt';
 import { TINY_WHISPER_TEXT, writeTinyWhisper } from './tiny-whisper';
 
 const ID = 'acme/tiny-whisper.en';

@@ -12,12 +12,11 @@ import {
   ObjectsAnalyzer,
   inputSize,
   isNearDuplicate,
-  jpegSize,
   mergeSpans,
-  shotBounds,
   type FrameObjects,
-} from '../../src/analysis/objects';
-import { VisualAnalyzer } from '../../src/analysis/visual';
+} from '../../src/analysis/stages/objects';
+import { jpegSize, shotBounds } from '../../src/analysis/stages/frames';
+import { VisualAnalyzer } from '../../src/analysis/stages/visual';
 import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { probeFile } from '../../src/media/probe';

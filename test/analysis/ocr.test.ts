@@ -4,21 +4,19 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NewSegment, StageContext, StageResult } from '../../src/analysis/contracts';
+import { frameDifference, quadOf, thumbnail } from '../../src/analysis/engines/ocr-geometry';
+import type { TextLine } from '../../src/analysis/engines/paddle-ocr';
+import { OcrAnalyzer } from '../../src/analysis/stages/ocr';
 import {
   cleanLines,
-  frameDifference,
   groupBlocks,
   mergeSightings,
-  OcrAnalyzer,
-  quadOf,
   sameTextScore,
   similarity,
-  thumbnail,
   type FrameText,
   type TextBlock,
-  type TextLine,
-} from '../../src/analysis/ocr';
-import { DEFAULT_VISUAL, VisualAnalyzer } from '../../src/analysis/visual';
+} from '../../src/analysis/stages/ocr-grouping';
+import { DEFAULT_VISUAL, VisualAnalyzer } from '../../src/analysis/stages/visual';
 import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import type { Frame, Segment } from '../../src/storage/schema';

@@ -7,9 +7,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NewSegment, StageContext, StageResult } from '../../src/analysis/contracts';
-import { AudioWindow, SpeechAnalyzer } from '../../src/analysis/speech';
-import { createSpeechToText, NoSpeechToText, type SpeechToText, type TranscriptPiece } from '../../src/analysis/stt';
-import { DEFAULT_VAD, SAMPLE_RATE, speechSpans } from '../../src/analysis/vad';
+import { AudioWindow, SpeechAnalyzer } from '../../src/analysis/stages/speech';
+import {
+  createSpeechToText,
+  NoSpeechToText,
+  type SpeechToText,
+  type TranscriptPiece,
+} from '../../src/analysis/engines/stt';
+import { DEFAULT_VAD, SAMPLE_RATE, speechSpans } from '../../src/analysis/engines/vad';
 import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { probeFile } from '../../src/media/probe';

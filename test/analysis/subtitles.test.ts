@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StageContext } from '../../src/analysis/contracts';
-import { SubtitlesAnalyzer } from '../../src/analysis/subtitles';
+import { SubtitlesAnalyzer } from '../../src/analysis/stages/subtitles';
 import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { parseSrt, readCues, subtitleTracks } from '../../src/media/subtitles';

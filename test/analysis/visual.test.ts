@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StageContext } from '../../src/analysis/contracts';
-import { DEFAULT_VISUAL, shotsFrom, thinFrames, VisualAnalyzer } from '../../src/analysis/visual';
+import { DEFAULT_VISUAL, shotsFrom, thinFrames, VisualAnalyzer } from '../../src/analysis/stages/visual';
 import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { clip } from '../helpers';

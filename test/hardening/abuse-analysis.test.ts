@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StageContext } from '../../src/analysis/contracts';
-import { DEFAULT_VISUAL, VisualAnalyzer, type VisualOptions } from '../../src/analysis/visual';
+import { DEFAULT_VISUAL, VisualAnalyzer, type VisualOptions } from '../../src/analysis/stages/visual';
 import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { postJson, startTestServer, type TestServer } from '../helpers';

@@ -3,8 +3,8 @@
  * thread, and the event loop keeps turning while a question is embedded.
  */
 import { expect, test } from 'bun:test';
-import { ThreadedEmbedder } from '../../src/analysis/embedder-thread';
-import { UseEmbedder, cosine, useFiles } from '../../src/analysis/embedder';
+import { ThreadedEmbedder } from '../../src/analysis/engines/embedder-thread';
+import { UseEmbedder, cosine, useFiles } from '../../src/analysis/engines/embedder';
 
 test('ThreadedEmbedder gives the vectors of UseEmbedder without holding up the event loop', async () => {
   const texts = ['What is written on screen?', 'a dog rides a skateboard', '', 'How many bottles are on the table?'];

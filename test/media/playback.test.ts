@@ -175,7 +175,8 @@ describe.skipIf(!existsSync(CHROMIUM))('HEVC and ProRes play and seek in Chromiu
       let rows: any[] = [];
       for (let i = 0; i < 1200; i++) {
         rows = (await getJson(srv.url, `/index-resources?token=${srv.token}&index=play`)).body;
-        if (rows.length === 2 && rows.every((r) => r.playback_src)) break;
+        // playback_src is there from the start of the analysis; the copy is there once "made".
+        if (rows.length === 2 && rows.every((r) => r.metadata.analysis?.playback?.state === 'made')) break;
         await Bun.sleep(100);
       }
       expect(rows.every((r) => r.status === 'ready' && r.playback_src)).toBe(true);

@@ -99,7 +99,7 @@ test('M2TS, animated GIF and a rotated QuickTime phone video are stored, describ
     rows = (await getJson(srv.url, `/index-resources?token=${srv.token}&index=kinds`)).body;
     if (
       rows.every((r) => r.status === 'ready' || r.status === 'failed') &&
-      rows.find((r) => r.file_name === 'dog.gif')?.playback_src
+      rows.find((r) => r.file_name === 'dog.gif')?.metadata.analysis?.playback?.state === 'made'
     )
       break;
     await Bun.sleep(100);

@@ -7,7 +7,7 @@ import type { PlaceInLine } from '../../jobs/queue';
 import type { MediaLinks } from '../../media/links';
 import type { Service } from '../../service';
 import type { Video } from '../../storage/schema';
-import type { HttpOptions } from '../app';
+import type { HttpOptions } from '../options';
 import { originOf, tokenOf } from '../auth';
 import { ErrorBody, IndexesQuery, IndexView as IndexViewSchema, Resource, ResourcesQuery, TokenBody } from '../models';
 

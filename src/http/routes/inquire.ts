@@ -34,7 +34,7 @@ export function inquireRoutes(s: Service) {
           tags: ['inquire'],
           summary: 'Ask a question about the videos of an index',
           description:
-            'Answers from the indexed videos, narrowed by `target` (a moment or range) and `target_video`. Costs credits (400 when the balance is too low); a failed question is not charged. ' +
+            "Answers from the indexed videos, narrowed by `target` (a moment or range, or a number of seconds), `target_video` and `subindex` (file ids). The index is an index_id or a name, or the hosted API's `project_id` (token + index name) replaces `token` and `index`. Costs credits (400 when the balance is too low); a failed question is not charged. " +
             '`model` names the backend that wrote `output`: the extractive composer, or the configured generative model (`--generator`), with "(fallback: reason)" when the model failed, timed out or cited a time that is not in `evidence` and the composed answer was used instead.',
         },
       },
@@ -60,7 +60,7 @@ export function inquireRoutes(s: Service) {
             'Each event has an `event:` name and a `data:` JSON object whose `type` repeats that name, in this order:',
             '',
             '1. `evidence` — `{type, evidence}`: the evidence list, as in /inquire (absolute `frame_url`s).',
-            "2. `token` — `{type, text}`, repeated: the next chunk of the answer (the generative model's stream, or the composed answer word by word). The chunks concatenated are `output`.",
+            "2. `token` — `{type, text}`, repeated: the next chunk of the answer (the generative model's stream, or the composed answer word by word). The chunks concatenated are `output`. Each is followed by a `chunk` event — `{type, chunk}` — with the same text: the hosted API's form.",
             '   A `reset` event — `{type, reason}` — may come between tokens: the model failed or cited a time that is not in the evidence after some tokens were sent; discard those, the composed answer follows as new tokens.',
             '3. `complete` — `{type, status: "complete", output, model, credits_used}`: the final answer (every time in it is in `evidence`), who wrote it, and the charge.',
             '',

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { Elysia, t } from 'elysia';
-import { forbidden, notFound, unauthorized } from '../../errors';
+import { errorBody, forbidden, notFound, unauthorized } from '../../errors';
 import { playbackCopy } from '../../media/playback';
 import type { Service } from '../../service';
 import { mediaIndexes, videos } from '../../storage/schema';
@@ -121,9 +121,13 @@ export function mediaRoutes(s: Service) {
         if (!v.storagePath) throw notFound(`the file is not stored yet (status: ${v.status})`);
         // The browser-playable copy when the video has one (HEVC, ProRes, GIF…), else the original.
         const copy = playbackCopy(s.files.videoDir(v.id));
-        return copy
-          ? serveRange(request, Bun.file(copy), 'video/mp4')
-          : serveRange(request, Bun.file(s.files.abs(v.storagePath)), v.fileType ?? 'application/octet-stream');
+        if (copy) return serveRange(request, Bun.file(copy), 'video/mp4');
+        // Still being made: the original is what a browser cannot play, so say when to come back.
+        if ((v.analysis as { playback?: { state?: string } } | null)?.playback?.state === 'making') {
+          const message = 'the playable copy of this video is still being made; try again in a few seconds';
+          return Response.json(errorBody(503, message), { status: 503, headers: { 'retry-after': '10' } });
+        }
+        return serveRange(request, Bun.file(s.files.abs(v.storagePath)), v.fileType ?? 'application/octet-stream');
       },
       {
         params: t.Object({ file_id: t.String({ description: 'the video (`file_id` of its resource)' }) }),
@@ -133,9 +137,12 @@ export function mediaRoutes(s: Service) {
           tags: ['media'],
           summary: 'Stream a video in a form every browser plays (Range requests supported)',
           description:
-            'The H.264/AAC MP4 copy (at most 1280×720) made after the analysis of a video whose codec or container not every browser plays (HEVC, ProRes, MPEG-2, GIF, …); the original when there is none. `playback_src` of a resource is a signed link to this; authorised as GET /media/{file_id}.',
+            'The H.264/AAC MP4 copy (at most 1280×720) made after the analysis of a video whose codec or container not every browser plays (HEVC, ProRes, MPEG-2, GIF, …); the original when there is none. While the copy is being made (`metadata.analysis.playback.state` is "making") it answers 503 with `Retry-After`. `playback_src` of a resource is a signed link to this; authorised as GET /media/{file_id}.',
           parameters: [rangeHeader],
-          responses: streamed('the whole copy (video/mp4), or the original with its stored MIME type') as never,
+          responses: {
+            ...(streamed('the whole copy (video/mp4), or the original with its stored MIME type') as object),
+            503: error('the playable copy is still being made (see `Retry-After`)'),
+          } as never,
         },
       },
     )

@@ -48,16 +48,17 @@ export function uploadRoutes(s: Service) {
           tags: ['ingest'],
           summary: 'Add a video to an index from a URL',
           description:
-            'Fetches the file, probes it and stores it. With `Accept: text/event-stream` the answer is a stream of server-sent events (`file_authorized`, `progress`, `metadata`, `complete` or `error`), each `data:` a JSON object with a `type` (schema: `UploadEvent`). Errors found before any byte is fetched are plain JSON errors even then.',
+            'Fetches the file, probes it and stores it. By default (as the hosted API) the answer is a stream of server-sent events — `file_authorized`, `progress` while downloading, `metadata`, a last `progress` (100), then `complete`, or `error` — each `data:` a JSON object with a `type` (schema: `UploadEvent`); the stream closes when the file is stored. A client whose `Accept` names `application/json` gets `{data: UploadMetadata}` once the file is stored. Errors found before any byte is fetched are plain JSON errors either way.',
           responses: {
             200: {
-              description: "the file is stored (JSON), or, with `Accept: text/event-stream`, the upload's events",
+              description:
+                "the upload's events (the default), or with `Accept: application/json` the stored file's metadata",
               content: {
                 'text/event-stream': {
                   schema: { type: 'string', description: 'server-sent events; each `data:` is a JSON `UploadEvent`' },
                   'x-event-data': UploadEventSchema,
                   example:
-                    'event: file_authorized\ndata: {"type":"file_authorized","key":"…","index_id":"…","file_name":"clip.mp4"}\n\nevent: metadata\ndata: {"type":"metadata","fps":"25","duration":12.5,"fileSize":"1048576","key":"…","percentage":100}\n\nevent: complete\ndata: {"type":"complete","key":"…","index_id":"…","status":"processing","duplicate":false}\n\n',
+                    'event: file_authorized\ndata: {"type":"file_authorized","key":"…","index_id":"…","file_name":"clip.mp4"}\n\nevent: metadata\ndata: {"type":"metadata","fps":"25","duration":12.5,"fileSize":"1.00 MB","file_size_bytes":1048576,"key":"…","percentage":100}\n\nevent: progress\ndata: {"type":"progress","key":"…","stage":"stored","percentage":100,"bytes":1048576,"total_bytes":1048576}\n\nevent: complete\ndata: {"type":"complete","key":"…","index_id":"…","status":"processing","duplicate":false}\n\n',
                 },
               },
             },

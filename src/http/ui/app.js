@@ -65,6 +65,7 @@ const STAGES = {
   downloading: 'Downloading',
   uploading: 'Uploading',
   probing: 'Checking the file',
+  stored: 'Stored',
   queued: 'Waiting for analysis',
   'analyzing:visual': 'Analysing: shots and frames',
   'analyzing:ocr': 'Analysing: on-screen text',
@@ -807,7 +808,8 @@ async function viewVideo(main, indexId, fileId, params) {
     controls: true,
     preload: 'metadata',
     playsInline: true,
-    src: r.playback_src ?? r.src,
+    // While its playable copy is being made there is nothing this browser is sure to play: wait for it.
+    ...(!copyPending(r) && { src: r.playback_src ?? r.src }),
     'aria-label': `Video ${r.file_name}`,
   });
   const start = Number(params.get('t'));
@@ -818,6 +820,8 @@ async function viewVideo(main, indexId, fileId, params) {
     announce(`Playing from ${fmtTime(t)}`);
   };
   const status = h('p', { class: 'status small', role: 'status' });
+  const downloads = h('div', {}, exportLinks(r));
+  let transcriptShown = transcriptSegments(r);
   // Reanalyze (issue 11): runs again the stages whose engine or model changed since the video was analysed.
   const reanalyze = h(
     'button',
@@ -867,7 +871,7 @@ async function viewVideo(main, indexId, fileId, params) {
         h('div', { class: 'player' }, player),
         status,
         reanalyze,
-        exportLinks(r),
+        downloads,
         h('section', { 'aria-labelledby': 'tl-h', class: 'card' }, h('h2', { id: 'tl-h' }, 'Timeline'), strip),
       ),
       h('aside', { class: 'col side' }, ask),
@@ -894,13 +898,28 @@ async function viewVideo(main, indexId, fileId, params) {
     ]);
     if (stopped) return;
     const cur = list.find((x) => x.file_id === fileId) ?? r;
-    const busy = cur.status !== 'ready' && cur.status !== 'failed';
+    const pending = copyPending(cur);
+    const busy = (cur.status !== 'ready' && cur.status !== 'failed') || pending;
     status.textContent =
       cur.status === 'failed'
         ? `Analysis failed: ${cur.error ?? 'unknown reason'}`
-        : busy
+        : cur.status !== 'ready'
           ? `${stageLabel(cur.stage || cur.status)} — ${Math.round(cur.progress ?? 0)} %. The timeline fills in as the analysis goes.`
-          : '';
+          : pending
+            ? 'A copy every browser can play is being made; the video appears here when it is done.'
+            : '';
+    // The playable copy may be announced after the page opened (the analysis had not started yet):
+    // switch to it, keeping the position.
+    const want = pending ? null : (cur.playback_src ?? cur.src);
+    if (want && new URL(want, location.href).pathname !== new URL(player.src || '/', location.href).pathname) {
+      const at = player.currentTime;
+      player.src = want;
+      if (at > 0) player.addEventListener('loadedmetadata', () => (player.currentTime = at), { once: true });
+    }
+    if (transcriptSegments(cur) !== transcriptShown) {
+      transcriptShown = transcriptSegments(cur);
+      downloads.replaceChildren(exportLinks(cur));
+    }
     status.classList.toggle('error', cur.status === 'failed');
     reanalyze.hidden = cur.status !== 'ready';
     if (segs.segments.length !== shown) {
@@ -1665,18 +1684,37 @@ function exportLinks(r) {
   };
   const base = r.file_name.replace(/\.[A-Za-z0-9]{1,5}$/, '') || 'video';
   const id = encodeURIComponent(r.file_id);
+  // Subtitles are made from the transcript: with none (no speech transcribed, no subtitle track)
+  // there is nothing to export, so no link that could only answer an error.
+  const subtitles =
+    transcriptSegments(r) > 0
+      ? [
+          h('a', { href: '#', onclick: save(`/videos/${id}/transcript.vtt`, `${base}.vtt`) }, 'subtitles (WebVTT)'),
+          ' · ',
+          h('a', { href: '#', onclick: save(`/videos/${id}/transcript.srt`, `${base}.srt`) }, 'subtitles (SRT)'),
+          ' · ',
+        ]
+      : [];
   return h(
     'p',
     { class: 'downloads small' },
     'Download: ',
-    h('a', { href: '#', onclick: save(`/videos/${id}/transcript.vtt`, `${base}.vtt`) }, 'subtitles (WebVTT)'),
-    ' · ',
-    h('a', { href: '#', onclick: save(`/videos/${id}/transcript.srt`, `${base}.srt`) }, 'subtitles (SRT)'),
-    ' · ',
+    ...subtitles,
     h(
       'a',
       { href: '#', onclick: save(`/videos/${id}/insights.json`, `${base}.insights.json`) },
       'everything found (JSON)',
     ),
   );
+}
+
+/** The video's browser-playable copy is still being made (its `playback_src` answers 503 until then). */
+function copyPending(r) {
+  return r.metadata?.analysis?.playback?.state === 'making';
+}
+
+/** Transcript segments of a video (speech recognised plus subtitle cues), from its analysis summary. */
+function transcriptSegments(r) {
+  const a = r.metadata?.analysis ?? {};
+  return (a.speech?.segments ?? 0) + (a.subtitles?.segments ?? 0);
 }

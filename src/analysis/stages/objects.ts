@@ -1,0 +1,554 @@
+/**
+ * Objects and people on the sampled frames: COCO CenterNet (80 labels) plus MoveNet for person
+ * presence, both shipped inside `@vladmandic/human` and run on the tfjs wasm backend in a Worker
+ * (see workers/objects-worker.ts for why a Worker).
+ *
+ * One ffmpeg process decodes every stored frame JPEG straight to the detector's input size; a
+ * frame that looks like the last detected frame of its shot reuses that frame's detections.
+ * Detections are thresholded per label, then each run of a label over consecutive frames becomes
+ * one `object` segment whose extra keeps the label's count in every frame (so "how many bottles at
+ * the start" and "when is only one left" can be answered) and the boxes of its best frame.
+ */
+import { rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from '../contracts';
+import { paintSegments } from './colours';
+import { jpegSize, rawFrames, shotBounds, type ShotBound } from './frames';
+import { FrameStream, type SampledFrame } from '../frame-stream';
+import { ModelWorker } from '../engines/model-worker';
+import { OBJECTS_WORKER } from '../workers/entries';
+
+/** [x, y, width, height], normalised to 0..1 of the frame. */
+export type Box = [number, number, number, number];
+
+export interface RawDetection {
+  label: string;
+  score: number;
+  box: Box;
+}
+
+export type DetectorRequest =
+  | { type: 'init'; modelDir: string; wasmDir: string }
+  /** MoveNet runs when CenterNet's best person candidate scores below `bodyBelow` (Infinity: always, even with no candidate). */
+  | { type: 'detect'; id: number; rgb: ArrayBuffer; width: number; height: number; bodyBelow: number };
+
+export type DetectorResponse =
+  | { type: 'ready'; backend: string }
+  | {
+      type: 'result';
+      id: number;
+      objects: RawDetection[];
+      body: { score: number; box: Box } | null;
+      objectMs: number;
+      bodyMs: number;
+    }
+  | { type: 'error'; id?: number; message: string };
+
+export interface ObjectsOptions {
+  /** Score a label other than person needs (empty scenes give bird/tv/clock at 0.15–0.28). @default 0.3 */
+  minScore: number;
+  /** CenterNet person score that counts as a person by itself. @default 0.35 */
+  personScore: number;
+  /** MoveNet body score that counts as one person when CenterNet saw none. @default 0.55 */
+  bodyScore: number;
+  /** Reuse the detections of the last detected frame of the same shot for frames that look the same. @default true */
+  skipDuplicates: boolean;
+  /** Long side of the detector's input in pixels, a multiple of 32 (CenterNet was trained at 512). @default 512 */
+  inputLongSide: number;
+  /**
+   * Detector Workers working on frames side by side. One Worker is one core at most; beside the
+   * other analyzers, two let the objects backlog drain on both cores once they are done. @default 2
+   */
+  workers: number;
+  /** Ask MoveNet when CenterNet half sees a person (a candidate below `personScore`). @default true */
+  bodyFallback: boolean;
+  /** Folder with centernet.json and movenet-lightning.json (default: the `@vladmandic/human` package's). */
+  modelDir?: string;
+  /** Folder with the tfjs-backend-wasm .wasm files (default: the package's dist/). */
+  wasmDir?: string;
+}
+
+export const DEFAULT_OBJECTS: ObjectsOptions = {
+  minScore: 0.3,
+  personScore: 0.35,
+  bodyScore: 0.55,
+  skipDuplicates: true,
+  inputLongSide: 512,
+  bodyFallback: true,
+  workers: 2,
+};
+
+/** A frame stands for the time around it, never for more than this either side. */
+const MAX_HOLD_SEC = 3;
+/** Frames decoded by one ffmpeg run: what has arrived from the visual stage, up to this many. */
+const BATCH_FRAMES = 64;
+const INIT_TIMEOUT_MS = 60_000;
+/**
+ * Near-duplicate test on a GRID×GRID grey grid: at most MAX_CHANGED_CELLS cells (under 1 % of the
+ * picture) changed by more than CELL_DELTA grey levels. Measured on the clips: no thresholded result
+ * changed, while a bottle taken away (~30 cells) or a person walking in still counts as a change.
+ */
+const GRID = 32;
+const CELL_DELTA = 12;
+const MAX_CHANGED_CELLS = 8;
+/**
+ * MoveNet is a one-person pose model that finds "a body" in a dog seen from behind (0.55 on
+ * skateboarding-dog). Its person is dropped when CenterNet sees an animal over the same place.
+ */
+const ANIMALS = new Set([
+  'bird',
+  'cat',
+  'dog',
+  'horse',
+  'sheep',
+  'cow',
+  'elephant',
+  'bear',
+  'zebra',
+  'giraffe',
+  'teddy bear',
+]);
+const ANIMAL_VETO_SCORE = 0.2;
+
+/** Where the models and wasm binaries are: one place, so a packaged build can redirect them. */
+export function objectModelPaths(): { modelDir: string; wasmDir: string } {
+  const require = createRequire(import.meta.url);
+  // Their export maps hide package.json; the Node entry files are one folder below the roots.
+  const human = dirname(dirname(require.resolve('@vladmandic/human')));
+  return { modelDir: join(human, 'models'), wasmDir: dirname(require.resolve('@tensorflow/tfjs-backend-wasm')) };
+}
+
+/** The detector's output for one frame, before thresholds. */
+export interface RawFrame {
+  t: number;
+  shot: number;
+  /** The detector did not run: the frame looked like the last detected frame of its shot. */
+  reused: boolean;
+  objects: RawDetection[];
+  body: { score: number; box: Box } | null;
+}
+
+/** What is believed to be in one frame. */
+export interface FrameObjects {
+  t: number;
+  shot: number;
+  objects: RawDetection[];
+}
+
+export interface DetectStats {
+  detected: number;
+  reused: number;
+  /** Time in CenterNet and in MoveNet (ms, summed), and how often MoveNet ran. */
+  objectMs: number;
+  bodyMs: number;
+  bodyRuns: number;
+}
+
+export class ObjectsAnalyzer implements Analyzer {
+  readonly stage = 'analyzing:objects';
+  readonly kinds = ['object'] as const;
+  readonly info = { kind: 'objects', name: 'centernet-coco (tfjs-wasm, @vladmandic/human)' };
+  /** ~0.15 s per detected frame, a frame every 3 s: about twice the visual stage's time. */
+  readonly weight = 2;
+  /** Works on about one core, on the frames as the visual stage picks them. */
+  readonly concurrent = true;
+  readonly readsFrames = true;
+
+  private readonly opts: ObjectsOptions;
+  private detectors: Detector[] = [];
+
+  constructor(opts: Partial<ObjectsOptions> = {}) {
+    this.opts = { ...DEFAULT_OBJECTS, ...opts };
+  }
+
+  async run(ctx: StageContext): Promise<StageResult> {
+    const started = performance.now();
+    const stream = framesOf(ctx);
+    const { frames: raw, stats } = await this.detect(ctx, stream);
+    const perFrame = raw.map((r) => applyThresholds(r, this.opts));
+    const segments = mergeSpans(
+      perFrame,
+      shotBounds(ctx.segments(['shot']), ctx.video.durationSec),
+      ctx.video.durationSec,
+    );
+    // The stream keeps every frame: read again from the start for their paths.
+    const sampled: SampledFrame[] = [];
+    for await (const batch of stream.batches()) sampled.push(...batch);
+    const shots = shotBounds(ctx.segments(['shot']), ctx.video.durationSec);
+    const boxesAt = new Map(perFrame.map((f) => [f.t, f.objects.map((o) => o.box)]));
+    const background = await paintSegments(ctx, segments, sampled, {
+      shots: [...shots.values()],
+      boxesAt: (t) => boxesAt.get(t) ?? [],
+    });
+    const labels: Record<string, number> = {};
+    for (const s of segments) labels[s.text] = Math.max(labels[s.text] ?? 0, Number(s.extra?.max_count ?? 0));
+    return {
+      segments,
+      summary: {
+        engine: this.info.name,
+        frames: raw.length,
+        detected: stats.detected,
+        reused: stats.reused,
+        spans: segments.length,
+        /** Most of each label seen in one frame. */
+        labels,
+        ms_per_frame: raw.length ? Math.round((performance.now() - started) / raw.length) : 0,
+        /** Each shot's colours outside the detected things (walls, sky, background). */
+        background,
+      },
+    };
+  }
+
+  /**
+   * Runs the models over the frames (as they arrive, when given a stream), reusing results for
+   * near-duplicates; no thresholds.
+   */
+  async detect(
+    ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'progress' | 'video'>,
+    input: FrameStream | SampledFrame[],
+    opts: { alwaysBody?: boolean } = {},
+  ): Promise<{ frames: RawFrame[]; stats: DetectStats }> {
+    const stats: DetectStats = { detected: 0, reused: 0, objectMs: 0, bodyMs: 0, bodyRuns: 0 };
+    const stream = Array.isArray(input) ? FrameStream.of(input) : input;
+    ctx.signal.throwIfAborted();
+    // MoveNet is a second opinion on a person CenterNet half sees (see workers/objects-worker.ts).
+    const bodyBelow = opts.alwaysBody ? Infinity : this.opts.bodyFallback ? this.opts.personScore : -1;
+    // Frames are judged in order (a near-duplicate reuses the last detected frame of its shot,
+    // judged from pixels alone); detections run on whichever detector is free.
+    const results: Promise<RawFrame>[] = [];
+    let anchor: { shot: number; grid: Float32Array; result: Promise<RawFrame> } | null = null;
+    let size: [number, number] | null = null;
+    let pool: DetectorPool | null = null;
+    let done = 0;
+    const duration = ctx.video.durationSec;
+    const settle = (r: RawFrame, t: number) => {
+      done++;
+      ctx.progress(stream.ended ? done / stream.count : duration > 0 ? Math.min(0.99, t / duration) : 0);
+      return r;
+    };
+    try {
+      for await (const batch of stream.batches(BATCH_FRAMES)) {
+        // The models load once per process, on the first frame (none for a video without frames).
+        pool ??= new DetectorPool(await this.ensureDetectors(ctx.signal));
+        size ??= inputSize(jpegSize(batch[0]!.path), this.opts.inputLongSide);
+        const [width, height] = size;
+        let k = 0;
+        for await (const rgb of this.decode(ctx, batch, width, height)) {
+          ctx.signal.throwIfAborted();
+          const f = batch[k++]!;
+          const grid = greyGrid(rgb, width, height);
+          let result: Promise<RawFrame>;
+          if (this.opts.skipDuplicates && anchor && anchor.shot === f.shot && isNearDuplicate(grid, anchor.grid)) {
+            stats.reused++;
+            result = anchor.result.then((r) => settle({ ...r, t: f.t, shot: f.shot, reused: true }, f.t));
+          } else {
+            const detector = await pool.acquire();
+            result = detector
+              .detect(rgb, width, height, bodyBelow)
+              .then((d) => {
+                stats.detected++;
+                stats.objectMs += d.objectMs;
+                stats.bodyMs += d.bodyMs;
+                if (d.bodyMs > 0) stats.bodyRuns++;
+                return settle({ t: f.t, shot: f.shot, reused: false, objects: d.objects, body: d.body }, f.t);
+              })
+              .finally(() => pool!.release(detector));
+            anchor = { shot: f.shot, grid, result };
+          }
+          // Awaited all together below; a failure must not go unhandled before then.
+          result.catch(() => {});
+          results.push(result);
+        }
+      }
+      return { frames: await Promise.all(results), stats };
+    } catch (e) {
+      // Detections still in flight are of no use now.
+      await Promise.allSettled(results);
+      throw e;
+    }
+  }
+
+  /** The frames' JPEGs decoded and scaled to the detector's input by one ffmpeg, as raw RGB pictures. */
+  private async *decode(
+    ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'video'>,
+    frames: SampledFrame[],
+    width: number,
+    height: number,
+  ): AsyncGenerator<Uint8Array> {
+    const listFile = join(ctx.video.dir, 'objects-frames.ffconcat');
+    writeFileSync(
+      listFile,
+      'ffconcat version 1.0\n' + frames.map((f) => `file '${f.path.replace(/'/g, "'\\''")}'\n`).join(''),
+    );
+    // -vsync 0: exactly one output picture per listed JPEG, whatever timestamps concat gives them.
+    const proc = Bun.spawn(
+      [
+        ctx.ffmpeg,
+        '-hide_banner',
+        '-nostdin',
+        '-loglevel',
+        'error',
+        '-f',
+        'concat',
+        '-safe',
+        '0',
+        '-i',
+        listFile,
+        '-vf',
+        `scale=${width}:${height}:flags=area`,
+        '-vsync',
+        '0',
+        '-f',
+        'rawvideo',
+        '-pix_fmt',
+        'rgb24',
+        'pipe:1',
+      ],
+      { stdout: 'pipe', stderr: 'pipe' },
+    );
+    const stderr = new Response(proc.stderr).text();
+    const onAbort = () => {
+      proc.kill();
+      // A detection in flight cannot be interrupted inside wasm: the worker goes.
+      this.dropDetectors(ctx.signal.reason);
+    };
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      let n = 0;
+      for await (const rgb of rawFrames(proc.stdout, width * height * 3)) {
+        if (n >= frames.length) break;
+        n++;
+        yield rgb;
+      }
+      const code = await proc.exited;
+      ctx.signal.throwIfAborted();
+      if (code !== 0)
+        throw new Error(
+          `the sampled frames could not be decoded: ${lastLine(await stderr) ?? `ffmpeg exited with ${code}`}`,
+        );
+      if (n !== frames.length) throw new Error(`only ${n} of ${frames.length} sampled frames could be decoded`);
+    } finally {
+      ctx.signal.removeEventListener('abort', onAbort);
+      proc.kill();
+      rmSync(listFile, { force: true });
+    }
+  }
+
+  close(): void {
+    this.dropDetectors(new Error('the objects analyzer was closed'));
+  }
+
+  private async ensureDetectors(signal: AbortSignal): Promise<Detector[]> {
+    // A worker that crashed stays dead; start fresh ones.
+    this.detectors = this.detectors.filter((d) => d.alive);
+    const defaults = this.opts.modelDir && this.opts.wasmDir ? null : objectModelPaths();
+    while (this.detectors.length < Math.max(1, this.opts.workers)) {
+      this.detectors.push(
+        new Detector({
+          modelDir: this.opts.modelDir ?? defaults!.modelDir,
+          wasmDir: this.opts.wasmDir ?? defaults!.wasmDir,
+        }),
+      );
+    }
+    const ds = this.detectors;
+    const onAbort = () => this.dropDetectors(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await Promise.all(ds.map((d) => d.ready));
+    } catch (e) {
+      if (this.detectors === ds) this.dropDetectors(e);
+      throw e;
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+    return ds;
+  }
+
+  private dropDetectors(reason: unknown): void {
+    for (const d of this.detectors)
+      d.terminate(reason instanceof Error ? reason : new Error('object detection was cancelled'));
+    this.detectors = [];
+  }
+}
+
+/** Hands out free detectors, one request each at a time. */
+class DetectorPool {
+  private readonly free: Detector[];
+  private readonly waiting: ((d: Detector) => void)[] = [];
+
+  constructor(detectors: Detector[]) {
+    this.free = [...detectors];
+  }
+
+  acquire(): Promise<Detector> {
+    const d = this.free.pop();
+    return d ? Promise.resolve(d) : new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  release(d: Detector): void {
+    const next = this.waiting.shift();
+    if (next) next(d);
+    else this.free.push(d);
+  }
+}
+
+interface Detection {
+  objects: RawDetection[];
+  body: { score: number; box: Box } | null;
+  objectMs: number;
+  bodyMs: number;
+}
+
+/** The Worker that runs the models, one request at a time. */
+class Detector extends ModelWorker<DetectorResponse, Detection> {
+  constructor(paths: { modelDir: string; wasmDir: string }) {
+    super(OBJECTS_WORKER, {
+      name: 'object detector',
+      task: 'object detection',
+      init: paths,
+      startTimeoutMs: INIT_TIMEOUT_MS,
+      result: (m) => ({ objects: m.objects, body: m.body, objectMs: m.objectMs, bodyMs: m.bodyMs }),
+    });
+  }
+
+  detect(rgb: Uint8Array, width: number, height: number, bodyBelow: number): Promise<Detection> {
+    return this.request((id) => {
+      // The pixels are not used here afterwards: move the buffer instead of copying it.
+      const buf =
+        rgb.byteOffset === 0 && rgb.byteLength === rgb.buffer.byteLength
+          ? (rgb.buffer as ArrayBuffer)
+          : (rgb.slice().buffer as ArrayBuffer);
+      return {
+        message: { type: 'detect', id, rgb: buf, width, height, bodyBelow } satisfies DetectorRequest,
+        transfer: [buf],
+      };
+    });
+  }
+}
+
+/** The detector's input for frames of w×h: the same aspect, the given long side, both sides multiples of 32 (the model's stride). */
+export function inputSize([w, h]: [number, number], longSide = DEFAULT_OBJECTS.inputLongSide): [number, number] {
+  const short = (long: number, other: number) => Math.max(32, Math.round((longSide * other) / long / 32) * 32);
+  return w >= h ? [longSide, short(w, h)] : [short(h, w), longSide];
+}
+
+/** Mean luma of each cell of a GRID×GRID grid over an RGB picture. */
+export function greyGrid(rgb: Uint8Array, width: number, height: number): Float32Array {
+  const sums = new Float32Array(GRID * GRID);
+  const counts = new Uint32Array(GRID * GRID);
+  const col = new Uint16Array(width);
+  for (let x = 0; x < width; x++) col[x] = Math.floor((x * GRID) / width);
+  for (let y = 0; y < height; y++) {
+    const row = Math.floor((y * GRID) / height) * GRID;
+    let p = y * width * 3;
+    for (let x = 0; x < width; x++, p += 3) {
+      const cell = row + col[x]!;
+      sums[cell]! += 0.299 * rgb[p]! + 0.587 * rgb[p + 1]! + 0.114 * rgb[p + 2]!;
+      counts[cell]!++;
+    }
+  }
+  for (let i = 0; i < sums.length; i++) sums[i] = sums[i]! / Math.max(1, counts[i]!);
+  return sums;
+}
+
+export function isNearDuplicate(a: Float32Array, b: Float32Array): boolean {
+  let changed = 0;
+  for (let i = 0; i < a.length; i++)
+    if (Math.abs(a[i]! - b[i]!) > CELL_DELTA && ++changed > MAX_CHANGED_CELLS) return false;
+  return true;
+}
+
+/**
+ * Keeps what is believable: labels other than person at `minScore`; persons from CenterNet at
+ * `personScore`; when CenterNet has none, one person if MoveNet's body score reaches `bodyScore`
+ * and no animal was detected where that body is.
+ */
+export function applyThresholds(
+  r: RawFrame,
+  o: Pick<ObjectsOptions, 'minScore' | 'personScore' | 'bodyScore'>,
+): FrameObjects {
+  const objects = r.objects.filter((d) => d.score >= (d.label === 'person' ? o.personScore : o.minScore));
+  const body = r.body;
+  if (body && body.score >= o.bodyScore && !objects.some((d) => d.label === 'person')) {
+    const animal = r.objects.some(
+      (d) => ANIMALS.has(d.label) && d.score >= ANIMAL_VETO_SCORE && overlap(d.box, body.box) >= 0.3,
+    );
+    if (!animal) objects.push({ label: 'person', score: body.score, box: body.box });
+  }
+  return { t: r.t, shot: r.shot, objects };
+}
+
+/** Intersection over the smaller box's area. */
+export function overlap(a: Box, b: Box): number {
+  const w = Math.min(a[0] + a[2], b[0] + b[2]) - Math.max(a[0], b[0]);
+  const h = Math.min(a[1] + a[3], b[1] + b[3]) - Math.max(a[1], b[1]);
+  const smaller = Math.min(a[2] * a[3], b[2] * b[3]);
+  return w > 0 && h > 0 && smaller > 0 ? (w * h) / smaller : 0;
+}
+
+/**
+ * Each run of a label over consecutive frames becomes one segment. A frame stands for the time
+ * from halfway to its neighbours, or to its shot's edge for the first and last frame of a shot.
+ */
+export function mergeSpans(frames: FrameObjects[], shots: Map<number, ShotBound>, duration: number): NewSegment[] {
+  const end = duration > 0 ? duration : Infinity;
+  const spanOf = frames.map((f, i) => {
+    const shot = shots.get(f.shot);
+    const prev = frames[i - 1];
+    const next = frames[i + 1];
+    const a = prev && prev.shot === f.shot ? (prev.t + f.t) / 2 : (shot?.start ?? 0);
+    const b = next && next.shot === f.shot ? (f.t + next.t) / 2 : (shot?.end ?? end);
+    return { from: round3(Math.max(a, f.t - MAX_HOLD_SEC, 0)), to: round3(Math.min(b, f.t + MAX_HOLD_SEC, end)) };
+  });
+  const found = (i: number, label: string) => frames[i]!.objects.filter((o) => o.label === label);
+  const segments: NewSegment[] = [];
+  const emit = (label: string, run: number[]) => {
+    let best = run[0]!;
+    let sum = 0;
+    let maxCount = 0;
+    const counts: [number, number][] = [];
+    for (const i of run) {
+      const here = found(i, label);
+      sum += Math.max(...here.map((o) => o.score));
+      counts.push([frames[i]!.t, here.length]);
+      maxCount = Math.max(maxCount, here.length);
+      // The best frame shows the most of the label, then the most confidently.
+      if (
+        here.length > found(best, label).length ||
+        (here.length === found(best, label).length && topScore(here) > topScore(found(best, label)))
+      )
+        best = i;
+    }
+    segments.push({
+      kind: 'object',
+      start: spanOf[run[0]!]!.from,
+      end: spanOf[run[run.length - 1]!]!.to,
+      text: label,
+      confidence: round3(sum / run.length),
+      extra: {
+        label,
+        max_count: maxCount,
+        counts,
+        best_t: frames[best]!.t,
+        boxes: found(best, label).map((o) => ({ score: o.score, box: o.box })),
+      },
+    });
+  };
+  for (const label of new Set(frames.flatMap((f) => f.objects.map((o) => o.label)))) {
+    let run: number[] = [];
+    for (let i = 0; i < frames.length; i++) {
+      if (found(i, label).length) run.push(i);
+      else if (run.length) {
+        emit(label, run);
+        run = [];
+      }
+    }
+    if (run.length) emit(label, run);
+  }
+  return segments.sort((x, y) => x.start - y.start || x.text.localeCompare(y.text));
+}
+
+const topScore = (ds: RawDetection[]) => Math.max(0, ...ds.map((d) => d.score));
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+const lastLine = (s: string) => s.trim().split('\n').filter(Boolean).pop();
