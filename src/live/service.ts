@@ -545,6 +545,13 @@ export class LiveService {
 
   /** Takes a frame into the stream's queue (dropping the oldest when the stream falls behind). */
   private accept(run: StreamRun, jpeg: Buffer, atMs: number, size: { width: number; height: number }): void {
+    const row = this.row(run.id);
+    if (!row) {
+      // The stream's resource (or its index) was removed: its source stops here.
+      this.halt(run);
+      this.runs.delete(run.id);
+      return;
+    }
     if (run.originMs === null) {
       // The first frame sets stream time 0 (kept if another request set it first).
       this.d.db
@@ -574,8 +581,7 @@ export class LiveService {
       for (const f of drop) rmSync(join(this.d.files.videoDir(run.videoId), 'frames', f.file), { force: true });
       this.countDropped(run, drop.length);
     }
-    const row = this.row(run.id);
-    if (row && (row.state === 'connecting' || row.state === 'reconnecting')) {
+    if (row.state === 'connecting' || row.state === 'reconnecting') {
       this.d.db
         .update(liveStreams)
         .set({ state: 'live', reason: null, wentLiveAt: row.wentLiveAt ?? new Date(), updatedAt: new Date() })
@@ -610,7 +616,12 @@ export class LiveService {
     run.retry = null;
     run.source?.stop();
     run.source = null;
-    if (drop) run.pending = [];
+    if (drop) {
+      // Frames that will never be analysed: their JPEGs go too (a restart would take them as waiting).
+      const dir = join(this.d.files.videoDir(run.videoId), 'frames');
+      for (const f of run.pending) rmSync(join(dir, f.file), { force: true });
+      run.pending = [];
+    }
   }
 
   /** (Re)connects a pulled source, checking its host again (DNS pinning per connection). */
