@@ -2,9 +2,9 @@
  * bench/inquire: latency of POST /inquire (the composed answer, no generative model) as the index
  * grows from 1 h to 100 h of indexed video, through the real HTTP server in its own process.
  *
- *   bun bench/inquire.ts [--sizes 1,10,100] [--n 200] [--rebuild] [--dump FILE] [--only-build]
+ *   bun bench/inquire.ts [--sizes 1,10,100] [--n 200] [--concurrency 1,8,32] [--rebuild] [--dump FILE] [--only-build]
  *
- * The data (cached in $TMPDIR/vidq-bench-inquire-v1/, reused by later runs; --rebuild starts over):
+ * The data (cached in $TMPDIR/vidq-bench-inquire-v2/, reused by later runs; --rebuild starts over):
  *  - base/: the real clips of ../shared/media that bench/quality uses, uploaded through the API
  *    and analysed by the real pipeline (the default offline analyzers).
  *  - h1/, h10/, h100/: cumulative copies of base/ (each larger one holds the smaller one's videos
@@ -21,22 +21,45 @@
  *  sum of their vectors; a shot gets a pool vector of its "scene change" sentence plus small noise
  *  (so neither is a duplicate that a cache could fold away when the real vectors would differ).
  *
+ * Vectors are stored as the embeddings stage stores them (src/search/vectors.ts: int8, each distinct
+ * vector of a video once), and every synthetic video is marked as embedded by the built-in encoder,
+ * as a real one is (before v2 it was not, so questions never compared the synthetic videos' vectors).
+ * Before measuring a size, the ANN index of the media index is built in the bench's process (timed),
+ * as the server builds it on first use; the float32 originals are kept beside the
+ * data (float32.bin) to measure recall@10 of the compact store + ANN search against exact float32
+ * search, printed with the database size per indexed hour.
+ *
  * Then, per size: starts `vidq serve` on the data directory, warms up (every question twice), asks
  * a fixed seeded sequence of N questions of every type (counting, when, written, said, which video,
  * summary, what object, not found; with and without target and target_video), one at a time, and
  * prints p50/p95/p99/mean per size and per question type, the first request (cold: it loads the
- * embedding model and every video's vectors), and the server's RSS. --dump writes every question's answer and evidence per size (to compare versions).
+ * embedding model and every video's vectors), and the server's RSS; GET /search with the same
+ * texts, one at a time; and with --concurrency, throughput and p50/p95 with N clients at once. --dump writes every question's answer and evidence per size (to compare versions).
  */
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Database } from 'bun:sqlite';
 import { embeddingText } from '../src/analysis/stages/embeddings';
-import { toBlob, UseEmbedder } from '../src/analysis/engines/embedder';
+import { UseEmbedder } from '../src/analysis/engines/embedder';
+import { RetrievalCore } from '../src/search/retrieval';
+import { quantize } from '../src/search/vectors';
 import { loadConfig } from '../src/config';
 import { startServer } from '../src/server';
 import { openDatabase } from '../src/storage/db';
+import { videos } from '../src/storage/schema';
 
 const { values } = parseArgs({
   options: {
@@ -45,6 +68,7 @@ const { values } = parseArgs({
     rebuild: { type: 'boolean' },
     dump: { type: 'string' },
     'only-build': { type: 'boolean' },
+    concurrency: { type: 'string' },
     cache: { type: 'string' },
   },
 });
@@ -54,7 +78,8 @@ const SIZES = (values.sizes ?? '1,10,100')
   .sort((a, b) => a - b);
 const N = Number(values.n ?? 200);
 const MEDIA = process.env.VIDQ_TEST_MEDIA ?? resolve(import.meta.dir, '../../shared/media');
-const ROOT = values.cache ?? join(tmpdir(), 'vidq-bench-inquire-v1');
+const ROOT = values.cache ?? join(tmpdir(), 'vidq-bench-inquire-v2');
+const LEVELS = (values.concurrency ?? '').split(',').filter(Boolean).map(Number);
 const REAL_CLIPS = [
   'big-buck-bunny-intro.webm',
   'birthday-no-audio.mp4',
@@ -827,8 +852,12 @@ function addSynthetic(dir: string, base: BaseInfo, hours: number, pool: Pool): S
      VALUES (?, ?, ?, ?, ?, 'video/mp4', ?, ?, ?, ?, 30, 1280, 720, 'h264', ?, 'ready', 'ready', 100, ?, ?, ?)`,
   );
   const insSeg = c.prepare(
-    'INSERT INTO segments (video_id, kind, start, "end", text, confidence, extra, embedding) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    'INSERT INTO segments (video_id, kind, start, "end", text, confidence, extra, vector_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   );
+  const insVec = c.prepare('INSERT INTO segment_vectors (video_id, vector) VALUES (?, ?)');
+  // The float32 originals of the stored vectors (id, then 512 floats), for the recall measurement.
+  const floats = openSync(join(dir, 'float32.bin'), 'a');
+  const embeddedBy = new UseEmbedder().info.name;
   const insFrame = c.prepare('INSERT INTO frames (video_id, t, shot, file) VALUES (?, ?, ?, ?)');
   let total = base.realSeconds + have.s;
   const target = hours * 3600;
@@ -837,6 +866,7 @@ function addSynthetic(dir: string, base: BaseInfo, hours: number, pool: Pool): S
     for (const { id, n, v } of batch) {
       const summary = {
         synthetic: true,
+        embeddings: { producer: embeddedBy, engine: embeddedBy },
         shots: v.segments.filter((s) => s.kind === 'shot').length,
         frames: v.frames.length,
       };
@@ -856,8 +886,18 @@ function addSynthetic(dir: string, base: BaseInfo, hours: number, pool: Pool): S
         when,
         when,
       );
+      // Each distinct vector of the video once, before its segments (one video's ids are consecutive).
+      const vectorIds = new Map<Float32Array, number>();
+      for (const s of v.segments) {
+        if (vectorIds.has(s.vector)) continue;
+        const q = quantize(s.vector);
+        const vid = Number(insVec.run(id, Buffer.from(q.buffer, q.byteOffset, q.byteLength)).lastInsertRowid);
+        vectorIds.set(s.vector, vid);
+        writeSync(floats, new Float64Array([vid]));
+        writeSync(floats, s.vector);
+      }
       for (const s of v.segments)
-        insSeg.run(id, s.kind, s.start, s.end, s.text, s.confidence, JSON.stringify(s.extra), toBlob(s.vector));
+        insSeg.run(id, s.kind, s.start, s.end, s.text, s.confidence, JSON.stringify(s.extra), vectorIds.get(s.vector)!);
       v.frames.forEach((f, k) => insFrame.run(id, f.t, f.shot, `${String(k + 1).padStart(6, '0')}.jpg`));
     }
   });
@@ -893,6 +933,7 @@ function addSynthetic(dir: string, base: BaseInfo, hours: number, pool: Pool): S
     frames: (c.query('SELECT count(*) AS n FROM frames').get() as { n: number }).n,
     byTheme: Object.fromEntries(THEMES.map((t, n) => [t.name, synId(rngOf(SEED * 7 + n))])),
   };
+  closeSync(floats);
   c.exec('ANALYZE');
   c.exec('PRAGMA wal_checkpoint(TRUNCATE)');
   c.close();
@@ -1018,6 +1059,85 @@ interface SizeResult {
   rss: { rss: number; peak: number };
   load: [number, number];
   answers: unknown[];
+  search: number[];
+  levels: LevelResult[];
+}
+
+interface LevelResult {
+  clients: number;
+  perSecond: number;
+  p50: number;
+  p95: number;
+}
+
+/**
+ * Builds (or brings up to date) the ANN index of the bench index, as the server does on first use,
+ * and measures the compact store: recall@10 of its search against exact float32 search over the
+ * synthetic videos' original vectors, for the bench's questions; and the bytes per indexed hour.
+ */
+async function compactStore(dir: string, base: BaseInfo, hours: number): Promise<void> {
+  const db = openDatabase(join(dir, 'vidq.db'));
+  const embedder = new UseEmbedder();
+  const core = new RetrievalCore({ db, embedder, dataDir: dir });
+  const all = db
+    .select()
+    .from(videos)
+    .all()
+    .filter((v) => v.indexId === base.indexId);
+  let t0 = performance.now();
+  await core.prepare(all);
+  core.flush();
+  const annSec = (performance.now() - t0) / 1000;
+  // The float32 originals: [id (float64), 512 float32] records.
+  const raw = readFileSync(join(dir, 'float32.bin'));
+  const rec = 8 + 512 * 4;
+  const n = Math.floor(raw.byteLength / rec);
+  const ids = new Float64Array(n);
+  const mat = new Float32Array(n * 512);
+  const row = new Map<number, number>();
+  for (let i = 0; i < n; i++) {
+    const at = i * rec;
+    ids[i] = new Float64Array(raw.buffer.slice(raw.byteOffset + at, raw.byteOffset + at + 8))[0]!;
+    const v = new Float32Array(raw.buffer.slice(raw.byteOffset + at + 8, raw.byteOffset + at + rec));
+    const len = Math.hypot(...v) || 1;
+    for (let k = 0; k < 512; k++) mat[i * 512 + k] = v[k]! / len;
+    row.set(ids[i]!, i);
+  }
+  const cos = (q: Float32Array, i: number) => {
+    let d = 0;
+    for (let k = 0; k < 512; k++) d += q[k]! * mat[i * 512 + k]!;
+    return d;
+  };
+  const synthetic = all.filter((v) => v.sourceUrl.startsWith('synthetic:'));
+  const prompts = [...new Set(QUESTIONS.map((q) => q.prompt))];
+  const queries = await embedder.embed(prompts);
+  let hits = 0;
+  let near = 0;
+  let exactInt8 = 0;
+  let asked = 0;
+  let searchMs = 0;
+  for (const q of queries) {
+    const scores = new Float32Array(n);
+    for (let i = 0; i < n; i++) scores[i] = cos(q, i);
+    const kth = [...scores].sort((a, b) => b - a)[9]!;
+    t0 = performance.now();
+    const found = await core.vectors.nearest(synthetic, q, 10);
+    searchMs += performance.now() - t0;
+    // Tie-aware: a vector as close as the exact 10th counts (the pool repeats vectors across videos).
+    hits += found.filter(([id]) => row.has(id) && cos(q, row.get(id)!) >= kth - 1e-5).length;
+    // Within 0.01 of the 10th (below the int8 rounding and far below what tells relevant from not).
+    near += found.filter(([id]) => row.has(id) && cos(q, row.get(id)!) >= kth - 0.01).length;
+    exactInt8 += core.vectors
+      .exact(synthetic, q, 10)
+      .filter(([id]) => row.has(id) && cos(q, row.get(id)!) >= kth - 1e-5).length;
+    asked += 10;
+  }
+  const bytes = statSync(join(dir, 'vidq.db')).size;
+  console.log(
+    `  compact store at ${hours} h: ${n} distinct synthetic vectors; recall@10 vs exact float32 search over ${queries.length} questions: int8 exact ${(exactInt8 / asked).toFixed(3)}, int8 + ANN ${(hits / asked).toFixed(3)} (${(near / asked).toFixed(3)} counting those within 0.01 of the 10th); database ${(bytes / 1e6).toFixed(0)} MB = ${(bytes / 1e6 / hours).toFixed(2)} MB per indexed hour; ANN (IVF) build ${annSec.toFixed(1)} s, search ${(searchMs / queries.length).toFixed(1)} ms per question`,
+  );
+  await embedder.close?.();
+  db.$client.close();
 }
 
 async function measure(dir: string, base: BaseInfo, size: SizeInfo): Promise<SizeResult> {
@@ -1069,7 +1189,45 @@ async function measure(dir: string, base: BaseInfo, size: SizeInfo): Promise<Siz
       all.push(ms);
       byType.set(q.type, [...(byType.get(q.type) ?? []), ms]);
     }
-    return { hours: size.hours, all, byType, first, rss: rssOf(server.pid), load: [load0, loadavg()[0]!], answers };
+    // GET /search with the same texts, on the same retrieval core.
+    const search: number[] = [];
+    for (let i = 0; i < N / 2; i++) {
+      const q = QUESTIONS[Math.floor(rng.next() * QUESTIONS.length)]!;
+      const t0 = performance.now();
+      const res = await fetch(
+        `${server.url}/search?${new URLSearchParams({ token: base.token, index: base.indexId, q: q.prompt })}`,
+      );
+      await res.json();
+      if (res.status !== 200) throw new Error(`/search ${q.prompt}: HTTP ${res.status}`);
+      search.push(performance.now() - t0);
+    }
+    // N clients at once, each asking the next question of one seeded sequence.
+    const levels: LevelResult[] = [];
+    for (const clients of LEVELS) {
+      const seq = rngOf(SEED + clients);
+      const order = Array.from({ length: N }, () => QUESTIONS[Math.floor(seq.next() * QUESTIONS.length)]!);
+      const times: number[] = [];
+      let next = 0;
+      const t0 = performance.now();
+      await Promise.all(
+        Array.from({ length: clients }, async () => {
+          while (next < order.length) times.push((await ask(order[next++]!)).ms);
+        }),
+      );
+      const wall = (performance.now() - t0) / 1000;
+      levels.push({ clients, perSecond: order.length / wall, p50: pct(times, 50), p95: pct(times, 95) });
+    }
+    return {
+      hours: size.hours,
+      all,
+      byType,
+      first,
+      rss: rssOf(server.pid),
+      load: [load0, loadavg()[0]!],
+      answers,
+      search,
+      levels,
+    };
   } finally {
     await server.stop();
   }
@@ -1091,7 +1249,9 @@ for (const h of SIZES) {
     rmSync(join(dir, 'bench-size.json'), { force: true });
     writeFileSync(done, JSON.stringify(addSynthetic(dir, base, h, pool), null, 2));
   }
-  sizes.push({ dir, info: JSON.parse(readFileSync(done, 'utf8')) });
+  const info = JSON.parse(readFileSync(done, 'utf8')) as SizeInfo;
+  await compactStore(dir, base, info.hours);
+  sizes.push({ dir, info });
   prev = dir;
 }
 if (values['only-build']) process.exit(0);
@@ -1115,6 +1275,19 @@ for (const t of types)
   console.log(
     `${t.padEnd(12)} ${results.map((r) => (r.byType.get(t) ? `${pct(r.byType.get(t)!, 50).toFixed(0)} / ${pct(r.byType.get(t)!, 95).toFixed(0)}` : '-').padStart(13)).join(' ')}`,
   );
+console.log(`\nGET /search (same texts, one at a time)`);
+for (const r of results)
+  console.log(
+    `${`${r.hours.toFixed(1)} h`.padStart(7)}  p50 ${pct(r.search, 50).toFixed(0).padStart(5)} ms  p95 ${pct(r.search, 95).toFixed(0).padStart(5)} ms`,
+  );
+if (LEVELS.length) {
+  console.log(`\nPOST /inquire with N clients at once (${N} questions per level)`);
+  for (const r of results)
+    for (const l of r.levels)
+      console.log(
+        `${`${r.hours.toFixed(1)} h`.padStart(7)}  N=${String(l.clients).padEnd(3)} ${l.perSecond.toFixed(1).padStart(6)} questions/s  p50 ${l.p50.toFixed(0).padStart(5)} ms  p95 ${l.p95.toFixed(0).padStart(5)} ms`,
+      );
+}
 const last = results.at(-1)!;
 console.log(`\np95 at ${last.hours.toFixed(0)} h: ${pct(last.all, 95).toFixed(0)} ms (target < 300 ms)`);
 if (values.dump)

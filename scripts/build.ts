@@ -12,12 +12,13 @@
  * the OCR, object-detection, VAD and sentence-embedding models, the tfjs wasm binaries and the
  * native libraries of onnxruntime-node and sharp (src/analysis/assets/extract.ts extracts them to
  * DATA_DIR/assets on first use). Besides, the compile:
- * - has src/analysis/workers/objects-worker.ts, faces-worker.ts and embedder-worker.ts as further
+ * - has src/analysis/workers/objects-worker.ts, faces-worker.ts, embedder-worker.ts and moderation-worker.ts as further
  *   entrypoints (a Worker's code must be in the build), named without their folder so that
  *   `new URL('./objects-worker.ts', import.meta.url)` in src/analysis/workers/entries.ts finds them
  *   next to the main module in the executable as it does in src/;
  * - requires sharp's binding by its path (sharp picks it at run time from a list, which the bundler
  *   cannot follow), so that Bun embeds it as it embeds onnxruntime-node's;
+ * - requires usearch's prebuilt binding by its path (it is looked up at run time, as sharp's is);
  * - turns `createRequire(import.meta.url)('<package>')` in src/ into `require('<package>')`, which
  *   the bundler includes (a runtime require finds no node_modules in the executable).
  *
@@ -45,6 +46,7 @@ const workerEntries = [
   join(root, 'src/analysis/workers/objects-worker.ts'),
   join(root, 'src/analysis/workers/faces-worker.ts'),
   join(root, 'src/analysis/workers/embedder-worker.ts'),
+  join(root, 'src/analysis/workers/moderation-worker.ts'),
 ];
 const rootRequire = createRequire(join(root, 'package.json'));
 
@@ -206,6 +208,31 @@ function bundlingPlugin(sharpBinding: string | null): BunPlugin {
   return {
     name: 'vidq-compile',
     setup(build) {
+      // usearch (the centroid graph of src/search/ivf.ts) finds its binding at run time (node-gyp-build),
+      // which the bundler cannot follow: require this platform's prebuilt one by its path instead.
+      const usearchBinding = join(
+        dirname(rootRequire.resolve('usearch')),
+        '..',
+        '..',
+        '..',
+        'prebuilds',
+        `${process.platform}-${process.arch}`,
+        'usearch.node',
+      );
+      build.onLoad(
+        { filter: /[\\/]node_modules[\\/]usearch[\\/]javascript[\\/]dist[\\/](esm|cjs)[\\/]usearch\.js$/ },
+        async (args) => {
+          if (!existsSync(usearchBinding))
+            throw new Error(`no prebuilt usearch binding for this platform: ${usearchBinding}`);
+          const source = readFileSync(args.path, 'utf8');
+          const patched = source.replace(
+            /(?:\(0, node_gyp_build_1\.default\)|build)\(getBuildDir\(getDirName\(\)\)\)/,
+            `require(${JSON.stringify(usearchBinding)})`,
+          );
+          if (patched === source) throw new Error(`usearch's loader changed; update scripts/build.ts (${args.path})`);
+          return { contents: patched, loader: 'js' };
+        },
+      );
       if (sharpBinding) {
         build.onLoad({ filter: /[\\/]node_modules[\\/]sharp[\\/]lib[\\/]sharp\.js$/ }, () => ({
           contents: `module.exports = require(${JSON.stringify(sharpBinding)});\n`,

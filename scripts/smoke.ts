@@ -659,6 +659,43 @@ async function main(): Promise<void> {
     );
     expect(read.length > 0 && r.json.output.startsWith('At 0:02'), show(r));
   });
+  await check(
+    'POST /search by image (a stored frame as base64): every image reader ran inside the executable, the frame matched',
+    async () => {
+      const segs = await get(`/videos/${key}/segments` + q({ token }));
+      expectStatus(segs, 200);
+      const frame = await fetch(segs.json.frames[0].url);
+      const image = Buffer.from(await frame.arrayBuffer()).toString('base64');
+      const r = await post('/search', { project_id: token + indexId, api: token, image, numargs: 5, threshold: 1000 });
+      expectStatus(r, 200);
+      expect(r.json.status === 'complete' && Array.isArray(r.json.output?.embeddings), show(r));
+      expect(
+        JSON.stringify(r.json.image?.skipped) === '{}',
+        `a reader failed: ${JSON.stringify(r.json.image?.skipped)}`,
+      );
+      expect(r.json.matched_by.includes('frame'), show(r));
+      expect(
+        r.json.output.embeddings.some((m: unknown[]) => m[0] === key),
+        show(r),
+      );
+    },
+  );
+  await check(
+    'POST /core/content-moderation: the NSFW model runs inside the executable; scene-detection; unknown flow 404',
+    async () => {
+      const r = await post('/core/content-moderation', { token, index: indexId, video_id: key });
+      expectStatus(r, 200);
+      const out = r.json.output;
+      expect(
+        out.models[0].startsWith('nsfwjs') && JSON.stringify(out.skipped) === '{}' && out.frames_checked > 0,
+        `${JSON.stringify(out.skipped)} ${show(r)}`,
+      );
+      const scenes = await post('/core/scene-detection', { token, index: indexId, video_id: key });
+      expectStatus(scenes, 200);
+      expect(scenes.json.output.scenes.length > 0, show(scenes));
+      expectError(await post('/core/no-such-flow', { token, index: indexId }), 404);
+    },
+  );
   await check('POST /inquire without credits → 400', async () => {
     const r = await post('/inquire', { token, index: indexId, prompt: 'And now?' });
     expectError(r, 400);

@@ -47,6 +47,11 @@ export interface Config {
   readonly maintenanceCron: string;
   /** Largest JSON request body, in bytes (413 above): an /inquire at its 8000+8000-character limits, \u-escaped, is ~97 kB. @default 128 KiB */
   readonly maxBodyBytes: number;
+  /**
+   * Largest JSON body of the endpoints that take an image (POST /search, POST /core/search): a
+   * full-HD PNG is 2–6 MB, a third more as base64. @default 24 MiB
+   */
+  readonly maxImageBodyBytes: number;
   /** Largest file sent to POST /upload, in bytes (413 above); 0 = the same as maxDownloadBytes. @default maxDownloadBytes */
   readonly maxUploadBytes: number;
   /** Where video.ready/failed/removed events go when the index has no webhook URL of its own ("" = nowhere). @default "" */
@@ -68,8 +73,6 @@ export interface Config {
   readonly workerRecycleSec: number;
   /** Analyzers to run, in order, comma-separated. @default "visual,ocr,objects,faces,speech,subtitles,embeddings" */
   readonly analyzers: string;
-  /** The largest body of POST /stream (one base64 PNG frame; a 1080p PNG is a few MB). @default 16777216 */
-  readonly maxFrameBodyBytes: number;
   /** Live streams one user may have running (connecting/live/reconnecting/paused). @default 4 */
   readonly liveMaxStreamsPerUser: number;
   /** Analysed frames per second one user's streams may add up to. @default 4 */
@@ -242,6 +245,7 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile' | keyof typeof MODEL_K
   stuckAfterMinutes: 120,
   maintenanceCron: '*/5 * * * *',
   maxBodyBytes: 128 * 1024,
+  maxImageBodyBytes: 24 * MiB,
   maxUploadBytes: 0,
   webhookUrl: '',
   webhookRetryMs: 5000,
@@ -252,7 +256,6 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile' | keyof typeof MODEL_K
   workerRecycleSec: 600,
   analyzers: 'visual,ocr,objects,faces,speech,subtitles,embeddings',
   frameIntervalSec: 5,
-  maxFrameBodyBytes: 16 * 1024 * 1024,
   liveMaxStreamsPerUser: 4,
   liveMaxFpsPerUser: 4,
   liveFps: 1,
@@ -420,6 +423,13 @@ const OPTIONS: OptionSpec[] = [
     help: 'largest request body (bytes)',
   },
   {
+    key: 'maxImageBodyBytes',
+    flag: 'max-image-body-bytes',
+    env: 'VIDQ_MAX_IMAGE_BODY_BYTES',
+    kind: 'int',
+    help: 'largest request body of the endpoints that take an image (POST /search, /core/search; bytes)',
+  },
+  {
     key: 'webhookUrl',
     flag: 'webhook-url',
     env: 'VIDQ_WEBHOOK_URL',
@@ -481,13 +491,6 @@ const OPTIONS: OptionSpec[] = [
     env: 'VIDQ_ANALYZERS',
     kind: 'string',
     help: 'analyzers to run, comma-separated',
-  },
-  {
-    key: 'maxFrameBodyBytes',
-    flag: 'max-frame-body-bytes',
-    env: 'VIDQ_MAX_FRAME_BODY_BYTES',
-    kind: 'int',
-    help: 'largest body of POST /stream (one base64 frame)',
   },
   {
     key: 'liveMaxStreamsPerUser',

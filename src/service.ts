@@ -31,6 +31,7 @@ import { SearchService } from './search/service';
 import { ExportService } from './exports/service';
 import { ensureWebhookTriggers, WebhookService } from './webhooks/service';
 import { PeopleService } from './people/service';
+import { FlowService } from './flows';
 import { LiveService } from './live/service';
 
 export interface Service {
@@ -55,6 +56,8 @@ export interface Service {
   reanalyze: ReanalyzeService;
   /** People of each index (faces grouped by likeness). */
   people: PeopleService;
+  /** The hosted API's search and flows (POST /search, POST /core/<name>). */
+  flows: FlowService;
   /** Live streams (pushed or pulled), their analysis and alerts. */
   live: LiveService;
   /** Set by the server: tells the analysis workers a job is waiting. */
@@ -112,7 +115,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
       })
     : null;
   // One retrieval core for answers, search and every later caller: the vectors are held once.
-  const retrieval = new RetrievalCore({ db, embedder });
+  const retrieval = new RetrievalCore({ db, embedder, dataDir: config.dataDir });
   const answering = new AnsweringService({
     db,
     config,
@@ -126,6 +129,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     log: log.child({ part: 'answering' }),
   });
   const search = new SearchService({ db, indexes, links, retrieval });
+  const flows = new FlowService({ db, config, files, indexes, retrieval, ffmpeg, log: log.child({ part: 'flows' }) });
   const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
   // The stages the workers run, as the worker builds them (no model is loaded to know their names).
   let stageInfos: StageInfo[] | null = null;
@@ -170,6 +174,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
     queue,
     reanalyze,
     people: new PeopleService({ db, indexes, files, ffmpeg }),
+    flows,
     live: new LiveService({
       db,
       config,
@@ -200,6 +205,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
       service.webhooks?.stop();
       void embedder?.close?.();
       void moments?.close();
+      void flows.close();
       void answering.generator?.close?.();
       db.$client.close();
     },

@@ -172,7 +172,7 @@ test('reanalyze (default: the stages that were skipped) fills in captions and tr
   // Every caption and transcript got its vector.
   const unembedded = db
     .query(
-      "SELECT count(*) AS n FROM segments WHERE video_id = ? AND kind IN ('caption', 'transcript') AND embedding IS NULL",
+      "SELECT count(*) AS n FROM segments WHERE video_id = ? AND kind IN ('caption', 'transcript') AND vector_id IS NULL",
     )
     .get(fileId) as { n: number };
   expect(unembedded.n).toBe(0);
@@ -282,9 +282,9 @@ test("vidq reanalyze --index NAME queues the index's videos on the data director
 test('switching the embedder to a model server: questions never mix the two models; the re-embedding job redoes the vectors', async () => {
   const db = () => server.service.db.$client;
   const useBlob = db()
-    .query('SELECT length(embedding) AS n FROM segments WHERE video_id = ? AND embedding IS NOT NULL LIMIT 1')
+    .query('SELECT length(vector) AS n FROM segment_vectors WHERE video_id = ? LIMIT 1')
     .get(fileId) as { n: number };
-  expect(useBlob.n).toBe(512 * 4); // the built-in encoder's vectors
+  expect(useBlob.n).toBe(512); // the built-in encoder's vectors (int8)
   await server.stop();
   const start = async (workers: string) => {
     const config = loadConfig(
@@ -325,9 +325,11 @@ test('switching the embedder to a model server: questions never mix the two mode
   expect(r.status).toBe('ready');
   expect(r.metadata.analysis.embeddings.producer).toBe(`openai:nomic-embed-text via ${stand.url}/v1`);
   const sizes = db()
-    .query('SELECT DISTINCT length(embedding) AS n FROM segments WHERE video_id = ? AND embedding IS NOT NULL')
+    .query(
+      'SELECT DISTINCT length(v.vector) AS n FROM segments s JOIN segment_vectors v ON v.id = s.vector_id WHERE s.video_id = ?',
+    )
     .all(fileId) as { n: number }[];
-  expect(sizes).toEqual([{ n: 16 * 4 }]); // the stand-in's 16-d vectors, and only those
+  expect(sizes).toEqual([{ n: 16 }]); // the stand-in's 16-d vectors (int8), and only those
   expect(logs.some((l) => l.includes('re-embedding videos'))).toBe(true);
   const again = await call('POST', '/inquire', { token, index: indexId, prompt: 'What can we see in this video?' });
   expect(again.status).toBe(200);

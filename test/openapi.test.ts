@@ -567,6 +567,28 @@ describe('every operation through a client generated from the document (openapi-
     ).toBe(404);
   });
 
+  test("searchSdk and runFlow (the hosted API's shapes); errors", async () => {
+    const search = await call(
+      'searchSdk',
+      json({ project_id: srv.token + ids.indexName, api: srv.token, query: 'room' }),
+    );
+    expect(search.status).toBe(200);
+    expect((search.body as Obj).status).toBe('complete');
+    expect((await call('searchSdk', json({ project_id: srv.token + ids.indexName }))).status).toBe(400);
+    expect((await call('searchSdk', json({ project_id: 'x'.repeat(70), query: 'room' }))).status).toBe(401);
+    expect((await call('searchSdk', json({ project_id: srv.token + unknownIndex, query: 'room' }))).status).toBe(404);
+    const flow = (name: string, body: Obj) => call('runFlow', { params: { path: { name } }, ...json(body) });
+    const scenes = await flow('scene-detection', { token: srv.token, index: ids.indexName, video_id: ids.key });
+    expect(scenes.status).toBe(200);
+    expect((scenes.body as Obj).output.scenes.length).toBeGreaterThan(0);
+    const clips = await flow('clipping', { token: srv.token, index: ids.indexName, video_id: ids.key, prompt: 'room' });
+    expect(clips.status).toBe(200);
+    expect((await flow('search', { token: srv.token, index: ids.indexName, query: 'room' })).status).toBe(200);
+    expect((await flow('no-such-flow', { token: srv.token, index: ids.indexName })).status).toBe(404);
+    expect((await flow('clipping', { index: ids.indexName, video_id: ids.key, prompt: 'x' })).status).toBe(401);
+    expect((await flow('clipping', { token: srv.token, index: ids.indexName, video_id: ids.key })).status).toBe(400);
+  }, 60_000);
+
   test('deleteIndex, restoreIndex and removeFromIndex; errors', async () => {
     const path = { index_id: ids.index };
     expect((await call('deleteIndex', { params: { path, query: { token: srv.token } } })).body).toMatchObject({

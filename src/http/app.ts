@@ -5,7 +5,7 @@
 import { Elysia } from 'elysia';
 import { ApiError, errorBody } from '../errors';
 import { setOrigin } from './auth';
-import { checkParsedBody, limitBody, NATIVE_BODY_LIMIT } from './body';
+import { bodyLimitOf, checkParsedBody, limitBody, NATIVE_BODY_LIMIT } from './body';
 import { hostCheck, pathOf } from './host';
 import type { Service } from '../service';
 import { docsPlugin } from './docs';
@@ -20,6 +20,8 @@ import { liveRoutes } from './routes/live';
 import { mediaRoutes } from './routes/media';
 import { mcpRoutes } from '../mcp/http';
 import { searchRoutes } from './routes/search';
+import { sdkSearchRoutes } from './routes/sdk-search';
+import { flowRoutes } from './routes/flows';
 import { peopleRoutes } from './routes/people';
 import { uiRoutes } from './routes/ui';
 import { uploadRoutes } from './routes/upload';
@@ -27,7 +29,6 @@ import { videoRoutes } from './routes/videos';
 import { webhookRoutes } from './routes/webhooks';
 
 export function createHttpApp(s: Service, opts: HttpOptions) {
-  const maxBody = s.config.maxBodyBytes;
   const hosts = hostCheck(s.config);
   // The document is built from the finished app's routes, registered after the docs plugin.
   let routes: () => readonly RouteLike[] = () => [];
@@ -43,8 +44,7 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
       }
       const origin = hosts.check(c.request);
       // Bodies are limited here, not by Bun, so that a refusal has the error shape (see body.ts).
-      // A pushed live frame is a base64 PNG: far more than any JSON request needs.
-      c.request = limitBody(c.request, pathOf(c.request) === '/stream' ? s.config.maxFrameBodyBytes : maxBody);
+      c.request = limitBody(c.request, bodyLimitOf(c.request, s.config));
       setOrigin(c.request, origin);
     })
     .onTransform(({ body }) => checkParsedBody(body))
@@ -66,6 +66,8 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
     .use(hostedRoutes(s))
     .use(fileUploadRoutes(s))
     .use(searchRoutes(s))
+    .use(sdkSearchRoutes(s))
+    .use(flowRoutes(s))
     .use(exportRoutes(s))
     .use(webhookRoutes(s))
     .use(inquireRoutes(s))

@@ -12,6 +12,20 @@ import { UPLOAD_PATH_PREFIX } from '../ingest/grants';
 /** Paths whose body is a file, not a JSON object: the route reads it as a stream. */
 export const RAW_BODY_PATHS = new Set(['/upload']);
 
+/**
+ * POST paths whose JSON carries an image (base64 or a URL): they get --max-image-body-bytes, every
+ * other body keeps --max-body-bytes, so only these few can make the server hold megabytes.
+ */
+export const IMAGE_BODY_PATHS = new Set(['/search', '/core/search', '/stream']);
+
+/** The body limit of a request: the image endpoints' larger one, or the general one. */
+export function bodyLimitOf(request: Request, limits: { maxBodyBytes: number; maxImageBodyBytes: number }): number {
+  if (request.method !== 'POST') return limits.maxBodyBytes;
+  return IMAGE_BODY_PATHS.has(new URL(request.url).pathname)
+    ? Math.max(limits.maxImageBodyBytes, limits.maxBodyBytes)
+    : limits.maxBodyBytes;
+}
+
 /** Bun's own limit stays only as a backstop far above ours, since it answers without a body. */
 export const NATIVE_BODY_LIMIT = 2 ** 40;
 
@@ -20,7 +34,7 @@ export const NOT_A_JSON_OBJECT =
 
 const tooLarge = (max: number) =>
   payloadTooLarge(
-    `the request body is larger than the limit of ${max} bytes (--max-body-bytes); send only the documented JSON fields`,
+    `the request body is larger than the limit of ${max} bytes of this endpoint (--max-body-bytes, --max-image-body-bytes where an image is taken); send only the documented JSON fields`,
   );
 
 /**

@@ -40,6 +40,7 @@ const TAGS = [
   { name: 'people', description: 'People of an index (faces grouped by likeness)' },
   { name: 'exports', description: "A video's analysis as files: subtitles and insights" },
   { name: 'accounts', description: "Tokens (the hosted API's token check)" },
+  { name: 'flows', description: "The hosted API's flows: search, clipping, scene detection, content moderation" },
   {
     name: 'live',
     description: 'Live streams (pushed frames, cameras, live playlists) and standing questions (alerts)',

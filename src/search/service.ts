@@ -12,6 +12,7 @@ import { badRequest, notFound } from '../errors';
 import type { IndexService } from '../indexes/service';
 import type { MediaLinks } from '../media/links';
 import type { Db } from '../storage/db';
+import { NOISE, SEM_FLOOR, STRONG } from './relevance';
 import type { RetrievalCore } from './retrieval';
 import { SEGMENT_KINDS, videos, type SegmentKind, type User, type Video } from '../storage/schema';
 
@@ -32,6 +33,8 @@ export interface SearchRequest {
 export interface Moment extends Evidence {
   /** Why it matched: a word of the query, its meaning (embedding similarity), or both. */
   matched: 'keyword' | 'meaning' | 'both';
+  /** How clearly it bears on the query, 0–1, comparable across kinds: ≥ 0.5 clearly, < 0.2 noise. */
+  relevance: number;
 }
 
 export interface SearchPage {
@@ -45,6 +48,11 @@ export interface SearchPage {
   /** Offset of the next page, or null on the last one. */
   next_offset: number | null;
   credits_used: number;
+  /**
+   * True when moments were found but none clearly bears on the query (every relevance < 0.5):
+   * they are the closest there are, not matches. When some do, the weaker ones are left out.
+   */
+  weak_only: boolean;
 }
 
 export class SearchService {
@@ -75,12 +83,20 @@ export class SearchService {
     }
     vids = vids.filter((v) => v.storagePath !== null);
     const byId = new Map(vids.map((v) => [v.id, v]));
-    const ranked = await this.d.retrieval.retrieve({ videos: vids, window: null }, q, readIntent(q), SEARCH_CANDIDATES);
-    const hits = kinds ? ranked.filter((r) => kinds.has(r.segment.kind)) : ranked;
+    const scope = { videos: vids, window: null, ...(kinds && { kinds: [...kinds] }) };
+    const ranked = await this.d.retrieval.retrieve(scope, q, readIntent(q), SEARCH_CANDIDATES);
+    // Ordered by relevance (the same scale for every kind). When some moments clearly match, the
+    // ones that do not are noise beside them ("red car": not every animal "by meaning"); when none
+    // does, the closest are shown and flagged as weak.
+    const sorted = ranked
+      .filter((r) => (!kinds || kinds.has(r.segment.kind)) && r.relevance >= NOISE)
+      .sort((a, b) => b.relevance - a.relevance || b.score - a.score);
+    const strong = sorted.length > 0 && sorted[0]!.relevance >= STRONG;
+    const hits = strong ? sorted.filter((r) => r.relevance >= STRONG) : sorted;
     const page = hits.slice(offset, offset + limit).map((r): Moment => {
       const s = r.segment;
       const frame = this.d.retrieval.frameNear(s.videoId, (s.start + s.end) / 2);
-      const semantic = r.cosine !== null && r.cosine >= 0.25;
+      const semantic = r.cosine !== null && r.cosine >= SEM_FLOOR;
       return {
         video_id: s.videoId,
         file_name: byId.get(s.videoId)?.fileName ?? '',
@@ -88,7 +104,8 @@ export class SearchService {
         end: s.end,
         kind: s.kind,
         text: s.text,
-        score: Math.round(r.score * 1000) / 1000,
+        score: Math.round(r.relevance * 1000) / 1000,
+        relevance: Math.round(r.relevance * 1000) / 1000,
         frame_url: frame ? this.d.links.sign(`/media/${s.videoId}/frames/${frame}`) : null,
         matched: r.keyword && semantic ? 'both' : r.keyword ? 'keyword' : 'meaning',
       };
@@ -103,6 +120,7 @@ export class SearchService {
       limit,
       next_offset: next < hits.length ? next : null,
       credits_used: 0,
+      weak_only: hits.length > 0 && !strong,
     };
   }
 }

@@ -194,8 +194,13 @@ export const segments = sqliteTable(
     confidence: real('confidence'),
     /** Kind-specific details (boxes, counts, labels, engine), JSON. */
     extra: text('extra', { mode: 'json' }).$type<Record<string, unknown>>(),
-    /** Float32 sentence embedding of `text`. */
+    /**
+     * Legacy: the float32 embedding that rows carried before the compact vector store. The retrieval
+     * core moves any it finds into `segment_vectors` at start-up and clears it; nothing writes it.
+     */
     embedding: blob('embedding', { mode: 'buffer' }),
+    /** The row of `segment_vectors` that holds this segment's sentence embedding (many segments share one). */
+    vectorId: integer('vector_id'),
   },
   (t) => [
     index('segments_video_kind_idx').on(t.videoId, t.kind, t.start),
@@ -203,7 +208,29 @@ export const segments = sqliteTable(
     // scope; with `end`, the seconds each label spans are summed from the index alone ("not found"
     // answers at 100 h: 90 → 22 ms).
     index('segments_video_kind_text_end_idx').on(t.videoId, t.kind, t.text, t.start, t.end),
+    // Nearest vectors → their segments (the ANN index returns vector ids).
+    index('segments_vector_idx').on(t.vectorId),
+    // Finds the rows still holding a legacy float32 vector without reading the table.
+    index('segments_legacy_embedding_idx').on(t.id).where(sql`${t.embedding} IS NOT NULL`),
   ],
+);
+
+/**
+ * The compact vector store (issue 27): each distinct sentence embedding of a video once, as int8
+ * (each component scaled by 127 / its largest magnitude; cosines need no scale), apart from the
+ * segment rows so that both tables' pages are full. One store, read by search and answers alike.
+ */
+export const segmentVectors = sqliteTable(
+  'segment_vectors',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    videoId: text('video_id')
+      .notNull()
+      .references(() => videos.id, { onDelete: 'cascade' }),
+    /** int8 components, one byte each. */
+    vector: blob('vector', { mode: 'buffer' }).notNull(),
+  },
+  (t) => [index('segment_vectors_video_idx').on(t.videoId, t.id)],
 );
 
 /** Sampled frames kept as small JPEGs (media/<video_id>/frames/<n>.jpg) for citations. */
@@ -225,7 +252,8 @@ export const frames = sqliteTable(
 );
 
 export type Job = typeof jobs.$inferSelect;
-export type Segment = typeof segments.$inferSelect;
+/** A segment row; `vectorId` is read only where vectors matter (retrieval), so it may be absent. */
+export type Segment = Omit<typeof segments.$inferSelect, 'vectorId'> & { vectorId?: number | null };
 export type Frame = typeof frames.$inferSelect;
 
 // --- webhooks (issue 14): per-user signing secrets, per-index URLs, and the delivery outbox

@@ -17,7 +17,7 @@ import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { openDatabase, type Db } from '../../src/storage/db';
 import { DataDir } from '../../src/storage/files';
-import { mediaIndexes, segments, users, videos } from '../../src/storage/schema';
+import { mediaIndexes, segments, segmentVectors, users, videos } from '../../src/storage/schema';
 import { clip } from '../helpers';
 
 // One model for the whole file (it loads in ~0.1 s, but each copy holds ~150 MB).
@@ -177,7 +177,7 @@ class FixedSegments implements Analyzer {
 }
 
 describe('embeddings stage', () => {
-  test('fills a 2048-byte embedding for every segment, and questions find the right one', async () => {
+  test('stores a vector (int8, 512 bytes) for every segment, and questions find the right one', async () => {
     // A dummy file: this stage never decodes the video, the pipeline only checks the file is there.
     const src = join(mkdtempSync(join(tmpdir(), 'vidq-embed-src-')), 'v.mp4');
     writeFileSync(src, 'not decoded');
@@ -217,7 +217,8 @@ describe('embeddings stage', () => {
 
       const rows = env.db.select().from(segments).where(eq(segments.videoId, env.videoId)).all();
       expect(rows).toHaveLength(fixture.length);
-      for (const r of rows) expect(r.embedding?.byteLength).toBe(2048);
+      const vectorOf = storedVectors(env.db);
+      for (const r of rows) expect(vectorOf(r.vectorId)).toHaveLength(512);
       const video = env.db.select().from(videos).where(eq(videos.id, env.videoId)).get()!;
       expect(video.status).toBe('ready');
       // The three person spans and the two speech spans share a sentence each.
@@ -230,7 +231,7 @@ describe('embeddings stage', () => {
 
       const nearest = async (question: string) => {
         const [q] = await embedder.embed([question]);
-        return rows.map((r) => ({ r, s: cosine(q!, fromBlob(r.embedding!)) })).sort((a, b) => b.s - a.s)[0]!.r;
+        return rows.map((r) => ({ r, s: cosine(q!, vectorOf(r.vectorId)) })).sort((a, b) => b.s - a.s)[0]!.r;
       };
       const expectations: [string, (r: (typeof rows)[number]) => boolean][] = [
         ['when does the dog appear?', (r) => r.text === 'dog'],
@@ -267,13 +268,30 @@ describe('embeddings stage', () => {
       const shots = env.db.select().from(segments).where(eq(segments.videoId, env.videoId)).all();
       expect(shots.map((s) => s.kind)).toEqual(['shot', 'shot', 'shot', 'shot']);
       shots.slice(1).forEach((s, i) => expect(Math.abs(s.start - [12, 16, 23][i]!)).toBeLessThanOrEqual(1));
-      for (const s of shots) {
-        expect(s.embedding?.byteLength).toBe(2048);
-        expect(Math.abs(cosine(fromBlob(s.embedding!), fromBlob(s.embedding!)) - 1)).toBeLessThan(1e-5);
-      }
+      const vectorOf = storedVectors(env.db);
+      // Each shot has a vector of its own (int8, 512 bytes), of unit length once read back.
+      expect(new Set(shots.map((s) => s.vectorId)).size).toBe(shots.length);
+      for (const s of shots)
+        expect(Math.abs(cosine(vectorOf(s.vectorId), vectorOf(s.vectorId)) - 1)).toBeLessThan(1e-5);
     } finally {
       env.db.$client.close();
       rmSync(env.dir, { recursive: true, force: true });
     }
   });
 });
+
+/** A stored vector (int8 in segment_vectors) read back as a unit-length Float32Array. */
+function storedVectors(db: Db): (id: number | null | undefined) => Float32Array {
+  return (id) => {
+    const row = db
+      .select()
+      .from(segmentVectors)
+      .where(eq(segmentVectors.id, id ?? -1))
+      .get();
+    if (!row) throw new Error(`segment without a stored vector (vector_id ${id})`);
+    const b = row.vector as Buffer;
+    const v = Float32Array.from(new Int8Array(b.buffer, b.byteOffset, b.byteLength));
+    const n = Math.hypot(...v) || 1;
+    return v.map((x) => x / n);
+  };
+}

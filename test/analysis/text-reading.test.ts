@@ -325,10 +325,9 @@ describe('retrieval across missing spaces and case', () => {
       expect(existsSync(join(srv.dataDir, 'media', up.body.data.key, 'probes'))).toBe(false);
       expect(readdirSync(join(srv.dataDir, 'media', up.body.data.key, 'frames')).length).toBeGreaterThan(0);
       // The keyword search itself (BM25 over the index) finds the title from either spelling.
-      const { EmbeddingCache, EvidenceFinder } = await import('../../src/answering/evidence');
       const { videos } = await import('../../src/storage/schema');
       const db = srv.server.service.db;
-      const finder = new EvidenceFinder(db, new EmbeddingCache(db), null);
+      const finder = srv.server.service.retrieval.finder;
       const scope = { videos: db.select().from(videos).all(), window: null };
       const texts = (ids: number[]) =>
         ids.map((id) => db.all<{ text: string }>(`SELECT text FROM segments WHERE id = ${Number(id)}`)[0]!.text);

@@ -1502,6 +1502,137 @@ const cases: Case[] = [
     status: 400,
     says: 'download',
   },
+  // --- POST /search in the hosted API's shape, and the flows (POST /core/<name>)
+  ...((): Case[] => {
+    const search = (fields: () => Record<string, unknown>) => lazy('/search', () => fields());
+    const pid = () => A() + 'seeded';
+    const flow = (name: string, fields: () => Record<string, unknown>) =>
+      lazy(`/core/${name}`, () => ({ token: A(), index: 'seeded', ...fields() }));
+    return [
+      { name: '/search without project_id', send: search(() => ({ query: 'x' })), status: 400, says: 'project_id' },
+      {
+        name: '/search with an unknown token in project_id',
+        send: search(() => ({ project_id: 'q'.repeat(60) + 'seeded', query: 'x' })),
+        status: 401,
+        says: 'token',
+      },
+      {
+        name: '/search with a project_id that is only the token',
+        send: search(() => ({ project_id: A(), query: 'x' })),
+        status: 400,
+        says: 'followed by the index name',
+      },
+      {
+        name: '/search with neither query nor image',
+        send: search(() => ({ project_id: pid() })),
+        status: 400,
+        says: 'image',
+      },
+      {
+        name: '/search with numargs 0',
+        send: search(() => ({ project_id: pid(), query: 'x', numargs: 0 })),
+        status: 400,
+        says: 'numargs',
+      },
+      {
+        name: '/search with numargs that is no number',
+        send: search(() => ({ project_id: pid(), query: 'x', numargs: 'many' })),
+        status: 400,
+        says: 'numargs',
+      },
+      {
+        name: '/search with a negative threshold',
+        send: search(() => ({ project_id: pid(), query: 'x', threshold: -1 })),
+        status: 400,
+        says: 'threshold',
+      },
+      {
+        name: '/search with an image that is not base64',
+        send: search(() => ({ project_id: pid(), image: '!!! not base64 !!!' })),
+        status: 400,
+        says: 'image',
+      },
+      {
+        name: '/search with the base64 of something that is not a picture',
+        send: search(() => ({ project_id: pid(), image: Buffer.from('%PDF-1.4 not a picture').toString('base64') })),
+        status: 400,
+        says: 'image',
+      },
+      {
+        name: '/search with an ftp image URL',
+        send: search(() => ({ project_id: pid(), image: 'ftp://example.com/a.png' })),
+        status: 400,
+        says: 'scheme',
+      },
+      {
+        name: '/search with a private image URL (default policy)',
+        on: 'strict',
+        send: lazy('/search', () => ({ project_id: strict.token + 'strict-seed', image: 'http://127.0.0.1:9/a.png' })),
+        status: 403,
+        says: '--allow-private-urls',
+      },
+      {
+        name: '/search with a file of another index in subindex',
+        send: search(() => ({ project_id: pid(), query: 'x', subindex: [seed.eveKey] })),
+        status: 404,
+        says: 'not in this index',
+      },
+      {
+        name: '/search with subindex as a string',
+        send: search(() => ({ project_id: pid(), query: 'x', subindex: seed.key })),
+        status: 400,
+        says: 'subindex',
+      },
+      {
+        name: '/core/<unknown flow>',
+        send: flow('summarise-everything', () => ({})),
+        status: 404,
+        says: 'no flow named',
+      },
+      {
+        name: '/core/clipping without index',
+        send: lazy('/core/clipping', () => ({ token: A(), video_id: seed.key, prompt: 'x' })),
+        status: 400,
+        says: 'index',
+      },
+      {
+        name: '/core/clipping without a token',
+        send: lazy('/core/clipping', () => ({ index: 'seeded', video_id: seed.key, prompt: 'x' })),
+        status: 401,
+        says: 'token',
+      },
+      {
+        name: '/core/clipping without video_id',
+        send: flow('clipping', () => ({ prompt: 'x' })),
+        status: 400,
+        says: 'video_id',
+      },
+      {
+        name: '/core/clipping with an unknown video',
+        send: flow('clipping', () => ({ video_id: 'NOPE', prompt: 'x' })),
+        status: 404,
+        says: 'not in this index',
+      },
+      {
+        name: '/core/clipping with a negative min_length',
+        send: flow('clipping', () => ({ video_id: seed.key, prompt: 'x', min_length: -3 })),
+        status: 400,
+        says: 'min_length',
+      },
+      {
+        name: '/core/scene-detection with video_id as a number',
+        send: flow('scene-detection', () => ({ video_id: 12 })),
+        status: 400,
+        says: 'video_id',
+      },
+      {
+        name: '/core/clipping with a body over --max-body-bytes (only /search takes images)',
+        send: flow('clipping', () => ({ video_id: seed.key, prompt: 'x', image: 'A'.repeat(MAX_BODY) })),
+        status: 413,
+        says: 'larger than the limit',
+      },
+    ];
+  })(),
 ];
 
 describe('bad input is refused clearly and leaves nothing behind', () => {

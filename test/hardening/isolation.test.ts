@@ -453,6 +453,45 @@ describe("one user cannot reach the other's indexes, videos or files", () => {
       status: [404],
     },
     {
+      name: "POST /search (the SDK's shape) with his token + her index name as project_id",
+      run: () => call('/search', { json: { project_id: bob.token + alice.indexName, api: bob.token, query: 'men' } }),
+      status: [404],
+      echoes: () => [alice.indexName],
+    },
+    {
+      name: 'POST /search with his token + her index_id as project_id',
+      run: () => call('/search', { json: { project_id: bob.token + alice.indexId, api: bob.token, query: 'men' } }),
+      status: [404],
+    },
+    {
+      name: 'POST /search on his index with her video in subindex',
+      run: () =>
+        call('/search', { json: { project_id: bob.token + bob.indexId, query: 'men', subindex: [alice.key] } }),
+      status: [404],
+    },
+    ...(['clipping', 'scene-detection', 'content-moderation'] as const).flatMap((flow) => [
+      {
+        name: `POST /core/${flow} on her index and video`,
+        run: () =>
+          call(`/core/${flow}`, {
+            json: { token: bob.token, index: alice.indexId, video_id: alice.key, prompt: 'men' },
+          }),
+        status: [404],
+      },
+      {
+        name: `POST /core/${flow} on his index with her video`,
+        run: () =>
+          call(`/core/${flow}`, { json: { token: bob.token, index: bob.indexId, video_id: alice.key, prompt: 'men' } }),
+        status: [404],
+      },
+    ]),
+    {
+      name: 'POST /core/search on her index by name',
+      run: () => call('/core/search', { json: { token: bob.token, index: alice.indexName, query: 'men' } }),
+      status: [404],
+      echoes: () => [alice.indexName],
+    },
+    {
       name: 'PUT a name on her person through his index',
       run: () =>
         call(`/indexes/${bob.indexId}/people/${alice.personId}`, {

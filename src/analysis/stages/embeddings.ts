@@ -1,7 +1,7 @@
 /**
  * The embeddings stage: a sentence embedding for every segment the earlier stages stored, so that
- * questions can be matched by meaning. It adds no segments; it fills `segments.embedding` in the
- * transaction that ends the stage.
+ * questions can be matched by meaning. It adds no segments; it stores the vectors (src/search/vectors.ts)
+ * in the transaction that ends the stage.
  *
  * What is embedded is a short sentence per segment rather than its bare text, because questions are
  * sentences ("when does the dog appear?", "how many people are there?"). On 25 questions over 17
@@ -9,11 +9,11 @@
  * X" 18 ("visible" pulled every "what is shown?" question to the objects); the phrasing below 24. It
  * was tuned on those questions, so take the 24 as optimistic; the gain over bare text is the point.
  */
-import { eq } from 'drizzle-orm';
+import { clearVideoVectors, storeVideoVectors } from '../../search/vectors';
 import type { Db } from '../../storage/db';
-import { segments, type Segment } from '../../storage/schema';
+import type { Segment } from '../../storage/schema';
 import type { Analyzer, EngineInfo, StageContext, StageResult } from '../contracts';
-import { toBlob, UseEmbedder, type Embedder } from '../engines/embedder';
+import { UseEmbedder, type Embedder } from '../engines/embedder';
 import { ModelServerError } from '../engines/model-server/client';
 
 /** Texts per embedder call: the unit of progress and of cancellation. */
@@ -58,13 +58,12 @@ export class EmbeddingsAnalyzer implements Analyzer {
         const videoId = ctx.video.id;
         return {
           summary: { engine: this.info.name, segments: segs.length, skipped: `embeddings: skipped — ${e.message}` },
-          apply: (tx: Db) =>
-            void tx.update(segments).set({ embedding: null }).where(eq(segments.videoId, videoId)).run(),
+          apply: (tx: Db) => clearVideoVectors(tx, videoId),
         };
       }
       ctx.progress(Math.min(texts.length, i + STEP) / texts.length);
     }
-    const blobs = vectors.map(toBlob);
+    const videoId = ctx.video.id;
     return {
       summary: {
         engine: this.info.name,
@@ -72,11 +71,15 @@ export class EmbeddingsAnalyzer implements Analyzer {
         segments: segs.length,
         distinct_texts: texts.length,
       },
-      apply(tx: Db) {
-        segs.forEach((s, j) =>
-          tx.update(segments).set({ embedding: blobs[which[j]!]! }).where(eq(segments.id, s.id)).run(),
-        );
-      },
+      // The compact vector store (src/search/vectors.ts): each distinct vector once, as int8.
+      apply: (tx: Db) =>
+        storeVideoVectors(
+          tx,
+          videoId,
+          segs.map((s) => s.id),
+          which,
+          vectors,
+        ),
     };
   }
 

@@ -6,3 +6,4 @@
 export const OBJECTS_WORKER = new URL('./objects-worker.ts', import.meta.url);
 export const FACES_WORKER = new URL('./faces-worker.ts', import.meta.url);
 export const EMBEDDER_WORKER = new URL('./embedder-worker.ts', import.meta.url);
+export const MODERATION_WORKER = new URL('./moderation-worker.ts', import.meta.url);

@@ -31,6 +31,10 @@ const Moment = t.Composite([
       description: 'why it matched: keyword (a word of the query), meaning (embedding similarity) or both',
       enum: ['keyword', 'meaning', 'both'],
     }),
+    relevance: t.Number({
+      description:
+        'how clearly the moment bears on the query, 0 to 1, on the same scale for every kind: 0.5 and above clearly (a word of the query, the rarer words weighing more, or a close meaning); under 0.2 noise, never returned',
+    }),
   }),
 ]);
 
@@ -43,6 +47,10 @@ export const SearchResponse = t.Object({
   limit: t.Integer(),
   next_offset: t.Union([t.Integer(), t.Null()], { description: 'offset of the next page; null on the last one' }),
   credits_used: t.Integer({ description: 'always 0: searching is free, answers cost credits' }),
+  weak_only: t.Boolean({
+    description:
+      'true when moments were found but none clearly bears on the query (every relevance under 0.5): they are the closest there are. When some do, the weaker ones are left out.',
+  }),
 });
 
 export function searchRoutes(s: Service) {
@@ -59,7 +67,7 @@ export function searchRoutes(s: Service) {
         operationId: 'searchMoments',
         tags: ['inquire'],
         summary: 'Ranked moments of an index that match a query (no answer composed; free)',
-        description: `The moments /inquire would build an answer from (keyword search and embedding similarity fused by rank), each with its video, time span, kind, text, score, frame and why it matched; paged with \`limit\` and \`offset\` over the best ${SEARCH_CANDIDATES}. Free of charge: credits pay for composed answers.`,
+        description: `The moments /inquire would build an answer from (keyword search and embedding similarity, every segment kind scored on one relevance scale), each with its video, time span, kind, text, score (its relevance), frame and why it matched. When some moments clearly match (relevance ≥ 0.5), weaker ones are left out; when none does, the closest are returned with \`weak_only: true\`. Paged with \`limit\` and \`offset\` over the best ${SEARCH_CANDIDATES}. Free of charge: credits pay for composed answers.`,
       },
     },
   );

@@ -1,0 +1,422 @@
+/**
+ * Evidence retrieval: the segments of a question's scope (videos, time window, kinds) that bear on
+ * it, of every kind, found by keyword search (FTS5, BM25) and by embedding similarity (the vector
+ * store: exact for small scopes, HNSW for large ones), each scored by a relevance that means the same
+ * across kinds (src/search/relevance.ts), then weighted by the kinds the question's wording needs.
+ */
+import { and, asc, desc, eq, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
+import type { Embedder } from '../analysis/engines/embedder';
+import { splitRun } from '../analysis/word-spaces';
+import type { Intent } from '../answering/intent';
+import type { Db } from '../storage/db';
+import { frames, segments, type Segment, type SegmentKind, type Video } from '../storage/schema';
+import { combine, keywordRelevance, SEM_FLOOR, semanticRelevance, stem, stems, wordWeight } from './relevance';
+import type { VectorStore } from './vectors';
+
+export interface ScopeWindow {
+  videos: Video[];
+  /** Time window within each video (null: the whole video). */
+  window: { start: number; end: number } | null;
+  /** Only these segment kinds (absent: every kind). */
+  kinds?: SegmentKind[];
+}
+
+/** A ranked segment: its score for this question, its relevance, and the raw signals behind them. */
+export interface Ranked {
+  segment: Segment;
+  /**
+   * relevance × (1 + 0.1 · ln(the weight of its kind for what the question asks)): the order within
+   * one answer. The kind tips the balance between near-equal matches (×0.88 to ×1.11), never a clearer one.
+   */
+  score: number;
+  /**
+   * How clearly it bears on the text, in [0, 1], the same scale for every kind: ≥ 0.5 clearly (a
+   * content word of the query matched, or a close meaning), < 0.2 noise. See relevance.ts.
+   */
+  relevance: number;
+  /** It contains a word of the question. */
+  keyword: boolean;
+  /** Cosine similarity to the question (null: no vector for it, or no embedder). */
+  cosine: number | null;
+}
+
+/** Keyword candidates per question (best BM25 first). */
+const KEYWORD_CANDIDATES = 100;
+/** Nearest distinct vectors per question, and the most segments they may stand for. */
+const SEMANTIC_VECTORS = 60;
+const SEMANTIC_SEGMENTS = 120;
+/** Document frequencies are counted up to this (a word this common weighs about the same beyond). */
+const DF_CAP = 2_000;
+
+/** Every column but the legacy embedding (segment rows are read without it). */
+const ROW = {
+  id: segments.id,
+  videoId: segments.videoId,
+  kind: segments.kind,
+  start: segments.start,
+  end: segments.end,
+  text: segments.text,
+  confidence: segments.confidence,
+  extra: segments.extra,
+  vectorId: segments.vectorId,
+};
+
+/** Kind weights by what the question needs (multiplied into the score; relevance stays as it is). */
+export function kindWeights(intent: Intent): Record<SegmentKind, number> {
+  const w: Record<SegmentKind, number> = {
+    shot: 0.3,
+    ocr: 1,
+    object: 1,
+    speech: 0.5,
+    transcript: 1,
+    caption: 1,
+    audio: 0.5,
+    face: 0.3,
+  };
+  if (intent.needs.has('said')) {
+    w.transcript = 3;
+    w.speech = 1.5;
+    w.ocr = 0.7;
+  }
+  if (intent.needs.has('written')) {
+    w.ocr = 3;
+    w.transcript = 0.8;
+  }
+  if (intent.needs.has('count') || intent.needs.has('presence') || intent.labels.length) w.object = 2.5;
+  if (intent.needs.has('summary')) w.shot = 1.5;
+  return w;
+}
+
+export class EvidenceFinder {
+  constructor(
+    private readonly db: Db,
+    private readonly vectors: VectorStore,
+    private readonly embedder: Embedder | null,
+  ) {}
+
+  /** Segments of the scope, by kind (and label for objects), in time order; without their embeddings (null). */
+  byKind(scope: ScopeWindow, kinds: SegmentKind[], opts: { labels?: string[]; limit?: number } = {}): Segment[] {
+    if (scope.videos.length === 0) return [];
+    const conds = this.inScope(scope, kinds, opts.labels);
+    // The ids first: the sort and the limit work on the index alone (segments_video_kind_idx, or
+    // segments_video_kind_text_idx for labels), and only the rows kept are read.
+    const ids = this.db
+      .select({ id: segments.id })
+      .from(segments)
+      .where(and(...conds))
+      .orderBy(asc(segments.start))
+      .limit(opts.limit ?? 500)
+      .all()
+      .map((r) => r.id);
+    const byId = new Map(this.rows(ids).map((s) => [s.id, s]));
+    return ids.map((id) => byId.get(id)!);
+  }
+
+  /**
+   * Seconds each label of `kind` spans in the scope (spans summed whole), longest first, of equal
+   * ones the first seen first. Summed in SQL: object rows carry per-frame boxes, and reading them
+   * all to add up durations was the bulk of a "not found" answer's time on the server's thread.
+   */
+  labelSeconds(scope: ScopeWindow, kind: SegmentKind, limit: number): { label: string; seconds: number }[] {
+    if (scope.videos.length === 0) return [];
+    const seconds = sql<number>`sum(${segments.end} - ${segments.start})`;
+    return this.db
+      .select({ label: segments.text, seconds })
+      .from(segments)
+      .where(and(...this.inScope(scope, [kind])))
+      .groupBy(segments.text)
+      .orderBy(desc(seconds), asc(sql`min(${segments.start})`))
+      .limit(limit)
+      .all();
+  }
+
+  /** Whether the scope has any segment of these kinds. */
+  has(scope: ScopeWindow, kinds: SegmentKind[]): boolean {
+    if (scope.videos.length === 0) return false;
+    return !!this.db
+      .select({ id: segments.id })
+      .from(segments)
+      .where(and(...this.inScope(scope, kinds)))
+      .limit(1)
+      .get();
+  }
+
+  private inScope(scope: ScopeWindow, kinds: SegmentKind[], labels?: string[]): SQL[] {
+    const conds: SQL[] = [
+      inArray(
+        segments.videoId,
+        scope.videos.map((v) => v.id),
+      ),
+      inArray(segments.kind, kinds),
+    ];
+    if (labels?.length) conds.push(inArray(segments.text, labels));
+    if (scope.window) conds.push(gte(segments.end, scope.window.start), lte(segments.start, scope.window.end));
+    return conds;
+  }
+
+  /**
+   * Segments by id (in id order). The ids go in as one JSON parameter: as `IN (?, ?, …)` up to 500
+   * placeholders made building and preparing the statement the costliest step of a question.
+   */
+  private rows(ids: number[]): Segment[] {
+    if (ids.length === 0) return [];
+    return this.db
+      .select(ROW)
+      .from(segments)
+      .where(sql`${segments.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`)
+      .orderBy(asc(segments.id))
+      .all()
+      .map((r) => ({ ...r, embedding: null }));
+  }
+
+  /** SQL conditions on `s` (a segments alias) for the scope's videos, window and kinds. */
+  private scopeSql(scope: ScopeWindow): SQL {
+    const ids = JSON.stringify(scope.videos.map((v) => v.id));
+    const win = scope.window ? sql` AND s.end >= ${scope.window.start} AND s.start <= ${scope.window.end}` : sql``;
+    const kinds = scope.kinds?.length
+      ? sql` AND s.kind IN (SELECT value FROM json_each(${JSON.stringify(scope.kinds)}))`
+      : sql``;
+    return sql`s.video_id IN (SELECT value FROM json_each(${ids}))${win}${kinds}`;
+  }
+
+  /** The FTS5 query for words: each quoted, OR-ed; a run-together word also as the words it is made of. */
+  private matchOf(keywords: string[]): string {
+    // The index holds text with its word spaces put back (see word-spaces.ts).
+    const terms = keywords.flatMap((k) => {
+      const words = /^\p{Script=Latin}{6,}$/u.test(k) ? splitRun(k) : k;
+      return words !== k ? [k, words] : [k];
+    });
+    return terms.map((k) => `"${k.replace(/"/g, '""')}"`).join(' OR ');
+  }
+
+  /** Keyword search (BM25) over the scope; returns segment ids best first. */
+  keyword(scope: ScopeWindow, keywords: string[], limit = 40): number[] {
+    if (keywords.length === 0 || scope.videos.length === 0) return [];
+    const rows = this.db.all<{ id: number }>(
+      sql`SELECT s.id AS id FROM segments_fts f JOIN segments s ON s.id = f.rowid
+          WHERE segments_fts MATCH ${this.matchOf(keywords)} AND ${this.scopeSql(scope)}
+          ORDER BY bm25(segments_fts) LIMIT ${limit}`,
+    );
+    return rows.map((r) => r.id);
+  }
+
+  /** The question's embedding (normalised), or null without an embedding model. */
+  private async queryVector(question: string, vector: Float32Array | null): Promise<Float32Array | null> {
+    if (!this.embedder) return null;
+    let q: Float32Array;
+    try {
+      q = vector ?? ((await this.embedder.embed([question])) as [Float32Array])[0];
+    } catch {
+      return null; // no embedding model here: keyword search still answers
+    }
+    let n = 0;
+    for (let i = 0; i < q.length; i++) n += q[i]! * q[i]!;
+    n = Math.sqrt(n);
+    return n > 0 && Math.abs(n - 1) > 1e-3 ? q.map((x) => x / n) : q;
+  }
+
+  /** Videos whose vectors can be compared with the question's (those of the configured model). */
+  private comparable(scope: ScopeWindow): Video[] {
+    // Never compare vectors of two models (issue 11): a video embedded by another model (its
+    // re-embedding not done yet) is left to keyword search.
+    return this.embedder ? scope.videos.filter((v) => embeddedBy(v) === this.embedder!.info.name) : [];
+  }
+
+  /** Embedding similarity over the scope; returns [segment id, cosine] best first. */
+  async semantic(
+    scope: ScopeWindow,
+    question: string,
+    limit = 40,
+    vector: Float32Array | null = null,
+  ): Promise<[number, number][]> {
+    const q = await this.queryVector(question, vector);
+    if (!q) return [];
+    return (await this.semanticRows(scope, q, limit)).map(([s, c]) => [s.id, c]);
+  }
+
+  /** Segments nearest in meaning, best first (of equal cosines, in time order), up to `limit`. */
+  private async semanticRows(scope: ScopeWindow, q: Float32Array, limit: number): Promise<[Segment, number][]> {
+    const videos = this.comparable(scope);
+    if (videos.length === 0) return [];
+    const narrowed = scope.window !== null || (scope.kinds?.length ?? 0) > 0;
+    let cos: Map<number, number>;
+    if (scope.window) {
+      // A moment: every vector of the segments in the window, exactly (few).
+      const ids = this.db
+        .all<{ v: number }>(
+          sql`SELECT DISTINCT s.vector_id AS v FROM segments s WHERE ${this.scopeSql({ ...scope, videos })} AND s.vector_id IS NOT NULL LIMIT 20000`,
+        )
+        .map((r) => r.v);
+      cos = this.vectors.cosinesById(ids, q);
+    } else {
+      const near = await this.vectors.nearest(videos, q, narrowed ? SEMANTIC_VECTORS * 4 : SEMANTIC_VECTORS);
+      cos = new Map(near);
+    }
+    const best = [...cos].filter(([, c]) => c > SEM_FLOOR).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+    if (best.length === 0) return [];
+    const rows = this.db
+      .select(ROW)
+      .from(segments)
+      .where(
+        and(
+          sql`${segments.vectorId} IN (SELECT value FROM json_each(${JSON.stringify(best.slice(0, SEMANTIC_VECTORS).map(([id]) => id))}))`,
+          ...(scope.kinds?.length ? [inArray(segments.kind, scope.kinds)] : []),
+          ...(scope.window ? [gte(segments.end, scope.window.start), lte(segments.start, scope.window.end)] : []),
+        ),
+      )
+      .orderBy(asc(segments.start), asc(segments.id))
+      .all();
+    const byVector = new Map<number, Segment[]>();
+    for (const r of rows) {
+      const list = byVector.get(r.vectorId!) ?? [];
+      list.push({ ...r, embedding: null });
+      byVector.set(r.vectorId!, list);
+    }
+    const out: [Segment, number][] = [];
+    for (const [v, c] of best) {
+      for (const s of byVector.get(v) ?? []) {
+        if (out.length >= Math.min(limit, SEMANTIC_SEGMENTS)) return out;
+        out.push([s, c]);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The hybrid ranking: keyword candidates (BM25) and meaning candidates (nearest vectors), each
+   * given its relevance from both signals; ordered by relevance × the kind weight of the question.
+   */
+  async ranked(
+    scope: ScopeWindow,
+    question: string,
+    intent: Intent,
+    limit = 12,
+    vector: Float32Array | null = null,
+  ): Promise<Ranked[]> {
+    if (scope.videos.length === 0) return [];
+    const terms = [...new Set([...intent.keywords, ...intent.labels].map((t) => t.toLowerCase()))];
+    const kwIds = terms.length ? this.keyword(scope, terms, KEYWORD_CANDIDATES) : [];
+    const q = await this.queryVector(question, vector);
+    const sem = q ? await this.semanticRows(scope, q, SEMANTIC_SEGMENTS) : [];
+    const bySeg = new Map<number, Segment>(sem.map(([s]) => [s.id, s]));
+    const cosOf = new Map<number, number>(sem.map(([s, c]) => [s.id, c]));
+    const kwOnly = kwIds.filter((id) => !bySeg.has(id));
+    for (const s of this.rows(kwOnly)) bySeg.set(s.id, s);
+    if (bySeg.size === 0) return [];
+    // The cosine of the keyword candidates too, so that both signals count for every candidate.
+    if (q) {
+      const comparable = new Set(this.comparable(scope).map((v) => v.id));
+      const need = kwOnly
+        .map((id) => bySeg.get(id))
+        .filter((s): s is Segment => !!s && s.vectorId !== null && comparable.has(s.videoId));
+      const cos = this.vectors.cosinesById([...new Set(need.map((s) => s.vectorId!))], q);
+      for (const s of need) if (cos.has(s.vectorId!)) cosOf.set(s.id, cos.get(s.vectorId!)!);
+    }
+    // Relevance weighs the words the query says; the detector labels read from them ("puppy" →
+    // dog) only find candidates, and a segment of such a label counts as one word matched.
+    const said = [...new Set(intent.keywords.map((t) => t.toLowerCase()))];
+    const weigh = this.wordWeights(said);
+    const kwSet = new Set(kwIds);
+    const stemsOf = new Map([...bySeg.values()].map((s) => [s.id, segmentStems(s)]));
+    // A word FTS5 never sees may still be in a segment's details (an object's colours): it counts
+    // when a candidate has it, weighted by how many do.
+    const n = this.segmentCount();
+    for (const t of said.map(stem)) {
+      if (weigh.has(t)) continue;
+      const df = [...stemsOf.values()].filter((have) => matches(have, t)).length;
+      if (df > 0) weigh.set(t, wordWeight(df, n));
+    }
+    const total = [...weigh.values()].reduce((a, b) => a + b, 0);
+    const labels = new Set(intent.labels);
+    const weights = kindWeights(intent);
+    const out: Ranked[] = [];
+    for (const s of bySeg.values()) {
+      let share = 0;
+      const have = stemsOf.get(s.id)!;
+      if (total > 0) {
+        let got = 0;
+        for (const [t, w] of weigh) if (matches(have, t)) got += w;
+        // FTS5 matched it where our crude stems found no word: count it as the least informative word.
+        if (got === 0 && kwSet.has(s.id)) got = Math.min(...weigh.values());
+        share = got / total;
+      }
+      if (s.kind === 'object' && labels.has(s.text)) share = Math.max(share, 1 / Math.max(1, weigh.size));
+      const cosine = cosOf.get(s.id) ?? null;
+      const relevance = combine(keywordRelevance(share), semanticRelevance(cosine));
+      if (relevance <= 0) continue;
+      // The kinds the question's wording needs tip the order; they never outweigh a clearer match.
+      out.push({
+        segment: s,
+        score: relevance * (1 + 0.1 * Math.log(weights[s.kind])),
+        relevance,
+        keyword: share > 0,
+        cosine,
+      });
+    }
+    return out.sort((a, b) => b.score - a.score || a.segment.id - b.segment.id).slice(0, limit);
+  }
+
+  /**
+   * The weight of each query word: its inverse document frequency over the index. Words the index
+   * never holds (as FTS5 sees it) are left out: they cannot tell one segment from another.
+   */
+  private wordWeights(terms: string[]): Map<string, number> {
+    const out = new Map<string, number>();
+    if (terms.length === 0) return out;
+    const n = this.segmentCount();
+    for (const t of terms) {
+      const df =
+        this.db.all<{ c: number }>(
+          sql`SELECT count(*) AS c FROM (SELECT 1 FROM segments_fts WHERE segments_fts MATCH ${this.matchOf([t])} LIMIT ${DF_CAP})`,
+        )[0]?.c ?? 0;
+      if (df > 0) out.set(stem(t), wordWeight(df, n));
+    }
+    return out;
+  }
+
+  /** About how many segments there are (the largest id: exact enough for word weights, and free). */
+  private segmentCount(): number {
+    return this.db.all<{ n: number | null }>(sql`SELECT max(id) AS n FROM segments`)[0]?.n ?? 0;
+  }
+
+  /** The sampled frame nearest a time, as a file name. */
+  frameNear(videoId: string, t: number): string | null {
+    const row = this.db
+      .select({ file: frames.file })
+      .from(frames)
+      .where(eq(frames.videoId, videoId))
+      .orderBy(sql`abs(${frames.t} - ${t})`)
+      .limit(1)
+      .get();
+    return row?.file ?? null;
+  }
+}
+
+/** The stems of a segment's words, with an object's label and colours (kept in its details). */
+function segmentStems(s: Segment): Set<string> {
+  const out = stems(s.text);
+  const x = s.extra as Record<string, unknown> | null;
+  if (x) {
+    for (const key of ['label', 'colour', 'color', 'colours', 'upper_colours', 'lower_colours']) {
+      const v = x[key];
+      for (const w of Array.isArray(v) ? v : [v]) if (typeof w === 'string') for (const st of stems(w)) out.add(st);
+    }
+  }
+  return out;
+}
+
+function matches(have: Set<string>, term: string): boolean {
+  if (have.has(term)) return true;
+  if (term.includes(' ')) return term.split(/\s+/).every((w) => matches(have, stem(w)));
+  // "bottles" vs "bottle", "running" vs "run": a stem that starts the other, both long enough.
+  if (term.length < 4) return false;
+  for (const h of have) if (h.length >= 4 && (h.startsWith(term) || term.startsWith(h))) return true;
+  return false;
+}
+
+/** The embedding model a video's vectors came from, as the pipeline recorded it (older videos: the engine). */
+function embeddedBy(v: Video): string | undefined {
+  const e = (v.analysis as { embeddings?: { producer?: unknown; engine?: unknown } } | null)?.embeddings;
+  const name = e?.producer ?? e?.engine;
+  return typeof name === 'string' ? name : undefined;
+}
