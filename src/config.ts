@@ -78,6 +78,18 @@ export interface Config {
   readonly workerIdleReleaseSec: number;
   /** Analyzers to run, in order, comma-separated. @default "visual,ocr,objects,faces,speech,subtitles,embeddings" */
   readonly analyzers: string;
+  /** Live streams one user may have running (connecting/live/reconnecting/paused). @default 4 */
+  readonly liveMaxStreamsPerUser: number;
+  /** Analysed frames per second one user's streams may add up to. @default 4 */
+  readonly liveMaxFpsPerUser: number;
+  /** Analysed frames per second of a stream that asks for none. @default 1 */
+  readonly liveFps: number;
+  /** Seconds of a stream's recording, frames and segments kept (older ones are purged by the cron). @default 86400 */
+  readonly liveRetentionSec: number;
+  /** A pulled source that gives no frame for this many seconds is restarted (with backoff). @default 15 */
+  readonly liveStallSec: number;
+  /** Seconds of one recording segment (the ffmpeg segmenter), what a cited moment plays from. @default 4 */
+  readonly liveSegmentSec: number;
   /** At most one sampled frame per this many seconds within a shot (the main speed/detail trade-off of analysis). @default 5 */
   readonly frameIntervalSec: number;
   /** Speech-to-text engine: auto (whisper if its model is in the models directory, else none) | whisper | openai (a model server) | none. @default "auto" */
@@ -250,6 +262,12 @@ export const DEFAULTS: Readonly<Omit<Config, 'configFile' | keyof typeof MODEL_K
   workerIdleReleaseSec: 60,
   analyzers: 'visual,ocr,objects,faces,speech,subtitles,embeddings',
   frameIntervalSec: 5,
+  liveMaxStreamsPerUser: 4,
+  liveMaxFpsPerUser: 4,
+  liveFps: 1,
+  liveRetentionSec: 86400,
+  liveStallSec: 15,
+  liveSegmentSec: 4,
   sttEngine: 'auto',
   modelsDir: '',
   whisperModel: 'onnx-community/whisper-base.en',
@@ -486,6 +504,48 @@ const OPTIONS: OptionSpec[] = [
     env: 'VIDQ_ANALYZERS',
     kind: 'string',
     help: 'analyzers to run, comma-separated',
+  },
+  {
+    key: 'liveMaxStreamsPerUser',
+    flag: 'live-max-streams-per-user',
+    env: 'VIDQ_LIVE_MAX_STREAMS_PER_USER',
+    kind: 'int',
+    help: 'live streams one user may run at once',
+  },
+  {
+    key: 'liveMaxFpsPerUser',
+    flag: 'live-max-fps-per-user',
+    env: 'VIDQ_LIVE_MAX_FPS_PER_USER',
+    kind: 'int',
+    help: 'analysed frames per second all streams of a user may add up to',
+  },
+  {
+    key: 'liveFps',
+    flag: 'live-fps',
+    env: 'VIDQ_LIVE_FPS',
+    kind: 'int',
+    help: 'analysed frames per second of a stream that asks for none',
+  },
+  {
+    key: 'liveRetentionSec',
+    flag: 'live-retention-sec',
+    env: 'VIDQ_LIVE_RETENTION_SEC',
+    kind: 'int',
+    help: 'seconds of a live recording (and its frames and segments) kept',
+  },
+  {
+    key: 'liveStallSec',
+    flag: 'live-stall-sec',
+    env: 'VIDQ_LIVE_STALL_SEC',
+    kind: 'int',
+    help: 'seconds without a frame after which a pulled source is reconnected',
+  },
+  {
+    key: 'liveSegmentSec',
+    flag: 'live-segment-sec',
+    env: 'VIDQ_LIVE_SEGMENT_SEC',
+    kind: 'int',
+    help: 'seconds of one live recording segment',
   },
   {
     key: 'frameIntervalSec',

@@ -76,6 +76,7 @@ export async function startServer(
       run() {
         try {
           service.maintenance.run();
+          service.live.purge();
         } catch (e) {
           log.error('maintenance failed', { reason: (e as Error).message });
         }
@@ -91,6 +92,8 @@ export async function startServer(
   if (speech) out(speech);
   // Webhook deliveries (the outbox survives restarts: pending ones go out now).
   service.webhooks.start();
+  // Live streams that were running before a stop resume (pulled sources reconnect).
+  service.live.start();
   if (!config.allowedHosts && (config.host === '0.0.0.0' || config.host === '::' || config.host === '[::]')) {
     log.warn(
       'listening on every interface, but only loopback Host names are answered (421 otherwise); list the names clients use in --allowed-hosts',
@@ -105,6 +108,7 @@ export async function startServer(
     port,
     development: app.server!.development,
     async stop() {
+      service.live.stop();
       await app.stop(true);
       await supervisor.stop();
       (app.store as { cron?: Record<string, { stop(): void }> }).cron?.maintenance?.stop();

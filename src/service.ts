@@ -31,6 +31,7 @@ import { ExportService } from './exports/service';
 import { ensureWebhookTriggers, WebhookService } from './webhooks/service';
 import { PeopleService } from './people/service';
 import { FlowService } from './flows';
+import { LiveService } from './live/service';
 
 export interface Service {
   config: Config;
@@ -56,6 +57,8 @@ export interface Service {
   people: PeopleService;
   /** The hosted API's search and flows (POST /search, POST /core/<name>). */
   flows: FlowService;
+  /** Live streams (pushed or pulled), their analysis and alerts. */
+  live: LiveService;
   /** Set by the server: tells the analysis workers a job is waiting. */
   wakeWorkers: () => void;
   /**
@@ -176,9 +179,34 @@ export function createService(config: Config, log: Logger = createLogger(config.
     reanalyze,
     people: new PeopleService({ db, indexes, files, ffmpeg }),
     flows,
+    live: new LiveService({
+      db,
+      config,
+      files,
+      indexes,
+      log: log.child({ part: 'live' }),
+      ffmpeg,
+      // The frame readers of the pipeline, run in this process on each window of a stream. Faces are
+      // left out: their grouping regroups a whole video at every store.
+      analyzers: async () => {
+        const names = analyzerNames(config.analyzers).filter((n) => n === 'ocr' || n === 'objects');
+        const assets = await analysisAssets(files.assetsDir, names);
+        return createAnalyzers(config, assets).filter((a) => a.readsFrames && a.info.kind !== 'faces');
+      },
+      onChanged: (videoId) => {
+        const v = db
+          .select({ userId: videos.userId, indexId: videos.indexId })
+          .from(videos)
+          .where(eq(videos.id, videoId))
+          .get();
+        if (v) indexes.invalidate(v.userId, v.indexId);
+        retrieval.invalidate(videoId);
+      },
+    }),
     wakeWorkers: () => {},
     videoChanged,
     close: () => {
+      service.live?.stop();
       service.webhooks?.stop();
       void embedder?.close?.();
       void moments?.close();

@@ -64,6 +64,19 @@ only while the server listens on loopback (configurable), else 401. GET /index-r
 \`index\`, optional \`user_id\` (must match the token's user, else 403). Listings are served from an
 in-memory cache invalidated by every write to the index.
 
+**Live streams.** A \`performance\` index (GET /create-index?type=performance) takes live streams:
+POST /add-stream \`{token, index}\` answers \`{status: "success", stream_id}\` (an unknown or plain index
+answers \`{error}\` with status 200, as the hosted API); POST /stream \`{base64_image, stream_id, time}\`
+takes PNG frames about once a second, in any order, and answers \`{success: true}\` or
+\`{success: false, action: "paused" | "stopped"}\`. With the additive \`url\` (RTSP, RTMP, HLS live
+playlist, HTTP(S) MJPEG) the server pulls the frames itself, records short segments, and reconnects
+with backoff; credentials in the URL are never shown or logged, private addresses are refused
+unless allowed. Each stream writes to its own resource (\`file_type: video/x-live\`), whose
+\`live\` object in /index-resources gives its status, went-live time, frames and seconds analysed
+and frames dropped; its frames are analysed in windows (OCR, objects, captions) and become
+searchable segments within seconds. Standing questions (POST /alerts) fire once per episode
+through the signed webhook outbox (\`alert.fired\`) and GET /alerts/events (server-sent events).
+
 **Deleting indexes.** DELETE /indexes/{index_id} soft-deletes (hidden unless include_deleted=true;
 uploads, questions and its files get 404); POST /indexes/{index_id}/restore undoes it. Deleted
 indexes are purged with their files after a retention (default 7 days).

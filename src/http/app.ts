@@ -16,6 +16,7 @@ import type { RouteLike } from './openapi/document';
 import { hostedRoutes } from './routes/hosted';
 import { indexRoutes } from './routes/indexes';
 import { inquireRoutes } from './routes/inquire';
+import { liveRoutes } from './routes/live';
 import { mediaRoutes } from './routes/media';
 import { mcpRoutes } from '../mcp/http';
 import { searchRoutes } from './routes/search';
@@ -84,6 +85,7 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
     .use(mediaRoutes(s))
     .use(videoRoutes(s))
     .use(peopleRoutes(s))
+    .use(liveRoutes(s))
     .use(mcpRoutes(s))
     .use(uiRoutes());
   routes = () => app.routes;

@@ -16,7 +16,7 @@ export const RAW_BODY_PATHS = new Set(['/upload']);
  * POST paths whose JSON carries an image (base64 or a URL): they get --max-image-body-bytes, every
  * other body keeps --max-body-bytes, so only these few can make the server hold megabytes.
  */
-export const IMAGE_BODY_PATHS = new Set(['/search', '/core/search']);
+export const IMAGE_BODY_PATHS = new Set(['/search', '/core/search', '/stream']);
 
 /** The body limit of a request: the image endpoints' larger one, or the general one. */
 export function bodyLimitOf(request: Request, limits: { maxBodyBytes: number; maxImageBodyBytes: number }): number {

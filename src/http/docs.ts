@@ -41,6 +41,10 @@ const TAGS = [
   { name: 'exports', description: "A video's analysis as files: subtitles and insights" },
   { name: 'accounts', description: "Tokens (the hosted API's token check)" },
   { name: 'flows', description: "The hosted API's flows: search, clipping, scene detection, content moderation" },
+  {
+    name: 'live',
+    description: 'Live streams (pushed frames, cameras, live playlists) and standing questions (alerts)',
+  },
 ];
 
 /** The plugin's `exclude`: routes with a dot in their path (transcript.vtt) are API operations here, not static files. */

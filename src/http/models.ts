@@ -242,6 +242,37 @@ export const ResourcesQuery = t.Object({
   index: t.String({ description: 'index_id or name of the index' }),
 });
 
+/** The live part of a stream's resource (issue 21); also GET /streams. */
+export const LiveView = named(
+  'LiveStream',
+  t.Object({
+    stream_id: t.String(),
+    file_id: t.String({ description: 'the resource whose segments and frames the stream writes' }),
+    index_id: t.String(),
+    name: t.String(),
+    source: t.String({ description: '`push`, or the source URL without credentials or query' }),
+    status: t.Union([
+      t.Literal('connecting'),
+      t.Literal('live'),
+      t.Literal('reconnecting'),
+      t.Literal('paused'),
+      t.Literal('stopped'),
+      t.Literal('failed'),
+    ]),
+    reason: t.Optional(t.String({ description: 'why it is reconnecting or failed' })),
+    went_live_at: t.Optional(t.String({ format: 'date-time' })),
+    fps: t.Number(),
+    retention_sec: t.Integer(),
+    frames_analysed: t.Integer(),
+    seconds_analysed: t.Number(),
+    frames_dropped: t.Integer({
+      description: 'frames not analysed: over the rate, before the first frame, or while behind',
+    }),
+    latest_time: t.Optional(t.Number({ description: 'stream seconds of the newest analysed frame' })),
+    created_at: t.String({ format: 'date-time' }),
+  }),
+);
+
 export const Resource = named(
   'MediaResource',
   t.Object({
@@ -298,6 +329,7 @@ export const Resource = named(
       }),
     ),
     error: t.Optional(t.String({ description: 'additive: why the resource failed' })),
+    live: t.Optional(LiveView),
   }),
 );
 

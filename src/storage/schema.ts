@@ -309,6 +309,8 @@ export const webhookEvents = sqliteTable(
     nextAttemptAt: integer('next_attempt_at', { mode: 'timestamp_ms' }).notNull(),
     lastError: text('last_error'),
     deliveredAt: integer('delivered_at', { mode: 'timestamp_ms' }),
+    /** What a live alert carries (alert.fired): the alert, stream, time, frame and evidence (JSON). */
+    data: text('data'),
   },
   (t) => [index('webhook_events_state_idx').on(t.state, t.videoId, t.id)],
 );
@@ -358,3 +360,101 @@ export const personAppearances = sqliteTable(
 );
 
 export type Person = typeof people.$inferSelect;
+
+// --- live sources (issue 21): streams, their alerts and the alerts' events
+
+export const LIVE_STATES = ['connecting', 'live', 'reconnecting', 'paused', 'stopped', 'failed'] as const;
+export type LiveState = (typeof LIVE_STATES)[number];
+
+/**
+ * A live stream: frames pushed by a client (url null) or pulled from a camera or live playlist.
+ * Its segments and frames belong to its own `videos` row (videoId), so search and answers see it
+ * like any video; times are seconds since `originMs`.
+ */
+export const liveStreams = sqliteTable(
+  'live_streams',
+  {
+    id: text('id').primaryKey(),
+    videoId: text('video_id')
+      .notNull()
+      .references(() => videos.id, { onDelete: 'cascade' }),
+    indexId: text('index_id')
+      .notNull()
+      .references(() => mediaIndexes.id, { onDelete: 'cascade' }),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    /** Pulled sources only; may hold credentials, so it is never shown, logged or answered (see redactUrl). */
+    url: text('url'),
+    name: text('name').notNull(),
+    /** Frames analysed per second. */
+    fps: real('fps').notNull(),
+    /** Seconds of recording, frames and segments kept. */
+    retentionSec: integer('retention_sec').notNull(),
+    state: text('state', { enum: LIVE_STATES }).notNull(),
+    reason: text('reason'),
+    /** Unix time (ms) of stream time 0: the first frame's time. */
+    originMs: integer('origin_ms'),
+    wentLiveAt: integer('went_live_at', { mode: 'timestamp_ms' }),
+    framesAnalysed: integer('frames_analysed').notNull().default(0),
+    secondsAnalysed: real('seconds_analysed').notNull().default(0),
+    framesDropped: integer('frames_dropped').notNull().default(0),
+    createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+    updatedAt: integer('updated_at', { mode: 'timestamp_ms' }).notNull(),
+  },
+  (t) => [index('live_streams_user_idx').on(t.userId), uniqueIndex('live_streams_video_uq').on(t.videoId)],
+);
+export type LiveStream = typeof liveStreams.$inferSelect;
+
+export const ALERT_KINDS = ['object', 'text', 'speech', 'caption'] as const;
+export type AlertKind = (typeof ALERT_KINDS)[number];
+
+/** A standing question: a condition checked on every new window of the streams of an index (or one stream). */
+export const liveAlerts = sqliteTable(
+  'live_alerts',
+  {
+    id: text('id').primaryKey(),
+    userId: text('user_id')
+      .notNull()
+      .references(() => users.id, { onDelete: 'cascade' }),
+    indexId: text('index_id')
+      .notNull()
+      .references(() => mediaIndexes.id, { onDelete: 'cascade' }),
+    /** Only this stream; null: every stream of the index. */
+    streamId: text('stream_id').references(() => liveStreams.id, { onDelete: 'cascade' }),
+    kind: text('kind', { enum: ALERT_KINDS }).notNull(),
+    /** Object label / words the text, speech or caption must contain. */
+    query: text('query').notNull(),
+    minCount: integer('min_count').notNull().default(1),
+    colour: text('colour'),
+    /** A named person of the index (kind object, query "person"). */
+    person: text('person'),
+    /** Seconds without a match after which a new match is a new event. */
+    cooldownSec: integer('cooldown_sec').notNull(),
+    createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+  },
+  (t) => [index('live_alerts_index_idx').on(t.indexId)],
+);
+export type LiveAlert = typeof liveAlerts.$inferSelect;
+
+/** One firing of an alert: an episode of matches (debounced), with its first frame and evidence. */
+export const liveAlertEvents = sqliteTable(
+  'live_alert_events',
+  {
+    id: integer('id').primaryKey({ autoIncrement: true }),
+    alertId: text('alert_id')
+      .notNull()
+      .references(() => liveAlerts.id, { onDelete: 'cascade' }),
+    streamId: text('stream_id')
+      .notNull()
+      .references(() => liveStreams.id, { onDelete: 'cascade' }),
+    /** Stream seconds of the first and the latest match of the episode. */
+    t: real('t').notNull(),
+    lastT: real('last_t').notNull(),
+    frame: text('frame'),
+    evidence: text('evidence').notNull(),
+    createdAt: integer('created_at', { mode: 'timestamp_ms' }).notNull(),
+  },
+  (t) => [uniqueIndex('live_alert_events_uq').on(t.alertId, t.streamId, t.t)],
+);
+export type LiveAlertEvent = typeof liveAlertEvents.$inferSelect;

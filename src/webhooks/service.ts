@@ -104,6 +104,7 @@ export function payloadOf(e: WebhookEvent): string {
     file_name: e.fileName,
     status: e.status,
     error: e.error,
+    ...(e.data && { alert: JSON.parse(e.data) as unknown }),
   });
 }
 

@@ -34,7 +34,7 @@ export async function stopAll(): Promise<void> {
 export async function spawnServer(
   dataDir: string,
   args: string[] = [],
-  opts: { stderr?: 'inherit' | 'ignore' | 'pipe'; env?: Record<string, string> } = {},
+  opts: { stderr?: 'inherit' | 'ignore' | 'pipe'; env?: Record<string, string>; logLevel?: string } = {},
 ): Promise<ServerProc> {
   const proc = Bun.spawn(
     [
@@ -49,7 +49,7 @@ export async function spawnServer(
       '0',
       '--allow-private-urls',
       '--log-level',
-      'error',
+      opts.logLevel ?? 'error',
       '--min-free-bytes',
       '0',
       ...args,

@@ -55,7 +55,12 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
         const line = rows.some((v) => v.status === 'processing')
           ? s.queue.placesInLine(s.config.analysisWorkers, s.config.shortLaneSec)
           : undefined;
-        return rows.map((v) => resourceView(v, s.config, s.links, origin, line));
+        const live = rows.some((v) => v.fileType === 'video/x-live') ? s.live.viewsByVideo(index.id) : undefined;
+        return rows.map((v) => {
+          const view = resourceView(v, s.config, s.links, origin, line);
+          const stream = live?.get(v.id);
+          return stream ? { ...view, live: stream } : view;
+        });
       },
       {
         query: ResourcesQuery,

@@ -144,7 +144,7 @@ export function mediaRoutes(s: Service) {
       async ({ params, query, request }) => {
         const v = authorise(`/media/${params.file_id}/frames/${params.frame}`, params.file_id, query, request);
         // Frame names are generated (000012.jpg); anything else is refused before touching the disk.
-        if (!/^\d{6}\.jpg$/.test(params.frame)) throw notFound('no such frame');
+        if (!/^\d{6,12}\.jpg$/.test(params.frame)) throw notFound('no such frame');
         const f = Bun.file(join(s.files.videoDir(v.id), 'frames', params.frame));
         if (!(await f.exists())) throw notFound('no such frame');
         return new Response(f, {
@@ -155,7 +155,8 @@ export function mediaRoutes(s: Service) {
         params: t.Object({
           file_id: t.String({ description: 'the video' }),
           frame: t.String({
-            description: 'a frame file name as in `frame_url`, e.g. 000012.jpg',
+            description:
+              'a frame file name as in `frame_url`, e.g. 000012.jpg (of a live stream: its milliseconds, 12 digits)',
             examples: ['000012.jpg'],
           }),
         }),

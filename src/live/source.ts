@@ -1,0 +1,217 @@
+/**
+ * A pulled live source (RTSP, RTMP, HLS live playlist, HTTP(S) MJPEG): one ffmpeg process that
+ * hands out JPEG frames at the analysed rate on stdout and, beside them, writes the stream as short
+ * recording segments (named by their Unix start time) for citations. A source that gives no frame
+ * for `stallSec` is killed; the caller reconnects it with backoff.
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import ipaddr from 'ipaddr.js';
+import { badRequest } from '../errors';
+import { checkHost } from '../ingest/url-guard';
+
+export const LIVE_SCHEMES = ['rtsp:', 'rtsps:', 'rtmp:', 'rtmps:', 'http:', 'https:'] as const;
+
+/** The URL as it may be shown or logged: credentials and query replaced (a camera's password never leaves). */
+export function redactUrl(raw: string): string {
+  try {
+    const u = new URL(raw);
+    if (u.username || u.password) {
+      u.username = '***';
+      u.password = '';
+    }
+    if (u.search) u.search = '?…';
+    return u.toString();
+  } catch {
+    return 'a live source';
+  }
+}
+
+/** Checks a stream URL's shape (400) and its host with the download rules (403 for private addresses unless allowed). */
+export async function checkStreamUrl(raw: string, allowPrivate: boolean): Promise<{ url: URL; address: string }> {
+  if (typeof raw !== 'string' || raw.trim() === '') throw badRequest('url must be a non-empty string');
+  if (raw.length > 4096) throw badRequest('url is longer than 4096 characters');
+  let url: URL;
+  try {
+    url = new URL(raw.trim());
+  } catch {
+    throw badRequest('url is not a valid absolute URL (rtsp://, rtmp://, http(s):// for HLS or MJPEG)');
+  }
+  if (!(LIVE_SCHEMES as readonly string[]).includes(url.protocol))
+    throw badRequest(`url scheme "${url.protocol.replace(':', '')}" is not allowed; use rtsp, rtmp, http or https`);
+  if (!url.hostname) throw badRequest('url has no host');
+  const address = await checkHost(url, { allowPrivate });
+  return { url, address };
+}
+
+/**
+ * The URL ffmpeg connects to: the checked address instead of the name (DNS pinning), except for
+ * https, whose certificate is checked against the name.
+ */
+export function pinnedUrl(url: URL, address: string): { input: string; headers?: string } {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (ipaddr.isValid(host) || url.protocol === 'https:' || url.protocol === 'rtsps:' || url.protocol === 'rtmps:')
+    return { input: url.toString() };
+  const target = new URL(url.toString());
+  target.hostname = address.includes(':') ? `[${address}]` : address;
+  return { input: target.toString(), ...(url.protocol === 'http:' && { headers: `Host: ${url.host}\r\n` }) };
+}
+
+export interface PulledSourceOptions {
+  ffmpeg: string;
+  input: string;
+  headers?: string;
+  protocol: string;
+  fps: number;
+  /** Folder of the recording segments; null: no recording. */
+  recordDir: string | null;
+  segmentSec: number;
+  stallSec: number;
+  onFrame(jpeg: Buffer, atMs: number): void;
+  /** The process ended: `reason` says why (never the URL). */
+  onEnd(reason: string): void;
+}
+
+/** One connection of a pulled source. */
+export class PulledSource {
+  private proc: ReturnType<typeof Bun.spawn> | null = null;
+  private lastFrameAt = Date.now();
+  private watchdog: ReturnType<typeof setInterval> | null = null;
+  private ended = false;
+  private stallReason: string | null = null;
+  frames = 0;
+
+  constructor(private readonly o: PulledSourceOptions) {}
+
+  start(): void {
+    const o = this.o;
+    const args = [o.ffmpeg, '-nostdin', '-hide_banner', '-loglevel', 'error'];
+    if (o.protocol.startsWith('rtsp')) args.push('-rtsp_transport', 'tcp');
+    if (o.protocol === 'http:' || o.protocol === 'https:') args.push('-reconnect', '0');
+    if (o.headers) args.push('-headers', o.headers);
+    args.push('-i', o.input);
+    // Analysed frames: at most 720 lines, at the stream's analysed rate, as JPEGs on stdout.
+    args.push(
+      '-map',
+      '0:v:0',
+      '-vf',
+      `fps=${o.fps},scale=-2:'min(720,ih)'`,
+      '-f',
+      'image2pipe',
+      '-c:v',
+      'mjpeg',
+      '-q:v',
+      '4',
+      'pipe:1',
+    );
+    if (o.recordDir) {
+      mkdirSync(o.recordDir, { recursive: true });
+      // The recording: the stream as it came (no re-encoding), cut into short Matroska segments
+      // named by their Unix start time, so the purge goes by name and a cited moment finds its file.
+      args.push(
+        '-map',
+        '0:v:0',
+        '-map',
+        '0:a?',
+        '-c',
+        'copy',
+        '-f',
+        'segment',
+        '-segment_time',
+        String(o.segmentSec),
+        '-segment_format',
+        'matroska',
+        '-reset_timestamps',
+        '1',
+        '-strftime',
+        '1',
+        join(o.recordDir, '%s.mkv'),
+      );
+    }
+    const proc = Bun.spawn(args, { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+    this.proc = proc;
+    this.lastFrameAt = Date.now();
+    this.watchdog = setInterval(() => {
+      if (Date.now() - this.lastFrameAt > o.stallSec * 1000) {
+        this.stallReason = `no frame for ${o.stallSec} s`;
+        proc.kill('SIGKILL');
+      }
+    }, 1000);
+    this.watchdog.unref?.();
+    void this.read(proc);
+  }
+
+  private async read(proc: ReturnType<typeof Bun.spawn>): Promise<void> {
+    let buf = Buffer.alloc(0);
+    const errText = (async () => {
+      try {
+        return await new Response(proc.stderr as ReadableStream).text();
+      } catch {
+        return '';
+      }
+    })();
+    try {
+      for await (const chunk of proc.stdout as ReadableStream<Uint8Array>) {
+        buf = buf.length ? Buffer.concat([buf, chunk]) : Buffer.from(chunk);
+        // ffmpeg's MJPEG frames start with FFD8 and end with FFD9 and carry no thumbnail.
+        for (;;) {
+          const start = buf.indexOf(SOI);
+          if (start < 0) {
+            buf = Buffer.alloc(0);
+            break;
+          }
+          const end = buf.indexOf(EOI, start + 2);
+          if (end < 0) {
+            if (start > 0) buf = buf.subarray(start);
+            break;
+          }
+          const jpeg = Buffer.from(buf.subarray(start, end + 2));
+          buf = buf.subarray(end + 2);
+          this.lastFrameAt = Date.now();
+          this.frames++;
+          this.o.onFrame(jpeg, this.lastFrameAt);
+        }
+      }
+    } catch {
+      /* the process was killed */
+    }
+    const code = await proc.exited;
+    const stderr = await errText;
+    this.finish(this.stallReason ?? describeExit(code, stderr, this.o.input));
+  }
+
+  private finish(reason: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    if (this.watchdog) clearInterval(this.watchdog);
+    this.o.onEnd(reason);
+  }
+
+  stop(): void {
+    this.ended = true;
+    if (this.watchdog) clearInterval(this.watchdog);
+    try {
+      this.proc?.kill('SIGTERM');
+    } catch {
+      /* already gone */
+    }
+  }
+}
+
+const SOI = Buffer.from([0xff, 0xd8]);
+const EOI = Buffer.from([0xff, 0xd9]);
+
+/** Why ffmpeg stopped, in words, with the URL (and any credentials in it) taken out. */
+function describeExit(code: number | null, stderr: string, input: string): string {
+  const line = stderr
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .pop();
+  const clean = (line ?? '')
+    .split(input)
+    .join('the source')
+    .replace(/[a-z]+:\/\/\S+/gi, 'the source');
+  if (code === 0) return 'the source ended';
+  return clean ? `the source failed: ${clean.slice(0, 200)}` : `the source failed (ffmpeg exit ${code})`;
+}
