@@ -193,15 +193,7 @@ export function createService(config: Config, log: Logger = createLogger(config.
         const assets = await analysisAssets(files.assetsDir, names);
         return createAnalyzers(config, assets).filter((a) => a.readsFrames && a.info.kind !== 'faces');
       },
-      onChanged: (videoId) => {
-        const v = db
-          .select({ userId: videos.userId, indexId: videos.indexId })
-          .from(videos)
-          .where(eq(videos.id, videoId))
-          .get();
-        if (v) indexes.invalidate(v.userId, v.indexId);
-        retrieval.invalidate(videoId);
-      },
+      onChanged: videoChanged,
     }),
     wakeWorkers: () => {},
     videoChanged,

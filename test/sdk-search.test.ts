@@ -178,7 +178,8 @@ describe('POST /search by text', () => {
     // Matches tied with the best (every "person" detection scores alike) all stay at threshold 0.
     expect(count(strict.body)).toBeLessThanOrEqual(count(many.body));
     const manyKeys = new Set((Object.values(many.body.output) as Match[][]).flat().map((m) => m.join('|')));
-    for (const m of (Object.values(strict.body.output) as Match[][]).flat()) expect(manyKeys.has(m.join('|'))).toBe(true);
+    for (const m of (Object.values(strict.body.output) as Match[][]).flat())
+      expect(manyKeys.has(m.join('|'))).toBe(true);
     // A query whose matches differ in strength: threshold 0 keeps fewer than the default.
     const loose = await sdkSearch({ query: 'bunny title text', numargs: 50 });
     const tight = await sdkSearch({ query: 'bunny title text', numargs: 50, threshold: 0 });

@@ -229,9 +229,9 @@ function parseSigned(s: string, flag: string): number {
   return Number(s);
 }
 
-// biome-ignore lint/suspicious/noConfusingVoidType: a command body may return an exit code or nothing
 async function withService(
   config: Config,
+  // biome-ignore lint/suspicious/noConfusingVoidType: a command body may return an exit code or nothing
   fn: (s: ReturnType<typeof createService>) => number | void,
 ): Promise<number> {
   const s = createService(config, createLogger('warn'));
