@@ -180,9 +180,9 @@ describe('POST /search by text', () => {
     const manyKeys = new Set((Object.values(many.body.output) as Match[][]).flat().map((m) => m.join('|')));
     for (const m of (Object.values(strict.body.output) as Match[][]).flat())
       expect(manyKeys.has(m.join('|'))).toBe(true);
-    // A query whose matches differ in strength: threshold 0 keeps fewer than the default.
-    const loose = await sdkSearch({ query: 'bunny title text', numargs: 50 });
-    const tight = await sdkSearch({ query: 'bunny title text', numargs: 50, threshold: 0 });
+    // A query naming two things, whose matches differ in strength: threshold 0 keeps fewer.
+    const loose = await sdkSearch({ query: 'bunny person', numargs: 50 });
+    const tight = await sdkSearch({ query: 'bunny person', numargs: 50, threshold: 0 });
     expect(count(tight.body)).toBeGreaterThan(0);
     expect(count(tight.body)).toBeLessThan(count(loose.body));
     const grid = ids['grid-speakers-33s.mp4']!;
