@@ -65,7 +65,14 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
       // if the body was read: what is left of it is read and dropped, within limits (body.ts).
       await drainBody(request);
       if (status === 500)
-        s.log.error('request failed', { method: request.method, path: pathOf(request), status, reason: message });
+        s.log.error('request failed', {
+          method: request.method,
+          path: pathOf(request),
+          status,
+          reason: message,
+          // The details the client is told are here (never sent to it).
+          error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+        });
       set.status = status;
       set.headers['content-type'] = 'application/json';
       return errorBody(status, message);

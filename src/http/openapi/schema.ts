@@ -40,11 +40,12 @@ export class SchemaConverter {
   private ref(name: string, schema: unknown): JsonSchema {
     const seen = this.sources.get(name);
     // The same schema may come as the route's own and as @elysiajs/openapi's rewritten copy: the
-    // same once converted (nullable unions and enums folded alike).
+    // same once converted (nullable unions and enums folded alike). Elysia marks a response object
+    // `additionalProperties: false` when it compiles it, on the copy it compiled: not a difference.
     if (
       seen !== undefined &&
       seen !== schema &&
-      JSON.stringify(this.walk(seen, true)) !== JSON.stringify(this.walk(schema, true))
+      sameShape(this.walk(seen, true)) !== sameShape(this.walk(schema, true))
     ) {
       throw new Error(`OpenAPI: two different schemas are named "${name}"`);
     }
@@ -121,4 +122,9 @@ function folded(s: Record<string, unknown>): Record<string, unknown> {
   if (nonNull.length === 1 && nonNull.length < branches.length && typeof nonNull[0]?.type === 'string')
     return { ...rest, ...nonNull[0], type: [nonNull[0].type, 'null'] };
   return s;
+}
+
+/** A converted schema as text, without `additionalProperties` (see `ref`). */
+function sameShape(schema: unknown): string {
+  return JSON.stringify(schema, (key, value) => (key === 'additionalProperties' ? undefined : value));
 }
