@@ -4,7 +4,7 @@ import sharp from 'sharp';
 import { bucketOf, clock, frameAt, minSec, sdkMatch } from '../src/flows/format';
 import { spread } from '../src/flows/moderation';
 import { dHash, hamming, SAME_PICTURE_BITS } from '../src/flows/phash';
-import type { Sharp } from '../src/flows/sharp';
+import type { Sharp } from '../src/analysis/assets/sharp';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

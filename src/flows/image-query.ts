@@ -30,7 +30,7 @@ import type { Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import { frames, personAppearances, segments, type Segment, type SegmentKind } from '../storage/schema';
 import { dHash, hamming, SAME_PICTURE_BITS } from './phash';
-import { loadSharp } from './sharp';
+import { loadSharp } from '../analysis/assets/sharp';
 
 /** What matched a hit: the reasons named in the answer's `matched_by`. */
 export type ImageSignal = 'faces' | 'objects' | 'colours' | 'text' | 'frame' | 'caption';

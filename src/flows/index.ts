@@ -29,7 +29,7 @@ import { clock } from './format';
 import { ImageQueries } from './image-query';
 import { Moderator, type ModerationOutput } from './moderation';
 import { hamming } from './phash';
-import { loadSharp } from './sharp';
+import { loadSharp } from '../analysis/assets/sharp';
 import { SdkSearchService, type SdkSearchOutput } from './sdk-search';
 
 export const FLOW_NAMES = ['search', 'clipping', 'scene-detection', 'content-moderation'] as const;

@@ -9,7 +9,7 @@
  * safe), not violence, weapons or drugs; only the vision model is asked about those.
  */
 import { join } from 'node:path';
-import type { Sharp } from './sharp';
+import type { Sharp } from '../analysis/assets/sharp';
 import { chatContent } from '../analysis/stages/captions';
 import type { ModelServerClient } from '../analysis/engines/model-server/client';
 import { ModelWorker } from '../analysis/engines/model-worker';

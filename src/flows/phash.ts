@@ -4,7 +4,7 @@
  * keep most bits; a different picture flips about half. Used to find the stored sampled frames a
  * query image is a near-copy of.
  */
-import type { Sharp } from './sharp';
+import type { Sharp } from '../analysis/assets/sharp';
 
 /** Bits that may differ for two pictures to count as the same (of 64). */
 export const SAME_PICTURE_BITS = 10;

@@ -11,7 +11,7 @@
 import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
-import sharp from 'sharp';
+import { loadSharp } from '../analysis/assets/sharp';
 import type { Analyzer, NewSegment, StageContext } from '../analysis/contracts';
 import { EngineUnavailableError } from '../analysis/contracts';
 import { FrameStream, type SampledFrame } from '../analysis/frame-stream';
@@ -276,6 +276,8 @@ export class LiveService {
     let jpeg: Buffer;
     let info: { width: number; height: number };
     try {
+      // Loaded on first use: in the executable libvips must be extracted first.
+      const sharp = await loadSharp(this.d.files.assetsDir);
       const out = await sharp(bytes, { limitInputPixels: 40_000_000 })
         .resize({ height: MAX_FRAME_HEIGHT, withoutEnlargement: true })
         .jpeg({ quality: 80 })

@@ -2,7 +2,7 @@
  * sharp, imported only once its native library is in place: in the compiled executable libvips is
  * extracted and loaded by analysis/assets.ts first (a top-level import would fail at start-up).
  */
-import { analysisAssets } from '../analysis/assets/extract';
+import { analysisAssets } from './extract';
 
 export type Sharp = typeof import('sharp');
 
