@@ -37,8 +37,6 @@ export interface PlaceInLine {
  * target is 20× real time).
  */
 const DEFAULT_RATE = 0.05;
-/** A short-lane worker's start with its models (measured 10-14 s with every analyzer, loaded machine). */
-const LANE_START_SEC = 10;
 /** Within one user's turn, videos up to this long go before longer ones. */
 const SHORT_FIRST_SEC = 120;
 /** Places in line are counted this far (a longer line shows no position beyond it). */
@@ -146,6 +144,9 @@ export class JobQueue {
         .where(and(eq(jobs.videoId, next.videoId), eq(jobs.state, 'pending')))
         .returning()
         .get();
+      // No longer waiting: the video shows the stage its analysis starts at (it has no place in line).
+      if (claimed)
+        tx.update(videos).set({ stage: claimed.stage, updatedAt: now }).where(eq(videos.id, claimed.videoId)).run();
       return claimed ?? null;
     });
   }
@@ -227,7 +228,8 @@ export class JobQueue {
   /**
    * Each waiting video's place in line and an estimate of when it is ready: the remaining work of
    * the running jobs and of the jobs ahead, shared by `workers`, plus its own, at the speed measured
-   * on this server's finished videos. A video in the short lane waits only for the lane.
+   * on this server's finished videos. While every worker's first slot is busy, a video the short
+   * lane takes waits only for the short ones ahead of it (each worker's second slot, see worker.ts).
    */
   placesInLine(workers: number, shortLaneSec = 0): Map<string, PlaceInLine> {
     const order = this.turnOrder(this.db);
@@ -243,12 +245,14 @@ export class JobQueue {
     // A job that just started has no ETA of its own yet: its length at the measured speed.
     const busy = running.reduce((s, r) => s + (r.eta ?? (r.durationSec ?? 0) * rate * (1 - r.progress / 100)), 0);
     let ahead = busy;
+    let laneAhead = 0;
     order.forEach((w, i) => {
       const own = w.durationSec * rate;
       const lane = shortLaneSec > 0 && w.durationSec <= shortLaneSec && running.length >= workers;
-      const eta = lane ? LANE_START_SEC + own : ahead / Math.max(1, workers) + own;
+      const eta = lane ? laneAhead / Math.max(1, workers) + own : ahead / Math.max(1, workers) + own;
       out.set(w.videoId, { position: i + 1, etaSec: rate > 0 ? Math.max(1, Math.round(eta)) : null });
       ahead += own;
+      if (lane) laneAhead += own;
     });
     return out;
   }
@@ -412,20 +416,6 @@ export class JobQueue {
       .where(eq(jobs.state, 'running'))
       .returning({ v: jobs.videoId })
       .all().length;
-  }
-
-  /** True when every worker is busy and a video the short lane takes is waiting. */
-  shortLaneNeeded(workers: number, maxVideoSec: number): boolean {
-    const running =
-      this.db.select({ n: sql<number>`count(*)` }).from(jobs).where(eq(jobs.state, 'running')).get()?.n ?? 0;
-    if (running < workers) return false;
-    return !!this.db
-      .select({ id: jobs.videoId })
-      .from(jobs)
-      .innerJoin(videos, eq(videos.id, jobs.videoId))
-      .where(and(eq(jobs.state, 'pending'), sql`coalesce(${videos.durationSec}, 0) <= ${maxVideoSec}`))
-      .limit(1)
-      .get();
   }
 
   pendingCount(): number {

@@ -8,7 +8,7 @@ import { modelKeyEnv, type Config } from '../config';
 import type { Logger } from '../log';
 import type { JobQueue } from './queue';
 import { lines } from '../util/lines';
-import { LANE_ENV, type WorkerMessage } from './worker';
+import type { WorkerMessage } from './worker';
 
 /** Crashes of one job after which it is failed instead of retried. */
 const MAX_ATTEMPTS = 3;
@@ -17,20 +17,12 @@ const MAX_START_FAILURES = 3;
 /** Restart delay: doubles after each failed start, up to the cap. */
 const RESTART_DELAY_MS = 1000;
 const RESTART_DELAY_CAP_MS = 60_000;
-/** How often the supervisor looks whether a short video waits behind busy workers. */
-const LANE_CHECK_MS = 2000;
-/** After a short-lane worker failed to start, no other is tried for this long. */
-const LANE_RETRY_MS = 60_000;
 
 export class AnalysisSupervisor {
   private readonly procs = new Set<ReturnType<typeof Bun.spawn>>();
   private stopping = false;
   /** Consecutive workers that died before they were ready. */
   private startFailures = 0;
-  /** The short-lane worker, while one runs (at most one). */
-  private lane: ReturnType<typeof Bun.spawn> | null = null;
-  private laneFailedAt = 0;
-  private laneTimer: ReturnType<typeof setInterval> | null = null;
 
   constructor(
     private readonly d: {
@@ -44,32 +36,12 @@ export class AnalysisSupervisor {
   ) {}
 
   start(): void {
+    // Each worker has its own short lane (a second job slot sharing its models): see worker.ts.
     for (let i = 0; i < this.d.config.analysisWorkers; i++) this.spawn();
-    if (this.d.config.shortLaneSec > 0) {
-      this.laneTimer = setInterval(() => this.laneIfNeeded(), LANE_CHECK_MS);
-      this.laneTimer.unref?.();
-    }
-  }
-
-  /**
-   * Every worker is busy (a long video) and a short one waits: a short-lane worker takes it (and
-   * any other short ones), then exits. Costs a second worker's memory only while it runs.
-   */
-  private laneIfNeeded(): void {
-    if (this.stopping || this.lane || this.d.config.shortLaneSec <= 0) return;
-    if (Date.now() - this.laneFailedAt < LANE_RETRY_MS) return;
-    let needed = false;
-    try {
-      needed = this.d.queue.shortLaneNeeded(this.d.config.analysisWorkers, this.d.config.shortLaneSec);
-    } catch {
-      return; // database busy: the next check will do
-    }
-    if (needed) this.spawn(true);
   }
 
   /** A job was queued: let idle workers look now rather than at their next poll. */
   wake(): void {
-    this.laneIfNeeded();
     for (const p of this.procs) {
       try {
         (p.stdin as import('bun').FileSink).write('\n');
@@ -82,7 +54,6 @@ export class AnalysisSupervisor {
 
   async stop(): Promise<void> {
     this.stopping = true;
-    if (this.laneTimer) clearInterval(this.laneTimer);
     const all = [...this.procs];
     for (const p of all) {
       try {
@@ -95,7 +66,7 @@ export class AnalysisSupervisor {
     await Promise.all(all.map((p) => Promise.race([p.exited, Bun.sleep(3000).then(() => p.kill('SIGKILL'))])));
   }
 
-  private spawn(lane = false): void {
+  private spawn(): void {
     const compiled = import.meta.dir.startsWith('/$bunfs') || import.meta.dir.includes('~BUN');
     const cmd = compiled
       ? [process.execPath, 'worker']
@@ -108,26 +79,17 @@ export class AnalysisSupervisor {
         ...process.env,
         ...modelKeyEnv(this.d.config),
         VIDQ_WORKER_CONFIG: JSON.stringify(this.d.config),
-        ...(lane && { [LANE_ENV]: 'short' }),
       },
     });
     this.procs.add(proc);
-    if (lane) this.lane = proc;
     const state = { ready: false, lastError: '', recycled: false };
     this.relay(proc.stdout as ReadableStream<Uint8Array>, state);
     this.forwardStderr(proc.stderr as ReadableStream<Uint8Array>, state);
     proc.exited.then((code) => {
       this.procs.delete(proc);
       if (this.stopping) return;
+      // Both slots' jobs: their worker ids start with w_<pid>_.
       this.requeueJobsOf(proc.pid);
-      if (lane) {
-        this.lane = null;
-        if (!state.ready || code !== 0) {
-          this.laneFailedAt = Date.now();
-          this.d.log.warn('short-lane worker failed', { code, pid: proc.pid, reason: state.lastError || undefined });
-        }
-        return;
-      }
       if (state.recycled && code === 0) {
         // Restarted on purpose to give memory back: not a crash.
         this.spawn();

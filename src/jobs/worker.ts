@@ -1,8 +1,9 @@
 /**
  * The analysis worker: a child process of the server (`vidq worker`, hidden command), so that CPU-
  * heavy analysis never blocks the HTTP server and a crash or kill of it loses no more than the
- * stage in progress. It claims jobs from the shared SQLite queue and tells its parent about changes
- * as JSON lines on stdout. It exits when its stdin closes (the parent is gone).
+ * stages in progress. It claims jobs from the shared SQLite queue into two job slots that share one
+ * set of loaded models (see `Slot`), and tells its parent about changes as JSON lines on stdout. It
+ * exits when its stdin closes (the parent is gone).
  */
 import { getPriority, setPriority } from 'node:os';
 import { randomId } from '../ids';
@@ -15,7 +16,7 @@ import { resolveBinaries } from '../media/binaries';
 import { openDatabase } from '../storage/db';
 import { DataDir } from '../storage/files';
 import { eq } from 'drizzle-orm';
-import { videos } from '../storage/schema';
+import { videos, type Job } from '../storage/schema';
 import { notePlaybackPending, playbackStep } from './playback-step';
 import { JobQueue } from './queue';
 
@@ -26,17 +27,23 @@ export type WorkerMessage =
   | { type: 'recycle'; rss_bytes: number; reason?: 'long video' | 'idle' };
 
 /**
- * Set by the supervisor on a short-lane worker: it takes only short videos, and exits as soon as
- * none is waiting (so its memory is held only while it is needed).
- */
-export const LANE_ENV = 'VIDQ_WORKER_LANE';
-
-/**
  * Niceness the worker gives itself: analysis saturates every core, and at the same priority the
  * HTTP server (and anything else on the machine) waits for its turn behind it. Set first thing, so
  * the threads and processes started afterwards (onnxruntime, the object detector, ffmpeg) inherit it.
  */
 const WORKER_NICE = 10;
+/** Longest a slot sleeps before it looks at the queue again (a wake from the parent comes sooner). */
+const POLL_MS = 2000;
+
+/**
+ * The worker's two job slots share one set of loaded analyzers (one copy of each model):
+ * - `a` takes any job;
+ * - `b`, the short lane, takes only videos up to `--short-lane-sec`, and only while `a` is busy, so
+ *   that a short clip does not wait behind a long video (absent when `--short-lane-sec` is 0).
+ * Their job rows carry the worker's id (`b` with a suffix): when the process dies, the supervisor
+ * puts back every job whose worker id starts with `w_<pid>_`.
+ */
+type Slot = 'a' | 'b';
 
 export async function runWorker(config: Config): Promise<number> {
   try {
@@ -58,56 +65,47 @@ export async function runWorker(config: Config): Promise<number> {
   const workerId = `w_${process.pid}_${randomId(6)}`;
   const send = (m: WorkerMessage) => process.stdout.write(JSON.stringify(m) + '\n');
   const stop = new AbortController();
-  let wake = null as (() => void) | null;
+  const sleepers = new Set<() => void>();
+  const wakeAll = () => {
+    for (const wake of sleepers) wake();
+    sleepers.clear();
+  };
+  const nap = (ms: number) =>
+    new Promise<void>((r) => {
+      const timer = setTimeout(() => {
+        sleepers.delete(done);
+        r();
+      }, ms);
+      const done = () => {
+        clearTimeout(timer);
+        r();
+      };
+      sleepers.add(done);
+    });
 
-  // Parent → worker: any line wakes the loop; EOF means the parent is gone.
+  // Parent → worker: any line wakes the slots; EOF means the parent is gone.
   (async () => {
-    for await (const _ of process.stdin as unknown as AsyncIterable<Uint8Array>) wake?.();
+    for await (const _ of process.stdin as unknown as AsyncIterable<Uint8Array>) wakeAll();
     stop.abort(new Error('parent gone'));
-    wake?.();
+    wakeAll();
   })();
   process.on('SIGTERM', () => {
     stop.abort(new Error('terminated'));
-    wake?.();
+    wakeAll();
   });
 
   send({ type: 'ready', analyzers: analyzers.map((a) => a.stage) });
-  const lane = process.env[LANE_ENV] === 'short';
-  const rules = { perUserCap: config.maxAnalysesPerUser, ...(lane && { maxVideoSec: config.shortLaneSec }) };
+  const busy = { a: false, b: false };
   // The models load on a process's first video and stay: an idle worker that has them restarts.
   let modelsLoaded = false;
   let idleSince: number | null = null;
-  while (!stop.signal.aborted) {
-    let job;
-    try {
-      job = queue.claim(workerId, new Date(), rules);
-    } catch (e) {
-      // The database is busy beyond its timeout (another process holds a long write): try again.
-      log.warn('could not claim a job', { reason: (e as Error).message });
-      await Bun.sleep(1000);
-      continue;
-    }
-    if (!job) {
-      if (lane) break;
-      idleSince ??= Date.now();
-      if (
-        modelsLoaded &&
-        config.workerIdleReleaseSec > 0 &&
-        Date.now() - idleSince >= config.workerIdleReleaseSec * 1000
-      ) {
-        send({ type: 'recycle', rss_bytes: process.memoryUsage.rss(), reason: 'idle' });
-        break;
-      }
-      send({ type: 'idle' });
-      await new Promise<void>((r) => {
-        wake = r;
-        setTimeout(r, 2000);
-      });
-      wake = null;
-      continue;
-    }
-    idleSince = null;
-    modelsLoaded = true;
+  /** Set when the process is to restart to give its memory back: no slot takes another job. */
+  let leaving: { reason: 'long video' | 'idle'; rss: number } | null = null;
+  const goOn = () => !stop.signal.aborted && !leaving;
+  const playbackDeps = { db, files, ffmpeg, log, minFreeBytes: config.minFreeBytes };
+
+  /** Analyses one claimed job to its end (ready, failed or cancelled), then its playback copy. */
+  const analyse = async (job: Job, slotId: string, slot: Slot): Promise<void> => {
     // A budget of time relative to the video's duration: a file built to be slow to analyse cannot
     // hold the worker (and everyone queued behind it) for hours. The stages stop as on a removal
     // (child processes killed, partial output deleted); the video is then failed with the reason.
@@ -118,12 +116,20 @@ export async function runWorker(config: Config): Promise<number> {
     const overBudget = new AbortController();
     const budgetTimer = budget ? setTimeout(() => overBudget.abort(), budget * 1000) : null;
     // Marked before the analysis, so the resource has `playback_src` by the time it is ready.
-    const playbackDeps = { db, files, ffmpeg, log, minFreeBytes: config.minFreeBytes };
     if (await notePlaybackPending(playbackDeps, job.videoId, stop.signal))
       send({ type: 'changed', video_id: job.videoId });
     let outcome = await runJob(
       job,
-      { db, queue, files, analyzers, ffmpeg, workerId, log, onChange: (id) => send({ type: 'changed', video_id: id }) },
+      {
+        db,
+        queue,
+        files,
+        analyzers,
+        ffmpeg,
+        workerId: slotId,
+        log,
+        onChange: (id) => send({ type: 'changed', video_id: id }),
+      },
       AbortSignal.any([stop.signal, overBudget.signal]),
     );
     if (budgetTimer) clearTimeout(budgetTimer);
@@ -135,7 +141,7 @@ export async function runWorker(config: Config): Promise<number> {
       send({ type: 'changed', video_id: job.videoId });
       outcome = 'failed';
     }
-    log.debug('job finished', { video_id: job.videoId, outcome });
+    log.debug('job finished', { video_id: job.videoId, outcome, slot });
     // A failed video loses its mark; a ready one gets its copy.
     if ((outcome === 'ready' || outcome === 'failed') && (await playbackStep(playbackDeps, job.videoId, stop.signal)))
       send({ type: 'changed', video_id: job.videoId });
@@ -144,17 +150,76 @@ export async function runWorker(config: Config): Promise<number> {
     // Removed while being analysed: the removal may have run before this worker wrote its files.
     if (outcome === 'cancelled' && !queue.get(job.videoId)) files.removeVideoFiles(job.videoId);
     // A long video leaves the heap and the native allocators grown (about 0.95 GB after a 60-minute
-    // one); a fresh process gives that back. The supervisor starts the next one at once.
+    // one); a fresh process gives that back, once the other slot's job is done too. The supervisor
+    // starts the next one at once.
     const row = db.select({ d: videos.durationSec }).from(videos).where(eq(videos.id, job.videoId)).get();
-    if (!lane && config.workerRecycleSec > 0 && (row?.d ?? 0) >= config.workerRecycleSec) {
-      send({ type: 'recycle', rss_bytes: process.memoryUsage.rss(), reason: 'long video' });
-      break;
+    if (config.workerRecycleSec > 0 && (row?.d ?? 0) >= config.workerRecycleSec)
+      leaving ??= { reason: 'long video', rss: process.memoryUsage.rss() };
+  };
+
+  const runSlot = async (slot: Slot): Promise<void> => {
+    const slotId = slot === 'a' ? workerId : `${workerId}_b`;
+    const rules = {
+      perUserCap: config.maxAnalysesPerUser,
+      ...(slot === 'b' && { maxVideoSec: config.shortLaneSec }),
+    };
+    while (goOn()) {
+      // The short lane opens only while the other slot is busy.
+      if (slot === 'b' && !busy.a) {
+        await nap(POLL_MS);
+        continue;
+      }
+      let job: Job | null;
+      try {
+        job = queue.claim(slotId, new Date(), rules);
+      } catch (e) {
+        // The database is busy beyond its timeout (another process holds a long write): try again.
+        log.warn('could not claim a job', { reason: (e as Error).message });
+        await Bun.sleep(1000);
+        continue;
+      }
+      if (!job) {
+        if (slot === 'a') {
+          idleSince = busy.b ? null : (idleSince ?? Date.now());
+          if (
+            idleSince !== null &&
+            modelsLoaded &&
+            config.workerIdleReleaseSec > 0 &&
+            Date.now() - idleSince >= config.workerIdleReleaseSec * 1000
+          ) {
+            leaving = { reason: 'idle', rss: process.memoryUsage.rss() };
+            wakeAll();
+            break;
+          }
+          if (!busy.b) send({ type: 'idle' });
+        }
+        await nap(POLL_MS);
+        continue;
+      }
+      busy[slot] = true;
+      idleSince = null;
+      modelsLoaded = true;
+      send({ type: 'changed', video_id: job.videoId });
+      // The other slot looks now: the short lane opens while this one is busy.
+      wakeAll();
+      try {
+        await analyse(job, slotId, slot);
+      } finally {
+        busy[slot] = false;
+        idleSince = null;
+      }
+      if (leaving) wakeAll();
     }
-  }
+  };
+
+  await Promise.all([runSlot('a'), ...(config.shortLaneSec > 0 ? [runSlot('b')] : [])]);
+  // Set inside the slots (TypeScript cannot see that here).
+  const left = leaving as { reason: 'long video' | 'idle'; rss: number } | null;
+  if (left && !stop.signal.aborted) send({ type: 'recycle', rss_bytes: left.rss, reason: left.reason });
   for (const a of analyzers) await a.close?.();
   db.$client.close();
-  // Left on purpose (a restart to give memory back, or an idle short lane): the stdin reader
-  // would keep the process alive, so exit, once the last message has gone out.
+  // Left on purpose (a restart to give memory back): the stdin reader would keep the process
+  // alive, so exit, once the last message has gone out.
   if (!stop.signal.aborted) {
     await Bun.sleep(50);
     process.exit(0);

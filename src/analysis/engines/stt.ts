@@ -133,13 +133,27 @@ export class WhisperStt implements SpeechToText {
   readonly weight = 5;
   private readonly dir: string;
   private loading?: Promise<{ asr: AsrPipeline; multilingual: boolean }>;
+  /**
+   * The pipeline runs one request at a time: the worker's two job slots share it, and a generation
+   * keeps its state in the pipeline's model while it runs.
+   */
+  private turn: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly cfg: SttConfig & { model: string }) {
     this.info = { kind: 'stt', name: `whisper:${cfg.model}`, version: transformersVersion() };
     this.dir = join(cfg.modelsDir, cfg.model);
   }
 
-  async transcribe(audio: Float32Array, opts: { signal: AbortSignal; language?: string }): Promise<TranscriptPiece[]> {
+  transcribe(audio: Float32Array, opts: { signal: AbortSignal; language?: string }): Promise<TranscriptPiece[]> {
+    const run = this.turn.then(() => this.transcribeNow(audio, opts));
+    this.turn = run.catch(() => {});
+    return run;
+  }
+
+  private async transcribeNow(
+    audio: Float32Array,
+    opts: { signal: AbortSignal; language?: string },
+  ): Promise<TranscriptPiece[]> {
     opts.signal.throwIfAborted();
     const { asr, multilingual } = await this.load();
     const { InterruptableStoppingCriteria } = await import('@huggingface/transformers');

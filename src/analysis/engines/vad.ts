@@ -77,18 +77,17 @@ function loadOrt(): Promise<Ort> {
   return ortModule;
 }
 
-/** One stream's worth of Silero state; call `reset()` before another audio stream. */
+/**
+ * The loaded Silero model. Its recurrent state belongs to one audio stream: `stream()` gives each
+ * stream its own, so several videos (the worker's job slots) may share one model.
+ */
 export class SileroVad {
-  private h: Tensor;
-  private c: Tensor;
   private readonly sr: Tensor;
 
   private constructor(
     private readonly ort: Ort,
     private readonly session: InferenceSession,
   ) {
-    this.h = this.zeroState();
-    this.c = this.zeroState();
     this.sr = new ort.Tensor('int64', BigInt64Array.from([BigInt(SAMPLE_RATE)]), [1]);
   }
 
@@ -108,18 +107,19 @@ export class SileroVad {
     return new SileroVad(ort, session);
   }
 
-  reset(): void {
-    this.h = this.zeroState();
-    this.c = this.zeroState();
-  }
-
-  /** Speech probability of one frame (its samples are copied; the caller may reuse the buffer). */
-  async prob(frame: Float32Array): Promise<number> {
-    const input = new this.ort.Tensor('float32', frame.slice(), [1, frame.length]);
-    const out = await this.session.run({ input, h: this.h, c: this.c, sr: this.sr });
-    this.h = out.hn as Tensor;
-    this.c = out.cn as Tensor;
-    return (out.output!.data as Float32Array)[0]!;
+  /** A new audio stream, starting from the model's zero state. */
+  stream(): VadStream {
+    let h = this.zeroState();
+    let c = this.zeroState();
+    return {
+      prob: async (frame) => {
+        const input = new this.ort.Tensor('float32', frame.slice(), [1, frame.length]);
+        const out = await this.session.run({ input, h, c, sr: this.sr });
+        h = out.hn as Tensor;
+        c = out.cn as Tensor;
+        return (out.output!.data as Float32Array)[0]!;
+      },
+    };
   }
 
   async close(): Promise<void> {
@@ -129,6 +129,12 @@ export class SileroVad {
   private zeroState(): Tensor {
     return new this.ort.Tensor('float32', new Float32Array(2 * 64), [2, 1, 64]);
   }
+}
+
+/** One audio stream's pass through the VAD. */
+export interface VadStream {
+  /** Speech probability of the stream's next frame (its samples are copied; the caller may reuse the buffer). */
+  prob(frame: Float32Array): Promise<number>;
 }
 
 /** A speech span in frame units: [start, end) and the mean probability of its frames. */

@@ -86,12 +86,23 @@ export class FacesAnalyzer implements Analyzer {
 
   private readonly opts: FacesOptions;
   private worker: FaceWorker | null = null;
+  /** Videos being analysed now (the worker's job slots share this analyzer and its model thread). */
+  private running = 0;
 
   constructor(opts: Partial<FacesOptions> = {}) {
     this.opts = { ...DEFAULT_FACES, ...opts };
   }
 
   async run(ctx: StageContext): Promise<StageResult> {
+    this.running++;
+    try {
+      return await this.runOne(ctx);
+    } finally {
+      this.running--;
+    }
+  }
+
+  private async runOne(ctx: StageContext): Promise<StageResult> {
     const started = performance.now();
     const stream = framesOf(ctx);
     const found: FrameFaces[] = [];
@@ -106,7 +117,7 @@ export class FacesAnalyzer implements Analyzer {
       for await (const rgb of decodeFrames(ctx, batch, width, height)) {
         const f = batch[k++]!;
         const grey = greyOf(rgb);
-        const faces = (await w.detect(rgb, width, height, ctx.signal)).filter((face) => {
+        const faces = (await w.detect(rgb, width, height, ctx.signal, () => this.running <= 1)).filter((face) => {
           face.sharpness = Math.round(sharpness(grey, width, height, face.box));
           const keep =
             face.score >= this.opts.minScore &&
@@ -157,7 +168,8 @@ export class FacesAnalyzer implements Analyzer {
       wasmDir: this.opts.wasmDir ?? defaults!.wasmDir,
     });
     this.worker = w;
-    const onAbort = () => w.terminate(new Error('face detection was cancelled'));
+    // Another video waiting for the same thread keeps it.
+    const onAbort = () => this.running <= 1 && w.terminate(new Error('face detection was cancelled'));
     signal.addEventListener('abort', onAbort, { once: true });
     try {
       await w.ready;
@@ -379,9 +391,19 @@ class FaceWorker extends ModelWorker<FaceResponse, RawFace[]> {
     });
   }
 
-  detect(rgb: Uint8Array, width: number, height: number, signal: AbortSignal): Promise<RawFace[]> {
+  /**
+   * A stop ends the thread (a detection cannot be interrupted inside wasm) when `alone` says no
+   * other video uses it; otherwise the detection in flight finishes and its result is dropped.
+   */
+  detect(
+    rgb: Uint8Array,
+    width: number,
+    height: number,
+    signal: AbortSignal,
+    alone: () => boolean = () => true,
+  ): Promise<RawFace[]> {
     signal.throwIfAborted();
-    const onAbort = () => this.terminate(new Error('face detection was cancelled'));
+    const onAbort = () => alone() && this.terminate(new Error('face detection was cancelled'));
     signal.addEventListener('abort', onAbort, { once: true });
     return this.request((id) => {
       const copy = rgb.slice().buffer as ArrayBuffer;

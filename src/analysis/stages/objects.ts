@@ -157,6 +157,8 @@ export class ObjectsAnalyzer implements Analyzer {
 
   private readonly opts: ObjectsOptions;
   private detectors: Detector[] = [];
+  /** Detections under way (the worker's job slots share this analyzer and its model threads). */
+  private running = 0;
 
   constructor(opts: Partial<ObjectsOptions> = {}) {
     this.opts = { ...DEFAULT_OBJECTS, ...opts };
@@ -208,6 +210,19 @@ export class ObjectsAnalyzer implements Analyzer {
     ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'progress' | 'video'>,
     input: FrameStream | SampledFrame[],
     opts: { alwaysBody?: boolean } = {},
+  ): Promise<{ frames: RawFrame[]; stats: DetectStats }> {
+    this.running++;
+    try {
+      return await this.detectAll(ctx, input, opts);
+    } finally {
+      this.running--;
+    }
+  }
+
+  private async detectAll(
+    ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'progress' | 'video'>,
+    input: FrameStream | SampledFrame[],
+    opts: { alwaysBody?: boolean },
   ): Promise<{ frames: RawFrame[]; stats: DetectStats }> {
     const stats: DetectStats = { detected: 0, reused: 0, objectMs: 0, bodyMs: 0, bodyRuns: 0 };
     const stream = Array.isArray(input) ? FrameStream.of(input) : input;
@@ -310,8 +325,9 @@ export class ObjectsAnalyzer implements Analyzer {
     const stderr = new Response(proc.stderr).text();
     const onAbort = () => {
       proc.kill();
-      // A detection in flight cannot be interrupted inside wasm: the worker goes.
-      this.dropDetectors(ctx.signal.reason);
+      // A detection in flight cannot be interrupted inside wasm: the worker goes, unless another
+      // video uses it (then this one's detection in flight finishes and is dropped).
+      if (this.running <= 1) this.dropDetectors(ctx.signal.reason);
     };
     ctx.signal.addEventListener('abort', onAbort, { once: true });
     try {
@@ -352,7 +368,7 @@ export class ObjectsAnalyzer implements Analyzer {
       );
     }
     const ds = this.detectors;
-    const onAbort = () => this.dropDetectors(signal.reason);
+    const onAbort = () => this.running <= 1 && this.dropDetectors(signal.reason);
     signal.addEventListener('abort', onAbort, { once: true });
     try {
       await Promise.all(ds.map((d) => d.ready));

@@ -140,8 +140,8 @@ export class SpeechAnalyzer implements Analyzer {
         }
       : {};
     const trackText = track ? ` on audio track ${track.track}${track.language ? ` (${track.language})` : ''}` : '';
-    const vad = await this.loadVad();
-    vad.reset();
+    // The model is shared (by the tracks, and by the worker's job slots); the state is this stream's.
+    const vad = (await this.loadVad()).stream();
     const frame = this.vadOpts.frameSamples;
     const frameSec = frame / SAMPLE_RATE;
     const padSamples = Math.round(this.padSec * SAMPLE_RATE);

@@ -102,8 +102,16 @@ async function detect(rgb: Uint8Array, width: number, height: number): Promise<R
 
 const round4 = (x: number) => Math.round(x * 1e4) / 1e4;
 
-self.onmessage = async (ev: MessageEvent<FaceRequest>) => {
-  const msg = ev.data;
+/**
+ * One request at a time, in arrival order: the analysis worker's two job slots share this thread,
+ * and the detector's state (its tensors, the model of one input size) is not made for interleaved calls.
+ */
+let turn: Promise<void> = Promise.resolve();
+self.onmessage = (ev: MessageEvent<FaceRequest>) => {
+  turn = turn.then(() => handle(ev.data));
+};
+
+async function handle(msg: FaceRequest): Promise<void> {
   try {
     if (msg.type === 'init') {
       send({ type: 'ready', backend: await init(msg.modelDir, msg.wasmDir) });
@@ -114,4 +122,4 @@ self.onmessage = async (ev: MessageEvent<FaceRequest>) => {
   } catch (e) {
     send({ type: 'error', id: msg.type === 'detect' ? msg.id : undefined, message: (e as Error).message ?? String(e) });
   }
-};
+}

@@ -304,8 +304,16 @@ async function detect(rgb: Uint8Array, width: number, height: number, bodyBelow:
 const round4 = (x: number) => Math.round(x * 1e4) / 1e4;
 const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
 
-self.onmessage = async (ev: MessageEvent<DetectorRequest>) => {
-  const msg = ev.data;
+/**
+ * One request at a time, in arrival order: the analysis worker's two job slots share this thread,
+ * and the detector's state (its tensors, the model of one input size) is not made for interleaved calls.
+ */
+let turn: Promise<void> = Promise.resolve();
+self.onmessage = (ev: MessageEvent<DetectorRequest>) => {
+  turn = turn.then(() => handle(ev.data));
+};
+
+async function handle(msg: DetectorRequest): Promise<void> {
   try {
     if (msg.type === 'init') {
       const backend = await init(msg.modelDir, msg.wasmDir);
@@ -318,4 +326,4 @@ self.onmessage = async (ev: MessageEvent<DetectorRequest>) => {
   } catch (e) {
     send({ type: 'error', id: msg.type === 'detect' ? msg.id : undefined, message: (e as Error).message ?? String(e) });
   }
-};
+}
