@@ -63,8 +63,9 @@ export interface Config {
   /** Analysis worker processes (0 = no analysis: videos are ready once stored). @default 1 */
   readonly analysisWorkers: number;
   /**
-   * Videos up to this many seconds long may be analysed by an extra, short-lived "short lane"
-   * worker while every worker is busy, so they are not stuck behind a long one (0 = no lane). @default 120
+   * Videos up to this many seconds long may be analysed by a worker's second job slot (the "short
+   * lane", sharing its loaded models) while its first slot is busy, so they are not stuck behind a
+   * long one (0 = no lane). @default 120
    */
   readonly shortLaneSec: number;
   /** Analyses of one user running at once (0 = no cap); the queue also takes users in turns. @default 0 */
@@ -475,7 +476,7 @@ const OPTIONS: OptionSpec[] = [
     flag: 'short-lane-sec',
     env: 'VIDQ_SHORT_LANE_SEC',
     kind: 'int',
-    help: 'videos up to N s may use an extra worker while all are busy (0 = off)',
+    help: "videos up to N s may use a worker's second job slot while its first is busy (0 = off)",
   },
   {
     key: 'maxAnalysesPerUser',

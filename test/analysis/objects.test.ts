@@ -203,6 +203,26 @@ describe('lifecycle', () => {
     }
   }, 60_000);
 
+  test("two videos share one analyzer (the worker's two job slots): stopping one leaves the other's detections alone", async () => {
+    const a = new ObjectsAnalyzer();
+    const stop = new AbortController();
+    try {
+      const [kept, stopped] = await Promise.allSettled([
+        a.run(await contextFor('people-one-by-one.mp4')),
+        // Stopped at its first detection, while its frames are being decoded and the other's detected.
+        (async () => {
+          const ctx = await contextFor('skateboarding-dog.mp4', stop.signal);
+          return a.run({ ...ctx, progress: (f) => f > 0 && stop.abort(new Error('the video was removed')) });
+        })(),
+      ]);
+      expect(stopped.status).toBe('rejected');
+      expect(kept.status).toBe('fulfilled');
+      if (kept.status === 'fulfilled') expect(spans(kept.value, 'person').length).toBeGreaterThan(0);
+    } finally {
+      a.close();
+    }
+  }, 120_000);
+
   test('models that cannot be loaded fail the stage with a clear reason', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'vidq-nomodels-'));
     dirs.push(empty);

@@ -268,7 +268,6 @@ test('an idle worker restarts without its models after --worker-idle-release-sec
   const srv = await startTestServer(
     {
       'analysis-workers': '1',
-      'short-lane-sec': '0',
       analyzers: 'visual,objects',
       'worker-idle-release-sec': '2',
       'log-level': 'info',
@@ -350,7 +349,7 @@ test('a worker killed while both its slots hold a job: both jobs go back to the 
   });
   const lines: string[] = [];
   const srv = await startTestServer(
-    { 'analysis-workers': '1', analyzers: 'visual,objects', 'short-lane-sec': '60', 'log-level': 'info' },
+    { 'analysis-workers': '1', analyzers: 'visual,speech', 'short-lane-sec': '60', 'log-level': 'info' },
     { logSink: (l) => lines.push(l) },
   );
   const db = srv.server.service.db;
