@@ -4,7 +4,8 @@
  *   bun bench/api-clips.ts [--quick] [--after-sec 120] [--media DIR]
  *
  * Starts a fresh server (`vidq serve`, its own process, default settings) on an empty data
- * directory, posts every video clip of ../shared/media (14) to /remote-upload at once, and reports:
+ * directory, posts every video clip of ../shared/media (14) to /remote-upload at once (a 429 for
+ * too many downloads in flight is retried after 200 ms), and reports:
  * - the seconds from the first post until every clip is `ready` (and each clip's own time);
  * - the peak PSS of the server's process tree while they index (the sum of the `Pss` line of
  *   /proc/<pid>/smaps_rollup over the server and all its descendants, sampled every 200 ms);
@@ -46,6 +47,24 @@ function pss(pid: number): number {
   }
 }
 const treePss = (root: number) => [root, ...descendants(root)].reduce((sum, p) => sum + pss(p), 0);
+/** What the processes of the tree hold (MB each, largest first), e.g. "worker 980, server 150, ffmpeg 40". */
+function breakdown(root: number): string {
+  const parts = [root, ...descendants(root)].map((p) => {
+    let cmd = '';
+    try {
+      cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
+    } catch {
+      /* gone */
+    }
+    const what = p === root ? 'server' : / worker$/.test(cmd) ? 'worker' : (cmd.split(' ')[0]?.split('/').pop() ?? '?');
+    return { what, bytes: pss(p) };
+  });
+  return parts
+    .filter((x) => x.bytes > 0)
+    .sort((a, b) => b.bytes - a.bytes)
+    .map((x) => `${x.what} ${mb(x.bytes)}`)
+    .join(', ');
+}
 const mb = (b: number) => Math.round(b / 2 ** 20);
 const load = () =>
   loadavg()
@@ -66,10 +85,15 @@ const dataDir = mkdtempSync(join(tmpdir(), 'vidq-api-clips-'));
 const loadBefore = load();
 const server = await spawnServer(dataDir, values.quick ? ['--worker-idle-release-sec', '5'] : []);
 let peak = 0;
+let peakParts = '';
 let sampling = true;
 const sampler = (async () => {
   while (sampling) {
-    peak = Math.max(peak, treePss(server.pid));
+    const now = treePss(server.pid);
+    if (now > peak) {
+      peak = now;
+      peakParts = breakdown(server.pid);
+    }
     await Bun.sleep(200);
   }
 })();
@@ -77,16 +101,24 @@ const startPss = treePss(server.pid);
 
 try {
   const t0 = performance.now();
+  // All at once, as a phone's gallery is shared; a 429 (too many downloads in flight for one user)
+  // is retried after a moment, as a client does.
   const keys = await Promise.all(
     clips.map(async (name) => {
-      const res = await fetch(`${server.url}/remote-upload`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
-        body: JSON.stringify({ token: server.token, index: 'clips', url: `http://127.0.0.1:${origin.port}/${name}` }),
-      });
-      const body = (await res.json()) as { data?: { key: string }; message?: string };
-      if (!res.ok || !body.data) throw new Error(`${name}: ${res.status} ${body.message ?? ''}`);
-      return [body.data.key, name] as const;
+      for (;;) {
+        const res = await fetch(`${server.url}/remote-upload`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json' },
+          body: JSON.stringify({ token: server.token, index: 'clips', url: `http://127.0.0.1:${origin.port}/${name}` }),
+        });
+        const body = (await res.json()) as { data?: { key: string }; message?: string };
+        if (res.status === 429) {
+          await Bun.sleep(200);
+          continue;
+        }
+        if (!res.ok || !body.data) throw new Error(`${name}: ${res.status} ${body.message ?? ''}`);
+        return [body.data.key, name] as const;
+      }
     }),
   );
   const names = new Map(keys);
@@ -103,6 +135,7 @@ try {
   }
   const allReady = Math.max(...readyAt.values());
   const peakWhileIndexing = peak;
+  const peakWhileIndexingParts = peakParts;
   const loadAtEnd = load();
   const videoSec = rows.reduce((s, r) => s + (r.metadata?.duration ?? 0), 0);
   await Bun.sleep(afterSec * 1000);
@@ -119,6 +152,8 @@ try {
   console.log(
     `PSS of the server's process tree: ${mb(startPss)} MB at start, peak ${mb(peakWhileIndexing)} MB while indexing (goal ≤ 1229 MB), ${mb(after)} MB ${afterSec} s after the last was ready (goal ≤ 400 MB after 120 s)`,
   );
+  console.log(`  at the peak, MB per process: ${peakWhileIndexingParts}`);
+  console.log(`  ${afterSec} s after, MB per process: ${breakdown(server.pid)}`);
   console.log(
     `load average (1, 5, 15 min): ${loadBefore} before, ${loadAtEnd} when all were ready, ${load()} at the end; ${navigator.hardwareConcurrency} cores`,
   );
