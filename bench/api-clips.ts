@@ -8,7 +8,8 @@
  * too many downloads in flight is retried after 200 ms), and reports:
  * - the seconds from the first post until every clip is `ready` (and each clip's own time);
  * - the peak PSS of the server's process tree while they index (the sum of the `Pss` line of
- *   /proc/<pid>/smaps_rollup over the server and all its descendants, sampled every 200 ms);
+ *   /proc/<pid>/smaps_rollup over the server and all its descendants, sampled every 200 ms; a child
+ *   caught between its spawn and its exec shares its parent's memory and is not counted again);
  * - the PSS of the tree `--after-sec` seconds after the last one is ready (default 120, as the
  *   issue's goal says: by then an idle worker has given its models back);
  * - the load average of the machine before and after (the figures mean little on a busy machine).
@@ -46,16 +47,30 @@ function pss(pid: number): number {
     return 0;
   }
 }
-const treePss = (root: number) => [root, ...descendants(root)].reduce((sum, p) => sum + pss(p), 0);
+const cmdline = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return '';
+  }
+};
+const parentOf = (pid: number) => {
+  try {
+    return Number(/\) \S+ (\d+)/.exec(readFileSync(`/proc/${pid}/stat`, 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+};
+/**
+ * The server and its descendants, less a child caught between its spawn and its exec: it still
+ * shares its parent's memory (and so its cmdline), and counting it would count the parent twice.
+ */
+const tree = (root: number) => [root, ...descendants(root).filter((p) => cmdline(p) !== cmdline(parentOf(p)))];
+const treePss = (root: number) => tree(root).reduce((sum, p) => sum + pss(p), 0);
 /** What the processes of the tree hold (MB each, largest first), e.g. "worker 980, server 150, ffmpeg 40". */
 function breakdown(root: number): string {
-  const parts = [root, ...descendants(root)].map((p) => {
-    let cmd = '';
-    try {
-      cmd = readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ');
-    } catch {
-      /* gone */
-    }
+  const parts = tree(root).map((p) => {
+    const cmd = cmdline(p).split('\0').filter(Boolean).join(' ');
     const what = p === root ? 'server' : / worker$/.test(cmd) ? 'worker' : (cmd.split(' ')[0]?.split('/').pop() ?? '?');
     return { what, bytes: pss(p) };
   });
