@@ -38,6 +38,7 @@ import {
   type User,
 } from '../storage/schema';
 import { AlertHub, matchAlert, type FiredAlert } from './alerts';
+import { type LiveClip, liveClip } from './clips';
 import { checkStreamUrl, pinnedUrl, PulledSource, redactUrl } from './source';
 
 /** States in which a stream counts against the user's caps. */
@@ -443,6 +444,11 @@ export class LiveService {
       .limit(limit)
       .all();
     return rows.map(({ e, a, s }) => firedOf(e.id, a, s, e.t, e.evidence, e.frame));
+  }
+
+  /** A playable MP4 of stream seconds [start, end] of a live video (see clips.ts); null when nothing kept covers them. */
+  async clip(videoId: string, originMs: number, start: number, end: number): Promise<LiveClip | null> {
+    return liveClip({ ffmpeg: await this.d.ffmpeg(), dir: this.d.files.videoDir(videoId), originMs, start, end });
   }
 
   // --- retention
