@@ -171,6 +171,11 @@ describe('GET /media/{id}/live-clip', () => {
   test("a pushed stream's clip is made from its frames", async () => {
     const t0 = Math.floor(Date.now() / 1000) - 30;
     const { fileId } = await pushedStream('desk', t0, 6);
+    // The tile's view of the recent part: GET /videos/{id}/segments?from= (additive).
+    const recent: any = await (await fetch(`${srv.url}/videos/${fileId}/segments?token=${srv.token}&from=3`)).json();
+    expect(recent.frames.map((f: { t: number }) => f.t)).toEqual([3, 4, 5]);
+    expect((await fetch(`${srv.url}/videos/${fileId}/segments?token=${srv.token}&from=-1`)).status).toBe(400);
+
     const r = await fetch(clipUrl(fileId, 'start=1&end=4'));
     expect(r.status).toBe(200);
     expect(r.headers.get('x-clip-source')).toBe('frames');
@@ -188,6 +193,65 @@ describe('GET /media/{id}/live-clip', () => {
     expect(existsSync(pushed)).toBe(true);
     expect(differ(got, await thumb(pushed, 0))).toBeLessThan(12);
   }, 120_000);
+
+  test("a pulled HLS live playlist's own recording plays", async () => {
+    // A live playlist written by ffmpeg in real time from a looped clip, served on 127.0.0.1.
+    const hls = join(work, 'hls');
+    mkdirSync(hls);
+    const publisher = Bun.spawn(
+      [ffmpeg, '-v', 'error', '-re', '-stream_loop', '-1', '-i', clip('skateboarding-dog.mp4'), '-an'].concat(
+        ['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-f', 'hls', '-hls_time', '1', '-hls_list_size', '6'],
+        ['-hls_flags', 'delete_segments+omit_endlist', join(hls, 'live.m3u8')],
+      ),
+      { stdout: 'ignore', stderr: 'ignore', stdin: 'ignore' },
+    );
+    const origin = Bun.serve({
+      hostname: '127.0.0.1',
+      port: 0,
+      async fetch(req) {
+        const name = new URL(req.url).pathname.slice(1);
+        const f = Bun.file(join(hls, name));
+        return /^[\w.-]+$/.test(name) && (await f.exists()) ? new Response(f) : new Response('gone', { status: 404 });
+      },
+    });
+    try {
+      await fetch(`${srv.url}/create-index?token=${srv.token}&index=yard&type=performance`);
+      const added = await post('/add-stream', {
+        token: srv.token,
+        index: 'yard',
+        url: `http://127.0.0.1:${origin.port}/live.m3u8`,
+      });
+      expect(added.status).toBe('success');
+      const list = await until(
+        async () => (await fetch(`${srv.url}/streams?token=${srv.token}&index=yard`)).json() as Promise<any>,
+        (l: any) => l[0]?.status === 'live' && l[0]?.latest_time >= 8,
+        90_000,
+        'the pulled stream live for 8 s',
+        500,
+      );
+      const fileId = list[0].file_id as string;
+      expect(readdirSync(join(srv.dataDir, 'media', fileId, 'live')).length).toBeGreaterThanOrEqual(2);
+      const r = await fetch(clipUrl(fileId, 'start=2&end=7'));
+      expect(r.status).toBe(200);
+      expect(r.headers.get('x-clip-source')).toBe('recording');
+      const from = Number(r.headers.get('x-clip-start'));
+      expect(from).toBeLessThanOrEqual(2);
+      expect(from).toBeGreaterThan(-1);
+      const file = join(work, 'pulled.mp4');
+      await Bun.write(file, await r.arrayBuffer());
+      const info = await probeFile(file);
+      expect(info.codec).toBe('h264');
+      expect(info.duration).toBeGreaterThan(4);
+      // Stream time is wall-clock time since the first frame, and a segment is named by the wall
+      // clock when it opened; while ffmpeg first catches up with the playlist (several seconds read
+      // at once) a segment holds more than its wall-clock span, so a clip from then runs longer.
+      expect(info.duration).toBeLessThan(7 - from + 4.5);
+      await fetch(`${srv.url}/streams/${added.stream_id}/stop?token=${srv.token}`, { method: 'POST' });
+    } finally {
+      publisher.kill('SIGKILL');
+      origin.stop(true);
+    }
+  }, 150_000);
 
   test('bad windows are 400; nothing kept, no stream, another user or no token are refused', async () => {
     const list = (await (await fetch(`${srv.url}/streams?token=${srv.token}&index=desk`)).json()) as any[];
