@@ -4,7 +4,8 @@
  * pushed stream sends its frames (the bottles scene, analysed by the real object detector) shows
  * the stream's state, its latest frame as it refreshes, a rolling timeline with the bottles, and
  * the bottle alert when it fires (server-sent events); clicking the alert or a timeline moment
- * plays the stream's clip; pause and resume change the state shown.
+ * plays the stream's clip; pause and resume change the state shown; on the stream's own page a
+ * timeline moment plays its clip.
  * VIDQ_SCREENSHOT_DIR=<dir> keeps a screenshot of the tile there.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
@@ -166,6 +167,19 @@ describe.skipIf(!haveChromium)('the live tile of an index page (headless Chromiu
     );
     await tile.getByRole('button', { name: 'Resume desk camera' }).click();
     await tile.locator('.badge', { hasText: 'Live' }).waitFor({ timeout: 10_000 });
+
+    // The stream's own page: its timeline's moments play as clips (there is no single file).
+    await tile.getByRole('link', { name: 'desk camera' }).click();
+    await page.locator('.timeline .seg.object').first().click();
+    await page.waitForFunction(
+      () => {
+        const v = document.querySelector('#player');
+        return v && v.readyState >= 1 && String(v.src).startsWith('blob:') && v.duration > 2;
+      },
+      undefined,
+      { timeout: 60_000, polling: 250 },
+    );
+    expect(await page.locator('.status').textContent()).toContain('A clip of the live stream from 0:0');
 
     expect(problems).toEqual([]);
     await context.close();

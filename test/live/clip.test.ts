@@ -263,6 +263,12 @@ describe('GET /media/{id}/live-clip', () => {
       expect(body.error).toBe(400);
       expect(body.message).toBeString();
     }
+    // The stream's resource has no single file: its media links say where its moments play.
+    for (const path of [`/media/${fileId}`, `/media/${fileId}/playback`]) {
+      const whole = await fetch(`${srv.url}${path}?token=${srv.token}`);
+      expect(whole.status).toBe(404);
+      expect(((await whole.json()) as any).message).toContain('live-clip');
+    }
     const later = await fetch(clipUrl(fileId, 'start=1000&end=1010'));
     expect(later.status).toBe(404);
     expect(((await later.json()) as any).message).toContain('nothing of the stream is kept');

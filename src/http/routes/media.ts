@@ -13,6 +13,11 @@ import { liveVideo } from '../../storage/repositories/videos';
 import { tokenOf } from '../auth';
 import { ErrorBody } from '../models';
 
+/** A live stream's resource: its recording is many segments, played a window at a time. */
+const LIVE_TYPE = 'video/x-live';
+const LIVE_HAS_NO_FILE =
+  'a live stream has no single file; play a moment of it with GET /media/{file_id}/live-clip?start=…&end=…';
+
 export function mediaRoutes(s: Service) {
   /** The video a media request may read: by signed link for exactly this path, or by its owner's token. */
   const authorise = (
@@ -47,7 +52,7 @@ export function mediaRoutes(s: Service) {
   const refused = {
     401: error('neither a signed link nor a token'),
     403: error('the signed link is invalid or has expired'),
-    404: error("no such file, not stored yet, in a deleted index, or another user's"),
+    404: error("no such file, not stored yet, in a deleted index, another user's, or a live stream (see live-clip)"),
   };
   // A stored file keeps its real type: video/*, or image/gif and image/apng for animated images.
   const file = {
@@ -92,6 +97,7 @@ export function mediaRoutes(s: Service) {
       ({ params, query, request }) => {
         const v = authorise(`/media/${params.file_id}`, params.file_id, query, request);
         if (!v.storagePath) throw notFound(`the file is not stored yet (status: ${v.status})`);
+        if (v.fileType === LIVE_TYPE) throw notFound(LIVE_HAS_NO_FILE);
         return serveRange(request, Bun.file(s.files.abs(v.storagePath)), v.fileType ?? 'application/octet-stream');
       },
       {
@@ -113,6 +119,7 @@ export function mediaRoutes(s: Service) {
       ({ params, query, request }) => {
         const v = authorise(`/media/${params.file_id}/playback`, params.file_id, query, request);
         if (!v.storagePath) throw notFound(`the file is not stored yet (status: ${v.status})`);
+        if (v.fileType === LIVE_TYPE) throw notFound(LIVE_HAS_NO_FILE);
         // The browser-playable copy when the video has one (HEVC, ProRes, GIF…), else the original.
         const copy = playbackCopy(s.files.videoDir(v.id));
         if (copy) return serveRange(request, Bun.file(copy), 'video/mp4');
@@ -145,7 +152,7 @@ export function mediaRoutes(s: Service) {
       async ({ params, query, request }) => {
         const v = authorise(`/media/${params.file_id}/live-clip`, params.file_id, query, request);
         const { start, end } = clipWindow(query.start, query.end);
-        if (v.fileType !== 'video/x-live')
+        if (v.fileType !== LIVE_TYPE)
           throw notFound('this file is not a live stream; play it with GET /media/{file_id}');
         const clock = s.live.clockOf(v.id);
         if (!clock) throw notFound('the stream has no frames yet');

@@ -99,6 +99,28 @@ export function liveBoard(idx: Json) {
   };
 }
 
+/**
+ * Loads the clip of a live stream around stream second `t` into `player` (fetched with the token in a
+ * header, never in a URL) and plays it from `t`. Returns where the clip starts and its object URL
+ * (the caller revokes it when it is replaced).
+ */
+export async function playLiveClip(
+  player: HTMLVideoElement,
+  fileId: string,
+  t: number,
+): Promise<{ from: number; url: string }> {
+  const start = Math.max(0, t - LEAD_SEC);
+  const res = await api(
+    `/media/${encodeURIComponent(fileId)}/live-clip?start=${start.toFixed(2)}&end=${(start + CLIP_SEC).toFixed(2)}`,
+  );
+  const from = Number(res.headers.get('x-clip-start') ?? start);
+  const url = URL.createObjectURL(await res.blob());
+  player.src = url;
+  player.addEventListener('loadedmetadata', () => (player.currentTime = Math.max(0, t - from)), { once: true });
+  void player.play().catch(() => {});
+  return { from, url };
+}
+
 function liveTile(idx: Json, r: Json, extras: Node[]): Tile {
   const fileId: string = r.file_id;
   let live: Json = r.live;
@@ -141,24 +163,16 @@ function liveTile(idx: Json, r: Json, extras: Node[]): Tile {
   };
   S.cleanup.push(() => clipUrl && URL.revokeObjectURL(clipUrl));
 
-  /** Plays the clip around stream second `t` (fetched with the token in a header, never in a URL). */
+  /** Plays the clip around stream second `t` in the tile. */
   const play = async (t: number, label: string) => {
-    const start = Math.max(0, t - LEAD_SEC);
     clipError.textContent = '';
     clipNote.textContent = `Loading the clip at ${fmtTime(t)}…`;
     clipBox.hidden = false;
     try {
-      const res = await api(
-        `/media/${encodeURIComponent(fileId)}/live-clip?start=${start.toFixed(2)}&end=${(start + CLIP_SEC).toFixed(2)}`,
-      );
-      const from = Number(res.headers.get('x-clip-start') ?? start);
-      const blob = await res.blob();
+      const { from, url } = await playLiveClip(player, fileId, t);
       if (clipUrl) URL.revokeObjectURL(clipUrl);
-      clipUrl = URL.createObjectURL(blob);
-      player.src = clipUrl;
-      player.addEventListener('loadedmetadata', () => (player.currentTime = Math.max(0, t - from)), { once: true });
+      clipUrl = url;
       clipNote.textContent = `${label} — stream time ${fmtTime(t)} (the clip starts at ${fmtTime(from)})`;
-      void player.play().catch(() => {});
     } catch (e: any) {
       clipNote.textContent = '';
       clipError.textContent = `The clip cannot be played: ${e.message}`;
