@@ -14,7 +14,7 @@ import { randomId } from '../ids';
 /** The longest clip served: enough for a cited moment with its context, bounded work per request. */
 export const MAX_CLIP_SEC = 120;
 /** Cached clips kept per stream; older ones (and any older than an hour) are removed on the next miss. */
-const CACHE_KEEP = 16;
+const CACHE_KEEP = 8;
 const CACHE_MAX_AGE_MS = 3600_000;
 
 export interface LiveClip {
@@ -231,9 +231,12 @@ function ffconcat(entries: { file: string; duration?: number; inpoint?: number; 
   return `${lines.join('\n')}\n`;
 }
 
-/** Removes part files of crashed runs, clips older than an hour, and all but the newest few. */
-function prune(cacheDir: string): void {
-  const now = Date.now();
+/** Removes a stream's part files of crashed runs, clips older than an hour, and all but the newest few. */
+export function pruneClips(videoDir: string, now = Date.now()): void {
+  prune(join(videoDir, 'clips'), now);
+}
+
+function prune(cacheDir: string, now = Date.now()): void {
   const files = list(cacheDir)
     .map((name) => {
       try {

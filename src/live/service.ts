@@ -38,7 +38,7 @@ import {
   type User,
 } from '../storage/schema';
 import { AlertHub, matchAlert, type FiredAlert } from './alerts';
-import { type LiveClip, liveClip } from './clips';
+import { type LiveClip, liveClip, pruneClips } from './clips';
 import { checkStreamUrl, pinnedUrl, PulledSource, redactUrl } from './source';
 
 /** States in which a stream counts against the user's caps. */
@@ -458,6 +458,8 @@ export class LiveService {
     let removed = 0;
     const rows = this.d.db.select().from(liveStreams).all();
     for (const row of rows) {
+      // Clips made for citations are kept an hour (they are made again on demand).
+      pruneClips(this.d.files.videoDir(row.videoId), nowMs);
       if (row.originMs === null) continue;
       const cutT = (nowMs - row.originMs) / 1000 - row.retentionSec;
       if (cutT <= 0) continue;

@@ -161,6 +161,11 @@ describe('GET /media/{id}/live-clip', () => {
     expect(cache.filter((n) => n.startsWith('.part-'))).toEqual([]);
     expect(cache.filter((n) => n.endsWith('.mp4')).length).toBe(1);
 
+    // The maintenance purge drops clips older than an hour (the recording stays: a day's retention).
+    srv.server.service.live.purge(Date.now() + 2 * 3600_000);
+    expect(readdirSync(join(srv.dataDir, 'media', fileId, 'clips'))).toEqual([]);
+    expect(readdirSync(liveDir).length).toBe(6);
+
     // The default length is 30 s: the rest of the recording from 20 s (4 s) is what there is.
     const tail = await fetch(clipUrl(fileId, 'start=20'));
     expect(tail.status).toBe(200);
