@@ -466,8 +466,7 @@ const camel = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.to
 
 /** The option a flat config-file key names: the field name, the flag, its camelCase, or an old alias. */
 function optionByKey(key: string): Option<unknown> | undefined {
-  const general = (GENERAL as Record<string, Option<unknown>>)[key];
-  if (general && Object.hasOwn(GENERAL, key)) return general;
+  if (Object.hasOwn(GENERAL, key)) return (GENERAL as Record<string, Option<unknown>>)[key];
   return ALL_OPTIONS.find((o) => o.flag && (o.flag === key || camel(o.flag) === key || o.aliases?.includes(key)));
 }
 
