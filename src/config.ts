@@ -654,6 +654,13 @@ function layerOf(config: Config): Layer {
   return set;
 }
 
+/** The Whisper model `vidq models pull` fetches: --whisper-model, whichever engine --stt picks. */
+export function whisperModelOf(config: Config): string {
+  const stt = config.stt;
+  if (stt.type === 'auto' || stt.type === 'whisper') return stt.model;
+  return (LAYERS.get(config)?.get(idOf(WHISPER_MODEL)) as string | undefined) ?? WHISPER_MODEL.default;
+}
+
 /** The engines' keys as environment variables, for the analysis worker (its config travels as JSON, without them). */
 export function secretEnv(config: Config): Record<string, string> {
   const out: Record<string, string> = {};

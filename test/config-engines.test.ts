@@ -6,7 +6,15 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { configParseOptions, describeOptions, loadConfig, secretEnv, withSecrets, type Config } from '../src/config';
+import {
+  configParseOptions,
+  describeOptions,
+  loadConfig,
+  secretEnv,
+  whisperModelOf,
+  withSecrets,
+  type Config,
+} from '../src/config';
 
 const made: string[] = [];
 afterAll(() => made.forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -118,6 +126,13 @@ describe('engine sections', () => {
     expect(file.stt).toEqual({ type: 'whisper', model: 'onnx-community/whisper-tiny.en' });
     expect(file.captioner).toEqual({ type: 'none' }); // the interval is kept for a captioner, not shown without one
     expect(file.anonymousListingOnLoopback).toBe(false);
+    // `vidq models pull` still fetches --whisper-model while another engine transcribes.
+    const pull = loadConfig(
+      { 'data-dir': withFile({}), stt: 'none', 'whisper-model': 'onnx-community/whisper-tiny' },
+      {},
+    );
+    expect(whisperModelOf(pull)).toBe('onnx-community/whisper-tiny');
+    expect(whisperModelOf(file)).toBe('onnx-community/whisper-tiny.en');
   });
 
   test('a bad type, an option the type does not take, or a missing one is refused with a clear message', () => {

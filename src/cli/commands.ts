@@ -9,6 +9,7 @@ import {
   describeOptions,
   inheritedWorkerConfig,
   loadConfig,
+  whisperModelOf,
   type Config,
 } from '../config';
 import { ApiError } from '../errors';
@@ -116,12 +117,7 @@ const COMMANDS: Record<string, Command> = {
     options: { id: { type: 'string' }, json },
     async run(v, config) {
       const { pullWhisperModel } = await import('../analysis/assets/models-pull');
-      const id =
-        typeof v.id === 'string'
-          ? v.id
-          : config.stt.type === 'openai' || config.stt.type === 'none'
-            ? undefined
-            : config.stt.model;
+      const id = typeof v.id === 'string' ? v.id : whisperModelOf(config);
       let shown = '';
       const res = await pullWhisperModel({
         id,
