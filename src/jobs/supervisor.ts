@@ -4,7 +4,7 @@
  * after three crashes).
  */
 import { join } from 'node:path';
-import { modelKeyEnv, type Config } from '../config';
+import { workerEnv, type Config } from '../config';
 import type { Logger } from '../log';
 import type { JobQueue } from './queue';
 import { lines } from '../util/lines';
@@ -75,11 +75,7 @@ export class AnalysisSupervisor {
       stdin: 'pipe',
       stdout: 'pipe',
       stderr: 'pipe',
-      env: {
-        ...process.env,
-        ...modelKeyEnv(this.d.config),
-        VIDQ_WORKER_CONFIG: JSON.stringify(this.d.config),
-      },
+      env: workerEnv(this.d.config),
     });
     this.procs.add(proc);
     const state = { ready: false, lastError: '', recycled: false };
