@@ -99,7 +99,11 @@ if (fresh) console.log(`indexed ${set.clips.length} clips in ${((performance.now
 const NOT_FOUND = /\b(could not find|cannot find|couldn't find|not found|not in this index|no video named)\b/i;
 /** Names what would answer: the model a missing kind of evidence needs. */
 const NAMES_MODEL = /\b(vision model|captioner|transcriber|--captioner|--stt|speech-to-text)\b/i;
-const tally = { knowable: [0, 0], model: [0, 0], modelRight: 0 };
+const tally: { knowable: [number, number]; model: [number, number]; modelRight: number } = {
+  knowable: [0, 0],
+  model: [0, 0],
+  modelRight: 0,
+};
 for (const q of set.questions) {
   const body: Record<string, string> = { token: user.token, index: indexId, prompt: q.question };
   if (q.video) body.target_video = keys.get(q.video)!;

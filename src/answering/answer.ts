@@ -22,7 +22,8 @@ import { Composer, type Composed, type ComposeInput } from './compose';
 import type { Evidence } from './evidence';
 import { bestSentences, contentWords, type Sentence } from './open';
 import { answerAboutPeople } from './people';
-import { readSlots } from './reader';
+import { asksBeyondLabels, colourOfUnlabelled } from './intent';
+import { readSlots, unknownFile } from './reader';
 import { formatTime } from './target';
 import { colourOnClothing, isPersonWord, LABEL_WORDS, labelNoun, labelsNamed, namesLabel } from './vocabulary';
 
@@ -70,6 +71,19 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     frameAt,
   });
   if (people) return people;
+  const unlabelled = colourOfUnlabelled(a.prompt);
+  if (unlabelled && !a.retrieval.finder.has(scope, ['caption'])) {
+    // The colour of a thing no detector label names (the sky, the caps of bottles; clothing with no
+    // one in view): the measured colours are those of detected things, so they cannot answer it.
+    const people = a.retrieval.finder.byKind(scope, ['object'], { labels: ['person'], limit: 1 }).length > 0;
+    if (!unlabelled.clothing || !people)
+      return {
+        output: `I cannot tell the colour of the ${unlabelled.noun}: the object detector has no label for it, and the colours the index measures are those of the things it detects. The index holds no descriptions of the pictures: a vision model server (--captioner openai) would describe what is seen and could answer this.`,
+        evidence: [],
+        found: false,
+        reading: 'colours.unlabelled',
+      };
+  }
   const colours = answerAboutColours({ db: a.db, prompt: a.prompt, videos: a.videos, window: a.window, frameAt });
   if (colours) return colours;
   const composed = await new Composer({
@@ -96,6 +110,8 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
       reading,
     );
   const open = /^(objects\.what|moment\.visible|search)$/.test(reading) || !composed.found;
+  const holder = composed.found && /^text\./.test(reading) ? unseenHolder(a, narrowed, slots.text, composed) : null;
+  if (holder) return holder;
   let sentences: Sentence[] = [];
   if (!computed && (open || reading.startsWith('objects.') || reading.startsWith('people.')))
     sentences = await bestSentences(a.retrieval, narrowed, a.prompt, slots.intent, 3);
@@ -125,7 +141,13 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     // man cooking") is no answer: say what would answer it instead of listing the labels.
     const unlabelled = contentWords(slots.intent).filter((w) => !isPersonWord(w) && !labelsNamed(w).length);
     const labelsOnly = composed.evidence.every((e) => e.kind === 'object' || e.kind === 'face' || e.kind === 'shot');
-    if (reading === 'search' && unlabelled.length && labelsOnly && !a.retrieval.finder.has(narrowed, ['caption']))
+    // So is a list of labels for a kind of thing or an activity no label names ("what instrument
+    // is he playing", "what is the baby doing").
+    const beyond = asksBeyondLabels(slots.text) !== null && !computed;
+    if (
+      ((beyond && !/^text\./.test(reading)) || (reading === 'search' && unlabelled.length && labelsOnly)) &&
+      !a.retrieval.finder.has(narrowed, ['caption'])
+    )
       return {
         output: withMissingModel(a, narrowed, slots.intent, 'I could not find an answer to that.', reading),
         evidence: [],
@@ -150,6 +172,33 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     };
   }
   return withContradiction(a, composed);
+}
+
+/**
+ * "What is written on the whiteboard": on-screen text answers only if something shows the thing it
+ * is written on. When neither a detector label nor a caption nor the text itself names it, the
+ * answer says so and quotes the text as what the screen shows, not as the thing's writing.
+ */
+function unseenHolder(a: AnswerInput, scope: ScopeWindow, text: string, composed: Composed): Composed | null {
+  const m =
+    /\b(?:written|writing|says?|reads?|text|printed|words?)\b.*?\b(?:on|across) (?:the|a|an|his|her|its|their) ((?:\w+ )?\w+)\s*\??$/.exec(
+      text,
+    );
+  if (!m) return null;
+  const noun = m[1]!.split(' ').at(-1)!;
+  if (/^(screen|display|picture|image|frame|video|clip|film|monitor|tv|television|page|slide)s?$/.test(noun))
+    return null;
+  if (labelsNamed(` ${noun} `).length) return null;
+  const stem = noun.replace(/s$/, '');
+  const names = (t: string) => new RegExp(`\\b${stem}`, 'i').test(t);
+  if (composed.evidence.some((e) => names(e.text))) return null;
+  if (a.retrieval.finder.byKind(scope, ['caption'], { limit: 2000 }).some((c) => names(c.text))) return null;
+  return {
+    output: `I could not find ${/^[aeiou]/.test(noun) ? 'an' : 'a'} ${noun}: no caption or detector label names one, so I cannot tell what is written on it. ${firstSentence(composed.output)} That text may be on something else.`,
+    evidence: composed.evidence,
+    found: false,
+    reading: `${composed.reading} (holder unseen)`,
+  };
 }
 
 /**
@@ -195,11 +244,17 @@ function withMissingModel(
   if (scope.videos.every((v) => v.analysis === null)) return output;
   if (intent.needs.has('said') || reading.startsWith('speech.')) {
     if (finder.has(scope, ['transcript'])) return output;
+    // Nothing is said in a video without a sound track: that, not a missing model, is the answer.
+    const silent = scope.videos.filter((v) => v.hasAudio === false);
+    if (silent.length === scope.videos.length)
+      return `Nothing is said in ${list(silent.map((v) => v.fileName))}: ${silent.length > 1 ? 'they have' : 'it has'} no audio track.`;
     if (/transcri|speech-to-text/.test(output)) return output;
     return `${firstSentence(output)} The index holds no transcript of the speech: a transcriber (the speech analyzer with a Whisper model, "vidq models pull", or --stt openai with a speech-to-text server) would answer it.`;
   }
+  // A question about the picture that was read as a text search ("is it in colour or black and
+  // white") is still about the picture.
   const visual =
-    !intent.needs.has('written') && !/^(text|shots|duration|resolution|fps|size|codec|audio|videos)\./.test(reading);
+    !intent.needs.has('written') && !/^(shots|duration|resolution|fps|size|codec|audio|videos)\./.test(reading);
   // Only where the detector has nothing for what is asked: a count it got wrong is not a missing model.
   const seen = intent.labels.filter(
     (l) => l !== 'person' && finder.byKind(scope, ['object'], { labels: [l], limit: 1 }).length,
@@ -208,22 +263,6 @@ function withMissingModel(
     return `${firstSentence(output)} The index holds no descriptions of the pictures, only the labels of an object detector: a vision model server (--captioner openai) would describe what is seen and could answer this.`;
   }
   return output;
-}
-
-/** A file name with an extension in the question that no video of the scope has. */
-function unknownFile(prompt: string, videos: Video[]): string | null {
-  const names = [
-    ...prompt.matchAll(
-      /(?:^|[\s"'(])([\p{L}\p{N}][\p{L}\p{N}_.-]*\.(?:mp4|mkv|webm|mov|avi|m4v|wav|mp3|ogg|flv|wmv|mpg|mpeg|ts))\b/giu,
-    ),
-  ].map((m) => m[1]!);
-  if (!names.length || !videos.length) return null;
-  const have = new Set(videos.map((v) => v.fileName.toLowerCase()));
-  const stems = new Set(videos.map((v) => v.fileName.toLowerCase().replace(/\.[a-z0-9]{2,5}$/, '')));
-  const unknown = names.filter(
-    (n) => !have.has(n.toLowerCase()) && !stems.has(n.toLowerCase().replace(/\.[a-z0-9]{2,5}$/, '')),
-  );
-  return unknown.length === names.length ? list(unknown) : null;
 }
 
 function evidenceOf(a: AnswerInput, s: Segment, score: number): Evidence {

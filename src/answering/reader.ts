@@ -9,7 +9,7 @@ import type { Embedder } from '../analysis/embedder';
 import type { Video } from '../storage/schema';
 import { CELLS, FACTS, type Cell, type FactKind, type Form, type SlotNeed } from './facts';
 import { readIntent, type Intent } from './intent';
-import { colourNamed, NUMBER_WORDS } from './vocabulary';
+import { colourNamed, escapeRe, labelsNamed, NUMBER_WORDS } from './vocabulary';
 
 /** A time the question writes: absolute (seconds) or relative to the video's length. */
 export type TimeSlot =
@@ -155,6 +155,23 @@ const NAME_FILLER = new Set([
   'sample',
 ]);
 
+/** Words that call something a video: "the bunny clip", "the chaplin film". */
+const VIDEO_WORD = '(?:video|clip|file|recording|footage|movie|film|one)';
+
+/** The distinctive words of a file name (its stem's words less the filler). */
+function nameWords(v: Video): string[] {
+  return v.fileName
+    .toLowerCase()
+    .replace(/\.[a-z0-9]{2,5}$/, '')
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length >= 3 && !/^\d+$/.test(w) && !NAME_FILLER.has(w));
+}
+
+/** A name word's stem, so "the skateboard video" names skateboarding-dog.mp4 and "the drum clip" drummer.mp4. */
+function nameStem(w: string): string {
+  return escapeRe(w.length > 5 ? w.replace(/(ing|ers?|ed|s)$/, '') : w);
+}
+
 /** The videos of the scope the question names. */
 export function readFiles(q: string, videos: Video[]): Video[] {
   const out: Video[] = [];
@@ -173,18 +190,12 @@ export function readFiles(q: string, videos: Video[]): Video[] {
   }
   // "The bunny video": a distinctive word of one file name (in no other name), said with a word for a video.
   if (!out.length) {
-    const wordsOf = (v: Video) =>
-      v.fileName
-        .toLowerCase()
-        .replace(/\.[a-z0-9]{2,5}$/, '')
-        .split(/[^\p{L}\p{N}]+/u)
-        .filter((w) => w.length >= 3 && !/^\d+$/.test(w) && !NAME_FILLER.has(w));
+    const wordsOf = nameWords;
     const counts = new Map<string, number>();
     for (const v of videos) for (const w of new Set(wordsOf(v))) counts.set(w, (counts.get(w) ?? 0) + 1);
     for (const v of videos) {
       const own = wordsOf(v).filter((w) => counts.get(w) === 1);
-      if (own.some((w) => new RegExp(`\\b${w}s? (video|clip|file|recording|footage|movie|one)\\b`).test(q)))
-        out.push(v);
+      if (own.some((w) => new RegExp(`\\b${nameStem(w)}\\w* ${VIDEO_WORD}\\b`).test(q))) out.push(v);
     }
   }
   // Names earliest in the question first (a comparison keeps the order written).
@@ -247,12 +258,21 @@ export function readSlots(question: string, videos: Video[]): Slots {
     factCues.has('speech') && (pronounOnly || speakerSubject)
       ? intent.labels.filter((l) => l !== 'person')
       : intent.labels;
+  placeIsNotSubject(text, intent, labels);
   if (labels.length || intent.categoryLabels.length)
     factCues.add(labels.length === 1 && labels[0] === 'person' ? 'people' : 'objects');
   if (labels.includes('person') || /\bspeakers\b/.test(text)) factCues.add('people');
   if (time && 'point' in time && time.point) factCues.add('moment');
   const formCues = new Set<Form>();
   for (const [f, re] of FORM_CUES) if (re.test(text)) formCues.add(f);
+  // "Is there ever only one bottle left?", "are there two cars?": a yes/no question about a number of
+  // a thing asks when that many are seen (the count's runs), not whether one is seen at all.
+  const asksNumber = intent.number !== null && !(time && /\d{1,3}:\d{2}|\bseconds?\b|\bminutes?\b/.test(text));
+  if (formCues.has('presence') && !formCues.has('count') && asksNumber && labels.length === 1) {
+    formCues.delete('presence');
+    formCues.add('when');
+    intent.needs.add('when');
+  }
   // Two named videos, or "which video has the most …": a comparison of videos.
   if (files.length >= 2 || (formCues.has('which_video') && formCues.has('extreme'))) formCues.add('compare');
   // Times written in the question narrow it; numbers that are times are not counts.
@@ -264,7 +284,30 @@ export function readSlots(question: string, videos: Video[]): Slots {
   return { intent, time, files, colour, atOnce, quoted, factCues, formCues, text };
 }
 
-/** The question with the file names it gives replaced by "the video". */
+/** A place: "at the table", "on the desk", "in front of the TV". */
+const PLACE =
+  /\b(?:at|on|by|near|beside|behind|under|around|next to|in front of)\s+(?:the|a|an|his|her|their|this|that)\s+((?:\w+\s+){0,2}?\w+)\b/g;
+
+/**
+ * Labels named only as a place ("who stays at the table", "is there a laptop on the desk") are
+ * where, not what: when the question has another subject (another label, or "who" for a person),
+ * the place's labels are dropped, so an undetected table does not make the answer "not found".
+ * Changes `labels` and `intent.labels` in place.
+ */
+function placeIsNotSubject(text: string, intent: Intent, labels: string[]): void {
+  if (text.search(PLACE) < 0) return;
+  const rest = labelsNamed(` ${text.replace(PLACE, ' ')} `);
+  const who = /^\s*who\b/.test(text);
+  if (!rest.length && !who) return;
+  const keep = [...new Set([...rest, ...(who ? ['person'] : [])])];
+  for (const list of new Set([labels, intent.labels])) list.splice(0, list.length, ...keep);
+}
+
+/**
+ * The question with the file names it gives replaced by "the video", and the words of a name said
+ * with a word for a video dropped ("the bunny video" → "the video"): words that pick the video are
+ * scope, not what is asked ("is there an animal in the bunny video" asks nothing about bunnies).
+ */
 function stripFiles(q: string, files: Video[]): string {
   let out = q;
   for (const v of files) {
@@ -272,8 +315,35 @@ function stripFiles(q: string, files: Video[]): string {
     const stem = name.replace(/\.[a-z0-9]{2,5}$/, '');
     out = out.split(name).join('the video');
     if (/[-_]/.test(stem)) out = out.split(stem).join('the video');
+    for (const w of nameWords(v)) out = out.replace(new RegExp(`\\b${nameStem(w)}\\w* (?=${VIDEO_WORD}\\b)`, 'g'), '');
   }
   return out;
+}
+
+/**
+ * A video the question names that the scope does not hold: a file name with an extension, or a
+ * name written the way files are named (dashes or underscores) and called a video ("the
+ * cooking-show video"). Null when every name it gives is there (or it gives none).
+ */
+export function unknownFile(prompt: string, videos: Video[]): string | null {
+  const q = prompt.toLowerCase();
+  const names = [
+    ...[
+      ...q.matchAll(
+        /(?:^|[\s"'(])([\p{L}\p{N}][\p{L}\p{N}_.-]*\.(?:mp4|mkv|webm|mov|avi|m4v|wav|mp3|ogg|flv|wmv|mpg|mpeg|ts))\b/giu,
+      ),
+    ].map((m) => m[1]!),
+    ...[
+      ...q.matchAll(new RegExp(`(?:^|[\\s"'(])([\\p{L}\\p{N}]+(?:[-_][\\p{L}\\p{N}]+)+)"? ${VIDEO_WORD}\\b`, 'gu')),
+    ].map((m) => m[1]!),
+  ];
+  if (!names.length || !videos.length) return null;
+  const stemOf = (n: string) => n.replace(/\.[a-z0-9]{2,5}$/, '');
+  const have = new Set(videos.map((v) => v.fileName.toLowerCase()));
+  const stems = new Set(videos.map((v) => stemOf(v.fileName.toLowerCase())));
+  // "black-and-white film" describes a video; it does not name one.
+  const unknown = names.filter((n) => !have.has(n) && !stems.has(stemOf(n)) && !/-and-/.test(n));
+  return unknown.length === names.length ? [...new Set(unknown)].join(' and ') : null;
 }
 
 function numberOutsideTimes(q: string): number | null {
@@ -365,6 +435,15 @@ export async function readQuestion(
     if (cell.needs?.some((n) => !hasSlot(slots, n, cell))) score -= 2 * CUE;
     // Without the meaning, a form the words do not ask for (how many, when, is there...) does not fit either.
     if (!vector && cell.form !== 'what' && !slots.formCues.has(cell.form)) score -= CUE;
+    // A yes/no question about a thing it names ("is there a laptop on the desk") is not an open
+    // "what" question, whatever its other words resemble.
+    if (
+      cell.form === 'what' &&
+      slots.formCues.has('presence') &&
+      slots.intent.labels.length &&
+      !/\b(what|which)\b/.test(slots.text)
+    )
+      score -= 2 * CUE;
     return { cell, score };
   }).sort((a, b) => b.score - a.score);
   const top = readings[0]!.score;
@@ -374,7 +453,8 @@ export async function readQuestion(
 function hasSlot(s: Slots, n: SlotNeed, cell: Cell): boolean {
   switch (n) {
     case 'label':
-      return s.intent.labels.length > 0 || s.intent.categoryLabels.length > 0;
+      // A category alone ("is there any animal") is answered by listing its labels (the "what" form).
+      return s.intent.labels.length > 0 || (s.intent.categoryLabels.length > 0 && cell.form === 'what');
     case 'two_videos':
       return s.files.length >= 2;
     case 'time':

@@ -1,0 +1,128 @@
+/**
+ * Classes of failure found by a new user's own questions (bench/newuser.ts), on a fake index (no
+ * models): words that pick a video are scope, not what is asked; a place is not the subject; a
+ * yes/no question about a number asks when that many are seen; a video named the way files are
+ * named that the index lacks is "not in this index"; what a detector cannot tell (an activity, a
+ * kind of thing it has no label for, the colour of an unlabelled thing, the writing on an unseen
+ * thing) is said so, naming what would answer; a silent video says nothing.
+ */
+import { afterAll, describe, expect, test } from 'bun:test';
+import { FakeIndex, objectSpan } from './fake-index';
+
+const NAMES_MODEL = /vision model server \(--captioner openai\)/;
+
+/** Cups on a counter: two, one taken away at 5, back at 9. */
+const cups = (t: number) => (t < 5 ? 2 : t < 9 ? 1 : 2);
+
+const index = new FakeIndex([
+  {
+    fileName: 'kitten-yard.mp4',
+    duration: 20,
+    segments: [
+      objectSpan('bird', 3, 9, 1, 0.7),
+      { kind: 'ocr', start: 12, end: 15, text: 'KITTEN YARD' },
+      { kind: 'shot', start: 0, end: 20, text: 'shot 1' },
+    ],
+  },
+  {
+    fileName: 'office-desk.mp4',
+    duration: 15,
+    hasAudio: false,
+    segments: [
+      objectSpan('laptop', 0, 14, 1, 0.8),
+      objectSpan('cup', 0, 14, cups, 0.7),
+      objectSpan('person', 2, 6, 1, 0.9),
+      objectSpan('person', 8, 14, 1, 0.9),
+      { kind: 'ocr', start: 1, end: 4, text: 'QUARTERLY PLAN' },
+    ],
+  },
+  {
+    fileName: 'music-room.mp4',
+    duration: 12,
+    segments: [objectSpan('person', 0, 11, 1, 0.9), objectSpan('motorcycle', 1, 8, 1, 0.42)],
+  },
+  {
+    fileName: 'kitchen-cam.mp4',
+    duration: 10,
+    segments: [
+      objectSpan('person', 0, 9, 1, 0.9),
+      { kind: 'caption', start: 0, end: 9, text: 'A woman flips a pancake in a frying pan in a home kitchen.' },
+    ],
+  },
+]);
+afterAll(() => index.close());
+
+describe('scope read from the words', () => {
+  test('the words that name a video pick it and are not asked about ("the kitten video" is no kitten)', async () => {
+    const a = await index.ask('is there any animal in the kitten video?', { video: 'kitten-yard.mp4' });
+    expect(a.output.toLowerCase()).toContain('bird');
+    expect(a.output).not.toContain('KITTEN YARD');
+    expect(a.evidence.some((e) => e.kind === 'object' && e.start <= 9 && e.end >= 3)).toBe(true);
+  });
+
+  test('a video named like a file that the index lacks is not in this index, with nothing cited', async () => {
+    const a = await index.ask('what happens in the garden-party video?');
+    expect(a.output).toMatch(/not in this index/);
+    expect(a.evidence).toEqual([]);
+    // A description with dashes names no file.
+    const b = await index.ask('is the kitchen-cam clip black-and-white footage?');
+    expect(b.output).not.toMatch(/not in this index/);
+  });
+});
+
+describe('what the question is about', () => {
+  test('a place is not the subject: "a laptop on the desk" asks about the laptop', async () => {
+    const a = await index.ask('is there a laptop on the desk?', { video: 'office-desk.mp4' });
+    expect(a.output.toLowerCase()).toContain('laptop');
+    expect(a.output).not.toMatch(/could not find/);
+  });
+
+  test('"who … at the table" asks about people, not about a table nobody detected', async () => {
+    const a = await index.ask('who stays at the table the longest?', { video: 'office-desk.mp4' });
+    expect(a.output).not.toMatch(/could not find a table/);
+    expect(a.evidence.some((e) => e.start <= 14 && e.end >= 8)).toBe(true);
+  });
+
+  test('a yes/no question about a number of things asks when that many are seen', async () => {
+    const a = await index.ask('is there ever only one cup left?', { video: 'office-desk.mp4' });
+    expect(a.output).toMatch(/0:05/);
+    expect(a.evidence.some((e) => e.start <= 8 && e.end >= 5 && e.text.startsWith('1'))).toBe(true);
+  });
+});
+
+describe('what the detector cannot tell is said so', () => {
+  test('an activity or a kind of thing no label names: cannot tell, and what would answer', async () => {
+    for (const q of ['what instrument is the guy playing?', 'what is the man doing?']) {
+      const a = await index.ask(q, { video: 'music-room.mp4' });
+      expect(a.output).toMatch(NAMES_MODEL);
+      expect(a.output).not.toMatch(/motorcycle/);
+    }
+  });
+
+  test('with a caption, the caption answers the activity', async () => {
+    const a = await index.ask('what is she making in the pan?', { video: 'kitchen-cam.mp4' });
+    expect(a.output.toLowerCase()).toContain('pancake');
+    expect(a.evidence.some((e) => e.kind === 'caption')).toBe(true);
+  });
+
+  test('the colour of a thing no label names is not the colour of the thing it sits on', async () => {
+    const a = await index.ask('what colour are the lids on the cups?', { video: 'office-desk.mp4' });
+    expect(a.output).toMatch(/cannot tell the colour of the lids/);
+    expect(a.output).toMatch(NAMES_MODEL);
+    expect(a.evidence).toEqual([]);
+  });
+
+  test('writing on a thing nothing shows is not that thing\'s writing; text "on the screen" still is', async () => {
+    const a = await index.ask('what is written on the whiteboard?', { video: 'office-desk.mp4' });
+    expect(a.output).toMatch(/could not find a whiteboard/);
+    const b = await index.ask('what is written on the screen?', { video: 'office-desk.mp4' });
+    expect(b.output).toContain('QUARTERLY PLAN');
+    expect(b.output).not.toMatch(/could not find/);
+  });
+
+  test('a video without a sound track: nothing is said in it (no transcriber would change that)', async () => {
+    const a = await index.ask('what does he say?', { video: 'office-desk.mp4' });
+    expect(a.output).toMatch(/Nothing is said in office-desk\.mp4: it has no audio track/);
+    expect(a.output).not.toMatch(/transcriber/);
+  });
+});
