@@ -126,3 +126,39 @@ describe('what the detector cannot tell is said so', () => {
     expect(a.output).not.toMatch(/transcriber/);
   });
 });
+
+describe('free text by the core relevance', () => {
+  const shop = new FakeIndex([
+    {
+      fileName: 'shop.mp4',
+      duration: 30,
+      segments: [
+        objectSpan('person', 0, 29, 1, 0.9),
+        { kind: 'ocr', start: 2, end: 5, text: 'ESPRESSO BAR' },
+        {
+          kind: 'transcript',
+          start: 10,
+          end: 14,
+          text: 'This is our new espresso machine, it grinds the beans itself.',
+        },
+        { kind: 'caption', start: 20, end: 29, text: 'A man wipes the espresso bar next to a shiny grinder.' },
+      ],
+    },
+  ]);
+  afterAll(() => shop.close());
+
+  test('the sentence holding more of what is asked wins across kinds, and beats "not found"', async () => {
+    const a = await shop.ask('is there an espresso machine?');
+    expect(a.output).not.toMatch(/could not find/);
+    expect(a.evidence[0]!.kind).toBe('transcript');
+    expect(a.evidence[0]!.start).toBe(10);
+  });
+
+  test('each kind answers what it bears on: the grinder from the caption, the sign from the on-screen text', async () => {
+    const a = await shop.ask('what is next to the espresso bar?');
+    expect(a.evidence[0]!.kind).toBe('caption');
+    expect(a.output).toContain('grinder');
+    const b = await shop.ask('what does the sign say about espresso?');
+    expect(b.output).toContain('ESPRESSO BAR');
+  });
+});

@@ -109,7 +109,12 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     /^(objects|people)\.(count|extreme|compare)|^(shots|duration|resolution|fps|size|codec|audio|videos)\./.test(
       reading,
     );
-  const open = /^(objects\.what|moment\.visible|search)$/.test(reading) || !composed.found;
+  // On-screen text found for a question that asks nothing about writing ("is there an espresso
+  // machine?") was only the best keyword match: every free-text kind competes by relevance.
+  const open =
+    /^(objects\.what|moment\.visible|search)$/.test(reading) ||
+    !composed.found ||
+    (reading.startsWith('text.') && !slots.intent.needs.has('written'));
   const holder = composed.found && /^text\./.test(reading) ? unseenHolder(a, narrowed, slots.text, composed) : null;
   if (holder) return holder;
   let sentences: Sentence[] = [];
