@@ -135,6 +135,12 @@ export function createService(config: Config, log: Logger = createLogger(config.
     embedder,
     retrieval,
     moments,
+    // Read at question time: the live service is built below, with the rest of the service.
+    streamClock: (videoId) => {
+      const c = service.live.clockOf(videoId);
+      const w = c && service.live.lastWindow(videoId, 0);
+      return c && w ? { nowT: w.to, latestT: c.latestT } : null;
+    },
     log: log.child({ part: 'answering' }),
   });
   const search = new SearchService({ db, indexes, links, retrieval });

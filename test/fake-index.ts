@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { composeAnswer } from '../src/answering/answer';
 import type { Composed } from '../src/answering/compose';
 import { windowOf } from '../src/answering/evidence';
+import { relativeScope, type StreamClock } from '../src/answering/relative-time';
 import { parseTarget } from '../src/answering/target';
 import { RetrievalCore } from '../src/search/retrieval';
 import { openDatabase, type Db } from '../src/storage/db';
@@ -85,8 +86,15 @@ export class FakeIndex {
   }
 
   /** Asks a question of every video (or of one, by file name), with an optional target. */
-  ask(prompt: string, opts: { video?: string; target?: string; guidance?: string } = {}): Promise<Composed> {
-    const vids = opts.video ? this.videos.filter((v) => v.fileName === opts.video) : this.videos;
+  ask(
+    prompt: string,
+    opts: { video?: string; target?: string; guidance?: string; clock?: StreamClock } = {},
+  ): Promise<Composed> {
+    let vids = opts.video ? this.videos.filter((v) => v.fileName === opts.video) : this.videos;
+    let target = opts.target ? parseTarget(opts.target) : null;
+    // Relative time ("now", "the last 10 minutes") as the service reads it, with the test's clock.
+    const rel = !target && opts.clock ? relativeScope(prompt, vids, opts.clock) : null;
+    if (rel) [vids, target] = [rel.videos, rel.target];
     return composeAnswer({
       db: this.db,
       retrieval: this.retrieval,
@@ -95,7 +103,7 @@ export class FakeIndex {
       prompt,
       guidance: opts.guidance ?? '',
       videos: vids,
-      window: windowOf(opts.target ? parseTarget(opts.target) : null),
+      window: windowOf(target),
       frameUrl: (videoId, file) => `/media/${videoId}/frames/${file}`,
     });
   }

@@ -57,7 +57,7 @@ export function readIntent(question: string): Intent {
   if (has(/^\s*(is|are|was|were|does|do|did|can|could)\b|\bis there\b|\bare there\b|\bany\b/)) needs.add('presence');
   if (
     has(
-      /\b(summar\w+|what happens|what is happening|what's happening|overview|describe|description|sequence of events|going on)\b/,
+      /\b(summar\w+|what happens|what is happening|what's happening|what (has )?happened|what went on|overview|describe|description|sequence of events|going on)\b/,
     )
   )
     needs.add('summary');

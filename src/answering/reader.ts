@@ -9,6 +9,7 @@ import type { Embedder } from '../analysis/embedder';
 import type { Video } from '../storage/schema';
 import { CELLS, FACTS, type Cell, type FactKind, type Form, type SlotNeed } from './facts';
 import { readIntent, type Intent } from './intent';
+import { readRelativeTime } from './relative-time';
 import { colourNamed, escapeRe, labelsNamed, NUMBER_WORDS } from './vocabulary';
 
 /** A time the question writes: absolute (seconds) or relative to the video's length. */
@@ -139,6 +140,14 @@ export function readTime(q: string): TimeSlot | null {
   return null;
 }
 
+/** A window said relative to now ("in the last 10 minutes", "over the past hour"). */
+const RELATIVE_PHRASE =
+  /\b(?:in|during|over|within|for)?\s*(?:the\s+)?(?:last|past|previous|recent)\s+(?:\S+\s+)?(?:minutes?|hours?|seconds?|mins?|secs?|hrs?)\b/g;
+
+/** Words that only say a time. */
+const TIME_WORDS =
+  /^(now|currently|still|right|moment|present|presently|last|past|previous|recent|recently|just|ago|half|minutes?|hours?|seconds?|mins?|secs?|hrs?)$/;
+
 /** Words of file names that do not tell one video from another. */
 const NAME_FILLER = new Set([
   'video',
@@ -217,11 +226,11 @@ const FORM_CUES: [Form, RegExp][] = [
   ['presence', /^\s*(is|are|was|were|does|do|did|can|could|has|have)\b|\b(is|are) there\b|\bany\b/],
   [
     'describe',
-    /\b(summar\w+|describe|description|overview|recap|outline|synopsis|walk me through|account of|tell me about (this|the) (video|clip))\b/,
+    /\b(summar\w+|describe|description|overview|recap|outline|synopsis|walk me through|account of|tell me about (this|the) (video|clip)|what (has )?happened|what went on|did anything happen)\b/,
   ],
   [
     'visible',
-    /\b(on screen|on the screen|do (we|you|i) see|can (we|you|i) see|what'?s happening|what is happening|what happens|going on|in view|in the frame|in frame|visible|shown|showing)\b/,
+    /\b(on screen|on the screen|do (we|you|i) see|can (we|you|i) see|what'?s happening|what is happening|what happens|going on|in view|in the frame|in frame|visible|shown|showing|what (was|is|were|are|can be|could be) seen)\b/,
   ],
   ['compare', /\b(compare|comparison|versus|vs\.?|than|differ\w*|both)\b/],
   [
@@ -237,6 +246,11 @@ export function readSlots(question: string, videos: Video[]): Slots {
   const text = stripFiles(q, files);
   const intent = readIntent(text);
   const time = readTime(text);
+  // "In the last 10 minutes", "now": words of a time, not things to look for ("the last" is no position).
+  if (time || readRelativeTime(text)) {
+    intent.keywords = intent.keywords.filter((w) => !TIME_WORDS.test(w));
+    if (intent.position === 'last' && !/\blast\b/.test(text.replace(RELATIVE_PHRASE, ' '))) intent.position = null;
+  }
   const colour = colourNamed(text);
   const atOnce =
     /\b(at once|at the same time|simultaneously|at a time|at any one time|at any time|together|in a single frame|in one frame|side by side)\b/.test(
@@ -264,7 +278,9 @@ export function readSlots(question: string, videos: Video[]): Slots {
   if (labels.includes('person') || /\bspeakers\b/.test(text)) factCues.add('people');
   if (time && 'point' in time && time.point) factCues.add('moment');
   const formCues = new Set<Form>();
-  for (const [f, re] of FORM_CUES) if (re.test(text)) formCues.add(f);
+  // "In the last 10 minutes" says a window, not the last of something.
+  const timeless = text.replace(RELATIVE_PHRASE, ' ');
+  for (const [f, re] of FORM_CUES) if (re.test(timeless)) formCues.add(f);
   // "Is there ever only one bottle left?", "are there two cars?": a yes/no question about a number of
   // a thing asks when that many are seen (the count's runs), not whether one is seen at all.
   const asksNumber = intent.number !== null && !(time && /\d{1,3}:\d{2}|\bseconds?\b|\bminutes?\b/.test(text));
