@@ -136,6 +136,12 @@ export function asksBeyondLabels(question: string): string | null {
   const kind = /\b(?:what|which) (?:kind of |sort of |type of )?(\w+)\b/.exec(q);
   if (!kind) return null;
   const w = kind[1]!;
+  // "What happened", "what changed", "what is going on": a verb, not a kind of thing.
+  if (
+    /^(happen\w*|chang\w*|went|go|goes|going|came|comes|left|remains?|about)$/.test(w) ||
+    (w.length > 4 && /ed$/.test(w))
+  )
+    return null;
   if (GENERIC.test(w) || labelsNamed(` ${w} `).length || w in CATEGORIES || w.replace(/s$/, '') in CATEGORIES)
     return null;
   return w;
