@@ -10,7 +10,9 @@ import type { IndexService } from '../indexes/service';
 import type { IngestService } from '../ingest/service';
 import type { Logger } from '../log';
 import type { Db } from '../storage/db';
-import { jobs, mediaIndexes, videos } from '../storage/schema';
+import { deleteIndexRow } from '../storage/repositories/indexes';
+import { videoIdsOfIndex } from '../storage/repositories/videos';
+import { jobs, videos } from '../storage/schema';
 
 export interface MaintenanceReport {
   purgedIndexes: number;
@@ -44,14 +46,8 @@ export class Maintenance {
     const cutoff = new Date(now.getTime() - this.d.config.purgeAfterDays * 86_400_000);
     const doomed = this.d.indexes.deletedBefore(cutoff);
     for (const idx of doomed) {
-      const ids = this.d.db
-        .select({ id: videos.id })
-        .from(videos)
-        .where(eq(videos.indexId, idx.id))
-        .all()
-        .map((r) => r.id);
-      this.d.ingest.deleteVideos(idx.userId, idx.id, ids);
-      this.d.db.delete(mediaIndexes).where(eq(mediaIndexes.id, idx.id)).run();
+      this.d.ingest.deleteVideos(idx.userId, idx.id, videoIdsOfIndex(this.d.db, idx.id));
+      deleteIndexRow(this.d.db, idx.id);
       this.d.indexes.invalidate(idx.userId, idx.id);
     }
     return doomed.length;

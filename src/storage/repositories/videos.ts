@@ -3,7 +3,7 @@
  * live index") and the timeline rows of a video, written once. A video of a deleted index is
  * hidden everywhere (listings, questions, segments, files, signed links included).
  */
-import { and, asc, eq, isNull } from 'drizzle-orm';
+import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../db';
 import { frames, mediaIndexes, segments, type Video, videos } from '../schema';
 
@@ -26,6 +26,16 @@ export function liveVideo(db: Db, fileId: string, userId: string | null): Video 
 /** The user's video in a live index, or undefined: the lookup every per-video endpoint starts with. */
 export const liveVideoOf = (db: Db, userId: string, fileId: string): Video | undefined => liveVideo(db, fileId, userId);
 
+/** Every ready video in a live index, whoever's it is, with its analysis summary (no access check: for re-embedding). */
+export function readyLiveVideos(db: Db): { id: string; analysis: Video['analysis'] }[] {
+  return db
+    .select({ id: videos.id, analysis: videos.analysis })
+    .from(videos)
+    .innerJoin(mediaIndexes, eq(mediaIndexes.id, videos.indexId))
+    .where(and(eq(videos.status, 'ready'), isNull(mediaIndexes.deletedAt)))
+    .all();
+}
+
 /** A video's segments in time order (for a timeline). */
 export function timelineSegments(db: Db, videoId: string) {
   return db
@@ -42,6 +52,33 @@ export function timelineSegments(db: Db, videoId: string) {
     .all();
 }
 
+/** A video's transcript cues in time order. */
+export function transcriptCues(db: Db, videoId: string): { start: number; end: number; text: string }[] {
+  return db
+    .select({ start: segments.start, end: segments.end, text: segments.text })
+    .from(segments)
+    .where(and(eq(segments.videoId, videoId), eq(segments.kind, 'transcript')))
+    .orderBy(asc(segments.start), asc(segments.id))
+    .all();
+}
+
+/** Every segment of a video with its details (`extra`), by kind, each kind in time order. */
+export function segmentsByKind(db: Db, videoId: string) {
+  return db
+    .select({
+      kind: segments.kind,
+      start: segments.start,
+      end: segments.end,
+      text: segments.text,
+      confidence: segments.confidence,
+      extra: segments.extra,
+    })
+    .from(segments)
+    .where(eq(segments.videoId, videoId))
+    .orderBy(asc(segments.kind), asc(segments.start), asc(segments.id))
+    .all();
+}
+
 /** A video's sampled frames in time order (`file` is inside `<video dir>/frames/`). */
 export function timelineFrames(db: Db, videoId: string) {
   return db
@@ -55,4 +92,29 @@ export function timelineFrames(db: Db, videoId: string) {
 /** Whose video it is and in which index (no access check: for cache keys). */
 export function placeOf(db: Db, videoId: string): { userId: string; indexId: string } | undefined {
   return db.select({ userId: videos.userId, indexId: videos.indexId }).from(videos).where(eq(videos.id, videoId)).get();
+}
+
+/** The videos of an index in upload order (no access check: the caller resolved the index). */
+export function videosOfIndex(db: Db, indexId: string): Video[] {
+  return db.select().from(videos).where(eq(videos.indexId, indexId)).orderBy(videos.uploadedAt).all();
+}
+
+/** The ids of an index's videos (no access check: the caller resolved the index). */
+export function videoIdsOfIndex(db: Db, indexId: string): string[] {
+  return db
+    .select({ id: videos.id })
+    .from(videos)
+    .where(eq(videos.indexId, indexId))
+    .all()
+    .map((r) => r.id);
+}
+
+/** The file of a video's sampled frame nearest to `t` seconds, if any frame is stored. */
+export function frameNear(db: Db, videoId: string, t: number): string | undefined {
+  return db
+    .select({ file: frames.file })
+    .from(frames)
+    .where(eq(frames.videoId, videoId))
+    .orderBy(sql`abs(${frames.t} - ${t})`)
+    .get()?.file;
 }
