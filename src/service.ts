@@ -173,7 +173,7 @@ export function createService(
     },
   });
   const grants = new UploadGrants({ db, config, indexes, secret: files.secretKey(), admit: (u) => ingest.admit(u) });
-  const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
+  const maintenance = new Maintenance({ db, config, indexes, ingest, log, videoChanged });
 
   // Questions, search and flows.
   // Reads the text at a question's moment (OCR models load on the first such question).

@@ -3,9 +3,9 @@
  * live index") and the timeline rows of a video, written once. A video of a deleted index is
  * hidden everywhere (listings, questions, segments, files, signed links included).
  */
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db';
-import { frames, mediaIndexes, segments, type Video, videos } from '../schema';
+import { frames, jobs, mediaIndexes, segments, type Video, videos } from '../schema';
 
 /** The video `fileId` if its index is live and, when `userId` is given, it is that user's; else undefined. */
 export function liveVideo(db: Db, fileId: string, userId: string | null): Video | undefined {
@@ -87,6 +87,43 @@ export function timelineFrames(db: Db, videoId: string) {
     .where(eq(frames.videoId, videoId))
     .orderBy(asc(frames.t))
     .all();
+}
+
+/** Videos still downloading that started before `cutoff` (the stuck check). */
+export function downloadsStartedBefore(db: Db, cutoff: Date): string[] {
+  return db
+    .select({ id: videos.id })
+    .from(videos)
+    .where(and(eq(videos.status, 'downloading'), lt(videos.uploadedAt, cutoff)))
+    .all()
+    .map((v) => v.id);
+}
+
+/**
+ * Videos in a non-final state that have not moved since `cutoff` and are not waiting in line for
+ * a worker (a pending job): the stuck check's candidates.
+ */
+export function unfinishedUnqueuedSince(db: Db, cutoff: Date): string[] {
+  return db
+    .select({ id: videos.id })
+    .from(videos)
+    .where(
+      and(
+        inArray(videos.status, ['queued', 'downloading', 'processing']),
+        lt(videos.updatedAt, cutoff),
+        sql`${videos.id} NOT IN (SELECT ${jobs.videoId} FROM ${jobs} WHERE ${jobs.state} = 'pending')`,
+      ),
+    )
+    .all()
+    .map((v) => v.id);
+}
+
+/** Ends a video as failed with the reason a user reads. */
+export function failVideo(db: Db, videoId: string, error: string, now: Date): void {
+  db.update(videos)
+    .set({ status: 'failed', stage: 'failed', error, updatedAt: now })
+    .where(eq(videos.id, videoId))
+    .run();
 }
 
 /** Whose video it is and in which index (no access check: for cache keys). */
