@@ -11,11 +11,18 @@ import type { User, Video } from '../storage/schema';
 export class VideoService {
   constructor(private readonly d: { db: Db }) {}
 
-  /** The user's video's segments and sampled frames, in time order; 404 when it is not theirs or not live. */
-  timeline(user: User, fileId: string) {
+  /**
+   * The user's video's segments and sampled frames, in time order, from `from` seconds on (segments
+   * that end there or later); 404 when it is not theirs or not live.
+   */
+  timeline(user: User, fileId: string, from = Number.NEGATIVE_INFINITY) {
     const video = liveVideoOf(this.d.db, user.id, fileId);
     if (!video) throw notFound('no such video');
-    return { video, segments: timelineSegments(this.d.db, video.id), frames: timelineFrames(this.d.db, video.id) };
+    return {
+      video,
+      segments: timelineSegments(this.d.db, video.id).filter((g) => g.end >= from),
+      frames: timelineFrames(this.d.db, video.id).filter((f) => f.t >= from),
+    };
   }
 
   /**

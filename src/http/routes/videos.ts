@@ -99,7 +99,8 @@ export function videoRoutes(s: Service) {
       '/videos/:file_id/segments',
       ({ params, query, request }) => {
         const user = s.accounts.authenticate(tokenOf(query.token, request));
-        const { video, segments, frames } = s.videos.timeline(user, params.file_id);
+        // `from`: only the recent part (a live stream's tile asks for its last minutes).
+        const { video, segments, frames } = s.videos.timeline(user, params.file_id, query.from);
         const origin = originOf(request);
         return {
           segments,
@@ -112,8 +113,15 @@ export function videoRoutes(s: Service) {
           token: t.Optional(
             t.String({ description: 'user authentication token (or an `Authorization: Bearer` header)' }),
           ),
+          from: t.Optional(
+            t.Numeric({
+              minimum: 0,
+              description:
+                'only segments ending at or after this second, and frames from it on (e.g. the last minutes of a live stream)',
+            }),
+          ),
         }),
-        response: { 200: SegmentsResponse, 401: ErrorBody, 404: ErrorBody },
+        response: { 200: SegmentsResponse, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
         detail: {
           operationId: 'getVideoSegments',
           tags: ['indexes'],
