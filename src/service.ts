@@ -28,7 +28,7 @@ import { placeOf } from './storage/repositories/videos';
 import { RetrievalCore } from './search/retrieval';
 import { SearchService } from './search/service';
 import { ExportService } from './exports/service';
-import { ensureWebhookTriggers, WebhookService } from './webhooks/service';
+import { WebhookService } from './webhooks/service';
 import { PeopleService } from './people/service';
 import { FlowService } from './flows';
 import { LiveService } from './live/service';
@@ -80,7 +80,6 @@ export function createService(config: Config, log: Logger = createLogger(config.
       mode: mode.toString(8),
     });
   const db = openDatabase(files.dbFile);
-  ensureWebhookTriggers(db);
   const accounts = new AccountService(db);
   const indexes = new IndexService(db);
   const ffprobe = async () => (await resolveBinaries(files.binDir)).ffprobe;
