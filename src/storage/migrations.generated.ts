@@ -38,37 +38,37 @@ export const MIGRATIONS: EmbeddedMigration[] = [
     "sql": "DROP INDEX `segments_video_kind_text_idx`;--> statement-breakpoint\nCREATE INDEX `segments_video_kind_text_end_idx` ON `segments` (`video_id`,`kind`,`text`,`start`,`end`);"
   },
   {
-    "tag": "0006_gorgeous_lord_hawal",
+    "tag": "0006_people",
     "when": 1795461955980,
     "breakpoints": true,
     "sql": "CREATE TABLE `people` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`index_id` text NOT NULL,\n\t`user_id` text NOT NULL,\n\t`name` text,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`index_id`) REFERENCES `media_indexes`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE INDEX `people_index_idx` ON `people` (`index_id`);--> statement-breakpoint\nCREATE TABLE `person_appearances` (\n\t`segment_id` integer PRIMARY KEY NOT NULL,\n\t`person_id` text NOT NULL,\n\t`video_id` text NOT NULL,\n\t`index_id` text NOT NULL,\n\t`descriptor` blob NOT NULL,\n\tFOREIGN KEY (`segment_id`) REFERENCES `segments`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`person_id`) REFERENCES `people`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`video_id`) REFERENCES `videos`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`index_id`) REFERENCES `media_indexes`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE INDEX `person_appearances_person_idx` ON `person_appearances` (`person_id`);--> statement-breakpoint\nCREATE INDEX `person_appearances_index_idx` ON `person_appearances` (`index_id`);--> statement-breakpoint\nCREATE INDEX `person_appearances_video_idx` ON `person_appearances` (`video_id`);"
   },
   {
-    "tag": "0007_dry_rogue",
+    "tag": "0007_webhooks",
     "when": 1795465171819,
     "breakpoints": true,
     "sql": "CREATE TABLE `index_webhooks` (\n\t`index_id` text PRIMARY KEY NOT NULL,\n\t`url` text NOT NULL,\n\t`updated_at` integer NOT NULL,\n\tFOREIGN KEY (`index_id`) REFERENCES `media_indexes`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE TABLE `webhook_events` (\n\t`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`user_id` text NOT NULL,\n\t`index_id` text NOT NULL,\n\t`video_id` text NOT NULL,\n\t`event` text NOT NULL,\n\t`file_name` text NOT NULL,\n\t`status` text NOT NULL,\n\t`error` text,\n\t`url` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`state` text DEFAULT 'pending' NOT NULL,\n\t`attempts` integer DEFAULT 0 NOT NULL,\n\t`next_attempt_at` integer NOT NULL,\n\t`last_error` text,\n\t`delivered_at` integer\n);\n--> statement-breakpoint\nCREATE INDEX `webhook_events_state_idx` ON `webhook_events` (`state`,`video_id`,`id`);--> statement-breakpoint\nCREATE TABLE `webhook_secrets` (\n\t`user_id` text PRIMARY KEY NOT NULL,\n\t`secret` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE TABLE `webhook_settings` (\n\t`id` integer PRIMARY KEY NOT NULL,\n\t`default_url` text\n);\n"
   },
   {
-    "tag": "0008_safe_shiver_man",
+    "tag": "0008_jobs_only",
     "when": 1795466172270,
     "breakpoints": true,
     "sql": "ALTER TABLE `jobs` ADD `only` text;"
   },
   {
-    "tag": "0009_curvy_strong_guy",
+    "tag": "0009_upload_grants_index_type",
     "when": 1795654673696,
     "breakpoints": true,
     "sql": "CREATE TABLE `upload_grants` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`user_id` text NOT NULL,\n\t`index_ref` text NOT NULL,\n\t`file_name` text NOT NULL,\n\t`size_bytes` integer NOT NULL,\n\t`expires_at` integer NOT NULL,\n\t`used_at` integer,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE INDEX `upload_grants_expires_idx` ON `upload_grants` (`expires_at`);--> statement-breakpoint\nALTER TABLE `media_indexes` ADD `type` text DEFAULT 'standard' NOT NULL;"
   },
   {
-    "tag": "0010_remarkable_next_avengers",
+    "tag": "0010_segment_vectors",
     "when": 1795659083478,
     "breakpoints": true,
     "sql": "CREATE TABLE `segment_vectors` (\n\t`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`video_id` text NOT NULL,\n\t`vector` blob NOT NULL,\n\tFOREIGN KEY (`video_id`) REFERENCES `videos`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE INDEX `segment_vectors_video_idx` ON `segment_vectors` (`video_id`,`id`);--> statement-breakpoint\nALTER TABLE `segments` ADD `vector_id` integer;--> statement-breakpoint\nCREATE INDEX `segments_vector_idx` ON `segments` (`vector_id`);--> statement-breakpoint\nCREATE INDEX `segments_legacy_embedding_idx` ON `segments` (`id`) WHERE \"segments\".\"embedding\" IS NOT NULL;"
   },
   {
-    "tag": "0011_fantastic_misty_knight",
+    "tag": "0011_live_streams_alerts",
     "when": 1795660009799,
     "breakpoints": true,
     "sql": "CREATE TABLE `live_alert_events` (\n\t`id` integer PRIMARY KEY AUTOINCREMENT NOT NULL,\n\t`alert_id` text NOT NULL,\n\t`stream_id` text NOT NULL,\n\t`t` real NOT NULL,\n\t`last_t` real NOT NULL,\n\t`frame` text,\n\t`evidence` text NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`alert_id`) REFERENCES `live_alerts`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`stream_id`) REFERENCES `live_streams`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE UNIQUE INDEX `live_alert_events_uq` ON `live_alert_events` (`alert_id`,`stream_id`,`t`);--> statement-breakpoint\nCREATE TABLE `live_alerts` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`user_id` text NOT NULL,\n\t`index_id` text NOT NULL,\n\t`stream_id` text,\n\t`kind` text NOT NULL,\n\t`query` text NOT NULL,\n\t`min_count` integer DEFAULT 1 NOT NULL,\n\t`colour` text,\n\t`person` text,\n\t`cooldown_sec` integer NOT NULL,\n\t`created_at` integer NOT NULL,\n\tFOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`index_id`) REFERENCES `media_indexes`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`stream_id`) REFERENCES `live_streams`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE INDEX `live_alerts_index_idx` ON `live_alerts` (`index_id`);--> statement-breakpoint\nCREATE TABLE `live_streams` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`video_id` text NOT NULL,\n\t`index_id` text NOT NULL,\n\t`user_id` text NOT NULL,\n\t`url` text,\n\t`name` text NOT NULL,\n\t`fps` real NOT NULL,\n\t`retention_sec` integer NOT NULL,\n\t`state` text NOT NULL,\n\t`reason` text,\n\t`origin_ms` integer,\n\t`went_live_at` integer,\n\t`frames_analysed` integer DEFAULT 0 NOT NULL,\n\t`seconds_analysed` real DEFAULT 0 NOT NULL,\n\t`frames_dropped` integer DEFAULT 0 NOT NULL,\n\t`created_at` integer NOT NULL,\n\t`updated_at` integer NOT NULL,\n\tFOREIGN KEY (`video_id`) REFERENCES `videos`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`index_id`) REFERENCES `media_indexes`(`id`) ON UPDATE no action ON DELETE cascade,\n\tFOREIGN KEY (`user_id`) REFERENCES `users`(`id`) ON UPDATE no action ON DELETE cascade\n);\n--> statement-breakpoint\nCREATE INDEX `live_streams_user_idx` ON `live_streams` (`user_id`);--> statement-breakpoint\nCREATE UNIQUE INDEX `live_streams_video_uq` ON `live_streams` (`video_id`);--> statement-breakpoint\nALTER TABLE `webhook_events` ADD `data` text;"
