@@ -29,7 +29,7 @@ import { placeOf } from './storage/repositories/videos';
 import { RetrievalCore } from './search/retrieval';
 import { SearchService } from './search/service';
 import { ExportService } from './exports/service';
-import { ensureWebhookTriggers, WebhookService } from './webhooks/service';
+import { WebhookService } from './webhooks/service';
 import { PeopleService } from './people/service';
 import { FlowService } from './flows';
 import { VideoService } from './videos/service';
@@ -101,7 +101,6 @@ export function createService(
       mode: mode.toString(8),
     });
   const db = openDatabase(files.dbFile);
-  ensureWebhookTriggers(db);
   const ffprobe = async () => (await resolveBinaries(files.binDir)).ffprobe;
   const ffmpeg = async () => (await resolveBinaries(files.binDir)).ffmpeg;
   const links = new MediaLinks(files.secretKey(), config.mediaLinkTtlSec);

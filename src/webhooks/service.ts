@@ -4,7 +4,9 @@
  *
  * Events are written to an outbox table by SQLite triggers, inside the very transaction that
  * changes the video (whichever process commits it: server, analysis worker, CLI), so none is lost
- * and none is invented by a rollback. A dispatcher in the server delivers them in id order per
+ * and none is invented by a rollback. The triggers are made by a migration
+ * (drizzle/0012_webhook_triggers.sql); a changed trigger is a new migration that drops and
+ * recreates it. A dispatcher in the server delivers them in id order per
  * video, retrying with a doubling delay for a day; a delivery cut off by a crash is sent again
  * after the restart (at least once: receivers deduplicate by `delivery_id`).
  */
@@ -44,56 +46,6 @@ const MAX_PER_TARGET = 4;
 /** Due events read per round, in turn order, to fill the free slots from. */
 const CANDIDATES = 200;
 export const SIGNATURE_HEADER = 'x-vidq-signature';
-
-/**
- * The outbox triggers. Created at start-up (IF NOT EXISTS) rather than in a generated migration,
- * so regenerating migrations cannot drop them. An event is recorded only when someone listens (the
- * index's URL, else the server's --webhook-url from webhook_settings), and a removal only for a
- * stored video (an upload that failed before storing its file was never announced).
- */
-export function ensureWebhookTriggers(db: Db): void {
-  const url = (ref: string) =>
-    `COALESCE((SELECT url FROM index_webhooks WHERE index_id = ${ref}.index_id), (SELECT default_url FROM webhook_settings WHERE id = 1))`;
-  const ms = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
-  db.$client.exec(`
-    CREATE TRIGGER IF NOT EXISTS webhook_video_status AFTER UPDATE OF status ON videos
-    WHEN NEW.status IN ('ready', 'failed') AND OLD.status IS NOT NEW.status AND ${url('NEW')} IS NOT NULL
-    BEGIN
-      INSERT INTO webhook_events (user_id, index_id, video_id, event, file_name, status, error, url, created_at, next_attempt_at)
-      VALUES (NEW.user_id, NEW.index_id, NEW.id, 'video.' || NEW.status, NEW.file_name, NEW.status, NEW.error, ${url('NEW')}, ${ms}, ${ms});
-    END;
-    -- Retries stop when their index's URL is removed or changed, or the index is deleted (issue 25):
-    -- the old receiver is no longer the user's.
-    CREATE TRIGGER IF NOT EXISTS webhook_url_removed AFTER DELETE ON index_webhooks
-    BEGIN
-      UPDATE webhook_events SET state = 'failed', last_error = 'stopped: the index''s webhook URL was removed'
-      WHERE index_id = OLD.index_id AND url = OLD.url AND state = 'pending';
-    END;
-    CREATE TRIGGER IF NOT EXISTS webhook_url_changed AFTER UPDATE OF url ON index_webhooks
-    WHEN OLD.url IS NOT NEW.url
-    BEGIN
-      UPDATE webhook_events SET state = 'failed', last_error = 'stopped: the index''s webhook URL was changed'
-      WHERE index_id = OLD.index_id AND url = OLD.url AND state = 'pending';
-    END;
-    CREATE TRIGGER IF NOT EXISTS webhook_index_deleted AFTER UPDATE OF deleted_at ON media_indexes
-    WHEN NEW.deleted_at IS NOT NULL
-    BEGIN
-      UPDATE webhook_events SET state = 'failed', last_error = 'stopped: the index was deleted'
-      WHERE index_id = NEW.id AND state = 'pending';
-    END;
-    CREATE TRIGGER IF NOT EXISTS webhook_index_purged AFTER DELETE ON media_indexes
-    BEGIN
-      UPDATE webhook_events SET state = 'failed', last_error = 'stopped: the index was deleted'
-      WHERE index_id = OLD.id AND state = 'pending';
-    END;
-    CREATE TRIGGER IF NOT EXISTS webhook_video_removed AFTER DELETE ON videos
-    WHEN OLD.storage_path IS NOT NULL AND ${url('OLD')} IS NOT NULL
-    BEGIN
-      INSERT INTO webhook_events (user_id, index_id, video_id, event, file_name, status, error, url, created_at, next_attempt_at)
-      VALUES (OLD.user_id, OLD.index_id, OLD.id, 'video.removed', OLD.file_name, 'removed', NULL, ${url('OLD')}, ${ms}, ${ms});
-    END;
-  `);
-}
 
 /** The JSON body of a delivery. */
 export function payloadOf(e: WebhookEvent): string {
