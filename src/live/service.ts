@@ -38,7 +38,7 @@ import {
   type User,
 } from '../storage/schema';
 import { AlertHub, matchAlert, type FiredAlert } from './alerts';
-import { checkStreamUrl, pinnedUrl, PulledSource, redactUrl } from './source';
+import { checkStreamUrl, isMjpegSource, pinnedUrl, PulledSource, redactUrl } from './source';
 
 /** States in which a stream counts against the user's caps. */
 const RUNNING: LiveState[] = ['connecting', 'live', 'reconnecting', 'paused'];
@@ -72,6 +72,8 @@ interface StreamRun {
   /** The largest pending queue before the oldest frames are dropped. */
   maxPending: number;
   source: PulledSource | null;
+  /** RTSP transport of the next connection: TCP first; a server that gives nothing over TCP is tried with ffmpeg's UDP-then-TCP. */
+  rtspTransport: 'tcp' | 'auto';
   backoffMs: number;
   retry: ReturnType<typeof setTimeout> | null;
   /** Unix ms of stream time 0. */
@@ -513,6 +515,7 @@ export class LiveService {
       slots: new Set(),
       maxPending: Math.max(10, Math.ceil(row.fps * BACKLOG_SEC)),
       source: null,
+      rtspTransport: 'tcp',
       backoffMs: BACKOFF_MS,
       retry: null,
       originMs: row.originMs,
@@ -647,11 +650,16 @@ export class LiveService {
       }
       if (run.stopped || this.closed) return;
       const pinned = pinnedUrl(url, address);
+      const isRtsp = url.protocol.startsWith('rtsp');
+      const mjpeg = /^https?:$/.test(url.protocol) && (await isMjpegSource(pinned.input, pinned.headers));
+      if (run.stopped || this.closed) return;
       const source = new PulledSource({
         ffmpeg: await this.d.ffmpeg(),
         input: pinned.input,
         ...(pinned.headers && { headers: pinned.headers }),
         protocol: url.protocol,
+        ...(isRtsp && { rtspTransport: run.rtspTransport }),
+        mjpeg,
         fps: run.fps,
         recordDir: join(this.d.files.videoDir(run.videoId), 'live'),
         segmentSec: this.d.config.liveSegmentSec,
@@ -667,6 +675,8 @@ export class LiveService {
         onEnd: (reason) => {
           if (run.source !== source) return;
           run.source = null;
+          // Nothing came over this transport (e.g. a server without TCP interleaving): try the other.
+          if (isRtsp && source.frames === 0) run.rtspTransport = run.rtspTransport === 'tcp' ? 'auto' : 'tcp';
           if (run.stopped || this.closed) return;
           this.scheduleReconnect(run, reason);
         },

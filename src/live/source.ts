@@ -57,11 +57,43 @@ export function pinnedUrl(url: URL, address: string): { input: string; headers?:
   return { input: target.toString(), ...(url.protocol === 'http:' && { headers: `Host: ${url.host}\r\n` }) };
 }
 
+/**
+ * Whether an http(s) source is an MJPEG camera (a multipart/x-mixed-replace answer) rather than a
+ * live playlist: asked once per connection, at the pinned address, before ffmpeg connects.
+ */
+export async function isMjpegSource(input: string, headers?: string): Promise<boolean> {
+  const ctrl = new AbortController();
+  const timer = setTimeout(() => ctrl.abort(), 5000);
+  try {
+    const host = headers ? /^Host: (.+)\r\n$/.exec(headers)?.[1] : undefined;
+    const res = await fetch(input, {
+      signal: ctrl.signal,
+      redirect: 'manual',
+      ...(host && { headers: { host } }),
+    });
+    const type = res.headers.get('content-type') ?? '';
+    await res.body?.cancel().catch(() => {});
+    return /^multipart\/x-mixed-replace/i.test(type);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+    ctrl.abort();
+  }
+}
+
 export interface PulledSourceOptions {
   ffmpeg: string;
   input: string;
   headers?: string;
   protocol: string;
+  /**
+   * RTSP lower transport: `tcp` (interleaved, what cameras behind NAT need) or `auto` (ffmpeg's
+   * own order: UDP, then TCP when no packet comes), for servers that refuse TCP.
+   */
+  rtspTransport?: 'tcp' | 'auto';
+  /** An http(s) source that is a multipart JPEG stream (MJPEG camera): it has no timestamps of its own. */
+  mjpeg?: boolean;
   fps: number;
   /** Folder of the recording segments; null: no recording. */
   recordDir: string | null;
@@ -86,8 +118,11 @@ export class PulledSource {
   start(): void {
     const o = this.o;
     const args = [o.ffmpeg, '-nostdin', '-hide_banner', '-loglevel', 'error'];
-    if (o.protocol.startsWith('rtsp')) args.push('-rtsp_transport', 'tcp');
+    if (o.protocol.startsWith('rtsp') && o.rtspTransport !== 'auto') args.push('-rtsp_transport', 'tcp');
     if (o.protocol === 'http:' || o.protocol === 'https:') args.push('-reconnect', '0');
+    // MJPEG frames carry no time: ffmpeg would count them at 25 per second whatever the camera
+    // sends, so the analysed rate would be wrong; their arrival time is their time.
+    if (o.mjpeg) args.push('-use_wallclock_as_timestamps', '1');
     if (o.headers) args.push('-headers', o.headers);
     args.push('-i', o.input);
     // Analysed frames: at most 720 lines, at the stream's analysed rate, as JPEGs on stdout.
