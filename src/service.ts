@@ -31,7 +31,7 @@ import { ExportService } from './exports/service';
 import { ensureWebhookTriggers, WebhookService } from './webhooks/service';
 import { PeopleService } from './people/service';
 import { FlowService } from './flows';
-import { LiveService } from './live/service';
+import { LIVE_ANALYZERS, LiveService } from './live/service';
 
 export interface Service {
   config: Config;
@@ -186,12 +186,12 @@ export function createService(config: Config, log: Logger = createLogger(config.
       indexes,
       log: log.child({ part: 'live' }),
       ffmpeg,
-      // The frame readers of the pipeline, run in this process on each window of a stream. Faces are
-      // left out: their grouping regroups a whole video at every store.
+      // The frame readers of the pipeline (OCR, objects, faces, captions) and speech on the sound,
+      // run in this process on each window of a stream.
       analyzers: async () => {
-        const names = analyzerNames(config.analyzers).filter((n) => n === 'ocr' || n === 'objects');
+        const names = analyzerNames(config.analyzers).filter((n) => LIVE_ANALYZERS.includes(n));
         const assets = await analysisAssets(files.assetsDir, names);
-        return createAnalyzers(config, assets).filter((a) => a.readsFrames && a.info.kind !== 'faces');
+        return createAnalyzers(config, assets).filter((a) => a.readsFrames || a.info.kind === 'speech');
       },
       onChanged: videoChanged,
     }),

@@ -20,6 +20,7 @@ import { ApiError, badRequest, conflict, notFound, tooManyRequests } from '../er
 import { newVideoId, randomId } from '../ids';
 import type { IndexService } from '../indexes/service';
 import type { Logger } from '../log';
+import { cosine, descriptorOf, JOIN_SIMILARITY } from '../people/group';
 import { writeTx, type Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import {
@@ -28,6 +29,8 @@ import {
   liveAlertEvents,
   liveAlerts,
   liveStreams,
+  people,
+  personAppearances,
   segments,
   videos,
   webhookEvents,
@@ -38,8 +41,10 @@ import {
   type User,
 } from '../storage/schema';
 import { AlertHub, matchAlert, type FiredAlert } from './alerts';
-import { checkStreamUrl, isMjpegSource, pinnedUrl, PulledSource, redactUrl } from './source';
+import { checkStreamUrl, isMjpegSource, PCM_BYTES_PER_SEC, pinnedUrl, PulledSource, redactUrl } from './source';
 
+/** Analyzers that run on live windows (captions come with a configured captioner). */
+export const LIVE_ANALYZERS: readonly string[] = ['ocr', 'objects', 'faces', 'speech'];
 /** States in which a stream counts against the user's caps. */
 const RUNNING: LiveState[] = ['connecting', 'live', 'reconnecting', 'paused'];
 /** A frame waits this long after it arrived, so that frames sent out of order join its window. */
@@ -72,6 +77,12 @@ interface StreamRun {
   /** The largest pending queue before the oldest frames are dropped. */
   maxPending: number;
   source: PulledSource | null;
+  /** Sound heard and not yet analysed (pulled sources with audio, when speech is analysed). */
+  audio: { atMs: number; pcm: Buffer }[];
+  /** Unix ms up to which the sound was analysed (the next window's audio starts there). */
+  heardUntilMs: number;
+  /** The source has no sound track: connected without asking for one. */
+  noAudio: boolean;
   /** RTSP transport of the next connection: TCP first; a server that gives nothing over TCP is tried with ffmpeg's UDP-then-TCP. */
   rtspTransport: 'tcp' | 'auto';
   backoffMs: number;
@@ -128,6 +139,11 @@ export interface LiveDeps {
   /** A stream's segments changed: drop cached listings and retrieval data. */
   onChanged: (videoId: string) => void;
 }
+
+/** Seconds of unanalysed sound kept per stream (like the frames' backlog). */
+const AUDIO_KEEP_SEC = BACKLOG_SEC + 10;
+/** A window's sound shorter than this is left for the next window. */
+const MIN_AUDIO_SEC = 0.5;
 
 export class LiveService {
   readonly hub = new AlertHub();
@@ -515,6 +531,9 @@ export class LiveService {
       slots: new Set(),
       maxPending: Math.max(10, Math.ceil(row.fps * BACKLOG_SEC)),
       source: null,
+      audio: [],
+      heardUntilMs: 0,
+      noAudio: false,
       rtspTransport: 'tcp',
       backoffMs: BACKOFF_MS,
       retry: null,
@@ -651,6 +670,7 @@ export class LiveService {
       if (run.stopped || this.closed) return;
       const pinned = pinnedUrl(url, address);
       const isRtsp = url.protocol.startsWith('rtsp');
+      const audio = !run.noAudio && (await this.loadAnalyzers()).some((a) => a.info.kind === 'speech');
       const mjpeg = /^https?:$/.test(url.protocol) && (await isMjpegSource(pinned.input, pinned.headers));
       if (run.stopped || this.closed) return;
       const source = new PulledSource({
@@ -660,6 +680,7 @@ export class LiveService {
         protocol: url.protocol,
         ...(isRtsp && { rtspTransport: run.rtspTransport }),
         mjpeg,
+        audio,
         fps: run.fps,
         recordDir: join(this.d.files.videoDir(run.videoId), 'live'),
         segmentSec: this.d.config.liveSegmentSec,
@@ -672,9 +693,20 @@ export class LiveService {
             this.d.log.warn('live frame not kept', { stream_id: run.id, reason: (e as Error).message });
           }
         },
-        onEnd: (reason) => {
+        onAudio: (pcm, atMs) => {
+          run.audio.push({ atMs, pcm });
+          const old = Date.now() - AUDIO_KEEP_SEC * 1000;
+          while (run.audio.length && run.audio[0]!.atMs < old) run.audio.shift();
+        },
+        onEnd: (reason, noAudio) => {
           if (run.source !== source) return;
           run.source = null;
+          if (noAudio && !run.noAudio) {
+            // A source without a sound track: at once again, frames only.
+            run.noAudio = true;
+            if (!run.stopped && !this.closed) this.connect(run);
+            return;
+          }
           // Nothing came over this transport (e.g. a server without TCP interleaving): try the other.
           if (isRtsp && source.frames === 0) run.rtspTransport = run.rtspTransport === 'tcp' ? 'auto' : 'tcp';
           if (run.stopped || this.closed) return;
@@ -745,6 +777,7 @@ export class LiveService {
     const step = 1 / run.fps;
     const analyzers = await this.loadAnalyzers();
     const found: NewSegment[] = [];
+    const applies: ((tx: Db) => void)[] = [];
     const ctrl = new AbortController();
     // Each analyzer reads the window like a short video whose shot spans it.
     const shot = {
@@ -758,17 +791,21 @@ export class LiveService {
       extra: { index: 0 },
       embedding: null,
     };
+    // The window's sound (pulled sources with audio): speech reads it like a short file's track.
+    const heard = analyzers.some((a) => a.info.kind === 'speech') ? this.takeAudio(run, dir, last.t + step) : null;
     for (const a of analyzers) {
+      const speech = a.info.kind === 'speech';
+      if (speech && !heard) continue;
       const ctx: StageContext = {
         video: {
           id: run.videoId,
-          path: last.path,
+          path: speech ? heard!.path : last.path,
           dir,
-          durationSec: last.t + step,
+          durationSec: speech ? heard!.seconds : last.t + step,
           fps: run.fps,
           width: run.width,
           height: run.height,
-          hasAudio: false,
+          hasAudio: speech,
         },
         ffmpeg: await this.d.ffmpeg(),
         signal: ctrl.signal,
@@ -780,12 +817,15 @@ export class LiveService {
       };
       try {
         const r = await a.run(ctx);
-        for (const s of r.segments ?? []) if (s.kind !== 'shot') found.push(s);
+        for (const s of r.segments ?? []) if (s.kind !== 'shot') found.push(speech ? shifted(s, heard!.from) : s);
+        // The stage's own writes (faces: grouping into the index's people) go in the window's transaction.
+        if (r.apply) applies.push(r.apply);
       } catch (e) {
         if (!(e instanceof EngineUnavailableError))
           this.d.log.warn('live analyzer failed on a window', { stage: a.stage, reason: (e as Error).message });
       }
     }
+    if (heard) rmSync(heard.path, { force: true });
     const fired: FiredAlert[] = [];
     const alive = writeTx(this.d.db, (tx) => {
       const row = tx.select().from(liveStreams).where(eq(liveStreams.id, run.id)).get();
@@ -811,7 +851,9 @@ export class LiveService {
       tx.insert(frames)
         .values(fresh.map((f) => ({ videoId: run.videoId, t: f.t, shot: 0, file: f.file })))
         .run();
-      for (const s of found) storeSegment(tx, run.videoId, s, step);
+      const stored = new Map<NewSegment, number>();
+      for (const s of found) stored.set(s, storeSegment(tx, run.videoId, s, step));
+      for (const apply of applies) apply(tx);
       tx.update(liveStreams)
         .set({
           framesAnalysed: sql`${liveStreams.framesAnalysed} + ${fresh.length}`,
@@ -825,10 +867,11 @@ export class LiveService {
           durationSec: sql`max(coalesce(${videos.durationSec}, 0), ${last.t + step})`,
           updatedAt: new Date(),
           ...(run.width > 0 && { width: run.width, height: run.height }),
+          ...(heard && { hasAudio: true }),
         })
         .where(eq(videos.id, run.videoId))
         .run();
-      fired.push(...this.checkAlerts(tx, row, found, sampled));
+      fired.push(...this.checkAlerts(tx, row, withPeople(tx, found, stored), sampled));
       return true;
     });
     if (!alive) {
@@ -839,6 +882,34 @@ export class LiveService {
     }
     this.d.onChanged(run.videoId);
     for (const f of fired) this.hub.publish(run.userId, f);
+  }
+
+  /**
+   * The sound not yet analysed up to stream time `toT`, written as a WAV file for the speech stage,
+   * or null when less than MIN_AUDIO_SEC has been heard (it waits for the next window).
+   */
+  private takeAudio(run: StreamRun, dir: string, toT: number): { path: string; from: number; seconds: number } | null {
+    if (run.originMs === null || !run.audio.length) return null;
+    const first = run.audio[0]!;
+    const tail = run.audio[run.audio.length - 1]!;
+    const fromMs = Math.max(run.heardUntilMs, first.atMs);
+    const toMs = Math.min(run.originMs + toT * 1000, tail.atMs + (tail.pcm.length / PCM_BYTES_PER_SEC) * 1000);
+    if (toMs - fromMs < MIN_AUDIO_SEC * 1000) return null;
+    const parts: Buffer[] = [];
+    for (const c of run.audio) {
+      const endMs = c.atMs + (c.pcm.length / PCM_BYTES_PER_SEC) * 1000;
+      if (endMs <= fromMs || c.atMs >= toMs) continue;
+      const a = Math.max(0, Math.floor(((fromMs - c.atMs) / 1000) * (PCM_BYTES_PER_SEC / 2))) * 2;
+      const b = Math.min(c.pcm.length, Math.ceil(((toMs - c.atMs) / 1000) * (PCM_BYTES_PER_SEC / 2)) * 2);
+      if (b > a) parts.push(c.pcm.subarray(a, b));
+    }
+    run.heardUntilMs = toMs;
+    run.audio = run.audio.filter((c) => c.atMs + (c.pcm.length / PCM_BYTES_PER_SEC) * 1000 > toMs);
+    const pcm = Buffer.concat(parts);
+    if (pcm.length < MIN_AUDIO_SEC * PCM_BYTES_PER_SEC) return null;
+    const path = join(dir, 'live-window.wav');
+    writeFileSync(path, Buffer.concat([wavHeader(pcm.length), pcm]), { mode: 0o600 });
+    return { path, from: (fromMs - run.originMs) / 1000, seconds: pcm.length / PCM_BYTES_PER_SEC };
   }
 
   /** Alerts of the stream's index checked on a window; a match within an alert's cooldown of the last one is the same event. */
@@ -939,22 +1010,27 @@ export class LiveService {
  * A window's segment: extends the same label's (or text's) segment that ended just before it,
  * so that an object seen for minutes is one span, not one per window.
  */
-function storeSegment(tx: Db, videoId: string, s: NewSegment, step: number): void {
+function storeSegment(tx: Db, videoId: string, s: NewSegment, step: number): number {
   const gap = step * 1.5 + 0.5;
-  const prev = tx
-    .select({ id: segments.id, end: segments.end, extra: segments.extra })
-    .from(segments)
-    .where(
-      and(
-        eq(segments.videoId, videoId),
-        eq(segments.kind, s.kind),
-        eq(segments.text, s.text),
-        gte(segments.end, s.start - gap),
-        lte(segments.start, s.start),
-      ),
-    )
-    .orderBy(desc(segments.end))
-    .get();
+  if (s.kind === 'face') return storeFace(tx, videoId, s, gap);
+  // Two sentences are two transcripts, even when they read the same.
+  const prev =
+    s.kind === 'transcript'
+      ? undefined
+      : tx
+          .select({ id: segments.id, end: segments.end, extra: segments.extra })
+          .from(segments)
+          .where(
+            and(
+              eq(segments.videoId, videoId),
+              eq(segments.kind, s.kind),
+              eq(segments.text, s.text),
+              gte(segments.end, s.start - gap),
+              lte(segments.start, s.start),
+            ),
+          )
+          .orderBy(desc(segments.end))
+          .get();
   if (prev) {
     const maxCount = Math.max(Number(prev.extra?.max_count ?? 0), Number(s.extra?.max_count ?? 0));
     tx.update(segments)
@@ -964,9 +1040,14 @@ function storeSegment(tx: Db, videoId: string, s: NewSegment, step: number): voi
       })
       .where(eq(segments.id, prev.id))
       .run();
-    return;
+    return prev.id;
   }
-  tx.insert(segments)
+  return insertSegment(tx, videoId, s);
+}
+
+function insertSegment(tx: Db, videoId: string, s: NewSegment): number {
+  return tx
+    .insert(segments)
     .values({
       videoId,
       kind: s.kind,
@@ -976,7 +1057,95 @@ function storeSegment(tx: Db, videoId: string, s: NewSegment, step: number): voi
       confidence: s.confidence ?? null,
       extra: s.extra ?? null,
     })
-    .run();
+    .returning({ id: segments.id })
+    .get()!.id;
+}
+
+/**
+ * A face of a window continues the appearance that ended just before it when their descriptors
+ * are as alike as one person's (the people grouping's threshold); otherwise it is a new
+ * appearance, grouped into the index's people by the faces stage's own write.
+ */
+function storeFace(tx: Db, videoId: string, s: NewSegment, gap: number): number {
+  const raw = s.extra?.descriptor;
+  if (Array.isArray(raw) && raw.length) {
+    const near = tx
+      .select({ id: segments.id, end: segments.end, descriptor: personAppearances.descriptor })
+      .from(segments)
+      .innerJoin(personAppearances, eq(personAppearances.segmentId, segments.id))
+      .where(
+        and(
+          eq(segments.videoId, videoId),
+          eq(segments.kind, 'face'),
+          gte(segments.end, s.start - gap),
+          lte(segments.start, s.start),
+        ),
+      )
+      .all();
+    let best: (typeof near)[number] | null = null;
+    let bestSim = JOIN_SIMILARITY;
+    for (const n of near) {
+      const sim = cosine(descriptorOf(n.descriptor), raw as number[]);
+      if (sim >= bestSim) [best, bestSim] = [n, sim];
+    }
+    if (best) {
+      tx.update(segments)
+        .set({ end: Math.max(best.end, s.end) })
+        .where(eq(segments.id, best.id))
+        .run();
+      return best.id;
+    }
+  }
+  return insertSegment(tx, videoId, s);
+}
+
+/** The window's faces with the person each was grouped into (for alerts on a named person). */
+function withPeople(tx: Db, found: NewSegment[], stored: Map<NewSegment, number>): NewSegment[] {
+  const faceIds = found.filter((s) => s.kind === 'face').map((s) => stored.get(s)!);
+  if (!faceIds.length) return found;
+  const who = new Map(
+    tx
+      .select({ segmentId: personAppearances.segmentId, personId: people.id, name: people.name })
+      .from(personAppearances)
+      .innerJoin(people, eq(people.id, personAppearances.personId))
+      .where(inArray(personAppearances.segmentId, faceIds))
+      .all()
+      .map((r) => [r.segmentId, r]),
+  );
+  return found.map((s) => {
+    const p = s.kind === 'face' ? who.get(stored.get(s)!) : undefined;
+    if (!p) return s;
+    const { descriptor: _, ...extra } = s.extra ?? {};
+    return { ...s, extra: { ...extra, person_id: p.personId, ...(p.name && { person_name: p.name }) } };
+  });
+}
+
+/** A segment of the window's sound moved to stream time (the sound started `from` s into the stream). */
+function shifted(s: NewSegment, from: number): NewSegment {
+  const r3 = (x: number) => Math.round(x * 1000) / 1000;
+  const extra = s.extra ? { ...s.extra } : s.extra;
+  for (const k of ['speech_start', 'speech_end'])
+    if (extra && typeof extra[k] === 'number') extra[k] = r3((extra[k] as number) + from);
+  return { ...s, start: r3(s.start + from), end: r3(s.end + from), ...(extra !== undefined && { extra }) };
+}
+
+/** The 44-byte header of a 16 kHz mono 16-bit PCM WAV file of `bytes` bytes of samples. */
+function wavHeader(bytes: number): Buffer {
+  const h = Buffer.alloc(44);
+  h.write('RIFF', 0);
+  h.writeUInt32LE(36 + bytes, 4);
+  h.write('WAVE', 8);
+  h.write('fmt ', 12);
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(1, 20);
+  h.writeUInt16LE(1, 22);
+  h.writeUInt32LE(16000, 24);
+  h.writeUInt32LE(PCM_BYTES_PER_SEC, 28);
+  h.writeUInt16LE(2, 32);
+  h.writeUInt16LE(16, 34);
+  h.write('data', 36);
+  h.writeUInt32LE(bytes, 40);
+  return h;
 }
 
 function nearestFrame(sampled: SampledFrame[], t: number): string | null {
