@@ -16,7 +16,7 @@ import type { Analyzer, NewSegment, StageContext } from '../analysis/contracts';
 import { EngineUnavailableError } from '../analysis/contracts';
 import { FrameStream, type SampledFrame } from '../analysis/frame-stream';
 import type { Config } from '../config';
-import { ApiError, badRequest, conflict, notFound, tooManyRequests } from '../errors';
+import { ApiError, badRequest, conflict, insufficientStorage, notFound, tooManyRequests } from '../errors';
 import { newVideoId, randomId } from '../ids';
 import type { IndexService } from '../indexes/service';
 import type { Logger } from '../log';
@@ -63,6 +63,7 @@ interface PendingFrame {
   t: number;
   file: string;
   arrivedAt: number;
+  bytes: number;
 }
 
 interface StreamRun {
@@ -83,6 +84,10 @@ interface StreamRun {
   heardUntilMs: number;
   /** The source has no sound track: connected without asking for one. */
   noAudio: boolean;
+  /** Bytes of the stream's kept frames (JPEGs), counted as they come and go; null: not measured yet. */
+  frameBytes: number | null;
+  /** Sizes of the recording's segment files, by name (the newest, still growing, measured again). */
+  recording: Map<string, number>;
   /** RTSP transport of the next connection: TCP first; a server that gives nothing over TCP is tried with ffmpeg's UDP-then-TCP. */
   rtspTransport: 'tcp' | 'auto';
   backoffMs: number;
@@ -201,6 +206,7 @@ export class LiveService {
       throw tooManyRequests(
         `at most ${config.liveMaxStreamsPerUser} live streams per user run at once; stop one first (POST /streams/{stream_id}/stop)`,
       );
+    this.refuseOverQuota(user.id);
     const fps = body.fps ?? config.liveFps;
     if (!(fps > 0 && fps <= 30)) throw badRequest('fps must be a number above 0 and at most 30');
     const used = running.reduce((s, r) => s + r.fps, 0);
@@ -323,13 +329,30 @@ export class LiveService {
     } else if (action === 'stop') {
       this.halt(run);
       this.runs.delete(row.id);
+      // What it keeps until the retention purge counts in the quota.
+      this.d.db
+        .update(videos)
+        .set({ sizeBytes: this.measure(run) })
+        .where(eq(videos.id, run.videoId))
+        .run();
       this.setState(row.id, 'stopped', null);
     } else if (row.state === 'paused' || row.state === 'failed') {
+      this.refuseOverQuota(user.id);
       this.setState(row.id, row.url ? 'connecting' : 'live', null);
       run.stopped = false;
       if (row.url) this.connect(run);
     }
     return this.viewOf(this.row(row.id)!);
+  }
+
+  /** 507 when the user's videos and recordings already fill their storage quota. */
+  private refuseOverQuota(userId: string): void {
+    const quota = this.d.config.userMaxStorageBytes;
+    const used = quota ? this.usedBytes(userId) : 0;
+    if (quota && used >= quota)
+      throw insufficientStorage(
+        `your videos and live recordings take ${used} bytes, the per-user storage limit of ${quota} bytes (--user-max-storage-bytes, VIDQ_USER_MAX_STORAGE_BYTES); remove videos, or ask the operator to raise it`,
+      );
   }
 
   list(user: User, indexId?: string): StreamView[] {
@@ -493,12 +516,23 @@ export class LiveService {
         removed++;
       }
       const cutUnix = Math.floor(nowMs / 1000) - row.retentionSec;
+      let recordings = 0;
       for (const name of safeList(join(dir, 'live'))) {
         const m = /^(\d+)\.mkv$/.exec(name);
         if (m && Number(m[1]) < cutUnix) {
           rmSync(join(dir, 'live', name), { force: true });
-          removed++;
+          recordings++;
         }
+      }
+      removed += recordings;
+      if (old.length || recordings) {
+        // What is left counts in the quota (measured again in full: the purge is rare).
+        const run = this.runs.get(row.id);
+        if (run) run.frameBytes = null;
+        const fdir = join(dir, 'frames');
+        const bytes =
+          safeList(fdir).reduce((n, f) => n + fileSize(join(fdir, f)), 0) + this.recordingBytes(row.videoId);
+        this.d.db.update(videos).set({ sizeBytes: bytes }).where(eq(videos.id, row.videoId)).run();
       }
       if (old.length) this.d.onChanged(row.videoId);
     }
@@ -531,6 +565,8 @@ export class LiveService {
       slots: new Set(),
       maxPending: Math.max(10, Math.ceil(row.fps * BACKLOG_SEC)),
       source: null,
+      frameBytes: null,
+      recording: new Map(),
       audio: [],
       heardUntilMs: 0,
       noAudio: false,
@@ -563,7 +599,7 @@ export class LiveService {
       if (known.has(name)) continue;
       const t = Number(m[1]) / 1000;
       run.slots.add(Math.floor(t * run.fps));
-      run.pending.push({ t, file: name, arrivedAt: 0 });
+      run.pending.push({ t, file: name, arrivedAt: 0, bytes: fileSize(join(dir, name)) });
     }
   }
 
@@ -597,12 +633,13 @@ export class LiveService {
     run.height = size.height;
     const file = `${String(tMs).padStart(12, '0')}.jpg`;
     writeFileSync(join(this.d.files.videoDir(run.videoId), 'frames', file), jpeg, { mode: 0o600 });
-    run.pending.push({ t: tMs / 1000, file, arrivedAt: Date.now() });
+    run.pending.push({ t: tMs / 1000, file, arrivedAt: Date.now(), bytes: jpeg.length });
+    if (run.frameBytes !== null) run.frameBytes += jpeg.length;
     if (run.pending.length > run.maxPending) {
       // Falling behind: the oldest waiting frames go (counted), the stream stays current.
       run.pending.sort((a, b) => a.t - b.t);
       const drop = run.pending.splice(0, run.pending.length - run.maxPending);
-      for (const f of drop) rmSync(join(this.d.files.videoDir(run.videoId), 'frames', f.file), { force: true });
+      for (const f of drop) this.removeFrame(run, f);
       this.countDropped(run, drop.length);
     }
     if (row.state === 'connecting' || row.state === 'reconnecting') {
@@ -642,8 +679,7 @@ export class LiveService {
     run.source = null;
     if (drop) {
       // Frames that will never be analysed: their JPEGs go too (a restart would take them as waiting).
-      const dir = join(this.d.files.videoDir(run.videoId), 'frames');
-      for (const f of run.pending) rmSync(join(dir, f.file), { force: true });
+      for (const f of run.pending) this.removeFrame(run, f);
       run.pending = [];
     }
   }
@@ -882,6 +918,60 @@ export class LiveService {
     }
     this.d.onChanged(run.videoId);
     for (const f of fired) this.hub.publish(run.userId, f);
+    this.checkQuota(run);
+  }
+
+  private removeFrame(run: StreamRun, f: PendingFrame): void {
+    rmSync(join(this.d.files.videoDir(run.videoId), 'frames', f.file), { force: true });
+    if (run.frameBytes !== null) run.frameBytes = Math.max(0, run.frameBytes - f.bytes);
+  }
+
+  /**
+   * The stream's kept bytes (frames and recording) become its resource's size, so they count in
+   * the owner's storage quota like uploaded files; a user over the quota has the stream paused,
+   * with the reason, until the retention purge or removed videos make room.
+   */
+  private checkQuota(run: StreamRun): void {
+    const bytes = this.measure(run);
+    this.d.db.update(videos).set({ sizeBytes: bytes }).where(eq(videos.id, run.videoId)).run();
+    const quota = this.d.config.userMaxStorageBytes;
+    if (!quota) return;
+    const used = this.usedBytes(run.userId);
+    if (used <= quota) return;
+    const row = this.row(run.id);
+    if (!row || !RUNNING.includes(row.state) || row.state === 'paused') return;
+    this.halt(run);
+    const reason = `storage limit reached: your videos and live recordings take ${used} bytes of ${quota} (--user-max-storage-bytes); remove videos, or resume once the retention purge has made room`;
+    this.setState(run.id, 'paused', reason);
+    this.d.log.info('live stream paused: storage limit', { stream_id: run.id, used, quota });
+  }
+
+  /** Bytes the user's videos take (uploads and live streams; failed ones hold nothing). */
+  private usedBytes(userId: string): number {
+    return this.d.db
+      .select({ bytes: sql<number>`coalesce(sum(${videos.sizeBytes}), 0)` })
+      .from(videos)
+      .where(and(eq(videos.userId, userId), sql`${videos.status} != 'failed'`))
+      .get()!.bytes;
+  }
+
+  /** Kept frames (counted as they come, measured once per run) and recording segments (by listing). */
+  private measure(run: StreamRun): number {
+    const dir = this.d.files.videoDir(run.videoId);
+    if (run.frameBytes === null) {
+      const fdir = join(dir, 'frames');
+      run.frameBytes = safeList(fdir).reduce((n, f) => n + fileSize(join(fdir, f)), 0);
+    }
+    const ldir = join(dir, 'live');
+    const names = safeList(ldir).sort();
+    const newest = names[names.length - 1];
+    const seen = new Map<string, number>();
+    for (const n of names)
+      seen.set(n, n !== newest && run.recording.has(n) ? run.recording.get(n)! : fileSize(join(ldir, n)));
+    run.recording = seen;
+    let rec = 0;
+    for (const v of seen.values()) rec += v;
+    return run.frameBytes + rec;
   }
 
   /**
@@ -1190,6 +1280,14 @@ function alertView(a: LiveAlert): AlertView {
     cooldown_sec: a.cooldownSec,
     created_at: a.createdAt.toISOString(),
   };
+}
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
 }
 
 function safeList(dir: string): string[] {
