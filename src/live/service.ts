@@ -940,7 +940,10 @@ export class LiveService {
     if (used <= quota) return;
     const row = this.row(run.id);
     if (!row || !RUNNING.includes(row.state) || row.state === 'paused') return;
+    // Frames still waiting are not kept: counted as dropped, as when a stream falls behind.
+    const waiting = run.pending.length;
     this.halt(run);
+    if (waiting) this.countDropped(run, waiting);
     const reason = `storage limit reached: your videos and live recordings take ${used} bytes of ${quota} (--user-max-storage-bytes); remove videos, or resume once the retention purge has made room`;
     this.setState(run.id, 'paused', reason);
     this.d.log.info('live stream paused: storage limit', { stream_id: run.id, used, quota });
