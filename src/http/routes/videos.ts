@@ -103,9 +103,11 @@ export function videoRoutes(s: Service) {
         const user = s.accounts.authenticate(tokenOf(query.token, request));
         const v = liveVideoOf(s.db, user.id, params.file_id);
         if (!v) throw notFound('no such video');
-        const segs = timelineSegments(s.db, v.id);
+        // `from`: only the recent part (a live stream's tile asks for its last minutes).
+        const from = query.from ?? Number.NEGATIVE_INFINITY;
+        const segs = timelineSegments(s.db, v.id).filter((g) => g.end >= from);
         const origin = originOf(request);
-        const fr = timelineFrames(s.db, v.id);
+        const fr = timelineFrames(s.db, v.id).filter((f) => f.t >= from);
         return {
           segments: segs,
           frames: fr.map((f) => ({ t: f.t, url: origin + s.links.sign(`/media/${v.id}/frames/${f.file}`) })),
@@ -117,8 +119,15 @@ export function videoRoutes(s: Service) {
           token: t.Optional(
             t.String({ description: 'user authentication token (or an `Authorization: Bearer` header)' }),
           ),
+          from: t.Optional(
+            t.Numeric({
+              minimum: 0,
+              description:
+                'only segments ending at or after this second, and frames from it on (e.g. the last minutes of a live stream)',
+            }),
+          ),
         }),
-        response: { 200: SegmentsResponse, 401: ErrorBody, 404: ErrorBody },
+        response: { 200: SegmentsResponse, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
         detail: {
           operationId: 'getVideoSegments',
           tags: ['indexes'],
