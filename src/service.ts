@@ -33,7 +33,7 @@ import { WebhookService } from './webhooks/service';
 import { PeopleService } from './people/service';
 import { FlowService } from './flows';
 import { VideoService } from './videos/service';
-import { LiveService } from './live/service';
+import { LIVE_ANALYZERS, LiveService } from './live/service';
 
 export interface Service {
   config: Config;
@@ -211,12 +211,12 @@ export function createService(
     indexes,
     log: log.child({ part: 'live' }),
     ffmpeg,
-    // The frame readers of the pipeline, run in this process on each window of a stream. Faces are
-    // left out: their grouping regroups a whole video at every store.
+    // The frame readers of the pipeline (OCR, objects, faces, captions) and speech on the sound,
+    // run in this process on each window of a stream.
     analyzers: async () => {
-      const names = analyzerNames(config.analyzers).filter((n) => n === 'ocr' || n === 'objects');
+      const names = analyzerNames(config.analyzers).filter((n) => LIVE_ANALYZERS.includes(n));
       const assets = await analysisAssets(files.assetsDir, names);
-      return createAnalyzers(config, assets).filter((a) => a.readsFrames && a.info.kind !== 'faces');
+      return createAnalyzers(config, assets).filter((a) => a.readsFrames || a.info.kind === 'speech');
     },
     onChanged: videoChanged,
   });
