@@ -16,6 +16,7 @@ import { TransformersGenerator } from '../src/answering/generate/transformers';
 import type { Evidence } from '../src/answering/evidence';
 import { ConfigError, loadConfig } from '../src/config';
 import { frames, segments } from '../src/storage/schema';
+import { uploadAndWaitReady } from './factories';
 import { getJson, postJson, startOrigin, startTestServer, type Origin, type TestServer } from './helpers';
 
 // ---- a fake OpenAI-compatible server ---------------------------------------------------------
@@ -312,12 +313,18 @@ describe('configuration', () => {
       },
       { VIDQ_GENERATOR_API_KEY: 'sk-from-env' },
     );
-    expect(c).toMatchObject({ generator: 'openai', generatorTimeoutMs: 20000, generatorVision: false });
-    expect(c.generatorApiKey).toBe('sk-from-env');
+    expect(c.generator).toEqual({
+      type: 'openai',
+      url: 'http://127.0.0.1:11434',
+      model: 'llama3.1',
+      vision: false,
+      timeoutMs: 20000,
+    } as typeof c.generator); // the key is not enumerable
+    expect(c.generator.type === 'openai' && c.generator.apiKey).toBe('sk-from-env');
     // Never serialised (logs, the analysis worker's inherited config).
     expect(JSON.stringify(c)).not.toContain('sk-from-env');
     expect(Bun.inspect(c)).not.toContain('sk-from-env');
-    expect(loadConfig({ 'data-dir': '/tmp/vidq-none' }, {}).generator).toBe('none');
+    expect(loadConfig({ 'data-dir': '/tmp/vidq-none' }, {}).generator).toEqual({ type: 'none', timeoutMs: 20000 });
   });
 
   test('createGenerator: none is no generator; the endpoint gets /v1 once', () => {
@@ -677,20 +684,11 @@ describe('end to end on a real clip (fake OpenAI-compatible server)', () => {
       'generator-timeout-ms': '5000',
     });
     try {
-      const up = await postJson(e2e.url, '/remote-upload', {
-        token: e2e.token,
-        index: 'dogs',
-        url: origin.url + '/media/skateboarding-dog.mp4',
+      const { row } = await uploadAndWaitReady(e2e, 'dogs', origin.url + '/media/skateboarding-dog.mp4', {
+        timeoutMs: 50_000,
+        intervalMs: 500,
       });
-      expect(up.status).toBe(200);
-      const deadline = Date.now() + 50_000;
-      let status = '';
-      while (Date.now() < deadline) {
-        status = (await getJson(e2e.url, `/index-resources?token=${e2e.token}&index=dogs`)).body[0].status;
-        if (status === 'ready' || status === 'failed') break;
-        await Bun.sleep(500);
-      }
-      expect(status).toBe('ready');
+      expect(row.status).toBe('ready');
       const indexId = (await getJson(e2e.url, `/indexes?token=${e2e.token}`)).body[0].index_id;
       fake.mode = 'ok';
       fake.requests.length = 0;

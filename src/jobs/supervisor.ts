@@ -4,11 +4,11 @@
  * after three crashes).
  */
 import { join } from 'node:path';
-import { modelKeyEnv, type Config } from '../config';
+import { workerEnv, type Config } from '../config';
 import type { Logger } from '../log';
 import type { JobQueue } from './queue';
 import { lines } from '../util/lines';
-import { LANE_ENV, type WorkerMessage } from './worker';
+import type { WorkerMessage } from './worker';
 
 /** Crashes of one job after which it is failed instead of retried. */
 const MAX_ATTEMPTS = 3;
@@ -24,6 +24,8 @@ const LANE_RETRY_MS = 60_000;
 
 export class AnalysisSupervisor {
   private readonly procs = new Set<ReturnType<typeof Bun.spawn>>();
+  /** Built by every Service, started only by the server: the CLI and tests never spawn workers. */
+  private started = false;
   private stopping = false;
   /** Consecutive workers that died before they were ready. */
   private startFailures = 0;
@@ -44,6 +46,7 @@ export class AnalysisSupervisor {
   ) {}
 
   start(): void {
+    this.started = true;
     for (let i = 0; i < this.d.config.analysisWorkers; i++) this.spawn();
     if (this.d.config.shortLaneSec > 0) {
       this.laneTimer = setInterval(() => this.laneIfNeeded(), LANE_CHECK_MS);
@@ -69,6 +72,7 @@ export class AnalysisSupervisor {
 
   /** A job was queued: let idle workers look now rather than at their next poll. */
   wake(): void {
+    if (!this.started) return;
     this.laneIfNeeded();
     for (const p of this.procs) {
       try {
@@ -104,12 +108,7 @@ export class AnalysisSupervisor {
       stdin: 'pipe',
       stdout: 'pipe',
       stderr: 'pipe',
-      env: {
-        ...process.env,
-        ...modelKeyEnv(this.d.config),
-        VIDQ_WORKER_CONFIG: JSON.stringify(this.d.config),
-        ...(lane && { [LANE_ENV]: 'short' }),
-      },
+      env: workerEnv(this.d.config, lane ? 'short' : null),
     });
     this.procs.add(proc);
     if (lane) this.lane = proc;
