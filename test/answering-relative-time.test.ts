@@ -80,3 +80,10 @@ describe('relative time on a live stream and on a finished file', () => {
     expect(a.output).not.toMatch(/\bdog\b/);
   });
 });
+
+test("a sender's clock ahead of ours: the frames already analysed are not in the future", async () => {
+  const ahead: StreamClock = (id) => (id === cam ? { nowT: 100, latestT: 695 } : null);
+  const a = await index.ask('what was seen in the last minute?', { clock: ahead });
+  expect(a.evidence.length).toBeGreaterThan(0);
+  expect(a.evidence.every((e) => e.end >= 635)).toBe(true);
+});

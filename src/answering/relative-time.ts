@@ -84,7 +84,10 @@ export function relativeScope(
   let now: number;
   let scoped: Video[];
   if (live.length) {
-    const nows = live.map(({ c }) => ('now' in rel && c.nowT - c.latestT <= STALE_SEC ? c.latestT : c.nowT));
+    // A sender's clock may run ahead of ours: frames already analysed are never in the future.
+    const nows = live.map(({ c }) =>
+      'now' in rel && c.nowT - c.latestT <= STALE_SEC ? c.latestT : Math.max(c.nowT, c.latestT),
+    );
     if (Math.max(...nows) - Math.min(...nows) > 1) return null;
     now = Math.max(...nows);
     scoped = live.map(({ v }) => v);
