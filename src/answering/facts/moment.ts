@@ -169,7 +169,7 @@ interface Change {
   rank: number;
 }
 
-/** The changes of one video in time order (see Composer.summary). */
+/** The changes of one video in time order (see summary). */
 function changesOf(v: Video, all: Segment[], shots: Segment[], win: { start: number; end: number } | null): Change[] {
   const out: Change[] = [];
   const end = v.durationSec ?? Infinity;
