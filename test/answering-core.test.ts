@@ -92,6 +92,8 @@ const faces = new FakeIndex([
       { kind: 'face', start: 10, end: 18, text: 'face', person: { id: 'p2' } },
       { kind: 'face', start: 25, end: 33, text: 'face', person: { id: 'p1', name: 'Anna' } },
       objectSpan('person', 0, 33, 1, 0.9),
+      { kind: 'speech', start: 1, end: 5, text: 'speech' },
+      { kind: 'transcript', start: 1, end: 5, text: 'I build wooden boats in my workshop.' },
     ],
   },
   {
@@ -427,6 +429,11 @@ describe('people by face: a plug-in that competes in the same reading', () => {
     const a = await ask('When does the person from the start appear again?', I, faces);
     expect(a.output).toMatch(/appears again at 0:25/);
     expect(a.evidence.map((e) => e.start)).toEqual([0, 25]);
+  });
+  test('a name does not take over a question about something else: what Anna says is the transcript', async () => {
+    const a = await ask('What does Anna say?', I, faces);
+    expect(a.reading).toBe('speech.what');
+    expect(a.output).toContain('wooden boats');
   });
   test("a question about a person with none of its cues is the detections' (people), not this plug-in", async () => {
     const a = await ask('When does a person appear?', I, faces);

@@ -22,8 +22,6 @@ export type { Cell, FactKind, FactPlugin, Form, SlotNeed } from './plugin';
 export const FACTS: FactPlugin[] = [
   objects,
   people,
-  faces,
-  colours,
   text,
   speech,
   shots,
@@ -35,6 +33,10 @@ export const FACTS: FactPlugin[] = [
   audio,
   videos,
   moment,
+  // Cued by what the index holds (a person's name, a colour said with a detected thing); last, so
+  // that where a reading ties, the fact whose own words the question uses answers first.
+  faces,
+  colours,
 ];
 
 /** Every form of every fact, flat (the reader scores each). */
