@@ -84,7 +84,11 @@ function question(t: Composer): ColourQuestion {
   return { db: t.db, prompt: t.prompt, videos: t.scope.videos, window: t.scope.window };
 }
 
-/** Every form answers the colour question the words ask (the forms teach the reader its wordings). */
+/**
+ * Every form answers the colour question its words ask: "what colour" lists colours, a colour said
+ * with a thing or clothes gives its spans (or its count for "how many"). The forms teach the reader
+ * the wordings.
+ */
 function answer(t: Composer): Answer {
   const found = colourAnswer(question(t));
   if (!found) return t.notFound('that colour', t.style);

@@ -172,7 +172,11 @@ function read(q: PeopleQuestion): (() => Found) | null {
   return null;
 }
 
-/** Every form answers the people question the words ask (the forms teach the reader its wordings). */
+/**
+ * Every form answers the people question its words ask: a name, "different people", "again" or
+ * "who" decide the answer across forms ("how many times does Anna appear" is about Anna). The
+ * forms teach the reader the wordings.
+ */
 function answer(t: Composer): Answer {
   const run = read(question(t));
   if (!run) return t.notFound('that person', t.style);
