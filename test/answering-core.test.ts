@@ -394,6 +394,11 @@ describe('people by face: a plug-in that competes in the same reading', () => {
     expect(a.output).toMatch(/\b2 different people\b/);
     expect(a.output).toContain('Anna and 1 not named yet');
     expect(a.evidence.filter((e) => e.kind === 'face').length).toBe(2);
+    const b = await ask('How many people are there?', I, faces);
+    expect(b.reading).toBe('faces.count');
+    // "At once" is a count at a moment: the person detections' answer.
+    const c = await ask('How many people are there at once?', I, faces);
+    expect(c.reading).toMatch(/^people\./);
   });
   test('across videos, people whose faces were not seen are counted apart', async () => {
     const a = await ask('How many different people appear?', {}, faces);

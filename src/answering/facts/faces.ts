@@ -86,6 +86,9 @@ export const faces: FactPlugin = {
         'How many distinct persons are in the clip?',
         'How many unique individuals can be seen?',
         'How many separate people show up across these videos?',
+        'How many people appear in the recording?',
+        'How many people are there in total?',
+        'How many persons can be seen?',
       ],
     },
     when: {
