@@ -1,201 +1,423 @@
 /**
- * The one typed configuration of the service.
+ * The one typed configuration of the service, and the only module that reads the environment.
  *
  * Precedence: command-line flags > environment (VIDQ_*) > config file (JSON) > defaults.
- * Every field documents its default; `describeOptions()` feeds `--help`.
+ *
+ * Everything comes from ONE declaration: GENERAL (flat options) and ENGINES (one section per model
+ * engine, told apart by its `type`, Frigate-style). From it come the `Config` type, the defaults, the
+ * flags and their `--help` lines, the environment variables (VIDQ_ + the flag) and the config-file
+ * keys. An engine's options keep their flat flags (`--generator-url`), which fill its section
+ * (`config.generator.url`); the file takes either the flat keys or the section
+ * (`"generator": {"type": "openai", "url": …, "model": …}`).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
-export interface Config {
-  /** Address to bind. Loopback by default so nothing is exposed by accident. @default "127.0.0.1" */
-  readonly host: string;
-  /** TCP port; 0 picks a free one. @default 8420 */
-  readonly port: number;
-  /** Where the database, media files and secrets live. @default "~/.vidq" */
-  readonly dataDir: string;
-  /** Let the downloader fetch from loopback, private and link-local addresses (tests, home networks). @default false */
-  readonly allowPrivateUrls: boolean;
-  /** Largest file the downloader accepts, in bytes (413 above). @default 10 GiB */
-  readonly maxDownloadBytes: number;
-  /** Time allowed to connect and receive response headers, per hop, in ms. @default 15000 */
-  readonly connectTimeoutMs: number;
-  /** Longest pause between two chunks of a download before it is abandoned, in ms. @default 30000 */
-  readonly idleTimeoutMs: number;
-  /** Redirects followed per download (every hop is checked again). @default 5 */
-  readonly maxRedirects: number;
-  /** Longest media duration accepted, in seconds (422 above). @default 86400 (24 h) */
-  readonly maxDurationSec: number;
-  /** A resource is `is_large` when its file is bigger than this, in bytes. @default 500 MiB */
-  readonly largeFileBytes: number;
-  /** Credits one POST /inquire costs. @default 1 */
-  readonly inquireCost: number;
-  /** Balance of a user created without --credits. @default 100 */
-  readonly defaultCredits: number;
-  /** Answer GET /indexes without a token while bound to loopback. @default true */
-  readonly anonymousListingOnLoopback: boolean;
-  /** Lifetime of signed media links in `src`, in seconds. @default 86400 */
-  readonly mediaLinkTtlSec: number;
-  /** Lifetime of the signed upload URLs of `POST /api-pre-upload`, in seconds (the PUT must start before). @default 3600 */
-  readonly uploadUrlTtlSec: number;
-  /** Soft-deleted indexes are purged (rows and files) after this many days. @default 7 */
-  readonly purgeAfterDays: number;
-  /** A resource still downloading/processing after this many minutes is failed by the maintenance job. @default 120 */
-  readonly stuckAfterMinutes: number;
-  /** Cron pattern of the maintenance job (purge, stuck resources, cache refresh). @default every 5 minutes */
-  readonly maintenanceCron: string;
-  /** Largest JSON request body, in bytes (413 above): an /inquire at its 8000+8000-character limits, \u-escaped, is ~97 kB. @default 128 KiB */
-  readonly maxBodyBytes: number;
-  /**
-   * Largest JSON body of the endpoints that take an image (POST /search, POST /core/search): a
-   * full-HD PNG is 2–6 MB, a third more as base64. @default 24 MiB
-   */
-  readonly maxImageBodyBytes: number;
-  /** Largest file sent to POST /upload, in bytes (413 above); 0 = the same as maxDownloadBytes. @default maxDownloadBytes */
-  readonly maxUploadBytes: number;
-  /** Where video.ready/failed/removed events go when the index has no webhook URL of its own ("" = nowhere). @default "" */
-  readonly webhookUrl: string;
-  /** First retry of a failed webhook delivery after this many ms, doubling up to an hour, for a day. @default 5000 */
-  readonly webhookRetryMs: number;
-  /** Refuse uploads while the data directory's disk has less free space than this, in bytes. @default 1 GiB */
-  readonly minFreeBytes: number;
-  /** Analysis worker processes (0 = no analysis: videos are ready once stored). @default 1 */
-  readonly analysisWorkers: number;
-  /**
-   * Videos up to this many seconds long may be analysed by an extra, short-lived "short lane"
-   * worker while every worker is busy, so they are not stuck behind a long one (0 = no lane). @default 120
-   */
-  readonly shortLaneSec: number;
-  /** Analyses of one user running at once (0 = no cap); the queue also takes users in turns. @default 0 */
-  readonly maxAnalysesPerUser: number;
-  /** A worker restarts after analysing a video at least this long, to give its memory back (0 = never). @default 600 */
-  readonly workerRecycleSec: number;
-  /**
-   * A worker that has analysed a video and then waited this long for the next one restarts without
-   * its models, giving their memory back; they load again when work arrives (0 = never). @default 60
-   */
-  readonly workerIdleReleaseSec: number;
-  /** Analyzers to run, in order, comma-separated. @default "visual,ocr,objects,faces,speech,subtitles,embeddings" */
-  readonly analyzers: string;
-  /** Live streams one user may have running (connecting/live/reconnecting/paused). @default 4 */
-  readonly liveMaxStreamsPerUser: number;
-  /** Analysed frames per second one user's streams may add up to. @default 4 */
-  readonly liveMaxFpsPerUser: number;
-  /** Analysed frames per second of a stream that asks for none. @default 1 */
-  readonly liveFps: number;
-  /** Seconds of a stream's recording, frames and segments kept (older ones are purged by the cron). @default 86400 */
-  readonly liveRetentionSec: number;
-  /** A pulled source that gives no frame for this many seconds is restarted (with backoff). @default 15 */
-  readonly liveStallSec: number;
-  /** Seconds of one recording segment (the ffmpeg segmenter), what a cited moment plays from. @default 4 */
-  readonly liveSegmentSec: number;
-  /** At most one sampled frame per this many seconds within a shot (the main speed/detail trade-off of analysis). @default 5 */
-  readonly frameIntervalSec: number;
-  /** Speech-to-text engine: auto (whisper if its model is in the models directory, else none) | whisper | openai (a model server) | none. @default "auto" */
-  readonly sttEngine: string;
-  /** Local model directory (Hugging Face layout: <id>/config.json, onnx/...). @default DATA_DIR/models */
-  readonly modelsDir: string;
-  /** Whisper model id inside the models directory. @default "onnx-community/whisper-base.en" */
-  readonly whisperModel: string;
-  /**
-   * Who writes the answer of /inquire: none (the extractive composer, no generative model) |
-   * openai (an OpenAI-compatible /v1/chat/completions endpoint) | transformers (a local model
-   * directory through @huggingface/transformers). The composed answer stays the fallback. @default "none"
-   */
-  readonly generator: GeneratorType;
-  /** Base URL of the OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434 (Ollama); "/v1" is added when missing. @default "" */
-  readonly generatorUrl: string;
-  /** Model name (openai) or model id inside the models directory / absolute model folder (transformers). @default "" */
-  readonly generatorModel: string;
-  /** Bearer key for the endpoint. Non-enumerable on the loaded config, so it is never serialised or logged. @default "" */
-  readonly generatorApiKey: string;
-  /** The model reads images: the cited frames are sent with the evidence (openai only). @default false */
-  readonly generatorVision: boolean;
-  /** Longest a generated answer may take before the composed answer is used, in ms. @default 20000 */
-  readonly generatorTimeoutMs: number;
-  /** Log level: error | warn | info | debug. @default "info" */
-  readonly logLevel: LogLevel;
-  // --- Model servers (issue 11): captions, transcripts, embeddings from OpenAI-compatible servers ---
-  /** Who writes shot captions at index time: none | openai (an OpenAI-compatible /v1/chat/completions vision model). @default "none" */
-  readonly captioner: CaptionerType;
-  /** Base URL of the captioning server; "/v1" is added when missing. @default "" */
-  readonly captionerUrl: string;
-  /** Vision model name the captioning server serves (e.g. qwen2.5vl). @default "" */
-  readonly captionerModel: string;
-  /** One caption per this many seconds of a long shot. @default 10 */
-  readonly captionIntervalSec: number;
-  /** Base URL of the speech-to-text server (--stt openai); "/v1" is added when missing. @default "" */
-  readonly sttUrl: string;
-  /** Transcription model name (--stt openai), e.g. whisper-1 or Systran/faster-whisper-small. @default "" */
-  readonly sttModel: string;
-  /** Longest one model-server request may take, in ms (then it is retried or given up). @default 60000 */
-  readonly modelTimeoutMs: number;
-  /** Model-server requests in flight at once, across all videos (split between analysis workers). @default 4 */
-  readonly modelConcurrency: number;
-  /** Retries of a failed model-server request (connection error, timeout, 429, 5xx), with backoff. @default 2 */
-  readonly modelRetries: number;
-  /** Who embeds segments and questions: use (the built-in sentence encoder) | openai (POST /v1/embeddings). @default "use" */
-  readonly embedder: EmbedderType;
-  /** Base URL of the embeddings server (--embedder openai); "/v1" is added when missing. @default "" */
-  readonly embedderUrl: string;
-  /** Embedding model name (--embedder openai), e.g. nomic-embed-text. @default "" */
-  readonly embedderModel: string;
-  /**
-   * An Ollama server (e.g. http://127.0.0.1:11434): at start-up its installed models are read and a
-   * vision model becomes the captioner, a chat model the generator, an embedding model the embedder,
-   * unless those are set (non-default). @default ""
-   */
-  readonly ollama: string;
-  /** Bearer keys of the model servers: from VIDQ_CAPTIONER_API_KEY / VIDQ_STT_API_KEY / VIDQ_EMBEDDER_API_KEY only, never serialised. */
-  readonly captionerApiKey: string;
-  readonly sttApiKey: string;
-  readonly embedderApiKey: string;
-  // Abuse and fairness limits (README "Limits"); 0 turns a limit off.
-  /** Host names (no port) the HTTP server answers to, comma-separated; "*" = any. "" = loopback names plus --host. @default "" */
-  readonly allowedHosts: string;
-  /** Base URL for absolute links (`src`, `frame_url`), e.g. https://vidq.example; "" = http://<the request's allowed Host>. @default "" */
-  readonly publicUrl: string;
-  /** Whole-download deadline, in ms, however steadily bytes arrive. @default 3600000 (1 h) */
-  readonly downloadDeadlineMs: number;
-  /** Slowest average download rate accepted, in bytes/s, judged over each --idle-timeout-ms window. @default 16384 */
-  readonly minDownloadRate: number;
-  /** Downloads in flight on the whole server (kept below the runtime's connection and file limits). @default 64 */
-  readonly maxDownloads: number;
-  /** Downloads in flight per user. @default 8 */
-  readonly userMaxDownloads: number;
-  /** Bytes of stored media per user (507 above). @default 200 GiB */
-  readonly userMaxStorageBytes: number;
-  /** Videos per user waiting for or under analysis. @default 50 */
-  readonly userMaxQueued: number;
-  /** Sampled-frame candidates per video: longer videos are sampled more sparsely. @default 7200 */
-  readonly maxFramesPerVideo: number;
-  /** Largest sampled frame, in pixels (width × height; frames are scaled down by area). @default 518400 (960×540) */
-  readonly maxFramePixels: number;
-  /** Bytes of sampled frames per video before its analysis fails. @default 1 GiB */
-  readonly maxFrameBytesPerVideo: number;
-  /** Analysis time allowed per video: this many seconds per minute of video, plus --analysis-budget-base-sec. @default 120 */
-  readonly analysisSecPerMinute: number;
-  /** The fixed part of the analysis-time budget (model loading, short clips), in seconds; both 0 = no budget. @default 600 */
-  readonly analysisBudgetBaseSec: number;
-  /** Optional config file the values above were read from. */
-  readonly configFile?: string;
+export class ConfigError extends Error {}
+
+// --- Options: a flag, its environment variable, a default, a parser and a help line ---
+
+/** One option. `id` (the flag, or the variable for options without one) names it wherever it is set. */
+export interface Option<T> {
+  /** null: no flag (API keys of the model servers: a flag would show in `ps`). */
+  readonly flag: string | null;
+  readonly env: string;
+  readonly default: T;
+  readonly help: string;
+  readonly arg: 'switch' | 'N' | 'VALUE';
+  /** Kept out of JSON and inspection (a non-enumerable property), handed to workers by environment. */
+  readonly secret?: boolean;
+  /** Set for an engine type that does not take it, it is refused (not ignored). */
+  readonly strict?: boolean;
+  /** Why an engine type needs it: left empty, loading fails with this explanation. */
+  readonly need?: string;
+  /** Config-file keys of earlier releases that still name it. */
+  readonly aliases?: readonly string[];
+  parse(raw: unknown, from: string): T;
 }
 
-export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
-export const GENERATOR_TYPES = ['none', 'openai', 'transformers'] as const;
-export type GeneratorType = (typeof GENERATOR_TYPES)[number];
-export const CAPTIONER_TYPES = ['none', 'openai'] as const;
-export type CaptionerType = (typeof CAPTIONER_TYPES)[number];
-export const STT_ENGINES = ['auto', 'whisper', 'openai', 'none'] as const;
-export const EMBEDDER_TYPES = ['use', 'openai'] as const;
-export type EmbedderType = (typeof EMBEDDER_TYPES)[number];
-/** Model-server keys: environment only (a flag would show in ps), never serialised or logged. */
-const MODEL_KEY_ENV = {
-  captionerApiKey: 'VIDQ_CAPTIONER_API_KEY',
-  sttApiKey: 'VIDQ_STT_API_KEY',
-  embedderApiKey: 'VIDQ_EMBEDDER_API_KEY',
-} as const;
+type ValueOf<O> = O extends Option<infer T> ? T : never;
+type Values<F> = { readonly [K in keyof F]: ValueOf<F[K]> };
+type Simplify<T> = { [K in keyof T]: T[K] } & {};
+
+const envOf = (flag: string) => `VIDQ_${flag.toUpperCase().replace(/-/g, '_')}`;
+const idOf = (o: Option<unknown>) => o.flag ?? o.env;
+const nameOf = (o: Option<unknown>) => (o.flag ? `--${o.flag}` : o.env);
+
+function option<T>(flag: string, def: T, help: string, arg: Option<T>['arg'], parse: Option<T>['parse']): Option<T> {
+  return { flag, env: envOf(flag), default: def, help, arg, parse };
+}
+
+/** A non-empty string; `check` returns what is wrong with it, if anything. */
+function text(flag: string, def: string, help: string, check?: (v: string) => string | undefined): Option<string> {
+  return option(flag, def, help, 'VALUE', (raw, from) => {
+    if (typeof raw !== 'string' || raw === '') throw new ConfigError(`${from} must be a non-empty string`);
+    const wrong = check?.(raw);
+    if (wrong) throw new ConfigError(`${from} ${wrong}`);
+    return raw;
+  });
+}
+
+function int(flag: string, def: number, help: string, range: { min?: number; max?: number } = {}): Option<number> {
+  return option(flag, def, help, 'N', (raw, from) => {
+    const n = typeof raw === 'number' ? raw : Number(String(raw).trim());
+    if (!Number.isSafeInteger(n) || n < 0)
+      throw new ConfigError(`${from} must be a whole number ≥ 0, got ${JSON.stringify(raw)}`);
+    const { min = 0, max } = range;
+    if (n < min) throw new ConfigError(`${from} must be at least ${min}`);
+    if (max !== undefined && n > max) throw new ConfigError(`${from} must be at most ${max}`);
+    return n;
+  });
+}
+
+function bool(flag: string, def: boolean, help: string): Option<boolean> {
+  return option(flag, def, help, 'switch', (raw, from) => {
+    if (typeof raw === 'boolean') return raw;
+    const s = String(raw).toLowerCase();
+    if (['1', 'true', 'yes', 'on', ''].includes(s)) return true;
+    if (['0', 'false', 'no', 'off'].includes(s)) return false;
+    throw new ConfigError(`${from} must be true or false, got ${JSON.stringify(raw)}`);
+  });
+}
+
+function oneOf<const V extends string>(flag: string, values: readonly V[], def: V, help: string): Option<V> {
+  return option(flag, def, help, 'VALUE', (raw, from) => {
+    if (!values.includes(raw as V))
+      throw new ConfigError(`${from} must be ${values.join(', ')}; got ${JSON.stringify(raw)}`);
+    return raw as V;
+  });
+}
+
+/** A server's base URL: http(s), without credentials (the key has its own option). */
+function serverUrl(flag: string, help: string, keyEnv: string): Option<string> {
+  return text(flag, '', help, (v) => {
+    let u: URL;
+    try {
+      u = new URL(v);
+    } catch {
+      return `must be the server's base URL (e.g. http://127.0.0.1:11434); got ${JSON.stringify(v)}`;
+    }
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'must be an http or https URL';
+    if (u.username || u.password) return `must not carry credentials; set ${keyEnv} instead`;
+  });
+}
+
+/** A bearer key: never serialised or logged. `flag` null = environment (or config file) only. */
+function apiKey(flag: string | null, env: string, help: string): Option<string> {
+  return { flag, env, default: '', help, arg: 'VALUE', secret: true, parse: text('key', '', help).parse };
+}
+
+const needs = <T>(o: Option<T>, why: string): Option<T> => ({ ...o, need: why });
+const strict = <T>(o: Option<T>): Option<T> => ({ ...o, strict: true });
+const alias = <T>(o: Option<T>, ...aliases: string[]): Option<T> => ({ ...o, aliases });
+
+// --- Engines: one section each, told apart by `type`; each type lists the options it takes ---
+
+type EngineTypes = Record<string, Record<string, Option<unknown>>>;
+export interface Engine<Types extends EngineTypes> {
+  /** The option that picks the type (`--generator openai`). */
+  readonly type: Option<keyof Types & string>;
+  readonly types: Types;
+}
+
+function engine<const Types extends EngineTypes>(
+  flag: string,
+  def: keyof Types & string,
+  help: string,
+  types: Types,
+  aliases: string[] = [],
+): Engine<Types> {
+  const names = Object.keys(types) as (keyof Types & string)[];
+  return { type: alias(oneOf(flag, names, def, help), ...aliases), types };
+}
+
+/** An engine's section: `{type}` plus the options of that type, as a discriminated union. */
+export type EngineConfig<E> =
+  E extends Engine<infer Types>
+    ? { [T in keyof Types]: Simplify<{ readonly type: T } & Values<Types[T]>> }[keyof Types]
+    : never;
+
+// --- The declaration ---
+
+const GiB = 1024 ** 3;
+const MiB = 1024 ** 2;
+
+function httpUrlCheck(v: string): string | undefined {
+  let u: URL | null = null;
+  try {
+    u = new URL(v);
+  } catch {}
+  if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password)
+    return 'must be an http(s) URL without credentials';
+}
+
+/** The flat options. The help line is also the field's documentation; README "Configuration" explains more. */
+const GENERAL = {
+  // Loopback by default, so nothing is exposed by accident.
+  host: text('host', '127.0.0.1', 'address to bind'),
+  port: int('port', 8420, 'TCP port (0 = any free port)', { max: 65535 }),
+  dataDir: text('data-dir', join(homedir(), '.vidq'), 'data directory (database, media, secrets)'),
+  allowPrivateUrls: bool('allow-private-urls', false, 'let the downloader fetch loopback/private/link-local addresses'),
+  maxDownloadBytes: int('max-download-bytes', 10 * GiB, 'largest downloadable file in bytes (413 above)'),
+  connectTimeoutMs: int('connect-timeout-ms', 15_000, 'connect + response-headers timeout per hop (ms)'),
+  idleTimeoutMs: int('idle-timeout-ms', 30_000, 'longest pause between download chunks (ms)'),
+  maxRedirects: int('max-redirects', 5, 'redirects followed per download (every hop is checked again)'),
+  maxDurationSec: int('max-duration-sec', 86_400, 'longest accepted media duration (s; 422 above)'),
+  largeFileBytes: int('large-file-bytes', 500 * MiB, 'size above which a resource is is_large'),
+  inquireCost: int('inquire-cost', 1, 'credits charged per /inquire'),
+  defaultCredits: int('default-credits', 100, 'credits of a new user created without --credits'),
+  anonymousListingOnLoopback: bool(
+    'anonymous-listing',
+    true,
+    'answer GET /indexes without a token when bound to loopback',
+  ),
+  mediaLinkTtlSec: int('media-link-ttl-sec', 86_400, 'lifetime of signed media links (s)'),
+  uploadUrlTtlSec: int(
+    'upload-url-ttl-sec',
+    3600,
+    'lifetime of the signed upload URLs of POST /api-pre-upload (s; the PUT must start before)',
+  ),
+  purgeAfterDays: int('purge-after-days', 7, 'days before a deleted index is purged (rows and files)'),
+  stuckAfterMinutes: int('stuck-after-minutes', 120, 'minutes before an unfinished resource is failed'),
+  maintenanceCron: text('maintenance-cron', '*/5 * * * *', 'cron pattern of the maintenance job'),
+  // An /inquire at its 8000+8000-character limits, \u-escaped, is ~97 kB.
+  maxBodyBytes: int('max-body-bytes', 128 * 1024, 'largest request body (bytes)'),
+  // A full-HD PNG is 2–6 MB, a third more as base64.
+  maxImageBodyBytes: int(
+    'max-image-body-bytes',
+    24 * MiB,
+    'largest request body of the endpoints that take an image (POST /search, /core/search; bytes)',
+  ),
+  webhookUrl: text(
+    'webhook-url',
+    '',
+    'default webhook URL for video.ready/failed/removed events (an index can set its own)',
+    httpUrlCheck,
+  ),
+  webhookRetryMs: int(
+    'webhook-retry-ms',
+    5000,
+    'first retry delay of a failed webhook (ms; doubles up to 1 h, for 24 h)',
+    { min: 100 },
+  ),
+  maxUploadBytes: int('max-upload-bytes', 0, 'largest file sent to POST /upload (bytes; 0 = --max-download-bytes)'),
+  minFreeBytes: int('min-free-bytes', 1 * GiB, 'refuse uploads below this much free disk (bytes)'),
+  analysisWorkers: int('analysis-workers', 1, 'analysis worker processes (0 = no analysis)'),
+  // A short video is not stuck behind a long one.
+  shortLaneSec: int('short-lane-sec', 120, 'videos up to N s may use an extra worker while all are busy (0 = off)'),
+  maxAnalysesPerUser: int('max-analyses-per-user', 0, 'analyses of one user at once (0 = no cap)'),
+  // Gives a worker's memory back.
+  workerRecycleSec: int('worker-recycle-sec', 600, 'restart a worker after a video of N s or longer (0 = never)'),
+  workerIdleReleaseSec: int(
+    'worker-idle-release-sec',
+    60,
+    'a worker idle N s after a video restarts without its models (0 = never)',
+  ),
+  analyzers: text(
+    'analyzers',
+    'visual,ocr,objects,faces,speech,subtitles,embeddings',
+    'analyzers to run, comma-separated',
+    unknownAnalyzers,
+  ),
+  liveMaxStreamsPerUser: int('live-max-streams-per-user', 4, 'live streams one user may run at once'),
+  liveMaxFpsPerUser: int('live-max-fps-per-user', 4, 'analysed frames per second all streams of a user may add up to'),
+  liveFps: int('live-fps', 1, 'analysed frames per second of a stream that asks for none'),
+  liveRetentionSec: int('live-retention-sec', 86_400, 'seconds of a live recording (and its frames and segments) kept'),
+  liveStallSec: int('live-stall-sec', 15, 'seconds without a frame after which a pulled source is reconnected'),
+  liveSegmentSec: int('live-segment-sec', 4, 'seconds of one live recording segment'),
+  // The main speed/detail trade-off of analysis.
+  frameIntervalSec: int('frame-interval-sec', 5, 'at most one sampled frame per N seconds of a shot', { min: 1 }),
+  modelsDir: text('models-dir', '', 'local model directory, Hugging Face layout (default DATA_DIR/models)'),
+  logLevel: oneOf('log-level', ['error', 'warn', 'info', 'debug'], 'info', 'error | warn | info | debug'),
+  // Shared by every model-server client (captioner, stt, embedder) of a process.
+  modelTimeoutMs: int('model-timeout-ms', 60_000, 'longest one model-server request may take (ms)', { min: 100 }),
+  modelConcurrency: int('model-concurrency', 4, 'model-server requests in flight at once, across all videos', {
+    min: 1,
+    max: 256,
+  }),
+  modelRetries: int('model-retries', 2, 'retries of a failed model-server request (with backoff)', { max: 10 }),
+  ollama: serverUrl(
+    'ollama',
+    'Ollama base URL: pick captioner, generator and embedder from its installed models (unless set)',
+    'the key variables',
+  ),
+  // Abuse and fairness limits (README "Limits"); 0 turns a limit off.
+  allowedHosts: text(
+    'allowed-hosts',
+    '',
+    'Host names the server answers to, comma-separated ("*" = any; default: loopback names and --host)',
+  ),
+  publicUrl: text(
+    'public-url',
+    '',
+    'base URL of absolute links (default: http://<allowed Host of the request>)',
+    (v) =>
+      /^https?:\/\/[^/?#\s]+\/?$/i.test(v)
+        ? undefined
+        : 'must be an http(s) base URL without a path, e.g. https://vidq.example',
+  ),
+  downloadDeadlineMs: int('download-deadline-ms', 3_600_000, 'longest a whole download may take (ms)'),
+  minDownloadRate: int(
+    'min-download-rate',
+    16 * 1024,
+    'slowest accepted download rate (bytes/s, per idle-timeout window)',
+  ),
+  maxDownloads: int('max-downloads', 64, 'downloads in flight on the whole server'),
+  userMaxDownloads: int('user-max-downloads', 8, 'downloads in flight per user'),
+  userMaxStorageBytes: int('user-max-storage-bytes', 200 * GiB, 'stored media bytes per user'),
+  userMaxQueued: int('user-max-queued', 50, 'videos per user waiting for or under analysis'),
+  maxFramesPerVideo: int('max-frames-per-video', 7200, 'sampled-frame candidates per video'),
+  maxFramePixels: int('max-frame-pixels', 960 * 540, 'largest sampled frame (width x height)'),
+  maxFrameBytesPerVideo: int('max-frame-bytes-per-video', 1 * GiB, 'bytes of sampled frames per video'),
+  analysisSecPerMinute: int(
+    'analysis-sec-per-minute',
+    120,
+    'analysis seconds allowed per minute of video (plus the base)',
+  ),
+  analysisBudgetBaseSec: int('analysis-budget-base-sec', 600, 'fixed part of the analysis-time budget (s)'),
+};
+
+const WHISPER_MODEL = text(
+  'whisper-model',
+  'onnx-community/whisper-base.en',
+  'Whisper model id in the models directory',
+);
+const GENERATOR_TIMEOUT = int(
+  'generator-timeout-ms',
+  20_000,
+  'longest a generated answer may take before the composed one is used (ms)',
+  { min: 100 },
+);
+const GENERATOR_MODEL = text(
+  'generator-model',
+  '',
+  'model name (openai) or model id in the models directory / absolute model folder (transformers)',
+);
+
+/** The model engines. Each type lists the options it takes; `needs` marks those it cannot do without. */
+const ENGINES = {
+  /** Who writes the answer of /inquire; the composed answer stays the fallback. */
+  generator: engine(
+    'generator',
+    'none',
+    'who writes answers: none (composed from the evidence) | openai | transformers',
+    {
+      none: { timeoutMs: GENERATOR_TIMEOUT },
+      /** An OpenAI-compatible /v1/chat/completions endpoint (Ollama, llama.cpp, vLLM, LM Studio, hosted). */
+      openai: {
+        url: needs(
+          serverUrl(
+            'generator-url',
+            'OpenAI-compatible base URL, e.g. http://127.0.0.1:11434 (Ollama); "/v1" is added when missing',
+            'VIDQ_GENERATOR_API_KEY (or --generator-api-key)',
+          ),
+          "the endpoint's base URL (e.g. http://127.0.0.1:11434)",
+        ),
+        model: needs(GENERATOR_MODEL, 'the model name the endpoint serves (e.g. llama3.1)'),
+        apiKey: apiKey(
+          'generator-api-key',
+          'VIDQ_GENERATOR_API_KEY',
+          'API key of the endpoint (prefer the environment variable: flags show in ps)',
+        ),
+        vision: strict(bool('generator-vision', false, 'the model reads images: send the cited frames (openai)')),
+        timeoutMs: GENERATOR_TIMEOUT,
+      },
+      /** A local ONNX chat model through @huggingface/transformers. */
+      transformers: {
+        model: needs(GENERATOR_MODEL, 'a model id inside the models directory (or an absolute model folder)'),
+        timeoutMs: GENERATOR_TIMEOUT,
+      },
+    },
+  ),
+  /** Who writes shot captions at index time. */
+  captioner: engine('captioner', 'none', 'shot captions at index time: none | openai (key: VIDQ_CAPTIONER_API_KEY)', {
+    none: {},
+    /** An OpenAI-compatible /v1/chat/completions vision model. */
+    openai: {
+      url: needs(
+        serverUrl(
+          'captioner-url',
+          'OpenAI-compatible base URL of the vision model, e.g. http://127.0.0.1:11434',
+          'VIDQ_CAPTIONER_API_KEY',
+        ),
+        "the server's base URL (e.g. http://127.0.0.1:11434)",
+      ),
+      model: needs(
+        text('captioner-model', '', 'vision model name, e.g. qwen2.5vl'),
+        'a vision model the server serves (e.g. qwen2.5vl)',
+      ),
+      apiKey: apiKey(null, 'VIDQ_CAPTIONER_API_KEY', 'bearer key of the captioning server'),
+      intervalSec: int('caption-interval-sec', 10, 'one caption per N seconds of a long shot', { min: 1 }),
+    },
+  }),
+  /** Speech to text. auto: Whisper when its model is in the models directory, else none. */
+  stt: engine(
+    'stt',
+    'auto',
+    'speech-to-text engine: auto | whisper | openai (a model server, see --stt-url) | none',
+    {
+      auto: { model: WHISPER_MODEL },
+      whisper: { model: WHISPER_MODEL },
+      /** An OpenAI-compatible /v1/audio/transcriptions endpoint. */
+      openai: {
+        url: needs(
+          serverUrl(
+            'stt-url',
+            'OpenAI-compatible base URL for --stt openai (key: VIDQ_STT_API_KEY)',
+            'VIDQ_STT_API_KEY',
+          ),
+          "the server's base URL (e.g. http://127.0.0.1:8000)",
+        ),
+        model: needs(
+          text('stt-model', '', 'transcription model name for --stt openai, e.g. whisper-1'),
+          'the transcription model the server serves (e.g. whisper-1)',
+        ),
+        apiKey: apiKey(null, 'VIDQ_STT_API_KEY', 'bearer key of the speech-to-text server'),
+      },
+      none: {},
+    },
+    ['sttEngine'],
+  ),
+  /** Who embeds segments and questions. */
+  embedder: engine(
+    'embedder',
+    'use',
+    'segment and question vectors: use (built-in) | openai (key: VIDQ_EMBEDDER_API_KEY)',
+    {
+      /** The built-in Universal Sentence Encoder. */
+      use: {},
+      /** POST /v1/embeddings of an OpenAI-compatible server. */
+      openai: {
+        url: needs(
+          serverUrl('embedder-url', 'OpenAI-compatible base URL for --embedder openai', 'VIDQ_EMBEDDER_API_KEY'),
+          "the server's base URL (e.g. http://127.0.0.1:11434)",
+        ),
+        model: needs(
+          text('embedder-model', '', 'embedding model name for --embedder openai, e.g. nomic-embed-text'),
+          'the embedding model the server serves (e.g. nomic-embed-text)',
+        ),
+        apiKey: apiKey(null, 'VIDQ_EMBEDDER_API_KEY', 'bearer key of the embeddings server'),
+      },
+    },
+  ),
+};
+
+type Engines = typeof ENGINES;
+export type EngineName = keyof Engines;
+export type LogLevel = ValueOf<(typeof GENERAL)['logLevel']>;
+
+export type Config = Simplify<
+  Values<typeof GENERAL> & { readonly [E in EngineName]: EngineConfig<Engines[E]> } & {
+    /** The config file the values were read from, if any. */
+    readonly configFile?: string;
+  }
+>;
+
+/** The defaults of the flat options (engine defaults: each engine's default type, e.g. `generator: {type: 'none'}`). */
+export const DEFAULTS = Object.freeze(
+  Object.fromEntries(Object.entries(GENERAL).map(([k, o]) => [k, o.default])),
+) as Values<typeof GENERAL>;
 
 /**
  * Analyzers in pipeline order: visual first (the others read its frames), subtitles after speech
@@ -204,631 +426,48 @@ const MODEL_KEY_ENV = {
 export const ANALYZER_NAMES = ['visual', 'ocr', 'objects', 'faces', 'speech', 'subtitles', 'embeddings'] as const;
 export type AnalyzerName = (typeof ANALYZER_NAMES)[number];
 
-/** The analyzers a config asks for, in pipeline order; visual always runs (every other one works from its frames). */
-export function analyzerNames(analyzers: string): AnalyzerName[] {
-  const names = analyzers
+function unknownAnalyzers(analyzers: string): string | undefined {
+  const unknown = analyzers
     .split(',')
     .map((s) => s.trim())
-    .filter(Boolean);
-  const unknown = names.filter((n) => !(ANALYZER_NAMES as readonly string[]).includes(n));
+    .filter((n) => n && !(ANALYZER_NAMES as readonly string[]).includes(n));
   if (unknown.length)
-    throw new ConfigError(
-      `--analyzers: unknown analyzer(s) ${unknown.join(', ')}; choose from ${ANALYZER_NAMES.join(', ')}`,
-    );
+    return `names unknown analyzer(s) ${unknown.join(', ')}; choose from ${ANALYZER_NAMES.join(', ')}`;
+}
+
+/** The analyzers a config asks for, in pipeline order; visual always runs (every other one works from its frames). */
+export function analyzerNames(analyzers: string): AnalyzerName[] {
+  const wrong = unknownAnalyzers(analyzers);
+  if (wrong) throw new ConfigError(`--analyzers ${wrong}`);
+  const names = analyzers.split(',').map((s) => s.trim());
   return ANALYZER_NAMES.filter((n) => n === 'visual' || names.includes(n));
 }
 
-type Kind = 'string' | 'int' | 'bool' | 'level';
-interface OptionSpec {
-  key: keyof Config;
-  flag: string;
-  env: string;
-  kind: Kind;
-  help: string;
-}
+// --- Derived from the declaration: every option once, flag parsing, help ---
 
-const GiB = 1024 ** 3;
-const MiB = 1024 ** 2;
+type AnyEngine = Engine<EngineTypes>;
+const engineList = () => Object.entries(ENGINES) as unknown as [EngineName, AnyEngine][];
 
-export const DEFAULTS: Readonly<Omit<Config, 'configFile' | keyof typeof MODEL_KEY_ENV>> = Object.freeze({
-  host: '127.0.0.1',
-  port: 8420,
-  dataDir: join(homedir(), '.vidq'),
-  allowPrivateUrls: false,
-  maxDownloadBytes: 10 * GiB,
-  connectTimeoutMs: 15_000,
-  idleTimeoutMs: 30_000,
-  maxRedirects: 5,
-  maxDurationSec: 86_400,
-  largeFileBytes: 500 * MiB,
-  inquireCost: 1,
-  defaultCredits: 100,
-  anonymousListingOnLoopback: true,
-  mediaLinkTtlSec: 86_400,
-  uploadUrlTtlSec: 3600,
-  purgeAfterDays: 7,
-  stuckAfterMinutes: 120,
-  maintenanceCron: '*/5 * * * *',
-  maxBodyBytes: 128 * 1024,
-  maxImageBodyBytes: 24 * MiB,
-  maxUploadBytes: 0,
-  webhookUrl: '',
-  webhookRetryMs: 5000,
-  minFreeBytes: 1 * GiB,
-  analysisWorkers: 1,
-  shortLaneSec: 120,
-  maxAnalysesPerUser: 0,
-  workerRecycleSec: 600,
-  workerIdleReleaseSec: 60,
-  analyzers: 'visual,ocr,objects,faces,speech,subtitles,embeddings',
-  frameIntervalSec: 5,
-  liveMaxStreamsPerUser: 4,
-  liveMaxFpsPerUser: 4,
-  liveFps: 1,
-  liveRetentionSec: 86400,
-  liveStallSec: 15,
-  liveSegmentSec: 4,
-  sttEngine: 'auto',
-  modelsDir: '',
-  whisperModel: 'onnx-community/whisper-base.en',
-  generator: 'none',
-  generatorUrl: '',
-  generatorModel: '',
-  generatorApiKey: '',
-  generatorVision: false,
-  generatorTimeoutMs: 20_000,
-  logLevel: 'info',
-  captioner: 'none',
-  captionerUrl: '',
-  captionerModel: '',
-  captionIntervalSec: 10,
-  sttUrl: '',
-  sttModel: '',
-  modelTimeoutMs: 60_000,
-  modelConcurrency: 4,
-  modelRetries: 2,
-  embedder: 'use',
-  embedderUrl: '',
-  embedderModel: '',
-  ollama: '',
-  allowedHosts: '',
-  publicUrl: '',
-  downloadDeadlineMs: 3_600_000,
-  minDownloadRate: 16 * 1024,
-  maxDownloads: 64,
-  userMaxDownloads: 8,
-  userMaxStorageBytes: 200 * GiB,
-  userMaxQueued: 50,
-  maxFramesPerVideo: 7200,
-  maxFramePixels: 960 * 540,
-  maxFrameBytesPerVideo: 1 * GiB,
-  analysisSecPerMinute: 120,
-  analysisBudgetBaseSec: 600,
-});
-
-const OPTIONS: OptionSpec[] = [
-  { key: 'host', flag: 'host', env: 'VIDQ_HOST', kind: 'string', help: 'address to bind' },
-  { key: 'port', flag: 'port', env: 'VIDQ_PORT', kind: 'int', help: 'TCP port (0 = any free port)' },
-  {
-    key: 'dataDir',
-    flag: 'data-dir',
-    env: 'VIDQ_DATA_DIR',
-    kind: 'string',
-    help: 'data directory (database, media, secrets)',
-  },
-  {
-    key: 'allowPrivateUrls',
-    flag: 'allow-private-urls',
-    env: 'VIDQ_ALLOW_PRIVATE_URLS',
-    kind: 'bool',
-    help: 'let the downloader fetch loopback/private/link-local addresses',
-  },
-  {
-    key: 'maxDownloadBytes',
-    flag: 'max-download-bytes',
-    env: 'VIDQ_MAX_DOWNLOAD_BYTES',
-    kind: 'int',
-    help: 'largest downloadable file in bytes',
-  },
-  {
-    key: 'connectTimeoutMs',
-    flag: 'connect-timeout-ms',
-    env: 'VIDQ_CONNECT_TIMEOUT_MS',
-    kind: 'int',
-    help: 'connect + response-headers timeout per hop (ms)',
-  },
-  {
-    key: 'idleTimeoutMs',
-    flag: 'idle-timeout-ms',
-    env: 'VIDQ_IDLE_TIMEOUT_MS',
-    kind: 'int',
-    help: 'longest pause between download chunks (ms)',
-  },
-  {
-    key: 'maxRedirects',
-    flag: 'max-redirects',
-    env: 'VIDQ_MAX_REDIRECTS',
-    kind: 'int',
-    help: 'redirects followed per download',
-  },
-  {
-    key: 'maxDurationSec',
-    flag: 'max-duration-sec',
-    env: 'VIDQ_MAX_DURATION_SEC',
-    kind: 'int',
-    help: 'longest accepted media duration (s)',
-  },
-  {
-    key: 'largeFileBytes',
-    flag: 'large-file-bytes',
-    env: 'VIDQ_LARGE_FILE_BYTES',
-    kind: 'int',
-    help: 'size above which a resource is is_large',
-  },
-  {
-    key: 'inquireCost',
-    flag: 'inquire-cost',
-    env: 'VIDQ_INQUIRE_COST',
-    kind: 'int',
-    help: 'credits charged per /inquire',
-  },
-  {
-    key: 'defaultCredits',
-    flag: 'default-credits',
-    env: 'VIDQ_DEFAULT_CREDITS',
-    kind: 'int',
-    help: 'credits of a new user created without --credits',
-  },
-  {
-    key: 'anonymousListingOnLoopback',
-    flag: 'anonymous-listing',
-    env: 'VIDQ_ANONYMOUS_LISTING',
-    kind: 'bool',
-    help: 'answer GET /indexes without a token when bound to loopback',
-  },
-  {
-    key: 'mediaLinkTtlSec',
-    flag: 'media-link-ttl-sec',
-    env: 'VIDQ_MEDIA_LINK_TTL_SEC',
-    kind: 'int',
-    help: 'lifetime of signed media links (s)',
-  },
-  {
-    key: 'uploadUrlTtlSec',
-    flag: 'upload-url-ttl-sec',
-    env: 'VIDQ_UPLOAD_URL_TTL_SEC',
-    kind: 'int',
-    help: 'lifetime of the signed upload URLs of POST /api-pre-upload (s)',
-  },
-  {
-    key: 'purgeAfterDays',
-    flag: 'purge-after-days',
-    env: 'VIDQ_PURGE_AFTER_DAYS',
-    kind: 'int',
-    help: 'days before a deleted index is purged',
-  },
-  {
-    key: 'stuckAfterMinutes',
-    flag: 'stuck-after-minutes',
-    env: 'VIDQ_STUCK_AFTER_MINUTES',
-    kind: 'int',
-    help: 'minutes before an unfinished resource is failed',
-  },
-  {
-    key: 'maintenanceCron',
-    flag: 'maintenance-cron',
-    env: 'VIDQ_MAINTENANCE_CRON',
-    kind: 'string',
-    help: 'cron pattern of the maintenance job',
-  },
-  {
-    key: 'maxBodyBytes',
-    flag: 'max-body-bytes',
-    env: 'VIDQ_MAX_BODY_BYTES',
-    kind: 'int',
-    help: 'largest request body (bytes)',
-  },
-  {
-    key: 'maxImageBodyBytes',
-    flag: 'max-image-body-bytes',
-    env: 'VIDQ_MAX_IMAGE_BODY_BYTES',
-    kind: 'int',
-    help: 'largest request body of the endpoints that take an image (POST /search, /core/search; bytes)',
-  },
-  {
-    key: 'webhookUrl',
-    flag: 'webhook-url',
-    env: 'VIDQ_WEBHOOK_URL',
-    kind: 'string',
-    help: 'default webhook URL for video.ready/failed/removed events (an index can set its own)',
-  },
-  {
-    key: 'webhookRetryMs',
-    flag: 'webhook-retry-ms',
-    env: 'VIDQ_WEBHOOK_RETRY_MS',
-    kind: 'int',
-    help: 'first retry delay of a failed webhook (ms; doubles up to 1 h, for 24 h)',
-  },
-  {
-    key: 'maxUploadBytes',
-    flag: 'max-upload-bytes',
-    env: 'VIDQ_MAX_UPLOAD_BYTES',
-    kind: 'int',
-    help: 'largest file sent to POST /upload (bytes; 0 = --max-download-bytes)',
-  },
-  {
-    key: 'minFreeBytes',
-    flag: 'min-free-bytes',
-    env: 'VIDQ_MIN_FREE_BYTES',
-    kind: 'int',
-    help: 'refuse uploads below this much free disk (bytes)',
-  },
-  {
-    key: 'analysisWorkers',
-    flag: 'analysis-workers',
-    env: 'VIDQ_ANALYSIS_WORKERS',
-    kind: 'int',
-    help: 'analysis worker processes (0 = no analysis)',
-  },
-  {
-    key: 'shortLaneSec',
-    flag: 'short-lane-sec',
-    env: 'VIDQ_SHORT_LANE_SEC',
-    kind: 'int',
-    help: 'videos up to N s may use an extra worker while all are busy (0 = off)',
-  },
-  {
-    key: 'maxAnalysesPerUser',
-    flag: 'max-analyses-per-user',
-    env: 'VIDQ_MAX_ANALYSES_PER_USER',
-    kind: 'int',
-    help: 'analyses of one user at once (0 = no cap)',
-  },
-  {
-    key: 'workerRecycleSec',
-    flag: 'worker-recycle-sec',
-    env: 'VIDQ_WORKER_RECYCLE_SEC',
-    kind: 'int',
-    help: 'restart a worker after a video of N s or longer (0 = never)',
-  },
-  {
-    key: 'workerIdleReleaseSec',
-    flag: 'worker-idle-release-sec',
-    env: 'VIDQ_WORKER_IDLE_RELEASE_SEC',
-    kind: 'int',
-    help: 'a worker idle N s after a video restarts without its models (0 = never)',
-  },
-  {
-    key: 'analyzers',
-    flag: 'analyzers',
-    env: 'VIDQ_ANALYZERS',
-    kind: 'string',
-    help: 'analyzers to run, comma-separated',
-  },
-  {
-    key: 'liveMaxStreamsPerUser',
-    flag: 'live-max-streams-per-user',
-    env: 'VIDQ_LIVE_MAX_STREAMS_PER_USER',
-    kind: 'int',
-    help: 'live streams one user may run at once',
-  },
-  {
-    key: 'liveMaxFpsPerUser',
-    flag: 'live-max-fps-per-user',
-    env: 'VIDQ_LIVE_MAX_FPS_PER_USER',
-    kind: 'int',
-    help: 'analysed frames per second all streams of a user may add up to',
-  },
-  {
-    key: 'liveFps',
-    flag: 'live-fps',
-    env: 'VIDQ_LIVE_FPS',
-    kind: 'int',
-    help: 'analysed frames per second of a stream that asks for none',
-  },
-  {
-    key: 'liveRetentionSec',
-    flag: 'live-retention-sec',
-    env: 'VIDQ_LIVE_RETENTION_SEC',
-    kind: 'int',
-    help: 'seconds of a live recording (and its frames and segments) kept',
-  },
-  {
-    key: 'liveStallSec',
-    flag: 'live-stall-sec',
-    env: 'VIDQ_LIVE_STALL_SEC',
-    kind: 'int',
-    help: 'seconds without a frame after which a pulled source is reconnected',
-  },
-  {
-    key: 'liveSegmentSec',
-    flag: 'live-segment-sec',
-    env: 'VIDQ_LIVE_SEGMENT_SEC',
-    kind: 'int',
-    help: 'seconds of one live recording segment',
-  },
-  {
-    key: 'frameIntervalSec',
-    flag: 'frame-interval-sec',
-    env: 'VIDQ_FRAME_INTERVAL_SEC',
-    kind: 'int',
-    help: 'at most one sampled frame per N seconds of a shot',
-  },
-  {
-    key: 'sttEngine',
-    flag: 'stt',
-    env: 'VIDQ_STT',
-    kind: 'string',
-    help: 'speech-to-text engine: auto | whisper | openai (a model server, see --stt-url) | none',
-  },
-  {
-    key: 'modelsDir',
-    flag: 'models-dir',
-    env: 'VIDQ_MODELS_DIR',
-    kind: 'string',
-    help: 'local model directory (default DATA_DIR/models)',
-  },
-  {
-    key: 'whisperModel',
-    flag: 'whisper-model',
-    env: 'VIDQ_WHISPER_MODEL',
-    kind: 'string',
-    help: 'Whisper model id in the models directory',
-  },
-  {
-    key: 'generator',
-    flag: 'generator',
-    env: 'VIDQ_GENERATOR',
-    kind: 'string',
-    help: 'who writes answers: none (composed from the evidence) | openai | transformers',
-  },
-  {
-    key: 'generatorUrl',
-    flag: 'generator-url',
-    env: 'VIDQ_GENERATOR_URL',
-    kind: 'string',
-    help: 'OpenAI-compatible base URL, e.g. http://127.0.0.1:11434 (Ollama)',
-  },
-  {
-    key: 'generatorModel',
-    flag: 'generator-model',
-    env: 'VIDQ_GENERATOR_MODEL',
-    kind: 'string',
-    help: 'model name (openai) or model id in the models directory (transformers)',
-  },
-  {
-    key: 'generatorApiKey',
-    flag: 'generator-api-key',
-    env: 'VIDQ_GENERATOR_API_KEY',
-    kind: 'string',
-    help: 'API key of the endpoint (prefer the environment variable: flags show in ps)',
-  },
-  {
-    key: 'generatorVision',
-    flag: 'generator-vision',
-    env: 'VIDQ_GENERATOR_VISION',
-    kind: 'bool',
-    help: 'the model reads images: send the cited frames (openai)',
-  },
-  {
-    key: 'generatorTimeoutMs',
-    flag: 'generator-timeout-ms',
-    env: 'VIDQ_GENERATOR_TIMEOUT_MS',
-    kind: 'int',
-    help: 'longest a generated answer may take before the composed one is used (ms)',
-  },
-  { key: 'logLevel', flag: 'log-level', env: 'VIDQ_LOG_LEVEL', kind: 'level', help: 'error | warn | info | debug' },
-  {
-    key: 'captioner',
-    flag: 'captioner',
-    env: 'VIDQ_CAPTIONER',
-    kind: 'string',
-    help: 'shot captions at index time: none | openai (key: VIDQ_CAPTIONER_API_KEY)',
-  },
-  {
-    key: 'captionerUrl',
-    flag: 'captioner-url',
-    env: 'VIDQ_CAPTIONER_URL',
-    kind: 'string',
-    help: 'OpenAI-compatible base URL of the vision model, e.g. http://127.0.0.1:11434',
-  },
-  {
-    key: 'captionerModel',
-    flag: 'captioner-model',
-    env: 'VIDQ_CAPTIONER_MODEL',
-    kind: 'string',
-    help: 'vision model name, e.g. qwen2.5vl',
-  },
-  {
-    key: 'captionIntervalSec',
-    flag: 'caption-interval-sec',
-    env: 'VIDQ_CAPTION_INTERVAL_SEC',
-    kind: 'int',
-    help: 'one caption per N seconds of a long shot',
-  },
-  {
-    key: 'sttUrl',
-    flag: 'stt-url',
-    env: 'VIDQ_STT_URL',
-    kind: 'string',
-    help: 'OpenAI-compatible base URL for --stt openai (key: VIDQ_STT_API_KEY)',
-  },
-  {
-    key: 'sttModel',
-    flag: 'stt-model',
-    env: 'VIDQ_STT_MODEL',
-    kind: 'string',
-    help: 'transcription model name for --stt openai, e.g. whisper-1',
-  },
-  {
-    key: 'modelTimeoutMs',
-    flag: 'model-timeout-ms',
-    env: 'VIDQ_MODEL_TIMEOUT_MS',
-    kind: 'int',
-    help: 'longest one model-server request may take (ms)',
-  },
-  {
-    key: 'modelConcurrency',
-    flag: 'model-concurrency',
-    env: 'VIDQ_MODEL_CONCURRENCY',
-    kind: 'int',
-    help: 'model-server requests in flight at once, across all videos',
-  },
-  {
-    key: 'modelRetries',
-    flag: 'model-retries',
-    env: 'VIDQ_MODEL_RETRIES',
-    kind: 'int',
-    help: 'retries of a failed model-server request (with backoff)',
-  },
-  {
-    key: 'embedder',
-    flag: 'embedder',
-    env: 'VIDQ_EMBEDDER',
-    kind: 'string',
-    help: 'segment and question vectors: use (built-in) | openai (key: VIDQ_EMBEDDER_API_KEY)',
-  },
-  {
-    key: 'embedderUrl',
-    flag: 'embedder-url',
-    env: 'VIDQ_EMBEDDER_URL',
-    kind: 'string',
-    help: 'OpenAI-compatible base URL for --embedder openai',
-  },
-  {
-    key: 'embedderModel',
-    flag: 'embedder-model',
-    env: 'VIDQ_EMBEDDER_MODEL',
-    kind: 'string',
-    help: 'embedding model name for --embedder openai, e.g. nomic-embed-text',
-  },
-  {
-    key: 'ollama',
-    flag: 'ollama',
-    env: 'VIDQ_OLLAMA',
-    kind: 'string',
-    help: 'Ollama base URL: pick captioner, generator and embedder from its installed models (unless set)',
-  },
-  // Abuse and fairness limits (0 = off).
-  {
-    key: 'allowedHosts',
-    flag: 'allowed-hosts',
-    env: 'VIDQ_ALLOWED_HOSTS',
-    kind: 'string',
-    help: 'Host names the server answers to, comma-separated ("*" = any; default: loopback names and --host)',
-  },
-  {
-    key: 'publicUrl',
-    flag: 'public-url',
-    env: 'VIDQ_PUBLIC_URL',
-    kind: 'string',
-    help: 'base URL of absolute links (default: http://<allowed Host of the request>)',
-  },
-  {
-    key: 'downloadDeadlineMs',
-    flag: 'download-deadline-ms',
-    env: 'VIDQ_DOWNLOAD_DEADLINE_MS',
-    kind: 'int',
-    help: 'longest a whole download may take (ms)',
-  },
-  {
-    key: 'minDownloadRate',
-    flag: 'min-download-rate',
-    env: 'VIDQ_MIN_DOWNLOAD_RATE',
-    kind: 'int',
-    help: 'slowest accepted download rate (bytes/s, per idle-timeout window)',
-  },
-  {
-    key: 'maxDownloads',
-    flag: 'max-downloads',
-    env: 'VIDQ_MAX_DOWNLOADS',
-    kind: 'int',
-    help: 'downloads in flight on the whole server',
-  },
-  {
-    key: 'userMaxDownloads',
-    flag: 'user-max-downloads',
-    env: 'VIDQ_USER_MAX_DOWNLOADS',
-    kind: 'int',
-    help: 'downloads in flight per user',
-  },
-  {
-    key: 'userMaxStorageBytes',
-    flag: 'user-max-storage-bytes',
-    env: 'VIDQ_USER_MAX_STORAGE_BYTES',
-    kind: 'int',
-    help: 'stored media bytes per user',
-  },
-  {
-    key: 'userMaxQueued',
-    flag: 'user-max-queued',
-    env: 'VIDQ_USER_MAX_QUEUED',
-    kind: 'int',
-    help: 'videos per user waiting for or under analysis',
-  },
-  {
-    key: 'maxFramesPerVideo',
-    flag: 'max-frames-per-video',
-    env: 'VIDQ_MAX_FRAMES_PER_VIDEO',
-    kind: 'int',
-    help: 'sampled-frame candidates per video',
-  },
-  {
-    key: 'maxFramePixels',
-    flag: 'max-frame-pixels',
-    env: 'VIDQ_MAX_FRAME_PIXELS',
-    kind: 'int',
-    help: 'largest sampled frame (width x height)',
-  },
-  {
-    key: 'maxFrameBytesPerVideo',
-    flag: 'max-frame-bytes-per-video',
-    env: 'VIDQ_MAX_FRAME_BYTES_PER_VIDEO',
-    kind: 'int',
-    help: 'bytes of sampled frames per video',
-  },
-  {
-    key: 'analysisSecPerMinute',
-    flag: 'analysis-sec-per-minute',
-    env: 'VIDQ_ANALYSIS_SEC_PER_MINUTE',
-    kind: 'int',
-    help: 'analysis seconds allowed per minute of video (plus the base)',
-  },
-  {
-    key: 'analysisBudgetBaseSec',
-    flag: 'analysis-budget-base-sec',
-    env: 'VIDQ_ANALYSIS_BUDGET_BASE_SEC',
-    kind: 'int',
-    help: 'fixed part of the analysis-time budget (s)',
-  },
-];
-
-export class ConfigError extends Error {}
-
-function parseValue(spec: OptionSpec, raw: unknown, from: string): unknown {
-  switch (spec.kind) {
-    case 'string':
-      if (typeof raw !== 'string' || raw === '')
-        throw new ConfigError(`${from}: ${spec.flag} must be a non-empty string`);
-      return raw;
-    case 'int': {
-      const n = typeof raw === 'number' ? raw : Number(String(raw).trim());
-      if (!Number.isSafeInteger(n) || n < 0)
-        throw new ConfigError(`${from}: ${spec.flag} must be a whole number ≥ 0, got ${JSON.stringify(raw)}`);
-      return n;
-    }
-    case 'bool': {
-      if (typeof raw === 'boolean') return raw;
-      const s = String(raw).toLowerCase();
-      if (['1', 'true', 'yes', 'on', ''].includes(s)) return true;
-      if (['0', 'false', 'no', 'off'].includes(s)) return false;
-      throw new ConfigError(`${from}: ${spec.flag} must be true or false, got ${JSON.stringify(raw)}`);
-    }
-    case 'level':
-      if (!['error', 'warn', 'info', 'debug'].includes(String(raw)))
-        throw new ConfigError(`${from}: ${spec.flag} must be error, warn, info or debug`);
-      return String(raw);
+/** Each option once (an option several engine types share, e.g. --whisper-model, is one option). */
+const ALL_OPTIONS: Option<unknown>[] = (() => {
+  const seen = new Map<string, Option<unknown>>();
+  const add = (o: Option<unknown>) => {
+    if (!seen.has(idOf(o))) seen.set(idOf(o), o);
+  };
+  for (const o of Object.values(GENERAL) as Option<unknown>[]) add(o);
+  for (const [, e] of engineList()) {
+    add(e.type);
+    for (const fields of Object.values(e.types)) for (const o of Object.values(fields)) add(o);
   }
+  return [...seen.values()];
+})();
+
+const camel = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+
+/** The option a flat config-file key names: the field name, the flag, its camelCase, or an old alias. */
+function optionByKey(key: string): Option<unknown> | undefined {
+  if (Object.hasOwn(GENERAL, key)) return (GENERAL as Record<string, Option<unknown>>)[key];
+  return ALL_OPTIONS.find((o) => o.flag && (o.flag === key || camel(o.flag) === key || o.aliases?.includes(key)));
 }
 
 /** Flags as parsed by util.parseArgs (strings, booleans for switches). */
@@ -837,208 +476,268 @@ export type FlagValues = Record<string, string | boolean | undefined>;
 /** Options for util.parseArgs, shared by every command that takes the service config. */
 export function configParseOptions(): Record<string, { type: 'string' | 'boolean' }> {
   const out: Record<string, { type: 'string' | 'boolean' }> = { config: { type: 'string' } };
-  for (const o of OPTIONS) {
-    out[o.flag] = { type: o.kind === 'bool' ? 'boolean' : 'string' };
-    if (o.kind === 'bool') out[`no-${o.flag}`] = { type: 'boolean' };
+  for (const o of ALL_OPTIONS) {
+    if (!o.flag) continue;
+    out[o.flag] = { type: o.arg === 'switch' ? 'boolean' : 'string' };
+    if (o.arg === 'switch') out[`no-${o.flag}`] = { type: 'boolean' };
   }
   return out;
 }
 
-export function loadConfig(flags: FlagValues = {}, env: Record<string, string | undefined> = process.env): Config {
-  const merged: Record<string, unknown> = { ...DEFAULTS };
+/** The `--help` text of the service options, engine options marked with the types that take them. */
+export function describeOptions(): string {
+  const lines = [
+    '  --config FILE                 JSON config file (default: DATA_DIR/config.json if present)  [VIDQ_CONFIG]',
+    '                                keys: the option names below, or one section per engine, e.g.',
+    '                                {"captioner": {"type": "openai", "url": "http://127.0.0.1:11434", "model": "qwen2.5vl"}}',
+  ];
+  const line = (o: Option<unknown>, note = '') => {
+    const shown = o.secret ? '' : ` (default: ${JSON.stringify(o.default)})`;
+    if (!o.flag) return lines.push(`  ${o.env.padEnd(29)} ${o.help}${note} (environment or config file only)`);
+    const arg = o.arg === 'switch' ? ` | --no-${o.flag}` : ` ${o.arg}`;
+    lines.push(`  --${(o.flag + arg).padEnd(28)} ${o.help}${note}${shown}  [${o.env}]`);
+  };
+  for (const o of Object.values(GENERAL) as Option<unknown>[]) line(o);
+  for (const [, e] of engineList()) {
+    line(e.type);
+    const done = new Set<string>();
+    for (const fields of Object.values(e.types))
+      for (const o of Object.values(fields)) {
+        if (done.has(idOf(o))) continue;
+        done.add(idOf(o));
+        const takers = Object.keys(e.types).filter((t) => Object.values(e.types[t]!).some((f) => idOf(f) === idOf(o)));
+        line(o, takers.length < Object.keys(e.types).length ? ` (with --${e.type.flag} ${takers.join('|')})` : '');
+      }
+  }
+  return lines.join('\n');
+}
 
+// --- Loading ---
+
+/** The values set so far, by option id; later layers (file < environment < flags) overwrite earlier ones. */
+type Layer = Map<string, unknown>;
+
+/** Values behind each loaded config, so deriveConfig can rebuild an engine with its keys and settings. */
+const LAYERS = new WeakMap<object, Layer>();
+
+export function loadConfig(flags: FlagValues = {}, env: Record<string, string | undefined> = process.env): Config {
+  const set: Layer = new Map();
   const configFile = (flags.config as string | undefined) ?? env.VIDQ_CONFIG;
   const fileCandidate =
-    configFile ?? join(String(flags['data-dir'] ?? env.VIDQ_DATA_DIR ?? DEFAULTS.dataDir), 'config.json');
+    configFile ?? join(String(flags['data-dir'] ?? env.VIDQ_DATA_DIR ?? GENERAL.dataDir.default), 'config.json');
   if (existsSync(fileCandidate)) {
-    let fromFile: Record<string, unknown>;
+    let fromFile: unknown;
     try {
       fromFile = JSON.parse(readFileSync(fileCandidate, 'utf8'));
     } catch (e) {
       throw new ConfigError(`config file ${fileCandidate} is not valid JSON: ${(e as Error).message}`);
     }
-    for (const [k, v] of Object.entries(fromFile)) {
-      const spec = OPTIONS.find((o) => o.key === k || o.flag === k);
-      if (!spec) throw new ConfigError(`config file ${fileCandidate}: unknown option "${k}"`);
-      merged[spec.key] = parseValue(spec, v, `config file ${fileCandidate}`);
-    }
+    if (!isObject(fromFile)) throw new ConfigError(`config file ${fileCandidate} must hold a JSON object`);
+    readSections(set, fromFile, `config file ${fileCandidate}:`);
   } else if (configFile) {
     throw new ConfigError(`config file ${configFile} does not exist`);
   }
+  for (const o of ALL_OPTIONS) {
+    const e = env[o.env];
+    if (e !== undefined && e !== '') set.set(idOf(o), o.parse(e, `environment ${o.env}`));
+  }
+  for (const o of ALL_OPTIONS) {
+    if (!o.flag) continue;
+    const f = flags[o.flag];
+    if (f !== undefined) set.set(idOf(o), o.parse(f, `--${o.flag}`));
+    if (o.arg === 'switch' && flags[`no-${o.flag}`] === true) set.set(idOf(o), false);
+  }
 
-  for (const spec of OPTIONS) {
-    const e = env[spec.env];
-    if (e !== undefined && e !== '') merged[spec.key] = parseValue(spec, e, `environment ${spec.env}`);
-  }
-  for (const spec of OPTIONS) {
-    const f = flags[spec.flag];
-    if (f !== undefined) merged[spec.key] = parseValue(spec, f, `--${spec.flag}`);
-    if (spec.kind === 'bool' && flags[`no-${spec.flag}`] === true) merged[spec.key] = false;
-  }
-  if ((merged.port as number) > 65535) throw new ConfigError('--port must be at most 65535');
-  if (!(STT_ENGINES as readonly string[]).includes(merged.sttEngine as string))
-    throw new ConfigError(`--stt must be ${STT_ENGINES.join(', ')}`);
-  analyzerNames(merged.analyzers as string);
-  if ((merged.frameIntervalSec as number) < 1) throw new ConfigError('--frame-interval-sec must be at least 1');
-  checkGenerator(merged);
-  checkModelServers(merged);
-  if (merged.webhookUrl) {
-    let u: URL | null = null;
-    try {
-      u = new URL(String(merged.webhookUrl));
-    } catch {}
-    if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || u.username || u.password)
-      throw new ConfigError('--webhook-url must be an http(s) URL without credentials');
-  }
-  if ((merged.webhookRetryMs as number) < 100) throw new ConfigError('--webhook-retry-ms must be at least 100');
+  const merged: Record<string, unknown> = {};
+  for (const [key, o] of Object.entries(GENERAL) as [string, Option<unknown>][])
+    merged[key] = set.has(idOf(o)) ? set.get(idOf(o)) : o.default;
+  for (const [name, e] of engineList()) merged[name] = buildEngine(name, e, set);
   // Uploads share the download cap unless given their own.
   if (merged.maxUploadBytes === 0) merged.maxUploadBytes = merged.maxDownloadBytes;
-  if (merged.publicUrl && !/^https?:\/\/[^/?#\s]+\/?$/i.test(String(merged.publicUrl)))
-    throw new ConfigError('--public-url must be an http(s) base URL without a path, e.g. https://vidq.example');
   merged.dataDir = resolve(String(merged.dataDir).replace(/^~(?=$|\/)/, homedir()));
   merged.modelsDir = merged.modelsDir ? resolve(String(merged.modelsDir)) : join(merged.dataDir as string, 'models');
   if (configFile || existsSync(fileCandidate)) merged.configFile = fileCandidate;
-  // The key stays readable as config.generatorApiKey but out of JSON.stringify and inspection (logs,
-  // the worker's inherited config).
-  const key = merged.generatorApiKey;
-  delete merged.generatorApiKey;
-  Object.defineProperty(merged, 'generatorApiKey', { get: () => key, enumerable: false });
-  withModelKeys(merged, env);
-  return Object.freeze(merged) as unknown as Config;
+  const config = Object.freeze(merged) as unknown as Config;
+  LAYERS.set(config, set);
+  return config;
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A config file (or deriveConfig's changes): flat keys, or one section per engine. */
+function readSections(set: Layer, from: Record<string, unknown>, where: string): void {
+  for (const [k, v] of Object.entries(from)) {
+    const eng = engineList().find(([name, e]) => name === k || e.type.aliases?.includes(k));
+    if (eng && isObject(v)) {
+      readSection(set, eng[0], eng[1], v, where);
+      continue;
+    }
+    const o = optionByKey(k);
+    if (!o) throw new ConfigError(`${where} unknown option "${k}"`);
+    set.set(idOf(o), o.parse(v, `${where} "${k}"`));
+  }
+}
+
+/** `{"type": "openai", "url": …}`: the keys are the options of that type (no type: the engine's default type). */
+function readSection(set: Layer, name: string, e: AnyEngine, section: Record<string, unknown>, where: string): void {
+  const type = section.type === undefined ? e.type.default : e.type.parse(section.type, `${where} "${name}.type"`);
+  if (section.type !== undefined) set.set(idOf(e.type), type);
+  const fields = e.types[type]!;
+  for (const [k, v] of Object.entries(section)) {
+    if (k === 'type') continue;
+    const o = fields[k];
+    if (!o)
+      throw new ConfigError(
+        `${where} "${name}.${k}" is not an option of ${name} type "${type}" (it takes: ${['type', ...Object.keys(fields)].join(', ')})`,
+      );
+    set.set(idOf(o), o.parse(v, `${where} "${name}.${k}"`));
+  }
+}
+
+/** A key stays readable as `section.apiKey` but out of JSON.stringify and inspection (logs, the worker's config). */
+function hideKey(section: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(section, key, { get: () => value, enumerable: false });
+}
+
+/** One engine's section from the values set: its type's options, checked; keys non-enumerable. */
+function buildEngine(name: string, e: AnyEngine, set: Layer): Record<string, unknown> {
+  const type = (set.get(idOf(e.type)) as string | undefined) ?? e.type.default;
+  const fields = e.types[type]!;
+  const section: Record<string, unknown> = { type };
+  const pick = `--${e.type.flag} ${type}`;
+  for (const [key, o] of Object.entries(fields)) {
+    const value = set.has(idOf(o)) ? set.get(idOf(o)) : o.default;
+    if (o.need && value === '')
+      throw new ConfigError(`${pick} needs ${nameOf(o)} (config file: "${name}.${key}"), ${o.need}`);
+    if (o.secret) hideKey(section, key, value);
+    else section[key] = value;
+  }
+  // An option that works with other types only is refused when set, not quietly ignored.
+  for (const [other, otherFields] of Object.entries(e.types))
+    for (const o of Object.values(otherFields)) {
+      if (!o.strict || Object.values(fields).some((f) => idOf(f) === idOf(o))) continue;
+      const v = set.get(idOf(o));
+      if (v === undefined || v === o.default) continue;
+      throw new ConfigError(
+        `${nameOf(o)} needs --${e.type.flag} ${other} (it works with ${other} only; the ${name} is "${type}")`,
+      );
+    }
+  return Object.freeze(section);
+}
+
+/** Engine sections to change, written as in a config file. */
+export type EngineChanges = { [E in EngineName]?: { type: string } & Record<string, unknown> };
 
 /**
- * Attaches the model-server keys from the environment, non-enumerable like the generator key. The
- * analysis worker gets its config as JSON (keys dropped) and calls this with its inherited environment.
+ * A copy of `config` with engine sections changed (as in a config file: `{captioner: {type: 'openai',
+ * url, model}}`), rebuilt over the values it was loaded from, so keys and other settings carry over.
  */
-export function withModelKeys<T extends object>(config: T, env: Record<string, string | undefined> = process.env): T {
-  const target = Object.isFrozen(config) ? { ...config } : config;
-  for (const [prop, name] of Object.entries(MODEL_KEY_ENV)) {
-    const value = env[name] ?? '';
-    Object.defineProperty(target, prop, { get: () => value, enumerable: false, configurable: true });
-  }
-  return target as T;
+export function deriveConfig(config: Config, changes: EngineChanges): Config {
+  const set: Layer = new Map(LAYERS.get(config) ?? layerOf(config));
+  readSections(set, changes as Record<string, unknown>, 'derived config:');
+  const next: Record<string, unknown> = { ...config };
+  for (const [name, e] of engineList()) next[name] = buildEngine(name, e, set);
+  const out = Object.freeze(next) as unknown as Config;
+  LAYERS.set(out, set);
+  return out;
 }
 
-/** A copy of `config` with `changes`, keeping its non-enumerable keys (generator and model servers). */
-export function deriveConfig(config: Config, changes: Partial<Config>): Config {
-  const next: Record<string, unknown> = { ...config, ...changes };
-  for (const prop of ['generatorApiKey', ...Object.keys(MODEL_KEY_ENV)]) {
-    const value = (config as unknown as Record<string, unknown>)[prop];
-    Object.defineProperty(next, prop, { get: () => value, enumerable: false });
+/** The values behind a config that did not come from loadConfig (the worker's, parsed from JSON). */
+function layerOf(config: Config): Layer {
+  const set: Layer = new Map();
+  for (const [name, e] of engineList()) {
+    const section = config[name] as Record<string, unknown>;
+    set.set(idOf(e.type), section.type);
+    for (const [key, o] of Object.entries(e.types[section.type as string] ?? {}))
+      if (section[key] !== undefined) set.set(idOf(o), section[key]);
   }
-  return Object.freeze(next) as unknown as Config;
+  return set;
 }
 
-/** The model-server keys as environment variables, for the analysis worker (its config travels as JSON, without them). */
-export function modelKeyEnv(config: Config): Record<string, string> {
+/** The Whisper model `vidq models pull` fetches: --whisper-model, whichever engine --stt picks. */
+export function whisperModelOf(config: Config): string {
+  const stt = config.stt;
+  if (stt.type === 'auto' || stt.type === 'whisper') return stt.model;
+  return (LAYERS.get(config)?.get(idOf(WHISPER_MODEL)) as string | undefined) ?? WHISPER_MODEL.default;
+}
+
+/** The engines' keys as environment variables, for the analysis worker (its config travels as JSON, without them). */
+export function secretEnv(config: Config): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [prop, name] of Object.entries(MODEL_KEY_ENV)) {
-    const value = (config as unknown as Record<string, string | undefined>)[prop];
-    if (value) out[name] = value;
+  for (const [name, e] of engineList()) {
+    const section = config[name] as Record<string, unknown>;
+    for (const [key, o] of Object.entries(e.types[section.type as string] ?? {}))
+      if (o.secret && section[key]) out[o.env] = String(section[key]);
   }
   return out;
 }
 
-/** The model-server options must name a usable server; checked at start-up, not on the first video. */
-function checkModelServers(m: Record<string, unknown>): void {
-  if (!(CAPTIONER_TYPES as readonly string[]).includes(m.captioner as string))
-    throw new ConfigError(`--captioner must be ${CAPTIONER_TYPES.join(' or ')}; got ${JSON.stringify(m.captioner)}`);
-  if ((m.captionIntervalSec as number) < 1) throw new ConfigError('--caption-interval-sec must be at least 1');
-  if ((m.modelTimeoutMs as number) < 100) throw new ConfigError('--model-timeout-ms must be at least 100');
-  if ((m.modelConcurrency as number) < 1 || (m.modelConcurrency as number) > 256)
-    throw new ConfigError('--model-concurrency must be between 1 and 256');
-  if ((m.modelRetries as number) > 10) throw new ConfigError('--model-retries must be at most 10');
-  if (m.captioner === 'openai') {
-    checkServerUrl(String(m.captionerUrl), '--captioner-url', '--captioner openai', 'VIDQ_CAPTIONER_API_KEY');
-    if (!m.captionerModel)
-      throw new ConfigError(
-        '--captioner openai needs --captioner-model, a vision model the server serves (e.g. qwen2.5vl)',
-      );
+/** A config parsed from JSON, with the engines' keys put back from the environment (non-enumerable again). */
+export function withSecrets(config: Config, env: Record<string, string | undefined> = process.env): Config {
+  const next: Record<string, unknown> = { ...config };
+  for (const [name, e] of engineList()) {
+    const section: Record<string, unknown> = { ...(config[name] as Record<string, unknown>) };
+    for (const [key, o] of Object.entries(e.types[section.type as string] ?? {}))
+      if (o.secret) hideKey(section, key, env[o.env] ?? '');
+    next[name] = Object.freeze(section);
   }
-  if (!(EMBEDDER_TYPES as readonly string[]).includes(m.embedder as string))
-    throw new ConfigError(`--embedder must be ${EMBEDDER_TYPES.join(' or ')}; got ${JSON.stringify(m.embedder)}`);
-  if (m.embedder === 'openai') {
-    checkServerUrl(String(m.embedderUrl), '--embedder-url', '--embedder openai', 'VIDQ_EMBEDDER_API_KEY');
-    if (!m.embedderModel)
-      throw new ConfigError(
-        '--embedder openai needs --embedder-model, the embedding model the server serves (e.g. nomic-embed-text)',
-      );
-  }
-  if (m.ollama) checkServerUrl(String(m.ollama), '--ollama', '--ollama', 'the key variables');
-  if (m.sttEngine === 'openai') {
-    checkServerUrl(String(m.sttUrl), '--stt-url', '--stt openai', 'VIDQ_STT_API_KEY');
-    if (!m.sttModel)
-      throw new ConfigError(
-        '--stt openai needs --stt-model, the transcription model the server serves (e.g. whisper-1)',
-      );
-  }
+  return Object.freeze(next) as unknown as Config;
 }
 
-function checkServerUrl(url: string, flag: string, what: string, keyEnv: string): void {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    throw new ConfigError(
-      `${what} needs ${flag}, the server's base URL (e.g. http://127.0.0.1:11434); got ${JSON.stringify(url)}`,
-    );
-  }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new ConfigError(`${flag} must be an http or https URL`);
-  if (u.username || u.password) throw new ConfigError(`${flag} must not carry credentials; set ${keyEnv} instead`);
+// --- What only the environment says (read here, so that no other module reads it) ---
+
+/** Paths of ffmpeg/ffprobe to use instead of the system's or the embedded ones (tests, packagers). */
+export function toolPathsFromEnv(): { ffmpeg?: string; ffprobe?: string; ignoreSystem: boolean } {
+  return {
+    ffmpeg: process.env.VIDQ_FFMPEG || undefined,
+    ffprobe: process.env.VIDQ_FFPROBE || undefined,
+    ignoreSystem: process.env.VIDQ_IGNORE_SYSTEM_FFMPEG === '1',
+  };
 }
 
-/** The generator options must make a usable backend; checked at start-up, not on the first question. */
-function checkGenerator(m: Record<string, unknown>): void {
-  const type = m.generator as string;
-  if (!(GENERATOR_TYPES as readonly string[]).includes(type))
-    throw new ConfigError(`--generator must be ${GENERATOR_TYPES.join(', ')}; got ${JSON.stringify(type)}`);
-  if ((m.generatorTimeoutMs as number) < 100) throw new ConfigError('--generator-timeout-ms must be at least 100');
-  if (type === 'openai') {
-    const url = String(m.generatorUrl);
-    let u: URL;
-    try {
-      u = new URL(url);
-    } catch {
-      throw new ConfigError(
-        `--generator openai needs --generator-url, the endpoint's base URL (e.g. http://127.0.0.1:11434); got ${JSON.stringify(url)}`,
-      );
-    }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:')
-      throw new ConfigError('--generator-url must be an http or https URL');
-    if (u.username || u.password)
-      throw new ConfigError(
-        '--generator-url must not carry credentials; use --generator-api-key (or VIDQ_GENERATOR_API_KEY)',
-      );
-    if (!m.generatorModel)
-      throw new ConfigError(
-        '--generator openai needs --generator-model, the model name the endpoint serves (e.g. llama3.1)',
-      );
-  } else if (type === 'transformers') {
-    if (!m.generatorModel)
-      throw new ConfigError(
-        '--generator transformers needs --generator-model, a model id inside the models directory (or an absolute model folder)',
-      );
-    if (m.generatorVision)
-      throw new ConfigError(
-        '--generator-vision works with --generator openai only (the transformers text-generation pipeline reads no images)',
-      );
-  } else if (m.generatorVision) {
-    throw new ConfigError('--generator-vision needs --generator openai');
-  }
+/** Another Silero VAD file (the compiled executable points it at its extracted copy). */
+export function vadModelFromEnv(): string | undefined {
+  return process.env.VIDQ_VAD_MODEL || undefined;
 }
 
-export function describeOptions(): string {
-  const lines = [
-    '  --config FILE                 JSON config file (default: DATA_DIR/config.json if present)  [VIDQ_CONFIG]',
-  ];
-  for (const o of OPTIONS) {
-    const arg = o.kind === 'bool' ? ` | --no-${o.flag}` : o.kind === 'int' ? ' N' : ' VALUE';
-    const def = (DEFAULTS as Record<string, unknown>)[o.key];
-    lines.push(`  --${(o.flag + arg).padEnd(28)} ${o.help} (default: ${JSON.stringify(def)})  [${o.env}]`);
-  }
-  return lines.join('\n');
+/** The Hugging Face hub `vidq models pull` downloads from: HF_ENDPOINT and HF_TOKEN, as the hub's own tools read them. */
+export function hubFromEnv(): { endpoint?: string; token?: string } {
+  return { endpoint: process.env.HF_ENDPOINT || undefined, token: process.env.HF_TOKEN || undefined };
 }
+
+/** VIDQ_SERVER and VIDQ_TOKEN, read by the client commands (add, ask, ls, mcp). */
+export function clientEnv(): Record<string, string | undefined> {
+  return { VIDQ_SERVER: process.env.VIDQ_SERVER, VIDQ_TOKEN: process.env.VIDQ_TOKEN };
+}
+
+const WORKER_CONFIG_ENV = 'VIDQ_WORKER_CONFIG';
+const WORKER_LANE_ENV = 'VIDQ_WORKER_LANE';
+
+/** The environment of an analysis worker: ours, plus its config as JSON and the engines' keys beside it. */
+export function workerEnv(config: Config, lane: 'short' | null): Record<string, string | undefined> {
+  return {
+    ...process.env,
+    ...secretEnv(config),
+    [WORKER_CONFIG_ENV]: JSON.stringify(config),
+    ...(lane && { [WORKER_LANE_ENV]: lane }),
+  };
+}
+
+/** In an analysis worker: the config its server handed over (keys from the environment), or null. */
+export function inheritedWorkerConfig(): Config | null {
+  const inherited = process.env[WORKER_CONFIG_ENV];
+  return inherited ? withSecrets(JSON.parse(inherited) as Config) : null;
+}
+
+/**
+ * In an analysis worker: whether the supervisor started it as the "short lane" worker, which takes
+ * only short videos and exits as soon as none is waiting (its memory is held only while needed).
+ */
+export function isShortLaneWorker(): boolean {
+  return process.env[WORKER_LANE_ENV] === 'short';
+}
+
+// --- Helpers on a loaded config ---
 
 /**
  * The Host names the HTTP server answers to (lower case, no port, IPv6 without brackets), or null

@@ -123,13 +123,14 @@ export async function startServer(
  */
 export function speechLine(config: Config): string | null {
   if (config.analysisWorkers === 0 || !analyzerNames(config.analyzers).includes('speech')) return null;
-  const model = config.whisperModel || DEFAULT_WHISPER_MODEL;
-  if (config.sttEngine === 'openai')
-    return `Speech: transcribed by the model server at ${config.sttUrl} (${config.sttModel || 'its default model'}).`;
-  if (config.sttEngine === 'whisper' || (config.sttEngine === 'auto' && whisperModelPresent(config.modelsDir, model)))
+  const stt = config.stt;
+  if (stt.type === 'openai')
+    return `Speech: transcribed by the model server at ${stt.url} (${stt.model || 'its default model'}).`;
+  const model = (stt.type !== 'none' && stt.model) || DEFAULT_WHISPER_MODEL;
+  if (stt.type === 'whisper' || (stt.type === 'auto' && whisperModelPresent(config.modelsDir, model)))
     return `Speech: transcribed here with Whisper (${model}).`;
   const pull = '`vidq models pull` (from a clone: `npx vidq models pull`) once, online';
-  if (config.sttEngine === 'none')
+  if (stt.type === 'none')
     return `Speech: not transcribed (--stt none); to add transcripts, run ${pull}, and start with --stt auto.`;
   return `Speech: not transcribed (no Whisper model in ${config.modelsDir}); to add transcripts, run ${pull}, and start again.`;
 }

@@ -107,8 +107,8 @@ export function createService(config: Config, log: Logger = createLogger(config.
   // in a thread of its own so that embedding a question never holds up other requests.
   const embedder = !analyzerNames(config.analyzers).includes('embeddings')
     ? null
-    : config.embedder === 'openai'
-      ? questionEmbedder(config)
+    : config.embedder.type === 'openai'
+      ? questionEmbedder(config, config.embedder)
       : new ThreadedEmbedder(() => embeddingFiles(files.assetsDir));
   // Reads the text at a question's moment (OCR models load on the first such question).
   const moments = analyzerNames(config.analyzers).includes('ocr')
@@ -227,14 +227,14 @@ export function ensureDefaultUser(s: Service): DefaultUser | null {
 }
 
 /** Questions embedded by the model server that embedded the segments: one quick try, then keyword search alone. */
-function questionEmbedder(config: Config): Embedder {
+function questionEmbedder(config: Config, server: Extract<Config['embedder'], { type: 'openai' }>): Embedder {
   const client = new ModelServerClient({
-    url: config.embedderUrl,
-    apiKey: config.embedderApiKey,
+    url: server.url,
+    apiKey: server.apiKey,
     timeoutMs: Math.min(config.modelTimeoutMs, 10_000),
     retries: 1,
     backoffMs: 200,
     limiter: new Limiter(config.modelConcurrency),
   });
-  return new OpenAiEmbedder(client, config.embedderModel);
+  return new OpenAiEmbedder(client, server.model);
 }

@@ -312,12 +312,18 @@ describe('configuration', () => {
       },
       { VIDQ_GENERATOR_API_KEY: 'sk-from-env' },
     );
-    expect(c).toMatchObject({ generator: 'openai', generatorTimeoutMs: 20000, generatorVision: false });
-    expect(c.generatorApiKey).toBe('sk-from-env');
+    expect(c.generator).toEqual({
+      type: 'openai',
+      url: 'http://127.0.0.1:11434',
+      model: 'llama3.1',
+      vision: false,
+      timeoutMs: 20000,
+    } as typeof c.generator); // the key is not enumerable
+    expect(c.generator.type === 'openai' && c.generator.apiKey).toBe('sk-from-env');
     // Never serialised (logs, the analysis worker's inherited config).
     expect(JSON.stringify(c)).not.toContain('sk-from-env');
     expect(Bun.inspect(c)).not.toContain('sk-from-env');
-    expect(loadConfig({ 'data-dir': '/tmp/vidq-none' }, {}).generator).toBe('none');
+    expect(loadConfig({ 'data-dir': '/tmp/vidq-none' }, {}).generator).toEqual({ type: 'none', timeoutMs: 20000 });
   });
 
   test('createGenerator: none is no generator; the endpoint gets /v1 once', () => {

@@ -43,36 +43,42 @@ export function createAnalyzers(config: Config, assets?: AnalysisAssets): Analyz
         return new ObjectsAnalyzer({ modelDir: assets?.objects?.modelDir, wasmDir: assets?.objects?.wasmDir });
       case 'faces':
         return new FacesAnalyzer({ modelDir: assets?.objects?.modelDir, wasmDir: assets?.objects?.wasmDir });
-      case 'speech':
+      case 'speech': {
+        const stt = config.stt;
         return new SpeechAnalyzer({
           stt:
-            config.sttEngine === 'openai'
-              ? new OpenAiSpeechToText(modelServer(config, config.sttUrl, config.sttApiKey), config.sttModel)
+            stt.type === 'openai'
+              ? new OpenAiSpeechToText(modelServer(config, stt.url, stt.apiKey), stt.model)
               : createSpeechToText({
-                  type: config.sttEngine as 'auto' | 'whisper' | 'none',
+                  type: stt.type,
                   modelsDir: config.modelsDir,
-                  model: config.whisperModel,
+                  model: stt.type === 'none' ? undefined : stt.model,
                 }),
           vadModel: assets?.vadModel,
         });
+      }
       case 'subtitles':
         // The same binaries as the worker's ffmpeg (resolved once per process).
         return new SubtitlesAnalyzer(async () => (await resolveBinaries(join(config.dataDir, 'bin'))).ffprobe);
       case 'embeddings':
         return new EmbeddingsAnalyzer(
-          config.embedder === 'openai'
-            ? new OpenAiEmbedder(modelServer(config, config.embedderUrl, config.embedderApiKey), config.embedderModel)
+          config.embedder.type === 'openai'
+            ? new OpenAiEmbedder(
+                modelServer(config, config.embedder.url, config.embedder.apiKey),
+                config.embedder.model,
+              )
             : new UseEmbedder({ files: assets?.embeddings }),
         );
     }
   });
   // Captions read the frames as the visual stage picks them (a concurrent reader) and its shots once
   // it is done; placed before the embeddings, which then embed them like any segment.
-  if (config.captioner === 'openai') {
+  const captioner = config.captioner;
+  if (captioner.type === 'openai') {
     const captions = new CaptionAnalyzer({
-      client: modelServer(config, config.captionerUrl, config.captionerApiKey),
-      model: config.captionerModel,
-      intervalSec: config.captionIntervalSec,
+      client: modelServer(config, captioner.url, captioner.apiKey),
+      model: captioner.model,
+      intervalSec: captioner.intervalSec,
     });
     const at = list.findIndex((a) => a instanceof EmbeddingsAnalyzer);
     list.splice(at < 0 ? list.length : at, 0, captions);

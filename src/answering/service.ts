@@ -291,7 +291,7 @@ export class AnsweringService {
 
   /** The client's signal, the configured timeout, and our own stop, as one signal. */
   private signals(outer?: AbortSignal) {
-    const ms = this.d.config.generatorTimeoutMs;
+    const ms = this.d.config.generator.timeoutMs;
     const timeout = AbortSignal.timeout(ms);
     const own = new AbortController();
     const signal = AbortSignal.any([timeout, own.signal, ...(outer ? [outer] : [])]);

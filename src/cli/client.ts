@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, extname, join, resolve } from 'node:path';
 import cliProgress from 'cli-progress';
-import type { Config } from '../config';
+import { clientEnv, type Config } from '../config';
 import { stripControls } from '../util/text';
 
 /** Extensions `vidq add DIR` picks up (a file named explicitly is always sent). */
@@ -66,7 +66,7 @@ function say(out: NodeJS.WritableStream, text: string): void {
 export function clientOptions(
   v: Record<string, string | boolean | undefined>,
   config: Config,
-  env: Record<string, string | undefined> = process.env,
+  env: Record<string, string | undefined> = clientEnv(),
 ): ClientOptions {
   const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
   const server = (

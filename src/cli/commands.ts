@@ -3,7 +3,15 @@
  * directly (they call services, never HTTP), so they also work while the server runs.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, configParseOptions, describeOptions, loadConfig, withModelKeys, type Config } from '../config';
+import {
+  ConfigError,
+  configParseOptions,
+  describeOptions,
+  inheritedWorkerConfig,
+  loadConfig,
+  whisperModelOf,
+  type Config,
+} from '../config';
 import { ApiError } from '../errors';
 import { createLogger } from '../log';
 import { addCommand, askCommand, ClientError, clientOptions, lsCommand } from './client';
@@ -109,7 +117,7 @@ const COMMANDS: Record<string, Command> = {
     options: { id: { type: 'string' }, json },
     async run(v, config) {
       const { pullWhisperModel } = await import('../analysis/assets/models-pull');
-      const id = typeof v.id === 'string' ? v.id : config.whisperModel;
+      const id = typeof v.id === 'string' ? v.id : whisperModelOf(config);
       let shown = '';
       const res = await pullWhisperModel({
         id,
@@ -273,10 +281,9 @@ export async function runCli(argv: string[]): Promise<number> {
   }
   if (argv[0] === 'worker') {
     // Hidden: the analysis worker the server starts (config handed over by the parent).
-    const inherited = process.env.VIDQ_WORKER_CONFIG;
-    const config = inherited
-      ? withModelKeys(JSON.parse(inherited) as Config)
-      : loadConfig(parseArgs({ args: argv.slice(1), options: configParseOptions(), strict: true }).values);
+    const config =
+      inheritedWorkerConfig() ??
+      loadConfig(parseArgs({ args: argv.slice(1), options: configParseOptions(), strict: true }).values);
     const { runWorker } = await import('../jobs/worker');
     return runWorker(config);
   }

@@ -100,16 +100,16 @@ export class FlowService {
     const c = d.config;
     this.moderator = new Moderator({
       vision:
-        c.captioner === 'openai'
+        c.captioner.type === 'openai'
           ? {
               client: new ModelServerClient({
-                url: c.captionerUrl,
-                apiKey: c.captionerApiKey,
+                url: c.captioner.url,
+                apiKey: c.captioner.apiKey,
                 timeoutMs: c.modelTimeoutMs,
                 retries: c.modelRetries,
                 limiter: sharedModelLimiter(modelLimitPerWorker(c.modelConcurrency, c.analysisWorkers)),
               }),
-              model: c.captionerModel,
+              model: c.captioner.model,
             }
           : null,
       wasmDir: async () => (await analysisAssets(d.files.assetsDir, ['objects'])).objects?.wasmDir,

@@ -4,11 +4,11 @@
  * after three crashes).
  */
 import { join } from 'node:path';
-import { modelKeyEnv, type Config } from '../config';
+import { workerEnv, type Config } from '../config';
 import type { Logger } from '../log';
 import type { JobQueue } from './queue';
 import { lines } from '../util/lines';
-import { LANE_ENV, type WorkerMessage } from './worker';
+import type { WorkerMessage } from './worker';
 
 /** Crashes of one job after which it is failed instead of retried. */
 const MAX_ATTEMPTS = 3;
@@ -104,12 +104,7 @@ export class AnalysisSupervisor {
       stdin: 'pipe',
       stdout: 'pipe',
       stderr: 'pipe',
-      env: {
-        ...process.env,
-        ...modelKeyEnv(this.d.config),
-        VIDQ_WORKER_CONFIG: JSON.stringify(this.d.config),
-        ...(lane && { [LANE_ENV]: 'short' }),
-      },
+      env: workerEnv(this.d.config, lane ? 'short' : null),
     });
     this.procs.add(proc);
     if (lane) this.lane = proc;

@@ -9,7 +9,7 @@ import { randomId } from '../ids';
 import { createAnalyzers } from '../analysis';
 import { analysisAssets } from '../analysis/assets/extract';
 import { runJob } from '../analysis/pipeline';
-import { analyzerNames, type Config } from '../config';
+import { analyzerNames, isShortLaneWorker, type Config } from '../config';
 import { createLogger } from '../log';
 import { resolveBinaries } from '../media/binaries';
 import { openDatabase } from '../storage/db';
@@ -24,12 +24,6 @@ export type WorkerMessage =
   | { type: 'idle' }
   | { type: 'ready'; analyzers: string[] }
   | { type: 'recycle'; rss_bytes: number; reason?: 'long video' | 'idle' };
-
-/**
- * Set by the supervisor on a short-lane worker: it takes only short videos, and exits as soon as
- * none is waiting (so its memory is held only while it is needed).
- */
-export const LANE_ENV = 'VIDQ_WORKER_LANE';
 
 /**
  * Niceness the worker gives itself: analysis saturates every core, and at the same priority the
@@ -72,7 +66,7 @@ export async function runWorker(config: Config): Promise<number> {
   });
 
   send({ type: 'ready', analyzers: analyzers.map((a) => a.stage) });
-  const lane = process.env[LANE_ENV] === 'short';
+  const lane = isShortLaneWorker();
   const rules = { perUserCap: config.maxAnalysesPerUser, ...(lane && { maxVideoSec: config.shortLaneSec }) };
   // The models load on a process's first video and stay: an idle worker that has them restarts.
   let modelsLoaded = false;

@@ -3,6 +3,7 @@
  * copies embedded in the compiled executable (extracted once to DATA_DIR/bin), then the npm
  * packages' static binaries in node_modules.
  */
+import { toolPathsFromEnv } from '../config';
 import { chmodSync, existsSync, mkdirSync, renameSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -24,13 +25,12 @@ export async function resolveBinaries(binDir: string): Promise<Binaries> {
 }
 
 async function find(binDir: string): Promise<Binaries> {
-  const envFfmpeg = process.env.VIDQ_FFMPEG;
-  const envFfprobe = process.env.VIDQ_FFPROBE;
-  if (envFfmpeg && envFfprobe) return { ffmpeg: envFfmpeg, ffprobe: envFfprobe, source: 'env' };
+  const fromEnv = toolPathsFromEnv();
+  if (fromEnv.ffmpeg && fromEnv.ffprobe) return { ffmpeg: fromEnv.ffmpeg, ffprobe: fromEnv.ffprobe, source: 'env' };
 
   const sysFfmpeg = Bun.which('ffmpeg');
   const sysFfprobe = Bun.which('ffprobe');
-  if (sysFfmpeg && sysFfprobe && process.env.VIDQ_IGNORE_SYSTEM_FFMPEG !== '1')
+  if (sysFfmpeg && sysFfprobe && !fromEnv.ignoreSystem)
     return { ffmpeg: sysFfmpeg, ffprobe: sysFfprobe, source: 'system' };
 
   if (EMBEDDED_BINARIES) {

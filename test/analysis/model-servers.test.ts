@@ -502,15 +502,11 @@ describe("--ollama (stand-in for Ollama's /api/tags and /api/show)", () => {
       const base = loadConfig({ ollama: stand.url, 'data-dir': tmp }, { VIDQ_CAPTIONER_API_KEY: SECRET });
       const c = await withOllama(base, (l) => lines.push(l));
       expect(c).toMatchObject({
-        captioner: 'openai',
-        captionerUrl: stand.url,
-        captionerModel: 'qwen2.5vl:7b',
-        generator: 'openai',
-        generatorModel: 'llama3.1:8b',
-        embedder: 'openai',
-        embedderModel: 'nomic-embed-text:latest',
+        captioner: { type: 'openai', url: stand.url, model: 'qwen2.5vl:7b', intervalSec: 10 },
+        generator: { type: 'openai', url: stand.url, model: 'llama3.1:8b' },
+        embedder: { type: 'openai', url: stand.url, model: 'nomic-embed-text:latest' },
       });
-      expect(c.captionerApiKey).toBe(SECRET); // keys survive, still out of JSON
+      expect(c.captioner.type === 'openai' && c.captioner.apiKey).toBe(SECRET); // keys survive, still out of JSON
       expect(JSON.stringify(c)).not.toContain(SECRET);
       expect(lines).toContain('  captioner: qwen2.5vl:7b');
       expect(lines).toContain('  embedder: nomic-embed-text:latest');
@@ -536,10 +532,9 @@ describe("--ollama (stand-in for Ollama's /api/tags and /api/show)", () => {
       );
       const c = await withOllama(base, (l) => lines.push(l));
       expect(c).toMatchObject({
-        captioner: 'none',
-        generator: 'openai',
-        generatorModel: 'llama3.1',
-        embedderModel: 'mine',
+        captioner: { type: 'none' },
+        generator: { type: 'openai', model: 'llama3.1' },
+        embedder: { type: 'openai', model: 'mine' },
       });
       expect(lines).toContain(
         '  captioner: none — no vision model installed: `ollama pull qwen2.5vl` would add captions',

@@ -18,6 +18,7 @@
  * libraries (libonnxruntime.so.1, libvips-cpp.so.42) are therefore loaded here first, by absolute
  * path, and the dynamic linker then resolves the bindings' dependency by soname to the loaded copy.
  */
+import { vadModelFromEnv } from '../../config';
 import { dlopen, FFIType } from 'bun:ffi';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -113,7 +114,7 @@ export async function analysisAssets(assetsDir: string, analyzers: readonly stri
     ocrModelDir: at('ocr'),
     objects: objects ? { modelDir: join(objects, 'models'), wasmDir: join(objects, 'wasm') } : undefined,
     // VIDQ_VAD_MODEL still points the VAD at another Silero file.
-    vadModel: process.env.VIDQ_VAD_MODEL || at('vad', 'silero_vad.onnx'),
+    vadModel: vadModelFromEnv() || at('vad', 'silero_vad.onnx'),
     embeddings: embeddings ? { modelDir: join(embeddings, 'model'), wasmDir: join(embeddings, 'wasm') } : undefined,
     extracted,
     extractMs: Math.round(performance.now() - t0),

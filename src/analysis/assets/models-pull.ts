@@ -10,6 +10,7 @@
  */
 import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, normalize, sep } from 'node:path';
+import { hubFromEnv } from '../../config';
 import { DEFAULT_WHISPER_DTYPE, DEFAULT_WHISPER_MODEL, whisperRequiredFiles, type WhisperDtype } from '../engines/stt';
 
 export interface PullOptions {
@@ -19,11 +20,11 @@ export interface PullOptions {
   modelsDir: string;
   /** Which ONNX precisions to fetch (must match the engine's). @default encoder fp32, decoder q8 */
   dtype?: WhisperDtype;
-  /** Hub address. @default process.env.HF_ENDPOINT ?? "https://huggingface.co" */
+  /** Hub address. @default HF_ENDPOINT ?? "https://huggingface.co" */
   endpoint?: string;
   /** Branch, tag or commit. @default "main" */
   revision?: string;
-  /** Access token for gated or private models. @default process.env.HF_TOKEN */
+  /** Access token for gated or private models. @default HF_TOKEN */
   token?: string;
   signal?: AbortSignal;
   /** Called as bytes arrive (file path inside the model, bytes so far, expected total or null). */
@@ -61,9 +62,10 @@ export async function pullWhisperModel(opts: PullOptions): Promise<{ dir: string
   const id = opts.id || DEFAULT_WHISPER_MODEL;
   if (!/^[\w.-]+(\/[\w.-]+)?$/.test(id) || id.split('/').some((p) => p === '..' || p === '.'))
     throw new Error(`"${id}" is not a Hugging Face model id (owner/name)`);
-  const endpoint = (opts.endpoint ?? process.env.HF_ENDPOINT ?? 'https://huggingface.co').replace(/\/+$/, '');
+  const hub = hubFromEnv();
+  const endpoint = (opts.endpoint ?? hub.endpoint ?? 'https://huggingface.co').replace(/\/+$/, '');
   const revision = opts.revision ?? 'main';
-  const token = opts.token ?? process.env.HF_TOKEN;
+  const token = opts.token ?? hub.token;
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
   const dir = join(opts.modelsDir, id);
 

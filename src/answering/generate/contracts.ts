@@ -72,17 +72,12 @@ export type GeneratorConfig =
 
 /** The generator part of the service config. */
 export function generatorConfigOf(c: Config): GeneratorConfig {
-  switch (c.generator) {
+  const g = c.generator;
+  switch (g.type) {
     case 'openai':
-      return {
-        type: 'openai',
-        url: c.generatorUrl,
-        model: c.generatorModel,
-        apiKey: c.generatorApiKey || undefined,
-        vision: c.generatorVision,
-      };
+      return { type: 'openai', url: g.url, model: g.model, apiKey: g.apiKey || undefined, vision: g.vision };
     case 'transformers':
-      return { type: 'transformers', model: c.generatorModel, modelsDir: c.modelsDir };
+      return { type: 'transformers', model: g.model, modelsDir: c.modelsDir };
     case 'none':
       return { type: 'none' };
   }

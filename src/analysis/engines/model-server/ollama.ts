@@ -5,7 +5,7 @@
  * are set to something other than their defaults. What was picked, and what is missing, is printed.
  * An Ollama that cannot be reached is reported and the server starts without it.
  */
-import { deriveConfig, type Config } from '../../../config';
+import { deriveConfig, type Config, type EngineChanges } from '../../../config';
 
 export interface OllamaModel {
   name: string;
@@ -44,15 +44,18 @@ export async function readOllamaModels(url: string, timeoutMs: number): Promise<
   );
 }
 
+/** How a set engine is shown: its type and model. */
+const setting = (e: { type: string; model?: string }) => `${e.type} ${e.model ?? ''}`;
+
 /** The choices for `models` given `config`: changes to apply and lines to print. */
-export function pickOllamaModels(config: Config, models: OllamaModel[]): { changes: Partial<Config>; lines: string[] } {
+export function pickOllamaModels(config: Config, models: OllamaModel[]): { changes: EngineChanges; lines: string[] } {
   const url = config.ollama;
   const has = (m: OllamaModel, c: string) => m.capabilities.includes(c);
   const vision = models.find((m) => has(m, 'vision'));
   const chat =
     models.find((m) => has(m, 'completion') && !has(m, 'vision')) ?? models.find((m) => has(m, 'completion'));
   const embedding = models.find((m) => has(m, 'embedding'));
-  const changes: Partial<Config> = {};
+  const changes: EngineChanges = {};
   const lines: string[] = [
     `Ollama at ${url}: ${models.length} model(s) installed (${models.map((m) => m.name).join(', ') || 'none'}).`,
   ];
@@ -62,7 +65,7 @@ export function pickOllamaModels(config: Config, models: OllamaModel[]): { chang
     setting: string,
     model: OllamaModel | undefined,
     kind: keyof typeof SUGGEST,
-    apply: (name: string) => Partial<Config>,
+    apply: (name: string) => EngineChanges,
     adds: string,
   ) => {
     if (set) lines.push(`  ${what}: ${setting} (set explicitly; kept)`);
@@ -76,37 +79,34 @@ export function pickOllamaModels(config: Config, models: OllamaModel[]): { chang
   };
   pick(
     'captioner',
-    config.captioner !== 'none',
-    `${config.captioner} ${config.captionerModel}`,
+    config.captioner.type !== 'none',
+    setting(config.captioner),
     vision,
     'vision',
-    (name) => ({ captioner: 'openai', captionerUrl: url, captionerModel: name }),
+    (name) => ({ captioner: { type: 'openai', url, model: name } }),
     'captions',
   );
   pick(
     'generator',
-    config.generator !== 'none',
-    `${config.generator} ${config.generatorModel}`,
+    config.generator.type !== 'none',
+    setting(config.generator),
     chat,
     'chat',
     (name) => ({
-      generator: 'openai',
-      generatorUrl: url,
-      generatorModel: name,
-      ...(chat && has(chat, 'vision') ? { generatorVision: true } : {}),
+      generator: { type: 'openai', url, model: name, ...(chat && has(chat, 'vision') ? { vision: true } : {}) },
     }),
     'written answers',
   );
   pick(
     'embedder',
-    config.embedder !== 'use',
-    `${config.embedder} ${config.embedderModel}`,
+    config.embedder.type !== 'use',
+    setting(config.embedder),
     embedding,
     'embedding',
-    (name) => ({ embedder: 'openai', embedderUrl: url, embedderModel: name }),
+    (name) => ({ embedder: { type: 'openai', url, model: name } }),
     'its embeddings (the built-in encoder is used meanwhile)',
   );
-  if (config.sttEngine !== 'openai')
+  if (config.stt.type !== 'openai')
     lines.push(
       '  transcripts: Ollama serves no speech-to-text; `--stt openai --stt-url …` with a speech server (e.g. speaches) adds them',
     );
