@@ -76,6 +76,10 @@ unless allowed. Each stream writes to its own resource (\`file_type: video/x-liv
 and frames dropped; its frames are analysed in windows (OCR, objects, captions) and become
 searchable segments within seconds. Standing questions (POST /alerts) fire once per episode
 through the signed webhook outbox (\`alert.fired\`) and GET /alerts/events (server-sent events).
+A cited moment of a stream plays: GET /media/{file_id}/live-clip?start=S&end=E (stream seconds, at
+most 120 s) answers an MP4 made from the recording segments that cover it (H.264 copied from the
+keyframe at or before \`start\`, whose stream second \`X-Clip-Start\` gives), or from a pushed
+stream's frames; authorised as the other media links.
 
 **Deleting indexes.** DELETE /indexes/{index_id} soft-deletes (hidden unless include_deleted=true;
 uploads, questions and its files get 404); POST /indexes/{index_id}/restore undoes it. Deleted

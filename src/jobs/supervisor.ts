@@ -24,6 +24,8 @@ const LANE_RETRY_MS = 60_000;
 
 export class AnalysisSupervisor {
   private readonly procs = new Set<ReturnType<typeof Bun.spawn>>();
+  /** Built by every Service, started only by the server: the CLI and tests never spawn workers. */
+  private started = false;
   private stopping = false;
   /** Consecutive workers that died before they were ready. */
   private startFailures = 0;
@@ -44,6 +46,7 @@ export class AnalysisSupervisor {
   ) {}
 
   start(): void {
+    this.started = true;
     for (let i = 0; i < this.d.config.analysisWorkers; i++) this.spawn();
     if (this.d.config.shortLaneSec > 0) {
       this.laneTimer = setInterval(() => this.laneIfNeeded(), LANE_CHECK_MS);
@@ -69,6 +72,7 @@ export class AnalysisSupervisor {
 
   /** A job was queued: let idle workers look now rather than at their next poll. */
   wake(): void {
+    if (!this.started) return;
     this.laneIfNeeded();
     for (const p of this.procs) {
       try {

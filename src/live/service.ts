@@ -38,6 +38,7 @@ import {
   type User,
 } from '../storage/schema';
 import { AlertHub, matchAlert, type FiredAlert } from './alerts';
+import { type LiveClip, liveClip, pruneClips } from './clips';
 import { checkStreamUrl, pinnedUrl, PulledSource, redactUrl } from './source';
 
 /** States in which a stream counts against the user's caps. */
@@ -445,6 +446,11 @@ export class LiveService {
     return rows.map(({ e, a, s }) => firedOf(e.id, a, s, e.t, e.evidence, e.frame));
   }
 
+  /** A playable MP4 of stream seconds [start, end] of a live video (see clips.ts); null when nothing kept covers them. */
+  async clip(videoId: string, originMs: number, start: number, end: number): Promise<LiveClip | null> {
+    return liveClip({ ffmpeg: await this.d.ffmpeg(), dir: this.d.files.videoDir(videoId), originMs, start, end });
+  }
+
   // --- retention
 
   /** Drops what is older than each stream's retention: recording segments, frames, segments, alert events. */
@@ -452,6 +458,8 @@ export class LiveService {
     let removed = 0;
     const rows = this.d.db.select().from(liveStreams).all();
     for (const row of rows) {
+      // Clips made for citations are kept an hour (they are made again on demand).
+      pruneClips(this.d.files.videoDir(row.videoId), nowMs);
       if (row.originMs === null) continue;
       const cutT = (nowMs - row.originMs) / 1000 - row.retentionSec;
       if (cutT <= 0) continue;

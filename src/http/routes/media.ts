@@ -5,12 +5,17 @@
  */
 import { join } from 'node:path';
 import { Elysia, t } from 'elysia';
-import { errorBody, forbidden, notFound, unauthorized } from '../../errors';
+import { badRequest, errorBody, forbidden, notFound, unauthorized } from '../../errors';
+import { MAX_CLIP_SEC } from '../../live/clips';
 import { playbackCopy } from '../../media/playback';
 import type { Service } from '../../service';
-import { liveVideo } from '../../storage/repositories/videos';
 import { tokenOf } from '../auth';
 import { ErrorBody } from '../models';
+
+/** A live stream's resource: its recording is many segments, played a window at a time. */
+const LIVE_TYPE = 'video/x-live';
+const LIVE_HAS_NO_FILE =
+  'a live stream has no single file; play a moment of it with GET /media/{file_id}/live-clip?start=…&end=…';
 
 export function mediaRoutes(s: Service) {
   /** The video a media request may read: by signed link for exactly this path, or by its owner's token. */
@@ -31,9 +36,7 @@ export function mediaRoutes(s: Service) {
       userId = s.accounts.authenticate(token).id;
     }
     // A deleted index hides its files too (as its listing, questions and segments), signed links included.
-    const video = liveVideo(s.db, fileId, userId);
-    if (!video) throw notFound('no such file');
-    return video;
+    return s.videos.readable(fileId, userId);
   };
   const query = t.Object({
     token: t.Optional(
@@ -46,7 +49,7 @@ export function mediaRoutes(s: Service) {
   const refused = {
     401: error('neither a signed link nor a token'),
     403: error('the signed link is invalid or has expired'),
-    404: error("no such file, not stored yet, in a deleted index, or another user's"),
+    404: error("no such file, not stored yet, in a deleted index, another user's, or a live stream (see live-clip)"),
   };
   // A stored file keeps its real type: video/*, or image/gif and image/apng for animated images.
   const file = {
@@ -91,6 +94,7 @@ export function mediaRoutes(s: Service) {
       ({ params, query, request }) => {
         const v = authorise(`/media/${params.file_id}`, params.file_id, query, request);
         if (!v.storagePath) throw notFound(`the file is not stored yet (status: ${v.status})`);
+        if (v.fileType === LIVE_TYPE) throw notFound(LIVE_HAS_NO_FILE);
         return serveRange(request, Bun.file(s.files.abs(v.storagePath)), v.fileType ?? 'application/octet-stream');
       },
       {
@@ -112,6 +116,7 @@ export function mediaRoutes(s: Service) {
       ({ params, query, request }) => {
         const v = authorise(`/media/${params.file_id}/playback`, params.file_id, query, request);
         if (!v.storagePath) throw notFound(`the file is not stored yet (status: ${v.status})`);
+        if (v.fileType === LIVE_TYPE) throw notFound(LIVE_HAS_NO_FILE);
         // The browser-playable copy when the video has one (HEVC, ProRes, GIF…), else the original.
         const copy = playbackCopy(s.files.videoDir(v.id));
         if (copy) return serveRange(request, Bun.file(copy), 'video/mp4');
@@ -135,6 +140,49 @@ export function mediaRoutes(s: Service) {
           responses: {
             ...(streamed('the whole copy (video/mp4), or the original with its stored MIME type') as object),
             503: error('the playable copy is still being made (see `Retry-After`)'),
+          } as never,
+        },
+      },
+    )
+    .get(
+      '/media/:file_id/live-clip',
+      async ({ params, query, request }) => {
+        const v = authorise(`/media/${params.file_id}/live-clip`, params.file_id, query, request);
+        const { start, end } = clipWindow(query.start, query.end);
+        if (v.fileType !== LIVE_TYPE)
+          throw notFound('this file is not a live stream; play it with GET /media/{file_id}');
+        const clock = s.live.clockOf(v.id);
+        if (!clock) throw notFound('the stream has no frames yet');
+        const clip = await s.live.clip(v.id, clock.originMs, start, end);
+        if (!clip)
+          throw notFound(
+            `nothing of the stream is kept between ${start} s and ${end} s (not reached yet, or purged by the retention)`,
+          );
+        const res = serveRange(request, Bun.file(clip.path), 'video/mp4');
+        res.headers.set('x-clip-start', String(clip.start));
+        res.headers.set('x-clip-source', clip.source);
+        return res;
+      },
+      {
+        params: t.Object({ file_id: t.String({ description: 'the live stream (`file_id` of its resource)' }) }),
+        query: t.Object({
+          ...query.properties,
+          start: t.String({ description: 'stream seconds where the clip starts (as `time` of a segment or an alert)' }),
+          end: t.Optional(
+            t.String({
+              description: `stream seconds where it ends; default start + 30, at most start + ${MAX_CLIP_SEC}`,
+            }),
+          ),
+        }),
+        detail: {
+          operationId: 'getLiveClip',
+          tags: ['media', 'live'],
+          summary: 'A playable MP4 of a live stream between two stream times (for a cited moment)',
+          description: `A pulled stream's recording segments that cover the window, concatenated and remuxed (H.264 is copied; another codec is made H.264); for a pushed stream, which keeps frames and no recording, its frames in the window as an H.264 video (each frame shown until the next). At most ${MAX_CLIP_SEC} s. \`X-Clip-Start\` says which stream second the clip starts at (a recording starts at the keyframe at or before \`start\`; frames at the first kept frame). Clips are cached for an hour. Authorised as GET /media/{file_id}; 404 for a file that is not a live stream or a window with nothing kept.`,
+          parameters: [rangeHeader],
+          responses: {
+            ...(streamed('the clip (video/mp4)') as object),
+            400: error('start or end is not a number of seconds, end is not after start, or the window is too long'),
           } as never,
         },
       },
@@ -177,6 +225,20 @@ export function mediaRoutes(s: Service) {
         },
       },
     );
+}
+
+/** The stream-time window of a clip request, checked: 0 ≤ start < end ≤ start + MAX_CLIP_SEC. */
+function clipWindow(rawStart: string, rawEnd: string | undefined): { start: number; end: number } {
+  const seconds = (name: string, raw: string) => {
+    const n = raw.trim() === '' ? Number.NaN : Number(raw);
+    if (!Number.isFinite(n) || n < 0) throw badRequest(`${name} must be a number of seconds ≥ 0`);
+    return n;
+  };
+  const start = seconds('start', rawStart);
+  const end = rawEnd === undefined ? start + 30 : seconds('end', rawEnd);
+  if (end <= start) throw badRequest('end must be after start');
+  if (end - start > MAX_CLIP_SEC) throw badRequest(`a clip is at most ${MAX_CLIP_SEC} s long`);
+  return { start, end };
 }
 
 /** Serves one byte range (`bytes=a-b`, `a-`, `-n`) or the whole file; 416 when unsatisfiable. */

@@ -25,7 +25,8 @@ const CSP = [
   "script-src 'self'",
   "style-src 'self'",
   "img-src 'self' data:",
-  "media-src 'self'",
+  // blob: the live tile plays a stream's clip fetched with the token in a header (never in a URL).
+  "media-src 'self' blob:",
   "connect-src 'self'",
   "base-uri 'none'",
   "form-action 'none'",

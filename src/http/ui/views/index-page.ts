@@ -3,6 +3,7 @@ import { ApiError, api, getJson, type Json } from '../api';
 import { focusHeading, fmtBytes, fmtTime, h, stageLabel, toast, waitingLabel } from '../dom';
 import { route, S } from '../state';
 import { askPanel } from './ask';
+import { liveBoard } from './live';
 import { peoplePanel } from './people';
 import { searchPanel } from './search';
 import { addVideoForm, dropZone, renderUploads, uploadsSection } from './uploads';
@@ -73,6 +74,8 @@ export async function viewIndex(main: HTMLElement, indexId: string) {
   renderUploads();
   focusHeading(main);
 
+  // Live streams show as tiles that refresh themselves (their resources stay `ready`).
+  const board = liveBoard(idx);
   let timer = 0;
   let stopped = false;
   S.cleanup.push(() => ((stopped = true), clearTimeout(timer)));
@@ -82,7 +85,7 @@ export async function viewIndex(main: HTMLElement, indexId: string) {
     list.setAttribute('aria-busy', 'false');
     list.replaceChildren(
       ...(rs.length
-        ? rs.map((r) => videoRow(idx, r, load))
+        ? rs.map((r) => (r.live ? board.tile(r, [removeButton(idx, r, load)]) : videoRow(idx, r, load)))
         : [h('li', { class: 'empty muted' }, 'No videos: add one by its URL.')]),
     );
     // The people change when a video's analysis ends (or a video goes).
@@ -96,8 +99,8 @@ export async function viewIndex(main: HTMLElement, indexId: string) {
   await load();
 }
 
-export function videoRow(idx: Json, r: Json, reload: () => Promise<void>) {
-  const busy = r.status !== 'ready' && r.status !== 'failed';
+/** The button that removes a video (or a live stream's resource) from its index, after asking. */
+function removeButton(idx: Json, r: Json, reload: () => Promise<void>) {
   const remove = async () => {
     if (!confirm(`Remove ${r.file_name} from ${idx.name}? Its file and analysis are deleted.`)) return;
     try {
@@ -108,6 +111,15 @@ export function videoRow(idx: Json, r: Json, reload: () => Promise<void>) {
       toast(e.message);
     }
   };
+  return h(
+    'button',
+    { type: 'button', class: 'link danger', onclick: remove, 'aria-label': `Remove ${r.file_name}` },
+    'Remove',
+  );
+}
+
+export function videoRow(idx: Json, r: Json, reload: () => Promise<void>) {
+  const busy = r.status !== 'ready' && r.status !== 'failed';
   const meta = [
     r.metadata?.duration != null && fmtTime(r.metadata.duration),
     r.metadata?.width && `${r.metadata.width}×${r.metadata.height}`,
@@ -144,10 +156,6 @@ export function videoRow(idx: Json, r: Json, reload: () => Promise<void>) {
         r.queue_position ? waitingLabel(r) : `${stageLabel(r.stage || r.status)} — ${Math.round(r.progress ?? 0)} %`,
       ),
     r.status === 'failed' && h('p', { class: 'error small' }, `Failed: ${r.error ?? 'unknown reason'}`),
-    h(
-      'button',
-      { type: 'button', class: 'link danger', onclick: remove, 'aria-label': `Remove ${r.file_name}` },
-      'Remove',
-    ),
+    removeButton(idx, r, reload),
   );
 }

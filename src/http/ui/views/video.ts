@@ -4,6 +4,7 @@ import { announce, focusHeading, fmtTime, h, stageLabel, toast } from '../dom';
 import { S } from '../state';
 import { askPanel } from './ask';
 import { findIndex } from './index-page';
+import { playLiveClip } from './live';
 import { personLanes } from './people';
 import { timeline } from './timeline';
 
@@ -22,15 +23,27 @@ export async function viewVideo(main: HTMLElement, indexId: string, fileId: stri
     preload: 'metadata',
     playsInline: true,
     // While its playable copy is being made there is nothing this browser is sure to play: wait for it.
-    ...(!copyPending(r) && { src: r.playback_src ?? r.src }),
+    // A live stream has no single file: its moments play as clips (see seek).
+    ...(!r.live && !copyPending(r) && { src: r.playback_src ?? r.src }),
     'aria-label': `Video ${r.file_name}`,
   });
   const start = Number(params.get('t'));
-  if (Number.isFinite(start) && start > 0)
+  if (!r.live && Number.isFinite(start) && start > 0)
     player.addEventListener('loadedmetadata', () => (player.currentTime = start), { once: true });
+  let liveClipUrl: string | null = null;
   const seek = (t: number) => {
-    player.currentTime = t;
     announce(`Playing from ${fmtTime(t)}`);
+    if (!r.live) {
+      player.currentTime = t;
+      return;
+    }
+    playLiveClip(player, fileId, t)
+      .then(({ url }) => {
+        if (liveClipUrl) URL.revokeObjectURL(liveClipUrl);
+        liveClipUrl = url;
+        status.textContent = `A clip of the live stream from ${fmtTime(t)}.`;
+      })
+      .catch((e) => (status.textContent = `The clip cannot be played: ${e.message}`));
   };
   const status = h('p', { class: 'status small', role: 'status' });
   const downloads = h('div', {}, exportLinks(r));
@@ -100,7 +113,9 @@ export async function viewVideo(main: HTMLElement, indexId: string, fileId: stri
     player.pause();
     player.removeAttribute('src');
     player.load();
+    if (liveClipUrl) URL.revokeObjectURL(liveClipUrl);
   });
+  if (r.live && Number.isFinite(start) && start >= 0 && params.has('t')) seek(start);
   let shown = -1;
   const dropTimeline: (() => void)[] = [];
   S.cleanup.push(() => dropTimeline.splice(0).forEach((f) => f()));
@@ -123,7 +138,7 @@ export async function viewVideo(main: HTMLElement, indexId: string, fileId: stri
             : '';
     // The playable copy may be announced after the page opened (the analysis had not started yet):
     // switch to it, keeping the position.
-    const want: string | null = pending ? null : (cur.playback_src ?? cur.src);
+    const want: string | null = pending || cur.live ? null : (cur.playback_src ?? cur.src);
     if (want && new URL(want, location.href).pathname !== new URL(player.src || '/', location.href).pathname) {
       const at = player.currentTime;
       player.src = want;
