@@ -4,8 +4,8 @@
  *
  *   1. Scope follows the words: a file the question names that the index does not hold is "not in
  *      this index" (never another video's evidence).
- *   2. The structured answer: people (faces, names), colours of detections, then the fact plug-ins
- *      through the composer (counts, times, file facts, shots...).
+ *   2. The structured answer: the fact plug-ins through the composer (counts, times, people by
+ *      face and name, colours, file facts, shots...), the best reading of the question first.
  *   3. The free-text evidence (captions, transcripts, on-screen text): a sentence that names what
  *      is asked beats "not found" and answers open questions; when it and the detector disagree,
  *      the answer says what each source saw.
@@ -17,11 +17,9 @@ import type { Embedder } from '../analysis/embedder';
 import type { RetrievalCore, ScopeWindow } from '../search/retrieval';
 import type { Db } from '../storage/db';
 import type { Segment, Video } from '../storage/schema';
-import { answerAboutColours } from './colours';
 import { Composer, type Composed, type ComposeInput } from './compose';
 import type { Evidence } from './evidence';
 import { bestSentences, contentWords, type Sentence } from './open';
-import { answerAboutPeople } from './people';
 import { readSlots } from './reader';
 import { formatTime } from './target';
 import { colourOnClothing, isPersonWord, LABEL_WORDS, labelNoun, labelsNamed, namesLabel } from './vocabulary';
@@ -57,22 +55,9 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
       found: false,
       reading: 'file.not_in_index',
     };
-  const frameAt = (videoId: string, t: number) => {
-    const f = a.retrieval.finder.frameNear(videoId, t);
-    return f ? a.frameUrl(videoId, f) : null;
-  };
-  const people = answerAboutPeople({
-    db: a.db,
-    prompt: a.prompt,
-    indexId: a.indexId,
-    videos: a.videos,
-    window: a.window,
-    frameAt,
-  });
-  if (people) return people;
-  const colours = answerAboutColours({ db: a.db, prompt: a.prompt, videos: a.videos, window: a.window, frameAt });
-  if (colours) return colours;
   const composed = await new Composer({
+    db: a.db,
+    indexId: a.indexId,
     prompt: a.prompt,
     guidance: a.guidance,
     scope,
@@ -89,10 +74,10 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     window: a.window,
   };
   const reading = composed.reading ?? '';
-  // Counts, file facts, shots, lists of videos: computed, and free text does not replace them.
+  // Counts, people by face, colours, file facts, shots, lists of videos: computed, and free text does not replace them.
   const computed =
     composed.found &&
-    /^(objects|people)\.(count|extreme|compare)|^(shots|duration|resolution|fps|size|codec|audio|videos)\./.test(
+    /^(objects|people)\.(count|extreme|compare)|^(faces|colours|shots|duration|resolution|fps|size|codec|audio|videos)\./.test(
       reading,
     );
   const open = /^(objects\.what|moment\.visible|search)$/.test(reading) || !composed.found;
@@ -199,7 +184,8 @@ function withMissingModel(
     return `${firstSentence(output)} The index holds no transcript of the speech: a transcriber (the speech analyzer with a Whisper model, "vidq models pull", or --stt openai with a speech-to-text server) would answer it.`;
   }
   const visual =
-    !intent.needs.has('written') && !/^(text|shots|duration|resolution|fps|size|codec|audio|videos)\./.test(reading);
+    !intent.needs.has('written') &&
+    !/^(text|faces|shots|duration|resolution|fps|size|codec|audio|videos)\./.test(reading);
   // Only where the detector has nothing for what is asked: a count it got wrong is not a missing model.
   const seen = intent.labels.filter(
     (l) => l !== 'person' && finder.byKind(scope, ['object'], { labels: [l], limit: 1 }).length,
