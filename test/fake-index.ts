@@ -13,7 +13,16 @@ import { relativeScope, type StreamClock } from '../src/answering/relative-time'
 import { parseTarget } from '../src/answering/target';
 import { RetrievalCore } from '../src/search/retrieval';
 import { openDatabase, type Db } from '../src/storage/db';
-import { mediaIndexes, segments, users, videos, type SegmentKind, type Video } from '../src/storage/schema';
+import {
+  mediaIndexes,
+  people,
+  personAppearances,
+  segments,
+  users,
+  videos,
+  type SegmentKind,
+  type Video,
+} from '../src/storage/schema';
 
 export interface FakeSegment {
   kind: SegmentKind;
@@ -22,6 +31,8 @@ export interface FakeSegment {
   text: string;
   confidence?: number;
   extra?: Record<string, unknown>;
+  /** A `face` segment's person (the faces analysis groups appearances into people; the user names them). */
+  person?: { id: string; name?: string };
 }
 
 export interface FakeVideo {
@@ -32,6 +43,8 @@ export interface FakeVideo {
   height?: number;
   fps?: number;
   hasAudio?: boolean;
+  /** The video's analysis summary (default: every analyzer ran, none reports anything). */
+  analysis?: Record<string, unknown>;
 }
 
 export class FakeIndex {
@@ -70,17 +83,35 @@ export class FakeIndex {
         stage: null,
         progress: 1,
         error: null,
-        analysis: {},
+        analysis: v.analysis ?? {},
         uploadedAt: now,
         updatedAt: now,
       };
       this.db.insert(videos).values(row).run();
       this.videos.push(row as Video);
-      for (const s of v.segments)
-        this.db
+      for (const { person, ...s } of v.segments) {
+        const seg = this.db
           .insert(segments)
           .values({ videoId: row.id, ...s, confidence: s.confidence ?? 0.9, extra: s.extra ?? null })
+          .returning({ id: segments.id })
+          .get();
+        if (!person) continue;
+        this.db
+          .insert(people)
+          .values({ id: person.id, indexId: 'i1', userId: 'u1', name: person.name ?? null, createdAt: now })
+          .onConflictDoNothing()
           .run();
+        this.db
+          .insert(personAppearances)
+          .values({
+            segmentId: seg.id,
+            personId: person.id,
+            videoId: row.id,
+            indexId: 'i1',
+            descriptor: Buffer.alloc(4),
+          })
+          .run();
+      }
     });
     this.retrieval = new RetrievalCore({ db: this.db, embedder: null });
   }

@@ -4,8 +4,8 @@
  *
  *   1. Scope follows the words: a file the question names that the index does not hold is "not in
  *      this index" (never another video's evidence).
- *   2. The structured answer: people (faces, names), colours of detections, then the fact plug-ins
- *      through the composer (counts, times, file facts, shots...).
+ *   2. The structured answer: the fact plug-ins through the composer (counts, times, people by
+ *      face and name, colours, file facts, shots...), the best reading of the question first.
  *   3. The free-text evidence (captions, transcripts, on-screen text): a sentence that names what
  *      is asked beats "not found" and answers open questions; when it and the detector disagree,
  *      the answer says what each source saw.
@@ -17,11 +17,9 @@ import type { Embedder } from '../analysis/embedder';
 import type { RetrievalCore, ScopeWindow } from '../search/retrieval';
 import type { Db } from '../storage/db';
 import type { Segment, Video } from '../storage/schema';
-import { answerAboutColours } from './colours';
 import { Composer, type Composed, type ComposeInput } from './compose';
 import type { Evidence } from './evidence';
 import { bestSentences, contentWords, type Sentence } from './open';
-import { answerAboutPeople } from './people';
 import { asksBeyondLabels, colourOfUnlabelled } from './intent';
 import { readSlots, unknownFile } from './reader';
 import { formatTime } from './target';
@@ -58,19 +56,6 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
       found: false,
       reading: 'file.not_in_index',
     };
-  const frameAt = (videoId: string, t: number) => {
-    const f = a.retrieval.finder.frameNear(videoId, t);
-    return f ? a.frameUrl(videoId, f) : null;
-  };
-  const people = answerAboutPeople({
-    db: a.db,
-    prompt: a.prompt,
-    indexId: a.indexId,
-    videos: a.videos,
-    window: a.window,
-    frameAt,
-  });
-  if (people) return people;
   const unlabelled = colourOfUnlabelled(a.prompt);
   if (unlabelled && !a.retrieval.finder.has(scope, ['caption'])) {
     // The colour of a thing no detector label names (the sky, the caps of bottles; clothing with no
@@ -84,9 +69,9 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
         reading: 'colours.unlabelled',
       };
   }
-  const colours = answerAboutColours({ db: a.db, prompt: a.prompt, videos: a.videos, window: a.window, frameAt });
-  if (colours) return colours;
   const composed = await new Composer({
+    db: a.db,
+    indexId: a.indexId,
     prompt: a.prompt,
     guidance: a.guidance,
     scope,
@@ -103,10 +88,10 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     window: a.window,
   };
   const reading = composed.reading ?? '';
-  // Counts, file facts, shots, lists of videos: computed, and free text does not replace them.
+  // Counts, people by face, colours, file facts, shots, lists of videos: computed, and free text does not replace them.
   const computed =
     composed.found &&
-    /^(objects|people)\.(count|extreme|compare)|^(shots|duration|resolution|fps|size|codec|audio|videos)\./.test(
+    /^(objects|people)\.(count|extreme|compare)|^(faces|colours|shots|duration|resolution|fps|size|codec|audio|videos)\./.test(
       reading,
     );
   // On-screen text found for a question that asks nothing about writing ("is there an espresso
@@ -259,7 +244,7 @@ function withMissingModel(
   // A question about the picture that was read as a text search ("is it in colour or black and
   // white") is still about the picture.
   const visual =
-    !intent.needs.has('written') && !/^(shots|duration|resolution|fps|size|codec|audio|videos)\./.test(reading);
+    !intent.needs.has('written') && !/^(faces|shots|duration|resolution|fps|size|codec|audio|videos)\./.test(reading);
   // Only where the detector has nothing for what is asked: a count it got wrong is not a missing model.
   const seen = intent.labels.filter(
     (l) => l !== 'person' && finder.byKind(scope, ['object'], { labels: [l], limit: 1 }).length,

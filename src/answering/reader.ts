@@ -415,8 +415,10 @@ export async function readQuestion(
   question: string,
   videos: Video[],
   embedder: Embedder | null,
+  indexCues: FactKind[] = [],
 ): Promise<ReadQuestion> {
   const slots = readSlots(question, videos);
+  for (const k of indexCues) slots.factCues.add(k);
   const meaning = new Float64Array(CELLS.length);
   let vector: Float32Array | null = null;
   if (embedder && question.trim()) {
@@ -445,7 +447,7 @@ export async function readQuestion(
   }
   const readings: Reading[] = CELLS.map((cell, i) => {
     let score = meaning[i]!;
-    if (slots.factCues.has(cell.fact)) score += CUE;
+    if (slots.factCues.has(cell.fact)) score += CUE * cell.cueWeight;
     if (slots.formCues.has(cell.form)) score += CUE;
     // A cell that needs a slot the question lacks (a label to count, two videos to compare) does not fit.
     if (cell.needs?.some((n) => !hasSlot(slots, n, cell))) score -= 2 * CUE;
