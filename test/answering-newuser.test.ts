@@ -99,6 +99,14 @@ describe('what the detector cannot tell is said so', () => {
     }
   });
 
+  test('"what/which" followed by a word that is no thing ("at what point", "which piece of") still asks about the label or category named after it', async () => {
+    const bird = await index.ask('at what point can we see a bird?', { video: 'kitten-yard.mp4' });
+    expect(bird.output).not.toMatch(NAMES_MODEL);
+    expect(bird.evidence.some((e) => e.kind === 'object' && e.start <= 9 && e.end >= 3)).toBe(true);
+    const device = await index.ask('which piece of electronics sits on the desk?', { video: 'office-desk.mp4' });
+    expect(device.output.toLowerCase()).toContain('laptop');
+    expect(device.output).not.toMatch(NAMES_MODEL);
+  });
   test('with a caption, the caption answers the activity', async () => {
     const a = await index.ask('what is she making in the pan?', { video: 'kitchen-cam.mp4' });
     expect(a.output.toLowerCase()).toContain('pancake');

@@ -144,6 +144,13 @@ export function asksBeyondLabels(question: string): string | null {
     return null;
   if (GENERIC.test(w) || labelsNamed(` ${w} `).length || w in CATEGORIES || w.replace(/s$/, '') in CATEGORIES)
     return null;
+  // The subject the question goes on to name, up to a place ("on the desk"): a label or a category
+  // there means labels can answer ("at what point is a bird seen", "which piece of electronics").
+  const subject = q
+    .slice(kind.index + kind[0].length)
+    .split(/ (?:on|at|in|near|under|behind|beside|next to|inside) /)[0]!;
+  if (labelsNamed(subject).some((l) => l !== 'person')) return null;
+  if (subject.split(' ').some((t) => t in CATEGORIES || t.replace(/s$/, '') in CATEGORIES)) return null;
   return w;
 }
 
