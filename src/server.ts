@@ -7,7 +7,6 @@ import { analyzerNames, isLoopbackHost, type Config } from './config';
 import { createHttpApp } from './http/app';
 import { withOllama } from './analysis/engines/model-server/ollama';
 import { DEFAULT_WHISPER_MODEL, whisperModelPresent } from './analysis/engines/stt';
-import { AnalysisSupervisor } from './jobs/supervisor';
 import { createLogger } from './log';
 import { createService, ensureDefaultUser, type Service } from './service';
 
@@ -32,7 +31,7 @@ export async function startServer(
   const log = createLogger(config.logLevel, {}, logSink);
   // --ollama: captioner, generator and embedder picked from its installed models (issue 11).
   config = await withOllama(config, out);
-  const service = createService(config, log);
+  const service = createService(config, log, { ...(logSink && { logSink }) });
   const recovered = service.ingest.recover();
   if (recovered.interrupted || recovered.orphans) log.warn('recovered from an unclean stop', { ...recovered });
   const resumed = service.queue.resetRunning();
@@ -40,15 +39,7 @@ export async function startServer(
   if (resumed || requeued.length)
     log.info('resuming interrupted analysis', { jobs: resumed, requeued: requeued.length });
   service.maintenance.run();
-  const supervisor = new AnalysisSupervisor({
-    config,
-    queue: service.queue,
-    log,
-    ...(logSink && { logSink }),
-    onChanged: (videoId) => service.videoChanged(videoId),
-  });
-  supervisor.start();
-  service.wakeWorkers = () => supervisor.wake();
+  service.workers.start();
   // Another embedding model than the one that embedded the index: redo the vectors (issue 11).
   const reembed = config.analysisWorkers > 0 ? service.reanalyze.reembedChanged() : [];
   if (reembed.length) log.info('re-embedding videos with the configured embedding model', { videos: reembed.length });
@@ -110,7 +101,7 @@ export async function startServer(
     async stop() {
       service.live.stop();
       await app.stop(true);
-      await supervisor.stop();
+      await service.workers.stop();
       (app.store as { cron?: Record<string, { stop(): void }> }).cron?.maintenance?.stop();
       service.close();
     },

@@ -19,6 +19,7 @@ import { IngestService } from './ingest/service';
 import { Maintenance } from './jobs/maintenance';
 import { JobQueue } from './jobs/queue';
 import { ReanalyzeService, type StageInfo } from './jobs/reanalyze';
+import { AnalysisSupervisor } from './jobs/supervisor';
 import { createLogger, type Logger } from './log';
 import { resolveBinaries } from './media/binaries';
 import { MediaLinks } from './media/links';
@@ -28,10 +29,11 @@ import { placeOf } from './storage/repositories/videos';
 import { RetrievalCore } from './search/retrieval';
 import { SearchService } from './search/service';
 import { ExportService } from './exports/service';
-import { ensureWebhookTriggers, WebhookService } from './webhooks/service';
+import { WebhookService } from './webhooks/service';
 import { PeopleService } from './people/service';
 import { FlowService } from './flows';
-import { LiveService } from './live/service';
+import { VideoService } from './videos/service';
+import { LIVE_ANALYZERS, LiveService } from './live/service';
 
 export interface Service {
   config: Config;
@@ -40,6 +42,8 @@ export interface Service {
   files: DataDir;
   accounts: AccountService;
   indexes: IndexService;
+  /** A user's videos: the timeline and the files they may read. */
+  videos: VideoService;
   ingest: IngestService;
   /** Signed upload URLs of POST /api-pre-upload (the hosted SDK's local files). */
   grants: UploadGrants;
@@ -52,6 +56,11 @@ export interface Service {
   maintenance: Maintenance;
   links: MediaLinks;
   queue: JobQueue;
+  /**
+   * The analysis worker processes: built here, started by the server (`serve`) only. The CLI and
+   * tests that build a Service without serving leave it unstarted; waking it then does nothing.
+   */
+  workers: AnalysisSupervisor;
   reanalyze: ReanalyzeService;
   /** People of each index (faces grouped by likeness). */
   people: PeopleService;
@@ -59,8 +68,6 @@ export interface Service {
   flows: FlowService;
   /** Live streams (pushed or pulled), their analysis and alerts. */
   live: LiveService;
-  /** Set by the server: tells the analysis workers a job is waiting. */
-  wakeWorkers: () => void;
   /**
    * A video's analysis changed (queued, progressed, ended): drops what is cached about it (its
    * index's listing and its vectors). The one place that knows which caches hold a video.
@@ -69,7 +76,21 @@ export interface Service {
   close(): void;
 }
 
-export function createService(config: Config, log: Logger = createLogger(config.logLevel)): Service {
+export interface ServiceOptions {
+  /** Where the analysis workers' log lines go (default: this process's stderr). */
+  logSink?: (line: string) => void;
+}
+
+/**
+ * The composition root: every part is built once, in dependency order, and given what it uses.
+ * Nothing is patched in afterwards; the server only starts what is built here.
+ */
+export function createService(
+  config: Config,
+  log: Logger = createLogger(config.logLevel),
+  opts: ServiceOptions = {},
+): Service {
+  // Storage.
   const files = new DataDir(config.dataDir);
   files.ensure();
   // ensure() makes new folders 0700 but leaves an existing one as it is.
@@ -80,29 +101,16 @@ export function createService(config: Config, log: Logger = createLogger(config.
       mode: mode.toString(8),
     });
   const db = openDatabase(files.dbFile);
-  ensureWebhookTriggers(db);
-  const accounts = new AccountService(db);
-  const indexes = new IndexService(db);
   const ffprobe = async () => (await resolveBinaries(files.binDir)).ffprobe;
   const ffmpeg = async () => (await resolveBinaries(files.binDir)).ffmpeg;
-  const queue = new JobQueue(db);
-  const analysis = config.analysisWorkers > 0;
-  const service = {} as Service;
-  const ingest = new IngestService({
-    db,
-    config,
-    files,
-    indexes,
-    log,
-    ffprobe,
-    ffmpeg,
-    analysis,
-    enqueue: (tx, id, now) => queue.enqueueIn(tx, id, now),
-    onStored: () => {
-      if (analysis) service.wakeWorkers();
-    },
-  });
   const links = new MediaLinks(files.secretKey(), config.mediaLinkTtlSec);
+
+  // Accounts, indexes and their videos.
+  const accounts = new AccountService(db);
+  const indexes = new IndexService(db);
+  const videos = new VideoService({ db });
+
+  // Retrieval: one core for answers, search and every later caller, so the vectors are held once.
   // The question embedder loads on the first question (a few hundred ms), not at start-up, and runs
   // in a thread of its own so that embedding a question never holds up other requests.
   const embedder = !analyzerNames(config.analyzers).includes('embeddings')
@@ -110,36 +118,24 @@ export function createService(config: Config, log: Logger = createLogger(config.
     : config.embedder.type === 'openai'
       ? questionEmbedder(config, config.embedder)
       : new ThreadedEmbedder(() => embeddingFiles(files.assetsDir));
-  // Reads the text at a question's moment (OCR models load on the first such question).
-  const moments = analyzerNames(config.analyzers).includes('ocr')
-    ? new MomentReader({
-        ffmpeg,
-        ocrModelDir: async () => (await analysisAssets(files.assetsDir, ['ocr'])).ocrModelDir,
-        log: log.child({ part: 'moments' }),
-      })
-    : null;
-  // One retrieval core for answers, search and every later caller: the vectors are held once.
   const retrieval = new RetrievalCore({ db, embedder, dataDir: config.dataDir });
   const videoChanged = (videoId: string) => {
     const v = placeOf(db, videoId);
     if (v) indexes.invalidate(v.userId, v.indexId);
     retrieval.invalidate(videoId);
   };
-  const answering = new AnsweringService({
-    db,
+
+  // Analysis: the queue and the workers that drain it.
+  const queue = new JobQueue(db);
+  const analysis = config.analysisWorkers > 0;
+  const workers = new AnalysisSupervisor({
     config,
-    accounts,
-    indexes,
-    links,
-    files,
-    embedder,
-    retrieval,
-    moments,
-    log: log.child({ part: 'answering' }),
+    queue,
+    log,
+    ...(opts.logSink && { logSink: opts.logSink }),
+    onChanged: videoChanged,
   });
-  const search = new SearchService({ db, indexes, links, retrieval });
-  const flows = new FlowService({ db, config, files, indexes, retrieval, ffmpeg, log: log.child({ part: 'flows' }) });
-  const maintenance = new Maintenance({ db, config, indexes, ingest, log, isBusy: (id) => ingest.isBusy(id) });
+  const wake = () => workers.wake();
   // The stages the workers run, as the worker builds them (no model is loaded to know their names).
   let stageInfos: StageInfo[] | null = null;
   const stages = () =>
@@ -156,57 +152,115 @@ export function createService(config: Config, log: Logger = createLogger(config.
     onQueued: (id) => {
       // The listing shows the video as processing at once (the cache is per index).
       videoChanged(id);
-      service.wakeWorkers();
+      wake();
     },
   });
-  return Object.assign(service, {
+
+  // Ingest: uploads and downloads, stored and then queued for analysis.
+  const ingest = new IngestService({
+    db,
+    config,
+    files,
+    indexes,
+    log,
+    ffprobe,
+    ffmpeg,
+    analysis,
+    enqueue: (tx, id, now) => queue.enqueueIn(tx, id, now),
+    onStored: () => {
+      if (analysis) wake();
+    },
+  });
+  const grants = new UploadGrants({ db, config, indexes, secret: files.secretKey(), admit: (u) => ingest.admit(u) });
+  const maintenance = new Maintenance({ db, config, indexes, ingest, log, videoChanged });
+
+  // Questions, search and flows.
+  // Reads the text at a question's moment (OCR models load on the first such question).
+  const moments = analyzerNames(config.analyzers).includes('ocr')
+    ? new MomentReader({
+        ffmpeg,
+        ocrModelDir: async () => (await analysisAssets(files.assetsDir, ['ocr'])).ocrModelDir,
+        log: log.child({ part: 'moments' }),
+      })
+    : null;
+  const answering = new AnsweringService({
+    db,
+    config,
+    accounts,
+    indexes,
+    links,
+    files,
+    embedder,
+    retrieval,
+    moments,
+    // Read at question time: the live service is built below.
+    streamClock: (videoId) => {
+      const c = live.clockOf(videoId);
+      const w = c && live.lastWindow(videoId, 0);
+      return c && w ? { nowT: w.to, latestT: c.latestT } : null;
+    },
+    log: log.child({ part: 'answering' }),
+  });
+  const search = new SearchService({ db, indexes, links, retrieval });
+  const flows = new FlowService({ db, config, files, indexes, retrieval, ffmpeg, log: log.child({ part: 'flows' }) });
+
+  // What is derived from the analysis: exports, people, webhooks.
+  const exports = new ExportService({ db });
+  const people = new PeopleService({ db, indexes, files, ffmpeg });
+  const webhooks = new WebhookService({ db, config, indexes, log: log.child({ part: 'webhooks' }) });
+
+  // Live streams.
+  const live = new LiveService({
+    db,
+    config,
+    files,
+    indexes,
+    log: log.child({ part: 'live' }),
+    ffmpeg,
+    // The frame readers of the pipeline (OCR, objects, faces, captions) and speech on the sound,
+    // run in this process on each window of a stream.
+    analyzers: async () => {
+      const names = analyzerNames(config.analyzers).filter((n) => LIVE_ANALYZERS.includes(n));
+      const assets = await analysisAssets(files.assetsDir, names);
+      return createAnalyzers(config, assets).filter((a) => a.readsFrames || a.info.kind === 'speech');
+    },
+    onChanged: videoChanged,
+  });
+
+  return {
     config,
     log,
     db,
     files,
     accounts,
     indexes,
+    videos,
     ingest,
-    grants: new UploadGrants({ db, config, indexes, secret: files.secretKey(), admit: (u) => ingest.admit(u) }),
+    grants,
     retrieval,
     answering,
     search,
-    exports: new ExportService({ db }),
-    webhooks: new WebhookService({ db, config, indexes, log: log.child({ part: 'webhooks' }) }),
+    exports,
+    webhooks,
     maintenance,
     links,
     queue,
+    workers,
     reanalyze,
-    people: new PeopleService({ db, indexes, files, ffmpeg }),
+    people,
     flows,
-    live: new LiveService({
-      db,
-      config,
-      files,
-      indexes,
-      log: log.child({ part: 'live' }),
-      ffmpeg,
-      // The frame readers of the pipeline, run in this process on each window of a stream. Faces are
-      // left out: their grouping regroups a whole video at every store.
-      analyzers: async () => {
-        const names = analyzerNames(config.analyzers).filter((n) => n === 'ocr' || n === 'objects');
-        const assets = await analysisAssets(files.assetsDir, names);
-        return createAnalyzers(config, assets).filter((a) => a.readsFrames && a.info.kind !== 'faces');
-      },
-      onChanged: videoChanged,
-    }),
-    wakeWorkers: () => {},
+    live,
     videoChanged,
     close: () => {
-      service.live?.stop();
-      service.webhooks?.stop();
+      live.stop();
+      webhooks.stop();
       void embedder?.close?.();
       void moments?.close();
       void flows.close();
       void answering.generator?.close?.();
       db.$client.close();
     },
-  });
+  };
 }
 
 export interface DefaultUser {

@@ -10,7 +10,7 @@ import type { Composed } from '../src/answering/compose';
 import { CELLS, FACTS } from '../src/answering/facts';
 import { checkModelJson, fillFields, jsonModeRequest, parseJsonFields } from '../src/answering/structured';
 import { colourBeforePerson, colourOnClothing } from '../src/answering/vocabulary';
-import { FakeIndex, objectSpan } from './fake-index';
+import { FakeIndex, type FakeSegment, objectSpan } from './fake-index';
 
 const NOT_FOUND = /\b(could not find|cannot tell)\b/i;
 
@@ -81,11 +81,45 @@ const index = new FakeIndex([
     ],
   },
 ]);
-afterAll(() => index.close());
+/** People told apart by their faces (Anna is named, the other is not yet); cars and clothes with their colours. */
+const faces = new FakeIndex([
+  {
+    fileName: 'interview.mp4',
+    duration: 40,
+    analysis: { faces: { people: 2 } },
+    segments: [
+      { kind: 'face', start: 0, end: 8, text: 'face', person: { id: 'p1', name: 'Anna' } },
+      { kind: 'face', start: 10, end: 18, text: 'face', person: { id: 'p2' } },
+      { kind: 'face', start: 25, end: 33, text: 'face', person: { id: 'p1', name: 'Anna' } },
+      objectSpan('person', 0, 33, 1, 0.9),
+      { kind: 'speech', start: 1, end: 5, text: 'speech' },
+      { kind: 'transcript', start: 1, end: 5, text: 'I build wooden boats in my workshop.' },
+    ],
+  },
+  {
+    fileName: 'street.mp4',
+    duration: 30,
+    analysis: { objects: { background: [{ start: 0, end: 30, colours: ['grey', 'white'] }] } },
+    segments: [
+      coloured(objectSpan('car', 2, 8, 1, 0.8), { colours: ['red'] }),
+      coloured(objectSpan('car', 12, 20, 1, 0.8), { colours: ['blue'] }),
+      coloured(objectSpan('person', 22, 28, 1, 0.8), { upper_colours: ['black'] }),
+    ],
+  },
+]);
+afterAll(() => {
+  index.close();
+  faces.close();
+});
+
+/** A detection with the colours the analysis stores (the span's and its best frame's box). */
+function coloured(s: FakeSegment, colours: { colours?: string[]; upper_colours?: string[] }): FakeSegment {
+  return { ...s, extra: { ...s.extra, ...colours, boxes: [colours] } };
+}
 
 /** Asks, and checks what every answer must hold. */
-async function ask(prompt: string, opts: { video?: string; target?: string } = {}): Promise<Composed> {
-  const a = await index.ask(prompt, opts);
+async function ask(prompt: string, opts: { video?: string; target?: string } = {}, of = index): Promise<Composed> {
+  const a = await of.ask(prompt, opts);
   // No colour word right before a word for a person.
   expect(colourBeforePerson(a.output)).toBe(false);
   // Every m:ss outside quotes is a start or end of a cited item.
@@ -349,5 +383,107 @@ describe('describe a moment', () => {
     const a = await ask('Summarise the clip.', { ...B, target: '15-20' });
     expect(a.output).toMatch(/0:15 two bottles in view/);
     expect(a.output).toMatch(/go from two to one/);
+  });
+});
+
+describe('people by face: a plug-in that competes in the same reading', () => {
+  const I = { video: 'interview.mp4' };
+  test('how many different people: told apart by their faces, the named one by name', async () => {
+    const a = await ask('How many different people appear in this video?', I, faces);
+    expect(a.reading).toBe('faces.count');
+    expect(a.output).toMatch(/\b2 different people\b/);
+    expect(a.output).toContain('Anna and 1 not named yet');
+    expect(a.evidence.filter((e) => e.kind === 'face').length).toBe(2);
+    const b = await ask('How many people are there?', I, faces);
+    expect(b.reading).toBe('faces.count');
+    // "At once" is a count at a moment: the person detections' answer.
+    const c = await ask('How many people are there at once?', I, faces);
+    expect(c.reading).toMatch(/^people\./);
+  });
+  test('across videos, people whose faces were not seen are counted apart', async () => {
+    const a = await ask('How many different people appear?', {}, faces);
+    expect(a.output).toMatch(/\b2 different people\b/);
+    expect(a.output).toMatch(/whose faces were not visible appear 1 time\b/);
+  });
+  test('when a named person appears, and which videos show them', async () => {
+    const a = await ask('When does Anna appear?', {}, faces);
+    expect(a.reading).toBe('faces.when');
+    expect(a.output).toContain('Anna appears 2 times');
+    expect(a.evidence.map((e) => e.start)).toEqual([0, 25]);
+    const b = await ask('Which videos show Anna?', {}, faces);
+    expect(b.output).toContain('in 1 video: in interview.mp4');
+    const c = await ask('Is Anna in this video?', { video: 'street.mp4' }, faces);
+    expect(c.found).toBe(false);
+    expect(c.output).toContain('Anna does not appear in this video');
+  });
+  test('who is on screen at a moment', async () => {
+    const a = await ask('Who is on screen?', { ...I, target: '27' }, faces);
+    expect(a.reading).toBe('faces.visible');
+    expect(a.output).toContain('Anna');
+    const b = await ask('Who is on screen at this moment?', { ...I, target: '12' }, faces);
+    expect(b.output).toContain('unnamed person');
+    expect(b.output).not.toContain('Anna');
+  });
+  test('a name nobody carries is "not found", naming who is named', async () => {
+    const a = await ask('When does Zelda appear?', {}, faces);
+    expect(a.output).toContain('could not find anyone named "Zelda"');
+    expect(a.output).toContain('Anna');
+    expect(a.evidence).toEqual([]);
+  });
+  test('the person from the start appears again', async () => {
+    const a = await ask('When does the person from the start appear again?', I, faces);
+    expect(a.output).toMatch(/appears again at 0:25/);
+    expect(a.evidence.map((e) => e.start)).toEqual([0, 25]);
+  });
+  test('a name does not take over a question about something else: what Anna says is the transcript', async () => {
+    const a = await ask('What does Anna say?', I, faces);
+    expect(a.reading).toBe('speech.what');
+    expect(a.output).toContain('wooden boats');
+  });
+  test("a question about a person with none of its cues is the detections' (people), not this plug-in", async () => {
+    const a = await ask('When does a person appear?', I, faces);
+    expect(a.reading).toMatch(/^people\./);
+  });
+});
+
+describe('colours: a plug-in that competes in the same reading', () => {
+  const S = { video: 'street.mp4' };
+  test('what colour a thing is', async () => {
+    const a = await ask('What colour is the car?', S, faces);
+    expect(a.reading).toBe('colours.what');
+    expect(a.output).toContain('red');
+    expect(a.output).toContain('blue');
+  });
+  test('the red car: only its spans, not every car', async () => {
+    const a = await ask('When does the red car appear?', S, faces);
+    expect(a.reading).toBe('colours.when');
+    expect(a.evidence.length).toBeGreaterThan(0);
+    expect(a.evidence.every((e) => e.start >= 2 && e.end <= 8)).toBe(true);
+    // Without a colour the same question is the objects' (both cars).
+    const b = await ask('When does the car appear?', S, faces);
+    expect(b.reading).toBe('objects.when');
+    expect(b.output).toContain('0:12');
+  });
+  test('how many of a colour', async () => {
+    const a = await ask('How many red cars are there?', S, faces);
+    expect(a.output).toMatch(/^1 red car\b/);
+  });
+  test('a colour no such thing had: "not found", with the colours seen', async () => {
+    const a = await ask('When does the green car appear?', S, faces);
+    expect(a.found).toBe(false);
+    expect(a.output).toContain('could not find a green car');
+    expect(a.output).toContain('red');
+    expect(a.evidence).toEqual([]);
+  });
+  test('a person by the colour of their clothes, never a coloured person', async () => {
+    const a = await ask('When does the man in the black hoodie appear?', S, faces);
+    expect(a.reading).toMatch(/^colours\./);
+    expect(a.output).toContain('0:22');
+    expect(a.output).not.toMatch(/black (man|person)/i);
+  });
+  test('the colour of the background', async () => {
+    const a = await ask('What colour is the background?', S, faces);
+    expect(a.output).toContain('grey');
+    expect(a.evidence[0]!.kind).toBe('shot');
   });
 });

@@ -16,6 +16,7 @@ import { TransformersGenerator } from '../src/answering/generate/transformers';
 import type { Evidence } from '../src/answering/evidence';
 import { ConfigError, loadConfig } from '../src/config';
 import { frames, segments } from '../src/storage/schema';
+import { uploadAndWaitReady } from './factories';
 import { getJson, postJson, startOrigin, startTestServer, type Origin, type TestServer } from './helpers';
 
 // ---- a fake OpenAI-compatible server ---------------------------------------------------------
@@ -683,20 +684,11 @@ describe('end to end on a real clip (fake OpenAI-compatible server)', () => {
       'generator-timeout-ms': '5000',
     });
     try {
-      const up = await postJson(e2e.url, '/remote-upload', {
-        token: e2e.token,
-        index: 'dogs',
-        url: origin.url + '/media/skateboarding-dog.mp4',
+      const { row } = await uploadAndWaitReady(e2e, 'dogs', origin.url + '/media/skateboarding-dog.mp4', {
+        timeoutMs: 50_000,
+        intervalMs: 500,
       });
-      expect(up.status).toBe(200);
-      const deadline = Date.now() + 50_000;
-      let status = '';
-      while (Date.now() < deadline) {
-        status = (await getJson(e2e.url, `/index-resources?token=${e2e.token}&index=dogs`)).body[0].status;
-        if (status === 'ready' || status === 'failed') break;
-        await Bun.sleep(500);
-      }
-      expect(status).toBe('ready');
+      expect(row.status).toBe('ready');
       const indexId = (await getJson(e2e.url, `/indexes?token=${e2e.token}`)).body[0].index_id;
       fake.mode = 'ok';
       fake.requests.length = 0;

@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { and, eq } from 'drizzle-orm';
 import { segments, videos, type Segment, type Video } from '../src/storage/schema';
+import { waitIndexReady } from './factories';
 import { getJson, postJson, startOrigin, startTestServer, type Origin, type TestServer } from './helpers';
 
 const CLIPS = [
@@ -42,15 +43,7 @@ beforeAll(async () => {
     expect(r.status).toBe(200);
   }
   indexId = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body[0].index_id;
-  const end = Date.now() + 280_000;
-  for (;;) {
-    const res = (await getJson(srv.url, `/index-resources?token=${srv.token}&index=${indexId}`)).body as any[];
-    if (res.every((r) => r.status === 'ready')) break;
-    if (res.some((r) => r.status === 'failed'))
-      throw new Error(JSON.stringify(res.filter((r) => r.status === 'failed')));
-    if (Date.now() > end) throw new Error('analysis did not finish in time');
-    await Bun.sleep(250);
-  }
+  await waitIndexReady(srv, indexId, { timeoutMs: 280_000 });
   // What the index holds: the truth the answers are checked against.
   const db = srv.server.service.db;
   for (const v of db.select().from(videos).where(eq(videos.indexId, indexId)).all()) {

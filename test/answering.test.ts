@@ -4,6 +4,7 @@
  * time in an answer is the time of a cited evidence item.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { waitIndexReady } from './factories';
 import { getJson, postJson, startOrigin, startTestServer, type Origin, type TestServer } from './helpers';
 
 let srv: TestServer;
@@ -30,15 +31,7 @@ beforeAll(async () => {
     keys[c] = r.body.data.key;
   }
   indexId = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body[0].index_id;
-  const end = Date.now() + 170_000;
-  for (;;) {
-    const res = (await getJson(srv.url, `/index-resources?token=${srv.token}&index=${indexId}`)).body as any[];
-    if (res.every((r) => r.status === 'ready')) break;
-    if (res.some((r) => r.status === 'failed'))
-      throw new Error(JSON.stringify(res.filter((r) => r.status === 'failed')));
-    if (Date.now() > end) throw new Error('analysis did not finish in time');
-    await Bun.sleep(250);
-  }
+  await waitIndexReady(srv, indexId, { timeoutMs: 170_000 });
 }, 180_000);
 afterAll(async () => {
   await srv.stop();

@@ -16,6 +16,8 @@ interface WaitOptions {
   token?: string;
   timeoutMs?: number;
   intervalMs?: number;
+  /** Called with every listing polled (for tests that also check what the listing showed). */
+  onPoll?: (rows: any[]) => void;
 }
 
 const listOf = async (srv: Srv, index: string, token: string) =>
@@ -29,11 +31,12 @@ const listOf = async (srv: Srv, index: string, token: string) =>
 export async function waitIndexReady(
   srv: Srv,
   index: string,
-  { token = srv.token, timeoutMs = 120_000, intervalMs = 250 }: WaitOptions = {},
+  { token = srv.token, timeoutMs = 120_000, intervalMs = 250, onPoll }: WaitOptions = {},
 ): Promise<any[]> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const rows = await listOf(srv, index, token);
+    onPoll?.(rows);
     if (rows.length && rows.every((r) => r.status === 'ready')) return rows;
     if (rows.some((r) => r.status === 'failed'))
       throw new Error(JSON.stringify(rows.filter((r) => r.status === 'failed')));
@@ -47,11 +50,13 @@ export async function waitVideoReady(
   srv: Srv,
   index: string,
   key: string,
-  { token = srv.token, timeoutMs = 90_000, intervalMs = 200 }: WaitOptions = {},
+  { token = srv.token, timeoutMs = 90_000, intervalMs = 200, onPoll }: WaitOptions = {},
 ): Promise<any> {
   const end = Date.now() + timeoutMs;
   for (;;) {
-    const v = (await listOf(srv, index, token)).find((r) => r.file_id === key);
+    const rows = await listOf(srv, index, token);
+    onPoll?.(rows);
+    const v = rows.find((r) => r.file_id === key);
     if (v?.status === 'ready') return v;
     if (v?.status === 'failed' || Date.now() > end) throw new Error(JSON.stringify(v));
     await Bun.sleep(intervalMs);

@@ -9,10 +9,20 @@ import { join } from 'node:path';
 import { composeAnswer } from '../src/answering/answer';
 import type { Composed } from '../src/answering/compose';
 import { windowOf } from '../src/answering/evidence';
+import { relativeScope, type StreamClock } from '../src/answering/relative-time';
 import { parseTarget } from '../src/answering/target';
 import { RetrievalCore } from '../src/search/retrieval';
 import { openDatabase, type Db } from '../src/storage/db';
-import { mediaIndexes, segments, users, videos, type SegmentKind, type Video } from '../src/storage/schema';
+import {
+  mediaIndexes,
+  people,
+  personAppearances,
+  segments,
+  users,
+  videos,
+  type SegmentKind,
+  type Video,
+} from '../src/storage/schema';
 
 export interface FakeSegment {
   kind: SegmentKind;
@@ -21,6 +31,8 @@ export interface FakeSegment {
   text: string;
   confidence?: number;
   extra?: Record<string, unknown>;
+  /** A `face` segment's person (the faces analysis groups appearances into people; the user names them). */
+  person?: { id: string; name?: string };
 }
 
 export interface FakeVideo {
@@ -31,6 +43,8 @@ export interface FakeVideo {
   height?: number;
   fps?: number;
   hasAudio?: boolean;
+  /** The video's analysis summary (default: every analyzer ran, none reports anything). */
+  analysis?: Record<string, unknown>;
 }
 
 export class FakeIndex {
@@ -69,24 +83,49 @@ export class FakeIndex {
         stage: null,
         progress: 1,
         error: null,
-        analysis: {},
+        analysis: v.analysis ?? {},
         uploadedAt: now,
         updatedAt: now,
       };
       this.db.insert(videos).values(row).run();
       this.videos.push(row as Video);
-      for (const s of v.segments)
-        this.db
+      for (const { person, ...s } of v.segments) {
+        const seg = this.db
           .insert(segments)
           .values({ videoId: row.id, ...s, confidence: s.confidence ?? 0.9, extra: s.extra ?? null })
+          .returning({ id: segments.id })
+          .get();
+        if (!person) continue;
+        this.db
+          .insert(people)
+          .values({ id: person.id, indexId: 'i1', userId: 'u1', name: person.name ?? null, createdAt: now })
+          .onConflictDoNothing()
           .run();
+        this.db
+          .insert(personAppearances)
+          .values({
+            segmentId: seg.id,
+            personId: person.id,
+            videoId: row.id,
+            indexId: 'i1',
+            descriptor: Buffer.alloc(4),
+          })
+          .run();
+      }
     });
     this.retrieval = new RetrievalCore({ db: this.db, embedder: null });
   }
 
   /** Asks a question of every video (or of one, by file name), with an optional target. */
-  ask(prompt: string, opts: { video?: string; target?: string; guidance?: string } = {}): Promise<Composed> {
-    const vids = opts.video ? this.videos.filter((v) => v.fileName === opts.video) : this.videos;
+  ask(
+    prompt: string,
+    opts: { video?: string; target?: string; guidance?: string; clock?: StreamClock } = {},
+  ): Promise<Composed> {
+    let vids = opts.video ? this.videos.filter((v) => v.fileName === opts.video) : this.videos;
+    let target = opts.target ? parseTarget(opts.target) : null;
+    // Relative time ("now", "the last 10 minutes") as the service reads it, with the test's clock.
+    const rel = !target && opts.clock ? relativeScope(prompt, vids, opts.clock) : null;
+    if (rel) [vids, target] = [rel.videos, rel.target];
     return composeAnswer({
       db: this.db,
       retrieval: this.retrieval,
@@ -95,7 +134,7 @@ export class FakeIndex {
       prompt,
       guidance: opts.guidance ?? '',
       videos: vids,
-      window: windowOf(opts.target ? parseTarget(opts.target) : null),
+      window: windowOf(target),
       frameUrl: (videoId, file) => `/media/${videoId}/frames/${file}`,
     });
   }

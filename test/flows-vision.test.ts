@@ -11,6 +11,7 @@ import { NSFW_MODEL } from '../src/flows/moderation';
 import { resolveBinaries } from '../src/media/binaries';
 import { ModelStandIn } from './model-stand-in';
 import { clip, startOrigin, startTestServer, type Origin, type TestServer } from './helpers';
+import { uploadAndWaitReady } from './factories';
 
 type Obj = Record<string, any>;
 let srv: TestServer;
@@ -32,18 +33,10 @@ beforeAll(async () => {
     'captioner-url': stand.url,
     'captioner-model': 'vision-stand-in',
   });
-  const res = await fetch(srv.url + '/remote-upload', {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json' },
-    body: JSON.stringify({ token: srv.token, index: 'v', url: `${origin.url}/media/countdown-living-room.mp4` }),
-  });
-  key = /"key":"([^"]+)"/.exec(await res.text())![1]!;
-  for (let i = 0; ; i++) {
-    const list = (await (await fetch(`${srv.url}/index-resources?token=${srv.token}&index=v`)).json()) as Obj[];
-    if (list[0]?.status === 'ready') break;
-    if (list[0]?.status === 'failed' || i > 240) throw new Error(`not analysed: ${JSON.stringify(list[0])}`);
-    await Bun.sleep(500);
-  }
+  ({ key } = await uploadAndWaitReady(srv, 'v', `${origin.url}/media/countdown-living-room.mp4`, {
+    timeoutMs: 120_000,
+    intervalMs: 500,
+  }));
 }, 180_000);
 
 afterAll(async () => {

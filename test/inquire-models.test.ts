@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config';
 import { type RunningServer, startServer } from '../src/server';
-import { getJson, type Origin, postJson, startOrigin } from './helpers';
+import { uploadAndWaitReady } from './factories';
+import { type Origin, postJson, startOrigin } from './helpers';
 import { ModelStandIn } from './model-stand-in';
 
 const CAPTION =
@@ -51,20 +52,10 @@ beforeAll(async () => {
   );
   server = await startServer(config, () => {});
   token = server.service.accounts.createUser('owner', null).token;
-  const up = await postJson(server.url, '/remote-upload', {
-    token,
-    index: 'speeches',
-    url: `${origin.url}/media/speech-over-bottles.mp4`,
+  await uploadAndWaitReady({ url: server.url, token }, 'speeches', `${origin.url}/media/speech-over-bottles.mp4`, {
+    timeoutMs: 240_000,
+    intervalMs: 250,
   });
-  expect(up.status).toBe(200);
-  const indexId = (await getJson(server.url, `/indexes?token=${token}`)).body[0].index_id;
-  const end = Date.now() + 240_000;
-  for (;;) {
-    const res = (await getJson(server.url, `/index-resources?token=${token}&index=${indexId}`)).body as any[];
-    if (res.every((r) => r.status === 'ready')) break;
-    if (res.some((r) => r.status === 'failed') || Date.now() > end) throw new Error(JSON.stringify(res));
-    await Bun.sleep(250);
-  }
 }, 300_000);
 
 afterAll(async () => {

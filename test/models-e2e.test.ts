@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../src/config';
 import { startServer, type RunningServer } from '../src/server';
+import { waitVideoReady } from './factories';
 import { getJson, postJson, startOrigin, type Origin } from './helpers';
 import { ModelStandIn } from './model-stand-in';
 
@@ -46,15 +47,9 @@ async function resource(): Promise<any> {
   return (await call('GET', `/index-resources?index=${indexId}`)).body.find((r: any) => r.file_id === fileId);
 }
 
-async function waitReady(timeoutMs = 90_000): Promise<any> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    const r = await resource();
-    if (r?.status === 'ready' || r?.status === 'failed') return r;
-    await Bun.sleep(200);
-  }
-  throw new Error(`not ready: ${JSON.stringify(await resource())}`);
-}
+/** The video's row once ready; every listing polled joins the bodies checked for leaked keys. */
+const waitReady = (): Promise<any> =>
+  waitVideoReady({ url: server.url, token }, indexId, fileId, { onPoll: (rows) => bodies.push(JSON.stringify(rows)) });
 
 beforeAll(async () => {
   origin = startOrigin();

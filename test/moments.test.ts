@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TINY_WHISPER_TEXT, writeTinyWhisper } from './analysis/tiny-whisper';
 import { clip, getJson, postJson, startTestServer, type TestServer } from './helpers';
-import { userWithToken, waitIndexReady } from './factories';
+import { userWithToken, waitIndexReady, waitVideoReady } from './factories';
 
 let srv: TestServer;
 const modelsDir = mkdtempSync(join(tmpdir(), 'vidq-moments-models-'));
@@ -261,13 +261,7 @@ describe('insights.json with people', () => {
       body: readFileSync(clip('talking-head.mp4')),
     });
     const key = ((await res.json()) as any).data.key;
-    const end = Date.now() + 120_000;
-    for (;;) {
-      const r = (await getJson(faces.url, `/index-resources?token=${faces.token}&index=faces`)).body[0];
-      if (r.status === 'ready') break;
-      if (r.status === 'failed' || Date.now() > end) throw new Error(`analysis: ${JSON.stringify(r)}`);
-      await Bun.sleep(300);
-    }
+    await waitVideoReady(faces, 'faces', key, { timeoutMs: 120_000, intervalMs: 300 });
     const ins = (await getJson(faces.url, `/videos/${key}/insights.json?token=${faces.token}`)).body;
     expect(ins.people.length).toBe(1);
     expect(ins.people[0].person_id).toEqual(expect.any(String));

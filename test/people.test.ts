@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveBinaries } from '../src/media/binaries';
 import { checkInvariants } from './hardening/invariants';
+import { userWithToken, waitIndexReady } from './factories';
 import {
   clip,
   getJson,
@@ -76,25 +77,6 @@ async function upload(index: string, url: string, token = srv.token): Promise<st
   return r.body.data.key;
 }
 
-async function waitReady(token = srv.token): Promise<void> {
-  const end = Date.now() + 170_000;
-  for (;;) {
-    const all = (await getJson(srv.url, `/indexes?token=${token}`)).body as { index_id: string }[];
-    const res = (
-      await Promise.all(
-        all.map(
-          async (i) => (await getJson(srv.url, `/index-resources?token=${token}&index=${i.index_id}`)).body as any[],
-        ),
-      )
-    ).flat();
-    if (res.every((r) => r.status === 'ready')) return;
-    if (res.some((r) => r.status === 'failed'))
-      throw new Error(JSON.stringify(res.filter((r) => r.status === 'failed')));
-    if (Date.now() > end) throw new Error('analysis did not finish in time');
-    await Bun.sleep(250);
-  }
-}
-
 const peopleOf = async (index: string, token = srv.token) =>
   getJson(srv.url, `/indexes/${index}/people?token=${token}`);
 const personOf = async (index: string, id: string) =>
@@ -126,7 +108,9 @@ beforeAll(async () => {
   keys.bothGrid = await upload('both', `${origin.url}/media/grid-speakers-33s.mp4`);
   keys.bothCut = await upload('both', `http://127.0.0.1:${made.port}/abacb.mp4`);
   for (const i of (await getJson(srv.url, `/indexes?token=${srv.token}`)).body) idx[i.name] = i.index_id;
-  await waitReady();
+  // Every index ready, within one deadline for all.
+  const end = Date.now() + 170_000;
+  for (const id of Object.values(idx)) await waitIndexReady(srv, id, { timeoutMs: end - Date.now() });
 }, 200_000);
 
 afterAll(async () => {
@@ -398,7 +382,7 @@ describe('isolation, removal and purge', () => {
     );
     const all = ids.flat();
     expect(new Set(all).size).toBe(all.length);
-    const other = srv.server.service.accounts.createUser('other', null);
+    const other = userWithToken(srv, 'other');
     const [g] = (await peopleOf(idx.grid!)).body;
     for (const path of [
       `/indexes/${idx.grid}/people`,

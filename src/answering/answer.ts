@@ -4,8 +4,8 @@
  *
  *   1. Scope follows the words: a file the question names that the index does not hold is "not in
  *      this index" (never another video's evidence).
- *   2. The structured answer: people (faces, names), colours of detections, then the fact plug-ins
- *      through the composer (counts, times, file facts, shots...).
+ *   2. The structured answer: the fact plug-ins through the composer (counts, times, people by
+ *      face and name, colours, file facts, shots...), the best reading of the question first.
  *   3. The free-text evidence (captions, transcripts, on-screen text): a sentence that names what
  *      is asked beats "not found" and answers open questions; when it and the detector disagree,
  *      the answer says what each source saw.
@@ -17,12 +17,11 @@ import type { Embedder } from '../analysis/embedder';
 import type { RetrievalCore, ScopeWindow } from '../search/retrieval';
 import type { Db } from '../storage/db';
 import type { Segment, Video } from '../storage/schema';
-import { answerAboutColours } from './colours';
 import { Composer, type Composed, type ComposeInput } from './compose';
 import type { Evidence } from './evidence';
 import { bestSentences, contentWords, type Sentence } from './open';
-import { answerAboutPeople } from './people';
-import { readSlots } from './reader';
+import { asksBeyondLabels, colourOfUnlabelled } from './intent';
+import { readSlots, unknownFile } from './reader';
 import { formatTime } from './target';
 import { colourOnClothing, isPersonWord, LABEL_WORDS, labelNoun, labelsNamed, namesLabel } from './vocabulary';
 
@@ -57,22 +56,22 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
       found: false,
       reading: 'file.not_in_index',
     };
-  const frameAt = (videoId: string, t: number) => {
-    const f = a.retrieval.finder.frameNear(videoId, t);
-    return f ? a.frameUrl(videoId, f) : null;
-  };
-  const people = answerAboutPeople({
-    db: a.db,
-    prompt: a.prompt,
-    indexId: a.indexId,
-    videos: a.videos,
-    window: a.window,
-    frameAt,
-  });
-  if (people) return people;
-  const colours = answerAboutColours({ db: a.db, prompt: a.prompt, videos: a.videos, window: a.window, frameAt });
-  if (colours) return colours;
+  const unlabelled = colourOfUnlabelled(a.prompt);
+  if (unlabelled && !a.retrieval.finder.has(scope, ['caption'])) {
+    // The colour of a thing no detector label names (the sky, the caps of bottles; clothing with no
+    // one in view): the measured colours are those of detected things, so they cannot answer it.
+    const people = a.retrieval.finder.byKind(scope, ['object'], { labels: ['person'], limit: 1 }).length > 0;
+    if (!unlabelled.clothing || !people)
+      return {
+        output: `I cannot tell the colour of the ${unlabelled.noun}: the object detector has no label for it, and the colours the index measures are those of the things it detects. The index holds no descriptions of the pictures: a vision model server (--captioner openai) would describe what is seen and could answer this.`,
+        evidence: [],
+        found: false,
+        reading: 'colours.unlabelled',
+      };
+  }
   const composed = await new Composer({
+    db: a.db,
+    indexId: a.indexId,
     prompt: a.prompt,
     guidance: a.guidance,
     scope,
@@ -89,13 +88,20 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     window: a.window,
   };
   const reading = composed.reading ?? '';
-  // Counts, file facts, shots, lists of videos: computed, and free text does not replace them.
+  // Counts, people by face, colours, file facts, shots, lists of videos: computed, and free text does not replace them.
   const computed =
     composed.found &&
-    /^(objects|people)\.(count|extreme|compare)|^(shots|duration|resolution|fps|size|codec|audio|videos)\./.test(
+    /^(objects|people)\.(count|extreme|compare)|^(faces|colours|shots|duration|resolution|fps|size|codec|audio|videos)\./.test(
       reading,
     );
-  const open = /^(objects\.what|moment\.visible|search)$/.test(reading) || !composed.found;
+  // On-screen text found for a question that asks nothing about writing ("is there an espresso
+  // machine?") was only the best keyword match: every free-text kind competes by relevance.
+  const open =
+    /^(objects\.what|moment\.visible|search)$/.test(reading) ||
+    !composed.found ||
+    (reading.startsWith('text.') && !slots.intent.needs.has('written'));
+  const holder = composed.found && /^text\./.test(reading) ? unseenHolder(a, narrowed, slots.text, composed) : null;
+  if (holder) return holder;
   let sentences: Sentence[] = [];
   if (!computed && (open || reading.startsWith('objects.') || reading.startsWith('people.')))
     sentences = await bestSentences(a.retrieval, narrowed, a.prompt, slots.intent, 3);
@@ -125,7 +131,13 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     // man cooking") is no answer: say what would answer it instead of listing the labels.
     const unlabelled = contentWords(slots.intent).filter((w) => !isPersonWord(w) && !labelsNamed(w).length);
     const labelsOnly = composed.evidence.every((e) => e.kind === 'object' || e.kind === 'face' || e.kind === 'shot');
-    if (reading === 'search' && unlabelled.length && labelsOnly && !a.retrieval.finder.has(narrowed, ['caption']))
+    // So is a list of labels for a kind of thing or an activity no label names ("what instrument
+    // is he playing", "what is the baby doing").
+    const beyond = asksBeyondLabels(slots.text) !== null && !computed;
+    if (
+      ((beyond && !/^text\./.test(reading)) || (reading === 'search' && unlabelled.length && labelsOnly)) &&
+      !a.retrieval.finder.has(narrowed, ['caption'])
+    )
       return {
         output: withMissingModel(a, narrowed, slots.intent, 'I could not find an answer to that.', reading),
         evidence: [],
@@ -150,6 +162,33 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     };
   }
   return withContradiction(a, composed);
+}
+
+/**
+ * "What is written on the whiteboard": on-screen text answers only if something shows the thing it
+ * is written on. When neither a detector label nor a caption nor the text itself names it, the
+ * answer says so and quotes the text as what the screen shows, not as the thing's writing.
+ */
+function unseenHolder(a: AnswerInput, scope: ScopeWindow, text: string, composed: Composed): Composed | null {
+  const m =
+    /\b(?:written|writing|says?|reads?|text|printed|words?)\b.*?\b(?:on|across) (?:the|a|an|his|her|its|their) ((?:\w+ )?\w+)\s*\??$/.exec(
+      text,
+    );
+  if (!m) return null;
+  const noun = m[1]!.split(' ').at(-1)!;
+  if (/^(screen|display|picture|image|frame|video|clip|film|monitor|tv|television|page|slide)s?$/.test(noun))
+    return null;
+  if (labelsNamed(` ${noun} `).length) return null;
+  const stem = noun.replace(/s$/, '');
+  const names = (t: string) => new RegExp(`\\b${stem}`, 'i').test(t);
+  if (composed.evidence.some((e) => names(e.text))) return null;
+  if (a.retrieval.finder.byKind(scope, ['caption'], { limit: 2000 }).some((c) => names(c.text))) return null;
+  return {
+    output: `I could not find ${/^[aeiou]/.test(noun) ? 'an' : 'a'} ${noun}: no caption or detector label names one, so I cannot tell what is written on it. ${firstSentence(composed.output)} That text may be on something else.`,
+    evidence: composed.evidence,
+    found: false,
+    reading: `${composed.reading} (holder unseen)`,
+  };
 }
 
 /**
@@ -195,11 +234,17 @@ function withMissingModel(
   if (scope.videos.every((v) => v.analysis === null)) return output;
   if (intent.needs.has('said') || reading.startsWith('speech.')) {
     if (finder.has(scope, ['transcript'])) return output;
+    // Nothing is said in a video without a sound track: that, not a missing model, is the answer.
+    const silent = scope.videos.filter((v) => v.hasAudio === false);
+    if (silent.length === scope.videos.length)
+      return `Nothing is said in ${list(silent.map((v) => v.fileName))}: ${silent.length > 1 ? 'they have' : 'it has'} no audio track.`;
     if (/transcri|speech-to-text/.test(output)) return output;
     return `${firstSentence(output)} The index holds no transcript of the speech: a transcriber (the speech analyzer with a Whisper model, "vidq models pull", or --stt openai with a speech-to-text server) would answer it.`;
   }
+  // A question about the picture that was read as a text search ("is it in colour or black and
+  // white") is still about the picture.
   const visual =
-    !intent.needs.has('written') && !/^(text|shots|duration|resolution|fps|size|codec|audio|videos)\./.test(reading);
+    !intent.needs.has('written') && !/^(faces|shots|duration|resolution|fps|size|codec|audio|videos)\./.test(reading);
   // Only where the detector has nothing for what is asked: a count it got wrong is not a missing model.
   const seen = intent.labels.filter(
     (l) => l !== 'person' && finder.byKind(scope, ['object'], { labels: [l], limit: 1 }).length,
@@ -208,22 +253,6 @@ function withMissingModel(
     return `${firstSentence(output)} The index holds no descriptions of the pictures, only the labels of an object detector: a vision model server (--captioner openai) would describe what is seen and could answer this.`;
   }
   return output;
-}
-
-/** A file name with an extension in the question that no video of the scope has. */
-function unknownFile(prompt: string, videos: Video[]): string | null {
-  const names = [
-    ...prompt.matchAll(
-      /(?:^|[\s"'(])([\p{L}\p{N}][\p{L}\p{N}_.-]*\.(?:mp4|mkv|webm|mov|avi|m4v|wav|mp3|ogg|flv|wmv|mpg|mpeg|ts))\b/giu,
-    ),
-  ].map((m) => m[1]!);
-  if (!names.length || !videos.length) return null;
-  const have = new Set(videos.map((v) => v.fileName.toLowerCase()));
-  const stems = new Set(videos.map((v) => v.fileName.toLowerCase().replace(/\.[a-z0-9]{2,5}$/, '')));
-  const unknown = names.filter(
-    (n) => !have.has(n.toLowerCase()) && !stems.has(n.toLowerCase().replace(/\.[a-z0-9]{2,5}$/, '')),
-  );
-  return unknown.length === names.length ? list(unknown) : null;
 }
 
 function evidenceOf(a: AnswerInput, s: Segment, score: number): Evidence {

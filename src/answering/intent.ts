@@ -4,7 +4,7 @@
  * rules over English, so the answer engine works without any generative model.
  */
 
-import { CATEGORIES, labelsNamed, NUMBER_WORDS } from './vocabulary';
+import { CATEGORIES, CLOTHING_WORDS, labelsNamed, NUMBER_WORDS } from './vocabulary';
 
 export type Need = 'said' | 'written' | 'count' | 'when' | 'presence' | 'summary' | 'which_video' | 'what_object';
 
@@ -57,7 +57,7 @@ export function readIntent(question: string): Intent {
   if (has(/^\s*(is|are|was|were|does|do|did|can|could)\b|\bis there\b|\bare there\b|\bany\b/)) needs.add('presence');
   if (
     has(
-      /\b(summar\w+|what happens|what is happening|what's happening|overview|describe|description|sequence of events|going on)\b/,
+      /\b(summar\w+|what happens|what is happening|what's happening|what (has )?happened|what went on|overview|describe|description|sequence of events|going on)\b/,
     )
   )
     needs.add('summary');
@@ -112,4 +112,72 @@ export function readIntent(question: string): Intent {
     ),
   ];
   return { needs, labels, categoryLabels, keywords, number, position, extreme };
+}
+
+/** Nouns a "what/which …" question can ask for that are no object the detector names. */
+const GENERIC =
+  /^(thing|things|object|objects|item|items|colou?r|colou?rs|time|times|number|numbers|video|videos|clip|clips|file|files|text|words?|language|kind|sort|type|moment|moments|part|parts|second|seconds|minute|minutes|shot|shots|scene|scenes|happens|is|are|was|were|does|do|did|can|could|has|have|had)$/;
+/** Verbs of an activity: what someone does, which a detector's labels never tell. */
+const ACTIVITY =
+  /\bwhat (?:is|are|was|were|does|do|did) (?:(?:the|a|an|this|that|his|her|their|he|she|they|it|\w+) ){0,3}(doing|making|cooking|celebrating|playing|preparing|building|eating|drinking|watching|fixing|baking|singing|dancing|painting|reading|writing|working on)\b/;
+
+/**
+ * What a question asks for that an object detector cannot tell: a kind of thing it has no label
+ * for ("what instrument", "which tool") or an activity ("what is the baby doing", "what is she
+ * making"). The asked word, or null when labels could answer.
+ */
+export function asksBeyondLabels(question: string): string | null {
+  const q = ` ${question
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}'\s-]/gu, ' ')
+    .replace(/\s+/g, ' ')} `;
+  const act = ACTIVITY.exec(q);
+  if (act && !/\b(say|said|saying|speak|talk)/.test(q)) return act[1]!;
+  const kind = /\b(?:what|which) (?:kind of |sort of |type of )?(\w+)\b/.exec(q);
+  if (!kind) return null;
+  const w = kind[1]!;
+  // "What happened", "what changed", "what is going on": a verb, not a kind of thing.
+  if (
+    /^(happen\w*|chang\w*|went|go|goes|going|came|comes|left|remains?|about)$/.test(w) ||
+    (w.length > 4 && /ed$/.test(w))
+  )
+    return null;
+  if (GENERIC.test(w) || labelsNamed(` ${w} `).length || w in CATEGORIES || w.replace(/s$/, '') in CATEGORIES)
+    return null;
+  // The subject the question goes on to name, up to a place ("on the desk"): a label or a category
+  // there means labels can answer ("at what point is a bird seen", "which piece of electronics").
+  const subject = q
+    .slice(kind.index + kind[0].length)
+    .split(/ (?:on|at|in|near|under|behind|beside|next to|inside) /)[0]!;
+  if (labelsNamed(subject).some((l) => l !== 'person')) return null;
+  if (subject.split(' ').some((t) => t in CATEGORIES || t.replace(/s$/, '') in CATEGORIES)) return null;
+  return w;
+}
+
+/**
+ * The thing a colour question asks about ("what colour is the sky", "what colour are the caps on
+ * the bottles"), with whether it is clothing; null when the question asks no colour or a detector
+ * label names the thing (the detections' measured colours answer those).
+ */
+export function colourOfUnlabelled(question: string): { noun: string; clothing: boolean } | null {
+  const q = question
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}'\s-]/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  const m =
+    /\bcolou?rs? (?:is|are|was|were) (?:the|a|an|his|her|their|its|this|that) (.+?)(?: (?:on|of|in|at|near|behind|under|from|when|during|at)\b.*)?$/.exec(
+      q,
+    );
+  if (!m) return null;
+  const words = m[1]!.replace(/'s\b/g, '').split(' ');
+  const noun = words.at(-1)!;
+  if (labelsNamed(` ${m[1]} `).length && !labelsNamed(` ${noun} `).length && words.length > 1) {
+    // "the woman's top": the thing is the top, worn by a labelled person.
+  } else if (labelsNamed(` ${noun} `).length) return null;
+  const clothing = CLOTHING_WORDS.includes(noun) || CLOTHING_WORDS.includes(noun.replace(/s$/, ''));
+  // The background, walls, sky, floor: the objects analysis measures those colours itself.
+  if (GENERIC.test(noun) || /^(background|backdrop|walls?|sky|floor|ground|surroundings|setting)$/.test(noun))
+    return null;
+  return { noun, clothing };
 }

@@ -7,10 +7,11 @@
  *
  * Candidates come from the retrieval core (hybrid keyword + embedding ranking) and, for captions
  * and transcripts, from every such sentence of the scope (there are few: one per shot or line);
- * each is scored by the share of the question's content words it contains (word stems, and the
- * words a concept is said with, e.g. clothing for "wearing"), plus its similarity to the question.
+ * each is scored by the core's relevance (one scale across kinds), tipped by the share of the
+ * question's concept words it holds (e.g. clothing for "wearing") and the kind the wording asks for.
  */
 import type { Segment, SegmentKind } from '../storage/schema';
+import { STRONG } from '../search/relevance';
 import type { RetrievalCore, ScopeWindow } from '../search/retrieval';
 import type { Intent } from './intent';
 import { CLOTHING_WORDS, NAMES_NO_THING, PERSON_WORDS } from './vocabulary';
@@ -20,7 +21,7 @@ export const FREE_TEXT: SegmentKind[] = ['caption', 'transcript', 'ocr'];
 
 export interface Sentence {
   segment: Segment;
-  /** Share of the question's content words it contains, plus a bonus for kind and meaning; 0–2. */
+  /** The core's relevance (0–1), plus a little for the share of concept words and the kind asked for. */
   score: number;
   /** The content words it contains. */
   matched: string[];
@@ -60,16 +61,24 @@ function contains(text: string, word: string): boolean {
 
 /** Kind preference by what the question asks: said → transcripts, written → on-screen text, else captions. */
 function kindBonus(kind: SegmentKind, intent: Intent): number {
-  if (intent.needs.has('said')) return kind === 'transcript' ? 0.3 : 0;
-  if (intent.needs.has('written')) return kind === 'ocr' ? 0.3 : 0;
-  return kind === 'caption' ? 0.2 : kind === 'transcript' ? 0.1 : 0;
+  if (intent.needs.has('said')) return kind === 'transcript' ? 0.15 : 0;
+  if (intent.needs.has('written')) return kind === 'ocr' ? 0.15 : 0;
+  return kind === 'caption' ? 0.1 : kind === 'transcript' ? 0.05 : 0;
 }
 
 /**
- * The best free-text sentences for the question, best first. A sentence is kept when it holds at
- * least half of the content words and one that is not a word for a person (so "the woman" alone
- * does not match every caption about a woman), or when the question has no content word and the
- * sentence is close in meaning.
+ * The best free-text sentences for the question, best first. The main score is the retrieval
+ * core's relevance (src/search/relevance.ts: one 0–1 scale for every kind, from the words and the
+ * meaning), so a caption, a transcript line and on-screen text compete with each other and with
+ * the structured answer's evidence on one scale. Every caption and transcript line of the scope
+ * is scored too (there are few), not only the retrieved ones. A small share of the question's
+ * concept words ("wearing" → clothing) and the kind the wording asks for (said → transcript)
+ * tip near-equal sentences.
+ *
+ * A sentence is kept when it names a thing asked about that is not only a word for a person (so
+ * "the woman" alone does not match every caption about a woman) and either bears clearly on the
+ * question (relevance ≥ STRONG) or holds at least half of its content words; a question with no
+ * content word keeps the sentences that bear clearly on it.
  */
 export async function bestSentences(
   retrieval: RetrievalCore,
@@ -79,24 +88,27 @@ export async function bestSentences(
   limit = 3,
 ): Promise<Sentence[]> {
   const words = contentWords(intent);
-  const ranked = await retrieval.retrieve(scope, question, intent, 30);
-  const cosine = new Map<number, number>();
+  const ranked = await retrieval.retrieve({ ...scope, kinds: FREE_TEXT }, question, intent, 30);
+  const relevance = new Map<number, number>();
   const pool = new Map<number, Segment>();
   for (const r of ranked) {
     if (!FREE_TEXT.includes(r.segment.kind)) continue;
     pool.set(r.segment.id, r.segment);
-    // The core's relevance (comparable across kinds) where it is higher than the raw cosine.
-    cosine.set(r.segment.id, Math.max(r.cosine ?? 0, r.relevance ?? 0));
+    relevance.set(r.segment.id, r.relevance);
   }
-  for (const s of retrieval.finder.byKind(scope, ['caption', 'transcript'], { limit: 2000 })) pool.set(s.id, s);
+  const rest = retrieval.finder
+    .byKind(scope, ['caption', 'transcript'], { limit: 2000 })
+    .filter((s) => !pool.has(s.id));
+  for (const r of await retrieval.relevanceOf(scope, question, intent, rest)) relevance.set(r.segment.id, r.relevance);
+  for (const s of rest) pool.set(s.id, s);
   const out: Sentence[] = [];
   for (const s of pool.values()) {
     const matched = words.filter((w) => contains(s.text, w));
     const things = matched.filter((w) => !PERSON_WORDS.includes(w));
     const share = words.length ? matched.length / words.length : 0;
-    const close = (cosine.get(s.id) ?? 0) >= 0.5;
-    if (words.length ? !(things.length && share >= 0.5) : !close) continue;
-    out.push({ segment: s, score: share + kindBonus(s.kind, intent) + 0.5 * (cosine.get(s.id) ?? 0), matched });
+    const rel = relevance.get(s.id) ?? 0;
+    if (words.length ? !(things.length && (share >= 0.5 || rel >= STRONG)) : rel < STRONG) continue;
+    out.push({ segment: s, score: rel + 0.3 * share + kindBonus(s.kind, intent), matched });
   }
   return out.sort((a, b) => b.score - a.score || a.segment.start - b.segment.start).slice(0, limit);
 }

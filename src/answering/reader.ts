@@ -9,7 +9,8 @@ import type { Embedder } from '../analysis/embedder';
 import type { Video } from '../storage/schema';
 import { CELLS, FACTS, type Cell, type FactKind, type Form, type SlotNeed } from './facts';
 import { readIntent, type Intent } from './intent';
-import { colourNamed, NUMBER_WORDS } from './vocabulary';
+import { readRelativeTime } from './relative-time';
+import { colourNamed, escapeRe, labelsNamed, NUMBER_WORDS } from './vocabulary';
 
 /** A time the question writes: absolute (seconds) or relative to the video's length. */
 export type TimeSlot =
@@ -139,6 +140,14 @@ export function readTime(q: string): TimeSlot | null {
   return null;
 }
 
+/** A window said relative to now ("in the last 10 minutes", "over the past hour"). */
+const RELATIVE_PHRASE =
+  /\b(?:in|during|over|within|for)?\s*(?:the\s+)?(?:last|past|previous|recent)\s+(?:\S+\s+)?(?:minutes?|hours?|seconds?|mins?|secs?|hrs?)\b/g;
+
+/** Words that only say a time. */
+const TIME_WORDS =
+  /^(now|currently|still|right|moment|present|presently|last|past|previous|recent|recently|just|ago|half|minutes?|hours?|seconds?|mins?|secs?|hrs?)$/;
+
 /** Words of file names that do not tell one video from another. */
 const NAME_FILLER = new Set([
   'video',
@@ -154,6 +163,23 @@ const NAME_FILLER = new Set([
   'test',
   'sample',
 ]);
+
+/** Words that call something a video: "the bunny clip", "the chaplin film". */
+const VIDEO_WORD = '(?:video|clip|file|recording|footage|movie|film|one)';
+
+/** The distinctive words of a file name (its stem's words less the filler). */
+function nameWords(v: Video): string[] {
+  return v.fileName
+    .toLowerCase()
+    .replace(/\.[a-z0-9]{2,5}$/, '')
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((w) => w.length >= 3 && !/^\d+$/.test(w) && !NAME_FILLER.has(w));
+}
+
+/** A name word's stem, so "the skateboard video" names skateboarding-dog.mp4 and "the drum clip" drummer.mp4. */
+function nameStem(w: string): string {
+  return escapeRe(w.length > 5 ? w.replace(/(ing|ers?|ed|s)$/, '') : w);
+}
 
 /** The videos of the scope the question names. */
 export function readFiles(q: string, videos: Video[]): Video[] {
@@ -173,18 +199,12 @@ export function readFiles(q: string, videos: Video[]): Video[] {
   }
   // "The bunny video": a distinctive word of one file name (in no other name), said with a word for a video.
   if (!out.length) {
-    const wordsOf = (v: Video) =>
-      v.fileName
-        .toLowerCase()
-        .replace(/\.[a-z0-9]{2,5}$/, '')
-        .split(/[^\p{L}\p{N}]+/u)
-        .filter((w) => w.length >= 3 && !/^\d+$/.test(w) && !NAME_FILLER.has(w));
+    const wordsOf = nameWords;
     const counts = new Map<string, number>();
     for (const v of videos) for (const w of new Set(wordsOf(v))) counts.set(w, (counts.get(w) ?? 0) + 1);
     for (const v of videos) {
       const own = wordsOf(v).filter((w) => counts.get(w) === 1);
-      if (own.some((w) => new RegExp(`\\b${w}s? (video|clip|file|recording|footage|movie|one)\\b`).test(q)))
-        out.push(v);
+      if (own.some((w) => new RegExp(`\\b${nameStem(w)}\\w* ${VIDEO_WORD}\\b`).test(q))) out.push(v);
     }
   }
   // Names earliest in the question first (a comparison keeps the order written).
@@ -206,11 +226,11 @@ const FORM_CUES: [Form, RegExp][] = [
   ['presence', /^\s*(is|are|was|were|does|do|did|can|could|has|have)\b|\b(is|are) there\b|\bany\b/],
   [
     'describe',
-    /\b(summar\w+|describe|description|overview|recap|outline|synopsis|walk me through|account of|tell me about (this|the) (video|clip))\b/,
+    /\b(summar\w+|describe|description|overview|recap|outline|synopsis|walk me through|account of|tell me about (this|the) (video|clip)|what (has )?happened|what went on|did anything happen)\b/,
   ],
   [
     'visible',
-    /\b(on screen|on the screen|do (we|you|i) see|can (we|you|i) see|what'?s happening|what is happening|what happens|going on|in view|in the frame|in frame|visible|shown|showing)\b/,
+    /\b(on screen|on the screen|do (we|you|i) see|can (we|you|i) see|what'?s happening|what is happening|what happens|going on|in view|in the frame|in frame|visible|shown|showing|what (was|is|were|are|can be|could be) seen)\b/,
   ],
   ['compare', /\b(compare|comparison|versus|vs\.?|than|differ\w*|both)\b/],
   [
@@ -226,6 +246,11 @@ export function readSlots(question: string, videos: Video[]): Slots {
   const text = stripFiles(q, files);
   const intent = readIntent(text);
   const time = readTime(text);
+  // "In the last 10 minutes", "now": words of a time, not things to look for ("the last" is no position).
+  if (time || readRelativeTime(text)) {
+    intent.keywords = intent.keywords.filter((w) => !TIME_WORDS.test(w));
+    if (intent.position === 'last' && !/\blast\b/.test(text.replace(RELATIVE_PHRASE, ' '))) intent.position = null;
+  }
   const colour = colourNamed(text);
   const atOnce =
     /\b(at once|at the same time|simultaneously|at a time|at any one time|at any time|together|in a single frame|in one frame|side by side)\b/.test(
@@ -247,12 +272,23 @@ export function readSlots(question: string, videos: Video[]): Slots {
     factCues.has('speech') && (pronounOnly || speakerSubject)
       ? intent.labels.filter((l) => l !== 'person')
       : intent.labels;
+  placeIsNotSubject(text, intent, labels);
   if (labels.length || intent.categoryLabels.length)
     factCues.add(labels.length === 1 && labels[0] === 'person' ? 'people' : 'objects');
   if (labels.includes('person') || /\bspeakers\b/.test(text)) factCues.add('people');
   if (time && 'point' in time && time.point) factCues.add('moment');
   const formCues = new Set<Form>();
-  for (const [f, re] of FORM_CUES) if (re.test(text)) formCues.add(f);
+  // "In the last 10 minutes" says a window, not the last of something.
+  const timeless = text.replace(RELATIVE_PHRASE, ' ');
+  for (const [f, re] of FORM_CUES) if (re.test(timeless)) formCues.add(f);
+  // "Is there ever only one bottle left?", "are there two cars?": a yes/no question about a number of
+  // a thing asks when that many are seen (the count's runs), not whether one is seen at all.
+  const asksNumber = intent.number !== null && !(time && /\d{1,3}:\d{2}|\bseconds?\b|\bminutes?\b/.test(text));
+  if (formCues.has('presence') && !formCues.has('count') && asksNumber && labels.length === 1) {
+    formCues.delete('presence');
+    formCues.add('when');
+    intent.needs.add('when');
+  }
   // Two named videos, or "which video has the most …": a comparison of videos.
   if (files.length >= 2 || (formCues.has('which_video') && formCues.has('extreme'))) formCues.add('compare');
   // Times written in the question narrow it; numbers that are times are not counts.
@@ -264,7 +300,30 @@ export function readSlots(question: string, videos: Video[]): Slots {
   return { intent, time, files, colour, atOnce, quoted, factCues, formCues, text };
 }
 
-/** The question with the file names it gives replaced by "the video". */
+/** A place: "at the table", "on the desk", "in front of the TV". */
+const PLACE =
+  /\b(?:at|on|by|near|beside|behind|under|around|next to|in front of)\s+(?:the|a|an|his|her|their|this|that)\s+((?:\w+\s+){0,2}?\w+)\b/g;
+
+/**
+ * Labels named only as a place ("who stays at the table", "is there a laptop on the desk") are
+ * where, not what: when the question has another subject (another label, or "who" for a person),
+ * the place's labels are dropped, so an undetected table does not make the answer "not found".
+ * Changes `labels` and `intent.labels` in place.
+ */
+function placeIsNotSubject(text: string, intent: Intent, labels: string[]): void {
+  if (text.search(PLACE) < 0) return;
+  const rest = labelsNamed(` ${text.replace(PLACE, ' ')} `);
+  const who = /^\s*who\b/.test(text);
+  if (!rest.length && !who) return;
+  const keep = [...new Set([...rest, ...(who ? ['person'] : [])])];
+  for (const list of new Set([labels, intent.labels])) list.splice(0, list.length, ...keep);
+}
+
+/**
+ * The question with the file names it gives replaced by "the video", and the words of a name said
+ * with a word for a video dropped ("the bunny video" → "the video"): words that pick the video are
+ * scope, not what is asked ("is there an animal in the bunny video" asks nothing about bunnies).
+ */
 function stripFiles(q: string, files: Video[]): string {
   let out = q;
   for (const v of files) {
@@ -272,8 +331,35 @@ function stripFiles(q: string, files: Video[]): string {
     const stem = name.replace(/\.[a-z0-9]{2,5}$/, '');
     out = out.split(name).join('the video');
     if (/[-_]/.test(stem)) out = out.split(stem).join('the video');
+    for (const w of nameWords(v)) out = out.replace(new RegExp(`\\b${nameStem(w)}\\w* (?=${VIDEO_WORD}\\b)`, 'g'), '');
   }
   return out;
+}
+
+/**
+ * A video the question names that the scope does not hold: a file name with an extension, or a
+ * name written the way files are named (dashes or underscores) and called a video ("the
+ * cooking-show video"). Null when every name it gives is there (or it gives none).
+ */
+export function unknownFile(prompt: string, videos: Video[]): string | null {
+  const q = prompt.toLowerCase();
+  const names = [
+    ...[
+      ...q.matchAll(
+        /(?:^|[\s"'(])([\p{L}\p{N}][\p{L}\p{N}_.-]*\.(?:mp4|mkv|webm|mov|avi|m4v|wav|mp3|ogg|flv|wmv|mpg|mpeg|ts))\b/giu,
+      ),
+    ].map((m) => m[1]!),
+    ...[
+      ...q.matchAll(new RegExp(`(?:^|[\\s"'(])([\\p{L}\\p{N}]+(?:[-_][\\p{L}\\p{N}]+)+)"? ${VIDEO_WORD}\\b`, 'gu')),
+    ].map((m) => m[1]!),
+  ];
+  if (!names.length || !videos.length) return null;
+  const stemOf = (n: string) => n.replace(/\.[a-z0-9]{2,5}$/, '');
+  const have = new Set(videos.map((v) => v.fileName.toLowerCase()));
+  const stems = new Set(videos.map((v) => stemOf(v.fileName.toLowerCase())));
+  // "black-and-white film" describes a video; it does not name one.
+  const unknown = names.filter((n) => !have.has(n) && !stems.has(stemOf(n)) && !/-and-/.test(n));
+  return unknown.length === names.length ? [...new Set(unknown)].join(' and ') : null;
 }
 
 function numberOutsideTimes(q: string): number | null {
@@ -329,8 +415,10 @@ export async function readQuestion(
   question: string,
   videos: Video[],
   embedder: Embedder | null,
+  indexCues: FactKind[] = [],
 ): Promise<ReadQuestion> {
   const slots = readSlots(question, videos);
+  for (const k of indexCues) slots.factCues.add(k);
   const meaning = new Float64Array(CELLS.length);
   let vector: Float32Array | null = null;
   if (embedder && question.trim()) {
@@ -359,12 +447,21 @@ export async function readQuestion(
   }
   const readings: Reading[] = CELLS.map((cell, i) => {
     let score = meaning[i]!;
-    if (slots.factCues.has(cell.fact)) score += CUE;
+    if (slots.factCues.has(cell.fact)) score += CUE * cell.cueWeight;
     if (slots.formCues.has(cell.form)) score += CUE;
     // A cell that needs a slot the question lacks (a label to count, two videos to compare) does not fit.
     if (cell.needs?.some((n) => !hasSlot(slots, n, cell))) score -= 2 * CUE;
     // Without the meaning, a form the words do not ask for (how many, when, is there...) does not fit either.
     if (!vector && cell.form !== 'what' && !slots.formCues.has(cell.form)) score -= CUE;
+    // A yes/no question about a thing it names ("is there a laptop on the desk") is not an open
+    // "what" question, whatever its other words resemble.
+    if (
+      cell.form === 'what' &&
+      slots.formCues.has('presence') &&
+      slots.intent.labels.length &&
+      !/\b(what|which)\b/.test(slots.text)
+    )
+      score -= 2 * CUE;
     return { cell, score };
   }).sort((a, b) => b.score - a.score);
   const top = readings[0]!.score;
@@ -374,7 +471,8 @@ export async function readQuestion(
 function hasSlot(s: Slots, n: SlotNeed, cell: Cell): boolean {
   switch (n) {
     case 'label':
-      return s.intent.labels.length > 0 || s.intent.categoryLabels.length > 0;
+      // A category alone ("is there any animal") is answered by listing its labels (the "what" form).
+      return s.intent.labels.length > 0 || (s.intent.categoryLabels.length > 0 && cell.form === 'what');
     case 'two_videos':
       return s.files.length >= 2;
     case 'time':

@@ -23,6 +23,7 @@ import type { Embedder } from '../analysis/embedder';
 import type { MomentReader } from '../analysis/moment';
 import type { MediaLinks } from '../media/links';
 import { composeAnswer } from './answer';
+import { relativeScope, type StreamClock } from './relative-time';
 import { checkModelJson, fillFields, jsonModeRequest, parseJsonFields, type JsonFields } from './structured';
 import type { Composed, ComposeInput } from './compose';
 import type { RetrievalCore } from '../search/retrieval';
@@ -106,6 +107,8 @@ export class AnsweringService {
       generator?: Generator | null;
       /** Reads the text on screen at one moment (questions with a point target); null: sampled frames only. */
       moments?: MomentReader | null;
+      /** Live streams' clocks, for "in the last 10 minutes" and "now" (none: every video is a finished file). */
+      streamClock?: StreamClock;
       log?: Logger;
     },
   ) {
@@ -144,6 +147,12 @@ export class AnsweringService {
       }
     } else {
       vids = this.d.indexes.videosOf(index.id);
+    }
+    // "In the last 10 minutes", "is anyone there now": a window or moment of the live streams (or
+    // of a finished file's end), when no target is given.
+    if (!target) {
+      const rel = relativeScope(req.prompt, vids, this.d.streamClock ?? (() => null));
+      if (rel) return { index, videos: rel.videos, target: rel.target };
     }
     return { index, videos: vids, target };
   }

@@ -232,7 +232,8 @@ export function labelsNamed(text: string): string[] {
   const out: string[] = [];
   for (const [label, words] of Object.entries(LABEL_WORDS)) {
     // Every word for a person names the person label ("the first visitor", "the presenter").
-    const all = label === 'person' ? PERSON_WORDS.filter((w) => !/^any/.test(w)) : words;
+    // "Is anyone there" asks about people too ("does anyone speak" is read as speech by the reader).
+    const all = label === 'person' ? PERSON_WORDS : words;
     // A plural the list lacks ("remotes", "sheeps") still names the label.
     if (all.some((w) => q.includes(` ${w} `) || q.includes(` ${w}'s `) || q.includes(` ${w}s `))) out.push(label);
   }

@@ -1,5 +1,7 @@
 /** Wording shared by the composer and the fact plug-ins: times, quotes, lists, articles. */
+import type { Segment } from '../storage/schema';
 import { formatTime } from './target';
+import { labelNoun, numberWord } from './vocabulary';
 
 export const span = (start: number, end: number) =>
   end - start < 1.5 ? `at ${formatTime(start)}` : `from ${formatTime(start)} to ${formatTime(end)}`;
@@ -23,4 +25,23 @@ export function joinList(parts: string[]): string {
 
 export function capital(s: string): string {
   return s.charAt(0).toUpperCase() + s.slice(1);
+}
+
+/** A yes/no question ("is there…", "does…"): its answer may start with "Yes". */
+export const YES_NO = /^\s*(is|are|was|were|does|do|did|can|could|has|have|had|will|would|any)\b/i;
+
+/** Which audio track a speech segment is on, for videos with several (the speech stage sets it only then). */
+export function onTrack(s: Segment): string {
+  const x = s.extra as { track?: unknown; language?: unknown } | null;
+  if (typeof x?.track !== 'number') return '';
+  return ` on audio track ${x.track}${typeof x.language === 'string' ? ` (${x.language})` : ''}`;
+}
+
+/** Detections under this confidence are said with "possibly": on the shared clips most wrong labels (sheep in a meadow, a remote, a TV) scored 0.31–0.41, the right ones mostly 0.53–0.74 (see README). */
+export const POSSIBLY_BELOW = 0.5;
+
+/** "a dog", or "possibly a dog" for a detection under POSSIBLY_BELOW. */
+export function detected(label: string, confidence: number | null, n = 1): string {
+  const noun = n === 1 ? article(labelNoun(label)) : `${numberWord(n)} ${labelNoun(label, n)}`;
+  return (confidence ?? 1) < POSSIBLY_BELOW ? `possibly ${noun}` : noun;
 }

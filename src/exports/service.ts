@@ -2,11 +2,11 @@
  * GET /videos/{file_id}/transcript.vtt|.srt and /insights.json: a video's analysis in files people
  * keep. Only the owner's video in a live index is found; anything else is 404 (ids never leak).
  */
-import { and, asc, eq } from 'drizzle-orm';
 import { notFound } from '../errors';
 import type { Db } from '../storage/db';
-import { people, personAppearances, segments, type User, type Video } from '../storage/schema';
-import { liveVideoOf } from '../storage/repositories/videos';
+import type { User, Video } from '../storage/schema';
+import { appearancesInVideo } from '../storage/repositories/people';
+import { liveVideoOf, segmentsByKind, transcriptCues } from '../storage/repositories/videos';
 import { toSrt, toVtt, type Cue } from './formats';
 
 export interface Insights {
@@ -49,12 +49,7 @@ export class ExportService {
 
   private transcriptCues(user: User, fileId: string): { video: Video; cues: Cue[] } {
     const video = this.video(user, fileId);
-    const cues: Cue[] = this.d.db
-      .select({ start: segments.start, end: segments.end, text: segments.text })
-      .from(segments)
-      .where(and(eq(segments.videoId, video.id), eq(segments.kind, 'transcript')))
-      .orderBy(asc(segments.start), asc(segments.id))
-      .all();
+    const cues: Cue[] = transcriptCues(this.d.db, video.id);
     if (cues.length === 0) {
       throw notFound(
         video.status === 'ready'
@@ -66,14 +61,7 @@ export class ExportService {
   }
 
   private peopleOf(videoId: string): Insights['people'] {
-    const rows = this.d.db
-      .select({ id: people.id, name: people.name, start: segments.start, end: segments.end })
-      .from(personAppearances)
-      .innerJoin(people, eq(people.id, personAppearances.personId))
-      .innerJoin(segments, eq(segments.id, personAppearances.segmentId))
-      .where(eq(personAppearances.videoId, videoId))
-      .orderBy(asc(segments.start))
-      .all();
+    const rows = appearancesInVideo(this.d.db, videoId);
     const byId = new Map<string, Insights['people'][number]>();
     for (const r of rows) {
       let p = byId.get(r.id);
@@ -85,19 +73,7 @@ export class ExportService {
 
   insights(user: User, fileId: string): Insights {
     const v = this.video(user, fileId);
-    const rows = this.d.db
-      .select({
-        kind: segments.kind,
-        start: segments.start,
-        end: segments.end,
-        text: segments.text,
-        confidence: segments.confidence,
-        extra: segments.extra,
-      })
-      .from(segments)
-      .where(eq(segments.videoId, v.id))
-      .orderBy(asc(segments.kind), asc(segments.start), asc(segments.id))
-      .all();
+    const rows = segmentsByKind(this.d.db, v.id);
     const grouped: Insights['segments'] = {};
     for (const r of rows)
       (grouped[r.kind] ??= []).push({

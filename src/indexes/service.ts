@@ -6,11 +6,20 @@
  * scope. Another user's index is reported as not found, so ids never leak.
  */
 import { UNSAFE_LABEL_CHARS } from '../util/text';
-import { and, desc, eq, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import { badRequest, conflict, notFound } from '../errors';
 import { isIndexIdShape, newIndexId } from '../ids';
 import { writeTx, type Db } from '../storage/db';
-import { mediaIndexes, videos, type IndexType, type MediaIndex, type User, type Video } from '../storage/schema';
+import {
+  existingIndexIds,
+  type IndexLookup,
+  indexesDeletedBefore,
+  indexListing,
+  indexOf,
+  insertIndex,
+  setIndexDeletedAt,
+} from '../storage/repositories/indexes';
+import { videosOfIndex } from '../storage/repositories/videos';
+import type { IndexType, MediaIndex, User, Video } from '../storage/schema';
 
 /** GET /indexes element (spec: Index). */
 export interface IndexView {
@@ -22,12 +31,7 @@ export interface IndexView {
   deleted: boolean;
 }
 
-export interface ResolveOptions {
-  /** Accept the index name as well as its id. */
-  byName: boolean;
-  /** Accept a soft-deleted index (restore). */
-  includeDeleted?: boolean;
-}
+export type ResolveOptions = IndexLookup;
 
 export function validateIndexName(name: string): string {
   const n = name.trim();
@@ -50,23 +54,7 @@ export class IndexService {
   constructor(private readonly db: Db) {}
 
   list(userId: string, includeDeleted: boolean): IndexView[] {
-    const rows = this.db
-      .select({
-        index: mediaIndexes,
-        count: sql<number>`count(${videos.id})`,
-        total: sql<number>`coalesce(sum(${videos.durationSec}), 0)`,
-      })
-      .from(mediaIndexes)
-      .leftJoin(videos, eq(videos.indexId, mediaIndexes.id))
-      .where(
-        includeDeleted
-          ? eq(mediaIndexes.userId, userId)
-          : and(eq(mediaIndexes.userId, userId), isNull(mediaIndexes.deletedAt)),
-      )
-      .groupBy(mediaIndexes.id)
-      .orderBy(desc(mediaIndexes.createdAt))
-      .all();
-    return rows.map((r) => ({
+    return indexListing(this.db, userId, includeDeleted).map((r) => ({
       index_id: r.index.id,
       name: r.index.name,
       count: Number(r.count),
@@ -84,22 +72,7 @@ export class IndexService {
   }
 
   find(user: User, ref: string, opts: ResolveOptions): MediaIndex | undefined {
-    const live = opts.includeDeleted ? undefined : isNull(mediaIndexes.deletedAt);
-    if (isIndexIdShape(ref)) {
-      const byId = this.db
-        .select()
-        .from(mediaIndexes)
-        .where(and(eq(mediaIndexes.id, ref), eq(mediaIndexes.userId, user.id), live))
-        .get();
-      if (byId || !opts.byName) return byId;
-    }
-    if (!opts.byName) return undefined;
-    return this.db
-      .select()
-      .from(mediaIndexes)
-      .where(and(eq(mediaIndexes.userId, user.id), eq(mediaIndexes.name, ref.trim()), live))
-      .orderBy(desc(mediaIndexes.createdAt))
-      .get();
+    return indexOf(this.db, user.id, ref, opts);
   }
 
   /** The user's live index of that name, created when new. `created` tells which. */
@@ -117,7 +90,7 @@ export class IndexService {
       deletedAt: null,
       type: 'standard',
     };
-    tx.insert(mediaIndexes).values(index).run();
+    insertIndex(tx, index);
     return { index, created: true };
   }
 
@@ -141,7 +114,7 @@ export class IndexService {
         deletedAt: null,
         type,
       };
-      tx.insert(mediaIndexes).values(index).run();
+      insertIndex(tx, index);
       return { index, created: true };
     });
     if (r.index.type !== type)
@@ -169,7 +142,7 @@ export class IndexService {
   softDelete(user: User, indexId: string): MediaIndex {
     const idx = this.resolve(user, indexId, { byName: false });
     const deletedAt = new Date();
-    this.db.update(mediaIndexes).set({ deletedAt }).where(eq(mediaIndexes.id, idx.id)).run();
+    setIndexDeletedAt(this.db, idx.id, deletedAt);
     this.invalidate(user.id, idx.id);
     return { ...idx, deletedAt };
   }
@@ -180,22 +153,18 @@ export class IndexService {
     const clash = this.find(user, idx.name, { byName: true });
     if (clash && clash.id !== idx.id)
       throw badRequest(`another live index is already named ${JSON.stringify(idx.name)}; rename or delete it first`);
-    this.db.update(mediaIndexes).set({ deletedAt: null }).where(eq(mediaIndexes.id, idx.id)).run();
+    setIndexDeletedAt(this.db, idx.id, null);
     this.invalidate(user.id, idx.id);
     return { ...idx, deletedAt: null };
   }
 
   /** Soft-deleted indexes older than the cutoff, for the purge. */
   deletedBefore(cutoff: Date): MediaIndex[] {
-    return this.db
-      .select()
-      .from(mediaIndexes)
-      .where(and(isNotNull(mediaIndexes.deletedAt), lt(mediaIndexes.deletedAt, cutoff)))
-      .all();
+    return indexesDeletedBefore(this.db, cutoff);
   }
 
   videosOf(indexId: string): Video[] {
-    return this.db.select().from(videos).where(eq(videos.indexId, indexId)).orderBy(videos.uploadedAt).all();
+    return videosOfIndex(this.db, indexId);
   }
 
   /** Resources of an index, from the cache when warm. */
@@ -216,16 +185,9 @@ export class IndexService {
   /** Re-reads every cached listing (cron), and forgets listings of indexes that are gone. */
   refreshCache(): number {
     const keys = [...this.resourceCache.keys()];
-    const ids = keys.map((k) => k.slice(k.indexOf(':') + 1));
-    const alive = new Set(
-      ids.length === 0
-        ? []
-        : this.db
-            .select({ id: mediaIndexes.id })
-            .from(mediaIndexes)
-            .where(inArray(mediaIndexes.id, ids))
-            .all()
-            .map((r) => r.id),
+    const alive = existingIndexIds(
+      this.db,
+      keys.map((k) => k.slice(k.indexOf(':') + 1)),
     );
     for (const key of keys) {
       const indexId = key.slice(key.indexOf(':') + 1);

@@ -4,13 +4,13 @@
  * index and size; the URL carries an HMAC over key, size and expiry, so it cannot be altered, and
  * taking the grant is one conditional UPDATE, so a URL works once even under concurrent PUTs.
  */
-import { and, eq, isNull, lt } from 'drizzle-orm';
 import type { Config } from '../config';
 import { badRequest, forbidden, gone, insufficientStorage, notFound, payloadTooLarge } from '../errors';
 import { hmac, isIndexIdShape, newVideoId, sameString } from '../ids';
 import { type IndexService, validateIndexName } from '../indexes/service';
 import type { Db } from '../storage/db';
-import { uploadGrants, type UploadGrant, type User } from '../storage/schema';
+import { insertUploadGrant, releaseUploadGrant, takeUploadGrant, uploadGrant } from '../storage/repositories/uploads';
+import type { UploadGrant, User } from '../storage/schema';
 import { cleanFileName } from './download';
 
 export interface GrantRequest {
@@ -66,12 +66,9 @@ export class UploadGrants {
       );
     const key = newVideoId();
     const expiresAt = new Date(now.getTime() + config.uploadUrlTtlSec * 1000);
-    // Grants nobody used expire; they go as new ones come, so the table stays small.
-    db.delete(uploadGrants)
-      .where(lt(uploadGrants.expiresAt, new Date(now.getTime() - 86_400_000)))
-      .run();
-    db.insert(uploadGrants)
-      .values({
+    insertUploadGrant(
+      db,
+      {
         id: key,
         userId: user.id,
         indexRef,
@@ -79,8 +76,9 @@ export class UploadGrants {
         sizeBytes: size,
         expiresAt,
         createdAt: now,
-      })
-      .run();
+      },
+      now,
+    );
     const expires = String(expiresAt.getTime());
     return {
       key,
@@ -96,7 +94,7 @@ export class UploadGrants {
   take(key: string, expires: string | undefined, sig: string | undefined, now = new Date()): UploadGrant {
     const denied = () => forbidden('this upload URL is not valid; ask POST /api-pre-upload for a new one');
     if (!expires || !sig || !/^\d{1,15}$/.test(expires)) throw denied();
-    const grant = this.d.db.select().from(uploadGrants).where(eq(uploadGrants.id, key)).get();
+    const grant = uploadGrant(this.d.db, key);
     // Unknown keys and bad signatures answer alike: a probe learns nothing about which keys exist.
     if (
       !grant ||
@@ -106,12 +104,7 @@ export class UploadGrants {
       throw denied();
     if (grant.expiresAt.getTime() <= now.getTime())
       throw gone('this upload URL has expired; ask POST /api-pre-upload for a new one');
-    const taken = this.d.db
-      .update(uploadGrants)
-      .set({ usedAt: now })
-      .where(and(eq(uploadGrants.id, key), isNull(uploadGrants.usedAt)))
-      .returning()
-      .get();
+    const taken = takeUploadGrant(this.d.db, key, now);
     if (!taken)
       throw gone('this upload URL was used already; each works once (ask POST /api-pre-upload for a new one)');
     return taken;
@@ -119,7 +112,7 @@ export class UploadGrants {
 
   /** Makes a taken grant usable again: its PUT was refused before any byte of the file was read. */
   release(key: string): void {
-    this.d.db.update(uploadGrants).set({ usedAt: null }).where(eq(uploadGrants.id, key)).run();
+    releaseUploadGrant(this.d.db, key);
   }
 
   private sign(key: string, size: number, expires: string): string {

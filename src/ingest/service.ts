@@ -11,7 +11,6 @@
  */
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { Config } from '../config';
 import {
   ApiError,
@@ -28,7 +27,22 @@ import type { Logger } from '../log';
 import { probeFile, type MediaInfo } from '../media/probe';
 import { writeTx, type Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
-import { mediaIndexes, videos, type MediaIndex, type User, type Video } from '../storage/schema';
+import {
+  deleteIndexIfEmpty,
+  deleteVideoRow,
+  deleteVideoRows,
+  existingVideoIds,
+  failInterruptedTransfers,
+  insertVideo,
+  markVideoStored,
+  setTransferProgress,
+  storedBytesExcept,
+  twinInIndex,
+  userUsage,
+  videoById,
+  videoInIndex,
+} from '../storage/repositories/uploads';
+import type { MediaIndex, User, Video } from '../storage/schema';
 import { removeEmptyPeople } from '../people/group';
 import { cleanFileName, downloadToFile, fileNameOf } from './download';
 import { receiveToFile, type UploadBody } from './receive';
@@ -186,14 +200,7 @@ export class IngestService {
           `you have ${mine} downloads in flight, the per-user limit (--user-max-downloads, VIDQ_USER_MAX_DOWNLOADS); wait for one to finish, or ask the operator to raise it`,
         );
     }
-    const row = this.d.db
-      .select({
-        bytes: sql<number>`coalesce(sum(${videos.sizeBytes}), 0)`,
-        waiting: sql<number>`coalesce(sum(${videos.status} in ('downloading', 'processing')), 0)`,
-      })
-      .from(videos)
-      .where(and(eq(videos.userId, user.id), ne(videos.status, 'failed')))
-      .get()!;
+    const row = userUsage(this.d.db, user.id);
     if (c.userMaxQueued && row.waiting >= c.userMaxQueued) {
       throw tooManyRequests(
         `you have ${row.waiting} videos downloading or waiting for analysis, the per-user limit (--user-max-queued, VIDQ_USER_MAX_QUEUED); wait for some to be ready, or ask the operator to raise it`,
@@ -305,20 +312,18 @@ export class IngestService {
     const now = new Date();
     const { index, created } = writeTx(db, (tx) => {
       const r = indexes.findOrCreateByName(tx as unknown as Db, user, indexRef);
-      tx.insert(videos)
-        .values({
-          id: videoId,
-          indexId: r.index.id,
-          userId: user.id,
-          sourceUrl: url ? url.toString() : 'upload:',
-          fileName,
-          status: 'downloading',
-          stage: url ? 'downloading' : 'uploading',
-          progress: 0,
-          uploadedAt: now,
-          updatedAt: now,
-        })
-        .run();
+      insertVideo(tx, {
+        id: videoId,
+        indexId: r.index.id,
+        userId: user.id,
+        sourceUrl: url ? url.toString() : 'upload:',
+        fileName,
+        status: 'downloading',
+        stage: url ? 'downloading' : 'uploading',
+        progress: 0,
+        uploadedAt: now,
+        updatedAt: now,
+      });
       return r;
     });
     // Synchronous from admit() to here: no other request can slip in between.
@@ -476,23 +481,12 @@ export class IngestService {
         ffmpeg: await this.d.ffmpeg?.(),
       });
 
-      const twin = db
-        .select()
-        .from(videos)
-        .where(
-          and(
-            eq(videos.indexId, index.id),
-            eq(videos.sha256, dl.sha256),
-            ne(videos.id, videoId),
-            ne(videos.status, 'failed'),
-          ),
-        )
-        .get();
+      const twin = twinInIndex(db, index.id, dl.sha256, videoId);
       if (twin) {
         // Identical bytes already in this index: keep one copy, answer with its key.
         rmSync(tmp, { force: true });
         if (subsTmp) rmSync(subsTmp, { force: true });
-        db.delete(videos).where(eq(videos.id, videoId)).run();
+        deleteVideoRow(db, videoId);
         indexes.invalidate(user.id, index.id);
         const meta = metadataOf(twin);
         emit(meta);
@@ -545,11 +539,9 @@ export class IngestService {
       if (subsTmp) rmSync(subsTmp, { force: true });
       files.removeVideoFiles(videoId);
       writeTx(db, (tx) => {
-        tx.delete(videos).where(eq(videos.id, videoId)).run();
+        deleteVideoRow(tx, videoId);
         // An index this request created stays only if something else landed in it meanwhile.
-        if (created && !tx.select({ id: videos.id }).from(videos).where(eq(videos.indexId, index.id)).get()) {
-          tx.delete(mediaIndexes).where(eq(mediaIndexes.id, index.id)).run();
-        }
+        if (created) deleteIndexIfEmpty(tx, index.id);
       });
       indexes.invalidate(user.id, index.id);
       const err = e instanceof ApiError ? e : new ApiError(500, `upload failed: ${(e as Error).message}`);
@@ -569,11 +561,7 @@ export class IngestService {
   }
 
   private storedBytes(userId: string, except: string, db: Db = this.d.db): number {
-    return db
-      .select({ bytes: sql<number>`coalesce(sum(${videos.sizeBytes}), 0)` })
-      .from(videos)
-      .where(and(eq(videos.userId, userId), ne(videos.status, 'failed'), ne(videos.id, except)))
-      .get()!.bytes;
+    return storedBytesExcept(db, userId, except);
   }
 
   /**
@@ -604,7 +592,7 @@ export class IngestService {
   private videoForProgress(fileId: string): Video {
     const id = fileId.split('.')[0]!; // the hosted product's ids carry the file's extension
     if (id === '') throw badRequest('a file_id is required (the `key` of the upload)');
-    const v = this.d.db.select().from(videos).where(eq(videos.id, id)).get();
+    const v = videoById(this.d.db, id);
     if (!v) throw notFound(`file ${JSON.stringify(id.slice(0, 80))} was not found`);
     if (v.status === 'failed') throw unprocessable(`the video failed: ${v.error ?? 'no reason was recorded'}`);
     return v;
@@ -623,7 +611,7 @@ export class IngestService {
   }
 
   private setProgress(userId: string, indexId: string, videoId: string, stage: string, progress: number): void {
-    this.d.db.update(videos).set({ stage, progress, updatedAt: new Date() }).where(eq(videos.id, videoId)).run();
+    setTransferProgress(this.d.db, videoId, stage, progress);
     this.d.indexes.invalidate(userId, indexId);
   }
 
@@ -641,48 +629,14 @@ export class IngestService {
       // The quota once more, in the commit itself: what other uploads stored meanwhile counts too.
       const quota = this.d.config.userMaxStorageBytes;
       if (quota) {
-        const owner = tx.select({ userId: videos.userId }).from(videos).where(eq(videos.id, videoId)).get();
+        const owner = videoById(tx, videoId);
         const others = owner ? this.storedBytes(owner.userId, videoId, tx) : 0;
         if (others + bytes > quota) throw this.overQuota(bytes, Math.max(0, quota - others));
       }
-      const stored = this.storedRow(tx, videoId, rel, fileName, bytes, sha256, info, now);
+      const stored = markVideoStored(tx, videoId, { rel, fileName, bytes, sha256, info }, this.d.analysis, now);
       if (stored && this.d.analysis) this.d.enqueue?.(tx, videoId, now);
       return stored;
     });
-  }
-
-  private storedRow(
-    tx: Db,
-    videoId: string,
-    rel: string,
-    fileName: string,
-    bytes: number,
-    sha256: string,
-    info: MediaInfo,
-    now: Date,
-  ): Video | undefined {
-    return tx
-      .update(videos)
-      .set({
-        storagePath: rel,
-        fileName,
-        fileType: info.mimeType,
-        sizeBytes: bytes,
-        sha256,
-        durationSec: info.durationSec,
-        fps: info.fps,
-        width: info.width,
-        height: info.height,
-        videoCodec: info.videoCodec,
-        hasAudio: info.hasAudio,
-        status: this.d.analysis ? 'processing' : 'ready',
-        stage: this.d.analysis ? 'queued' : 'ready',
-        progress: this.d.analysis ? 0 : 100,
-        updatedAt: now,
-      })
-      .where(eq(videos.id, videoId))
-      .returning()
-      .get();
   }
 
   /** POST /remove-from-index: rows first, then files; cancels a download in flight. */
@@ -693,11 +647,7 @@ export class IngestService {
       throw badRequest('video_id is required: the file_id of the video');
     // The hosted SDK sends the bare index name here; the spec's index_id works as before.
     const index = this.d.indexes.resolve(user, projectId, { byName: true });
-    const video = this.d.db
-      .select()
-      .from(videos)
-      .where(and(eq(videos.id, videoId), eq(videos.indexId, index.id)))
-      .get();
+    const video = videoInIndex(this.d.db, index.id, videoId);
     if (!video) throw notFound(`video ${JSON.stringify(videoId.slice(0, 80))} is not in this index`);
     this.deleteVideos(user.id, index.id, [video.id]);
   }
@@ -708,7 +658,7 @@ export class IngestService {
     for (const id of ids)
       this.inFlight.get(id)?.ctrl.abort(new ApiError(404, 'the video was removed while it was being uploaded'));
     writeTx(this.d.db, (tx) => {
-      tx.delete(videos).where(inArray(videos.id, ids)).run();
+      deleteVideoRows(tx, ids);
       // Their face appearances went with them (cascade); people left with none go too.
       removeEmptyPeople(tx, indexId);
     });
@@ -723,32 +673,16 @@ export class IngestService {
   recover(): { interrupted: number; orphans: number; temp: number } {
     const { db, files } = this.d;
     const temp = files.clearTemp();
-    const interrupted = db
-      .update(videos)
-      .set({
-        status: 'failed',
-        stage: 'failed',
-        error: 'the download was interrupted by a restart of the service; upload the URL again',
-        updatedAt: new Date(),
-      })
-      .where(inArray(videos.status, ['queued', 'downloading']))
-      .returning({ id: videos.id })
-      .all();
+    const interrupted = failInterruptedTransfers(
+      db,
+      'the download was interrupted by a restart of the service; upload the URL again',
+    );
     // A crash between the rename into media/ and the row update leaves the file of a row that
     // never became stored: it can never be served or analysed.
-    for (const { id } of interrupted) files.removeVideoFiles(id);
+    for (const id of interrupted) files.removeVideoFiles(id);
     const cut = interrupted.length;
     const onDisk = files.listVideoDirs();
-    const known = new Set(
-      onDisk.length
-        ? db
-            .select({ id: videos.id })
-            .from(videos)
-            .where(inArray(videos.id, onDisk))
-            .all()
-            .map((r) => r.id)
-        : [],
-    );
+    const known = existingVideoIds(db, onDisk);
     let orphans = 0;
     for (const id of onDisk) {
       if (!known.has(id)) {

@@ -3,14 +3,19 @@
  * purge indexes soft-deleted longer than the retention, fail resources stuck in a non-final state,
  * and refresh the resource-listing cache.
  */
-import { and, eq, inArray, lt, sql } from 'drizzle-orm';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
 import type { IndexService } from '../indexes/service';
 import type { IngestService } from '../ingest/service';
 import type { Logger } from '../log';
 import type { Db } from '../storage/db';
-import { jobs, mediaIndexes, videos } from '../storage/schema';
+import { deleteIndexRow } from '../storage/repositories/indexes';
+import {
+  downloadsStartedBefore,
+  failVideo,
+  unfinishedUnqueuedSince,
+  videoIdsOfIndex,
+} from '../storage/repositories/videos';
 
 export interface MaintenanceReport {
   purgedIndexes: number;
@@ -24,9 +29,11 @@ export class Maintenance {
       db: Db;
       config: Config;
       indexes: IndexService;
-      ingest: IngestService;
+      /** Purged videos are removed as a removal by their owner would; downloads are stopped. */
+      ingest: Pick<IngestService, 'deleteVideos' | 'cancel' | 'isBusy'>;
       log: Logger;
-      isBusy: (videoId: string) => boolean;
+      /** A video was failed here: its cached listing goes (Service.videoChanged). */
+      videoChanged: (videoId: string) => void;
     },
   ) {}
 
@@ -44,14 +51,8 @@ export class Maintenance {
     const cutoff = new Date(now.getTime() - this.d.config.purgeAfterDays * 86_400_000);
     const doomed = this.d.indexes.deletedBefore(cutoff);
     for (const idx of doomed) {
-      const ids = this.d.db
-        .select({ id: videos.id })
-        .from(videos)
-        .where(eq(videos.indexId, idx.id))
-        .all()
-        .map((r) => r.id);
-      this.d.ingest.deleteVideos(idx.userId, idx.id, ids);
-      this.d.db.delete(mediaIndexes).where(eq(mediaIndexes.id, idx.id)).run();
+      this.d.ingest.deleteVideos(idx.userId, idx.id, videoIdsOfIndex(this.d.db, idx.id));
+      deleteIndexRow(this.d.db, idx.id);
       this.d.indexes.invalidate(idx.userId, idx.id);
     }
     return doomed.length;
@@ -61,45 +62,25 @@ export class Maintenance {
     const cutoff = new Date(now.getTime() - this.d.config.stuckAfterMinutes * 60_000);
     // Downloads this process is still running are covered too: one started before the cutoff has
     // outlived any sane deadline, and is stopped (its upload then removes its row and files).
-    const overdue = this.d.db
-      .select({ id: videos.id })
-      .from(videos)
-      .where(and(eq(videos.status, 'downloading'), lt(videos.uploadedAt, cutoff)))
-      .all()
-      .filter((v) =>
-        this.d.ingest.cancel(
-          v.id,
-          new ApiError(
-            504,
-            `the download ran longer than ${this.d.config.stuckAfterMinutes} minutes (--stuck-after-minutes) and was stopped`,
-          ),
+    const overdue = downloadsStartedBefore(this.d.db, cutoff).filter((id) =>
+      this.d.ingest.cancel(
+        id,
+        new ApiError(
+          504,
+          `the download ran longer than ${this.d.config.stuckAfterMinutes} minutes (--stuck-after-minutes) and was stopped`,
         ),
+      ),
+    );
+    // Waiting in line for a worker (behind long videos) is not being stuck.
+    const stuck = unfinishedUnqueuedSince(this.d.db, cutoff).filter((id) => !this.d.ingest.isBusy(id));
+    for (const id of stuck) {
+      failVideo(
+        this.d.db,
+        id,
+        `no progress for ${this.d.config.stuckAfterMinutes} minutes; the work was abandoned`,
+        now,
       );
-    const stuck = this.d.db
-      .select({ id: videos.id, userId: videos.userId, indexId: videos.indexId })
-      .from(videos)
-      // Waiting in line for a worker (behind long videos) is not being stuck.
-      .where(
-        and(
-          inArray(videos.status, ['queued', 'downloading', 'processing']),
-          lt(videos.updatedAt, cutoff),
-          sql`${videos.id} NOT IN (SELECT ${jobs.videoId} FROM ${jobs} WHERE ${jobs.state} = 'pending')`,
-        ),
-      )
-      .all()
-      .filter((v) => !this.d.isBusy(v.id));
-    for (const v of stuck) {
-      this.d.db
-        .update(videos)
-        .set({
-          status: 'failed',
-          stage: 'failed',
-          error: `no progress for ${this.d.config.stuckAfterMinutes} minutes; the work was abandoned`,
-          updatedAt: now,
-        })
-        .where(eq(videos.id, v.id))
-        .run();
-      this.d.indexes.invalidate(v.userId, v.indexId);
+      this.d.videoChanged(id);
     }
     return stuck.length + overdue.length;
   }

@@ -6,12 +6,12 @@
  * skipped last time (its server was down), runs. The embeddings stage follows any stage that adds
  * segments, so the new ones are searchable by meaning.
  */
-import { and, eq, isNull } from 'drizzle-orm';
 import type { Analyzer } from '../analysis/contracts';
 import { ApiError, badRequest, notFound, tooManyRequests } from '../errors';
 import type { Db } from '../storage/db';
-import { mediaIndexes, videos, type User } from '../storage/schema';
-import { liveVideoOf } from '../storage/repositories/videos';
+import type { User } from '../storage/schema';
+import { liveIndexesNamed } from '../storage/repositories/indexes';
+import { liveVideoOf, readyLiveVideos, videoIdsOfIndex } from '../storage/repositories/videos';
 import type { JobQueue } from './queue';
 
 /** What may be reanalysed, by name (the visual stage cannot: every other stage reads its frames). */
@@ -116,12 +116,7 @@ const nameOf = (s: StageInfo) => s.stage.replace(/^analyzing:/, '');
 export function queueReembedding(d: Pick<ReanalyzeDeps, 'db' | 'queue' | 'stages'>): string[] {
   const embeddings = d.stages().find((s) => nameOf(s) === 'embeddings');
   if (!embeddings) return [];
-  const ready = d.db
-    .select({ id: videos.id, analysis: videos.analysis })
-    .from(videos)
-    .innerJoin(mediaIndexes, eq(mediaIndexes.id, videos.indexId))
-    .where(and(eq(videos.status, 'ready'), isNull(mediaIndexes.deletedAt)))
-    .all();
+  const ready = readyLiveVideos(d.db);
   const queued: string[] = [];
   for (const v of ready) {
     const e = (v.analysis as Record<string, Record<string, unknown> | undefined> | null)?.embeddings;
@@ -158,36 +153,18 @@ export function reanalyzeIndex(
   userId: string | undefined,
   requested: string[] | undefined,
 ): { queued: { file_id: string; analyzers: string[] }[]; skipped: { file_id: string; reason: string }[] } {
-  const found = s.db
-    .select({ id: mediaIndexes.id, userId: mediaIndexes.userId })
-    .from(mediaIndexes)
-    .where(and(isNull(mediaIndexes.deletedAt), userId ? eq(mediaIndexes.userId, userId) : undefined))
-    .all()
-    .filter((i) => i.id === index)
-    .concat(
-      s.db
-        .select({ id: mediaIndexes.id, userId: mediaIndexes.userId })
-        .from(mediaIndexes)
-        .where(
-          and(
-            isNull(mediaIndexes.deletedAt),
-            eq(mediaIndexes.name, index),
-            userId ? eq(mediaIndexes.userId, userId) : undefined,
-          ),
-        )
-        .all(),
-    );
+  const found = liveIndexesNamed(s.db, index, userId);
   const distinct = [...new Map(found.map((i) => [i.id, i])).values()];
   if (!distinct.length) throw new ApiError(404, `no index "${index}"${userId ? ` of user ${userId}` : ''}`);
   if (distinct.length > 1)
     throw new ApiError(409, `${distinct.length} users have an index "${index}": name one with --user`);
   const user = s.accounts.getUser(distinct[0]!.userId)!;
-  const ids = s.db.select({ id: videos.id }).from(videos).where(eq(videos.indexId, distinct[0]!.id)).all();
+  const ids = videoIdsOfIndex(s.db, distinct[0]!.id);
   const out = {
     queued: [] as { file_id: string; analyzers: string[] }[],
     skipped: [] as { file_id: string; reason: string }[],
   };
-  for (const { id } of ids) {
+  for (const id of ids) {
     try {
       out.queued.push(s.reanalyze.request(user, id, requested));
     } catch (e) {

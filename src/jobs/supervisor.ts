@@ -20,6 +20,8 @@ const RESTART_DELAY_CAP_MS = 60_000;
 
 export class AnalysisSupervisor {
   private readonly procs = new Set<ReturnType<typeof Bun.spawn>>();
+  /** Built by every Service, started only by the server: the CLI and tests never spawn workers. */
+  private started = false;
   private stopping = false;
   /** Consecutive workers that died before they were ready. */
   private startFailures = 0;
@@ -36,12 +38,14 @@ export class AnalysisSupervisor {
   ) {}
 
   start(): void {
+    this.started = true;
     // Each worker has its own short lane (a second job slot sharing its models): see worker.ts.
     for (let i = 0; i < this.d.config.analysisWorkers; i++) this.spawn();
   }
 
   /** A job was queued: let idle workers look now rather than at their next poll. */
   wake(): void {
+    if (!this.started) return;
     for (const p of this.procs) {
       try {
         (p.stdin as import('bun').FileSink).write('\n');

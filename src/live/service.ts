@@ -16,10 +16,11 @@ import type { Analyzer, NewSegment, StageContext } from '../analysis/contracts';
 import { EngineUnavailableError } from '../analysis/contracts';
 import { FrameStream, type SampledFrame } from '../analysis/frame-stream';
 import type { Config } from '../config';
-import { ApiError, badRequest, conflict, notFound, tooManyRequests } from '../errors';
+import { ApiError, badRequest, conflict, insufficientStorage, notFound, tooManyRequests } from '../errors';
 import { newVideoId, randomId } from '../ids';
 import type { IndexService } from '../indexes/service';
 import type { Logger } from '../log';
+import { cosine, descriptorOf, JOIN_SIMILARITY } from '../people/group';
 import { writeTx, type Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import {
@@ -28,6 +29,8 @@ import {
   liveAlertEvents,
   liveAlerts,
   liveStreams,
+  people,
+  personAppearances,
   segments,
   videos,
   webhookEvents,
@@ -39,8 +42,10 @@ import {
 } from '../storage/schema';
 import { AlertHub, matchAlert, type FiredAlert } from './alerts';
 import { type LiveClip, liveClip, pruneClips } from './clips';
-import { checkStreamUrl, pinnedUrl, PulledSource, redactUrl } from './source';
+import { checkStreamUrl, isMjpegSource, PCM_BYTES_PER_SEC, pinnedUrl, PulledSource, redactUrl } from './source';
 
+/** Analyzers that run on live windows (captions come with a configured captioner). */
+export const LIVE_ANALYZERS: readonly string[] = ['ocr', 'objects', 'faces', 'speech'];
 /** States in which a stream counts against the user's caps. */
 const RUNNING: LiveState[] = ['connecting', 'live', 'reconnecting', 'paused'];
 /** A frame waits this long after it arrived, so that frames sent out of order join its window. */
@@ -59,6 +64,7 @@ interface PendingFrame {
   t: number;
   file: string;
   arrivedAt: number;
+  bytes: number;
 }
 
 interface StreamRun {
@@ -73,6 +79,18 @@ interface StreamRun {
   /** The largest pending queue before the oldest frames are dropped. */
   maxPending: number;
   source: PulledSource | null;
+  /** Sound heard and not yet analysed (pulled sources with audio, when speech is analysed). */
+  audio: { atMs: number; pcm: Buffer }[];
+  /** Unix ms up to which the sound was analysed (the next window's audio starts there). */
+  heardUntilMs: number;
+  /** The source has no sound track: connected without asking for one. */
+  noAudio: boolean;
+  /** Bytes of the stream's kept frames (JPEGs), counted as they come and go; null: not measured yet. */
+  frameBytes: number | null;
+  /** Sizes of the recording's segment files, by name (the newest, still growing, measured again). */
+  recording: Map<string, number>;
+  /** RTSP transport of the next connection: TCP first; a server that gives nothing over TCP is tried with ffmpeg's UDP-then-TCP. */
+  rtspTransport: 'tcp' | 'auto';
   backoffMs: number;
   retry: ReturnType<typeof setTimeout> | null;
   /** Unix ms of stream time 0. */
@@ -127,6 +145,11 @@ export interface LiveDeps {
   /** A stream's segments changed: drop cached listings and retrieval data. */
   onChanged: (videoId: string) => void;
 }
+
+/** Seconds of unanalysed sound kept per stream (like the frames' backlog). */
+const AUDIO_KEEP_SEC = BACKLOG_SEC + 10;
+/** A window's sound shorter than this is left for the next window. */
+const MIN_AUDIO_SEC = 0.5;
 
 export class LiveService {
   readonly hub = new AlertHub();
@@ -184,6 +207,7 @@ export class LiveService {
       throw tooManyRequests(
         `at most ${config.liveMaxStreamsPerUser} live streams per user run at once; stop one first (POST /streams/{stream_id}/stop)`,
       );
+    this.refuseOverQuota(user.id);
     const fps = body.fps ?? config.liveFps;
     if (!(fps > 0 && fps <= 30)) throw badRequest('fps must be a number above 0 and at most 30');
     const used = running.reduce((s, r) => s + r.fps, 0);
@@ -306,13 +330,30 @@ export class LiveService {
     } else if (action === 'stop') {
       this.halt(run);
       this.runs.delete(row.id);
+      // What it keeps until the retention purge counts in the quota.
+      this.d.db
+        .update(videos)
+        .set({ sizeBytes: this.measure(run) })
+        .where(eq(videos.id, run.videoId))
+        .run();
       this.setState(row.id, 'stopped', null);
     } else if (row.state === 'paused' || row.state === 'failed') {
+      this.refuseOverQuota(user.id);
       this.setState(row.id, row.url ? 'connecting' : 'live', null);
       run.stopped = false;
       if (row.url) this.connect(run);
     }
     return this.viewOf(this.row(row.id)!);
+  }
+
+  /** 507 when the user's videos and recordings already fill their storage quota. */
+  private refuseOverQuota(userId: string): void {
+    const quota = this.d.config.userMaxStorageBytes;
+    const used = quota ? this.usedBytes(userId) : 0;
+    if (quota && used >= quota)
+      throw insufficientStorage(
+        `your videos and live recordings take ${used} bytes, the per-user storage limit of ${quota} bytes (--user-max-storage-bytes, VIDQ_USER_MAX_STORAGE_BYTES); remove videos, or ask the operator to raise it`,
+      );
   }
 
   list(user: User, indexId?: string): StreamView[] {
@@ -483,12 +524,23 @@ export class LiveService {
         removed++;
       }
       const cutUnix = Math.floor(nowMs / 1000) - row.retentionSec;
+      let recordings = 0;
       for (const name of safeList(join(dir, 'live'))) {
         const m = /^(\d+)\.mkv$/.exec(name);
         if (m && Number(m[1]) < cutUnix) {
           rmSync(join(dir, 'live', name), { force: true });
-          removed++;
+          recordings++;
         }
+      }
+      removed += recordings;
+      if (old.length || recordings) {
+        // What is left counts in the quota (measured again in full: the purge is rare).
+        const run = this.runs.get(row.id);
+        if (run) run.frameBytes = null;
+        const fdir = join(dir, 'frames');
+        const bytes =
+          safeList(fdir).reduce((n, f) => n + fileSize(join(fdir, f)), 0) + this.recordingBytes(row.videoId);
+        this.d.db.update(videos).set({ sizeBytes: bytes }).where(eq(videos.id, row.videoId)).run();
       }
       if (old.length) this.d.onChanged(row.videoId);
     }
@@ -521,6 +573,12 @@ export class LiveService {
       slots: new Set(),
       maxPending: Math.max(10, Math.ceil(row.fps * BACKLOG_SEC)),
       source: null,
+      frameBytes: null,
+      recording: new Map(),
+      audio: [],
+      heardUntilMs: 0,
+      noAudio: false,
+      rtspTransport: 'tcp',
       backoffMs: BACKOFF_MS,
       retry: null,
       originMs: row.originMs,
@@ -549,7 +607,7 @@ export class LiveService {
       if (known.has(name)) continue;
       const t = Number(m[1]) / 1000;
       run.slots.add(Math.floor(t * run.fps));
-      run.pending.push({ t, file: name, arrivedAt: 0 });
+      run.pending.push({ t, file: name, arrivedAt: 0, bytes: fileSize(join(dir, name)) });
     }
   }
 
@@ -583,12 +641,13 @@ export class LiveService {
     run.height = size.height;
     const file = `${String(tMs).padStart(12, '0')}.jpg`;
     writeFileSync(join(this.d.files.videoDir(run.videoId), 'frames', file), jpeg, { mode: 0o600 });
-    run.pending.push({ t: tMs / 1000, file, arrivedAt: Date.now() });
+    run.pending.push({ t: tMs / 1000, file, arrivedAt: Date.now(), bytes: jpeg.length });
+    if (run.frameBytes !== null) run.frameBytes += jpeg.length;
     if (run.pending.length > run.maxPending) {
       // Falling behind: the oldest waiting frames go (counted), the stream stays current.
       run.pending.sort((a, b) => a.t - b.t);
       const drop = run.pending.splice(0, run.pending.length - run.maxPending);
-      for (const f of drop) rmSync(join(this.d.files.videoDir(run.videoId), 'frames', f.file), { force: true });
+      for (const f of drop) this.removeFrame(run, f);
       this.countDropped(run, drop.length);
     }
     if (row.state === 'connecting' || row.state === 'reconnecting') {
@@ -628,8 +687,7 @@ export class LiveService {
     run.source = null;
     if (drop) {
       // Frames that will never be analysed: their JPEGs go too (a restart would take them as waiting).
-      const dir = join(this.d.files.videoDir(run.videoId), 'frames');
-      for (const f of run.pending) rmSync(join(dir, f.file), { force: true });
+      for (const f of run.pending) this.removeFrame(run, f);
       run.pending = [];
     }
   }
@@ -655,11 +713,18 @@ export class LiveService {
       }
       if (run.stopped || this.closed) return;
       const pinned = pinnedUrl(url, address);
+      const isRtsp = url.protocol.startsWith('rtsp');
+      const audio = !run.noAudio && (await this.loadAnalyzers()).some((a) => a.info.kind === 'speech');
+      const mjpeg = /^https?:$/.test(url.protocol) && (await isMjpegSource(pinned.input, pinned.headers));
+      if (run.stopped || this.closed) return;
       const source = new PulledSource({
         ffmpeg: await this.d.ffmpeg(),
         input: pinned.input,
         ...(pinned.headers && { headers: pinned.headers }),
         protocol: url.protocol,
+        ...(isRtsp && { rtspTransport: run.rtspTransport }),
+        mjpeg,
+        audio,
         fps: run.fps,
         recordDir: join(this.d.files.videoDir(run.videoId), 'live'),
         segmentSec: this.d.config.liveSegmentSec,
@@ -672,9 +737,22 @@ export class LiveService {
             this.d.log.warn('live frame not kept', { stream_id: run.id, reason: (e as Error).message });
           }
         },
-        onEnd: (reason) => {
+        onAudio: (pcm, atMs) => {
+          run.audio.push({ atMs, pcm });
+          const old = Date.now() - AUDIO_KEEP_SEC * 1000;
+          while (run.audio.length && run.audio[0]!.atMs < old) run.audio.shift();
+        },
+        onEnd: (reason, noAudio) => {
           if (run.source !== source) return;
           run.source = null;
+          if (noAudio && !run.noAudio) {
+            // A source without a sound track: at once again, frames only.
+            run.noAudio = true;
+            if (!run.stopped && !this.closed) this.connect(run);
+            return;
+          }
+          // Nothing came over this transport (e.g. a server without TCP interleaving): try the other.
+          if (isRtsp && source.frames === 0) run.rtspTransport = run.rtspTransport === 'tcp' ? 'auto' : 'tcp';
           if (run.stopped || this.closed) return;
           this.scheduleReconnect(run, reason);
         },
@@ -743,6 +821,7 @@ export class LiveService {
     const step = 1 / run.fps;
     const analyzers = await this.loadAnalyzers();
     const found: NewSegment[] = [];
+    const applies: ((tx: Db) => void)[] = [];
     const ctrl = new AbortController();
     // Each analyzer reads the window like a short video whose shot spans it.
     const shot = {
@@ -756,17 +835,21 @@ export class LiveService {
       extra: { index: 0 },
       embedding: null,
     };
+    // The window's sound (pulled sources with audio): speech reads it like a short file's track.
+    const heard = analyzers.some((a) => a.info.kind === 'speech') ? this.takeAudio(run, dir, last.t + step) : null;
     for (const a of analyzers) {
+      const speech = a.info.kind === 'speech';
+      if (speech && !heard) continue;
       const ctx: StageContext = {
         video: {
           id: run.videoId,
-          path: last.path,
+          path: speech ? heard!.path : last.path,
           dir,
-          durationSec: last.t + step,
+          durationSec: speech ? heard!.seconds : last.t + step,
           fps: run.fps,
           width: run.width,
           height: run.height,
-          hasAudio: false,
+          hasAudio: speech,
         },
         ffmpeg: await this.d.ffmpeg(),
         signal: ctrl.signal,
@@ -778,12 +861,15 @@ export class LiveService {
       };
       try {
         const r = await a.run(ctx);
-        for (const s of r.segments ?? []) if (s.kind !== 'shot') found.push(s);
+        for (const s of r.segments ?? []) if (s.kind !== 'shot') found.push(speech ? shifted(s, heard!.from) : s);
+        // The stage's own writes (faces: grouping into the index's people) go in the window's transaction.
+        if (r.apply) applies.push(r.apply);
       } catch (e) {
         if (!(e instanceof EngineUnavailableError))
           this.d.log.warn('live analyzer failed on a window', { stage: a.stage, reason: (e as Error).message });
       }
     }
+    if (heard) rmSync(heard.path, { force: true });
     const fired: FiredAlert[] = [];
     const alive = writeTx(this.d.db, (tx) => {
       const row = tx.select().from(liveStreams).where(eq(liveStreams.id, run.id)).get();
@@ -809,7 +895,9 @@ export class LiveService {
       tx.insert(frames)
         .values(fresh.map((f) => ({ videoId: run.videoId, t: f.t, shot: 0, file: f.file })))
         .run();
-      for (const s of found) storeSegment(tx, run.videoId, s, step);
+      const stored = new Map<NewSegment, number>();
+      for (const s of found) stored.set(s, storeSegment(tx, run.videoId, s, step));
+      for (const apply of applies) apply(tx);
       tx.update(liveStreams)
         .set({
           framesAnalysed: sql`${liveStreams.framesAnalysed} + ${fresh.length}`,
@@ -823,10 +911,11 @@ export class LiveService {
           durationSec: sql`max(coalesce(${videos.durationSec}, 0), ${last.t + step})`,
           updatedAt: new Date(),
           ...(run.width > 0 && { width: run.width, height: run.height }),
+          ...(heard && { hasAudio: true }),
         })
         .where(eq(videos.id, run.videoId))
         .run();
-      fired.push(...this.checkAlerts(tx, row, found, sampled));
+      fired.push(...this.checkAlerts(tx, row, withPeople(tx, found, stored), sampled));
       return true;
     });
     if (!alive) {
@@ -837,6 +926,91 @@ export class LiveService {
     }
     this.d.onChanged(run.videoId);
     for (const f of fired) this.hub.publish(run.userId, f);
+    this.checkQuota(run);
+  }
+
+  private removeFrame(run: StreamRun, f: PendingFrame): void {
+    rmSync(join(this.d.files.videoDir(run.videoId), 'frames', f.file), { force: true });
+    if (run.frameBytes !== null) run.frameBytes = Math.max(0, run.frameBytes - f.bytes);
+  }
+
+  /**
+   * The stream's kept bytes (frames and recording) become its resource's size, so they count in
+   * the owner's storage quota like uploaded files; a user over the quota has the stream paused,
+   * with the reason, until the retention purge or removed videos make room.
+   */
+  private checkQuota(run: StreamRun): void {
+    const bytes = this.measure(run);
+    this.d.db.update(videos).set({ sizeBytes: bytes }).where(eq(videos.id, run.videoId)).run();
+    const quota = this.d.config.userMaxStorageBytes;
+    if (!quota) return;
+    const used = this.usedBytes(run.userId);
+    if (used <= quota) return;
+    const row = this.row(run.id);
+    if (!row || !RUNNING.includes(row.state) || row.state === 'paused') return;
+    // Frames still waiting are not kept: counted as dropped, as when a stream falls behind.
+    const waiting = run.pending.length;
+    this.halt(run);
+    if (waiting) this.countDropped(run, waiting);
+    const reason = `storage limit reached: your videos and live recordings take ${used} bytes of ${quota} (--user-max-storage-bytes); remove videos, or resume once the retention purge has made room`;
+    this.setState(run.id, 'paused', reason);
+    this.d.log.info('live stream paused: storage limit', { stream_id: run.id, used, quota });
+  }
+
+  /** Bytes the user's videos take (uploads and live streams; failed ones hold nothing). */
+  private usedBytes(userId: string): number {
+    return this.d.db
+      .select({ bytes: sql<number>`coalesce(sum(${videos.sizeBytes}), 0)` })
+      .from(videos)
+      .where(and(eq(videos.userId, userId), sql`${videos.status} != 'failed'`))
+      .get()!.bytes;
+  }
+
+  /** Kept frames (counted as they come, measured once per run) and recording segments (by listing). */
+  private measure(run: StreamRun): number {
+    const dir = this.d.files.videoDir(run.videoId);
+    if (run.frameBytes === null) {
+      const fdir = join(dir, 'frames');
+      run.frameBytes = safeList(fdir).reduce((n, f) => n + fileSize(join(fdir, f)), 0);
+    }
+    const ldir = join(dir, 'live');
+    const names = safeList(ldir).sort();
+    const newest = names[names.length - 1];
+    const seen = new Map<string, number>();
+    for (const n of names)
+      seen.set(n, n !== newest && run.recording.has(n) ? run.recording.get(n)! : fileSize(join(ldir, n)));
+    run.recording = seen;
+    let rec = 0;
+    for (const v of seen.values()) rec += v;
+    return run.frameBytes + rec;
+  }
+
+  /**
+   * The sound not yet analysed up to stream time `toT`, written as a WAV file for the speech stage,
+   * or null when less than MIN_AUDIO_SEC has been heard (it waits for the next window).
+   */
+  private takeAudio(run: StreamRun, dir: string, toT: number): { path: string; from: number; seconds: number } | null {
+    if (run.originMs === null || !run.audio.length) return null;
+    const first = run.audio[0]!;
+    const tail = run.audio[run.audio.length - 1]!;
+    const fromMs = Math.max(run.heardUntilMs, first.atMs);
+    const toMs = Math.min(run.originMs + toT * 1000, tail.atMs + (tail.pcm.length / PCM_BYTES_PER_SEC) * 1000);
+    if (toMs - fromMs < MIN_AUDIO_SEC * 1000) return null;
+    const parts: Buffer[] = [];
+    for (const c of run.audio) {
+      const endMs = c.atMs + (c.pcm.length / PCM_BYTES_PER_SEC) * 1000;
+      if (endMs <= fromMs || c.atMs >= toMs) continue;
+      const a = Math.max(0, Math.floor(((fromMs - c.atMs) / 1000) * (PCM_BYTES_PER_SEC / 2))) * 2;
+      const b = Math.min(c.pcm.length, Math.ceil(((toMs - c.atMs) / 1000) * (PCM_BYTES_PER_SEC / 2)) * 2);
+      if (b > a) parts.push(c.pcm.subarray(a, b));
+    }
+    run.heardUntilMs = toMs;
+    run.audio = run.audio.filter((c) => c.atMs + (c.pcm.length / PCM_BYTES_PER_SEC) * 1000 > toMs);
+    const pcm = Buffer.concat(parts);
+    if (pcm.length < MIN_AUDIO_SEC * PCM_BYTES_PER_SEC) return null;
+    const path = join(dir, 'live-window.wav');
+    writeFileSync(path, Buffer.concat([wavHeader(pcm.length), pcm]), { mode: 0o600 });
+    return { path, from: (fromMs - run.originMs) / 1000, seconds: pcm.length / PCM_BYTES_PER_SEC };
   }
 
   /** Alerts of the stream's index checked on a window; a match within an alert's cooldown of the last one is the same event. */
@@ -937,22 +1111,27 @@ export class LiveService {
  * A window's segment: extends the same label's (or text's) segment that ended just before it,
  * so that an object seen for minutes is one span, not one per window.
  */
-function storeSegment(tx: Db, videoId: string, s: NewSegment, step: number): void {
+function storeSegment(tx: Db, videoId: string, s: NewSegment, step: number): number {
   const gap = step * 1.5 + 0.5;
-  const prev = tx
-    .select({ id: segments.id, end: segments.end, extra: segments.extra })
-    .from(segments)
-    .where(
-      and(
-        eq(segments.videoId, videoId),
-        eq(segments.kind, s.kind),
-        eq(segments.text, s.text),
-        gte(segments.end, s.start - gap),
-        lte(segments.start, s.start),
-      ),
-    )
-    .orderBy(desc(segments.end))
-    .get();
+  if (s.kind === 'face') return storeFace(tx, videoId, s, gap);
+  // Two sentences are two transcripts, even when they read the same.
+  const prev =
+    s.kind === 'transcript'
+      ? undefined
+      : tx
+          .select({ id: segments.id, end: segments.end, extra: segments.extra })
+          .from(segments)
+          .where(
+            and(
+              eq(segments.videoId, videoId),
+              eq(segments.kind, s.kind),
+              eq(segments.text, s.text),
+              gte(segments.end, s.start - gap),
+              lte(segments.start, s.start),
+            ),
+          )
+          .orderBy(desc(segments.end))
+          .get();
   if (prev) {
     const maxCount = Math.max(Number(prev.extra?.max_count ?? 0), Number(s.extra?.max_count ?? 0));
     tx.update(segments)
@@ -962,9 +1141,14 @@ function storeSegment(tx: Db, videoId: string, s: NewSegment, step: number): voi
       })
       .where(eq(segments.id, prev.id))
       .run();
-    return;
+    return prev.id;
   }
-  tx.insert(segments)
+  return insertSegment(tx, videoId, s);
+}
+
+function insertSegment(tx: Db, videoId: string, s: NewSegment): number {
+  return tx
+    .insert(segments)
     .values({
       videoId,
       kind: s.kind,
@@ -974,7 +1158,95 @@ function storeSegment(tx: Db, videoId: string, s: NewSegment, step: number): voi
       confidence: s.confidence ?? null,
       extra: s.extra ?? null,
     })
-    .run();
+    .returning({ id: segments.id })
+    .get()!.id;
+}
+
+/**
+ * A face of a window continues the appearance that ended just before it when their descriptors
+ * are as alike as one person's (the people grouping's threshold); otherwise it is a new
+ * appearance, grouped into the index's people by the faces stage's own write.
+ */
+function storeFace(tx: Db, videoId: string, s: NewSegment, gap: number): number {
+  const raw = s.extra?.descriptor;
+  if (Array.isArray(raw) && raw.length) {
+    const near = tx
+      .select({ id: segments.id, end: segments.end, descriptor: personAppearances.descriptor })
+      .from(segments)
+      .innerJoin(personAppearances, eq(personAppearances.segmentId, segments.id))
+      .where(
+        and(
+          eq(segments.videoId, videoId),
+          eq(segments.kind, 'face'),
+          gte(segments.end, s.start - gap),
+          lte(segments.start, s.start),
+        ),
+      )
+      .all();
+    let best: (typeof near)[number] | null = null;
+    let bestSim = JOIN_SIMILARITY;
+    for (const n of near) {
+      const sim = cosine(descriptorOf(n.descriptor), raw as number[]);
+      if (sim >= bestSim) [best, bestSim] = [n, sim];
+    }
+    if (best) {
+      tx.update(segments)
+        .set({ end: Math.max(best.end, s.end) })
+        .where(eq(segments.id, best.id))
+        .run();
+      return best.id;
+    }
+  }
+  return insertSegment(tx, videoId, s);
+}
+
+/** The window's faces with the person each was grouped into (for alerts on a named person). */
+function withPeople(tx: Db, found: NewSegment[], stored: Map<NewSegment, number>): NewSegment[] {
+  const faceIds = found.filter((s) => s.kind === 'face').map((s) => stored.get(s)!);
+  if (!faceIds.length) return found;
+  const who = new Map(
+    tx
+      .select({ segmentId: personAppearances.segmentId, personId: people.id, name: people.name })
+      .from(personAppearances)
+      .innerJoin(people, eq(people.id, personAppearances.personId))
+      .where(inArray(personAppearances.segmentId, faceIds))
+      .all()
+      .map((r) => [r.segmentId, r]),
+  );
+  return found.map((s) => {
+    const p = s.kind === 'face' ? who.get(stored.get(s)!) : undefined;
+    if (!p) return s;
+    const { descriptor: _, ...extra } = s.extra ?? {};
+    return { ...s, extra: { ...extra, person_id: p.personId, ...(p.name && { person_name: p.name }) } };
+  });
+}
+
+/** A segment of the window's sound moved to stream time (the sound started `from` s into the stream). */
+function shifted(s: NewSegment, from: number): NewSegment {
+  const r3 = (x: number) => Math.round(x * 1000) / 1000;
+  const extra = s.extra ? { ...s.extra } : s.extra;
+  for (const k of ['speech_start', 'speech_end'])
+    if (extra && typeof extra[k] === 'number') extra[k] = r3((extra[k] as number) + from);
+  return { ...s, start: r3(s.start + from), end: r3(s.end + from), ...(extra !== undefined && { extra }) };
+}
+
+/** The 44-byte header of a 16 kHz mono 16-bit PCM WAV file of `bytes` bytes of samples. */
+function wavHeader(bytes: number): Buffer {
+  const h = Buffer.alloc(44);
+  h.write('RIFF', 0);
+  h.writeUInt32LE(36 + bytes, 4);
+  h.write('WAVE', 8);
+  h.write('fmt ', 12);
+  h.writeUInt32LE(16, 16);
+  h.writeUInt16LE(1, 20);
+  h.writeUInt16LE(1, 22);
+  h.writeUInt32LE(16000, 24);
+  h.writeUInt32LE(PCM_BYTES_PER_SEC, 28);
+  h.writeUInt16LE(2, 32);
+  h.writeUInt16LE(16, 34);
+  h.write('data', 36);
+  h.writeUInt32LE(bytes, 40);
+  return h;
 }
 
 function nearestFrame(sampled: SampledFrame[], t: number): string | null {
@@ -1019,6 +1291,14 @@ function alertView(a: LiveAlert): AlertView {
     cooldown_sec: a.cooldownSec,
     created_at: a.createdAt.toISOString(),
   };
+}
+
+function fileSize(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
 }
 
 function safeList(dir: string): string[] {

@@ -4,7 +4,7 @@
  * recording segments (named by their Unix start time) for citations. A source that gives no frame
  * for `stallSec` is killed; the caller reconnects it with backoff.
  */
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { badRequest } from '../errors';
@@ -57,20 +57,62 @@ export function pinnedUrl(url: URL, address: string): { input: string; headers?:
   return { input: target.toString(), ...(url.protocol === 'http:' && { headers: `Host: ${url.host}\r\n` }) };
 }
 
+/**
+ * Whether an http(s) source is an MJPEG camera (a multipart/x-mixed-replace answer) rather than a
+ * live playlist: asked once per connection, at the pinned address, before ffmpeg connects.
+ */
+export async function isMjpegSource(input: string, headers?: string): Promise<boolean> {
+  const ctrl = new AbortController();
+  const timer = setTimeout(() => ctrl.abort(), 5000);
+  try {
+    const host = headers ? /^Host: (.+)\r\n$/.exec(headers)?.[1] : undefined;
+    const res = await fetch(input, {
+      signal: ctrl.signal,
+      redirect: 'manual',
+      ...(host && { headers: { host } }),
+    });
+    const type = res.headers.get('content-type') ?? '';
+    await res.body?.cancel().catch(() => {});
+    return /^multipart\/x-mixed-replace/i.test(type);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+    ctrl.abort();
+  }
+}
+
 export interface PulledSourceOptions {
   ffmpeg: string;
   input: string;
   headers?: string;
   protocol: string;
+  /**
+   * RTSP lower transport: `tcp` (interleaved, what cameras behind NAT need) or `auto` (ffmpeg's
+   * own order: UDP, then TCP when no packet comes), for servers that refuse TCP.
+   */
+  rtspTransport?: 'tcp' | 'auto';
+  /** An http(s) source that is a multipart JPEG stream (MJPEG camera): it has no timestamps of its own. */
+  mjpeg?: boolean;
   fps: number;
+  /**
+   * Also hand out the sound track (its first audio stream) as 16 kHz mono 16-bit PCM, for speech
+   * on the windows; a source without audio ends at once with `noAudio` (connect it again without).
+   */
+  audio?: boolean;
   /** Folder of the recording segments; null: no recording. */
   recordDir: string | null;
   segmentSec: number;
   stallSec: number;
   onFrame(jpeg: Buffer, atMs: number): void;
-  /** The process ended: `reason` says why (never the URL). */
-  onEnd(reason: string): void;
+  /** PCM (s16le, 16 kHz, mono) whose first sample was heard at `atMs` (Unix ms). */
+  onAudio?(pcm: Buffer, atMs: number): void;
+  /** The process ended: `reason` says why (never the URL); `noAudio`: the source has no sound track. */
+  onEnd(reason: string, noAudio?: boolean): void;
 }
+
+/** Bytes of one second of the PCM handed to onAudio. */
+export const PCM_BYTES_PER_SEC = 16000 * 2;
 
 /** One connection of a pulled source. */
 export class PulledSource {
@@ -86,8 +128,11 @@ export class PulledSource {
   start(): void {
     const o = this.o;
     const args = [o.ffmpeg, '-nostdin', '-hide_banner', '-loglevel', 'error'];
-    if (o.protocol.startsWith('rtsp')) args.push('-rtsp_transport', 'tcp');
+    if (o.protocol.startsWith('rtsp') && o.rtspTransport !== 'auto') args.push('-rtsp_transport', 'tcp');
     if (o.protocol === 'http:' || o.protocol === 'https:') args.push('-reconnect', '0');
+    // MJPEG frames carry no time: ffmpeg would count them at 25 per second whatever the camera
+    // sends, so the analysed rate would be wrong; their arrival time is their time.
+    if (o.mjpeg) args.push('-use_wallclock_as_timestamps', '1');
     if (o.headers) args.push('-headers', o.headers);
     args.push('-i', o.input);
     // Analysed frames: at most 720 lines, at the stream's analysed rate, as JPEGs on stdout.
@@ -128,8 +173,10 @@ export class PulledSource {
         join(o.recordDir, '%s.mkv'),
       );
     }
-    const proc = Bun.spawn(args, { stdin: 'ignore', stdout: 'pipe', stderr: 'pipe' });
+    if (o.audio) args.push('-map', '0:a:0?', '-ac', '1', '-ar', '16000', '-f', 's16le', 'pipe:3');
+    const proc = Bun.spawn(args, { stdio: ['ignore', 'pipe', 'pipe', ...(o.audio ? (['pipe'] as const) : [])] });
     this.proc = proc;
+    if (o.audio && typeof proc.stdio[3] === 'number') void this.readAudio(proc.stdio[3]);
     this.lastFrameAt = Date.now();
     this.watchdog = setInterval(() => {
       if (Date.now() - this.lastFrameAt > o.stallSec * 1000) {
@@ -177,14 +224,48 @@ export class PulledSource {
     }
     const code = await proc.exited;
     const stderr = await errText;
-    this.finish(this.stallReason ?? describeExit(code, stderr, this.o.input));
+    const noAudio = !!this.o.audio && /does not contain any stream/.test(stderr);
+    this.finish(this.stallReason ?? describeExit(code, stderr, this.o.input), noAudio);
   }
 
-  private finish(reason: string): void {
+  /**
+   * The sound track on fd 3, timed by arrival like the frames: the first bytes anchor the clock,
+   * later samples follow it by their count (so pipe bursts do not stretch or squeeze the audio).
+   */
+  private async readAudio(fd: number): Promise<void> {
+    let startMs: number | null = null;
+    let bytes = 0;
+    let odd: Buffer | null = null;
+    try {
+      for await (const chunk of Bun.file(fd).stream()) {
+        let pcm: Buffer = odd ? Buffer.concat([odd, chunk]) : Buffer.from(chunk);
+        odd = null;
+        if (pcm.length % 2) {
+          odd = pcm.subarray(pcm.length - 1);
+          pcm = pcm.subarray(0, pcm.length - 1);
+        }
+        if (!pcm.length) continue;
+        startMs ??= Date.now() - (pcm.length / PCM_BYTES_PER_SEC) * 1000;
+        this.o.onAudio?.(pcm, startMs + (bytes / PCM_BYTES_PER_SEC) * 1000);
+        bytes += pcm.length;
+      }
+    } catch {
+      /* the process was killed */
+    } finally {
+      // Bun leaves an extra pipe's descriptor open after its end.
+      try {
+        closeSync(fd);
+      } catch {
+        /* already closed */
+      }
+    }
+  }
+
+  private finish(reason: string, noAudio = false): void {
     if (this.ended) return;
     this.ended = true;
     if (this.watchdog) clearInterval(this.watchdog);
-    this.o.onEnd(reason);
+    this.o.onEnd(reason, noAudio);
   }
 
   stop(): void {

@@ -5,22 +5,22 @@
  */
 import { UNSAFE_LABEL_CHARS } from '../util/text';
 import { join } from 'node:path';
-import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import { badRequest, notFound } from '../errors';
 import type { IndexService } from '../indexes/service';
-import { writeTx, type Db } from '../storage/db';
+import type { Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import {
-  frames,
-  mediaIndexes,
-  people,
-  personAppearances,
-  segments,
-  videos,
-  type MediaIndex,
-  type Person,
-  type User,
-} from '../storage/schema';
+  appearanceCount,
+  appearancesIn,
+  hasAppearance,
+  livePerson,
+  mergePeople,
+  personNames,
+  setPersonName,
+  splitAppearance,
+} from '../storage/repositories/people';
+import { frameNear } from '../storage/repositories/videos';
+import type { MediaIndex, Person, User } from '../storage/schema';
 import { newPersonId } from './group';
 
 export interface PersonView {
@@ -66,14 +66,7 @@ export class PeopleService {
     const rows = this.appearances(idx.id);
     const byPerson = new Map<string, AppearanceRow[]>();
     for (const r of rows) byPerson.set(r.person_id, [...(byPerson.get(r.person_id) ?? []), r]);
-    const names = new Map(
-      this.d.db
-        .select({ id: people.id, name: people.name })
-        .from(people)
-        .where(eq(people.indexId, idx.id))
-        .all()
-        .map((p) => [p.id, p.name]),
-    );
+    const names = personNames(this.d.db, idx.id);
     return [...byPerson.entries()]
       .map(([id, apps]) => view(idx.id, id, names.get(id) ?? null, apps))
       .sort((a, b) => b.seconds - a.seconds || a.person_id.localeCompare(b.person_id));
@@ -81,7 +74,7 @@ export class PeopleService {
 
   get(user: User, indexId: string, personId: string): PersonView & { appearances_list: AppearanceView[] } {
     const idx = this.index(user, indexId);
-    const p = this.person(idx.id, personId);
+    const p = this.person(user, idx.id, personId);
     const apps = this.appearances(idx.id, p.id);
     if (!apps.length) throw notFound('no such person in this index');
     return {
@@ -99,7 +92,7 @@ export class PeopleService {
   /** Names (or with null, un-names) a person; nothing else changes. */
   rename(user: User, indexId: string, personId: string, name: string | null): PersonView {
     const idx = this.index(user, indexId);
-    const p = this.person(idx.id, personId);
+    const p = this.person(user, idx.id, personId);
     const clean = name === null ? null : name.trim().replace(/\s+/g, ' ');
     if (clean !== null && (clean.length === 0 || clean.length > MAX_NAME_LENGTH))
       throw badRequest(`field "name" must be 1 to ${MAX_NAME_LENGTH} characters (or null to remove the name)`);
@@ -108,46 +101,31 @@ export class PeopleService {
       throw badRequest(
         'field "name" must not contain control characters (bidi controls U+202A–202E and U+2066–2069 included) or lone surrogates',
       );
-    this.d.db.update(people).set({ name: clean }).where(eq(people.id, p.id)).run();
+    setPersonName(this.d.db, p.id, clean);
     return view(idx.id, p.id, clean, this.appearances(idx.id, p.id));
   }
 
   /** Moves every appearance of `personId` to `into` and removes `personId`; a name on one side only is kept. */
   merge(user: User, indexId: string, personId: string, into: string): PersonView {
     const idx = this.index(user, indexId);
-    const from = this.person(idx.id, personId);
-    const to = this.person(idx.id, into, 'field "into": no such person in this index');
+    const from = this.person(user, idx.id, personId);
+    const to = this.person(user, idx.id, into, 'field "into": no such person in this index');
     if (from.id === to.id) throw badRequest('field "into" must be another person than the one merged');
     const name = to.name ?? from.name;
-    writeTx(this.d.db, (tx) => {
-      tx.update(personAppearances).set({ personId: to.id }).where(eq(personAppearances.personId, from.id)).run();
-      tx.update(people).set({ name }).where(eq(people.id, to.id)).run();
-      tx.delete(people).where(eq(people.id, from.id)).run();
-    });
+    mergePeople(this.d.db, from.id, to.id, name);
     return view(idx.id, to.id, name, this.appearances(idx.id, to.id));
   }
 
   /** Moves one appearance out of a person into a new, unnamed person. */
   split(user: User, indexId: string, personId: string, appearanceId: number): PersonView {
     const idx = this.index(user, indexId);
-    const p = this.person(idx.id, personId);
-    const app = this.d.db
-      .select({ segmentId: personAppearances.segmentId })
-      .from(personAppearances)
-      .where(and(eq(personAppearances.segmentId, appearanceId), eq(personAppearances.personId, p.id)))
-      .get();
-    if (!app) throw notFound('field "appearance_id": this person has no such appearance');
-    const count = this.d.db
-      .select({ n: sql<number>`count(*)` })
-      .from(personAppearances)
-      .where(eq(personAppearances.personId, p.id))
-      .get()!.n;
-    if (count < 2) throw badRequest("this is the person's only appearance; there is nothing to split it from");
+    const p = this.person(user, idx.id, personId);
+    if (!hasAppearance(this.d.db, p.id, appearanceId))
+      throw notFound('field "appearance_id": this person has no such appearance');
+    if (appearanceCount(this.d.db, p.id) < 2)
+      throw badRequest("this is the person's only appearance; there is nothing to split it from");
     const id = newPersonId();
-    writeTx(this.d.db, (tx) => {
-      tx.insert(people).values({ id, indexId: idx.id, userId: user.id, name: null, createdAt: new Date() }).run();
-      tx.update(personAppearances).set({ personId: id }).where(eq(personAppearances.segmentId, app.segmentId)).run();
-    });
+    splitAppearance(this.d.db, { id, indexId: idx.id, userId: user.id }, appearanceId);
     return view(idx.id, id, null, this.appearances(idx.id, id));
   }
 
@@ -158,26 +136,14 @@ export class PeopleService {
     personId: string,
   ): { frame: string; box: [number, number, number, number] | null } {
     // Without a user the request came with a signed link for exactly this path: the index must still be live.
-    const idx = user
-      ? this.index(user, indexId)
-      : this.d.db
-          .select()
-          .from(mediaIndexes)
-          .where(and(eq(mediaIndexes.id, indexId), isNull(mediaIndexes.deletedAt)))
-          .get();
-    if (!idx) throw notFound('no such person in this index');
-    const p = this.person(idx.id, personId);
+    const idx = user ? this.index(user, indexId) : { id: indexId };
+    const p = this.person(user, idx.id, personId);
     const apps = this.appearances(idx.id, p.id);
     const best = apps.reduce<AppearanceRow | null>((b, a) => (!b || area(a.box) > area(b.box) ? a : b), null);
     if (!best) throw notFound('no such person');
-    const f = this.d.db
-      .select({ file: frames.file })
-      .from(frames)
-      .where(eq(frames.videoId, best.video_id))
-      .orderBy(sql`abs(${frames.t} - ${best.best_t})`)
-      .get();
-    if (!f) throw notFound("the person's frame is not stored");
-    return { frame: join(this.d.files.videoDir(best.video_id), 'frames', f.file), box: best.box };
+    const file = frameNear(this.d.db, best.video_id, best.best_t);
+    if (!file) throw notFound("the person's frame is not stored");
+    return { frame: join(this.d.files.videoDir(best.video_id), 'frames', file), box: best.box };
   }
 
   /** A JPEG of the person's largest face: its box widened by 10 % (hair, chin), clamped to the frame, 160 px wide. */
@@ -219,26 +185,7 @@ export class PeopleService {
 
   /** All appearances of the index's people (of one person), in time order within each video. */
   appearances(indexId: string, personId?: string): AppearanceRow[] {
-    const rows = this.d.db
-      .select({
-        person_id: personAppearances.personId,
-        appearance_id: segments.id,
-        video_id: segments.videoId,
-        file_name: videos.fileName,
-        start: segments.start,
-        end: segments.end,
-        extra: segments.extra,
-      })
-      .from(personAppearances)
-      .innerJoin(segments, eq(segments.id, personAppearances.segmentId))
-      .innerJoin(videos, eq(videos.id, segments.videoId))
-      .where(
-        personId
-          ? and(eq(personAppearances.indexId, indexId), eq(personAppearances.personId, personId))
-          : eq(personAppearances.indexId, indexId),
-      )
-      .orderBy(asc(videos.uploadedAt), asc(segments.videoId), asc(segments.start))
-      .all();
+    const rows = appearancesIn(this.d.db, indexId, personId);
     return rows.map(({ extra, ...r }) => ({
       ...r,
       best_t: typeof extra?.best_t === 'number' ? extra.best_t : r.start,
@@ -246,12 +193,14 @@ export class PeopleService {
     }));
   }
 
-  private person(indexId: string, personId: string, message = 'no such person in this index'): Person {
-    const p = this.d.db
-      .select()
-      .from(people)
-      .where(and(eq(people.id, personId), eq(people.indexId, indexId)))
-      .get();
+  /** The person of the index (live, and the user's when a user is given), or 404 with `message`. */
+  private person(
+    user: User | null,
+    indexId: string,
+    personId: string,
+    message = 'no such person in this index',
+  ): Person {
+    const p = livePerson(this.d.db, indexId, personId, user?.id ?? null);
     if (!p) throw notFound(message);
     return p;
   }

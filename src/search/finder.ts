@@ -312,11 +312,46 @@ export class EvidenceFinder {
       const cos = this.vectors.cosinesById([...new Set(need.map((s) => s.vectorId!))], q);
       for (const s of need) if (cos.has(s.vectorId!)) cosOf.set(s.id, cos.get(s.vectorId!)!);
     }
+    return this.scored(bySeg, cosOf, new Set(kwIds), intent)
+      .sort((a, b) => b.score - a.score || a.segment.id - b.segment.id)
+      .slice(0, limit);
+  }
+
+  /**
+   * The same relevance for segments a caller already holds (every caption of a scope, say), so
+   * that they compete with the retrieved ones on one scale. Segments with no relevance are left out.
+   */
+  async relevanceOf(
+    scope: ScopeWindow,
+    question: string,
+    intent: Intent,
+    segs: Segment[],
+    vector: Float32Array | null = null,
+  ): Promise<Ranked[]> {
+    if (!segs.length) return [];
+    const bySeg = new Map<number, Segment>(segs.map((s) => [s.id, s]));
+    const cosOf = new Map<number, number>();
+    const q = await this.queryVector(question, vector);
+    if (q) {
+      const comparable = new Set(this.comparable(scope).map((v) => v.id));
+      const need = segs.filter((s) => s.vectorId !== null && comparable.has(s.videoId));
+      const cos = this.vectors.cosinesById([...new Set(need.map((s) => s.vectorId!))], q);
+      for (const s of need) if (cos.has(s.vectorId!)) cosOf.set(s.id, cos.get(s.vectorId!)!);
+    }
+    return this.scored(bySeg, cosOf, new Set(), intent);
+  }
+
+  /** Relevance (and the kind-weighted score) of each candidate from its words and its cosine. */
+  private scored(
+    bySeg: Map<number, Segment>,
+    cosOf: Map<number, number>,
+    kwSet: Set<number>,
+    intent: Intent,
+  ): Ranked[] {
     // Relevance weighs the words the query says; the detector labels read from them ("puppy" →
     // dog) only find candidates, and a segment of such a label counts as one word matched.
     const said = [...new Set(intent.keywords.map((t) => t.toLowerCase()))];
     const weigh = this.wordWeights(said);
-    const kwSet = new Set(kwIds);
     const stemsOf = new Map([...bySeg.values()].map((s) => [s.id, segmentStems(s)]));
     // A word FTS5 never sees may still be in a segment's details (an object's colours): it counts
     // when a candidate has it, weighted by how many do.
@@ -353,7 +388,7 @@ export class EvidenceFinder {
         cosine,
       });
     }
-    return out.sort((a, b) => b.score - a.score || a.segment.id - b.segment.id).slice(0, limit);
+    return out;
   }
 
   /**

@@ -54,6 +54,11 @@ export class RetrievalCore {
     return this.finder.ranked(scope, text, intent, limit);
   }
 
+  /** The relevance of segments the caller holds, on the same scale as `retrieve`'s. */
+  relevanceOf(scope: ScopeWindow, text: string, intent: Intent, segs: Segment[]): Promise<Ranked[]> {
+    return this.finder.relevanceOf(scope, text, intent, segs);
+  }
+
   /** Segments of the scope by kind (and label), in time order. */
   byKind(scope: ScopeWindow, kinds: SegmentKind[], opts: { labels?: string[]; limit?: number } = {}): Segment[] {
     return this.finder.byKind(scope, kinds, opts);

@@ -5,7 +5,7 @@ import { Database } from 'bun:sqlite';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync } from 'node:fs';
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite';
-import { MIGRATIONS } from './migrations.generated';
+import { type EmbeddedMigration, MIGRATIONS } from './migrations.generated';
 import * as schema from './schema';
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
@@ -30,8 +30,9 @@ export function openDatabase(file: string): Db {
   return db;
 }
 
-function migrate(db: Db): void {
-  const metas = MIGRATIONS.map((m) => ({
+/** Applies the migrations the database has not had yet (all embedded ones unless told; tests give fewer). */
+export function migrate(db: Db, migrations: EmbeddedMigration[] = MIGRATIONS): void {
+  const metas = migrations.map((m) => ({
     sql: m.sql.split('--> statement-breakpoint'),
     bps: m.breakpoints,
     folderMillis: m.when,

@@ -1,6 +1,8 @@
 /**
  * Database schema (drizzle). Times are integer milliseconds since the epoch (mode 'timestamp_ms'),
- * durations are seconds, sizes are bytes. Run `npm run db:generate` after changing this file.
+ * durations are seconds, sizes are bytes. After changing this file, make the migration with a name that
+ * says what it does (`npx drizzle-kit generate --name=what_it_adds && bun scripts/embed-migrations.ts`;
+ * `npm run db:generate` does the same with a random name); `npm run db:check` tells whether one is missing.
  */
 import { sql } from 'drizzle-orm';
 import { blob, index, integer, real, sqliteTable, text, uniqueIndex } from 'drizzle-orm/sqlite-core';

@@ -4,12 +4,13 @@
  *
  * Events are written to an outbox table by SQLite triggers, inside the very transaction that
  * changes the video (whichever process commits it: server, analysis worker, CLI), so none is lost
- * and none is invented by a rollback. A dispatcher in the server delivers them in id order per
+ * and none is invented by a rollback. The triggers are made by a migration
+ * (drizzle/0012_webhook_triggers.sql); a changed trigger is a new migration that drops and
+ * recreates it. A dispatcher in the server delivers them in id order per
  * video, retrying with a doubling delay for a day; a delivery cut off by a crash is sent again
  * after the restart (at least once: receivers deduplicate by `delivery_id`).
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import { eq } from 'drizzle-orm';
 import type { Config } from '../config';
 import { badRequest } from '../errors';
 import { checkHost, parseSourceUrl, pinnedFetch } from '../ingest/url-guard';
@@ -17,13 +18,17 @@ import type { IndexService } from '../indexes/service';
 import type { Logger } from '../log';
 import type { Db } from '../storage/db';
 import {
-  indexWebhooks,
-  webhookEvents,
-  webhookSecrets,
-  webhookSettings,
-  type User,
-  type WebhookEvent,
-} from '../storage/schema';
+  dueWebhookEventIds,
+  indexWebhookUrl,
+  markWebhookDelivered,
+  markWebhookFailed,
+  putWebhookSecret,
+  setDefaultWebhookUrl,
+  setIndexWebhookUrl,
+  webhookEvent,
+  webhookSecretOf,
+} from '../storage/repositories/webhooks';
+import type { User, WebhookEvent } from '../storage/schema';
 
 /** Deliveries are retried for this long after the event, then given up (state failed). */
 export const RETRY_FOR_MS = 24 * 3600 * 1000;
@@ -41,56 +46,6 @@ const MAX_PER_TARGET = 4;
 /** Due events read per round, in turn order, to fill the free slots from. */
 const CANDIDATES = 200;
 export const SIGNATURE_HEADER = 'x-vidq-signature';
-
-/**
- * The outbox triggers. Created at start-up (IF NOT EXISTS) rather than in a generated migration,
- * so regenerating migrations cannot drop them. An event is recorded only when someone listens (the
- * index's URL, else the server's --webhook-url from webhook_settings), and a removal only for a
- * stored video (an upload that failed before storing its file was never announced).
- */
-export function ensureWebhookTriggers(db: Db): void {
-  const url = (ref: string) =>
-    `COALESCE((SELECT url FROM index_webhooks WHERE index_id = ${ref}.index_id), (SELECT default_url FROM webhook_settings WHERE id = 1))`;
-  const ms = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
-  db.$client.exec(`
-    CREATE TRIGGER IF NOT EXISTS webhook_video_status AFTER UPDATE OF status ON videos
-    WHEN NEW.status IN ('ready', 'failed') AND OLD.status IS NOT NEW.status AND ${url('NEW')} IS NOT NULL
-    BEGIN
-      INSERT INTO webhook_events (user_id, index_id, video_id, event, file_name, status, error, url, created_at, next_attempt_at)
-      VALUES (NEW.user_id, NEW.index_id, NEW.id, 'video.' || NEW.status, NEW.file_name, NEW.status, NEW.error, ${url('NEW')}, ${ms}, ${ms});
-    END;
-    -- Retries stop when their index's URL is removed or changed, or the index is deleted (issue 25):
-    -- the old receiver is no longer the user's.
-    CREATE TRIGGER IF NOT EXISTS webhook_url_removed AFTER DELETE ON index_webhooks
-    BEGIN
-      UPDATE webhook_events SET state = 'failed', last_error = 'stopped: the index''s webhook URL was removed'
-      WHERE index_id = OLD.index_id AND url = OLD.url AND state = 'pending';
-    END;
-    CREATE TRIGGER IF NOT EXISTS webhook_url_changed AFTER UPDATE OF url ON index_webhooks
-    WHEN OLD.url IS NOT NEW.url
-    BEGIN
-      UPDATE webhook_events SET state = 'failed', last_error = 'stopped: the index''s webhook URL was changed'
-      WHERE index_id = OLD.index_id AND url = OLD.url AND state = 'pending';
-    END;
-    CREATE TRIGGER IF NOT EXISTS webhook_index_deleted AFTER UPDATE OF deleted_at ON media_indexes
-    WHEN NEW.deleted_at IS NOT NULL
-    BEGIN
-      UPDATE webhook_events SET state = 'failed', last_error = 'stopped: the index was deleted'
-      WHERE index_id = NEW.id AND state = 'pending';
-    END;
-    CREATE TRIGGER IF NOT EXISTS webhook_index_purged AFTER DELETE ON media_indexes
-    BEGIN
-      UPDATE webhook_events SET state = 'failed', last_error = 'stopped: the index was deleted'
-      WHERE index_id = OLD.id AND state = 'pending';
-    END;
-    CREATE TRIGGER IF NOT EXISTS webhook_video_removed AFTER DELETE ON videos
-    WHEN OLD.storage_path IS NOT NULL AND ${url('OLD')} IS NOT NULL
-    BEGIN
-      INSERT INTO webhook_events (user_id, index_id, video_id, event, file_name, status, error, url, created_at, next_attempt_at)
-      VALUES (OLD.user_id, OLD.index_id, OLD.id, 'video.removed', OLD.file_name, 'removed', NULL, ${url('OLD')}, ${ms}, ${ms});
-    END;
-  `);
-}
 
 /** The JSON body of a delivery. */
 export function payloadOf(e: WebhookEvent): string {
@@ -175,35 +130,22 @@ export class WebhookService {
   ): Promise<{ index_id: string; url: string | null; secret?: string }> {
     const index = this.d.indexes.resolve(user, indexRef, { byName: false });
     const url = rawUrl === null || rawUrl === '' ? null : await this.checkUrl(rawUrl);
-    const { db } = this.d;
-    if (url === null) db.delete(indexWebhooks).where(eq(indexWebhooks.indexId, index.id)).run();
-    else
-      db.insert(indexWebhooks)
-        .values({ indexId: index.id, url, updatedAt: new Date() })
-        .onConflictDoUpdate({ target: indexWebhooks.indexId, set: { url, updatedAt: new Date() } })
-        .run();
+    setIndexWebhookUrl(this.d.db, index.id, url);
     const secret = this.ensureSecret(user.id, rotate);
     return { index_id: index.id, url, ...(secret.created && { secret: secret.secret }) };
   }
 
   /** An index's webhook URL, or null. */
   indexWebhook(indexId: string): string | null {
-    return (
-      this.d.db.select({ url: indexWebhooks.url }).from(indexWebhooks).where(eq(indexWebhooks.indexId, indexId)).get()
-        ?.url ?? null
-    );
+    return indexWebhookUrl(this.d.db, indexId);
   }
 
   /** The user's secret, made (or replaced, with `rotate`) when needed. */
   ensureSecret(userId: string, rotate = false): { secret: string; created: boolean } {
-    const { db } = this.d;
-    const found = db.select().from(webhookSecrets).where(eq(webhookSecrets.userId, userId)).get();
-    if (found && !rotate) return { secret: found.secret, created: false };
+    const found = webhookSecretOf(this.d.db, userId);
+    if (found !== undefined && !rotate) return { secret: found, created: false };
     const secret = randomBytes(32).toString('hex');
-    db.insert(webhookSecrets)
-      .values({ userId, secret, createdAt: new Date() })
-      .onConflictDoUpdate({ target: webhookSecrets.userId, set: { secret, createdAt: new Date() } })
-      .run();
+    putWebhookSecret(this.d.db, userId, secret);
     return { secret, created: true };
   }
 
@@ -213,11 +155,7 @@ export class WebhookService {
    */
   start(pollMs = 1000): void {
     const defaultUrl = this.d.config.webhookUrl || null;
-    this.d.db
-      .insert(webhookSettings)
-      .values({ id: 1, defaultUrl })
-      .onConflictDoUpdate({ target: webhookSettings.id, set: { defaultUrl } })
-      .run();
+    setDefaultWebhookUrl(this.d.db, defaultUrl);
     this.stopped = false;
     this.stopping = new AbortController();
     const tick = async () => {
@@ -244,28 +182,14 @@ export class WebhookService {
   async deliverDue(): Promise<number> {
     const free = MAX_IN_FLIGHT - this.inFlight.size;
     if (free <= 0) return 0;
-    const due = this.d.db.$client
-      .query(
-        `SELECT id FROM (
-           SELECT e.id, e.url,
-             ROW_NUMBER() OVER (PARTITION BY e.user_id ORDER BY e.id) AS user_turn,
-             ROW_NUMBER() OVER (PARTITION BY e.url ORDER BY e.id) AS url_turn
-           FROM webhook_events e
-           WHERE e.state = 'pending' AND e.next_attempt_at <= ?
-             AND NOT EXISTS (SELECT 1 FROM webhook_events p
-                             WHERE p.video_id = e.video_id AND p.state = 'pending' AND p.id < e.id)
-         )
-         ORDER BY max(user_turn, url_turn), id
-         LIMIT ?`,
-      )
-      .all(Date.now(), CANDIDATES + this.inFlight.size) as { id: number }[];
+    const due = dueWebhookEventIds(this.d.db, Date.now(), CANDIDATES + this.inFlight.size);
     const perTarget = new Map<string, number>();
     for (const t of this.inFlight.values()) perTarget.set(t, (perTarget.get(t) ?? 0) + 1);
     const started: Promise<void>[] = [];
     for (const { id } of due) {
       if (started.length >= free) break;
       if (this.inFlight.has(id)) continue;
-      const e = this.d.db.select().from(webhookEvents).where(eq(webhookEvents.id, id)).get();
+      const e = webhookEvent(this.d.db, id);
       if (e?.state !== 'pending') continue;
       const target = originOf(e.url);
       if ((perTarget.get(target) ?? 0) >= MAX_PER_TARGET) continue;
@@ -320,24 +244,13 @@ export class WebhookService {
     if (this.stopped) return;
     const at = new Date();
     if (failure === null) {
-      db.update(webhookEvents)
-        .set({ state: 'delivered', attempts, deliveredAt: at, lastError: null })
-        .where(eq(webhookEvents.id, e.id))
-        .run();
+      markWebhookDelivered(db, e.id, attempts, at);
       log.debug('webhook delivered', { delivery_id: e.id, event: e.event, attempts });
       return;
     }
     const next = at.getTime() + backoffMs(attempts, config.webhookRetryMs);
     const giveUp = next > e.createdAt.getTime() + RETRY_FOR_MS;
-    db.update(webhookEvents)
-      .set({
-        state: giveUp ? 'failed' : 'pending',
-        attempts,
-        lastError: failure.slice(0, 500),
-        nextAttemptAt: new Date(next),
-      })
-      .where(eq(webhookEvents.id, e.id))
-      .run();
+    markWebhookFailed(db, e.id, { giveUp, attempts, lastError: failure.slice(0, 500), nextAttemptAt: new Date(next) });
     log.warn(giveUp ? 'webhook given up' : 'webhook failed; will retry', {
       delivery_id: e.id,
       event: e.event,

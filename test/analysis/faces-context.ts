@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StageContext } from '../../src/analysis/contracts';
 import { VisualAnalyzer } from '../../src/analysis/stages/visual';
-import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { probeFile } from '../../src/media/probe';
 import type { Segment } from '../../src/storage/schema';
+import { stageContext } from '../factories';
 
 const dirs: string[] = [];
 
@@ -26,18 +26,9 @@ export async function visualContext(file: string, frameIntervalSec = 5): Promise
     height: info.height,
     hasAudio: info.hasAudio,
   };
-  const base = {
-    video,
-    ffmpeg: bins.ffmpeg,
-    signal: new AbortController().signal,
-    log: createLogger('error'),
-    progress: () => {},
-  };
-  const visual = await new VisualAnalyzer({ frameIntervalSec, sceneThreshold: 0.3, frameWidth: 960 }).run({
-    ...base,
-    frames: () => [],
-    segments: () => [],
-  });
+  const visual = await new VisualAnalyzer({ frameIntervalSec, sceneThreshold: 0.3, frameWidth: 960 }).run(
+    stageContext({ video, ffmpeg: bins.ffmpeg }),
+  );
   const frames = visual.frames!.map((f) => ({ ...f, path: join(dir, 'frames', f.file) }));
   const shots: Segment[] = (visual.segments ?? []).map((s, i) => ({
     id: i + 1,
@@ -50,7 +41,12 @@ export async function visualContext(file: string, frameIntervalSec = 5): Promise
     extra: s.extra ?? null,
     embedding: null,
   }));
-  return { ...base, frames: () => frames, segments: (kinds) => shots.filter((s) => !kinds || kinds.includes(s.kind)) };
+  return stageContext({
+    video,
+    ffmpeg: bins.ffmpeg,
+    frames: () => frames,
+    segments: (kinds) => shots.filter((s) => !kinds || kinds.includes(s.kind)),
+  });
 }
 
 export function removeContexts(): void {

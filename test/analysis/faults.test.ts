@@ -181,8 +181,9 @@ test('removing a video while it is analysed stops its job and removes its files;
 test('a video that cannot be analysed ends failed with a sentence saying why', async () => {
   const srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual' });
   try {
-    // Stored, then its file disappears before the worker gets to it (a disk problem, a manual delete).
-    srv.server.service.wakeWorkers = () => {};
+    // Stored, then its file disappears before the worker gets to it (a disk problem, a manual delete):
+    // the test's own switch turns the wake-up off, so the worker finds the job at its next poll.
+    srv.server.service.workers.wake = () => {};
     const up = await postJson(srv.url, '/remote-upload', {
       token: srv.token,
       index: 'f',

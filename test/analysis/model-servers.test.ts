@@ -23,6 +23,7 @@ import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { probeFile } from '../../src/media/probe';
 import { clip } from '../helpers';
+import { stageContext } from '../factories';
 import { ModelStandIn } from '../model-stand-in';
 
 const tmp = mkdtempSync(join(tmpdir(), 'vidq-models-'));
@@ -65,8 +66,7 @@ async function visual(name: string) {
     height: info.height,
     hasAudio: info.hasAudio,
   };
-  const base = { video, ffmpeg, signal: new AbortController().signal, log, progress: () => {} };
-  const r = await new VisualAnalyzer(DEFAULT_VISUAL).run({ ...base, frames: () => [], segments: () => [] });
+  const r = await new VisualAnalyzer(DEFAULT_VISUAL).run(stageContext({ video, ffmpeg, log }));
   const frames: SampledFrame[] = r.frames!.map((f) => ({ ...f, path: join(dir, 'frames', f.file) }));
   const shots = r.segments!.map(
     (s, k) =>
@@ -82,12 +82,15 @@ async function visual(name: string) {
         embedding: null,
       }) as Segment,
   );
-  const ctx = (signal = new AbortController().signal): StageContext => ({
-    ...base,
-    signal,
-    frames: () => frames,
-    segments: (kinds) => shots.filter((s) => !kinds || kinds.includes(s.kind)),
-  });
+  const ctx = (signal = new AbortController().signal): StageContext =>
+    stageContext({
+      video,
+      ffmpeg,
+      log,
+      signal,
+      frames: () => frames,
+      segments: (kinds) => shots.filter((s) => !kinds || kinds.includes(s.kind)),
+    });
   return { ctx, frames, shots };
 }
 
@@ -282,7 +285,7 @@ describe('speech-to-text on a model server', () => {
   async function speechCtx(name: string): Promise<StageContext> {
     const { ffmpeg, ffprobe } = await resolveBinaries(join(tmp, 'bin'));
     const info = await probeFile(ffprobe, clip(name), { maxDurationSec: 3600 });
-    return {
+    return stageContext({
       video: {
         id: name,
         path: clip(name),
@@ -294,12 +297,8 @@ describe('speech-to-text on a model server', () => {
         hasAudio: info.hasAudio,
       },
       ffmpeg,
-      signal: new AbortController().signal,
       log,
-      progress: () => {},
-      frames: () => [],
-      segments: () => [],
-    };
+    });
   }
 
   test('grid-speakers: the 11 speech spans go as one joined chunk (≤ 60 s, multipart verbose_json), transcripts at absolute times', async () => {

@@ -17,10 +17,10 @@ import {
   type TextBlock,
 } from '../../src/analysis/stages/ocr-grouping';
 import { DEFAULT_VISUAL, VisualAnalyzer } from '../../src/analysis/stages/visual';
-import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import type { Frame, Segment } from '../../src/storage/schema';
 import { clip } from '../helpers';
+import { stageContext } from '../factories';
 
 const ocr = new OcrAnalyzer({ threads: 2 });
 const dirs: string[] = [];
@@ -48,15 +48,7 @@ function context(
     extra: s.extra ?? null,
     embedding: null,
   }));
-  return {
-    video,
-    ffmpeg,
-    signal: new AbortController().signal,
-    log: createLogger('error'),
-    progress: () => {},
-    frames: () => frames,
-    segments: () => stored,
-  };
+  return stageContext({ video, ffmpeg, frames: () => frames, segments: () => stored });
 }
 
 /** Runs the visual stage (frames + shots, as in the pipeline), then OCR on its frames. */

@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/config';
 import { startServer } from '../../src/server';
 import { createService } from '../../src/service';
 import { videos } from '../../src/storage/schema';
+import { userWithToken, waitIndexReady, waitVideoReady } from '../factories';
 import { clip, getJson, postJson, startOrigin, startTestServer, type Origin } from '../helpers';
 
 let origin: Origin;
@@ -18,19 +19,6 @@ beforeAll(() => {
   origin = startOrigin();
 });
 afterAll(() => origin.stop());
-
-async function waitFor(url: string, token: string, index: string, until: (v: any) => boolean, timeoutMs = 60_000) {
-  const seen: any[] = [];
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    const res = await getJson(url, `/index-resources?token=${token}&index=${index}`);
-    const v = res.body[0];
-    seen.push(v);
-    if (until(v)) return { v, seen };
-    await Bun.sleep(100);
-  }
-  throw new Error(`timed out; last: ${JSON.stringify(seen.at(-1))}`);
-}
 
 test('a stored video is analysed by the worker: processing with progress, then ready with its shots', async () => {
   const srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual' });
@@ -41,7 +29,12 @@ test('a stored video is analysed by the worker: processing with progress, then r
       url: origin.url + '/media/big-buck-bunny-intro.webm',
     });
     expect(up.status).toBe(200);
-    const { v, seen } = await waitFor(srv.url, srv.token, 'a', (x) => x.status === 'ready' || x.status === 'failed');
+    const seen: any[] = [];
+    const v = await waitVideoReady(srv, 'a', up.body.data.key, {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+      onPoll: (rows) => seen.push(rows[0]),
+    });
     expect(v.status).toBe('ready');
     expect(seen[0].status).toBe('processing'); // listed before the worker finished
     expect(v.metadata.analysis.shots).toMatchObject({ shots: 4 });
@@ -55,7 +48,7 @@ test('a stored video is analysed by the worker: processing with progress, then r
     const img = await fetch(`${frameUrl}?token=${srv.token}`);
     expect(img.status).toBe(200);
     expect(img.headers.get('content-type')).toBe('image/jpeg');
-    const other = srv.server.service.accounts.createUser('other', 1);
+    const other = userWithToken(srv, 'other', 1);
     expect((await fetch(`${frameUrl}?token=${other.token}`)).status).toBe(404);
     expect((await fetch(`${srv.url}/media/${v.file_id}/frames/..%2F..%2Fvidq.db?token=${srv.token}`)).status).toBe(404);
     const signed = srv.server.service.links.sign(`/media/${v.file_id}/frames/${frame.file}`);
@@ -116,7 +109,7 @@ test('after a crash mid-stage the job resumes at its stage, without duplicate se
 
   const server = await startServer(config, () => {});
   try {
-    const { v } = await waitFor(server.url, token, 'resume', (x) => x.status === 'ready' || x.status === 'failed');
+    const v = await waitVideoReady({ url: server.url, token }, 'resume', id, { timeoutMs: 60_000, intervalMs: 100 });
     expect(v.status).toBe('ready');
     const db = server.service.db.$client;
     expect((db.query("SELECT count(*) n FROM segments WHERE kind = 'shot'").get() as { n: number }).n).toBe(4);
@@ -136,7 +129,7 @@ test('removing a video takes its job, segments and frames with it', async () => 
       index: 'rm',
       url: origin.url + '/media/chaplin-bw.mp4',
     });
-    await waitFor(srv.url, srv.token, 'rm', (x) => x.status === 'ready');
+    await waitIndexReady(srv, 'rm', { timeoutMs: 60_000, intervalMs: 100 });
     const indexId = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body[0].index_id;
     expect(
       (

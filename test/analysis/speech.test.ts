@@ -15,10 +15,10 @@ import {
   type TranscriptPiece,
 } from '../../src/analysis/engines/stt';
 import { DEFAULT_VAD, SAMPLE_RATE, speechSpans } from '../../src/analysis/engines/vad';
-import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { probeFile } from '../../src/media/probe';
 import { clip, MEDIA_DIR } from '../helpers';
+import { stageContext } from '../factories';
 import { TINY_WHISPER_END_SEC, TINY_WHISPER_TEXT, writeTinyWhisper } from './tiny-whisper';
 
 const tmp = mkdtempSync(join(tmpdir(), 'vidq-speech-'));
@@ -27,7 +27,7 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 async function context(name: string, signal = new AbortController().signal): Promise<StageContext> {
   const { ffmpeg, ffprobe } = await resolveBinaries(join(tmp, 'bin'));
   const info = await probeFile(ffprobe, clip(name), { maxDurationSec: 3600 });
-  return {
+  return stageContext({
     video: {
       id: name,
       path: clip(name),
@@ -40,11 +40,7 @@ async function context(name: string, signal = new AbortController().signal): Pro
     },
     ffmpeg,
     signal,
-    log: createLogger('error'),
-    progress: () => {},
-    frames: () => [],
-    segments: () => [],
-  };
+  });
 }
 
 const noStt = new SpeechAnalyzer({ stt: new NoSpeechToText() });

@@ -9,11 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { StageContext } from '../../src/analysis/contracts';
 import { SubtitlesAnalyzer } from '../../src/analysis/stages/subtitles';
-import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { parseSrt, readCues, subtitleTracks } from '../../src/media/subtitles';
 import { clip, getJson, leftovers, postJson, startTestServer, type TestServer } from '../helpers';
-import { waitVideoReady } from '../factories';
+import { stageContext, waitVideoReady } from '../factories';
 
 const work = mkdtempSync(join(tmpdir(), 'vidq-subs-'));
 let ffmpeg = '';
@@ -49,15 +48,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 function ctx(path: string, dir = work): StageContext {
   const video = { id: 'v', path, dir, durationSec: 33, fps: 25, width: 360, height: 288, hasAudio: true };
-  return {
-    video,
-    ffmpeg,
-    signal: new AbortController().signal,
-    log: createLogger('error'),
-    progress: () => {},
-    frames: () => [],
-    segments: () => [],
-  };
+  return stageContext({ video, ffmpeg });
 }
 
 const analyzer = () => new SubtitlesAnalyzer(async () => ffprobe);

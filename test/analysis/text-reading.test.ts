@@ -14,10 +14,9 @@ import { OcrAnalyzer } from '../../src/analysis/stages/ocr';
 import { cleanLines } from '../../src/analysis/stages/ocr-grouping';
 import { DEFAULT_VISUAL, FrameSelector, VisualAnalyzer } from '../../src/analysis/stages/visual';
 import { compactText, restoreSpaces } from '../../src/analysis/word-spaces';
-import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { clip } from '../helpers';
-import { waitVideoReady } from '../factories';
+import { stageContext, waitVideoReady } from '../factories';
 
 const work = mkdtempSync(join(tmpdir(), 'vidq-text-'));
 const ocr = new OcrAnalyzer({ threads: 2 });
@@ -149,13 +148,9 @@ describe('text on screen for 2 s is read', () => {
     const stream = new FrameStream();
     const probeStream = new FrameStream();
     let shots: NewSegment[] = [];
-    const base: StageContext = {
+    const base: StageContext = stageContext({
       video,
       ffmpeg,
-      signal: new AbortController().signal,
-      log: createLogger('error'),
-      progress: () => {},
-      frames: () => [],
       segments: () =>
         shots.map((s, i) => ({
           id: i + 1,
@@ -168,7 +163,7 @@ describe('text on screen for 2 s is read', () => {
           extra: null,
           embedding: null,
         })),
-    };
+    });
     const visual = new VisualAnalyzer(DEFAULT_VISUAL)
       .run({
         ...base,

@@ -9,7 +9,6 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_VISUAL, VisualAnalyzer, type VisualOptions } from '../../src/analysis/stages/visual';
-import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { postJson, startTestServer, type TestServer } from '../helpers';
 import { checkInvariants } from './invariants';
@@ -168,24 +167,21 @@ describe('frame amplification', () => {
       file,
     ]);
     const videoDir = mkdtempSync(join(dir, 'video-'));
-    const result = await new VisualAnalyzer({ ...DEFAULT_VISUAL, maxCandidates: 60 }).run({
-      video: {
-        id: 'ticking',
-        path: file,
-        dir: videoDir,
-        durationSec: 600,
-        fps: 1,
-        width: 320,
-        height: 240,
-        hasAudio: true,
-      },
-      ffmpeg,
-      signal: new AbortController().signal,
-      log: createLogger('error'),
-      progress: () => {},
-      frames: () => [],
-      segments: () => [],
-    });
+    const result = await new VisualAnalyzer({ ...DEFAULT_VISUAL, maxCandidates: 60 }).run(
+      stageContext({
+        video: {
+          id: 'ticking',
+          path: file,
+          dir: videoDir,
+          durationSec: 600,
+          fps: 1,
+          width: 320,
+          height: 240,
+          hasAudio: true,
+        },
+        ffmpeg,
+      }),
+    );
     expect(result.frames!.length).toBeGreaterThan(30);
     expect(result.frames!.length).toBeLessThanOrEqual(61);
     expect(readdirSync(join(videoDir, 'frames')).length).toBe(result.frames!.length);

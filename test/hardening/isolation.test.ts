@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHash } from 'node:crypto';
 import { startOrigin, startTestServer, type Origin, type TestServer } from '../helpers';
+import { waitVideoReady } from '../factories';
 
 const TTL_SEC = 2;
 
@@ -115,14 +116,8 @@ beforeAll(async () => {
   for (const [index, key] of [
     [alice.indexId, alice.key],
     [alice.facesIndexId, alice.facesKey],
-  ]) {
-    for (let i = 0; i < 300; i++) {
-      const r = await call(`/index-resources?token=${alice.token}&index=${index}`);
-      const v = r.body.find((x: any) => x.file_id === key);
-      if (v.status === 'ready') break;
-      if (v.status === 'failed') throw new Error(`analysis failed: ${v.error}`);
-      await Bun.sleep(200);
-    }
+  ] as const) {
+    await waitVideoReady(srv, index, key, { token: alice.token, timeoutMs: 60_000 });
   }
   const people = await call(`/indexes/${alice.facesIndexId}/people?token=${alice.token}`);
   expect(people.body.length).toBe(1);

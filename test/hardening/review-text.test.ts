@@ -9,10 +9,10 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { join } from 'node:path';
 import { SubtitlesAnalyzer } from '../../src/analysis/stages/subtitles';
 import { askCommand, ClientError, lsCommand, type ClientOptions } from '../../src/cli/client';
-import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { writeTx } from '../../src/storage/db';
 import { clip, startTestServer, type TestServer } from '../helpers';
+import { stageContext } from '../factories';
 import { checkInvariants } from './invariants';
 
 /** Everything a terminal would act on: ESC, BEL, C1 controls (U+009B is a one-byte CSI), bidi controls. */
@@ -102,24 +102,21 @@ describe('issue 25 item 3: terminal control sequences', () => {
     const path = join(srv.dataDir, row.storage_path);
     // The subtitles stage of the analysis, run here (this server runs no analysis worker).
     const bins = await resolveBinaries(srv.server.service.files.binDir);
-    const result = await new SubtitlesAnalyzer(async () => bins.ffprobe).run({
-      video: {
-        id: key,
-        path,
-        dir: join(path, '..'),
-        durationSec: 40,
-        fps: 30,
-        width: 640,
-        height: 360,
-        hasAudio: true,
-      },
-      ffmpeg: bins.ffmpeg,
-      signal: new AbortController().signal,
-      log: createLogger('error'),
-      progress: () => {},
-      frames: () => [],
-      segments: () => [],
-    });
+    const result = await new SubtitlesAnalyzer(async () => bins.ffprobe).run(
+      stageContext({
+        video: {
+          id: key,
+          path,
+          dir: join(path, '..'),
+          durationSec: 40,
+          fps: 30,
+          width: 640,
+          height: 360,
+          hasAudio: true,
+        },
+        ffmpeg: bins.ffmpeg,
+      }),
+    );
     writeTx(db, (tx) => result.apply!(tx));
     db.$client.query("UPDATE videos SET status = 'ready' WHERE id = ?").run(key);
     const texts = (db.$client.query('SELECT text FROM segments WHERE video_id = ?').all(key) as { text: string }[]).map(

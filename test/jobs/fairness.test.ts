@@ -11,6 +11,7 @@ import { loadConfig } from '../../src/config';
 import { resolveBinaries } from '../../src/media/binaries';
 import { createService } from '../../src/service';
 import { jobs, segments, videos } from '../../src/storage/schema';
+import { uploadAndWaitReady } from '../factories';
 import { clip, getJson, postJson, startTestServer } from '../helpers';
 
 let dir: string;
@@ -215,21 +216,13 @@ test('a worker restarts after a video of --worker-recycle-sec or longer, giving 
     port: 0,
     fetch: (req) => new Response(Bun.file(clip(new URL(req.url).pathname.slice(1)))),
   });
+  const uploadAndWait = (name: string) =>
+    uploadAndWaitReady(srv, 'recycle', `http://127.0.0.1:${origin.port}/${name}`, {
+      timeoutMs: 120_000,
+      intervalMs: 100,
+    });
   try {
-    const waitReady = async (n: number) => {
-      for (let i = 0; i < 1200 && !((await list()).filter((r) => r.status === 'ready').length >= n); i++)
-        await Bun.sleep(100);
-    };
-    expect(
-      (
-        await postJson(srv.url, '/remote-upload', {
-          token: srv.token,
-          index: 'recycle',
-          url: `http://127.0.0.1:${origin.port}/chaplin-bw.mp4`,
-        })
-      ).status,
-    ).toBe(200);
-    await waitReady(1);
+    await uploadAndWait('chaplin-bw.mp4');
     let recycled: any;
     for (let i = 0; i < 100 && !recycled; i++) {
       recycled = lines
@@ -244,16 +237,7 @@ test('a worker restarts after a video of --worker-recycle-sec or longer, giving 
       `worker RSS before its restart ${recycled.rss_mb} MB; the fresh worker idles at ${fresh.join(', ')} MB (short clip, loaded machine)`,
     );
     expect(fresh).toHaveLength(1);
-    expect(
-      (
-        await postJson(srv.url, '/remote-upload', {
-          token: srv.token,
-          index: 'recycle',
-          url: `http://127.0.0.1:${origin.port}/countdown-living-room.mp4`,
-        })
-      ).status,
-    ).toBe(200);
-    await waitReady(2);
+    await uploadAndWait('countdown-living-room.mp4');
     expect((await list()).every((r) => r.status === 'ready')).toBe(true);
     // A planned restart is not a crash.
     expect(lines.some((l) => l.includes('analysis worker exited; restarting it'))).toBe(false);
@@ -280,25 +264,14 @@ test('an idle worker restarts without its models after --worker-idle-release-sec
     port: 0,
     fetch: (req) => new Response(Bun.file(clip(new URL(req.url).pathname.slice(1)))),
   });
-  const upload = async (name: string) =>
-    (
-      await postJson(srv.url, '/remote-upload', {
-        token: srv.token,
-        index: 'idle',
-        url: `http://127.0.0.1:${origin.port}/${name}`,
-      })
-    ).status;
-  const waitReady = async (n: number) => {
-    for (let i = 0; i < 1200 && !((await list()).filter((r) => r.status === 'ready').length >= n); i++)
-      await Bun.sleep(100);
-  };
+  const uploadAndWait = (name: string) =>
+    uploadAndWaitReady(srv, 'idle', `http://127.0.0.1:${origin.port}/${name}`, { timeoutMs: 120_000, intervalMs: 100 });
   const released = () =>
     lines
       .map((l) => JSON.parse(l))
       .filter((l) => l.msg === 'analysis worker restarts to give its memory back' && l.reason === 'idle');
   try {
-    expect(await upload('countdown-living-room.mp4')).toBe(200);
-    await waitReady(1);
+    await uploadAndWait('countdown-living-room.mp4');
     for (let i = 0; i < 100 && released().length === 0; i++) await Bun.sleep(100);
     expect(released()).toHaveLength(1);
     await Bun.sleep(1500); // the fresh worker starts
@@ -311,8 +284,7 @@ test('an idle worker restarts without its models after --worker-idle-release-sec
     // A worker that has loaded nothing has nothing to give back: it waits, it does not restart again.
     await Bun.sleep(3500);
     expect(released()).toHaveLength(1);
-    expect(await upload('chaplin-bw.mp4')).toBe(200);
-    await waitReady(2);
+    await uploadAndWait('chaplin-bw.mp4');
     expect((await list()).every((r) => r.status === 'ready')).toBe(true);
     expect(lines.some((l) => l.includes('analysis worker exited; restarting it'))).toBe(false);
   } finally {

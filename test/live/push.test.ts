@@ -167,6 +167,28 @@ describe('pushed live frames', () => {
     await reader.cancel();
   }, 200_000);
 
+  test('/inquire reads live wording: "what is there now" is the latest moment, "the last minute" a window', async () => {
+    const [stream] = await get(`/streams?token=${srv.token}&index=cam`);
+    const fileId = stream.file_id as string;
+    const ask = async (prompt: string): Promise<any> =>
+      json(await post('/inquire', { token: srv.token, index: 'cam', target_video: fileId, prompt }));
+    // Now: the latest analysed frames, the title of the film (8–10 s), not the bottles of the start.
+    const now = await ask('what is there now?');
+    expect(now.output).toMatch(/bunny/i);
+    expect(now.evidence.length).toBeGreaterThan(0);
+    for (const e of now.evidence) expect(e.end).toBeGreaterThanOrEqual(7);
+    // The last minute by the stream's clock (wall time since its first frame, or the latest frame
+    // when the sender's clock runs ahead).
+    const before = srv.server.service.live.lastWindow(fileId, 60)!;
+    const minute = await ask('what happened in the last minute?');
+    for (const e of minute.evidence) expect(e.end).toBeGreaterThanOrEqual(before.from - 1);
+    // The stream is younger than a minute when the analysis kept up: then the minute holds all of it.
+    if (before.from === 0) {
+      expect(minute.output).toMatch(/bottle/i);
+      expect(minute.output).toMatch(/bunny/i);
+    }
+  }, 60_000);
+
   test('pause, resume and stop answer as the hosted API; another user cannot use the stream', async () => {
     const id = (await json(await post('/add-stream', { token: srv.token, index: 'cam' }))).stream_id;
     const other = srv.server.service.accounts.createUser('other', null);

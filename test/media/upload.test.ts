@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveBinaries } from '../../src/media/binaries';
+import { uploadAndWaitReady } from '../factories';
 import { clip, getJson, postJson, startTestServer, type TestServer } from '../helpers';
 
 let dir: string;
@@ -123,16 +124,10 @@ test('M2TS, animated GIF and a rotated QuickTime phone video are stored, describ
 });
 
 test('with several audio tracks, answers say which track the speech is on', async () => {
-  const up = await postJson(srv.url, '/remote-upload', {
-    token: srv.token,
-    index: 'tracks',
-    url: `http://127.0.0.1:${origin.port}/two-tracks.mkv`,
+  await uploadAndWaitReady(srv, 'tracks', `http://127.0.0.1:${origin.port}/two-tracks.mkv`, {
+    timeoutMs: 120_000,
+    intervalMs: 100,
   });
-  expect(up.status).toBe(200);
-  for (let i = 0; i < 1200; i++) {
-    if ((await getJson(srv.url, `/index-resources?token=${srv.token}&index=tracks`)).body[0].status === 'ready') break;
-    await Bun.sleep(100);
-  }
   const indexId = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body.find(
     (i: any) => i.name === 'tracks',
   ).index_id;

@@ -7,6 +7,8 @@
  * `caption` segments (model-written descriptions of a shot) and transcripts are not a fact kind of
  * their own: an open question is answered from them by the evidence reader (open.ts).
  */
+import { colours } from './colours';
+import { faces } from './faces';
 import { audio, codec, duration, fps, resolution, size, videos } from './file';
 import { moment } from './moment';
 import { objects, people } from './objects';
@@ -31,11 +33,20 @@ export const FACTS: FactPlugin[] = [
   audio,
   videos,
   moment,
+  // Cued by what the index holds (a person's name, a colour said with a detected thing); last, so
+  // that where a reading ties, the fact whose own words the question uses answers first.
+  faces,
+  colours,
 ];
 
 /** Every form of every fact, flat (the reader scores each). */
 export const CELLS: Cell[] = FACTS.flatMap((f) =>
-  Object.entries(f.forms).map(([form, spec]) => ({ fact: f.kind, form: form as Form, ...spec! })),
+  Object.entries(f.forms).map(([form, spec]) => ({
+    fact: f.kind,
+    form: form as Form,
+    cueWeight: f.cueWeight ?? 1,
+    ...spec!,
+  })),
 );
 
 export function factEntry(kind: FactKind): FactPlugin {

@@ -1,5 +1,18 @@
-/** Fact plug-ins: Things the object detector saw (COCO labels): counts over time and at a moment, when, which video, what is there, extremes, comparisons.; People, from the person detections: how many, when, which video, most at once. */
-import type { FactPlugin } from './plugin';
+/**
+ * Fact plug-ins: things the object detector saw (COCO labels): counts over time and at a moment,
+ * when, which video, what is there, extremes, comparisons; and people, from the person
+ * detections: how many, when, which video, most at once.
+ */
+import type { Segment } from '../../storage/schema';
+import type { Answer, Composer, Style } from '../compose';
+import { appearances, type Counted, mode, overlap, runsOf, total } from '../series';
+import type { Intent } from '../intent';
+import type { Slots } from '../reader';
+import { formatTime } from '../target';
+import { labelNoun, numberWord } from '../vocabulary';
+import { article, capital, detected, joinList, onTrack, secs, span, YES_NO } from '../wording';
+import { visible } from './moment';
+import type { Cell, FactPlugin } from './plugin';
 
 export const objects: FactPlugin = {
   kind: 'objects',
@@ -7,7 +20,7 @@ export const objects: FactPlugin = {
   noun: 'that object',
   forms: {
     count: {
-      answer: (t, s, c) => t.aboutLabel(s, c, (l) => t.countObjects(l, s, t.style)),
+      answer: (t, s, c) => aboutLabel(t, s, c, (l) => countObjects(t, l, s, t.style)),
       readsPosition: true,
       needs: ['label'],
       examples: [
@@ -21,8 +34,8 @@ export const objects: FactPlugin = {
     },
     when: {
       answer: (t, s, c) =>
-        t.aboutLabel(s, c, (l) =>
-          s.intent.number !== null || s.atOnce ? t.count(l, s.intent, t.style) : t.when(l, s.intent, t.style),
+        aboutLabel(t, s, c, (l) =>
+          s.intent.number !== null || s.atOnce ? countAt(t, l, s.intent, t.style) : whenSeen(t, l, s.intent, t.style),
         ),
       readsPosition: true,
       needs: ['label', 'form_cue'],
@@ -36,7 +49,7 @@ export const objects: FactPlugin = {
       ],
     },
     presence: {
-      answer: (t, s, c) => t.aboutLabel(s, c, (l) => t.when(l, s.intent, t.style, true)),
+      answer: (t, s, c) => aboutLabel(t, s, c, (l) => whenSeen(t, l, s.intent, t.style, true)),
       readsPosition: true,
       needs: ['label'],
       examples: [
@@ -49,7 +62,7 @@ export const objects: FactPlugin = {
       ],
     },
     which_video: {
-      answer: (t, s, c) => t.aboutLabel(s, c, (l) => t.whichVideo(l, t.style)),
+      answer: (t, s, c) => aboutLabel(t, s, c, (l) => whichVideo(t, l, t.style)),
       needs: ['label', 'form_cue'],
       examples: [
         'Which clip contains a horse?',
@@ -60,7 +73,7 @@ export const objects: FactPlugin = {
       ],
     },
     what: {
-      answer: (t, s, c) => t.objectsWhat(s, c),
+      answer: (t, s, c) => objectsWhat(t, s, c),
       examples: [
         'What kind of vehicle is shown?',
         'Which creature appears here?',
@@ -72,7 +85,7 @@ export const objects: FactPlugin = {
       ],
     },
     extreme: {
-      answer: (t, s, c) => t.aboutLabel(s, c, (l) => t.extremeObject(l, s, t.style)),
+      answer: (t, s, c) => aboutLabel(t, s, c, (l) => extremeObject(t, l, s, t.style)),
       readsPosition: true,
       needs: ['label'],
       examples: [
@@ -84,7 +97,7 @@ export const objects: FactPlugin = {
       ],
     },
     compare: {
-      answer: (t, s, c) => t.aboutLabel(s, c, (l) => t.compareObject(l, t.style)),
+      answer: (t, s, c) => aboutLabel(t, s, c, (l) => compareObject(t, l, t.style)),
       needs: ['label', 'two_videos'],
       examples: [
         'Which has more trucks, a.mp4 or b.mp4?',
@@ -101,7 +114,7 @@ export const people: FactPlugin = {
   noun: 'a person',
   forms: {
     count: {
-      answer: (t, s, c) => t.aboutLabel(s, c, (l) => t.countObjects(l, s, t.style)),
+      answer: (t, s, c) => aboutLabel(t, s, c, (l) => countObjects(t, l, s, t.style)),
       readsPosition: true,
       needs: ['cue'],
       examples: [
@@ -115,8 +128,8 @@ export const people: FactPlugin = {
     },
     when: {
       answer: (t, s, c) =>
-        t.aboutLabel(s, c, (l) =>
-          s.intent.number !== null || s.atOnce ? t.count(l, s.intent, t.style) : t.when(l, s.intent, t.style),
+        aboutLabel(t, s, c, (l) =>
+          s.intent.number !== null || s.atOnce ? countAt(t, l, s.intent, t.style) : whenSeen(t, l, s.intent, t.style),
         ),
       readsPosition: true,
       needs: ['cue', 'form_cue'],
@@ -128,7 +141,7 @@ export const people: FactPlugin = {
       ],
     },
     presence: {
-      answer: (t, s, c) => t.aboutLabel(s, c, (l) => t.when(l, s.intent, t.style, true)),
+      answer: (t, s, c) => aboutLabel(t, s, c, (l) => whenSeen(t, l, s.intent, t.style, true)),
       readsPosition: true,
       needs: ['cue'],
       examples: [
@@ -139,7 +152,7 @@ export const people: FactPlugin = {
       ],
     },
     which_video: {
-      answer: (t, s, c) => t.aboutLabel(s, c, (l) => t.whichVideo(l, t.style)),
+      answer: (t, s, c) => aboutLabel(t, s, c, (l) => whichVideo(t, l, t.style)),
       needs: ['cue', 'form_cue'],
       examples: [
         'Which clips have people in them?',
@@ -148,7 +161,7 @@ export const people: FactPlugin = {
       ],
     },
     extreme: {
-      answer: (t, s, c) => t.aboutLabel(s, c, (l) => t.extremeObject(l, s, t.style)),
+      answer: (t, s, c) => aboutLabel(t, s, c, (l) => extremeObject(t, l, s, t.style)),
       readsPosition: true,
       needs: ['cue'],
       examples: [
@@ -160,3 +173,316 @@ export const people: FactPlugin = {
   },
   cue: /\b(individuals?|visitors?|faces?)\b/,
 };
+
+// ---- the answers ------------------------------------------------------------------------------
+
+/** The label an object question is about (the person for people), its colour when asked, else `f` on it. */
+function aboutLabel(
+  t: Composer,
+  slots: Slots,
+  cell: Cell,
+  f: (label: string) => Answer | Promise<Answer>,
+): Answer | Promise<Answer> {
+  const intent = slots.intent;
+  const named = intent.labels.filter((l) => l !== 'person' || !intent.categoryLabels.length);
+  const label =
+    (cell.fact === 'people' ? 'person' : undefined) ?? named.filter((l) => l !== 'dining table')[0] ?? named[0];
+  // "What colour is the car": whichever object reading it got, it asks for a colour.
+  if (named.length && COLOUR_ASKED.test(t.prompt))
+    return withLabels(t, named, label, t.style, (l) => colourOf(t, l, t.style));
+  return withLabels(t, named, label, t.style, f);
+}
+
+/** "What animal is there", "what is the dog standing on", "what is there". */
+function objectsWhat(t: Composer, slots: Slots, cell: Cell): Answer | Promise<Answer> {
+  const intent = slots.intent;
+  const named = intent.labels.filter((l) => l !== 'person' || !intent.categoryLabels.length);
+  if (intent.categoryLabels.length) return objectsOf(t, intent.categoryLabels, t.style, intent);
+  if (named.length && COLOUR_ASKED.test(t.prompt)) return aboutLabel(t, slots, cell, () => visible(t, t.style));
+  if (named.length) return companions(t, named, t.style);
+  return visible(t, t.style);
+}
+
+/** Runs `f` on the label asked about when the index has it; "not found" (with what is there) when not. */
+function withLabels(
+  t: Composer,
+  named: string[],
+  label: string | undefined,
+  style: Style,
+  f: (label: string) => Answer | Promise<Answer>,
+): Answer | Promise<Answer> {
+  // Things the detector has no label for, or never saw, may still be named by a caption (issue 11).
+  // Things the detector has no label for, or never saw, may still be named by a caption: answer.ts reads those.
+  if (!label) return t.notFound('what the question names', style);
+  const asked = named.length ? named : [label];
+  const present = asked.filter((l) => t.finder.byKind(t.scope, ['object'], { labels: [l], limit: 1 }).length > 0);
+  const missing = asked.filter((l) => !present.includes(l));
+  // The question is about something that was never detected: say so rather than answer about something else.
+  if (!present.includes(label) || (missing.length && !(missing.length === 1 && missing[0] === 'dining table'))) {
+    return t.notFound((missing.length ? missing : [label]).map((l) => article(labelNoun(l))).join(' or '), style);
+  }
+  return f(label);
+}
+
+// ---- object questions -------------------------------------------------------------------
+
+function whenSeen(t: Composer, label: string, intent: Intent, style: Style, presence = false): Answer {
+  let spans = t.spansOf(label);
+  if (intent.position === 'first' || intent.position === 'start') spans = spans.slice(0, 1);
+  else if (intent.position === 'last' || intent.position === 'end') spans = spans.slice(-1);
+  const shown = spans.slice(0, style.items);
+  const noun = labelNoun(label);
+  const parts = shown.map((s) => {
+    t.citeSegment(s);
+    return `${span(s.start, s.end)}${onTrack(s)}${t.where(s.videoId)}`;
+  });
+  const more =
+    spans.length > shown.length
+      ? ` (and ${spans.length - shown.length} more time${spans.length - shown.length > 1 ? 's' : ''})`
+      : '';
+  if (intent.position === 'first' || intent.position === 'start') {
+    const s = shown[0]!;
+    return {
+      text: `The first ${noun} appears at ${formatTime(s.start)}${t.where(s.videoId)} and is visible until ${formatTime(s.end)}.`,
+      found: true,
+    };
+  }
+  // "Yes" only answers a yes/no question ("who is there?" is not one).
+  const seen = detected(label, Math.max(...spans.map((x) => x.confidence ?? 1)));
+  const lead = presence && YES_NO.test(t.prompt) ? `Yes: ${seen} is visible` : `${capital(seen)} is visible`;
+  return { text: `${lead} ${joinList(parts)}${more}.`, found: true };
+}
+
+function countAt(t: Composer, label: string, intent: Intent, style: Style): Answer {
+  const pts = t.series(label);
+  if (pts.length === 0) return t.notFound(article(labelNoun(label)), style);
+  const noun = (n: number) => labelNoun(label, n);
+  // "When are two cars visible?" / "When is only one bottle left?": the runs with that count.
+  if (intent.needs.has('when') && intent.number !== null) {
+    const runs = runsOf(pts, (p) => p.n === intent.number);
+    if (runs.length === 0) {
+      const max = Math.max(...pts.map((p) => p.n));
+      return {
+        text: `I could not find a moment with exactly ${numberWord(intent.number)} ${noun(intent.number)} visible; at most ${numberWord(max)} ${noun(max)} ${max === 1 ? 'is' : 'are'} seen at once.`,
+        found: false,
+      };
+    }
+    const parts = runs.slice(0, style.items).map((r) => {
+      t.cite(r.video.id, 'object', r.start, r.end, `${intent.number} ${noun(intent.number!)}`, 1);
+      return `${span(r.start, r.end)}${t.where(r.video.id)}`;
+    });
+    return {
+      text: `${capital(numberWord(intent.number))} ${noun(intent.number)} ${intent.number === 1 ? 'is' : 'are'} visible ${joinList(parts)}.`,
+      found: true,
+    };
+  }
+  if (intent.extreme === 'max' || intent.extreme === 'min') {
+    const best = intent.extreme === 'max' ? Math.max(...pts.map((p) => p.n)) : Math.min(...pts.map((p) => p.n));
+    const runs = runsOf(pts, (p) => p.n === best);
+    const parts = runs.slice(0, Math.min(style.items, 3)).map((r) => {
+      t.cite(r.video.id, 'object', r.start, r.end, `${best} ${noun(best)}`, 1);
+      return `${span(r.start, r.end)}${t.where(r.video.id)}`;
+    });
+    const word = intent.extreme === 'max' ? 'At most' : 'At least';
+    return {
+      text: `${word} ${numberWord(best)} ${noun(best)} ${best === 1 ? 'is' : 'are'} visible at once, for example ${joinList(parts)}.`,
+      found: true,
+    };
+  }
+  // A moment: the target, the beginning, or the end; else the most common count.
+  let chosen: Counted[];
+  let when: string;
+  if (t.scope.window) {
+    chosen = pts;
+    when = '';
+  } else if (intent.position === 'start' || intent.position === 'first') {
+    const first = pts[0]!;
+    chosen = pts.filter((p) => p.video.id === first.video.id && p.t <= first.t + 5);
+    when = ' at the beginning';
+  } else if (intent.position === 'end' || intent.position === 'last') {
+    const last = pts.at(-1)!;
+    chosen = pts.filter((p) => p.video.id === last.video.id && p.t >= last.t - 5);
+    when = ' at the end';
+  } else {
+    chosen = pts;
+    when = '';
+  }
+  const n = mode(chosen.map((p) => p.n));
+  const run = chosen.filter((p) => p.n === n);
+  const start = run[0]!.t;
+  const end = run.at(-1)!.t;
+  t.cite(run[0]!.video.id, 'object', start, end, `${n} ${noun(n)}`, 1);
+  const varies =
+    !when && new Set(pts.map((p) => p.n)).size > 1
+      ? ` (the number changes over the video: between ${numberWord(Math.min(...pts.map((p) => p.n)))} and ${numberWord(Math.max(...pts.map((p) => p.n)))})`
+      : '';
+  return {
+    text: `There ${n === 1 ? 'is' : 'are'} ${numberWord(n)} ${noun(n)}${when}, ${span(start, end)}${t.where(run[0]!.video.id)}${varies}.`,
+    found: true,
+  };
+}
+
+function whichVideo(t: Composer, label: string, style: Style): Answer {
+  const spans = t.spansOf(label);
+  const byVideo = new Map<string, Segment[]>();
+  for (const s of spans) byVideo.set(s.videoId, [...(byVideo.get(s.videoId) ?? []), s]);
+  const parts = [...byVideo.entries()].slice(0, style.items).map(([vid, segs]) => {
+    const s = segs.sort((a, b) => b.end - b.start - (a.end - a.start))[0]!;
+    t.citeSegment(s);
+    return `${t.video(vid).fileName} (${span(s.start, s.end)})`;
+  });
+  return { text: `${capital(article(labelNoun(label)))} is seen in ${joinList(parts)}.`, found: true };
+}
+
+function objectsOf(t: Composer, labels: string[], style: Style, intent: Intent): Answer {
+  const segs = t.finder.byKind(t.scope, ['object'], { labels });
+  if (segs.length === 0) return t.notFound(`any ${categoryName(t.prompt)}`, style);
+  const byLabel = new Map<string, Segment[]>();
+  for (const s of segs) byLabel.set(s.text, [...(byLabel.get(s.text) ?? []), s]);
+  const ranked = [...byLabel.entries()].sort((a, b) => total(b[1]) - total(a[1]));
+  const parts = ranked.slice(0, style.items).map(([label, ss]) => {
+    const s = ss.sort((a, b) => b.end - b.start - (a.end - a.start))[0]!;
+    t.citeSegment(s);
+    return `${detected(label, Math.max(...ss.map((x) => x.confidence ?? 1)))} (${span(s.start, s.end)}${t.where(s.videoId)})`;
+  });
+  const verb = intent.needs.has('which_video') ? 'is seen in' : 'The video shows';
+  if (intent.needs.has('which_video')) return { text: `${capital(parts.join(', '))} ${verb} the index.`, found: true };
+  return { text: `${verb} ${joinList(parts)}.`, found: true };
+}
+
+function companions(t: Composer, named: string[], style: Style): Answer {
+  const subject = named[0]!;
+  const mine = t.spansOf(subject);
+  if (mine.length === 0) return t.notFound(article(labelNoun(subject)), style);
+  const others = t.finder
+    .byKind(t.scope, ['object'])
+    .filter(
+      (s) =>
+        s.text !== subject && s.text !== 'person' && mine.some((m) => m.videoId === s.videoId && overlap(m, s) > 0),
+    );
+  if (others.length === 0)
+    return {
+      text: `I could not find anything detected together with the ${labelNoun(subject)}; the ${labelNoun(subject)} is visible ${span(mine[0]!.start, mine[0]!.end)}.`,
+      found: false,
+    };
+  const byLabel = new Map<string, number>();
+  for (const o of others) byLabel.set(o.text, (byLabel.get(o.text) ?? 0) + Math.max(...mine.map((m) => overlap(m, o))));
+  const best = [...byLabel.entries()].sort((a, b) => b[1] - a[1]).slice(0, Math.max(1, Math.min(style.items, 2)));
+  const parts = best.map(([label]) => {
+    const s = others.filter((o) => o.text === label).sort((a, b) => b.end - b.start - (a.end - a.start))[0]!;
+    t.citeSegment(s);
+    return `${detected(label, s.confidence)} (${span(s.start, s.end)}${t.where(s.videoId)})`;
+  });
+  t.citeSegment(mine[0]!);
+  return { text: `The ${labelNoun(subject)} is seen together with ${joinList(parts)}.`, found: true };
+}
+
+// ---- text and speech --------------------------------------------------------------------
+
+/**
+ * "What colour is the car?": the colour the analysis stored with the detection (extra.colour or
+ * extra.color), else "not found" that says colours are not measured, with where the object is.
+ */
+function colourOf(t: Composer, label: string, style: Style): Answer {
+  const spans = t.spansOf(label);
+  const coloured = spans.map((s) => ({ s, c: colourIn(s) })).filter((x): x is { s: Segment; c: string } => !!x.c);
+  if (coloured.length) {
+    const parts = coloured.slice(0, style.items).map(({ s, c }) => {
+      t.citeSegment(s);
+      return `${c} ${span(s.start, s.end)}${t.where(s.videoId)}`;
+    });
+    return { text: `The ${labelNoun(label)} is ${joinList(parts)}.`, found: true };
+  }
+  const s = spans[0]!;
+  t.citeSegment(s);
+  return {
+    text: `I could not find the colour of the ${labelNoun(label)}: the analysis did not measure colours here. ${capital(article(labelNoun(label)))} is visible ${span(s.start, s.end)}${t.where(s.videoId)}.`,
+    found: false,
+  };
+}
+
+// ---- counting over time, extremes, comparisons ------------------------------------------------
+
+/**
+ * "How many cars appear": the different appearances over time (each run of the label, with as
+ * many as are seen at once in it), not the most in one frame. One continuous run, a moment, "at
+ * once", or a number asked about: the count at a moment.
+ */
+function countObjects(t: Composer, label: string, slots: Slots, style: Style): Answer {
+  const intent = slots.intent;
+  const runs = appearances(t.spansOf(label));
+  if (
+    slots.atOnce ||
+    intent.extreme ||
+    t.scope.window ||
+    intent.position ||
+    runs.length <= 1 ||
+    (intent.number !== null && intent.needs.has('when'))
+  ) {
+    return countAt(t, label, intent, style);
+  }
+  const total = runs.reduce((a, r) => a + r.most, 0);
+  const most = Math.max(...runs.map((r) => r.most));
+  const shown = runs.slice(0, Math.max(style.items, 4));
+  const parts = shown.map((r) => {
+    for (const s of r.segments) t.citeSegment(s);
+    return `${numberWord(r.most)} ${span(r.start, r.end)}${t.where(r.videoId)}`;
+  });
+  const more =
+    runs.length > shown.length
+      ? ` and ${runs.length - shown.length} more time${runs.length - shown.length > 1 ? 's' : ''}`
+      : '';
+  const n = labelNoun(label, total);
+  return {
+    text: `${capital(numberWord(total))} ${n} appear over time, one appearance after another: ${joinList(parts)}${more} (at most ${numberWord(most)} at once).`,
+    found: true,
+  };
+}
+
+function extremeObject(t: Composer, label: string, slots: Slots, style: Style): Answer {
+  const intent = slots.intent;
+  if (intent.extreme || intent.number !== null || slots.atOnce) return countAt(t, label, intent, style);
+  if (/\b(longest|shortest)\b/i.test(t.prompt)) {
+    const spans = t.spansOf(label).sort((a, b) => b.end - b.start - (a.end - a.start));
+    const s = /\bshortest\b/i.test(t.prompt) ? spans.at(-1)! : spans[0]!;
+    t.citeSegment(s);
+    return {
+      text: `The ${/\bshortest\b/i.test(t.prompt) ? 'shortest' : 'longest'} time ${article(labelNoun(label))} stays in view is ${span(s.start, s.end)}${t.where(s.videoId)} (${secs(s.end - s.start)}).`,
+      found: true,
+    };
+  }
+  return whenSeen(t, label, intent, style);
+}
+
+/** Two (or more) videos side by side: how long and how many of the label each shows. */
+function compareObject(t: Composer, label: string, style: Style): Answer {
+  const rows = t.scope.videos.map((v) => {
+    const segs = t.spansOf(label).filter((s) => s.videoId === v.id);
+    const runs = appearances(segs);
+    if (segs[0]) t.citeSegment(segs[0]);
+    return { v, seconds: total(segs), n: runs.reduce((a, r) => a + r.most, 0) };
+  });
+  if (rows.every((r) => r.n === 0)) return t.notFound(article(labelNoun(label)), style);
+  rows.sort((a, b) => b.n - a.n || b.seconds - a.seconds);
+  const parts = rows.map(
+    (r) =>
+      `${r.v.fileName} shows ${r.n ? `${numberWord(r.n)} ${labelNoun(label, r.n)} for ${secs(r.seconds)}` : `no ${labelNoun(label, 2)}`}`,
+  );
+  return { text: `${rows[0]!.v.fileName} has the most: ${joinList(parts)}.`, found: true };
+}
+
+// ---- text ----------------------------------------------------------------------------------
+
+const COLOUR_ASKED = /\b(colou?rs?|colou?red)\b/i;
+
+/** The colour stored with a detection, when the analysis measures colours. */
+function colourIn(s: Segment): string | null {
+  const x = s.extra as { colour?: unknown; color?: unknown; colours?: unknown } | null;
+  const c = x?.colour ?? x?.color ?? (Array.isArray(x?.colours) ? x.colours[0] : null);
+  return typeof c === 'string' && c ? c : null;
+}
+
+function categoryName(prompt: string): string {
+  const m = /\b(animals?|vehicles?|electronic devices?|devices?|furniture|food|drinks?|pets?)\b/i.exec(prompt);
+  return m ? m[1]!.toLowerCase().replace(/s$/, '') : 'such thing';
+}

@@ -43,6 +43,13 @@ export interface FactPlugin {
   noun: string;
   /** Words that name this fact (a rule cue for the reader), when it has such words. */
   cue?: RegExp;
+  /**
+   * Whether the question names this fact through what the index holds (a person's name, a colour
+   * of a detected thing): a cue only the index can tell. Read before the reader scores the cells.
+   */
+  cueIn?: (t: Composer) => boolean;
+  /** How much the cue counts against other facts' cues (default 1): more where its words are more specific than an object label. */
+  cueWeight?: number;
   forms: Partial<Record<Form, FormSpec>>;
 }
 
@@ -50,4 +57,5 @@ export interface FactPlugin {
 export interface Cell extends FormSpec {
   fact: FactKind;
   form: Form;
+  cueWeight: number;
 }

@@ -5,6 +5,7 @@ import type { Slots } from '../reader';
 import { formatTime } from '../target';
 import { numberWord } from '../vocabulary';
 import { capital, joinList, secs, span } from '../wording';
+import { summary } from './moment';
 import type { FactPlugin } from './plugin';
 
 export const shots: FactPlugin = {
@@ -56,7 +57,7 @@ export const shots: FactPlugin = {
       ],
     },
     describe: {
-      answer: (t) => t.summary(t.style),
+      answer: (t) => summary(t, t.style),
       needs: ['cue'],
       examples: ['List the scenes in order.', 'What happens in each shot?', 'Break the video down scene by scene.'],
     },

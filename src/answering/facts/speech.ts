@@ -1,4 +1,11 @@
-/** Fact plug-in: Speech: what is said (transcripts), when someone speaks, how much, which video. */
+/** Fact plug-in: speech: what is said (transcripts), when someone speaks, how much, which video. */
+import type { Segment } from '../../storage/schema';
+import type { Answer, Composer, Style } from '../compose';
+import { total } from '../series';
+import type { Intent } from '../intent';
+import { formatTime } from '../target';
+import { numberWord } from '../vocabulary';
+import { joinList, onTrack, quote, secs, span, YES_NO } from '../wording';
 import type { FactPlugin } from './plugin';
 
 export const speech: FactPlugin = {
@@ -7,7 +14,7 @@ export const speech: FactPlugin = {
   noun: 'any speech',
   forms: {
     what: {
-      answer: (t, s) => t.said(s.intent, t.style),
+      answer: (t, s) => said(t, s.intent, t.style),
       examples: [
         'What does the narrator say?',
         'What words are spoken?',
@@ -22,7 +29,7 @@ export const speech: FactPlugin = {
       ],
     },
     when: {
-      answer: (t, s) => t.speechWhen(s.intent, t.style, false),
+      answer: (t, s) => speechWhen(t, s.intent, t.style, false),
       needs: ['form_cue'],
       examples: [
         'When does someone start talking?',
@@ -32,7 +39,7 @@ export const speech: FactPlugin = {
       ],
     },
     presence: {
-      answer: (t, s) => t.speechWhen(s.intent, t.style, true),
+      answer: (t, s) => speechWhen(t, s.intent, t.style, true),
       examples: [
         'Does anyone speak in it?',
         'Is there dialogue?',
@@ -44,7 +51,7 @@ export const speech: FactPlugin = {
       ],
     },
     count: {
-      answer: (t) => t.speechAmount(t.style),
+      answer: (t) => speechAmount(t, t.style),
       examples: [
         'How much of the clip has talking?',
         'How many seconds of speech are there?',
@@ -53,7 +60,7 @@ export const speech: FactPlugin = {
       ],
     },
     compare: {
-      answer: (t) => t.speechWhich(t.style),
+      answer: (t) => speechWhich(t, t.style),
       examples: [
         'Which video has the most talking?',
         'Is there more speech in a.mp4 or in b.mp4?',
@@ -61,7 +68,7 @@ export const speech: FactPlugin = {
       ],
     },
     which_video: {
-      answer: (t) => t.speechWhich(t.style),
+      answer: (t) => speechWhich(t, t.style),
       needs: ['form_cue'],
       examples: [
         'Which video has someone talking?',
@@ -72,3 +79,104 @@ export const speech: FactPlugin = {
   },
   cue: /\b(say|says|said|saying|speak|speaks|spoke|speaking|speakers?|speech|talk|talks|talking|spoken|voice|mention\w*|tell(?! (me|us)\b)|tells|told|words|quote|narrat\w*|dialogue|conversation|sentence|utter\w*|pronounc\w*)\b/,
 };
+
+// ---- the answers ------------------------------------------------------------------------------
+
+async function said(t: Composer, intent: Intent, style: Style): Promise<Answer> {
+  const { scope } = t;
+  const transcripts = t.finder.byKind(scope, ['transcript']);
+  if (transcripts.length) {
+    const ranked = (await t.ranked(intent, 20, scope))
+      .filter((r) => r.segment.kind === 'transcript')
+      .map((r) => r.segment);
+    const chosen = (ranked.length ? ranked : transcripts)
+      .slice(0, Math.max(1, style.items - 1))
+      .sort((a, b) => a.start - b.start);
+    const parts = chosen.map((s) => {
+      t.citeSegment(s);
+      return `${span(s.start, s.end)}${onTrack(s)}${t.where(s.videoId)}: ${quote(s.text)}`;
+    });
+    return { text: `The speaker says, ${parts.join('; ')}.`, found: true };
+  }
+  const speech = t.finder.byKind(scope, ['speech']);
+  if (speech.length) {
+    const first = speech[0]!;
+    const last = speech.at(-1)!;
+    t.citeSegment(first);
+    if (last !== first) t.citeSegment(last);
+    return {
+      text: `I could not find what is said: someone speaks ${span(first.start, last.end)}${onTrack(first)}${t.where(first.videoId)}, but the speech was not transcribed (no speech-to-text model is installed; see "vidq models pull").`,
+      found: false,
+    };
+  }
+  return t.notFound('any speech', style);
+}
+
+// ---- whole-video questions ----------------------------------------------------------------
+
+function speechWhen(t: Composer, intent: Intent, style: Style, presence: boolean): Answer | Promise<Answer> {
+  const segs = t.finder.byKind(t.scope, ['transcript', 'speech']);
+  if (!segs.length) return t.notFound('any speech', style);
+  const transcripts = segs.filter((s) => s.kind === 'transcript');
+  // "When does she say X": the transcript lines with the words asked about.
+  const words = intent.keywords.filter((k) => k.length > 2 && !SPEECH_WORDS.has(k));
+  const said = words.length ? transcripts.filter((s) => words.some((w) => s.text.toLowerCase().includes(w))) : [];
+  if (words.length && transcripts.length && said.length && !presence) {
+    const parts = said.slice(0, style.items).map((s) => {
+      t.citeSegment(s);
+      return `${span(s.start, s.end)}${onTrack(s)}${t.where(s.videoId)}: ${quote(s.text)}`;
+    });
+    return { text: `It is said ${parts.join('; ')}.`, found: true };
+  }
+  const spans = transcripts.length ? transcripts : segs;
+  const shown = spans.slice(0, style.items);
+  const parts = shown.map((s) => {
+    t.citeSegment(s);
+    return `${span(s.start, s.end)}${onTrack(s)}${t.where(s.videoId)}`;
+  });
+  const more =
+    spans.length > shown.length
+      ? ` (and ${spans.length - shown.length} more time${spans.length - shown.length > 1 ? 's' : ''})`
+      : '';
+  return {
+    text: `${presence && YES_NO.test(t.prompt) ? 'Yes: someone' : 'Someone'} speaks ${joinList(parts)}${more}.`,
+    found: true,
+  };
+}
+
+function speechAmount(t: Composer, style: Style): Answer {
+  const segs = t.finder.byKind(t.scope, ['speech']);
+  const spans = segs.length ? segs : t.finder.byKind(t.scope, ['transcript']);
+  if (!spans.length) return t.notFound('any speech', style);
+  const seconds = total(spans);
+  t.citeSegment(spans[0]!);
+  if (spans.length > 1) t.citeSegment(spans.at(-1)!);
+  return {
+    text: `Someone speaks ${numberWord(spans.length)} time${spans.length === 1 ? '' : 's'}, ${secs(seconds)} of speech in all, from ${formatTime(spans[0]!.start)} to ${formatTime(spans.at(-1)!.end)}${t.where(spans[0]!.videoId)}.`,
+    found: true,
+  };
+}
+
+function speechWhich(t: Composer, style: Style): Answer {
+  const segs = t.finder.byKind(t.scope, ['transcript', 'speech'], { limit: 2000 });
+  if (!segs.length) return t.notFound('any speech', style);
+  const byVideo = new Map<string, Segment[]>();
+  for (const s of segs) byVideo.set(s.videoId, [...(byVideo.get(s.videoId) ?? []), s]);
+  // Most speech first: "which has the most talking" reads the first name.
+  const parts = [...byVideo.entries()]
+    .sort((a, b) => total(b[1]) - total(a[1]))
+    .slice(0, style.items)
+    .map(([vid, ss]) => {
+      t.citeSegment(ss[0]!);
+      return `${t.video(vid).fileName} (${secs(total(ss))}, from ${formatTime(ss[0]!.start)})`;
+    });
+  return { text: `Speech is heard in ${joinList(parts)}.`, found: true };
+}
+
+// ---- what is visible at a moment ------------------------------------------------------------
+
+const SPEECH_WORDS = new Set(
+  'speak speaks spoke speaking speaker speakers talk talks talking say says said someone somebody anyone person man woman voice speech start starts begin begins'.split(
+    ' ',
+  ),
+);

@@ -1,4 +1,12 @@
-/** Fact plug-in: Text on screen (OCR): what is written, when, which video, how many texts. */
+/** Fact plug-in: text on screen (OCR): what is written, when, which video, how many texts. */
+import type { Segment } from '../../storage/schema';
+import type { Answer, Composer, Style } from '../compose';
+import { distance } from '../series';
+import type { Intent } from '../intent';
+import type { Slots } from '../reader';
+import { formatTime } from '../target';
+import { labelNoun, namesLabel, numberWord } from '../vocabulary';
+import { article, capital, joinList, quote, span, YES_NO } from '../wording';
 import type { FactPlugin } from './plugin';
 
 export const text: FactPlugin = {
@@ -7,7 +15,7 @@ export const text: FactPlugin = {
   noun: 'any text on screen',
   forms: {
     what: {
-      answer: (t, s) => t.written(s.intent, t.style),
+      answer: (t, s) => written(t, s.intent, t.style),
       readsPosition: true,
       examples: [
         'What words are printed on the screen?',
@@ -27,7 +35,7 @@ export const text: FactPlugin = {
       ],
     },
     when: {
-      answer: (t, s) => t.textWhen(s.intent, s, t.style),
+      answer: (t, s) => textWhen(t, s.intent, s, t.style),
       readsPosition: true,
       needs: ['form_cue'],
       examples: [
@@ -38,7 +46,7 @@ export const text: FactPlugin = {
       ],
     },
     presence: {
-      answer: (t, s) => t.textWhen(s.intent, s, t.style, true),
+      answer: (t, s) => textWhen(t, s.intent, s, t.style, true),
       readsPosition: true,
       examples: [
         'Is there any writing on screen?',
@@ -48,7 +56,7 @@ export const text: FactPlugin = {
       ],
     },
     which_video: {
-      answer: (t, s) => t.textWhich(s.intent, s, t.style),
+      answer: (t, s) => textWhich(t, s.intent, s, t.style),
       needs: ['form_cue'],
       examples: [
         'Which video has text on screen?',
@@ -57,7 +65,7 @@ export const text: FactPlugin = {
       ],
     },
     count: {
-      answer: (t) => t.textCount(t.style),
+      answer: (t) => textCount(t, t.style),
       examples: [
         'How many different texts appear?',
         'How many titles are shown?',
@@ -67,3 +75,136 @@ export const text: FactPlugin = {
   },
   cue: /\b(names?|named|written|writing|write|text|title|titles|captioned|subtitle\w*|sign|signs|reads?|displayed|printed|timecode|counter|digits?|numbers? (shown|on screen|displayed)|credits?|logo|banner|headline|letters?|lettering|words? on)\b/,
 };
+
+// ---- the answers ------------------------------------------------------------------------------
+
+async function written(t: Composer, intent: Intent, style: Style): Promise<Answer> {
+  const { scope, moment } = t;
+  if (moment) {
+    // "What is displayed at this moment?": the frame at that moment, read now.
+    const blocks = (await moment.readText()).slice(0, style.items);
+    if (blocks.length) {
+      for (const b of blocks) t.cite(moment.video.id, 'ocr', moment.t, moment.t, b.text, b.confidence);
+      return {
+        text: `At ${formatTime(moment.t)}${t.where(moment.video.id)} the screen shows ${joinList(blocks.map((b) => quote(b.text)))}.`,
+        found: true,
+      };
+    }
+  }
+  let ocr = t.finder.byKind(scope, ['ocr']);
+  if (ocr.length === 0) return t.notFound('any text on screen', style);
+  // "What is written on the cake": text on a thing that was never seen is not some other text of the video.
+  const things = intent.labels.filter((l) => l !== 'person');
+  if (things.length && !things.some((l) => t.spansOf(l).length || ocr.some((o) => namesLabel(o.text, l))))
+    return t.notFound(`${article(labelNoun(things[0]!))} with text on it`, style);
+  const ranked = await t.ranked(intent, 20, scope);
+  const rankedOcr = ranked.filter((r) => r.segment.kind === 'ocr');
+  let chosen: Segment[];
+  if (scope.window) {
+    // "What is displayed at this moment?": what was on screen nearest the moment.
+    const mid = (scope.window.start + scope.window.end) / 2;
+    chosen = ocr.sort((a, b) => distance(a, mid) - distance(b, mid)).slice(0, style.items);
+  } else if (intent.position === 'end' || intent.position === 'last') {
+    const v = t.video(ocr.at(-1)!.videoId);
+    const end = v.durationSec ?? ocr.at(-1)!.end;
+    ocr = ocr.filter((s) => s.videoId === v.id && s.end >= end * 0.75);
+    chosen = bestText(ocr).slice(0, style.items);
+  } else if (intent.position === 'start' || intent.position === 'first') {
+    chosen = ocr.slice(0, style.items);
+  } else if (rankedOcr.length) {
+    chosen = rankedOcr.map((r) => r.segment).slice(0, style.items);
+  } else {
+    chosen = bestText(ocr).slice(0, style.items);
+  }
+  chosen.sort((a, b) => a.start - b.start);
+  const parts = chosen.map((s) => {
+    t.citeSegment(s);
+    return `${quote(s.text)} ${span(s.start, s.end)}${t.where(s.videoId)}`;
+  });
+  return { text: `The screen shows ${joinList(parts)}.`, found: true };
+}
+
+/** OCR segments that match the question's quoted or content words (spaces and case aside), else all. */
+function textMatches(t: Composer, intent: Intent, slots: Slots): { segs: Segment[]; matched: boolean; asked: boolean } {
+  const all = t.finder.byKind(t.scope, ['ocr']);
+  const squash = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+  const wanted = (slots.quoted.length ? slots.quoted : intent.keywords.filter((k) => !TEXT_WORDS.has(k)))
+    .map(squash)
+    .filter((w) => w.length >= 3);
+  const hits = wanted.length ? all.filter((s) => wanted.some((w) => squash(s.text).includes(w))) : [];
+  return hits.length
+    ? { segs: hits, matched: true, asked: true }
+    : { segs: all, matched: false, asked: wanted.length > 0 };
+}
+
+function textWhen(t: Composer, intent: Intent, slots: Slots, style: Style, presence = false): Answer {
+  const { segs, matched, asked } = textMatches(t, intent, slots);
+  // Words the text must hold ("is there a kayak", "when does SALE appear") that no text holds: not found.
+  if (!segs.length || (asked && !matched))
+    return t.notFound(
+      slots.quoted.length
+        ? `the text ${joinList(slots.quoted.map(quote))}`
+        : asked
+          ? joinList(intent.keywords.filter((k) => !TEXT_WORDS.has(k)).map((k) => `"${k}"`))
+          : 'any text on screen',
+      style,
+    );
+  let chosen = segs;
+  if (intent.position === 'first' || intent.position === 'start') chosen = segs.slice(0, 1);
+  else if (intent.position === 'last' || intent.position === 'end') chosen = segs.slice(-1);
+  const parts = chosen.slice(0, style.items).map((s) => {
+    t.citeSegment(s);
+    return `${quote(s.text)} ${span(s.start, s.end)}${t.where(s.videoId)}`;
+  });
+  const more = chosen.length > style.items ? ` (and ${chosen.length - style.items} more)` : '';
+  return {
+    text: `${presence && YES_NO.test(t.prompt) ? 'Yes: the' : 'The'} screen shows ${joinList(parts)}${more}.`,
+    found: true,
+  };
+}
+
+function textWhich(t: Composer, intent: Intent, slots: Slots, style: Style): Answer {
+  const { segs, matched, asked } = textMatches(t, intent, slots);
+  if (!segs.length || (asked && !matched)) return t.notFound('such text on screen', style);
+  const byVideo = new Map<string, Segment>();
+  for (const s of bestText(segs)) if (!byVideo.has(s.videoId)) byVideo.set(s.videoId, s);
+  const parts = [...byVideo.values()].slice(0, style.items).map((s) => {
+    t.citeSegment(s);
+    return `${t.video(s.videoId).fileName} (${quote(s.text)} ${span(s.start, s.end)})`;
+  });
+  return { text: `Text is shown in ${joinList(parts)}.`, found: true };
+}
+
+function textCount(t: Composer, style: Style): Answer {
+  const segs = t.finder.byKind(t.scope, ['ocr']);
+  if (!segs.length) return t.notFound('any text on screen', style);
+  const distinct = new Map<string, Segment>();
+  for (const s of segs) if (!distinct.has(s.text.toLowerCase())) distinct.set(s.text.toLowerCase(), s);
+  const parts = [...distinct.values()].slice(0, style.items).map((s) => {
+    t.citeSegment(s);
+    return `${quote(s.text)} ${span(s.start, s.end)}${t.where(s.videoId)}`;
+  });
+  return {
+    text: `${capital(numberWord(distinct.size))} different text${distinct.size === 1 ? ' is' : 's are'} read on screen: ${joinList(parts)}${distinct.size > parts.length ? ', and more' : ''}.`,
+    found: true,
+  };
+}
+
+// ---- speech --------------------------------------------------------------------------------
+
+/** Words that say the question is about text, not what the text says. */
+const TEXT_WORDS = new Set(
+  'text texts written write writing title titles screen shown displayed display appear appears printed words word letters sign signs read reads caption captions banner logo credits anything any'.split(
+    ' ',
+  ),
+);
+
+/** Readable, confident, longer-lasting text first. */
+function bestText(ss: Segment[]): Segment[] {
+  const letters = (s: Segment) => (s.text.match(/\p{L}/gu) ?? []).length;
+  return [...ss].sort(
+    (a, b) =>
+      (b.confidence ?? 0) * Math.log2(2 + letters(b)) * (b.end - b.start + 1) -
+      (a.confidence ?? 0) * Math.log2(2 + letters(a)) * (a.end - a.start + 1),
+  );
+}

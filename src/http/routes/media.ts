@@ -9,7 +9,6 @@ import { badRequest, errorBody, forbidden, notFound, unauthorized } from '../../
 import { MAX_CLIP_SEC } from '../../live/clips';
 import { playbackCopy } from '../../media/playback';
 import type { Service } from '../../service';
-import { liveVideo } from '../../storage/repositories/videos';
 import { tokenOf } from '../auth';
 import { ErrorBody } from '../models';
 
@@ -37,9 +36,7 @@ export function mediaRoutes(s: Service) {
       userId = s.accounts.authenticate(token).id;
     }
     // A deleted index hides its files too (as its listing, questions and segments), signed links included.
-    const video = liveVideo(s.db, fileId, userId);
-    if (!video) throw notFound('no such file');
-    return video;
+    return s.videos.readable(fileId, userId);
   };
   const query = t.Object({
     token: t.Optional(

@@ -4,9 +4,7 @@
  * token (Bearer header or `?token=`); another user's video, or one in a deleted index, is 404.
  */
 import { Elysia, t } from 'elysia';
-import { notFound } from '../../errors';
 import type { Service } from '../../service';
-import { liveVideoOf, timelineFrames, timelineSegments } from '../../storage/repositories/videos';
 import { originOf, tokenOf } from '../auth';
 import { REANALYZABLE } from '../../jobs/reanalyze';
 import { ErrorBody, TOKEN_PLACEHOLDER } from '../models';
@@ -101,16 +99,12 @@ export function videoRoutes(s: Service) {
       '/videos/:file_id/segments',
       ({ params, query, request }) => {
         const user = s.accounts.authenticate(tokenOf(query.token, request));
-        const v = liveVideoOf(s.db, user.id, params.file_id);
-        if (!v) throw notFound('no such video');
         // `from`: only the recent part (a live stream's tile asks for its last minutes).
-        const from = query.from ?? Number.NEGATIVE_INFINITY;
-        const segs = timelineSegments(s.db, v.id).filter((g) => g.end >= from);
+        const { video, segments, frames } = s.videos.timeline(user, params.file_id, query.from);
         const origin = originOf(request);
-        const fr = timelineFrames(s.db, v.id).filter((f) => f.t >= from);
         return {
-          segments: segs,
-          frames: fr.map((f) => ({ t: f.t, url: origin + s.links.sign(`/media/${v.id}/frames/${f.file}`) })),
+          segments,
+          frames: frames.map((f) => ({ t: f.t, url: origin + s.links.sign(`/media/${video.id}/frames/${f.file}`) })),
         };
       },
       {

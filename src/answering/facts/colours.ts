@@ -1,24 +1,99 @@
 /**
- * Colour questions, answered from the colours stored with each detection (analysis/colours.ts):
+ * Fact plug-in: colours, from the colours stored with each detection (analysis/stages/colours.ts):
  * "what colour is the car?", "when does the red car appear?", "how many white cars?", "the man in
- * the black shirt". Every time in an answer is the start or end of a cited detection span; a colour
- * that no such thing had is an honest "not found" that says which colours were seen. Returns null
- * for other questions.
+ * the black shirt", "what colour is the background?". Every time in an answer is the start or end
+ * of a cited detection span; a colour that no such thing had is an honest "not found" that says
+ * which colours were seen. A person is "in black", never "a black person".
+ *
+ * Its cue is read from the index (cueIn): a colour asked about, or said with a thing the detector
+ * saw or with clothes. It then outweighs the objects' own cue (the label alone).
  */
 import { and, asc, eq, inArray } from 'drizzle-orm';
-import type { Db } from '../storage/db';
-import { segments, type Video } from '../storage/schema';
-import type { Composed } from './compose';
-import type { Evidence } from './evidence';
-import { formatTime } from './target';
-import { CLOTHING_WORDS, COLOUR_WORDS, escapeRe, isPersonWord, labelsNamed, PERSON_WORDS } from './vocabulary';
+import type { Db } from '../../storage/db';
+import { segments, type Video } from '../../storage/schema';
+import type { Answer, Composer } from '../compose';
+import { formatTime } from '../target';
+import { CLOTHING_WORDS, COLOUR_WORDS, escapeRe, isPersonWord, labelsNamed, PERSON_WORDS } from '../vocabulary';
+import type { FactPlugin } from './plugin';
 
-export interface ColourQuestion {
+interface ColourQuestion {
   db: Db;
   prompt: string;
   videos: Video[];
   window: { start: number; end: number } | null;
-  frameAt(videoId: string, t: number): string | null;
+}
+
+/** A detection span or a shot to cite. */
+interface Cited {
+  videoId: string;
+  start: number;
+  end: number;
+  kind: 'object' | 'shot';
+  text: string;
+}
+
+/** An answer of this plug-in: its text, whether it found it, and the spans it cites. */
+interface Found {
+  output: string;
+  found: boolean;
+  evidence: Cited[];
+}
+
+export const colours: FactPlugin = {
+  kind: 'colours',
+  segmentKinds: ['object'],
+  noun: 'that colour',
+  cueIn: (t) => colourAnswer(question(t)) !== null,
+  cueWeight: 2,
+  forms: {
+    what: {
+      answer: (t) => answer(t),
+      needs: ['cue'],
+      examples: [
+        'What colour is the car?',
+        'What color is the armchair?',
+        'Which colours does the jacket have?',
+        'What colour is the background?',
+        'What colour are the walls?',
+      ],
+    },
+    when: {
+      answer: (t) => answer(t),
+      needs: ['cue'],
+      examples: [
+        'When does the red car appear?',
+        'At what time is the blue truck visible?',
+        'When does the woman in the green coat show up?',
+        'When is the man in the white shirt on screen?',
+      ],
+    },
+    count: {
+      answer: (t) => answer(t),
+      needs: ['cue'],
+      examples: ['How many red cars are there?', 'How many white bottles can be seen?', 'Count the yellow umbrellas.'],
+    },
+    presence: {
+      answer: (t) => answer(t),
+      needs: ['cue'],
+      examples: ['Is there a red car?', 'Does a blue chair appear?', 'Is anyone wearing a black jacket?'],
+    },
+  },
+};
+
+function question(t: Composer): ColourQuestion {
+  return { db: t.db, prompt: t.prompt, videos: t.scope.videos, window: t.scope.window };
+}
+
+/**
+ * Every form answers the colour question its words ask: "what colour" lists colours, a colour said
+ * with a thing or clothes gives its spans (or its count for "how many"). The forms teach the reader
+ * the wordings.
+ */
+function answer(t: Composer): Answer {
+  const found = colourAnswer(question(t));
+  if (!found) return t.notFound('that colour', t.style);
+  for (const e of found.evidence) t.cite(e.videoId, e.kind, e.start, e.end, e.text, 1);
+  return { text: found.output, found: found.found };
 }
 
 const PERSON_IN_COLOUR = new RegExp(
@@ -50,7 +125,8 @@ interface Row {
   boxes: { colours: string[]; upper: string[] }[];
 }
 
-export function answerAboutColours(q: ColourQuestion): Composed | null {
+/** The answer to a colour question, or null when the question is none (then the cue does not hold). */
+function colourAnswer(q: ColourQuestion): Found | null {
   const p = q.prompt.toLowerCase();
   const askedColour = /\bwhat colou?rs?\b|\bwhich colou?rs?\b|\bcolou?r of\b/.test(p);
   // "The man in black": a person said with the colour of their clothes.
@@ -68,17 +144,8 @@ export function answerAboutColours(q: ColourQuestion): Composed | null {
   const wanted = labelsIn(described, labels);
   if (!wanted.length) return null;
   const named = wanted.join(' or ');
-  const evidence = (rs: Row[], text: (r: Row) => string): Evidence[] =>
-    rs.slice(0, 12).map((r) => ({
-      video_id: r.videoId,
-      file_name: fileName(q, r.videoId),
-      start: r.start,
-      end: r.end,
-      kind: 'object',
-      text: text(r),
-      score: 1,
-      frame_url: q.frameAt(r.videoId, (r.start + r.end) / 2),
-    }));
+  const evidence = (rs: Row[], text: (r: Row) => string): Cited[] =>
+    rs.slice(0, 12).map((r) => ({ videoId: r.videoId, start: r.start, end: r.end, kind: 'object', text: text(r) }));
   const where = (r: Row) =>
     `${formatTime(r.start)}–${formatTime(r.end)}${q.videos.length > 1 ? ` in ${fileName(q, r.videoId)}` : ''}`;
   const ofLabel = rows.filter((r) => wanted.includes(r.label));
@@ -142,7 +209,7 @@ export function answerAboutColours(q: ColourQuestion): Composed | null {
 const BACKGROUND = /\b(?:background|backdrop|walls?|sky|floor|ground|surroundings|setting)\b/;
 
 /** "What colour is the background / are the walls": each shot's colours outside the detected things. */
-function background(q: ColourQuestion): Composed {
+function background(q: ColourQuestion): Found {
   const shots = q.videos.flatMap((v) => {
     const bg =
       (v.analysis as { objects?: { background?: { start: number; end: number; colours: string[] }[] } } | null)?.objects
@@ -164,14 +231,11 @@ function background(q: ColourQuestion): Composed {
   return {
     found: true,
     evidence: kept.map((b) => ({
-      video_id: b.videoId,
-      file_name: fileName(q, b.videoId),
+      videoId: b.videoId,
       start: b.start,
       end: b.end,
       kind: 'shot',
       text: `background: ${b.colours.join(', ')}`,
-      score: 1,
-      frame_url: q.frameAt(b.videoId, (b.start + b.end) / 2),
     })),
     output: `Around what is detected, the picture is mostly ${kept.map((b) => `${b.colours.slice(0, 2).join(' and ')} (${where(b)})`).join('; ')}.`,
   };

@@ -1,27 +1,47 @@
 /**
- * Questions about people, answered from the index's people (faces grouped by likeness, named by
- * the user) and from person detections where no face was seen: how many different people, when a
- * named person appears, which videos show them, whether they are in a video, who is on screen at a
- * moment, when the person from the start appears again. Every time in an answer is the start or
- * end of a cited appearance. Returns null for any other question (the composer answers those).
+ * Fact plug-in: people told apart by their faces (the index's people, grouped by likeness and
+ * named by the user), and person detections where no face was seen: how many different people,
+ * when a named person appears, which videos show them, whether they are in a video, who is on
+ * screen at a moment, when the person from the start appears again. Every time in an answer is
+ * the start or end of a cited appearance.
+ *
+ * Its cue is read from the index (cueIn): a person's name the index knows, or the wording of these
+ * questions ("how many different people", "who is on screen" at a moment, "the person from the
+ * start ... again"). It then outweighs the person detections' plug-in, whose answers count
+ * detections, not people.
  */
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
-import type { Db } from '../storage/db';
-import { people, personAppearances, segments, type Video } from '../storage/schema';
-import type { Composed } from './compose';
-import type { Evidence } from './evidence';
-import { formatTime } from './target';
-import { PERSON_WORDS } from './vocabulary';
+import type { Db } from '../../storage/db';
+import { people, personAppearances, segments, type Video } from '../../storage/schema';
+import type { Answer, Composer } from '../compose';
+import { formatTime } from '../target';
+import { PERSON_WORDS } from '../vocabulary';
+import type { FactPlugin } from './plugin';
 
-export interface PeopleQuestion {
+/** What a people question sees: the index, the scope of the answer and how it cites. */
+interface PeopleQuestion {
   db: Db;
   prompt: string;
   indexId: string;
   videos: Video[];
-  /** The question's time window (from `target`), or null. */
+  /** The question's time window (a `target` or a time in its text), or null. */
   window: { start: number; end: number } | null;
-  /** Signed URL path of the sampled frame nearest t, or null. */
-  frameAt(videoId: string, t: number): string | null;
+}
+
+/** An appearance to cite: a face, or a person detection without a face. */
+interface Cited {
+  videoId: string;
+  start: number;
+  end: number;
+  kind: 'face' | 'object';
+  text: string;
+}
+
+/** An answer of this plug-in: its text, whether it found it, and the appearances it cites. */
+interface Found {
+  output: string;
+  found: boolean;
+  evidence: Cited[];
 }
 
 interface Appearance {
@@ -50,7 +70,75 @@ const NAME_PATTERNS = [
   /\b(?:show me|find)\s+(.+?)\s*\??$/i,
 ];
 
-export function answerAboutPeople(q: PeopleQuestion): Composed | null {
+export const faces: FactPlugin = {
+  kind: 'faces',
+  segmentKinds: ['face', 'object'],
+  noun: 'that person',
+  cueIn: (t) => read(question(t)) !== null,
+  cueWeight: 2,
+  forms: {
+    count: {
+      answer: (t) => answer(t),
+      readsPosition: true,
+      needs: ['cue'],
+      examples: [
+        'How many different people appear in this video?',
+        'How many distinct persons are in the clip?',
+        'How many unique individuals can be seen?',
+        'How many separate people show up across these videos?',
+        'How many people appear in the recording?',
+        'How many people are there in total?',
+        'How many persons can be seen?',
+      ],
+    },
+    when: {
+      answer: (t) => answer(t),
+      readsPosition: true,
+      needs: ['cue'],
+      examples: [
+        'When does Maria appear?',
+        'When does John Smith show up?',
+        'At what times can we see Priya?',
+        'When does the person from the start appear again?',
+        'When does the man from the beginning come back?',
+      ],
+    },
+    which_video: {
+      answer: (t) => answer(t),
+      needs: ['cue'],
+      examples: ['Which videos show Maria?', 'Which clips feature John?', 'In which recordings is Priya?'],
+    },
+    presence: {
+      answer: (t) => answer(t),
+      needs: ['cue'],
+      examples: ['Is Maria in this video?', 'Does John appear in this clip?', 'Is Priya anywhere in the index?'],
+    },
+    visible: {
+      answer: (t) => answer(t),
+      needs: ['cue'],
+      examples: [
+        'Who is on screen at this moment?',
+        'Who is visible right now?',
+        'Who can be seen in the frame at that time?',
+        'Who is speaking on camera here?',
+      ],
+    },
+  },
+};
+
+/** The question as this plug-in sees it, in the composer's current scope. */
+function question(t: Composer): PeopleQuestion {
+  return {
+    db: t.db,
+    prompt: t.prompt,
+    indexId: t.indexId,
+    videos: t.scope.videos,
+    window: t.scope.window,
+  };
+}
+
+/** Which people question this is, or null when it is none (then the cue does not hold). */
+function read(q: PeopleQuestion): (() => Found) | null {
   const videoIds = q.videos.map((v) => v.id);
   if (!videoIds.length) return null;
   const known = q.db
@@ -63,30 +151,44 @@ export function answerAboutPeople(q: PeopleQuestion): Composed | null {
     (p) => p.name && new RegExp(`(^|[^\\p{L}\\p{N}])${escapeRegExp(p.name)}($|[^\\p{L}\\p{N}])`, 'iu').test(prompt),
   );
   if (named.length)
-    return aboutNamed(
-      q,
-      named.map((p) => ({ id: p.id, name: p.name! })),
-    );
-  if (COUNT.test(prompt)) return howMany(q);
-  if (AGAIN.test(prompt)) return fromTheStart(q);
-  if (WHO_AT.test(prompt) && q.window) return whoAt(q);
+    return () =>
+      aboutNamed(
+        q,
+        named.map((p) => ({ id: p.id, name: p.name! })),
+      );
+  if (COUNT.test(prompt)) return () => howMany(q);
+  if (AGAIN.test(prompt)) return () => fromTheStart(q);
+  if (WHO_AT.test(prompt) && q.window) return () => whoAt(q);
   // A name-like phrase that no person of the index carries: an honest "not found" once the index
   // has people to name, unless the phrase is something else the videos contain (a label, a text).
   if (known.length) {
     const phrase = nameIn(prompt);
     if (phrase && !mentioned(q.db, videoIds, phrase)) {
       const names = known.map((p) => p.name).filter((n): n is string => !!n);
-      return {
+      return () => ({
         found: false,
         evidence: [],
         output: `I could not find anyone named "${phrase}" in ${q.videos.length === 1 ? 'this video' : 'this index'}. ${names.length ? `The people named here are ${list(names)}.` : 'No person has been named yet: name people on the People panel (PUT /indexes/{index_id}/people/{person_id}).'}`,
-      };
+      });
     }
   }
   return null;
 }
 
-function aboutNamed(q: PeopleQuestion, who: { id: string; name: string }[]): Composed {
+/**
+ * Every form answers the people question its words ask: a name, "different people", "again" or
+ * "who" decide the answer across forms ("how many times does Anna appear" is about Anna). The
+ * forms teach the reader the wordings.
+ */
+function answer(t: Composer): Answer {
+  const run = read(question(t));
+  if (!run) return t.notFound('that person', t.style);
+  const { output, found, evidence } = run();
+  for (const e of evidence) t.cite(e.videoId, e.kind, e.start, e.end, e.text, 1);
+  return { text: output, found };
+}
+
+function aboutNamed(q: PeopleQuestion, who: { id: string; name: string }[]): Found {
   const apps = appearances(
     q,
     who.map((p) => p.id),
@@ -94,7 +196,7 @@ function aboutNamed(q: PeopleQuestion, who: { id: string; name: string }[]): Com
   // "Which videos show …" names the files even when the scope has only one.
   const showFiles = q.videos.length > 1 || /\bwhich\s+(?:videos?|clips?|files?|recordings?)\b/i.test(q.prompt);
   const parts: string[] = [];
-  const evidence: Evidence[] = [];
+  const evidence: Cited[] = [];
   for (const p of who) {
     const mine = apps.filter((a) => a.personId === p.id);
     if (!mine.length) {
@@ -112,13 +214,13 @@ function aboutNamed(q: PeopleQuestion, who: { id: string; name: string }[]): Com
     parts.push(
       `${p.name} appears ${mine.length === 1 ? 'once' : `${mine.length} times`}${showFiles ? ` in ${videos} video${videos === 1 ? '' : 's'}` : ''}: ${lines.join('; ')}.`,
     );
-    evidence.push(...mine.map((a) => item(q, a)));
+    evidence.push(...mine.map((a) => item(a)));
   }
   const found = evidence.length > 0;
   return { found, evidence, output: parts.join(' ') };
 }
 
-function howMany(q: PeopleQuestion): Composed {
+function howMany(q: PeopleQuestion): Found {
   const apps = appearances(q);
   const ids = [...new Set(apps.map((a) => a.personId))];
   const hidden = facelessPersons(q, apps);
@@ -169,9 +271,9 @@ function howMany(q: PeopleQuestion): Composed {
   return {
     found: true,
     evidence: [
-      ...firsts.map((a) => item(q, a)),
+      ...firsts.map((a) => item(a)),
       ...hidden.slice(0, 8).map((h) => ({
-        ...item(q, { ...h, personId: '', name: null }),
+        ...item({ ...h, personId: '', name: null }),
         kind: 'object' as const,
         text: 'person (face not visible)',
       })),
@@ -180,7 +282,7 @@ function howMany(q: PeopleQuestion): Composed {
   };
 }
 
-function whoAt(q: PeopleQuestion): Composed {
+function whoAt(q: PeopleQuestion): Found {
   const w = q.window!;
   const apps = appearances(q).filter((a) => a.start <= w.end && a.end >= w.start);
   if (apps.length) {
@@ -192,7 +294,7 @@ function whoAt(q: PeopleQuestion): Composed {
     );
     return {
       found: true,
-      evidence: [...seen.values()].map((a) => item(q, a)),
+      evidence: [...seen.values()].map((a) => item(a)),
       output: `On screen then: ${list(described)}.`,
     };
   }
@@ -201,7 +303,7 @@ function whoAt(q: PeopleQuestion): Composed {
     const h = hidden[0]!;
     return {
       found: true,
-      evidence: [{ ...item(q, { ...h, personId: '', name: null }), kind: 'object', text: 'person (face not visible)' }],
+      evidence: [{ ...item({ ...h, personId: '', name: null }), kind: 'object', text: 'person (face not visible)' }],
       output: `A person is on screen then (${formatTime(h.start)}–${formatTime(h.end)}), but their face is not visible, so I cannot tell who it is.`,
     };
   }
@@ -212,7 +314,7 @@ function whoAt(q: PeopleQuestion): Composed {
   };
 }
 
-function fromTheStart(q: PeopleQuestion): Composed {
+function fromTheStart(q: PeopleQuestion): Found {
   const apps = appearances(q);
   if (!apps.length)
     return {
@@ -228,10 +330,10 @@ function fromTheStart(q: PeopleQuestion): Composed {
   const where = (a: Appearance) =>
     `${formatTime(a.start)}–${formatTime(a.end)}${q.videos.length > 1 ? ` in ${fileName(q, a.videoId)}` : ''}`;
   if (!again.length)
-    return { found: true, evidence: [item(q, first)], output: `${who} (${where(first)}) does not appear again.` };
+    return { found: true, evidence: [item(first)], output: `${who} (${where(first)}) does not appear again.` };
   return {
     found: true,
-    evidence: [first, ...again].map((a) => item(q, a)),
+    evidence: [first, ...again].map((a) => item(a)),
     output: `${who} (${where(first)}) appears again at ${again.map(where).join(', ')}.`,
   };
 }
@@ -289,16 +391,13 @@ function facelessPersons(q: PeopleQuestion, faces: Appearance[]): { videoId: str
   );
 }
 
-function item(q: PeopleQuestion, a: Appearance): Evidence {
+function item(a: Appearance): Cited {
   return {
-    video_id: a.videoId,
-    file_name: fileName(q, a.videoId),
+    videoId: a.videoId,
     start: a.start,
     end: a.end,
     kind: 'face',
     text: a.name ?? `unnamed person ${a.personId}`,
-    score: 1,
-    frame_url: q.frameAt(a.videoId, (a.start + a.end) / 2),
   };
 }
 

@@ -1,0 +1,84 @@
+/**
+ * Counting series and time arithmetic over segments, shared by the composer and the fact
+ * plug-ins: the points of a label's count over time, its appearances (spans with short gaps
+ * merged), runs of points that hold a count, and seconds covered, shared or apart.
+ */
+import type { Segment, Video } from '../storage/schema';
+
+/** One point of a label's counting series: how many are seen in one sampled frame. */
+export interface Counted {
+  video: Video;
+  t: number;
+  n: number;
+  segment: Segment | null;
+}
+
+/** Half the width of the window around a point time (as evidence.ts widens a point `target`). */
+export const POINT_HALF = 2;
+
+/** One appearance of a label: its spans with gaps under a second and a half merged (a missed frame is not a new arrival). */
+export interface Appearance {
+  videoId: string;
+  start: number;
+  end: number;
+  most: number;
+  segments: Segment[];
+}
+
+export function appearances(spans: Segment[]): Appearance[] {
+  const out: Appearance[] = [];
+  const sorted = [...spans].sort((a, b) =>
+    a.videoId === b.videoId ? a.start - b.start : a.videoId < b.videoId ? -1 : 1,
+  );
+  for (const s of sorted) {
+    const most = (s.extra as { max_count?: number } | null)?.max_count ?? 1;
+    const last = out.at(-1);
+    if (last && last.videoId === s.videoId && s.start - last.end <= 1.5) {
+      last.end = Math.max(last.end, s.end);
+      last.most = Math.max(last.most, most);
+      last.segments.push(s);
+    } else out.push({ videoId: s.videoId, start: s.start, end: s.end, most, segments: [s] });
+  }
+  return out;
+}
+
+/** Runs of consecutive points (per video) that satisfy `ok`, as spans. */
+export function runsOf(pts: Counted[], ok: (p: Counted) => boolean): { video: Video; start: number; end: number }[] {
+  const runs: { video: Video; start: number; end: number; segment: Segment | null }[] = [];
+  let cur: { video: Video; start: number; end: number; segment: Segment | null } | null = null;
+  for (const p of pts) {
+    if (ok(p)) {
+      // A new span of the label (it was out of sight in between) starts a new run.
+      if (cur && cur.video.id === p.video.id && cur.segment === p.segment) cur.end = p.t;
+      else {
+        if (cur) runs.push(cur);
+        cur = { video: p.video, start: p.t, end: p.t, segment: p.segment };
+      }
+    } else if (cur) {
+      runs.push(cur);
+      cur = null;
+    }
+  }
+  if (cur) runs.push(cur);
+  return runs;
+}
+
+/** The most common of the numbers (the larger on a tie). */
+export function mode(ns: number[]): number {
+  const c = new Map<number, number>();
+  for (const n of ns) c.set(n, (c.get(n) ?? 0) + 1);
+  return [...c.entries()].sort((a, b) => b[1] - a[1] || b[0] - a[0])[0]![0];
+}
+
+/** Seconds covered by the segments; seconds two segments share; seconds from a segment to a time. */
+export const total = (ss: Segment[]) => ss.reduce((a, s) => a + (s.end - s.start), 0);
+export const overlap = (a: Segment, b: Segment) => Math.max(0, Math.min(a.end, b.end) - Math.max(a.start, b.start));
+export const distance = (s: Segment, t: number) => (t < s.start ? s.start - t : t > s.end ? t - s.end : 0);
+
+/** The count points inside a window; when the sampling left none inside, the one nearest its middle. */
+export function inWindow(pts: [number, number][], win: { start: number; end: number }): [number, number][] {
+  const inside = pts.filter(([t]) => t >= win.start && t <= win.end);
+  if (inside.length || !pts.length) return inside;
+  const mid = (win.start + win.end) / 2;
+  return [pts.reduce((a, b) => (Math.abs(b[0] - mid) < Math.abs(a[0] - mid) ? b : a))];
+}

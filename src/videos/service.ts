@@ -1,0 +1,37 @@
+/**
+ * A user's videos as the per-video endpoints read them: the timeline of GET /videos/{id}/segments
+ * and the file a media request may read. Another user's video, or one in a deleted index, is "not
+ * found" (the access check is the repository's liveVideo).
+ */
+import { notFound } from '../errors';
+import type { Db } from '../storage/db';
+import { liveVideo, liveVideoOf, timelineFrames, timelineSegments } from '../storage/repositories/videos';
+import type { User, Video } from '../storage/schema';
+
+export class VideoService {
+  constructor(private readonly d: { db: Db }) {}
+
+  /**
+   * The user's video's segments and sampled frames, in time order, from `from` seconds on (segments
+   * that end there or later); 404 when it is not theirs or not live.
+   */
+  timeline(user: User, fileId: string, from = Number.NEGATIVE_INFINITY) {
+    const video = liveVideoOf(this.d.db, user.id, fileId);
+    if (!video) throw notFound('no such video');
+    return {
+      video,
+      segments: timelineSegments(this.d.db, video.id).filter((g) => g.end >= from),
+      frames: timelineFrames(this.d.db, video.id).filter((f) => f.t >= from),
+    };
+  }
+
+  /**
+   * The video whose files a media request may read: any live one when the request carries a signed
+   * link for its path (`userId` null), else only the user's own; 404 otherwise.
+   */
+  readable(fileId: string, userId: string | null): Video {
+    const video = liveVideo(this.d.db, fileId, userId);
+    if (!video) throw notFound('no such file');
+    return video;
+  }
+}
