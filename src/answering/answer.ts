@@ -232,7 +232,8 @@ function withMissingModel(
   const finder = a.retrieval.finder;
   // Videos not analysed at all: the composer's "not analysed" says more than any model would.
   if (scope.videos.every((v) => v.analysis === null)) return output;
-  if (intent.needs.has('said') || reading.startsWith('speech.')) {
+  // "What does the writing say" asks for text: no transcriber would answer it.
+  if ((intent.needs.has('said') && !intent.needs.has('written')) || reading.startsWith('speech.')) {
     if (finder.has(scope, ['transcript'])) return output;
     // Nothing is said in a video without a sound track: that, not a missing model, is the answer.
     const silent = scope.videos.filter((v) => v.hasAudio === false);

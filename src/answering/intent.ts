@@ -45,7 +45,7 @@ export function readIntent(question: string): Intent {
     needs.add('said');
   if (
     has(
-      /\b(written|write|writes|text|title|titles|caption|captions|subtitle\w*|sign|signs|label|labels|read|reads|displayed|display|displays|printed|timecode|counter|number shown|credits?|logo|banner|headline|letters?|presents?|name|names|named|on[- ]screen)\b/,
+      /\b(written|write|writes|writing|text|title|titles|caption|captions|subtitle\w*|sign|signs|label|labels|read|reads|displayed|display|displays|printed|timecode|counter|number shown|credits?|logo|banner|headline|letters?|presents?|name|names|named|on[- ]screen)\b/,
     )
   )
     needs.add('written');
@@ -136,6 +136,16 @@ export function asksBeyondLabels(question: string): string | null {
   const kind = /\b(?:what|which) (?:kind of |sort of |type of )?(\w+)\b/.exec(q);
   if (!kind) return null;
   const w = kind[1]!;
+  // "What the picture contains", "what appears in the image", "which of them": no kind of thing is
+  // named when an article, a possessive or a preposition follows "what" or the word after it.
+  const next =
+    q
+      .slice(kind.index + kind[0].length)
+      .trim()
+      .split(' ')[0] ?? '';
+  const FUNCTION =
+    /^(the|a|an|this|that|these|those|his|her|its|their|my|your|our|of|in|on|at|to|from|with|into|around|about|near|during)$/;
+  if (FUNCTION.test(w) || (FUNCTION.test(next) && next !== 'of')) return null;
   // "What happened", "what changed", "what is going on": a verb, not a kind of thing.
   if (
     /^(happen\w*|chang\w*|went|go|goes|going|came|comes|left|remains?|about)$/.test(w) ||

@@ -77,7 +77,8 @@ export const speech: FactPlugin = {
       ],
     },
   },
-  cue: /\b(say|says|said|saying|speak|speaks|spoke|speaking|speakers?|speech|talk|talks|talking|spoken|voice|mention\w*|tell(?! (me|us)\b)|tells|told|words|quote|narrat\w*|dialogue|conversation|sentence|utter\w*|pronounc\w*)\b/,
+  // "What does the writing / the sign say" asks for text: "say" after a written thing is no speech cue.
+  cue: /(?<!\b(?:writing|sign|signs|text|title|titles|label|labels|banner|poster|screen|note|board|lettering|headline|caption|captions|subtitles?|credits) )\b(say|says|said|saying|speak|speaks|spoke|speaking|speakers?|speech|talk|talks|talking|spoken|voice|mention\w*|tell(?! (me|us)\b)|tells|told|words|quote|narrat\w*|dialogue|conversation|sentence|utter\w*|pronounc\w*)\b/,
 };
 
 // ---- the answers ------------------------------------------------------------------------------
