@@ -81,6 +81,8 @@ export async function startServer(
   out(`vidq listening on ${url} (data: ${config.dataDir}; API docs: ${url}/swagger)`);
   const speech = speechLine(config);
   if (speech) out(speech);
+  // The search indexes of large media indexes build in the background (until then, exact search).
+  service.retrieval.warmUp().catch((e) => log.error('search index build failed', { reason: (e as Error).message }));
   // Webhook deliveries (the outbox survives restarts: pending ones go out now).
   service.webhooks.start();
   // Live streams that were running before a stop resume (pulled sources reconnect).

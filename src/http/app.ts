@@ -78,7 +78,7 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
       return errorBody(status, message);
     })
     .use(docsPlugin(() => routes(), s.config))
-    .get('/health', () => ({ status: 'ok' }), { detail: { hide: true } })
+    .get('/health', () => ({ status: 'ok', search_index: s.retrieval.annState() }), { detail: { hide: true } })
     .use(uploadRoutes(s))
     .use(hostedRoutes(s))
     .use(fileUploadRoutes(s))

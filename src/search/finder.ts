@@ -47,6 +47,8 @@ const SEMANTIC_VECTORS = 60;
 const SEMANTIC_SEGMENTS = 120;
 /** Document frequencies are counted up to this (a word this common weighs about the same beyond). */
 const DF_CAP = 2_000;
+/** Matches of the common words (DF_CAP or more) ranked by BM25 per question (see keyword()). */
+const COMMON_SCAN = 4_000;
 
 /** Every column but the legacy embedding (segment rows are read without it). */
 const ROW = {
@@ -189,15 +191,50 @@ export class EvidenceFinder {
     return terms.map((k) => `"${k.replace(/"/g, '""')}"`).join(' OR ');
   }
 
-  /** Keyword search (BM25) over the scope; returns segment ids best first. */
-  keyword(scope: ScopeWindow, keywords: string[], limit = 40): number[] {
+  /**
+   * Keyword search (BM25) over the scope; returns segment ids best first. The ranking by BM25 reads
+   * every match, so words common in the index (in DF_CAP segments or more) are ranked only over
+   * their first COMMON_SCAN matches in the scope, after the matches of the rarer words: without
+   * that, a question with a common word ("people", "car") cost time in proportion to the index.
+   */
+  keyword(scope: ScopeWindow, keywords: string[], limit = 40, df?: Map<string, number>): number[] {
     if (keywords.length === 0 || scope.videos.length === 0) return [];
-    const rows = this.db.all<{ id: number }>(
-      sql`SELECT s.id AS id FROM segments_fts f JOIN segments s ON s.id = f.rowid
-          WHERE segments_fts MATCH ${this.matchOf(keywords)} AND ${this.scopeSql(scope)}
-          ORDER BY bm25(segments_fts) LIMIT ${limit}`,
-    );
-    return rows.map((r) => r.id);
+    const freq = df ?? this.docFreqs(keywords);
+    const rare = keywords.filter((k) => (freq.get(k) ?? 0) < DF_CAP);
+    const out: number[] = [];
+    if (rare.length)
+      for (const r of this.db.all<{ id: number }>(
+        sql`SELECT s.id AS id FROM segments_fts f JOIN segments s ON s.id = f.rowid
+            WHERE segments_fts MATCH ${this.matchOf(rare)} AND ${this.scopeSql(scope)}
+            ORDER BY bm25(segments_fts) LIMIT ${limit}`,
+      ))
+        out.push(r.id);
+    if (out.length < limit && rare.length < keywords.length) {
+      const seen = new Set(out);
+      const rows = this.db.all<{ id: number }>(
+        sql`SELECT id FROM (SELECT s.id AS id, bm25(segments_fts) AS r FROM segments_fts f JOIN segments s ON s.id = f.rowid
+            WHERE segments_fts MATCH ${this.matchOf(keywords)} AND ${this.scopeSql(scope)} LIMIT ${COMMON_SCAN})
+            ORDER BY r LIMIT ${limit}`,
+      );
+      for (const r of rows) {
+        if (out.length >= limit) break;
+        if (!seen.has(r.id)) out.push(r.id);
+      }
+    }
+    return out;
+  }
+
+  /** How many segments of the whole index hold each word (counted up to DF_CAP). */
+  docFreqs(terms: string[]): Map<string, number> {
+    const out = new Map<string, number>();
+    for (const t of terms)
+      out.set(
+        t,
+        this.db.all<{ c: number }>(
+          sql`SELECT count(*) AS c FROM (SELECT 1 FROM segments_fts WHERE segments_fts MATCH ${this.matchOf([t])} LIMIT ${DF_CAP})`,
+        )[0]?.c ?? 0,
+      );
+    return out;
   }
 
   /** The question's embedding (normalised), or null without an embedding model. */
@@ -295,7 +332,8 @@ export class EvidenceFinder {
   ): Promise<Ranked[]> {
     if (scope.videos.length === 0) return [];
     const terms = [...new Set([...intent.keywords, ...intent.labels].map((t) => t.toLowerCase()))];
-    const kwIds = terms.length ? this.keyword(scope, terms, KEYWORD_CANDIDATES) : [];
+    const df = this.docFreqs(terms);
+    const kwIds = terms.length ? this.keyword(scope, terms, KEYWORD_CANDIDATES, df) : [];
     const q = await this.queryVector(question, vector);
     const sem = q ? await this.semanticRows(scope, q, SEMANTIC_SEGMENTS) : [];
     const bySeg = new Map<number, Segment>(sem.map(([s]) => [s.id, s]));
@@ -312,7 +350,7 @@ export class EvidenceFinder {
       const cos = this.vectors.cosinesById([...new Set(need.map((s) => s.vectorId!))], q);
       for (const s of need) if (cos.has(s.vectorId!)) cosOf.set(s.id, cos.get(s.vectorId!)!);
     }
-    return this.scored(bySeg, cosOf, new Set(kwIds), intent)
+    return this.scored(bySeg, cosOf, new Set(kwIds), intent, df)
       .sort((a, b) => b.score - a.score || a.segment.id - b.segment.id)
       .slice(0, limit);
   }
@@ -347,11 +385,12 @@ export class EvidenceFinder {
     cosOf: Map<number, number>,
     kwSet: Set<number>,
     intent: Intent,
+    df?: Map<string, number>,
   ): Ranked[] {
     // Relevance weighs the words the query says; the detector labels read from them ("puppy" →
     // dog) only find candidates, and a segment of such a label counts as one word matched.
     const said = [...new Set(intent.keywords.map((t) => t.toLowerCase()))];
-    const weigh = this.wordWeights(said);
+    const weigh = this.wordWeights(said, df);
     const stemsOf = new Map([...bySeg.values()].map((s) => [s.id, segmentStems(s)]));
     // A word FTS5 never sees may still be in a segment's details (an object's colours): it counts
     // when a candidate has it, weighted by how many do.
@@ -395,16 +434,15 @@ export class EvidenceFinder {
    * The weight of each query word: its inverse document frequency over the index. Words the index
    * never holds (as FTS5 sees it) are left out: they cannot tell one segment from another.
    */
-  private wordWeights(terms: string[]): Map<string, number> {
+  private wordWeights(terms: string[], known?: Map<string, number>): Map<string, number> {
     const out = new Map<string, number>();
     if (terms.length === 0) return out;
     const n = this.segmentCount();
+    const missing = terms.filter((t) => !known?.has(t));
+    const df = new Map([...(known ?? []), ...this.docFreqs(missing)]);
     for (const t of terms) {
-      const df =
-        this.db.all<{ c: number }>(
-          sql`SELECT count(*) AS c FROM (SELECT 1 FROM segments_fts WHERE segments_fts MATCH ${this.matchOf([t])} LIMIT ${DF_CAP})`,
-        )[0]?.c ?? 0;
-      if (df > 0) out.set(stem(t), wordWeight(df, n));
+      const d = df.get(t) ?? 0;
+      if (d > 0) out.set(stem(t), wordWeight(d, n));
     }
     return out;
   }
@@ -450,7 +488,7 @@ function matches(have: Set<string>, term: string): boolean {
 }
 
 /** The embedding model a video's vectors came from, as the pipeline recorded it (older videos: the engine). */
-function embeddedBy(v: Video): string | undefined {
+export function embeddedBy(v: Video): string | undefined {
   const e = (v.analysis as { embeddings?: { producer?: unknown; engine?: unknown } } | null)?.embeddings;
   const name = e?.producer ?? e?.engine;
   return typeof name === 'string' ? name : undefined;

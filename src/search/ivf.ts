@@ -1,8 +1,14 @@
 /**
  * The approximate nearest-neighbour index of one media index: an inverted file (IVF) over its int8
- * vectors. The vectors are grouped in lists around centroids (a sample of the vectors, refined by
- * one k-means step); a question is compared with every centroid, and only the vectors of its
- * nearest lists are compared exactly. At 100 h of bench data that reads ~5 % of the vectors.
+ * vectors. The vectors are grouped in lists around centroids (k-means on a sample); a question is
+ * compared with every centroid, and only the vectors of its nearest lists are compared exactly.
+ *
+ * What a question costs grows slower than the index: there are about 2·√n lists of about √n / 2
+ * vectors, and a question reads about PROBE_ROOT·√lists of them (at least MIN_READ vectors), so it
+ * reads on the order of n^¾ vectors: ~4 % at 100 h of bench data, ~2 % at 1,000 h.
+ *
+ * Each list keeps its rows in one contiguous Int8Array (with their ids and 1/length beside them), so
+ * that reading a list is one tight loop over memory, with no object per vector.
  *
  * Why not HNSW: usearch's HNSW graph (int8 or float32, 16 links) found only 57-77 % of the exact
  * top 10 on bench/inquire's data, whose sentences form tight clusters of near-duplicates (every
@@ -13,11 +19,11 @@
  * - Kept up to date incrementally: a video whose vectors changed (invalidate) has its ids removed
  *   from their lists and its new vectors added at the next search (to the nearest centroid). When
  *   the index has grown fourfold since its centroids were chosen, they are chosen again.
- * - A vector finds its list through a small HNSW graph over the centroids (usearch): they are few
- *   and spread out, which is what such a graph is good at.
+ * - A vector finds its list through a small HNSW graph over the centroids (usearch), many vectors
+ *   per call: the centroids are few and spread out, which is what such a graph is good at.
  * - Held in memory (int8: one byte per dimension) and rebuilt from the database after a restart; a
- *   large first build runs in the background in slices, and until it is complete search answers
- *   null and the caller searches exactly.
+ *   large build runs in the background in slices, and until it is complete search answers null and
+ *   the caller searches exactly. `state` tells whether it is ready and how long the build took.
  */
 import { sql } from 'drizzle-orm';
 import { Index, MetricKind, ScalarKind } from 'usearch';
@@ -26,10 +32,15 @@ import type { Video } from '../storage/schema';
 
 /** Lists per vector: about 2·√n lists, so that a list holds about √n / 2 vectors. */
 const LISTS_PER_ROOT = 2;
-/** Lists read per question: this share of them, and at least MIN_PROBE. */
-const PROBE_SHARE = 0.06;
-const MIN_PROBE = 24;
-/** Vectors read from the database per slice (each slice is a short block of the thread). */
+/** Lists read per question: PROBE_ROOT·√lists (so the share read falls as the index grows)… */
+export const PROBE_ROOT = 1.25;
+/** …and at least this many vectors of the scope (small indexes: enough lists for a good top k). */
+export const MIN_READ = 4_096;
+/** k-means runs on a sample of this many vectors per list (then every vector joins its nearest list). */
+const SAMPLE_PER_LIST = 48;
+/** k-means steps on the sample. */
+const KMEANS_STEPS = 4;
+/** Vectors read from the database (or assigned to lists) per slice; requests get in between slices. */
 const SLICE = 5_000;
 /** A search that would have to add more vectors than this first searches exactly and builds in the background. */
 const INLINE_ADD_MAX = 10_000;
@@ -40,26 +51,96 @@ interface Range {
   count: number;
 }
 
-interface Entry {
-  row: Int8Array;
-  norm: number;
-  list: number;
+/** Vectors stored contiguously: ids, int8 rows, 1 / each row's length. */
+class Rows {
+  ids: Float64Array;
+  rows: Int8Array;
+  inv: Float32Array;
+  n = 0;
+
+  constructor(
+    readonly dims: number,
+    capacity = 16,
+  ) {
+    this.ids = new Float64Array(capacity);
+    this.rows = new Int8Array(capacity * dims);
+    this.inv = new Float32Array(capacity);
+  }
+
+  push(id: number, row: Int8Array, inv: number): void {
+    if (this.n === this.ids.length) this.grow(Math.max(16, this.n * 2));
+    this.ids[this.n] = id;
+    this.rows.set(row, this.n * this.dims);
+    this.inv[this.n] = inv;
+    this.n++;
+  }
+
+  row(i: number): Int8Array {
+    return this.rows.subarray(i * this.dims, (i + 1) * this.dims);
+  }
+
+  /** Drops the vectors whose id is in one of the (sorted, disjoint) ranges; keeps the others in order. */
+  removeIn(ranges: [number, number][]): number {
+    let w = 0;
+    const d = this.dims;
+    for (let r = 0; r < this.n; r++) {
+      if (inRanges(ranges, this.ids[r]!)) continue;
+      if (w !== r) {
+        this.ids[w] = this.ids[r]!;
+        this.inv[w] = this.inv[r]!;
+        this.rows.copyWithin(w * d, r * d, (r + 1) * d);
+      }
+      w++;
+    }
+    const dropped = this.n - w;
+    this.n = w;
+    return dropped;
+  }
+
+  private grow(capacity: number): void {
+    const ids = new Float64Array(capacity);
+    ids.set(this.ids.subarray(0, this.n));
+    const rows = new Int8Array(capacity * this.dims);
+    rows.set(this.rows.subarray(0, this.n * this.dims));
+    const inv = new Float32Array(capacity);
+    inv.set(this.inv.subarray(0, this.n));
+    [this.ids, this.rows, this.inv] = [ids, rows, inv];
+  }
+}
+
+export interface IvfState {
+  /** Vectors held. */
+  vectors: number;
+  lists: number;
+  /** A background build (or rebuild) is running: searches meanwhile answer null (exact search). */
+  building: boolean;
+  /** How long the last build that had to cluster took, in ms (null: none yet). */
+  lastBuildMs: number | null;
 }
 
 export class IvfIndex {
   readonly dims: number;
-  private readonly vectors = new Map<number, Entry>();
-  private centroids: Float32Array[] = [];
+  /** Vectors not in a list yet (before the first clustering). */
+  private loose: Rows;
+  private lists: Rows[] = [];
+  /** The centroids, one after another (unit length). */
+  private centroids = new Float32Array(0);
   private centroidGraph: Index | null = null;
-  private lists: number[][] = [];
+  private count = 0;
   /** Vectors when the centroids were chosen. */
   private clusteredAt = 0;
   private readonly videos = new Map<string, Range>();
   private readonly unverified = new Set<string>();
   private building: Promise<void> | null = null;
+  private lastBuildMs: number | null = null;
+  private readonly probeRoot: number;
+  private readonly minRead: number;
 
-  constructor(private readonly o: { db: Db; dims: number }) {
+  constructor(private readonly o: { db: Db; dims: number; probeRoot?: number; minRead?: number }) {
     this.dims = o.dims;
+    this.loose = new Rows(o.dims);
+    this.probeRoot = o.probeRoot ?? PROBE_ROOT;
+    this.minRead = o.minRead ?? MIN_READ;
   }
 
   invalidate(videoId: string): void {
@@ -67,7 +148,21 @@ export class IvfIndex {
   }
 
   get size(): number {
-    return this.vectors.size;
+    return this.count;
+  }
+
+  get state(): IvfState {
+    return {
+      vectors: this.count,
+      lists: this.lists.length,
+      building: this.building !== null,
+      lastBuildMs: this.lastBuildMs,
+    };
+  }
+
+  /** Lists a question reads (at least; more while fewer than MIN_READ vectors of the scope were read). */
+  get probeLists(): number {
+    return Math.min(this.lists.length, Math.ceil(this.probeRoot * Math.sqrt(this.lists.length)));
   }
 
   /**
@@ -78,52 +173,74 @@ export class IvfIndex {
     if (this.building) return null;
     const pending = this.pendingWork(videos);
     if (pending > INLINE_ADD_MAX) {
-      this.building = this.bringUpToDate(videos).finally(() => {
-        this.building = null;
-      });
+      this.build(videos);
       return null;
     }
-    if (pending > 0) await this.bringUpToDate(videos);
-    if (this.vectors.size === 0) return [];
-    const inScope = this.inScope(videos);
-    // The nearest lists, by their centroids.
-    const probe = Math.min(this.centroids.length, Math.max(MIN_PROBE, Math.ceil(this.centroids.length * PROBE_SHARE)));
-    const byCentroid = this.centroids.map((c, i): [number, number] => [i, dotF(q, c)]);
-    byCentroid.sort((a, b) => b[1] - a[1]);
-    const top: [number, number][] = [];
-    let worst = -Infinity;
-    for (let p = 0; p < probe; p++) {
-      for (const id of this.lists[byCentroid[p]![0]]!) {
-        if (inScope && !inScope(id)) continue;
-        const e = this.vectors.get(id)!;
-        const c = dotRow(q, e.row) / e.norm;
-        if (top.length >= k && c <= worst) continue;
-        top.push([id, c]);
-        if (top.length > k * 2) {
-          top.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
-          top.length = k;
-          worst = top[k - 1]![1];
-        }
-      }
-    }
-    return top.sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, k);
+    // A few vectors to add: added now (as a build, so that a search meanwhile does not add them too).
+    if (pending > 0) await this.build(videos);
+    if (this.count === 0) return [];
+    return this.probe(this.inScope(videos), q, k).items;
   }
 
-  /** Completes the index for these videos. */
+  /** The search itself, with what it read (for tests and the bench). */
+  probe(
+    inScope: ((id: number) => boolean) | null,
+    q: Float32Array,
+    k: number,
+  ): { items: [number, number][]; read: number } {
+    const dims = this.dims;
+    const L = this.lists.length;
+    // The lists by their centroid's similarity to the question.
+    const byCentroid = new Float32Array(L);
+    for (let c = 0; c < L; c++) byCentroid[c] = dot(q, this.centroids, c * dims, dims);
+    const order = Array.from({ length: L }, (_, i) => i).sort((a, b) => byCentroid[b]! - byCentroid[a]!);
+    const want = this.probeLists;
+    const top = new Top(k);
+    let read = 0;
+    let scoped = 0;
+    // The loose vectors (none once clustered) first, then the nearest lists.
+    for (let p = -1; p < L && (p < want || scoped < this.minRead); p++) {
+      const list = p < 0 ? this.loose : this.lists[order[p]!]!;
+      const { ids, rows, inv } = list;
+      read += list.n;
+      for (let r = 0; r < list.n; r++) {
+        if (inScope && !inScope(ids[r]!)) continue;
+        scoped++;
+        top.offer(ids[r]!, dot(q, rows, r * dims, dims) * inv[r]!);
+      }
+    }
+    return { items: top.sorted(), read };
+  }
+
+  /** Completes the index for these videos (waits for a build running now, or builds). */
   async ready(videos: Video[]): Promise<void> {
     while (this.building) await this.building;
-    await this.bringUpToDate(videos);
+    if (this.pendingWork(videos) > 0) await this.build(videos);
   }
 
   /** A filter for the vector ids of the scope, or null when the scope is the whole index. */
-  private inScope(videos: Video[]): ((id: number) => boolean) | null {
+  inScope(videos: Video[]): ((id: number) => boolean) | null {
     const ids = new Set(videos.map((v) => v.id));
-    if ([...this.videos.keys()].every((id) => ids.has(id))) return null;
+    let all = true;
+    for (const id of this.videos.keys())
+      if (!ids.has(id)) {
+        all = false;
+        break;
+      }
+    if (all) return null;
     const ranges = [...this.videos]
       .filter(([id, r]) => ids.has(id) && r.count > 0)
       .map(([, r]): [number, number] => [r.first, r.last])
       .sort((a, b) => a[0] - b[0]);
     return (id) => inRanges(ranges, id);
+  }
+
+  /** Starts (or joins) the background build that brings the index up to date for these videos. */
+  private build(videos: Video[]): Promise<void> {
+    this.building ??= this.bringUpToDate(videos).finally(() => {
+      this.building = null;
+    });
+    return this.building;
   }
 
   /** Vectors to add before `videos` are all searchable (0 when up to date); settles unchanged videos. */
@@ -133,24 +250,29 @@ export class IvfIndex {
     for (const id of this.unverified) if (!check.includes(id)) check.push(id);
     if (check.length === 0) return 0;
     const now = this.rangesInDb(check);
+    const gone: [number, number][] = [];
     let pending = 0;
     for (const id of check) {
       const have = this.videos.get(id);
       const db = now.get(id);
       if (have && db && same(have, db)) this.unverified.delete(id);
       else if (have && !db) {
-        this.remove(id, have);
+        if (have.count > 0) gone.push([have.first, have.last]);
+        this.videos.delete(id);
         this.unverified.delete(id);
       } else if (db) pending += db.count;
       else if (!have) this.videos.set(id, { first: 0, last: -1, count: 0 });
     }
+    this.remove(gone);
     return pending;
   }
 
   private async bringUpToDate(videos: Video[]): Promise<void> {
+    const t0 = performance.now();
     const check = [...new Set([...videos.map((v) => v.id), ...this.unverified])];
     const now = this.rangesInDb(check);
-    let added = 0;
+    const load: [string, Range][] = [];
+    const gone: [number, number][] = [];
     for (const id of check) {
       const have = this.videos.get(id);
       const db = now.get(id);
@@ -158,33 +280,38 @@ export class IvfIndex {
         this.unverified.delete(id);
         continue;
       }
-      if (have) this.remove(id, have);
-      if (db) added += await this.load(id, db);
+      if (have && have.count > 0) gone.push([have.first, have.last]);
+      this.videos.delete(id);
+      if (db) load.push([id, db]);
       else this.videos.set(id, { first: 0, last: -1, count: 0 });
       this.unverified.delete(id);
     }
-    if (added > 0 && (this.centroids.length === 0 || this.vectors.size > this.clusteredAt * 4)) await this.cluster();
+    this.remove(gone);
+    let added = 0;
+    for (const [id, range] of load) added += await this.load(id, range);
+    if (added > 0 && (this.lists.length === 0 || this.count > this.clusteredAt * 4)) {
+      await this.cluster();
+      this.lastBuildMs = performance.now() - t0;
+    }
   }
 
   /** Reads a video's vectors; they join the nearest list (or wait for the first clustering). */
   private async load(videoId: string, range: Range): Promise<number> {
     let after = range.first - 1;
     let n = 0;
+    const batch = new Rows(this.dims, SLICE);
     for (;;) {
       const rows = this.o.db.all<{ id: number; vector: Uint8Array }>(
         sql`SELECT id, vector FROM segment_vectors WHERE video_id = ${videoId} AND id > ${after} ORDER BY id LIMIT ${SLICE}`,
       );
       if (rows.length === 0) break;
+      batch.n = 0;
       for (const r of rows) {
-        const row = new Int8Array(r.vector.byteLength);
-        row.set(new Int8Array(r.vector.buffer, r.vector.byteOffset, r.vector.byteLength));
-        const e: Entry = { row, norm: norm(row), list: -1 };
-        if (this.centroids.length) {
-          e.list = this.nearestList(row, e.norm);
-          this.lists[e.list]!.push(r.id);
-        }
-        this.vectors.set(r.id, e);
+        const row = new Int8Array(r.vector.buffer, r.vector.byteOffset, r.vector.byteLength);
+        if (row.length !== this.dims) throw new Error(`vectors of different sizes: ${this.dims} and ${row.length}`);
+        batch.push(r.id, row, 1 / norm(row));
       }
+      this.place(batch);
       n += rows.length;
       after = rows.at(-1)!.id;
       if (rows.length === SLICE) await Bun.sleep(0); // let requests in between slices
@@ -193,55 +320,88 @@ export class IvfIndex {
     return n;
   }
 
-  private remove(videoId: string, r: Range): void {
-    const gone = new Set<number>();
-    for (let id = r.first; id <= r.last && r.count > 0; id++) {
-      const e = this.vectors.get(id);
-      if (!e) continue;
-      this.vectors.delete(id);
-      gone.add(e.list);
+  /** Adds vectors to their nearest lists (or to the loose ones before the first clustering). */
+  private place(batch: Rows): void {
+    this.count += batch.n;
+    if (this.lists.length === 0) {
+      for (let i = 0; i < batch.n; i++) this.loose.push(batch.ids[i]!, batch.row(i), batch.inv[i]!);
+      return;
     }
-    for (const l of gone) if (l >= 0) this.lists[l] = this.lists[l]!.filter((id) => this.vectors.has(id));
-    this.videos.delete(videoId);
+    const near = this.nearestLists(batch.rows.subarray(0, batch.n * this.dims), batch.n);
+    for (let i = 0; i < batch.n; i++) this.lists[near[i]!]!.push(batch.ids[i]!, batch.row(i), batch.inv[i]!);
+  }
+
+  private remove(ranges: [number, number][]): void {
+    if (ranges.length === 0) return;
+    ranges.sort((a, b) => a[0] - b[0]);
+    for (const l of [this.loose, ...this.lists]) this.count -= l.removeIn(ranges);
   }
 
   /**
-   * Chooses the centroids: an even sample of the vectors, moved once to the mean of the vectors
-   * nearest each (one k-means step), then every vector joins its nearest list.
+   * Chooses the centroids: k-means (KMEANS_STEPS steps) on an even sample of the vectors, starting
+   * from an even sample of that; then every vector joins its nearest list.
    */
   private async cluster(): Promise<void> {
-    const ids = [...this.vectors.keys()];
-    const want = Math.max(1, Math.round(LISTS_PER_ROOT * Math.sqrt(ids.length)));
-    const step = ids.length / want;
-    this.centroids = Array.from({ length: want }, (_, i) => unit(this.vectors.get(ids[Math.floor(i * step)]!)!.row));
-    this.indexCentroids();
-    for (let pass = 0; pass < 2; pass++) {
-      this.lists = this.centroids.map(() => []);
-      let i = 0;
-      for (const [id, e] of this.vectors) {
-        e.list = this.nearestList(e.row, e.norm);
-        this.lists[e.list]!.push(id);
-        if (++i % SLICE === 0) await Bun.sleep(0);
-      }
-      if (pass === 1) break;
-      // One k-means step: each centroid to the (normalised) mean of its list.
-      this.centroids = this.lists.map((list, c) => {
-        if (list.length === 0) return this.centroids[c]!;
-        const sum = new Float32Array(this.dims);
-        for (const id of list) {
-          const e = this.vectors.get(id)!;
-          for (let d = 0; d < this.dims; d++) sum[d]! += e.row[d]! / e.norm;
-        }
-        return unit(sum);
-      });
-      this.indexCentroids();
+    const all = new Rows(this.dims, Math.max(1, this.count));
+    for (const l of [this.loose, ...this.lists]) {
+      all.ids.set(l.ids.subarray(0, l.n), all.n);
+      all.rows.set(l.rows.subarray(0, l.n * this.dims), all.n * this.dims);
+      all.inv.set(l.inv.subarray(0, l.n), all.n);
+      all.n += l.n;
     }
-    this.clusteredAt = this.vectors.size;
+    this.loose = new Rows(this.dims);
+    this.lists = [];
+    const n = all.n;
+    const dims = this.dims;
+    const want = Math.max(1, Math.round(LISTS_PER_ROOT * Math.sqrt(n)));
+    const sampleN = Math.min(n, want * SAMPLE_PER_LIST);
+    const sample = new Int8Array(sampleN * dims);
+    for (let i = 0; i < sampleN; i++) sample.set(all.row(Math.floor((i * n) / sampleN)), i * dims);
+    this.centroids = new Float32Array(want * dims);
+    for (let c = 0; c < want; c++) unitInto(this.centroids, c, sample, Math.floor((c * sampleN) / want), dims);
+    this.indexCentroids();
+    for (let step = 0; step < KMEANS_STEPS; step++) {
+      const near = await this.assign(sample, sampleN);
+      // Each centroid to the (normalised) mean of its members; a centroid with none stays.
+      const sums = new Float64Array(want * dims);
+      const members = new Uint32Array(want);
+      for (let i = 0; i < sampleN; i++) {
+        const c = near[i]!;
+        members[c]!++;
+        const o = i * dims;
+        const s = c * dims;
+        let len = 0;
+        for (let d = 0; d < dims; d++) len += sample[o + d]! * sample[o + d]!;
+        const inv = 1 / (Math.sqrt(len) || 1);
+        for (let d = 0; d < dims; d++) sums[s + d]! += sample[o + d]! * inv;
+      }
+      for (let c = 0; c < want; c++) if (members[c]) unitInto(this.centroids, c, sums, c, dims);
+      this.indexCentroids();
+      await Bun.sleep(0);
+    }
+    const near = await this.assign(all.rows, n);
+    const sizes = new Uint32Array(want);
+    for (let i = 0; i < n; i++) sizes[near[i]!]!++;
+    this.lists = Array.from(sizes, (s) => new Rows(dims, Math.max(4, s)));
+    for (let i = 0; i < n; i++) this.lists[near[i]!]!.push(all.ids[i]!, all.row(i), all.inv[i]!);
+    this.clusteredAt = n;
+  }
+
+  /** The nearest centroid of each of `n` rows, a slice at a time. */
+  private async assign(rows: Int8Array, n: number): Promise<Uint32Array> {
+    const out = new Uint32Array(n);
+    for (let i = 0; i < n; i += SLICE) {
+      const m = Math.min(SLICE, n - i);
+      out.set(this.nearestLists(rows.subarray(i * this.dims, (i + m) * this.dims), m), i);
+      if (i + SLICE < n) await Bun.sleep(0);
+    }
+    return out;
   }
 
   private indexCentroids(): void {
     this.centroidGraph = null;
-    if (this.centroids.length < 64) return; // few: compared one by one
+    const count = this.centroids.length / this.dims;
+    if (count < 64) return; // few: compared one by one
     const g = new Index({
       dimensions: this.dims,
       metric: MetricKind.Cos,
@@ -251,25 +411,40 @@ export class IvfIndex {
       expansion_search: 64,
       multi: false,
     });
-    const all = new Float32Array(this.centroids.length * this.dims);
-    this.centroids.forEach((c, i) => all.set(c, i * this.dims));
     g.add(
-      BigUint64Array.from(this.centroids, (_, i) => BigInt(i)),
-      all,
+      BigUint64Array.from({ length: count }, (_, i) => BigInt(i)),
+      this.centroids,
       1,
     );
     this.centroidGraph = g;
   }
 
-  private nearestList(row: Int8Array, rowNorm: number): number {
-    if (this.centroidGraph) return Number(this.centroidGraph.search(Float32Array.from(row), 1, 1).keys[0]!);
-    let best = 0;
-    let bestScore = -Infinity;
-    for (let c = 0; c < this.centroids.length; c++) {
-      const s = dotRow(this.centroids[c]!, row) / rowNorm;
-      if (s > bestScore) [best, bestScore] = [c, s];
+  /** The nearest centroid of each of `n` int8 rows (one after another). */
+  private nearestLists(rows: Int8Array, n: number): Uint32Array {
+    const out = new Uint32Array(n);
+    const dims = this.dims;
+    if (this.centroidGraph) {
+      const found = this.centroidGraph.search(Float32Array.from(rows.subarray(0, n * dims)), 1, 1);
+      if (n === 1) {
+        const m = found as unknown as { keys: BigUint64Array };
+        out[0] = Number(m.keys[0] ?? 0n);
+      } else {
+        const b = found as unknown as { keys: BigUint64Array; counts: BigUint64Array };
+        for (let i = 0; i < n; i++) out[i] = b.counts[i]! > 0n ? Number(b.keys[i]!) : 0;
+      }
+      return out;
     }
-    return best;
+    const count = this.centroids.length / dims;
+    for (let i = 0; i < n; i++) {
+      let best = 0;
+      let bestScore = -Infinity;
+      for (let c = 0; c < count; c++) {
+        const s = dotRows(this.centroids, c * dims, rows, i * dims, dims);
+        if (s > bestScore) [best, bestScore] = [c, s];
+      }
+      out[i] = best;
+    }
+    return out;
   }
 
   private rangesInDb(videoIds: string[]): Map<string, Range> {
@@ -281,6 +456,30 @@ export class IvfIndex {
   }
 }
 
+/** The `k` best [id, score] pairs offered, best first (of equal scores, the smaller id first). */
+class Top {
+  private readonly items: [number, number][] = [];
+  private worst = -Infinity;
+  constructor(private readonly k: number) {}
+
+  offer(id: number, score: number): void {
+    if (this.items.length >= this.k && score <= this.worst) return;
+    this.items.push([id, score]);
+    if (this.items.length > this.k * 2) this.trim();
+  }
+
+  sorted(): [number, number][] {
+    this.trim();
+    return this.items;
+  }
+
+  private trim(): void {
+    this.items.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
+    if (this.items.length > this.k) this.items.length = this.k;
+    if (this.items.length >= this.k) this.worst = this.items[this.k - 1]![1];
+  }
+}
+
 const same = (a: Range, b: Range) => a.first === b.first && a.last === b.last && a.count === b.count;
 
 function norm(row: Int8Array): number {
@@ -289,33 +488,35 @@ function norm(row: Int8Array): number {
   return Math.sqrt(s) || 1;
 }
 
-function unit(v: ArrayLike<number>): Float32Array {
+/** Writes row `i` of `from` as unit vector `c` of `into`. */
+function unitInto(into: Float32Array, c: number, from: ArrayLike<number>, i: number, dims: number): void {
   let s = 0;
-  for (let j = 0; j < v.length; j++) s += v[j]! * v[j]!;
-  const n = Math.sqrt(s) || 1;
-  return Float32Array.from(v, (x) => x / n);
+  for (let d = 0; d < dims; d++) s += from[i * dims + d]! * from[i * dims + d]!;
+  const inv = 1 / (Math.sqrt(s) || 1);
+  for (let d = 0; d < dims; d++) into[c * dims + d] = from[i * dims + d]! * inv;
 }
 
-function dotRow(q: Float32Array, row: Int8Array): number {
+/** q · rows[o .. o + dims): four sums, about twice as fast as one in JavaScriptCore. */
+function dot(q: Float32Array, rows: Int8Array | Float32Array, o: number, dims: number): number {
   let a = 0;
   let b = 0;
   let c = 0;
   let d = 0;
   let i = 0;
-  for (; i + 3 < q.length; i += 4) {
-    a += q[i]! * row[i]!;
-    b += q[i + 1]! * row[i + 1]!;
-    c += q[i + 2]! * row[i + 2]!;
-    d += q[i + 3]! * row[i + 3]!;
+  for (; i + 3 < dims; i += 4) {
+    a += q[i]! * rows[o + i]!;
+    b += q[i + 1]! * rows[o + i + 1]!;
+    c += q[i + 2]! * rows[o + i + 2]!;
+    d += q[i + 3]! * rows[o + i + 3]!;
   }
-  for (; i < q.length; i++) a += q[i]! * row[i]!;
+  for (; i < dims; i++) a += q[i]! * rows[o + i]!;
   return a + b + c + d;
 }
 
-function dotF(q: Float32Array, c: Float32Array): number {
-  let a = 0;
-  for (let i = 0; i < q.length; i++) a += q[i]! * c[i]!;
-  return a;
+function dotRows(a: Float32Array, ao: number, b: Int8Array, bo: number, dims: number): number {
+  let s = 0;
+  for (let d = 0; d < dims; d++) s += a[ao + d]! * b[bo + d]!;
+  return s;
 }
 
 function inRanges(ranges: [number, number][], key: number): boolean {

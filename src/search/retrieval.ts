@@ -10,14 +10,18 @@
 import type { Embedder } from '../analysis/engines/embedder';
 import type { Intent } from '../answering/intent';
 import type { Db } from '../storage/db';
-import type { Segment, SegmentKind, Video } from '../storage/schema';
-import { EvidenceFinder, type Ranked, type ScopeWindow } from './finder';
+import { videos as videosTable, type Segment, type SegmentKind, type Video } from '../storage/schema';
+import { sql } from 'drizzle-orm';
+import { embeddedBy, EvidenceFinder, type Ranked, type ScopeWindow } from './finder';
 import { moveLegacyVectors, VectorStore } from './vectors';
 
 export type { Ranked, ScopeWindow };
 
 export class RetrievalCore {
   readonly vectors: VectorStore;
+  private warming: Promise<void> | null = null;
+  private warmed = false;
+  private warmedInMs: number | null = null;
   /** The underlying finder, for callers not yet moved onto the methods below. */
   readonly finder: EvidenceFinder;
 
@@ -72,6 +76,42 @@ export class RetrievalCore {
   /** Builds the ANN indexes these videos need ahead of the first question (bench, start-up warm-up). */
   prepare(videos: Video[]): Promise<void> {
     return this.d.embedder ? this.vectors.prepare(videos, this.d.embedder.dims) : Promise.resolve();
+  }
+
+  /**
+   * Builds, in the background, the ANN index of every media index large enough to need one, so that
+   * the first questions after a start do not search every vector exactly while it builds (start-up).
+   */
+  warmUp(): Promise<void> {
+    this.warming ??= (async () => {
+      const t0 = performance.now();
+      const name = this.d.embedder?.info.name;
+      if (!name) return;
+      const all = this.d.db
+        .select()
+        .from(videosTable)
+        .all()
+        .filter((v) => v.storagePath !== null && embeddedBy(v) === name);
+      const one = this.d.db.all<{ n: number }>(sql`SELECT length(vector) AS n FROM segment_vectors LIMIT 1`)[0];
+      if (all.length && one) await this.vectors.prepare(all, one.n);
+      this.warmedInMs = performance.now() - t0;
+    })().finally(() => {
+      this.warmed = true;
+    });
+    return this.warming;
+  }
+
+  /**
+   * Whether searches use their ANN indexes (true) or some still search exactly while one builds,
+   * and how long the start-up build took (null: not done yet). Shown by GET /health, unauthenticated,
+   * so it says nothing about what is indexed.
+   */
+  annState(): { ready: boolean; build_ms: number | null } {
+    const s = this.vectors.annState();
+    return {
+      ready: (this.warming === null || this.warmed) && !s.building,
+      build_ms: this.warmedInMs === null ? null : Math.round(this.warmedInMs),
+    };
   }
 
   /** Saves what is not saved yet (the ANN indexes); call on shutdown. */

@@ -11,7 +11,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../storage/db';
 import { segments, segmentVectors, type Video } from '../storage/schema';
-import { IvfIndex } from './ivf';
+import { IvfIndex, type IvfState } from './ivf';
 
 /** int8 components of `v` (scaled so that its largest magnitude is 127), as stored. */
 export function quantize(v: Float32Array): Int8Array {
@@ -214,6 +214,18 @@ export class VectorStore {
 
   /** Nothing to save: the ANN indexes are rebuilt from the database after a restart. */
   flush(): void {}
+
+  /** The ANN indexes held: vectors, and whether any is building (searches meanwhile are exact). */
+  annState(): { indexes: number; vectors: number; building: boolean; lastBuildMs: number | null } {
+    const states: IvfState[] = [...this.anns.values()].map((a) => a.state);
+    const builds = states.map((s) => s.lastBuildMs).filter((ms): ms is number => ms !== null);
+    return {
+      indexes: states.length,
+      vectors: states.reduce((n, s) => n + s.vectors, 0),
+      building: states.some((s) => s.building),
+      lastBuildMs: builds.length ? Math.max(...builds) : null,
+    };
+  }
 
   private annOf(indexId: string, dims: number): IvfIndex {
     let ann = this.anns.get(indexId);
