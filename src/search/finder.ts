@@ -9,7 +9,7 @@ import type { Embedder } from '../analysis/engines/embedder';
 import { splitRun } from '../analysis/word-spaces';
 import type { Intent } from '../answering/intent';
 import type { Db } from '../storage/db';
-import { frames, segments, type Segment, type SegmentKind, type Video } from '../storage/schema';
+import { frames, SEGMENT_KINDS, segments, type Segment, type SegmentKind, type Video } from '../storage/schema';
 import { combine, keywordRelevance, SEM_FLOOR, semanticRelevance, stem, stems, wordWeight } from './relevance';
 import type { VectorStore } from './vectors';
 
@@ -90,6 +90,9 @@ export function kindWeights(intent: Intent): Record<SegmentKind, number> {
 }
 
 export class EvidenceFinder {
+  /** Per kind and video: seconds per label and its first start (see labelSeconds). */
+  private readonly labelCache = new Map<string, { label: string; seconds: number; first: number }[]>();
+
   constructor(
     private readonly db: Db,
     private readonly vectors: VectorStore,
@@ -118,18 +121,51 @@ export class EvidenceFinder {
    * Seconds each label of `kind` spans in the scope (spans summed whole), longest first, of equal
    * ones the first seen first. Summed in SQL: object rows carry per-frame boxes, and reading them
    * all to add up durations was the bulk of a "not found" answer's time on the server's thread.
+   * Without a time window, each video's sums are kept (until it changes: invalidate), so that a
+   * question over a large index adds up a few numbers per video instead of every segment again.
    */
   labelSeconds(scope: ScopeWindow, kind: SegmentKind, limit: number): { label: string; seconds: number }[] {
     if (scope.videos.length === 0) return [];
-    const seconds = sql<number>`sum(${segments.end} - ${segments.start})`;
-    return this.db
-      .select({ label: segments.text, seconds })
-      .from(segments)
-      .where(and(...this.inScope(scope, [kind])))
-      .groupBy(segments.text)
-      .orderBy(desc(seconds), asc(sql`min(${segments.start})`))
-      .limit(limit)
-      .all();
+    if (scope.window) {
+      const seconds = sql<number>`sum(${segments.end} - ${segments.start})`;
+      return this.db
+        .select({ label: segments.text, seconds })
+        .from(segments)
+        .where(and(...this.inScope(scope, [kind])))
+        .groupBy(segments.text)
+        .orderBy(desc(seconds), asc(sql`min(${segments.start})`))
+        .limit(limit)
+        .all();
+    }
+    const key = (videoId: string) => `${kind}\u0000${videoId}`;
+    const missing = scope.videos.map((v) => v.id).filter((id) => !this.labelCache.has(key(id)));
+    if (missing.length) {
+      const rows = this.db.all<{ v: string; label: string; seconds: number; first: number }>(
+        sql`SELECT video_id AS v, text AS label, sum("end" - start) AS seconds, min(start) AS first FROM segments
+            WHERE video_id IN (SELECT value FROM json_each(${JSON.stringify(missing)})) AND kind = ${kind}
+            GROUP BY video_id, text`,
+      );
+      for (const id of missing) this.labelCache.set(key(id), []);
+      for (const r of rows) this.labelCache.get(key(r.v))!.push({ label: r.label, seconds: r.seconds, first: r.first });
+    }
+    const sum = new Map<string, { seconds: number; first: number }>();
+    for (const v of scope.videos)
+      for (const l of this.labelCache.get(key(v.id))!) {
+        const had = sum.get(l.label);
+        if (had) {
+          had.seconds += l.seconds;
+          had.first = Math.min(had.first, l.first);
+        } else sum.set(l.label, { seconds: l.seconds, first: l.first });
+      }
+    return [...sum]
+      .sort((a, b) => b[1].seconds - a[1].seconds || a[1].first - b[1].first)
+      .slice(0, limit)
+      .map(([label, { seconds }]) => ({ label, seconds }));
+  }
+
+  /** A video's segments changed: its kept sums are dropped. */
+  invalidate(videoId: string): void {
+    for (const kind of SEGMENT_KINDS) this.labelCache.delete(`${kind}\u0000${videoId}`);
   }
 
   /** Whether the scope has any segment of these kinds. */

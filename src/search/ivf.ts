@@ -37,9 +37,9 @@ export const PROBE_ROOT = 1.25;
 /** …and at least this many vectors of the scope (small indexes: enough lists for a good top k). */
 export const MIN_READ = 4_096;
 /** k-means runs on a sample of this many vectors per list (then every vector joins its nearest list). */
-const SAMPLE_PER_LIST = 48;
+const SAMPLE_PER_LIST = 32;
 /** k-means steps on the sample. */
-const KMEANS_STEPS = 4;
+const KMEANS_STEPS = 3;
 /** Vectors read from the database (or assigned to lists) per slice; requests get in between slices. */
 const SLICE = 5_000;
 /** A search that would have to add more vectors than this first searches exactly and builds in the background. */
@@ -408,7 +408,7 @@ export class IvfIndex {
       quantization: ScalarKind.F32,
       connectivity: 16,
       expansion_add: 128,
-      expansion_search: 64,
+      expansion_search: 32,
       multi: false,
     });
     g.add(

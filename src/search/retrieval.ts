@@ -48,6 +48,7 @@ export class RetrievalCore {
   /** A video's segments changed (analysis progressed, or it was removed). */
   invalidate(videoId: string): void {
     this.vectors.invalidate(videoId);
+    this.finder.invalidate(videoId);
   }
 
   /**

@@ -154,7 +154,11 @@ export class VectorStore {
   async nearest(videos: Video[], q: Float32Array, k: number): Promise<[number, number][]> {
     if (videos.length === 0 || k <= 0) return [];
     const byIndex = new Map<string, Video[]>();
-    for (const v of videos) byIndex.set(v.indexId, [...(byIndex.get(v.indexId) ?? []), v]);
+    for (const v of videos) {
+      const list = byIndex.get(v.indexId);
+      if (list) list.push(v);
+      else byIndex.set(v.indexId, [v]);
+    }
     const out: [number, number][] = [];
     for (const [indexId, vids] of byIndex) {
       const n = this.countOf(vids);
@@ -205,7 +209,11 @@ export class VectorStore {
   /** Builds (or brings up to date) and saves the ANN index of each media index of these videos. */
   async prepare(videos: Video[], dims: number): Promise<void> {
     const byIndex = new Map<string, Video[]>();
-    for (const v of videos) byIndex.set(v.indexId, [...(byIndex.get(v.indexId) ?? []), v]);
+    for (const v of videos) {
+      const list = byIndex.get(v.indexId);
+      if (list) list.push(v);
+      else byIndex.set(v.indexId, [v]);
+    }
     for (const [indexId, vids] of byIndex) {
       if (this.countOf(vids) <= this.exactMax) continue;
       await this.annOf(indexId, dims).ready(vids);
