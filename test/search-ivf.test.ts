@@ -202,3 +202,34 @@ describe('the IVF index', () => {
     expect((await ivf.search([big], vector(), 10))!.length).toBe(10);
   });
 });
+
+describe('the IVF index saved beside the data', () => {
+  test('a restart reads the saved lists instead of choosing them again, and finds the same', async () => {
+    const vector = clustered(23, 50);
+    const vids = ['s1.mp4', 's2.mp4'].map(addVideo);
+    for (const v of vids) store(v, Array.from({ length: 3_000 }, vector));
+    const file = join(dir, 'saved.ivf');
+    const first = new IvfIndex({ db: service.db, dims: DIMS, file, minRead: 64 });
+    await first.ready(vids);
+    const qs = Array.from({ length: 20 }, vector);
+    const before = qs.map((q) => first.probe(first.inScope(vids), q, 10));
+    // A vector added after the save joins its nearest list on the next start.
+    const late = addVideo('late.mp4');
+    const target = vector();
+    store(late, [target]);
+    const again = new IvfIndex({ db: service.db, dims: DIMS, file, minRead: 64 });
+    await again.ready([...vids, late]);
+    expect(again.state).toMatchObject({ vectors: 6_001, lists: first.state.lists });
+    qs.forEach((q, i) => {
+      const got = again.probe(again.inScope(vids), q, 10);
+      expect(got.items).toEqual(before[i]!.items);
+      // The same lists read (the late vector may have joined one of them).
+      expect(got.read - before[i]!.read).toBeOneOf([0, 1]);
+    });
+    expect((await again.search([...vids, late], target, 1))![0]![1]).toBeGreaterThan(0.99);
+    // A file of other vectors (another size) is ignored.
+    const other = new IvfIndex({ db: service.db, dims: DIMS, file: join(dir, 'missing.ivf') });
+    await other.ready(vids);
+    expect(other.state.vectors).toBe(6_000);
+  });
+});

@@ -24,7 +24,12 @@
  * - Held in memory (int8: one byte per dimension) and rebuilt from the database after a restart; a
  *   large build runs in the background in slices, and until it is complete search answers null and
  *   the caller searches exactly. `state` tells whether it is ready and how long the build took.
+ * - With a `file`, the centroids and which list each vector joined are saved after each clustering,
+ *   so a restart only reads the vectors back into their lists (choosing the lists and placing every
+ *   vector was most of the build). The file is a hint: a vector it does not name (added since, or
+ *   another database) joins its nearest list as usual, so a stale file costs recall, never answers.
  */
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { sql } from 'drizzle-orm';
 import { Index, MetricKind, ScalarKind } from 'usearch';
 import type { Db } from '../storage/db';
@@ -136,7 +141,10 @@ export class IvfIndex {
   private readonly probeRoot: number;
   private readonly minRead: number;
 
-  constructor(private readonly o: { db: Db; dims: number; probeRoot?: number; minRead?: number }) {
+  /** The saved list of each vector id (sorted ids, their lists), while a restart reads the vectors. */
+  private hint: { ids: Float64Array; lists: Uint32Array } | null = null;
+
+  constructor(private readonly o: { db: Db; dims: number; probeRoot?: number; minRead?: number; file?: string }) {
     this.dims = o.dims;
     this.loose = new Rows(o.dims);
     this.probeRoot = o.probeRoot ?? PROBE_ROOT;
@@ -287,11 +295,94 @@ export class IvfIndex {
       this.unverified.delete(id);
     }
     this.remove(gone);
+    if (this.lists.length === 0 && load.length) this.readSaved();
+    const hinted = this.hint !== null;
     let added = 0;
     for (const [id, range] of load) added += await this.load(id, range);
+    this.hint = null;
     if (added > 0 && (this.lists.length === 0 || this.count > this.clusteredAt * 4)) {
       await this.cluster();
+      this.save();
       this.lastBuildMs = performance.now() - t0;
+    } else if (hinted) this.lastBuildMs = performance.now() - t0;
+  }
+
+  /** The saved centroids and lists (see the file comment); ignored when missing or of other vectors. */
+  private readSaved(): void {
+    if (!this.o.file) return;
+    let buf: Buffer;
+    try {
+      buf = readFileSync(this.o.file);
+    } catch {
+      return;
+    }
+    try {
+      const headLen = buf.readUInt32LE(0);
+      const head = JSON.parse(buf.subarray(4, 4 + headLen).toString('utf8')) as {
+        v: number;
+        dims: number;
+        lists: number;
+        vectors: number;
+        clusteredAt: number;
+      };
+      if (head.v !== 1 || head.dims !== this.dims || head.lists < 1) return;
+      // Typed arrays need aligned offsets: copy each part out.
+      let at = 4 + headLen;
+      const take = (bytes: number) => {
+        const part = new Uint8Array(bytes);
+        part.set(buf.subarray(at, at + bytes));
+        at += bytes;
+        if (part.byteLength !== bytes || at > buf.byteLength) throw new Error('short file');
+        return part.buffer;
+      };
+      const centroids = new Float32Array(take(head.lists * this.dims * 4));
+      const ids = new Float64Array(take(head.vectors * 8));
+      const lists = new Uint32Array(take(head.vectors * 4));
+      this.centroids = centroids;
+      this.lists = Array.from({ length: head.lists }, () => new Rows(this.dims));
+      this.clusteredAt = head.clusteredAt;
+      this.indexCentroids();
+      this.hint = { ids, lists };
+    } catch {
+      this.hint = null;
+    }
+  }
+
+  /** Saves the centroids and each vector's list (written aside, then renamed into place). */
+  private save(): void {
+    if (!this.o.file) return;
+    const vectors = this.lists.reduce((n, l) => n + l.n, 0);
+    const pairs = new Float64Array(vectors);
+    const listOf = new Map<number, number>();
+    let i = 0;
+    this.lists.forEach((l, c) => {
+      for (let r = 0; r < l.n; r++) {
+        pairs[i++] = l.ids[r]!;
+        listOf.set(l.ids[r]!, c);
+      }
+    });
+    pairs.sort();
+    const lists = Uint32Array.from(pairs, (id) => listOf.get(id)!);
+    const head = Buffer.from(
+      JSON.stringify({ v: 1, dims: this.dims, lists: this.lists.length, vectors, clusteredAt: this.clusteredAt }),
+    );
+    const len = Buffer.alloc(4);
+    len.writeUInt32LE(head.byteLength);
+    const tmp = `${this.o.file}.tmp`;
+    try {
+      writeFileSync(
+        tmp,
+        Buffer.concat([
+          len,
+          head,
+          Buffer.from(this.centroids.buffer, this.centroids.byteOffset, this.centroids.byteLength),
+          Buffer.from(pairs.buffer),
+          Buffer.from(lists.buffer),
+        ]),
+      );
+      renameSync(tmp, this.o.file);
+    } catch {
+      // Not saved: the next start chooses the lists again.
     }
   }
 
@@ -327,8 +418,20 @@ export class IvfIndex {
       for (let i = 0; i < batch.n; i++) this.loose.push(batch.ids[i]!, batch.row(i), batch.inv[i]!);
       return;
     }
-    const near = this.nearestLists(batch.rows.subarray(0, batch.n * this.dims), batch.n);
-    for (let i = 0; i < batch.n; i++) this.lists[near[i]!]!.push(batch.ids[i]!, batch.row(i), batch.inv[i]!);
+    let rest = batch;
+    const hint = this.hint;
+    if (hint) {
+      rest = new Rows(this.dims, batch.n);
+      for (let i = 0; i < batch.n; i++) {
+        const at = sortedIndexOf(hint.ids, batch.ids[i]!);
+        if (at >= 0 && hint.lists[at]! < this.lists.length)
+          this.lists[hint.lists[at]!]!.push(batch.ids[i]!, batch.row(i), batch.inv[i]!);
+        else rest.push(batch.ids[i]!, batch.row(i), batch.inv[i]!);
+      }
+      if (rest.n === 0) return;
+    }
+    const near = this.nearestLists(rest.rows.subarray(0, rest.n * this.dims), rest.n);
+    for (let i = 0; i < rest.n; i++) this.lists[near[i]!]!.push(rest.ids[i]!, rest.row(i), rest.inv[i]!);
   }
 
   private remove(ranges: [number, number][]): void {
@@ -517,6 +620,20 @@ function dotRows(a: Float32Array, ao: number, b: Int8Array, bo: number, dims: nu
   let s = 0;
   for (let d = 0; d < dims; d++) s += a[ao + d]! * b[bo + d]!;
   return s;
+}
+
+/** Where `key` is in the sorted `ids`, or -1. */
+function sortedIndexOf(ids: Float64Array, key: number): number {
+  let lo = 0;
+  let hi = ids.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    const v = ids[mid]!;
+    if (v < key) lo = mid + 1;
+    else if (v > key) hi = mid - 1;
+    else return mid;
+  }
+  return -1;
 }
 
 function inRanges(ranges: [number, number][], key: number): boolean {

@@ -11,6 +11,7 @@ import type { Embedder } from '../analysis/engines/embedder';
 import type { Intent } from '../answering/intent';
 import type { Db } from '../storage/db';
 import { videos as videosTable, type Segment, type SegmentKind, type Video } from '../storage/schema';
+import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { embeddedBy, EvidenceFinder, type Ranked, type ScopeWindow } from './finder';
 import { moveLegacyVectors, VectorStore } from './vectors';
@@ -29,7 +30,7 @@ export class RetrievalCore {
     private readonly d: {
       db: Db;
       embedder: Embedder | null;
-      /** The data directory (kept for later use: the ANN indexes are rebuilt in memory today). */
+      /** The data directory: the ANN indexes' lists are saved in its search-index/ folder. */
       dataDir?: string;
       /** Scopes up to this many vectors are searched exactly (see vectors.ts EXACT_MAX). */
       exactMax?: number;
@@ -37,7 +38,11 @@ export class RetrievalCore {
   ) {
     // Vectors an earlier version kept in the segment rows move into the compact store, once.
     moveLegacyVectors(d.db);
-    this.vectors = new VectorStore({ db: d.db, ...(d.exactMax !== undefined && { exactMax: d.exactMax }) });
+    this.vectors = new VectorStore({
+      db: d.db,
+      ...(d.exactMax !== undefined && { exactMax: d.exactMax }),
+      ...(d.dataDir !== undefined && { dir: join(d.dataDir, 'search-index') }),
+    });
     this.finder = new EvidenceFinder(d.db, this.vectors, d.embedder);
   }
 

@@ -8,6 +8,8 @@
  * instead of 2,048, and its cosine to a question stays within ~0.005 of the float32 one (recall@10
  * against exact float32 search is measured by bench/inquire).
  */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../storage/db';
 import { segments, segmentVectors, type Video } from '../storage/schema';
@@ -122,6 +124,8 @@ export interface VectorStoreOptions {
   db: Db;
   /** See EXACT_MAX (tests lower it to exercise the ANN path on a few vectors). */
   exactMax?: number;
+  /** Where each media index's ANN lists are saved (see ivf.ts); absent: rebuilt after every start. */
+  dir?: string;
 }
 
 export class VectorStore {
@@ -220,7 +224,7 @@ export class VectorStore {
     }
   }
 
-  /** Nothing to save: the ANN indexes are rebuilt from the database after a restart. */
+  /** Nothing to save: each ANN index saves its lists when it chooses them (ivf.ts). */
   flush(): void {}
 
   /** The ANN indexes held: vectors, and whether any is building (searches meanwhile are exact). */
@@ -238,7 +242,12 @@ export class VectorStore {
   private annOf(indexId: string, dims: number): IvfIndex {
     let ann = this.anns.get(indexId);
     if (!ann || ann.dims !== dims) {
-      ann = new IvfIndex({ db: this.o.db, dims });
+      let file: string | undefined;
+      if (this.o.dir && /^[\w-]+$/.test(indexId)) {
+        mkdirSync(this.o.dir, { recursive: true, mode: 0o700 });
+        file = join(this.o.dir, `${indexId}-${dims}.ivf`);
+      }
+      ann = new IvfIndex({ db: this.o.db, dims, ...(file && { file }) });
       this.anns.set(indexId, ann);
     }
     return ann;
