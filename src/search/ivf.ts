@@ -379,6 +379,7 @@ export class IvfIndex {
           Buffer.from(pairs.buffer),
           Buffer.from(lists.buffer),
         ]),
+        { mode: 0o600 },
       );
       renameSync(tmp, this.o.file);
     } catch {
