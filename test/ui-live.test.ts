@@ -9,12 +9,11 @@
  * VIDQ_SCREENSHOT_DIR=<dir> keeps a screenshot of the tile there.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { resolveBinaries } from '../src/media/binaries';
-import { clip, startTestServer, type TestServer } from './helpers';
+import { clipFrames, liveClient, liveWorkDir } from './factories';
+import { startTestServer, type TestServer } from './helpers';
 
 declare const document: any;
 
@@ -25,39 +24,16 @@ if (!haveChromium) console.warn(`test/ui-live.test.ts: skipped — no Chromium a
 let srv: TestServer;
 let browser: Browser;
 let dir: string;
-const pngs: string[] = [];
+let pngs: string[] = [];
 
-const post = async (path: string, body: unknown): Promise<any> =>
-  (
-    await fetch(srv.url + path, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    })
-  ).json();
+const { post } = liveClient(() => srv);
 
 describe.skipIf(!haveChromium)('the live tile of an index page (headless Chromium)', () => {
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'vidq-ui-live-'));
-    const { ffmpeg } = await resolveBinaries(join(dir, 'bin'));
+    let ffmpeg: string;
+    ({ work: dir, ffmpeg } = await liveWorkDir('ui-live'));
     // 8 s of the bottles scene, one frame a second, as a camera client would push them.
-    const p = Bun.spawnSync([
-      ffmpeg,
-      '-v',
-      'error',
-      '-i',
-      clip('bottles.mp4'),
-      '-t',
-      '8',
-      '-vf',
-      'fps=1',
-      join(dir, 'f%02d.png'),
-    ]);
-    if (p.exitCode !== 0) throw new Error(p.stderr.toString());
-    for (const n of readdirSync(dir)
-      .filter((n) => n.endsWith('.png'))
-      .sort())
-      pngs.push(readFileSync(join(dir, n)).toString('base64'));
+    pngs = await clipFrames(ffmpeg, 'bottles.mp4', dir, { seconds: 8 });
     const { chromium } = await import('playwright-core');
     [srv, browser] = await Promise.all([
       startTestServer({ analyzers: 'objects' }),
