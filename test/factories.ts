@@ -11,11 +11,15 @@
  * - serveFolder: a local HTTP origin for a live playlist's files (optionally behind a password);
  * - freePort: a TCP port nothing listens on yet;
  * - liveClient: the live API as a JSON client (indexes, streams, waiting for a stream's state).
+ * The web page in headless Chromium (ui*, openapi):
+ * - CHROMIUM / haveChromium: the browser, and whether it is installed (the tests skip without it);
+ * - launchChromium: it started headless; signIn: the page opened and signed in with a token.
  */
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
 import type { StageContext } from '../src/analysis/contracts';
 import { createLogger } from '../src/log';
 import { resolveBinaries } from '../src/media/binaries';
@@ -239,4 +243,33 @@ export function liveClient(server: () => { url: string; token: string }, answers
     waitStream: (id: string, ok: (row: any) => boolean, timeoutMs: number, what: string, intervalMs = 250) =>
       until(() => stream(id), ok, timeoutMs, what, intervalMs),
   };
+}
+
+/** Debian's `chromium` (apt-get install -y chromium), or VIDQ_CHROMIUM; no browser is downloaded. */
+export const CHROMIUM = process.env.VIDQ_CHROMIUM ?? '/usr/bin/chromium';
+export const haveChromium = existsSync(CHROMIUM);
+
+/** Headless Chromium through playwright-core, quiet (no background traffic); `extraArgs` add switches. */
+export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      ...extraArgs,
+    ],
+  });
+}
+
+/** Opens the web page at `url` and signs in with `token` through its form. */
+export async function signIn(page: Page, url: string, token: string): Promise<void> {
+  await page.goto(url + '/');
+  await page.getByLabel('Access token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
 }

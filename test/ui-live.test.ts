@@ -9,16 +9,14 @@
  * VIDQ_SCREENSHOT_DIR=<dir> keeps a screenshot of the tile there.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { clipFrames, liveClient, liveWorkDir } from './factories';
+import { CHROMIUM, clipFrames, haveChromium, launchChromium, liveClient, liveWorkDir, signIn } from './factories';
 import { startTestServer, type TestServer } from './helpers';
 
 declare const document: any;
 
-const CHROMIUM = process.env.VIDQ_CHROMIUM ?? '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) console.warn(`test/ui-live.test.ts: skipped — no Chromium at ${CHROMIUM}`);
 
 let srv: TestServer;
@@ -34,14 +32,7 @@ describe.skipIf(!haveChromium)('the live tile of an index page (headless Chromiu
     ({ work: dir, ffmpeg } = await liveWorkDir('ui-live'));
     // 8 s of the bottles scene, one frame a second, as a camera client would push them.
     pngs = await clipFrames(ffmpeg, 'bottles.mp4', dir, { seconds: 8 });
-    const { chromium } = await import('playwright-core');
-    [srv, browser] = await Promise.all([
-      startTestServer({ analyzers: 'objects' }),
-      chromium.launch({
-        executablePath: CHROMIUM,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-      }),
-    ]);
+    [srv, browser] = await Promise.all([startTestServer({ analyzers: 'objects' }), launchChromium()]);
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -63,9 +54,7 @@ describe.skipIf(!haveChromium)('the live tile of an index page (headless Chromiu
     const page = await context.newPage();
     const problems: string[] = [];
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    await page.goto(srv.url + '/');
-    await page.getByLabel('Access token').fill(srv.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, srv.url, srv.token);
     await page.getByRole('heading', { name: 'Upload from this computer' }).waitFor();
     await page.goto(`${srv.url}/#/i/${index}`);
     const tile = page.locator('li.live-tile');
