@@ -14,6 +14,8 @@
  * The web page in headless Chromium (ui*, openapi):
  * - CHROMIUM / haveChromium: the browser, and whether it is installed (the tests skip without it);
  * - launchChromium: it started headless; signIn: the page opened and signed in with a token.
+ * Media files made for a test:
+ * - ffmpegSync: one ffmpeg run, quiet and overwriting, that throws with ffmpeg's message.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -272,4 +274,14 @@ export async function signIn(page: Page, url: string, token: string): Promise<vo
   await page.goto(url + '/');
   await page.getByLabel('Access token').fill(token);
   await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/**
+ * Runs `ffmpeg -hide_banner -loglevel error -y …args` to its end (to make a test file): its
+ * stdout. Throws with ffmpeg's message when it fails.
+ */
+export function ffmpegSync(ffmpeg: string, args: string[]): Uint8Array {
+  const p = Bun.spawnSync([ffmpeg, '-hide_banner', '-loglevel', 'error', '-y', ...args]);
+  if (p.exitCode !== 0) throw new Error(`ffmpeg could not make ${args.at(-1)}: ${p.stderr.toString()}`);
+  return p.stdout;
 }

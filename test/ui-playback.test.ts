@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CHROMIUM, haveChromium, launchChromium, signIn } from './factories';
+import { CHROMIUM, ffmpegSync, haveChromium, launchChromium, signIn } from './factories';
 import type { Browser } from 'playwright-core';
 import { resolveBinaries } from '../src/media/binaries';
 import { clip, startTestServer, type TestServer } from './helpers';
@@ -27,10 +27,7 @@ describe.skipIf(!haveChromium)('the video page of an HEVC phone video (headless 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'vidq-ui-playback-'));
     const { ffmpeg } = await resolveBinaries(join(dir, 'bin'));
-    const run = (args: string[]) => {
-      const p = Bun.spawnSync([ffmpeg, '-hide_banner', '-loglevel', 'error', '-y', ...args]);
-      if (p.exitCode !== 0) throw new Error(p.stderr.toString());
-    };
+    const run = (args: string[]) => ffmpegSync(ffmpeg, args);
     const side = join(dir, 'side.mov');
     phone = join(dir, 'phone.mov');
     run([
