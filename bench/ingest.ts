@@ -26,7 +26,7 @@ import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
 import { resolveBinaries } from '../src/media/binaries';
 import { probeFile } from '../src/media/probe';
-import { notePlaybackPending, playbackStep } from '../src/jobs/playback-step';
+import { notePlaybackPending, playbackStep, startPlaybackCopy } from '../src/jobs/playback-step';
 import { createService } from '../src/service';
 import { frames, segments, videos } from '../src/storage/schema';
 
@@ -263,19 +263,19 @@ async function analyse(name: string, file: string): Promise<Row | null> {
   const decode = await timeDecode(file);
   const t0 = performance.now();
   // As the worker does: a video that will get a playable copy is marked before its analysis.
-  await timed('playback mark', () =>
-    notePlaybackPending({ db: s.db, files: s.files, ffmpeg, log: createLogger('error') }, id),
-  );
+  const playbackDeps = { db: s.db, files: s.files, ffmpeg, log: createLogger('error') };
+  // …and its copy is made beside the analysis.
+  const early = (await timed('playback mark', () => notePlaybackPending(playbackDeps, id)))
+    ? startPlaybackCopy(playbackDeps, id, new AbortController().signal)
+    : null;
   const outcome = await runJob(
     job,
     { db: s.db, queue: s.queue, files: s.files, analyzers, ffmpeg, workerId: 'w_bench', log: createLogger('error') },
     new AbortController().signal,
   );
-  // The browser-playable copy, as the worker makes it after the analysis (only when needed).
+  // The browser-playable copy, published (or made, when it was not started) after the analysis.
   if (outcome === 'ready')
-    await timed('playback copy', () =>
-      playbackStep({ db: s.db, files: s.files, ffmpeg, log: createLogger('error') }, id),
-    );
+    await timed('playback copy (the rest of it)', () => playbackStep(playbackDeps, id, undefined, early));
   const analysis = (performance.now() - t0) / 1000;
   if (outcome !== 'ready')
     console.error(`${name}: ${outcome}`, s.db.select({ e: videos.error }).from(videos).all().at(-1));
