@@ -69,7 +69,7 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
         reading: 'colours.unlabelled',
       };
   }
-  const composed = await new Composer({
+  const composer = new Composer({
     db: a.db,
     indexId: a.indexId,
     prompt: a.prompt,
@@ -79,7 +79,8 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     frameUrl: a.frameUrl,
     moment: a.moment ?? null,
     embedder: a.embedder,
-  }).compose();
+  });
+  const composed = await composer.compose();
   if (a.videos.length === 0) return composed;
 
   const slots = readSlots(a.prompt, a.videos);
@@ -102,9 +103,13 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     (reading.startsWith('text.') && !slots.intent.needs.has('written'));
   const holder = composed.found && /^text\./.test(reading) ? unseenHolder(a, narrowed, slots.text, composed) : null;
   if (holder) return holder;
+  // A found answer that is not open takes the free text only to tell "no sentence names it" for a
+  // question beyond the detector's labels (below); otherwise the sentences would not change it.
+  const beyondLabels = asksBeyondLabels(slots.text) !== null;
+  const wanted = open || (beyondLabels && !reading.startsWith('text.'));
   let sentences: Sentence[] = [];
-  if (!computed && (open || reading.startsWith('objects.') || reading.startsWith('people.')))
-    sentences = await bestSentences(a.retrieval, narrowed, a.prompt, slots.intent, 3);
+  if (!computed && wanted && (open || reading.startsWith('objects.') || reading.startsWith('people.')))
+    sentences = await bestSentences(a.retrieval, narrowed, a.prompt, slots.intent, 3, composer.vectorOf(a.prompt));
   const cite = (s: Segment, score: number): Evidence => evidenceOf(a, s, score);
   const quoted = sentences.map(
     (s) =>
@@ -133,7 +138,7 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     const labelsOnly = composed.evidence.every((e) => e.kind === 'object' || e.kind === 'face' || e.kind === 'shot');
     // So is a list of labels for a kind of thing or an activity no label names ("what instrument
     // is he playing", "what is the baby doing").
-    const beyond = asksBeyondLabels(slots.text) !== null && !computed;
+    const beyond = beyondLabels && !computed;
     if (
       ((beyond && !/^text\./.test(reading)) || (reading === 'search' && unlabelled.length && labelsOnly)) &&
       !a.retrieval.finder.has(narrowed, ['caption'])

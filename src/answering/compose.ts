@@ -72,6 +72,13 @@ export class Composer {
   private evidence: Evidence[] = [];
   /** The question's embedding, reused by the evidence search. */
   private vector: Float32Array | null = null;
+  /** The text that `vector` embeds (the question, or without the file names it gives). */
+  private vectorText = '';
+
+  /** The question's embedding once compose() has read it, when it embeds `text` (else null). */
+  vectorOf(text: string): Float32Array | null {
+    return this.vector && this.vectorText === text ? this.vector : null;
+  }
 
   /** Whether the scope holds more than one video (answers then name the file). */
   multi(): boolean {
@@ -122,6 +129,7 @@ export class Composer {
     const cued = FACTS.filter((f) => f.cueIn?.(this)).map((f) => f.kind);
     const read = await readQuestion(prompt, scope.videos, this.c.embedder ?? null, cued);
     this.vector = read.vector;
+    this.vectorText = read.slots.files.length ? read.slots.text : prompt;
     const intent = read.slots.intent;
     // Guidance steers the focus too: its content words join the search.
     const focus = readIntent(guidance);
