@@ -22,6 +22,7 @@ import type { Evidence } from './evidence';
 import { bestSentences, contentWords, type Sentence } from './open';
 import { asksBeyondLabels, colourOfUnlabelled } from './intent';
 import { readSlots, unknownFile } from './reader';
+import type { VideoSummaries } from './summaries';
 import { formatTime } from './target';
 import { colourOnClothing, isPersonWord, LABEL_WORDS, labelNoun, labelsNamed, namesLabel } from './vocabulary';
 
@@ -39,6 +40,8 @@ export interface AnswerInput {
   /** Signed path of a frame file of a video. */
   frameUrl: (videoId: string, file: string) => string;
   moment?: ComposeInput['moment'];
+  /** Each video's detection totals (see summaries.ts). */
+  summaries: VideoSummaries;
 }
 
 export async function composeAnswer(a: AnswerInput): Promise<Composed> {
@@ -60,7 +63,7 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
   if (unlabelled && !a.retrieval.finder.has(scope, ['caption'])) {
     // The colour of a thing no detector label names (the sky, the caps of bottles; clothing with no
     // one in view): the measured colours are those of detected things, so they cannot answer it.
-    const people = a.retrieval.finder.byKind(scope, ['object'], { labels: ['person'], limit: 1 }).length > 0;
+    const people = seen(a, scope, 'person');
     if (!unlabelled.clothing || !people)
       return {
         output: `I cannot tell the colour of the ${unlabelled.noun}: the object detector has no label for it, and the colours the index measures are those of the things it detects. The index holds no descriptions of the pictures: a vision model server (--captioner openai) would describe what is seen and could answer this.`,
@@ -76,6 +79,7 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     guidance: a.guidance,
     scope,
     finder: a.retrieval.finder,
+    summaries: a.summaries,
     frameUrl: a.frameUrl,
     moment: a.moment ?? null,
     embedder: a.embedder,
@@ -252,13 +256,17 @@ function withMissingModel(
   const visual =
     !intent.needs.has('written') && !/^(faces|shots|duration|resolution|fps|size|codec|audio|videos)\./.test(reading);
   // Only where the detector has nothing for what is asked: a count it got wrong is not a missing model.
-  const seen = intent.labels.filter(
-    (l) => l !== 'person' && finder.byKind(scope, ['object'], { labels: [l], limit: 1 }).length,
-  );
-  if (visual && !seen.length && !finder.has(scope, ['caption']) && contentWords(intent).length) {
+  const detected = intent.labels.filter((l) => l !== 'person' && seen(a, scope, l));
+  if (visual && !detected.length && !finder.has(scope, ['caption']) && contentWords(intent).length) {
     return `${firstSentence(output)} The index holds no descriptions of the pictures, only the labels of an object detector: a vision model server (--captioner openai) would describe what is seen and could answer this.`;
   }
   return output;
+}
+
+/** Whether the object detector saw the label in the scope (whole videos: from their totals). */
+function seen(a: AnswerInput, scope: ScopeWindow, label: string): boolean {
+  if (!scope.window) return a.summaries.withLabel(scope.videos, label).length > 0;
+  return a.retrieval.finder.byKind(scope, ['object'], { labels: [label], limit: 1 }).length > 0;
 }
 
 function evidenceOf(a: AnswerInput, s: Segment, score: number): Evidence {

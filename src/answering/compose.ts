@@ -15,6 +15,7 @@ import { readIntent, type Intent } from './intent';
 import { colourOnClothing, labelNoun, NAMES_NO_THING } from './vocabulary';
 import { readQuestion, type ReadQuestion, type Slots, type TimeSlot } from './reader';
 import { type Counted, inWindow, POINT_HALF } from './series';
+import type { VideoSummaries } from './summaries';
 import { article, capital, joinList, onTrack, quote, secs, span } from './wording';
 
 export interface Composed {
@@ -39,6 +40,8 @@ export interface ComposeInput {
   guidance: string;
   scope: ScopeWindow;
   finder: EvidenceFinder;
+  /** What each video's detections add up to (read instead of every span of a whole index). */
+  summaries: VideoSummaries;
   /** Signs a frame path for the evidence list (null when the video has no such frame). */
   frameUrl: (videoId: string, file: string) => string;
   /**
@@ -262,7 +265,19 @@ export class Composer {
 
   /** The detection spans of a label in the scope. */
   spansOf(label: string): Segment[] {
-    return this.c.finder.byKind(this.c.scope, ['object'], { labels: [label] });
+    return this.c.finder.byKind(this.withLabel(label), ['object'], { labels: [label] });
+  }
+
+  /** Whether the object detector saw the label in the scope. */
+  sees(label: string): boolean {
+    const scope = this.withLabel(label);
+    return scope.videos.length > 0 && this.c.finder.byKind(scope, ['object'], { labels: [label], limit: 1 }).length > 0;
+  }
+
+  /** The scope less the videos in which the label was never detected (the same spans, fewer videos to read). */
+  private withLabel(label: string): ScopeWindow {
+    const scope = this.c.scope;
+    return scope.window ? scope : { ...scope, videos: this.c.summaries.withLabel(scope.videos, label) };
   }
 
   /** Per-frame counts of a label over the scope (each point keeps the span it belongs to). */
@@ -315,7 +330,11 @@ export class Composer {
     if (unanalysed.length === scope.videos.length) {
       return `${joinList(unanalysed.map((v) => v.fileName))} ${unanalysed.length === 1 ? 'has' : 'have'} not been analysed${unanalysed.some((v) => v.status !== 'ready') ? ' yet' : ' (analysis is switched off)'}, so nothing seen or said in ${unanalysed.length === 1 ? 'it' : 'them'} is known.`;
     }
-    const labels = this.c.finder.labelSeconds(scope, 'object', 4).map((l) => labelNoun(l.label, 2));
+    // Over whole videos, from each video's totals (computed once per video, not per question).
+    const totals = scope.window
+      ? this.c.finder.labelSeconds(scope, 'object', 4)
+      : this.c.summaries.labelSeconds(scope.videos, 4);
+    const labels = totals.map((l) => labelNoun(l.label, 2));
     // Text is named, not quoted: a "not found" does not offer other text as if it answered.
     const ocr = this.c.finder.has(scope, ['ocr']);
     const speech = this.c.finder.has(scope, ['speech', 'transcript']);
