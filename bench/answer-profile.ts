@@ -18,6 +18,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { heapStats } from 'bun:jsc';
 import { CELLS, FACTS } from '../src/answering/facts';
 import { readSlots, unknownFile } from '../src/answering/reader';
 import { Composer } from '../src/answering/compose';
@@ -217,6 +218,14 @@ if (values['rules-only']) process.exit(0);
 
 let t0 = performance.now();
 await service.retrieval.prepare(all);
+{
+  const t1 = performance.now();
+  Bun.gc(true);
+  const heap = heapStats();
+  console.log(
+    `heap after the ANN build: ${(heap.heapSize / 1e6).toFixed(0)} MB in ${heap.objectCount} objects; a full collection takes ${(performance.now() - t1).toFixed(0)} ms`,
+  );
+}
 console.log(
   `${size.hours.toFixed(0)} h: ${all.length} videos; ANN index built in ${((performance.now() - t0) / 1000).toFixed(1)} s (load ${loadavg()[0]!.toFixed(2)})`,
 );
