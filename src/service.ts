@@ -12,7 +12,7 @@ import { Limiter, ModelServerClient } from './analysis/engines/model-server/clie
 import { OpenAiEmbedder } from './analysis/engines/model-server/embedder-openai';
 import { MomentReader } from './analysis/moment';
 import { AnsweringService } from './answering/service';
-import { VideoSummaries } from './answering/summaries';
+import { VideoLabels } from './answering/video-labels';
 import { analyzerNames, type Config } from './config';
 import { IndexService } from './indexes/service';
 import { UploadGrants } from './ingest/grants';
@@ -120,13 +120,13 @@ export function createService(
       ? questionEmbedder(config, config.embedder)
       : new ThreadedEmbedder(() => embeddingFiles(files.assetsDir));
   const retrieval = new RetrievalCore({ db, embedder, dataDir: config.dataDir });
-  // What each video's detections add up to, for answers over a whole index.
-  const summaries = new VideoSummaries(db);
+  // The labels each video's detections hold, for questions about a label over a whole index.
+  const videoLabels = new VideoLabels(db);
   const videoChanged = (videoId: string) => {
     const v = placeOf(db, videoId);
     if (v) indexes.invalidate(v.userId, v.indexId);
     retrieval.invalidate(videoId);
-    summaries.invalidate(videoId);
+    videoLabels.invalidate(videoId);
   };
 
   // Analysis: the queue and the workers that drain it.
@@ -196,7 +196,7 @@ export function createService(
     files,
     embedder,
     retrieval,
-    summaries,
+    videoLabels,
     moments,
     // Read at question time: the live service is built below.
     streamClock: (videoId) => {

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { composeAnswer } from '../src/answering/answer';
-import { VideoSummaries } from '../src/answering/summaries';
+import { VideoLabels } from '../src/answering/video-labels';
 import type { Composed } from '../src/answering/compose';
 import { windowOf } from '../src/answering/evidence';
 import { relativeScope, type StreamClock } from '../src/answering/relative-time';
@@ -53,7 +53,7 @@ export class FakeIndex {
   readonly videos: Video[] = [];
   private readonly dir: string;
   private readonly retrieval: RetrievalCore;
-  private readonly summaries: VideoSummaries;
+  private readonly videoLabels: VideoLabels;
 
   constructor(vs: FakeVideo[]) {
     this.dir = mkdtempSync(join(tmpdir(), 'vidq-fake-index-'));
@@ -116,7 +116,7 @@ export class FakeIndex {
       }
     });
     this.retrieval = new RetrievalCore({ db: this.db, embedder: null });
-    this.summaries = new VideoSummaries(this.db);
+    this.videoLabels = new VideoLabels(this.db);
   }
 
   /** Asks a question of every video (or of one, by file name), with an optional target. */
@@ -132,7 +132,7 @@ export class FakeIndex {
     return composeAnswer({
       db: this.db,
       retrieval: this.retrieval,
-      summaries: this.summaries,
+      videoLabels: this.videoLabels,
       embedder: null,
       indexId: 'i1',
       prompt,

@@ -22,7 +22,7 @@ import type { Evidence } from './evidence';
 import { bestSentences, contentWords, type Sentence } from './open';
 import { asksBeyondLabels, colourOfUnlabelled } from './intent';
 import { readSlots, unknownFile } from './reader';
-import type { VideoSummaries } from './summaries';
+import type { VideoLabels } from './video-labels';
 import { formatTime } from './target';
 import { colourOnClothing, isPersonWord, LABEL_WORDS, labelNoun, labelsNamed, namesLabel } from './vocabulary';
 
@@ -40,8 +40,8 @@ export interface AnswerInput {
   /** Signed path of a frame file of a video. */
   frameUrl: (videoId: string, file: string) => string;
   moment?: ComposeInput['moment'];
-  /** Each video's detection totals (see summaries.ts). */
-  summaries: VideoSummaries;
+  /** The labels each video's detections hold (see video-labels.ts). */
+  videoLabels: VideoLabels;
 }
 
 export async function composeAnswer(a: AnswerInput): Promise<Composed> {
@@ -79,7 +79,7 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     guidance: a.guidance,
     scope,
     finder: a.retrieval.finder,
-    summaries: a.summaries,
+    videoLabels: a.videoLabels,
     frameUrl: a.frameUrl,
     moment: a.moment ?? null,
     embedder: a.embedder,
@@ -263,9 +263,9 @@ function withMissingModel(
   return output;
 }
 
-/** Whether the object detector saw the label in the scope (whole videos: from their totals). */
+/** Whether the object detector saw the label in the scope (whole videos: from the labels each holds). */
 function seen(a: AnswerInput, scope: ScopeWindow, label: string): boolean {
-  if (!scope.window) return a.summaries.withLabel(scope.videos, label).length > 0;
+  if (!scope.window) return a.videoLabels.withLabel(scope.videos, label).length > 0;
   return a.retrieval.finder.byKind(scope, ['object'], { labels: [label], limit: 1 }).length > 0;
 }
 

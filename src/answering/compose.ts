@@ -15,7 +15,7 @@ import { readIntent, type Intent } from './intent';
 import { colourOnClothing, labelNoun, NAMES_NO_THING } from './vocabulary';
 import { readQuestion, type ReadQuestion, type Slots, type TimeSlot } from './reader';
 import { type Counted, inWindow, POINT_HALF } from './series';
-import type { VideoSummaries } from './summaries';
+import type { VideoLabels } from './video-labels';
 import { article, capital, joinList, onTrack, quote, secs, span } from './wording';
 
 export interface Composed {
@@ -40,8 +40,8 @@ export interface ComposeInput {
   guidance: string;
   scope: ScopeWindow;
   finder: EvidenceFinder;
-  /** What each video's detections add up to (read instead of every span of a whole index). */
-  summaries: VideoSummaries;
+  /** The labels each video's detections hold (a label's spans are read only from the videos that have it). */
+  videoLabels: VideoLabels;
   /** Signs a frame path for the evidence list (null when the video has no such frame). */
   frameUrl: (videoId: string, file: string) => string;
   /**
@@ -277,16 +277,23 @@ export class Composer {
   /** The scope less the videos in which the label was never detected (the same spans, fewer videos to read). */
   private withLabel(label: string): ScopeWindow {
     const scope = this.c.scope;
-    return scope.window ? scope : { ...scope, videos: this.c.summaries.withLabel(scope.videos, label) };
+    return scope.window ? scope : { ...scope, videos: this.c.videoLabels.withLabel(scope.videos, label) };
   }
 
   /** Per-frame counts of a label over the scope (each point keeps the span it belongs to). */
   series(label: string): Counted[] {
     const out: Counted[] = [];
     const win = this.c.scope.window;
-    const spans = this.spansOf(label);
+    // Each video's spans (in their order) at once: a whole index is thousands of videos.
+    const byVideo = new Map<string, Segment[]>();
+    for (const s of this.spansOf(label)) {
+      const list = byVideo.get(s.videoId);
+      if (list) list.push(s);
+      else byVideo.set(s.videoId, [s]);
+    }
     for (const v of this.c.scope.videos) {
-      const segs = spans.filter((s) => s.videoId === v.id);
+      const segs = byVideo.get(v.id);
+      if (!segs) continue;
       const counts = new Map<number, { n: number; s: Segment }>();
       for (const s of segs) {
         const all = (s.extra as { counts?: [number, number][] } | null)?.counts ?? [[s.start, 1]];
@@ -330,11 +337,7 @@ export class Composer {
     if (unanalysed.length === scope.videos.length) {
       return `${joinList(unanalysed.map((v) => v.fileName))} ${unanalysed.length === 1 ? 'has' : 'have'} not been analysed${unanalysed.some((v) => v.status !== 'ready') ? ' yet' : ' (analysis is switched off)'}, so nothing seen or said in ${unanalysed.length === 1 ? 'it' : 'them'} is known.`;
     }
-    // Over whole videos, from each video's totals (computed once per video, not per question).
-    const totals = scope.window
-      ? this.c.finder.labelSeconds(scope, 'object', 4)
-      : this.c.summaries.labelSeconds(scope.videos, 4);
-    const labels = totals.map((l) => labelNoun(l.label, 2));
+    const labels = this.c.finder.labelSeconds(scope, 'object', 4).map((l) => labelNoun(l.label, 2));
     // Text is named, not quoted: a "not found" does not offer other text as if it answered.
     const ocr = this.c.finder.has(scope, ['ocr']);
     const speech = this.c.finder.has(scope, ['speech', 'transcript']);

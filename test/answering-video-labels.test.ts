@@ -1,7 +1,8 @@
 /**
- * Each video's detection totals (src/answering/summaries.ts) are kept between questions: a
- * question over the whole index must still see what the analysis wrote since, once the service is
- * told that the video changed (re-analysis, live windows), and never a removed video's labels.
+ * The labels each video's detections hold (src/answering/video-labels.ts) and the seconds each spans
+ * (the evidence finder) are kept between questions: a question over the whole index must still see
+ * what the analysis wrote since, once the service is told that the video changed (re-analysis,
+ * live windows), and never a removed video's labels.
  * Through the service as the server builds it (no models: the rules read the questions).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
@@ -67,11 +68,11 @@ function addVideo(id: string, fileName: string, spans: ReturnType<typeof span>[]
 const ask = async (prompt: string) => (await s.answering.prepare(user, { index: index.id, prompt })).composed;
 
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'vidq-summaries-'));
+  dir = mkdtempSync(join(tmpdir(), 'vidq-videoLabels-'));
   s = createService(
     loadConfig({ 'data-dir': dir, 'analysis-workers': '0', analyzers: 'visual,objects', 'log-level': 'warn' }, {}),
   );
-  user = s.accounts.createUser('summaries', null).user;
+  user = s.accounts.createUser('videoLabels', null).user;
   index = s.indexes.create(user, 'clips', 'standard').index;
   addVideo(A, 'garden.mp4', [span(A, 'dog', 0, 20), span(A, 'dog', 30, 40)]);
   addVideo(B, 'street.mp4', [span(B, 'car', 0, 5)]);
@@ -82,7 +83,7 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('detection totals kept between questions', () => {
+describe('what each video holds, kept between questions', () => {
   test('a not-found answer names what the whole index shows, longest first', async () => {
     const r = await ask('How many giraffes and dogs are there?');
     expect(r.found).toBe(false);
