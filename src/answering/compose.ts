@@ -265,19 +265,25 @@ export class Composer {
 
   /** The detection spans of a label in the scope. */
   spansOf(label: string): Segment[] {
-    return this.c.finder.byKind(this.withLabel(label), ['object'], { labels: [label] });
+    return this.objectSpans([label]);
+  }
+
+  /** The detection spans of any of these labels in the scope, in time order (at most `limit`). */
+  objectSpans(labels: string[], limit?: number): Segment[] {
+    return this.c.finder.byKind(this.withLabels(labels), ['object'], { labels, ...(limit && { limit }) });
   }
 
   /** Whether the object detector saw the label in the scope. */
   sees(label: string): boolean {
-    const scope = this.withLabel(label);
-    return scope.videos.length > 0 && this.c.finder.byKind(scope, ['object'], { labels: [label], limit: 1 }).length > 0;
+    return this.objectSpans([label], 1).length > 0;
   }
 
-  /** The scope less the videos in which the label was never detected (the same spans, fewer videos to read). */
-  private withLabel(label: string): ScopeWindow {
+  /** The scope less the videos in which none of the labels was detected (the same spans, fewer videos to read). */
+  private withLabels(labels: string[]): ScopeWindow {
     const scope = this.c.scope;
-    return scope.window ? scope : { ...scope, videos: this.c.videoLabels.withLabel(scope.videos, label) };
+    if (scope.window) return scope;
+    const have = new Set(labels.flatMap((l) => this.c.videoLabels.withLabel(scope.videos, l)));
+    return { ...scope, videos: scope.videos.filter((v) => have.has(v)) };
   }
 
   /** Per-frame counts of a label over the scope (each point keeps the span it belongs to). */

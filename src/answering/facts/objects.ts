@@ -335,7 +335,7 @@ function whichVideo(t: Composer, label: string, style: Style): Answer {
 }
 
 function objectsOf(t: Composer, labels: string[], style: Style, intent: Intent): Answer {
-  const segs = t.finder.byKind(t.scope, ['object'], { labels });
+  const segs = t.objectSpans(labels);
   if (segs.length === 0) return t.notFound(`any ${categoryName(t.prompt)}`, style);
   const byLabel = new Map<string, Segment[]>();
   for (const s of segs) byLabel.set(s.text, [...(byLabel.get(s.text) ?? []), s]);
