@@ -26,9 +26,9 @@ import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
 import { resolveBinaries } from '../src/media/binaries';
 import { probeFile } from '../src/media/probe';
-import { notePlaybackPending, playbackStep } from '../src/jobs/playback-step';
+import { notePlaybackPending, playbackStep, startPlaybackCopy } from '../src/jobs/playback-step';
 import { createService } from '../src/service';
-import { videos } from '../src/storage/schema';
+import { frames, segments, videos } from '../src/storage/schema';
 
 const { values } = parseArgs({
   options: {
@@ -38,6 +38,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     file: { type: 'string' },
     timeline: { type: 'string' },
+    findings: { type: 'string' },
   },
 });
 const MEDIA = process.env.VIDQ_TEST_MEDIA ?? resolve(import.meta.dir, '../../shared/media');
@@ -201,6 +202,27 @@ interface Row {
   decode: number;
   analysis: number;
   stages: Record<string, number>;
+  /** What the analysis found: segments per kind, frames kept, and a hash of every segment's content. */
+  findings: string;
+}
+
+/** Segments per kind and frames of one video, with a hash of the segments' kind/span/text (rounded to ms). */
+async function findingsOf(id: string): Promise<string> {
+  const { eq, asc } = await import('drizzle-orm');
+  const rows = s.db
+    .select({ kind: segments.kind, start: segments.start, end: segments.end, text: segments.text })
+    .from(segments)
+    .where(eq(segments.videoId, id))
+    .orderBy(asc(segments.kind), asc(segments.start), asc(segments.text))
+    .all();
+  const perKind: Record<string, number> = {};
+  for (const r of rows) perKind[r.kind] = (perKind[r.kind] ?? 0) + 1;
+  const hash = new Bun.CryptoHasher('sha1');
+  for (const r of rows) hash.update(`${r.kind}|${r.start.toFixed(3)}|${r.end.toFixed(3)}|${r.text}\n`);
+  const frameCount = s.db.select({ id: frames.id }).from(frames).where(eq(frames.videoId, id)).all().length;
+  return `${Object.entries(perKind)
+    .map(([k, n]) => `${k} ${n}`)
+    .join(', ')}; frames ${frameCount}; sha1 ${hash.digest('hex').slice(0, 12)}`;
 }
 
 async function analyse(name: string, file: string): Promise<Row | null> {
@@ -241,19 +263,19 @@ async function analyse(name: string, file: string): Promise<Row | null> {
   const decode = await timeDecode(file);
   const t0 = performance.now();
   // As the worker does: a video that will get a playable copy is marked before its analysis.
-  await timed('playback mark', () =>
-    notePlaybackPending({ db: s.db, files: s.files, ffmpeg, log: createLogger('error') }, id),
-  );
+  const playbackDeps = { db: s.db, files: s.files, ffmpeg, log: createLogger('error') };
+  // …and its copy is made beside the analysis.
+  const early = (await timed('playback mark', () => notePlaybackPending(playbackDeps, id)))
+    ? startPlaybackCopy(playbackDeps, id, new AbortController().signal)
+    : null;
   const outcome = await runJob(
     job,
     { db: s.db, queue: s.queue, files: s.files, analyzers, ffmpeg, workerId: 'w_bench', log: createLogger('error') },
     new AbortController().signal,
   );
-  // The browser-playable copy, as the worker makes it after the analysis (only when needed).
+  // The browser-playable copy, published (or made, when it was not started) after the analysis.
   if (outcome === 'ready')
-    await timed('playback copy', () =>
-      playbackStep({ db: s.db, files: s.files, ffmpeg, log: createLogger('error') }, id),
-    );
+    await timed('playback copy (the rest of it)', () => playbackStep(playbackDeps, id, undefined, early));
   const analysis = (performance.now() - t0) / 1000;
   if (outcome !== 'ready')
     console.error(`${name}: ${outcome}`, s.db.select({ e: videos.error }).from(videos).all().at(-1));
@@ -265,7 +287,7 @@ async function analyse(name: string, file: string): Promise<Row | null> {
   const stages: Record<string, number> = {};
   for (const [k, v] of Object.entries((row?.a ?? {}) as Record<string, { ms?: number }>))
     stages[k] = (v.ms ?? 0) / 1000;
-  return { name, duration: info.durationSec, decode, analysis, stages };
+  return { name, duration: info.durationSec, decode, analysis, stages, findings: await findingsOf(id) };
 }
 
 const clips = readdirSync(MEDIA)
@@ -365,6 +387,8 @@ console.log(
 console.log(
   `indexing speed: ${(sum((r) => r.duration) / sum((r) => r.analysis)).toFixed(1)}× real time (target ≥ 20×); peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MB (target < 1536 MB)`,
 );
+// --findings FILE: what each clip's analysis found, one line per clip, to compare runs exactly.
+if (values.findings) writeFileSync(values.findings, rows.map((r) => `${r.name}: ${r.findings}`).join('\n') + '\n');
 for (const a of analyzers) await a.close?.();
 s.close();
 rmSync(dataDir, { recursive: true, force: true });

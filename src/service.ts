@@ -12,6 +12,7 @@ import { Limiter, ModelServerClient } from './analysis/engines/model-server/clie
 import { OpenAiEmbedder } from './analysis/engines/model-server/embedder-openai';
 import { MomentReader } from './analysis/moment';
 import { AnsweringService } from './answering/service';
+import { VideoLabels } from './answering/video-labels';
 import { analyzerNames, type Config } from './config';
 import { IndexService } from './indexes/service';
 import { UploadGrants } from './ingest/grants';
@@ -125,6 +126,8 @@ export function createService(
   // Every change to a video goes through here; the caches subscribe below, once all are built.
   const changes = new VideoChanges(db);
   const videoChanged = changes.changed;
+  // The labels each video's detections hold, for questions about a label over a whole index.
+  const videoLabels = new VideoLabels(db);
 
   // Analysis: the queue and the workers that drain it.
   const queue = new JobQueue(db);
@@ -194,6 +197,7 @@ export function createService(
     files,
     embedder,
     retrieval,
+    videoLabels,
     moments,
     // Read at question time: the live service is built below.
     streamClock: (videoId) => {
@@ -232,6 +236,7 @@ export function createService(
   // The caches that hold something of a video, each dropping it when the video changes.
   changes.subscribe((_id, place) => place && indexes.invalidate(place.userId, place.indexId));
   changes.subscribe((id) => retrieval.invalidate(id));
+  changes.subscribe((id) => videoLabels.invalidate(id));
   changes.subscribe((id) => flows.images.forget(id));
 
   return {

@@ -424,6 +424,19 @@ describe('people by face: a plug-in that competes in the same reading', () => {
     expect(b.output).toContain('unnamed person');
     expect(b.output).not.toContain('Anna');
   });
+  test('a person whose face is not seen: on screen at a moment, and counted in a window with no face', async () => {
+    const a = await ask('Who is on screen?', { video: 'street.mp4', target: '25' }, faces);
+    expect(a.output).toContain('A person is on screen then (0:22–0:28), but their face is not visible');
+    expect(a.evidence).toMatchObject([{ kind: 'object', start: 22, end: 28, text: 'person (face not visible)' }]);
+    // Between Anna's two appearances no face is seen: the person detected then is counted apart.
+    const b = await ask('How many different people appear?', { ...I, target: '19-22' }, faces);
+    expect(b.output).toMatch(
+      /^People whose faces were not visible appear 1 time \(from the person detections: 0:00–0:33\)/,
+    );
+    // Over the whole video the faces overlap that detection: only the two people by face.
+    const c = await ask('How many different people appear?', I, faces);
+    expect(c.output).not.toContain('not visible');
+  });
   test('a name nobody carries is "not found", naming who is named', async () => {
     const a = await ask('When does Zelda appear?', {}, faces);
     expect(a.output).toContain('could not find anyone named "Zelda"');

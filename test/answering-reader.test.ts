@@ -57,6 +57,25 @@ describe('slots by rules', () => {
     expect(readFiles('describe the pancake video', VIDEOS).map((v) => v.fileName)).toEqual(['pancake.mkv']);
   });
 
+  test('among thousands of videos every way of naming one still finds it, and nothing else', () => {
+    const many = [
+      ...Array.from({ length: 3000 }, (_, i) => video(`street-camera-${i}.mp4`)),
+      ...VIDEOS,
+      video('skateboarding-dog.mp4'),
+      video('My Holiday_2024.mov'),
+    ];
+    const names = (q: string) => readFiles(q, many).map((v) => v.fileName);
+    expect(names('what is in pancake.mkv')).toEqual(['pancake.mkv']);
+    expect(names('is there speech in speech-over-bottles')).toEqual(['speech-over-bottles.mp4']);
+    expect(names('what happens in the people one by one clip')).toEqual(['people-one-by-one.mp4']);
+    expect(names('is there a dog in the skateboard video')).toEqual(['skateboarding-dog.mp4']);
+    expect(names('who is in the video called my holiday 2024')).toEqual(['My Holiday_2024.mov']);
+    expect(names('what is seen in street-camera-1234.mp4')).toEqual(['street-camera-1234.mp4']);
+    // "street" and "camera" are in every street-camera name: no one video is "the street video".
+    expect(names('what is in the street video')).toEqual([]);
+    expect(names('how many bottles are there')).toEqual([]);
+  });
+
   test('a named file asks nothing by its words; "at once" and numbers', () => {
     const s = readSlots('How long is birthday-no-audio.mp4?', VIDEOS);
     expect(s.factCues.has('audio')).toBe(false);

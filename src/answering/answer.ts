@@ -22,6 +22,7 @@ import type { Evidence } from './evidence';
 import { bestSentences, contentWords, type Sentence } from './open';
 import { asksBeyondLabels, colourOfUnlabelled } from './intent';
 import { readSlots, unknownFile } from './reader';
+import type { VideoLabels } from './video-labels';
 import { formatTime } from './target';
 import { colourOnClothing, isPersonWord, LABEL_WORDS, labelNoun, labelsNamed, namesLabel } from './vocabulary';
 
@@ -39,6 +40,8 @@ export interface AnswerInput {
   /** Signed path of a frame file of a video. */
   frameUrl: (videoId: string, file: string) => string;
   moment?: ComposeInput['moment'];
+  /** The labels each video's detections hold (see video-labels.ts). */
+  videoLabels: VideoLabels;
 }
 
 export async function composeAnswer(a: AnswerInput): Promise<Composed> {
@@ -60,7 +63,7 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
   if (unlabelled && !a.retrieval.finder.has(scope, ['caption'])) {
     // The colour of a thing no detector label names (the sky, the caps of bottles; clothing with no
     // one in view): the measured colours are those of detected things, so they cannot answer it.
-    const people = a.retrieval.finder.byKind(scope, ['object'], { labels: ['person'], limit: 1 }).length > 0;
+    const people = seen(a, scope, 'person');
     if (!unlabelled.clothing || !people)
       return {
         output: `I cannot tell the colour of the ${unlabelled.noun}: the object detector has no label for it, and the colours the index measures are those of the things it detects. The index holds no descriptions of the pictures: a vision model server (--captioner openai) would describe what is seen and could answer this.`,
@@ -69,17 +72,19 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
         reading: 'colours.unlabelled',
       };
   }
-  const composed = await new Composer({
+  const composer = new Composer({
     db: a.db,
     indexId: a.indexId,
     prompt: a.prompt,
     guidance: a.guidance,
     scope,
     finder: a.retrieval.finder,
+    videoLabels: a.videoLabels,
     frameUrl: a.frameUrl,
     moment: a.moment ?? null,
     embedder: a.embedder,
-  }).compose();
+  });
+  const composed = await composer.compose();
   if (a.videos.length === 0) return composed;
 
   const slots = readSlots(a.prompt, a.videos);
@@ -102,9 +107,13 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     (reading.startsWith('text.') && !slots.intent.needs.has('written'));
   const holder = composed.found && /^text\./.test(reading) ? unseenHolder(a, narrowed, slots.text, composed) : null;
   if (holder) return holder;
+  // A found answer that is not open takes the free text only to tell "no sentence names it" for a
+  // question beyond the detector's labels (below); otherwise the sentences would not change it.
+  const beyondLabels = asksBeyondLabels(slots.text) !== null;
+  const wanted = open || (beyondLabels && !reading.startsWith('text.'));
   let sentences: Sentence[] = [];
-  if (!computed && (open || reading.startsWith('objects.') || reading.startsWith('people.')))
-    sentences = await bestSentences(a.retrieval, narrowed, a.prompt, slots.intent, 3);
+  if (!computed && wanted && (open || reading.startsWith('objects.') || reading.startsWith('people.')))
+    sentences = await bestSentences(a.retrieval, narrowed, a.prompt, slots.intent, 3, composer.vectorOf(a.prompt));
   const cite = (s: Segment, score: number): Evidence => evidenceOf(a, s, score);
   const quoted = sentences.map(
     (s) =>
@@ -133,7 +142,7 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     const labelsOnly = composed.evidence.every((e) => e.kind === 'object' || e.kind === 'face' || e.kind === 'shot');
     // So is a list of labels for a kind of thing or an activity no label names ("what instrument
     // is he playing", "what is the baby doing").
-    const beyond = asksBeyondLabels(slots.text) !== null && !computed;
+    const beyond = beyondLabels && !computed;
     if (
       ((beyond && !/^text\./.test(reading)) || (reading === 'search' && unlabelled.length && labelsOnly)) &&
       !a.retrieval.finder.has(narrowed, ['caption'])
@@ -247,13 +256,17 @@ function withMissingModel(
   const visual =
     !intent.needs.has('written') && !/^(faces|shots|duration|resolution|fps|size|codec|audio|videos)\./.test(reading);
   // Only where the detector has nothing for what is asked: a count it got wrong is not a missing model.
-  const seen = intent.labels.filter(
-    (l) => l !== 'person' && finder.byKind(scope, ['object'], { labels: [l], limit: 1 }).length,
-  );
-  if (visual && !seen.length && !finder.has(scope, ['caption']) && contentWords(intent).length) {
+  const detected = intent.labels.filter((l) => l !== 'person' && seen(a, scope, l));
+  if (visual && !detected.length && !finder.has(scope, ['caption']) && contentWords(intent).length) {
     return `${firstSentence(output)} The index holds no descriptions of the pictures, only the labels of an object detector: a vision model server (--captioner openai) would describe what is seen and could answer this.`;
   }
   return output;
+}
+
+/** Whether the object detector saw the label in the scope (whole videos: from the labels each holds). */
+function seen(a: AnswerInput, scope: ScopeWindow, label: string): boolean {
+  if (!scope.window) return a.videoLabels.withLabel(scope.videos, label).length > 0;
+  return a.retrieval.finder.byKind(scope, ['object'], { labels: [label], limit: 1 }).length > 0;
 }
 
 function evidenceOf(a: AnswerInput, s: Segment, score: number): Evidence {

@@ -15,6 +15,7 @@ import { readIntent, type Intent } from './intent';
 import { colourOnClothing, labelNoun, NAMES_NO_THING } from './vocabulary';
 import { readQuestion, type ReadQuestion, type Slots, type TimeSlot } from './reader';
 import { type Counted, inWindow, POINT_HALF } from './series';
+import type { VideoLabels } from './video-labels';
 import { article, capital, joinList, onTrack, quote, secs, span } from './wording';
 
 export interface Composed {
@@ -39,6 +40,8 @@ export interface ComposeInput {
   guidance: string;
   scope: ScopeWindow;
   finder: EvidenceFinder;
+  /** The labels each video's detections hold (a label's spans are read only from the videos that have it). */
+  videoLabels: VideoLabels;
   /** Signs a frame path for the evidence list (null when the video has no such frame). */
   frameUrl: (videoId: string, file: string) => string;
   /**
@@ -72,6 +75,13 @@ export class Composer {
   private evidence: Evidence[] = [];
   /** The question's embedding, reused by the evidence search. */
   private vector: Float32Array | null = null;
+  /** The text that `vector` embeds (the question, or without the file names it gives). */
+  private vectorText = '';
+
+  /** The question's embedding once compose() has read it, when it embeds `text` (else null). */
+  vectorOf(text: string): Float32Array | null {
+    return this.vector && this.vectorText === text ? this.vector : null;
+  }
 
   /** Whether the scope holds more than one video (answers then name the file). */
   multi(): boolean {
@@ -122,6 +132,7 @@ export class Composer {
     const cued = FACTS.filter((f) => f.cueIn?.(this)).map((f) => f.kind);
     const read = await readQuestion(prompt, scope.videos, this.c.embedder ?? null, cued);
     this.vector = read.vector;
+    this.vectorText = read.slots.files.length ? read.slots.text : prompt;
     const intent = read.slots.intent;
     // Guidance steers the focus too: its content words join the search.
     const focus = readIntent(guidance);
@@ -254,16 +265,41 @@ export class Composer {
 
   /** The detection spans of a label in the scope. */
   spansOf(label: string): Segment[] {
-    return this.c.finder.byKind(this.c.scope, ['object'], { labels: [label] });
+    return this.objectSpans([label]);
+  }
+
+  /** The detection spans of any of these labels in the scope, in time order (at most `limit`). */
+  objectSpans(labels: string[], limit?: number): Segment[] {
+    return this.c.finder.byKind(this.withLabels(labels), ['object'], { labels, ...(limit && { limit }) });
+  }
+
+  /** Whether the object detector saw the label in the scope. */
+  sees(label: string): boolean {
+    return this.objectSpans([label], 1).length > 0;
+  }
+
+  /** The scope less the videos in which none of the labels was detected (the same spans, fewer videos to read). */
+  private withLabels(labels: string[]): ScopeWindow {
+    const scope = this.c.scope;
+    if (scope.window) return scope;
+    const have = new Set(labels.flatMap((l) => this.c.videoLabels.withLabel(scope.videos, l)));
+    return { ...scope, videos: scope.videos.filter((v) => have.has(v)) };
   }
 
   /** Per-frame counts of a label over the scope (each point keeps the span it belongs to). */
   series(label: string): Counted[] {
     const out: Counted[] = [];
     const win = this.c.scope.window;
-    const spans = this.spansOf(label);
+    // Each video's spans (in their order) at once: a whole index is thousands of videos.
+    const byVideo = new Map<string, Segment[]>();
+    for (const s of this.spansOf(label)) {
+      const list = byVideo.get(s.videoId);
+      if (list) list.push(s);
+      else byVideo.set(s.videoId, [s]);
+    }
     for (const v of this.c.scope.videos) {
-      const segs = spans.filter((s) => s.videoId === v.id);
+      const segs = byVideo.get(v.id);
+      if (!segs) continue;
       const counts = new Map<number, { n: number; s: Segment }>();
       for (const s of segs) {
         const all = (s.extra as { counts?: [number, number][] } | null)?.counts ?? [[s.start, 1]];

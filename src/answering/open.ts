@@ -89,9 +89,11 @@ export async function bestSentences(
   question: string,
   intent: Intent,
   limit = 3,
+  /** The question's embedding when the caller has it (embedding it again costs as much as a search). */
+  vector: Float32Array | null = null,
 ): Promise<Sentence[]> {
   const words = contentWords(intent);
-  const ranked = await retrieval.retrieve({ ...scope, kinds: FREE_TEXT }, question, intent, 30);
+  const ranked = await retrieval.finder.ranked({ ...scope, kinds: FREE_TEXT }, question, intent, 30, vector);
   const relevance = new Map<number, number>();
   const pool = new Map<number, Segment>();
   for (const r of ranked) {
@@ -105,7 +107,8 @@ export async function bestSentences(
     scope.videos.length > FEW_VIDEOS
       ? []
       : retrieval.finder.byKind(scope, ['caption', 'transcript'], { limit: 2000 }).filter((s) => !pool.has(s.id));
-  for (const r of await retrieval.relevanceOf(scope, question, intent, rest)) relevance.set(r.segment.id, r.relevance);
+  for (const r of await retrieval.finder.relevanceOf(scope, question, intent, rest, vector))
+    relevance.set(r.segment.id, r.relevance);
   for (const s of rest) pool.set(s.id, s);
   const out: Sentence[] = [];
   for (const s of pool.values()) {

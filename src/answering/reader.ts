@@ -167,18 +167,33 @@ const NAME_FILLER = new Set([
 /** Words that call something a video: "the bunny clip", "the chaplin film". */
 const VIDEO_WORD = '(?:video|clip|file|recording|footage|movie|film|one)';
 
+/** Name words by file name: every question reads them for every video of its scope. */
+const NAME_WORDS = new Map<string, string[]>();
+const NAME_WORDS_MAX = 100_000;
+
 /** The distinctive words of a file name (its stem's words less the filler). */
 function nameWords(v: Video): string[] {
-  return v.fileName
-    .toLowerCase()
-    .replace(/\.[a-z0-9]{2,5}$/, '')
-    .split(/[^\p{L}\p{N}]+/u)
-    .filter((w) => w.length >= 3 && !/^\d+$/.test(w) && !NAME_FILLER.has(w));
+  let words = NAME_WORDS.get(v.fileName);
+  if (!words) {
+    words = v.fileName
+      .toLowerCase()
+      .replace(/\.[a-z0-9]{2,5}$/, '')
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter((w) => w.length >= 3 && !/^\d+$/.test(w) && !NAME_FILLER.has(w));
+    if (NAME_WORDS.size >= NAME_WORDS_MAX) NAME_WORDS.clear();
+    NAME_WORDS.set(v.fileName, words);
+  }
+  return words;
 }
 
-/** A name word's stem, so "the skateboard video" names skateboarding-dog.mp4 and "the drum clip" drummer.mp4. */
+/** A name word's stem, unescaped: "the skateboard video" names skateboarding-dog.mp4 and "the drum clip" drummer.mp4. */
+function rawNameStem(w: string): string {
+  return w.length > 5 ? w.replace(/(ing|ers?|ed|s)$/, '') : w;
+}
+
+/** A name word's stem, as a pattern. */
 function nameStem(w: string): string {
-  return escapeRe(w.length > 5 ? w.replace(/(ing|ers?|ed|s)$/, '') : w);
+  return escapeRe(rawNameStem(w));
 }
 
 /** The videos of the scope the question names. */
@@ -188,6 +203,9 @@ export function readFiles(q: string, videos: Video[]): Video[] {
     const name = v.fileName.toLowerCase();
     const stem = name.replace(/\.[a-z0-9]{2,5}$/, '');
     const spaced = stem.replace(/[-_.]+/g, ' ');
+    // Each pattern below holds the stem or its spaced form: a question holding neither names
+    // another video (the check is what keeps a question over thousands of videos cheap).
+    if (!q.includes(stem) && !q.includes(spaced)) continue;
     const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     // The full name, a stem with its dashes ("people-one-by-one"), or a stem called a video ("the pancake clip").
     const named =
@@ -203,7 +221,7 @@ export function readFiles(q: string, videos: Video[]): Video[] {
     const counts = new Map<string, number>();
     for (const v of videos) for (const w of new Set(wordsOf(v))) counts.set(w, (counts.get(w) ?? 0) + 1);
     for (const v of videos) {
-      const own = wordsOf(v).filter((w) => counts.get(w) === 1);
+      const own = wordsOf(v).filter((w) => counts.get(w) === 1 && q.includes(rawNameStem(w)));
       if (own.some((w) => new RegExp(`\\b${nameStem(w)}\\w* ${VIDEO_WORD}\\b`).test(q))) out.push(v);
     }
   }

@@ -24,6 +24,7 @@ import type { MomentReader } from '../analysis/moment';
 import type { MediaLinks } from '../media/links';
 import { composeAnswer } from './answer';
 import { relativeScope, type StreamClock } from './relative-time';
+import { VideoLabels } from './video-labels';
 import { checkModelJson, fillFields, jsonModeRequest, parseJsonFields, type JsonFields } from './structured';
 import type { Composed, ComposeInput } from './compose';
 import type { RetrievalCore } from '../search/retrieval';
@@ -91,6 +92,7 @@ export class AnsweringService {
   readonly generator: Generator | null;
   private readonly files: DataDir;
   private readonly log: Logger;
+  private readonly videoLabels: VideoLabels;
 
   constructor(
     private readonly d: {
@@ -109,12 +111,18 @@ export class AnsweringService {
       moments?: MomentReader | null;
       /** Live streams' clocks, for "in the last 10 minutes" and "now" (none: every video is a finished file). */
       streamClock?: StreamClock;
+      /**
+       * The labels each video's detections hold, invalidated by the composition root when a video changes
+       * (default: a cache of this service's own, for callers whose videos do not change).
+       */
+      videoLabels?: VideoLabels;
       log?: Logger;
     },
   ) {
     this.finder = d.retrieval.finder;
     this.generator = d.generator !== undefined ? d.generator : createGenerator(generatorConfigOf(d.config));
     this.files = d.files;
+    this.videoLabels = d.videoLabels ?? new VideoLabels(d.db);
     this.log = d.log ?? createLogger(d.config.logLevel, { part: 'answering' });
   }
 
@@ -139,14 +147,16 @@ export class AnsweringService {
       vids = [v];
     } else if (req.subindex !== undefined) {
       const wanted = new Set(req.subindex);
-      vids = this.d.indexes.videosOf(index.id).filter((v) => wanted.has(v.id));
+      vids = this.d.indexes.resources(user.id, index.id).filter((v) => wanted.has(v.id));
       // Every id must be a video of this index: another user's or index's id is as unknown as a made-up one.
       if (vids.length < wanted.size) {
         const missing = [...wanted].find((id) => !vids.some((v) => v.id === id)) ?? '';
         throw notFound(`subindex: file ${JSON.stringify(missing.slice(0, 80))} is not in this index`);
       }
     } else {
-      vids = this.d.indexes.videosOf(index.id);
+      // The index's listing, cached until one of its videos changes (a question no longer reads
+      // every video row of the index).
+      vids = [...this.d.indexes.resources(user.id, index.id)];
     }
     // "In the last 10 minutes", "is anyone there now": a window or moment of the live streams (or
     // of a finished file's end), when no target is given.
@@ -349,6 +359,7 @@ export class AnsweringService {
     return composeAnswer({
       db: this.d.db,
       retrieval: this.d.retrieval,
+      videoLabels: this.videoLabels,
       embedder: this.d.embedder,
       indexId: scope.index.id,
       prompt: req.prompt,

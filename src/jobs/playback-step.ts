@@ -1,12 +1,18 @@
 /**
- * The step after a video's analysis: its browser-playable copy, when its codec needs one. Runs
- * after the analysis (askable first); before it, `notePlaybackPending` marks a video that will
- * get one, so that its resource has `playback_src` (state "making") at `ready` and never offers a
- * browser only a file it cannot play. A failure is logged, the mark removed, the original plays.
+ * The step beside a video's analysis: its browser-playable copy, when its codec needs one. Before
+ * the analysis, `notePlaybackPending` marks a video that will get one, so that its resource has
+ * `playback_src` (state "making") at `ready` and never offers a browser only a file it cannot play.
+ * `startPlaybackCopy` then makes the copy while the video is analysed (its one x264 thread uses the
+ * time the analysis leaves a core idle, instead of holding the job slot after `ready`);
+ * `playbackStep` publishes it once the analysis is over (or makes it then, when it was not started).
+ * A failed video loses its mark and its copy; a failed copy is logged, the mark removed, the
+ * original plays.
  */
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { eq, sql } from 'drizzle-orm';
 import type { Logger } from '../log';
-import { makePlaybackCopy, planFor, playbackCopy } from '../media/playback';
+import { makePlaybackCopy, planFor, playbackCopy, PLAYBACK_FILE, type PlaybackPlan } from '../media/playback';
 import type { Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import { videos } from '../storage/schema';
@@ -47,7 +53,36 @@ export async function notePlaybackPending(d: PlaybackDeps, videoId: string, sign
   return true;
 }
 
-export async function playbackStep(d: PlaybackDeps, videoId: string, signal?: AbortSignal): Promise<boolean> {
+/** What a copy started beside the analysis came to: what was done, or why it failed. */
+export type EarlyCopy = Promise<(PlaybackPlan & { ms: number }) | Error>;
+
+/** The copy must leave the free space uploads are held to; at ≤ 720p it is rarely larger than the original. */
+const roomFor = (d: PlaybackDeps, sizeBytes: number | null) => (d.minFreeBytes ?? 0) + (sizeBytes ?? 0);
+
+/**
+ * Starts the copy of a marked video ("making") beside its analysis; null when there is nothing to
+ * start (no mark, or too little disk: `playbackStep` then says so). Stop it with `signal`.
+ */
+export function startPlaybackCopy(d: PlaybackDeps, videoId: string, signal: AbortSignal): EarlyCopy | null {
+  const v = d.db.select().from(videos).where(eq(videos.id, videoId)).get();
+  if (!v?.storagePath || (v.analysis as { playback?: PlaybackNote } | null)?.playback?.state !== 'making') return null;
+  if (d.files.freeBytes() < roomFor(d, v.sizeBytes)) return null;
+  return makePlaybackCopy(d.ffmpeg, d.files.abs(v.storagePath), d.files.videoDir(v.id), v.fileType ?? '', signal).catch(
+    (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
+  );
+}
+
+/**
+ * After the analysis: publishes the copy `early` made (a failed video's is deleted), or makes it
+ * now. True when the resource changed.
+ */
+export async function playbackStep(
+  d: PlaybackDeps,
+  videoId: string,
+  signal?: AbortSignal,
+  early?: EarlyCopy | null,
+): Promise<boolean> {
+  const made = early ? await early : null;
   const v = d.db.select().from(videos).where(eq(videos.id, videoId)).get();
   if (!v?.storagePath) return false;
   const pending = (v.analysis as { playback?: PlaybackNote } | null)?.playback?.state === 'making';
@@ -56,23 +91,22 @@ export async function playbackStep(d: PlaybackDeps, videoId: string, signal?: Ab
     if (pending) setNote(d.db, videoId, null);
     return pending;
   };
-  if (v.status === 'failed') return notMade();
+  if (v.status === 'failed') {
+    // Made beside an analysis that failed: a failed video has no copy.
+    if (made && !(made instanceof Error)) rmSync(join(d.files.videoDir(v.id), PLAYBACK_FILE), { force: true });
+    return notMade();
+  }
   if (v.status !== 'ready') return false;
-  // The copy must leave the free space uploads are held to; at ≤ 720p it is rarely larger than
-  // the original, which is the room asked for.
-  const room = (d.minFreeBytes ?? 0) + (v.sizeBytes ?? 0);
-  if (d.files.freeBytes() < room) {
+  const room = roomFor(d, v.sizeBytes);
+  if (!made && d.files.freeBytes() < room) {
     d.log.warn('no playback copy: not enough free disk space', { video_id: videoId, needed_bytes: room });
     return notMade();
   }
   try {
-    const r = await makePlaybackCopy(
-      d.ffmpeg,
-      d.files.abs(v.storagePath),
-      d.files.videoDir(v.id),
-      v.fileType ?? '',
-      signal,
-    );
+    if (made instanceof Error) throw made;
+    const r =
+      made ??
+      (await makePlaybackCopy(d.ffmpeg, d.files.abs(v.storagePath), d.files.videoDir(v.id), v.fileType ?? '', signal));
     if (r.kind === 'none') return notMade();
     const note: PlaybackNote = { state: 'made', made: r.kind, ms: r.ms };
     setNote(d.db, videoId, note);

@@ -17,7 +17,7 @@ import { openDatabase } from '../storage/db';
 import { DataDir } from '../storage/files';
 import { eq } from 'drizzle-orm';
 import { videos, type Job } from '../storage/schema';
-import { notePlaybackPending, playbackStep } from './playback-step';
+import { notePlaybackPending, playbackStep, startPlaybackCopy, type EarlyCopy } from './playback-step';
 import { JobQueue } from './queue';
 
 export type WorkerMessage =
@@ -115,9 +115,14 @@ export async function runWorker(config: Config): Promise<number> {
     );
     const overBudget = new AbortController();
     const budgetTimer = budget ? setTimeout(() => overBudget.abort(), budget * 1000) : null;
-    // Marked before the analysis, so the resource has `playback_src` by the time it is ready.
-    if (await notePlaybackPending(playbackDeps, job.videoId, stop.signal))
+    // Marked before the analysis, so the resource has `playback_src` by the time it is ready; the
+    // copy is made beside the analysis and published after it.
+    const copyStop = new AbortController();
+    let early: EarlyCopy | null = null;
+    if (await notePlaybackPending(playbackDeps, job.videoId, stop.signal)) {
       send({ type: 'changed', video_id: job.videoId });
+      early = startPlaybackCopy(playbackDeps, job.videoId, AbortSignal.any([stop.signal, copyStop.signal]));
+    }
     let outcome = await runJob(
       job,
       {
@@ -142,9 +147,15 @@ export async function runWorker(config: Config): Promise<number> {
       outcome = 'failed';
     }
     log.debug('job finished', { video_id: job.videoId, outcome, slot });
-    // A failed video loses its mark; a ready one gets its copy.
-    if ((outcome === 'ready' || outcome === 'failed') && (await playbackStep(playbackDeps, job.videoId, stop.signal)))
+    // Only a ready video keeps its copy; the copy's ffmpeg has ended before files are removed below.
+    if (outcome !== 'ready') copyStop.abort();
+    // A failed video loses its mark (and its copy); a ready one gets its copy.
+    if (
+      (outcome === 'ready' || outcome === 'failed') &&
+      (await playbackStep(playbackDeps, job.videoId, stop.signal, early))
+    )
       send({ type: 'changed', video_id: job.videoId });
+    if (outcome === 'cancelled') await early;
     // Removed while its playback copy was being made: take what was written.
     if (outcome === 'ready' && !queue.get(job.videoId)) files.removeVideoFiles(job.videoId);
     // Removed while being analysed: the removal may have run before this worker wrote its files.

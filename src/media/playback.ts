@@ -1,7 +1,7 @@
 /**
  * Playback in any browser: HEVC, ProRes, MPEG-2, a GIF… play in some browsers or none (Chromium
  * shows a frozen picture with sound for HEVC). Such a video gets a browser-playable copy beside
- * it (H.264/AAC MP4, at most 720p), made after its analysis so that it is askable first. The
+ * it (H.264/AAC MP4, at most 720p), made beside its analysis (jobs/playback-step.ts). The
  * original stays what `src` streams; `playback_src` streams the copy. A video that needs one has
  * `playback_src` (and `metadata.analysis.playback.state` "making") from the start of its analysis,
  * so that `ready` never hands a browser a file it cannot play.

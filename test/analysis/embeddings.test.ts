@@ -46,6 +46,27 @@ describe('USE-lite embedder', () => {
     expect(vs[3]!.every((x) => x === 0)).toBe(true);
   });
 
+  test('a text embedded before is not run through the model again, and gets its vector back', async () => {
+    const e = new UseEmbedder();
+    try {
+      const model = await e.load();
+      const run = model.embed.bind(model);
+      const seen: string[] = [];
+      model.embed = ((batch: string[]) => {
+        seen.push(...batch);
+        return run(batch);
+      }) as typeof model.embed;
+      const [talks, dog] = await e.embed(['speech: someone talks', 'a dog in view']);
+      const again = await e.embed(['a bottle in view', 'speech:  someone talks ', 'a dog in view']);
+      expect(seen).toEqual(['a dog in view', 'speech: someone talks', 'a bottle in view']);
+      expect([...again[1]!]).toEqual([...talks!]);
+      expect([...again[2]!]).toEqual([...dog!]);
+      expect(cosine(again[0]!, dog!)).toBeLessThan(0.999);
+    } finally {
+      await e.close();
+    }
+  });
+
   test('many texts are cut into batches without changing the vectors', async () => {
     const texts = Array.from(
       { length: 40 },

@@ -12,10 +12,11 @@ import { resolveBinaries } from '../../src/media/binaries';
 import { makePlaybackCopy, PLAYBACK_FILE } from '../../src/media/playback';
 import { copyFileSync } from 'node:fs';
 import { loadConfig } from '../../src/config';
-import { playbackStep } from '../../src/jobs/playback-step';
+import { notePlaybackPending, playbackStep, startPlaybackCopy } from '../../src/jobs/playback-step';
 import { createLogger } from '../../src/log';
 import { createService } from '../../src/service';
 import { videos } from '../../src/storage/schema';
+import { eq } from 'drizzle-orm';
 import { ffmpegSync, haveChromium, launchChromium } from '../factories';
 import { clip, getJson, postJson, startTestServer } from '../helpers';
 
@@ -135,6 +136,63 @@ test('the copy is made only when it leaves the free disk space uploads are held 
     expect(await playbackStep({ ...d, minFreeBytes: 0 }, id)).toBe(true);
     expect(existsSync(join(svc.files.videoDir(id), PLAYBACK_FILE))).toBe(true);
     expect((svc.db.select().from(videos).get()!.analysis as any).playback.made).toBe('transcode');
+  } finally {
+    svc.close();
+  }
+});
+
+test('a copy made beside the analysis is published when the video is ready, and deleted when it failed', async () => {
+  const dataDir = join(dir, 'data-early');
+  const svc = createService(
+    loadConfig({ 'data-dir': dataDir, port: '0', 'log-level': 'error', 'analysis-workers': '0' }, {}),
+  );
+  try {
+    const { user } = svc.accounts.createUser('u', null);
+    const { index } = svc.indexes.findOrCreateByName(svc.db, user, 'p');
+    const d = { db: svc.db, files: svc.files, ffmpeg, log: createLogger('error'), minFreeBytes: 0 };
+    const now = new Date();
+    for (const [id, end] of [
+      ['R'.repeat(32), 'ready'],
+      ['F'.repeat(32), 'failed'],
+    ] as const) {
+      mkdirSync(svc.files.videoDir(id), { recursive: true });
+      const rel = svc.files.sourceRelPath(id, 'mov');
+      copyFileSync(made['prores.mov']!, svc.files.abs(rel));
+      svc.db
+        .insert(videos)
+        .values({
+          id,
+          indexId: index.id,
+          userId: user.id,
+          sourceUrl: 'http://x/p.mov',
+          fileName: 'p.mov',
+          fileType: 'video/quicktime',
+          storagePath: rel,
+          sizeBytes: 1000,
+          status: 'processing',
+          progress: 0,
+          uploadedAt: now,
+          updatedAt: now,
+        })
+        .run();
+      const analysis = () => svc.db.select().from(videos).where(eq(videos.id, id)).get()!.analysis as any;
+      expect(await notePlaybackPending(d, id)).toBe(true);
+      const early = startPlaybackCopy(d, id, new AbortController().signal);
+      expect(early).not.toBeNull();
+      // The analysis ends while (or after) the copy is made; until then the mark says "making".
+      expect(analysis().playback).toEqual({ state: 'making' });
+      svc.db.update(videos).set({ status: end }).where(eq(videos.id, id)).run();
+      expect(await playbackStep(d, id, undefined, early)).toBe(true);
+      const copy = join(svc.files.videoDir(id), PLAYBACK_FILE);
+      if (end === 'ready') {
+        expect(existsSync(copy)).toBe(true);
+        expect(analysis().playback).toMatchObject({ state: 'made', made: 'transcode' });
+        expect(streams(copy).find((s) => s.codec_type === 'video')?.codec_name).toBe('h264');
+      } else {
+        expect(existsSync(copy)).toBe(false);
+        expect(analysis().playback).toBeUndefined();
+      }
+    }
   } finally {
     svc.close();
   }

@@ -59,6 +59,8 @@ export interface UseEmbedderOptions {
 }
 
 export const USE_DIMS = 512;
+/** Texts whose vectors are kept for the next videos (about 2 MB). */
+const RECENT_TEXTS = 1000;
 
 export class UseEmbedder implements Embedder {
   readonly info: EngineInfo = { kind: 'embeddings', name: 'universal-sentence-encoder-lite (tfjs)' };
@@ -69,6 +71,8 @@ export class UseEmbedder implements Embedder {
   private readonly maxBatch: number;
   private readonly maxBatchChars: number;
   private readonly maxTextChars: number;
+  /** The vectors of recently embedded texts (2 KB each). */
+  private readonly recent = new Map<string, Float32Array>();
 
   constructor(private readonly opts: UseEmbedderOptions = {}) {
     this.maxBatch = opts.maxBatch ?? 16;
@@ -99,8 +103,12 @@ export class UseEmbedder implements Embedder {
     const todo: { i: number; text: string }[] = [];
     texts.forEach((t, i) => {
       const text = t.replace(/\s+/g, ' ').trim().slice(0, this.maxTextChars);
+      // Many sentences come back video after video ("speech: someone talks", "a bottle in view",
+      // each "cut to shot N of M"): those are not run again.
+      const known = text ? this.recent.get(text) : undefined;
+      if (known) out[i]!.set(known);
       // The model drops token-less rows at the end of a batch (fewer vectors than texts), so they never reach it.
-      if (text) todo.push({ i, text });
+      else if (text) todo.push({ i, text });
     });
     if (!todo.length) return out;
     // The model pads a batch to its longest text: similar lengths together made long mixed lists ~1.5x faster.
@@ -110,12 +118,23 @@ export class UseEmbedder implements Embedder {
       const vecs = await model.embed(batch.map((b) => b.text));
       if (vecs.length !== batch.length)
         throw new Error(`the embedding model returned ${vecs.length} vectors for ${batch.length} texts`);
-      batch.forEach((b, k) => out[b.i]!.set(normalize(vecs[k]!)));
+      batch.forEach((b, k) => {
+        out[b.i]!.set(normalize(vecs[k]!));
+        this.remember(b.text, out[b.i]!);
+      });
     }
     return out;
   }
 
+  /** Keeps the last RECENT_TEXTS vectors (Map order: the oldest insertion is dropped first). */
+  private remember(text: string, vector: Float32Array): void {
+    this.recent.delete(text);
+    this.recent.set(text, vector.slice());
+    if (this.recent.size > RECENT_TEXTS) this.recent.delete(this.recent.keys().next().value!);
+  }
+
   async close(): Promise<void> {
+    this.recent.clear();
     const model = this.model;
     this.model = null;
     if (model) (await model.catch(() => null))?.model.dispose();

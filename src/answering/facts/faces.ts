@@ -44,6 +44,13 @@ interface Found {
   evidence: Cited[];
 }
 
+/** A span of one video. */
+interface Spot {
+  videoId: string;
+  start: number;
+  end: number;
+}
+
 interface Appearance {
   personId: string;
   name: string | null;
@@ -223,9 +230,9 @@ function aboutNamed(q: PeopleQuestion, who: { id: string; name: string }[]): Fou
 function howMany(q: PeopleQuestion): Found {
   const apps = appearances(q);
   const ids = [...new Set(apps.map((a) => a.personId))];
-  const hidden = facelessPersons(q, apps);
+  const hidden = facelessPersons(q, 8);
   const scopeWord = q.videos.length === 1 ? 'this video' : `these ${q.videos.length} videos`;
-  if (!ids.length && !hidden.length)
+  if (!ids.length && !hidden.count)
     return {
       found: false,
       evidence: [],
@@ -249,30 +256,28 @@ function howMany(q: PeopleQuestion): Found {
       (v.analysis as Record<string, { unavailable?: string }> | null)?.faces &&
       !(v.analysis as Record<string, { unavailable?: string }>).faces!.unavailable,
   );
-  if (hidden.length && !facesRan) {
+  if (hidden.count && !facesRan) {
     parts.push(
-      `People appear ${hidden.length} time${hidden.length === 1 ? '' : 's'} (from the person detections: ${hidden
-        .slice(0, 8)
+      `People appear ${hidden.count} time${hidden.count === 1 ? '' : 's'} (from the person detections: ${hidden.first
         .map((h) => `${formatTime(h.start)}–${formatTime(h.end)}`)
         .join(
           ', ',
-        )}${hidden.length > 8 ? ', …' : ''}); faces were not analysed, so whether those are different people cannot be told.`,
+        )}${hidden.count > 8 ? ', …' : ''}); faces were not analysed, so whether those are different people cannot be told.`,
     );
-  } else if (hidden.length) {
+  } else if (hidden.count) {
     parts.push(
-      `${ids.length ? 'Besides, people' : 'People'} whose faces were not visible appear ${hidden.length} time${hidden.length === 1 ? '' : 's'} (from the person detections: ${hidden
-        .slice(0, 8)
+      `${ids.length ? 'Besides, people' : 'People'} whose faces were not visible appear ${hidden.count} time${hidden.count === 1 ? '' : 's'} (from the person detections: ${hidden.first
         .map((h) => `${formatTime(h.start)}–${formatTime(h.end)}`)
         .join(
           ', ',
-        )}${hidden.length > 8 ? ', …' : ''}); whether those are different people cannot be told without a face.`,
+        )}${hidden.count > 8 ? ', …' : ''}); whether those are different people cannot be told without a face.`,
     );
   }
   return {
     found: true,
     evidence: [
       ...firsts.map((a) => item(a)),
-      ...hidden.slice(0, 8).map((h) => ({
+      ...hidden.first.map((h) => ({
         ...item({ ...h, personId: '', name: null }),
         kind: 'object' as const,
         text: 'person (face not visible)',
@@ -298,7 +303,7 @@ function whoAt(q: PeopleQuestion): Found {
       output: `On screen then: ${list(described)}.`,
     };
   }
-  const hidden = facelessPersons(q, []).filter((h) => h.start <= w.end && h.end >= w.start);
+  const hidden = facelessPersons(q, 1).first;
   if (hidden.length) {
     const h = hidden[0]!;
     return {
@@ -366,29 +371,28 @@ function appearances(q: PeopleQuestion, personIds?: string[]): Appearance[] {
     .sort((a, b) => order.get(a.videoId)! - order.get(b.videoId)! || a.start - b.start);
 }
 
-/** Person detections (object spans) that no face appearance overlaps: people seen from behind, too far, too small. */
-function facelessPersons(q: PeopleQuestion, faces: Appearance[]): { videoId: string; start: number; end: number }[] {
-  const rows = q.db
-    .select({ videoId: segments.videoId, start: segments.start, end: segments.end })
-    .from(segments)
-    .where(
-      and(
-        inArray(
-          segments.videoId,
-          q.videos.map((v) => v.id),
-        ),
-        eq(segments.kind, 'object'),
-        eq(segments.text, 'person'),
-      ),
-    )
-    .orderBy(asc(segments.start))
-    .all();
-  const all = faces.length ? faces : appearances(q);
-  return rows.filter(
-    (r) =>
-      (!q.window || (r.start <= q.window.end && r.end >= q.window.start)) &&
-      !all.some((a) => a.videoId === r.videoId && a.start < r.end && a.end > r.start),
-  );
+/**
+ * Person detections (object spans) that no face appearance overlaps: people seen from behind, too
+ * far, too small. How many (in the scope and window), and the first `limit` of them in time. Counted
+ * in SQL: a whole index holds a hundred thousand person spans, and reading them all to count them
+ * was most of the time of a "how many people" question.
+ */
+function facelessPersons(q: PeopleQuestion, limit: number): { count: number; first: Spot[] } {
+  const ids = JSON.stringify(q.videos.map((v) => v.id));
+  const w = q.window;
+  const inWindow = (a: string) =>
+    w ? sql` AND ${sql.raw(a)}.start <= ${w.end} AND ${sql.raw(a)}."end" >= ${w.start}` : sql``;
+  // A face of the scope's appearances (those in the window, as appearances() reads them) overlaps it.
+  const where = sql`s.video_id IN (SELECT value FROM json_each(${ids})) AND s.kind = 'object' AND s.text = 'person'${inWindow('s')}
+    AND NOT EXISTS (SELECT 1 FROM person_appearances pa JOIN segments f ON f.id = pa.segment_id JOIN people p ON p.id = pa.person_id
+      WHERE pa.video_id = s.video_id AND f.start < s."end" AND f."end" > s.start${inWindow('f')})`;
+  const count = q.db.all<{ n: number }>(sql`SELECT count(*) AS n FROM segments s WHERE ${where}`)[0]?.n ?? 0;
+  const first = count
+    ? q.db.all<Spot>(
+        sql`SELECT s.video_id AS videoId, s.start AS start, s."end" AS "end" FROM segments s WHERE ${where} ORDER BY s.start LIMIT ${limit}`,
+      )
+    : [];
+  return { count, first };
 }
 
 function item(a: Appearance): Cited {

@@ -215,7 +215,7 @@ function withLabels(
   // Things the detector has no label for, or never saw, may still be named by a caption: answer.ts reads those.
   if (!label) return t.notFound('what the question names', style);
   const asked = named.length ? named : [label];
-  const present = asked.filter((l) => t.finder.byKind(t.scope, ['object'], { labels: [l], limit: 1 }).length > 0);
+  const present = asked.filter((l) => t.sees(l));
   const missing = asked.filter((l) => !present.includes(l));
   // The question is about something that was never detected: say so rather than answer about something else.
   if (!present.includes(label) || (missing.length && !(missing.length === 1 && missing[0] === 'dining table'))) {
@@ -335,7 +335,7 @@ function whichVideo(t: Composer, label: string, style: Style): Answer {
 }
 
 function objectsOf(t: Composer, labels: string[], style: Style, intent: Intent): Answer {
-  const segs = t.finder.byKind(t.scope, ['object'], { labels });
+  const segs = t.objectSpans(labels);
   if (segs.length === 0) return t.notFound(`any ${categoryName(t.prompt)}`, style);
   const byLabel = new Map<string, Segment[]>();
   for (const s of segs) byLabel.set(s.text, [...(byLabel.get(s.text) ?? []), s]);
