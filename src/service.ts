@@ -177,7 +177,15 @@ export function createService(
     videoChanged,
   });
   const grants = new UploadGrants({ db, config, indexes, secret: files.secretKey(), admit: (u) => ingest.admit(u) });
-  const maintenance = new Maintenance({ db, config, indexes, ingest, log, videoChanged });
+  const maintenance = new Maintenance({
+    db,
+    config,
+    indexes,
+    ingest,
+    log,
+    videoChanged,
+    forgetIndex: (id) => retrieval.forgetIndex(id),
+  });
 
   // Questions, search and flows.
   // Reads the text at a question's moment (OCR models load on the first such question).

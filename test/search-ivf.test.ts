@@ -4,14 +4,14 @@
  * search, and its contiguous lists after videos are replaced, removed and added.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
 import { IvfIndex } from '../src/search/ivf';
-import { quantize } from '../src/search/vectors';
+import { quantize, VectorStore } from '../src/search/vectors';
 import { createService, type Service } from '../src/service';
 import { writeTx } from '../src/storage/db';
 import { segmentVectors, videos, type User, type Video } from '../src/storage/schema';
@@ -231,5 +231,21 @@ describe('the IVF index saved beside the data', () => {
     const other = new IvfIndex({ db: service.db, dims: DIMS, file: join(dir, 'missing.ivf') });
     await other.ready(vids);
     expect(other.state.vectors).toBe(6_000);
+  });
+});
+
+describe('a purged media index', () => {
+  test("takes its saved lists with it, and leaves other indexes' lists alone", () => {
+    const saved = join(dir, 'purge-search-index');
+    mkdirSync(saved);
+    const store = new VectorStore({ db: service.db, dir: saved });
+    for (const name of ['idx_gone-64.ivf', 'idx_gone-512.ivf', 'idx_gone_too-64.ivf', 'idx_kept-64.ivf']) {
+      writeFileSync(join(saved, name), 'lists');
+    }
+    store.forgetIndex('idx_gone');
+    expect(readdirSync(saved).sort()).toEqual(['idx_gone_too-64.ivf', 'idx_kept-64.ivf']);
+    // A name that is no plain id never reaches the file system.
+    store.forgetIndex('../idx_kept');
+    expect(readdirSync(saved)).toContain('idx_kept-64.ivf');
   });
 });

@@ -34,6 +34,8 @@ export class Maintenance {
       log: Logger;
       /** A video was failed here: its cached listing goes (Service.videoChanged). */
       videoChanged: (videoId: string) => void;
+      /** A purged index's search index (in memory and its saved lists) goes too. */
+      forgetIndex?: (indexId: string) => void;
     },
   ) {}
 
@@ -54,6 +56,7 @@ export class Maintenance {
       this.d.ingest.deleteVideos(idx.userId, idx.id, videoIdsOfIndex(this.d.db, idx.id));
       deleteIndexRow(this.d.db, idx.id);
       this.d.indexes.invalidate(idx.userId, idx.id);
+      this.d.forgetIndex?.(idx.id);
     }
     return doomed.length;
   }

@@ -56,6 +56,11 @@ export class RetrievalCore {
     this.finder.invalidate(videoId);
   }
 
+  /** A media index was purged (its videos were invalidated one by one before). */
+  forgetIndex(indexId: string): void {
+    this.vectors.forgetIndex(indexId);
+  }
+
   /**
    * Scored moments of every kind (or of `scope.kinds`) for a text, best first: each with its
    * `relevance` (comparable across kinds) and its `score` (relevance weighted by what `intent` needs).

@@ -8,7 +8,7 @@
  * instead of 2,048, and its cosine to a question stays within ~0.005 of the float32 one (recall@10
  * against exact float32 search is measured by bench/inquire).
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../storage/db';
@@ -148,6 +148,15 @@ export class VectorStore {
     }
     this.counts.delete(videoId);
     for (const ann of this.anns.values()) ann.invalidate(videoId);
+  }
+
+  /** A media index was purged: its ANN index and its saved lists go too. */
+  forgetIndex(indexId: string): void {
+    this.anns.delete(indexId);
+    if (!this.o.dir || !/^[\w-]+$/.test(indexId) || !existsSync(this.o.dir)) return;
+    for (const name of readdirSync(this.o.dir)) {
+      if (name.startsWith(`${indexId}-`) && name.endsWith('.ivf')) rmSync(join(this.o.dir, name), { force: true });
+    }
   }
 
   /**
