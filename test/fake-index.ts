@@ -135,6 +135,7 @@ export class FakeIndex {
       guidance: opts.guidance ?? '',
       videos: vids,
       window: windowOf(target),
+      point: target?.point ? target.start : null,
       frameUrl: (videoId, file) => `/media/${videoId}/frames/${file}`,
     });
   }

@@ -22,6 +22,7 @@ import type { Evidence } from './evidence';
 import { bestSentences, contentWords, type Sentence } from './open';
 import { asksBeyondLabels, colourOfUnlabelled } from './intent';
 import { readSlots, unknownFile } from './reader';
+import { momentWindow } from './series';
 import { formatTime } from './target';
 import { colourOnClothing, isPersonWord, LABEL_WORDS, labelNoun, labelsNamed, namesLabel } from './vocabulary';
 
@@ -36,13 +37,16 @@ export interface AnswerInput {
   videos: Video[];
   /** The time window of `target`, or null. */
   window: { start: number; end: number } | null;
+  /** A point `target`: it is judged at the moment itself (series.momentWindow), not over `window`. */
+  point?: number | null;
   /** Signed path of a frame file of a video. */
   frameUrl: (videoId: string, file: string) => string;
   moment?: ComposeInput['moment'];
 }
 
 export async function composeAnswer(a: AnswerInput): Promise<Composed> {
-  const out = await structuredThenFreeText(a);
+  const at = a.point !== undefined && a.point !== null ? { ...a, window: momentWindow(a.point, a.videos) } : a;
+  const out = await structuredThenFreeText(at);
   return { ...out, output: colourOnClothing(out.output) };
 }
 

@@ -14,7 +14,7 @@ import { FACTS, type Cell, type FactKind } from './facts';
 import { readIntent, type Intent } from './intent';
 import { colourOnClothing, labelNoun, NAMES_NO_THING } from './vocabulary';
 import { readQuestion, type ReadQuestion, type Slots, type TimeSlot } from './reader';
-import { type Counted, inWindow, POINT_HALF } from './series';
+import { type Counted, inWindow, momentWindow } from './series';
 import { article, capital, joinList, onTrack, quote, secs, span } from './wording';
 
 export interface Composed {
@@ -350,10 +350,7 @@ const OBJECTS = new Set<FactKind>(['objects', 'people']);
 
 /** A time slot of the question as a window of the scope; relative ones need one video's length. */
 export function resolveTime(t: TimeSlot, videos: Video[]): { start: number; end: number } | null {
-  if ('point' in t)
-    return t.point
-      ? { start: Math.max(0, t.start - POINT_HALF), end: t.start + POINT_HALF }
-      : { start: t.start, end: t.end };
+  if ('point' in t) return t.point ? momentWindow(t.start, videos) : { start: t.start, end: t.end };
   const d = videos.length === 1 ? videos[0]!.durationSec : null;
   if (d === null || d === undefined) return null;
   const len = t.seconds ?? Math.min(5, d / 4);

@@ -355,6 +355,7 @@ export class AnsweringService {
       guidance: req.guidance ?? '',
       videos: scope.videos,
       window: windowOf(scope.target),
+      point: scope.target?.point ? scope.target.start : null,
       frameUrl: (videoId, file) => this.d.links.sign(`/media/${videoId}/frames/${file}`),
       moment: this.momentOf(scope),
     });
