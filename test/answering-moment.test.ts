@@ -98,3 +98,41 @@ describe('the moment window follows the sampling of the scope', () => {
     expect(momentWindow(0.5, [video(60, null)])).toEqual({ start: 0, end: 1.5 });
   });
 });
+
+describe('a moment written in the question reads the text at that moment', () => {
+  const clocks = new FakeIndex([
+    {
+      fileName: 'stopwatch.mp4',
+      duration: 12,
+      segments: [
+        { kind: 'ocr', start: 1, end: 6, text: 'TIME 00:01' },
+        { kind: 'ocr', start: 6, end: 11, text: 'TIME 00:06' },
+      ],
+    },
+    { fileName: 'lobby.mp4', duration: 12, segments: [{ kind: 'ocr', start: 0, end: 12, text: 'WELCOME' }] },
+  ]);
+  afterAll(() => clocks.close());
+  /** The OCR moment reader's stand-in: the stopwatch shows the second it is at. */
+  const readAt = (_v: Video, t: number) => [
+    { text: `TIME 00:${String(Math.floor(t)).padStart(2, '0')}`, confidence: 0.9 },
+  ];
+
+  test('"what does the display read at 4 seconds": the frame at 4 s, not the sampled frame at 1 s', async () => {
+    for (const q of ['What does the display read at 4 seconds?', 'which time is shown on screen at 0:04']) {
+      const a = await clocks.ask(q, { video: 'stopwatch.mp4', textAt: readAt });
+      expect(a.output, q).toContain('TIME 00:04');
+      expect(
+        a.evidence.some((e) => e.kind === 'ocr' && e.start === 4 && e.text === 'TIME 00:04'),
+        q,
+      ).toBe(true);
+    }
+  });
+
+  test('the moment is read in the one video the question names, and only there', async () => {
+    const named = await clocks.ask('what does the stopwatch video display at 0:09?', { textAt: readAt });
+    expect(named.output).toContain('TIME 00:09');
+    // Two videos and none named: no single frame to read; the sampled text answers.
+    const both = await clocks.ask('What text is on screen at 0:09?', { textAt: readAt });
+    expect(both.output).not.toContain('TIME 00:09');
+  });
+});

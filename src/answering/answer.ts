@@ -42,6 +42,7 @@ export interface AnswerInput {
   /** Signed path of a frame file of a video. */
   frameUrl: (videoId: string, file: string) => string;
   moment?: ComposeInput['moment'];
+  textAt?: ComposeInput['textAt'];
 }
 
 export async function composeAnswer(a: AnswerInput): Promise<Composed> {
@@ -82,6 +83,7 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     finder: a.retrieval.finder,
     frameUrl: a.frameUrl,
     moment: a.moment ?? null,
+    textAt: a.textAt ?? null,
     embedder: a.embedder,
   }).compose();
   if (a.videos.length === 0) return composed;

@@ -46,6 +46,11 @@ export interface ComposeInput {
    * exactly that moment (the sampled frames may be seconds away). Null when there is no such moment.
    */
   moment?: { video: Video; t: number; readText: () => Promise<{ text: string; confidence: number }[]> } | null;
+  /**
+   * Reads the text on screen at one moment of a video, for a moment written in the question ("what
+   * does the counter read at 4 seconds"); null when that video's frames cannot be read now.
+   */
+  textAt?: ((video: Video, t: number) => (() => Promise<{ text: string; confidence: number }[]>) | null) | null;
   /** The sentence encoder: reads the kind of question by meaning (null: by its rule cues alone). */
   embedder?: Embedder | null;
 }
@@ -166,6 +171,12 @@ export class Composer {
           reading: 'time.past_end',
         };
       }
+    }
+    // A moment written in the question, in one video, is read like a point `target`: its text at that moment.
+    if (!this.c.moment && this.c.textAt && !narrowed.window && slots.time && 'point' in slots.time) {
+      const video = narrowed.videos.length === 1 ? narrowed.videos[0]! : null;
+      const readText = slots.time.point && video ? this.c.textAt(video, slots.time.start) : null;
+      if (readText) this.c.moment = { video: video!, t: slots.time.start, readText };
     }
     let first: (Answer & { reading: string }) | null = null;
     // A question no cell of the table fits ("PEACH OPEN MOVIE", "anything about pancakes?") is a

@@ -73,7 +73,7 @@ export const text: FactPlugin = {
       ],
     },
   },
-  cue: /\b(names?|named|written|writing|write|text|title|titles|captioned|subtitle\w*|sign|signs|reads?|displayed|printed|timecode|counter|digits?|numbers? (shown|on screen|displayed)|credits?|logo|banner|headline|letters?|lettering|words? on)\b/,
+  cue: /\b(names?|named|written|writing|write|text|title|titles|captioned|subtitle\w*|sign|signs|reads?|displayed|displays?|printed|timecode|counter|digits?|numbers? (shown|on screen|displayed)|credits?|logo|banner|headline|letters?|lettering|words? on)\b/,
 };
 
 // ---- the answers ------------------------------------------------------------------------------
