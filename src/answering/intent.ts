@@ -186,8 +186,9 @@ export function colourOfUnlabelled(question: string): { noun: string; clothing: 
     // "the woman's top": the thing is the top, worn by a labelled person.
   } else if (labelsNamed(` ${noun} `).length) return null;
   const clothing = CLOTHING_WORDS.includes(noun) || CLOTHING_WORDS.includes(noun.replace(/s$/, ''));
-  // The background, walls, sky, floor: the objects analysis measures those colours itself.
-  if (GENERIC.test(noun) || /^(background|backdrop|walls?|sky|floor|ground|surroundings|setting)$/.test(noun))
-    return null;
+  // The background as a whole (and the walls, most of an indoor background): the objects analysis
+  // measures those colours itself. A part of the scene (the sky, the floor, the grass) it does not:
+  // its measured colours mix everything around the detected things.
+  if (GENERIC.test(noun) || /^(background|backdrop|walls?|surroundings|setting)$/.test(noun)) return null;
   return { noun, clothing };
 }

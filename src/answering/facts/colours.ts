@@ -206,7 +206,8 @@ function colourAnswer(q: ColourQuestion): Found | null {
   };
 }
 
-const BACKGROUND = /\b(?:background|backdrop|walls?|sky|floor|ground|surroundings|setting)\b/;
+/** The picture around the detected things as a whole (a part of it, like the sky or the floor, is not measured apart). */
+const BACKGROUND = /\b(?:background|backdrop|walls?|surroundings|setting)\b/;
 
 /** "What colour is the background / are the walls": each shot's colours outside the detected things. */
 function background(q: ColourQuestion): Found {
