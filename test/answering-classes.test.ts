@@ -4,6 +4,7 @@
  * whether labels can answer it (a known label, or a thing no label names).
  */
 import { afterAll, describe, expect, test } from 'bun:test';
+import { readAsked, unlabelledAsked } from '../src/answering/reader';
 import { FakeIndex, objectSpan } from './fake-index';
 
 const NAMES_MODEL = /vision model server \(--captioner openai\)/;
@@ -15,6 +16,17 @@ const index = new FakeIndex([
     duration: 20,
     analysis: BACKGROUND,
     segments: [objectSpan('dog', 2, 12, 1, 0.8), { kind: 'shot', start: 0, end: 20, text: 'shot 1' }],
+  },
+  {
+    fileName: 'street-cafe.mp4',
+    duration: 20,
+    segments: [
+      objectSpan('person', 0, 19, 1, 0.9),
+      { ...objectSpan('cup', 2, 14, 1, 0.8), extra: { counts: [[2, 1]], max_count: 1, colours: ['red'] } },
+      // A wrong label: what the detector calls a motorcycle is no answer to "which tool".
+      objectSpan('motorcycle', 4, 16, 1, 0.45),
+      { kind: 'shot', start: 0, end: 20, text: 'shot 1' },
+    ],
   },
   {
     fileName: 'harbour-captioned.mp4',
@@ -52,5 +64,40 @@ describe('a part of the scene is not the measured background', () => {
     const a = await index.ask('what colour is the sky?', { video: 'harbour-captioned.mp4' });
     expect(a.output).toContain('orange sky');
     expect(a.evidence.some((e) => e.kind === 'caption')).toBe(true);
+  });
+});
+
+describe('the thing asked about decides whether labels can answer', () => {
+  test('the asked thing is read from the words: the kind after what/which, the things named, an activity', () => {
+    const cases: [string, string | null][] = [
+      ['What is the lady carrying?', null], // a person: what is seen with her can answer
+      ['which colour is the mug on the counter', null], // a mug is a cup
+      ['What kind of animal walks past?', null], // a category of labels
+      ['At what moment does the kitten appear?', null], // a kind of answer (a time), then a label
+      ['Which sort of tool is she using?', 'tool'],
+      ['What does the banner say?', 'banner'],
+      ['What is the weather like?', 'weather'],
+      ['what colour is her scooter helmet', 'helmet'],
+      ['What are the children building?', 'building'],
+      ['What does the man cook?', 'cook'],
+    ];
+    for (const [q, want] of cases) expect(unlabelledAsked(readAsked(q)), q).toBe(want);
+  });
+
+  test('a thing no label names: cannot tell, names what would answer, lists no unrelated label', async () => {
+    for (const q of ['Which tool is she using?', 'What is the weather like?', 'what is the waiter preparing?']) {
+      const a = await index.ask(q, { video: 'street-cafe.mp4' });
+      expect(a.output, q).toMatch(NAMES_MODEL);
+      expect(a.output, q).not.toMatch(/motorcycle/);
+    }
+  });
+
+  test('a known label asked about is answered from the detections, without the vision-model note', async () => {
+    for (const q of ['What is the mug standing next to?', 'what colour is the mug', 'When can I see a mug?']) {
+      const a = await index.ask(q, { video: 'street-cafe.mp4' });
+      expect(a.found, q).toBe(true);
+      expect(a.output, q).not.toMatch(NAMES_MODEL);
+      expect(a.output.toLowerCase(), q).toMatch(/\bcup|\bred\b/);
+    }
   });
 });

@@ -20,8 +20,8 @@ import type { Segment, Video } from '../storage/schema';
 import { Composer, type Composed, type ComposeInput } from './compose';
 import type { Evidence } from './evidence';
 import { bestSentences, contentWords, type Sentence } from './open';
-import { asksBeyondLabels, colourOfUnlabelled } from './intent';
-import { readSlots, unknownFile } from './reader';
+import { colourOfUnlabelled } from './intent';
+import { readSlots, unknownFile, unlabelledAsked } from './reader';
 import { momentWindow } from './series';
 import { formatTime } from './target';
 import { colourOnClothing, isPersonWord, LABEL_WORDS, labelNoun, labelsNamed, namesLabel } from './vocabulary';
@@ -137,9 +137,10 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     // man cooking") is no answer: say what would answer it instead of listing the labels.
     const unlabelled = contentWords(slots.intent).filter((w) => !isPersonWord(w) && !labelsNamed(w).length);
     const labelsOnly = composed.evidence.every((e) => e.kind === 'object' || e.kind === 'face' || e.kind === 'shot');
-    // So is a list of labels for a kind of thing or an activity no label names ("what instrument
-    // is he playing", "what is the baby doing").
-    const beyond = asksBeyondLabels(slots.text) !== null && !computed;
+    // So is a list of labels for a thing asked about that no label names: its kind ("what
+    // instrument is he playing"), the thing itself ("what is the weather like"), or an activity
+    // ("what is the baby doing").
+    const beyond = unlabelledAsked(slots.asked) !== null && !computed;
     if (
       ((beyond && !/^text\./.test(reading)) || (reading === 'search' && unlabelled.length && labelsOnly)) &&
       !a.retrieval.finder.has(narrowed, ['caption'])
