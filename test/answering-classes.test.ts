@@ -25,6 +25,7 @@ const index = new FakeIndex([
       { ...objectSpan('cup', 2, 14, 1, 0.8), extra: { counts: [[2, 1]], max_count: 1, colours: ['red'] } },
       // A wrong label: what the detector calls a motorcycle is no answer to "which tool".
       objectSpan('motorcycle', 4, 16, 1, 0.45),
+      { kind: 'ocr', start: 3, end: 9, text: 'HAPPY HOUR 5-7' },
       { kind: 'shot', start: 0, end: 20, text: 'shot 1' },
     ],
   },
@@ -89,6 +90,14 @@ describe('the thing asked about decides whether labels can answer', () => {
       const a = await index.ask(q, { video: 'street-cafe.mp4' });
       expect(a.output, q).toMatch(NAMES_MODEL);
       expect(a.output, q).not.toMatch(/motorcycle/);
+    }
+  });
+
+  test('a thing no label names, asked what it says or reads: the text answers', async () => {
+    for (const q of ['What does the chalkboard read?', 'what does the banner read at 0:05']) {
+      const a = await index.ask(q, { video: 'street-cafe.mp4' });
+      expect(a.output, q).toContain('HAPPY HOUR');
+      expect(a.output, q).not.toMatch(NAMES_MODEL);
     }
   });
 

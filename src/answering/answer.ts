@@ -137,12 +137,15 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     // man cooking") is no answer: say what would answer it instead of listing the labels.
     const unlabelled = contentWords(slots.intent).filter((w) => !isPersonWord(w) && !labelsNamed(w).length);
     const labelsOnly = composed.evidence.every((e) => e.kind === 'object' || e.kind === 'face' || e.kind === 'shot');
-    // So is a list of labels for a thing asked about that no label names: its kind ("what
+    const asksText = slots.intent.needs.has('written') || slots.intent.needs.has('said');
+    // So is an answer to a question about a thing no label names, unless it asks what is written
+    // or said (the text on the counter answers "what does the counter read"): its kind ("what
     // instrument is he playing"), the thing itself ("what is the weather like"), or an activity
     // ("what is the baby doing").
     const beyond = unlabelledAsked(slots.asked) !== null && !computed;
     if (
-      ((beyond && !/^text\./.test(reading)) || (reading === 'search' && unlabelled.length && labelsOnly)) &&
+      ((beyond && !asksText && !/^text\./.test(reading)) ||
+        (reading === 'search' && unlabelled.length && labelsOnly)) &&
       !a.retrieval.finder.has(narrowed, ['caption'])
     )
       return {

@@ -14,7 +14,8 @@ import { FACTS, type Cell, type FactKind } from './facts';
 import { readIntent, type Intent } from './intent';
 import { colourOnClothing, labelNoun, NAMES_NO_THING } from './vocabulary';
 import { readQuestion, type ReadQuestion, type Slots, type TimeSlot } from './reader';
-import { type Counted, inWindow, momentWindow } from './series';
+import { type Counted, inWindow, momentWindow, POINT_HALF } from './series';
+import { formatTime } from './target';
 import { article, capital, joinList, onTrack, quote, secs, span } from './wording';
 
 export interface Composed {
@@ -306,7 +307,13 @@ export class Composer {
 
   notFound(what: string, style: Style): Answer {
     const where = this.c.scope.videos.length === 1 ? this.c.scope.videos[0]!.fileName : 'the indexed videos';
-    const moment = this.c.scope.window ? ` ${span(this.c.scope.window.start, this.c.scope.window.end)}` : '';
+    const w = this.c.scope.window;
+    // A moment's window is said as the moment ("at 0:45"), not as its slack ("from 0:43 to 0:46").
+    const moment = !w
+      ? ''
+      : w.end - w.start <= 2 * POINT_HALF + 0.01
+        ? ` at ${formatTime((w.start + w.end) / 2)}`
+        : ` ${span(w.start, w.end)}`;
     const contents = style.brief ? '' : ` ${this.contents()}`;
     return { text: `I could not find ${what} in ${where}${moment}.${contents}`, found: false };
   }
