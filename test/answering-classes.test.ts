@@ -78,7 +78,10 @@ describe('the thing asked about decides whether labels can answer', () => {
       ['Which sort of tool is she using?', 'tool'],
       ['What does the banner say?', 'banner'],
       ['What is the weather like?', 'weather'],
-      ['what colour is her scooter helmet', 'helmet'],
+      ['what colour is his drum kit', 'kit'],
+      ['Is there a kettle on the stove?', 'kettle'],
+      ['Can I spot a bottle anywhere?', null], // what follows a known noun is no other thing
+      ['Give me an overview of the recording, please.', null], // a kind of answer the facts give
       ['What are the children building?', 'building'],
       ['What does the man cook?', 'cook'],
     ];

@@ -375,8 +375,12 @@ export function readAsked(text: string): Asked {
       words.push(w);
     }
     if (words.length > 1 && VERB_FOLLOWS.test(rest.slice(0, m.index))) words.pop();
-    // The head is the last noun ("his scooter helmet"), not an owner ("the woman's top") nor an ordinal.
-    const head = words.filter((w) => !/'s$/.test(w) && !NOT_HEAD.test(w)).at(-1);
+    // A word of the phrase the vocabulary knows ("a bottle anywhere", "my videos contains"): what
+    // follows a noun cannot be told from a verb or an adverb without a tagger, so a known word
+    // stands for the phrase (a compound like "the car door" reads as the car: labels then answer,
+    // as they did before). Else its last word, not an owner ("the woman's top") nor an ordinal.
+    const known = words.map((w) => w.replace(/'s$/, '')).find(knownThing);
+    const head = known ?? words.filter((w) => !/'s$/.test(w) && !NOT_HEAD.test(w)).at(-1);
     if (head) things.push(head);
   }
   // "What is the baby doing", "what are they eating": an activity, whatever the subject.

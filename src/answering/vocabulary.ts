@@ -206,7 +206,7 @@ export function colourNamed(text: string): ColourName | null {
  * for a kind of thing a label would have to name.
  */
 export const ANSWER_KINDS = new Set(
-  'thing things object objects item items stuff colour colours color colors size shape time times number numbers amount video videos clip clips file files recording recordings footage film movie text texts word words writing title titles language languages kind sort type moment moments point points stage stages part parts second seconds minute minutes shot shots scene scenes frame frames picture image screen resolution codec format length duration sound audio name names way place'.split(
+  'thing things object objects item items stuff colour colours color colors size shape time times number numbers amount video videos clip clips file files recording recordings footage film movie text texts word words writing title titles language languages kind sort type moment moments point points stage stages part parts second seconds minute minutes shot shots scene scenes frame frames picture image screen resolution codec format length duration sound audio name names way place overview summary description account recap synopsis outline rundown gist story'.split(
     ' ',
   ),
 );
