@@ -25,13 +25,13 @@ import { resolveBinaries } from './media/binaries';
 import { MediaLinks } from './media/links';
 import { openDatabase, type Db } from './storage/db';
 import { DataDir, writeSecret } from './storage/files';
-import { placeOf } from './storage/repositories/videos';
 import { RetrievalCore } from './search/retrieval';
 import { SearchService } from './search/service';
 import { ExportService } from './exports/service';
 import { WebhookService } from './webhooks/service';
 import { PeopleService } from './people/service';
 import { FlowService } from './flows';
+import { type VideoPlace, VideoChanges } from './videos/changes';
 import { VideoService } from './videos/service';
 import { LIVE_ANALYZERS, LiveService } from './live/service';
 
@@ -69,10 +69,13 @@ export interface Service {
   /** Live streams (pushed or pulled), their analysis and alerts. */
   live: LiveService;
   /**
-   * A video's analysis changed (queued, progressed, ended): drops what is cached about it (its
-   * index's listing and its vectors). The one place that knows which caches hold a video.
+   * The one entry point for "a video changed" (stored, removed, its analysis queued, progressed or
+   * ended, a live window): every cache that holds something of a video subscribes to it (see
+   * `changes`). `place` is needed when the row is already gone.
    */
-  videoChanged(videoId: string): void;
+  videoChanged(videoId: string, place?: VideoPlace): void;
+  /** Where caches subscribe to video changes (the listing, the vectors, the frame hashes). */
+  changes: VideoChanges;
   close(): void;
 }
 
@@ -119,11 +122,9 @@ export function createService(
       ? questionEmbedder(config, config.embedder)
       : new ThreadedEmbedder(() => embeddingFiles(files.assetsDir));
   const retrieval = new RetrievalCore({ db, embedder, dataDir: config.dataDir });
-  const videoChanged = (videoId: string) => {
-    const v = placeOf(db, videoId);
-    if (v) indexes.invalidate(v.userId, v.indexId);
-    retrieval.invalidate(videoId);
-  };
+  // Every change to a video goes through here; the caches subscribe below, once all are built.
+  const changes = new VideoChanges(db);
+  const videoChanged = changes.changed;
 
   // Analysis: the queue and the workers that drain it.
   const queue = new JobQueue(db);
@@ -170,6 +171,7 @@ export function createService(
     onStored: () => {
       if (analysis) wake();
     },
+    videoChanged,
   });
   const grants = new UploadGrants({ db, config, indexes, secret: files.secretKey(), admit: (u) => ingest.admit(u) });
   const maintenance = new Maintenance({ db, config, indexes, ingest, log, videoChanged });
@@ -227,6 +229,11 @@ export function createService(
     onChanged: videoChanged,
   });
 
+  // The caches that hold something of a video, each dropping it when the video changes.
+  changes.subscribe((_id, place) => place && indexes.invalidate(place.userId, place.indexId));
+  changes.subscribe((id) => retrieval.invalidate(id));
+  changes.subscribe((id) => flows.images.forget(id));
+
   return {
     config,
     log,
@@ -251,6 +258,7 @@ export function createService(
     flows,
     live,
     videoChanged,
+    changes,
     close: () => {
       live.stop();
       webhooks.stop();

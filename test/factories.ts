@@ -4,10 +4,29 @@
  * - uploadAndWaitReady: POST /remote-upload, then wait for that video;
  * - userWithToken: one more user of a test server, with their token;
  * - stageContext: a hand-built StageContext for running one analysis stage on its own.
+ * Live sources (test/live/, ui-live):
+ * - liveWorkDir: a throw-away folder and the ffmpeg the server uses;
+ * - clipFrames: one frame a second of a shared clip, as a camera client would push them;
+ * - loopClip / hlsLive: a shared clip looped in real time into a live source (RTMP, RTSP, HLS…);
+ * - serveFolder: a local HTTP origin for a live playlist's files (optionally behind a password);
+ * - freePort: a TCP port nothing listens on yet;
+ * - liveClient: the live API as a JSON client (indexes, streams, waiting for a stream's state).
+ * The web page in headless Chromium (ui*, openapi):
+ * - CHROMIUM / haveChromium: the browser, and whether it is installed (the tests skip without it);
+ * - launchChromium: it started headless; signIn: the page opened and signed in with a token.
+ * Media files made for a test:
+ * - ffmpegSync: one ffmpeg run, quiet and overwriting, that throws with ffmpeg's message.
  */
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Browser, Page } from 'playwright-core';
 import type { StageContext } from '../src/analysis/contracts';
 import { createLogger } from '../src/log';
-import { getJson, postJson, type TestServer } from './helpers';
+import { resolveBinaries } from '../src/media/binaries';
+import { until } from './hardening/proc';
+import { clip, getJson, postJson, type TestServer } from './helpers';
 
 type Srv = Pick<TestServer, 'url' | 'token'>;
 
@@ -98,4 +117,171 @@ export function stageContext(
     segments: () => [],
     ...fields,
   };
+}
+
+/** A throw-away folder `vidq-<name>-…` for a live test's files, and the ffmpeg the server uses. */
+export async function liveWorkDir(name: string): Promise<{ work: string; ffmpeg: string }> {
+  const work = mkdtempSync(join(tmpdir(), `vidq-${name}-`));
+  const { ffmpeg } = await resolveBinaries(join(work, 'bin'));
+  return { work, ffmpeg };
+}
+
+/**
+ * One frame a second of `seconds` of the shared clip `name` (from `from` s), written to `dir` as
+ * `<prefix>01.png`, `<prefix>02.png`…: their base64, in time order (what a camera client pushes).
+ */
+export async function clipFrames(
+  ffmpeg: string,
+  name: string,
+  dir: string,
+  { seconds, from = 0, prefix = 'f' }: { seconds: number; from?: number; prefix?: string },
+): Promise<string[]> {
+  const seek = from > 0 ? ['-ss', String(from)] : [];
+  const p = Bun.spawn(
+    [
+      ffmpeg,
+      '-v',
+      'error',
+      ...seek,
+      '-i',
+      clip(name),
+      '-t',
+      String(seconds),
+      '-vf',
+      'fps=1',
+      join(dir, `${prefix}%02d.png`),
+    ],
+    { stdout: 'ignore', stderr: 'pipe' },
+  );
+  if ((await p.exited) !== 0) throw new Error(`ffmpeg failed: ${await new Response(p.stderr).text()}`);
+  return readdirSync(dir)
+    .filter((n) => n.startsWith(prefix) && n.endsWith('.png'))
+    .sort()
+    .map((n) => readFileSync(join(dir, n)).toString('base64'));
+}
+
+/**
+ * The shared clip `name` looped in real time as H.264 (with AAC sound when `audio`), written to
+ * `target` by ffmpeg's muxer `format`; `extra` are more output options (e.g. `-listen 1`).
+ */
+export function loopClip(
+  ffmpeg: string,
+  name: string,
+  format: string,
+  target: string,
+  { audio = false, extra = [] }: { audio?: boolean; extra?: string[] } = {},
+): ReturnType<typeof Bun.spawn> {
+  return Bun.spawn(
+    [ffmpeg, '-v', 'error', '-re', '-stream_loop', '-1', '-i', clip(name)].concat(
+      audio ? ['-c:a', 'aac', '-ar', '44100'] : ['-an'],
+      ['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', ...extra, '-f', format, target],
+    ),
+    { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' },
+  );
+}
+
+/** A live HLS playlist `live.m3u8` in `dir` (1 s segments, the last 6 kept, no end list), from the looped clip. */
+export const hlsLive = (ffmpeg: string, name: string, dir: string) =>
+  loopClip(ffmpeg, name, 'hls', join(dir, 'live.m3u8'), {
+    extra: ['-hls_time', '1', '-hls_list_size', '6', '-hls_flags', 'delete_segments+omit_endlist'],
+  });
+
+/**
+ * An HTTP origin on 127.0.0.1 serving the files of `dir` by plain name (404 for anything else or a
+ * file that is gone); with `basic`, only to requests that carry that `user:password`.
+ */
+export function serveFolder(dir: string, { basic }: { basic?: string } = {}): ReturnType<typeof Bun.serve> {
+  const expected = basic && `Basic ${Buffer.from(basic).toString('base64')}`;
+  return Bun.serve({
+    hostname: '127.0.0.1',
+    port: 0,
+    async fetch(req) {
+      if (expected && req.headers.get('authorization') !== expected)
+        return new Response('who?', { status: 401, headers: { 'www-authenticate': 'Basic realm="cam"' } });
+      const name = new URL(req.url).pathname.slice(1);
+      if (!/^[\w.-]+$/.test(name)) return new Response('no', { status: 404 });
+      const f = Bun.file(join(dir, name));
+      return (await f.exists()) ? new Response(f) : new Response('gone', { status: 404 });
+    },
+  });
+}
+
+/** A TCP port on 127.0.0.1 that nothing listens on (for a server the test starts itself). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * The live API of a test server as a JSON client. `server` is read at each call (a test that
+ * restarts its server hands the current one); `answers`, when given, collects the text of every
+ * answer (for checks that a secret never appears in one).
+ */
+export function liveClient(server: () => { url: string; token: string }, answers?: string[]) {
+  const api = async (path: string, init?: RequestInit): Promise<any> => {
+    const text = await (await fetch(server().url + path, init)).text();
+    answers?.push(text);
+    return JSON.parse(text);
+  };
+  const post = (path: string, body: unknown) =>
+    api(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const token = () => server().token;
+  /** The stream's row of GET /streams (undefined until it is listed). */
+  const stream = async (id: string): Promise<any> =>
+    (await api(`/streams?token=${token()}`)).find((s: { stream_id: string }) => s.stream_id === id);
+  return {
+    api,
+    post,
+    /** GET /create-index of a live (performance) index. */
+    performanceIndex: (index: string) => api(`/create-index?token=${token()}&index=${index}&type=performance`),
+    stream,
+    /** Polls the stream's row until `ok` holds: that row; throws with the last row when the time is up. */
+    waitStream: (id: string, ok: (row: any) => boolean, timeoutMs: number, what: string, intervalMs = 250) =>
+      until(() => stream(id), ok, timeoutMs, what, intervalMs),
+  };
+}
+
+/** Debian's `chromium` (apt-get install -y chromium), or VIDQ_CHROMIUM; no browser is downloaded. */
+export const CHROMIUM = process.env.VIDQ_CHROMIUM ?? '/usr/bin/chromium';
+export const haveChromium = existsSync(CHROMIUM);
+
+/** Headless Chromium through playwright-core, quiet (no background traffic); `extraArgs` add switches. */
+export async function launchChromium(extraArgs: string[] = []): Promise<Browser> {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      ...extraArgs,
+    ],
+  });
+}
+
+/** Opens the web page at `url` and signs in with `token` through its form. */
+export async function signIn(page: Page, url: string, token: string): Promise<void> {
+  await page.goto(url + '/');
+  await page.getByLabel('Access token').fill(token);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/**
+ * Runs `ffmpeg -hide_banner -loglevel error -y …args` to its end (to make a test file): its
+ * stdout. Throws with ffmpeg's message when it fails.
+ */
+export function ffmpegSync(ffmpeg: string, args: string[]): Uint8Array {
+  const p = Bun.spawnSync([ffmpeg, '-hide_banner', '-loglevel', 'error', '-y', ...args]);
+  if (p.exitCode !== 0) throw new Error(`ffmpeg could not make ${args.at(-1)}: ${p.stderr.toString()}`);
+  return p.stdout;
 }

@@ -21,6 +21,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import createClient from 'openapi-fetch';
 import openapiTS, { astToString } from 'openapi-typescript';
+import { CHROMIUM, launchChromium } from './factories';
 import type { Browser } from 'playwright-core';
 import { t } from 'elysia';
 import { toOpenAPISchema } from '@elysiajs/openapi';
@@ -36,7 +37,6 @@ declare const document: any;
 /** Operations whose body is a file (POST /upload): raw bytes or a multipart form, not JSON. */
 const RAW_BODY_OPERATIONS = new Set(['uploadFile', 'putSignedUpload']);
 const CLIP = 'countdown-living-room.mp4'; // 6 s: the visual analysis (for frames) is quick
-const CHROMIUM = process.env.VIDQ_CHROMIUM ?? '/usr/bin/chromium';
 const OUT = resolve(import.meta.dir, '../test-artifacts/openapi');
 
 type Obj = Record<string, any>;
@@ -703,20 +703,8 @@ describe('every operation through a client generated from the document (openapi-
 describe.skipIf(!existsSync(CHROMIUM))('Swagger UI in Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {
-    const { chromium } = await import('playwright-core');
     mkdirSync(OUT, { recursive: true });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();

@@ -6,15 +6,14 @@
  * test-artifacts/ui/ (files-*.png). Skipped without Chromium, like test/ui.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { CHROMIUM, haveChromium, launchChromium, signIn } from './factories';
 import type { Browser } from 'playwright-core';
 import { clip, startTestServer, type TestServer } from './helpers';
 
 declare const document: any, DataTransfer: any, File: any, Uint8Array: any, atob: any;
 
-const CHROMIUM = process.env.VIDQ_CHROMIUM ?? '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
 const ART = resolve(import.meta.dir, '../test-artifacts/ui');
 if (!haveChromium) console.warn(`test/ui-files.test.ts: skipped — no Chromium at ${CHROMIUM}`);
 
@@ -24,21 +23,9 @@ let browser: Browser;
 describe.skipIf(!haveChromium)('own files in the web page (headless Chromium)', () => {
   beforeAll(async () => {
     mkdirSync(ART, { recursive: true });
-    const { chromium } = await import('playwright-core');
     [srv, browser] = await Promise.all([
       startTestServer({ 'analysis-workers': '1', analyzers: 'visual,ocr,embeddings' }),
-      chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      }),
+      launchChromium(),
     ]);
   }, 60_000);
   afterAll(async () => {
@@ -53,9 +40,7 @@ describe.skipIf(!haveChromium)('own files in the web page (headless Chromium)', 
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     const shot = (name: string) => page.screenshot({ path: join(ART, `files-${name}.png`), fullPage: true });
 
-    await page.goto(srv.url + '/');
-    await page.getByLabel('Access token').fill(srv.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, srv.url, srv.token);
     await page.getByRole('heading', { name: 'Upload from this computer' }).waitFor();
     await page.getByLabel('Index', { exact: true }).fill('dropped');
 

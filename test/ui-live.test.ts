@@ -9,63 +9,30 @@
  * VIDQ_SCREENSHOT_DIR=<dir> keeps a screenshot of the tile there.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
-import { resolveBinaries } from '../src/media/binaries';
-import { clip, startTestServer, type TestServer } from './helpers';
+import { CHROMIUM, clipFrames, haveChromium, launchChromium, liveClient, liveWorkDir, signIn } from './factories';
+import { startTestServer, type TestServer } from './helpers';
 
 declare const document: any;
 
-const CHROMIUM = process.env.VIDQ_CHROMIUM ?? '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) console.warn(`test/ui-live.test.ts: skipped — no Chromium at ${CHROMIUM}`);
 
 let srv: TestServer;
 let browser: Browser;
 let dir: string;
-const pngs: string[] = [];
+let pngs: string[] = [];
 
-const post = async (path: string, body: unknown): Promise<any> =>
-  (
-    await fetch(srv.url + path, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    })
-  ).json();
+const { post } = liveClient(() => srv);
 
 describe.skipIf(!haveChromium)('the live tile of an index page (headless Chromium)', () => {
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'vidq-ui-live-'));
-    const { ffmpeg } = await resolveBinaries(join(dir, 'bin'));
+    let ffmpeg: string;
+    ({ work: dir, ffmpeg } = await liveWorkDir('ui-live'));
     // 8 s of the bottles scene, one frame a second, as a camera client would push them.
-    const p = Bun.spawnSync([
-      ffmpeg,
-      '-v',
-      'error',
-      '-i',
-      clip('bottles.mp4'),
-      '-t',
-      '8',
-      '-vf',
-      'fps=1',
-      join(dir, 'f%02d.png'),
-    ]);
-    if (p.exitCode !== 0) throw new Error(p.stderr.toString());
-    for (const n of readdirSync(dir)
-      .filter((n) => n.endsWith('.png'))
-      .sort())
-      pngs.push(readFileSync(join(dir, n)).toString('base64'));
-    const { chromium } = await import('playwright-core');
-    [srv, browser] = await Promise.all([
-      startTestServer({ analyzers: 'objects' }),
-      chromium.launch({
-        executablePath: CHROMIUM,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-      }),
-    ]);
+    pngs = await clipFrames(ffmpeg, 'bottles.mp4', dir, { seconds: 8 });
+    [srv, browser] = await Promise.all([startTestServer({ analyzers: 'objects' }), launchChromium()]);
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
@@ -87,9 +54,7 @@ describe.skipIf(!haveChromium)('the live tile of an index page (headless Chromiu
     const page = await context.newPage();
     const problems: string[] = [];
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    await page.goto(srv.url + '/');
-    await page.getByLabel('Access token').fill(srv.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, srv.url, srv.token);
     await page.getByRole('heading', { name: 'Upload from this computer' }).waitFor();
     await page.goto(`${srv.url}/#/i/${index}`);
     const tile = page.locator('li.live-tile');

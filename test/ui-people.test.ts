@@ -5,15 +5,14 @@
  * an answer, and splitting a wrongly grouped appearance out from the person's list of appearances. Screenshots go to test-artifacts/ui/. Skipped without Chromium.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { haveChromium, launchChromium, signIn } from './factories';
 import type { Browser } from 'playwright-core';
 import { getJson, postJson, startOrigin, startTestServer, type Origin, type TestServer } from './helpers';
 
 declare const document: any;
 
-const CHROMIUM = process.env.VIDQ_CHROMIUM ?? '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
 const ART = resolve(import.meta.dir, '../test-artifacts/ui');
 
 let srv: TestServer;
@@ -26,21 +25,9 @@ describe.skipIf(!haveChromium)('People panel in headless Chromium', () => {
   beforeAll(async () => {
     mkdirSync(ART, { recursive: true });
     origin = startOrigin();
-    const { chromium } = await import('playwright-core');
     [srv, browser] = await Promise.all([
       startTestServer({ 'analysis-workers': '1', analyzers: 'visual,faces' }),
-      chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      }),
+      launchChromium(),
     ]);
     key = (
       await postJson(srv.url, '/remote-upload', {
@@ -68,9 +55,7 @@ describe.skipIf(!haveChromium)('People panel in headless Chromium', () => {
     const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
     const problems: string[] = [];
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    await page.goto(srv.url + '/');
-    await page.getByLabel('Access token').fill(srv.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, srv.url, srv.token);
     await page.goto(`${srv.url}/#/i/${indexId}`);
     const people = page.locator('ul.people li.person');
     await people.first().waitFor();

@@ -6,17 +6,16 @@
  * Chromium (Debian's `chromium`, via playwright-core); skipped without it, like test/ui.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CHROMIUM, ffmpegSync, haveChromium, launchChromium, signIn } from './factories';
 import type { Browser } from 'playwright-core';
 import { resolveBinaries } from '../src/media/binaries';
 import { clip, startTestServer, type TestServer } from './helpers';
 
 declare const document: any;
 
-const CHROMIUM = process.env.VIDQ_CHROMIUM ?? '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
 if (!haveChromium) console.warn(`test/ui-playback.test.ts: skipped — no Chromium at ${CHROMIUM}`);
 
 let srv: TestServer;
@@ -28,10 +27,7 @@ describe.skipIf(!haveChromium)('the video page of an HEVC phone video (headless 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'vidq-ui-playback-'));
     const { ffmpeg } = await resolveBinaries(join(dir, 'bin'));
-    const run = (args: string[]) => {
-      const p = Bun.spawnSync([ffmpeg, '-hide_banner', '-loglevel', 'error', '-y', ...args]);
-      if (p.exitCode !== 0) throw new Error(p.stderr.toString());
-    };
+    const run = (args: string[]) => ffmpegSync(ffmpeg, args);
     const side = join(dir, 'side.mov');
     phone = join(dir, 'phone.mov');
     run([
@@ -55,13 +51,9 @@ describe.skipIf(!haveChromium)('the video page of an HEVC phone video (headless 
     ]);
     // This ffmpeg drops a rotate tag set while encoding: it is set in a second, copying step.
     run(['-i', side, '-c', 'copy', '-metadata:s:v', 'rotate=90', '-f', 'mov', phone]);
-    const { chromium } = await import('playwright-core');
     [srv, browser] = await Promise.all([
       startTestServer({ 'analysis-workers': '1', analyzers: 'visual' }),
-      chromium.launch({
-        executablePath: CHROMIUM,
-        args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
-      }),
+      launchChromium(),
     ]);
   }, 60_000);
   afterAll(async () => {
@@ -86,9 +78,7 @@ describe.skipIf(!haveChromium)('the video page of an HEVC phone video (headless 
     const page = await context.newPage();
     const problems: string[] = [];
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-    await page.goto(srv.url + '/');
-    await page.getByLabel('Access token').fill(srv.token);
-    await page.getByRole('button', { name: 'Sign in' }).click();
+    await signIn(page, srv.url, srv.token);
     await page.getByRole('heading', { name: 'Upload from this computer' }).waitFor();
     await page.goto(`${srv.url}/#/v/${index}/${key}`);
 

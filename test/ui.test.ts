@@ -11,16 +11,15 @@
  * browser: how the page and its assets are served, and who may read GET /videos/{id}/segments.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { CHROMIUM, haveChromium, launchChromium } from './factories';
 import type { Browser, Page } from 'playwright-core';
 import { getJson, startOrigin, startTestServer, type Origin, type TestServer } from './helpers';
 
 // The functions given to page.evaluate run in the browser; this project's TypeScript has no DOM types.
 declare const document: any, window: any, sessionStorage: any, location: any;
 
-const CHROMIUM = process.env.VIDQ_CHROMIUM ?? '/usr/bin/chromium';
-const haveChromium = existsSync(CHROMIUM);
 const ART = resolve(import.meta.dir, '../test-artifacts/ui');
 if (!haveChromium)
   console.warn(
@@ -35,22 +34,9 @@ describe.skipIf(!haveChromium)('web page in headless Chromium', () => {
   beforeAll(async () => {
     mkdirSync(ART, { recursive: true });
     origin = startOrigin();
-    const { chromium } = await import('playwright-core');
     [srv, browser] = await Promise.all([
       startTestServer({ 'analysis-workers': '1' }),
-      chromium.launch({
-        executablePath: CHROMIUM,
-        args: [
-          '--headless',
-          '--no-sandbox',
-          '--disable-gpu',
-          '--disable-quic',
-          '--no-first-run',
-          '--disable-background-networking',
-          '--disable-component-update',
-          '--disable-sync',
-        ],
-      }),
+      launchChromium(['--disable-quic']),
     ]);
   }, 60_000);
   afterAll(async () => {

@@ -237,6 +237,11 @@ export class ImageQueries {
     return hits;
   }
 
+  /** A video changed (reanalysed or removed): its frame hashes are read again when next needed. */
+  forget(videoId: string): void {
+    this.hashes.delete(videoId);
+  }
+
   /** Hashes of a video's sampled frames (cached until its frames change). */
   async frameHashesOf(videoId: string): Promise<{ t: number; hash: bigint }[]> {
     const rows = this.d.db

@@ -77,19 +77,25 @@ export class IndexService {
 
   /** The user's live index of that name, created when new. `created` tells which. */
   findOrCreateByName(tx: Db, user: User, ref: string): { index: MediaIndex; created: boolean } {
+    // An id-shaped name that matched nothing was meant as an id: "not found", not a new index.
+    return this.findOrInsert(tx, user, ref, 'standard', () =>
+      notFound('index: no index has this id; names of 64 URL-safe characters are reserved for index ids'),
+    );
+  }
+
+  /** The user's live index of that name, else a new one of `type`; an id-shaped new name is refused with `reserved`. */
+  private findOrInsert(
+    tx: Db,
+    user: User,
+    ref: string,
+    type: IndexType,
+    reserved: () => Error,
+  ): { index: MediaIndex; created: boolean } {
     const existing = this.find(user, ref, { byName: true });
     if (existing) return { index: existing, created: false };
     const name = validateIndexName(ref);
-    if (isIndexIdShape(name))
-      throw notFound('index: no index has this id; names of 64 URL-safe characters are reserved for index ids');
-    const index: MediaIndex = {
-      id: newIndexId(),
-      userId: user.id,
-      name,
-      createdAt: new Date(),
-      deletedAt: null,
-      type: 'standard',
-    };
+    if (isIndexIdShape(name)) throw reserved();
+    const index: MediaIndex = { id: newIndexId(), userId: user.id, name, createdAt: new Date(), deletedAt: null, type };
     insertIndex(tx, index);
     return { index, created: true };
   }
@@ -100,23 +106,11 @@ export class IndexService {
    * a 409, since its videos or streams would not fit the type asked for.
    */
   create(user: User, ref: string, type: IndexType): { index: MediaIndex; created: boolean } {
-    const r = writeTx(this.db, (tx) => {
-      const existing = this.find(user, ref, { byName: true });
-      if (existing) return { index: existing, created: false };
-      const name = validateIndexName(ref);
-      if (isIndexIdShape(name))
-        throw badRequest('index: names of 64 URL-safe characters are reserved for index ids; choose another name');
-      const index: MediaIndex = {
-        id: newIndexId(),
-        userId: user.id,
-        name,
-        createdAt: new Date(),
-        deletedAt: null,
-        type,
-      };
-      insertIndex(tx, index);
-      return { index, created: true };
-    });
+    const r = writeTx(this.db, (tx) =>
+      this.findOrInsert(tx, user, ref, type, () =>
+        badRequest('index: names of 64 URL-safe characters are reserved for index ids; choose another name'),
+      ),
+    );
     if (r.index.type !== type)
       throw conflict(
         `index ${JSON.stringify(r.index.name)} exists already as a ${r.index.type} index; use another name for a ${type} index`,

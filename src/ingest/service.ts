@@ -48,6 +48,7 @@ import { cleanFileName, downloadToFile, fileNameOf } from './download';
 import { receiveToFile, type UploadBody } from './receive';
 import { fetchSubtitles, parseSubtitlesUrl, type SubtitlesSource } from './subtitles-url';
 import { checkHost, parseSourceUrl } from './url-guard';
+import type { VideoPlace } from '../videos/changes';
 
 /** The spec's upload metadata (response `data`, and the SSE `metadata` event). */
 export interface UploadMetadata {
@@ -135,6 +136,11 @@ export interface IngestDeps {
   enqueue?: (tx: Db, videoId: string, now: Date) => void;
   /** Called when a video's file is stored, probed (and queued); wakes the analysis workers. */
   onStored?: (video: Video) => void;
+  /**
+   * A video's row changed or went (VideoChanges.changed): the caches that hold it drop it. Given
+   * the place, since a removed row can no longer say where it was.
+   */
+  videoChanged: (videoId: string, place: VideoPlace) => void;
   /** Stored videos go on to analysis (`processing`) rather than straight to `ready`. */
   analysis: boolean;
 }
@@ -333,7 +339,7 @@ export class IngestService {
       reserved: declaredBytes ?? 0,
       storedReadAt: 0,
     });
-    indexes.invalidate(user.id, index.id);
+    this.d.videoChanged(videoId, { userId: user.id, indexId: index.id });
     return { user, url, fileName, videoId, index, createdIndex: created };
   }
 
@@ -395,7 +401,7 @@ export class IngestService {
     clientGone: AbortSignal | undefined,
     receive: (tmp: string, hooks: ReceiveHooks) => Promise<Received>,
   ): Promise<UploadMetadata> {
-    const { db, config, files, indexes, log } = this.d;
+    const { db, config, files, log } = this.d;
     const { user, videoId, index, createdIndex: created } = up;
     emit({ type: 'file_authorized', key: videoId, index_id: index.id, file_name: up.fileName });
 
@@ -487,7 +493,7 @@ export class IngestService {
         rmSync(tmp, { force: true });
         if (subsTmp) rmSync(subsTmp, { force: true });
         deleteVideoRow(db, videoId);
-        indexes.invalidate(user.id, index.id);
+        this.d.videoChanged(videoId, { userId: user.id, indexId: index.id });
         const meta = metadataOf(twin);
         emit(meta);
         emit({
@@ -514,7 +520,7 @@ export class IngestService {
         files.removeVideoFiles(videoId);
         throw notFound('the video was removed while it was being uploaded');
       }
-      indexes.invalidate(user.id, index.id);
+      this.d.videoChanged(videoId, { userId: user.id, indexId: index.id });
       const meta = metadataOf(stored);
       emit(meta);
       // The hosted product's order: metadata, then progress, then complete (moonshine-sdk.md).
@@ -543,7 +549,7 @@ export class IngestService {
         // An index this request created stays only if something else landed in it meanwhile.
         if (created) deleteIndexIfEmpty(tx, index.id);
       });
-      indexes.invalidate(user.id, index.id);
+      this.d.videoChanged(videoId, { userId: user.id, indexId: index.id });
       const err = e instanceof ApiError ? e : new ApiError(500, `upload failed: ${(e as Error).message}`);
       vlog.warn('upload failed', { status: err.status, reason: err.message });
       emit({ type: 'error', error: err.status, message: err.message });
@@ -612,7 +618,7 @@ export class IngestService {
 
   private setProgress(userId: string, indexId: string, videoId: string, stage: string, progress: number): void {
     setTransferProgress(this.d.db, videoId, stage, progress);
-    this.d.indexes.invalidate(userId, indexId);
+    this.d.videoChanged(videoId, { userId, indexId });
   }
 
   /** Marks the row stored and queues its analysis in one commit, so a crash cannot split them. */
@@ -662,7 +668,7 @@ export class IngestService {
       // Their face appearances went with them (cascade); people left with none go too.
       removeEmptyPeople(tx, indexId);
     });
-    this.d.indexes.invalidate(userId, indexId);
+    for (const id of ids) this.d.videoChanged(id, { userId, indexId });
     for (const id of ids) this.d.files.removeVideoFiles(id);
   }
 

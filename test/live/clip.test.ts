@@ -6,10 +6,9 @@
  * The clip's content is checked against the source at the same moment, not only its length.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { resolveBinaries } from '../../src/media/binaries';
+import { clipFrames, hlsLive, liveClient, liveWorkDir, serveFolder } from '../factories';
 import { clip, startTestServer, type TestServer } from '../helpers';
 import { until } from '../hardening/proc';
 
@@ -17,7 +16,7 @@ let srv: TestServer;
 let work: string;
 let ffmpeg: string;
 let segDir: string;
-const pngs: string[] = [];
+let pngs: string[] = [];
 
 async function run(args: string[]): Promise<Buffer> {
   const p = Bun.spawn([ffmpeg, '-v', 'error', '-nostdin', ...args], { stdout: 'pipe', stderr: 'pipe' });
@@ -48,8 +47,7 @@ async function probeFile(file: string): Promise<{ duration: number; codec: strin
 }
 
 beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'vidq-live-clip-'));
-  ({ ffmpeg } = await resolveBinaries(join(work, 'bin')));
+  ({ work, ffmpeg } = await liveWorkDir('live-clip'));
   // The camera's recording: 24 s of the parking lot, H.264 with a keyframe every second, cut by the
   // segment muxer into 4 s Matroska files with their own timestamps (as src/live/source.ts records).
   segDir = join(work, 'segments');
@@ -77,11 +75,7 @@ beforeAll(async () => {
     join(segDir, '%03d.mkv'),
   ]);
   // Pushed frames: one a second of the bottles scene.
-  await run(['-i', clip('bottles.mp4'), '-t', '6', '-vf', 'fps=1', join(work, 'p%02d.png')]);
-  for (const n of readdirSync(work)
-    .filter((n) => n.endsWith('.png'))
-    .sort())
-    pngs.push(readFileSync(join(work, n)).toString('base64'));
+  pngs = await clipFrames(ffmpeg, 'bottles.mp4', work, { seconds: 6, prefix: 'p' });
   srv = await startTestServer({ analyzers: 'visual' });
 }, 120_000);
 
@@ -90,18 +84,11 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-const post = async (path: string, body: unknown): Promise<any> =>
-  (
-    await fetch(srv.url + path, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    })
-  ).json();
+const { post, performanceIndex } = liveClient(() => srv);
 
 /** A stream made through the live service, its first frames pushed at Unix second t0 onwards. */
 async function pushedStream(index: string, t0: number, count: number): Promise<{ id: string; fileId: string }> {
-  await fetch(`${srv.url}/create-index?token=${srv.token}&index=${index}&type=performance`);
+  await performanceIndex(index);
   const added = await post('/add-stream', { token: srv.token, index });
   expect(added.status).toBe('success');
   for (let i = 0; i < count; i++)
@@ -203,24 +190,10 @@ describe('GET /media/{id}/live-clip', () => {
     // A live playlist written by ffmpeg in real time from a looped clip, served on 127.0.0.1.
     const hls = join(work, 'hls');
     mkdirSync(hls);
-    const publisher = Bun.spawn(
-      [ffmpeg, '-v', 'error', '-re', '-stream_loop', '-1', '-i', clip('skateboarding-dog.mp4'), '-an'].concat(
-        ['-c:v', 'libx264', '-preset', 'ultrafast', '-g', '25', '-f', 'hls', '-hls_time', '1', '-hls_list_size', '6'],
-        ['-hls_flags', 'delete_segments+omit_endlist', join(hls, 'live.m3u8')],
-      ),
-      { stdout: 'ignore', stderr: 'ignore', stdin: 'ignore' },
-    );
-    const origin = Bun.serve({
-      hostname: '127.0.0.1',
-      port: 0,
-      async fetch(req) {
-        const name = new URL(req.url).pathname.slice(1);
-        const f = Bun.file(join(hls, name));
-        return /^[\w.-]+$/.test(name) && (await f.exists()) ? new Response(f) : new Response('gone', { status: 404 });
-      },
-    });
+    const publisher = hlsLive(ffmpeg, 'skateboarding-dog.mp4', hls);
+    const origin = serveFolder(hls);
     try {
-      await fetch(`${srv.url}/create-index?token=${srv.token}&index=yard&type=performance`);
+      await performanceIndex('yard');
       const added = await post('/add-stream', {
         token: srv.token,
         index: 'yard',

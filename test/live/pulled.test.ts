@@ -6,11 +6,9 @@
  * resumes with no duplicates (invariant checker); the password never in logs or answers.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { resolveBinaries } from '../../src/media/binaries';
-import { clip } from '../helpers';
+import { hlsLive, liveClient, liveWorkDir, serveFolder } from '../factories';
 import { checkInvariants } from '../hardening/invariants';
 import { kill9, spawnServer, stopAll, stopServer, until, type ServerProc } from '../hardening/proc';
 
@@ -27,35 +25,7 @@ function startPublisher(): void {
   rmSync(hlsDir, { recursive: true, force: true });
   mkdirSync(hlsDir, { recursive: true });
   // The clip looped in real time as a live playlist (no end list), 1 s segments.
-  publisher = Bun.spawn(
-    [
-      ffmpeg,
-      '-v',
-      'error',
-      '-re',
-      '-stream_loop',
-      '-1',
-      '-i',
-      clip('bottles.mp4'),
-      '-an',
-      '-c:v',
-      'libx264',
-      '-preset',
-      'ultrafast',
-      '-g',
-      '25',
-      '-f',
-      'hls',
-      '-hls_time',
-      '1',
-      '-hls_list_size',
-      '6',
-      '-hls_flags',
-      'delete_segments+omit_endlist',
-      join(hlsDir, 'live.m3u8'),
-    ],
-    { stdout: 'ignore', stderr: 'ignore', stdin: 'ignore' },
-  );
+  publisher = hlsLive(ffmpeg, 'bottles.mp4', hlsDir);
 }
 
 function drain(s: ServerProc): void {
@@ -70,22 +40,9 @@ function drain(s: ServerProc): void {
 }
 
 beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'vidq-live-hls-'));
+  ({ work, ffmpeg } = await liveWorkDir('live-hls'));
   hlsDir = join(work, 'hls');
-  ({ ffmpeg } = await resolveBinaries(join(work, 'bin')));
-  const expected = `Basic ${Buffer.from(`cam:${SECRET}`).toString('base64')}`;
-  origin = Bun.serve({
-    hostname: '127.0.0.1',
-    port: 0,
-    async fetch(req) {
-      if (req.headers.get('authorization') !== expected)
-        return new Response('who?', { status: 401, headers: { 'www-authenticate': 'Basic realm="cam"' } });
-      const name = new URL(req.url).pathname.slice(1);
-      if (!/^[\w.-]+$/.test(name)) return new Response('no', { status: 404 });
-      const f = Bun.file(join(hlsDir, name));
-      return (await f.exists()) ? new Response(f) : new Response('gone', { status: 404 });
-    },
-  });
+  origin = serveFolder(hlsDir, { basic: `cam:${SECRET}` });
   startPublisher();
 });
 
@@ -103,15 +60,9 @@ describe('a pulled HLS live playlist', () => {
     const dataDir = join(work, 'data');
     let srv = await spawnServer(dataDir, args, { stderr: 'pipe', logLevel: 'info' });
     drain(srv);
-    const api = async (path: string, init?: RequestInit): Promise<any> => {
-      const text = await (await fetch(srv.url + path, init)).text();
-      answers.push(text);
-      return JSON.parse(text);
-    };
-    const post = (path: string, body: unknown) =>
-      api(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const { api, post, performanceIndex } = liveClient(() => srv, answers);
     const tok = srv.token;
-    await api(`/create-index?token=${tok}&index=yard&type=performance`);
+    await performanceIndex('yard');
     await post('/alerts', { token: tok, index: 'yard', kind: 'object', query: 'bottle', cooldown_sec: 3600 });
     const port = origin.port;
     const added = await post('/add-stream', {

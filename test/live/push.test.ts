@@ -5,11 +5,9 @@
  * and the listing), pause/stop replies, and another user's stream refused.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { resolveBinaries } from '../../src/media/binaries';
-import { clip, startTestServer, type TestServer } from '../helpers';
+import { rmSync } from 'node:fs';
+import { clipFrames, liveWorkDir } from '../factories';
+import { startTestServer, type TestServer } from '../helpers';
 import { until } from '../hardening/proc';
 
 let srv: TestServer;
@@ -17,34 +15,15 @@ let work: string;
 const logs: string[] = [];
 let frames: { png: string; i: number }[] = [];
 
-async function run(cmd: string[]): Promise<void> {
-  const p = Bun.spawn(cmd, { stdout: 'ignore', stderr: 'pipe' });
-  if ((await p.exited) !== 0) throw new Error(`${cmd[0]} failed: ${await new Response(p.stderr).text()}`);
-}
-
 beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'vidq-live-push-'));
-  const { ffmpeg } = await resolveBinaries(join(work, 'bin'));
+  let ffmpeg: string;
+  ({ work, ffmpeg } = await liveWorkDir('live-push'));
   // 8 s of the bottles scene (three bottles), then 3 s of the title "Big Buck BUNNY".
-  await run([ffmpeg, '-v', 'error', '-i', clip('bottles.mp4'), '-t', '8', '-vf', 'fps=1', join(work, 'a%02d.png')]);
-  await run([
-    ffmpeg,
-    '-v',
-    'error',
-    '-ss',
-    '25',
-    '-i',
-    clip('big-buck-bunny-intro.webm'),
-    '-t',
-    '3',
-    '-vf',
-    'fps=1',
-    join(work, 'b%02d.png'),
-  ]);
-  const names = readdirSync(work)
-    .filter((n) => n.endsWith('.png'))
-    .sort();
-  frames = names.map((n, i) => ({ png: readFileSync(join(work, n)).toString('base64'), i }));
+  const pngs = [
+    ...(await clipFrames(ffmpeg, 'bottles.mp4', work, { seconds: 8, prefix: 'a' })),
+    ...(await clipFrames(ffmpeg, 'big-buck-bunny-intro.webm', work, { seconds: 3, from: 25, prefix: 'b' })),
+  ];
+  frames = pngs.map((png, i) => ({ png, i }));
   srv = await startTestServer({ analyzers: 'ocr,objects', 'log-level': 'info' }, { logSink: (l) => logs.push(l) });
 }, 120_000);
 

@@ -6,12 +6,9 @@
  * uploads are refused too.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { resolveBinaries } from '../../src/media/binaries';
+import { rmSync } from 'node:fs';
+import { clipFrames, liveClient, liveWorkDir } from '../factories';
 import { clip, startTestServer, type TestServer } from '../helpers';
-import { until } from '../hardening/proc';
 
 const QUOTA = 120_000;
 let srv: TestServer;
@@ -19,20 +16,9 @@ let work: string;
 let pngs: string[] = [];
 
 beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'vidq-live-quota-'));
-  const { ffmpeg } = await resolveBinaries(join(work, 'bin'));
-  const p = Bun.spawn(
-    [ffmpeg, '-v', 'error', '-i', clip('bottles.mp4'), '-t', '12', '-vf', 'fps=1', join(work, 'f%02d.png')],
-    {
-      stdout: 'ignore',
-      stderr: 'ignore',
-    },
-  );
-  expect(await p.exited).toBe(0);
-  pngs = readdirSync(work)
-    .filter((n) => n.endsWith('.png'))
-    .sort()
-    .map((n) => readFileSync(join(work, n)).toString('base64'));
+  let ffmpeg: string;
+  ({ work, ffmpeg } = await liveWorkDir('live-quota'));
+  pngs = await clipFrames(ffmpeg, 'bottles.mp4', work, { seconds: 12 });
   // No frame analyzers: the windows are stored as they come (the quota is what is tested).
   srv = await startTestServer({ analyzers: 'subtitles', 'user-max-storage-bytes': String(QUOTA) });
 }, 60_000);
@@ -51,11 +37,12 @@ const post = async (path: string, body: unknown): Promise<{ status: number; body
   return { status: r.status, body: await r.json() };
 };
 const get = async (path: string): Promise<any> => (await fetch(srv.url + path)).json();
+const live = liveClient(() => srv);
 
 describe('live storage and the quota', () => {
   test('kept frames count; over the quota the stream is paused with the reason; resume and uploads refused', async () => {
     const tok = srv.token;
-    await get(`/create-index?token=${tok}&index=lobby&type=performance`);
+    await live.performanceIndex('lobby');
     const added = await post('/add-stream', { token: tok, index: 'lobby', fps: 1 });
     expect(added.body.status).toBe('success');
     const id = added.body.stream_id;
@@ -67,8 +54,7 @@ describe('live storage and the quota', () => {
       if (replies.at(-1).success === false) break;
       await Bun.sleep(400);
     }
-    const mine = async () => (await get(`/streams?token=${tok}`)).find((s: any) => s.stream_id === id);
-    const paused = await until(mine, (s) => s.status === 'paused', 20_000, 'paused by the quota', 200);
+    const paused = await live.waitStream(id, (s) => s.status === 'paused', 20_000, 'paused by the quota', 200);
     expect(paused.reason).toContain('storage limit');
     expect(paused.frames_analysed).toBeGreaterThan(0);
     // A frame sent now is answered, not dropped in silence.

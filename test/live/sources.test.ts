@@ -13,11 +13,9 @@
  * (RTSP) absent from the logs and the answers.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { resolveBinaries } from '../../src/media/binaries';
+import { freePort, liveClient, liveWorkDir, loopClip } from '../factories';
 import { clip, startTestServer, type TestServer } from '../helpers';
 import { until } from '../hardening/proc';
 
@@ -57,17 +55,6 @@ async function listening(port: number): Promise<void> {
   );
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 function spawn(cmd: string[]): ReturnType<typeof Bun.spawn> {
   const p = Bun.spawn(cmd, { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' });
   children.push(p);
@@ -76,32 +63,13 @@ function spawn(cmd: string[]): ReturnType<typeof Bun.spawn> {
 
 /** The clip looped in real time, H.264, into `target` with ffmpeg's muxer `format`. */
 function publish(format: string, target: string, extra: string[] = []): ReturnType<typeof Bun.spawn> {
-  return spawn([
-    ffmpeg,
-    '-v',
-    'error',
-    '-re',
-    '-stream_loop',
-    '-1',
-    '-i',
-    clip('bottles.mp4'),
-    '-an',
-    '-c:v',
-    'libx264',
-    '-preset',
-    'ultrafast',
-    '-g',
-    '25',
-    ...extra,
-    '-f',
-    format,
-    target,
-  ]);
+  const p = loopClip(ffmpeg, 'bottles.mp4', format, target, { extra });
+  children.push(p);
+  return p;
 }
 
 beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'vidq-live-sources-'));
-  ({ ffmpeg } = await resolveBinaries(join(work, 'bin')));
+  ({ work, ffmpeg } = await liveWorkDir('live-sources'));
   srv = await startTestServer(
     { analyzers: 'objects', 'log-level': 'info', 'live-stall-sec': '6' },
     { logSink: (l) => logs.push(l) },
@@ -114,13 +82,7 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-async function api(path: string, init?: RequestInit): Promise<any> {
-  const text = await (await fetch(srv.url + path, init)).text();
-  answers.push(text);
-  return JSON.parse(text);
-}
-const post = (path: string, body: unknown) =>
-  api(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const { api, post, performanceIndex, stream, waitStream } = liveClient(() => srv, answers);
 
 /**
  * Adds `url` to a fresh performance index with an object alert for bottles, and checks what a
@@ -128,14 +90,13 @@ const post = (path: string, body: unknown) =>
  */
 async function pullAndCheck(index: string, url: string): Promise<{ source: string; liveMs: number }> {
   const tok = srv.token;
-  await api(`/create-index?token=${tok}&index=${index}&type=performance`);
+  await performanceIndex(index);
   await post('/alerts', { token: tok, index, kind: 'object', query: 'bottle', cooldown_sec: 3600 });
   const t0 = Date.now();
   const added = await post('/add-stream', { token: tok, index, url, fps: 1 });
   expect(added.status).toBe('success');
   const id: string = added.stream_id;
-  const mine = async () => (await api(`/streams?token=${tok}`)).find((s: any) => s.stream_id === id);
-  const live = await until(mine, (s) => s?.status === 'live', 30_000, `${index} live`, 200);
+  const live = await waitStream(id, (s) => s?.status === 'live', 30_000, `${index} live`, 200);
   const liveMs = Date.now() - t0;
 
   const hit = await until(
@@ -147,7 +108,7 @@ async function pullAndCheck(index: string, url: string): Promise<{ source: strin
   );
   const obj = hit.moments.find((m: { kind: string }) => m.kind === 'object');
   expect(obj.video_id).toBe(live.file_id);
-  const now = await mine();
+  const now = await stream(id);
   expect(obj.start).toBeGreaterThanOrEqual(0);
   expect(obj.end).toBeLessThanOrEqual(now.latest_time + 1.01);
 
@@ -165,7 +126,7 @@ async function pullAndCheck(index: string, url: string): Promise<{ source: strin
   expect(frame.status).toBe(200);
   expect(frame.headers.get('content-type')).toContain('image/jpeg');
   // Two more windows with the bottles still there: the same episode, no second event.
-  await until(mine, (s) => s.frames_analysed >= now.frames_analysed + 2, 30_000, `${index} analysed on`, 300);
+  await waitStream(id, (s) => s.frames_analysed >= now.frames_analysed + 2, 30_000, `${index} analysed on`, 300);
   const again = (await api(`/alerts/fired?token=${tok}`)).filter((e: any) => e.stream_id === id);
   expect(again).toHaveLength(1);
   const stopped = await post(`/streams/${id}/stop?token=${tok}`, {});

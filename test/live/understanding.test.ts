@@ -7,12 +7,9 @@
  * A second source without a sound track still goes live while speech is analysed.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { resolveBinaries } from '../../src/media/binaries';
-import { clip, startTestServer, type TestServer } from '../helpers';
+import { rmSync } from 'node:fs';
+import { freePort, liveClient, liveWorkDir, loopClip } from '../factories';
+import { startTestServer, type TestServer } from '../helpers';
 import { until } from '../hardening/proc';
 import { ModelStandIn } from '../model-stand-in';
 
@@ -23,17 +20,6 @@ let work: string;
 let ffmpeg: string;
 const children: ReturnType<typeof Bun.spawn>[] = [];
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 let done = false;
 
 /** The clip looped in real time and served over RTMP by ffmpeg (one client; listening again after each). */
@@ -42,31 +28,7 @@ async function rtmpOf(name: string, audio: boolean): Promise<string> {
   const url = `rtmp://127.0.0.1:${port}/live/cam`;
   const listen = (): void => {
     if (done) return;
-    const p = Bun.spawn(
-      [
-        ffmpeg,
-        '-v',
-        'error',
-        '-re',
-        '-stream_loop',
-        '-1',
-        '-i',
-        clip(name),
-        '-c:v',
-        'libx264',
-        '-preset',
-        'ultrafast',
-        '-g',
-        '25',
-        ...(audio ? ['-c:a', 'aac', '-ar', '44100'] : ['-an']),
-        '-f',
-        'flv',
-        '-listen',
-        '1',
-        url,
-      ],
-      { stdin: 'ignore', stdout: 'ignore', stderr: 'ignore' },
-    );
+    const p = loopClip(ffmpeg, name, 'flv', url, { audio, extra: ['-listen', '1'] });
     children.push(p);
     void p.exited.then(listen);
   };
@@ -76,8 +38,7 @@ async function rtmpOf(name: string, audio: boolean): Promise<string> {
 }
 
 beforeAll(async () => {
-  work = mkdtempSync(join(tmpdir(), 'vidq-live-understand-'));
-  ({ ffmpeg } = await resolveBinaries(join(work, 'bin')));
+  ({ work, ffmpeg } = await liveWorkDir('live-understand'));
   stand = new ModelStandIn({ transcript: (_k, d) => [{ start: 0, end: Math.min(d, 2), text: WORDS }] });
   srv = await startTestServer({
     analyzers: 'faces,speech',
@@ -96,16 +57,12 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
-async function api(path: string, init?: RequestInit): Promise<any> {
-  return (await fetch(srv.url + path, init)).json();
-}
-const post = (path: string, body: unknown) =>
-  api(path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const { api, post, performanceIndex, stream, waitStream } = liveClient(() => srv);
 
 describe('faces and speech on live windows', () => {
   test('faces join the index people, speech is detected and transcribed, a speech alert fires once', async () => {
     const tok = srv.token;
-    await api(`/create-index?token=${tok}&index=door&type=performance`);
+    await performanceIndex('door');
     await post('/alerts', { token: tok, index: 'door', kind: 'speech', query: 'delivery van', cooldown_sec: 3600 });
     const added = await post('/add-stream', {
       token: tok,
@@ -115,8 +72,7 @@ describe('faces and speech on live windows', () => {
     });
     expect(added.status).toBe('success');
     const id: string = added.stream_id;
-    const mine = async () => (await api(`/streams?token=${tok}`)).find((s: any) => s.stream_id === id);
-    const live = await until(mine, (s) => s?.status === 'live', 30_000, 'live', 200);
+    const live = await waitStream(id, (s) => s?.status === 'live', 30_000, 'live', 200);
     const segs = () => api(`/videos/${live.file_id}/segments?token=${tok}`);
     const kinds = (r: any, k: string) => r.segments.filter((s: any) => s.kind === k);
     // About 12 s of stream: four speakers, each on screen and speaking for 3 s.
@@ -127,7 +83,7 @@ describe('faces and speech on live windows', () => {
       'faces, speech and transcripts',
       500,
     );
-    const s = await mine();
+    const s = await stream(id);
     const end = s.latest_time + 1.01;
     for (const f of [...kinds(got, 'face'), ...kinds(got, 'speech'), ...kinds(got, 'transcript')]) {
       expect(f.start).toBeGreaterThanOrEqual(0);
@@ -160,22 +116,27 @@ describe('faces and speech on live windows', () => {
     expect(fired).toHaveLength(1);
     expect(fired[0].evidence).toContain('delivery van');
     const n = s.frames_analysed;
-    await until(mine, (x) => x.frames_analysed >= n + 3, 30_000, 'more windows', 300);
+    await waitStream(id, (x) => x.frames_analysed >= n + 3, 30_000, 'more windows', 300);
     expect(await api(`/alerts/fired?token=${tok}`)).toHaveLength(1);
     expect((await post(`/streams/${id}/stop?token=${tok}`, {})).status).toBe('stopped');
   }, 120_000);
 
   test('a source without a sound track goes live while speech is analysed', async () => {
     const tok = srv.token;
-    await api(`/create-index?token=${tok}&index=silent&type=performance`);
+    await performanceIndex('silent');
     const added = await post('/add-stream', {
       token: tok,
       index: 'silent',
       url: await rtmpOf('bottles.mp4', false),
       fps: 1,
     });
-    const mine = async () => (await api(`/streams?token=${tok}`)).find((s: any) => s.stream_id === added.stream_id);
-    await until(mine, (s) => s?.status === 'live' && s.frames_analysed >= 2, 40_000, 'silent source live', 300);
+    await waitStream(
+      added.stream_id,
+      (s) => s?.status === 'live' && s.frames_analysed >= 2,
+      40_000,
+      'silent source live',
+      300,
+    );
     expect((await post(`/streams/${added.stream_id}/stop?token=${tok}`, {})).status).toBe('stopped');
   }, 60_000);
 });

@@ -19,6 +19,7 @@ import { resolveBinaries } from '../../src/media/binaries';
 import { probeStreams } from '../../src/media/ffprobe';
 import { probeFile } from '../../src/media/probe';
 import { probeSubtitles, readCues } from '../../src/media/subtitles';
+import { ffmpegSync } from '../factories';
 import { clip, getJson, postJson, startTestServer, type TestServer } from '../helpers';
 
 let dir: string;
@@ -30,8 +31,7 @@ const made: Record<string, string> = {};
 
 function make(name: string, args: string[]): string {
   const out = join(dir, name);
-  const p = Bun.spawnSync([ffmpeg, '-hide_banner', '-loglevel', 'error', '-y', ...args, out]);
-  if (p.exitCode !== 0) throw new Error(`ffmpeg could not make ${name}: ${p.stderr.toString()}`);
+  ffmpegSync(ffmpeg, [...args, out]);
   made[name] = out;
   return out;
 }

@@ -11,7 +11,7 @@ import { DEFAULT_VISUAL, VisualAnalyzer } from '../../src/analysis/stages/visual
 import { resolveBinaries } from '../../src/media/binaries';
 import { probeFile } from '../../src/media/probe';
 import { clip } from '../helpers';
-import { stageContext } from '../factories';
+import { ffmpegSync, stageContext } from '../factories';
 
 let dir: string;
 let ffmpeg: string;
@@ -22,11 +22,7 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function run(args: string[]): Uint8Array {
-  const p = Bun.spawnSync([ffmpeg, '-hide_banner', '-loglevel', 'error', '-y', ...args]);
-  if (p.exitCode !== 0) throw new Error(p.stderr.toString());
-  return p.stdout;
-}
+const run = (args: string[]): Uint8Array => ffmpegSync(ffmpeg, args);
 
 /** A picture as a 18×32 grey thumbnail. */
 const thumb = (file: string, extra: string[] = []) =>

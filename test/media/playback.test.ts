@@ -16,10 +16,10 @@ import { playbackStep } from '../../src/jobs/playback-step';
 import { createLogger } from '../../src/log';
 import { createService } from '../../src/service';
 import { videos } from '../../src/storage/schema';
+import { ffmpegSync, haveChromium, launchChromium } from '../factories';
 import { clip, getJson, postJson, startTestServer } from '../helpers';
 
 declare const document: any;
-const CHROMIUM = process.env.VIDQ_CHROMIUM ?? '/usr/bin/chromium';
 
 let dir: string;
 let ffmpeg: string;
@@ -27,8 +27,7 @@ const made: Record<string, string> = {};
 
 function make(name: string, args: string[]): string {
   const out = join(dir, name);
-  const p = Bun.spawnSync([ffmpeg, '-hide_banner', '-loglevel', 'error', '-y', ...args, out]);
-  if (p.exitCode !== 0) throw new Error(`ffmpeg could not make ${name}: ${p.stderr.toString()}`);
+  ffmpegSync(ffmpeg, [...args, out]);
   made[name] = out;
   return out;
 }
@@ -141,7 +140,7 @@ test('the copy is made only when it leaves the free disk space uploads are held 
   }
 });
 
-describe.skipIf(!existsSync(CHROMIUM))('HEVC and ProRes play and seek in Chromium through playback_src', () => {
+describe.skipIf(!haveChromium)('HEVC and ProRes play and seek in Chromium through playback_src', () => {
   test('after analysis: playback_src shows a picture and seeks; the copy is removed with the video', async () => {
     const origin = Bun.serve({
       hostname: '127.0.0.1',
@@ -149,18 +148,7 @@ describe.skipIf(!existsSync(CHROMIUM))('HEVC and ProRes play and seek in Chromiu
       fetch: (req) => new Response(Bun.file(made[new URL(req.url).pathname.slice(1)] ?? '/nonexistent')),
     });
     const srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual' });
-    const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-      ],
-    });
+    const browser = await launchChromium();
     try {
       const keys: string[] = [];
       for (const name of ['hevc.mkv', 'prores.mov']) {

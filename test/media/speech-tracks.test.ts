@@ -12,7 +12,7 @@ import { TINY_WHISPER_TEXT, writeTinyWhisper } from '../analysis/tiny-whisper';
 import { resolveBinaries } from '../../src/media/binaries';
 import { probeFile } from '../../src/media/probe';
 import { clip } from '../helpers';
-import { stageContext } from '../factories';
+import { ffmpegSync, stageContext } from '../factories';
 
 let dir: string;
 let ffmpeg: string;
@@ -63,12 +63,7 @@ test("music and drums are not speech (drummer, Chaplin's music track); speech st
 
 test('every audio track is analysed: speech on the second track is found and says which track', async () => {
   const f = join(dir, 'two-tracks.mkv');
-  const p = Bun.spawnSync([
-    ffmpeg,
-    '-hide_banner',
-    '-loglevel',
-    'error',
-    '-y',
+  ffmpegSync(ffmpeg, [
     '-i',
     clip('speech-over-bottles.mp4'),
     '-i',
@@ -95,7 +90,6 @@ test('every audio track is analysed: speech on the second track is found and say
     'title=Speech',
     f,
   ]);
-  expect(p.exitCode).toBe(0);
   expect(await audioTracks(ffmpeg, f, new AbortController().signal)).toEqual([
     { track: 1, language: 'zxx', title: 'Music' },
     { track: 2, language: 'eng', title: 'Speech' },

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveBinaries } from '../../src/media/binaries';
-import { uploadAndWaitReady } from '../factories';
+import { ffmpegSync, uploadAndWaitReady } from '../factories';
 import { clip, getJson, postJson, startTestServer, type TestServer } from '../helpers';
 
 let dir: string;
@@ -21,8 +21,7 @@ beforeAll(async () => {
   const { ffmpeg } = await resolveBinaries(join(dir, 'bin'));
   const make = (name: string, args: string[]) => {
     const out = join(dir, name);
-    const p = Bun.spawnSync([ffmpeg, '-hide_banner', '-loglevel', 'error', '-y', ...args, out]);
-    if (p.exitCode !== 0) throw new Error(p.stderr.toString());
+    ffmpegSync(ffmpeg, [...args, out]);
     made[name] = out;
   };
   make('camcorder.m2ts', [

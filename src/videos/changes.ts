@@ -1,0 +1,37 @@
+/**
+ * The one entry point for "a video changed": every place that changes a video (an upload stored,
+ * failed or matched as a duplicate, its transfer's progress, a removal, an analysis queued,
+ * progressed or ended, a live window) calls `changed`, and every cache that holds something of a
+ * video subscribes here once (the composition root wires them). A new cache is one `subscribe`,
+ * not one more call at each of those places.
+ */
+import type { Db } from '../storage/db';
+import { placeOf } from '../storage/repositories/videos';
+
+/** Whose video it is and in which index: the key of the per-index caches. */
+export interface VideoPlace {
+  userId: string;
+  indexId: string;
+}
+
+/** `place` is null only when the video's row is gone and the caller did not say where it was. */
+export type VideoChangeListener = (videoId: string, place: VideoPlace | null) => void;
+
+export class VideoChanges {
+  private readonly listeners: VideoChangeListener[] = [];
+
+  constructor(private readonly db: Db) {}
+
+  subscribe(listener: VideoChangeListener): void {
+    this.listeners.push(listener);
+  }
+
+  /**
+   * Tells every cache that the video changed. `place` saves a lookup, and is needed when the row
+   * was just deleted (a removal, a failed or duplicate upload): it is read from the row otherwise.
+   */
+  readonly changed = (videoId: string, place?: VideoPlace): void => {
+    const where = place ?? placeOf(this.db, videoId) ?? null;
+    for (const listener of this.listeners) listener(videoId, where);
+  };
+}
