@@ -26,6 +26,7 @@ const index = new FakeIndex([
       // A wrong label: what the detector calls a motorcycle is no answer to "which tool".
       objectSpan('motorcycle', 4, 16, 1, 0.45),
       { kind: 'ocr', start: 3, end: 9, text: 'HAPPY HOUR 5-7' },
+      { kind: 'ocr', start: 12, end: 15, text: 'www.cafe-street.example' },
       { kind: 'shot', start: 0, end: 20, text: 'shot 1' },
     ],
   },
@@ -111,5 +112,16 @@ describe('the thing asked about decides whether labels can answer', () => {
       expect(a.output, q).not.toMatch(NAMES_MODEL);
       expect(a.output.toLowerCase(), q).toMatch(/\bcup|\bred\b/);
     }
+  });
+});
+
+describe('a number asked for', () => {
+  test('text that holds no number is no answer to "which number is shown"; text with one is', async () => {
+    const none = await index.ask('Which number is written on the door at the end?', { video: 'street-cafe.mp4' });
+    expect(none.found).toBe(false);
+    expect(none.output).toMatch(/could not find a number/);
+    expect(none.output).not.toContain('cafe-street');
+    const some = await index.ask('what number is written on the sign at the start?', { video: 'street-cafe.mp4' });
+    expect(some.output).toContain('5-7');
   });
 });
