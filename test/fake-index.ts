@@ -122,7 +122,14 @@ export class FakeIndex {
   /** Asks a question of every video (or of one, by file name), with an optional target. */
   ask(
     prompt: string,
-    opts: { video?: string; target?: string; guidance?: string; clock?: StreamClock } = {},
+    opts: {
+      video?: string;
+      target?: string;
+      guidance?: string;
+      clock?: StreamClock;
+      /** Reads the text on screen at a moment (a stand-in for the OCR moment reader). */
+      textAt?: (video: Video, t: number) => { text: string; confidence: number }[];
+    } = {},
   ): Promise<Composed> {
     let vids = opts.video ? this.videos.filter((v) => v.fileName === opts.video) : this.videos;
     let target = opts.target ? parseTarget(opts.target) : null;
@@ -139,7 +146,9 @@ export class FakeIndex {
       guidance: opts.guidance ?? '',
       videos: vids,
       window: windowOf(target),
+      point: target?.point ? target.start : null,
       frameUrl: (videoId, file) => `/media/${videoId}/frames/${file}`,
+      textAt: opts.textAt ? (video, t) => async () => opts.textAt!(video, t) : null,
     });
   }
 

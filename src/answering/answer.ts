@@ -20,8 +20,9 @@ import type { Segment, Video } from '../storage/schema';
 import { Composer, type Composed, type ComposeInput } from './compose';
 import type { Evidence } from './evidence';
 import { bestSentences, contentWords, type Sentence } from './open';
-import { asksBeyondLabels, colourOfUnlabelled } from './intent';
-import { readSlots, unknownFile } from './reader';
+import { colourOfUnlabelled } from './intent';
+import { readSlots, unknownFile, unlabelledAsked } from './reader';
+import { momentWindow } from './series';
 import type { VideoLabels } from './video-labels';
 import { formatTime } from './target';
 import { colourOnClothing, isPersonWord, LABEL_WORDS, labelNoun, labelsNamed, namesLabel } from './vocabulary';
@@ -37,15 +38,19 @@ export interface AnswerInput {
   videos: Video[];
   /** The time window of `target`, or null. */
   window: { start: number; end: number } | null;
+  /** A point `target`: it is judged at the moment itself (series.momentWindow), not over `window`. */
+  point?: number | null;
   /** Signed path of a frame file of a video. */
   frameUrl: (videoId: string, file: string) => string;
   moment?: ComposeInput['moment'];
   /** The labels each video's detections hold (see video-labels.ts). */
   videoLabels: VideoLabels;
+  textAt?: ComposeInput['textAt'];
 }
 
 export async function composeAnswer(a: AnswerInput): Promise<Composed> {
-  const out = await structuredThenFreeText(a);
+  const at = a.point !== undefined && a.point !== null ? { ...a, window: momentWindow(a.point, a.videos) } : a;
+  const out = await structuredThenFreeText(at);
   return { ...out, output: colourOnClothing(out.output) };
 }
 
@@ -82,6 +87,7 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     videoLabels: a.videoLabels,
     frameUrl: a.frameUrl,
     moment: a.moment ?? null,
+    textAt: a.textAt ?? null,
     embedder: a.embedder,
   });
   const composed = await composer.compose();
@@ -109,8 +115,9 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
   if (holder) return holder;
   // A found answer that is not open takes the free text only to tell "no sentence names it" for a
   // question beyond the detector's labels (below); otherwise the sentences would not change it.
-  const beyondLabels = asksBeyondLabels(slots.text) !== null;
-  const wanted = open || (beyondLabels && !reading.startsWith('text.'));
+  const beyondLabels = unlabelledAsked(slots.asked) !== null;
+  const asksText = slots.intent.needs.has('written') || slots.intent.needs.has('said');
+  const wanted = open || (beyondLabels && !asksText && !reading.startsWith('text.'));
   let sentences: Sentence[] = [];
   if (!computed && wanted && (open || reading.startsWith('objects.') || reading.startsWith('people.')))
     sentences = await bestSentences(a.retrieval, narrowed, a.prompt, slots.intent, 3, composer.vectorOf(a.prompt));
@@ -140,11 +147,14 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     // man cooking") is no answer: say what would answer it instead of listing the labels.
     const unlabelled = contentWords(slots.intent).filter((w) => !isPersonWord(w) && !labelsNamed(w).length);
     const labelsOnly = composed.evidence.every((e) => e.kind === 'object' || e.kind === 'face' || e.kind === 'shot');
-    // So is a list of labels for a kind of thing or an activity no label names ("what instrument
-    // is he playing", "what is the baby doing").
+    // So is an answer to a question about a thing no label names, unless it asks what is written
+    // or said (the text on the counter answers "what does the counter read"): its kind ("what
+    // instrument is he playing"), the thing itself ("what is the weather like"), or an activity
+    // ("what is the baby doing").
     const beyond = beyondLabels && !computed;
     if (
-      ((beyond && !/^text\./.test(reading)) || (reading === 'search' && unlabelled.length && labelsOnly)) &&
+      ((beyond && !asksText && !/^text\./.test(reading)) ||
+        (reading === 'search' && unlabelled.length && labelsOnly)) &&
       !a.retrieval.finder.has(narrowed, ['caption'])
     )
       return {

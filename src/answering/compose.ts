@@ -14,7 +14,8 @@ import { FACTS, type Cell, type FactKind } from './facts';
 import { readIntent, type Intent } from './intent';
 import { colourOnClothing, labelNoun, NAMES_NO_THING } from './vocabulary';
 import { readQuestion, type ReadQuestion, type Slots, type TimeSlot } from './reader';
-import { type Counted, inWindow, POINT_HALF } from './series';
+import { type Counted, inWindow, momentWindow, POINT_HALF } from './series';
+import { formatTime } from './target';
 import type { VideoLabels } from './video-labels';
 import { article, capital, joinList, onTrack, quote, secs, span } from './wording';
 
@@ -49,6 +50,11 @@ export interface ComposeInput {
    * exactly that moment (the sampled frames may be seconds away). Null when there is no such moment.
    */
   moment?: { video: Video; t: number; readText: () => Promise<{ text: string; confidence: number }[]> } | null;
+  /**
+   * Reads the text on screen at one moment of a video, for a moment written in the question ("what
+   * does the counter read at 4 seconds"); null when that video's frames cannot be read now.
+   */
+  textAt?: ((video: Video, t: number) => (() => Promise<{ text: string; confidence: number }[]>) | null) | null;
   /** The sentence encoder: reads the kind of question by meaning (null: by its rule cues alone). */
   embedder?: Embedder | null;
 }
@@ -177,6 +183,12 @@ export class Composer {
           reading: 'time.past_end',
         };
       }
+    }
+    // A moment written in the question, in one video, is read like a point `target`: its text at that moment.
+    if (!this.c.moment && this.c.textAt && !narrowed.window && slots.time && 'point' in slots.time) {
+      const video = narrowed.videos.length === 1 ? narrowed.videos[0]! : null;
+      const readText = slots.time.point && video ? this.c.textAt(video, slots.time.start) : null;
+      if (readText) this.c.moment = { video: video!, t: slots.time.start, readText };
     }
     let first: (Answer & { reading: string }) | null = null;
     // A question no cell of the table fits ("PEACH OPEN MOVIE", "anything about pancakes?") is a
@@ -331,7 +343,13 @@ export class Composer {
 
   notFound(what: string, style: Style): Answer {
     const where = this.c.scope.videos.length === 1 ? this.c.scope.videos[0]!.fileName : 'the indexed videos';
-    const moment = this.c.scope.window ? ` ${span(this.c.scope.window.start, this.c.scope.window.end)}` : '';
+    const w = this.c.scope.window;
+    // A moment's window is said as the moment ("at 0:45"), not as its slack ("from 0:43 to 0:46").
+    const moment = !w
+      ? ''
+      : w.end - w.start <= 2 * POINT_HALF + 0.01
+        ? ` at ${formatTime((w.start + w.end) / 2)}`
+        : ` ${span(w.start, w.end)}`;
     const contents = style.brief ? '' : ` ${this.contents()}`;
     return { text: `I could not find ${what} in ${where}${moment}.${contents}`, found: false };
   }
@@ -386,10 +404,7 @@ const OBJECTS = new Set<FactKind>(['objects', 'people']);
 
 /** A time slot of the question as a window of the scope; relative ones need one video's length. */
 export function resolveTime(t: TimeSlot, videos: Video[]): { start: number; end: number } | null {
-  if ('point' in t)
-    return t.point
-      ? { start: Math.max(0, t.start - POINT_HALF), end: t.start + POINT_HALF }
-      : { start: t.start, end: t.end };
+  if ('point' in t) return t.point ? momentWindow(t.start, videos) : { start: t.start, end: t.end };
   const d = videos.length === 1 ? videos[0]!.durationSec : null;
   if (d === null || d === undefined) return null;
   const len = t.seconds ?? Math.min(5, d / 4);

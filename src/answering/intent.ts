@@ -4,7 +4,7 @@
  * rules over English, so the answer engine works without any generative model.
  */
 
-import { CATEGORIES, CLOTHING_WORDS, labelsNamed, NUMBER_WORDS } from './vocabulary';
+import { ANSWER_KINDS, CATEGORIES, CLOTHING_WORDS, labelsNamed, NUMBER_WORDS } from './vocabulary';
 
 export type Need = 'said' | 'written' | 'count' | 'when' | 'presence' | 'summary' | 'which_video' | 'what_object';
 
@@ -114,56 +114,6 @@ export function readIntent(question: string): Intent {
   return { needs, labels, categoryLabels, keywords, number, position, extreme };
 }
 
-/** Nouns a "what/which …" question can ask for that are no object the detector names. */
-const GENERIC =
-  /^(thing|things|object|objects|item|items|colou?r|colou?rs|time|times|number|numbers|video|videos|clip|clips|file|files|text|words?|language|kind|sort|type|moment|moments|part|parts|second|seconds|minute|minutes|shot|shots|scene|scenes|happens|is|are|was|were|does|do|did|can|could|has|have|had)$/;
-/** Verbs of an activity: what someone does, which a detector's labels never tell. */
-const ACTIVITY =
-  /\bwhat (?:is|are|was|were|does|do|did) (?:(?:the|a|an|this|that|his|her|their|he|she|they|it|\w+) ){0,3}(doing|making|cooking|celebrating|playing|preparing|building|eating|drinking|watching|fixing|baking|singing|dancing|painting|reading|writing|working on)\b/;
-
-/**
- * What a question asks for that an object detector cannot tell: a kind of thing it has no label
- * for ("what instrument", "which tool") or an activity ("what is the baby doing", "what is she
- * making"). The asked word, or null when labels could answer.
- */
-export function asksBeyondLabels(question: string): string | null {
-  const q = ` ${question
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}'\s-]/gu, ' ')
-    .replace(/\s+/g, ' ')} `;
-  const act = ACTIVITY.exec(q);
-  if (act && !/\b(say|said|saying|speak|talk)/.test(q)) return act[1]!;
-  const kind = /\b(?:what|which) (?:kind of |sort of |type of )?(\w+)\b/.exec(q);
-  if (!kind) return null;
-  const w = kind[1]!;
-  // "What the picture contains", "what appears in the image", "which of them": no kind of thing is
-  // named when an article, a possessive or a preposition follows "what" or the word after it.
-  const next =
-    q
-      .slice(kind.index + kind[0].length)
-      .trim()
-      .split(' ')[0] ?? '';
-  const FUNCTION =
-    /^(the|a|an|this|that|these|those|his|her|its|their|my|your|our|of|in|on|at|to|from|with|into|around|about|near|during)$/;
-  if (FUNCTION.test(w) || (FUNCTION.test(next) && next !== 'of')) return null;
-  // "What happened", "what changed", "what is going on": a verb, not a kind of thing.
-  if (
-    /^(happen\w*|chang\w*|went|go|goes|going|came|comes|left|remains?|about)$/.test(w) ||
-    (w.length > 4 && /ed$/.test(w))
-  )
-    return null;
-  if (GENERIC.test(w) || labelsNamed(` ${w} `).length || w in CATEGORIES || w.replace(/s$/, '') in CATEGORIES)
-    return null;
-  // The subject the question goes on to name, up to a place ("on the desk"): a label or a category
-  // there means labels can answer ("at what point is a bird seen", "which piece of electronics").
-  const subject = q
-    .slice(kind.index + kind[0].length)
-    .split(/ (?:on|at|in|near|under|behind|beside|next to|inside) /)[0]!;
-  if (labelsNamed(subject).some((l) => l !== 'person')) return null;
-  if (subject.split(' ').some((t) => t in CATEGORIES || t.replace(/s$/, '') in CATEGORIES)) return null;
-  return w;
-}
-
 /**
  * The thing a colour question asks about ("what colour is the sky", "what colour are the caps on
  * the bottles"), with whether it is clothing; null when the question asks no colour or a detector
@@ -186,8 +136,9 @@ export function colourOfUnlabelled(question: string): { noun: string; clothing: 
     // "the woman's top": the thing is the top, worn by a labelled person.
   } else if (labelsNamed(` ${noun} `).length) return null;
   const clothing = CLOTHING_WORDS.includes(noun) || CLOTHING_WORDS.includes(noun.replace(/s$/, ''));
-  // The background, walls, sky, floor: the objects analysis measures those colours itself.
-  if (GENERIC.test(noun) || /^(background|backdrop|walls?|sky|floor|ground|surroundings|setting)$/.test(noun))
-    return null;
+  // The background as a whole (and the walls, most of an indoor background): the objects analysis
+  // measures those colours itself. A part of the scene (the sky, the floor, the grass) it does not:
+  // its measured colours mix everything around the detected things.
+  if (ANSWER_KINDS.has(noun) || /^(background|backdrop|walls?|surroundings|setting)$/.test(noun)) return null;
   return { noun, clothing };
 }

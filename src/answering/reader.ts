@@ -10,7 +10,16 @@ import type { Video } from '../storage/schema';
 import { CELLS, FACTS, type Cell, type FactKind, type Form, type SlotNeed } from './facts';
 import { readIntent, type Intent } from './intent';
 import { readRelativeTime } from './relative-time';
-import { colourNamed, escapeRe, labelsNamed, NUMBER_WORDS } from './vocabulary';
+import {
+  ACTIVITY_VERBS,
+  ATTRIBUTE_WORDS,
+  CATEGORIES,
+  colourNamed,
+  escapeRe,
+  knownThing,
+  labelsNamed,
+  NUMBER_WORDS,
+} from './vocabulary';
 
 /** A time the question writes: absolute (seconds) or relative to the video's length. */
 export type TimeSlot =
@@ -33,6 +42,18 @@ export interface Slots {
   formCues: Set<Form>;
   /** The question, lower case, with the file names it gives replaced by "the video" (what is embedded). */
   text: string;
+  /** What the question asks about (the vocabulary decides whether labels can answer it: `unlabelledAsked`). */
+  asked: Asked;
+}
+
+/** What a question asks about, read from its words. */
+export interface Asked {
+  /** The kind of thing after "what/which" ("what instrument", "which kind of animal", "what colour"), or null. */
+  kind: string | null;
+  /** The head nouns of the things it names with an article or a possessive ("the man", "his drum kit"), places ("on the desk") left out. */
+  things: string[];
+  /** An activity it asks for ("what is the baby doing", "what is she making"), or null. */
+  activity: string | null;
 }
 
 export interface Reading {
@@ -315,7 +336,94 @@ export function readSlots(question: string, videos: Video[]): Slots {
       /\d{1,3}:\d{2}/.test(text) || /\b(seconds?|minutes?|secs?)\b/.test(text)
         ? numberOutsideTimes(text)
         : intent.number;
-  return { intent, time, files, colour, atOnce, quoted, factCues, formCues, text };
+  return { intent, time, files, colour, atOnce, quoted, factCues, formCues, text, asked: readAsked(text) };
+}
+
+/** Words that end a noun phrase or are none: auxiliaries, pronouns, prepositions, conjunctions, question words. */
+const NOT_NOUN =
+  /^(is|are|was|were|be|been|being|am|do|does|did|has|have|had|can|could|will|would|should|shall|may|might|must|not|and|or|but|of|on|at|in|by|to|for|from|with|into|onto|over|under|near|behind|beside|above|below|around|across|inside|next|front|about|after|before|during|than|then|that|which|who|what|when|where|why|how|there|here|it|he|she|they|we|you|i|this|these|those|ever|still|just|now|very|so|up|down|out|off|away|again|like)$/;
+/** Words before a noun that are not its head: ordinals and the like ("the first woman"). */
+const NOT_HEAD = /^(first|second|third|last|next|other|same|whole|very|little|big|small|only)$/;
+/**
+ * A place or a time around the thing asked ("on the desk", "after the cut", "in the video"): its
+ * thing is context, not what is asked.
+ */
+const CONTEXT_PHRASE =
+  /\b(?:at|on|in|inside|by|near|beside|behind|under|over|above|below|around|across|next to|in front of|after|before|during|until|since|throughout|about|with)\s+(?:the|a|an|this|that|these|those|his|her|their|its|my|your|our)\s+(?:[\p{L}'-]+\s+){0,2}?[\p{L}'-]+/gu;
+const DETERMINED = /\b(the|a|an|this|that|these|those|his|her|their|its|my|your|our|some)\s+((?:[\p{L}'-]+\s*){1,3})/gu;
+/**
+ * An auxiliary or a question word right before the subject ("what does the sign say", "what the
+ * picture contains"): the last word of the run after the subject is its verb.
+ */
+const VERB_FOLLOWS = /\b(?:does|do|did|can|could|will|would|should|what|which|who|whom)\s+$/;
+/** "What kind of", "which piece of": the kind comes after them. */
+const WHAT_KIND =
+  /\b(?:what|which)\s+(?:(?:kinds?|sorts?|types?|pieces?|pairs?)\s+of\s+)?([\p{L}-]+)(?:\s+([\p{L}'-]+))?/u;
+/** A verb form: "-ing", or a past participle ("made", "covered"; not "breed", "bed"). */
+const verbForm = (w: string) => /ing$/.test(w) || (w.length > 4 && /ed$/.test(w) && !/eed$/.test(w)) || w === 'made';
+
+/** Reads what a question asks about: the kind after "what/which", the things it names, an activity. */
+export function readAsked(text: string): Asked {
+  const q = text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}'\s-]/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  let kind: string | null = null;
+  const k = WHAT_KIND.exec(q);
+  if (k) {
+    const [w, next = ''] = [k[1]!, k[2]];
+    // "What happened", "what appears on…", "what the picture contains": a verb or a function word
+    // follows "what", not a kind of thing.
+    const verb =
+      /^(happen\w*|chang\w*|went|go|goes|going|came|comes|left|remains?|appears?|shows?|seems?|looks?)$/.test(w) ||
+      verbForm(w);
+    const functionNext =
+      /^(the|a|an|this|that|these|those|his|her|its|their|my|your|our|in|on|at|to|from|with|into|around|about|near|during)$/.test(
+        next,
+      );
+    if (!NOT_NOUN.test(w) && !/^(the|a|an|his|her|its|their|my|your|our)$/.test(w) && !verb && !functionNext) kind = w;
+  }
+  const things: string[] = [];
+  const rest = q.replace(CONTEXT_PHRASE, ' , ');
+  for (const m of rest.matchAll(DETERMINED)) {
+    const words: string[] = [];
+    for (const w of m[2]!.trim().split(' ')) {
+      if (NOT_NOUN.test(w.replace(/'s$/, '')) || verbForm(w) || /^(the|a|an|some)$/.test(w)) break;
+      words.push(w);
+    }
+    if (words.length > 1 && VERB_FOLLOWS.test(rest.slice(0, m.index))) words.pop();
+    // A word of the phrase the vocabulary knows ("a bottle anywhere", "my videos contains"): what
+    // follows a noun cannot be told from a verb or an adverb without a tagger, so a known word
+    // stands for the phrase (a compound like "the car door" reads as the car: labels then answer,
+    // as they did before). Else its last word, not an owner ("the woman's top") nor an ordinal.
+    const known = words.map((w) => w.replace(/'s$/, '')).find(knownThing);
+    const head = known ?? words.filter((w) => !/'s$/.test(w) && !NOT_HEAD.test(w)).at(-1);
+    if (head) things.push(head);
+  }
+  // "What is the baby doing", "what are they eating": an activity, whatever the subject.
+  const act = /\bwhat (?:is|are|was|were|does|do|did) ((?:[\p{L}'-]+ ?){1,5})/u.exec(q);
+  const activity =
+    (act && !/\b(say|said|saying|speak|talk)/.test(q) && act[1]!.split(' ').find((w) => ACTIVITY_VERBS.has(w))) || null;
+  return { kind, things, activity };
+}
+
+/**
+ * The thing a question asks about that no label names ("what instrument", "the drum kit's colour",
+ * an activity), or null when labels can answer it: its kind of thing is a label, a category or a
+ * kind of answer the facts give; or, with no such kind, a thing it names is one the labels know.
+ */
+export function unlabelledAsked(a: Asked): string | null {
+  if (a.activity) return a.activity;
+  const labelled = (w: string) =>
+    labelsNamed(` ${w} `).some((l) => l !== 'person') || w in CATEGORIES || w.replace(/s$/, '') in CATEGORIES;
+  if (a.kind && !knownThing(a.kind)) {
+    // "At what stage does the dog appear": a label named after it is what is asked about.
+    return a.things.some(labelled) ? null : a.kind;
+  }
+  if (a.kind && !ATTRIBUTE_WORDS.has(a.kind)) return null;
+  // "What colour is the mug", "what is the man holding", "what does the sign say": the things it names.
+  return a.things.length && !a.things.some(knownThing) ? a.things[0]! : null;
 }
 
 /** A place: "at the table", "on the desk", "in front of the TV". */

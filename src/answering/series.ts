@@ -16,6 +16,30 @@ export interface Counted {
 /** Half the width of the window around a point time (as evidence.ts widens a point `target`). */
 export const POINT_HALF = 2;
 
+/**
+ * Seconds between the frames the analysis sampled from a video: its length over the frames its
+ * objects (or shots) analysis read. Null when the analysis does not say.
+ */
+export function samplingInterval(v: Video): number | null {
+  const a = v.analysis as Record<string, { frames?: unknown } | undefined> | null;
+  const frames = [a?.objects?.frames, a?.shots?.frames].find((n): n is number => typeof n === 'number' && n > 0);
+  return frames && v.durationSec ? v.durationSec / frames : null;
+}
+
+/**
+ * The window a moment is judged in ("is anybody there at 0:45", "how many bottles at 0:20", a
+ * point `target`): what is present AT the moment, not what was near it. A detection span already
+ * stands for the time halfway to its neighbouring sampled frames, so a span that covers the moment
+ * is what the nearest sampled frame saw; the slack (a quarter of the sampling interval, the
+ * smallest of the scope's videos) only absorbs a moment said to the whole second, and never reaches
+ * a span that ended a sampled frame earlier. Unknown sampling: one second.
+ */
+export function momentWindow(t: number, videos: Video[]): { start: number; end: number } {
+  const intervals = videos.map(samplingInterval).filter((x): x is number => x !== null);
+  const slack = intervals.length ? Math.min(POINT_HALF, Math.max(0.25, Math.min(...intervals) / 4)) : 1;
+  return { start: Math.max(0, t - slack), end: t + slack };
+}
+
 /** One appearance of a label: its spans with gaps under a second and a half merged (a missed frame is not a new arrival). */
 export interface Appearance {
   videoId: string;

@@ -366,20 +366,29 @@ export class AnsweringService {
       guidance: req.guidance ?? '',
       videos: scope.videos,
       window: windowOf(scope.target),
+      point: scope.target?.point ? scope.target.start : null,
       frameUrl: (videoId, file) => this.d.links.sign(`/media/${videoId}/frames/${file}`),
       moment: this.momentOf(scope),
+      textAt: (video, t) => this.textAt(video, t),
     });
+  }
+
+  /** Reads the text on screen at one moment of a stored video; null without a reader or a stored file. */
+  private textAt(video: Video, t: number): (() => Promise<{ text: string; confidence: number }[]>) | null {
+    const reader = this.d.moments;
+    if (!reader || !video.storagePath) return null;
+    if (video.durationSec !== null && t > video.durationSec) return null;
+    const path = this.files.abs(video.storagePath);
+    return () => reader.read(video.id, path, t);
   }
 
   /** The one moment a question is about, when it names a point of one stored video. */
   private momentOf(scope: Scope): ComposeInput['moment'] {
-    const reader = this.d.moments;
     const video = scope.videos.length === 1 ? scope.videos[0]! : null;
-    if (!reader || !video?.storagePath || !scope.target?.point) return null;
+    if (!video || !scope.target?.point) return null;
     const t = scope.target.start;
-    if (video.durationSec !== null && t > video.durationSec) return null;
-    const path = this.files.abs(video.storagePath);
-    return { video, t, readText: () => reader.read(video.id, path, t) };
+    const readText = this.textAt(video, t);
+    return readText ? { video, t, readText } : null;
   }
 }
 

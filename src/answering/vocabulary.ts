@@ -200,6 +200,47 @@ export function colourNamed(text: string): ColourName | null {
   return m ? COLOUR_WORDS[m[1]!.toLowerCase()]! : null;
 }
 
+/**
+ * Words for kinds of answer the facts give themselves (a time, a number, a colour, a video, text,
+ * a language, a shot...): "what colour", "which video", "at what point" ask for one of these, not
+ * for a kind of thing a label would have to name.
+ */
+export const ANSWER_KINDS = new Set(
+  'thing things object objects item items stuff colour colours color colors size shape time times number numbers amount video videos clip clips file files recording recordings footage film movie text texts word words writing title titles language languages kind sort type moment moments point points stage stages part parts second seconds minute minutes shot shots scene scenes frame frames picture image screen resolution codec format length duration sound audio name names way place overview summary description account recap synopsis outline rundown gist story'.split(
+    ' ',
+  ),
+);
+
+/** Answer kinds that are an attribute of another thing ("what colour is the mug"): that thing is the one asked about. */
+export const ATTRIBUTE_WORDS = new Set('colour colours color colors size shape'.split(' '));
+
+/**
+ * Verbs of an activity or of making something ("what is the baby doing", "what is she cooking"):
+ * what they ask for is no thing a detector's label names.
+ */
+export const ACTIVITY_VERBS = new Set(
+  'doing making cooking celebrating playing preparing building eating drinking watching fixing baking singing dancing painting reading writing working do make cook celebrate prepare build bake'.split(
+    ' ',
+  ),
+);
+
+/**
+ * Whether a noun is something the labels (or the facts) know: a label or a word people use for
+ * one, a category of labels, a word for a person, or a kind of answer the facts give.
+ */
+export function knownThing(noun: string): boolean {
+  const w = noun.toLowerCase();
+  const one = w.replace(/s$/, '');
+  return (
+    labelsNamed(` ${w} `).length > 0 ||
+    w in CATEGORIES ||
+    one in CATEGORIES ||
+    PERSON_WORDS.includes(w) ||
+    ANSWER_KINDS.has(w) ||
+    ANSWER_KINDS.has(one)
+  );
+}
+
 /** Number words and the numbers they mean (the reader reads counts and durations with these). */
 export const NUMBER_WORDS: Record<string, number> = {
   zero: 0,

@@ -14,7 +14,7 @@ import { segments, type Video } from '../../storage/schema';
 import type { Answer, Composer } from '../compose';
 import { formatTime } from '../target';
 import { CLOTHING_WORDS, COLOUR_WORDS, escapeRe, isPersonWord, labelsNamed, PERSON_WORDS } from '../vocabulary';
-import type { FactPlugin } from './plugin';
+import { cueForm, type FactPlugin } from './plugin';
 
 interface ColourQuestion {
   db: Db;
@@ -46,37 +46,29 @@ export const colours: FactPlugin = {
   cueIn: (t) => colourAnswer(question(t)) !== null,
   cueWeight: 2,
   forms: {
-    what: {
-      answer: (t) => answer(t),
-      needs: ['cue'],
-      examples: [
-        'What colour is the car?',
-        'What color is the armchair?',
-        'Which colours does the jacket have?',
-        'What colour is the background?',
-        'What colour are the walls?',
-      ],
-    },
-    when: {
-      answer: (t) => answer(t),
-      needs: ['cue'],
-      examples: [
-        'When does the red car appear?',
-        'At what time is the blue truck visible?',
-        'When does the woman in the green coat show up?',
-        'When is the man in the white shirt on screen?',
-      ],
-    },
-    count: {
-      answer: (t) => answer(t),
-      needs: ['cue'],
-      examples: ['How many red cars are there?', 'How many white bottles can be seen?', 'Count the yellow umbrellas.'],
-    },
-    presence: {
-      answer: (t) => answer(t),
-      needs: ['cue'],
-      examples: ['Is there a red car?', 'Does a blue chair appear?', 'Is anyone wearing a black jacket?'],
-    },
+    what: cueForm(answer, [
+      'What colour is the car?',
+      'What color is the armchair?',
+      'Which colours does the jacket have?',
+      'What colour is the background?',
+      'What colour are the walls?',
+    ]),
+    when: cueForm(answer, [
+      'When does the red car appear?',
+      'At what time is the blue truck visible?',
+      'When does the woman in the green coat show up?',
+      'When is the man in the white shirt on screen?',
+    ]),
+    count: cueForm(answer, [
+      'How many red cars are there?',
+      'How many white bottles can be seen?',
+      'Count the yellow umbrellas.',
+    ]),
+    presence: cueForm(answer, [
+      'Is there a red car?',
+      'Does a blue chair appear?',
+      'Is anyone wearing a black jacket?',
+    ]),
   },
 };
 
@@ -206,7 +198,8 @@ function colourAnswer(q: ColourQuestion): Found | null {
   };
 }
 
-const BACKGROUND = /\b(?:background|backdrop|walls?|sky|floor|ground|surroundings|setting)\b/;
+/** The picture around the detected things as a whole (a part of it, like the sky or the floor, is not measured apart). */
+const BACKGROUND = /\b(?:background|backdrop|walls?|surroundings|setting)\b/;
 
 /** "What colour is the background / are the walls": each shot's colours outside the detected things. */
 function background(q: ColourQuestion): Found {

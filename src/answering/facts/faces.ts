@@ -16,7 +16,7 @@ import { people, personAppearances, segments, type Video } from '../../storage/s
 import type { Answer, Composer } from '../compose';
 import { formatTime } from '../target';
 import { PERSON_WORDS } from '../vocabulary';
-import type { FactPlugin } from './plugin';
+import { cueForm, type FactPlugin } from './plugin';
 
 /** What a people question sees: the index, the scope of the answer and how it cites. */
 interface PeopleQuestion {
@@ -84,11 +84,9 @@ export const faces: FactPlugin = {
   cueIn: (t) => read(question(t)) !== null,
   cueWeight: 2,
   forms: {
-    count: {
-      answer: (t) => answer(t),
-      readsPosition: true,
-      needs: ['cue'],
-      examples: [
+    count: cueForm(
+      answer,
+      [
         'How many different people appear in this video?',
         'How many distinct persons are in the clip?',
         'How many unique individuals can be seen?',
@@ -97,39 +95,35 @@ export const faces: FactPlugin = {
         'How many people are there in total?',
         'How many persons can be seen?',
       ],
-    },
-    when: {
-      answer: (t) => answer(t),
-      readsPosition: true,
-      needs: ['cue'],
-      examples: [
+      { readsPosition: true },
+    ),
+    when: cueForm(
+      answer,
+      [
         'When does Maria appear?',
         'When does John Smith show up?',
         'At what times can we see Priya?',
         'When does the person from the start appear again?',
         'When does the man from the beginning come back?',
       ],
-    },
-    which_video: {
-      answer: (t) => answer(t),
-      needs: ['cue'],
-      examples: ['Which videos show Maria?', 'Which clips feature John?', 'In which recordings is Priya?'],
-    },
-    presence: {
-      answer: (t) => answer(t),
-      needs: ['cue'],
-      examples: ['Is Maria in this video?', 'Does John appear in this clip?', 'Is Priya anywhere in the index?'],
-    },
-    visible: {
-      answer: (t) => answer(t),
-      needs: ['cue'],
-      examples: [
-        'Who is on screen at this moment?',
-        'Who is visible right now?',
-        'Who can be seen in the frame at that time?',
-        'Who is speaking on camera here?',
-      ],
-    },
+      { readsPosition: true },
+    ),
+    which_video: cueForm(answer, [
+      'Which videos show Maria?',
+      'Which clips feature John?',
+      'In which recordings is Priya?',
+    ]),
+    presence: cueForm(answer, [
+      'Is Maria in this video?',
+      'Does John appear in this clip?',
+      'Is Priya anywhere in the index?',
+    ]),
+    visible: cueForm(answer, [
+      'Who is on screen at this moment?',
+      'Who is visible right now?',
+      'Who can be seen in the frame at that time?',
+      'Who is speaking on camera here?',
+    ]),
   },
 };
 

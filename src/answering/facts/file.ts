@@ -3,7 +3,8 @@ import type { Video } from '../../storage/schema';
 import type { Answer, Composer, Style } from '../compose';
 import { numberWord } from '../vocabulary';
 import { joinList, secs } from '../wording';
-import type { FactKind, FactPlugin } from './plugin';
+import type { Slots } from '../reader';
+import type { Cell, FactKind, FactPlugin } from './plugin';
 
 /** Facts of the video file itself (its row, not its segments). */
 export const FILE_FACTS = ['duration', 'resolution', 'fps', 'size', 'codec'];
@@ -14,8 +15,7 @@ export const duration: FactPlugin = {
   noun: 'its duration',
   forms: {
     what: {
-      answer: (t, s, c) =>
-        fileFact(t, [c.fact, ...FILE_FACTS.filter((f) => f !== c.fact && s.factCues.has(f))], t.style),
+      answer: askFileFact,
       needs: ['cue'],
       examples: [
         'How long is this video?',
@@ -26,7 +26,7 @@ export const duration: FactPlugin = {
       ],
     },
     compare: {
-      answer: (t, _s, c) => fileCompare(t, c.fact, t.style),
+      answer: compareFileFact,
       needs: ['cue'],
       examples: [
         'Which video is the longest?',
@@ -47,8 +47,7 @@ export const resolution: FactPlugin = {
   noun: 'its resolution',
   forms: {
     what: {
-      answer: (t, s, c) =>
-        fileFact(t, [c.fact, ...FILE_FACTS.filter((f) => f !== c.fact && s.factCues.has(f))], t.style),
+      answer: askFileFact,
       needs: ['cue'],
       examples: [
         'What is the resolution of the video?',
@@ -59,7 +58,7 @@ export const resolution: FactPlugin = {
       ],
     },
     compare: {
-      answer: (t, _s, c) => fileCompare(t, c.fact, t.style),
+      answer: compareFileFact,
       needs: ['cue'],
       examples: [
         'Which video has the highest resolution?',
@@ -77,13 +76,12 @@ export const fps: FactPlugin = {
   noun: 'its frame rate',
   forms: {
     what: {
-      answer: (t, s, c) =>
-        fileFact(t, [c.fact, ...FILE_FACTS.filter((f) => f !== c.fact && s.factCues.has(f))], t.style),
+      answer: askFileFact,
       needs: ['cue'],
       examples: ['What is the frame rate?', 'How many frames per second does it have?', 'At what fps was it recorded?'],
     },
     compare: {
-      answer: (t, _s, c) => fileCompare(t, c.fact, t.style),
+      answer: compareFileFact,
       needs: ['cue'],
       examples: ['Which video has the highest frame rate?', 'Which clip has more frames per second?'],
     },
@@ -97,8 +95,7 @@ export const size: FactPlugin = {
   noun: 'its file size',
   forms: {
     what: {
-      answer: (t, s, c) =>
-        fileFact(t, [c.fact, ...FILE_FACTS.filter((f) => f !== c.fact && s.factCues.has(f))], t.style),
+      answer: askFileFact,
       needs: ['cue'],
       examples: [
         'How big is the file?',
@@ -108,7 +105,7 @@ export const size: FactPlugin = {
       ],
     },
     compare: {
-      answer: (t, _s, c) => fileCompare(t, c.fact, t.style),
+      answer: compareFileFact,
       needs: ['cue'],
       examples: ['Which file is the biggest?', 'Which video takes the least space?'],
     },
@@ -122,8 +119,7 @@ export const codec: FactPlugin = {
   noun: 'its codec',
   forms: {
     what: {
-      answer: (t, s, c) =>
-        fileFact(t, [c.fact, ...FILE_FACTS.filter((f) => f !== c.fact && s.factCues.has(f))], t.style),
+      answer: askFileFact,
       needs: ['cue'],
       examples: [
         'Which codec is the video encoded with?',
@@ -181,6 +177,16 @@ export const videos: FactPlugin = {
 };
 
 // ---- the answers ------------------------------------------------------------------------------
+
+/** "How long / how big / which codec": this fact of each video, with the other file facts the question names too. */
+function askFileFact(t: Composer, s: Slots, c: Cell): Answer {
+  return fileFact(t, [c.fact, ...FILE_FACTS.filter((f) => f !== c.fact && s.factCues.has(f))], t.style);
+}
+
+/** "Which video is the longest / biggest": the videos ranked by this fact. */
+function compareFileFact(t: Composer, _s: Slots, c: Cell): Answer {
+  return fileCompare(t, c.fact, t.style);
+}
 
 /** A video's fact of this kind as words (no m:ss: every time in an answer is a cited one), or null. */
 function factOf(v: Video, fact: FactKind): string | null {

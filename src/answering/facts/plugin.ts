@@ -59,3 +59,16 @@ export interface Cell extends FormSpec {
   form: Form;
   cueWeight: number;
 }
+
+/**
+ * A form of a plug-in cued by what the index holds (people by name, colours): one answer reads the
+ * question's own words for every form, so a form is its examples (they teach the reader the
+ * wordings) and needs its cue.
+ */
+export function cueForm(
+  answer: FormSpec['answer'],
+  examples: string[],
+  opts: Pick<FormSpec, 'readsPosition'> = {},
+): FormSpec {
+  return { answer, needs: ['cue'], examples, ...opts };
+}

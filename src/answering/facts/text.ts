@@ -5,7 +5,7 @@ import { distance } from '../series';
 import type { Intent } from '../intent';
 import type { Slots } from '../reader';
 import { formatTime } from '../target';
-import { labelNoun, namesLabel, numberWord } from '../vocabulary';
+import { labelNoun, NUMBER_WORDS, namesLabel, numberWord } from '../vocabulary';
 import { article, capital, joinList, quote, span, YES_NO } from '../wording';
 import type { FactPlugin } from './plugin';
 
@@ -15,7 +15,7 @@ export const text: FactPlugin = {
   noun: 'any text on screen',
   forms: {
     what: {
-      answer: (t, s) => written(t, s.intent, t.style),
+      answer: (t, s) => written(t, s.intent, t.style, s.asked.kind),
       readsPosition: true,
       examples: [
         'What words are printed on the screen?',
@@ -73,12 +73,12 @@ export const text: FactPlugin = {
       ],
     },
   },
-  cue: /\b(names?|named|written|writing|write|text|title|titles|captioned|subtitle\w*|sign|signs|reads?|displayed|printed|timecode|counter|digits?|numbers? (shown|on screen|displayed)|credits?|logo|banner|headline|letters?|lettering|words? on)\b/,
+  cue: /\b(names?|named|written|writing|write|text|title|titles|captioned|subtitle\w*|sign|signs|reads?|displayed|displays?|printed|timecode|counter|digits?|numbers? (shown|on screen|displayed)|credits?|logo|banner|headline|letters?|lettering|words? on)\b/,
 };
 
 // ---- the answers ------------------------------------------------------------------------------
 
-async function written(t: Composer, intent: Intent, style: Style): Promise<Answer> {
+async function written(t: Composer, intent: Intent, style: Style, kind: string | null = null): Promise<Answer> {
   const { scope, moment } = t;
   if (moment) {
     // "What is displayed at this moment?": the frame at that moment, read now.
@@ -117,6 +117,14 @@ async function written(t: Composer, intent: Intent, style: Style): Promise<Answe
     chosen = bestText(ocr).slice(0, style.items);
   }
   chosen.sort((a, b) => a.start - b.start);
+  // "Which number is shown": text that holds no number is no answer to it (the reader may have missed it).
+  const numeric = (x: string) =>
+    /\d/.test(x) || Object.keys(NUMBER_WORDS).some((w) => new RegExp(`\\b${w}\\b`, 'i').test(x));
+  if (kind !== null && /^(numbers?|digits?)$/.test(kind) && !chosen.some((s) => numeric(s.text)))
+    return {
+      text: `I could not find a number in the text on screen${t.scope.videos.length === 1 ? '' : ' of these videos'}: the text the analysis read there holds no digits or number words.`,
+      found: false,
+    };
   const parts = chosen.map((s) => {
     t.citeSegment(s);
     return `${quote(s.text)} ${span(s.start, s.end)}${t.where(s.videoId)}`;
