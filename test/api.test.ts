@@ -430,7 +430,7 @@ describe('POST /inquire', () => {
       target: '0:05',
     });
     expect(one.status).toBe(200);
-    expect(one.body.output).toContain('from 0:03 to 0:07'); // the window around the target
+    expect(one.body.output).toContain('bottles.mp4 at 0:05'); // judged at the target moment (series.momentWindow)
     expect(one.body.output).not.toContain('chaplin');
     const bad = await postJson(srv.url, '/inquire', {
       token: srv.token,
