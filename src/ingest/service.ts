@@ -462,6 +462,9 @@ export class IngestService {
           }
         },
       });
+      // Refused on the last chunk (the disk filled up, the quota ran out): the transfer itself ended
+      // well, so the refusal is only in the signal; later steps would fail with a bare AbortError.
+      if (ctrl.signal.aborted && ctrl.signal.reason instanceof ApiError) throw ctrl.signal.reason;
       // The subtitles before the video is stored: a bad file fails the upload as a whole.
       if (up.subtitles && subsTmp) {
         await fetchSubtitles(up.subtitles, subsTmp, {
