@@ -34,6 +34,7 @@ import { sql } from 'drizzle-orm';
 import { Index, MetricKind, ScalarKind } from 'usearch';
 import type { Db } from '../storage/db';
 import type { Video } from '../storage/schema';
+import { dot, norm } from './int8';
 
 /** Lists per vector: about 2·√n lists, so that a list holds about √n / 2 vectors. */
 const LISTS_PER_ROOT = 2;
@@ -586,12 +587,6 @@ class Top {
 
 const same = (a: Range, b: Range) => a.first === b.first && a.last === b.last && a.count === b.count;
 
-function norm(row: Int8Array): number {
-  let s = 0;
-  for (let j = 0; j < row.length; j++) s += row[j]! * row[j]!;
-  return Math.sqrt(s) || 1;
-}
-
 /** Writes row `i` of `from` as unit vector `c` of `into`. */
 function unitInto(into: Float32Array, c: number, from: ArrayLike<number>, i: number, dims: number): void {
   let s = 0;
@@ -605,23 +600,6 @@ function dotCentroid(q: Float32Array, centroids: Float32Array, o: number, dims: 
   let a = 0;
   for (let i = 0; i < dims; i++) a += q[i]! * centroids[o + i]!;
   return a;
-}
-
-/** q · rows[o .. o + dims): four sums, about twice as fast as one in JavaScriptCore. */
-function dot(q: Float32Array, rows: Int8Array, o: number, dims: number): number {
-  let a = 0;
-  let b = 0;
-  let c = 0;
-  let d = 0;
-  let i = 0;
-  for (; i + 3 < dims; i += 4) {
-    a += q[i]! * rows[o + i]!;
-    b += q[i + 1]! * rows[o + i + 1]!;
-    c += q[i + 2]! * rows[o + i + 2]!;
-    d += q[i + 3]! * rows[o + i + 3]!;
-  }
-  for (; i < dims; i++) a += q[i]! * rows[o + i]!;
-  return a + b + c + d;
 }
 
 function dotRows(a: Float32Array, ao: number, b: Int8Array, bo: number, dims: number): number {

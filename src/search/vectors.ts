@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { and, eq, sql } from 'drizzle-orm';
 import type { Db } from '../storage/db';
 import { segments, segmentVectors, type Video } from '../storage/schema';
+import { dot, norm } from './int8';
 import { IvfIndex, type IvfState } from './ivf';
 
 /** int8 components of `v` (scaled so that its largest magnitude is 127), as stored. */
@@ -315,30 +316,9 @@ export class VectorStore {
   }
 }
 
-function norm(row: Int8Array): number {
-  let s = 0;
-  for (let j = 0; j < row.length; j++) s += row[j]! * row[j]!;
-  return Math.sqrt(s) || 1;
-}
-
 /** Cosine of the normalised float query with int8 row `r`. */
 function dotRow(q: Float32Array, m: VideoMatrix, r: number): number {
-  const { rows, dims } = m;
-  const o = r * dims;
-  // Four sums: about twice as fast as one in JavaScriptCore.
-  let a = 0;
-  let b = 0;
-  let c = 0;
-  let d = 0;
-  let i = 0;
-  for (; i + 3 < dims; i += 4) {
-    a += q[i]! * rows[o + i]!;
-    b += q[i + 1]! * rows[o + i + 1]!;
-    c += q[i + 2]! * rows[o + i + 2]!;
-    d += q[i + 3]! * rows[o + i + 3]!;
-  }
-  for (; i < dims; i++) a += q[i]! * rows[o + i]!;
-  return (a + b + c + d) / m.norms[r]!;
+  return dot(q, m.rows, r * m.dims, m.dims) / m.norms[r]!;
 }
 
 /** The `limit` best [id, score] pairs offered, best first; of equal scores the one offered first. */
