@@ -23,7 +23,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import type { StageContext } from '../src/analysis/contracts';
+import { eq } from 'drizzle-orm';
 import { createLogger } from '../src/log';
+import type { Db } from '../src/storage/db';
+import { videos, type Video } from '../src/storage/schema';
 import { resolveBinaries } from '../src/media/binaries';
 import { until } from './hardening/proc';
 import { clip, getJson, postJson, type TestServer } from './helpers';
@@ -284,4 +287,33 @@ export function ffmpegSync(ffmpeg: string, args: string[]): Uint8Array {
   const p = Bun.spawnSync([ffmpeg, '-hide_banner', '-loglevel', 'error', '-y', ...args]);
   if (p.exitCode !== 0) throw new Error(`ffmpeg could not make ${args.at(-1)}: ${p.stderr.toString()}`);
   return p.stdout;
+}
+
+/**
+ * A `ready` video row of `place`'s index with no file behind it, for tests that insert segments
+ * or vectors directly; `analysis` is the row's analysis record (e.g. which embedder made its vectors).
+ */
+export function insertReadyVideo(
+  db: Db,
+  place: { indexId: string; userId: string },
+  name: string,
+  analysis?: Record<string, unknown>,
+): Video {
+  const id = `vid_${name}_${Math.random().toString(36).slice(2, 10)}`;
+  const now = new Date();
+  db.insert(videos)
+    .values({
+      id,
+      indexId: place.indexId,
+      userId: place.userId,
+      sourceUrl: `https://example.test/${name}`,
+      fileName: name,
+      storagePath: `media/${id}/source`,
+      status: 'ready',
+      ...(analysis && { analysis }),
+      uploadedAt: now,
+      updatedAt: now,
+    } as typeof videos.$inferInsert)
+    .run();
+  return db.select().from(videos).where(eq(videos.id, id)).get()!;
 }

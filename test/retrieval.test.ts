@@ -16,9 +16,10 @@ import { NOISE, STRONG, stem } from '../src/search/relevance';
 import { RetrievalCore } from '../src/search/retrieval';
 import { SearchService } from '../src/search/service';
 import { storeVideoVectors, VectorStore } from '../src/search/vectors';
+import { insertReadyVideo } from './factories';
 import { createService, type Service } from '../src/service';
 import { writeTx } from '../src/storage/db';
-import { segments, segmentVectors, videos, type SegmentKind, type User, type Video } from '../src/storage/schema';
+import { segments, segmentVectors, type SegmentKind, type User, type Video } from '../src/storage/schema';
 
 const DIMS = 1024;
 
@@ -53,28 +54,9 @@ let indexId: string;
 const embedder = new StemBagEmbedder();
 
 function addVideo(name: string): Video {
-  const id = `vid_${name}_${Math.random().toString(36).slice(2, 10)}`;
-  const now = new Date();
-  service.db
-    .insert(videos)
-    .values({
-      id,
-      indexId,
-      userId: user.id,
-      sourceUrl: `https://example.test/${name}`,
-      fileName: name,
-      storagePath: `media/${id}/source`,
-      status: 'ready',
-      analysis: { embeddings: { producer: embedder.info.name } },
-      uploadedAt: now,
-      updatedAt: now,
-    } as typeof videos.$inferInsert)
-    .run();
-  return service.db
-    .select()
-    .from(videos)
-    .all()
-    .find((v) => v.id === id)!;
+  return insertReadyVideo(service.db, { indexId, userId: user.id }, name, {
+    embeddings: { producer: embedder.info.name },
+  });
 }
 
 type Seg = [SegmentKind, number, number, string, Record<string, unknown>?];

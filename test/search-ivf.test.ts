@@ -12,9 +12,10 @@ import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
 import { IvfIndex } from '../src/search/ivf';
 import { quantize, VectorStore } from '../src/search/vectors';
+import { insertReadyVideo } from './factories';
 import { createService, type Service } from '../src/service';
 import { writeTx } from '../src/storage/db';
-import { segmentVectors, videos, type User, type Video } from '../src/storage/schema';
+import { segmentVectors, type User, type Video } from '../src/storage/schema';
 
 const DIMS = 64;
 let dir: string;
@@ -63,23 +64,7 @@ function clustered(seed: number, topics: number): () => Float32Array {
 }
 
 function addVideo(name: string): Video {
-  const id = `vid_${name}_${Math.random().toString(36).slice(2, 10)}`;
-  const now = new Date();
-  service.db
-    .insert(videos)
-    .values({
-      id,
-      indexId,
-      userId: user.id,
-      sourceUrl: `https://example.test/${name}`,
-      fileName: name,
-      storagePath: `media/${id}/source`,
-      status: 'ready',
-      uploadedAt: now,
-      updatedAt: now,
-    })
-    .run();
-  return service.db.select().from(videos).where(eq(videos.id, id)).get()!;
+  return insertReadyVideo(service.db, { indexId, userId: user.id }, name);
 }
 
 /** Stores a video's vectors (replacing any), as the embeddings stage does: consecutive ids. */
