@@ -9,7 +9,6 @@ import { getPriority, setPriority } from 'node:os';
 import { randomId } from '../ids';
 import { createAnalyzers } from '../analysis';
 import { analysisAssets } from '../analysis/assets/extract';
-import { runJob } from '../analysis/pipeline';
 import { analyzerNames, type Config } from '../config';
 import { createLogger } from '../log';
 import { resolveBinaries } from '../media/binaries';
@@ -17,11 +16,11 @@ import { openDatabase } from '../storage/db';
 import { DataDir } from '../storage/files';
 import { eq } from 'drizzle-orm';
 import { videos, type Job } from '../storage/schema';
-import { notePlaybackPending, playbackStep, startPlaybackCopy, type EarlyCopy } from './playback-step';
+import { analyseJob, type JobDeps } from './analyse-job';
 import { JobQueue } from './queue';
 
-/** See the job loop: the playback copy made beside the analysis (off for now). */
-const EARLY_PLAYBACK_COPY = false;
+/** The playback copy is made beside the analysis (one x264 thread in the time it leaves idle). */
+const EARLY_PLAYBACK_COPY = true;
 
 export type WorkerMessage =
   | { type: 'changed'; video_id: string }
@@ -105,68 +104,23 @@ export async function runWorker(config: Config): Promise<number> {
   /** Set when the process is to restart to give its memory back: no slot takes another job. */
   let leaving: { reason: 'long video' | 'idle'; rss: number } | null = null;
   const goOn = () => !stop.signal.aborted && !leaving;
-  const playbackDeps = { db, files, ffmpeg, log, minFreeBytes: config.minFreeBytes };
+  const jobDeps: JobDeps = {
+    config,
+    db,
+    queue,
+    files,
+    analyzers,
+    ffmpeg,
+    log,
+    onChange: (id) => send({ type: 'changed', video_id: id }),
+    stop: stop.signal,
+    earlyPlaybackCopy: EARLY_PLAYBACK_COPY,
+  };
 
-  /** Analyses one claimed job to its end (ready, failed or cancelled), then its playback copy. */
+  /** Analyses one claimed job to its end, then decides whether the process restarts. */
   const analyse = async (job: Job, slotId: string, slot: Slot): Promise<void> => {
-    // A budget of time relative to the video's duration: a file built to be slow to analyse cannot
-    // hold the worker (and everyone queued behind it) for hours. The stages stop as on a removal
-    // (child processes killed, partial output deleted); the video is then failed with the reason.
-    const budget = analysisBudgetSec(
-      config,
-      db.select({ d: videos.durationSec }).from(videos).where(eq(videos.id, job.videoId)).get()?.d ?? 0,
-    );
-    const overBudget = new AbortController();
-    const budgetTimer = budget ? setTimeout(() => overBudget.abort(), budget * 1000) : null;
-    // Marked before the analysis, so the resource has `playback_src` by the time it is ready; the
-    // copy is made beside the analysis and published after it.
-    const copyStop = new AbortController();
-    let early: EarlyCopy | null = null;
-    if (await notePlaybackPending(playbackDeps, job.videoId, stop.signal)) {
-      send({ type: 'changed', video_id: job.videoId });
-      // The copy beside the analysis is off in the server's worker until its race with a removal
-      // during the analysis is found (two CI runs saw the removed video's folder stay); the
-      // copy is made after the analysis, as before (bench/ingest still measures the early copy).
-      if (EARLY_PLAYBACK_COPY)
-        early = startPlaybackCopy(playbackDeps, job.videoId, AbortSignal.any([stop.signal, copyStop.signal]));
-    }
-    let outcome = await runJob(
-      job,
-      {
-        db,
-        queue,
-        files,
-        analyzers,
-        ffmpeg,
-        workerId: slotId,
-        log,
-        onChange: (id) => send({ type: 'changed', video_id: id }),
-      },
-      AbortSignal.any([stop.signal, overBudget.signal]),
-    );
-    if (budgetTimer) clearTimeout(budgetTimer);
-    if (outcome === 'cancelled' && overBudget.signal.aborted && !stop.signal.aborted && queue.get(job.videoId)) {
-      queue.fail(
-        job.videoId,
-        `analysis took longer than its budget of ${Math.round(budget)} s (--analysis-budget-base-sec ${config.analysisBudgetBaseSec} plus --analysis-sec-per-minute ${config.analysisSecPerMinute} per minute of video); the video was not analysed`,
-      );
-      send({ type: 'changed', video_id: job.videoId });
-      outcome = 'failed';
-    }
-    log.debug('job finished', { video_id: job.videoId, outcome, slot });
-    // Only a ready video keeps its copy; the copy's ffmpeg has ended before files are removed below.
-    if (outcome !== 'ready') copyStop.abort();
-    // A failed video loses its mark (and its copy); a ready one gets its copy.
-    if (
-      (outcome === 'ready' || outcome === 'failed') &&
-      (await playbackStep(playbackDeps, job.videoId, stop.signal, early))
-    )
-      send({ type: 'changed', video_id: job.videoId });
-    if (outcome === 'cancelled') await early;
-    // Removed while its playback copy was being made: take what was written.
-    if (outcome === 'ready' && !queue.get(job.videoId)) files.removeVideoFiles(job.videoId);
-    // Removed while being analysed: the removal may have run before this worker wrote its files.
-    if (outcome === 'cancelled' && !queue.get(job.videoId)) files.removeVideoFiles(job.videoId);
+    const outcome = await analyseJob(job, slotId, jobDeps);
+    log.debug('job done in slot', { video_id: job.videoId, outcome, slot });
     // A long video leaves the heap and the native allocators grown (about 0.95 GB after a 60-minute
     // one); a fresh process gives that back, once the other slot's job is done too. The supervisor
     // starts the next one at once.
@@ -243,12 +197,4 @@ export async function runWorker(config: Config): Promise<number> {
     process.exit(0);
   }
   return 0;
-}
-
-/** Seconds of analysis a video may take (0 = no limit). */
-export function analysisBudgetSec(
-  config: Pick<Config, 'analysisSecPerMinute' | 'analysisBudgetBaseSec'>,
-  durationSec: number,
-): number {
-  return config.analysisBudgetBaseSec + (config.analysisSecPerMinute * durationSec) / 60;
 }

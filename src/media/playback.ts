@@ -120,7 +120,9 @@ export async function makePlaybackCopy(
       'mp4',
       tmp,
     ],
-    { stdout: 'ignore', stderr: 'pipe', signal },
+    // A stopped copy is thrown away: killed outright, rather than let ffmpeg finish the file on
+    // SIGTERM (with +faststart that rewrites all of it) while its video is being removed.
+    { stdout: 'ignore', stderr: 'pipe', signal, killSignal: 'SIGKILL' },
   );
   const [err, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
   if (code !== 0) {
