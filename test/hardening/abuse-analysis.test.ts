@@ -213,10 +213,14 @@ describe('through the server (one analysis worker, visual only)', () => {
       status: string;
       error: string | null;
     } | null;
+  /** True as soon as `cond` holds (not re-checked: what it watches may be gone by the next look). */
   async function waitFor(cond: () => boolean, ms: number) {
     const end = Date.now() + ms;
-    while (Date.now() < end && !cond()) await Bun.sleep(100);
-    return cond();
+    for (;;) {
+      if (cond()) return true;
+      if (Date.now() >= end) return false;
+      await Bun.sleep(100);
+    }
   }
 
   /**
@@ -331,7 +335,9 @@ describe('through the server (one analysis worker, visual only)', () => {
             .stdout.toString()
             .trim(),
         );
-      expect(await waitFor(() => decoders() > 0, 30_000)).toBe(true);
+      // A decoder that stays (the analysis's, or the playback copy's), not a one-off summary run
+      // of the file before them.
+      expect(await waitFor(() => decoders() > 0 && (Bun.sleepSync(300), decoders() > 0), 30_000)).toBe(true);
       const index = srv.server.service.db.$client.query('SELECT index_id FROM videos WHERE id = ?').get(key) as {
         index_id: string;
       };
@@ -343,6 +349,7 @@ describe('through the server (one analysis worker, visual only)', () => {
       expect(await waitFor(() => decoders() === 0, 10_000)).toBe(true);
       console.log(`decoder gone ${(performance.now() - t0).toFixed(0)} ms after the removal (loaded machine)`);
       expect(await waitFor(() => !existsSync(join(srv.dataDir, 'media', key)), 5000)).toBe(true);
+      expect(decoders()).toBe(0); // and none started again
       expect(checkInvariants(srv.dataDir).violations).toEqual([]);
     } finally {
       server.stop(true);
