@@ -12,13 +12,18 @@
  *   caught between its spawn and its exec shares its parent's memory and is not counted again);
  * - the PSS of the tree `--after-sec` seconds after the last one is ready (default 120, as the
  *   issue's goal says: by then an idle worker has given its models back);
- * - the load average of the machine before and after (the figures mean little on a busy machine).
+ * - the load average of the machine before and after (the figures mean little on a busy machine);
+ * - a timeline (read from the server's database every 50 ms): per clip when its download started,
+ *   when it was queued, when a job slot took it (a or b, the short lane) and when it was ready (and
+ *   its playback copy published); per slot its busy time and its idle time while clips were still
+ *   to come (waiting in line, or not yet stored), the waste a better order could use.
  *
  * The only options given to the server are those that make a local bench possible (a loopback
  * port, fetching from the loopback origin this script serves, a quiet log, no free-space floor).
  * `--quick` adds `--worker-idle-release-sec 5` and waits 15 s afterwards instead of two minutes:
  * for trying changes, not for the figures.
  */
+import { Database } from 'bun:sqlite';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -114,8 +119,62 @@ const sampler = (async () => {
 })();
 const startPss = treePss(server.pid);
 
+/** What the timeline records of each video (seconds from the first post). */
+interface Seen {
+  downloading?: number;
+  queued?: number;
+  start?: number;
+  slot?: 'a' | 'b';
+  ready?: number;
+  copied?: number;
+  durationSec?: number;
+}
+const seen = new Map<string, Seen>();
+let timelineT0 = 0;
+const serverDb = new Database(join(dataDir, 'vidq.db'), { readonly: true });
+const timeline = (async () => {
+  const q = serverDb.query(
+    `SELECT v.id id, v.status status, v.duration_sec dur, j.state state, j.worker_id worker,
+            json_extract(v.analysis, '$.playback.state') playback
+       FROM videos v LEFT JOIN jobs j ON j.video_id = v.id`,
+  );
+  while (sampling) {
+    if (timelineT0) {
+      const t = (performance.now() - timelineT0) / 1000;
+      let rows: {
+        id: string;
+        status: string;
+        dur: number | null;
+        state: string | null;
+        worker: string | null;
+        playback: string | null;
+      }[] = [];
+      try {
+        rows = q.all() as typeof rows;
+      } catch {
+        /* the server holds a write: the next sample */
+      }
+      for (const r of rows) {
+        const e = seen.get(r.id) ?? {};
+        seen.set(r.id, e);
+        if (r.dur) e.durationSec = r.dur;
+        e.downloading ??= t;
+        if (r.state) e.queued ??= t;
+        if (r.state === 'running' || r.state === 'done') {
+          e.start ??= t;
+          e.slot ??= r.worker?.endsWith('_b') ? 'b' : 'a';
+        }
+        if (r.status === 'ready') e.ready ??= t;
+        if (r.status === 'ready' && r.playback !== 'making') e.copied ??= t;
+      }
+    }
+    await Bun.sleep(50);
+  }
+})();
+
 try {
   const t0 = performance.now();
+  timelineT0 = t0;
   // All at once, as a phone's gallery is shared; a 429 (too many downloads in flight for one user)
   // is retried after a moment, as a client does.
   const keys = await Promise.all(
@@ -169,12 +228,74 @@ try {
   );
   console.log(`  at the peak, MB per process: ${peakWhileIndexingParts}`);
   console.log(`  ${afterSec} s after, MB per process: ${breakdown(server.pid)}`);
+  printTimeline(names);
   console.log(
     `load average (1, 5, 15 min): ${loadBefore} before, ${loadAtEnd} when all were ready, ${load()} at the end; ${navigator.hardwareConcurrency} cores`,
   );
 } finally {
   sampling = false;
+  await timeline;
+  serverDb.close();
   await stopServer(server);
   origin.stop();
   rmSync(dataDir, { recursive: true, force: true });
+}
+
+/**
+ * Per clip: download start, queued, taken by a slot, ready, copy published (s); a bar of 0.5 s
+ * steps (more on a long run: at most 100 columns) (d downloading, q queued, a/b analysed in that slot, c its playback copy after ready).
+ * Per slot: busy from its jobs' start to their copy, idle while clips were still to come.
+ */
+function printTimeline(names: Map<string, string>): void {
+  const rows = [...seen].filter(([, e]) => e.start !== undefined && e.copied !== undefined);
+  if (rows.length === 0) return;
+  const end = Math.max(...rows.map(([, e]) => e.copied!));
+  // At most 100 columns.
+  const step = Math.max(0.5, Math.ceil(end / 100 / 0.5) * 0.5);
+  console.log(
+    `\ntimeline (s from the first post): download, queued, start [slot], ready, copy published; one column = ${step} s`,
+  );
+  for (const [id, e] of rows.sort((x, y) => x[1].start! - y[1].start!)) {
+    let bar = '';
+    for (let t = 0; t < end; t += step) {
+      const mid = t + step / 2;
+      bar +=
+        mid < e.downloading!
+          ? ' '
+          : mid < e.queued!
+            ? 'd'
+            : mid < e.start!
+              ? 'q'
+              : mid < e.ready!
+                ? e.slot!
+                : mid < e.copied!
+                  ? 'c'
+                  : ' ';
+    }
+    const f = (x: number | undefined) => (x === undefined ? '   -' : x.toFixed(1).padStart(5));
+    console.log(
+      `  ${(names.get(id) ?? id).slice(0, 26).padEnd(26)} ${String(Math.round(e.durationSec ?? 0)).padStart(4)} s ${f(e.downloading)} ${f(e.queued)} ${f(e.start)} [${e.slot}] ${f(e.ready)} ${f(e.copied)} |${bar}|`,
+    );
+  }
+  // A slot is idle while a clip that is not yet taken exists (waiting or still downloading) and the
+  // slot holds no job; 'b' only counts clips it may take (up to the short lane's 120 s default).
+  for (const slot of ['a', 'b'] as const) {
+    let busy = 0;
+    let idleWithWork = 0;
+    let idleTail = 0;
+    for (let t = 0; t < end; t += step / 5) {
+      const mid = t + step / 10;
+      const holds = rows.some(([, e]) => e.slot === slot && e.start! <= mid && mid < e.copied!);
+      if (holds) {
+        busy += step / 5;
+        continue;
+      }
+      const toCome = rows.some(([, e]) => e.start! > mid && (slot === 'a' || (e.durationSec ?? 0) <= 120));
+      if (toCome) idleWithWork += step / 5;
+      else idleTail += step / 5;
+    }
+    console.log(
+      `  slot ${slot}: busy ${busy.toFixed(1)} s, idle ${idleWithWork.toFixed(1)} s while clips it may take were still to come, idle ${idleTail.toFixed(1)} s with none left`,
+    );
+  }
 }
