@@ -103,6 +103,11 @@ export async function analyseJob(job: Job, workerId: string, d: JobDeps): Promis
     // Nothing of this job writes into the video's folder after this: the stages have settled and
     // the copy's ffmpeg has ended.
     await early;
+  } catch (e) {
+    // Not an outcome (a bug, the database gone): the copy does not outlive the job.
+    copyStop.abort();
+    await early;
+    throw e;
   } finally {
     if (budgetTimer) clearTimeout(budgetTimer);
     clearInterval(removalCheck);
