@@ -16,12 +16,6 @@ export interface ClaimRules {
   maxVideoSec?: number;
   /** Skip users who already have this many analyses running (0 = no cap). */
   perUserCap?: number;
-  /**
-   * Within a user's turn, videos longer than this go first: the worker's first slot, while its
-   * short lane takes the videos up to this long (see worker.ts). Otherwise such a video, which
-   * only the first slot may take, waits for every shorter one and then runs alone.
-   */
-  longFirstOver?: number;
 }
 
 /** A pending job with what the turn order needs. */
@@ -161,8 +155,7 @@ export class JobQueue {
    * The pending jobs in the order workers take them. Users take turns: first those with the fewest
    * analyses running, then the one whose last turn is oldest (so one user's backlog never starves
    * another's); within a user, short videos before long ones (a 10-second clip should not wait
-   * for an hour-long one), then the oldest. With `longFirstOver` (the first slot beside a short
-   * lane) the videos only that slot may take go first within a user: the lane serves the short ones.
+   * for an hour-long one), then the oldest.
    */
   private turnOrder(db: Db, rules: ClaimRules = {}, limit = MAX_LINE): Waiting[] {
     const pending: Waiting[] = db
@@ -191,8 +184,6 @@ export class JobQueue {
     const byUser = new Map(users.map((u) => [u.userId, { running: u.running ?? 0, lastTurn: u.lastTurn ?? 0 }]));
     const cap = rules.perUserCap ?? 0;
     const short = (w: Waiting) => (w.durationSec <= SHORT_FIRST_SEC ? 0 : 1);
-    const longFirst = rules.longFirstOver ?? 0;
-    const rank = longFirst > 0 ? (w: Waiting) => (w.durationSec > longFirst ? 0 : 1 + short(w)) : short;
     const left = pending
       .filter((w) => rules.maxVideoSec === undefined || w.durationSec <= rules.maxVideoSec)
       .filter((w) => cap <= 0 || (byUser.get(w.userId)?.running ?? 0) < cap);
@@ -204,7 +195,7 @@ export class JobQueue {
       else perUser.set(w.userId, [w]);
     }
     for (const own of perUser.values())
-      own.sort((a, b) => rank(a) - rank(b) || a.createdAt.getTime() - b.createdAt.getTime());
+      own.sort((a, b) => short(a) - short(b) || a.createdAt.getTime() - b.createdAt.getTime());
     // Then the users' turns as they will go: after each pick its user's last turn is the latest.
     const line: Waiting[] = [];
     let turn = Number.MAX_SAFE_INTEGER / 2;
@@ -220,7 +211,7 @@ export class JobQueue {
         if (
           (u.running - b.running ||
             u.lastTurn - b.lastTurn ||
-            rank(x) - rank(y) ||
+            short(x) - short(y) ||
             x.createdAt.getTime() - y.createdAt.getTime()) < 0
         )
           best = user;
@@ -241,8 +232,7 @@ export class JobQueue {
    * lane takes waits only for the short ones ahead of it (each worker's second slot, see worker.ts).
    */
   placesInLine(workers: number, shortLaneSec = 0): Map<string, PlaceInLine> {
-    // The first slots' order: with a short lane, they take the longer videos first.
-    const order = this.turnOrder(this.db, shortLaneSec > 0 ? { longFirstOver: shortLaneSec } : {});
+    const order = this.turnOrder(this.db);
     const out = new Map<string, PlaceInLine>();
     if (order.length === 0) return out;
     const rate = this.secondsPerVideoSecond();

@@ -134,9 +134,6 @@ export async function runWorker(config: Config): Promise<number> {
     const rules = {
       perUserCap: config.maxAnalysesPerUser,
       ...(slot === 'b' && { maxVideoSec: config.shortLaneSec }),
-      // The first slot starts the videos the short lane may not take first: the lane keeps serving
-      // the short ones meanwhile, and a long one does not run alone at the end.
-      ...(slot === 'a' && config.shortLaneSec > 0 && { longFirstOver: config.shortLaneSec }),
     };
     while (goOn()) {
       // The short lane opens only while the other slot is busy.

@@ -100,64 +100,6 @@ test('the queue takes users in turns, short videos first within a user, and hono
   }
 });
 
-test('with the short lane on, the first slot starts a long video first and the lane serves the short ones; users still take turns', () => {
-  const dataDir = join(dir, 'lane-order');
-  const s = createService(
-    loadConfig(
-      { 'data-dir': dataDir, port: '0', 'log-level': 'error', 'min-free-bytes': '0', 'analysis-workers': '0' },
-      {},
-    ),
-  );
-  try {
-    const a = s.accounts.createUser('a', null).user;
-    const b = s.accounts.createUser('b', null).user;
-    const ia = s.indexes.findOrCreateByName(s.db, a, 'x').index;
-    const ib = s.indexes.findOrCreateByName(s.db, b, 'x').index;
-    const add = (id: string, user: typeof a, indexId: string, durationSec: number, t: number) => {
-      const at = new Date(1_700_000_000_000 + t * 1000);
-      s.db
-        .insert(videos)
-        .values({
-          id,
-          indexId,
-          userId: user.id,
-          sourceUrl: 'http://x/v.mp4',
-          fileName: 'v.mp4',
-          storagePath: `media/${id}/source.mp4`,
-          durationSec,
-          status: 'processing',
-          progress: 0,
-          uploadedAt: at,
-          updatedAt: at,
-        })
-        .run();
-      s.queue.enqueue(id, at);
-    };
-    // A phone's clips: short ones, and one longer than the lane takes, added last.
-    add('a1', a, ia.id, 10, 0);
-    add('a2', a, ia.id, 30, 1);
-    add('a3', a, ia.id, 139, 2);
-    const slotA = { longFirstOver: 120 };
-    const lane = { maxVideoSec: 120 };
-    // Where the line shows them: the long one is next for the first slot.
-    const line = s.queue.placesInLine(1, 120);
-    expect(['a3', 'a1', 'a2'].map((id) => line.get(id)!.position)).toEqual([1, 2, 3]);
-    const first = s.queue.claim('w_1', new Date(), slotA)!;
-    expect(first.videoId).toBe('a3');
-    // The lane, open while the first slot is busy, takes the short ones in their order.
-    expect(s.queue.claim('w_1_b', new Date(), lane)!.videoId).toBe('a1');
-    s.queue.finish('a1', 'w_1_b');
-    // b, who has nothing running, comes before a's next short one, whichever slot asks.
-    add('b1', b, ib.id, 20, 3);
-    expect(s.queue.claim('w_1_b', new Date(), lane)!.videoId).toBe('b1');
-    // Without a long video waiting, the first slot takes the short ones as before.
-    s.queue.finish('a3', 'w_1');
-    expect(s.queue.claim('w_1', new Date(), slotA)!.videoId).toBe('a2');
-  } finally {
-    s.close();
-  }
-});
-
 test('a short video added while a long one is analysed is ready within a bound (short lane), and waits as "queued" with its place', async () => {
   const { ffmpeg } = await resolveBinaries(join(dir, 'bin'));
   // 20 minutes of video, made by repeating a clip without re-encoding.
