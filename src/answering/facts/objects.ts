@@ -354,12 +354,9 @@ function companions(t: Composer, named: string[], style: Style): Answer {
   const subject = named[0]!;
   const mine = t.spansOf(subject);
   if (mine.length === 0) return t.notFound(article(labelNoun(subject)), style);
-  const others = t.finder
-    .byKind(t.scope, ['object'])
-    .filter(
-      (s) =>
-        s.text !== subject && s.text !== 'person' && mine.some((m) => m.videoId === s.videoId && overlap(m, s) > 0),
-    );
+  // What is detected at the same time as the subject, in its own videos (not the first spans of the
+  // whole index, of which few are the subject's).
+  const others = t.finder.overlapping(mine, 'object', [subject, 'person'], t.scope.window);
   if (others.length === 0)
     return {
       text: `I could not find anything detected together with the ${labelNoun(subject)}; the ${labelNoun(subject)} is visible ${span(mine[0]!.start, mine[0]!.end)}.`,
