@@ -2,7 +2,8 @@
  * Questions over an index of many videos read only what bears on them: what a subject is seen with
  * comes from the subject's own videos (not the first spans of the whole index), a keyword search in
  * a few videos finds every match of theirs however their rows lie among the others, the kinds each
- * video holds follow its changes, and a question text asked again is not embedded again.
+ * video holds follow its changes, a name is looked up as words, and a question text asked again is
+ * not embedded again.
  * A real SQLite database (FakeIndex), no models.
  */
 import { afterAll, describe, expect, test } from 'bun:test';
@@ -87,6 +88,32 @@ describe('a large index', () => {
     expect(core.finder.has(scope, ['caption'])).toBe(true);
     expect(core.finder.withLabel(index.videos, 'skateboard').map((x) => x.fileName)).toEqual(['ride.mp4']);
     expect(core.finder.withLabel(index.videos, 'giraffe')).toEqual([]);
+  });
+});
+
+describe('a name no person carries', () => {
+  const people = new FakeIndex([
+    {
+      fileName: 'meeting.mp4',
+      duration: 60,
+      analysis: { faces: { people: 1 } },
+      segments: [
+        { kind: 'face', start: 0, end: 10, text: 'face', person: { id: 'p1', name: 'Anna' } },
+        { kind: 'transcript', start: 12, end: 16, text: 'The river was calm, says Zelda Fitzgerald.' },
+      ],
+    },
+  ]);
+  afterAll(() => people.close());
+
+  test('is "not found", unless the videos mention it as words', async () => {
+    const bob = await people.ask('When does Bob appear?');
+    expect(bob.output).toContain('could not find anyone named "Bob"');
+    expect(bob.output).toContain('Anna');
+    for (const name of ['Zelda', 'Zelda Fitzgerald']) {
+      const z = await people.ask(`When does ${name} appear?`);
+      expect(z.output).not.toContain('could not find anyone named');
+      expect(z.output).toContain('Zelda Fitzgerald');
+    }
   });
 });
 
