@@ -10,7 +10,7 @@ import { afterAll, describe, expect, test } from 'bun:test';
 import type { Embedder } from '../src/analysis/engines/embedder';
 import { RecentVectors } from '../src/search/question-vectors';
 import { RetrievalCore } from '../src/search/retrieval';
-import { segments } from '../src/storage/schema';
+import { frames, segments, type Video } from '../src/storage/schema';
 import { FakeIndex, type FakeVideo, objectSpan } from './fake-index';
 
 // 600 videos whose chairs start at 0:00 (the first 600 object spans of the index by time), and one
@@ -88,6 +88,28 @@ describe('a large index', () => {
     expect(core.finder.has(scope, ['caption'])).toBe(true);
     expect(core.finder.withLabel(index.videos, 'skateboard').map((x) => x.fileName)).toEqual(['ride.mp4']);
     expect(core.finder.withLabel(index.videos, 'giraffe')).toEqual([]);
+  });
+});
+
+describe('the frame nearest a time', () => {
+  test('is the nearest sampled frame of that video; of two as near, the earlier', () => {
+    const core = new RetrievalCore({ db: index.db, embedder: null });
+    const [a, b] = index.videos as [Video, Video];
+    for (const [v, t] of [
+      [a, 0],
+      [a, 2],
+      [a, 4],
+      [b, 1],
+    ] as const)
+      index.db
+        .insert(frames)
+        .values({ videoId: v.id, t, shot: 0, file: `${v.id}-${t}.jpg` })
+        .run();
+    const near = (t: number) => core.frameNear(a.id, t);
+    expect([near(-1), near(0.9), near(1), near(1.1), near(3.5), near(99)]).toEqual(
+      [0, 0, 0, 2, 4, 4].map((t) => `${a.id}-${t}.jpg`),
+    );
+    expect(core.frameNear(index.videos.at(-1)!.id, 3)).toBeNull();
   });
 });
 

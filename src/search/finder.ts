@@ -584,16 +584,21 @@ export class EvidenceFinder {
     return this.db.all<{ n: number | null }>(sql`SELECT max(id) AS n FROM segments`)[0]?.n ?? 0;
   }
 
-  /** The sampled frame nearest a time, as a file name. */
+  /**
+   * The sampled frame nearest a time, as a file name (of two as near, the earlier). The frame just
+   * before and the one just after, each one step of frames_video_t_idx: ordering every frame of the
+   * video by its distance read them all, a few dozen times per answer.
+   */
   frameNear(videoId: string, t: number): string | null {
-    const row = this.db
-      .select({ file: frames.file })
-      .from(frames)
-      .where(eq(frames.videoId, videoId))
-      .orderBy(sql`abs(${frames.t} - ${t})`)
-      .limit(1)
-      .get();
-    return row?.file ?? null;
+    const [before, after] = this.db.all<{ file: string; t: number; after: number }>(
+      sql`SELECT * FROM (SELECT file, t, 0 AS after FROM frames WHERE video_id = ${videoId} AND t <= ${t} ORDER BY t DESC, id LIMIT 1)
+          UNION ALL
+          SELECT * FROM (SELECT file, t, 1 AS after FROM frames WHERE video_id = ${videoId} AND t > ${t} ORDER BY t, id LIMIT 1)
+          ORDER BY after`,
+    ) as [{ file: string; t: number; after: number }?, { file: string; t: number; after: number }?];
+    if (!before || before.after) return before?.file ?? null;
+    if (!after) return before.file;
+    return t - before.t <= after.t - t ? before.file : after.file;
   }
 }
 
