@@ -74,6 +74,8 @@ function styleOf(guidance: string): Style {
 
 export class Composer {
   constructor(private readonly c: ComposeInput) {}
+  /** The spans this question read, by labels and limit (see objectSpans). */
+  private readonly spansRead = new Map<string, Segment[]>();
 
   private evidence: Evidence[] = [];
   /** The question's embedding, reused by the evidence search. */
@@ -277,9 +279,19 @@ export class Composer {
     return this.objectSpans([label]);
   }
 
-  /** The detection spans of any of these labels in the scope, in time order (at most `limit`). */
+  /**
+   * The detection spans of any of these labels in the scope, in time order (at most `limit`). Read
+   * once per question (a count reads its label's spans, then its series reads them again); each
+   * caller gets its own array, since some sort theirs.
+   */
   objectSpans(labels: string[], limit?: number): Segment[] {
-    return this.c.finder.byKind(this.withLabels(labels), ['object'], { labels, ...(limit && { limit }) });
+    const key = `${limit ?? ''}\u0000${labels.join('\u0000')}`;
+    let spans = this.spansRead.get(key);
+    if (!spans) {
+      spans = this.c.finder.byKind(this.withLabels(labels), ['object'], { labels, ...(limit && { limit }) });
+      this.spansRead.set(key, spans);
+    }
+    return [...spans];
   }
 
   /** Whether the object detector saw the label in the scope (whole videos: from the labels each holds). */
