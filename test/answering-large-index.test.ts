@@ -79,6 +79,7 @@ describe('a large index', () => {
     const v = index.videos.at(-1)!;
     const scope = { videos: [v], window: null };
     expect(core.finder.has(scope, ['caption'])).toBe(false);
+    expect(core.finder.byKind(scope, ['caption'])).toEqual([]);
     expect(core.finder.has(scope, ['object'])).toBe(true);
     index.db
       .insert(segments)
@@ -86,6 +87,7 @@ describe('a large index', () => {
       .run();
     core.invalidate(v.id);
     expect(core.finder.has(scope, ['caption'])).toBe(true);
+    expect(core.finder.byKind(scope, ['caption', 'ocr']).map((c) => c.text)).toEqual(['a dog on a skateboard']);
     expect(core.finder.withLabel(index.videos, 'skateboard').map((x) => x.fileName)).toEqual(['ride.mp4']);
     expect(core.finder.withLabel(index.videos, 'giraffe')).toEqual([]);
   });

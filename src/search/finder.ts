@@ -114,8 +114,12 @@ export class EvidenceFinder {
 
   /** Segments of the scope, by kind (and label for objects), in time order; without their embeddings (null). */
   byKind(scope: ScopeWindow, kinds: SegmentKind[], opts: { labels?: string[]; limit?: number } = {}): Segment[] {
-    if (scope.videos.length === 0) return [];
-    const conds = this.inScope(scope, kinds, opts.labels);
+    // Only the videos that hold one of the kinds (a default install has no captions at all: asking
+    // for them read nothing, but probed every video of the index).
+    const holding = this.kindsOf(scope.videos);
+    const videos = scope.videos.filter((_, i) => kinds.some((k) => holding[i]!.has(k)));
+    if (videos.length === 0) return [];
+    const conds = this.inScope({ ...scope, videos }, kinds, opts.labels);
     // The ids first: the sort and the limit work on the index alone (segments_video_kind_idx, or
     // segments_video_kind_text_idx for labels), and only the rows kept are read.
     const ids = this.db
