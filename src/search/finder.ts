@@ -4,12 +4,12 @@
  * store: exact for small scopes, HNSW for large ones), each scored by a relevance that means the same
  * across kinds (src/search/relevance.ts), then weighted by the kinds the question's wording needs.
  */
-import { and, asc, desc, eq, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
 import type { Embedder } from '../analysis/engines/embedder';
 import { splitRun } from '../analysis/word-spaces';
 import type { Intent } from '../answering/intent';
 import type { Db } from '../storage/db';
-import { frames, SEGMENT_KINDS, segments, type Segment, type SegmentKind, type Video } from '../storage/schema';
+import { SEGMENT_KINDS, segments, type Segment, type SegmentKind, type Video } from '../storage/schema';
 import { combine, keywordRelevance, SEM_FLOOR, semanticRelevance, stem, stems, wordWeight } from './relevance';
 import type { VectorStore } from './vectors';
 
