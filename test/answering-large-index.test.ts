@@ -181,3 +181,30 @@ describe('question vectors', () => {
     expect(inner.calls.flat()).toEqual(['one', 'two', 'three', 'two']);
   });
 });
+
+describe('a label with more spans than one read holds', () => {
+  // 520 videos with a cat at the start, and one where the cat comes back at 3:20: the last of 521
+  // spans is not among the first 500 by time.
+  const cats = new FakeIndex([
+    ...Array.from({ length: 520 }, (_, i) => ({
+      fileName: `cat-${String(i).padStart(3, '0')}.mp4`,
+      duration: 30,
+      segments: [objectSpan('cat', 1, 5, 1)],
+    })),
+    { fileName: 'late.mp4', duration: 300, segments: [objectSpan('cat', 200, 210, 1)] },
+  ]);
+  afterAll(() => cats.close());
+
+  test('"when" counts every span it does not show, not the ones it read', async () => {
+    const a = await cats.ask('When is a cat visible?');
+    const more = /and (\d+) more times/.exec(a.output);
+    expect(more).not.toBeNull();
+    expect(Number(more![1]) + a.evidence.length).toBe(521);
+  });
+
+  test('"last" is the latest span of the index, not the last one read', async () => {
+    const a = await cats.ask('When is the cat seen for the last time?');
+    expect(a.evidence.map((e) => e.file_name)).toEqual(['late.mp4']);
+    expect(a.output).toContain('3:20');
+  });
+});

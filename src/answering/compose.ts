@@ -294,6 +294,17 @@ export class Composer {
     return [...spans];
   }
 
+  /** How many detection spans of a label the scope holds (`spansOf` reads at most 500 of them). */
+  spanCount(label: string): number {
+    const read = this.objectSpans([label]);
+    return read.length < 500 ? read.length : this.c.finder.countByKind(this.withLabels([label]), ['object'], [label]);
+  }
+
+  /** The latest detection span of a label in the scope. */
+  lastSpanOf(label: string): Segment | undefined {
+    return this.c.finder.byKind(this.withLabels([label]), ['object'], { labels: [label], limit: 1, last: true })[0];
+  }
+
   /** Whether the object detector saw the label in the scope (whole videos: from the labels each holds). */
   sees(label: string): boolean {
     const scope = this.withLabels([label]);

@@ -113,25 +113,48 @@ export class EvidenceFinder {
   ) {}
 
   /** Segments of the scope, by kind (and label for objects), in time order; without their embeddings (null). */
-  byKind(scope: ScopeWindow, kinds: SegmentKind[], opts: { labels?: string[]; limit?: number } = {}): Segment[] {
-    // Only the videos that hold one of the kinds (a default install has no captions at all: asking
-    // for them read nothing, but probed every video of the index).
-    const holding = this.kindsOf(scope.videos);
-    const videos = scope.videos.filter((_, i) => kinds.some((k) => holding[i]!.has(k)));
-    if (videos.length === 0) return [];
-    const conds = this.inScope({ ...scope, videos }, kinds, opts.labels);
+  byKind(
+    scope: ScopeWindow,
+    kinds: SegmentKind[],
+    opts: { labels?: string[]; limit?: number; last?: boolean } = {},
+  ): Segment[] {
+    const conds = this.kindConds(scope, kinds, opts.labels);
+    if (!conds) return [];
     // The ids first: the sort and the limit work on the index alone (segments_video_kind_idx, or
-    // segments_video_kind_text_idx for labels), and only the rows kept are read.
+    // segments_video_kind_text_idx for labels), and only the rows kept are read. `last` reads the
+    // latest ones (still returned in time order): the last of 20,000 spans is not among the first 500.
     const ids = this.db
       .select({ id: segments.id })
       .from(segments)
       .where(and(...conds))
-      .orderBy(asc(segments.start))
+      .orderBy(opts.last ? desc(segments.start) : asc(segments.start))
       .limit(opts.limit ?? 500)
       .all()
       .map((r) => r.id);
+    if (opts.last) ids.reverse();
     const byId = new Map(this.rows(ids).map((s) => [s.id, s]));
     return ids.map((id) => byId.get(id)!);
+  }
+
+  /** How many segments `byKind` would find without its limit (an answer's "and N more times"). */
+  countByKind(scope: ScopeWindow, kinds: SegmentKind[], labels?: string[]): number {
+    const conds = this.kindConds(scope, kinds, labels);
+    if (!conds) return 0;
+    return this.db
+      .select({ n: sql<number>`count(*)` })
+      .from(segments)
+      .where(and(...conds))
+      .get()!.n;
+  }
+
+  /** The conditions of a read of these kinds in the scope, or null when no video holds one of them. */
+  private kindConds(scope: ScopeWindow, kinds: SegmentKind[], labels?: string[]): SQL[] | null {
+    // Only the videos that hold one of the kinds (a default install has no captions at all: asking
+    // for them read nothing, but probed every video of the index).
+    const holding = this.kindsOf(scope.videos);
+    const videos = scope.videos.filter((_, i) => kinds.some((k) => holding[i]!.has(k)));
+    if (videos.length === 0) return null;
+    return this.inScope({ ...scope, videos }, kinds, labels);
   }
 
   /**
