@@ -9,7 +9,9 @@
  * it (createService, no analysis workers), the ANN index is built first (steady state, as the
  * server has it ~100 s after start), and each of bench/inquire's questions is asked through
  * AnsweringService.prepare (validation, scope, the composed answer: what POST /inquire does less
- * HTTP) `reps` times after one warm-up. Printed per question type: the mean time per question of
+ * HTTP) `reps` times after one warm-up. Printed: each question's mean time and CPU time (the whole
+ * process, every thread: the steady measure on a shared machine, where wall times follow the load);
+ * per question type: the mean time per question of
  * each step (inclusive, nested steps are indented by their name) and the SQL statements that
  * took the most time in all. --dump writes every question's answer and evidence (of the warm-up
  * pass, frame links without their signature) to compare versions.
@@ -185,9 +187,11 @@ console.log(
 );
 
 const byType = new Map<string, { total: number[]; steps: Map<string, { ms: number; n: number }> }>();
-const perQuestion: { q: Question; ms: number; reading: string }[] = [];
+const perQuestion: { q: Question; ms: number; cpu: number; reading: string }[] = [];
 const questions = QUESTIONS.filter((q) => !values.only || q.type === values.only);
 const answers: unknown[] = [];
+/** CPU time of the whole process (every thread: the embedder's too) per question asked. */
+const cpuMs: number[] = [];
 for (const q of questions) {
   const warm = await service.answering.prepare(user, reqOf(q)); // warm-up
   answers.push({
@@ -198,11 +202,14 @@ for (const q of questions) {
   });
   for (let r = 0; r < REPS; r++) {
     steps = new Map();
+    const cpu0 = process.cpuUsage();
     t0 = performance.now();
     const p = await service.answering.prepare(user, reqOf(q));
     const ms = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    cpuMs.push((cpu.user + cpu.system) / 1000);
     add('question (AnsweringService.prepare)', ms);
-    perQuestion.push({ q, ms, reading: p.composed.reading ?? '' });
+    perQuestion.push({ q, ms, cpu: (cpu.user + cpu.system) / 1000, reading: p.composed.reading ?? '' });
     const entry = byType.get(q.type) ?? { total: [] as number[], steps: new Map<string, { ms: number; n: number }>() };
     entry.total.push(ms);
     for (const [k, v] of steps) {
@@ -227,10 +234,16 @@ for (const x of questions) {
   const key = x.prompt + (x.video ? ` [${x.video}]` : '');
   const ms = agg.get(key)!;
   const reading = perQuestion.find((p) => p.q === x)?.reading;
+  const mine = perQuestion.filter((p) => p.q === x);
+  const cpu = mine.reduce((a, p) => a + p.cpu, 0) / mine.length;
   console.log(
-    `${(ms.reduce((a, b) => a + b, 0) / ms.length).toFixed(0).padStart(6)} ms  ${x.type.padEnd(11)} ${key}  (${reading})`,
+    `${(ms.reduce((a, b) => a + b, 0) / ms.length).toFixed(0).padStart(6)} ms ${cpu.toFixed(0).padStart(5)} ms CPU  ${x.type.padEnd(11)} ${key}  (${reading})`,
   );
 }
+const wallMean = perQuestion.reduce((a, x) => a + x.ms, 0) / perQuestion.length;
+console.log(
+  `\nall questions: ${wallMean.toFixed(1)} ms per question, CPU ${(cpuMs.reduce((a, b) => a + b, 0) / cpuMs.length).toFixed(1)} ms per question (every thread of the process; load ${load})`,
+);
 console.log(`\nsteps by question type: mean ms per question (calls per question)`);
 for (const [type, e] of byType) {
   const n = e.total.length;

@@ -12,7 +12,6 @@ import { Limiter, ModelServerClient } from './analysis/engines/model-server/clie
 import { OpenAiEmbedder } from './analysis/engines/model-server/embedder-openai';
 import { MomentReader } from './analysis/moment';
 import { AnsweringService } from './answering/service';
-import { VideoLabels } from './answering/video-labels';
 import { analyzerNames, type Config } from './config';
 import { IndexService } from './indexes/service';
 import { UploadGrants } from './ingest/grants';
@@ -26,6 +25,7 @@ import { resolveBinaries } from './media/binaries';
 import { MediaLinks } from './media/links';
 import { openDatabase, type Db } from './storage/db';
 import { DataDir, writeSecret } from './storage/files';
+import { RecentVectors } from './search/question-vectors';
 import { RetrievalCore } from './search/retrieval';
 import { SearchService } from './search/service';
 import { ExportService } from './exports/service';
@@ -117,17 +117,18 @@ export function createService(
   // Retrieval: one core for answers, search and every later caller, so the vectors are held once.
   // The question embedder loads on the first question (a few hundred ms), not at start-up, and runs
   // in a thread of its own so that embedding a question never holds up other requests.
+  // The vectors of recent question texts are kept (a text asked again is not embedded again).
   const embedder = !analyzerNames(config.analyzers).includes('embeddings')
     ? null
-    : config.embedder.type === 'openai'
-      ? questionEmbedder(config, config.embedder)
-      : new ThreadedEmbedder(() => embeddingFiles(files.assetsDir));
+    : new RecentVectors(
+        config.embedder.type === 'openai'
+          ? questionEmbedder(config, config.embedder)
+          : new ThreadedEmbedder(() => embeddingFiles(files.assetsDir)),
+      );
   const retrieval = new RetrievalCore({ db, embedder, dataDir: config.dataDir });
   // Every change to a video goes through here; the caches subscribe below, once all are built.
   const changes = new VideoChanges(db);
   const videoChanged = changes.changed;
-  // The labels each video's detections hold, for questions about a label over a whole index.
-  const videoLabels = new VideoLabels(db);
 
   // Analysis: the queue and the workers that drain it.
   const queue = new JobQueue(db);
@@ -205,7 +206,6 @@ export function createService(
     files,
     embedder,
     retrieval,
-    videoLabels,
     moments,
     // Read at question time: the live service is built below.
     streamClock: (videoId) => {
@@ -244,7 +244,6 @@ export function createService(
   // The caches that hold something of a video, each dropping it when the video changes.
   changes.subscribe((_id, place) => place && indexes.invalidate(place.userId, place.indexId));
   changes.subscribe((id) => retrieval.invalidate(id));
-  changes.subscribe((id) => videoLabels.invalidate(id));
   changes.subscribe((id) => flows.images.forget(id));
 
   return {

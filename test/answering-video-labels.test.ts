@@ -1,6 +1,6 @@
 /**
- * The labels each video's detections hold (src/answering/video-labels.ts) and the seconds each spans
- * (the evidence finder) are kept between questions: a question over the whole index must still see
+ * The labels each video's detections hold and the seconds each spans (one per-video cache of the
+ * evidence finder, src/search/finder.ts) are kept between questions: a question over the whole index must still see
  * what the analysis wrote since, once the service is told that the video changed (re-analysis,
  * live windows), and never a removed video's labels.
  * Through the service as the server builds it (no models: the rules read the questions).

@@ -7,7 +7,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { composeAnswer } from '../src/answering/answer';
-import { VideoLabels } from '../src/answering/video-labels';
 import type { Composed } from '../src/answering/compose';
 import { windowOf } from '../src/answering/evidence';
 import { relativeScope, type StreamClock } from '../src/answering/relative-time';
@@ -53,7 +52,6 @@ export class FakeIndex {
   readonly videos: Video[] = [];
   private readonly dir: string;
   private readonly retrieval: RetrievalCore;
-  private readonly videoLabels: VideoLabels;
 
   constructor(vs: FakeVideo[]) {
     this.dir = mkdtempSync(join(tmpdir(), 'vidq-fake-index-'));
@@ -116,7 +114,6 @@ export class FakeIndex {
       }
     });
     this.retrieval = new RetrievalCore({ db: this.db, embedder: null });
-    this.videoLabels = new VideoLabels(this.db);
   }
 
   /** Asks a question of every video (or of one, by file name), with an optional target. */
@@ -139,7 +136,6 @@ export class FakeIndex {
     return composeAnswer({
       db: this.db,
       retrieval: this.retrieval,
-      videoLabels: this.videoLabels,
       embedder: null,
       indexId: 'i1',
       prompt,

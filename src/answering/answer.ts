@@ -23,7 +23,6 @@ import { bestSentences, contentWords, type Sentence } from './open';
 import { colourOfUnlabelled } from './intent';
 import { readSlots, unknownFile, unlabelledAsked } from './reader';
 import { momentWindow } from './series';
-import type { VideoLabels } from './video-labels';
 import { formatTime } from './target';
 import { colourOnClothing, isPersonWord, LABEL_WORDS, labelNoun, labelsNamed, namesLabel } from './vocabulary';
 
@@ -43,8 +42,6 @@ export interface AnswerInput {
   /** Signed path of a frame file of a video. */
   frameUrl: (videoId: string, file: string) => string;
   moment?: ComposeInput['moment'];
-  /** The labels each video's detections hold (see video-labels.ts). */
-  videoLabels: VideoLabels;
   textAt?: ComposeInput['textAt'];
 }
 
@@ -84,7 +81,6 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     guidance: a.guidance,
     scope,
     finder: a.retrieval.finder,
-    videoLabels: a.videoLabels,
     frameUrl: a.frameUrl,
     moment: a.moment ?? null,
     textAt: a.textAt ?? null,
@@ -275,7 +271,7 @@ function withMissingModel(
 
 /** Whether the object detector saw the label in the scope (whole videos: from the labels each holds). */
 function seen(a: AnswerInput, scope: ScopeWindow, label: string): boolean {
-  if (!scope.window) return a.videoLabels.withLabel(scope.videos, label).length > 0;
+  if (!scope.window) return a.retrieval.finder.withLabel(scope.videos, label).length > 0;
   return a.retrieval.finder.byKind(scope, ['object'], { labels: [label], limit: 1 }).length > 0;
 }
 

@@ -16,7 +16,6 @@ import { colourOnClothing, labelNoun, NAMES_NO_THING } from './vocabulary';
 import { readQuestion, type ReadQuestion, type Slots, type TimeSlot } from './reader';
 import { type Counted, inWindow, momentWindow, POINT_HALF } from './series';
 import { formatTime } from './target';
-import type { VideoLabels } from './video-labels';
 import { article, capital, joinList, onTrack, quote, secs, span } from './wording';
 
 export interface Composed {
@@ -41,8 +40,6 @@ export interface ComposeInput {
   guidance: string;
   scope: ScopeWindow;
   finder: EvidenceFinder;
-  /** The labels each video's detections hold (a label's spans are read only from the videos that have it). */
-  videoLabels: VideoLabels;
   /** Signs a frame path for the evidence list (null when the video has no such frame). */
   frameUrl: (videoId: string, file: string) => string;
   /**
@@ -77,6 +74,8 @@ function styleOf(guidance: string): Style {
 
 export class Composer {
   constructor(private readonly c: ComposeInput) {}
+  /** The spans this question read, by labels and limit (see objectSpans). */
+  private readonly spansRead = new Map<string, Segment[]>();
 
   private evidence: Evidence[] = [];
   /** The question's embedding, reused by the evidence search. */
@@ -280,21 +279,46 @@ export class Composer {
     return this.objectSpans([label]);
   }
 
-  /** The detection spans of any of these labels in the scope, in time order (at most `limit`). */
+  /**
+   * The detection spans of any of these labels in the scope, in time order (at most `limit`). Read
+   * once per question (a count reads its label's spans, then its series reads them again); each
+   * caller gets its own array, since some sort theirs.
+   */
   objectSpans(labels: string[], limit?: number): Segment[] {
-    return this.c.finder.byKind(this.withLabels(labels), ['object'], { labels, ...(limit && { limit }) });
+    const key = `${limit ?? ''}\u0000${labels.join('\u0000')}`;
+    let spans = this.spansRead.get(key);
+    if (!spans) {
+      spans = this.c.finder.byKind(this.withLabels(labels), ['object'], { labels, ...(limit && { limit }) });
+      this.spansRead.set(key, spans);
+    }
+    return [...spans];
   }
 
-  /** Whether the object detector saw the label in the scope. */
+  /** How many detection spans of a label the scope holds (`spansOf` reads at most 500 of them). */
+  spanCount(label: string): number {
+    const read = this.objectSpans([label]);
+    return read.length < 500 ? read.length : this.c.finder.countByKind(this.withLabels([label]), ['object'], [label]);
+  }
+
+  /** The latest detection span of a label in the scope. */
+  lastSpanOf(label: string): Segment | undefined {
+    return this.c.finder.byKind(this.withLabels([label]), ['object'], { labels: [label], limit: 1, last: true })[0];
+  }
+
+  /** Whether the object detector saw the label in the scope (whole videos: from the labels each holds). */
   sees(label: string): boolean {
-    return this.objectSpans([label], 1).length > 0;
+    const scope = this.withLabels([label]);
+    if (!scope.window) return scope.videos.length > 0;
+    return scope.videos.length > 0 && this.c.finder.byKind(scope, ['object'], { labels: [label], limit: 1 }).length > 0;
   }
 
-  /** The scope less the videos in which none of the labels was detected (the same spans, fewer videos to read). */
+  /**
+   * The scope less the videos in which none of the labels was ever detected (the same spans, fewer
+   * videos to read; with a window too, since a video without the label has none in the window).
+   */
   private withLabels(labels: string[]): ScopeWindow {
     const scope = this.c.scope;
-    if (scope.window) return scope;
-    const have = new Set(labels.flatMap((l) => this.c.videoLabels.withLabel(scope.videos, l)));
+    const have = new Set(labels.flatMap((l) => this.c.finder.withLabel(scope.videos, l)));
     return { ...scope, videos: scope.videos.filter((v) => have.has(v)) };
   }
 

@@ -24,7 +24,6 @@ import type { MomentReader } from '../analysis/moment';
 import type { MediaLinks } from '../media/links';
 import { composeAnswer } from './answer';
 import { relativeScope, type StreamClock } from './relative-time';
-import { VideoLabels } from './video-labels';
 import { checkModelJson, fillFields, jsonModeRequest, parseJsonFields, type JsonFields } from './structured';
 import type { Composed, ComposeInput } from './compose';
 import type { RetrievalCore } from '../search/retrieval';
@@ -92,7 +91,6 @@ export class AnsweringService {
   readonly generator: Generator | null;
   private readonly files: DataDir;
   private readonly log: Logger;
-  private readonly videoLabels: VideoLabels;
 
   constructor(
     private readonly d: {
@@ -111,18 +109,12 @@ export class AnsweringService {
       moments?: MomentReader | null;
       /** Live streams' clocks, for "in the last 10 minutes" and "now" (none: every video is a finished file). */
       streamClock?: StreamClock;
-      /**
-       * The labels each video's detections hold, invalidated by the composition root when a video changes
-       * (default: a cache of this service's own, for callers whose videos do not change).
-       */
-      videoLabels?: VideoLabels;
       log?: Logger;
     },
   ) {
     this.finder = d.retrieval.finder;
     this.generator = d.generator !== undefined ? d.generator : createGenerator(generatorConfigOf(d.config));
     this.files = d.files;
-    this.videoLabels = d.videoLabels ?? new VideoLabels(d.db);
     this.log = d.log ?? createLogger(d.config.logLevel, { part: 'answering' });
   }
 
@@ -359,7 +351,6 @@ export class AnsweringService {
     return composeAnswer({
       db: this.d.db,
       retrieval: this.d.retrieval,
-      videoLabels: this.videoLabels,
       embedder: this.d.embedder,
       indexId: scope.index.id,
       prompt: req.prompt,

@@ -4,12 +4,12 @@
  * store: exact for small scopes, HNSW for large ones), each scored by a relevance that means the same
  * across kinds (src/search/relevance.ts), then weighted by the kinds the question's wording needs.
  */
-import { and, asc, desc, eq, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
+import { and, asc, desc, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
 import type { Embedder } from '../analysis/engines/embedder';
 import { splitRun } from '../analysis/word-spaces';
 import type { Intent } from '../answering/intent';
 import type { Db } from '../storage/db';
-import { frames, SEGMENT_KINDS, segments, type Segment, type SegmentKind, type Video } from '../storage/schema';
+import { SEGMENT_KINDS, segments, type Segment, type SegmentKind, type Video } from '../storage/schema';
 import { combine, keywordRelevance, SEM_FLOOR, semanticRelevance, stem, stems, wordWeight } from './relevance';
 import type { VectorStore } from './vectors';
 
@@ -40,6 +40,15 @@ export interface Ranked {
   cosine: number | null;
 }
 
+/** Seconds a label spans in one video, and its first start. */
+interface LabelSum {
+  seconds: number;
+  first: number;
+}
+
+/** Videos whose labels are read per statement. */
+const LABEL_CHUNK = 500;
+
 /** Keyword candidates per question (best BM25 first). */
 const KEYWORD_CANDIDATES = 100;
 /** Nearest distinct vectors per question, and the most segments they may stand for. */
@@ -47,6 +56,8 @@ const SEMANTIC_VECTORS = 60;
 const SEMANTIC_SEGMENTS = 120;
 /** Document frequencies are counted up to this (a word this common weighs about the same beyond). */
 const DF_CAP = 2_000;
+/** Scopes of at most this many videos bound their keyword search by segment id (see rowidBounds). */
+const BOUNDED_VIDEOS = 16;
 /** Matches of the common words (DF_CAP or more) ranked by BM25 per question (see keyword()). */
 const COMMON_SCAN = 4_000;
 
@@ -90,8 +101,10 @@ export function kindWeights(intent: Intent): Record<SegmentKind, number> {
 }
 
 export class EvidenceFinder {
-  /** Per kind and video: seconds per label and its first start (see labelSeconds). */
-  private readonly labelCache = new Map<string, { label: string; seconds: number; first: number }[]>();
+  /** Per kind and video: seconds per label and its first start (see labelsOf). */
+  private readonly labelCache = new Map<string, Map<string, LabelSum>>();
+  /** Per video: the kinds of segment it holds (see kindsOf). */
+  private readonly kindCache = new Map<string, Set<SegmentKind>>();
 
   constructor(
     private readonly db: Db,
@@ -100,29 +113,55 @@ export class EvidenceFinder {
   ) {}
 
   /** Segments of the scope, by kind (and label for objects), in time order; without their embeddings (null). */
-  byKind(scope: ScopeWindow, kinds: SegmentKind[], opts: { labels?: string[]; limit?: number } = {}): Segment[] {
-    if (scope.videos.length === 0) return [];
-    const conds = this.inScope(scope, kinds, opts.labels);
+  byKind(
+    scope: ScopeWindow,
+    kinds: SegmentKind[],
+    opts: { labels?: string[]; limit?: number; last?: boolean } = {},
+  ): Segment[] {
+    const conds = this.kindConds(scope, kinds, opts.labels);
+    if (!conds) return [];
     // The ids first: the sort and the limit work on the index alone (segments_video_kind_idx, or
-    // segments_video_kind_text_idx for labels), and only the rows kept are read.
+    // segments_video_kind_text_idx for labels), and only the rows kept are read. `last` reads the
+    // latest ones (still returned in time order): the last of 20,000 spans is not among the first 500.
     const ids = this.db
       .select({ id: segments.id })
       .from(segments)
       .where(and(...conds))
-      .orderBy(asc(segments.start))
+      .orderBy(opts.last ? desc(segments.start) : asc(segments.start))
       .limit(opts.limit ?? 500)
       .all()
       .map((r) => r.id);
+    if (opts.last) ids.reverse();
     const byId = new Map(this.rows(ids).map((s) => [s.id, s]));
     return ids.map((id) => byId.get(id)!);
+  }
+
+  /** How many segments `byKind` would find without its limit (an answer's "and N more times"). */
+  countByKind(scope: ScopeWindow, kinds: SegmentKind[], labels?: string[]): number {
+    const conds = this.kindConds(scope, kinds, labels);
+    if (!conds) return 0;
+    return this.db
+      .select({ n: sql<number>`count(*)` })
+      .from(segments)
+      .where(and(...conds))
+      .get()!.n;
+  }
+
+  /** The conditions of a read of these kinds in the scope, or null when no video holds one of them. */
+  private kindConds(scope: ScopeWindow, kinds: SegmentKind[], labels?: string[]): SQL[] | null {
+    // Only the videos that hold one of the kinds (a default install has no captions at all: asking
+    // for them read nothing, but probed every video of the index).
+    const holding = this.kindsOf(scope.videos);
+    const videos = scope.videos.filter((_, i) => kinds.some((k) => holding[i]!.has(k)));
+    if (videos.length === 0) return null;
+    return this.inScope({ ...scope, videos }, kinds, labels);
   }
 
   /**
    * Seconds each label of `kind` spans in the scope (spans summed whole), longest first, of equal
    * ones the first seen first. Summed in SQL: object rows carry per-frame boxes, and reading them
    * all to add up durations was the bulk of a "not found" answer's time on the server's thread.
-   * Without a time window, each video's sums are kept (until it changes: invalidate), so that a
-   * question over a large index adds up a few numbers per video instead of every segment again.
+   * Without a time window, each video's sums are kept (see labelsOf).
    */
   labelSeconds(scope: ScopeWindow, kind: SegmentKind, limit: number): { label: string; seconds: number }[] {
     if (scope.videos.length === 0) return [];
@@ -137,25 +176,14 @@ export class EvidenceFinder {
         .limit(limit)
         .all();
     }
-    const key = (videoId: string) => `${kind}\u0000${videoId}`;
-    const missing = scope.videos.map((v) => v.id).filter((id) => !this.labelCache.has(key(id)));
-    if (missing.length) {
-      const rows = this.db.all<{ v: string; label: string; seconds: number; first: number }>(
-        sql`SELECT video_id AS v, text AS label, sum("end" - start) AS seconds, min(start) AS first FROM segments
-            WHERE video_id IN (SELECT value FROM json_each(${JSON.stringify(missing)})) AND kind = ${kind}
-            GROUP BY video_id, text`,
-      );
-      for (const id of missing) this.labelCache.set(key(id), []);
-      for (const r of rows) this.labelCache.get(key(r.v))!.push({ label: r.label, seconds: r.seconds, first: r.first });
-    }
-    const sum = new Map<string, { seconds: number; first: number }>();
-    for (const v of scope.videos)
-      for (const l of this.labelCache.get(key(v.id))!) {
-        const had = sum.get(l.label);
+    const sum = new Map<string, LabelSum>();
+    for (const v of this.labelsOf(scope.videos, kind))
+      for (const [label, l] of v) {
+        const had = sum.get(label);
         if (had) {
           had.seconds += l.seconds;
           had.first = Math.min(had.first, l.first);
-        } else sum.set(l.label, { seconds: l.seconds, first: l.first });
+        } else sum.set(label, { seconds: l.seconds, first: l.first });
       }
     return [...sum]
       .sort((a, b) => b[1].seconds - a[1].seconds || a[1].first - b[1].first)
@@ -163,14 +191,93 @@ export class EvidenceFinder {
       .map(([label, { seconds }]) => ({ label, seconds }));
   }
 
-  /** A video's segments changed: its kept sums are dropped. */
+  /**
+   * The videos among these whose detections of `kind` (default: objects) include `label`: a question
+   * about a label over a whole index reads only those (and none for a label no video has).
+   */
+  withLabel(videos: Video[], label: string, kind: SegmentKind = 'object'): Video[] {
+    const labels = this.labelsOf(videos, kind);
+    return videos.filter((_, i) => labels[i]!.has(label));
+  }
+
+  /**
+   * Each video's labels of `kind` with the seconds they span and their first start, in the order of
+   * `videos`. Kept in memory per video (the one per-video label cache: which labels a video holds
+   * and for how long), computed on first use and dropped when the video changes (invalidate).
+   */
+  private labelsOf(videos: Video[], kind: SegmentKind): Map<string, LabelSum>[] {
+    const key = (videoId: string) => `${kind}\u0000${videoId}`;
+    const missing = videos.map((v) => v.id).filter((id) => !this.labelCache.has(key(id)));
+    for (let i = 0; i < missing.length; i += LABEL_CHUNK) {
+      const ids = missing.slice(i, i + LABEL_CHUNK);
+      const rows = this.db.all<{ v: string; label: string; seconds: number; first: number }>(
+        sql`SELECT video_id AS v, text AS label, sum("end" - start) AS seconds, min(start) AS first FROM segments
+            WHERE video_id IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND kind = ${kind}
+            GROUP BY video_id, text`,
+      );
+      for (const id of ids) this.labelCache.set(key(id), new Map());
+      for (const r of rows) this.labelCache.get(key(r.v))!.set(r.label, { seconds: r.seconds, first: r.first });
+    }
+    return videos.map((v) => this.labelCache.get(key(v.id))!);
+  }
+
+  /**
+   * The kinds of segment each video holds, in the order of `videos`: kept per video like its labels
+   * (a question over a whole index asks "are there captions at all?" without probing every video).
+   */
+  private kindsOf(videos: Video[]): Set<SegmentKind>[] {
+    const missing = videos.map((v) => v.id).filter((id) => !this.kindCache.has(id));
+    for (let i = 0; i < missing.length; i += LABEL_CHUNK) {
+      const ids = missing.slice(i, i + LABEL_CHUNK);
+      // One probe of segments_video_kind_idx per video and kind (not a read of every row).
+      const rows = this.db.all<{ v: string; kind: SegmentKind }>(
+        sql`SELECT j.value AS v, k.value AS kind FROM json_each(${JSON.stringify(ids)}) j, json_each(${JSON.stringify(SEGMENT_KINDS)}) k
+            WHERE EXISTS (SELECT 1 FROM segments WHERE video_id = j.value AND kind = k.value)`,
+      );
+      for (const id of ids) this.kindCache.set(id, new Set());
+      for (const r of rows) this.kindCache.get(r.v)!.add(r.kind);
+    }
+    return videos.map((v) => this.kindCache.get(v.id)!);
+  }
+
+  /** A video's segments changed: its kept labels and kinds are dropped. */
   invalidate(videoId: string): void {
     for (const kind of SEGMENT_KINDS) this.labelCache.delete(`${kind}\u0000${videoId}`);
+    this.kindCache.delete(videoId);
+  }
+
+  /**
+   * Segments of `kind` that overlap one of `spans` in time, in the same video, other than the labels
+   * of `except` (and inside `window`, when given); in time order, at most `limit`. Read from the spans' own videos and times (through
+   * segments_video_kind_idx), whatever the size of the index around them.
+   */
+  overlapping(
+    spans: Segment[],
+    kind: SegmentKind,
+    except: string[],
+    window: ScopeWindow['window'] = null,
+    limit = 500,
+  ): Segment[] {
+    if (spans.length === 0) return [];
+    const win = window ? sql` AND s."end" >= ${window.start} AND s.start <= ${window.end}` : sql``;
+    const at = JSON.stringify(spans.map((s) => [s.videoId, s.start, s.end]));
+    const ids = this.db
+      .all<{ id: number }>(
+        sql`SELECT DISTINCT s.id AS id, s.start AS start FROM json_each(${at}) m
+            JOIN segments s ON s.video_id = m.value ->> 0 AND s.kind = ${kind}
+              AND s.start < m.value ->> 2 AND s."end" > m.value ->> 1
+            WHERE s.text NOT IN (SELECT value FROM json_each(${JSON.stringify(except)}))${win}
+            ORDER BY s.start, s.id LIMIT ${limit}`,
+      )
+      .map((r) => r.id);
+    const byId = new Map(this.rows(ids).map((s) => [s.id, s]));
+    return ids.map((id) => byId.get(id)!);
   }
 
   /** Whether the scope has any segment of these kinds. */
   has(scope: ScopeWindow, kinds: SegmentKind[]): boolean {
     if (scope.videos.length === 0) return false;
+    if (!scope.window) return this.kindsOf(scope.videos).some((have) => kinds.some((k) => have.has(k)));
     return !!this.db
       .select({ id: segments.id })
       .from(segments)
@@ -181,10 +288,9 @@ export class EvidenceFinder {
 
   private inScope(scope: ScopeWindow, kinds: SegmentKind[], labels?: string[]): SQL[] {
     const conds: SQL[] = [
-      inArray(
-        segments.videoId,
-        scope.videos.map((v) => v.id),
-      ),
+      // The ids as one JSON parameter: a whole index is thousands of videos, and as many
+      // placeholders made building, preparing and binding the statement cost more than its search.
+      sql`${segments.videoId} IN (SELECT value FROM json_each(${JSON.stringify(scope.videos.map((v) => v.id))}))`,
       inArray(segments.kind, kinds),
     ];
     if (labels?.length) conds.push(inArray(segments.text, labels));
@@ -237,11 +343,13 @@ export class EvidenceFinder {
     if (keywords.length === 0 || scope.videos.length === 0) return [];
     const freq = df ?? this.docFreqs(keywords);
     const rare = keywords.filter((k) => (freq.get(k) ?? 0) < DF_CAP);
+    const bounds = this.rowidBounds(scope);
+    if (bounds === 'empty') return [];
     const out: number[] = [];
     if (rare.length)
       for (const r of this.db.all<{ id: number }>(
         sql`SELECT s.id AS id FROM segments_fts f JOIN segments s ON s.id = f.rowid
-            WHERE segments_fts MATCH ${this.matchOf(rare)} AND ${this.scopeSql(scope)}
+            WHERE segments_fts MATCH ${this.matchOf(rare)}${bounds} AND ${this.scopeSql(scope)}
             ORDER BY bm25(segments_fts) LIMIT ${limit}`,
       ))
         out.push(r.id);
@@ -249,7 +357,7 @@ export class EvidenceFinder {
       const seen = new Set(out);
       const rows = this.db.all<{ id: number }>(
         sql`SELECT id FROM (SELECT s.id AS id, bm25(segments_fts) AS r FROM segments_fts f JOIN segments s ON s.id = f.rowid
-            WHERE segments_fts MATCH ${this.matchOf(keywords)} AND ${this.scopeSql(scope)} LIMIT ${COMMON_SCAN})
+            WHERE segments_fts MATCH ${this.matchOf(keywords)}${bounds} AND ${this.scopeSql(scope)} LIMIT ${COMMON_SCAN})
             ORDER BY r LIMIT ${limit}`,
       );
       for (const r of rows) {
@@ -258,6 +366,21 @@ export class EvidenceFinder {
       }
     }
     return out;
+  }
+
+  /**
+   * For a scope of a few videos, the range of their segment ids as a condition on the FTS rowid:
+   * FTS5 then reads only that stretch of each word's matches instead of every match in the index
+   * (a common word in one video's window went from ~300 ms to ~30 ms at 1,000 h). The other
+   * conditions stay, so it only skips rows that could not be in the scope. 'empty': no segments.
+   */
+  private rowidBounds(scope: ScopeWindow): SQL | 'empty' {
+    if (scope.videos.length > BOUNDED_VIDEOS) return sql``;
+    const r = this.db.all<{ lo: number | null; hi: number | null }>(
+      sql`SELECT min(id) AS lo, max(id) AS hi FROM segments WHERE video_id IN (SELECT value FROM json_each(${JSON.stringify(scope.videos.map((v) => v.id))}))`,
+    )[0];
+    if (r?.lo == null || r.hi == null) return 'empty';
+    return sql` AND f.rowid >= ${r.lo} AND f.rowid <= ${r.hi}`;
   }
 
   /** How many segments of the whole index hold each word (counted up to DF_CAP). */
@@ -488,16 +611,21 @@ export class EvidenceFinder {
     return this.db.all<{ n: number | null }>(sql`SELECT max(id) AS n FROM segments`)[0]?.n ?? 0;
   }
 
-  /** The sampled frame nearest a time, as a file name. */
+  /**
+   * The sampled frame nearest a time, as a file name (of two as near, the earlier). The frame just
+   * before and the one just after, each one step of frames_video_t_idx: ordering every frame of the
+   * video by its distance read them all, a few dozen times per answer.
+   */
   frameNear(videoId: string, t: number): string | null {
-    const row = this.db
-      .select({ file: frames.file })
-      .from(frames)
-      .where(eq(frames.videoId, videoId))
-      .orderBy(sql`abs(${frames.t} - ${t})`)
-      .limit(1)
-      .get();
-    return row?.file ?? null;
+    const [before, after] = this.db.all<{ file: string; t: number; after: number }>(
+      sql`SELECT * FROM (SELECT file, t, 0 AS after FROM frames WHERE video_id = ${videoId} AND t <= ${t} ORDER BY t DESC, id LIMIT 1)
+          UNION ALL
+          SELECT * FROM (SELECT file, t, 1 AS after FROM frames WHERE video_id = ${videoId} AND t > ${t} ORDER BY t, id LIMIT 1)
+          ORDER BY after`,
+    ) as [{ file: string; t: number; after: number }?, { file: string; t: number; after: number }?];
+    if (!before || before.after) return before?.file ?? null;
+    if (!after) return before.file;
+    return t - before.t <= after.t - t ? before.file : after.file;
   }
 }
 

@@ -223,6 +223,26 @@ describe('lifecycle', () => {
     }
   }, 120_000);
 
+  test('a video gets the same detections whatever frame shapes the detector saw before it', async () => {
+    // One graph serves every input size (its size constants are swapped per frame shape): a
+    // landscape video after a portrait and a square one must come out as from a fresh detector.
+    const landscape = await contextFor('speech-over-bottles.mp4');
+    const others = [await contextFor('drummer-vertical.mp4'), await contextFor('talking-head.mp4')];
+    const fresh = new ObjectsAnalyzer();
+    const used = new ObjectsAnalyzer();
+    try {
+      const expected = await fresh.detect(landscape, landscape.frames());
+      expect(expected.stats.detected).toBeGreaterThan(0);
+      expect(expected.frames.some((f) => f.objects.some((o) => o.label === 'bottle'))).toBe(true);
+      for (const ctx of others) expect((await used.detect(ctx, ctx.frames())).stats.detected).toBeGreaterThan(0);
+      const after = await used.detect(landscape, landscape.frames());
+      expect(after.frames).toEqual(expected.frames);
+    } finally {
+      fresh.close();
+      used.close();
+    }
+  }, 120_000);
+
   test('models that cannot be loaded fail the stage with a clear reason', async () => {
     const empty = mkdtempSync(join(tmpdir(), 'vidq-nomodels-'));
     dirs.push(empty);

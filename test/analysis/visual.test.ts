@@ -160,3 +160,116 @@ describe('frames handed on while decoding', () => {
     expect(decodeFractions.some((f) => f < 0.8)).toBe(true);
   });
 });
+
+describe('sampled frame times', () => {
+  /**
+   * A strip of 12 black/white blocks across the top of every picture spells its own time in
+   * hundredths of a second (bit i = block i), drawn by ffmpeg from the frame's timestamp: the
+   * content's time can be read back from a stored JPEG without our code.
+   */
+  const TIME_STRIP =
+    "geq=lum='if(lt(Y\\,40)\\,255*mod(floor(round(T*100)/pow(2\\,floor(X/40)))\\,2)\\,128)':cb=128:cr=128";
+
+  function ffmpegOk(ffmpeg: string, args: string[]) {
+    const p = Bun.spawnSync([ffmpeg, '-v', 'error', '-y', ...args]);
+    if (p.exitCode !== 0) throw new Error(p.stderr.toString());
+    return p.stdout;
+  }
+
+  /** The time a picture's strip spells. */
+  function stripTime(ffmpeg: string, jpeg: string): number {
+    const grey = ffmpegOk(ffmpeg, ['-i', jpeg, '-vf', 'scale=480:270,format=gray', '-f', 'rawvideo', '-']);
+    let code = 0;
+    for (let bit = 0; bit < 12; bit++) if (grey[20 * 480 + 40 * bit + 20]! > 128) code += 2 ** bit;
+    return code / 100;
+  }
+
+  /** Times of the clip's video frames as a player counts them (from the file's start), from ffprobe. */
+  function framePts(ffprobe: string, path: string): number[] {
+    const p = Bun.spawnSync([
+      ffprobe,
+      '-v',
+      'error',
+      '-show_entries',
+      'format=start_time:packet=pts_time',
+      '-select_streams',
+      'v:0',
+      '-of',
+      'json',
+      path,
+    ]);
+    const info = JSON.parse(p.stdout.toString()) as { packets: { pts_time: string }[]; format: { start_time: string } };
+    const start = Number(info.format.start_time);
+    return info.packets.map((k) => Number(k.pts_time) - start).sort((a, b) => a - b);
+  }
+
+  for (const [kind, source, delay, container, maxCandidates] of [
+    ['25 fps', 'color=c=gray:s=480x270:r=25:d=8,format=yuv420p', 0, 'mp4', 0],
+    ['29.97 fps', 'color=c=gray:s=480x270:r=30000/1001:d=8,format=yuv420p', 0, 'mp4', 0],
+    // A candidate every 2 s, as for a video longer than maxCandidates seconds.
+    ['sparser sampling', 'color=c=gray:s=480x270:r=25:d=8,format=yuv420p', 0, 'mp4', 4],
+    // 25 fps for 3 s, then a frame every 0.16 s.
+    [
+      'variable frame rate',
+      "color=c=gray:s=480x270:r=25:d=6,setpts='if(lt(N\\,75)\\,N/25\\,3+(N-75)*0.16)/TB'",
+      0,
+      'mkv',
+      0,
+    ],
+    // The container starts with the sound; the first picture comes 0.7 s later.
+    ['video starting 0.7 s into the file', 'color=c=gray:s=480x270:r=25:d=8,format=yuv420p', 0.7, 'mp4', 0],
+  ] as const) {
+    test(`${kind}: a frame stored at t shows the picture on screen at t`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'vidq-stamps-'));
+      try {
+        const { ffmpeg, ffprobe } = await resolveBinaries(join(dir, 'bin'));
+        const coded = join(dir, `coded.${container}`);
+        ffmpegOk(ffmpeg, ['-f', 'lavfi', '-i', `${source},${TIME_STRIP}`, '-c:v', 'mpeg4', '-q:v', '2', coded]);
+        let path = coded;
+        if (delay) {
+          path = join(dir, 'delayed.mp4');
+          const sound = ['-f', 'lavfi', '-t', '8', '-i', 'anullsrc=r=16000:cl=mono'];
+          ffmpegOk(ffmpeg, [
+            ...sound,
+            '-itsoffset',
+            String(delay),
+            '-i',
+            coded,
+            '-map',
+            '1:v',
+            '-map',
+            '0:a',
+            '-c:v',
+            'copy',
+            '-c:a',
+            'aac',
+            path,
+          ]);
+        }
+        const pts = framePts(ffprobe, path);
+        const duration = pts.at(-1)! + 0.04;
+        const read: { t: number; path: string }[] = [];
+        const ctx = stageContext({
+          video: { id: 'x', path, dir, durationSec: duration, fps: 25, width: 480, height: 270, hasAudio: !!delay },
+          ffmpeg,
+          emitFrame: (f) => read.push(f),
+          emitProbe: (f) => read.push(f),
+        });
+        // Up to a frame a second kept, and probes between them: every candidate is looked at.
+        await new VisualAnalyzer({ ...DEFAULT_VISUAL, frameIntervalSec: 1, maxCandidates }).run(ctx);
+        expect(read.length).toBeGreaterThanOrEqual(maxCandidates ? 2 : Math.floor(duration) - 1);
+        const wrong = [];
+        for (const f of read) {
+          // On screen at t: the last picture at or before t (before the first one: the first one).
+          const onScreen = pts.filter((p) => p <= Math.max(f.t, pts[0]!) + 1e-6).at(-1)!;
+          const shows = stripTime(ffmpeg, f.path) + delay;
+          // The strip counts hundredths.
+          if (Math.abs(shows - onScreen) > 0.011) wrong.push({ t: f.t, shows, onScreen });
+        }
+        expect(wrong).toEqual([]);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
+});

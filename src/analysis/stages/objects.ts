@@ -58,12 +58,11 @@ export interface ObjectsOptions {
   inputLongSide: number;
   /**
    * Detector Workers working on frames side by side. One Worker is one core at most. Each one holds
-   * its own copy of the models and grows its own wasm heap for every frame shape it has seen
-   * (35–50 MB a shape), so a second one costs about 175 MB at the peak (4 clips of 4 shapes: peak
-   * RSS 1068/1042 MB with two, 883/873 MB with one) and saves no CPU (35.2/43.3 s with two,
-   * 33.5/40.3 s with one: each also rebuilds the graph for each new shape). On 2 cores the OCR,
-   * face and decode threads keep the other core busy, and the worker's second job slot adds a
-   * second video's work. @default 1
+   * its own copy of the models and its own wasm heap, so a second one cost about 175 MB at the peak
+   * (4 clips of 4 shapes: peak RSS 1068/1042 MB with two, 883/873 MB with one, measured when each
+   * still loaded a graph per frame shape) and saves no CPU (35.2/43.3 s with two, 33.5/40.3 s with
+   * one). On 2 cores the OCR, face and decode threads keep the other core busy, and the worker's
+   * second job slot adds a second video's work. @default 1
    */
   workers: number;
   /** Ask MoveNet when CenterNet half sees a person (a candidate below `personScore`). @default true */

@@ -99,7 +99,11 @@ export class VisualAnalyzer implements Analyzer {
       // shape. ffmpeg has already turned rotated video upright. A no-op for square pixels.
       `[0:v]scale='trunc(iw*sar/2)*2':ih,setsar=1,split=2[a][b];` +
       `[a]scale=96:-2,select='gte(scene\\,0)',metadata=print:key=lavfi.scene_score[s];` +
-      `[b]fps=${(1 / period).toFixed(6)},${scale}[f]`;
+      // Candidate n (from 0) is the picture on screen at n periods: the last frame at or before
+      // that time (round=up). The default (near) took the last frame within half a period after
+      // it, ~0.47 s late at one a second; start_time=0 numbers them from 0 s even when the video
+      // starts later than the file (its first picture stands in until then).
+      `[b]fps=fps=${(1 / period).toFixed(6)}:round=up:start_time=0,${scale}[f]`;
     // One decoding thread: the readers use the other core, and ffmpeg's frame threads cost ~25 %
     // more CPU for the same time (8.1 against 10.3 s of CPU on the 10-minute bench clip).
     const args = [
@@ -413,7 +417,7 @@ export class SceneScores {
 
   /** Takes one line; true when it was a frame's time. */
   push(line: string): boolean {
-    const pt = /pts_time:([\d.]+)/.exec(line);
+    const pt = /pts_time:(-?[\d.]+)/.exec(line);
     if (pt) {
       this.lastT = Number(pt[1]);
       return true;

@@ -9,6 +9,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Human, type Config } from '../../../node_modules/@vladmandic/human/dist/human.node-wasm.js';
 import type { FaceRequest, FaceResponse, RawFace } from '../stages/faces';
+import { useExactMinMax } from './exact-kernels';
 
 declare var self: Worker;
 
@@ -78,6 +79,8 @@ async function init(models: string, wasmDir: string): Promise<string> {
     if (!models_[m]?.executor) throw new Error(`face models did not load (${m}) from ${models}`);
   if (h.tf.getBackend() !== 'wasm')
     throw new Error(`tfjs backend is ${h.tf.getBackend()}, expected wasm (wasm files in ${wasmDir})`);
+  // FaceRes's activation clipping, ~4× faster with the same results (see exact-kernels.ts).
+  useExactMinMax(h.tf as unknown as Parameters<typeof useExactMinMax>[0]);
   human = h;
   return h.tf.getBackend();
 }

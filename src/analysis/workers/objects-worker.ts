@@ -7,7 +7,7 @@
  *
  * CenterNet is run here directly rather than through Human, which stretches every frame to the
  * model's 512×512 square. The graph is fully convolutional except for five size constants, so it
- * is loaded with those constants rewritten for the frame's own aspect ratio (long side 512). On
+ * runs at the frame's own aspect ratio (long side 512) with those constants set for that size. On
  * the test clips that is ~45 % faster and finds more: the dog in 11 of 14 frames instead of 6,
  * CenterNet-only person presence 100 % instead of 87 % on people-one-by-one, the same bottle counts.
  */
@@ -113,10 +113,21 @@ const MAX_DETECTIONS = 30;
 const NMS_IOU = 0.4;
 
 let human: Human | null = null;
-let modelDir = '';
-/** CenterNet graphs by input size (videos come in a few aspect ratios; each new size rebuilds the graph). */
-const centernets = new Map<string, GraphModel>();
-const MAX_GRAPHS = 3;
+/**
+ * One CenterNet graph for every input size. Only five int32 constants encode the 512×512 layout
+ * (three upsampling sizes, the heatmap's cell count and width); they are swapped for the frame's
+ * size before each run. The convolution weights stay the same tensors, so the wasm backend keeps
+ * its packed XNNPACK operators (keyed by weight tensor, not by input size): a new frame shape
+ * costs nothing. A graph loaded per shape packed every weight again (0.3–0.5 s of CPU, +35–50 MB
+ * of wasm heap per shape, and three graphs kept at most, so a fourth shape rebuilt one).
+ */
+let centernet: { model: GraphModel; specs: Map<string, WeightSpec> } | null = null;
+/** The five constants for each input size seen (a few int32s each; sizes are few: long side 512, sides multiples of 32). */
+const layouts = new Map<string, Record<string, Tensor[]>>();
+/** The input size whose constants are in the graph now. */
+let layoutNow = '';
+
+type Tensor = ReturnType<Tf['zeros']>;
 
 function send(msg: DetectorResponse): void {
   self.postMessage(msg);
@@ -161,64 +172,45 @@ async function init(models: string, wasmDir: string): Promise<string> {
   if (h.tf.getBackend() !== 'wasm')
     throw new Error(`tfjs backend is ${h.tf.getBackend()}, expected wasm (wasm files in ${wasmDir})`);
   human = h;
-  modelDir = models;
   // Load CenterNet once now, so that broken model files fail the start rather than every frame.
-  await centernetFor(h.tf, 512, 512);
+  centernet = await loadCenternet(h.tf, models);
   return h.tf.getBackend();
 }
 
-/**
- * CenterNet for an H×W input (multiples of 32): the graph's placeholder shape and the constants
- * that encode the 512×512 layout (three upsampling sizes, the heatmap's cell count and width)
- * are rewritten in the model files before loading.
- */
-async function centernetFor(tf: Tf, height: number, width: number): Promise<GraphModel> {
-  const key = `${height}x${width}`;
-  const cached = centernets.get(key);
-  if (cached) {
-    // Most recently used last, so the oldest is dropped first.
-    centernets.delete(key);
-    centernets.set(key, cached);
-    return cached;
-  }
-  if (centernets.size >= MAX_GRAPHS) {
-    const [oldest, model] = centernets.entries().next().value!;
-    model.dispose();
-    centernets.delete(oldest);
-  }
+/** The input size's constants (see `centernet`). */
+const LAYOUT: Record<string, (height: number, width: number) => number[]> = {
+  'tower_0/CenternetHead/c5_upsample/up_sampling2d/mul': (h, w) => [h / 16, w / 16],
+  'tower_0/CenternetHead/c4_upsample/up_sampling2d_1/mul': (h, w) => [h / 8, w / 8],
+  'tower_0/CenternetHead/c3_upsample/up_sampling2d_2/mul': (h, w) => [h / 4, w / 4],
+  'tower_0/BatchGather/concat': (h, w) => [(h / 4) * (w / 4), 4],
+  'tower_0/strided_slice_6': (_h, w) => [w / 4],
+};
+
+/** CenterNet with an input of any size (1×H×W×3, H and W multiples of 32). */
+async function loadCenternet(tf: Tf, modelDir: string): Promise<{ model: GraphModel; specs: Map<string, WeightSpec> }> {
   const json = JSON.parse(readFileSync(join(modelDir, 'centernet.json'), 'utf8'));
   const groups = json.weightsManifest as { paths: string[]; weights: WeightSpec[] }[];
   const specs = groups.flatMap((g) => g.weights);
   const data = Buffer.concat(groups.flatMap((g) => g.paths.map((p) => readFileSync(join(modelDir, p)))));
-  const gh = height / 4;
-  const gw = width / 4;
-  const patches: Record<string, number[]> = {
-    'tower_0/CenternetHead/c5_upsample/up_sampling2d/mul': [height / 16, width / 16],
-    'tower_0/CenternetHead/c4_upsample/up_sampling2d_1/mul': [height / 8, width / 8],
-    'tower_0/CenternetHead/c3_upsample/up_sampling2d_2/mul': [gh, gw],
-    'tower_0/BatchGather/concat': [gh * gw, 4],
-    'tower_0/strided_slice_6': [gw],
-  };
+  // The layout constants must hold the 512×512 values where expected: then swapping them is safe.
   let offset = 0;
-  let patched = 0;
+  let found = 0;
   for (const w of specs) {
     const count = w.shape.reduce((a, b) => a * b, 1);
-    const bytes = count * (w.quantization ? QUANT_BYTES[w.quantization.dtype]! : 4);
-    const values = patches[w.name];
-    if (values) {
-      if (w.dtype !== 'int32' || w.quantization || count !== values.length)
-        throw new Error(`unexpected CenterNet constant ${w.name}`);
-      values.forEach((v, i) => data.writeInt32LE(v, offset + i * 4));
-      patched++;
+    const expected = LAYOUT[w.name]?.(512, 512);
+    if (expected) {
+      if (w.dtype !== 'int32' || w.quantization || count !== expected.length) break;
+      if (expected.some((v, i) => data.readInt32LE(offset + i * 4) !== v)) break;
+      found++;
     }
-    offset += bytes;
+    offset += count * (w.quantization ? QUANT_BYTES[w.quantization.dtype]! : 4);
   }
   const input = (
     json.modelTopology.node as { name: string; attr?: { shape?: { shape?: { dim?: { size: string }[] } } } }[]
   ).find((n) => n.name === 'tower_0/images');
-  if (patched !== Object.keys(patches).length || offset !== data.length || !input?.attr?.shape?.shape)
+  if (found !== Object.keys(LAYOUT).length || offset !== data.length || !input?.attr?.shape?.shape)
     throw new Error('CenterNet model files are not the expected version');
-  input.attr.shape.shape.dim = [1, height, width, 3].map((n) => ({ size: String(n) }));
+  input.attr.shape.shape.dim = [1, -1, -1, 3].map((n) => ({ size: String(n) }));
   const model = await tf.loadGraphModel(
     tf.io.fromMemory({
       modelTopology: json.modelTopology,
@@ -229,7 +221,25 @@ async function centernetFor(tf: Tf, height: number, width: number): Promise<Grap
       convertedBy: json.convertedBy,
     }),
   );
-  centernets.set(key, model);
+  return { model, specs: new Map(specs.filter((w) => w.name in LAYOUT).map((w) => [w.name, w])) };
+}
+
+/** CenterNet set up for an H×W input: its layout constants swapped in for that size. */
+function centernetFor(tf: Tf, height: number, width: number): GraphModel {
+  const { model, specs } = centernet!;
+  const key = `${height}x${width}`;
+  if (key === layoutNow) return model;
+  let consts = layouts.get(key);
+  if (!consts) {
+    consts = {};
+    for (const [name, f] of Object.entries(LAYOUT))
+      consts[name] = [tf.tensor(f(height, width), specs.get(name)!.shape, 'int32')];
+    layouts.set(key, consts);
+  }
+  // The executor reads its weight map at every run; the setter also updates the ids it keeps alive.
+  const executor = (model as unknown as { executor: { weightMap: Record<string, Tensor[]> } }).executor;
+  executor.weightMap = { ...executor.weightMap, ...consts };
+  layoutNow = key;
   return model;
 }
 
@@ -251,7 +261,7 @@ const QUANT_BYTES: Record<string, number> = { float16: 2, uint16: 2, uint8: 1 };
 async function detect(rgb: Uint8Array, width: number, height: number, bodyBelow: number) {
   const h = human!;
   const tf = h.tf;
-  const model = await centernetFor(tf, height, width);
+  const model = centernetFor(tf, height, width);
   const pixels = tf.tensor(rgb, [1, height, width, 3], 'int32');
   try {
     let t = performance.now();

@@ -409,14 +409,22 @@ function nameIn(prompt: string): string | null {
   return null;
 }
 
-/** Whether any segment of the videos mentions the phrase (a label, words said or written). */
+/**
+ * Whether any segment of the videos mentions the phrase (a label, words said or written), as words:
+ * the full-text index finds the segments holding its words (a name inside another word, "Ann" in
+ * "Annual", is not a mention), and of those one that holds the phrase itself. Reading every segment
+ * of the scope for the phrase took seconds over a large index, for every name no one carries.
+ */
 function mentioned(db: Db, videoIds: string[], phrase: string): boolean {
-  return !!db
-    .select({ id: segments.id })
-    .from(segments)
-    .where(and(inArray(segments.videoId, videoIds), sql`instr(lower(${segments.text}), ${phrase.toLowerCase()}) > 0`))
-    .limit(1)
-    .get();
+  return (
+    db.all<{ id: number }>(
+      sql`SELECT s.id AS id FROM segments_fts f JOIN segments s ON s.id = f.rowid
+          WHERE segments_fts MATCH ${`"${phrase.replace(/"/g, '""')}"`}
+            AND s.video_id IN (SELECT value FROM json_each(${JSON.stringify(videoIds)}))
+            AND instr(lower(s.text), ${phrase.toLowerCase()}) > 0
+          LIMIT 1`,
+    ).length > 0
+  );
 }
 
 const fileName = (q: PeopleQuestion, videoId: string) => q.videos.find((v) => v.id === videoId)?.fileName ?? videoId;

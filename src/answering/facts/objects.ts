@@ -228,8 +228,14 @@ function withLabels(
 
 function whenSeen(t: Composer, label: string, intent: Intent, style: Style, presence = false): Answer {
   let spans = t.spansOf(label);
+  // The whole count, not the spans read (a label can have tens of thousands of spans in an index).
+  let total = t.spanCount(label);
   if (intent.position === 'first' || intent.position === 'start') spans = spans.slice(0, 1);
-  else if (intent.position === 'last' || intent.position === 'end') spans = spans.slice(-1);
+  else if (intent.position === 'last' || intent.position === 'end') {
+    const last = t.lastSpanOf(label);
+    spans = last ? [last] : spans.slice(-1);
+  }
+  if (spans.length === 1) total = 1;
   const shown = spans.slice(0, style.items);
   const noun = labelNoun(label);
   const parts = shown.map((s) => {
@@ -237,9 +243,7 @@ function whenSeen(t: Composer, label: string, intent: Intent, style: Style, pres
     return `${span(s.start, s.end)}${onTrack(s)}${t.where(s.videoId)}`;
   });
   const more =
-    spans.length > shown.length
-      ? ` (and ${spans.length - shown.length} more time${spans.length - shown.length > 1 ? 's' : ''})`
-      : '';
+    total > shown.length ? ` (and ${total - shown.length} more time${total - shown.length > 1 ? 's' : ''})` : '';
   if (intent.position === 'first' || intent.position === 'start') {
     const s = shown[0]!;
     return {
@@ -354,12 +358,9 @@ function companions(t: Composer, named: string[], style: Style): Answer {
   const subject = named[0]!;
   const mine = t.spansOf(subject);
   if (mine.length === 0) return t.notFound(article(labelNoun(subject)), style);
-  const others = t.finder
-    .byKind(t.scope, ['object'])
-    .filter(
-      (s) =>
-        s.text !== subject && s.text !== 'person' && mine.some((m) => m.videoId === s.videoId && overlap(m, s) > 0),
-    );
+  // What is detected at the same time as the subject, in its own videos (not the first spans of the
+  // whole index, of which few are the subject's).
+  const others = t.finder.overlapping(mine, 'object', [subject, 'person'], t.scope.window);
   if (others.length === 0)
     return {
       text: `I could not find anything detected together with the ${labelNoun(subject)}; the ${labelNoun(subject)} is visible ${span(mine[0]!.start, mine[0]!.end)}.`,

@@ -130,15 +130,18 @@ function speechWhen(t: Composer, intent: Intent, style: Style, presence: boolean
     return { text: `It is said ${parts.join('; ')}.`, found: true };
   }
   const spans = transcripts.length ? transcripts : segs;
+  // The whole count when the read was cut at its limit (an index can hold thousands of lines).
+  const total =
+    segs.length < 500
+      ? spans.length
+      : t.finder.countByKind(t.scope, transcripts.length ? ['transcript'] : ['transcript', 'speech']);
   const shown = spans.slice(0, style.items);
   const parts = shown.map((s) => {
     t.citeSegment(s);
     return `${span(s.start, s.end)}${onTrack(s)}${t.where(s.videoId)}`;
   });
   const more =
-    spans.length > shown.length
-      ? ` (and ${spans.length - shown.length} more time${spans.length - shown.length > 1 ? 's' : ''})`
-      : '';
+    total > shown.length ? ` (and ${total - shown.length} more time${total - shown.length > 1 ? 's' : ''})` : '';
   return {
     text: `${presence && YES_NO.test(t.prompt) ? 'Yes: someone' : 'Someone'} speaks ${joinList(parts)}${more}.`,
     found: true,
