@@ -208,3 +208,130 @@ describe('a label with more spans than one read holds', () => {
     expect(a.output).toContain('3:20');
   });
 });
+
+describe('what bears on a question lies beyond the first rows by time', () => {
+  // 600 videos that each open with a line of speech, a text on screen, a cat and a few captions
+  // (thousands of rows at 0:00–0:20, the first of the index by time), then the videos where the
+  // asked-about things happen late.
+  const late = new FakeIndex([
+    ...Array.from(
+      { length: 600 },
+      (_, i): FakeVideo => ({
+        fileName: `lobby-${String(i).padStart(3, '0')}.mp4`,
+        duration: 30,
+        segments: [
+          { kind: 'transcript', start: 1, end: 4, text: `welcome to lobby ${i}` },
+          ...[5, 9, 13].map((t) => ({ kind: 'transcript' as const, start: t, end: t + 3, text: 'the lobby is open' })),
+          { kind: 'speech', start: 1, end: 4, text: 'speech' },
+          { kind: 'ocr', start: 0, end: 3, text: `LOBBY ${i}` },
+          objectSpan('cat', 0, 5, 1),
+          ...[0, 5, 10, 15].map((t) => ({
+            kind: 'caption' as const,
+            start: t,
+            end: t + 5,
+            text: 'an empty lobby with a chair',
+          })),
+        ],
+      }),
+    ),
+    {
+      fileName: 'late.mp4',
+      duration: 400,
+      segments: [
+        { kind: 'transcript', start: 100, end: 220, text: 'the treasure is buried under the old oak' },
+        { kind: 'speech', start: 100, end: 220, text: 'speech' },
+        { kind: 'ocr', start: 300, end: 310, text: 'GRAND OPENING SALE' },
+        objectSpan('giraffe', 320, 330, 1),
+        { kind: 'caption', start: 340, end: 350, text: 'a teacher writes on a whiteboard' },
+      ],
+    },
+  ]);
+  afterAll(() => late.close());
+
+  test('a phrase said only in the last video is found', async () => {
+    const a = await late.ask('When does someone say treasure?');
+    expect(a.output).toContain('treasure is buried');
+    expect(a.evidence.map((e) => e.file_name)).toEqual(['late.mp4']);
+  });
+
+  test('text on screen in a late video is found, and the last text is the latest', async () => {
+    const sale = await late.ask('When does the word SALE appear on screen?');
+    expect(sale.output).toContain('GRAND OPENING SALE');
+    expect(sale.evidence.map((e) => e.file_name)).toEqual(['late.mp4']);
+    const which = await late.ask('Which video displays the word sale?');
+    expect(which.output).toContain('late.mp4');
+    const last = await late.ask('What text is shown last?');
+    expect(last.evidence.map((e) => e.file_name)).toEqual(['late.mp4']);
+    const when = await late.ask('At what time is text displayed?');
+    const more = /and (\d+) more\)/.exec(when.output);
+    expect(more).not.toBeNull();
+    expect(Number(more![1]) + when.evidence.length).toBe(601);
+  });
+
+  test('speech is counted and summed over the whole index', async () => {
+    const which = await late.ask('Which video has the most talking?');
+    expect(which.output).toMatch(/^Speech is heard in late\.mp4/);
+    const much = await late.ask('How much of the clip has talking?');
+    expect(much.output).toContain('601 times');
+    expect(much.output).toContain('to 3:40');
+  });
+
+  test('the different texts on screen are counted over the whole index', async () => {
+    const a = await late.ask('How many different texts appear?');
+    expect(a.output).toMatch(/^601 different texts/);
+  });
+
+  test('a kind of thing seen only late is listed', async () => {
+    const a = await late.ask('What animals are there?');
+    expect(a.output).toContain('giraffe');
+  });
+
+  test('a caption beyond the first ones read names what text is written on', async () => {
+    const a = await late.ask('What is written on the whiteboard?');
+    expect(a.output).not.toContain('could not find a whiteboard');
+  });
+});
+
+describe('a video with more captions than one read holds', () => {
+  // 520 captions of a street (one a second), then a detection the caption of its moment contradicts.
+  const long = new FakeIndex([
+    {
+      fileName: 'street.mp4',
+      duration: 700,
+      segments: [
+        ...Array.from({ length: 520 }, (_, t) => ({
+          kind: 'caption' as const,
+          start: t,
+          end: t + 1,
+          text: 'a quiet street',
+        })),
+        objectSpan('sheep', 600, 610, 1),
+        { kind: 'caption', start: 600, end: 610, text: 'a dog lying on the grass' },
+      ],
+    },
+  ]);
+  afterAll(() => long.close());
+
+  test('the caption of a late detection still says what it contradicts', async () => {
+    const a = await long.ask('When is a sheep visible?');
+    expect(a.output).toContain('does not mention a sheep');
+    expect(a.output).toContain('a dog lying on the grass');
+  });
+});
+
+describe('two videos compared, one with more spans than one read holds', () => {
+  const two = new FakeIndex([
+    {
+      fileName: 'busy.mp4',
+      duration: 900,
+      segments: Array.from({ length: 520 }, (_, i) => objectSpan('car', i, i + 1, 1)),
+    },
+    { fileName: 'quiet.mp4', duration: 900, segments: [objectSpan('car', 700, 800, 3)] },
+  ]);
+  afterAll(() => two.close());
+
+  test('each video is read for its own spans', async () => {
+    const a = await two.ask('Which has more cars, busy.mp4 or quiet.mp4?');
+    expect(a.output).toMatch(/^quiet\.mp4 has the most: quiet\.mp4 shows three cars/);
+  });
+});

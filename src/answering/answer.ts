@@ -18,7 +18,7 @@ import type { RetrievalCore, ScopeWindow } from '../search/retrieval';
 import type { Db } from '../storage/db';
 import type { Segment, Video } from '../storage/schema';
 import { Composer, type Composed, type ComposeInput } from './compose';
-import type { Evidence } from './evidence';
+import { type Evidence, KIND_READ_LIMIT } from './evidence';
 import { bestSentences, contentWords, type Sentence } from './open';
 import { colourOfUnlabelled } from './intent';
 import { readSlots, unknownFile, unlabelledAsked } from './reader';
@@ -179,6 +179,9 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
   return withContradiction(a, composed);
 }
 
+/** Captions read to find one that names the thing text is written on (see unseenHolder). */
+const CAPTION_READ = 2000;
+
 /**
  * "What is written on the whiteboard": on-screen text answers only if something shows the thing it
  * is written on. When neither a detector label nor a caption nor the text itself names it, the
@@ -197,7 +200,14 @@ function unseenHolder(a: AnswerInput, scope: ScopeWindow, text: string, composed
   const stem = noun.replace(/s$/, '');
   const names = (t: string) => new RegExp(`\\b${stem}`, 'i').test(t);
   if (composed.evidence.some((e) => names(e.text))) return null;
-  if (a.retrieval.finder.byKind(scope, ['caption'], { limit: 2000 }).some((c) => names(c.text))) return null;
+  const captions = a.retrieval.finder.byKind(scope, ['caption'], { limit: CAPTION_READ });
+  if (captions.some((c) => names(c.text))) return null;
+  // The read stops at the first captions by time: over a large index the ones naming it are searched for.
+  if (
+    captions.length >= CAPTION_READ &&
+    a.retrieval.finder.containing(scope, ['caption'], [stem]).some((c) => names(c.text))
+  )
+    return null;
   return {
     output: `I could not find ${/^[aeiou]/.test(noun) ? 'an' : 'a'} ${noun}: no caption or detector label names one, so I cannot tell what is written on it. ${firstSentence(composed.output)} That text may be on something else.`,
     evidence: composed.evidence,
@@ -215,14 +225,25 @@ function withContradiction(a: AnswerInput, composed: Composed): Composed {
   const objects = composed.evidence.filter((e) => e.kind === 'object' && e.text in LABEL_WORDS);
   if (!objects.length) return composed;
   const label = objects[0]!.text;
-  const captions = a.retrieval.finder.byKind(
+  const finder = a.retrieval.finder;
+  const captions = finder.byKind(
     { videos: a.videos.filter((v) => objects.some((o) => o.video_id === v.id)), window: null },
     ['caption'],
-    { limit: 500 },
   );
-  const over = captions.filter((c) =>
+  let over = captions.filter((c) =>
     objects.some((o) => o.video_id === c.videoId && c.start <= o.end && c.end >= o.start),
   );
+  if (captions.length >= KIND_READ_LIMIT) {
+    // The read stopped at the first captions by time (a long video): those of each detection's own time.
+    const byId = new Map<number, Segment>();
+    for (const o of objects)
+      for (const c of finder.byKind(
+        { videos: a.videos.filter((v) => v.id === o.video_id), window: { start: o.start, end: o.end } },
+        ['caption'],
+      ))
+        byId.set(c.id, c);
+    over = [...byId.values()].sort((x, y) => x.start - y.start || x.id - y.id);
+  }
   if (!over.length || over.some((c) => namesLabel(c.text, label))) return composed;
   const c = over[0]!;
   return {

@@ -6,7 +6,7 @@
 import type { SegmentKind } from '../storage/schema';
 import type { TimeTarget } from './target';
 
-export { EvidenceFinder, kindWeights, type Ranked, type ScopeWindow } from '../search/finder';
+export { EvidenceFinder, KIND_READ_LIMIT, kindWeights, type Ranked, type ScopeWindow } from '../search/finder';
 
 export interface Evidence {
   video_id: string;

@@ -46,6 +46,9 @@ interface LabelSum {
   first: number;
 }
 
+/** The most rows `byKind` reads unless told otherwise (the first by time). */
+export const KIND_READ_LIMIT = 500;
+
 /** Videos whose labels are read per statement. */
 const LABEL_CHUNK = 500;
 
@@ -128,8 +131,40 @@ export class EvidenceFinder {
       .from(segments)
       .where(and(...conds))
       .orderBy(opts.last ? desc(segments.start) : asc(segments.start))
-      .limit(opts.limit ?? 500)
+      .limit(opts.limit ?? KIND_READ_LIMIT)
       .all()
+      .map((r) => r.id);
+    if (opts.last) ids.reverse();
+    const byId = new Map(this.rows(ids).map((s) => [s.id, s]));
+    return ids.map((id) => byId.get(id)!);
+  }
+
+  /**
+   * Segments of these kinds in the scope whose text holds one of `phrases`, each as its words or the
+   * starts of words (FTS5: the whole scope is searched), in time order, at most `limit`. For a caller
+   * that then matches the text its own way where `byKind` was cut at its limit: over a large index
+   * the lines with the words asked about lie beyond the first rows by time. It may miss text whose
+   * words are not words to FTS5 (letters spaced out), never what `byKind` would have read in full.
+   * `last`: the latest ones (still in time order).
+   */
+  containing(
+    scope: ScopeWindow,
+    kinds: SegmentKind[],
+    phrases: string[],
+    opts: { limit?: number; last?: boolean } = {},
+  ): Segment[] {
+    const groups = phrases
+      .map((p) => (p.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).map((w) => `"${w}"*`).join(' AND '))
+      .filter((g) => g.length > 0);
+    if (groups.length === 0) return [];
+    const videos = this.holding(scope, kinds);
+    if (videos.length === 0) return [];
+    const ids = this.db
+      .all<{ id: number }>(
+        sql`SELECT s.id AS id FROM segments_fts f JOIN segments s ON s.id = f.rowid
+            WHERE segments_fts MATCH ${groups.map((g) => `(${g})`).join(' OR ')} AND ${this.scopeSql({ ...scope, videos, kinds })}
+            ORDER BY ${opts.last ? sql`s.start DESC, s.id DESC` : sql`s.start, s.id`} LIMIT ${opts.limit ?? KIND_READ_LIMIT}`,
+      )
       .map((r) => r.id);
     if (opts.last) ids.reverse();
     const byId = new Map(this.rows(ids).map((s) => [s.id, s]));
@@ -147,14 +182,56 @@ export class EvidenceFinder {
       .get()!.n;
   }
 
+  /**
+   * Per video of the scope holding these kinds: how many segments, the seconds they span (summed
+   * whole) and the first start; most seconds first (of equal ones, the earlier first). The whole
+   * scope in one grouped read, where `byKind` would stop at its first rows by time.
+   */
+  perVideo(
+    scope: ScopeWindow,
+    kinds: SegmentKind[],
+  ): { videoId: string; count: number; seconds: number; first: number }[] {
+    const conds = this.kindConds(scope, kinds);
+    if (!conds) return [];
+    const seconds = sql<number>`sum(${segments.end} - ${segments.start})`;
+    return this.db
+      .select({
+        videoId: segments.videoId,
+        count: sql<number>`count(*)`,
+        seconds,
+        first: sql<number>`min(${segments.start})`,
+      })
+      .from(segments)
+      .where(and(...conds))
+      .groupBy(segments.videoId)
+      .orderBy(desc(seconds), asc(sql`min(${segments.start})`))
+      .all();
+  }
+
+  /** How many different texts (case aside) the segments of these kinds in the scope hold. */
+  distinctTexts(scope: ScopeWindow, kinds: SegmentKind[]): number {
+    const conds = this.kindConds(scope, kinds);
+    if (!conds) return 0;
+    return this.db
+      .select({ n: sql<number>`count(DISTINCT lower(${segments.text}))` })
+      .from(segments)
+      .where(and(...conds))
+      .get()!.n;
+  }
+
   /** The conditions of a read of these kinds in the scope, or null when no video holds one of them. */
   private kindConds(scope: ScopeWindow, kinds: SegmentKind[], labels?: string[]): SQL[] | null {
     // Only the videos that hold one of the kinds (a default install has no captions at all: asking
     // for them read nothing, but probed every video of the index).
-    const holding = this.kindsOf(scope.videos);
-    const videos = scope.videos.filter((_, i) => kinds.some((k) => holding[i]!.has(k)));
+    const videos = this.holding(scope, kinds);
     if (videos.length === 0) return null;
     return this.inScope({ ...scope, videos }, kinds, labels);
+  }
+
+  /** The scope's videos that hold one of these kinds. */
+  private holding(scope: ScopeWindow, kinds: SegmentKind[]): Video[] {
+    const have = this.kindsOf(scope.videos);
+    return scope.videos.filter((_, i) => kinds.some((k) => have[i]!.has(k)));
   }
 
   /**

@@ -3,6 +3,7 @@
  * when, which video, what is there, extremes, comparisons; and people, from the person
  * detections: how many, when, which video, most at once.
  */
+import { KIND_READ_LIMIT } from '../evidence';
 import type { Segment } from '../../storage/schema';
 import type { Answer, Composer, Style } from '../compose';
 import { appearances, type Counted, mode, overlap, runsOf, total } from '../series';
@@ -343,7 +344,17 @@ function objectsOf(t: Composer, labels: string[], style: Style, intent: Intent):
   if (segs.length === 0) return t.notFound(`any ${categoryName(t.prompt)}`, style);
   const byLabel = new Map<string, Segment[]>();
   for (const s of segs) byLabel.set(s.text, [...(byLabel.get(s.text) ?? []), s]);
-  const ranked = [...byLabel.entries()].sort((a, b) => total(b[1]) - total(a[1]));
+  let ranked = [...byLabel.entries()].sort((a, b) => total(b[1]) - total(a[1]));
+  if (segs.length >= KIND_READ_LIMIT) {
+    // The read stopped at the first spans by time (a label seen only later was not among them): each
+    // label ranked by its seconds in the whole scope, and its spans read on their own.
+    const want = new Set(labels);
+    ranked = t.finder
+      .labelSeconds(t.scope, 'object', EVERY_LABEL)
+      .filter((l) => want.has(l.label))
+      .slice(0, style.items)
+      .map((l) => [l.label, t.spansOf(l.label)]);
+  }
   const parts = ranked.slice(0, style.items).map(([label, ss]) => {
     const s = ss.sort((a, b) => b.end - b.start - (a.end - a.start))[0]!;
     t.citeSegment(s);
@@ -353,6 +364,9 @@ function objectsOf(t: Composer, labels: string[], style: Style, intent: Intent):
   if (intent.needs.has('which_video')) return { text: `${capital(parts.join(', '))} ${verb} the index.`, found: true };
   return { text: `${verb} ${joinList(parts)}.`, found: true };
 }
+
+/** More labels than a detector has (labelSeconds' limit when every label is wanted). */
+const EVERY_LABEL = 10_000;
 
 function companions(t: Composer, named: string[], style: Style): Answer {
   const subject = named[0]!;
@@ -457,8 +471,16 @@ function extremeObject(t: Composer, label: string, slots: Slots, style: Style): 
 
 /** Two (or more) videos side by side: how long and how many of the label each shows. */
 function compareObject(t: Composer, label: string, style: Style): Answer {
+  const all = t.spansOf(label);
+  // The read stops at the first spans by time (one long video can fill it): then each video's own.
+  const capped = all.length >= KIND_READ_LIMIT;
+  const holding = new Set(capped ? t.finder.withLabel(t.scope.videos, label).map((v) => v.id) : []);
   const rows = t.scope.videos.map((v) => {
-    const segs = t.spansOf(label).filter((s) => s.videoId === v.id);
+    const segs = !capped
+      ? all.filter((s) => s.videoId === v.id)
+      : holding.has(v.id)
+        ? t.finder.byKind({ videos: [v], window: t.scope.window }, ['object'], { labels: [label] })
+        : [];
     const runs = appearances(segs);
     if (segs[0]) t.citeSegment(segs[0]);
     return { v, seconds: total(segs), n: runs.reduce((a, r) => a + r.most, 0) };

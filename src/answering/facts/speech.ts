@@ -1,5 +1,6 @@
 /** Fact plug-in: speech: what is said (transcripts), when someone speaks, how much, which video. */
-import type { Segment } from '../../storage/schema';
+import { KIND_READ_LIMIT } from '../evidence';
+import type { Segment, SegmentKind } from '../../storage/schema';
 import type { Answer, Composer, Style } from '../compose';
 import { total } from '../series';
 import type { Intent } from '../intent';
@@ -121,8 +122,12 @@ function speechWhen(t: Composer, intent: Intent, style: Style, presence: boolean
   const transcripts = segs.filter((s) => s.kind === 'transcript');
   // "When does she say X": the transcript lines with the words asked about.
   const words = intent.keywords.filter((k) => k.length > 2 && !SPEECH_WORDS.has(k));
-  const said = words.length ? transcripts.filter((s) => words.some((w) => s.text.toLowerCase().includes(w))) : [];
-  if (words.length && transcripts.length && said.length && !presence) {
+  const says = (s: Segment) => words.some((w) => s.text.toLowerCase().includes(w));
+  let said = words.length ? transcripts.filter(says) : [];
+  // The read stops at the first lines by time: over a large index the lines with the words are searched for.
+  if (words.length && !presence && segs.length >= KIND_READ_LIMIT)
+    said = t.finder.containing(t.scope, ['transcript'], words).filter(says);
+  if (words.length && said.length && !presence) {
     const parts = said.slice(0, style.items).map((s) => {
       t.citeSegment(s);
       return `${span(s.start, s.end)}${onTrack(s)}${t.where(s.videoId)}: ${quote(s.text)}`;
@@ -132,7 +137,7 @@ function speechWhen(t: Composer, intent: Intent, style: Style, presence: boolean
   const spans = transcripts.length ? transcripts : segs;
   // The whole count when the read was cut at its limit (an index can hold thousands of lines).
   const total =
-    segs.length < 500
+    segs.length < KIND_READ_LIMIT
       ? spans.length
       : t.finder.countByKind(t.scope, transcripts.length ? ['transcript'] : ['transcript', 'speech']);
   const shown = spans.slice(0, style.items);
@@ -152,18 +157,46 @@ function speechAmount(t: Composer, style: Style): Answer {
   const segs = t.finder.byKind(t.scope, ['speech']);
   const spans = segs.length ? segs : t.finder.byKind(t.scope, ['transcript']);
   if (!spans.length) return t.notFound('any speech', style);
-  const seconds = total(spans);
+  let count = spans.length;
+  let seconds = total(spans);
+  let last = spans.at(-1)!;
+  if (spans.length >= KIND_READ_LIMIT) {
+    // The read stopped at the first spans by time: the whole scope is counted and summed, and the last is the latest.
+    const kind: SegmentKind = segs.length ? 'speech' : 'transcript';
+    const videos = t.finder.perVideo(t.scope, [kind]);
+    count = videos.reduce((a, v) => a + v.count, 0);
+    seconds = videos.reduce((a, v) => a + v.seconds, 0);
+    last = t.finder.byKind(t.scope, [kind], { limit: 1, last: true })[0] ?? last;
+  }
   t.citeSegment(spans[0]!);
-  if (spans.length > 1) t.citeSegment(spans.at(-1)!);
+  if (count > 1) t.citeSegment(last);
   return {
-    text: `Someone speaks ${numberWord(spans.length)} time${spans.length === 1 ? '' : 's'}, ${secs(seconds)} of speech in all, from ${formatTime(spans[0]!.start)} to ${formatTime(spans.at(-1)!.end)}${t.where(spans[0]!.videoId)}.`,
+    text: `Someone speaks ${numberWord(count)} time${count === 1 ? '' : 's'}, ${secs(seconds)} of speech in all, from ${formatTime(spans[0]!.start)} to ${formatTime(last.end)}${t.where(spans[0]!.videoId)}.`,
     found: true,
   };
 }
 
 function speechWhich(t: Composer, style: Style): Answer {
-  const segs = t.finder.byKind(t.scope, ['transcript', 'speech'], { limit: 2000 });
+  const segs = t.finder.byKind(t.scope, ['transcript', 'speech'], { limit: WHICH_READ });
   if (!segs.length) return t.notFound('any speech', style);
+  if (segs.length >= WHICH_READ) {
+    // The read stopped at the first lines by time (the openings of many videos): summed per video in the whole scope.
+    const parts = t.finder
+      .perVideo(t.scope, ['transcript', 'speech'])
+      .slice(0, style.items)
+      .map((v) => {
+        const first = t.finder.byKind(
+          { videos: [t.video(v.videoId)], window: t.scope.window },
+          ['transcript', 'speech'],
+          {
+            limit: 1,
+          },
+        )[0]!;
+        t.citeSegment(first);
+        return `${t.video(v.videoId).fileName} (${secs(v.seconds)}, from ${formatTime(first.start)})`;
+      });
+    return { text: `Speech is heard in ${joinList(parts)}.`, found: true };
+  }
   const byVideo = new Map<string, Segment[]>();
   for (const s of segs) byVideo.set(s.videoId, [...(byVideo.get(s.videoId) ?? []), s]);
   // Most speech first: "which has the most talking" reads the first name.
@@ -176,6 +209,9 @@ function speechWhich(t: Composer, style: Style): Answer {
     });
   return { text: `Speech is heard in ${joinList(parts)}.`, found: true };
 }
+
+/** Lines read to tell which video has the most speech (more: summed per video instead). */
+const WHICH_READ = 2000;
 
 // ---- what is visible at a moment ------------------------------------------------------------
 

@@ -1,4 +1,5 @@
 /** Fact plug-in: text on screen (OCR): what is written, when, which video, how many texts. */
+import { KIND_READ_LIMIT } from '../evidence';
 import type { Segment } from '../../storage/schema';
 import type { Answer, Composer, Style } from '../compose';
 import { distance } from '../series';
@@ -95,7 +96,12 @@ async function written(t: Composer, intent: Intent, style: Style, kind: string |
   if (ocr.length === 0) return t.notFound('any text on screen', style);
   // "What is written on the cake": text on a thing that was never seen is not some other text of the video.
   const things = intent.labels.filter((l) => l !== 'person');
-  if (things.length && !things.some((l) => t.spansOf(l).length || ocr.some((o) => namesLabel(o.text, l))))
+  // The read stops at the first texts by time: over a large index the texts naming the thing are searched for.
+  const capped = ocr.length >= KIND_READ_LIMIT;
+  const named = (l: string) =>
+    ocr.some((o) => namesLabel(o.text, l)) ||
+    (capped && t.finder.containing(scope, ['ocr'], [l]).some((o) => namesLabel(o.text, l)));
+  if (things.length && !things.some((l) => t.spansOf(l).length || named(l)))
     return t.notFound(`${article(labelNoun(things[0]!))} with text on it`, style);
   const ranked = await t.ranked(intent, 20, scope);
   const rankedOcr = ranked.filter((r) => r.segment.kind === 'ocr');
@@ -105,8 +111,11 @@ async function written(t: Composer, intent: Intent, style: Style, kind: string |
     const mid = (scope.window.start + scope.window.end) / 2;
     chosen = ocr.sort((a, b) => distance(a, mid) - distance(b, mid)).slice(0, style.items);
   } else if (intent.position === 'end' || intent.position === 'last') {
-    const v = t.video(ocr.at(-1)!.videoId);
-    const end = v.durationSec ?? ocr.at(-1)!.end;
+    // The latest text of the scope (not the last one read), and the texts of its video.
+    const latest = capped ? t.finder.byKind(scope, ['ocr'], { limit: 1, last: true })[0]! : ocr.at(-1)!;
+    const v = t.video(latest.videoId);
+    const end = v.durationSec ?? latest.end;
+    if (capped) ocr = t.finder.byKind({ videos: [v], window: scope.window }, ['ocr'], { last: true });
     ocr = ocr.filter((s) => s.videoId === v.id && s.end >= end * 0.75);
     chosen = bestText(ocr).slice(0, style.items);
   } else if (intent.position === 'start' || intent.position === 'first') {
@@ -132,14 +141,28 @@ async function written(t: Composer, intent: Intent, style: Style, kind: string |
   return { text: `The screen shows ${joinList(parts)}.`, found: true };
 }
 
+const squash = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
+
+/** The quoted or content words the text must hold: as asked, and squashed (spaces and case aside). */
+function wantedText(intent: Intent, slots: Slots): { asked: string[]; wanted: string[] } {
+  const asked = (slots.quoted.length ? slots.quoted : intent.keywords.filter((k) => !TEXT_WORDS.has(k))).filter(
+    (w) => squash(w).length >= 3,
+  );
+  return { asked, wanted: asked.map(squash) };
+}
+
+const holds = (s: Segment, wanted: string[]) => wanted.some((w) => squash(s.text).includes(w));
+
 /** OCR segments that match the question's quoted or content words (spaces and case aside), else all. */
 function textMatches(t: Composer, intent: Intent, slots: Slots): { segs: Segment[]; matched: boolean; asked: boolean } {
   const all = t.finder.byKind(t.scope, ['ocr']);
-  const squash = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
-  const wanted = (slots.quoted.length ? slots.quoted : intent.keywords.filter((k) => !TEXT_WORDS.has(k)))
-    .map(squash)
-    .filter((w) => w.length >= 3);
-  const hits = wanted.length ? all.filter((s) => wanted.some((w) => squash(s.text).includes(w))) : [];
+  const { wanted, asked } = wantedText(intent, slots);
+  // The read stops at the first texts by time: over a large index the texts with the words are searched for.
+  const hits = !wanted.length
+    ? []
+    : all.length >= KIND_READ_LIMIT
+      ? t.finder.containing(t.scope, ['ocr'], asked).filter((s) => holds(s, wanted))
+      : all.filter((s) => holds(s, wanted));
   return hits.length
     ? { segs: hits, matched: true, asked: true }
     : { segs: all, matched: false, asked: wanted.length > 0 };
@@ -164,7 +187,12 @@ function textWhen(t: Composer, intent: Intent, slots: Slots, style: Style, prese
     t.citeSegment(s);
     return `${quote(s.text)} ${span(s.start, s.end)}${t.where(s.videoId)}`;
   });
-  const more = chosen.length > style.items ? ` (and ${chosen.length - style.items} more)` : '';
+  // Every text counted when the read stopped at its limit and no word narrowed it.
+  const all =
+    chosen === segs && !matched && segs.length >= KIND_READ_LIMIT
+      ? t.finder.countByKind(t.scope, ['ocr'])
+      : chosen.length;
+  const more = all > style.items ? ` (and ${all - style.items} more)` : '';
   return {
     text: `${presence && YES_NO.test(t.prompt) ? 'Yes: the' : 'The'} screen shows ${joinList(parts)}${more}.`,
     found: true,
@@ -192,8 +220,11 @@ function textCount(t: Composer, style: Style): Answer {
     t.citeSegment(s);
     return `${quote(s.text)} ${span(s.start, s.end)}${t.where(s.videoId)}`;
   });
+  // The read stopped at its first texts by time: the different texts of the whole scope are counted.
+  const n =
+    segs.length >= KIND_READ_LIMIT ? Math.max(distinct.size, t.finder.distinctTexts(t.scope, ['ocr'])) : distinct.size;
   return {
-    text: `${capital(numberWord(distinct.size))} different text${distinct.size === 1 ? ' is' : 's are'} read on screen: ${joinList(parts)}${distinct.size > parts.length ? ', and more' : ''}.`,
+    text: `${capital(numberWord(n))} different text${n === 1 ? ' is' : 's are'} read on screen: ${joinList(parts)}${n > parts.length ? ', and more' : ''}.`,
     found: true,
   };
 }
