@@ -75,7 +75,18 @@ export class DataDir {
   }
 
   removeVideoFiles(videoId: string): void {
-    rmSync(this.videoDir(videoId), { recursive: true, force: true });
+    // A job still analysing the video can write a file into a folder being deleted (ENOTEMPTY):
+    // try again a few times. Whatever it writes after that, the job deletes when it ends, since it
+    // sees the removal (jobs/analyse-job.ts); the removal itself has happened and is not an error.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        rmSync(this.videoDir(videoId), { recursive: true, force: true });
+        return;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'ENOTEMPTY') throw e;
+        if (attempt === 5) return;
+      }
+    }
   }
 
   /** Downloads interrupted by a crash leave .part files; none of them can be resumed. */
