@@ -1,8 +1,10 @@
 /**
  * Colours of detections, from their pixels, and colour questions through /inquire on really
- * analysed clips (visual + objects + faces): the red car of cars-parking-lot, the blue armchair of
- * countdown-living-room, the people in grey of people-one-by-one; "not found" for a colour no such
- * thing had. people-one-by-one also shows people counted without faces (all are seen from behind).
+ * analysed clips (visual + objects + faces): the black television and the blue armchair of
+ * countdown-living-room, the people in grey of people-one-by-one, the grey asphalt of
+ * cars-parking-lot; "not found" for a colour no such thing had. (The red car of cars-parking-lot was
+ * the example until frames were sampled at their true times: on those the detector calls it a
+ * parking meter, and at this interval sees no car at all.) people-one-by-one also shows people counted without faces (all are seen from behind).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Database } from 'bun:sqlite';
@@ -79,10 +81,10 @@ describe('colour names from pixels', () => {
     try {
       const rows = db
         .query("SELECT text, extra FROM segments WHERE kind = 'object' AND video_id = ?")
-        .all(keys['cars-parking-lot.mp4']!) as { text: string; extra: string }[];
-      const car = rows.map((r) => ({ label: r.text, extra: JSON.parse(r.extra) })).find((r) => r.label === 'car');
-      expect(car?.extra.colours).toContain('red');
-      expect(car?.extra.boxes[0].colours).toContain('red');
+        .all(keys['countdown-living-room.mp4']!) as { text: string; extra: string }[];
+      const tv = rows.map((r) => ({ label: r.text, extra: JSON.parse(r.extra) })).find((r) => r.label === 'tv');
+      expect(tv?.extra.colours).toContain('black');
+      expect(tv?.extra.boxes[0].colours).toContain('black');
     } finally {
       db.close();
     }
@@ -90,20 +92,18 @@ describe('colour names from pixels', () => {
 });
 
 describe('colour questions', () => {
-  test('what colour is the car: red, cited at 15–18 s', async () => {
-    const a = await ask('What colour is the car?', { target_video: keys['cars-parking-lot.mp4']! });
-    expect(a.output).toContain('red');
-    expect(a.evidence.some((e) => e.start <= 17 && e.end >= 15)).toBe(true);
+  test('what colour is the television: black, cited where it is seen', async () => {
+    const a = await ask('What colour is the television?', { target_video: keys['countdown-living-room.mp4']! });
+    expect(a.output).toContain('black');
+    expect(a.evidence.some((e) => e.kind === 'object' && e.start <= 3 && e.end >= 3)).toBe(true);
   });
 
-  test('when does the red car appear; how many red cars', async () => {
-    const when = await ask('When does the red car appear?');
+  test('when does the black television appear; how many black televisions', async () => {
+    const when = await ask('When does the black television appear?');
     expect(when.evidence.length).toBeGreaterThan(0);
-    expect(when.evidence.every((e) => e.file_name === 'cars-parking-lot.mp4' && e.start <= 18 && e.end >= 14)).toBe(
-      true,
-    );
-    const many = await ask('How many red cars are there?');
-    expect(many.output).toMatch(/^1 red car\b/);
+    expect(when.evidence.every((e) => e.file_name === 'countdown-living-room.mp4' && e.start <= 3)).toBe(true);
+    const many = await ask('How many black televisions are there?');
+    expect(many.output).toMatch(/^1 black (tv|television|TV)\b/);
   });
 
   test('the blue armchair of the living room', async () => {
@@ -118,9 +118,9 @@ describe('colour questions', () => {
   });
 
   test('a colour no such thing had is "not found", with the colours that were seen', async () => {
-    const a = await ask('When does the green car appear?');
-    expect(a.output).toContain('could not find a green car');
-    expect(a.output).toContain('red');
+    const a = await ask('When does the green television appear?');
+    expect(a.output).toMatch(/could not find a green (tv|television|TV)/);
+    expect(a.output).toContain('black');
     expect(a.evidence).toEqual([]);
   });
 });

@@ -103,8 +103,11 @@ describe('faces and speech on live windows', () => {
     expect(heard.length).toBeGreaterThan(0);
     for (const r of heard) {
       expect(r.problems).toEqual([]);
-      expect(Number(r.form?.file)).toBeGreaterThan(44 + 16000);
+      expect(Number(r.form?.file)).toBeGreaterThan(44);
     }
+    // At least one request carries half a second or more of 16 kHz audio. (Not every one: a speech
+    // span cut by a window's edge can be shorter; at load 3 one was 0.4 s.)
+    expect(Math.max(...heard.map((r) => Number(r.form?.file)))).toBeGreaterThan(44 + 16000);
 
     const fired = await until(
       () => api(`/alerts/fired?token=${tok}`),
