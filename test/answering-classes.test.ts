@@ -125,3 +125,17 @@ describe('a number asked for', () => {
     expect(some.output).toContain('5-7');
   });
 });
+
+describe('a word that places the answer in time is not the text asked for', () => {
+  for (const [prompt, at] of [
+    ['When does text appear on screen for the last time?', '0:12'],
+    ['What is the final text shown?', '0:12'],
+    ['What text is on screen at the end?', '0:12'],
+    ['When is text first shown?', '0:03'],
+  ] as const)
+    test(prompt, async () => {
+      const a = await index.ask(prompt, { video: 'street-cafe.mp4' });
+      expect(a.output).not.toMatch(/could not find/i);
+      expect(a.output).toContain(at);
+    });
+});

@@ -6,6 +6,10 @@
 
 import { ANSWER_KINDS, CATEGORIES, CLOTHING_WORDS, labelsNamed, NUMBER_WORDS } from './vocabulary';
 
+/** The words that set `Intent.position` ("first", "at the end"): where the answer lies, not what it is about. */
+export const POSITION_WORD =
+  /^(first|earliest|last|final|latest|beginning|start|opening|begins|end|ending|finish|closing)$/;
+
 export type Need = 'said' | 'written' | 'count' | 'when' | 'presence' | 'summary' | 'which_video' | 'what_object';
 
 export interface Intent {

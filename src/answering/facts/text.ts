@@ -3,7 +3,7 @@ import { KIND_READ_LIMIT } from '../evidence';
 import type { Segment } from '../../storage/schema';
 import type { Answer, Composer, Style } from '../compose';
 import { distance } from '../series';
-import type { Intent } from '../intent';
+import { POSITION_WORD, type Intent } from '../intent';
 import type { Slots } from '../reader';
 import { formatTime } from '../target';
 import { labelNoun, NUMBER_WORDS, namesLabel, numberWord } from '../vocabulary';
@@ -145,7 +145,9 @@ const squash = (s: string) => s.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, '');
 
 /** The quoted or content words the text must hold: as asked, and squashed (spaces and case aside). */
 function wantedText(intent: Intent, slots: Slots): { asked: string[]; wanted: string[] } {
-  const asked = (slots.quoted.length ? slots.quoted : intent.keywords.filter((k) => !TEXT_WORDS.has(k))).filter(
+  // "When is text shown for the last time": "last" places the answer, it is not the text looked for.
+  const content = (k: string) => !TEXT_WORDS.has(k) && !(intent.position && POSITION_WORD.test(k));
+  const asked = (slots.quoted.length ? slots.quoted : intent.keywords.filter(content)).filter(
     (w) => squash(w).length >= 3,
   );
   return { asked, wanted: asked.map(squash) };
