@@ -105,9 +105,23 @@ function transportFor(kind: Kind, token: string) {
   });
 }
 
+/** What each stdio child wrote to stderr, to say why one closed the connection. */
+const childErrors = new WeakMap<Client, () => string>();
+
 async function connect(kind: Kind, token: string): Promise<Client> {
   const client = new Client({ name: 'vidq-test', version: '1.0.0' });
-  await client.connect(transportFor(kind, token));
+  const transport = transportFor(kind, token);
+  let stderr = '';
+  if (transport instanceof StdioClientTransport)
+    transport.stderr?.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+  childErrors.set(client, () => stderr);
+  try {
+    await client.connect(transport);
+  } catch (e) {
+    throw new Error(`${(e as Error).message}; the child's stderr: ${stderr || '(empty)'}`);
+  }
   return client;
 }
 
@@ -144,7 +158,11 @@ describe.each(['http', 'stdio'] as const)('MCP over %s', (kind) => {
   let tools: Tool[];
   beforeAll(async () => {
     a = await connect(kind, srv.token);
-    tools = (await a.listTools()).tools;
+    try {
+      tools = (await a.listTools()).tools;
+    } catch (e) {
+      throw new Error(`${(e as Error).message}; the child's stderr: ${childErrors.get(a)?.() || '(none)'}`);
+    }
   }, 30_000);
   afterAll(async () => {
     await a?.close();
