@@ -15,6 +15,13 @@ function vidq(...args: string[]) {
   return { code: p.exitCode, out: p.stdout.toString(), err: p.stderr.toString() };
 }
 
+/** A command's --json output; a command that printed none fails with its exit code and stderr. */
+function json(r: ReturnType<typeof vidq>) {
+  if (!r.out.trim())
+    throw new Error(`no output (exit ${r.code}, signal or crash if null); stderr: ${r.err || '(empty)'}`);
+  return JSON.parse(r.out);
+}
+
 test('user create --json prints user_id and token; tokens can be added, revoked; credits added', () => {
   const u = vidq('user', 'create', '--name', 'alice', '--credits', '5', '--json');
   expect(u.code).toBe(0);
@@ -28,13 +35,13 @@ test('user create --json prints user_id and token; tokens can be added, revoked;
   const second = JSON.parse(t.out).token;
   expect(second).not.toBe(created.token);
 
-  expect(JSON.parse(vidq('credits', 'add', '--user', created.user_id, '--amount', '10', '--json').out)).toEqual({
+  expect(json(vidq('credits', 'add', '--user', created.user_id, '--amount', '10', '--json'))).toEqual({
     user_id: created.user_id,
     credits: 15,
   });
   expect(vidq('credits', 'add', '--user', created.user_id, '--amount=-100').code).toBe(1);
 
-  expect(JSON.parse(vidq('token', 'revoke', '--token', second, '--json').out)).toEqual({ revoked: true });
+  expect(json(vidq('token', 'revoke', '--token', second, '--json'))).toEqual({ revoked: true });
   expect(vidq('token', 'revoke', '--token', second).code).toBe(1);
 });
 
