@@ -17,15 +17,16 @@
  * Media files made for a test:
  * - ffmpegSync: one ffmpeg run, quiet and overwriting, that throws with ffmpeg's message.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { extname, join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import type { StageContext } from '../src/analysis/contracts';
 import { eq } from 'drizzle-orm';
 import { createLogger } from '../src/log';
 import type { Db } from '../src/storage/db';
+import type { DataDir } from '../src/storage/files';
 import { videos, type Video } from '../src/storage/schema';
 import { resolveBinaries } from '../src/media/binaries';
 import { until } from './hardening/proc';
@@ -316,4 +317,39 @@ export function insertReadyVideo(
     } as typeof videos.$inferInsert)
     .run();
   return db.select().from(videos).where(eq(videos.id, id)).get()!;
+}
+
+/**
+ * A video row of `place`'s index with its source file (a copy of `source`) where an upload stores
+ * it, `processing` unless `row` says otherwise; for tests that run the worker's steps in-process.
+ */
+export function insertStoredVideo(
+  svc: { db: Db; files: DataDir },
+  place: { indexId: string; userId: string },
+  id: string,
+  source: string,
+  row: Partial<typeof videos.$inferInsert> = {},
+): void {
+  const ext = extname(source).slice(1);
+  mkdirSync(svc.files.videoDir(id), { recursive: true });
+  const rel = svc.files.sourceRelPath(id, ext);
+  copyFileSync(source, svc.files.abs(rel));
+  const now = new Date();
+  svc.db
+    .insert(videos)
+    .values({
+      id,
+      indexId: place.indexId,
+      userId: place.userId,
+      sourceUrl: `http://x/v.${ext}`,
+      fileName: `v.${ext}`,
+      storagePath: rel,
+      sizeBytes: 1000,
+      status: 'processing',
+      progress: 0,
+      uploadedAt: now,
+      updatedAt: now,
+      ...row,
+    })
+    .run();
 }

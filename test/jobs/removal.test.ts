@@ -29,7 +29,7 @@ import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { createService } from '../../src/service';
 import { jobs, videos } from '../../src/storage/schema';
-import { ffmpegSync } from '../factories';
+import { ffmpegSync, insertStoredVideo } from '../factories';
 
 let dir: string;
 let realFfmpeg: string;
@@ -103,33 +103,16 @@ function setUp(name: string) {
   const { user } = svc.accounts.createUser('u', null);
   const { index } = svc.indexes.findOrCreateByName(svc.db, user, 'p');
   const id = `${name.replace(/[^A-Za-z0-9]/g, '').padEnd(32, 'x')}`.slice(0, 32);
-  mkdirSync(svc.files.videoDir(id), { recursive: true });
-  const rel = svc.files.sourceRelPath(id, 'mp4');
-  writeFileSync(svc.files.abs(rel), readFileSync(source));
+  insertStoredVideo(svc, { indexId: index.id, userId: user.id }, id, source, {
+    fileType: 'video/mp4',
+    durationSec: 2,
+    fps: 10,
+    width: 320,
+    height: 240,
+    videoCodec: 'mpeg4',
+    hasAudio: false,
+  });
   const now = new Date();
-  svc.db
-    .insert(videos)
-    .values({
-      id,
-      indexId: index.id,
-      userId: user.id,
-      sourceUrl: 'http://x/v.mp4',
-      fileName: 'v.mp4',
-      fileType: 'video/mp4',
-      storagePath: rel,
-      sizeBytes: 1000,
-      durationSec: 2,
-      fps: 10,
-      width: 320,
-      height: 240,
-      videoCodec: 'mpeg4',
-      hasAudio: false,
-      status: 'processing',
-      progress: 0,
-      uploadedAt: now,
-      updatedAt: now,
-    })
-    .run();
   svc.queue.enqueue(id, now);
   const job = svc.queue.claim('w_test', now)!;
   expect(job.videoId).toBe(id);

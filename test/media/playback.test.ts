@@ -10,14 +10,13 @@ import { join } from 'node:path';
 import { parseFfmpegSummary } from '../../src/media/ffmpeg-probe';
 import { resolveBinaries } from '../../src/media/binaries';
 import { makePlaybackCopy, PLAYBACK_FILE } from '../../src/media/playback';
-import { copyFileSync } from 'node:fs';
 import { loadConfig } from '../../src/config';
 import { notePlaybackPending, playbackStep, startPlaybackCopy } from '../../src/jobs/playback-step';
 import { createLogger } from '../../src/log';
 import { createService } from '../../src/service';
 import { videos } from '../../src/storage/schema';
 import { eq } from 'drizzle-orm';
-import { ffmpegSync, haveChromium, launchChromium } from '../factories';
+import { ffmpegSync, haveChromium, insertStoredVideo, launchChromium } from '../factories';
 import { clip, getJson, postJson, startTestServer } from '../helpers';
 
 declare const document: any;
@@ -109,27 +108,13 @@ test('the copy is made only when it leaves the free disk space uploads are held 
     const { user } = svc.accounts.createUser('u', null);
     const { index } = svc.indexes.findOrCreateByName(svc.db, user, 'p');
     const id = 'P'.repeat(32);
-    mkdirSync(svc.files.videoDir(id), { recursive: true });
-    const rel = svc.files.sourceRelPath(id, 'mov');
-    copyFileSync(made['prores.mov']!, svc.files.abs(rel));
-    const now = new Date();
-    svc.db
-      .insert(videos)
-      .values({
-        id,
-        indexId: index.id,
-        userId: user.id,
-        sourceUrl: 'http://x/p.mov',
-        fileName: 'p.mov',
-        fileType: 'video/quicktime',
-        storagePath: rel,
-        sizeBytes: 1000,
-        status: 'ready',
-        progress: 100,
-        uploadedAt: now,
-        updatedAt: now,
-      })
-      .run();
+    insertStoredVideo(svc, { indexId: index.id, userId: user.id }, id, made['prores.mov']!, {
+      sourceUrl: 'http://x/p.mov',
+      fileName: 'p.mov',
+      fileType: 'video/quicktime',
+      status: 'ready',
+      progress: 100,
+    });
     const d = { db: svc.db, files: svc.files, ffmpeg, log: createLogger('error') };
     expect(await playbackStep({ ...d, minFreeBytes: 2 ** 60 }, id)).toBe(false);
     expect(existsSync(join(svc.files.videoDir(id), PLAYBACK_FILE))).toBe(false);
@@ -150,31 +135,15 @@ test('a copy made beside the analysis is published when the video is ready, and 
     const { user } = svc.accounts.createUser('u', null);
     const { index } = svc.indexes.findOrCreateByName(svc.db, user, 'p');
     const d = { db: svc.db, files: svc.files, ffmpeg, log: createLogger('error'), minFreeBytes: 0 };
-    const now = new Date();
     for (const [id, end] of [
       ['R'.repeat(32), 'ready'],
       ['F'.repeat(32), 'failed'],
     ] as const) {
-      mkdirSync(svc.files.videoDir(id), { recursive: true });
-      const rel = svc.files.sourceRelPath(id, 'mov');
-      copyFileSync(made['prores.mov']!, svc.files.abs(rel));
-      svc.db
-        .insert(videos)
-        .values({
-          id,
-          indexId: index.id,
-          userId: user.id,
-          sourceUrl: 'http://x/p.mov',
-          fileName: 'p.mov',
-          fileType: 'video/quicktime',
-          storagePath: rel,
-          sizeBytes: 1000,
-          status: 'processing',
-          progress: 0,
-          uploadedAt: now,
-          updatedAt: now,
-        })
-        .run();
+      insertStoredVideo(svc, { indexId: index.id, userId: user.id }, id, made['prores.mov']!, {
+        sourceUrl: 'http://x/p.mov',
+        fileName: 'p.mov',
+        fileType: 'video/quicktime',
+      });
       const analysis = () => svc.db.select().from(videos).where(eq(videos.id, id)).get()!.analysis as any;
       expect(await notePlaybackPending(d, id)).toBe(true);
       const early = startPlaybackCopy(d, id, new AbortController().signal);
