@@ -9,7 +9,7 @@
 import type { Embedder } from '../analysis/embedder';
 import type { Db } from '../storage/db';
 import type { Segment, Video } from '../storage/schema';
-import type { Evidence, EvidenceFinder, ScopeWindow } from './evidence';
+import { type Evidence, type EvidenceFinder, KIND_READ_LIMIT, type ScopeWindow } from './evidence';
 import { FACTS, type Cell, type FactKind } from './facts';
 import { readIntent, type Intent } from './intent';
 import { colourOnClothing, labelNoun, NAMES_NO_THING } from './vocabulary';
@@ -294,10 +294,12 @@ export class Composer {
     return [...spans];
   }
 
-  /** How many detection spans of a label the scope holds (`spansOf` reads at most 500 of them). */
+  /** How many detection spans of a label the scope holds (`spansOf` reads at most KIND_READ_LIMIT of them). */
   spanCount(label: string): number {
     const read = this.objectSpans([label]);
-    return read.length < 500 ? read.length : this.c.finder.countByKind(this.withLabels([label]), ['object'], [label]);
+    return read.length < KIND_READ_LIMIT
+      ? read.length
+      : this.c.finder.countByKind(this.withLabels([label]), ['object'], [label]);
   }
 
   /** The latest detection span of a label in the scope. */

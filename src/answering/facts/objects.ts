@@ -229,14 +229,13 @@ function withLabels(
 
 function whenSeen(t: Composer, label: string, intent: Intent, style: Style, presence = false): Answer {
   let spans = t.spansOf(label);
-  // The whole count, not the spans read (a label can have tens of thousands of spans in an index).
-  let total = t.spanCount(label);
   if (intent.position === 'first' || intent.position === 'start') spans = spans.slice(0, 1);
   else if (intent.position === 'last' || intent.position === 'end') {
     const last = t.lastSpanOf(label);
     spans = last ? [last] : spans.slice(-1);
   }
-  if (spans.length === 1) total = 1;
+  // The whole count, not the spans read (a label can have tens of thousands of spans in an index).
+  const total = spans.length === 1 ? 1 : t.spanCount(label);
   const shown = spans.slice(0, style.items);
   const noun = labelNoun(label);
   const parts = shown.map((s) => {
