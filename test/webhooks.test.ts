@@ -166,9 +166,16 @@ describe('webhooks (in-process server)', () => {
         ['video.ready', readyId],
       ]);
       expect(seq[3]![0]).toBe('video.removed');
-      const rows = srv.server.service.db.$client
-        .query('SELECT state, attempts FROM webhook_events WHERE video_id = ? ORDER BY id')
-        .all(key) as { state: string; attempts: number }[];
+      // The receiver has the last delivery before the server records its answer: wait for the record.
+      const rows = await until(
+        () =>
+          srv.server.service.db.$client
+            .query('SELECT state, attempts FROM webhook_events WHERE video_id = ? ORDER BY id')
+            .all(key) as { state: string; attempts: number }[],
+        (r) => r.every((e) => e.state !== 'pending'),
+        5_000,
+        'the deliveries recorded',
+      );
       expect(rows).toEqual([
         { state: 'delivered', attempts: 3 },
         { state: 'delivered', attempts: 1 },
