@@ -1,7 +1,7 @@
 /**
  * bench/answer-profile: where the time of one /inquire question goes, step by step, in-process.
  *
- *   bun bench/answer-profile.ts --dir DATA_DIR [--reps 3] [--only TYPE] [--sql 15] [--rules-only] [--dump FILE]
+ *   bun bench/answer-profile.ts --dir DATA_DIR [--reps 3] [--only TYPE] [--prompt TEXT] [--sql 15] [--rules-only] [--dump FILE]
  *
  * DATA_DIR is one of bench/inquire's size folders (e.g. $TMPDIR/vidq-bench-inquire-v2/h1000: a
  * data directory of the server with bench-base.json and bench-size.json beside the database); use
@@ -9,7 +9,8 @@
  * it (createService, no analysis workers), the ANN index is built first (steady state, as the
  * server has it ~100 s after start), and each of bench/inquire's questions is asked through
  * AnsweringService.prepare (validation, scope, the composed answer: what POST /inquire does less
- * HTTP) `reps` times after one warm-up. Printed: each question's mean time and CPU time (the whole
+ * HTTP) `reps` times after one warm-up (--only: questions of one type; --prompt: those whose wording
+ * contains TEXT). Printed: each question's mean time and CPU time (the whole
  * process, every thread: the steady measure on a shared machine, where wall times follow the load);
  * per question type: the mean time per question of
  * each step (inclusive, nested steps are indented by their name) and the SQL statements that
@@ -40,6 +41,7 @@ const { values } = parseArgs({
     dir: { type: 'string' },
     reps: { type: 'string' },
     only: { type: 'string' },
+    prompt: { type: 'string' },
     sql: { type: 'string' },
     'rules-only': { type: 'boolean' },
     dump: { type: 'string' },
@@ -112,8 +114,9 @@ const size = JSON.parse(readFileSync(join(DIR, 'bench-size.json'), 'utf8')) as {
 };
 const user = service.accounts.getUser(base.userId)!;
 
-// SQL: every statement's time, by its text.
+// SQL: every statement's time, by its text (of the timed questions only: not the ANN build nor the warm-ups).
 const sqlTimes = new Map<string, { ms: number; n: number }>();
+let timing = false;
 const client = service.db.$client as any;
 for (const method of ['prepare', 'query']) {
   const orig = client[method].bind(client);
@@ -133,7 +136,7 @@ for (const method of ['prepare', 'query']) {
           const s = sqlTimes.get(key) ?? { ms: 0, n: 0 };
           s.ms += ms;
           s.n++;
-          sqlTimes.set(key, s);
+          if (timing) sqlTimes.set(key, s);
         }
       };
     }
@@ -188,7 +191,9 @@ console.log(
 
 const byType = new Map<string, { total: number[]; steps: Map<string, { ms: number; n: number }> }>();
 const perQuestion: { q: Question; ms: number; cpu: number; reading: string }[] = [];
-const questions = QUESTIONS.filter((q) => !values.only || q.type === values.only);
+const questions = QUESTIONS.filter(
+  (q) => (!values.only || q.type === values.only) && (!values.prompt || q.prompt.includes(values.prompt)),
+);
 const answers: unknown[] = [];
 /** CPU time of the whole process (every thread: the embedder's too) per question asked. */
 const cpuMs: number[] = [];
@@ -200,6 +205,7 @@ for (const q of questions) {
     reading: warm.composed.reading,
     evidence: warm.composed.evidence.map((e) => ({ ...e, frame_url: e.frame_url?.split('?')[0] ?? null })),
   });
+  timing = true;
   for (let r = 0; r < REPS; r++) {
     steps = new Map();
     const cpu0 = process.cpuUsage();
@@ -220,6 +226,7 @@ for (const q of questions) {
     }
     byType.set(q.type, entry);
   }
+  timing = false;
 }
 
 const load = loadavg()[0]!.toFixed(2);
@@ -252,7 +259,7 @@ for (const [type, e] of byType) {
     if (v.ms / n >= 0.5) console.log(`  ${(v.ms / n).toFixed(1).padStart(8)} ms  ${k} (${(v.n / n).toFixed(1)})`);
 }
 const top = Number(values.sql ?? 15);
-console.log(`\nSQL statements by total time over all questions`);
+console.log(`\nSQL statements by total time over all questions (the timed ones)`);
 for (const [k, v] of [...sqlTimes].sort((a, b) => b[1].ms - a[1].ms).slice(0, top)) {
   console.log(`${v.ms.toFixed(0).padStart(7)} ms ${String(v.n).padStart(5)}×  ${k}`);
 }

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
-import { IvfIndex } from '../src/search/ivf';
+import { IvfIndex, Top } from '../src/search/ivf';
 import { quantize, VectorStore } from '../src/search/vectors';
 import { insertReadyVideo } from './factories';
 import { createService, type Service } from '../src/service';
@@ -185,6 +185,32 @@ describe('the IVF index', () => {
     expect(ivf.state).toMatchObject({ building: false, vectors: 12_000 });
     expect(ivf.state.lastBuildMs).toBeGreaterThan(0);
     expect((await ivf.search([big], vector(), 10))!.length).toBe(10);
+  });
+});
+
+describe("the IVF search's best k", () => {
+  test('keeps the k best of any order of offers, ties by the smaller id, as a full sort would', () => {
+    // Scores from a few values, so that many tie (near-duplicate sentences share a vector score).
+    let seed = 7;
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    for (const k of [1, 5, 60, 240]) {
+      const offers: [number, number][] = Array.from({ length: 3_000 }, (_, i) => [i, Math.floor(rand() * 40) / 40]);
+      // Shuffled: the lists of the index come in centroid order, not id order.
+      for (let i = offers.length - 1; i > 0; i--) {
+        const j = Math.floor(rand() * (i + 1));
+        [offers[i], offers[j]] = [offers[j]!, offers[i]!];
+      }
+      const top = new Top(k);
+      for (const [id, score] of offers) top.offer(id, score);
+      const want = [...offers].sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, k);
+      expect(top.sorted()).toEqual(want);
+    }
+    const none = new Top(0);
+    none.offer(1, 0.5);
+    expect(none.sorted()).toEqual([]);
   });
 });
 

@@ -188,23 +188,38 @@ const NAME_FILLER = new Set([
 /** Words that call something a video: "the bunny clip", "the chaplin film". */
 const VIDEO_WORD = '(?:video|clip|file|recording|footage|movie|film|one)';
 
-/** Name words by file name: every question reads them for every video of its scope. */
-const NAME_WORDS = new Map<string, string[]>();
-const NAME_WORDS_MAX = 100_000;
+/** A file name as the reader matches it: lower case, its stem, the stem spaced, its distinctive words and their stems. */
+interface NameForms {
+  name: string;
+  stem: string;
+  spaced: string;
+  words: string[];
+  wordStems: string[];
+}
+
+/**
+ * Name forms by file name: every question reads them for every video of its scope (thousands in a
+ * large index), and lower-casing and splitting each name again was a few ms of every question.
+ */
+const NAME_FORMS = new Map<string, NameForms>();
+const NAME_FORMS_MAX = 100_000;
+
+function nameForms(v: Video): NameForms {
+  let f = NAME_FORMS.get(v.fileName);
+  if (!f) {
+    const name = v.fileName.toLowerCase();
+    const stem = name.replace(/\.[a-z0-9]{2,5}$/, '');
+    const words = stem.split(/[^\p{L}\p{N}]+/u).filter((w) => w.length >= 3 && !/^\d+$/.test(w) && !NAME_FILLER.has(w));
+    f = { name, stem, spaced: stem.replace(/[-_.]+/g, ' '), words, wordStems: words.map(rawNameStem) };
+    if (NAME_FORMS.size >= NAME_FORMS_MAX) NAME_FORMS.clear();
+    NAME_FORMS.set(v.fileName, f);
+  }
+  return f;
+}
 
 /** The distinctive words of a file name (its stem's words less the filler). */
 function nameWords(v: Video): string[] {
-  let words = NAME_WORDS.get(v.fileName);
-  if (!words) {
-    words = v.fileName
-      .toLowerCase()
-      .replace(/\.[a-z0-9]{2,5}$/, '')
-      .split(/[^\p{L}\p{N}]+/u)
-      .filter((w) => w.length >= 3 && !/^\d+$/.test(w) && !NAME_FILLER.has(w));
-    if (NAME_WORDS.size >= NAME_WORDS_MAX) NAME_WORDS.clear();
-    NAME_WORDS.set(v.fileName, words);
-  }
-  return words;
+  return nameForms(v).words;
 }
 
 /** A name word's stem, unescaped: "the skateboard video" names skateboarding-dog.mp4 and "the drum clip" drummer.mp4. */
@@ -221,9 +236,7 @@ function nameStem(w: string): string {
 export function readFiles(q: string, videos: Video[]): Video[] {
   const out: Video[] = [];
   for (const v of videos) {
-    const name = v.fileName.toLowerCase();
-    const stem = name.replace(/\.[a-z0-9]{2,5}$/, '');
-    const spaced = stem.replace(/[-_.]+/g, ' ');
+    const { name, stem, spaced } = nameForms(v);
     // Each pattern below holds the stem or its spaced form: a question holding neither names
     // another video (the check is what keeps a question over thousands of videos cheap).
     if (!q.includes(stem) && !q.includes(spaced)) continue;
@@ -238,19 +251,28 @@ export function readFiles(q: string, videos: Video[]): Video[] {
   }
   // "The bunny video": a distinctive word of one file name (in no other name), said with a word for a video.
   if (!out.length) {
-    const wordsOf = nameWords;
-    const counts = new Map<string, number>();
-    for (const v of videos) for (const w of new Set(wordsOf(v))) counts.set(w, (counts.get(w) ?? 0) + 1);
+    // Only the words whose stem the question holds can count; how many names hold each of those is
+    // counted after (counting every word of thousands of names cost each question a few ms).
+    const asked = new Set<string>();
     for (const v of videos) {
-      const own = wordsOf(v).filter((w) => counts.get(w) === 1 && q.includes(rawNameStem(w)));
-      if (own.some((w) => new RegExp(`\\b${nameStem(w)}\\w* ${VIDEO_WORD}\\b`).test(q))) out.push(v);
+      const f = nameForms(v);
+      for (let i = 0; i < f.words.length; i++) if (q.includes(f.wordStems[i]!)) asked.add(f.words[i]!);
+    }
+    if (asked.size) {
+      const counts = new Map<string, number>();
+      for (const v of videos)
+        for (const w of new Set(nameWords(v))) if (asked.has(w)) counts.set(w, (counts.get(w) ?? 0) + 1);
+      for (const v of videos) {
+        const own = nameWords(v).filter((w) => asked.has(w) && counts.get(w) === 1);
+        if (own.some((w) => new RegExp(`\\b${nameStem(w)}\\w* ${VIDEO_WORD}\\b`).test(q))) out.push(v);
+      }
     }
   }
   // Names earliest in the question first (a comparison keeps the order written).
   const at = (v: Video) => {
-    const stem = v.fileName.toLowerCase().replace(/\.[a-z0-9]{2,5}$/, '');
+    const { stem, spaced } = nameForms(v);
     const i = q.indexOf(stem);
-    return i < 0 ? q.indexOf(stem.replace(/[-_.]+/g, ' ')) : i;
+    return i < 0 ? q.indexOf(spaced) : i;
   };
   return out.sort((a, b) => at(a) - at(b));
 }

@@ -40,10 +40,18 @@ export interface Ranked {
   cosine: number | null;
 }
 
-/** Seconds a label spans in one video, and its first start. */
+/** Seconds a label spans in one video, how many spans, and the first and last of their starts. */
 interface LabelSum {
   seconds: number;
+  count: number;
   first: number;
+  last: number;
+}
+
+/** The first and the last start of one kind's segments in one video. */
+interface StartRange {
+  first: number;
+  last: number;
 }
 
 /** The most rows `byKind` reads unless told otherwise (the first by time). */
@@ -104,10 +112,10 @@ export function kindWeights(intent: Intent): Record<SegmentKind, number> {
 }
 
 export class EvidenceFinder {
-  /** Per kind and video: seconds per label and its first start (see labelsOf). */
-  private readonly labelCache = new Map<string, Map<string, LabelSum>>();
-  /** Per video: the kinds of segment it holds (see kindsOf). */
-  private readonly kindCache = new Map<string, Set<SegmentKind>>();
+  /** Per kind, per video: seconds per label and its first start (see labelsOf). */
+  private readonly labelCache = new Map<SegmentKind, Map<string, Map<string, LabelSum>>>();
+  /** Per video: the kinds of segment it holds, each with its first and last start (see kindsOf). */
+  private readonly kindCache = new Map<string, Map<SegmentKind, StartRange>>();
 
   constructor(
     private readonly db: Db,
@@ -121,8 +129,13 @@ export class EvidenceFinder {
     kinds: SegmentKind[],
     opts: { labels?: string[]; limit?: number; last?: boolean } = {},
   ): Segment[] {
-    const conds = this.kindConds(scope, kinds, opts.labels);
+    const limit = opts.limit ?? KIND_READ_LIMIT;
+    const bound = this.startBound(scope, kinds, opts.labels, limit, opts.last ?? false);
+    const conds = bound
+      ? this.inScope({ ...scope, videos: bound.videos }, kinds, opts.labels)
+      : this.kindConds(scope, kinds, opts.labels);
     if (!conds) return [];
+    if (bound) conds.push(opts.last ? gte(segments.start, bound.start) : lte(segments.start, bound.start));
     // The ids first: the sort and the limit work on the index alone (segments_video_kind_idx, or
     // segments_video_kind_text_idx for labels), and only the rows kept are read. `last` reads the
     // latest ones (still returned in time order): the last of 20,000 spans is not among the first 500.
@@ -131,7 +144,7 @@ export class EvidenceFinder {
       .from(segments)
       .where(and(...conds))
       .orderBy(opts.last ? desc(segments.start) : asc(segments.start))
-      .limit(opts.limit ?? KIND_READ_LIMIT)
+      .limit(limit)
       .all()
       .map((r) => r.id);
     if (opts.last) ids.reverse();
@@ -219,6 +232,66 @@ export class EvidenceFinder {
       .get()!.n;
   }
 
+  /**
+   * A start that the first `limit` segments by time (the last ones, with `last`) of a whole-scope
+   * read cannot lie beyond, and the videos with a segment on its side, from the kept first and last
+   * start of each video's kinds and labels; null when none is known (a time window, or fewer than
+   * `limit` videos hold them). Each of `limit` videos has a segment starting at or before the
+   * limit-th smallest first start, so at least `limit` segments do: the read then looks into those
+   * videos only and sorts those segments, instead of every segment of the kind in the index (a
+   * hundred thousand person spans, thousands of videos). The rows it keeps are the same, ties
+   * included: it only leaves out rows that sort after all of them, and walks the same index in the
+   * same order (tested against the unbounded read).
+   */
+  private startBound(
+    scope: ScopeWindow,
+    kinds: SegmentKind[],
+    labels: string[] | undefined,
+    limit: number,
+    last: boolean,
+  ): { start: number; videos: Video[] } | null {
+    if (scope.window || limit <= 0 || scope.videos.length < limit) return null;
+    const starts: number[] = [];
+    const seen = new Float64Array(scope.videos.length).fill(Number.NaN);
+    const take = (first: number, lastStart: number, had: number | undefined) =>
+      had === undefined ? (last ? lastStart : first) : last ? Math.max(had, lastStart) : Math.min(had, first);
+    if (labels?.length) {
+      // Labels are kept per video for object detections only (a transcript's lines are no labels).
+      if (!kinds.every((k) => k === 'object')) return null;
+      const per = kinds.map((k) => this.labelsOf(scope.videos, k));
+      for (let i = 0; i < scope.videos.length; i++) {
+        let at: number | undefined;
+        for (const byLabel of per)
+          for (const l of labels) {
+            const sum = byLabel[i]!.get(l);
+            if (sum) at = take(sum.first, sum.last, at);
+          }
+        if (at !== undefined) {
+          starts.push(at);
+          seen[i] = at;
+        }
+      }
+    } else {
+      const have = this.kindsOf(scope.videos);
+      for (let i = 0; i < scope.videos.length; i++) {
+        let at: number | undefined;
+        for (const k of kinds) {
+          const r = have[i]!.get(k);
+          if (r) at = take(r.first, r.last, at);
+        }
+        if (at !== undefined) {
+          starts.push(at);
+          seen[i] = at;
+        }
+      }
+    }
+    if (starts.length < limit) return null;
+    starts.sort((a, b) => (last ? b - a : a - b));
+    const start = starts[limit - 1]!;
+    // NaN (no segment of these kinds) compares false: such a video is left out too.
+    return { start, videos: scope.videos.filter((_, i) => (last ? seen[i]! >= start : seen[i]! <= start)) };
+  }
+
   /** The conditions of a read of these kinds in the scope, or null when no video holds one of them. */
   private kindConds(scope: ScopeWindow, kinds: SegmentKind[], labels?: string[]): SQL[] | null {
     // Only the videos that hold one of the kinds (a default install has no captions at all: asking
@@ -260,7 +333,7 @@ export class EvidenceFinder {
         if (had) {
           had.seconds += l.seconds;
           had.first = Math.min(had.first, l.first);
-        } else sum.set(label, { seconds: l.seconds, first: l.first });
+        } else sum.set(label, { ...l });
       }
     return [...sum]
       .sort((a, b) => b[1].seconds - a[1].seconds || a[1].first - b[1].first)
@@ -283,43 +356,73 @@ export class EvidenceFinder {
    * and for how long), computed on first use and dropped when the video changes (invalidate).
    */
   private labelsOf(videos: Video[], kind: SegmentKind): Map<string, LabelSum>[] {
-    const key = (videoId: string) => `${kind}\u0000${videoId}`;
-    const missing = videos.map((v) => v.id).filter((id) => !this.labelCache.has(key(id)));
+    let byVideo = this.labelCache.get(kind);
+    if (!byVideo) this.labelCache.set(kind, (byVideo = new Map()));
+    // One lookup per video (a whole index is thousands: building a key string for each, twice, was
+    // a few ms of every question).
+    const out = new Array<Map<string, LabelSum>>(videos.length);
+    const missing: string[] = [];
+    for (let i = 0; i < videos.length; i++) {
+      const had = byVideo.get(videos[i]!.id);
+      if (had) out[i] = had;
+      else missing.push(videos[i]!.id);
+    }
+    if (missing.length === 0) return out;
     for (let i = 0; i < missing.length; i += LABEL_CHUNK) {
       const ids = missing.slice(i, i + LABEL_CHUNK);
-      const rows = this.db.all<{ v: string; label: string; seconds: number; first: number }>(
-        sql`SELECT video_id AS v, text AS label, sum("end" - start) AS seconds, min(start) AS first FROM segments
-            WHERE video_id IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND kind = ${kind}
+      const rows = this.db.all<{
+        v: string;
+        label: string;
+        seconds: number;
+        count: number;
+        first: number;
+        last: number;
+      }>(
+        sql`SELECT video_id AS v, text AS label, sum("end" - start) AS seconds, count(*) AS count, min(start) AS first, max(start) AS last
+            FROM segments WHERE video_id IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND kind = ${kind}
             GROUP BY video_id, text`,
       );
-      for (const id of ids) this.labelCache.set(key(id), new Map());
-      for (const r of rows) this.labelCache.get(key(r.v))!.set(r.label, { seconds: r.seconds, first: r.first });
+      for (const id of ids) byVideo.set(id, new Map());
+      for (const r of rows)
+        byVideo.get(r.v)!.set(r.label, { seconds: r.seconds, count: r.count, first: r.first, last: r.last });
     }
-    return videos.map((v) => this.labelCache.get(key(v.id))!);
+    for (let i = 0; i < videos.length; i++) out[i] ??= byVideo.get(videos[i]!.id)!;
+    return out;
   }
 
   /**
    * The kinds of segment each video holds, in the order of `videos`: kept per video like its labels
    * (a question over a whole index asks "are there captions at all?" without probing every video).
    */
-  private kindsOf(videos: Video[]): Set<SegmentKind>[] {
-    const missing = videos.map((v) => v.id).filter((id) => !this.kindCache.has(id));
+  private kindsOf(videos: Video[]): Map<SegmentKind, StartRange>[] {
+    const out = new Array<Map<SegmentKind, StartRange>>(videos.length);
+    const missing: string[] = [];
+    for (let i = 0; i < videos.length; i++) {
+      const had = this.kindCache.get(videos[i]!.id);
+      if (had) out[i] = had;
+      else missing.push(videos[i]!.id);
+    }
+    if (missing.length === 0) return out;
     for (let i = 0; i < missing.length; i += LABEL_CHUNK) {
       const ids = missing.slice(i, i + LABEL_CHUNK);
-      // One probe of segments_video_kind_idx per video and kind (not a read of every row).
-      const rows = this.db.all<{ v: string; kind: SegmentKind }>(
-        sql`SELECT j.value AS v, k.value AS kind FROM json_each(${JSON.stringify(ids)}) j, json_each(${JSON.stringify(SEGMENT_KINDS)}) k
-            WHERE EXISTS (SELECT 1 FROM segments WHERE video_id = j.value AND kind = k.value)`,
+      // Two steps of segments_video_kind_idx per video and kind, its first and its last entry (not a
+      // read of every row).
+      const rows = this.db.all<{ v: string; kind: SegmentKind; first: number; last: number }>(
+        sql`SELECT v, kind, first, (SELECT max(start) FROM segments WHERE video_id = v AND kind = t.kind) AS last
+            FROM (SELECT j.value AS v, k.value AS kind, (SELECT min(start) FROM segments WHERE video_id = j.value AND kind = k.value) AS first
+                  FROM json_each(${JSON.stringify(ids)}) j, json_each(${JSON.stringify(SEGMENT_KINDS)}) k) t
+            WHERE first IS NOT NULL`,
       );
-      for (const id of ids) this.kindCache.set(id, new Set());
-      for (const r of rows) this.kindCache.get(r.v)!.add(r.kind);
+      for (const id of ids) this.kindCache.set(id, new Map());
+      for (const r of rows) this.kindCache.get(r.v)!.set(r.kind, { first: r.first, last: r.last });
     }
-    return videos.map((v) => this.kindCache.get(v.id)!);
+    for (let i = 0; i < videos.length; i++) out[i] ??= this.kindCache.get(videos[i]!.id)!;
+    return out;
   }
 
   /** A video's segments changed: its kept labels and kinds are dropped. */
   invalidate(videoId: string): void {
-    for (const kind of SEGMENT_KINDS) this.labelCache.delete(`${kind}\u0000${videoId}`);
+    for (const byVideo of this.labelCache.values()) byVideo.delete(videoId);
     this.kindCache.delete(videoId);
   }
 

@@ -561,28 +561,65 @@ export class IvfIndex {
   }
 }
 
-/** The `k` best [id, score] pairs offered, best first (of equal scores, the smaller id first). */
-class Top {
-  private readonly items: [number, number][] = [];
-  private worst = -Infinity;
-  constructor(private readonly k: number) {}
+/**
+ * The `k` best [id, score] pairs offered, best first (of equal scores, the smaller id first). A
+ * binary heap of the kept ones in typed arrays, the worst at its root: an offer that does not beat
+ * the worst costs one comparison, one that does costs log k moves (sorting a buffer of tuples on
+ * every overflow cost a semantic question more than its dot products).
+ */
+export class Top {
+  private readonly ids: Float64Array;
+  private readonly scores: Float64Array;
+  private n = 0;
+  constructor(private readonly k: number) {
+    this.ids = new Float64Array(Math.max(0, k));
+    this.scores = new Float64Array(Math.max(0, k));
+  }
 
   offer(id: number, score: number): void {
-    if (this.items.length >= this.k && score <= this.worst) return;
-    this.items.push([id, score]);
-    if (this.items.length > this.k * 2) this.trim();
+    const { ids, scores } = this;
+    if (this.n < this.k) {
+      // Up from the new leaf while it is worse than its parent.
+      let i = this.n++;
+      while (i > 0) {
+        const p = (i - 1) >> 1;
+        if (!worse(score, id, scores[p]!, ids[p]!)) break;
+        ids[i] = ids[p]!;
+        scores[i] = scores[p]!;
+        i = p;
+      }
+      ids[i] = id;
+      scores[i] = score;
+      return;
+    }
+    if (this.k <= 0 || !worse(scores[0]!, ids[0]!, score, id)) return;
+    // It replaces the worst: down from the root while a child is worse than it.
+    const n = this.n;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= n) break;
+      const r = l + 1;
+      const c = r < n && worse(scores[r]!, ids[r]!, scores[l]!, ids[l]!) ? r : l;
+      if (!worse(scores[c]!, ids[c]!, score, id)) break;
+      ids[i] = ids[c]!;
+      scores[i] = scores[c]!;
+      i = c;
+    }
+    ids[i] = id;
+    scores[i] = score;
   }
 
   sorted(): [number, number][] {
-    this.trim();
-    return this.items;
+    const out: [number, number][] = [];
+    for (let i = 0; i < this.n; i++) out.push([this.ids[i]!, this.scores[i]!]);
+    return out.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
   }
+}
 
-  private trim(): void {
-    this.items.sort((a, b) => b[1] - a[1] || a[0] - b[0]);
-    if (this.items.length > this.k) this.items.length = this.k;
-    if (this.items.length >= this.k) this.worst = this.items[this.k - 1]![1];
-  }
+/** Whether (score a, id a) ranks below (score b, id b): a lower score, or of equal ones the larger id. */
+function worse(sa: number, ia: number, sb: number, ib: number): boolean {
+  return sa < sb || (sa === sb && ia > ib);
 }
 
 const same = (a: Range, b: Range) => a.first === b.first && a.last === b.last && a.count === b.count;
