@@ -1,7 +1,8 @@
 /**
  * The first (and last) segments by time of a read over many videos (EvidenceFinder.byKind): bounded
  * by the first and last starts kept per video, they are the same rows, ties included, as a read of
- * every segment of the kind sorted by time; and they follow a video's changes once it is invalidated.
+ * every segment of the kind sorted by time; the count of a label's spans, from the counts kept per
+ * video, is the count of its rows; and both follow a video's changes once it is invalidated.
  * A real SQLite database (FakeIndex), no models.
  */
 import { afterAll, describe, expect, test } from 'bun:test';
@@ -66,6 +67,14 @@ describe('the first segments by time over many videos', () => {
           checked++;
         }
     expect(checked).toBe(48);
+    // How many spans of labels (counted from what is kept per video): as many as a count of the rows.
+    const count = (labels: string[]) =>
+      index.db.all<{ n: number }>(
+        sql`SELECT count(*) AS n FROM segments WHERE kind = 'object' AND text IN (SELECT value FROM json_each(${JSON.stringify(labels)}))`,
+      )[0]!.n;
+    for (const labels of [['person'], ['dog', 'cat'], ['giraffe']])
+      expect(finder.countByKind(scope, ['object'], labels)).toBe(count(labels));
+    expect(count(['person'])).toBeGreaterThan(1_000);
     // Starts tie at the limit: 500 person spans end within a few seconds of many more.
     const firsts = finder.byKind(scope, ['object'], { labels: ['person'], limit: 500 });
     expect(firsts.at(-1)!.start).toBeLessThan(10);
@@ -89,6 +98,10 @@ describe('the first segments by time over many videos', () => {
       [v.id, -2],
       [v.id, -1],
     ]);
+    expect(core.finder.countByKind(scope, ['object'], ['person'])).toBe(
+      index.db.all<{ n: number }>(sql`SELECT count(*) AS n FROM segments WHERE kind = 'object' AND text = 'person'`)[0]!
+        .n,
+    );
     const latest = core.finder.byKind(scope, ['object'], { labels: ['person'], limit: 1, last: true });
     expect(latest.map((s) => [s.videoId, s.start])).toEqual([[v.id, 500]]);
     expect(core.finder.byKind(scope, ['transcript'], { limit: 500, last: true }).map((s) => s.id)).toEqual(

@@ -293,7 +293,7 @@ function withMissingModel(
 /** Whether the object detector saw the label in the scope (whole videos: from the labels each holds). */
 function seen(a: AnswerInput, scope: ScopeWindow, label: string): boolean {
   if (!scope.window) return a.retrieval.finder.withLabel(scope.videos, label).length > 0;
-  return a.retrieval.finder.byKind(scope, ['object'], { labels: [label], limit: 1 }).length > 0;
+  return a.retrieval.finder.has(scope, ['object'], [label]);
 }
 
 function evidenceOf(a: AnswerInput, s: Segment, score: number): Evidence {

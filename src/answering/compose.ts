@@ -311,7 +311,7 @@ export class Composer {
   sees(label: string): boolean {
     const scope = this.withLabels([label]);
     if (!scope.window) return scope.videos.length > 0;
-    return scope.videos.length > 0 && this.c.finder.byKind(scope, ['object'], { labels: [label], limit: 1 }).length > 0;
+    return scope.videos.length > 0 && this.c.finder.has(scope, ['object'], [label]);
   }
 
   /**

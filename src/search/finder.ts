@@ -186,6 +186,15 @@ export class EvidenceFinder {
 
   /** How many segments `byKind` would find without its limit (an answer's "and N more times"). */
   countByKind(scope: ScopeWindow, kinds: SegmentKind[], labels?: string[]): number {
+    // Whole videos, object labels: the kept count of each label in each video (a common label is
+    // tens of thousands of spans to count in an index of thousands of videos).
+    if (!scope.window && labels?.length && kinds.length === 1 && kinds[0] === 'object') {
+      const wanted = [...new Set(labels)];
+      const videos = [...new Map(scope.videos.map((v) => [v.id, v])).values()];
+      let n = 0;
+      for (const byLabel of this.labelsOf(videos, 'object')) for (const l of wanted) n += byLabel.get(l)?.count ?? 0;
+      return n;
+    }
     const conds = this.kindConds(scope, kinds, labels);
     if (!conds) return 0;
     return this.db
@@ -351,6 +360,18 @@ export class EvidenceFinder {
   }
 
   /**
+   * How many spans of `label` (of `kind`, default objects) each of these videos holds and their first
+   * start, in the order of `videos` (undefined: none), from the kept labels.
+   */
+  labelSpans(
+    videos: Video[],
+    label: string,
+    kind: SegmentKind = 'object',
+  ): ({ count: number; first: number } | undefined)[] {
+    return this.labelsOf(videos, kind).map((byLabel) => byLabel.get(label));
+  }
+
+  /**
    * Each video's labels of `kind` with the seconds they span and their first start, in the order of
    * `videos`. Kept in memory per video (the one per-video label cache: which labels a video holds
    * and for how long), computed on first use and dropped when the video changes (invalidate).
@@ -454,14 +475,18 @@ export class EvidenceFinder {
     return ids.map((id) => byId.get(id)!);
   }
 
-  /** Whether the scope has any segment of these kinds. */
-  has(scope: ScopeWindow, kinds: SegmentKind[]): boolean {
+  /**
+   * Whether the scope has any segment of these kinds (of these labels, when given). With a window,
+   * one indexed probe that stops at the first match (not the first by time, which sorts them all).
+   */
+  has(scope: ScopeWindow, kinds: SegmentKind[], labels?: string[]): boolean {
     if (scope.videos.length === 0) return false;
-    if (!scope.window) return this.kindsOf(scope.videos).some((have) => kinds.some((k) => have.has(k)));
+    if (!scope.window && !labels?.length)
+      return this.kindsOf(scope.videos).some((have) => kinds.some((k) => have.has(k)));
     return !!this.db
       .select({ id: segments.id })
       .from(segments)
-      .where(and(...this.inScope(scope, kinds)))
+      .where(and(...this.inScope(scope, kinds, labels)))
       .limit(1)
       .get();
   }

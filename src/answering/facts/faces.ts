@@ -11,6 +11,7 @@
  * detections, not people.
  */
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
+import type { EvidenceFinder } from '../../search/finder';
 import type { Db } from '../../storage/db';
 import { people, personAppearances, segments, type Video } from '../../storage/schema';
 import type { Answer, Composer } from '../compose';
@@ -21,6 +22,8 @@ import { cueForm, type FactPlugin } from './plugin';
 /** What a people question sees: the index, the scope of the answer and how it cites. */
 interface PeopleQuestion {
   db: Db;
+  /** The composer's finder: its kept per-video label counts and first starts. */
+  finder: EvidenceFinder;
   prompt: string;
   indexId: string;
   videos: Video[];
@@ -131,6 +134,7 @@ export const faces: FactPlugin = {
 function question(t: Composer): PeopleQuestion {
   return {
     db: t.db,
+    finder: t.finder,
     prompt: t.prompt,
     indexId: t.indexId,
     videos: t.scope.videos,
@@ -372,20 +376,61 @@ function appearances(q: PeopleQuestion, personIds?: string[]): Appearance[] {
  * was most of the time of a "how many people" question.
  */
 function facelessPersons(q: PeopleQuestion, limit: number): { count: number; first: Spot[] } {
-  const ids = JSON.stringify(q.videos.map((v) => v.id));
   const w = q.window;
   const inWindow = (a: string) =>
     w ? sql` AND ${sql.raw(a)}.start <= ${w.end} AND ${sql.raw(a)}."end" >= ${w.start}` : sql``;
   // A face of the scope's appearances (those in the window, as appearances() reads them) overlaps it.
-  const where = sql`s.video_id IN (SELECT value FROM json_each(${ids})) AND s.kind = 'object' AND s.text = 'person'${inWindow('s')}
+  const where = (videos: Video[]) =>
+    sql`s.video_id IN (SELECT value FROM json_each(${JSON.stringify(videos.map((v) => v.id))})) AND s.kind = 'object' AND s.text = 'person'${inWindow('s')}
     AND NOT EXISTS (SELECT 1 FROM person_appearances pa JOIN segments f ON f.id = pa.segment_id JOIN people p ON p.id = pa.person_id
       WHERE pa.video_id = s.video_id AND f.start < s."end" AND f."end" > s.start${inWindow('f')})`;
-  const count = q.db.all<{ n: number }>(sql`SELECT count(*) AS n FROM segments s WHERE ${where}`)[0]?.n ?? 0;
-  const first = count
-    ? q.db.all<Spot>(
-        sql`SELECT s.video_id AS videoId, s.start AS start, s."end" AS "end" FROM segments s WHERE ${where} ORDER BY s.start LIMIT ${limit}`,
+  const countIn = (videos: Video[]) =>
+    videos.length
+      ? (q.db.all<{ n: number }>(sql`SELECT count(*) AS n FROM segments s WHERE ${where(videos)}`)[0]?.n ?? 0)
+      : 0;
+  if (w) {
+    const count = countIn(q.videos);
+    const first = count
+      ? q.db.all<Spot>(
+          sql`SELECT s.video_id AS videoId, s.start AS start, s."end" AS "end" FROM segments s WHERE ${where(q.videos)} ORDER BY s.start LIMIT ${limit}`,
+        )
+      : [];
+    return { count, first };
+  }
+  // Whole videos: in a video without any face appearance every person span is faceless, and the
+  // finder keeps how many each video holds; only the videos with faces are counted span by span.
+  const spans = q.finder.labelSpans(q.videos, 'person');
+  const faced = new Set(
+    q.db
+      .all<{ v: string }>(
+        sql`SELECT DISTINCT pa.video_id AS v FROM person_appearances pa JOIN segments f ON f.id = pa.segment_id JOIN people p ON p.id = pa.person_id
+            WHERE pa.video_id IN (SELECT value FROM json_each(${JSON.stringify(q.videos.map((v) => v.id))}))`,
       )
-    : [];
+      .map((r) => r.v),
+  );
+  let count = countIn(q.videos.filter((v) => faced.has(v.id)));
+  const firsts: number[] = [];
+  q.videos.forEach((v, i) => {
+    const s = spans[i];
+    if (s && !faced.has(v.id)) {
+      count += s.count;
+      firsts.push(s.first);
+    }
+  });
+  if (!count || limit <= 0) return { count, first: [] };
+  // The first `limit` by time start no later than the limit-th first start of the faceless videos
+  // (each has a faceless span from then): only the videos with a span by then are read, and only
+  // their spans by then are sorted: the same rows, ties included, as the read of all of them.
+  let videos = q.videos;
+  let bound = sql``;
+  if (firsts.length >= limit) {
+    const t = firsts.sort((a, b) => a - b)[limit - 1]!;
+    videos = q.videos.filter((_, i) => spans[i] !== undefined && spans[i]!.first <= t);
+    bound = sql` AND s.start <= ${t}`;
+  }
+  const first = q.db.all<Spot>(
+    sql`SELECT s.video_id AS videoId, s.start AS start, s."end" AS "end" FROM segments s WHERE ${where(videos)}${bound} ORDER BY s.start LIMIT ${limit}`,
+  );
   return { count, first };
 }
 
