@@ -1,7 +1,7 @@
 /**
  * bench/answer-profile: where the time of one /inquire question goes, step by step, in-process.
  *
- *   bun bench/answer-profile.ts --dir DATA_DIR [--reps 3] [--only TYPE] [--prompt TEXT] [--sql 15] [--rules-only] [--dump FILE]
+ *   bun bench/answer-profile.ts --dir DATA_DIR [--reps 3] [--warm-passes 0] [--only TYPE] [--prompt TEXT] [--sql 15] [--rules-only] [--dump FILE]
  *
  * DATA_DIR is one of bench/inquire's size folders (e.g. $TMPDIR/vidq-bench-inquire-v2/h1000: a
  * data directory of the server with bench-base.json and bench-size.json beside the database); use
@@ -10,7 +10,8 @@
  * server has it ~100 s after start), and each of bench/inquire's questions is asked through
  * AnsweringService.prepare (validation, scope, the composed answer: what POST /inquire does less
  * HTTP) `reps` times after one warm-up (--only: questions of one type; --prompt: those whose wording
- * contains TEXT). Printed: each question's mean time and CPU time (the whole
+ * contains TEXT). --warm-passes N first asks every question N times unmeasured: the JIT's compiler threads
+ * then have settled, as in a server that has answered for a while (their CPU counts otherwise). Printed: each question's mean time and CPU time (the whole
  * process, every thread: the steady measure on a shared machine, where wall times follow the load);
  * per question type: the mean time per question of
  * each step (inclusive, nested steps are indented by their name) and the SQL statements that
@@ -42,6 +43,7 @@ const { values } = parseArgs({
     reps: { type: 'string' },
     only: { type: 'string' },
     prompt: { type: 'string' },
+    'warm-passes': { type: 'string' },
     sql: { type: 'string' },
     'rules-only': { type: 'boolean' },
     dump: { type: 'string' },
@@ -188,6 +190,13 @@ await service.retrieval.prepare(all);
 console.log(
   `${size.hours.toFixed(0)} h: ${all.length} videos; ANN index built in ${((performance.now() - t0) / 1000).toFixed(1)} s (load ${loadavg()[0]!.toFixed(2)})`,
 );
+
+const WARM_PASSES = Number(values['warm-passes'] ?? 0);
+for (let p = 0; p < WARM_PASSES; p++)
+  for (const q of QUESTIONS.filter(
+    (q) => (!values.only || q.type === values.only) && (!values.prompt || q.prompt.includes(values.prompt)),
+  ))
+    await service.answering.prepare(user, reqOf(q));
 
 const byType = new Map<string, { total: number[]; steps: Map<string, { ms: number; n: number }> }>();
 const perQuestion: { q: Question; ms: number; cpu: number; reading: string }[] = [];

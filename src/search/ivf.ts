@@ -34,7 +34,10 @@ import { sql } from 'drizzle-orm';
 import { Index, MetricKind, ScalarKind } from 'usearch';
 import type { Db } from '../storage/db';
 import type { Video } from '../storage/schema';
-import { dot, norm } from './int8';
+import { Dots, norm } from './int8';
+
+/** The dot products of a search (one JavaScript thread answers: one is enough). */
+const DOTS = new Dots();
 
 /** Lists per vector: about 2·√n lists, so that a list holds about √n / 2 vectors. */
 const LISTS_PER_ROOT = 2;
@@ -207,15 +210,18 @@ export class IvfIndex {
     const top = new Top(k);
     let read = 0;
     let scoped = 0;
+    DOTS.setQuery(q);
     // The loose vectors (none once clustered) first, then the nearest lists.
     for (let p = -1; p < L && (p < want || scoped < this.minRead); p++) {
       const list = p < 0 ? this.loose : this.lists[order[p]!]!;
       const { ids, rows, inv } = list;
       read += list.n;
+      if (list.n === 0) continue;
+      const dots = DOTS.scores(rows, list.n);
       for (let r = 0; r < list.n; r++) {
         if (inScope && !inScope(ids[r]!)) continue;
         scoped++;
-        top.offer(ids[r]!, dot(q, rows, r * dims, dims) * inv[r]!);
+        top.offer(ids[r]!, dots[r]! * inv[r]!);
       }
     }
     return { items: top.sorted(), read };
