@@ -28,6 +28,8 @@ const many: FakeVideo[] = Array.from({ length: 700 }, (_, i) => {
     segs.push({ kind: 'transcript', start: startAt(), end: 50, text: `line ${k} of ${i}` });
   }
   if (i % 7 === 0) segs.push({ kind: 'ocr', start: startAt(), end: 9, text: `sign ${i}` });
+  // A label of few videos with many spans each (a bound from the counts kept, not from the videos).
+  if (i % 250 === 1) for (let k = 0; k < 300; k++) segs.push(objectSpan('bird', Math.floor(rand() * 200), 300, 1));
   return { fileName: `clip-${String(i).padStart(3, '0')}.mp4`, duration: 60, segments: segs };
 });
 const index = new FakeIndex(many);
@@ -54,6 +56,8 @@ describe('the first segments by time over many videos', () => {
       [['object'], ['person']],
       [['object'], ['dog']],
       [['object'], ['dog', 'cat']],
+      [['object'], ['bird']],
+      [['object'], ['bird', 'dog']],
       [['transcript'], undefined],
       [['ocr'], undefined],
       [['object', 'transcript', 'ocr'], undefined],
@@ -66,7 +70,7 @@ describe('the first segments by time over many videos', () => {
           expect(got).toEqual(unbounded(kinds, labels, limit, last));
           checked++;
         }
-    expect(checked).toBe(48);
+    expect(checked).toBe(64);
     // How many spans of labels (counted from what is kept per video): as many as a count of the rows.
     const count = (labels: string[]) =>
       index.db.all<{ n: number }>(

@@ -243,14 +243,15 @@ export class EvidenceFinder {
 
   /**
    * A start that the first `limit` segments by time (the last ones, with `last`) of a whole-scope
-   * read cannot lie beyond, and the videos with a segment on its side, from the kept first and last
-   * start of each video's kinds and labels; null when none is known (a time window, or fewer than
-   * `limit` videos hold them). Each of `limit` videos has a segment starting at or before the
-   * limit-th smallest first start, so at least `limit` segments do: the read then looks into those
-   * videos only and sorts those segments, instead of every segment of the kind in the index (a
-   * hundred thousand person spans, thousands of videos). The rows it keeps are the same, ties
-   * included: it only leaves out rows that sort after all of them, and walks the same index in the
-   * same order (tested against the unbounded read).
+   * read cannot lie beyond, and the videos with a segment on its side, from what is kept per video:
+   * the first and last start of each kind, and of each object label with its count; null when none
+   * is known (a time window, or fewer than `limit` segments known). A video's segments of a label
+   * start at its first start (one) and by its last (all of them): the smallest start by which
+   * `limit` segments have started bounds the read, which then looks into the videos with a segment
+   * by then and sorts those segments, instead of every segment of the kind in the index (a hundred
+   * thousand person spans, thousands of videos). The rows it keeps are the same, ties included: it
+   * only leaves out rows that sort after all of them, and walks the same index in the same order
+   * (tested against the unbounded read).
    */
   private startBound(
     scope: ScopeWindow,
@@ -259,46 +260,53 @@ export class EvidenceFinder {
     limit: number,
     last: boolean,
   ): { start: number; videos: Video[] } | null {
-    if (scope.window || limit <= 0 || scope.videos.length < limit) return null;
-    const starts: number[] = [];
-    const seen = new Float64Array(scope.videos.length).fill(Number.NaN);
-    const take = (first: number, lastStart: number, had: number | undefined) =>
-      had === undefined ? (last ? lastStart : first) : last ? Math.max(had, lastStart) : Math.min(had, first);
+    if (scope.window || limit <= 0) return null;
+    // [start, segments known to have started by then] (by then: at or before it; with `last`, at or after).
+    const events: [number, number][] = [];
+    // Per video, the start of its earliest (latest) segment read: NaN, none.
+    const edge = new Float64Array(scope.videos.length).fill(Number.NaN);
+    const add = (i: number, first: number, lastStart: number, count: number) => {
+      const [near, far] = last ? [lastStart, first] : [first, lastStart];
+      events.push([near, 1]);
+      if (count > 1) events.push([far, count - 1]);
+      const had = edge[i]!;
+      edge[i] = Number.isNaN(had) ? near : last ? Math.max(had, near) : Math.min(had, near);
+    };
     if (labels?.length) {
       // Labels are kept per video for object detections only (a transcript's lines are no labels).
       if (!kinds.every((k) => k === 'object')) return null;
-      const per = kinds.map((k) => this.labelsOf(scope.videos, k));
-      for (let i = 0; i < scope.videos.length; i++) {
-        let at: number | undefined;
+      const wanted = [...new Set(labels)];
+      const per = [...new Set(kinds)].map((k) => this.labelsOf(scope.videos, k));
+      for (let i = 0; i < scope.videos.length; i++)
         for (const byLabel of per)
-          for (const l of labels) {
+          for (const l of wanted) {
             const sum = byLabel[i]!.get(l);
-            if (sum) at = take(sum.first, sum.last, at);
+            if (sum) add(i, sum.first, sum.last, sum.count);
           }
-        if (at !== undefined) {
-          starts.push(at);
-          seen[i] = at;
-        }
-      }
     } else {
       const have = this.kindsOf(scope.videos);
-      for (let i = 0; i < scope.videos.length; i++) {
-        let at: number | undefined;
-        for (const k of kinds) {
+      const wanted = [...new Set(kinds)];
+      for (let i = 0; i < scope.videos.length; i++)
+        for (const k of wanted) {
           const r = have[i]!.get(k);
-          if (r) at = take(r.first, r.last, at);
+          // Not counted per kind: one segment starts at the first start, another at the last (when later).
+          if (r) add(i, r.first, r.last, r.last !== r.first ? 2 : 1);
         }
-        if (at !== undefined) {
-          starts.push(at);
-          seen[i] = at;
-        }
+    }
+    events.sort((a, b) => (last ? b[0] - a[0] : a[0] - b[0]));
+    let started = 0;
+    let start: number | null = null;
+    for (const [at, n] of events) {
+      started += n;
+      if (started >= limit) {
+        start = at;
+        break;
       }
     }
-    if (starts.length < limit) return null;
-    starts.sort((a, b) => (last ? b - a : a - b));
-    const start = starts[limit - 1]!;
+    if (start === null) return null;
+    const by = start;
     // NaN (no segment of these kinds) compares false: such a video is left out too.
-    return { start, videos: scope.videos.filter((_, i) => (last ? seen[i]! >= start : seen[i]! <= start)) };
+    return { start: by, videos: scope.videos.filter((_, i) => (last ? edge[i]! >= by : edge[i]! <= by)) };
   }
 
   /** The conditions of a read of these kinds in the scope, or null when no video holds one of them. */
