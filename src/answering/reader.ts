@@ -232,8 +232,23 @@ function nameStem(w: string): string {
   return escapeRe(rawNameStem(w));
 }
 
+/**
+ * The last files read per scope (the array itself): a question reads its slots more than once over
+ * the same scope (the reading, then the answer), and over thousands of videos each read is a
+ * millisecond or two.
+ */
+const FILES_READ = new WeakMap<Video[], { q: string; length: number; files: Video[] }>();
+
 /** The videos of the scope the question names. */
 export function readFiles(q: string, videos: Video[]): Video[] {
+  const had = FILES_READ.get(videos);
+  if (had && had.q === q && had.length === videos.length) return [...had.files];
+  const files = namedFiles(q, videos);
+  FILES_READ.set(videos, { q, length: videos.length, files: [...files] });
+  return files;
+}
+
+function namedFiles(q: string, videos: Video[]): Video[] {
   const out: Video[] = [];
   for (const v of videos) {
     const { name, stem, spaced } = nameForms(v);
