@@ -44,6 +44,8 @@ const POLL_MS = 2000;
  * kill -9).
  */
 const STOP_GRACE_MS = 5000;
+/** How often the worker looks whether its parent is still the server that started it. */
+const PARENT_CHECK_MS = 1000;
 
 /**
  * The worker's two job slots share one set of loaded analyzers (one copy of each model):
@@ -108,6 +110,9 @@ export async function runWorker(config: Config): Promise<number> {
     for await (const _ of process.stdin as unknown as AsyncIterable<Uint8Array>) wakeAll();
     stopNow('parent gone');
   })();
+  // The same, should the EOF not come (another process holding the pipe): an orphan gets a new parent.
+  const parent = process.ppid;
+  setInterval(() => process.ppid !== parent && stopNow('parent gone'), PARENT_CHECK_MS).unref();
   process.on('SIGTERM', () => stopNow('terminated'));
 
   send({ type: 'ready', analyzers: analyzers.map((a) => a.stage) });
