@@ -3,7 +3,7 @@
  * grows from 1 h to 100 h of indexed video, through the real HTTP server in its own process.
  *
  *   bun bench/inquire.ts [--sizes 1,10,100] [--n 200] [--concurrency 1,8,32] [--rebuild] [--dump FILE] [--only-build]
- *                        [--cache DIR] [--recall-sample K]
+ *                        [--cache DIR] [--recall-sample K] [--server-cpu-prof DIR]
  *
  * The data (cached in $TMPDIR/vidq-bench-inquire-v2/, reused by later runs; --rebuild starts over):
  *  - base/: the real clips of ../shared/media that bench/quality uses, uploaded through the API
@@ -79,6 +79,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string' },
     cache: { type: 'string' },
     'recall-sample': { type: 'string' },
+    'server-cpu-prof': { type: 'string' },
   },
 });
 const SIZES = (values.sizes ?? '1,10,100')
@@ -957,9 +958,12 @@ function addSynthetic(dir: string, base: BaseInfo, hours: number, pool: Pool): S
 // ---- running the server and asking ----------------------------------------------------------
 
 async function serve(dir: string): Promise<{ url: string; pid: number; stop: () => Promise<void> }> {
+  const prof = values['server-cpu-prof'];
   const proc = Bun.spawn(
     [
       process.execPath,
+      // The server's CPU profile (markdown, written when it stops), to see where a question's time goes.
+      ...(prof ? ['--cpu-prof-md', `--cpu-prof-dir=${prof}`] : []),
       join(import.meta.dir, '../src/main.ts'),
       'serve',
       '--data-dir',

@@ -3,11 +3,17 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypt
 
 const URL_SAFE = /^[A-Za-z0-9_-]+$/;
 
-/** `length` random URL-safe characters (base64url of enough random bytes). */
+const ALNUM = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+
+/**
+ * `length` random URL-safe characters (base64url of enough random bytes), never starting with "-":
+ * one id or token in 64 would otherwise be read as an option on a command line
+ * (`vidq mcp --token -x…` is refused as ambiguous).
+ */
 export function randomId(length: number): string {
-  return randomBytes(Math.ceil((length * 3) / 4) + 1)
-    .toString('base64url')
-    .slice(0, length);
+  const bytes = randomBytes(Math.ceil((length * 3) / 4) + 1);
+  const id = bytes.toString('base64url').slice(0, length);
+  return id.startsWith('-') ? ALNUM[bytes[bytes.length - 1]! % ALNUM.length] + id.slice(1) : id;
 }
 
 /** index_id: 64 characters, so that it meets /inquire's 60-character minimum for `index`. */

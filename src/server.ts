@@ -7,7 +7,9 @@ import { analyzerNames, isLoopbackHost, type Config } from './config';
 import { createHttpApp } from './http/app';
 import { withOllama } from './analysis/engines/model-server/ollama';
 import { DEFAULT_WHISPER_MODEL, whisperModelPresent } from './analysis/engines/stt';
+import { redoInterruptedCopies } from './jobs/playback-step';
 import { createLogger } from './log';
+import { resolveBinaries } from './media/binaries';
 import { createService, ensureDefaultUser, type Service } from './service';
 
 export interface RunningServer {
@@ -39,6 +41,20 @@ export async function startServer(
   if (resumed || requeued.length)
     log.info('resuming interrupted analysis', { jobs: resumed, requeued: requeued.length });
   service.maintenance.run();
+  // Copies the last stop cut off are made again; a worker started now makes copies only for its
+  // own jobs, which are not ready videos.
+  const copies = new AbortController();
+  redoInterruptedCopies(
+    {
+      db: service.db,
+      files: service.files,
+      log,
+      minFreeBytes: config.minFreeBytes,
+      ffmpeg: async () => (await resolveBinaries(service.files.binDir)).ffmpeg,
+    },
+    service.videoChanged,
+    copies.signal,
+  ).catch((e) => log.error('playback copies not made again', { reason: (e as Error).message }));
   service.workers.start();
   // Another embedding model than the one that embedded the index: redo the vectors (issue 11).
   const reembed = config.analysisWorkers > 0 ? service.reanalyze.reembedChanged() : [];
@@ -102,6 +118,7 @@ export async function startServer(
     development: app.server!.development,
     async stop() {
       service.live.stop();
+      copies.abort();
       await app.stop(true);
       await service.workers.stop();
       (app.store as { cron?: Record<string, { stop(): void }> }).cron?.maintenance?.stop();

@@ -45,6 +45,13 @@ test('user create --json prints user_id and token; tokens can be added, revoked;
   expect(vidq('token', 'revoke', '--token', second).code).toBe(1);
 });
 
+test('a value that starts with "-" is the value of its option (a token issued before tokens were kept from starting with one)', () => {
+  const r = vidq('token', 'revoke', '--token', `-${'x'.repeat(59)}`);
+  // Looked up, and not found: not a usage error about an ambiguous option.
+  expect(r.err).not.toContain('ambiguous');
+  expect(r.code).toBe(1);
+});
+
 test('--help lists every command and option; bad usage exits 2 with the usage line', () => {
   const h = vidq('--help');
   expect(h.code).toBe(0);

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { formatTime, parseTarget } from '../src/answering/target';
+import { newIndexId, newToken, newVideoId } from '../src/ids';
 import { ConfigError, DEFAULTS, loadConfig } from '../src/config';
 import { cleanFileName, fileNameOf } from '../src/ingest/download';
 import { isPublicAddress, parseSourceUrl } from '../src/ingest/url-guard';
@@ -165,5 +166,21 @@ describe('probe description', () => {
     expect(() =>
       describeProbe({ streams: [video], format: { format_name: 'mov,mp4', duration: '999999' } }, 86400),
     ).toThrow(/limit is 86400 s/);
+  });
+});
+
+describe('ids and tokens', () => {
+  test('never start with "-" (a command line would read one as an option), and stay URL-safe at their lengths', () => {
+    // Without the rule, about one in 64 starts with "-": 20,000 ids hold ~300 of them.
+    for (const [make, length] of [
+      [newToken, 60],
+      [newVideoId, 32],
+      [newIndexId, 64],
+    ] as const) {
+      const ids = Array.from({ length: 20_000 }, make);
+      expect(ids.filter((id) => id.startsWith('-'))).toEqual([]);
+      expect(ids.every((id) => id.length === length && /^[A-Za-z0-9_-]+$/.test(id))).toBe(true);
+      expect(new Set(ids).size).toBe(ids.length);
+    }
   });
 });

@@ -233,6 +233,10 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
         // Not this video's fault: skip the analyzer, and say so in the metadata.
         log.warn('analyzer unavailable', { stage: a.stage, reason: r.reason.message });
         results.push({ summary: { engine: a.info.name, unavailable: r.reason.message } });
+      } else if (!d.queue.get(video.id)) {
+        // Removed while a stage ran: the stage met its files gone before a progress report saw it.
+        log.debug('analysis stopped: the video was removed', { stage: a.stage });
+        return 'cancelled';
       } else {
         const { stage, error } = firstFailure ?? { stage: a, error: r.reason };
         const why = (error as Error)?.message ?? String(error);

@@ -269,6 +269,28 @@ function commandHelp(c: Command): string {
   return `Usage: vidq ${c.usage}\n\n${c.help}\n\nService options:\n${describeOptions()}`;
 }
 
+/**
+ * `--name value` as `--name=value` for every option that takes a value: parseArgs refuses a value
+ * that starts with "-" as ambiguous, and a token or id issued before they were kept from starting
+ * with one can (`vidq mcp --token -x…`).
+ */
+function valuesAttached(args: string[], options: Record<string, { type: string; short?: string }>): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--') {
+      out.push(...args.slice(i));
+      break;
+    }
+    const next = args[i + 1];
+    if (a.startsWith('--') && !a.includes('=') && options[a.slice(2)]?.type === 'string' && next !== undefined) {
+      out.push(`${a}=${next}`);
+      i++;
+    } else out.push(a);
+  }
+  return out;
+}
+
 /** Runs the command line; returns the exit code. */
 export async function runCli(argv: string[]): Promise<number> {
   if (argv[0] === '--version' || argv[0] === 'version') {
@@ -308,9 +330,10 @@ export async function runCli(argv: string[]): Promise<number> {
     return 0;
   }
   try {
+    const options = { ...configParseOptions(), ...cmd.options };
     const { values, positionals } = parseArgs({
-      args: rest,
-      options: { ...configParseOptions(), ...cmd.options },
+      args: valuesAttached(rest, options),
+      options,
       strict: true,
       allowPositionals: true,
     });

@@ -118,3 +118,30 @@ export async function playbackStep(
     return notMade();
   }
 }
+
+/**
+ * At start-up: a ready video still marked "making" lost its copy to the last stop (or a crash) of
+ * the worker making it, since the copy can outlast `ready` and no job is left to retry it. Makes
+ * each again, one at a time (one ffmpeg beside the server), telling `onChange` as each is done;
+ * returns how many there were. Call before any worker can start a copy of its own.
+ */
+export async function redoInterruptedCopies(
+  d: Omit<PlaybackDeps, 'ffmpeg'> & { ffmpeg: () => Promise<string> },
+  onChange: (videoId: string) => void,
+  signal?: AbortSignal,
+): Promise<number> {
+  const ids = d.db
+    .select({ id: videos.id })
+    .from(videos)
+    .where(sql`${videos.status} = 'ready' AND json_extract(${videos.analysis}, '$.playback.state') = 'making'`)
+    .all()
+    .map((r) => r.id);
+  if (!ids.length) return 0;
+  d.log.info('making the playback copies a stop interrupted', { videos: ids.length });
+  const deps = { ...d, ffmpeg: await d.ffmpeg() };
+  for (const id of ids) {
+    if (signal?.aborted) break;
+    if (await playbackStep(deps, id, signal)) onChange(id);
+  }
+  return ids.length;
+}

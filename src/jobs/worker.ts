@@ -5,6 +5,7 @@
  * set of loaded models (see `Slot`), and tells its parent about changes as JSON lines on stdout. It
  * exits when its stdin closes (the parent is gone).
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import { randomId } from '../ids';
 import { createAnalyzers } from '../analysis';
@@ -36,6 +37,15 @@ export type WorkerMessage =
 const WORKER_NICE = 10;
 /** Longest a slot sleeps before it looks at the queue again (a wake from the parent comes sooner). */
 const POLL_MS = 2000;
+/**
+ * How long a worker whose parent is gone (or which was told to stop) may take to end its jobs
+ * before it exits anyway. Its jobs resume from their stages in the next server, as after a crash;
+ * an orphan must never keep analysing (one CI run saw one still alive 15 s after the server's
+ * kill -9).
+ */
+const STOP_GRACE_MS = 5000;
+/** How often the worker looks whether its parent is still the server that started it. */
+const PARENT_CHECK_MS = 1000;
 
 /**
  * The worker's two job slots share one set of loaded analyzers (one copy of each model):
@@ -85,16 +95,25 @@ export async function runWorker(config: Config): Promise<number> {
       sleepers.add(done);
     });
 
+  const stopNow = (reason: string) => {
+    if (stop.signal.aborted) return;
+    stop.abort(new Error(reason));
+    wakeAll();
+    setTimeout(() => {
+      log.warn('the jobs did not stop in time: exiting', { reason, grace_ms: STOP_GRACE_MS });
+      killChildren();
+      process.exit(1);
+    }, STOP_GRACE_MS).unref();
+  };
   // Parent → worker: any line wakes the slots; EOF means the parent is gone.
   (async () => {
     for await (const _ of process.stdin as unknown as AsyncIterable<Uint8Array>) wakeAll();
-    stop.abort(new Error('parent gone'));
-    wakeAll();
+    stopNow('parent gone');
   })();
-  process.on('SIGTERM', () => {
-    stop.abort(new Error('terminated'));
-    wakeAll();
-  });
+  // The same, should the EOF not come (another process holding the pipe): an orphan gets a new parent.
+  const parent = process.ppid;
+  setInterval(() => process.ppid !== parent && stopNow('parent gone'), PARENT_CHECK_MS).unref();
+  process.on('SIGTERM', () => stopNow('terminated'));
 
   send({ type: 'ready', analyzers: analyzers.map((a) => a.stage) });
   const busy = { a: false, b: false };
@@ -190,11 +209,27 @@ export async function runWorker(config: Config): Promise<number> {
   if (left && !stop.signal.aborted) send({ type: 'recycle', rss_bytes: left.rss, reason: left.reason });
   for (const a of analyzers) await a.close?.();
   db.$client.close();
-  // Left on purpose (a restart to give memory back): the stdin reader would keep the process
-  // alive, so exit, once the last message has gone out.
-  if (!stop.signal.aborted) {
-    await Bun.sleep(50);
-    process.exit(0);
+  // Left on purpose (a restart to give memory back), the stdin reader would keep the process
+  // alive; stopped, a thread or handle left open could. Exit, once the last message has gone out.
+  await Bun.sleep(50);
+  process.exit(0);
+}
+
+/**
+ * SIGKILL to this process's children (ffmpeg decoders, a playback copy), read from /proc where
+ * the system has it: an ffmpeg writing a file would outlive the worker. Elsewhere, nothing.
+ */
+function killChildren(): void {
+  const taskDir = `/proc/${process.pid}/task`;
+  try {
+    for (const t of readdirSync(taskDir))
+      for (const pid of readFileSync(`${taskDir}/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean))
+        try {
+          process.kill(Number(pid), 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+  } catch {
+    /* no /proc here */
   }
-  return 0;
 }

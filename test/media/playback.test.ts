@@ -13,6 +13,7 @@ import { makePlaybackCopy, PLAYBACK_FILE } from '../../src/media/playback';
 import { loadConfig } from '../../src/config';
 import { notePlaybackPending, playbackStep, startPlaybackCopy } from '../../src/jobs/playback-step';
 import { createLogger } from '../../src/log';
+import { startServer } from '../../src/server';
 import { createService } from '../../src/service';
 import { videos } from '../../src/storage/schema';
 import { eq } from 'drizzle-orm';
@@ -164,6 +165,45 @@ test('a copy made beside the analysis is published when the video is ready, and 
     }
   } finally {
     svc.close();
+  }
+});
+
+test('a copy cut off by a stop after `ready` is made again when the server starts', async () => {
+  const dataDir = join(dir, 'data-redo');
+  const config = loadConfig(
+    { 'data-dir': dataDir, port: '0', 'log-level': 'error', 'analysis-workers': '0', 'min-free-bytes': '0' },
+    {},
+  );
+  // As a stop leaves it: the video is ready, its copy was being made (the mark, half a file).
+  const before = createService(config);
+  const { user, token } = before.accounts.createUser('u', null);
+  const { index } = before.indexes.findOrCreateByName(before.db, user, 'p');
+  const id = 'M'.repeat(32);
+  insertStoredVideo(before, { indexId: index.id, userId: user.id }, id, made['prores.mov']!, {
+    sourceUrl: 'http://x/p.mov',
+    fileName: 'p.mov',
+    fileType: 'video/quicktime',
+    status: 'ready',
+    progress: 100,
+    analysis: { playback: { state: 'making' } },
+  });
+  const copy = join(before.files.videoDir(id), PLAYBACK_FILE);
+  await Bun.write(`${copy}.part`, 'half a copy');
+  before.close();
+
+  const server = await startServer(config, () => {});
+  try {
+    let r: any;
+    for (let i = 0; i < 200; i++) {
+      r = (await getJson(server.url, `/index-resources?token=${token}&index=p`)).body[0];
+      if (r.metadata?.analysis?.playback?.state !== 'making') break;
+      await Bun.sleep(100);
+    }
+    expect(r.metadata.analysis.playback).toMatchObject({ state: 'made', made: 'transcode' });
+    expect(streams(copy).find((s) => s.codec_type === 'video')?.codec_name).toBe('h264');
+    expect(existsSync(`${copy}.part`)).toBe(false);
+  } finally {
+    await server.stop();
   }
 });
 

@@ -8,11 +8,9 @@
  * cars-parking-lot (white, silver and red cars on wet asphalt), bottles (blue caps, white table,
  * grey wall), countdown-living-room (blue armchair and balloon), drummer (red drum kit).
  */
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { NewSegment, StageContext } from '../contracts';
 import type { SampledFrame } from '../frame-stream';
-import { rawFrames, type ShotBound } from './frames';
+import { decodeSampledFrames, type ShotBound } from './frames';
 
 export const PALETTE = [
   'red',
@@ -190,7 +188,7 @@ export async function paintSegments(
   });
 }
 
-/** The frames' JPEGs decoded small by one ffmpeg, by time. */
+/** The frames' JPEGs decoded small by one ffmpeg, by time; a frame that cannot be decoded has none. */
 async function decodeSmall(
   ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'video'>,
   list: SampledFrame[],
@@ -198,48 +196,14 @@ async function decodeSmall(
   height: number,
 ): Promise<Map<number, Uint8Array>> {
   const pictures = new Map<number, Uint8Array>();
-  const listFile = join(ctx.video.dir, 'colours-frames.ffconcat');
-  writeFileSync(
-    listFile,
-    'ffconcat version 1.0\n' + list.map((f) => `file '${f.path.replace(/'/g, "'\\''")}'\n`).join(''),
-  );
-  const proc = Bun.spawn(
-    [
-      ctx.ffmpeg,
-      '-hide_banner',
-      '-nostdin',
-      '-loglevel',
-      'error',
-      '-f',
-      'concat',
-      '-safe',
-      '0',
-      '-i',
-      listFile,
-      '-vf',
-      `scale=${width}:${height}:flags=area`,
-      '-vsync',
-      '0',
-      '-f',
-      'rawvideo',
-      '-pix_fmt',
-      'rgb24',
-      'pipe:1',
-    ],
-    { stdout: 'pipe', stderr: 'ignore' },
-  );
+  let k = 0;
   try {
-    let k = 0;
-    for await (const rgb of rawFrames(proc.stdout, width * height * 3)) {
-      if (k >= list.length) break;
+    for await (const rgb of decodeSampledFrames(ctx, list, { width, height, stage: 'colours', scaleFlags: 'area' }))
       pictures.set(list[k++]!.t, rgb);
-    }
-    await proc.exited;
-  } finally {
-    proc.kill();
-    rmSync(listFile, { force: true });
+  } catch (e) {
+    // Colours are an extra of segments found without them: what was decoded is kept.
+    if (ctx.signal.aborted) throw e;
   }
-  ctx.signal.throwIfAborted();
   return pictures;
 }
 

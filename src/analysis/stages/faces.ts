@@ -7,13 +7,10 @@
  * one appearance is one segment whose extra holds the mean descriptor, the best frame and its box.
  * Grouping appearances into people happens per index when the stage is stored (people/).
  */
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from '../contracts';
-import type { SampledFrame } from '../frame-stream';
 import { ModelWorker } from '../engines/model-worker';
 import { cosine, groupVideoFaces, normalise } from '../../people/group';
-import { jpegSize, rawFrames, shotBounds, type ShotBound } from './frames';
+import { decodeSampledFrames, jpegSize, shotBounds, type ShotBound } from './frames';
 import { objectModelPaths, type Box } from './objects';
 import { FACES_WORKER } from '../workers/entries';
 
@@ -114,7 +111,7 @@ export class FacesAnalyzer implements Analyzer {
       size ??= jpegSize(batch[0]!.path);
       const [width, height] = size;
       let k = 0;
-      for await (const rgb of decodeFrames(ctx, batch, width, height)) {
+      for await (const rgb of decodeSampledFrames(ctx, batch, { width, height, stage: 'faces' })) {
         const f = batch[k++]!;
         const grey = greyOf(rgb);
         const faces = (await w.detect(rgb, width, height, ctx.signal, () => this.running <= 1)).filter((face) => {
@@ -316,67 +313,6 @@ export function sharpness(grey: Uint8Array, width: number, height: number, box: 
     }
   }
   return n ? sum2 / n - (sum / n) ** 2 : 0;
-}
-
-/** The frames' JPEGs decoded at their own size by one ffmpeg, as raw RGB pictures. */
-async function* decodeFrames(
-  ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'video'>,
-  frames: SampledFrame[],
-  width: number,
-  height: number,
-): AsyncGenerator<Uint8Array> {
-  const listFile = join(ctx.video.dir, 'faces-frames.ffconcat');
-  writeFileSync(
-    listFile,
-    'ffconcat version 1.0\n' + frames.map((f) => `file '${f.path.replace(/'/g, "'\\''")}'\n`).join(''),
-  );
-  const proc = Bun.spawn(
-    [
-      ctx.ffmpeg,
-      '-hide_banner',
-      '-nostdin',
-      '-loglevel',
-      'error',
-      '-f',
-      'concat',
-      '-safe',
-      '0',
-      '-i',
-      listFile,
-      '-vf',
-      `scale=${width}:${height}`,
-      '-vsync',
-      '0',
-      '-f',
-      'rawvideo',
-      '-pix_fmt',
-      'rgb24',
-      'pipe:1',
-    ],
-    { stdout: 'pipe', stderr: 'pipe' },
-  );
-  const stderr = new Response(proc.stderr).text();
-  const onAbort = () => proc.kill();
-  ctx.signal.addEventListener('abort', onAbort, { once: true });
-  try {
-    let n = 0;
-    for await (const rgb of rawFrames(proc.stdout, width * height * 3)) {
-      if (n >= frames.length) break;
-      n++;
-      yield rgb;
-    }
-    const code = await proc.exited;
-    ctx.signal.throwIfAborted();
-    if (code !== 0)
-      throw new Error(
-        `the sampled frames could not be decoded: ${(await stderr).trim().split('\n').pop() ?? `ffmpeg exited with ${code}`}`,
-      );
-    if (n !== frames.length) throw new Error(`only ${n} of ${frames.length} sampled frames could be decoded`);
-  } finally {
-    ctx.signal.removeEventListener('abort', onAbort);
-    proc.kill();
-    rmSync(listFile, { force: true });
-  }
 }
 
 /** The Worker that runs the face models, one request at a time. */

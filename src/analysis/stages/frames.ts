@@ -1,9 +1,12 @@
 /**
  * Frame and shot helpers shared by the stages that look at the sampled frames (objects, colours,
- * faces): picture sizes, raw frames from an ffmpeg pipe, and the shots' spans.
+ * faces): picture sizes, the sampled JPEGs decoded to raw pictures, and the shots' spans.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Segment } from '../../storage/schema';
+import type { StageContext } from '../contracts';
+import type { SampledFrame } from '../frame-stream';
 
 /** Width and height of a JPEG, from its start-of-frame header. */
 export function jpegSize(path: string): [number, number] {
@@ -45,6 +48,82 @@ export async function* rawFrames(stream: ReadableStream<Uint8Array>, frameBytes:
         filled = 0;
       }
     }
+  }
+}
+
+/**
+ * The sampled frames' JPEGs decoded and scaled by one ffmpeg, as raw RGB pictures in their order.
+ * Throws when ffmpeg fails or gives fewer pictures than frames; a stop kills ffmpeg (and calls
+ * `onAbort`, for what the caller must stop too).
+ */
+export async function* decodeSampledFrames(
+  ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'video'>,
+  frames: SampledFrame[],
+  o: {
+    width: number;
+    height: number;
+    /** Names the concat list written beside the video (one per stage, as stages run at once). */
+    stage: string;
+    /** ffmpeg's scaler, e.g. 'area' (its default otherwise: the stages' findings depend on it). */
+    scaleFlags?: string;
+    onAbort?: () => void;
+  },
+): AsyncGenerator<Uint8Array> {
+  const listFile = join(ctx.video.dir, `${o.stage}-frames.ffconcat`);
+  writeFileSync(
+    listFile,
+    'ffconcat version 1.0\n' + frames.map((f) => `file '${f.path.replace(/'/g, "'\\''")}'\n`).join(''),
+  );
+  // -vsync 0: exactly one output picture per listed JPEG, whatever timestamps concat gives them.
+  const proc = Bun.spawn(
+    [
+      ctx.ffmpeg,
+      '-hide_banner',
+      '-nostdin',
+      '-loglevel',
+      'error',
+      '-f',
+      'concat',
+      '-safe',
+      '0',
+      '-i',
+      listFile,
+      '-vf',
+      `scale=${o.width}:${o.height}${o.scaleFlags ? `:flags=${o.scaleFlags}` : ''}`,
+      '-vsync',
+      '0',
+      '-f',
+      'rawvideo',
+      '-pix_fmt',
+      'rgb24',
+      'pipe:1',
+    ],
+    { stdout: 'pipe', stderr: 'pipe' },
+  );
+  const stderr = new Response(proc.stderr).text();
+  const onAbort = () => {
+    proc.kill();
+    o.onAbort?.();
+  };
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    let n = 0;
+    for await (const rgb of rawFrames(proc.stdout, o.width * o.height * 3)) {
+      if (n >= frames.length) break;
+      n++;
+      yield rgb;
+    }
+    const code = await proc.exited;
+    ctx.signal.throwIfAborted();
+    if (code !== 0)
+      throw new Error(
+        `the sampled frames could not be decoded: ${(await stderr).trim().split('\n').filter(Boolean).pop() ?? `ffmpeg exited with ${code}`}`,
+      );
+    if (n !== frames.length) throw new Error(`only ${n} of ${frames.length} sampled frames could be decoded`);
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+    proc.kill();
+    rmSync(listFile, { force: true });
   }
 }
 

@@ -9,12 +9,11 @@
  * one `object` segment whose extra keeps the label's count in every frame (so "how many bottles at
  * the start" and "when is only one left" can be answered) and the boxes of its best frame.
  */
-import { rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from '../contracts';
 import { paintSegments } from './colours';
-import { jpegSize, rawFrames, shotBounds, type ShotBound } from './frames';
+import { decodeSampledFrames, jpegSize, shotBounds, type ShotBound } from './frames';
 import { FrameStream, type SampledFrame } from '../frame-stream';
 import { ModelWorker } from '../engines/model-worker';
 import { OBJECTS_WORKER } from '../workers/entries';
@@ -253,7 +252,15 @@ export class ObjectsAnalyzer implements Analyzer {
         size ??= inputSize(jpegSize(batch[0]!.path), this.opts.inputLongSide);
         const [width, height] = size;
         let k = 0;
-        for await (const rgb of this.decode(ctx, batch, width, height)) {
+        for await (const rgb of decodeSampledFrames(ctx, batch, {
+          width,
+          height,
+          stage: 'objects',
+          scaleFlags: 'area',
+          // A detection in flight cannot be interrupted inside wasm: the worker goes, unless another
+          // video uses it (then this one's detection in flight finishes and is dropped).
+          onAbort: () => this.running <= 1 && this.dropDetectors(ctx.signal.reason),
+        })) {
           ctx.signal.throwIfAborted();
           const f = batch[k++]!;
           const grid = greyGrid(rgb, width, height);
@@ -285,73 +292,6 @@ export class ObjectsAnalyzer implements Analyzer {
       // Detections still in flight are of no use now.
       await Promise.allSettled(results);
       throw e;
-    }
-  }
-
-  /** The frames' JPEGs decoded and scaled to the detector's input by one ffmpeg, as raw RGB pictures. */
-  private async *decode(
-    ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'video'>,
-    frames: SampledFrame[],
-    width: number,
-    height: number,
-  ): AsyncGenerator<Uint8Array> {
-    const listFile = join(ctx.video.dir, 'objects-frames.ffconcat');
-    writeFileSync(
-      listFile,
-      'ffconcat version 1.0\n' + frames.map((f) => `file '${f.path.replace(/'/g, "'\\''")}'\n`).join(''),
-    );
-    // -vsync 0: exactly one output picture per listed JPEG, whatever timestamps concat gives them.
-    const proc = Bun.spawn(
-      [
-        ctx.ffmpeg,
-        '-hide_banner',
-        '-nostdin',
-        '-loglevel',
-        'error',
-        '-f',
-        'concat',
-        '-safe',
-        '0',
-        '-i',
-        listFile,
-        '-vf',
-        `scale=${width}:${height}:flags=area`,
-        '-vsync',
-        '0',
-        '-f',
-        'rawvideo',
-        '-pix_fmt',
-        'rgb24',
-        'pipe:1',
-      ],
-      { stdout: 'pipe', stderr: 'pipe' },
-    );
-    const stderr = new Response(proc.stderr).text();
-    const onAbort = () => {
-      proc.kill();
-      // A detection in flight cannot be interrupted inside wasm: the worker goes, unless another
-      // video uses it (then this one's detection in flight finishes and is dropped).
-      if (this.running <= 1) this.dropDetectors(ctx.signal.reason);
-    };
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
-    try {
-      let n = 0;
-      for await (const rgb of rawFrames(proc.stdout, width * height * 3)) {
-        if (n >= frames.length) break;
-        n++;
-        yield rgb;
-      }
-      const code = await proc.exited;
-      ctx.signal.throwIfAborted();
-      if (code !== 0)
-        throw new Error(
-          `the sampled frames could not be decoded: ${lastLine(await stderr) ?? `ffmpeg exited with ${code}`}`,
-        );
-      if (n !== frames.length) throw new Error(`only ${n} of ${frames.length} sampled frames could be decoded`);
-    } finally {
-      ctx.signal.removeEventListener('abort', onAbort);
-      proc.kill();
-      rmSync(listFile, { force: true });
     }
   }
 
@@ -571,4 +511,3 @@ export function mergeSpans(frames: FrameObjects[], shots: Map<number, ShotBound>
 
 const topScore = (ds: RawDetection[]) => Math.max(0, ...ds.map((d) => d.score));
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
-const lastLine = (s: string) => s.trim().split('\n').filter(Boolean).pop();
