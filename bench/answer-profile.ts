@@ -120,10 +120,14 @@ const user = service.accounts.getUser(base.userId)!;
 const sqlTimes = new Map<string, { ms: number; n: number }>();
 let timing = false;
 const client = service.db.$client as any;
+// Statements come back compiled from src/storage/db.ts's cache: each is timed once, not wrapped again.
+const timed = new WeakSet<object>();
 for (const method of ['prepare', 'query']) {
   const orig = client[method].bind(client);
   client[method] = (text: string, ...rest: unknown[]) => {
     const stmt = orig(text, ...rest);
+    if (timed.has(stmt)) return stmt;
+    timed.add(stmt);
     for (const run of ['all', 'get', 'run', 'values']) {
       const f = stmt[run];
       if (typeof f !== 'function') continue;
