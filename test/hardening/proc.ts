@@ -119,6 +119,15 @@ export function descendants(pid: number): number[] {
   return [...new Set(out)];
 }
 
+/** A process's command line, shortened (to say which child an orphan is). */
+function commandOf(pid: number): string {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean).join(' ').slice(0, 300);
+  } catch {
+    return 'gone';
+  }
+}
+
 export function alive(pid: number): boolean {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -142,9 +151,10 @@ export async function kill9(s: ServerProc, graceMs = 15_000): Promise<{ orphans:
   while (kids.some(alive)) {
     if (Date.now() - t0 > graceMs) {
       const left = kids.filter(alive);
+      const what = left.map((k) => `${k} (${commandOf(k)})`);
       for (const k of left) process.kill(k, 'SIGKILL');
       throw new Error(
-        `orphaned worker processes ${left.join(', ')} were still running ${graceMs} ms after the server was killed`,
+        `orphaned processes ${what.join(', ')} were still running ${graceMs} ms after the server was killed`,
       );
     }
     await Bun.sleep(25);

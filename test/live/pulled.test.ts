@@ -110,7 +110,8 @@ describe('a pulled HLS live playlist', () => {
     const before = (await streams())[0].frames_analysed;
 
     // kill -9 of the server: the stream resumes on the next start, nothing twice.
-    await kill9(srv);
+    const { orphans, orphanExitMs } = await kill9(srv);
+    console.log(`kill -9: ${orphans} child processes of the server gone in ${orphanExitMs} ms`);
     srv = await spawnServer(dataDir, args, { stderr: 'pipe', logLevel: 'info' });
     drain(srv);
     await until(
