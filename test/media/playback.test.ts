@@ -100,6 +100,20 @@ describe('the playback copy', () => {
   });
 });
 
+/** The generated ProRes clip (it needs a transcoded copy) as a stored QuickTime video. */
+const insertProres = (
+  svc: Parameters<typeof insertStoredVideo>[0],
+  place: Parameters<typeof insertStoredVideo>[1],
+  id: string,
+  row: Parameters<typeof insertStoredVideo>[4] = {},
+) =>
+  insertStoredVideo(svc, place, id, made['prores.mov']!, {
+    sourceUrl: 'http://x/p.mov',
+    fileName: 'p.mov',
+    fileType: 'video/quicktime',
+    ...row,
+  });
+
 test('the copy is made only when it leaves the free disk space uploads are held to', async () => {
   const dataDir = join(dir, 'data');
   const svc = createService(
@@ -109,13 +123,7 @@ test('the copy is made only when it leaves the free disk space uploads are held 
     const { user } = svc.accounts.createUser('u', null);
     const { index } = svc.indexes.findOrCreateByName(svc.db, user, 'p');
     const id = 'P'.repeat(32);
-    insertStoredVideo(svc, { indexId: index.id, userId: user.id }, id, made['prores.mov']!, {
-      sourceUrl: 'http://x/p.mov',
-      fileName: 'p.mov',
-      fileType: 'video/quicktime',
-      status: 'ready',
-      progress: 100,
-    });
+    insertProres(svc, { indexId: index.id, userId: user.id }, id, { status: 'ready', progress: 100 });
     const d = { db: svc.db, files: svc.files, ffmpeg, log: createLogger('error') };
     expect(await playbackStep({ ...d, minFreeBytes: 2 ** 60 }, id)).toBe(false);
     expect(existsSync(join(svc.files.videoDir(id), PLAYBACK_FILE))).toBe(false);
@@ -140,11 +148,7 @@ test('a copy made beside the analysis is published when the video is ready, and 
       ['R'.repeat(32), 'ready'],
       ['F'.repeat(32), 'failed'],
     ] as const) {
-      insertStoredVideo(svc, { indexId: index.id, userId: user.id }, id, made['prores.mov']!, {
-        sourceUrl: 'http://x/p.mov',
-        fileName: 'p.mov',
-        fileType: 'video/quicktime',
-      });
+      insertProres(svc, { indexId: index.id, userId: user.id }, id);
       const analysis = () => svc.db.select().from(videos).where(eq(videos.id, id)).get()!.analysis as any;
       expect(await notePlaybackPending(d, id)).toBe(true);
       const early = startPlaybackCopy(d, id, new AbortController().signal);
@@ -179,10 +183,7 @@ test('a copy cut off by a stop after `ready` is made again when the server start
   const { user, token } = before.accounts.createUser('u', null);
   const { index } = before.indexes.findOrCreateByName(before.db, user, 'p');
   const id = 'M'.repeat(32);
-  insertStoredVideo(before, { indexId: index.id, userId: user.id }, id, made['prores.mov']!, {
-    sourceUrl: 'http://x/p.mov',
-    fileName: 'p.mov',
-    fileType: 'video/quicktime',
+  insertProres(before, { indexId: index.id, userId: user.id }, id, {
     status: 'ready',
     progress: 100,
     analysis: { playback: { state: 'making' } },
