@@ -276,13 +276,12 @@ export class EvidenceFinder {
       // Labels are kept per video for object detections only (a transcript's lines are no labels).
       if (!kinds.every((k) => k === 'object')) return null;
       const wanted = [...new Set(labels)];
-      const per = [...new Set(kinds)].map((k) => this.labelsOf(scope.videos, k));
+      const byVideo = this.labelsOf(scope.videos, 'object');
       for (let i = 0; i < scope.videos.length; i++)
-        for (const byLabel of per)
-          for (const l of wanted) {
-            const sum = byLabel[i]!.get(l);
-            if (sum) add(i, sum.first, sum.last, sum.count);
-          }
+        for (const l of wanted) {
+          const sum = byVideo[i]!.get(l);
+          if (sum) add(i, sum.first, sum.last, sum.count);
+        }
     } else {
       const have = this.kindsOf(scope.videos);
       const wanted = [...new Set(kinds)];
@@ -343,14 +342,14 @@ export class EvidenceFinder {
         .limit(limit)
         .all();
     }
-    const sum = new Map<string, LabelSum>();
+    const sum = new Map<string, { seconds: number; first: number }>();
     for (const v of this.labelsOf(scope.videos, kind))
       for (const [label, l] of v) {
         const had = sum.get(label);
         if (had) {
           had.seconds += l.seconds;
           had.first = Math.min(had.first, l.first);
-        } else sum.set(label, { ...l });
+        } else sum.set(label, { seconds: l.seconds, first: l.first });
       }
     return [...sum]
       .sort((a, b) => b[1].seconds - a[1].seconds || a[1].first - b[1].first)
