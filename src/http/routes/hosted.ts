@@ -9,7 +9,7 @@ import { Elysia, t } from 'elysia';
 import { splitProjectId } from '../../accounts/project';
 import { badRequest } from '../../errors';
 import type { Service } from '../../service';
-import { originOf, tokenOf } from '../auth';
+import { authentication, originOf } from '../auth';
 import {
   CompressStatusResponse,
   CreateIndexResponse,
@@ -26,6 +26,7 @@ import {
 export function hostedRoutes(s: Service) {
   const grants = s.grants;
   return new Elysia({ name: 'routes/hosted' })
+    .use(authentication(s.accounts))
     .get(
       '/check-token',
       ({ query }) => {
@@ -50,13 +51,13 @@ export function hostedRoutes(s: Service) {
     )
     .post(
       '/does-group-exist',
-      ({ body, request }) => {
-        const user = s.accounts.authenticate(tokenOf(body.token, request));
+      ({ body, user }) => {
         if (body.index.trim() === '')
           throw badRequest('field "index" must not be empty: the name or index_id of an index');
         return { exists: s.indexes.find(user, body.index, { byName: true }) !== undefined };
       },
       {
+        auth: true,
         body: GroupExistsBody,
         response: { 200: ExistsResponse, 400: ErrorBody, 401: ErrorBody },
         detail: {
@@ -70,8 +71,7 @@ export function hostedRoutes(s: Service) {
     )
     .get(
       '/create-index',
-      ({ query, request }) => {
-        const user = s.accounts.authenticate(tokenOf(query.token, request));
+      ({ query, user }) => {
         const type = query.type === 'performance' ? 'performance' : 'standard';
         const { index, created } = s.indexes.create(user, query.index, type);
         return {
@@ -83,6 +83,7 @@ export function hostedRoutes(s: Service) {
         };
       },
       {
+        auth: true,
         query: t.Object({
           token: t.Optional(
             t.String({ description: 'user authentication token (or an `Authorization: Bearer` header)' }),
