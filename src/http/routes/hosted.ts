@@ -111,7 +111,12 @@ export function hostedRoutes(s: Service) {
       ({ body, request }) => {
         const p = splitProjectId(s.accounts, body.index);
         if (p.index === '') throw badRequest('field "index" is your token followed by the name of an index');
-        const grant = grants.issue(p.user, { index: p.index, filename: body.filename, filesize: body.filesize });
+        const grant = grants.issue(p.user, {
+          index: p.index,
+          filename: body.filename,
+          filesize: body.filesize,
+          tokenId: p.tokenId,
+        });
         return { key: grant.key, url: originOf(request) + grant.path, expires_at: grant.expiresAt.toISOString() };
       },
       {
@@ -139,7 +144,7 @@ export function hostedRoutes(s: Service) {
         const declared = request.headers.get('content-length');
         if (declared === null || !/^\d+$/.test(declared.trim()))
           throw badRequest('send the file with a Content-Length header (the size given to POST /api-pre-upload)');
-        const grant = grants.take(params.key, query.expires, query.sig);
+        const grant = grants.take(params.key, query);
         const user = s.accounts.getUser(grant.userId);
         if (!user) throw badRequest('the user of this upload URL no longer exists');
         if (Number(declared) !== grant.sizeBytes) {
@@ -174,6 +179,7 @@ export function hostedRoutes(s: Service) {
         params: t.Object({ key: t.String({ maxLength: 64, description: 'the `key` of POST /api-pre-upload' }) }),
         query: t.Object({
           expires: t.Optional(t.String({ description: 'part of the signed URL' })),
+          token_id: t.Optional(t.String({ maxLength: 100, description: 'part of the signed URL' })),
           sig: t.Optional(t.String({ description: 'part of the signed URL' })),
         }),
         response: {
