@@ -13,7 +13,7 @@ import { analysisAssets } from '../analysis/assets/extract';
 import { analyzerNames, type Config } from '../config';
 import { createLogger } from '../log';
 import { resolveBinaries } from '../media/binaries';
-import { openDatabase } from '../storage/db';
+import { openCatalog } from '../storage/db';
 import { DataDir } from '../storage/files';
 import { eq } from 'drizzle-orm';
 import { videos, type Job } from '../storage/schema';
@@ -64,8 +64,8 @@ export async function runWorker(config: Config): Promise<number> {
     /* not permitted here: run at the normal priority */
   }
   const log = createLogger(config.logLevel, { role: 'worker' });
-  const files = new DataDir(config.dataDir);
-  const db = openDatabase(files.dbFile);
+  const files = new DataDir(config.dataDir, config.mediaDir);
+  const db = openCatalog({ database: config.database, sqliteFile: files.dbFile });
   const queue = new JobQueue(db);
   const { ffmpeg } = await resolveBinaries(files.binDir);
   // In the compiled executable: the models and libraries, extracted on the first start.

@@ -45,7 +45,7 @@ export function liveRoutes(s: Service) {
           tags: ['live'],
           summary: 'Add a live stream to a performance index: pushed frames, or a camera / live playlist URL',
           description:
-            'Answers `{status: "success", stream_id}`. As the hosted API, an unknown index or one that is not a `performance` index is answered with status 200 and `{error}`. Without `url`, frames are sent with POST /stream; with `url` (RTSP, RTMP, HLS, MJPEG) the server pulls them, records short segments for citations and reconnects with backoff. The stream appears in /index-resources with `live` (status, went-live time, frames and seconds analysed, frames dropped). Per-user caps: --live-max-streams-per-user, --live-max-fps-per-user (429).',
+            'Answers `{status: "success", stream_id}`. As the hosted API, an unknown index or one that is not a `performance` index is answered with status 200 and `{error}`. Without `url`, frames are sent with POST /stream; with `url` (RTSP, RTMP, HLS, MJPEG) the server pulls them, records short segments for citations and reconnects with backoff. The stream appears in /index-resources with `live` (status, went-live time, frames and seconds analysed, frames dropped). Per-user caps: --live-max-streams-per-user, --live-max-fps-per-user, --live-max-kept-streams-per-user (stopped streams included, until their resources are removed) (429). The default name and the shown source are the URL’s scheme and host only (its path may hold a stream key).',
         },
       },
     )
