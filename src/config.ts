@@ -259,6 +259,11 @@ const GENERAL = {
   ),
   liveMaxStreamsPerUser: int('live-max-streams-per-user', 4, 'live streams one user may run at once'),
   liveMaxFpsPerUser: int('live-max-fps-per-user', 4, 'analysed frames per second all streams of a user may add up to'),
+  liveMaxKeptStreamsPerUser: int(
+    'live-max-kept-streams-per-user',
+    32,
+    'live streams one user may keep, stopped ones included, until their resources are removed',
+  ),
   liveFps: int('live-fps', 1, 'analysed frames per second of a stream that asks for none'),
   liveRetentionSec: int('live-retention-sec', 86_400, 'seconds of a live recording (and its frames and segments) kept'),
   liveStallSec: int('live-stall-sec', 15, 'seconds without a frame after which a pulled source is reconnected'),

@@ -12,18 +12,28 @@ import { checkHost } from '../ingest/url-guard';
 
 export const LIVE_SCHEMES = ['rtsp:', 'rtsps:', 'rtmp:', 'rtmps:', 'http:', 'https:'] as const;
 
-/** The URL as it may be shown or logged: credentials and query replaced (a camera's password never leaves). */
+/**
+ * The URL as it may be shown or logged: its scheme and host only. Credentials, path and query
+ * are left out, since each can carry a secret (a camera's password, an RTMP stream key, a
+ * playlist's token).
+ */
 export function redactUrl(raw: string): string {
   try {
     const u = new URL(raw);
-    if (u.username || u.password) {
-      u.username = '***';
-      u.password = '';
-    }
-    if (u.search) u.search = '?…';
-    return u.toString();
+    const rest = (u.pathname !== '' && u.pathname !== '/') || u.search ? '/…' : '';
+    return `${u.protocol}//${u.host}${rest}`;
   } catch {
     return 'a live source';
+  }
+}
+
+/** A stream's name when its user gives none: the source's scheme and host (see redactUrl). */
+export function defaultStreamName(raw: string): string {
+  try {
+    const u = new URL(raw);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return 'live stream';
   }
 }
 
@@ -289,10 +299,23 @@ function describeExit(code: number | null, stderr: string, input: string): strin
     .map((l) => l.trim())
     .filter(Boolean)
     .pop();
-  const clean = (line ?? '')
+  let clean = (line ?? '')
     .split(input)
     .join('the source')
     .replace(/[a-z]+:\/\/\S+/gi, 'the source');
+  // ffmpeg sometimes names the path alone (an RTMP app/stream key, a playlist's token folder).
+  for (const part of secretParts(input)) clean = clean.split(part).join('…');
   if (code === 0) return 'the source ended';
   return clean ? `the source failed: ${clean.slice(0, 200)}` : `the source failed (ffmpeg exit ${code})`;
+}
+
+/** The path of a source URL, whole and by its longer segments: what describeExit keeps out of a reason. */
+function secretParts(input: string): string[] {
+  try {
+    const { pathname, search } = new URL(input);
+    const parts = [pathname + search, pathname, ...pathname.split('/'), search.slice(1)];
+    return parts.filter((p) => p.length >= 6).sort((a, b) => b.length - a.length);
+  } catch {
+    return [];
+  }
 }
