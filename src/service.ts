@@ -177,7 +177,14 @@ export function createService(
     },
     videoChanged,
   });
-  const grants = new UploadGrants({ db, config, indexes, secret: files.secretKey(), admit: (u) => ingest.admit(u) });
+  const grants = new UploadGrants({
+    db,
+    config,
+    indexes,
+    secret: files.secretKey(),
+    admit: (u) => ingest.admit(u),
+    tokenLive: (id) => accounts.isTokenLive(id),
+  });
   const maintenance = new Maintenance({
     db,
     config,

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { badRequest } from '../errors';
 import { checkHost, pinnedFetch } from '../ingest/url-guard';
+import { type FfmpegProcess, startFfmpeg } from '../media/ffmpeg';
 
 export const LIVE_SCHEMES = ['rtsp:', 'rtsps:', 'rtmp:', 'rtmps:', 'http:', 'https:'] as const;
 
@@ -132,7 +133,7 @@ export const PCM_BYTES_PER_SEC = 16000 * 2;
 
 /** One connection of a pulled source. */
 export class PulledSource {
-  private proc: ReturnType<typeof Bun.spawn> | null = null;
+  private proc: FfmpegProcess | null = null;
   private lastFrameAt = Date.now();
   private watchdog: ReturnType<typeof setInterval> | null = null;
   private ended = false;
@@ -143,7 +144,7 @@ export class PulledSource {
 
   start(): void {
     const o = this.o;
-    const args = [o.ffmpeg, '-nostdin', '-hide_banner', '-loglevel', 'error'];
+    const args: string[] = [];
     if (o.protocol.startsWith('rtsp') && o.rtspTransport !== 'auto') args.push('-rtsp_transport', 'tcp');
     if (o.protocol === 'http:' || o.protocol === 'https:') args.push('-reconnect', '0');
     // MJPEG frames carry no time: ffmpeg would count them at 25 per second whatever the camera
@@ -189,34 +190,25 @@ export class PulledSource {
       );
     }
     if (o.audio) args.push('-map', '0:a:0?', '-ac', '1', '-ar', '16000', '-f', 's16le', 'pipe:3');
-    const proc = Bun.spawn(args, {
-      stdio: ['ignore', 'pipe', 'pipe', ...(o.audio ? (['pipe'] as const) : [])],
-      env: ffmpegEnv(o.egress?.url),
-    });
+    const proc = startFfmpeg(o.ffmpeg, args, { stdout: 'pipe', fd3: o.audio, env: ffmpegEnv(o.egress?.url) });
     this.proc = proc;
-    if (o.audio && typeof proc.stdio[3] === 'number') void this.readAudio(proc.stdio[3]);
+    if (proc.fd3 !== null) void this.readAudio(proc.fd3);
     this.lastFrameAt = Date.now();
     this.watchdog = setInterval(() => {
       if (Date.now() - this.lastFrameAt > o.stallSec * 1000) {
         this.stallReason = `no frame for ${o.stallSec} s`;
-        proc.kill('SIGKILL');
+        proc.stop('SIGKILL');
       }
     }, 1000);
     this.watchdog.unref?.();
     void this.read(proc);
   }
 
-  private async read(proc: ReturnType<typeof Bun.spawn>): Promise<void> {
+  private async read(proc: FfmpegProcess): Promise<void> {
     let buf = Buffer.alloc(0);
-    const errText = (async () => {
-      try {
-        return await new Response(proc.stderr as ReadableStream).text();
-      } catch {
-        return '';
-      }
-    })();
+    const errText = proc.errText();
     try {
-      for await (const chunk of proc.stdout as ReadableStream<Uint8Array>) {
+      for await (const chunk of proc.stdout) {
         buf = buf.length ? Buffer.concat([buf, chunk]) : Buffer.from(chunk);
         // ffmpeg's MJPEG frames start with FFD8 and end with FFD9 and carry no thumbnail.
         for (;;) {
@@ -291,11 +283,7 @@ export class PulledSource {
     this.ended = true;
     this.o.egress?.close();
     if (this.watchdog) clearInterval(this.watchdog);
-    try {
-      this.proc?.kill('SIGTERM');
-    } catch {
-      /* already gone */
-    }
+    this.proc?.stop('SIGTERM');
   }
 }
 
