@@ -97,11 +97,14 @@ function tightenOwnDir(dir: string, log: Logger): void {
     chmodSync(dir, 0o700);
     log.info('made the folder private to its owner (chmod 700)', { dir, was: mode.toString(8) });
   } catch (e) {
-    log.warn('the folder can be read by other users of this machine and could not be made private; run chmod 700 on it', {
-      dir,
-      mode: mode.toString(8),
-      reason: (e as Error).message,
-    });
+    log.warn(
+      'the folder can be read by other users of this machine and could not be made private; run chmod 700 on it',
+      {
+        dir,
+        mode: mode.toString(8),
+        reason: (e as Error).message,
+      },
+    );
   }
 }
 
