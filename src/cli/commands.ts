@@ -14,7 +14,7 @@ import {
 } from '../config';
 import { ApiError } from '../errors';
 import { createLogger } from '../log';
-import { addCommand, askCommand, ClientError, clientOptions, lsCommand } from './client';
+import { addCommand, askCommand, ClientError, clientOptions, lsCommand, searchCommand } from './client';
 import { startServer } from '../server';
 import { createService } from '../service';
 
@@ -158,6 +158,23 @@ const COMMANDS: Record<string, Command> = {
       return askCommand(clientOptions(v, config), v.index, args[0]!, {
         video: v.video as string | undefined,
         at: v.at as string | undefined,
+      });
+    },
+  },
+  search: {
+    usage:
+      'search --index NAME "words" [--video FILE_ID] [--kinds ocr,speech,…] [--limit N] [--offset N] [--server URL] [--token T]',
+    help: 'Search an index of a running service for moments (no answer is written, no credit charged): one line per moment, best first, as `ask` lists the moments it cites.',
+    options: { index: str, video: str, kinds: str, limit: str, offset: str, ...client },
+    positionals: true,
+    async run(v, config, args) {
+      if (typeof v.index !== 'string') throw new UsageError('--index is required');
+      if (args.length !== 1) throw new UsageError('give the words to look for as one quoted argument');
+      return searchCommand(clientOptions(v, config), v.index, args[0]!, {
+        video: v.video as string | undefined,
+        kinds: v.kinds as string | undefined,
+        limit: v.limit as string | undefined,
+        offset: v.offset as string | undefined,
       });
     },
   },
