@@ -56,6 +56,7 @@ export function mcpRoutes(s: Service) {
       {
         parse: 'none',
         detail: {
+          security: [{ bearer: [] }],
           operationId: 'mcp',
           tags: ['mcp'],
           summary: 'Model Context Protocol server (streamable HTTP) for AI assistants',
