@@ -188,7 +188,7 @@ const COMMANDS: Record<string, Command> = {
   },
   mcp: {
     usage: 'mcp [--server URL] [--token T]',
-    help: 'Serve the MCP tools (list_indexes, search_moments, ask, add_video, …) over stdio for an AI assistant, as a client of a running service: configure the assistant to start this command (README "MCP"). Server: --server, VIDQ_SERVER, or --host/--port; token: --token, VIDQ_TOKEN, or DATA_DIR/default-token.txt. stdout carries the protocol only.',
+    help: 'Serve the MCP tools (list_indexes, search_moments, ask, add_video, …) over stdio for an AI assistant, as a client of a running service: configure the assistant to start this command (docs/mcp.md). Server: --server, VIDQ_SERVER, or --host/--port; token: --token, VIDQ_TOKEN, or DATA_DIR/default-token.txt. stdout carries the protocol only.',
     options: { ...client },
     async run(v, config) {
       const { runStdioServer } = await import('../mcp/stdio');
