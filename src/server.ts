@@ -10,6 +10,7 @@ import { DEFAULT_WHISPER_MODEL, whisperModelPresent } from './analysis/engines/s
 import { redoInterruptedCopies } from './jobs/playback-step';
 import { createLogger } from './log';
 import { resolveBinaries } from './media/binaries';
+import { decoderInfo } from './media/decoder';
 import { createService, ensureDefaultUser, type Service } from './service';
 
 export interface RunningServer {
@@ -98,6 +99,15 @@ export async function startServer(
   out(`vidq listening on ${url} (data: ${config.dataDir}${media}; API docs: ${url}/swagger)`);
   const speech = speechLine(config);
   if (speech) out(speech);
+  const decoder = await decoderInfo(service.files.binDir);
+  if (decoder.warning) {
+    out(`Warning: ${decoder.warning}.`);
+    log.warn('the decoder is not of a maintained FFmpeg line', {
+      ffmpeg: decoder.ffmpeg.version,
+      ffprobe: decoder.ffprobe.version,
+      source: decoder.source,
+    });
+  }
   // The search indexes of large media indexes build in the background (until then, exact search).
   service.retrieval.warmUp().catch((e) => log.error('search index build failed', { reason: (e as Error).message }));
   // Webhook deliveries (the outbox survives restarts: pending ones go out now).
