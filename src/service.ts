@@ -245,8 +245,8 @@ export function createService(
   const flows = new FlowService({ db, config, files, indexes, retrieval, ffmpeg, log: log.child({ part: 'flows' }) });
 
   // What is derived from the analysis: exports, people, webhooks.
-  const exports = new ExportService({ db });
-  const people = new PeopleService({ db, indexes, files, ffmpeg });
+  const exports = new ExportService({ db, catalog });
+  const people = new PeopleService({ db, catalog, indexes, files, ffmpeg });
   const webhooks = new WebhookService({ catalog, config, indexes, log: log.child({ part: 'webhooks' }) });
 
   // Live streams.
