@@ -25,6 +25,7 @@ import { createLogger, type Logger } from './log';
 import { resolveBinaries } from './media/binaries';
 import { MediaLinks } from './media/links';
 import { openCatalog, type Db } from './storage/db';
+import { type Catalog, sqliteCatalog } from './storage/catalog';
 import { DataDir, writeSecret } from './storage/files';
 import { RecentVectors } from './search/question-vectors';
 import { RetrievalCore } from './search/retrieval';
@@ -41,6 +42,8 @@ export interface Service {
   config: Config;
   log: Logger;
   db: Db;
+  /** The same database through the dialect-neutral repositories (src/storage/catalog.ts). */
+  catalog: Catalog;
   files: DataDir;
   accounts: AccountService;
   indexes: IndexService;
@@ -106,6 +109,7 @@ export function createService(
       mode: mode.toString(8),
     });
   const db = openCatalog({ database: config.database, sqliteFile: files.dbFile });
+  const catalog = sqliteCatalog(db);
   const ffprobe = async () => (await resolveBinaries(files.binDir)).ffprobe;
   const ffmpeg = async () => (await resolveBinaries(files.binDir)).ffmpeg;
   const links = new MediaLinks(files.secretKey(), config.mediaLinkTtlSec);
@@ -229,7 +233,7 @@ export function createService(
   // What is derived from the analysis: exports, people, webhooks.
   const exports = new ExportService({ db });
   const people = new PeopleService({ db, indexes, files, ffmpeg });
-  const webhooks = new WebhookService({ db, config, indexes, log: log.child({ part: 'webhooks' }) });
+  const webhooks = new WebhookService({ catalog, config, indexes, log: log.child({ part: 'webhooks' }) });
 
   // Live streams.
   const live = new LiveService({
@@ -258,6 +262,7 @@ export function createService(
     config,
     log,
     db,
+    catalog,
     files,
     accounts,
     indexes,

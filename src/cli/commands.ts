@@ -65,11 +65,11 @@ const COMMANDS: Record<string, Command> = {
           : v.credits === 'unlimited'
             ? null
             : parseWhole(v.credits as string, '--credits');
-      return withService(config, (s) => {
+      return withService(config, async (s) => {
         const { user, token } = s.accounts.createUser(v.name as string, credits);
         // With a server-wide --webhook-url, this user's deliveries go there signed with a secret of
         // their own: shown here, once (issue 25), as no request of theirs sets a URL.
-        const secret = config.webhookUrl ? s.webhooks.ensureSecret(user.id).secret : undefined;
+        const secret = config.webhookUrl ? (await s.webhooks.ensureSecret(user.id)).secret : undefined;
         if (v.json)
           console.log(
             JSON.stringify({
@@ -240,11 +240,11 @@ function parseSigned(s: string, flag: string): number {
 async function withService(
   config: Config,
   // biome-ignore lint/suspicious/noConfusingVoidType: a command body may return an exit code or nothing
-  fn: (s: ReturnType<typeof createService>) => number | void,
+  fn: (s: ReturnType<typeof createService>) => number | void | Promise<number | void>,
 ): Promise<number> {
   const s = createService(config, createLogger('warn'));
   try {
-    return fn(s) ?? 0;
+    return (await fn(s)) ?? 0;
   } finally {
     s.close();
   }
