@@ -65,7 +65,7 @@ function databaseUrlCheck(v: string): string | undefined {
     return 'must name one database (postgres://HOST[:PORT]/DATABASE)';
 }
 
-/** The flat options. The help line is also the field's documentation; README "Configuration" explains more. */
+/** The flat options. The help line is also the field's documentation; docs/configuration.md explains more. */
 const GENERAL = {
   // Loopback by default, so nothing is exposed by accident.
   host: text('host', '127.0.0.1', 'address to bind'),
@@ -177,7 +177,7 @@ const GENERAL = {
     'Ollama base URL: pick captioner, generator and embedder from its installed models (unless set)',
     'the key variables',
   ),
-  // Abuse and fairness limits (README "Limits"); 0 turns a limit off.
+  // Abuse and fairness limits (docs/limits.md); 0 turns a limit off.
   allowedHosts: text(
     'allowed-hosts',
     '',

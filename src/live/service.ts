@@ -845,7 +845,13 @@ export class LiveService {
         },
       });
       run.source = source;
-      source.start();
+      try {
+        source.start();
+      } catch (e) {
+        run.source = null;
+        egress?.close();
+        this.scheduleReconnect(run, `ffmpeg could not start: ${(e as Error).message}`);
+      }
     })();
   }
 
