@@ -20,6 +20,8 @@ import { createService } from '../service';
 
 export { VERSION } from '../version';
 import { VERSION } from '../version';
+import { decoderInfo, decoderLine } from '../media/decoder';
+import { DataDir } from '../storage/files';
 
 interface Command {
   usage: string;
@@ -188,7 +190,7 @@ const COMMANDS: Record<string, Command> = {
   },
   mcp: {
     usage: 'mcp [--server URL] [--token T]',
-    help: 'Serve the MCP tools (list_indexes, search_moments, ask, add_video, …) over stdio for an AI assistant, as a client of a running service: configure the assistant to start this command (README "MCP"). Server: --server, VIDQ_SERVER, or --host/--port; token: --token, VIDQ_TOKEN, or DATA_DIR/default-token.txt. stdout carries the protocol only.',
+    help: 'Serve the MCP tools (list_indexes, search_moments, ask, add_video, …) over stdio for an AI assistant, as a client of a running service: configure the assistant to start this command (docs/mcp.md). Server: --server, VIDQ_SERVER, or --host/--port; token: --token, VIDQ_TOKEN, or DATA_DIR/default-token.txt. stdout carries the protocol only.',
     options: { ...client },
     async run(v, config) {
       const { runStdioServer } = await import('../mcp/stdio');
@@ -312,6 +314,15 @@ function valuesAttached(args: string[], options: Record<string, { type: string; 
 export async function runCli(argv: string[]): Promise<number> {
   if (argv[0] === '--version' || argv[0] === 'version') {
     console.log(VERSION);
+    // The decoder too: it decodes every upload and live source (issue 37).
+    try {
+      const config = loadConfig({});
+      const decoder = await decoderInfo(new DataDir(config.dataDir, config.mediaDir).binDir);
+      console.log(decoderLine(decoder));
+      if (decoder.warning) console.error(`warning: ${decoder.warning}`);
+    } catch (e) {
+      console.error(`decoder: not found (${(e as Error).message})`);
+    }
     return 0;
   }
   if (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {
