@@ -81,6 +81,10 @@ function bool(flag: string, def: boolean, help: string): Option<boolean> {
   });
 }
 
+/** How much model work a video gets: see src/analysis/effort.ts. */
+export const ANALYSIS_EFFORTS = ['thorough', 'balanced', 'fast'] as const;
+export type AnalysisEffort = (typeof ANALYSIS_EFFORTS)[number];
+
 function oneOf<const V extends string>(flag: string, values: readonly V[], def: V, help: string): Option<V> {
   return option(flag, def, help, 'VALUE', (raw, from) => {
     if (!values.includes(raw as V))
@@ -230,6 +234,13 @@ const GENERAL = {
   liveRetentionSec: int('live-retention-sec', 86_400, 'seconds of a live recording (and its frames and segments) kept'),
   liveStallSec: int('live-stall-sec', 15, 'seconds without a frame after which a pulled source is reconnected'),
   liveSegmentSec: int('live-segment-sec', 4, 'seconds of one live recording segment'),
+  // Whether the objects, faces and OCR models look at every sampled frame or only where the picture changed.
+  analysisEffort: oneOf(
+    'analysis-effort',
+    ANALYSIS_EFFORTS,
+    'balanced',
+    'thorough (models on every sampled frame, as before) | balanced (models where the picture changed) | fast',
+  ),
   // The main speed/detail trade-off of analysis.
   frameIntervalSec: int('frame-interval-sec', 5, 'at most one sampled frame per N seconds of a shot', { min: 1 }),
   modelsDir: text('models-dir', '', 'local model directory, Hugging Face layout (default DATA_DIR/models)'),

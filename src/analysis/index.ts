@@ -8,6 +8,7 @@ import { resolveBinaries } from '../media/binaries';
 import type { AnalysisAssets } from './assets/extract';
 import { CaptionAnalyzer } from './stages/captions';
 import type { Analyzer } from './contracts';
+import { effortOptions } from './effort';
 import { ModelServerClient, modelLimitPerWorker, sharedModelLimiter } from './engines/model-server/client';
 import { OpenAiEmbedder } from './engines/model-server/embedder-openai';
 import { OpenAiSpeechToText } from './engines/model-server/stt-openai';
@@ -26,6 +27,7 @@ import { DEFAULT_VISUAL, VisualAnalyzer } from './stages/visual';
  * executable must pass it. Without it, each analyzer finds its files in node_modules.
  */
 export function createAnalyzers(config: Config, assets?: AnalysisAssets): Analyzer[] {
+  const effort = effortOptions(config.analysisEffort);
   const list = analyzerNames(config.analyzers).map((name): Analyzer => {
     switch (name) {
       case 'visual':
@@ -38,11 +40,19 @@ export function createAnalyzers(config: Config, assets?: AnalysisAssets): Analyz
           minFreeBytes: config.minFreeBytes,
         });
       case 'ocr':
-        return new OcrAnalyzer({ modelDir: assets?.ocrModelDir });
+        return new OcrAnalyzer({ ...effort.ocr, modelDir: assets?.ocrModelDir });
       case 'objects':
-        return new ObjectsAnalyzer({ modelDir: assets?.objects?.modelDir, wasmDir: assets?.objects?.wasmDir });
+        return new ObjectsAnalyzer({
+          ...effort.objects,
+          modelDir: assets?.objects?.modelDir,
+          wasmDir: assets?.objects?.wasmDir,
+        });
       case 'faces':
-        return new FacesAnalyzer({ modelDir: assets?.objects?.modelDir, wasmDir: assets?.objects?.wasmDir });
+        return new FacesAnalyzer({
+          ...effort.faces,
+          modelDir: assets?.objects?.modelDir,
+          wasmDir: assets?.objects?.wasmDir,
+        });
       case 'speech': {
         const stt = config.stt;
         return new SpeechAnalyzer({
