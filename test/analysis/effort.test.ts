@@ -35,9 +35,14 @@ describe('--analysis-effort', () => {
   test('balanced and fast skip work that thorough does', () => {
     for (const e of ['balanced', 'fast'] as const) {
       const o = effortOptions(e);
-      expect(o.faces.skipUnchanged && o.faces.personGate && o.ocr.reuseLines && o.ocr.screenKeptFrames).toBe(true);
+      expect(o.faces.skipUnchanged && o.faces.personGate && o.ocr.reuseLines).toBe(true);
       expect(o.objects.keepAliveSec).toBeGreaterThan(0);
     }
+    // Balanced keeps everything thorough finds (bench/quality-diff): no smaller detector input, no
+    // OCR glance that misses small text.
+    expect(effortOptions('balanced').objects.inputLongSide).toBe(DEFAULT_OBJECTS.inputLongSide);
+    expect(effortOptions('balanced').ocr.screenKeptFrames).toBe(false);
+    expect(effortOptions('fast').ocr.screenKeptFrames).toBe(true);
   });
 });
 
