@@ -48,9 +48,11 @@ import {
   isMjpegSource,
   PCM_BYTES_PER_SEC,
   pinnedUrl,
+  proxiedScheme,
   PulledSource,
   redactUrl,
 } from './source';
+import { EgressProxy } from './egress';
 
 /** Analyzers that run on live windows (captions come with a configured captioner). */
 export const LIVE_ANALYZERS: readonly string[] = ['ocr', 'objects', 'faces', 'speech'];
@@ -791,15 +793,23 @@ export class LiveService {
         return;
       }
       if (run.stopped || this.closed) return;
-      const pinned = pinnedUrl(url, address);
       const isRtsp = url.protocol.startsWith('rtsp');
       const audio = !run.noAudio && (await this.loadAnalyzers()).some((a) => a.info.kind === 'speech');
-      const mjpeg = /^https?:$/.test(url.protocol) && (await isMjpegSource(pinned.input, pinned.headers));
-      if (run.stopped || this.closed) return;
-      const source = new PulledSource({
-        ffmpeg: await this.d.ffmpeg(),
-        input: pinned.input,
-        ...(pinned.headers && { headers: pinned.headers }),
+      const mjpeg = /^https?:$/.test(url.protocol) && (await isMjpegSource(url, address));
+      const ffmpeg = await this.d.ffmpeg();
+      const egress = proxiedScheme(url.protocol)
+        ? await EgressProxy.start({ allowPrivate: this.d.config.allowPrivateUrls, source: url }, (reason) =>
+            this.refuseHop(run, source, reason),
+          )
+        : undefined;
+      if (run.stopped || this.closed) {
+        egress?.close();
+        return;
+      }
+      const source: PulledSource = new PulledSource({
+        ffmpeg,
+        input: pinnedUrl(url, address),
+        ...(egress && { egress }),
         protocol: url.protocol,
         ...(isRtsp && { rtspTransport: run.rtspTransport }),
         mjpeg,
@@ -837,8 +847,26 @@ export class LiveService {
         },
       });
       run.source = source;
-      source.start();
+      try {
+        source.start();
+      } catch (e) {
+        run.source = null;
+        egress?.close();
+        this.scheduleReconnect(run, `ffmpeg could not start: ${(e as Error).message}`);
+      }
     })();
+  }
+
+  /**
+   * A request of a running source was refused by its egress proxy (a redirect, playlist or segment
+   * naming a refused address): the source stops and the stream fails with the reason, as when its
+   * own URL is refused; it is not reconnected into the same refusal.
+   */
+  private refuseHop(run: StreamRun, source: PulledSource, reason: string): void {
+    this.d.log.warn('live source request refused', { stream_id: run.id, reason });
+    if (run.source !== source) return;
+    this.halt(run, false);
+    this.setState(run.id, 'failed', reason);
   }
 
   private scheduleReconnect(run: StreamRun, reason: string): void {
