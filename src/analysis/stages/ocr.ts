@@ -9,6 +9,8 @@
 import { rmSync } from 'node:fs';
 import { runFfmpeg, summarizeFfmpegError } from '../../media/ffmpeg';
 import { framesOf, type Analyzer, type StageContext, type StageResult } from '../contracts';
+import { defineAnalyzer } from '../descriptor';
+import { EFFORT_OPTIONS, type AnalysisEffort } from '../effort';
 import { frameDifference, rectIou, regionDifference, thumbnail, type Image, type Thumb } from '../engines/ocr-geometry';
 import { ocrModelDir, PaddleEngine, type ReadBox, type TextLine } from '../engines/paddle-ocr';
 import { threadCpuMs } from '../workers/thread-info';
@@ -280,3 +282,21 @@ export class OcrAnalyzer implements Analyzer {
     return this.engine;
   }
 }
+
+/** Text on screen. */
+/** What each --analysis-effort sets (see effort.ts); thorough: the defaults, as before efforts. */
+export const OCR_EFFORT: Record<AnalysisEffort, Partial<OcrOptions>> = {
+  thorough: { reuseLines: false, screenKeptFrames: false },
+  balanced: { reuseLines: true, screenKeptFrames: false },
+  fast: { reuseLines: true, screenKeptFrames: true },
+};
+
+export const ocrDescriptor = defineAnalyzer({
+  name: 'ocr',
+  options: EFFORT_OPTIONS,
+  engines: {},
+  listed: true,
+  live: true,
+  reanalyzable: true,
+  create: (c, setup) => new OcrAnalyzer({ ...OCR_EFFORT[c.analysisEffort], modelDir: setup.assets?.ocrModelDir }),
+});
