@@ -3,7 +3,8 @@
  * first start, and serves HTTP with the maintenance cron.
  */
 import { cron } from '@elysiajs/cron';
-import { analyzerNames, isLoopbackHost, type Config } from './config';
+import { analyzerNames } from './analysis/analyzers';
+import { isLoopbackHost, type Config } from './config';
 import { createHttpApp } from './http/app';
 import { withOllama } from './analysis/engines/model-server/ollama';
 import { DEFAULT_WHISPER_MODEL, whisperModelPresent } from './analysis/engines/stt';
