@@ -54,8 +54,6 @@ import {
 } from './source';
 import { EgressProxy } from './egress';
 
-/** Analyzers that run on live windows (captions come with a configured captioner). */
-export const LIVE_ANALYZERS: readonly string[] = ['ocr', 'objects', 'faces', 'speech'];
 /** States in which a stream counts against the user's caps. */
 const RUNNING: LiveState[] = ['connecting', 'live', 'reconnecting', 'paused'];
 /** A frame waits this long after it arrived, so that frames sent out of order join its window. */
