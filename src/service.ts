@@ -198,7 +198,7 @@ export function createService(
     videoChanged,
   });
   const grants = new UploadGrants({
-    db,
+    catalog,
     config,
     indexes,
     secret: files.secretKey(),
