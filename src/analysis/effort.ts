@@ -18,38 +18,20 @@
  *   measured over the 14 shared clips against thorough: a frisbee thrown in a person's hands, a
  *   potted plant and a chair gone, motorcycles 12 % of their seconds, a small watermark's text.
 
- * Each stage owns its options; this only picks their values for an effort.
+ * The option is one, shared by the three stages' descriptors; each stage owns what an effort means
+ * for it (its `*_EFFORT` table: objects.ts, faces.ts, ocr.ts).
  */
-import type { AnalysisEffort } from '../config';
-import type { FacesOptions } from './stages/faces';
-import type { ObjectsOptions } from './stages/objects';
-import type { OcrOptions } from './stages/ocr';
+import { oneOf } from '../options';
 
-export interface EffortOptions {
-  objects: Partial<ObjectsOptions>;
-  faces: Partial<FacesOptions>;
-  ocr: Partial<OcrOptions>;
-}
+export const ANALYSIS_EFFORTS = ['thorough', 'balanced', 'fast'] as const;
+export type AnalysisEffort = (typeof ANALYSIS_EFFORTS)[number];
 
-export function effortOptions(effort: AnalysisEffort): EffortOptions {
-  switch (effort) {
-    case 'thorough':
-      return {
-        objects: { keepAliveSec: 0, ignoreInsidePeople: false, maxChangedCells: 8, inputLongSide: 512 },
-        faces: { skipUnchanged: false, personGate: false, keepAliveSec: 0 },
-        ocr: { reuseLines: false, screenKeptFrames: false },
-      };
-    case 'balanced':
-      return {
-        objects: { keepAliveSec: 60, ignoreInsidePeople: false, maxChangedCells: 8, inputLongSide: 512 },
-        faces: { skipUnchanged: true, personGate: true, keepAliveSec: 30 },
-        ocr: { reuseLines: true, screenKeptFrames: false },
-      };
-    case 'fast':
-      return {
-        objects: { keepAliveSec: 120, ignoreInsidePeople: true, maxChangedCells: 16, inputLongSide: 384 },
-        faces: { skipUnchanged: true, personGate: true, keepAliveSec: 120 },
-        ocr: { reuseLines: true, screenKeptFrames: true },
-      };
-  }
-}
+/** `--analysis-effort`, declared by the objects, faces and OCR descriptors (one option, merged). */
+export const EFFORT_OPTIONS = {
+  analysisEffort: oneOf(
+    'analysis-effort',
+    ANALYSIS_EFFORTS,
+    'balanced',
+    'thorough (models on every sampled frame, as before) | balanced (models where the picture changed) | fast (loses some findings)',
+  ),
+};

@@ -5,16 +5,15 @@
  */
 import { afterAll, describe, expect, test } from 'bun:test';
 import type { StageContext, StageResult } from '../../src/analysis/contracts';
-import { effortOptions } from '../../src/analysis/effort';
 import { FrameHints } from '../../src/analysis/frame-hints';
-import { FacesAnalyzer } from '../../src/analysis/stages/faces';
-import { ObjectsAnalyzer } from '../../src/analysis/stages/objects';
+import { FACES_EFFORT, FacesAnalyzer } from '../../src/analysis/stages/faces';
+import { OBJECTS_EFFORT, ObjectsAnalyzer } from '../../src/analysis/stages/objects';
 import { clip } from '../helpers';
 import { removeContexts, visualContext } from './faces-context';
 
-const objects = new ObjectsAnalyzer(effortOptions('balanced').objects);
-const balancedFaces = new FacesAnalyzer(effortOptions('balanced').faces);
-const thoroughFaces = new FacesAnalyzer(effortOptions('thorough').faces);
+const objects = new ObjectsAnalyzer(OBJECTS_EFFORT.balanced);
+const balancedFaces = new FacesAnalyzer(FACES_EFFORT.balanced);
+const thoroughFaces = new FacesAnalyzer(FACES_EFFORT.thorough);
 
 afterAll(() => {
   objects.close();

@@ -4,13 +4,20 @@
  * changed, the person hints the objects stage gives the faces stage).
  */
 import { describe, expect, test } from 'bun:test';
-import { effortOptions } from '../../src/analysis/effort';
 import { FrameHints } from '../../src/analysis/frame-hints';
 import { regionDifference, rectIou, type Image } from '../../src/analysis/engines/ocr-geometry';
-import { DEFAULT_FACES } from '../../src/analysis/stages/faces';
-import { DEFAULT_OBJECTS, isUnchangedOutside, mayShowFace } from '../../src/analysis/stages/objects';
-import { DEFAULT_OCR } from '../../src/analysis/stages/ocr';
-import { ConfigError, loadConfig } from '../../src/config';
+import { DEFAULT_FACES, FACES_EFFORT } from '../../src/analysis/stages/faces';
+import { DEFAULT_OBJECTS, isUnchangedOutside, mayShowFace, OBJECTS_EFFORT } from '../../src/analysis/stages/objects';
+import { DEFAULT_OCR, OCR_EFFORT } from '../../src/analysis/stages/ocr';
+import { loadConfig } from '../../src/config';
+import { ConfigError } from '../../src/options';
+import type { AnalysisEffort } from '../../src/analysis/effort';
+
+const effortOptions = (e: AnalysisEffort) => ({
+  objects: OBJECTS_EFFORT[e],
+  faces: FACES_EFFORT[e],
+  ocr: OCR_EFFORT[e],
+});
 
 describe('--analysis-effort', () => {
   test('balanced is the default; the flag and VIDQ_ANALYSIS_EFFORT choose another; a wrong value is refused', () => {

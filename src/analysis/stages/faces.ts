@@ -9,6 +9,7 @@
  */
 import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from '../contracts';
 import { defineAnalyzer } from '../descriptor';
+import { EFFORT_OPTIONS, type AnalysisEffort } from '../effort';
 import { ModelWorker } from '../engines/model-worker';
 import { cosine, groupVideoFaces, normalise } from '../../people/group';
 import { decodeSampledFrames, jpegSize, shotBounds, type ShotBound } from './frames';
@@ -404,13 +405,24 @@ class FaceWorker extends ModelWorker<FaceResponse, RawFace[]> {
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** Faces, grouped into the people of an index. */
+/** What each --analysis-effort sets (see effort.ts); thorough: the defaults, as before efforts. */
+export const FACES_EFFORT: Record<AnalysisEffort, Partial<FacesOptions>> = {
+  thorough: { skipUnchanged: false, personGate: false, keepAliveSec: 0 },
+  balanced: { skipUnchanged: true, personGate: true, keepAliveSec: 30 },
+  fast: { skipUnchanged: true, personGate: true, keepAliveSec: 120 },
+};
+
 export const facesDescriptor = defineAnalyzer({
   name: 'faces',
-  options: {},
+  options: EFFORT_OPTIONS,
   engines: {},
   listed: true,
   live: true,
   reanalyzable: false,
-  create: (_c, setup) =>
-    new FacesAnalyzer({ modelDir: setup.assets?.objects?.modelDir, wasmDir: setup.assets?.objects?.wasmDir }),
+  create: (c, setup) =>
+    new FacesAnalyzer({
+      ...FACES_EFFORT[c.analysisEffort],
+      modelDir: setup.assets?.objects?.modelDir,
+      wasmDir: setup.assets?.objects?.wasmDir,
+    }),
 });

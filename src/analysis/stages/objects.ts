@@ -13,6 +13,7 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from '../contracts';
 import { defineAnalyzer } from '../descriptor';
+import { EFFORT_OPTIONS, type AnalysisEffort } from '../effort';
 import { paintSegments } from './colours';
 import { decodeSampledFrames, jpegSize, shotBounds, type ShotBound } from './frames';
 import { FrameStream, type SampledFrame } from '../frame-stream';
@@ -595,13 +596,24 @@ const topScore = (ds: RawDetection[]) => Math.max(0, ...ds.map((d) => d.score));
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 /** Objects and people (COCO classes), with their colours. */
+/** What each --analysis-effort sets (see effort.ts); thorough: the defaults, as before efforts. */
+export const OBJECTS_EFFORT: Record<AnalysisEffort, Partial<ObjectsOptions>> = {
+  thorough: { keepAliveSec: 0, ignoreInsidePeople: false, maxChangedCells: 8, inputLongSide: 512 },
+  balanced: { keepAliveSec: 60, ignoreInsidePeople: false, maxChangedCells: 8, inputLongSide: 512 },
+  fast: { keepAliveSec: 120, ignoreInsidePeople: true, maxChangedCells: 16, inputLongSide: 384 },
+};
+
 export const objectsDescriptor = defineAnalyzer({
   name: 'objects',
-  options: {},
+  options: EFFORT_OPTIONS,
   engines: {},
   listed: true,
   live: true,
   reanalyzable: true,
-  create: (_c, setup) =>
-    new ObjectsAnalyzer({ modelDir: setup.assets?.objects?.modelDir, wasmDir: setup.assets?.objects?.wasmDir }),
+  create: (c, setup) =>
+    new ObjectsAnalyzer({
+      ...OBJECTS_EFFORT[c.analysisEffort],
+      modelDir: setup.assets?.objects?.modelDir,
+      wasmDir: setup.assets?.objects?.wasmDir,
+    }),
 });
