@@ -109,7 +109,7 @@ const clipUrl = (fileId: string, q: string, token = srv.token) =>
   `${srv.url}/media/${fileId}/live-clip?token=${token}&${q}`;
 
 describe('GET /media/{id}/live-clip', () => {
-  test('a window across two recording segments plays the recorded moment, as MP4 (H.264 copied)', async () => {
+  test('a window across two recording segments plays the recorded moment, as an H.264 MP4 cut at the asked start', async () => {
     const t0 = Math.floor(Date.now() / 1000) - 60;
     const { fileId } = await pushedStream('camera', t0, 1);
     // The recording of this stream, named by Unix start second, in its live folder.
