@@ -152,12 +152,45 @@ function httpUrlCheck(v: string): string | undefined {
     return 'must be an http(s) URL without credentials';
 }
 
+/** A PostgreSQL URL with a host and a database name (it may carry credentials: they never reach a log). */
+function databaseUrlCheck(v: string): string | undefined {
+  let u: URL | null = null;
+  try {
+    u = new URL(v);
+  } catch {}
+  if (!u || (u.protocol !== 'postgres:' && u.protocol !== 'postgresql:'))
+    return `must be a postgres:// URL, e.g. postgres://vidq@db.example:5432/vidq; got ${JSON.stringify(redactUrl(v))}`;
+  if (!u.hostname) return 'must name the database host (postgres://HOST[:PORT]/DATABASE)';
+  if (u.pathname.length < 2 || u.pathname.slice(1).includes('/'))
+    return 'must name one database (postgres://HOST[:PORT]/DATABASE)';
+}
+
+/** A URL with its password replaced by ***, for messages and logs. */
+export function redactUrl(v: string): string {
+  return v.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*:)[^@/?#]*@/i, '$1***@');
+}
+
 /** The flat options. The help line is also the field's documentation; README "Configuration" explains more. */
 const GENERAL = {
   // Loopback by default, so nothing is exposed by accident.
   host: text('host', '127.0.0.1', 'address to bind'),
   port: int('port', 8420, 'TCP port (0 = any free port)', { max: 65535 }),
   dataDir: text('data-dir', join(homedir(), '.vidq'), 'data directory (database, media, secrets)'),
+  // More machines (issue 33): a shared media folder and the catalog on a database server.
+  mediaDir: text(
+    'media-dir',
+    '',
+    'folder of originals, playback copies and frames; may be a shared mount (default DATA_DIR)',
+  ),
+  database: {
+    ...text(
+      'database',
+      '',
+      'catalog database URL: postgres://… (default: the SQLite file in DATA_DIR)',
+      databaseUrlCheck,
+    ),
+    env: 'VIDQ_DATABASE_URL',
+  },
   allowPrivateUrls: bool('allow-private-urls', false, 'let the downloader fetch loopback/private/link-local addresses'),
   maxDownloadBytes: int('max-download-bytes', 10 * GiB, 'largest downloadable file in bytes (413 above)'),
   connectTimeoutMs: int('connect-timeout-ms', 15_000, 'connect + response-headers timeout per hop (ms)'),
@@ -226,6 +259,11 @@ const GENERAL = {
   ),
   liveMaxStreamsPerUser: int('live-max-streams-per-user', 4, 'live streams one user may run at once'),
   liveMaxFpsPerUser: int('live-max-fps-per-user', 4, 'analysed frames per second all streams of a user may add up to'),
+  liveMaxKeptStreamsPerUser: int(
+    'live-max-kept-streams-per-user',
+    32,
+    'live streams one user may keep, stopped ones included, until their resources are removed',
+  ),
   liveFps: int('live-fps', 1, 'analysed frames per second of a stream that asks for none'),
   liveRetentionSec: int('live-retention-sec', 86_400, 'seconds of a live recording (and its frames and segments) kept'),
   liveStallSec: int('live-stall-sec', 15, 'seconds without a frame after which a pulled source is reconnected'),
@@ -559,6 +597,9 @@ export function loadConfig(flags: FlagValues = {}, env: Record<string, string | 
   // Uploads share the download cap unless given their own.
   if (merged.maxUploadBytes === 0) merged.maxUploadBytes = merged.maxDownloadBytes;
   merged.dataDir = resolve(String(merged.dataDir).replace(/^~(?=$|\/)/, homedir()));
+  merged.mediaDir = merged.mediaDir
+    ? resolve(String(merged.mediaDir).replace(/^~(?=$|\/)/, homedir()))
+    : merged.dataDir;
   merged.modelsDir = merged.modelsDir ? resolve(String(merged.modelsDir)) : join(merged.dataDir as string, 'models');
   if (configFile || existsSync(fileCandidate)) merged.configFile = fileCandidate;
   const config = Object.freeze(merged) as unknown as Config;

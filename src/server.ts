@@ -94,7 +94,8 @@ export async function startServer(
   const port = app.server!.port as number;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   const url = `http://${host}:${port}`;
-  out(`vidq listening on ${url} (data: ${config.dataDir}; API docs: ${url}/swagger)`);
+  const media = config.mediaDir === config.dataDir ? '' : `; media: ${config.mediaDir}`;
+  out(`vidq listening on ${url} (data: ${config.dataDir}${media}; API docs: ${url}/swagger)`);
   const speech = speechLine(config);
   if (speech) out(speech);
   // The search indexes of large media indexes build in the background (until then, exact search).

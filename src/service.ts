@@ -23,7 +23,7 @@ import { AnalysisSupervisor } from './jobs/supervisor';
 import { createLogger, type Logger } from './log';
 import { resolveBinaries } from './media/binaries';
 import { MediaLinks } from './media/links';
-import { openDatabase, type Db } from './storage/db';
+import { openCatalog, type Db } from './storage/db';
 import { DataDir, writeSecret } from './storage/files';
 import { RecentVectors } from './search/question-vectors';
 import { RetrievalCore } from './search/retrieval';
@@ -96,7 +96,7 @@ export function createService(
   opts: ServiceOptions = {},
 ): Service {
   // Storage.
-  const files = new DataDir(config.dataDir);
+  const files = new DataDir(config.dataDir, config.mediaDir);
   files.ensure();
   // ensure() makes new folders 0700 but leaves an existing one as it is.
   const mode = statSync(config.dataDir).mode & 0o777;
@@ -105,7 +105,7 @@ export function createService(
       data_dir: config.dataDir,
       mode: mode.toString(8),
     });
-  const db = openDatabase(files.dbFile);
+  const db = openCatalog({ database: config.database, sqliteFile: files.dbFile });
   const ffprobe = async () => (await resolveBinaries(files.binDir)).ffprobe;
   const ffmpeg = async () => (await resolveBinaries(files.binDir)).ffmpeg;
   const links = new MediaLinks(files.secretKey(), config.mediaLinkTtlSec);
@@ -178,7 +178,14 @@ export function createService(
     },
     videoChanged,
   });
-  const grants = new UploadGrants({ db, config, indexes, secret: files.secretKey(), admit: (u) => ingest.admit(u) });
+  const grants = new UploadGrants({
+    db,
+    config,
+    indexes,
+    secret: files.secretKey(),
+    admit: (u) => ingest.admit(u),
+    tokenLive: (id) => accounts.isTokenLive(id),
+  });
   const maintenance = new Maintenance({
     db,
     config,

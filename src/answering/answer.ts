@@ -21,7 +21,8 @@ import { Composer, type Composed, type ComposeInput } from './compose';
 import { type Evidence, KIND_READ_LIMIT } from './evidence';
 import { bestSentences, contentWords, type Sentence } from './open';
 import { colourOfUnlabelled } from './intent';
-import { readSlots, unknownFile, unlabelledAsked } from './reader';
+import type { Cell, Slots } from './facts/plugin';
+import { unknownFile, unlabelledAsked } from './reader';
 import { momentWindow } from './series';
 import { formatTime } from './target';
 import { colourOnClothing, isPersonWord, LABEL_WORDS, labelNoun, labelsNamed, namesLabel } from './vocabulary';
@@ -87,35 +88,32 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     embedder: a.embedder,
   });
   const composed = await composer.compose();
-  if (a.videos.length === 0) return composed;
+  // No slots: an empty scope, nothing was read.
+  if (a.videos.length === 0 || !composed.slots) return composed;
 
-  const slots = readSlots(a.prompt, a.videos);
+  // The question was read once, by the composer: its slots (without the guidance's words).
+  const slots = composed.slots;
   const narrowed: ScopeWindow = {
     videos: slots.files.length && a.videos.length > 1 ? slots.files : a.videos,
     window: a.window,
   };
   const reading = composed.reading ?? '';
+  const cell = composed.cell;
+  const quotesText = cell?.plugin.quotes === 'written';
   // Counts, people by face, colours, file facts, shots, lists of videos: computed, and free text does not replace them.
-  const computed =
-    composed.found &&
-    /^(objects|people)\.(count|extreme|compare)|^(faces|colours|shots|duration|resolution|fps|size|codec|audio|videos)\./.test(
-      reading,
-    );
+  const computed = composed.found && !!cell?.computed;
   // On-screen text found for a question that asks nothing about writing ("is there an espresso
   // machine?") was only the best keyword match: every free-text kind competes by relevance.
-  const open =
-    /^(objects\.what|moment\.visible|search)$/.test(reading) ||
-    !composed.found ||
-    (reading.startsWith('text.') && !slots.intent.needs.has('written'));
-  const holder = composed.found && /^text\./.test(reading) ? unseenHolder(a, narrowed, slots.text, composed) : null;
+  const open = !cell || cell.openEnded || !composed.found || (quotesText && !slots.intent.needs.has('written'));
+  const holder = composed.found && quotesText ? unseenHolder(a, narrowed, slots.text, composed) : null;
   if (holder) return holder;
   // A found answer that is not open takes the free text only to tell "no sentence names it" for a
   // question beyond the detector's labels (below); otherwise the sentences would not change it.
   const beyondLabels = unlabelledAsked(slots.asked) !== null;
   const asksText = slots.intent.needs.has('written') || slots.intent.needs.has('said');
-  const wanted = open || (beyondLabels && !asksText && !reading.startsWith('text.'));
+  const wanted = open || (beyondLabels && !asksText && !quotesText);
   let sentences: Sentence[] = [];
-  if (!computed && wanted && (open || reading.startsWith('objects.') || reading.startsWith('people.')))
+  if (!computed && wanted && (open || cell?.plugin.detections))
     sentences = await bestSentences(a.retrieval, narrowed, a.prompt, slots.intent, 3, composer.vectorOf(a.prompt));
   const cite = (s: Segment, score: number): Evidence => evidenceOf(a, s, score);
   const quoted = sentences.map(
@@ -136,7 +134,7 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
         found: true,
         reading: `free_text (${reading})`,
       };
-    return { ...composed, output: withMissingModel(a, narrowed, slots.intent, composed.output, reading) };
+    return { ...composed, output: withMissingModel(a, narrowed, slots.intent, composed.output, cell) };
   }
   if (!sentences.length) {
     // A search that found only detector labels for a question about something else ("what is the
@@ -149,12 +147,11 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     // ("what is the baby doing").
     const beyond = beyondLabels && !computed;
     if (
-      ((beyond && !asksText && !/^text\./.test(reading)) ||
-        (reading === 'search' && unlabelled.length && labelsOnly)) &&
+      ((beyond && !asksText && !quotesText) || (reading === 'search' && unlabelled.length && labelsOnly)) &&
       !a.retrieval.finder.has(narrowed, ['caption'])
     )
       return {
-        output: withMissingModel(a, narrowed, slots.intent, 'I could not find an answer to that.', reading),
+        output: withMissingModel(a, narrowed, slots.intent, 'I could not find an answer to that.', cell),
         evidence: [],
         found: false,
         reading,
@@ -261,15 +258,15 @@ function withContradiction(a: AnswerInput, composed: Composed): Composed {
 function withMissingModel(
   a: AnswerInput,
   scope: ScopeWindow,
-  intent: ReturnType<typeof readSlots>['intent'],
+  intent: Slots['intent'],
   output: string,
-  reading: string,
+  cell: Cell | undefined,
 ): string {
   const finder = a.retrieval.finder;
   // Videos not analysed at all: the composer's "not analysed" says more than any model would.
   if (scope.videos.every((v) => v.analysis === null)) return output;
   // "What does the writing say" asks for text: no transcriber would answer it.
-  if ((intent.needs.has('said') && !intent.needs.has('written')) || reading.startsWith('speech.')) {
+  if ((intent.needs.has('said') && !intent.needs.has('written')) || cell?.plugin.quotes === 'said') {
     if (finder.has(scope, ['transcript'])) return output;
     // Nothing is said in a video without a sound track: that, not a missing model, is the answer.
     const silent = scope.videos.filter((v) => v.hasAudio === false);
@@ -280,8 +277,7 @@ function withMissingModel(
   }
   // A question about the picture that was read as a text search ("is it in colour or black and
   // white") is still about the picture.
-  const visual =
-    !intent.needs.has('written') && !/^(faces|shots|duration|resolution|fps|size|codec|audio|videos)\./.test(reading);
+  const visual = !intent.needs.has('written') && !cell?.plugin.needsNoVisionModel;
   // Only where the detector has nothing for what is asked: a count it got wrong is not a missing model.
   const detected = intent.labels.filter((l) => l !== 'person' && seen(a, scope, l));
   if (visual && !detected.length && !finder.has(scope, ['caption']) && contentWords(intent).length) {

@@ -10,10 +10,11 @@ import type { Embedder } from '../analysis/embedder';
 import type { Db } from '../storage/db';
 import type { Segment, Video } from '../storage/schema';
 import { type Evidence, type EvidenceFinder, KIND_READ_LIMIT, type ScopeWindow } from './evidence';
-import { FACTS, type Cell, type FactKind } from './facts';
+import { FACTS, type Cell } from './facts';
+import type { Answer, FactContext, Slots, Style, TimeSlot } from './facts/plugin';
 import { readIntent, type Intent } from './intent';
 import { colourOnClothing, labelNoun, NAMES_NO_THING } from './vocabulary';
-import { readQuestion, type ReadQuestion, type Slots, type TimeSlot } from './reader';
+import { readQuestion, type ReadQuestion } from './reader';
 import { type Counted, inWindow, momentWindow, POINT_HALF } from './series';
 import { formatTime } from './target';
 import { article, capital, joinList, onTrack, quote, secs, span } from './wording';
@@ -25,11 +26,10 @@ export interface Composed {
   found: boolean;
   /** How the question was read ("fact.form" of the fact table), for tests and logs. */
   reading?: string;
-}
-
-export interface Answer {
-  text: string;
-  found: boolean;
+  /** The cell of the fact table that answered (or whose "not found" this is); none for a search. */
+  cell?: Cell;
+  /** The question's slots, read once (by compose), for what the answer does next. */
+  slots?: Slots;
 }
 
 export interface ComposeInput {
@@ -46,7 +46,7 @@ export interface ComposeInput {
    * For a question about one moment (a point `target`) of one video: reads the text on screen at
    * exactly that moment (the sampled frames may be seconds away). Null when there is no such moment.
    */
-  moment?: { video: Video; t: number; readText: () => Promise<{ text: string; confidence: number }[]> } | null;
+  moment?: FactContext['moment'];
   /**
    * Reads the text on screen at one moment of a video, for a moment written in the question ("what
    * does the counter read at 4 seconds"); null when that video's frames cannot be read now.
@@ -54,13 +54,6 @@ export interface ComposeInput {
   textAt?: ((video: Video, t: number) => (() => Promise<{ text: string; confidence: number }[]>) | null) | null;
   /** The sentence encoder: reads the kind of question by meaning (null: by its rule cues alone). */
   embedder?: Embedder | null;
-}
-
-export interface Style {
-  /** Items listed at most (spans, quotes, shots). */
-  items: number;
-  /** One sentence only. */
-  brief: boolean;
 }
 
 function styleOf(guidance: string): Style {
@@ -72,7 +65,12 @@ function styleOf(guidance: string): Style {
   return { items: 4, brief: false };
 }
 
-export class Composer {
+export type { Answer, Style } from './facts/plugin';
+
+/** An answer with how it was read. */
+type Reply = Answer & { reading: string; cell?: Cell };
+
+export class Composer implements FactContext {
   constructor(private readonly c: ComposeInput) {}
   /** The spans this question read, by labels and limit (see objectSpans). */
   private readonly spansRead = new Map<string, Segment[]>();
@@ -138,12 +136,14 @@ export class Composer {
     const read = await readQuestion(prompt, scope.videos, this.c.embedder ?? null, cued);
     this.vector = read.vector;
     this.vectorText = read.slots.files.length ? read.slots.text : prompt;
-    const intent = read.slots.intent;
-    // Guidance steers the focus too: its content words join the search.
+    const asked = read.slots;
+    // Guidance steers the focus too: its content words join the plug-ins' search (not the
+    // question's own slots, which the answer reads again for what the question asked).
     const focus = readIntent(guidance);
-    intent.keywords.push(...focus.keywords.filter((k) => !intent.keywords.includes(k)));
+    const keywords = [...asked.intent.keywords, ...focus.keywords.filter((k) => !asked.intent.keywords.includes(k))];
+    const slots: Slots = { ...asked, intent: { ...asked.intent, keywords } };
     const pending = scope.videos.filter((v) => v.status !== 'ready');
-    const sentences = await this.answer(read, style);
+    const sentences = await this.answer({ ...read, slots }, style);
     if (pending.length && !sentences.found) {
       sentences.text += ` (${pending.map((v) => `${v.fileName} is still ${v.status}`).join('; ')}: ask again when it is ready.)`;
     }
@@ -155,6 +155,8 @@ export class Composer {
       evidence: this.evidence.sort((a, b) => b.score - a.score),
       found: sentences.found,
       reading: sentences.reading,
+      ...(sentences.cell && { cell: sentences.cell }),
+      slots: asked,
     };
   }
 
@@ -163,7 +165,7 @@ export class Composer {
    * readings are tried best first, and the first that finds an answer is the answer: when two
    * readings fit, the evidence decides. With none finding anything, the best reading's "not found".
    */
-  async answer(read: ReadQuestion, style: Style): Promise<Answer & { reading: string }> {
+  async answer(read: ReadQuestion, style: Style): Promise<Reply> {
     const base = this.c.scope;
     const slots = read.slots;
     const compare = read.readings[0]!.cell.form === 'compare' || slots.files.length >= 2;
@@ -189,7 +191,7 @@ export class Composer {
       const readText = slots.time.point && video ? this.c.textAt(video, slots.time.start) : null;
       if (readText) this.c.moment = { video: video!, t: slots.time.start, readText };
     }
-    let first: (Answer & { reading: string }) | null = null;
+    let first: (Reply & { evidence: Evidence[] }) | null = null;
     // A question no cell of the table fits ("PEACH OPEN MOVIE", "anything about pancakes?") is a
     // search: its words and meaning against every segment. Its "not found" is the answer.
     // Without the encoder the score is cues alone: only a question with no cue at all is a search.
@@ -205,13 +207,13 @@ export class Composer {
     const related = (c: Cell) =>
       c === best ||
       c.fact === best.fact ||
-      (OBJECTS.has(c.fact) && OBJECTS.has(best.fact)) ||
+      (c.plugin.detections && best.plugin.detections) ||
       (c.form === best.form &&
-        (!slots.factCues.has(best.fact) || (slots.factCues.has(c.fact) && !OBJECTS.has(c.fact))));
+        (!slots.factCues.has(best.fact) || (slots.factCues.has(c.fact) && !c.plugin.detections)));
     // A question that names a thing ("is there a kayak?") is not answered about speech or sound
     // unless its words ask about them: "Yes: someone speaks" answers nothing it asked.
     const namesThing = slots.intent.keywords.some((w) => !NAMES_NO_THING.has(w) && !/^\d/.test(w));
-    const heard = (c: Cell) => (c.fact === 'speech' || c.fact === 'audio') && namesThing && !slots.factCues.has(c.fact);
+    const heard = (c: Cell) => c.plugin.heard && namesThing && !slots.factCues.has(c.fact);
     const tried = read.readings.filter((x) => related(x.cell));
     const kept = tried.filter((x) => !heard(x.cell));
     for (const r of kept.length ? kept : tried) {
@@ -223,11 +225,11 @@ export class Composer {
         if (w) this.c.scope = { ...narrowed, window: w };
       }
       const res = await this.run(r.cell, slots, style);
-      const out = { ...res, reading: `${r.cell.fact}.${r.cell.form}` };
+      const out: Reply = { ...res, reading: `${r.cell.fact}.${r.cell.form}`, cell: r.cell };
       if (res.found) return out;
-      first ??= { ...out, evidence: this.evidence } as Answer & { reading: string; evidence: Evidence[] };
+      first ??= { ...out, evidence: this.evidence };
     }
-    this.evidence = (first as unknown as { evidence: Evidence[] }).evidence;
+    this.evidence = first!.evidence;
     return first!;
   }
 
@@ -250,7 +252,7 @@ export class Composer {
   }
 
   /** A point in time the question is about (a point `target`), whose on-screen text can be read now. */
-  get moment(): ComposeInput['moment'] {
+  get moment(): FactContext['moment'] {
     return this.c.moment ?? null;
   }
 
@@ -425,8 +427,6 @@ function sentenceFor(s: Segment, where: string, file: string | null): string {
 
 /** Best reading score (cosine to the closest examples plus cues) under which no cell fits the question. */
 const LOW_FIT = 0.45;
-
-const OBJECTS = new Set<FactKind>(['objects', 'people']);
 
 /** A time slot of the question as a window of the scope; relative ones need one video's length. */
 export function resolveTime(t: TimeSlot, videos: Video[]): { start: number; end: number } | null {

@@ -8,6 +8,7 @@
 import type { Embedder } from '../analysis/embedder';
 import type { Video } from '../storage/schema';
 import { CELLS, FACTS, type Cell, type FactKind, type Form, type SlotNeed } from './facts';
+import type { Asked, Slots, TimeSlot } from './facts/plugin';
 import { readIntent, type Intent } from './intent';
 import { readRelativeTime } from './relative-time';
 import {
@@ -21,40 +22,7 @@ import {
   NUMBER_WORDS,
 } from './vocabulary';
 
-/** A time the question writes: absolute (seconds) or relative to the video's length. */
-export type TimeSlot =
-  | { start: number; end: number; point: boolean }
-  | { relative: 'start' | 'end' | 'middle'; seconds: number | null };
-
-export interface Slots {
-  intent: Intent;
-  time: TimeSlot | null;
-  /** Videos of the scope the question names by file name ("in pancake.mkv", "the bottles video"). */
-  files: Video[];
-  colour: string | null;
-  /** "at once", "at the same time", "simultaneously": a count per moment, not over time. */
-  atOnce: boolean;
-  /** Words in quotes: text to look for. */
-  quoted: string[];
-  /** Rule cues for what the question is about (shots, file facts...), from its words. */
-  factCues: Set<FactKind>;
-  /** Rule cues for the form ("how many" → count). */
-  formCues: Set<Form>;
-  /** The question, lower case, with the file names it gives replaced by "the video" (what is embedded). */
-  text: string;
-  /** What the question asks about (the vocabulary decides whether labels can answer it: `unlabelledAsked`). */
-  asked: Asked;
-}
-
-/** What a question asks about, read from its words. */
-export interface Asked {
-  /** The kind of thing after "what/which" ("what instrument", "which kind of animal", "what colour"), or null. */
-  kind: string | null;
-  /** The head nouns of the things it names with an article or a possessive ("the man", "his drum kit"), places ("on the desk") left out. */
-  things: string[];
-  /** An activity it asks for ("what is the baby doing", "what is she making"), or null. */
-  activity: string | null;
-}
+export type { Asked, Slots, TimeSlot } from './facts/plugin';
 
 export interface Reading {
   cell: Cell;

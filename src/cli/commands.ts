@@ -303,11 +303,17 @@ export async function runCli(argv: string[]): Promise<number> {
   }
   if (argv[0] === 'worker') {
     // Hidden: the analysis worker the server starts (config handed over by the parent).
-    const config =
-      inheritedWorkerConfig() ??
-      loadConfig(parseArgs({ args: argv.slice(1), options: configParseOptions(), strict: true }).values);
-    const { runWorker } = await import('../jobs/worker');
-    return runWorker(config);
+    try {
+      const config =
+        inheritedWorkerConfig() ??
+        loadConfig(parseArgs({ args: argv.slice(1), options: configParseOptions(), strict: true }).values);
+      const { runWorker } = await import('../jobs/worker');
+      return await runWorker(config);
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      console.error(e.message);
+      return 2;
+    }
   }
   let name = 'serve';
   let rest = argv;

@@ -250,7 +250,9 @@ export const LiveView = named(
     file_id: t.String({ description: 'the resource whose segments and frames the stream writes' }),
     index_id: t.String(),
     name: t.String(),
-    source: t.String({ description: '`push`, or the source URL without credentials or query' }),
+    source: t.String({
+      description: "`push`, or the source URL's scheme and host (`rtsp://camera.lan/…`): no credentials, path or query",
+    }),
     status: t.Union(
       [
         t.Literal('connecting'),

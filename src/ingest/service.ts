@@ -9,7 +9,7 @@
  *  remove: rows first (one transaction) → files. A crash in between leaves a folder with no row,
  *          which the start-up sweep deletes.
  */
-import { mkdirSync, renameSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Config } from '../config';
 import {
@@ -515,8 +515,8 @@ export class IngestService {
       const rel = files.sourceRelPath(videoId, info.ext);
       const abs = files.abs(rel);
       mkdirSync(dirname(abs), { recursive: true });
-      renameSync(tmp, abs);
-      if (up.subtitles && subsTmp) renameSync(subsTmp, join(dirname(abs), `subtitles.${up.subtitles.ext}`));
+      files.moveIntoMedia(tmp, abs);
+      if (up.subtitles && subsTmp) files.moveIntoMedia(subsTmp, join(dirname(abs), `subtitles.${up.subtitles.ext}`));
       const stored = this.markStored(videoId, rel, dl.fileName, dl.bytes, dl.sha256, info);
       if (!stored) {
         // Removed (or its index purged) while downloading: the removal already took the row.

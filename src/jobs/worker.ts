@@ -5,7 +5,6 @@
  * set of loaded models (see `Slot`), and tells its parent about changes as JSON lines on stdout. It
  * exits when its stdin closes (the parent is gone).
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import { randomId } from '../ids';
 import { createAnalyzers } from '../analysis';
@@ -13,7 +12,8 @@ import { analysisAssets } from '../analysis/assets/extract';
 import { analyzerNames, type Config } from '../config';
 import { createLogger } from '../log';
 import { resolveBinaries } from '../media/binaries';
-import { openDatabase } from '../storage/db';
+import { killRunningFfmpeg } from '../media/ffmpeg';
+import { openCatalog } from '../storage/db';
 import { DataDir } from '../storage/files';
 import { eq } from 'drizzle-orm';
 import { videos, type Job } from '../storage/schema';
@@ -68,8 +68,8 @@ export async function runWorker(config: Config): Promise<number> {
     /* not permitted here: run at the normal priority */
   }
   const log = createLogger(config.logLevel, { role: 'worker' });
-  const files = new DataDir(config.dataDir);
-  const db = openDatabase(files.dbFile);
+  const files = new DataDir(config.dataDir, config.mediaDir);
+  const db = openCatalog({ database: config.database, sqliteFile: files.dbFile });
   const queue = new JobQueue(db);
   const { ffmpeg } = await resolveBinaries(files.binDir);
   // In the compiled executable: the models and libraries, extracted on the first start.
@@ -105,7 +105,8 @@ export async function runWorker(config: Config): Promise<number> {
     wakeAll();
     setTimeout(() => {
       log.warn('the jobs did not stop in time: exiting', { reason, grace_ms: STOP_GRACE_MS });
-      killChildren();
+      // An ffmpeg writing a file (a playback copy, sampled frames) would outlive the worker.
+      killRunningFfmpeg();
       process.exit(1);
     }, STOP_GRACE_MS).unref();
   };
@@ -247,24 +248,5 @@ function parseRequest(line: string): ParentMessage | null {
     return m.type === 'live-window' && typeof m.id === 'number' ? m : null;
   } catch {
     return null;
-  }
-}
-
-/**
- * SIGKILL to this process's children (ffmpeg decoders, a playback copy), read from /proc where
- * the system has it: an ffmpeg writing a file would outlive the worker. Elsewhere, nothing.
- */
-function killChildren(): void {
-  const taskDir = `/proc/${process.pid}/task`;
-  try {
-    for (const t of readdirSync(taskDir))
-      for (const pid of readFileSync(`${taskDir}/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean))
-        try {
-          process.kill(Number(pid), 'SIGKILL');
-        } catch {
-          /* already gone */
-        }
-  } catch {
-    /* no /proc here */
   }
 }

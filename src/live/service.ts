@@ -26,12 +26,15 @@ import type { DataDir } from '../storage/files';
 import {
   allStreams,
   insertStream,
+  pulledStreams,
+  renameStream,
+  setShownSource,
+  streamCapsOfUser,
   latestFrameTime,
   purgeStreamBefore,
   setVideoSize,
   streamById,
   streamOfVideo,
-  streamRatesOfUser,
   streamsInStates,
   streamsOfIndex,
   streamsOfUser,
@@ -42,11 +45,19 @@ import type { LiveState, LiveStream, User } from '../storage/schema';
 import { AlertService, type AlertView, type FiredAlert } from './alerts';
 import { type LiveClip, liveClip, pruneClips } from './clips';
 import { fileSize, RUNNING, safeList, StreamRunner, type StreamRun } from './runner';
-import { checkStreamUrl, redactUrl } from './source';
+import { checkStreamUrl, defaultStreamName, redactUrl } from './source';
 import { decodePushedFrame } from './sources/push';
 import type { WindowRequest, WindowResult } from './window';
 
 export { LIVE_ANALYZERS } from './window';
+
+/**
+ * A pushed frame's time lies within this window around the server's clock: a frame time sets the
+ * stream's clock (its first frame is stream time 0), so one far off would put every later frame,
+ * the "last 10 minutes" and the retention purge out of place.
+ */
+const FRAME_MAX_AGE_SEC = 24 * 3600;
+const FRAME_MAX_AHEAD_SEC = 5 * 60;
 export type { AlertView } from './alerts';
 
 export interface StreamView {
@@ -54,7 +65,7 @@ export interface StreamView {
   file_id: string;
   index_id: string;
   name: string;
-  /** push, or the source URL without its credentials. */
+  /** push, or the source URL's scheme and host (redactUrl). */
   source: string;
   status: LiveState;
   reason?: string;
@@ -110,10 +121,33 @@ export class LiveService {
 
   /** Resumes the streams that were running when the server stopped. */
   start(): void {
+    this.hideOldSourcePaths();
     const rows = streamsInStates(this.d.db, ['connecting', 'live', 'reconnecting']);
     for (const row of rows) this.runner.resume(row);
     if (rows.length) this.d.log.info('live streams resumed', { streams: rows.length });
     this.runner.startPump();
+  }
+
+  /**
+   * Streams added before names and shown sources left the URL's path out (it can hold an RTMP
+   * stream key or a camera password): their default names and their resources' source are
+   * rewritten once, at start-up. A name the user gave is kept.
+   */
+  private hideOldSourcePaths(): void {
+    const rows = pulledStreams(this.d.db);
+    writeTx(this.d.db, (tx) => {
+      for (const r of rows) {
+        let path = '';
+        try {
+          path = new URL(r.url).pathname;
+        } catch {
+          /* kept as it is */
+        }
+        const oldDefault = path.length > 1 && r.name.includes('://') && r.name.includes(path);
+        if (oldDefault) renameStream(tx, r, defaultStreamName(r.url));
+        setShownSource(tx, r.videoId, redactUrl(r.url));
+      }
+    });
   }
 
   stop(): void {
@@ -129,19 +163,11 @@ export class LiveService {
     const found = this.d.indexes.forStreaming(user, body.index);
     if ('error' in found) return { error: found.error };
     const { config } = this.d;
-    const running = streamRatesOfUser(this.d.db, user.id, RUNNING);
-    if (running.length >= config.liveMaxStreamsPerUser)
-      throw tooManyRequests(
-        `at most ${config.liveMaxStreamsPerUser} live streams per user run at once; stop one first (POST /streams/{stream_id}/stop)`,
-      );
-    this.refuseOverQuota(user.id);
     const fps = body.fps ?? config.liveFps;
     if (!(fps > 0 && fps <= 30)) throw badRequest('fps must be a number above 0 and at most 30');
-    const used = running.reduce((s, r) => s + r.fps, 0);
-    if (used + fps > config.liveMaxFpsPerUser + 1e-9)
-      throw tooManyRequests(
-        `the live streams of a user analyse at most ${config.liveMaxFpsPerUser} frames per second together (${used} in use); ask for a lower fps`,
-      );
+    // Refused early (no DNS lookup for a user at a cap); counted again, authoritatively, in the insert below.
+    this.refuseOverCaps(this.d.db, user.id, fps);
+    this.refuseOverQuota(user.id);
     const retention = body.retention ?? config.liveRetentionSec;
     if (!(Number.isInteger(retention) && retention >= 60 && retention <= 365 * 86400))
       throw badRequest('retention must be a whole number of seconds from 60 to 31536000');
@@ -150,7 +176,7 @@ export class LiveService {
       const { url } = await checkStreamUrl(body.url, config.allowPrivateUrls);
       source = url.toString();
     }
-    const name = (body.name ?? '').trim() || (source ? redactUrl(source) : 'live stream');
+    const name = (body.name ?? '').trim() || (source ? defaultStreamName(source) : 'live stream');
     if (name.length > 200) throw badRequest('name must be at most 200 characters');
     const id = `ls_${randomId(40)}`;
     const videoId = newVideoId();
@@ -158,7 +184,9 @@ export class LiveService {
     mkdirSync(join(dir, 'frames'), { recursive: true, mode: 0o700 });
     mkdirSync(join(dir, 'live'), { recursive: true, mode: 0o700 });
     try {
-      writeTx(this.d.db, (tx) =>
+      writeTx(this.d.db, (tx) => {
+        // Counted and inserted in one write transaction: parallel requests cannot all pass the caps.
+        this.refuseOverCaps(tx, user.id, fps);
         insertStream(tx, {
           id,
           videoId,
@@ -170,8 +198,8 @@ export class LiveService {
           fps,
           retentionSec: retention,
           at: new Date(),
-        }),
-      );
+        });
+      });
     } catch (e) {
       rmSync(dir, { recursive: true, force: true });
       throw e;
@@ -197,9 +225,17 @@ export class LiveService {
     if (row.state === 'stopped' || row.state === 'failed' || row.state === 'ended')
       return { success: false, action: 'stopped' };
     if (row.url) throw conflict('this stream pulls its frames from its url; frames cannot be pushed to it');
-    const time = body.time ?? Date.now() / 1000;
-    if (typeof time !== 'number' || !Number.isFinite(time) || time <= 0)
-      throw badRequest('time must be the Unix time of the frame in seconds');
+    const nowSec = Date.now() / 1000;
+    const time = body.time ?? nowSec;
+    if (
+      typeof time !== 'number' ||
+      !Number.isFinite(time) ||
+      time < nowSec - FRAME_MAX_AGE_SEC ||
+      time > nowSec + FRAME_MAX_AHEAD_SEC
+    )
+      throw badRequest(
+        `time must be the Unix time of the frame in seconds, at most ${FRAME_MAX_AGE_SEC / 3600} hours before the server's clock and ${FRAME_MAX_AHEAD_SEC / 60} minutes after it`,
+      );
     const bytes = Buffer.from(body.base64_image, 'base64');
     if (bytes.length < 8) throw badRequest('base64_image must be a PNG or JPEG image encoded as base64');
     const { jpeg, width, height } = await decodePushedFrame(this.d.files.assetsDir, bytes);
@@ -227,6 +263,8 @@ export class LiveService {
       setVideoSize(this.d.db, run.videoId, this.measure(run));
       this.runner.setState(row.id, 'stopped', null);
     } else if (row.state === 'paused' || row.state === 'failed') {
+      // A failed stream does not count as running: resuming it must fit the caps again.
+      if (row.state === 'failed') this.refuseOverCaps(this.d.db, user.id, row.fps, row.id);
       this.refuseOverQuota(user.id);
       this.runner.setState(row.id, row.url ? 'connecting' : 'live', null);
       run.stopped = false;
@@ -342,7 +380,32 @@ export class LiveService {
     return safeList(dir).reduce((s, n) => s + statSync(join(dir, n)).size, 0);
   }
 
-  // --- quota
+  // --- caps and quota
+
+  /**
+   * 429 when one more stream of `fps` would pass a user's caps: running streams, their analysed
+   * frames per second together, and all streams kept (stopped and failed ones hold their rows,
+   * frames and recordings until their resources are removed, so they count too). `except`: a
+   * stream being resumed, counted as not running.
+   */
+  private refuseOverCaps(db: Db, userId: string, fps: number, except?: string): void {
+    const { config } = this.d;
+    const mine = streamCapsOfUser(db, userId);
+    if (except === undefined && mine.length >= config.liveMaxKeptStreamsPerUser)
+      throw tooManyRequests(
+        `at most ${config.liveMaxKeptStreamsPerUser} live streams per user are kept, stopped ones included (--live-max-kept-streams-per-user); remove a stopped stream's resource first (POST /remove-from-index)`,
+      );
+    const running = mine.filter((r) => r.id !== except && RUNNING.includes(r.state));
+    if (running.length >= config.liveMaxStreamsPerUser)
+      throw tooManyRequests(
+        `at most ${config.liveMaxStreamsPerUser} live streams per user run at once (--live-max-streams-per-user); stop one first (POST /streams/{stream_id}/stop)`,
+      );
+    const used = running.reduce((n, r) => n + r.fps, 0);
+    if (used + fps > config.liveMaxFpsPerUser + 1e-9)
+      throw tooManyRequests(
+        `the live streams of a user analyse at most ${config.liveMaxFpsPerUser} frames per second together (${used} in use); ask for a lower fps`,
+      );
+  }
 
   /** 507 when the user's videos and recordings already fill their storage quota. */
   private refuseOverQuota(userId: string): void {

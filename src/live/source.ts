@@ -10,22 +10,33 @@ import { join } from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { badRequest } from '../errors';
 import { checkHost } from '../ingest/url-guard';
+import { type FfmpegProcess, startFfmpeg } from '../media/ffmpeg';
 import { PCM_BYTES_PER_SEC } from './audio';
 
 export const LIVE_SCHEMES = ['rtsp:', 'rtsps:', 'rtmp:', 'rtmps:', 'http:', 'https:'] as const;
 
-/** The URL as it may be shown or logged: credentials and query replaced (a camera's password never leaves). */
+/**
+ * The URL as it may be shown or logged: its scheme and host only. Credentials, path and query
+ * are left out, since each can carry a secret (a camera's password, an RTMP stream key, a
+ * playlist's token).
+ */
 export function redactUrl(raw: string): string {
   try {
     const u = new URL(raw);
-    if (u.username || u.password) {
-      u.username = '***';
-      u.password = '';
-    }
-    if (u.search) u.search = '?…';
-    return u.toString();
+    const rest = (u.pathname !== '' && u.pathname !== '/') || u.search ? '/…' : '';
+    return `${u.protocol}//${u.host}${rest}`;
   } catch {
     return 'a live source';
+  }
+}
+
+/** A stream's name when its user gives none: the source's scheme and host (see redactUrl). */
+export function defaultStreamName(raw: string): string {
+  try {
+    const u = new URL(raw);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return 'live stream';
   }
 }
 
@@ -87,7 +98,7 @@ export interface PulledSourceOptions {
 
 /** One connection of a pulled source. */
 export class PulledSource {
-  private proc: ReturnType<typeof Bun.spawn> | null = null;
+  private proc: FfmpegProcess | null = null;
   private lastFrameAt = Date.now();
   private watchdog: ReturnType<typeof setInterval> | null = null;
   private ended = false;
@@ -98,8 +109,7 @@ export class PulledSource {
 
   start(): void {
     const o = this.o;
-    const args = [o.ffmpeg, '-nostdin', '-hide_banner', '-loglevel', 'error'];
-    args.push(...o.inputArgs);
+    const args: string[] = [...o.inputArgs];
     if (o.headers) args.push('-headers', o.headers);
     args.push('-i', o.input);
     // Analysed frames: at most 720 lines, at the stream's analysed rate, as JPEGs on stdout.
@@ -148,31 +158,25 @@ export class PulledSource {
       );
     }
     if (o.audio) args.push('-map', '0:a:0?', '-ac', '1', '-ar', '16000', '-f', 's16le', 'pipe:3');
-    const proc = Bun.spawn(args, { stdio: ['ignore', 'pipe', 'pipe', ...(o.audio ? (['pipe'] as const) : [])] });
+    const proc = startFfmpeg(o.ffmpeg, args, { stdout: 'pipe', fd3: o.audio });
     this.proc = proc;
-    if (o.audio && typeof proc.stdio[3] === 'number') void this.readAudio(proc.stdio[3]);
+    if (proc.fd3 !== null) void this.readAudio(proc.fd3);
     this.lastFrameAt = Date.now();
     this.watchdog = setInterval(() => {
       if (Date.now() - this.lastFrameAt > o.stallSec * 1000) {
         this.stallReason = `no frame for ${o.stallSec} s`;
-        proc.kill('SIGKILL');
+        proc.stop('SIGKILL');
       }
     }, 1000);
     this.watchdog.unref?.();
     void this.read(proc);
   }
 
-  private async read(proc: ReturnType<typeof Bun.spawn>): Promise<void> {
+  private async read(proc: FfmpegProcess): Promise<void> {
     let buf = Buffer.alloc(0);
-    const errText = (async () => {
-      try {
-        return await new Response(proc.stderr as ReadableStream).text();
-      } catch {
-        return '';
-      }
-    })();
+    const errText = proc.errText();
     try {
-      for await (const chunk of proc.stdout as ReadableStream<Uint8Array>) {
+      for await (const chunk of proc.stdout) {
         buf = buf.length ? Buffer.concat([buf, chunk]) : Buffer.from(chunk);
         // ffmpeg's MJPEG frames start with FFD8 and end with FFD9 and carry no thumbnail.
         for (;;) {
@@ -245,11 +249,7 @@ export class PulledSource {
   stop(): void {
     this.ended = true;
     if (this.watchdog) clearInterval(this.watchdog);
-    try {
-      this.proc?.kill('SIGTERM');
-    } catch {
-      /* already gone */
-    }
+    this.proc?.stop('SIGTERM');
   }
 }
 
@@ -263,10 +263,23 @@ function describeExit(code: number | null, stderr: string, input: string): strin
     .map((l) => l.trim())
     .filter(Boolean)
     .pop();
-  const clean = (line ?? '')
+  let clean = (line ?? '')
     .split(input)
     .join('the source')
     .replace(/[a-z]+:\/\/\S+/gi, 'the source');
+  // ffmpeg sometimes names the path alone (an RTMP app/stream key, a playlist's token folder).
+  for (const part of secretParts(input)) clean = clean.split(part).join('…');
   if (code === 0) return 'the source ended';
   return clean ? `the source failed: ${clean.slice(0, 200)}` : `the source failed (ffmpeg exit ${code})`;
+}
+
+/** The path of a source URL, whole and by its longer segments: what describeExit keeps out of a reason. */
+function secretParts(input: string): string[] {
+  try {
+    const { pathname, search } = new URL(input);
+    const parts = [pathname + search, pathname, ...pathname.split('/'), search.slice(1)];
+    return parts.filter((p) => p.length >= 6).sort((a, b) => b.length - a.length);
+  } catch {
+    return [];
+  }
 }

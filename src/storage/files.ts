@@ -5,17 +5,21 @@
  *   vidq.db                 SQLite database
  *   secret.key              HMAC key of signed media links (0600)
  *   default-token.txt       token of the default user, written once (0600)
- *   media/<video_id>/       one folder per video: source.<ext> and derived files
+ *   media/<video_id>/       one folder per video: source.<ext> and derived files (under the media
+ *                           root: the data directory unless --media-dir names another, e.g. a
+ *                           shared mount; the database keeps paths relative to the media root)
  *   tmp/                    downloads in progress (emptied at start-up)
  *   bin/                    ffmpeg/ffprobe extracted from the executable
  *   assets/<group>-<hash>/  analysis models, wasm files and libraries extracted from the executable
  */
 import {
   chmodSync,
+  copyFileSync,
   existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statfsSync,
   writeFileSync,
@@ -27,7 +31,11 @@ import { isVideoIdShape, randomId } from '../ids';
 const EXT_RE = /^[a-z0-9]{1,5}$/;
 
 export class DataDir {
-  constructor(readonly root: string) {}
+  constructor(
+    readonly root: string,
+    /** Where media/ lives: the data directory itself unless --media-dir says otherwise. */
+    readonly mediaRoot: string = root,
+  ) {}
 
   get dbFile() {
     return join(this.root, 'vidq.db');
@@ -36,7 +44,7 @@ export class DataDir {
     return join(this.root, 'tmp');
   }
   get mediaDir() {
-    return join(this.root, 'media');
+    return join(this.mediaRoot, 'media');
   }
   get binDir() {
     return join(this.root, 'bin');
@@ -49,7 +57,8 @@ export class DataDir {
   }
 
   ensure(): void {
-    for (const d of [this.root, this.tmpDir, this.mediaDir]) mkdirSync(d, { recursive: true, mode: 0o700 });
+    for (const d of [this.root, this.tmpDir, this.mediaRoot, this.mediaDir])
+      mkdirSync(d, { recursive: true, mode: 0o700 });
   }
 
   /** A fresh temporary file path for a download. */
@@ -69,9 +78,31 @@ export class DataDir {
     return `media/${videoId}/source.${ext}`;
   }
 
+  /** The absolute path of a storage path kept in the database (relative to the media root). */
   abs(relPath: string): string {
     if (relPath.includes('..') || relPath.startsWith('/')) throw new Error(`bad storage path: ${relPath}`);
-    return join(this.root, relPath);
+    return join(this.mediaRoot, relPath);
+  }
+
+  /**
+   * Moves a finished download (in tmp/, under the data directory) to its place under the media
+   * root. A media root on another file system (a shared mount) cannot take a rename: the file is
+   * copied next to its place and renamed there, so a reader never sees half a file.
+   */
+  moveIntoMedia(from: string, to: string): void {
+    try {
+      renameSync(from, to);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+      const partial = `${to}.${randomId(8)}.part`;
+      try {
+        copyFileSync(from, partial);
+        renameSync(partial, to);
+      } finally {
+        rmSync(partial, { force: true });
+      }
+      rmSync(from, { force: true });
+    }
   }
 
   removeVideoFiles(videoId: string): void {
@@ -105,9 +136,13 @@ export class DataDir {
     return readdirSync(this.mediaDir).filter(isVideoIdShape);
   }
 
+  /** Free bytes where a download lands first (tmp/) and where it is kept (media/): the smaller. */
   freeBytes(): number {
-    const s = statfsSync(this.root);
-    return Number(s.bavail) * Number(s.bsize);
+    const free = (dir: string) => {
+      const s = statfsSync(dir);
+      return Number(s.bavail) * Number(s.bsize);
+    };
+    return this.mediaRoot === this.root ? free(this.root) : Math.min(free(this.root), free(this.mediaRoot));
   }
 
   /** The HMAC key for signed media links, created on first use. */

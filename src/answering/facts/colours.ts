@@ -11,10 +11,9 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../../storage/db';
 import { segments, type Video } from '../../storage/schema';
-import type { Answer, Composer } from '../compose';
 import { formatTime } from '../target';
 import { CLOTHING_WORDS, COLOUR_WORDS, escapeRe, isPersonWord, labelsNamed, PERSON_WORDS } from '../vocabulary';
-import { cueForm, type FactPlugin } from './plugin';
+import { cueForm, type FactPlugin, type Answer, type FactContext } from './plugin';
 
 interface ColourQuestion {
   db: Db;
@@ -41,6 +40,7 @@ interface Found {
 
 export const colours: FactPlugin = {
   kind: 'colours',
+  computed: true,
   segmentKinds: ['object'],
   noun: 'that colour',
   cueIn: (t) => colourAnswer(question(t)) !== null,
@@ -72,7 +72,7 @@ export const colours: FactPlugin = {
   },
 };
 
-function question(t: Composer): ColourQuestion {
+function question(t: FactContext): ColourQuestion {
   return { db: t.db, prompt: t.prompt, videos: t.scope.videos, window: t.scope.window };
 }
 
@@ -81,7 +81,7 @@ function question(t: Composer): ColourQuestion {
  * with a thing or clothes gives its spans (or its count for "how many"). The forms teach the reader
  * the wordings.
  */
-function answer(t: Composer): Answer {
+function answer(t: FactContext): Answer {
   const found = colourAnswer(question(t));
   if (!found) return t.notFound('that colour', t.style);
   for (const e of found.evidence) t.cite(e.videoId, e.kind, e.start, e.end, e.text, 1);

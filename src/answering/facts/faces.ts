@@ -14,10 +14,9 @@ import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { EvidenceFinder } from '../../search/finder';
 import type { Db } from '../../storage/db';
 import { people, personAppearances, segments, type Video } from '../../storage/schema';
-import type { Answer, Composer } from '../compose';
 import { formatTime } from '../target';
 import { PERSON_WORDS } from '../vocabulary';
-import { cueForm, type FactPlugin } from './plugin';
+import { cueForm, type FactPlugin, type Answer, type FactContext } from './plugin';
 
 /** What a people question sees: the index, the scope of the answer and how it cites. */
 interface PeopleQuestion {
@@ -82,6 +81,8 @@ const NAME_PATTERNS = [
 
 export const faces: FactPlugin = {
   kind: 'faces',
+  computed: true,
+  needsNoVisionModel: true,
   segmentKinds: ['face', 'object'],
   noun: 'that person',
   cueIn: (t) => read(question(t)) !== null,
@@ -131,7 +132,7 @@ export const faces: FactPlugin = {
 };
 
 /** The question as this plug-in sees it, in the composer's current scope. */
-function question(t: Composer): PeopleQuestion {
+function question(t: FactContext): PeopleQuestion {
   return {
     db: t.db,
     finder: t.finder,
@@ -185,7 +186,7 @@ function read(q: PeopleQuestion): (() => Found) | null {
  * "who" decide the answer across forms ("how many times does Anna appear" is about Anna). The
  * forms teach the reader the wordings.
  */
-function answer(t: Composer): Answer {
+function answer(t: FactContext): Answer {
   const run = read(question(t));
   if (!run) return t.notFound('that person', t.style);
   const { output, found, evidence } = run();

@@ -1,16 +1,16 @@
 /** Fact plug-ins of the video file itself (its row, not its segments): duration, resolution, frame rate, file size, codec, audio track, and the videos of the index. */
 import type { Video } from '../../storage/schema';
-import type { Answer, Composer, Style } from '../compose';
 import { numberWord } from '../vocabulary';
 import { joinList, secs } from '../wording';
-import type { Slots } from '../reader';
-import type { Cell, FactKind, FactPlugin } from './plugin';
+import type { Cell, FactKind, FactPlugin, Answer, FactContext, Style, Slots } from './plugin';
 
 /** Facts of the video file itself (its row, not its segments). */
 export const FILE_FACTS = ['duration', 'resolution', 'fps', 'size', 'codec'];
 
 export const duration: FactPlugin = {
   kind: 'duration',
+  computed: true,
+  needsNoVisionModel: true,
   segmentKinds: [],
   noun: 'its duration',
   forms: {
@@ -43,6 +43,8 @@ export const duration: FactPlugin = {
 
 export const resolution: FactPlugin = {
   kind: 'resolution',
+  computed: true,
+  needsNoVisionModel: true,
   segmentKinds: [],
   noun: 'its resolution',
   forms: {
@@ -72,6 +74,8 @@ export const resolution: FactPlugin = {
 
 export const fps: FactPlugin = {
   kind: 'fps',
+  computed: true,
+  needsNoVisionModel: true,
   segmentKinds: [],
   noun: 'its frame rate',
   forms: {
@@ -91,6 +95,8 @@ export const fps: FactPlugin = {
 
 export const size: FactPlugin = {
   kind: 'size',
+  computed: true,
+  needsNoVisionModel: true,
   segmentKinds: [],
   noun: 'its file size',
   forms: {
@@ -115,6 +121,8 @@ export const size: FactPlugin = {
 
 export const codec: FactPlugin = {
   kind: 'codec',
+  computed: true,
+  needsNoVisionModel: true,
   segmentKinds: [],
   noun: 'its codec',
   forms: {
@@ -133,6 +141,9 @@ export const codec: FactPlugin = {
 
 export const audio: FactPlugin = {
   kind: 'audio',
+  computed: true,
+  needsNoVisionModel: true,
+  heard: true,
   segmentKinds: [],
   noun: 'an audio track',
   forms: {
@@ -157,6 +168,8 @@ export const audio: FactPlugin = {
 
 export const videos: FactPlugin = {
   kind: 'videos',
+  computed: true,
+  needsNoVisionModel: true,
   segmentKinds: [],
   noun: 'videos',
   forms: {
@@ -179,12 +192,12 @@ export const videos: FactPlugin = {
 // ---- the answers ------------------------------------------------------------------------------
 
 /** "How long / how big / which codec": this fact of each video, with the other file facts the question names too. */
-function askFileFact(t: Composer, s: Slots, c: Cell): Answer {
+function askFileFact(t: FactContext, s: Slots, c: Cell): Answer {
   return fileFact(t, [c.fact, ...FILE_FACTS.filter((f) => f !== c.fact && s.factCues.has(f))], t.style);
 }
 
 /** "Which video is the longest / biggest": the videos ranked by this fact. */
-function compareFileFact(t: Composer, _s: Slots, c: Cell): Answer {
+function compareFileFact(t: FactContext, _s: Slots, c: Cell): Answer {
   return fileCompare(t, c.fact, t.style);
 }
 
@@ -211,11 +224,11 @@ function factOf(v: Video, fact: FactKind): string | null {
 }
 
 /** Cites a whole video for a fact of its file (no segment holds it). */
-function citeVideo(t: Composer, v: Video, text: string): void {
+function citeVideo(t: FactContext, v: Video, text: string): void {
   t.cite(v.id, 'shot', 0, v.durationSec ?? 0, text, 1);
 }
 
-function fileFact(t: Composer, facts: FactKind[], style: Style): Answer {
+function fileFact(t: FactContext, facts: FactKind[], style: Style): Answer {
   const parts: string[] = [];
   for (const v of t.scope.videos.slice(0, Math.max(style.items, 10))) {
     const f = facts.map((k) => factOf(v, k)).filter((x): x is string => !!x);
@@ -227,7 +240,7 @@ function fileFact(t: Composer, facts: FactKind[], style: Style): Answer {
   return { text: `${joinList(parts)}.`, found: true };
 }
 
-function fileCompare(t: Composer, fact: FactKind, style: Style): Answer {
+function fileCompare(t: FactContext, fact: FactKind, style: Style): Answer {
   const measure = (v: Video): number | null =>
     fact === 'duration'
       ? v.durationSec
@@ -275,7 +288,7 @@ function fileCompare(t: Composer, fact: FactKind, style: Style): Answer {
   };
 }
 
-function soundAnswer(t: Composer, style: Style, which: boolean): Answer {
+function soundAnswer(t: FactContext, style: Style, which: boolean): Answer {
   const known = t.scope.videos.filter((v) => v.hasAudio !== null);
   if (!known.length) return t.notFound('whether there is sound', style);
   const silentAsked = /\b(no sound|no audio|without (sound|audio)|silent|mute|muted)\b/i.test(t.prompt);
@@ -299,7 +312,7 @@ function soundAnswer(t: Composer, style: Style, which: boolean): Answer {
   };
 }
 
-function videoList(t: Composer, count: boolean): Answer {
+function videoList(t: FactContext, count: boolean): Answer {
   const vs = t.scope.videos;
   const names = vs.slice(0, 12).map((v) => `${v.fileName}${v.durationSec !== null ? ` (${secs(v.durationSec)})` : ''}`);
   for (const v of vs.slice(0, 12)) citeVideo(t, v, `${v.fileName}`);

@@ -17,7 +17,7 @@ import { shots } from './shots';
 import { speech } from './speech';
 import { text } from './text';
 
-export type { Cell, FactKind, FactPlugin, Form, SlotNeed } from './plugin';
+export type { Answer, Cell, FactContext, FactKind, FactPlugin, Form, SlotNeed, Slots, Style } from './plugin';
 
 export const FACTS: FactPlugin[] = [
   objects,
@@ -46,6 +46,9 @@ export const CELLS: Cell[] = FACTS.flatMap((f) =>
     form: form as Form,
     cueWeight: f.cueWeight ?? 1,
     ...spec!,
+    plugin: f,
+    computed: spec!.computed ?? f.computed ?? false,
+    openEnded: spec!.openEnded ?? f.openEnded ?? false,
   })),
 );
 

@@ -1,12 +1,11 @@
 /** Fact plug-in: everything at a moment ("what is on screen") and the account of a whole video ("describe"). */
 import type { Segment, Video } from '../../storage/schema';
-import type { Answer, Composer, Style } from '../compose';
 import { appearances, distance, POINT_HALF } from '../series';
 import type { Evidence } from '../evidence';
 import { formatTime } from '../target';
 import { labelNoun, numberWord } from '../vocabulary';
 import { capital, detected, joinList, quote, secs, span } from '../wording';
-import type { FactPlugin } from './plugin';
+import type { FactPlugin, Answer, FactContext, Style } from './plugin';
 
 export const moment: FactPlugin = {
   kind: 'moment',
@@ -14,6 +13,7 @@ export const moment: FactPlugin = {
   noun: 'anything',
   forms: {
     visible: {
+      openEnded: true,
       answer: (t) => (t.scope.window ? visible(t, t.style) : summary(t, t.style)),
       examples: [
         "What's on screen at this point?",
@@ -47,7 +47,7 @@ export const moment: FactPlugin = {
  * and people arriving and leaving, counts going up or down, text appearing, speech starting and
  * what is said, captions, cuts. Not the labels of every shot.
  */
-export function summary(t: Composer, style: Style): Answer {
+export function summary(t: FactContext, style: Style): Answer {
   const parts: string[] = [];
   const most = Math.max(6, style.items * 3);
   for (const v of t.scope.videos.slice(0, 5)) {
@@ -70,7 +70,7 @@ export function summary(t: Composer, style: Style): Answer {
 }
 
 /** Everything known at the time asked about: objects and people, text, captions, speech. */
-export async function visible(t: Composer, style: Style): Promise<Answer> {
+export async function visible(t: FactContext, style: Style): Promise<Answer> {
   const { scope, moment } = t;
   const win = scope.window ?? null;
   const inWin = t.finder.byKind(scope, ['object', 'ocr', 'caption', 'transcript', 'speech'], { limit: 2000 });

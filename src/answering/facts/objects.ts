@@ -5,22 +5,22 @@
  */
 import { KIND_READ_LIMIT } from '../evidence';
 import type { Segment } from '../../storage/schema';
-import type { Answer, Composer, Style } from '../compose';
 import { appearances, type Counted, mode, overlap, runsOf, total } from '../series';
 import type { Intent } from '../intent';
-import type { Slots } from '../reader';
 import { formatTime } from '../target';
 import { labelNoun, numberWord } from '../vocabulary';
 import { article, capital, detected, joinList, onTrack, secs, span, YES_NO } from '../wording';
 import { visible } from './moment';
-import type { Cell, FactPlugin } from './plugin';
+import type { Cell, FactPlugin, Answer, FactContext, Style, Slots } from './plugin';
 
 export const objects: FactPlugin = {
   kind: 'objects',
+  detections: true,
   segmentKinds: ['object'],
   noun: 'that object',
   forms: {
     count: {
+      computed: true,
       answer: (t, s, c) => aboutLabel(t, s, c, (l) => countObjects(t, l, s, t.style)),
       readsPosition: true,
       needs: ['label'],
@@ -74,6 +74,7 @@ export const objects: FactPlugin = {
       ],
     },
     what: {
+      openEnded: true,
       answer: (t, s, c) => objectsWhat(t, s, c),
       examples: [
         'What kind of vehicle is shown?',
@@ -86,6 +87,7 @@ export const objects: FactPlugin = {
       ],
     },
     extreme: {
+      computed: true,
       answer: (t, s, c) => aboutLabel(t, s, c, (l) => extremeObject(t, l, s, t.style)),
       readsPosition: true,
       needs: ['label'],
@@ -98,6 +100,7 @@ export const objects: FactPlugin = {
       ],
     },
     compare: {
+      computed: true,
       answer: (t, s, c) => aboutLabel(t, s, c, (l) => compareObject(t, l, t.style)),
       needs: ['label', 'two_videos'],
       examples: [
@@ -111,10 +114,12 @@ export const objects: FactPlugin = {
 
 export const people: FactPlugin = {
   kind: 'people',
+  detections: true,
   segmentKinds: ['object'],
   noun: 'a person',
   forms: {
     count: {
+      computed: true,
       answer: (t, s, c) => aboutLabel(t, s, c, (l) => countObjects(t, l, s, t.style)),
       readsPosition: true,
       needs: ['cue'],
@@ -162,6 +167,7 @@ export const people: FactPlugin = {
       ],
     },
     extreme: {
+      computed: true,
       answer: (t, s, c) => aboutLabel(t, s, c, (l) => extremeObject(t, l, s, t.style)),
       readsPosition: true,
       needs: ['cue'],
@@ -179,7 +185,7 @@ export const people: FactPlugin = {
 
 /** The label an object question is about (the person for people), its colour when asked, else `f` on it. */
 function aboutLabel(
-  t: Composer,
+  t: FactContext,
   slots: Slots,
   cell: Cell,
   f: (label: string) => Answer | Promise<Answer>,
@@ -195,7 +201,7 @@ function aboutLabel(
 }
 
 /** "What animal is there", "what is the dog standing on", "what is there". */
-function objectsWhat(t: Composer, slots: Slots, cell: Cell): Answer | Promise<Answer> {
+function objectsWhat(t: FactContext, slots: Slots, cell: Cell): Answer | Promise<Answer> {
   const intent = slots.intent;
   const named = intent.labels.filter((l) => l !== 'person' || !intent.categoryLabels.length);
   if (intent.categoryLabels.length) return objectsOf(t, intent.categoryLabels, t.style, intent);
@@ -206,7 +212,7 @@ function objectsWhat(t: Composer, slots: Slots, cell: Cell): Answer | Promise<An
 
 /** Runs `f` on the label asked about when the index has it; "not found" (with what is there) when not. */
 function withLabels(
-  t: Composer,
+  t: FactContext,
   named: string[],
   label: string | undefined,
   style: Style,
@@ -227,7 +233,7 @@ function withLabels(
 
 // ---- object questions -------------------------------------------------------------------
 
-function whenSeen(t: Composer, label: string, intent: Intent, style: Style, presence = false): Answer {
+function whenSeen(t: FactContext, label: string, intent: Intent, style: Style, presence = false): Answer {
   let spans = t.spansOf(label);
   if (intent.position === 'first' || intent.position === 'start') spans = spans.slice(0, 1);
   else if (intent.position === 'last' || intent.position === 'end') {
@@ -257,7 +263,7 @@ function whenSeen(t: Composer, label: string, intent: Intent, style: Style, pres
   return { text: `${lead} ${joinList(parts)}${more}.`, found: true };
 }
 
-function countAt(t: Composer, label: string, intent: Intent, style: Style): Answer {
+function countAt(t: FactContext, label: string, intent: Intent, style: Style): Answer {
   const pts = t.series(label);
   if (pts.length === 0) return t.notFound(article(labelNoun(label)), style);
   const noun = (n: number) => labelNoun(label, n);
@@ -326,7 +332,7 @@ function countAt(t: Composer, label: string, intent: Intent, style: Style): Answ
   };
 }
 
-function whichVideo(t: Composer, label: string, style: Style): Answer {
+function whichVideo(t: FactContext, label: string, style: Style): Answer {
   const spans = t.spansOf(label);
   const byVideo = new Map<string, Segment[]>();
   for (const s of spans) byVideo.set(s.videoId, [...(byVideo.get(s.videoId) ?? []), s]);
@@ -338,7 +344,7 @@ function whichVideo(t: Composer, label: string, style: Style): Answer {
   return { text: `${capital(article(labelNoun(label)))} is seen in ${joinList(parts)}.`, found: true };
 }
 
-function objectsOf(t: Composer, labels: string[], style: Style, intent: Intent): Answer {
+function objectsOf(t: FactContext, labels: string[], style: Style, intent: Intent): Answer {
   const segs = t.objectSpans(labels);
   if (segs.length === 0) return t.notFound(`any ${categoryName(t.prompt)}`, style);
   const byLabel = new Map<string, Segment[]>();
@@ -367,7 +373,7 @@ function objectsOf(t: Composer, labels: string[], style: Style, intent: Intent):
 /** More labels than a detector has (labelSeconds' limit when every label is wanted). */
 const EVERY_LABEL = 10_000;
 
-function companions(t: Composer, named: string[], style: Style): Answer {
+function companions(t: FactContext, named: string[], style: Style): Answer {
   const subject = named[0]!;
   const mine = t.spansOf(subject);
   if (mine.length === 0) return t.notFound(article(labelNoun(subject)), style);
@@ -397,7 +403,7 @@ function companions(t: Composer, named: string[], style: Style): Answer {
  * "What colour is the car?": the colour the analysis stored with the detection (extra.colour or
  * extra.color), else "not found" that says colours are not measured, with where the object is.
  */
-function colourOf(t: Composer, label: string, style: Style): Answer {
+function colourOf(t: FactContext, label: string, style: Style): Answer {
   const spans = t.spansOf(label);
   const coloured = spans.map((s) => ({ s, c: colourIn(s) })).filter((x): x is { s: Segment; c: string } => !!x.c);
   if (coloured.length) {
@@ -422,7 +428,7 @@ function colourOf(t: Composer, label: string, style: Style): Answer {
  * many as are seen at once in it), not the most in one frame. One continuous run, a moment, "at
  * once", or a number asked about: the count at a moment.
  */
-function countObjects(t: Composer, label: string, slots: Slots, style: Style): Answer {
+function countObjects(t: FactContext, label: string, slots: Slots, style: Style): Answer {
   const intent = slots.intent;
   const runs = appearances(t.spansOf(label));
   if (
@@ -453,7 +459,7 @@ function countObjects(t: Composer, label: string, slots: Slots, style: Style): A
   };
 }
 
-function extremeObject(t: Composer, label: string, slots: Slots, style: Style): Answer {
+function extremeObject(t: FactContext, label: string, slots: Slots, style: Style): Answer {
   const intent = slots.intent;
   if (intent.extreme || intent.number !== null || slots.atOnce) return countAt(t, label, intent, style);
   if (/\b(longest|shortest)\b/i.test(t.prompt)) {
@@ -469,7 +475,7 @@ function extremeObject(t: Composer, label: string, slots: Slots, style: Style): 
 }
 
 /** Two (or more) videos side by side: how long and how many of the label each shows. */
-function compareObject(t: Composer, label: string, style: Style): Answer {
+function compareObject(t: FactContext, label: string, style: Style): Answer {
   const all = t.spansOf(label);
   // The read stops at the first spans by time (one long video can fill it): then each video's own.
   const capped = all.length >= KIND_READ_LIMIT;

@@ -1,15 +1,15 @@
 /** Fact plug-in: Shots (cuts) of the edit: how many, when the scene changes, the longest, which video has most. */
 import type { Segment, Video } from '../../storage/schema';
-import type { Answer, Composer, Style } from '../compose';
-import type { Slots } from '../reader';
 import { formatTime } from '../target';
 import { numberWord } from '../vocabulary';
 import { capital, joinList, secs, span } from '../wording';
 import { summary } from './moment';
-import type { FactPlugin } from './plugin';
+import type { FactPlugin, Answer, FactContext, Style, Slots } from './plugin';
 
 export const shots: FactPlugin = {
   kind: 'shots',
+  computed: true,
+  needsNoVisionModel: true,
   segmentKinds: ['shot'],
   noun: 'shots',
   forms: {
@@ -67,11 +67,11 @@ export const shots: FactPlugin = {
 
 // ---- the answers ------------------------------------------------------------------------------
 
-function shotsOf(t: Composer, v: Video): Segment[] {
+function shotsOf(t: FactContext, v: Video): Segment[] {
   return t.finder.byKind({ videos: [v], window: t.scope.window }, ['shot']);
 }
 
-function shotCount(t: Composer, style: Style): Answer {
+function shotCount(t: FactContext, style: Style): Answer {
   const parts: string[] = [];
   for (const v of t.scope.videos.slice(0, style.items)) {
     const shots = shotsOf(t, v);
@@ -87,7 +87,7 @@ function shotCount(t: Composer, style: Style): Answer {
   return { text: `${t.scope.videos.length > 1 ? 'Shots: ' : 'The video has '}${parts.join('; ')}.`, found: true };
 }
 
-function shotWhen(t: Composer, slots: Slots, style: Style): Answer {
+function shotWhen(t: FactContext, slots: Slots, style: Style): Answer {
   const parts: string[] = [];
   for (const v of t.scope.videos.slice(0, style.items)) {
     const shots = shotsOf(t, v);
@@ -119,7 +119,7 @@ function shotWhen(t: Composer, slots: Slots, style: Style): Answer {
 }
 
 /** Videos by their number of shots, most first (fewest first when asked). */
-function shotCompare(t: Composer, slots: Slots, style: Style): Answer {
+function shotCompare(t: FactContext, slots: Slots, style: Style): Answer {
   // "Which video has the longest shot": the shot, not the count.
   if (/\b(longest|shortest|briefest)\b/i.test(t.prompt)) return shotExtreme(t, slots, style);
   const rows = t.scope.videos.map((v) => ({ v, shots: shotsOf(t, v) })).filter((r) => r.shots.length);
@@ -135,7 +135,7 @@ function shotCompare(t: Composer, slots: Slots, style: Style): Answer {
   };
 }
 
-function shotExtreme(t: Composer, slots: Slots, style: Style): Answer {
+function shotExtreme(t: FactContext, slots: Slots, style: Style): Answer {
   const shots = t.scope.videos.flatMap((v) => shotsOf(t, v));
   if (!shots.length) return t.notFound('any shot', style);
   const p = t.prompt.toLowerCase();

@@ -1,16 +1,17 @@
 /** Fact plug-in: speech: what is said (transcripts), when someone speaks, how much, which video. */
 import { KIND_READ_LIMIT } from '../evidence';
 import type { Segment, SegmentKind } from '../../storage/schema';
-import type { Answer, Composer, Style } from '../compose';
 import { total } from '../series';
 import type { Intent } from '../intent';
 import { formatTime } from '../target';
 import { numberWord } from '../vocabulary';
 import { joinList, onTrack, quote, secs, span, YES_NO } from '../wording';
-import type { FactPlugin } from './plugin';
+import type { FactPlugin, Answer, FactContext, Style } from './plugin';
 
 export const speech: FactPlugin = {
   kind: 'speech',
+  quotes: 'said',
+  heard: true,
   segmentKinds: ['transcript', 'speech'],
   noun: 'any speech',
   forms: {
@@ -84,7 +85,7 @@ export const speech: FactPlugin = {
 
 // ---- the answers ------------------------------------------------------------------------------
 
-async function said(t: Composer, intent: Intent, style: Style): Promise<Answer> {
+async function said(t: FactContext, intent: Intent, style: Style): Promise<Answer> {
   const { scope } = t;
   const transcripts = t.finder.byKind(scope, ['transcript']);
   if (transcripts.length) {
@@ -116,7 +117,7 @@ async function said(t: Composer, intent: Intent, style: Style): Promise<Answer> 
 
 // ---- whole-video questions ----------------------------------------------------------------
 
-function speechWhen(t: Composer, intent: Intent, style: Style, presence: boolean): Answer | Promise<Answer> {
+function speechWhen(t: FactContext, intent: Intent, style: Style, presence: boolean): Answer | Promise<Answer> {
   const segs = t.finder.byKind(t.scope, ['transcript', 'speech']);
   if (!segs.length) return t.notFound('any speech', style);
   const transcripts = segs.filter((s) => s.kind === 'transcript');
@@ -153,7 +154,7 @@ function speechWhen(t: Composer, intent: Intent, style: Style, presence: boolean
   };
 }
 
-function speechAmount(t: Composer, style: Style): Answer {
+function speechAmount(t: FactContext, style: Style): Answer {
   const segs = t.finder.byKind(t.scope, ['speech']);
   const spans = segs.length ? segs : t.finder.byKind(t.scope, ['transcript']);
   if (!spans.length) return t.notFound('any speech', style);
@@ -176,7 +177,7 @@ function speechAmount(t: Composer, style: Style): Answer {
   };
 }
 
-function speechWhich(t: Composer, style: Style): Answer {
+function speechWhich(t: FactContext, style: Style): Answer {
   const segs = t.finder.byKind(t.scope, ['transcript', 'speech'], { limit: WHICH_READ });
   if (!segs.length) return t.notFound('any speech', style);
   if (segs.length >= WHICH_READ) {

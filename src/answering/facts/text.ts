@@ -1,17 +1,16 @@
 /** Fact plug-in: text on screen (OCR): what is written, when, which video, how many texts. */
 import { KIND_READ_LIMIT } from '../evidence';
 import type { Segment } from '../../storage/schema';
-import type { Answer, Composer, Style } from '../compose';
 import { distance } from '../series';
 import { POSITION_WORD, type Intent } from '../intent';
-import type { Slots } from '../reader';
 import { formatTime } from '../target';
 import { labelNoun, NUMBER_WORDS, namesLabel, numberWord } from '../vocabulary';
 import { article, capital, joinList, quote, span, YES_NO } from '../wording';
-import type { FactPlugin } from './plugin';
+import type { FactPlugin, Answer, FactContext, Style, Slots } from './plugin';
 
 export const text: FactPlugin = {
   kind: 'text',
+  quotes: 'written',
   segmentKinds: ['ocr'],
   noun: 'any text on screen',
   forms: {
@@ -79,7 +78,7 @@ export const text: FactPlugin = {
 
 // ---- the answers ------------------------------------------------------------------------------
 
-async function written(t: Composer, intent: Intent, style: Style, kind: string | null = null): Promise<Answer> {
+async function written(t: FactContext, intent: Intent, style: Style, kind: string | null = null): Promise<Answer> {
   const { scope, moment } = t;
   if (moment) {
     // "What is displayed at this moment?": the frame at that moment, read now.
@@ -156,7 +155,11 @@ function wantedText(intent: Intent, slots: Slots): { asked: string[]; wanted: st
 const holds = (s: Segment, wanted: string[]) => wanted.some((w) => squash(s.text).includes(w));
 
 /** OCR segments that match the question's quoted or content words (spaces and case aside), else all. */
-function textMatches(t: Composer, intent: Intent, slots: Slots): { segs: Segment[]; matched: boolean; asked: boolean } {
+function textMatches(
+  t: FactContext,
+  intent: Intent,
+  slots: Slots,
+): { segs: Segment[]; matched: boolean; asked: boolean } {
   const all = t.finder.byKind(t.scope, ['ocr']);
   const { wanted, asked } = wantedText(intent, slots);
   // The read stops at the first texts by time: over a large index the texts with the words are searched for.
@@ -170,7 +173,7 @@ function textMatches(t: Composer, intent: Intent, slots: Slots): { segs: Segment
     : { segs: all, matched: false, asked: wanted.length > 0 };
 }
 
-function textWhen(t: Composer, intent: Intent, slots: Slots, style: Style, presence = false): Answer {
+function textWhen(t: FactContext, intent: Intent, slots: Slots, style: Style, presence = false): Answer {
   const { segs, matched, asked } = textMatches(t, intent, slots);
   // Words the text must hold ("is there a kayak", "when does SALE appear") that no text holds: not found.
   if (!segs.length || (asked && !matched))
@@ -201,7 +204,7 @@ function textWhen(t: Composer, intent: Intent, slots: Slots, style: Style, prese
   };
 }
 
-function textWhich(t: Composer, intent: Intent, slots: Slots, style: Style): Answer {
+function textWhich(t: FactContext, intent: Intent, slots: Slots, style: Style): Answer {
   const { segs, matched, asked } = textMatches(t, intent, slots);
   if (!segs.length || (asked && !matched)) return t.notFound('such text on screen', style);
   const byVideo = new Map<string, Segment>();
@@ -213,7 +216,7 @@ function textWhich(t: Composer, intent: Intent, slots: Slots, style: Style): Ans
   return { text: `Text is shown in ${joinList(parts)}.`, found: true };
 }
 
-function textCount(t: Composer, style: Style): Answer {
+function textCount(t: FactContext, style: Style): Answer {
   const segs = t.finder.byKind(t.scope, ['ocr']);
   if (!segs.length) return t.notFound('any text on screen', style);
   const distinct = new Map<string, Segment>();

@@ -6,7 +6,7 @@
  * Every reply is parsed at this boundary: a non-2xx status, a body that is not the documented
  * shape, or a stream that ends without `[DONE]` is a GeneratorError with a short, key-free reason.
  */
-import type { GenerateRequest, Generator, GeneratorConfig, GeneratorInfo } from './contracts';
+import type { GenerateRequest, Generator, GeneratorConfig, GeneratorInfo } from './types';
 import { GeneratorError } from './errors';
 
 type OpenAiConfig = Extract<GeneratorConfig, { type: 'openai' }>;

@@ -10,7 +10,7 @@
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, isAbsolute, join } from 'node:path';
-import type { GenerateRequest, Generator, GeneratorConfig, GeneratorInfo } from './contracts';
+import type { GenerateRequest, Generator, GeneratorConfig, GeneratorInfo } from './types';
 import { GeneratorError } from './errors';
 
 type TransformersConfig = Extract<GeneratorConfig, { type: 'transformers' }>;

@@ -3,7 +3,7 @@
  * counters of its analysed windows. No access check here: the live service resolved the user's
  * stream or index first.
  */
-import { and, asc, desc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db';
 import { frames, liveAlertEvents, liveStreams, segments, videos, type LiveState, type LiveStream } from '../schema';
 
@@ -43,13 +43,36 @@ export function streamsOfIndex(db: Db, indexId: string): LiveStream[] {
   return db.select().from(liveStreams).where(eq(liveStreams.indexId, indexId)).all();
 }
 
-/** The rates of the user's streams in `states` (for the caps). */
-export function streamRatesOfUser(db: Db, userId: string, states: readonly LiveState[]): { fps: number }[] {
+/** Every stream the user keeps, with its rate and state (for the caps). */
+export function streamCapsOfUser(db: Db, userId: string): { id: string; fps: number; state: LiveState }[] {
   return db
-    .select({ fps: liveStreams.fps })
+    .select({ id: liveStreams.id, fps: liveStreams.fps, state: liveStreams.state })
     .from(liveStreams)
-    .where(and(eq(liveStreams.userId, userId), inArray(liveStreams.state, [...states])))
+    .where(eq(liveStreams.userId, userId))
     .all();
+}
+
+/** The pulled streams: their URL, name and video (for rewriting what they show). */
+export function pulledStreams(db: Db): { id: string; videoId: string; url: string; name: string }[] {
+  return db
+    .select({ id: liveStreams.id, videoId: liveStreams.videoId, url: liveStreams.url, name: liveStreams.name })
+    .from(liveStreams)
+    .where(isNotNull(liveStreams.url))
+    .all() as { id: string; videoId: string; url: string; name: string }[];
+}
+
+/** Renames a stream and its resource. */
+export function renameStream(tx: Db, s: { id: string; videoId: string }, name: string): void {
+  tx.update(liveStreams).set({ name }).where(eq(liveStreams.id, s.id)).run();
+  tx.update(videos).set({ fileName: name }).where(eq(videos.id, s.videoId)).run();
+}
+
+/** Sets the source a stream's resource shows (when it differs). */
+export function setShownSource(tx: Db, videoId: string, shown: string): void {
+  tx.update(videos)
+    .set({ sourceUrl: shown })
+    .where(and(eq(videos.id, videoId), sql`${videos.sourceUrl} != ${shown}`))
+    .run();
 }
 
 /** A new stream and the `videos` row its windows write into (the stream's resource). */
