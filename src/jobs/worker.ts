@@ -121,7 +121,10 @@ export async function runWorker(config: Config): Promise<number> {
   };
   const liveWindow = (id: number, w: WindowRequest) =>
     analyseWindow(liveDeps, w).then(
-      (result) => send({ type: 'live-window-done', id, result }),
+      (result) => {
+        log.debug('live window analysed', { stream_id: w.streamId, frames: w.frames.length, fired: result.fired.length });
+        send({ type: 'live-window-done', id, result });
+      },
       (e) => send({ type: 'live-window-failed', id, reason: (e as Error).message }),
     );
   // Parent → worker: an empty line wakes the slots, a JSON line is a live window; EOF means the parent is gone.

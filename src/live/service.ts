@@ -49,7 +49,6 @@ import { checkStreamUrl, defaultStreamName, redactUrl } from './source';
 import { decodePushedFrame } from './sources/push';
 import type { WindowRequest, WindowResult } from './window';
 
-export { LIVE_ANALYZERS } from './window';
 
 /**
  * A pushed frame's time lies within this window around the server's clock: a frame time sets the
