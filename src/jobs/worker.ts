@@ -122,7 +122,11 @@ export async function runWorker(config: Config): Promise<number> {
   const liveWindow = (id: number, w: WindowRequest) =>
     analyseWindow(liveDeps, w).then(
       (result) => {
-        log.debug('live window analysed', { stream_id: w.streamId, frames: w.frames.length, fired: result.fired.length });
+        log.debug('live window analysed', {
+          stream_id: w.streamId,
+          frames: w.frames.length,
+          fired: result.fired.length,
+        });
         send({ type: 'live-window-done', id, result });
       },
       (e) => send({ type: 'live-window-failed', id, reason: (e as Error).message }),

@@ -24,7 +24,8 @@ import type { LiveState, LiveStream } from '../storage/schema';
 import type { FiredAlert } from './alerts';
 import { SoundBuffer } from './audio';
 import { BACKLOG_SEC, FrameQueue, type PendingFrame } from './frame-queue';
-import { checkStreamUrl, pinnedUrl, PulledSource } from './source';
+import { EgressProxy } from './egress';
+import { checkStreamUrl, pinnedUrl, proxiedScheme, PulledSource } from './source';
 import type { Connection } from './sources/kind';
 import { sourceKindOf } from './sources';
 import type { WindowRequest, WindowResult } from './window';
@@ -223,23 +224,33 @@ export class StreamRunner {
       return;
     }
     if (run.stopped || this.closed) return;
-    const pinned = pinnedUrl(url, address);
-    const kind = await sourceKindOf(url, pinned);
+    const kind = await sourceKindOf({ url, address });
     if (!kind) {
       this.setState(run.id, 'failed', `no kind of live source reads ${url.protocol} URLs`);
       return;
     }
-    const conn: Connection = { url, pinned, wasLive: run.originMs !== null, memo: run.memo };
+    const conn: Connection = { url, address, wasLive: run.originMs !== null, memo: run.memo };
     const prepared = await kind.prepare(conn);
     if (run.stopped || this.closed) return;
     if ('ended' in prepared) {
       this.end(run, prepared.ended);
       return;
     }
-    const source = new PulledSource({
-      ffmpeg: await this.d.ffmpeg(),
-      input: pinned.input,
-      ...(pinned.headers && { headers: pinned.headers }),
+    const ffmpeg = await this.d.ffmpeg();
+    // Every HTTP request and TLS connection of ffmpeg goes through a proxy that checks each hop.
+    const egress = proxiedScheme(url.protocol)
+      ? await EgressProxy.start({ allowPrivate: this.d.config.allowPrivateUrls, source: url }, (reason) =>
+          this.refuseHop(run, source, reason),
+        )
+      : undefined;
+    if (run.stopped || this.closed) {
+      egress?.close();
+      return;
+    }
+    const source: PulledSource = new PulledSource({
+      ffmpeg,
+      input: pinnedUrl(url, address),
+      ...(egress && { egress }),
       inputArgs: prepared.args,
       audio: this.d.hearsSpeech && !run.noAudio,
       fps: run.fps,
@@ -286,6 +297,18 @@ export class StreamRunner {
     run.stopped = true;
     this.setState(run.id, 'ended', reason);
     this.d.log.info('live source ended', { stream_id: run.id, reason });
+  }
+
+  /**
+   * A request of a running source was refused by its egress proxy (a redirect, playlist or segment
+   * naming a refused address): the source stops and the stream fails with the reason, as when its
+   * own URL is refused; it is not reconnected into the same refusal.
+   */
+  private refuseHop(run: StreamRun, source: PulledSource, reason: string): void {
+    this.d.log.warn('live source request refused', { stream_id: run.id, reason });
+    if (run.source !== source) return;
+    this.halt(run, false);
+    this.setState(run.id, 'failed', reason);
   }
 
   private scheduleReconnect(run: StreamRun, reason: string): void {

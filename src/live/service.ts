@@ -49,7 +49,6 @@ import { checkStreamUrl, defaultStreamName, redactUrl } from './source';
 import { decodePushedFrame } from './sources/push';
 import type { WindowRequest, WindowResult } from './window';
 
-
 /**
  * A pushed frame's time lies within this window around the server's clock: a frame time sets the
  * stream's clock (its first frame is stream time 0), so one far off would put every later frame,

@@ -58,22 +58,33 @@ export async function checkStreamUrl(raw: string, allowPrivate: boolean): Promis
 }
 
 /**
- * The URL ffmpeg connects to: the checked address instead of the name (DNS pinning), except for
- * https, whose certificate is checked against the name.
+ * Sources whose every request goes through an EgressProxy (egress.ts): ffmpeg's HTTP (redirects,
+ * HLS playlists, segments, keys) and its TLS connections (https, rtsps, rtmps).
  */
-export function pinnedUrl(url: URL, address: string): { input: string; headers?: string } {
+export function proxiedScheme(protocol: string): boolean {
+  return protocol === 'http:' || protocol === 'https:' || protocol === 'rtsps:' || protocol === 'rtmps:';
+}
+
+/**
+ * The URL ffmpeg opens. Plain RTSP and RTMP connect to the checked address instead of the name
+ * (DNS pinning); the proxied schemes keep the name, which the proxy checks and pins on each hop.
+ */
+export function pinnedUrl(url: URL, address: string): string {
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (ipaddr.isValid(host) || url.protocol === 'https:' || url.protocol === 'rtsps:' || url.protocol === 'rtmps:')
-    return { input: url.toString() };
+  if (ipaddr.isValid(host) || proxiedScheme(url.protocol)) return url.toString();
   const target = new URL(url.toString());
   target.hostname = address.includes(':') ? `[${address}]` : address;
-  return { input: target.toString(), ...(url.protocol === 'http:' && { headers: `Host: ${url.host}\r\n` }) };
+  return target.toString();
 }
 
 export interface PulledSourceOptions {
   ffmpeg: string;
   input: string;
-  headers?: string;
+  /**
+   * The proxy every HTTP request and TLS connection of ffmpeg goes through (egress.ts); closed
+   * with the connection.
+   */
+  egress?: { url: string; close(): void };
   /** The source kind's input options (before `-i`; see sources/). */
   inputArgs: string[];
   fps: number;
@@ -110,7 +121,6 @@ export class PulledSource {
   start(): void {
     const o = this.o;
     const args: string[] = [...o.inputArgs];
-    if (o.headers) args.push('-headers', o.headers);
     args.push('-i', o.input);
     // Analysed frames: at most 720 lines, at the stream's analysed rate, as JPEGs on stdout.
     args.push(
@@ -158,7 +168,7 @@ export class PulledSource {
       );
     }
     if (o.audio) args.push('-map', '0:a:0?', '-ac', '1', '-ar', '16000', '-f', 's16le', 'pipe:3');
-    const proc = startFfmpeg(o.ffmpeg, args, { stdout: 'pipe', fd3: o.audio });
+    const proc = startFfmpeg(o.ffmpeg, args, { stdout: 'pipe', fd3: o.audio, env: ffmpegEnv(o.egress?.url) });
     this.proc = proc;
     if (proc.fd3 !== null) void this.readAudio(proc.fd3);
     this.lastFrameAt = Date.now();
@@ -240,6 +250,7 @@ export class PulledSource {
   }
 
   private finish(reason: string, noAudio: boolean, code: number | null): void {
+    this.o.egress?.close();
     if (this.ended) return;
     this.ended = true;
     if (this.watchdog) clearInterval(this.watchdog);
@@ -248,9 +259,22 @@ export class PulledSource {
 
   stop(): void {
     this.ended = true;
+    this.o.egress?.close();
     if (this.watchdog) clearInterval(this.watchdog);
     this.proc?.stop('SIGTERM');
   }
+}
+
+/**
+ * ffmpeg's environment: the server's, with `http_proxy` set to the source's egress proxy (which
+ * ffmpeg's HTTP and TLS use for every connection, nested ones included) and no `no_proxy` that
+ * could exempt a host from it; without a proxy, no inherited proxy setting either.
+ */
+function ffmpegEnv(proxy: string | undefined): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const k of ['http_proxy', 'HTTP_PROXY', 'https_proxy', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY']) delete env[k];
+  if (proxy) env.http_proxy = proxy;
+  return env;
 }
 
 const SOI = Buffer.from([0xff, 0xd8]);

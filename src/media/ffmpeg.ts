@@ -33,6 +33,8 @@ export interface FfmpegStart {
   timeoutMs?: number;
   /** Niceness set on the process (short CPU bursts that must not take the server's cores). */
   nice?: number;
+  /** Its environment (default: the server's). */
+  env?: Record<string, string | undefined>;
 }
 
 /** One started process of the runner. */
@@ -74,6 +76,7 @@ export function startFfmpeg(bin: string, args: string[], o: FfmpegStart = {}): F
     stdio: ['ignore', out, err, ...(o.fd3 ? (['pipe'] as const) : [])],
     signal: o.signal,
     killSignal: o.killSignal ?? 'SIGTERM',
+    ...(o.env && { env: o.env }),
   });
   if (o.nice)
     try {

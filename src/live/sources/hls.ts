@@ -4,7 +4,8 @@
  * replay it from its start as new live time. A playlist that had ended before the stream ever went
  * live (a recording) is read once at its own pace (`-re`), so its stream time is its play time.
  */
-import type { Connection, PinnedInput, SourceKind } from './kind';
+import { pinnedFetch } from '../../ingest/url-guard';
+import type { CheckedSource, Connection, SourceKind } from './kind';
 
 /** The reason an ended stream shows. */
 export const PLAYLIST_ENDED = 'the source ended: its playlist has an end (#EXT-X-ENDLIST)';
@@ -14,23 +15,22 @@ const MAX_PLAYLIST_BYTES = 4 << 20;
 export const hls: SourceKind = {
   name: 'hls',
   // After mjpeg in the table: any other http(s) source is taken as a playlist.
-  claims: (url) => url?.protocol === 'http:' || url?.protocol === 'https:',
+  claims: (source) => source?.url.protocol === 'http:' || source?.url.protocol === 'https:',
   prepare: async (c) => {
-    const ended = await playlistHasEnded(c.pinned);
+    const ended = await playlistHasEnded(c);
     if (ended && c.wasLive) return { ended: PLAYLIST_ENDED };
     return { args: ['-reconnect', '0', ...(ended ? ['-re'] : [])] };
   },
-  finished: async (c: Connection, exit) =>
-    exit.code === 0 && (await playlistHasEnded(c.pinned)) ? PLAYLIST_ENDED : null,
+  finished: async (c: Connection, exit) => (exit.code === 0 && (await playlistHasEnded(c)) ? PLAYLIST_ENDED : null),
 };
 
 /**
  * Whether the playlist (or, for a multivariant playlist, its first variant on the same host) has
- * #EXT-X-ENDLIST. Read at the pinned address; null-like false when it cannot be read (the
- * connection's own failure says more).
+ * #EXT-X-ENDLIST. Read at the checked address; false when it cannot be read (the connection's
+ * own failure says more).
  */
-export async function playlistHasEnded(pinned: PinnedInput): Promise<boolean> {
-  const text = await readPlaylist(pinned.input, pinned.headers);
+export async function playlistHasEnded({ url, address }: CheckedSource): Promise<boolean> {
+  const text = await readPlaylist(url, address);
   if (text === null) return false;
   if (/^#EXT-X-ENDLIST\b/m.test(text)) return true;
   if (!/^#EXT-X-STREAM-INF\b/m.test(text)) return false;
@@ -41,22 +41,21 @@ export async function playlistHasEnded(pinned: PinnedInput): Promise<boolean> {
   if (!variant) return false;
   let next: URL;
   try {
-    next = new URL(variant, pinned.input);
+    next = new URL(variant, url);
   } catch {
     return false;
   }
   // Only where the checked address answers (another host would need its own egress check).
-  if (next.origin !== new URL(pinned.input).origin) return false;
-  const inner = await readPlaylist(next.toString(), pinned.headers);
+  if (next.origin !== url.origin) return false;
+  const inner = await readPlaylist(next, address);
   return inner !== null && /^#EXT-X-ENDLIST\b/m.test(inner);
 }
 
-async function readPlaylist(input: string, headers?: string): Promise<string | null> {
+async function readPlaylist(url: URL, address: string): Promise<string | null> {
   const ctrl = new AbortController();
   const timer = setTimeout(() => ctrl.abort(), 5000);
   try {
-    const host = headers ? /^Host: (.+)\r\n$/.exec(headers)?.[1] : undefined;
-    const res = await fetch(input, { signal: ctrl.signal, redirect: 'manual', ...(host && { headers: { host } }) });
+    const res = await pinnedFetch(url, address, { signal: ctrl.signal, redirect: 'manual' });
     if (!res.ok || !res.body) {
       await res.body?.cancel().catch(() => {});
       return null;

@@ -4,16 +4,14 @@
  * module implementing this and one line in the table of sources/index.ts.
  */
 
-/** Where ffmpeg connects: the checked address (DNS pinning) and the Host header that goes with it. */
-export interface PinnedInput {
-  input: string;
-  headers?: string;
+/** A pulled source's URL and the address its host was checked to (requests go there: DNS pinning). */
+export interface CheckedSource {
+  url: URL;
+  address: string;
 }
 
 /** One connection of a pulled stream, as a source kind sees it. */
-export interface Connection {
-  url: URL;
-  pinned: PinnedInput;
+export interface Connection extends CheckedSource {
   /** The stream went live before (it has a stream time 0): a source that starts over is not new time. */
   wasLive: boolean;
   /** What the kind keeps between the connections of one stream (e.g. the RTSP transport that works). */
@@ -23,7 +21,7 @@ export interface Connection {
 export interface SourceKind {
   readonly name: 'push' | 'rtsp' | 'rtmp' | 'hls' | 'mjpeg';
   /** Whether a stream with this URL is of this kind (null: frames are pushed); asked in table order. */
-  claims(url: URL | null, pinned: PinnedInput | null): boolean | Promise<boolean>;
+  claims(source: CheckedSource | null): boolean | Promise<boolean>;
   /**
    * ffmpeg's options before `-i` for one connection; or `ended` with the reason when the source
    * has finished for good (the stream ends rather than connecting again).

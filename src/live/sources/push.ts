@@ -12,7 +12,7 @@ const MAX_FRAME_HEIGHT = 720;
 
 export const push: SourceKind = {
   name: 'push',
-  claims: (url) => url === null,
+  claims: (source) => source === null,
   prepare: async () => ({ ended: 'a pushed stream has nothing to connect to' }),
   finished: async () => null,
 };

@@ -3,7 +3,7 @@ import type { SourceKind } from './kind';
 
 export const rtmp: SourceKind = {
   name: 'rtmp',
-  claims: (url) => url?.protocol === 'rtmp:' || url?.protocol === 'rtmps:',
+  claims: (source) => source?.url.protocol === 'rtmp:' || source?.url.protocol === 'rtmps:',
   prepare: async () => ({ args: [] }),
   finished: async () => null,
 };

@@ -8,7 +8,7 @@ type Transport = 'tcp' | 'auto';
 
 export const rtsp: SourceKind = {
   name: 'rtsp',
-  claims: (url) => url?.protocol === 'rtsp:' || url?.protocol === 'rtsps:',
+  claims: (source) => source?.url.protocol === 'rtsp:' || source?.url.protocol === 'rtsps:',
   prepare: async (c) => ({ args: (c.memo.transport ?? 'tcp') === 'tcp' ? ['-rtsp_transport', 'tcp'] : [] }),
   finished: async (c, exit) => {
     // Nothing came over this transport (e.g. a server without TCP interleaving): try the other.
