@@ -170,7 +170,7 @@ export function redactUrl(v: string): string {
   return v.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*:)[^@/?#]*@/i, '$1***@');
 }
 
-/** The flat options. The help line is also the field's documentation; README "Configuration" explains more. */
+/** The flat options. The help line is also the field's documentation; docs/configuration.md explains more. */
 const GENERAL = {
   // Loopback by default, so nothing is exposed by accident.
   host: text('host', '127.0.0.1', 'address to bind'),
@@ -284,7 +284,7 @@ const GENERAL = {
     'Ollama base URL: pick captioner, generator and embedder from its installed models (unless set)',
     'the key variables',
   ),
-  // Abuse and fairness limits (README "Limits"); 0 turns a limit off.
+  // Abuse and fairness limits (docs/limits.md); 0 turns a limit off.
   allowedHosts: text(
     'allowed-hosts',
     '',

@@ -16,6 +16,20 @@ function namedToken(body: unknown, query: unknown): unknown {
   return (query as { token?: unknown } | undefined)?.token;
 }
 
+/** OpenAPI security of a route that takes a token: a Bearer header, or the `token` field/parameter. */
+export const SECURITY_SCHEMES = {
+  bearer: { type: 'http', scheme: 'bearer', description: 'the user token as `Authorization: Bearer <token>`' },
+  token: {
+    type: 'apiKey',
+    in: 'query',
+    name: 'token',
+    description: 'the user token as the `token` query parameter (in a JSON body: its `token` field)',
+  },
+} as const;
+export const TOKEN_REQUIRED: Record<string, string[]>[] = [{ bearer: [] }, { token: [] }];
+/** Also answered without a token (a signed link, a stream id, anonymous listing on loopback). */
+export const TOKEN_OPTIONAL: Record<string, string[]>[] = [{}, ...TOKEN_REQUIRED];
+
 /**
  * Authentication, written once: a route that sets `auth: true` gets `user` (401 before the
  * handler runs when the token is missing, unknown or revoked); `maybeAuth: true` gets `user` or
@@ -25,11 +39,13 @@ function namedToken(body: unknown, query: unknown): unknown {
 export function authentication(accounts: AccountService) {
   return new Elysia().macro({
     auth: {
+      detail: { security: TOKEN_REQUIRED },
       resolve: ({ body, query, request }) => ({
         user: accounts.authenticate(tokenOf(namedToken(body, query), request)),
       }),
     },
     maybeAuth: {
+      detail: { security: TOKEN_OPTIONAL },
       resolve: ({ body, query, request }) => {
         const token = tokenOf(namedToken(body, query), request);
         return { user: token === undefined ? null : accounts.authenticate(token) };

@@ -26,7 +26,7 @@ export const ErrorBody = named(
 const tokenField = (required: boolean) => {
   const s = t.String({
     description:
-      'user authentication token (60 characters, or 64 for tokens issued before; see README "Tokens"); may be left out when an `Authorization: Bearer` header is sent',
+      'user authentication token (60 characters, or 64 for tokens issued before; see docs/API.md, "Tokens"); may be left out when an `Authorization: Bearer` header is sent',
   });
   return required ? s : t.Optional(s);
 };

@@ -163,6 +163,9 @@ export class EgressProxy {
     this.passed++;
     const upstream = connect({ host: address, port });
     this.track(upstream);
+    // One side gone: the other goes too (what was already written to ffmpeg still reaches it).
+    client.once('close', () => upstream.destroy());
+    upstream.once('close', () => client.end());
     const timer = setTimeout(() => upstream.destroy(), CONNECT_TIMEOUT_MS);
     upstream.once('error', () => {
       clearTimeout(timer);

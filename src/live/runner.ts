@@ -286,7 +286,13 @@ export class StreamRunner {
       },
     });
     run.source = source;
-    source.start();
+    try {
+      source.start();
+    } catch (e) {
+      run.source = null;
+      egress?.close();
+      this.scheduleReconnect(run, `ffmpeg could not start: ${(e as Error).message}`);
+    }
   }
 
   /**

@@ -4,7 +4,9 @@
  * private address only at the host and port the user gave. A real HLS origin on 127.0.0.1 answers:
  * - a redirect to another port of 127.0.0.1;
  * - a master playlist whose variant playlist lies on that other port;
- * - a media playlist whose segments lie on that other port.
+ * - a media playlist whose segments lie on that other port;
+ * - a media playlist whose segments are https:// URLs on a third port (ffmpeg's TLS goes through
+ *   the proxy as CONNECT), a plain TCP server there counting the connections it accepts.
  * The other port is a real HTTP server that counts the requests it sees: it must see none, and each
  * stream fails with the reason. A same-origin redirect to a real playlist still goes live. The
  * proxy's policy is also checked on its own with a stand-in resolver (public names, a name that
@@ -12,6 +14,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { readFileSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { EgressProxy } from '../../src/live/egress';
 import { ffmpegSync, liveClient, liveWorkDir } from '../factories';
@@ -23,6 +26,10 @@ let target: ReturnType<typeof Bun.serve>;
 let origin: ReturnType<typeof Bun.serve>;
 /** Requests the refused server saw. */
 const seenByTarget: string[] = [];
+/** A TCP server on a third port: the connections it accepted. */
+let tlsTarget: Server;
+let tlsTargetPort = 0;
+const tlsConnections: number[] = [];
 const logs: string[] = [];
 const answers: string[] = [];
 
@@ -61,6 +68,12 @@ beforeAll(async () => {
     },
   });
   const other = `http://127.0.0.1:${target.port}`;
+  tlsTarget = createServer((sock) => {
+    tlsConnections.push(Date.now());
+    sock.destroy();
+  });
+  await new Promise<void>((ok) => tlsTarget.listen(0, '127.0.0.1', ok));
+  tlsTargetPort = (tlsTarget.address() as { port: number }).port;
   const playlist = readFileSync(join(work, 'ok.m3u8'), 'utf8');
   origin = Bun.serve({
     hostname: '127.0.0.1',
@@ -78,6 +91,8 @@ beforeAll(async () => {
           return m3u8(`#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=200000\n${other}/variant/live.m3u8\n`);
         case '/segments.m3u8':
           return m3u8(playlist.replace(/^(ok\d+\.ts)$/gm, `${other}/segments/$1`));
+        case '/tls-segments.m3u8':
+          return m3u8(playlist.replace(/^(ok\d+\.ts)$/gm, `https://127.0.0.1:${tlsTargetPort}/$1`));
       }
       const name = path.slice(1);
       if (!/^ok[\w.]+$/.test(name)) return new Response('no', { status: 404 });
@@ -94,6 +109,7 @@ afterAll(async () => {
   await srv?.stop();
   target?.stop(true);
   origin?.stop(true);
+  tlsTarget?.close();
   rmSync(work, { recursive: true, force: true });
 });
 
@@ -133,6 +149,14 @@ describe('every request of a pulled source is checked', () => {
       expect(logs.join('\n')).toContain('live source request refused');
     }, 60_000);
   }
+
+  test('https segment URLs naming another private port are refused before any connection', async () => {
+    const id = await addStream('/tls-segments.m3u8');
+    const s = await live.waitStream(id, (x) => x.status === 'failed', 30_000, 'https segments refused', 200);
+    expect(s.reason).toContain(`127.0.0.1:${tlsTargetPort} was refused`);
+    console.log(`https segments: connections seen by the refused server: ${tlsConnections.length}`);
+    expect(tlsConnections).toEqual([]);
+  }, 60_000);
 });
 
 describe('the egress policy', () => {

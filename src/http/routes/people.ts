@@ -8,7 +8,7 @@ import { Elysia, t } from 'elysia';
 import { forbidden, unauthorized } from '../../errors';
 import type { PersonView } from '../../people/service';
 import type { Service } from '../../service';
-import { authentication, originOf, tokenOf } from '../auth';
+import { authentication, originOf, TOKEN_OPTIONAL, tokenOf } from '../auth';
 import { ErrorBody, TOKEN_PLACEHOLDER } from '../models';
 import { named } from '../openapi/schema';
 
@@ -188,6 +188,7 @@ export function peopleRoutes(s: Service) {
         detail: {
           tags: ['people'],
           operationId: 'personThumbnail',
+          security: TOKEN_OPTIONAL,
           summary: "A JPEG of the person's face",
           description:
             'The `thumbnail_url` of a person in the listing is a signed link to this; with a token it answers for the owner only.',
