@@ -9,8 +9,8 @@ import type { SampledFrame } from '../analysis/frame-stream';
 import { badRequest, notFound } from '../errors';
 import { randomId } from '../ids';
 import type { IndexService } from '../indexes/service';
-import type { Db } from '../storage/db';
 import {
+  ALERT_KINDS,
   alertsOfUser,
   alertsWatching,
   deleteAlertOf,
@@ -22,8 +22,8 @@ import {
   peopleOfFaceSegments,
   queueAlertWebhook,
 } from '../storage/repositories/alerts';
-import { streamById } from '../storage/repositories/streams';
-import { ALERT_KINDS, type AlertKind, type LiveAlert, type LiveStream, type User } from '../storage/schema';
+import { streamById, type WriteTx } from '../storage/repositories/streams';
+import type { AlertKind, LiveAlert, LiveStream, User } from '../storage/rows';
 
 export interface AlertMatch {
   /** Stream seconds of the first match in the window. */
@@ -142,7 +142,7 @@ export interface AlertView {
 export class AlertService {
   readonly hub = new AlertHub();
 
-  constructor(private readonly d: { db: Db; indexes: IndexService }) {}
+  constructor(private readonly d: { db: WriteTx; indexes: IndexService }) {}
 
   create(
     user: User,
@@ -213,7 +213,7 @@ export class AlertService {
  * each found segment (faces name their person through it). Returns the alerts that fired.
  */
 export function evaluateAlerts(
-  tx: Db,
+  tx: WriteTx,
   row: LiveStream,
   found: NewSegment[],
   stored: Map<NewSegment, number>,
@@ -251,7 +251,7 @@ export function evaluateAlerts(
 }
 
 /** The window's faces with the person each was grouped into (for alerts on a named person). */
-function withPeople(tx: Db, found: NewSegment[], stored: Map<NewSegment, number>): NewSegment[] {
+function withPeople(tx: WriteTx, found: NewSegment[], stored: Map<NewSegment, number>): NewSegment[] {
   const faceIds = found.filter((s) => s.kind === 'face').map((s) => stored.get(s)!);
   if (!faceIds.length) return found;
   const who = peopleOfFaceSegments(tx, faceIds);

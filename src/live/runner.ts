@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
 import type { Logger } from '../log';
-import type { Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import {
   countDroppedFrames,
@@ -19,8 +18,9 @@ import {
   setStreamOrigin,
   setStreamState,
   streamById,
+  type WriteTx,
 } from '../storage/repositories/streams';
-import type { LiveState, LiveStream } from '../storage/schema';
+import type { LiveState, LiveStream } from '../storage/rows';
 import type { FiredAlert } from './alerts';
 import { SoundBuffer } from './audio';
 import { BACKLOG_SEC, FrameQueue, type PendingFrame } from './frame-queue';
@@ -67,7 +67,7 @@ export interface StreamRun {
 }
 
 export interface RunnerDeps {
-  db: Db;
+  db: WriteTx;
   config: Config;
   files: DataDir;
   log: Logger;

@@ -21,10 +21,10 @@ import { badRequest, conflict, insufficientStorage, notFound, tooManyRequests } 
 import { newVideoId, randomId } from '../ids';
 import type { IndexService } from '../indexes/service';
 import type { Logger } from '../log';
-import { writeTx, type Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import {
   allStreams,
+  inWriteTx,
   insertStream,
   pulledStreams,
   renameStream,
@@ -40,8 +40,9 @@ import {
   streamsOfUser,
   usedBytesOfUser,
   videoDuration,
+  type WriteTx,
 } from '../storage/repositories/streams';
-import type { LiveState, LiveStream, User } from '../storage/schema';
+import type { LiveState, LiveStream, User } from '../storage/rows';
 import { AlertService, type AlertView, type FiredAlert } from './alerts';
 import { type LiveClip, liveClip, pruneClips } from './clips';
 import { fileSize, RUNNING, safeList, StreamRunner, type StreamRun } from './runner';
@@ -79,7 +80,7 @@ export interface StreamView {
 }
 
 export interface LiveDeps {
-  db: Db;
+  db: WriteTx;
   config: Config;
   files: DataDir;
   indexes: IndexService;
@@ -133,7 +134,7 @@ export class LiveService {
    */
   private hideOldSourcePaths(): void {
     const rows = pulledStreams(this.d.db);
-    writeTx(this.d.db, (tx) => {
+    inWriteTx(this.d.db, (tx) => {
       for (const r of rows) {
         let path = '';
         try {
@@ -182,7 +183,7 @@ export class LiveService {
     mkdirSync(join(dir, 'frames'), { recursive: true, mode: 0o700 });
     mkdirSync(join(dir, 'live'), { recursive: true, mode: 0o700 });
     try {
-      writeTx(this.d.db, (tx) => {
+      inWriteTx(this.d.db, (tx) => {
         // Counted and inserted in one write transaction: parallel requests cannot all pass the caps.
         this.refuseOverCaps(tx, user.id, fps);
         insertStream(tx, {
@@ -343,7 +344,7 @@ export class LiveService {
       const cutT = (nowMs - row.originMs) / 1000 - row.retentionSec;
       if (cutT <= 0) continue;
       const dir = this.d.files.videoDir(row.videoId);
-      const old = writeTx(this.d.db, (tx) => purgeStreamBefore(tx, row, cutT));
+      const old = inWriteTx(this.d.db, (tx) => purgeStreamBefore(tx, row, cutT));
       for (const f of old) {
         rmSync(join(dir, 'frames', f.file), { force: true });
         removed++;
@@ -386,7 +387,7 @@ export class LiveService {
    * frames and recordings until their resources are removed, so they count too). `except`: a
    * stream being resumed, counted as not running.
    */
-  private refuseOverCaps(db: Db, userId: string, fps: number, except?: string): void {
+  private refuseOverCaps(db: WriteTx, userId: string, fps: number, except?: string): void {
     const { config } = this.d;
     const mine = streamCapsOfUser(db, userId);
     if (except === undefined && mine.length >= config.liveMaxKeptStreamsPerUser)

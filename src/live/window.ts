@@ -12,8 +12,7 @@ import { EngineUnavailableError, type Analyzer, type NewSegment, type StageConte
 import { FrameStream, type SampledFrame } from '../analysis/frame-stream';
 import { storeWindowSegments } from '../analysis/segment-store';
 import type { Logger } from '../log';
-import { writeTx, type Db } from '../storage/db';
-import { frameFilesOf, recordWindow, streamById } from '../storage/repositories/streams';
+import { frameFilesOf, inWriteTx, recordWindow, streamById, type WriteTx } from '../storage/repositories/streams';
 import { evaluateAlerts, type FiredAlert } from './alerts';
 import { shifted, type HeardAudio } from './audio';
 
@@ -44,7 +43,7 @@ export interface WindowResult {
 }
 
 export interface WindowDeps {
-  db: Db;
+  db: WriteTx;
   /** The video's folder (`media/<id>`). */
   videoDir: (videoId: string) => string;
   analyzers: readonly Analyzer[];
@@ -63,7 +62,7 @@ export async function analyseWindow(d: WindowDeps, w: WindowRequest): Promise<Wi
   const last = sampled[sampled.length - 1]!;
   const step = 1 / w.fps;
   const found: NewSegment[] = [];
-  const applies: ((tx: Db) => void)[] = [];
+  const applies: ((tx: WriteTx) => void)[] = [];
   const ctrl = new AbortController();
   // Each analyzer reads the window like a short video whose shot spans it.
   const shot = {
@@ -116,7 +115,7 @@ export async function analyseWindow(d: WindowDeps, w: WindowRequest): Promise<Wi
     if (heard) rmSync(heard.path, { force: true });
   }
   let fired: FiredAlert[] = [];
-  const alive = writeTx(d.db, (tx) => {
+  const alive = inWriteTx(d.db, (tx) => {
     const row = streamById(tx, w.streamId);
     if (!row) return false;
     const known = frameFilesOf(

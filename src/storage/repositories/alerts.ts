@@ -5,6 +5,8 @@
  */
 import { and, asc, desc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { Db } from '../db';
+export { ALERT_KINDS } from '../schema';
+
 import {
   liveAlertEvents,
   liveAlerts,

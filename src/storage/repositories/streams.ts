@@ -4,8 +4,16 @@
  * stream or index first.
  */
 import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
-import type { Db } from '../db';
+import { type Db, writeTx } from '../db';
 import { frames, liveAlertEvents, liveStreams, segments, videos, type LiveState, type LiveStream } from '../schema';
+
+/**
+ * A live window is written in one synchronous write transaction of the embedded database: the
+ * stages' own writes (`apply`, e.g. faces joining the index's people) take it. The live modules
+ * name it through these until the catalog's async transactions reach the analysis stages.
+ */
+export type WriteTx = Db;
+export const inWriteTx = <T>(db: Db, fn: (tx: Db) => T): T => writeTx(db, fn);
 
 export function streamById(db: Db, id: string): LiveStream | undefined {
   return db.select().from(liveStreams).where(eq(liveStreams.id, id)).get();
