@@ -6,6 +6,7 @@
  * skipped last time (its server was down), runs. The embeddings stage follows any stage that adds
  * segments, so the new ones are searchable by meaning.
  */
+import { REANALYZABLE } from '../analysis/analyzers';
 import type { Analyzer } from '../analysis/contracts';
 import { ApiError, badRequest, notFound, tooManyRequests } from '../errors';
 import type { Db } from '../storage/db';
@@ -14,8 +15,6 @@ import { liveIndexesNamed } from '../storage/repositories/indexes';
 import { liveVideoOf, readyLiveVideos, videoIdsOfIndex } from '../storage/repositories/videos';
 import type { JobQueue } from './queue';
 
-/** What may be reanalysed, by name (the visual stage cannot: every other stage reads its frames). */
-export const REANALYZABLE = ['captions', 'speech', 'ocr', 'objects', 'embeddings'] as const;
 const ALIASES: Record<string, string> = { transcripts: 'speech', transcript: 'speech', caption: 'captions' };
 
 /** The part of an analyzer a plan needs (the server builds them without loading any model). */

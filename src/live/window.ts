@@ -8,6 +8,7 @@
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { LIVE_ANALYZERS } from '../analysis/analyzers';
 import { EngineUnavailableError, type Analyzer, type NewSegment, type StageContext } from '../analysis/contracts';
 import { FrameStream, type SampledFrame } from '../analysis/frame-stream';
 import { storeWindowSegments } from '../analysis/segment-store';
@@ -16,12 +17,12 @@ import { frameFilesOf, inWriteTx, recordWindow, streamById, type WriteTx } from 
 import { evaluateAlerts, type FiredAlert } from './alerts';
 import { shifted, type HeardAudio } from './audio';
 
-/** Analyzers that run on live windows (captions come with a configured captioner). */
-export const LIVE_ANALYZERS: readonly string[] = ['ocr', 'objects', 'faces', 'speech'];
-
-/** Of the configured analyzers, those a live window runs: the frame readers, and speech on the sound. */
+/**
+ * Of a worker's analyzers (made for files), those whose descriptor says they also run on live
+ * windows: the same instances, so a window uses the models the worker has loaded.
+ */
 export function liveAnalyzersOf(all: readonly Analyzer[]): Analyzer[] {
-  return all.filter((a) => a.readsFrames || a.info.kind === 'speech');
+  return all.filter((a) => LIVE_ANALYZERS.some((name) => a.stage === `analyzing:${name}`));
 }
 
 export interface WindowRequest {

@@ -681,7 +681,7 @@ const cases: Case[] = [
     name: 'reanalyze: unknown analyzer',
     send: (base) => lazy(`/videos/${seed.key}/reanalyze`, () => ({ token: A(), analyzers: ['magic'] }))(base),
     status: 400,
-    says: 'choose from captions, speech, ocr, objects, embeddings',
+    says: 'choose from ocr, objects, speech, captions, embeddings',
   },
   {
     name: 'reanalyze: captions without a captioner',

@@ -21,6 +21,17 @@ import {
   webhookEvent,
   webhookSecretOf,
 } from '../../src/storage/repositories/webhooks';
+import {
+  appearanceCount,
+  appearancesIn,
+  appearancesInVideo,
+  hasAppearance,
+  livePerson,
+  mergePeople,
+  personNames,
+  setPersonName,
+  splitAppearance,
+} from '../../src/storage/repositories/people';
 import { freshPostgresDatabase } from '../pg';
 
 interface Opened {
@@ -171,6 +182,83 @@ for (const dialect of DIALECTS)
         (await dueWebhookEventIds(c, Date.now() + 1000, 10)).map((d) => webhookEvent(c, d.id)),
       );
       expect(next.map((e) => [e!.videoId, e!.event])).toEqual([[busy.video, 'video.removed']]);
+    });
+
+    test('people: the access-checked lookup, appearances in time order, naming, merging and splitting', async () => {
+      const a = await seed(c, 'faces');
+      const other = await seed(c, 'stranger');
+      const { people, personAppearances, segments, mediaIndexes } = c.t;
+      const now = new Date();
+      const segIds: number[] = [];
+      await c.run(async (db) => {
+        await db.insert(people).values([
+          { id: 'p_ann', indexId: a.index, userId: a.user, name: 'Ann', createdAt: now },
+          { id: 'p_bob', indexId: a.index, userId: a.user, name: null, createdAt: now },
+        ]);
+        for (const [start, person] of [
+          [20, 'p_ann'],
+          [5, 'p_ann'],
+          [12, 'p_bob'],
+        ] as const) {
+          const [row] = await db
+            .insert(segments)
+            .values({
+              videoId: a.video,
+              kind: 'face',
+              start,
+              end: start + 2,
+              text: 'face',
+              extra: { best_t: start + 1 },
+            })
+            .returning({ id: segments.id });
+          segIds.push(row!.id);
+          await db.insert(personAppearances).values({
+            segmentId: row!.id,
+            personId: person,
+            videoId: a.video,
+            indexId: a.index,
+            descriptor: Buffer.from([1, 2, 3, 4]),
+          });
+        }
+      });
+      expect(typeof segIds[0]).toBe('number');
+
+      expect((await livePerson(c, a.index, 'p_ann', a.user))?.name).toBe('Ann');
+      expect(await livePerson(c, a.index, 'p_ann', other.user)).toBeUndefined();
+      expect((await livePerson(c, a.index, 'p_ann', null))?.id).toBe('p_ann');
+      const apps = await appearancesIn(c, a.index);
+      expect(apps.map((x) => [x.person_id, x.start])).toEqual([
+        ['p_ann', 5],
+        ['p_bob', 12],
+        ['p_ann', 20],
+      ]);
+      expect(apps[0]).toMatchObject({ video_id: a.video, file_name: 'a.mp4', end: 7, extra: { best_t: 6 } });
+      expect((await appearancesIn(c, a.index, 'p_bob')).map((x) => x.appearance_id)).toEqual([segIds[2]!]);
+      expect([...(await personNames(c, a.index)).entries()].sort()).toEqual([
+        ['p_ann', 'Ann'],
+        ['p_bob', null],
+      ]);
+      expect(await appearanceCount(c, 'p_ann')).toBe(2);
+      expect(await hasAppearance(c, 'p_ann', segIds[2]!)).toBe(false);
+      expect(await hasAppearance(c, 'p_bob', segIds[2]!)).toBe(true);
+
+      await setPersonName(c, 'p_bob', 'Bob');
+      await mergePeople(c, 'p_bob', 'p_ann', 'Ann');
+      expect(await appearanceCount(c, 'p_ann')).toBe(3);
+      expect(await livePerson(c, a.index, 'p_bob', null)).toBeUndefined();
+
+      await splitAppearance(c, { id: 'p_new', indexId: a.index, userId: a.user }, segIds[0]!);
+      expect((await appearancesInVideo(c, a.video)).map((x) => [x.id, x.name, x.start])).toEqual([
+        ['p_ann', 'Ann', 5],
+        ['p_ann', 'Ann', 12],
+        ['p_new', null, 20],
+      ]);
+
+      // A deleted index hides its people.
+      await c.run(async (db) => {
+        await db.update(mediaIndexes).set({ deletedAt: new Date() }).where(eq(mediaIndexes.id, a.index));
+      });
+      expect(await livePerson(c, a.index, 'p_ann', a.user)).toBeUndefined();
     });
 
     test('write: a body that throws leaves nothing; a statement from outside it meanwhile is not rolled back with it', async () => {

@@ -8,6 +8,7 @@
  * Grouping appearances into people happens per index when the stage is stored (people/).
  */
 import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from '../contracts';
+import { defineAnalyzer } from '../descriptor';
 import { ModelWorker } from '../engines/model-worker';
 import { cosine, groupVideoFaces, normalise } from '../../people/group';
 import { decodeSampledFrames, jpegSize, shotBounds, type ShotBound } from './frames';
@@ -349,3 +350,15 @@ class FaceWorker extends ModelWorker<FaceResponse, RawFace[]> {
 }
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** Faces, grouped into the people of an index. */
+export const facesDescriptor = defineAnalyzer({
+  name: 'faces',
+  options: {},
+  engines: {},
+  listed: true,
+  live: true,
+  reanalyzable: false,
+  create: (_c, setup) =>
+    new FacesAnalyzer({ modelDir: setup.assets?.objects?.modelDir, wasmDir: setup.assets?.objects?.wasmDir }),
+});

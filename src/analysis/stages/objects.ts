@@ -12,6 +12,7 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from '../contracts';
+import { defineAnalyzer } from '../descriptor';
 import { paintSegments } from './colours';
 import { decodeSampledFrames, jpegSize, shotBounds, type ShotBound } from './frames';
 import { FrameStream, type SampledFrame } from '../frame-stream';
@@ -511,3 +512,15 @@ export function mergeSpans(frames: FrameObjects[], shots: Map<number, ShotBound>
 
 const topScore = (ds: RawDetection[]) => Math.max(0, ...ds.map((d) => d.score));
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** Objects and people (COCO classes), with their colours. */
+export const objectsDescriptor = defineAnalyzer({
+  name: 'objects',
+  options: {},
+  engines: {},
+  listed: true,
+  live: true,
+  reanalyzable: true,
+  create: (_c, setup) =>
+    new ObjectsAnalyzer({ modelDir: setup.assets?.objects?.modelDir, wasmDir: setup.assets?.objects?.wasmDir }),
+});

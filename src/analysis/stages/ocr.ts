@@ -9,6 +9,7 @@
 import { rmSync } from 'node:fs';
 import { runFfmpeg, summarizeFfmpegError } from '../../media/ffmpeg';
 import { framesOf, type Analyzer, type StageContext, type StageResult } from '../contracts';
+import { defineAnalyzer } from '../descriptor';
 import { frameDifference, thumbnail, type Thumb } from '../engines/ocr-geometry';
 import { ocrModelDir, PaddleEngine } from '../engines/paddle-ocr';
 import { cleanLines, groupBlocks, mergeSightings, type FrameText, type TextBlock } from './ocr-grouping';
@@ -224,3 +225,14 @@ export class OcrAnalyzer implements Analyzer {
     return this.engine;
   }
 }
+
+/** Text on screen. */
+export const ocrDescriptor = defineAnalyzer({
+  name: 'ocr',
+  options: {},
+  engines: {},
+  listed: true,
+  live: true,
+  reanalyzable: true,
+  create: (_c, setup) => new OcrAnalyzer({ modelDir: setup.assets?.ocrModelDir }),
+});
