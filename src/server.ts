@@ -100,8 +100,9 @@ export async function startServer(
   out(`vidq listening on ${url} (data: ${config.dataDir}${media}; API docs: ${url}/swagger)`);
   const speech = speechLine(config);
   if (speech) out(speech);
-  const decoder = await decoderInfo(service.files.binDir);
-  if (decoder.warning) {
+  // Not found is said where ffmpeg is first needed; here only an old one is.
+  const decoder = await decoderInfo(service.files.binDir).catch(() => null);
+  if (decoder?.warning) {
     out(`Warning: ${decoder.warning}.`);
     log.warn('the decoder is not of a maintained FFmpeg line', {
       ffmpeg: decoder.ffmpeg.version,

@@ -85,7 +85,9 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
         status: 'ok',
         search_index: s.retrieval.annState(),
         // Which ffmpeg decodes uploads and live sources, and a warning when it is not maintained.
-        decoder: decoderHealth(await decoderInfo(s.files.binDir)),
+        decoder: await decoderInfo(s.files.binDir).then(decoderHealth, () => ({
+          error: 'ffmpeg or ffprobe could not be run',
+        })),
       }),
       { detail: { hide: true } },
     )

@@ -24,8 +24,8 @@ import type { LiveState, LiveStream } from '../storage/rows';
 import type { FiredAlert } from './alerts';
 import { SoundBuffer } from './audio';
 import { BACKLOG_SEC, FrameQueue, type PendingFrame } from './frame-queue';
-import { EgressProxy } from './egress';
-import { checkStreamUrl, pinnedUrl, proxiedScheme, PulledSource } from './source';
+import { guardConnection } from './egress';
+import { checkStreamUrl, PulledSource } from './source';
 import type { Connection } from './sources/kind';
 import { sourceKindOf } from './sources';
 import type { WindowRequest, WindowResult } from './window';
@@ -237,20 +237,19 @@ export class StreamRunner {
       return;
     }
     const ffmpeg = await this.d.ffmpeg();
-    // Every HTTP request and TLS connection of ffmpeg goes through a proxy that checks each hop.
-    const egress = proxiedScheme(url.protocol)
-      ? await EgressProxy.start({ allowPrivate: this.d.config.allowPrivateUrls, source: url }, (reason) =>
-          this.refuseHop(run, source, reason),
-        )
-      : undefined;
+    // Every request of ffmpeg is checked: through a proxy (http(s), rtsps, rtmps: each hop checked
+    // and pinned), an RTSP relay (no redirect, UDP pinned), or the checked address (RTMP).
+    const egress = await guardConnection(url, address, this.d.config.allowPrivateUrls, (reason) =>
+      this.refuseHop(run, source, reason),
+    );
     if (run.stopped || this.closed) {
-      egress?.close();
+      egress.close();
       return;
     }
     const source: PulledSource = new PulledSource({
       ffmpeg,
-      input: pinnedUrl(url, address),
-      ...(egress && { egress }),
+      input: egress.input,
+      egress,
       inputArgs: prepared.args,
       audio: this.d.hearsSpeech && !run.noAudio,
       fps: run.fps,
@@ -290,7 +289,7 @@ export class StreamRunner {
       source.start();
     } catch (e) {
       run.source = null;
-      egress?.close();
+      egress.close();
       this.scheduleReconnect(run, `ffmpeg could not start: ${(e as Error).message}`);
     }
   }
