@@ -116,8 +116,7 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
   // question names that the detector's answer does not hold ("someone holding a mug" answered
   // with people alone).
   const cited = new Set(composed.evidence.filter((e) => e.kind === 'object').map((e) => e.text));
-  const labelsMissed =
-    !!cell?.plugin.detections && slots.intent.labels.some((l) => l !== 'person' && !cited.has(l));
+  const labelsMissed = !!cell?.plugin.detections && slots.intent.labels.some((l) => l !== 'person' && !cited.has(l));
   const describes = DESCRIBED.test(slots.text) || slots.asked.activity !== null;
   const freeFirst =
     !computed &&

@@ -51,7 +51,10 @@ function voices(t: FactContext, asked: 'count' | 'describe'): Answer {
     asked === 'count'
       ? 'I cannot count the speakers: the index cannot tell one voice from another (a speaker-diarization model would).'
       : 'I cannot tell what the speaker is like: the index holds no model that describes a voice (a speaker or voice classification model would).';
-  return { text: `${cannot} Speech is heard ${span(first.start, last.end)}${onTrack(first)}${t.where(first.videoId)}${onScreen(t, segs)}.`, found: true };
+  return {
+    text: `${cannot} Speech is heard ${span(first.start, last.end)}${onTrack(first)}${t.where(first.videoId)}${onScreen(t, segs)}.`,
+    found: true,
+  };
 }
 
 /** "; meanwhile at most two people are on screen at once": from the person counts per frame, not summed detections. */
