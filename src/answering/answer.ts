@@ -122,7 +122,7 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     !computed &&
     !quotesText &&
     !asksText &&
-    (beyondLabels || describes || labelsMissed || asked.some((w) => !labelsNamed(` ${w} `).length));
+    (beyondLabels || describes || labelsMissed || asked.words.some((w) => !labelsNamed(` ${w} `).length));
   const wanted = open || freeFirst;
   let sentences: Sentence[] = [];
   const searched = !computed && wanted;
@@ -132,7 +132,7 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
   // The sentences that hold the asked content (every content word where nothing in particular is asked).
   const all = contentWords(slots.intent).length;
   const answering = sentences.filter((s) =>
-    asked.length ? holdsAsked(s.segment.text, asked) : s.matched.length === all,
+    asked.words.length ? holdsAsked(s.segment.text, asked) : s.matched.length === all,
   );
   const quoteOf = (s: Sentence) =>
     `${when(s.segment)}${where(a, s.segment)}, ${SOURCE[s.segment.kind] ?? 'the index'} reads ${quote(s.segment.text)}`;
@@ -150,9 +150,9 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
     const output = withMissingModel(a, narrowed, slots.intent, composed.output, cell);
     // Sentences near the question that do not hold what it asks: said as what is seen or said
     // there, never as the answer; a yes/no question is answered no.
-    if (sentences.length && asked.length)
+    if (sentences.length && asked.words.length)
       return {
-        output: `${yesNo ? 'No. ' : ''}${firstSentence(output)} No caption or transcript mentions ${phrase(asked)} either: the closest is ${SOURCE[sentences[0]!.segment.kind] ?? 'the index'} ${when(sentences[0]!.segment)}${where(a, sentences[0]!.segment)}, which reads ${quote(sentences[0]!.segment.text)}.`,
+        output: `${yesNo ? 'No. ' : ''}${firstSentence(output)} No caption or transcript mentions ${phrase(asked.words)} either: the closest is ${SOURCE[sentences[0]!.segment.kind] ?? 'the index'} ${when(sentences[0]!.segment)}${where(a, sentences[0]!.segment)}, which reads ${quote(sentences[0]!.segment.text)}.`,
         evidence: composed.evidence,
         found: false,
         reading: `${reading} (free text without the asked content)`,
@@ -173,10 +173,16 @@ async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
       reading: `free_text (${reading})`,
     };
   }
-  if (searched && freeFirst && asked.length && !sentences.length && a.retrieval.finder.has(narrowed, ['caption'])) {
+  if (
+    searched &&
+    freeFirst &&
+    asked.words.length &&
+    !sentences.length &&
+    a.retrieval.finder.has(narrowed, ['caption'])
+  ) {
     // The pictures are described, and no description holds what is asked: the labels alone do
     // not answer it ("someone holding a mug" is not every video with a person).
-    const missing = asked.filter((w) => slots.asked.things.includes(w) && !labelsNamed(` ${w} `).length);
+    const missing = asked.words.filter((w) => slots.asked.things.includes(w) && !labelsNamed(` ${w} `).length);
     if (missing.length || labelsMissed)
       return {
         output: `${yesNo ? 'No. ' : ''}I could not find ${phrase(missing.length ? missing : slots.intent.labels.filter((l) => l !== 'person' && !cited.has(l)).map(labelNoun))}: no caption describes ${missing.length > 1 ? 'them' : 'it'}. ${composed.output}`,

@@ -140,17 +140,25 @@ const NOT_ASKED = new Set(
 /**
  * What a sentence of free text must hold to answer the question (issue 34, class 2): the things it
  * names (its head nouns, `Slots.asked.things`) less words for people and the words that name the
- * kind of fact itself (`cue`: "speaker", "caption"); with no such thing, its content words less
- * those. Empty: the question asks for no particular content ("what is said?").
+ * kind of fact itself (`cue`: "speaker", "caption"), every one of them; with no such thing, its
+ * content words less those, at least half of them. Empty: the question asks for no particular
+ * content ("what is said?").
  */
-export function askedContent(slots: Slots, cue?: RegExp): string[] {
-  const keep = (w: string) => w.length > 2 && !isPersonWord(w) && !NOT_ASKED.has(w) && !cue?.test(` ${w} `);
-  const things = slots.asked.things.filter(keep);
-  if (things.length) return [...new Set(things)];
-  return contentWords(slots.intent).filter(keep);
+export interface AskedContent {
+  words: string[];
+  /** Every word must be held (the things asked about), or half of them (content words). */
+  all: boolean;
 }
 
-/** Whether a sentence holds every asked word (its synonyms and concept words count). */
-export function holdsAsked(text: string, asked: string[]): boolean {
-  return asked.every((w) => contains(text, w));
+export function askedContent(slots: Slots, cue?: RegExp): AskedContent {
+  const keep = (w: string) => w.length > 2 && !isPersonWord(w) && !NOT_ASKED.has(w) && !cue?.test(` ${w} `);
+  const things = slots.asked.things.filter(keep);
+  if (things.length) return { words: [...new Set(things)], all: true };
+  return { words: contentWords(slots.intent).filter(keep), all: false };
+}
+
+/** Whether a sentence holds the asked content (synonyms and concept words count). */
+export function holdsAsked(text: string, asked: AskedContent): boolean {
+  const held = asked.words.filter((w) => contains(text, w)).length;
+  return asked.all ? held === asked.words.length : held > 0 && held >= asked.words.length / 2;
 }

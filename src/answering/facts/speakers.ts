@@ -15,7 +15,7 @@ export const speakers: FactPlugin = {
   segmentKinds: ['speech', 'transcript'],
   noun: 'any speech',
   // Voices, counted or described: narrower than speech's words, and it outweighs a person label.
-  cue: /\b(how many|number of|count the) (different |distinct |separate |individual )?(people|persons|speakers|voices|narrators|men|women|ones?)\b.*?\b(speak\w*|talk\w*|voices?|speakers?|heard)\b|\b(how many|number of) (different |distinct )?(speakers|voices|narrators)\b|\b(speaker|narrator|voice)('s)? (gender|accent|age)\b|\b(male|female|man's|woman's) (voice|speaker|narrator)\b|\b(speaker|narrator|voice) (is |a |an )*(man|woman|male|female|child|boy|girl)\b/,
+  cue: /\b(how many|number of|count the) (different |distinct |separate |individual )?(people|persons|speakers|voices|narrators|men|women|ones?)\b.*?\b(speak\w*|talk\w*|voices?|speakers?|heard)\b|\b(how many|number of|count the) (different |distinct )?(speakers|voices|narrators)\b|\b(speaker|narrator|voice)('s)? (gender|accent|age)\b|\b(male|female|man's|woman's) (voice|speaker|narrator)\b|\b(speaker|narrator|voice) (is |a |an )*(man|woman|male|female|child|boy|girl)\b/,
   cueWeight: 3,
   computed: true,
   heard: true,

@@ -94,7 +94,7 @@ async function said(t: FactContext, slots: Slots, style: Style): Promise<Answer>
   const intent = slots.intent;
   const transcripts = t.finder.byKind(scope, ['transcript']);
   // "What does she say about taxes": the lines must hold the topic, else it is not mentioned.
-  const topic = askedContent(slots, SAID_CUE);
+  const topic = askedContent(slots, SAID_CUE).words;
   if (transcripts.length && topic.length) {
     let about = transcripts.filter((s) => topic.some((w) => contains(s.text, w)));
     if (!about.length && transcripts.length >= KIND_READ_LIMIT)
@@ -158,7 +158,7 @@ function speechWhen(
   if (!segs.length) return t.notFound('any speech', style);
   const transcripts = segs.filter((s) => s.kind === 'transcript');
   // "Does anyone mention the weather?": speech alone is no yes; the lines must hold the topic.
-  const topic = presence && slots ? askedContent(slots, SAID_CUE) : [];
+  const topic = presence && slots ? askedContent(slots, SAID_CUE).words : [];
   if (topic.length) {
     const about = transcripts.filter((s) => topic.some((w) => contains(s.text, w)));
     if (about.length) {
