@@ -223,13 +223,11 @@ function textWhich(t: FactContext, intent: Intent, slots: Slots, style: Style): 
  * and again across most of a video.
  */
 export function readable(ocr: Segment[], t: Pick<FactContext, 'video'>): Segment[] {
+  // Every run of letters lacks a vowel ("sttck", "ck"), save upper-case acronyms ("TV", "BBC").
   const fragment = (x: string) => {
-    const words = x.match(/\p{L}{3,}/gu) ?? [];
-    return (
-      words.length > 0 &&
-      words.every((w) => !/[aeiouyäöüéèáàíóú]/i.test(w) || /[^aeiouy\s]{5,}/i.test(w)) &&
-      !/\d/.test(x)
-    );
+    const words = x.match(/\p{L}{2,}/gu) ?? [];
+    const noWord = (w: string) => !/[aeiouyäöüéèáàíóú]/i.test(w) && w !== w.toUpperCase();
+    return words.length > 0 && words.every(noWord) && !/\d/.test(x);
   };
   const seen = new Map<string, { n: number; secs: number }>();
   for (const s of ocr) {
