@@ -170,7 +170,7 @@ export function redactUrl(v: string): string {
   return v.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*:)[^@/?#]*@/i, '$1***@');
 }
 
-/** The flat options. The help line is also the field's documentation; README "Configuration" explains more. */
+/** The flat options. The help line is also the field's documentation; docs/configuration.md explains more. */
 const GENERAL = {
   // Loopback by default, so nothing is exposed by accident.
   host: text('host', '127.0.0.1', 'address to bind'),
@@ -259,6 +259,11 @@ const GENERAL = {
   ),
   liveMaxStreamsPerUser: int('live-max-streams-per-user', 4, 'live streams one user may run at once'),
   liveMaxFpsPerUser: int('live-max-fps-per-user', 4, 'analysed frames per second all streams of a user may add up to'),
+  liveMaxKeptStreamsPerUser: int(
+    'live-max-kept-streams-per-user',
+    32,
+    'live streams one user may keep, stopped ones included, until their resources are removed',
+  ),
   liveFps: int('live-fps', 1, 'analysed frames per second of a stream that asks for none'),
   liveRetentionSec: int('live-retention-sec', 86_400, 'seconds of a live recording (and its frames and segments) kept'),
   liveStallSec: int('live-stall-sec', 15, 'seconds without a frame after which a pulled source is reconnected'),
@@ -279,7 +284,7 @@ const GENERAL = {
     'Ollama base URL: pick captioner, generator and embedder from its installed models (unless set)',
     'the key variables',
   ),
-  // Abuse and fairness limits (README "Limits"); 0 turns a limit off.
+  // Abuse and fairness limits (docs/limits.md); 0 turns a limit off.
   allowedHosts: text(
     'allowed-hosts',
     '',

@@ -69,7 +69,7 @@ export async function startServer(
   // Deliveries to --webhook-url are signed with each user's secret: the default user's is shown
   // here, once, on the start that creates the user (issue 25); `vidq user create` shows the others'.
   if (config.webhookUrl && first) {
-    const made = service.webhooks.ensureSecret(first.userId);
+    const made = await service.webhooks.ensureSecret(first.userId);
     if (made.created) {
       out('Deliveries to --webhook-url are signed with its webhook secret, shown only this once:');
       out(`  webhook secret: ${made.secret}`);
@@ -101,7 +101,7 @@ export async function startServer(
   // The search indexes of large media indexes build in the background (until then, exact search).
   service.retrieval.warmUp().catch((e) => log.error('search index build failed', { reason: (e as Error).message }));
   // Webhook deliveries (the outbox survives restarts: pending ones go out now).
-  service.webhooks.start();
+  await service.webhooks.start();
   // Live streams that were running before a stop resume (pulled sources reconnect).
   service.live.start();
   if (!config.allowedHosts && (config.host === '0.0.0.0' || config.host === '::' || config.host === '[::]')) {

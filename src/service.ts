@@ -2,7 +2,7 @@
  * Builds the service's parts from a Config: the one place where they are wired together
  * (used by the HTTP server, the CLI and the tests).
  */
-import { statSync } from 'node:fs';
+import { chmodSync, statSync } from 'node:fs';
 import { AccountService } from './accounts/service';
 import { createAnalyzers } from './analysis';
 import { analysisAssets, embeddingFiles } from './analysis/assets/extract';
@@ -24,6 +24,7 @@ import { createLogger, type Logger } from './log';
 import { resolveBinaries } from './media/binaries';
 import { MediaLinks } from './media/links';
 import { openCatalog, type Db } from './storage/db';
+import { type Catalog, sqliteCatalog } from './storage/catalog';
 import { DataDir, writeSecret } from './storage/files';
 import { RecentVectors } from './search/question-vectors';
 import { RetrievalCore } from './search/retrieval';
@@ -40,6 +41,8 @@ export interface Service {
   config: Config;
   log: Logger;
   db: Db;
+  /** The same database through the dialect-neutral repositories (src/storage/catalog.ts). */
+  catalog: Catalog;
   files: DataDir;
   accounts: AccountService;
   indexes: IndexService;
@@ -89,6 +92,25 @@ export interface ServiceOptions {
  * The composition root: every part is built once, in dependency order, and given what it uses.
  * Nothing is patched in afterwards; the server only starts what is built here.
  */
+/** Makes a folder of the server's own 0700 (tokens, secrets and videos are in it); warns when it cannot. */
+function tightenOwnDir(dir: string, log: Logger): void {
+  const mode = statSync(dir).mode & 0o777;
+  if (!(mode & 0o077)) return;
+  try {
+    chmodSync(dir, 0o700);
+    log.info('made the folder private to its owner (chmod 700)', { dir, was: mode.toString(8) });
+  } catch (e) {
+    log.warn(
+      'the folder can be read by other users of this machine and could not be made private; run chmod 700 on it',
+      {
+        dir,
+        mode: mode.toString(8),
+        reason: (e as Error).message,
+      },
+    );
+  }
+}
+
 export function createService(
   config: Config,
   log: Logger = createLogger(config.logLevel),
@@ -97,14 +119,11 @@ export function createService(
   // Storage.
   const files = new DataDir(config.dataDir, config.mediaDir);
   files.ensure();
-  // ensure() makes new folders 0700 but leaves an existing one as it is.
-  const mode = statSync(config.dataDir).mode & 0o777;
-  if (mode & 0o077)
-    log.warn('the data directory can be read by other users of this machine; run chmod 700 on it', {
-      data_dir: config.dataDir,
-      mode: mode.toString(8),
-    });
+  // ensure() makes new folders 0700 but leaves an existing one (made with mkdir, 0755) as it is:
+  // the server tightens its own folders, and warns only when it cannot.
+  for (const dir of new Set([config.dataDir, files.mediaRoot])) tightenOwnDir(dir, log);
   const db = openCatalog({ database: config.database, sqliteFile: files.dbFile });
+  const catalog = sqliteCatalog(db);
   const ffprobe = async () => (await resolveBinaries(files.binDir)).ffprobe;
   const ffmpeg = async () => (await resolveBinaries(files.binDir)).ffmpeg;
   const links = new MediaLinks(files.secretKey(), config.mediaLinkTtlSec);
@@ -177,7 +196,14 @@ export function createService(
     },
     videoChanged,
   });
-  const grants = new UploadGrants({ db, config, indexes, secret: files.secretKey(), admit: (u) => ingest.admit(u) });
+  const grants = new UploadGrants({
+    db,
+    config,
+    indexes,
+    secret: files.secretKey(),
+    admit: (u) => ingest.admit(u),
+    tokenLive: (id) => accounts.isTokenLive(id),
+  });
   const maintenance = new Maintenance({
     db,
     config,
@@ -221,7 +247,7 @@ export function createService(
   // What is derived from the analysis: exports, people, webhooks.
   const exports = new ExportService({ db });
   const people = new PeopleService({ db, indexes, files, ffmpeg });
-  const webhooks = new WebhookService({ db, config, indexes, log: log.child({ part: 'webhooks' }) });
+  const webhooks = new WebhookService({ catalog, config, indexes, log: log.child({ part: 'webhooks' }) });
 
   // Live streams.
   const live = new LiveService({
@@ -250,6 +276,7 @@ export function createService(
     config,
     log,
     db,
+    catalog,
     files,
     accounts,
     indexes,

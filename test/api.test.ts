@@ -571,7 +571,7 @@ describe('API docs', () => {
     const schema = doc.body.components.schemas[ref.split('/').pop()!];
     expect(schema.properties.token.minLength).toBe(60);
     expect(schema.properties.project_id).toBeDefined();
-    // token may instead come as `Authorization: Bearer` (README "Tokens"); a request with neither is 401
+    // token may instead come as `Authorization: Bearer` (docs/API.md, "Tokens"); a request with neither is 401
     expect(schema.required).toEqual(['prompt']);
     expect(Object.keys(inquire.responses)).toEqual(expect.arrayContaining(['200', '400', '404']));
     expect(doc.body.info.description).toContain('index_id');

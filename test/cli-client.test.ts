@@ -1,11 +1,13 @@
 /**
- * `vidq add`, `vidq ls` and `vidq ask` as a script runs them: the CLI as a child process (stdout a
+ * `vidq add`, `vidq ls`, `vidq ask` and `vidq search` as a script runs them: the CLI as a child process (stdout a
  * pipe, so plain lines) against the real server on 127.0.0.1, with real clips copied into a folder.
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { eq } from 'drizzle-orm';
+import { segments, videos } from '../src/storage/schema';
 import { clip, getJson, startTestServer, type TestServer } from './helpers';
 
 let srv: TestServer;
@@ -17,6 +19,7 @@ beforeAll(async () => {
   copyFileSync(clip('chaplin-bw.mp4'), join(dir, 'chaplin.mp4'));
   copyFileSync(clip('countdown-living-room.mp4'), join(dir, 'sub', 'deeper', 'countdown.mp4'));
   writeFileSync(join(dir, 'sub', 'notes.txt'), 'not a video, and not picked up from a folder');
+  copyFileSync(clip('jfk-speech.wav'), join(dir, 'speech.wav'));
 });
 afterAll(async () => {
   await srv.stop();
@@ -34,14 +37,17 @@ async function vidq(args: string[], env: Record<string, string> = {}) {
   return { code, out, err };
 }
 
-test('vidq add DIR uploads every video in it recursively, with plain progress lines, and exits 0', async () => {
+test('vidq add DIR uploads every video in it recursively, with plain progress lines, says what it skipped and why, and exits 0', async () => {
   const r = await vidq(['add', dir, '--index', 'home', '--server', srv.url, '--token', srv.token]);
   expect(r.err).toBe('');
   expect(r.code).toBe(0);
   expect(r.out).toContain('chaplin.mp4: uploading');
   expect(r.out).toMatch(/chaplin\.mp4: ready \([A-Za-z0-9_-]{32}\)/);
   expect(r.out).toMatch(/countdown\.mp4: ready/);
-  expect(r.out).not.toContain('notes.txt');
+  // Files that are not videos are not sent, and each is named with the reason.
+  expect(r.out).not.toContain('notes.txt: uploading');
+  expect(r.out).toMatch(/sub\/notes\.txt: skipped, not a video file \(\.txt\)/);
+  expect(r.out).toMatch(/speech\.wav: skipped, an audio file/);
   // No terminal: no bar drawing.
   expect(r.out).not.toContain('\x1b[');
   const res = await getJson(srv.url, `/index-resources?token=${srv.token}&index=home`);
@@ -144,4 +150,27 @@ test('vidq ask streams the answer; a bad target or a dead server exits non-zero 
   const usage = await vidq(['add', dir, '--server', srv.url]);
   expect(usage.code).toBe(2);
   expect(usage.err).toContain('--index');
+});
+
+test('vidq search lists moments one per line as ask lists its moments; errors exit non-zero with the reason', async () => {
+  const auth = ['--server', srv.url, '--token', srv.token];
+  // The server here runs no analysis: text on screen is written in as the OCR stage stores it.
+  const db = srv.server.service.db;
+  const chaplin = db.select().from(videos).where(eq(videos.fileName, 'chaplin.mp4')).get()!;
+  db.insert(segments)
+    .values({ videoId: chaplin.id, kind: 'ocr', start: 1, end: 4.5, text: 'GATE OPENS AT NINE', confidence: 0.9 })
+    .run();
+  const r = await vidq(['search', '--index', 'home', 'gate opens', ...auth]);
+  expect(r.err).toBe('');
+  expect(r.code).toBe(0);
+  expect(r.out).toMatch(/^moments:$/m);
+  expect(r.out).toContain('  chaplin.mp4 0:01–0:04 [ocr] GATE OPENS AT NINE\n');
+  const nothing = await vidq(['search', '--index', 'home', 'zebra crossing', '--kinds', 'speech', ...auth]);
+  expect(nothing.code).toBe(0);
+  expect(nothing.out).toBe('no moments found\n');
+  const none = await vidq(['search', '--index', 'nope', 'anything', ...auth]);
+  expect(none.code).toBe(1);
+  expect(none.err).toContain('nope');
+  const bare = await vidq(['search', '--index', 'home', ...auth]);
+  expect(bare.code).toBe(2);
 });

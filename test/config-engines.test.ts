@@ -176,8 +176,12 @@ describe('engine sections', () => {
     expect(JSON.stringify(inWorker)).toBe(json);
   });
 
-  test('README names every flag, and only src/config.ts reads the environment', () => {
-    const readme = readFileSync(join(import.meta.dir, '..', 'README.md'), 'utf8');
+  test('the documentation (README.md and docs/) names every flag, and only src/config.ts reads the environment', () => {
+    const root = join(import.meta.dir, '..');
+    const readme = [join(root, 'README.md'), ...readdirSync(join(root, 'docs')).map((f) => join(root, 'docs', f))]
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => readFileSync(f, 'utf8'))
+      .join('\n');
     for (const flag of Object.keys(configParseOptions()))
       if (!flag.startsWith('no-'))
         expect({ flag, inReadme: readme.includes(`--${flag}`) }).toEqual({ flag, inReadme: true });

@@ -199,11 +199,11 @@ describe('local files: pre-upload, signed PUT, status', () => {
 
   test('an expired URL is 410; an altered one 403; a wrong size 400 and the URL stays usable', async () => {
     const s = srv.server.service;
-    const user = s.accounts.authenticate(srv.token);
+    const { user, tokenId } = s.accounts.authenticateToken(srv.token);
     const size = statSync(clip('chaplin-bw.mp4')).size;
     const past = s.grants.issue(
       user,
-      { index: 'home', filename: 'old.mp4', filesize: size },
+      { index: 'home', filename: 'old.mp4', filesize: size, tokenId },
       new Date(Date.now() - 7200_000),
     );
     const expired = await sdk.put(srv.url + past.path, clip('chaplin-bw.mp4')).catch((e) => e);
@@ -212,7 +212,7 @@ describe('local files: pre-upload, signed PUT, status', () => {
 
     const pre = await sdk.preUpload(clip('chaplin-bw.mp4'), 'home');
     const u = new URL(pre.url);
-    const forged = `${u.origin}${u.pathname}?expires=${Number(u.searchParams.get('expires')) + 3600_000}&sig=${u.searchParams.get('sig')}`;
+    const forged = `${u.origin}${u.pathname}?expires=${Number(u.searchParams.get('expires')) + 3600_000}&token_id=${u.searchParams.get('token_id')}&sig=${u.searchParams.get('sig')}`;
     expect((await sdk.put(forged, clip('chaplin-bw.mp4')).catch((e) => e)).status).toBe(403);
     // Another file than the one announced (another size): refused before it is read.
     expect((await sdk.put(pre.url, clip('countdown-living-room.mp4')).catch((e) => e)).status).toBe(400);
@@ -225,6 +225,47 @@ describe('local files: pre-upload, signed PUT, status', () => {
     expect(ok.status).toBe(200);
     expect(((await ok.json()) as any).data.key).toBe(keys.chaplin);
   }, 90_000);
+
+  test('a signed URL dies with the token that asked for it: after revoking, the PUT is 403 and stores nothing', async () => {
+    const accounts = srv.server.service.accounts;
+    const spare = accounts.createToken(srv.userId);
+    const pre = await postJson(srv.url, '/api-pre-upload', {
+      filename: 'late.mp4',
+      index: `${spare}revoked-home`,
+      filesize: statSync(clip('bottles.mp4')).size,
+    });
+    expect(pre.status).toBe(200);
+    expect(accounts.revokeToken(spare)).toBe(true);
+    const put = await fetch(pre.body.url, {
+      method: 'PUT',
+      headers: { 'Content-Type': 'video/mp4' },
+      body: Bun.file(clip('bottles.mp4')),
+    });
+    expect(put.status).toBe(403);
+    expect(await put.json()).toMatchObject({ error: 403, message: expect.stringContaining('revoked') });
+    // Nothing was stored: no video under the URL's key, no index made for it.
+    expect((await fetch(`${srv.url}/status?file_id=${pre.body.key}`)).status).toBe(404);
+    expect(await sdk.exists('revoked-home')).toBe(false);
+  });
+
+  test('unused signed URLs are capped per user at --user-max-queued (429), other users unaffected', async () => {
+    const s = srv.server.service;
+    const cap = s.config.userMaxQueued;
+    expect(cap).toBeGreaterThan(0);
+    const carol = s.accounts.createUser('carol', null);
+    const ask = (token: string) =>
+      postJson(srv.url, '/api-pre-upload', { filename: 'a.mp4', index: `${token}grants`, filesize: 1000 });
+    const answers = await Promise.all(Array.from({ length: cap + 5 }, () => ask(carol.token)));
+    const statuses = answers.map((a) => a.status);
+    expect(statuses.filter((x) => x === 200)).toHaveLength(cap);
+    expect(statuses.filter((x) => x === 429)).toHaveLength(5);
+    expect(answers.find((a) => a.status === 429)!.body).toMatchObject({
+      error: 429,
+      message: expect.stringContaining('--user-max-queued'),
+    });
+    // The cap is per user: another user still gets a URL.
+    expect((await ask(s.accounts.createUser('dave', null).token)).status).toBe(200);
+  });
 
   test('pre-upload errors the SDK raises: 400 and 401 as JSON', async () => {
     const bad = await postJson(srv.url, '/api-pre-upload', {

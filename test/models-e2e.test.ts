@@ -111,6 +111,12 @@ test('a model server answering 500 never fails the video: ready, with why captio
     `transcripts: skipped — HTTP 500 from ${stand.url}/v1/audio/transcriptions`,
   );
   expect(a.speech.segments).toBeGreaterThan(0); // the speech spans themselves are kept
+  // The transcript export says why there is none, and that a reanalysis fills it in.
+  const vtt = await call('GET', `/videos/${fileId}/transcript.vtt`);
+  expect(vtt.status).toBe(404);
+  expect(vtt.body.message).toContain('HTTP 500');
+  expect(vtt.body.message).toContain(`POST /videos/${fileId}/reanalyze`);
+  expect(vtt.body.message).not.toContain('add the video again');
   // Every request carried its own server's key.
   expect(
     stand.requests
@@ -162,6 +168,12 @@ test('reanalyze (default: the stages that were skipped) fills in captions and tr
   expect(captions.every((c) => c.text === CAPTION)).toBe(true);
   const transcripts = segs.filter((s) => s.kind === 'transcript');
   expect(transcripts.map((t) => t.text)).toEqual([WORDS]);
+  // …and so does the export that was 404 before the reanalysis.
+  const vtt = await fetch(`${server.url}/videos/${fileId}/transcript.vtt`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
+  expect(vtt.status).toBe(200);
+  expect(await vtt.text()).toContain(WORDS);
   const speech = segs.filter((s) => s.kind === 'speech');
   expect(transcripts[0].start).toBeCloseTo(Math.max(0, speech[0].start - 0.2) + 0.4, 1);
   // Every caption and transcript got its vector.

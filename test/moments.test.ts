@@ -217,6 +217,7 @@ describe('exports', () => {
     expect(r.status).toBe(404);
     expect(r.body.error).toBe(404);
     expect(r.body.message).toContain('transcript');
+    expect(r.body.message).toContain('no sound track');
   });
 
   test('insights.json has every segment kind, metadata and engines', async () => {

@@ -15,6 +15,8 @@ export interface ProjectRef {
   user: User;
   /** The token part (a secret: never log or echo it). */
   token: string;
+  /** The token's id (not a secret). */
+  tokenId: string;
   /** The rest: an index name or index id, as the caller wrote it (may be empty). */
   index: string;
 }
@@ -26,7 +28,7 @@ export function splitProjectId(accounts: AccountService, projectId: unknown): Pr
     if (projectId.length < n) continue;
     const token = projectId.slice(0, n);
     try {
-      return { user: accounts.authenticate(token), token, index: projectId.slice(n) };
+      return { ...accounts.authenticateToken(token), token, index: projectId.slice(n) };
     } catch {
       // not a token of this length: try the next
     }

@@ -68,17 +68,28 @@ export class AccountService {
 
   /** The user a token belongs to; 401 when missing, unknown or revoked. */
   authenticate(token: unknown): User {
+    return this.authenticateToken(token).user;
+  }
+
+  /** The user a token belongs to and the token's id (not a secret: what a grant remembers it by). */
+  authenticateToken(token: unknown): { user: User; tokenId: string } {
     if (typeof token !== 'string' || token.length === 0) throw unauthorized();
     const digest = hashToken(token);
     const row = this.db
-      .select({ hash: tokens.hash, revokedAt: tokens.revokedAt, user: users })
+      .select({ id: tokens.id, hash: tokens.hash, revokedAt: tokens.revokedAt, user: users })
       .from(tokens)
       .innerJoin(users, eq(users.id, tokens.userId))
       .where(eq(tokens.hash, digest))
       .get();
     // The lookup is by hash; the constant-time compare guards against any shortcut in it.
     if (!row || row.revokedAt || !sameDigest(row.hash, digest)) throw unauthorized('the token is unknown or revoked');
-    return row.user;
+    return { user: row.user, tokenId: row.id };
+  }
+
+  /** Whether the token with this id exists and is not revoked (a signed upload URL outlives no token). */
+  isTokenLive(tokenId: string): boolean {
+    const row = this.db.select({ revokedAt: tokens.revokedAt }).from(tokens).where(eq(tokens.id, tokenId)).get();
+    return row !== undefined && row.revokedAt === null;
   }
 
   getUser(userId: string): User | undefined {

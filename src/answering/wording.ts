@@ -37,7 +37,7 @@ export function onTrack(s: Segment): string {
   return ` on audio track ${x.track}${typeof x.language === 'string' ? ` (${x.language})` : ''}`;
 }
 
-/** Detections under this confidence are said with "possibly": on the shared clips most wrong labels (sheep in a meadow, a remote, a TV) scored 0.31–0.41, the right ones mostly 0.53–0.74 (see README). */
+/** Detections under this confidence are said with "possibly": on the shared clips most wrong labels (sheep in a meadow, a remote, a TV) scored 0.31–0.41, the right ones mostly 0.53–0.74 (see docs/answering.md). */
 export const POSSIBLY_BELOW = 0.5;
 
 /** "a dog", or "possibly a dog" for a detection under POSSIBLY_BELOW. */

@@ -1,5 +1,6 @@
 /**
- * The command line as a client of a running service (`vidq add`, `vidq ask`, `vidq ls`): unlike the
+ * The command line as a client of a running service (`vidq add`, `vidq ask`, `vidq search`,
+ * `vidq ls`): unlike the
  * admin commands these go over HTTP, so they work against any vidq, local or not, with a token.
  *
  * Server: --server, else VIDQ_SERVER, else http://<--host>:<--port> of the config (127.0.0.1:8420).
@@ -7,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { basename, extname, join, resolve } from 'node:path';
+import { basename, dirname, extname, join, relative, resolve } from 'node:path';
 import cliProgress from 'cli-progress';
 import { clientEnv, type Config } from '../config';
 import { stripControls } from '../util/text';
@@ -203,25 +204,49 @@ interface ResourceRow {
   metadata: { duration?: number; sha256?: string };
 }
 
+/** Extensions of audio files, named as such when a folder's walk leaves them out. */
+const AUDIO_EXTENSIONS = new Set(['.wav', '.mp3', '.m4a', '.aac', '.flac', '.ogg', '.opus', '.wma', '.aiff']);
+
+export interface Sources {
+  sources: { kind: 'url' | 'file'; ref: string }[];
+  /** Files a folder held that are not sent, each with the reason (shown to the user). */
+  skipped: { path: string; reason: string }[];
+}
+
 /** Files named on the command line, folders expanded recursively (videos only), URLs as given. */
-export function expandSources(args: string[]): { kind: 'url' | 'file'; ref: string }[] {
-  const out: { kind: 'url' | 'file'; ref: string }[] = [];
-  const walk = (dir: string) => {
+export function expandSources(args: string[]): Sources {
+  const out: Sources = { sources: [], skipped: [] };
+  const walk = (root: string, dir: string) => {
     for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
       const p = join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (e.isFile() && VIDEO_EXTENSIONS.has(extname(e.name).toLowerCase())) out.push({ kind: 'file', ref: p });
+      const ext = extname(e.name).toLowerCase();
+      // Hidden folders (.git, caches) are not walked, and said so once; hidden files likewise.
+      if (e.name.startsWith('.')) out.skipped.push({ path: relative(root, p), reason: 'hidden' });
+      else if (e.isDirectory()) walk(root, p);
+      else if (e.isFile() && VIDEO_EXTENSIONS.has(ext)) out.sources.push({ kind: 'file', ref: p });
+      else
+        out.skipped.push({
+          path: relative(root, p) || e.name,
+          reason: !e.isFile()
+            ? 'not a regular file'
+            : AUDIO_EXTENSIONS.has(ext)
+              ? 'an audio file: vidq indexes videos (a file without a video stream is refused)'
+              : `not a video file (${ext || 'no extension'}); name it on the command line to send it anyway`,
+        });
     }
   };
   for (const a of args) {
-    if (/^https?:\/\//i.test(a)) out.push({ kind: 'url', ref: a });
+    if (/^https?:\/\//i.test(a)) out.sources.push({ kind: 'url', ref: a });
     else if (!existsSync(a))
       throw new ClientError(`${a}: no such file or folder (URLs start with http:// or https://)`);
-    else if (statSync(a).isDirectory()) walk(resolve(a));
-    else out.push({ kind: 'file', ref: resolve(a) });
+    else if (statSync(a).isDirectory()) walk(dirname(resolve(a)), resolve(a));
+    else out.sources.push({ kind: 'file', ref: resolve(a) });
   }
   return out;
 }
+
+/** Most skipped files named one by one; the rest are counted. */
+const SKIPPED_SHOWN = 20;
 
 async function sha256File(path: string): Promise<string> {
   const h = createHash('sha256');
@@ -359,7 +384,11 @@ async function readEvents(o: ClientOptions, res: Response, on: (e: any) => void)
 export async function addCommand(o: ClientOptions, index: string, args: string[]): Promise<number> {
   const out = o.out ?? process.stdout;
   if (args.length === 0) throw new ClientError('name at least one file, folder or URL to add');
-  const sources = expandSources(args);
+  const { sources, skipped } = expandSources(args);
+  // Said before anything is sent: a file left out is never a silent surprise.
+  for (const s of skipped.slice(0, SKIPPED_SHOWN)) say(out, `${s.path}: skipped, ${s.reason}\n`);
+  if (skipped.length > SKIPPED_SHOWN)
+    out.write(`… and ${skipped.length - SKIPPED_SHOWN} more files skipped (not videos)\n`);
   if (sources.length === 0) {
     out.write('no video files found\n');
     return 0;
@@ -556,6 +585,51 @@ export async function askCommand(
         `  ${oneLine(ev.file_name)} ${fmtTime(ev.start)}–${fmtTime(ev.end)} [${oneLine(ev.kind)}] ${oneLine(ev.text).slice(0, 100)}\n`,
       );
   }
+  return 0;
+}
+
+interface SearchMoment {
+  file_name: string;
+  start: number;
+  end: number;
+  kind: string;
+  text: string;
+  relevance: number;
+}
+interface SearchPage {
+  moments: SearchMoment[];
+  total: number;
+  next_offset: number | null;
+  weak_only: boolean;
+}
+
+/** vidq search: the moments of GET /search, one line each as `ask` shows its cited moments. */
+export async function searchCommand(
+  o: ClientOptions,
+  index: string,
+  words: string,
+  opts: { video?: string; kinds?: string; limit?: string; offset?: string },
+): Promise<number> {
+  const out = o.out ?? process.stdout;
+  if (!words.trim()) throw new ClientError('search needs words, e.g. vidq search --index NAME "red umbrella"');
+  const q = new URLSearchParams({ index, q: words });
+  if (opts.video) q.set('video', opts.video);
+  if (opts.kinds) q.set('kinds', opts.kinds);
+  if (opts.limit) q.set('limit', opts.limit);
+  if (opts.offset) q.set('offset', opts.offset);
+  const page = await apiJson<SearchPage>(o, `/search?${q}`);
+  if (!page.moments.length) {
+    out.write('no moments found\n');
+    return 0;
+  }
+  out.write(page.weak_only ? 'moments (none matches clearly; the closest):\n' : 'moments:\n');
+  for (const m of page.moments)
+    say(
+      out,
+      `  ${oneLine(m.file_name)} ${fmtTime(m.start)}–${fmtTime(m.end)} [${oneLine(m.kind)}] ${oneLine(m.text).slice(0, 100)}\n`,
+    );
+  if (page.next_offset !== null)
+    out.write(`${page.moments.length} of ${page.total}; more with --offset ${page.next_offset}\n`);
   return 0;
 }
 

@@ -14,7 +14,7 @@ import {
 } from '../config';
 import { ApiError } from '../errors';
 import { createLogger } from '../log';
-import { addCommand, askCommand, ClientError, clientOptions, lsCommand } from './client';
+import { addCommand, askCommand, ClientError, clientOptions, lsCommand, searchCommand } from './client';
 import { startServer } from '../server';
 import { createService } from '../service';
 
@@ -65,11 +65,11 @@ const COMMANDS: Record<string, Command> = {
           : v.credits === 'unlimited'
             ? null
             : parseWhole(v.credits as string, '--credits');
-      return withService(config, (s) => {
+      return withService(config, async (s) => {
         const { user, token } = s.accounts.createUser(v.name as string, credits);
         // With a server-wide --webhook-url, this user's deliveries go there signed with a secret of
         // their own: shown here, once (issue 25), as no request of theirs sets a URL.
-        const secret = config.webhookUrl ? s.webhooks.ensureSecret(user.id).secret : undefined;
+        const secret = config.webhookUrl ? (await s.webhooks.ensureSecret(user.id)).secret : undefined;
         if (v.json)
           console.log(
             JSON.stringify({
@@ -161,6 +161,23 @@ const COMMANDS: Record<string, Command> = {
       });
     },
   },
+  search: {
+    usage:
+      'search --index NAME "words" [--video FILE_ID] [--kinds ocr,speech,…] [--limit N] [--offset N] [--server URL] [--token T]',
+    help: 'Search an index of a running service for moments (no answer is written, no credit charged): one line per moment, best first, as `ask` lists the moments it cites.',
+    options: { index: str, video: str, kinds: str, limit: str, offset: str, ...client },
+    positionals: true,
+    async run(v, config, args) {
+      if (typeof v.index !== 'string') throw new UsageError('--index is required');
+      if (args.length !== 1) throw new UsageError('give the words to look for as one quoted argument');
+      return searchCommand(clientOptions(v, config), v.index, args[0]!, {
+        video: v.video as string | undefined,
+        kinds: v.kinds as string | undefined,
+        limit: v.limit as string | undefined,
+        offset: v.offset as string | undefined,
+      });
+    },
+  },
   ls: {
     usage: 'ls [--index NAME] [--server URL] [--token T]',
     help: "List a running service's indexes, or with --index the videos of one with their status.",
@@ -171,7 +188,7 @@ const COMMANDS: Record<string, Command> = {
   },
   mcp: {
     usage: 'mcp [--server URL] [--token T]',
-    help: 'Serve the MCP tools (list_indexes, search_moments, ask, add_video, …) over stdio for an AI assistant, as a client of a running service: configure the assistant to start this command (README "MCP"). Server: --server, VIDQ_SERVER, or --host/--port; token: --token, VIDQ_TOKEN, or DATA_DIR/default-token.txt. stdout carries the protocol only.',
+    help: 'Serve the MCP tools (list_indexes, search_moments, ask, add_video, …) over stdio for an AI assistant, as a client of a running service: configure the assistant to start this command (docs/mcp.md). Server: --server, VIDQ_SERVER, or --host/--port; token: --token, VIDQ_TOKEN, or DATA_DIR/default-token.txt. stdout carries the protocol only.',
     options: { ...client },
     async run(v, config) {
       const { runStdioServer } = await import('../mcp/stdio');
@@ -240,11 +257,11 @@ function parseSigned(s: string, flag: string): number {
 async function withService(
   config: Config,
   // biome-ignore lint/suspicious/noConfusingVoidType: a command body may return an exit code or nothing
-  fn: (s: ReturnType<typeof createService>) => number | void,
+  fn: (s: ReturnType<typeof createService>) => number | void | Promise<number | void>,
 ): Promise<number> {
   const s = createService(config, createLogger('warn'));
   try {
-    return fn(s) ?? 0;
+    return (await fn(s)) ?? 0;
   } finally {
     s.close();
   }

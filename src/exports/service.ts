@@ -50,13 +50,7 @@ export class ExportService {
   private transcriptCues(user: User, fileId: string): { video: Video; cues: Cue[] } {
     const video = this.video(user, fileId);
     const cues: Cue[] = transcriptCues(this.d.db, video.id);
-    if (cues.length === 0) {
-      throw notFound(
-        video.status === 'ready'
-          ? 'this video has no transcript: no speech was transcribed (install a Whisper model with `vidq models pull` and add the video again)'
-          : `this video has no transcript yet (it is ${video.status}); try again when it is ready`,
-      );
-    }
+    if (cues.length === 0) throw notFound(noTranscriptReason(video));
     return { video, cues };
   }
 
@@ -105,4 +99,25 @@ export class ExportService {
       segments: grouped,
     };
   }
+}
+
+/**
+ * Why a video has no transcript, and what fills it in: a reanalysis of its speech stage, once a
+ * transcriber is there (the video need not be added again).
+ */
+export function noTranscriptReason(video: Video): string {
+  if (video.status !== 'ready')
+    return `this video has no transcript yet (it is ${video.status}); try again when it is ready`;
+  if (video.hasAudio === false) return 'this video has no transcript: it has no sound track';
+  const reanalyze = `POST /videos/${video.id}/reanalyze with {"analyzers": ["speech"]} (or \`vidq reanalyze --index NAME --analyzers speech\`)`;
+  if (!video.analysis)
+    return 'this video has no transcript: it was stored without analysis (the server ran with --analysis-workers 0)';
+  const speech = video.analysis.speech as Record<string, unknown> | undefined;
+  if (!speech)
+    return `this video has no transcript: its speech was not analysed (the speech analyzer was off); with it on, ${reanalyze} adds it`;
+  if (typeof speech.transcripts_skipped === 'string')
+    return `this video has no transcript: ${speech.transcripts_skipped}; once the transcriber answers, ${reanalyze} fills it in`;
+  if (speech.stt === 'none' || speech.stt === undefined)
+    return `this video has no transcript: no speech-to-text engine was configured when it was analysed; install a Whisper model (\`vidq models pull\`) or set --stt, restart, then ${reanalyze} fills it in`;
+  return 'this video has no transcript: no speech was heard in it';
 }

@@ -4,7 +4,7 @@
  * npm; nothing is downloaded) and, when a vision model server is configured, also by that model.
  * Each flag names the model that raised it.
  *
- * What the classifier can and cannot do is measured in bench/moderation.ts and said in README
+ * What the classifier can and cannot do is measured in bench/moderation.ts and said in docs/clients.md,
  * "Flows": it knows nudity and sexual content (classes Porn, Hentai, Sexy; Drawing and Neutral are
  * safe), not violence, weapons or drugs; only the vision model is asked about those.
  */

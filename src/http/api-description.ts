@@ -6,7 +6,7 @@ export const apiDescription = (limits: { maxBodyBytes: number }) =>
   `
 A self-hosted video understanding service. Add videos by URL into named media indexes, then ask
 questions about them. The wire format follows the Video Understanding Service specification 1.0.0;
-the choices below fill its gaps (the README has the same list).
+the choices below fill its gaps (docs/API.md has the same list).
 
 **Tokens.** 60 random URL-safe characters (tokens issued before as 64 characters keep working), stored only as SHA-256 hashes, compared in constant
 time. Sent as the field \`token\` (JSON body of POST requests, query parameter of GET requests); an

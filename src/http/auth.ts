@@ -1,3 +1,7 @@
+import { Elysia } from 'elysia';
+import type { AccountService } from '../accounts/service';
+import { badRequest } from '../errors';
+
 /** The token of a request: the spec's `token` field/parameter, or an Authorization: Bearer header. */
 export function tokenOf(explicit: unknown, request: Request): string | undefined {
   if (typeof explicit === 'string' && explicit !== '') return explicit;
@@ -6,7 +10,49 @@ export function tokenOf(explicit: unknown, request: Request): string | undefined
   return m?.[1];
 }
 
-import { badRequest } from '../errors';
+/** The `token` a request names: the body's field for a JSON body, the query parameter otherwise. */
+function namedToken(body: unknown, query: unknown): unknown {
+  if (body !== null && typeof body === 'object' && 'token' in body) return (body as { token?: unknown }).token;
+  return (query as { token?: unknown } | undefined)?.token;
+}
+
+/** OpenAPI security of a route that takes a token: a Bearer header, or the `token` field/parameter. */
+export const SECURITY_SCHEMES = {
+  bearer: { type: 'http', scheme: 'bearer', description: 'the user token as `Authorization: Bearer <token>`' },
+  token: {
+    type: 'apiKey',
+    in: 'query',
+    name: 'token',
+    description: 'the user token as the `token` query parameter (in a JSON body: its `token` field)',
+  },
+} as const;
+export const TOKEN_REQUIRED: Record<string, string[]>[] = [{ bearer: [] }, { token: [] }];
+/** Also answered without a token (a signed link, a stream id, anonymous listing on loopback). */
+export const TOKEN_OPTIONAL: Record<string, string[]>[] = [{}, ...TOKEN_REQUIRED];
+
+/**
+ * Authentication, written once: a route that sets `auth: true` gets `user` (401 before the
+ * handler runs when the token is missing, unknown or revoked); `maybeAuth: true` gets `user` or
+ * null when no token was sent (a token that was sent must still be valid). Runs after the
+ * request's schema is checked, so a malformed request is a 400 whatever its token.
+ */
+export function authentication(accounts: AccountService) {
+  return new Elysia().macro({
+    auth: {
+      detail: { security: TOKEN_REQUIRED },
+      resolve: ({ body, query, request }) => ({
+        user: accounts.authenticate(tokenOf(namedToken(body, query), request)),
+      }),
+    },
+    maybeAuth: {
+      detail: { security: TOKEN_OPTIONAL },
+      resolve: ({ body, query, request }) => {
+        const token = tokenOf(namedToken(body, query), request);
+        return { user: token === undefined ? null : accounts.authenticate(token) };
+      },
+    },
+  });
+}
 
 /** Origins of requests whose Host the HTTP layer checked (see host.ts), for links. */
 const checkedOrigins = new WeakMap<Request, string>();

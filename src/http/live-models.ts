@@ -51,7 +51,12 @@ export const StreamFrameBody = named(
     {
       base64_image: t.String({ description: 'a PNG (or JPEG) frame encoded as base64' }),
       stream_id: t.String({ maxLength: 100 }),
-      time: t.Optional(t.Number({ description: 'Unix time of the frame in seconds (frames may arrive out of order)' })),
+      time: t.Optional(
+        t.Number({
+          description:
+            'Unix time of the frame in seconds (frames may arrive out of order); at most 24 hours before the server clock and 5 minutes after it (else 400)',
+        }),
+      ),
       token: t.Optional(
         t.String({ description: 'additive: when given, the stream must be this token owner’s (else 404)' }),
       ),

@@ -26,7 +26,7 @@ export const ErrorBody = named(
 const tokenField = (required: boolean) => {
   const s = t.String({
     description:
-      'user authentication token (60 characters, or 64 for tokens issued before; see README "Tokens"); may be left out when an `Authorization: Bearer` header is sent',
+      'user authentication token (60 characters, or 64 for tokens issued before; see docs/API.md, "Tokens"); may be left out when an `Authorization: Bearer` header is sent',
   });
   return required ? s : t.Optional(s);
 };
@@ -250,7 +250,9 @@ export const LiveView = named(
     file_id: t.String({ description: 'the resource whose segments and frames the stream writes' }),
     index_id: t.String(),
     name: t.String(),
-    source: t.String({ description: '`push`, or the source URL without credentials or query' }),
+    source: t.String({
+      description: "`push`, or the source URL's scheme and host (`rtsp://camera.lan/…`): no credentials, path or query",
+    }),
     status: t.Union([
       t.Literal('connecting'),
       t.Literal('live'),

@@ -3,13 +3,29 @@
  * `PUT` of the raw file to the URL). A grant is a row bound to its key (the future file_id), user,
  * index and size; the URL carries an HMAC over key, size and expiry, so it cannot be altered, and
  * taking the grant is one conditional UPDATE, so a URL works once even under concurrent PUTs.
+ * The URL also names (signed) the token that asked for it: revoking that token voids the URL, and
+ * a user holds at most --user-max-queued unused URLs at once.
  */
 import type { Config } from '../config';
-import { badRequest, forbidden, gone, insufficientStorage, notFound, payloadTooLarge } from '../errors';
+import {
+  badRequest,
+  forbidden,
+  gone,
+  insufficientStorage,
+  notFound,
+  payloadTooLarge,
+  tooManyRequests,
+} from '../errors';
 import { hmac, isIndexIdShape, newVideoId, sameString } from '../ids';
 import { type IndexService, validateIndexName } from '../indexes/service';
 import type { Db } from '../storage/db';
-import { insertUploadGrant, releaseUploadGrant, takeUploadGrant, uploadGrant } from '../storage/repositories/uploads';
+import {
+  insertUploadGrant,
+  outstandingUploadGrants,
+  releaseUploadGrant,
+  takeUploadGrant,
+  uploadGrant,
+} from '../storage/repositories/uploads';
 import type { UploadGrant, User } from '../storage/schema';
 import { cleanFileName } from './download';
 
@@ -18,6 +34,8 @@ export interface GrantRequest {
   index: string;
   filename: unknown;
   filesize: unknown;
+  /** Id of the token that asks: the URL is refused once it is revoked. */
+  tokenId: string;
 }
 
 export interface IssuedGrant {
@@ -27,7 +45,7 @@ export interface IssuedGrant {
   expiresAt: Date;
 }
 
-/** Where signed PUTs go: `/api-upload/<key>?expires=<ms>&sig=<hmac>`. */
+/** Where signed PUTs go: `/api-upload/<key>?expires=<ms>&token_id=<id>&sig=<hmac>`. */
 export const UPLOAD_PATH_PREFIX = '/api-upload/';
 
 export class UploadGrants {
@@ -39,6 +57,8 @@ export class UploadGrants {
       secret: Buffer;
       /** The admission check of every upload: throws 429/507 when the user may not upload now. */
       admit: (user: User) => { storageLeft: number };
+      /** Whether a token (by id) exists and is not revoked. */
+      tokenLive: (tokenId: string) => boolean;
     },
   ) {}
 
@@ -64,6 +84,12 @@ export class UploadGrants {
       throw insufficientStorage(
         `the file (${size} bytes) does not fit in what is left of your storage limit (${storageLeft} bytes; --user-max-storage-bytes); remove videos, or ask the operator to raise it`,
       );
+    // Unused URLs count against the same cap as queued videos: each is an upload to come.
+    const outstanding = outstandingUploadGrants(db, user.id, now);
+    if (config.userMaxQueued && outstanding >= config.userMaxQueued)
+      throw tooManyRequests(
+        `you hold ${outstanding} unused upload URLs, the per-user limit (--user-max-queued, VIDQ_USER_MAX_QUEUED); use them, or wait for them to expire (--upload-url-ttl-sec)`,
+      );
     const key = newVideoId();
     const expiresAt = new Date(now.getTime() + config.uploadUrlTtlSec * 1000);
     insertUploadGrant(
@@ -80,28 +106,33 @@ export class UploadGrants {
       now,
     );
     const expires = String(expiresAt.getTime());
+    const tokenId = encodeURIComponent(req.tokenId);
     return {
       key,
-      path: `${UPLOAD_PATH_PREFIX}${key}?expires=${expires}&sig=${this.sign(key, size, expires)}`,
+      path: `${UPLOAD_PATH_PREFIX}${key}?expires=${expires}&token_id=${tokenId}&sig=${this.sign(key, size, expires, req.tokenId)}`,
       expiresAt,
     };
   }
 
   /**
-   * Checks a PUT's URL and takes its grant (once): 403 for a URL that was not signed here, 410 for
-   * one that expired or was used already. Returns the grant, whose user the upload is for.
+   * Checks a PUT's URL and takes its grant (once): 403 for a URL that was not signed here or whose
+   * token was revoked, 410 for one that expired or was used already. Returns the grant, whose user
+   * the upload is for.
    */
-  take(key: string, expires: string | undefined, sig: string | undefined, now = new Date()): UploadGrant {
+  take(key: string, url: { expires?: string; token_id?: string; sig?: string }, now = new Date()): UploadGrant {
+    const { expires, token_id: tokenId, sig } = url;
     const denied = () => forbidden('this upload URL is not valid; ask POST /api-pre-upload for a new one');
-    if (!expires || !sig || !/^\d{1,15}$/.test(expires)) throw denied();
+    if (!expires || !sig || !tokenId || !/^\d{1,15}$/.test(expires)) throw denied();
     const grant = uploadGrant(this.d.db, key);
     // Unknown keys and bad signatures answer alike: a probe learns nothing about which keys exist.
     if (
       !grant ||
-      !sameString(this.sign(key, grant.sizeBytes, expires), sig) ||
+      !sameString(this.sign(key, grant.sizeBytes, expires, tokenId), sig) ||
       Number(expires) !== grant.expiresAt.getTime()
     )
       throw denied();
+    if (!this.d.tokenLive(tokenId))
+      throw forbidden('the token that asked for this upload URL was revoked; the URL no longer works');
     if (grant.expiresAt.getTime() <= now.getTime())
       throw gone('this upload URL has expired; ask POST /api-pre-upload for a new one');
     const taken = takeUploadGrant(this.d.db, key, now);
@@ -115,7 +146,7 @@ export class UploadGrants {
     releaseUploadGrant(this.d.db, key);
   }
 
-  private sign(key: string, size: number, expires: string): string {
-    return hmac(this.d.secret, `api-upload\n${key}\n${size}\n${expires}`);
+  private sign(key: string, size: number, expires: string, tokenId: string): string {
+    return hmac(this.d.secret, `api-upload\n${key}\n${size}\n${expires}\n${tokenId}`);
   }
 }

@@ -5,7 +5,6 @@
  * set of loaded models (see `Slot`), and tells its parent about changes as JSON lines on stdout. It
  * exits when its stdin closes (the parent is gone).
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import { randomId } from '../ids';
 import { createAnalyzers } from '../analysis';
@@ -13,6 +12,7 @@ import { analysisAssets } from '../analysis/assets/extract';
 import { analyzerNames, type Config } from '../config';
 import { createLogger } from '../log';
 import { resolveBinaries } from '../media/binaries';
+import { killRunningFfmpeg } from '../media/ffmpeg';
 import { openCatalog } from '../storage/db';
 import { DataDir } from '../storage/files';
 import { eq } from 'drizzle-orm';
@@ -101,7 +101,8 @@ export async function runWorker(config: Config): Promise<number> {
     wakeAll();
     setTimeout(() => {
       log.warn('the jobs did not stop in time: exiting', { reason, grace_ms: STOP_GRACE_MS });
-      killChildren();
+      // An ffmpeg writing a file (a playback copy, sampled frames) would outlive the worker.
+      killRunningFfmpeg();
       process.exit(1);
     }, STOP_GRACE_MS).unref();
   };
@@ -213,23 +214,4 @@ export async function runWorker(config: Config): Promise<number> {
   // alive; stopped, a thread or handle left open could. Exit, once the last message has gone out.
   await Bun.sleep(50);
   process.exit(0);
-}
-
-/**
- * SIGKILL to this process's children (ffmpeg decoders, a playback copy), read from /proc where
- * the system has it: an ffmpeg writing a file would outlive the worker. Elsewhere, nothing.
- */
-function killChildren(): void {
-  const taskDir = `/proc/${process.pid}/task`;
-  try {
-    for (const t of readdirSync(taskDir))
-      for (const pid of readFileSync(`${taskDir}/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean))
-        try {
-          process.kill(Number(pid), 'SIGKILL');
-        } catch {
-          /* already gone */
-        }
-  } catch {
-    /* no /proc here */
-  }
 }

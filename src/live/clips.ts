@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomId } from '../ids';
+import { runFfmpeg, summarizeFfmpegError } from '../media/ffmpeg';
 
 /** The longest clip served: enough for a cited moment with its context, bounded work per request. */
 export const MAX_CLIP_SEC = 120;
@@ -67,13 +68,9 @@ export async function liveClip(input: ClipInput): Promise<LiveClip | null> {
       try {
         writeFileSync(listPath, plan.list);
         const { args, start } = await plan.prepare(input.ffmpeg, listPath);
-        const p = Bun.spawn([input.ffmpeg, '-nostdin', '-hide_banner', '-loglevel', 'error', '-y', ...args, part], {
-          stdin: 'ignore',
-          stdout: 'ignore',
-          stderr: 'pipe',
-        });
-        const [code, err] = await Promise.all([p.exited, new Response(p.stderr).text()]);
-        if (code !== 0 || !exists(part)) throw new Error(`ffmpeg could not make the clip: ${err.trim().slice(-300)}`);
+        const { code, err } = await runFfmpeg(input.ffmpeg, ['-y', ...args, part]);
+        if (code !== 0 || !exists(part))
+          throw new Error(`ffmpeg could not make the clip: ${summarizeFfmpegError(err, `ffmpeg exited with ${code}`)}`);
         const path = join(cacheDir, `${plan.key}_${Math.round(start * 1000)}.mp4`);
         renameSync(part, path);
         return { path, start: round(start), source: plan.source };
@@ -182,29 +179,18 @@ function framesPlan({ dir, start, end }: ClipInput): Plan | null {
 
 /** A file's first video stream: codec name and size, from ffmpeg's own description of it. */
 async function probe(ffmpeg: string, file: string): Promise<{ codec: string; width: number; height: number }> {
-  const p = Bun.spawn([ffmpeg, '-hide_banner', '-nostdin', '-i', file], {
-    stdin: 'ignore',
-    stdout: 'ignore',
-    stderr: 'pipe',
-  });
-  const text = await new Response(p.stderr).text();
-  await p.exited;
+  const { err: text } = await runFfmpeg(ffmpeg, ['-i', file], { logLevel: 'info' });
   const m = /Stream #[^\n]*Video: (\w+)[^\n]*?, (\d{2,5})x(\d{2,5})/.exec(text);
   return { codec: m?.[1] ?? '', width: Number(m?.[2] ?? 0), height: Number(m?.[3] ?? 0) };
 }
 
 /** The time (seconds) of the last keyframe at or before `t` of a file's first video stream, from its packet list. */
 async function keyframeAtOrBefore(ffmpeg: string, file: string, t: number): Promise<number> {
-  const p = Bun.spawn(
-    [ffmpeg, '-v', 'error', '-nostdin', '-i', file, '-map', '0:v:0', '-c', 'copy', '-f', 'framecrc', '-'],
-    {
-      stdin: 'ignore',
-      stdout: 'pipe',
-      stderr: 'ignore',
-    },
-  );
-  const text = await new Response(p.stdout).text();
-  await p.exited;
+  const run = await runFfmpeg(ffmpeg, ['-i', file, '-map', '0:v:0', '-c', 'copy', '-f', 'framecrc', '-'], {
+    stdout: 'pipe',
+    stderr: 'ignore',
+  });
+  const text = new TextDecoder().decode(run.out);
   const tb = /^#tb 0: (\d+)\/(\d+)/m.exec(text);
   const unit = tb ? Number(tb[1]) / Number(tb[2]) : 0.001;
   let best = 0;

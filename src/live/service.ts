@@ -10,7 +10,7 @@
  */
 import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, isNotNull, isNull, lt, lte, or, sql } from 'drizzle-orm';
 import { loadSharp } from '../analysis/assets/sharp';
 import type { Analyzer, NewSegment, StageContext } from '../analysis/contracts';
 import { EngineUnavailableError } from '../analysis/contracts';
@@ -42,7 +42,17 @@ import {
 } from '../storage/schema';
 import { AlertHub, matchAlert, type FiredAlert } from './alerts';
 import { type LiveClip, liveClip, pruneClips } from './clips';
-import { checkStreamUrl, isMjpegSource, PCM_BYTES_PER_SEC, pinnedUrl, PulledSource, redactUrl } from './source';
+import {
+  checkStreamUrl,
+  defaultStreamName,
+  isMjpegSource,
+  PCM_BYTES_PER_SEC,
+  pinnedUrl,
+  proxiedScheme,
+  PulledSource,
+  redactUrl,
+} from './source';
+import { EgressProxy } from './egress';
 
 /** Analyzers that run on live windows (captions come with a configured captioner). */
 export const LIVE_ANALYZERS: readonly string[] = ['ocr', 'objects', 'faces', 'speech'];
@@ -57,6 +67,13 @@ const WINDOW_FRAMES = 8;
 /** Reconnect delays of a pulled source: doubling from 1 s up to 30 s. */
 const BACKOFF_MS = 1000;
 const BACKOFF_CAP_MS = 30_000;
+/**
+ * A pushed frame's time lies within this window around the server's clock: a frame time sets the
+ * stream's clock (its first frame is stream time 0), so one far off would put every later frame,
+ * the "last 10 minutes" and the retention purge out of place.
+ */
+const FRAME_MAX_AGE_SEC = 24 * 3600;
+const FRAME_MAX_AHEAD_SEC = 5 * 60;
 /** Decoded pushed frames are at most this many lines high (like the pulled ones). */
 const MAX_FRAME_HEIGHT = 720;
 
@@ -105,7 +122,7 @@ export interface StreamView {
   file_id: string;
   index_id: string;
   name: string;
-  /** push, or the source URL without its credentials. */
+  /** push, or the source URL's scheme and host (redactUrl). */
   source: string;
   status: LiveState;
   reason?: string;
@@ -164,6 +181,7 @@ export class LiveService {
 
   /** Resumes the streams that were running when the server stopped. */
   start(): void {
+    this.hideOldSourcePaths();
     const rows = this.d.db
       .select()
       .from(liveStreams)
@@ -182,6 +200,40 @@ export class LiveService {
     this.timer.unref?.();
   }
 
+  /**
+   * Streams added before names and shown sources left the URL's path out (it can hold an RTMP
+   * stream key or a camera password): their default names and their resources' source are
+   * rewritten once, at start-up. A name the user gave is kept.
+   */
+  private hideOldSourcePaths(): void {
+    const rows = this.d.db
+      .select({ id: liveStreams.id, videoId: liveStreams.videoId, url: liveStreams.url, name: liveStreams.name })
+      .from(liveStreams)
+      .where(isNotNull(liveStreams.url))
+      .all();
+    writeTx(this.d.db, (tx) => {
+      for (const r of rows) {
+        const shown = redactUrl(r.url!);
+        let path = '';
+        try {
+          path = new URL(r.url!).pathname;
+        } catch {
+          /* kept as it is */
+        }
+        const oldDefault = path.length > 1 && r.name.includes('://') && r.name.includes(path);
+        if (oldDefault) {
+          const name = defaultStreamName(r.url!);
+          tx.update(liveStreams).set({ name }).where(eq(liveStreams.id, r.id)).run();
+          tx.update(videos).set({ fileName: name }).where(eq(videos.id, r.videoId)).run();
+        }
+        tx.update(videos)
+          .set({ sourceUrl: shown })
+          .where(and(eq(videos.id, r.videoId), sql`${videos.sourceUrl} != ${shown}`))
+          .run();
+      }
+    });
+  }
+
   stop(): void {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
@@ -198,23 +250,11 @@ export class LiveService {
     const found = this.d.indexes.forStreaming(user, body.index);
     if ('error' in found) return { error: found.error };
     const { config } = this.d;
-    const running = this.d.db
-      .select({ fps: liveStreams.fps })
-      .from(liveStreams)
-      .where(and(eq(liveStreams.userId, user.id), inArray(liveStreams.state, RUNNING)))
-      .all();
-    if (running.length >= config.liveMaxStreamsPerUser)
-      throw tooManyRequests(
-        `at most ${config.liveMaxStreamsPerUser} live streams per user run at once; stop one first (POST /streams/{stream_id}/stop)`,
-      );
-    this.refuseOverQuota(user.id);
     const fps = body.fps ?? config.liveFps;
     if (!(fps > 0 && fps <= 30)) throw badRequest('fps must be a number above 0 and at most 30');
-    const used = running.reduce((s, r) => s + r.fps, 0);
-    if (used + fps > config.liveMaxFpsPerUser + 1e-9)
-      throw tooManyRequests(
-        `the live streams of a user analyse at most ${config.liveMaxFpsPerUser} frames per second together (${used} in use); ask for a lower fps`,
-      );
+    // Refused early (no DNS lookup for a user at a cap); counted again, authoritatively, in the insert below.
+    this.refuseOverCaps(this.d.db, user.id, fps);
+    this.refuseOverQuota(user.id);
     const retention = body.retention ?? config.liveRetentionSec;
     if (!(Number.isInteger(retention) && retention >= 60 && retention <= 365 * 86400))
       throw badRequest('retention must be a whole number of seconds from 60 to 31536000');
@@ -223,7 +263,7 @@ export class LiveService {
       const { url } = await checkStreamUrl(body.url, config.allowPrivateUrls);
       source = url.toString();
     }
-    const name = (body.name ?? '').trim() || (source ? redactUrl(source) : 'live stream');
+    const name = (body.name ?? '').trim() || (source ? defaultStreamName(source) : 'live stream');
     if (name.length > 200) throw badRequest('name must be at most 200 characters');
     const id = `ls_${randomId(40)}`;
     const videoId = newVideoId();
@@ -233,6 +273,8 @@ export class LiveService {
     mkdirSync(join(dir, 'live'), { recursive: true, mode: 0o700 });
     try {
       writeTx(this.d.db, (tx) => {
+        // Counted and inserted in one write transaction: parallel requests cannot all pass the caps.
+        this.refuseOverCaps(tx, user.id, fps);
         tx.insert(videos)
           .values({
             id: videoId,
@@ -293,9 +335,17 @@ export class LiveService {
     if (row.state === 'paused') return { success: false, action: 'paused' };
     if (row.state === 'stopped' || row.state === 'failed') return { success: false, action: 'stopped' };
     if (row.url) throw conflict('this stream pulls its frames from its url; frames cannot be pushed to it');
-    const time = body.time ?? Date.now() / 1000;
-    if (typeof time !== 'number' || !Number.isFinite(time) || time <= 0)
-      throw badRequest('time must be the Unix time of the frame in seconds');
+    const nowSec = Date.now() / 1000;
+    const time = body.time ?? nowSec;
+    if (
+      typeof time !== 'number' ||
+      !Number.isFinite(time) ||
+      time < nowSec - FRAME_MAX_AGE_SEC ||
+      time > nowSec + FRAME_MAX_AHEAD_SEC
+    )
+      throw badRequest(
+        `time must be the Unix time of the frame in seconds, at most ${FRAME_MAX_AGE_SEC / 3600} hours before the server's clock and ${FRAME_MAX_AHEAD_SEC / 60} minutes after it`,
+      );
     const bytes = Buffer.from(body.base64_image, 'base64');
     if (bytes.length < 8) throw badRequest('base64_image must be a PNG or JPEG image encoded as base64');
     let jpeg: Buffer;
@@ -338,12 +388,43 @@ export class LiveService {
         .run();
       this.setState(row.id, 'stopped', null);
     } else if (row.state === 'paused' || row.state === 'failed') {
+      // A failed stream does not count as running: resuming it must fit the caps again.
+      if (row.state === 'failed') this.refuseOverCaps(this.d.db, user.id, row.fps, row.id);
       this.refuseOverQuota(user.id);
       this.setState(row.id, row.url ? 'connecting' : 'live', null);
       run.stopped = false;
       if (row.url) this.connect(run);
     }
     return this.viewOf(this.row(row.id)!);
+  }
+
+  /**
+   * 429 when one more stream of `fps` would pass a user's caps: running streams, their analysed
+   * frames per second together, and all streams kept (stopped and failed ones hold their rows,
+   * frames and recordings until their resources are removed, so they count too). `except`: a
+   * stream being resumed, counted as not running.
+   */
+  private refuseOverCaps(db: Db, userId: string, fps: number, except?: string): void {
+    const { config } = this.d;
+    const mine = db
+      .select({ id: liveStreams.id, fps: liveStreams.fps, state: liveStreams.state })
+      .from(liveStreams)
+      .where(eq(liveStreams.userId, userId))
+      .all();
+    if (except === undefined && mine.length >= config.liveMaxKeptStreamsPerUser)
+      throw tooManyRequests(
+        `at most ${config.liveMaxKeptStreamsPerUser} live streams per user are kept, stopped ones included (--live-max-kept-streams-per-user); remove a stopped stream's resource first (POST /remove-from-index)`,
+      );
+    const running = mine.filter((r) => r.id !== except && RUNNING.includes(r.state));
+    if (running.length >= config.liveMaxStreamsPerUser)
+      throw tooManyRequests(
+        `at most ${config.liveMaxStreamsPerUser} live streams per user run at once (--live-max-streams-per-user); stop one first (POST /streams/{stream_id}/stop)`,
+      );
+    const used = running.reduce((n, r) => n + r.fps, 0);
+    if (used + fps > config.liveMaxFpsPerUser + 1e-9)
+      throw tooManyRequests(
+        `the live streams of a user analyse at most ${config.liveMaxFpsPerUser} frames per second together (${used} in use); ask for a lower fps`,
+      );
   }
 
   /** 507 when the user's videos and recordings already fill their storage quota. */
@@ -712,15 +793,23 @@ export class LiveService {
         return;
       }
       if (run.stopped || this.closed) return;
-      const pinned = pinnedUrl(url, address);
       const isRtsp = url.protocol.startsWith('rtsp');
       const audio = !run.noAudio && (await this.loadAnalyzers()).some((a) => a.info.kind === 'speech');
-      const mjpeg = /^https?:$/.test(url.protocol) && (await isMjpegSource(pinned.input, pinned.headers));
-      if (run.stopped || this.closed) return;
-      const source = new PulledSource({
-        ffmpeg: await this.d.ffmpeg(),
-        input: pinned.input,
-        ...(pinned.headers && { headers: pinned.headers }),
+      const mjpeg = /^https?:$/.test(url.protocol) && (await isMjpegSource(url, address));
+      const ffmpeg = await this.d.ffmpeg();
+      const egress = proxiedScheme(url.protocol)
+        ? await EgressProxy.start({ allowPrivate: this.d.config.allowPrivateUrls, source: url }, (reason) =>
+            this.refuseHop(run, source, reason),
+          )
+        : undefined;
+      if (run.stopped || this.closed) {
+        egress?.close();
+        return;
+      }
+      const source: PulledSource = new PulledSource({
+        ffmpeg,
+        input: pinnedUrl(url, address),
+        ...(egress && { egress }),
         protocol: url.protocol,
         ...(isRtsp && { rtspTransport: run.rtspTransport }),
         mjpeg,
@@ -758,8 +847,26 @@ export class LiveService {
         },
       });
       run.source = source;
-      source.start();
+      try {
+        source.start();
+      } catch (e) {
+        run.source = null;
+        egress?.close();
+        this.scheduleReconnect(run, `ffmpeg could not start: ${(e as Error).message}`);
+      }
     })();
+  }
+
+  /**
+   * A request of a running source was refused by its egress proxy (a redirect, playlist or segment
+   * naming a refused address): the source stops and the stream fails with the reason, as when its
+   * own URL is refused; it is not reconnected into the same refusal.
+   */
+  private refuseHop(run: StreamRun, source: PulledSource, reason: string): void {
+    this.d.log.warn('live source request refused', { stream_id: run.id, reason });
+    if (run.source !== source) return;
+    this.halt(run, false);
+    this.setState(run.id, 'failed', reason);
   }
 
   private scheduleReconnect(run: StreamRun, reason: string): void {

@@ -8,22 +8,33 @@ import { closeSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import ipaddr from 'ipaddr.js';
 import { badRequest } from '../errors';
-import { checkHost } from '../ingest/url-guard';
+import { checkHost, pinnedFetch } from '../ingest/url-guard';
+import { type FfmpegProcess, startFfmpeg } from '../media/ffmpeg';
 
 export const LIVE_SCHEMES = ['rtsp:', 'rtsps:', 'rtmp:', 'rtmps:', 'http:', 'https:'] as const;
 
-/** The URL as it may be shown or logged: credentials and query replaced (a camera's password never leaves). */
+/**
+ * The URL as it may be shown or logged: its scheme and host only. Credentials, path and query
+ * are left out, since each can carry a secret (a camera's password, an RTMP stream key, a
+ * playlist's token).
+ */
 export function redactUrl(raw: string): string {
   try {
     const u = new URL(raw);
-    if (u.username || u.password) {
-      u.username = '***';
-      u.password = '';
-    }
-    if (u.search) u.search = '?…';
-    return u.toString();
+    const rest = (u.pathname !== '' && u.pathname !== '/') || u.search ? '/…' : '';
+    return `${u.protocol}//${u.host}${rest}`;
   } catch {
     return 'a live source';
+  }
+}
+
+/** A stream's name when its user gives none: the source's scheme and host (see redactUrl). */
+export function defaultStreamName(raw: string): string {
+  try {
+    const u = new URL(raw);
+    return `${u.protocol}//${u.host}`;
+  } catch {
+    return 'live stream';
   }
 }
 
@@ -45,32 +56,34 @@ export async function checkStreamUrl(raw: string, allowPrivate: boolean): Promis
 }
 
 /**
- * The URL ffmpeg connects to: the checked address instead of the name (DNS pinning), except for
- * https, whose certificate is checked against the name.
+ * Sources whose every request goes through an EgressProxy (egress.ts): ffmpeg's HTTP (redirects,
+ * HLS playlists, segments, keys) and its TLS connections (https, rtsps, rtmps).
  */
-export function pinnedUrl(url: URL, address: string): { input: string; headers?: string } {
+export function proxiedScheme(protocol: string): boolean {
+  return protocol === 'http:' || protocol === 'https:' || protocol === 'rtsps:' || protocol === 'rtmps:';
+}
+
+/**
+ * The URL ffmpeg opens. Plain RTSP and RTMP connect to the checked address instead of the name
+ * (DNS pinning); the proxied schemes keep the name, which the proxy checks and pins on each hop.
+ */
+export function pinnedUrl(url: URL, address: string): string {
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (ipaddr.isValid(host) || url.protocol === 'https:' || url.protocol === 'rtsps:' || url.protocol === 'rtmps:')
-    return { input: url.toString() };
+  if (ipaddr.isValid(host) || proxiedScheme(url.protocol)) return url.toString();
   const target = new URL(url.toString());
   target.hostname = address.includes(':') ? `[${address}]` : address;
-  return { input: target.toString(), ...(url.protocol === 'http:' && { headers: `Host: ${url.host}\r\n` }) };
+  return target.toString();
 }
 
 /**
  * Whether an http(s) source is an MJPEG camera (a multipart/x-mixed-replace answer) rather than a
- * live playlist: asked once per connection, at the pinned address, before ffmpeg connects.
+ * live playlist: asked once per connection, at the checked address, before ffmpeg connects.
  */
-export async function isMjpegSource(input: string, headers?: string): Promise<boolean> {
+export async function isMjpegSource(url: URL, address: string): Promise<boolean> {
   const ctrl = new AbortController();
   const timer = setTimeout(() => ctrl.abort(), 5000);
   try {
-    const host = headers ? /^Host: (.+)\r\n$/.exec(headers)?.[1] : undefined;
-    const res = await fetch(input, {
-      signal: ctrl.signal,
-      redirect: 'manual',
-      ...(host && { headers: { host } }),
-    });
+    const res = await pinnedFetch(url, address, { signal: ctrl.signal, redirect: 'manual' });
     const type = res.headers.get('content-type') ?? '';
     await res.body?.cancel().catch(() => {});
     return /^multipart\/x-mixed-replace/i.test(type);
@@ -85,8 +98,12 @@ export async function isMjpegSource(input: string, headers?: string): Promise<bo
 export interface PulledSourceOptions {
   ffmpeg: string;
   input: string;
-  headers?: string;
   protocol: string;
+  /**
+   * The proxy every HTTP request and TLS connection of ffmpeg goes through (egress.ts); closed
+   * with the connection.
+   */
+  egress?: { url: string; close(): void };
   /**
    * RTSP lower transport: `tcp` (interleaved, what cameras behind NAT need) or `auto` (ffmpeg's
    * own order: UDP, then TCP when no packet comes), for servers that refuse TCP.
@@ -116,7 +133,7 @@ export const PCM_BYTES_PER_SEC = 16000 * 2;
 
 /** One connection of a pulled source. */
 export class PulledSource {
-  private proc: ReturnType<typeof Bun.spawn> | null = null;
+  private proc: FfmpegProcess | null = null;
   private lastFrameAt = Date.now();
   private watchdog: ReturnType<typeof setInterval> | null = null;
   private ended = false;
@@ -127,13 +144,12 @@ export class PulledSource {
 
   start(): void {
     const o = this.o;
-    const args = [o.ffmpeg, '-nostdin', '-hide_banner', '-loglevel', 'error'];
+    const args: string[] = [];
     if (o.protocol.startsWith('rtsp') && o.rtspTransport !== 'auto') args.push('-rtsp_transport', 'tcp');
     if (o.protocol === 'http:' || o.protocol === 'https:') args.push('-reconnect', '0');
     // MJPEG frames carry no time: ffmpeg would count them at 25 per second whatever the camera
     // sends, so the analysed rate would be wrong; their arrival time is their time.
     if (o.mjpeg) args.push('-use_wallclock_as_timestamps', '1');
-    if (o.headers) args.push('-headers', o.headers);
     args.push('-i', o.input);
     // Analysed frames: at most 720 lines, at the stream's analysed rate, as JPEGs on stdout.
     args.push(
@@ -174,31 +190,25 @@ export class PulledSource {
       );
     }
     if (o.audio) args.push('-map', '0:a:0?', '-ac', '1', '-ar', '16000', '-f', 's16le', 'pipe:3');
-    const proc = Bun.spawn(args, { stdio: ['ignore', 'pipe', 'pipe', ...(o.audio ? (['pipe'] as const) : [])] });
+    const proc = startFfmpeg(o.ffmpeg, args, { stdout: 'pipe', fd3: o.audio, env: ffmpegEnv(o.egress?.url) });
     this.proc = proc;
-    if (o.audio && typeof proc.stdio[3] === 'number') void this.readAudio(proc.stdio[3]);
+    if (proc.fd3 !== null) void this.readAudio(proc.fd3);
     this.lastFrameAt = Date.now();
     this.watchdog = setInterval(() => {
       if (Date.now() - this.lastFrameAt > o.stallSec * 1000) {
         this.stallReason = `no frame for ${o.stallSec} s`;
-        proc.kill('SIGKILL');
+        proc.stop('SIGKILL');
       }
     }, 1000);
     this.watchdog.unref?.();
     void this.read(proc);
   }
 
-  private async read(proc: ReturnType<typeof Bun.spawn>): Promise<void> {
+  private async read(proc: FfmpegProcess): Promise<void> {
     let buf = Buffer.alloc(0);
-    const errText = (async () => {
-      try {
-        return await new Response(proc.stderr as ReadableStream).text();
-      } catch {
-        return '';
-      }
-    })();
+    const errText = proc.errText();
     try {
-      for await (const chunk of proc.stdout as ReadableStream<Uint8Array>) {
+      for await (const chunk of proc.stdout) {
         buf = buf.length ? Buffer.concat([buf, chunk]) : Buffer.from(chunk);
         // ffmpeg's MJPEG frames start with FFD8 and end with FFD9 and carry no thumbnail.
         for (;;) {
@@ -262,6 +272,7 @@ export class PulledSource {
   }
 
   private finish(reason: string, noAudio = false): void {
+    this.o.egress?.close();
     if (this.ended) return;
     this.ended = true;
     if (this.watchdog) clearInterval(this.watchdog);
@@ -270,13 +281,22 @@ export class PulledSource {
 
   stop(): void {
     this.ended = true;
+    this.o.egress?.close();
     if (this.watchdog) clearInterval(this.watchdog);
-    try {
-      this.proc?.kill('SIGTERM');
-    } catch {
-      /* already gone */
-    }
+    this.proc?.stop('SIGTERM');
   }
+}
+
+/**
+ * ffmpeg's environment: the server's, with `http_proxy` set to the source's egress proxy (which
+ * ffmpeg's HTTP and TLS use for every connection, nested ones included) and no `no_proxy` that
+ * could exempt a host from it; without a proxy, no inherited proxy setting either.
+ */
+function ffmpegEnv(proxy: string | undefined): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const k of ['http_proxy', 'HTTP_PROXY', 'https_proxy', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY']) delete env[k];
+  if (proxy) env.http_proxy = proxy;
+  return env;
 }
 
 const SOI = Buffer.from([0xff, 0xd8]);
@@ -289,10 +309,23 @@ function describeExit(code: number | null, stderr: string, input: string): strin
     .map((l) => l.trim())
     .filter(Boolean)
     .pop();
-  const clean = (line ?? '')
+  let clean = (line ?? '')
     .split(input)
     .join('the source')
     .replace(/[a-z]+:\/\/\S+/gi, 'the source');
+  // ffmpeg sometimes names the path alone (an RTMP app/stream key, a playlist's token folder).
+  for (const part of secretParts(input)) clean = clean.split(part).join('…');
   if (code === 0) return 'the source ended';
   return clean ? `the source failed: ${clean.slice(0, 200)}` : `the source failed (ffmpeg exit ${code})`;
+}
+
+/** The path of a source URL, whole and by its longer segments: what describeExit keeps out of a reason. */
+function secretParts(input: string): string[] {
+  try {
+    const { pathname, search } = new URL(input);
+    const parts = [pathname + search, pathname, ...pathname.split('/'), search.slice(1)];
+    return parts.filter((p) => p.length >= 6).sort((a, b) => b.length - a.length);
+  } catch {
+    return [];
+  }
 }

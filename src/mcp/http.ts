@@ -56,13 +56,14 @@ export function mcpRoutes(s: Service) {
       {
         parse: 'none',
         detail: {
+          security: [{ bearer: [] }],
           operationId: 'mcp',
           tags: ['mcp'],
           summary: 'Model Context Protocol server (streamable HTTP) for AI assistants',
           description:
             'The MCP tools of vidq (list_indexes, list_videos, add_video, get_video_status, search_moments, ask, get_transcript, describe_video, list_people, remove_video) over the streamable HTTP transport, stateless, answered as JSON. ' +
             'Authenticated by `Authorization: Bearer <token>` (401 before any tool runs); `Accept` must list application/json and text/event-stream. ' +
-            'The tools follow the rules of the API: `ask` and `describe_video` cost what POST /inquire costs, searching is free, and each user sees only their own indexes. Use an MCP client (README "MCP"); `vidq mcp` is the same tools over stdio.',
+            'The tools follow the rules of the API: `ask` and `describe_video` cost what POST /inquire costs, searching is free, and each user sees only their own indexes. Use an MCP client (docs/mcp.md); `vidq mcp` is the same tools over stdio.',
           requestBody: {
             required: true,
             content: {

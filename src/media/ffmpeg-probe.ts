@@ -4,6 +4,7 @@
  * ffmpeg reads them fine; a crashing tool must not turn into "your file is unreadable".
  */
 import { statSync } from 'node:fs';
+import { runFfmpeg } from './ffmpeg';
 import type { FfprobeOutput, FfprobeStream } from './ffprobe-output';
 
 export interface ToolRun {
@@ -43,20 +44,9 @@ export async function ffmpegSummary(ffmpeg: string, file: string, signal?: Abort
 }
 
 async function summaryOf(ffmpeg: string, file: string, signal?: AbortSignal): Promise<ToolRun> {
-  const proc = Bun.spawn([ffmpeg, '-hide_banner', '-nostdin', '-i', file], {
-    stdout: 'ignore',
-    stderr: 'pipe',
-    signal,
-  });
-  const [err, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
-  return { out: '', err, code, signal: crashSignal(proc.signalCode, code) };
-}
-
-/** A process killed by a signal: Bun names it, or the exit code is 128 + the signal's number. */
-export function crashSignal(signalCode: string | number | null | undefined, code: number): string | null {
-  if (signalCode) return String(signalCode);
-  if (code > 128 && code < 160) return `signal ${code - 128}`;
-  return null;
+  // The summary is logged at level info (ffmpeg's default).
+  const { err, code, signal: crashed } = await runFfmpeg(ffmpeg, ['-i', file], { logLevel: 'info', signal });
+  return { out: '', err, code, signal: crashed };
 }
 
 /**

@@ -5,8 +5,9 @@
  * falls back to ffmpeg's input summary, and `runFfprobe` says when ffprobe crashed so that a caller
  * whose question only ffprobe answers (packet times) can go on without the answer.
  */
-import { availableParallelism, setPriority } from 'node:os';
-import { crashSignal, ffmpegSummary, parseFfmpegSummary, type ToolRun } from './ffmpeg-probe';
+import { availableParallelism } from 'node:os';
+import { runFfmpeg } from './ffmpeg';
+import { ffmpegSummary, parseFfmpegSummary, type ToolRun } from './ffmpeg-probe';
 import type { FfprobeOutput } from './ffprobe-output';
 
 export interface ProbeTools {
@@ -48,26 +49,14 @@ export function runFfprobe(
   opts: { signal?: AbortSignal; timeoutMs?: number } = {},
 ): Promise<FfprobeRun> {
   return probeSlot(async () => {
-    const proc = Bun.spawn([ffprobe, ...args], { stdout: 'pipe', stderr: 'pipe', signal: opts.signal });
-    try {
-      setPriority(proc.pid, PROBE_NICE);
-    } catch {
-      /* already gone, or not permitted */
-    }
-    let timedOut = false;
-    const timer = opts.timeoutMs
-      ? setTimeout(() => {
-          timedOut = true;
-          proc.kill();
-        }, opts.timeoutMs)
-      : undefined;
-    const [out, err, code] = await Promise.all([
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-      proc.exited,
-    ]);
-    clearTimeout(timer);
-    return { out, err, code, signal: timedOut ? null : crashSignal(proc.signalCode, code), timedOut };
+    const run = await runFfmpeg(ffprobe, args, {
+      logLevel: 'none',
+      stdout: 'pipe',
+      signal: opts.signal,
+      timeoutMs: opts.timeoutMs,
+      nice: PROBE_NICE,
+    });
+    return { ...run, out: new TextDecoder().decode(run.out) };
   });
 }
 

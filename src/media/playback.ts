@@ -8,6 +8,7 @@
  */
 import { existsSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { runFfmpeg, summarizeFfmpegError } from './ffmpeg';
 import { ffmpegSummary, parseFfmpegSummary } from './ffmpeg-probe';
 
 /** The copy's file name inside the video's folder (removed with it). */
@@ -97,13 +98,9 @@ export async function makePlaybackCopy(
           '-ac',
           '2',
         ];
-  const proc = Bun.spawn(
+  const { code, err } = await runFfmpeg(
+    ffmpeg,
     [
-      ffmpeg,
-      '-hide_banner',
-      '-nostdin',
-      '-loglevel',
-      'error',
       '-y',
       '-i',
       source,
@@ -122,12 +119,11 @@ export async function makePlaybackCopy(
     ],
     // A stopped copy is thrown away: killed outright, rather than let ffmpeg finish the file on
     // SIGTERM (with +faststart that rewrites all of it) while its video is being removed.
-    { stdout: 'ignore', stderr: 'pipe', signal, killSignal: 'SIGKILL' },
+    { signal, killSignal: 'SIGKILL' },
   );
-  const [err, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
   if (code !== 0) {
     rmSync(tmp, { force: true });
-    throw new Error(`the playback copy failed: ${err.trim().split('\n').pop() ?? `ffmpeg exited with ${code}`}`);
+    throw new Error(`the playback copy failed: ${summarizeFfmpegError(err, `ffmpeg exited with ${code}`)}`);
   }
   renameSync(tmp, out);
   return { ...plan, ms: Math.round(performance.now() - t0) };

@@ -4,6 +4,7 @@
  * stdout, so one parser reads them all). Bitmap tracks (PGS, DVB, DVD) are listed, not read: their
  * text is pictures.
  */
+import { runFfmpeg, summarizeFfmpegError } from './ffmpeg';
 import { type ProbeTools, probeStreams } from './ffprobe';
 
 export interface SubtitleTrack {
@@ -83,31 +84,13 @@ export async function readCues(
   signal?: AbortSignal,
 ): Promise<Cue[]> {
   const map = index === undefined ? ['-map', '0:s:0'] : ['-map', `0:${index}`];
-  const proc = Bun.spawn(
-    [
-      ffmpeg,
-      '-hide_banner',
-      '-nostdin',
-      '-loglevel',
-      'error',
-      '-i',
-      file,
-      ...map,
-      '-c:s',
-      'srt',
-      '-f',
-      'srt',
-      'pipe:1',
-    ],
-    { stdout: 'pipe', stderr: 'pipe', signal },
-  );
-  const [out, err, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  if (code !== 0) throw new Error(`the subtitles could not be read: ${lastLine(err) || `ffmpeg exited with ${code}`}`);
-  return parseSrt(out);
+  const { out, err, code } = await runFfmpeg(ffmpeg, ['-i', file, ...map, '-c:s', 'srt', '-f', 'srt', 'pipe:1'], {
+    stdout: 'pipe',
+    signal,
+  });
+  if (code !== 0)
+    throw new Error(`the subtitles could not be read: ${summarizeFfmpegError(err, `ffmpeg exited with ${code}`)}`);
+  return parseSrt(new TextDecoder().decode(out));
 }
 
 /** SubRip cues; markup (<i>, <font …>, ASS {\…} overrides) is dropped, lines joined by a space. */
@@ -142,5 +125,4 @@ export function parseSrt(srt: string): Cue[] {
   return cues.sort((a, b) => a.start - b.start);
 }
 
-const lastLine = (s: string) => s.trim().split('\n').pop() ?? '';
 const round3 = (x: number) => Math.round(x * 1000) / 1000;

@@ -7,6 +7,7 @@ import { UNSAFE_LABEL_CHARS } from '../util/text';
 import { join } from 'node:path';
 import { badRequest, notFound } from '../errors';
 import type { IndexService } from '../indexes/service';
+import { runFfmpeg } from '../media/ffmpeg';
 import type { Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import {
@@ -155,13 +156,9 @@ export class PeopleService {
     const x1 = clamp01(x + w * 1.1);
     const y1 = clamp01(y + h * 1.1);
     const f = (v: number) => v.toFixed(4);
-    const proc = Bun.spawn(
+    const { out, code } = await runFfmpeg(
+      await this.d.ffmpeg(),
       [
-        await this.d.ffmpeg(),
-        '-hide_banner',
-        '-nostdin',
-        '-loglevel',
-        'error',
         '-i',
         src.frame,
         '-vf',
@@ -178,8 +175,7 @@ export class PeopleService {
       ],
       { stdout: 'pipe', stderr: 'ignore' },
     );
-    const out = new Uint8Array(await new Response(proc.stdout).arrayBuffer());
-    if ((await proc.exited) !== 0 || out.length === 0) throw notFound("the person's frame could not be read");
+    if (code !== 0 || out.length === 0) throw notFound("the person's frame could not be read");
     return out;
   }
 

@@ -20,7 +20,7 @@
 /**
  * Cosines of the built-in sentence encoder (USE-lite): under ~0.25 a sentence relates to almost
  * anything; from ~0.45 it is about the same thing. (An embedding server's model with a different
- * spread shifts these; see README "Search moments".)
+ * spread shifts these; see docs/answering.md.)
  */
 export const SEM_FLOOR = 0.25;
 export const SEM_STRONG = 0.45;

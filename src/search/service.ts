@@ -3,7 +3,7 @@
  * composing one. It uses the one retrieval core (src/search/retrieval.ts) that answers use too.
  *
  * Free of charge: no answer is composed and no model is asked, so it costs what listing an index
- * costs; credits pay for answers (README "Search moments").
+ * costs; credits pay for answers (docs/API.md, "Search moments").
  */
 import { and, eq } from 'drizzle-orm';
 import type { Evidence } from '../answering/evidence';

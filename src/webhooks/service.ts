@@ -16,7 +16,7 @@ import { badRequest } from '../errors';
 import { checkHost, parseSourceUrl, pinnedFetch } from '../ingest/url-guard';
 import type { IndexService } from '../indexes/service';
 import type { Logger } from '../log';
-import type { Db } from '../storage/db';
+import type { Catalog } from '../storage/catalog';
 import {
   dueWebhookEventIds,
   indexWebhookUrl,
@@ -28,7 +28,7 @@ import {
   webhookEvent,
   webhookSecretOf,
 } from '../storage/repositories/webhooks';
-import type { User, WebhookEvent } from '../storage/schema';
+import type { User, WebhookEvent } from '../storage/rows';
 
 /** Deliveries are retried for this long after the event, then given up (state failed). */
 export const RETRY_FOR_MS = 24 * 3600 * 1000;
@@ -103,7 +103,7 @@ export class WebhookService {
   private readonly inFlight = new Map<number, string>();
   private pending: Promise<void> = Promise.resolve();
 
-  constructor(private readonly d: { db: Db; config: Config; indexes: IndexService; log: Logger }) {}
+  constructor(private readonly d: { catalog: Catalog; config: Config; indexes: IndexService; log: Logger }) {}
 
   /** Checks a webhook URL like a download URL: shape, then the private-address policy (400/403). */
   async checkUrl(raw: string): Promise<string> {
@@ -130,22 +130,22 @@ export class WebhookService {
   ): Promise<{ index_id: string; url: string | null; secret?: string }> {
     const index = this.d.indexes.resolve(user, indexRef, { byName: false });
     const url = rawUrl === null || rawUrl === '' ? null : await this.checkUrl(rawUrl);
-    setIndexWebhookUrl(this.d.db, index.id, url);
-    const secret = this.ensureSecret(user.id, rotate);
+    await setIndexWebhookUrl(this.d.catalog, index.id, url);
+    const secret = await this.ensureSecret(user.id, rotate);
     return { index_id: index.id, url, ...(secret.created && { secret: secret.secret }) };
   }
 
   /** An index's webhook URL, or null. */
-  indexWebhook(indexId: string): string | null {
-    return indexWebhookUrl(this.d.db, indexId);
+  indexWebhook(indexId: string): Promise<string | null> {
+    return indexWebhookUrl(this.d.catalog, indexId);
   }
 
   /** The user's secret, made (or replaced, with `rotate`) when needed. */
-  ensureSecret(userId: string, rotate = false): { secret: string; created: boolean } {
-    const found = webhookSecretOf(this.d.db, userId);
+  async ensureSecret(userId: string, rotate = false): Promise<{ secret: string; created: boolean }> {
+    const found = await webhookSecretOf(this.d.catalog, userId);
     if (found !== undefined && !rotate) return { secret: found, created: false };
     const secret = randomBytes(32).toString('hex');
-    putWebhookSecret(this.d.db, userId, secret);
+    await putWebhookSecret(this.d.catalog, userId, secret);
     return { secret, created: true };
   }
 
@@ -153,9 +153,9 @@ export class WebhookService {
    * Starts delivering (the server calls this once): records the --webhook-url for the triggers,
    * then polls the outbox every `pollMs`.
    */
-  start(pollMs = 1000): void {
+  async start(pollMs = 1000): Promise<void> {
     const defaultUrl = this.d.config.webhookUrl || null;
-    setDefaultWebhookUrl(this.d.db, defaultUrl);
+    await setDefaultWebhookUrl(this.d.catalog, defaultUrl);
     this.stopped = false;
     this.stopping = new AbortController();
     const tick = async () => {
@@ -182,15 +182,16 @@ export class WebhookService {
   async deliverDue(): Promise<number> {
     const free = MAX_IN_FLIGHT - this.inFlight.size;
     if (free <= 0) return 0;
-    const due = dueWebhookEventIds(this.d.db, Date.now(), CANDIDATES + this.inFlight.size);
+    const due = await dueWebhookEventIds(this.d.catalog, Date.now(), CANDIDATES + this.inFlight.size);
     const perTarget = new Map<string, number>();
     for (const t of this.inFlight.values()) perTarget.set(t, (perTarget.get(t) ?? 0) + 1);
     const started: Promise<void>[] = [];
     for (const { id } of due) {
       if (started.length >= free) break;
       if (this.inFlight.has(id)) continue;
-      const e = webhookEvent(this.d.db, id);
-      if (e?.state !== 'pending') continue;
+      const e = await webhookEvent(this.d.catalog, id);
+      // Another round may have started it while the row was read.
+      if (e?.state !== 'pending' || this.inFlight.has(id)) continue;
       const target = originOf(e.url);
       if ((perTarget.get(target) ?? 0) >= MAX_PER_TARGET) continue;
       perTarget.set(target, (perTarget.get(target) ?? 0) + 1);
@@ -211,10 +212,10 @@ export class WebhookService {
   }
 
   private async attempt(e: WebhookEvent): Promise<void> {
-    const { db, config, log } = this.d;
+    const { catalog, config, log } = this.d;
     const target = e.url;
     const body = payloadOf(e);
-    const secret = this.ensureSecret(e.userId).secret;
+    const { secret } = await this.ensureSecret(e.userId);
     const attempts = e.attempts + 1;
     let failure: string | null = null;
     try {
@@ -244,13 +245,18 @@ export class WebhookService {
     if (this.stopped) return;
     const at = new Date();
     if (failure === null) {
-      markWebhookDelivered(db, e.id, attempts, at);
+      await markWebhookDelivered(catalog, e.id, attempts, at);
       log.debug('webhook delivered', { delivery_id: e.id, event: e.event, attempts });
       return;
     }
     const next = at.getTime() + backoffMs(attempts, config.webhookRetryMs);
     const giveUp = next > e.createdAt.getTime() + RETRY_FOR_MS;
-    markWebhookFailed(db, e.id, { giveUp, attempts, lastError: failure.slice(0, 500), nextAttemptAt: new Date(next) });
+    await markWebhookFailed(catalog, e.id, {
+      giveUp,
+      attempts,
+      lastError: failure.slice(0, 500),
+      nextAttemptAt: new Date(next),
+    });
     log.warn(giveUp ? 'webhook given up' : 'webhook failed; will retry', {
       delivery_id: e.id,
       event: e.event,

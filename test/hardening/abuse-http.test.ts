@@ -267,7 +267,7 @@ describe('names and addresses', () => {
     healthy();
   });
 
-  test('database files are 0600 and a readable data directory is warned about', async () => {
+  test('database files are 0600, and a data directory made with mkdir (0755) is tightened to 0700 without a warning', async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'vidq-mode-')), 'data');
     mkdirSync(dir, { mode: 0o755 });
     chmodSync(dir, 0o755);
@@ -297,7 +297,8 @@ describe('names and addresses', () => {
     } finally {
       process.umask(old);
     }
-    expect(lines.some((l) => l.includes('chmod 700'))).toBe(true);
+    expect((statSync(dir).mode & 0o777).toString(8)).toBe('700');
+    expect(lines.filter((l) => l.includes('"level":"warn"') && l.includes('chmod'))).toEqual([]);
     expect(checkInvariants(dir).violations).toEqual([]);
     rmSync(dir, { recursive: true, force: true });
   });

@@ -95,12 +95,12 @@ beforeAll(async () => {
   // Signed upload URLs: one live, one that expired an hour ago.
   {
     const s = srv.server.service;
-    const user = s.accounts.getUser(srv.userId)!;
+    const { user, tokenId } = s.accounts.authenticateToken(srv.token);
     seed.putSize = Bun.file(join(fx.dir, 'notes.mp4')).size;
-    seed.putPath = s.grants.issue(user, { index: 'seeded', filename: 'a.mp4', filesize: seed.putSize }).path;
+    seed.putPath = s.grants.issue(user, { index: 'seeded', filename: 'a.mp4', filesize: seed.putSize, tokenId }).path;
     seed.expiredPutPath = s.grants.issue(
       user,
-      { index: 'seeded', filename: 'a.mp4', filesize: seed.putSize },
+      { index: 'seeded', filename: 'a.mp4', filesize: seed.putSize, tokenId },
       new Date(Date.now() - 2 * 3600_000),
     ).path;
   }

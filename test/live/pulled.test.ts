@@ -77,7 +77,7 @@ describe('a pulled HLS live playlist', () => {
     let s = await until(streams, (l) => l[0]?.status === 'live', 60_000, 'the stream live', 250);
     const liveAfterMs = Date.now() - t0;
     expect(liveAfterMs).toBeLessThan(60_000);
-    expect(s[0].source).toBe(`http://***@127.0.0.1:${port}/live.m3u8`);
+    expect(s[0].source).toBe(`http://127.0.0.1:${port}/…`);
 
     // The bottles, as object segments of the stream with times inside what was analysed.
     const hit = await until(

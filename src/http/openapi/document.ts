@@ -7,6 +7,7 @@
  * operation follows (checked by test/openapi.test.ts): a camelCase operationId, JSON request bodies
  * only, every response with its content, named components for shared schemas.
  */
+import { SECURITY_SCHEMES } from '../auth';
 import { ErrorBody } from '../models';
 import { nameOf, SchemaConverter } from './schema';
 
@@ -67,6 +68,8 @@ export function normaliseDocument(generated: Obj, routes: readonly RouteLike[], 
         ...rest
       } = given as Obj;
       const op: Obj = { ...rest };
+      // Set by the authentication macro (auth.ts) or by the route; none: the endpoint is open.
+      op.security = (detail.security as unknown[] | undefined) ?? [];
       // The plugin's own ids keep the path's hyphens (`postRemote-upload`).
       if (!/^[a-z][A-Za-z0-9]*$/.test(op.operationId ?? '')) op.operationId = defaultOperationId(method, path);
 
@@ -106,7 +109,10 @@ export function normaliseDocument(generated: Obj, routes: readonly RouteLike[], 
     ...top,
     info: { ...info, description },
     paths,
-    components: { schemas: Object.fromEntries([...conv.components].sort(([a], [b]) => a.localeCompare(b))) },
+    components: {
+      schemas: Object.fromEntries([...conv.components].sort(([a], [b]) => a.localeCompare(b))),
+      securitySchemes: SECURITY_SCHEMES,
+    },
   };
 }
 

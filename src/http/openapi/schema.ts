@@ -62,13 +62,15 @@ export class SchemaConverter {
     if (node === null || typeof node !== 'object') return node;
     const name = nameOf(node);
     if (name && !expand) return this.ref(name, node);
-    const s = folded(node as Record<string, unknown>);
+    let s = folded(node as Record<string, unknown>);
+    // OpenAPI 3.0's `nullable` (t.Nullable writes it) is not 3.1, where `type: [T, "null"]` says it.
+    if (s.nullable === true && typeof s.type === 'string') s = { ...s, type: [s.type, 'null'] };
     const coerced = coercedType(s);
     if (coerced)
       return this.walk({ ...coerced, ...pick(s, ['description', 'title', 'examples', 'deprecated']) }, false);
     const out: JsonSchema = {};
     for (const [k, v] of Object.entries(s)) {
-      if (v === undefined) continue;
+      if (v === undefined || k === 'nullable') continue;
       // Values of these keywords are data (or maps of names to schemas), not schemas themselves.
       if (k === 'properties' || k === 'patternProperties' || k === '$defs') {
         out[k] = Object.fromEntries(Object.entries(v as object).map(([pk, pv]) => [pk, this.walk(pv, false)]));

@@ -3,7 +3,8 @@ import { Elysia, t } from 'elysia';
 import { badRequest } from '../../errors';
 import { attachment } from '../../exports/formats';
 import type { Service } from '../../service';
-import { tokenOf } from '../auth';
+import type { User } from '../../storage/schema';
+import { authentication } from '../auth';
 import { ErrorBody } from '../models';
 
 const params = t.Object({ file_id: t.String({ description: 'file_id of the video' }) });
@@ -59,16 +60,7 @@ const Insights = t.Object({
 export function exportRoutes(s: Service) {
   const subtitles =
     (format: 'vtt' | 'srt') =>
-    ({
-      params,
-      query,
-      request,
-    }: {
-      params: { file_id: string };
-      query: { token?: string; download?: string };
-      request: Request;
-    }) => {
-      const user = s.accounts.authenticate(tokenOf(query.token, request));
+    ({ params, query, user }: { params: { file_id: string }; query: { download?: string }; user: User }) => {
       const download = asDownload(query.download);
       const { video, text } = s.exports.transcript(user, params.file_id, format);
       const headers: Record<string, string> = {
@@ -79,7 +71,9 @@ export function exportRoutes(s: Service) {
     };
   const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody };
   return new Elysia({ name: 'routes/exports' })
+    .use(authentication(s.accounts))
     .get('/videos/:file_id/transcript.vtt', subtitles('vtt'), {
+      auth: true,
       params,
       query,
       response: errors,
@@ -96,6 +90,7 @@ export function exportRoutes(s: Service) {
       },
     })
     .get('/videos/:file_id/transcript.srt', subtitles('srt'), {
+      auth: true,
       params,
       query,
       response: errors,
@@ -113,14 +108,14 @@ export function exportRoutes(s: Service) {
     })
     .get(
       '/videos/:file_id/insights.json',
-      ({ params, query, request, set }) => {
-        const user = s.accounts.authenticate(tokenOf(query.token, request));
+      ({ params, query, set, user }) => {
         const download = asDownload(query.download);
         const out = s.exports.insights(user, params.file_id);
         if (download) set.headers['content-disposition'] = attachment(out.file_name, '.insights.json');
         return out;
       },
       {
+        auth: true,
         params,
         query,
         response: { 200: Insights, ...errors },

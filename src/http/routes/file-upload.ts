@@ -9,7 +9,7 @@ import type { Config } from '../../config';
 import { badRequest, payloadTooLarge, unsupportedMedia } from '../../errors';
 import { FORM_OVERHEAD_BYTES, openForm, type FormFields, type UploadBody } from '../../ingest/receive';
 import type { Service } from '../../service';
-import { tokenOf } from '../auth';
+import { authentication } from '../auth';
 import { ErrorBody, UploadResponse } from '../models';
 import { uploadEventStream, withSecret } from './upload';
 
@@ -52,12 +52,10 @@ export const FileUploadQuery = t.Object({
 });
 
 export function fileUploadRoutes(s: Service) {
-  return new Elysia({ name: 'routes/file-upload' }).post(
+  return new Elysia({ name: 'routes/file-upload' }).use(authentication(s.accounts)).post(
     '/upload',
-    async ({ query, request }): Promise<any> => {
-      // A token in the query or a header is checked before a byte of the body is read.
-      const early = tokenOf(query.token, request);
-      const earlyUser = early === undefined ? null : s.accounts.authenticate(early);
+    // A token in the query or a header is checked (maybeAuth) before a byte of the body is read.
+    async ({ query, request, user: earlyUser }): Promise<any> => {
       const body = await bodyOf(request, s.config);
       // A form's fields (the hosted API sends the token and index in the body) fill in what the query lacks.
       const fields: FormFields = body.kind === 'multipart' ? body.form.fields : {};
@@ -86,6 +84,7 @@ export function fileUploadRoutes(s: Service) {
       }
     },
     {
+      maybeAuth: true,
       parse: 'none',
       query: FileUploadQuery,
       response: { 200: UploadResponse, ...errors },

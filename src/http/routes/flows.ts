@@ -5,7 +5,7 @@
 import { Elysia, t } from 'elysia';
 import { FLOW_NAMES } from '../../flows';
 import type { Service } from '../../service';
-import { tokenOf } from '../auth';
+import { authentication } from '../auth';
 import { ErrorBody, TOKEN_PLACEHOLDER } from '../models';
 import { named } from '../openapi/schema';
 
@@ -62,14 +62,14 @@ const FlowResponse = named(
 );
 
 export function flowRoutes(s: Service) {
-  return new Elysia({ name: 'routes/flows' }).post(
+  return new Elysia({ name: 'routes/flows' }).use(authentication(s.accounts)).post(
     '/core/:name',
-    ({ params, body, request }) => {
+    ({ params, body, request, user }) => {
       s.flows.checkName(params.name);
-      const user = s.accounts.authenticate(tokenOf(body.token, request));
       return s.flows.run(user, params.name, body as Record<string, unknown>, request.signal);
     },
     {
+      auth: true,
       params: t.Object({ name: t.String({ description: `the flow: ${FLOW_NAMES.join(', ')}` }) }),
       body: FlowBody,
       response: {

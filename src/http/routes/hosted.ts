@@ -9,7 +9,7 @@ import { Elysia, t } from 'elysia';
 import { splitProjectId } from '../../accounts/project';
 import { badRequest } from '../../errors';
 import type { Service } from '../../service';
-import { originOf, tokenOf } from '../auth';
+import { authentication, originOf } from '../auth';
 import {
   CompressStatusResponse,
   CreateIndexResponse,
@@ -26,6 +26,7 @@ import {
 export function hostedRoutes(s: Service) {
   const grants = s.grants;
   return new Elysia({ name: 'routes/hosted' })
+    .use(authentication(s.accounts))
     .get(
       '/check-token',
       ({ query }) => {
@@ -50,13 +51,13 @@ export function hostedRoutes(s: Service) {
     )
     .post(
       '/does-group-exist',
-      ({ body, request }) => {
-        const user = s.accounts.authenticate(tokenOf(body.token, request));
+      ({ body, user }) => {
         if (body.index.trim() === '')
           throw badRequest('field "index" must not be empty: the name or index_id of an index');
         return { exists: s.indexes.find(user, body.index, { byName: true }) !== undefined };
       },
       {
+        auth: true,
         body: GroupExistsBody,
         response: { 200: ExistsResponse, 400: ErrorBody, 401: ErrorBody },
         detail: {
@@ -70,8 +71,7 @@ export function hostedRoutes(s: Service) {
     )
     .get(
       '/create-index',
-      ({ query, request }) => {
-        const user = s.accounts.authenticate(tokenOf(query.token, request));
+      ({ query, user }) => {
         const type = query.type === 'performance' ? 'performance' : 'standard';
         const { index, created } = s.indexes.create(user, query.index, type);
         return {
@@ -83,6 +83,7 @@ export function hostedRoutes(s: Service) {
         };
       },
       {
+        auth: true,
         query: t.Object({
           token: t.Optional(
             t.String({ description: 'user authentication token (or an `Authorization: Bearer` header)' }),
@@ -110,7 +111,12 @@ export function hostedRoutes(s: Service) {
       ({ body, request }) => {
         const p = splitProjectId(s.accounts, body.index);
         if (p.index === '') throw badRequest('field "index" is your token followed by the name of an index');
-        const grant = grants.issue(p.user, { index: p.index, filename: body.filename, filesize: body.filesize });
+        const grant = grants.issue(p.user, {
+          index: p.index,
+          filename: body.filename,
+          filesize: body.filesize,
+          tokenId: p.tokenId,
+        });
         return { key: grant.key, url: originOf(request) + grant.path, expires_at: grant.expiresAt.toISOString() };
       },
       {
@@ -138,7 +144,7 @@ export function hostedRoutes(s: Service) {
         const declared = request.headers.get('content-length');
         if (declared === null || !/^\d+$/.test(declared.trim()))
           throw badRequest('send the file with a Content-Length header (the size given to POST /api-pre-upload)');
-        const grant = grants.take(params.key, query.expires, query.sig);
+        const grant = grants.take(params.key, query);
         const user = s.accounts.getUser(grant.userId);
         if (!user) throw badRequest('the user of this upload URL no longer exists');
         if (Number(declared) !== grant.sizeBytes) {
@@ -173,6 +179,7 @@ export function hostedRoutes(s: Service) {
         params: t.Object({ key: t.String({ maxLength: 64, description: 'the `key` of POST /api-pre-upload' }) }),
         query: t.Object({
           expires: t.Optional(t.String({ description: 'part of the signed URL' })),
+          token_id: t.Optional(t.String({ maxLength: 100, description: 'part of the signed URL' })),
           sig: t.Optional(t.String({ description: 'part of the signed URL' })),
         }),
         response: {

@@ -8,19 +8,18 @@ import type { MediaLinks } from '../../media/links';
 import type { Service } from '../../service';
 import type { Video } from '../../storage/schema';
 import type { HttpOptions } from '../options';
-import { originOf, tokenOf } from '../auth';
+import { authentication, originOf } from '../auth';
 import { ErrorBody, IndexesQuery, IndexView as IndexViewSchema, Resource, ResourcesQuery, TokenBody } from '../models';
 
 export function indexRoutes(s: Service, opts: HttpOptions) {
   const anonymousAllowed = opts.loopback && s.config.anonymousListingOnLoopback;
   return new Elysia({ name: 'routes/indexes' })
+    .use(authentication(s.accounts))
     .get(
       '/indexes',
-      ({ query, request }) => {
+      ({ query, user }) => {
         const includeDeleted = parseBool(query.include_deleted, 'include_deleted');
-        const token = tokenOf(query.token, request);
-        if (token !== undefined) {
-          const user = s.accounts.authenticate(token);
+        if (user !== null) {
           if (query.user_id !== undefined && query.user_id !== user.id)
             throw forbidden('the token does not belong to user_id');
           return s.indexes.list(user.id, includeDeleted);
@@ -30,6 +29,7 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
         return s.indexes.list(s.accounts.requireUser(query.user_id).id, includeDeleted);
       },
       {
+        maybeAuth: true,
         query: IndexesQuery,
         response: { 200: t.Array(IndexViewSchema), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
         detail: {
@@ -43,8 +43,7 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
     )
     .get(
       '/index-resources',
-      ({ query, request }) => {
-        const user = s.accounts.authenticate(tokenOf(query.token, request));
+      ({ query, request, user }) => {
         if (query.user_id !== undefined && query.user_id !== user.id)
           throw forbidden('the token does not belong to user_id');
         if (!query.index) throw badRequest('query parameter "index" is required: the index_id or the name of an index');
@@ -63,6 +62,7 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
         });
       },
       {
+        auth: true,
         query: ResourcesQuery,
         response: { 200: t.Array(Resource), 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 404: ErrorBody },
         detail: {
@@ -75,11 +75,11 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
     )
     .delete(
       '/indexes/:index_id',
-      ({ params, query, request }) => {
-        const user = s.accounts.authenticate(tokenOf(query.token, request));
+      ({ params, user }) => {
         return indexView(s, user.id, s.indexes.softDelete(user, params.index_id).id);
       },
       {
+        auth: true,
         params: t.Object({ index_id: t.String({ description: 'index_id of the index' }) }),
         query: t.Object({
           token: t.Optional(
@@ -98,11 +98,11 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
     )
     .post(
       '/indexes/:index_id/restore',
-      ({ params, body, request }) => {
-        const user = s.accounts.authenticate(tokenOf(body?.token, request));
+      ({ params, user }) => {
         return indexView(s, user.id, s.indexes.restore(user, params.index_id).id);
       },
       {
+        auth: true,
         params: t.Object({ index_id: t.String({ description: 'index_id of the index' }) }),
         body: t.Optional(TokenBody),
         response: { 200: IndexViewSchema, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },

@@ -3,7 +3,7 @@ import { Elysia } from 'elysia';
 import type { PreparedQuestion } from '../../answering/service';
 import type { Evidence } from '../../answering/evidence';
 import type { Service } from '../../service';
-import { originOf } from '../auth';
+import { originOf, TOKEN_OPTIONAL } from '../auth';
 import { ErrorBody, InquireBody, InquireResponse, InquireStreamEvent } from '../models';
 import { questionOf } from '../question';
 
@@ -30,6 +30,7 @@ export function inquireRoutes(s: Service) {
         body: InquireBody,
         response: { 200: InquireResponse, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
         detail: {
+          security: TOKEN_OPTIONAL,
           operationId: 'inquire',
           tags: ['inquire'],
           summary: 'Ask a question about the videos of an index',
@@ -52,6 +53,7 @@ export function inquireRoutes(s: Service) {
         body: InquireBody,
         // No `response` hook: the answer is a stream the handler builds itself; `detail.responses` documents it.
         detail: {
+          security: TOKEN_OPTIONAL,
           operationId: 'inquireStream',
           tags: ['inquire'],
           summary: 'Ask a question; the answer streams as server-sent events',

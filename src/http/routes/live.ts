@@ -5,7 +5,7 @@
 import { Elysia, t } from 'elysia';
 import type { FiredAlert } from '../../live/alerts';
 import type { Service } from '../../service';
-import { originOf, tokenOf } from '../auth';
+import { authentication, originOf } from '../auth';
 import {
   AddStreamBody,
   AddStreamResponse,
@@ -30,13 +30,14 @@ export function liveRoutes(s: Service) {
     return { ...rest, frame_url: frame_path ? origin + s.links.sign(frame_path) : null };
   };
   return new Elysia({ name: 'routes/live' })
+    .use(authentication(s.accounts))
     .post(
       '/add-stream',
-      async ({ body, request }) => {
-        const user = s.accounts.authenticate(tokenOf(body.token, request));
+      async ({ body, user }) => {
         return s.live.addStream(user, body);
       },
       {
+        auth: true,
         body: AddStreamBody,
         response: { 200: AddStreamResponse, 400: ErrorBody, 401: ErrorBody, 403: ErrorBody, 429: ErrorBody },
         detail: {
@@ -44,37 +45,30 @@ export function liveRoutes(s: Service) {
           tags: ['live'],
           summary: 'Add a live stream to a performance index: pushed frames, or a camera / live playlist URL',
           description:
-            'Answers `{status: "success", stream_id}`. As the hosted API, an unknown index or one that is not a `performance` index is answered with status 200 and `{error}`. Without `url`, frames are sent with POST /stream; with `url` (RTSP, RTMP, HLS, MJPEG) the server pulls them, records short segments for citations and reconnects with backoff. The stream appears in /index-resources with `live` (status, went-live time, frames and seconds analysed, frames dropped). Per-user caps: --live-max-streams-per-user, --live-max-fps-per-user (429).',
+            'Answers `{status: "success", stream_id}`. As the hosted API, an unknown index or one that is not a `performance` index is answered with status 200 and `{error}`. Without `url`, frames are sent with POST /stream; with `url` (RTSP, RTMP, HLS, MJPEG) the server pulls them, records short segments for citations and reconnects with backoff. The stream appears in /index-resources with `live` (status, went-live time, frames and seconds analysed, frames dropped). Per-user caps: --live-max-streams-per-user, --live-max-fps-per-user, --live-max-kept-streams-per-user (stopped streams included, until their resources are removed) (429). The default name and the shown source are the URL’s scheme and host only (its path may hold a stream key).',
         },
       },
     )
-    .post(
-      '/stream',
-      async ({ body, request }) => {
-        const token = tokenOf(body.token, request);
-        const user = token === undefined ? null : s.accounts.authenticate(token);
-        return s.live.pushFrame(user, body);
+    .post('/stream', async ({ body, user }) => s.live.pushFrame(user, body), {
+      maybeAuth: true,
+      body: StreamFrameBody,
+      response: { 200: StreamFrameResponse, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
+      detail: {
+        operationId: 'streamFrame',
+        tags: ['live'],
+        summary: 'Send one frame of a pushed stream (about once a second; out of order is fine)',
+        description:
+          'The stream id is the credential (the hosted SDK sends no token); a `token`, when sent, must be the stream owner’s. Frames are placed by `time` (the first frame is stream time 0), analysed in windows within seconds, and become searchable segments of the stream’s resource. A frame beyond the stream’s fps is dropped (counted). `{success: false, action: "paused"}` while paused, `"stopped"` once stopped.',
       },
-      {
-        body: StreamFrameBody,
-        response: { 200: StreamFrameResponse, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
-        detail: {
-          operationId: 'streamFrame',
-          tags: ['live'],
-          summary: 'Send one frame of a pushed stream (about once a second; out of order is fine)',
-          description:
-            'The stream id is the credential (the hosted SDK sends no token); a `token`, when sent, must be the stream owner’s. Frames are placed by `time` (the first frame is stream time 0), analysed in windows within seconds, and become searchable segments of the stream’s resource. A frame beyond the stream’s fps is dropped (counted). `{success: false, action: "paused"}` while paused, `"stopped"` once stopped.',
-        },
-      },
-    )
+    })
     .get(
       '/streams',
-      ({ query, request }) => {
-        const user = s.accounts.authenticate(tokenOf(query.token, request));
+      ({ query, user }) => {
         const index = query.index ? s.indexes.resolve(user, query.index, { byName: true }) : undefined;
         return s.live.list(user, index?.id);
       },
       {
+        auth: true,
         query: StreamsQuery,
         response: { 200: t.Array(LiveView), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
         detail: { operationId: 'listStreams', tags: ['live'], summary: "The user's live streams" },
@@ -82,11 +76,11 @@ export function liveRoutes(s: Service) {
     )
     .post(
       '/streams/:stream_id/:action',
-      ({ params, query, request }) => {
-        const user = s.accounts.authenticate(tokenOf(query.token, request));
+      ({ params, user }) => {
         return s.live.control(user, params.stream_id, params.action);
       },
       {
+        auth: true,
         params: StreamControlParams,
         query: tokenQuery,
         response: { 200: LiveView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
@@ -99,29 +93,26 @@ export function liveRoutes(s: Service) {
         },
       },
     )
-    .post(
-      '/alerts',
-      ({ body, request }) => s.live.createAlert(s.accounts.authenticate(tokenOf(body.token, request)), body),
-      {
-        body: AlertBody,
-        response: { 200: AlertView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
-        detail: {
-          operationId: 'createAlert',
-          tags: ['live'],
-          summary: 'Register a standing question on the live streams of an index',
-          description:
-            'Checked on every analysed window. A match fires once per episode (debounced by `cooldown_sec`): it is delivered through the signed webhook outbox (`type: "alert.fired"`, with `alert`: stream, time, frame path, evidence) when the index or the server has a webhook URL, and on GET /alerts/events.',
-        },
+    .post('/alerts', ({ body, user }) => s.live.createAlert(user, body), {
+      auth: true,
+      body: AlertBody,
+      response: { 200: AlertView, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
+      detail: {
+        operationId: 'createAlert',
+        tags: ['live'],
+        summary: 'Register a standing question on the live streams of an index',
+        description:
+          'Checked on every analysed window. A match fires once per episode (debounced by `cooldown_sec`): it is delivered through the signed webhook outbox (`type: "alert.fired"`, with `alert`: stream, time, frame path, evidence) when the index or the server has a webhook URL, and on GET /alerts/events.',
       },
-    )
+    })
     .get(
       '/alerts',
-      ({ query, request }) => {
-        const user = s.accounts.authenticate(tokenOf(query.token, request));
+      ({ query, user }) => {
         const index = query.index ? s.indexes.resolve(user, query.index, { byName: true }) : undefined;
         return s.live.listAlerts(user, index?.id);
       },
       {
+        auth: true,
         query: StreamsQuery,
         response: { 200: t.Array(AlertView), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
         detail: { operationId: 'listAlerts', tags: ['live'], summary: "The user's standing questions" },
@@ -129,11 +120,12 @@ export function liveRoutes(s: Service) {
     )
     .delete(
       '/alerts/:alert_id',
-      ({ params, query, request }) => {
-        s.live.deleteAlert(s.accounts.authenticate(tokenOf(query.token, request)), params.alert_id);
+      ({ params, user }) => {
+        s.live.deleteAlert(user, params.alert_id);
         return { status: 'success' as const };
       },
       {
+        auth: true,
         params: t.Object({ alert_id: t.String({ maxLength: 100 }) }),
         query: tokenQuery,
         response: { 200: t.Object({ status: t.Literal('success') }), 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
@@ -142,12 +134,12 @@ export function liveRoutes(s: Service) {
     )
     .get(
       '/alerts/fired',
-      ({ query, request }) => {
-        const user = s.accounts.authenticate(tokenOf(query.token, request));
+      ({ query, request, user }) => {
         const origin = originOf(request);
         return s.live.firedAlerts(user, query.alert_id).map((a) => shown(a, origin));
       },
       {
+        auth: true,
         query: t.Object({
           token: t.Optional(t.String()),
           alert_id: t.Optional(t.String({ maxLength: 100, description: 'only the events of this alert' })),
@@ -158,8 +150,7 @@ export function liveRoutes(s: Service) {
     )
     .get(
       '/alerts/events',
-      ({ query, request }) => {
-        const user = s.accounts.authenticate(tokenOf(query.token, request));
+      ({ request, user }) => {
         const origin = originOf(request);
         const enc = new TextEncoder();
         let unsubscribe = () => {};
@@ -192,6 +183,7 @@ export function liveRoutes(s: Service) {
         });
       },
       {
+        auth: true,
         query: tokenQuery,
         detail: {
           operationId: 'alertEvents',

@@ -9,7 +9,7 @@ import { badRequest, errorBody, forbidden, notFound, unauthorized } from '../../
 import { MAX_CLIP_SEC } from '../../live/clips';
 import { playbackCopy } from '../../media/playback';
 import type { Service } from '../../service';
-import { tokenOf } from '../auth';
+import { TOKEN_OPTIONAL, tokenOf } from '../auth';
 import { ErrorBody } from '../models';
 
 /** A live stream's resource: its recording is many segments, played a window at a time. */
@@ -101,6 +101,7 @@ export function mediaRoutes(s: Service) {
         params: t.Object({ file_id: t.String({ description: 'the video (`file_id` of its resource)' }) }),
         query,
         detail: {
+          security: TOKEN_OPTIONAL,
           operationId: 'getMedia',
           tags: ['media'],
           summary: 'Stream a stored video (Range requests supported)',
@@ -131,6 +132,7 @@ export function mediaRoutes(s: Service) {
         params: t.Object({ file_id: t.String({ description: 'the video (`file_id` of its resource)' }) }),
         query,
         detail: {
+          security: TOKEN_OPTIONAL,
           operationId: 'getMediaPlayback',
           tags: ['media'],
           summary: 'Stream a video in a form every browser plays (Range requests supported)',
@@ -175,6 +177,7 @@ export function mediaRoutes(s: Service) {
           ),
         }),
         detail: {
+          security: TOKEN_OPTIONAL,
           operationId: 'getLiveClip',
           tags: ['media', 'live'],
           summary: 'A playable MP4 of a live stream between two stream times (for a cited moment)',
@@ -210,6 +213,7 @@ export function mediaRoutes(s: Service) {
         }),
         query,
         detail: {
+          security: TOKEN_OPTIONAL,
           operationId: 'getFrame',
           tags: ['media'],
           summary: 'A sampled frame of a video (JPEG), as cited by answers',

@@ -8,7 +8,7 @@ import { Elysia, t } from 'elysia';
 import { forbidden, unauthorized } from '../../errors';
 import type { PersonView } from '../../people/service';
 import type { Service } from '../../service';
-import { originOf, tokenOf } from '../auth';
+import { authentication, originOf, TOKEN_OPTIONAL, tokenOf } from '../auth';
 import { ErrorBody, TOKEN_PLACEHOLDER } from '../models';
 import { named } from '../openapi/schema';
 
@@ -50,17 +50,17 @@ const errors = { 400: ErrorBody, 401: ErrorBody, 404: ErrorBody };
 const error = (description: string) => ({ description, content: { 'application/json': { schema: ErrorBody } } });
 
 export function peopleRoutes(s: Service) {
-  const user = (explicit: unknown, request: Request) => s.accounts.authenticate(tokenOf(explicit, request));
   const withUrl = (v: PersonView, request: Request) => {
     const { thumbnail, appearances, ...rest } = v;
     return { ...rest, appearance_count: appearances, thumbnail_url: originOf(request) + s.links.sign(thumbnail) };
   };
   return new Elysia({ name: 'routes/people' })
+    .use(authentication(s.accounts))
     .get(
       '/indexes/:index_id/people',
-      ({ params, query, request }) =>
-        s.people.list(user(query.token, request), params.index_id).map((p) => withUrl(p, request)),
+      ({ params, request, user }) => s.people.list(user, params.index_id).map((p) => withUrl(p, request)),
       {
+        auth: true,
         params: t.Object({ index_id: t.String({ description: 'index_id of the index' }) }),
         query: t.Object({ token }),
         response: { 200: t.Array(Person), 401: ErrorBody, 404: ErrorBody },
@@ -75,12 +75,13 @@ export function peopleRoutes(s: Service) {
     )
     .get(
       '/indexes/:index_id/people/:person_id',
-      ({ params, query, request }) => {
-        const p = s.people.get(user(query.token, request), params.index_id, params.person_id);
+      ({ params, request, user }) => {
+        const p = s.people.get(user, params.index_id, params.person_id);
         const { appearances_list, ...rest } = p;
         return { ...withUrl(rest, request), appearances: appearances_list };
       },
       {
+        auth: true,
         params,
         query: t.Object({ token }),
         response: { 200: PersonDetail, 401: ErrorBody, 404: ErrorBody },
@@ -89,9 +90,10 @@ export function peopleRoutes(s: Service) {
     )
     .put(
       '/indexes/:index_id/people/:person_id',
-      ({ params, body, request }) =>
-        withUrl(s.people.rename(user(body.token, request), params.index_id, params.person_id, body.name), request),
+      ({ params, body, request, user }) =>
+        withUrl(s.people.rename(user, params.index_id, params.person_id, body.name), request),
       {
+        auth: true,
         params,
         body: named(
           'NamePersonBody',
@@ -115,9 +117,10 @@ export function peopleRoutes(s: Service) {
     )
     .post(
       '/indexes/:index_id/people/:person_id/merge',
-      ({ params, body, request }) =>
-        withUrl(s.people.merge(user(body.token, request), params.index_id, params.person_id, body.into), request),
+      ({ params, body, request, user }) =>
+        withUrl(s.people.merge(user, params.index_id, params.person_id, body.into), request),
       {
+        auth: true,
         params,
         body: named(
           'MergePeopleBody',
@@ -138,12 +141,10 @@ export function peopleRoutes(s: Service) {
     )
     .post(
       '/indexes/:index_id/people/:person_id/split',
-      ({ params, body, request }) =>
-        withUrl(
-          s.people.split(user(body.token, request), params.index_id, params.person_id, body.appearance_id),
-          request,
-        ),
+      ({ params, body, request, user }) =>
+        withUrl(s.people.split(user, params.index_id, params.person_id, body.appearance_id), request),
       {
+        auth: true,
         params,
         body: named(
           'SplitPersonBody',
@@ -187,6 +188,7 @@ export function peopleRoutes(s: Service) {
         detail: {
           tags: ['people'],
           operationId: 'personThumbnail',
+          security: TOKEN_OPTIONAL,
           summary: "A JPEG of the person's face",
           description:
             'The `thumbnail_url` of a person in the listing is a signed link to this; with a token it answers for the owner only.',

@@ -2,7 +2,7 @@
 import { Elysia, t } from 'elysia';
 import type { Service } from '../../service';
 import { SEARCH_CANDIDATES, SEARCH_MAX_LIMIT } from '../../search/service';
-import { tokenOf } from '../auth';
+import { authentication } from '../auth';
 import { ErrorBody, Evidence } from '../models';
 
 export const SearchQuery = t.Object({
@@ -54,13 +54,13 @@ export const SearchResponse = t.Object({
 });
 
 export function searchRoutes(s: Service) {
-  return new Elysia({ name: 'routes/search' }).get(
+  return new Elysia({ name: 'routes/search' }).use(authentication(s.accounts)).get(
     '/search',
-    ({ query, request }) => {
-      const user = s.accounts.authenticate(tokenOf(query.token, request));
+    ({ query, user }) => {
       return s.search.search(user, query);
     },
     {
+      auth: true,
       query: SearchQuery,
       response: { 200: SearchResponse, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
       detail: {

@@ -2,7 +2,7 @@
 import { Elysia } from 'elysia';
 import type { AuthorizedUpload, UploadEvent } from '../../ingest/service';
 import type { Service } from '../../service';
-import { tokenOf } from '../auth';
+import { authentication } from '../auth';
 import {
   ErrorBody,
   RemoveBody,
@@ -28,10 +28,10 @@ const errors = {
 
 export function uploadRoutes(s: Service) {
   return new Elysia({ name: 'routes/upload' })
+    .use(authentication(s.accounts))
     .post(
       '/remote-upload',
-      async ({ body, request }): Promise<any> => {
-        const user = s.accounts.authenticate(tokenOf(body.token, request));
+      async ({ body, request, user }): Promise<any> => {
         const webhook = body.webhook_url ? await s.webhooks.checkUrl(body.webhook_url) : null;
         const authorized = await s.ingest.authorize(user, body);
         const hook =
@@ -46,6 +46,7 @@ export function uploadRoutes(s: Service) {
         return hook?.secret ? { data, webhook_secret: hook.secret } : { data };
       },
       {
+        auth: true,
         body: UploadBody,
         response: { 200: UploadResponse, ...errors },
         detail: {
@@ -73,12 +74,12 @@ export function uploadRoutes(s: Service) {
     )
     .post(
       '/remove-from-index',
-      ({ body, request }) => {
-        const user = s.accounts.authenticate(tokenOf(body.token, request));
+      ({ body, user }) => {
         s.ingest.remove(user, body.project_id, body.video_id);
         return { status: 'complete' };
       },
       {
+        auth: true,
         body: RemoveBody,
         response: { 200: StatusComplete, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody },
         detail: {

@@ -5,7 +5,7 @@
  */
 import { Elysia, t } from 'elysia';
 import type { Service } from '../../service';
-import { originOf, tokenOf } from '../auth';
+import { authentication, originOf } from '../auth';
 import { REANALYZABLE } from '../../jobs/reanalyze';
 import { ErrorBody, TOKEN_PLACEHOLDER } from '../models';
 import { named } from '../openapi/schema';
@@ -74,15 +74,16 @@ const ReanalyzeResponse = named(
 
 export function videoRoutes(s: Service) {
   return new Elysia({ name: 'routes/videos' })
+    .use(authentication(s.accounts))
     .post(
       '/videos/:file_id/reanalyze',
-      ({ params, body, request, set }) => {
-        const user = s.accounts.authenticate(tokenOf(body?.token, request));
+      ({ params, body, set, user }) => {
         const planned = s.reanalyze.request(user, params.file_id, body?.analyzers);
         set.status = 202;
         return { ...planned, status: 'processing' };
       },
       {
+        auth: true,
         params: t.Object({ file_id: t.String({ description: 'the video (`file_id` of its resource)' }) }),
         body: ReanalyzeBody,
         response: { 202: ReanalyzeResponse, 400: ErrorBody, 401: ErrorBody, 404: ErrorBody, 409: ErrorBody },
@@ -97,8 +98,7 @@ export function videoRoutes(s: Service) {
     )
     .get(
       '/videos/:file_id/segments',
-      ({ params, query, request }) => {
-        const user = s.accounts.authenticate(tokenOf(query.token, request));
+      ({ params, query, request, user }) => {
         // `from`: only the recent part (a live stream's tile asks for its last minutes).
         const { video, segments, frames } = s.videos.timeline(user, params.file_id, query.from);
         const origin = originOf(request);
@@ -108,6 +108,7 @@ export function videoRoutes(s: Service) {
         };
       },
       {
+        auth: true,
         params: t.Object({ file_id: t.String({ description: 'the video (`file_id` of its resource)' }) }),
         query: t.Object({
           token: t.Optional(

@@ -1,7 +1,7 @@
 /** PUT /indexes/{index_id}/webhook: where an index's video.ready/failed/removed events go. */
 import { Elysia, t } from 'elysia';
 import type { Service } from '../../service';
-import { tokenOf } from '../auth';
+import { authentication } from '../auth';
 import { ErrorBody, TOKEN_PLACEHOLDER } from '../models';
 
 export const WebhookBody = t.Object(
@@ -30,13 +30,13 @@ export const WebhookResponse = t.Object({
 });
 
 export function webhookRoutes(s: Service) {
-  return new Elysia({ name: 'routes/webhooks' }).put(
+  return new Elysia({ name: 'routes/webhooks' }).use(authentication(s.accounts)).put(
     '/indexes/:index_id/webhook',
-    async ({ params, body, request }) => {
-      const user = s.accounts.authenticate(tokenOf(body.token, request));
+    async ({ params, body, user }) => {
       return s.webhooks.setIndexWebhook(user, params.index_id, body.url, body.rotate_secret === true);
     },
     {
+      auth: true,
       params: t.Object({ index_id: t.String({ description: 'index_id of the index' }) }),
       body: WebhookBody,
       response: {

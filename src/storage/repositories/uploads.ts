@@ -3,7 +3,7 @@
  * progress, the stored commit, the per-user quotas, removal and start-up recovery. No access
  * check here: the ingest service resolved the user's index first.
  */
-import { and, eq, inArray, isNull, lt, ne, sql } from 'drizzle-orm';
+import { and, eq, gt, inArray, isNull, lt, ne, sql } from 'drizzle-orm';
 import type { MediaInfo } from '../../media/probe';
 import type { Db } from '../db';
 import { mediaIndexes, type UploadGrant, uploadGrants, type Video, videos } from '../schema';
@@ -149,6 +149,15 @@ export function insertUploadGrant(db: Db, grant: typeof uploadGrants.$inferInser
 
 export function uploadGrant(db: Db, key: string): UploadGrant | undefined {
   return db.select().from(uploadGrants).where(eq(uploadGrants.id, key)).get();
+}
+
+/** How many of the user's grants are unused and not expired (URLs that may still bring a file). */
+export function outstandingUploadGrants(db: Db, userId: string, now: Date): number {
+  return db
+    .select({ n: sql<number>`count(*)` })
+    .from(uploadGrants)
+    .where(and(eq(uploadGrants.userId, userId), isNull(uploadGrants.usedAt), gt(uploadGrants.expiresAt, now)))
+    .get()!.n;
 }
 
 /** Takes an unused grant (one conditional UPDATE, so only one PUT gets it); undefined when used already. */

@@ -1,0 +1,119 @@
+/**
+ * The catalog in either dialect (issue 33): what the repositories in src/storage/repositories/
+ * take, so that one repository runs on the embedded SQLite file and on PostgreSQL.
+ *
+ * A repository builds its statements with drizzle's query builder, which is the same for both
+ * dialects, over the dialect's own tables (`t`), and awaits them: never `.get()`, `.all()` or
+ * `.run()`, which only SQLite's driver has (the PostgreSQL half of test/storage/repositories.test.ts
+ * fails on them). Raw SQL goes through `rows()`; where the dialects spell something differently,
+ * the repository asks `dialect`.
+ *
+ * Transactions: `write(fn)`. On PostgreSQL, a transaction on a connection of its own. On SQLite, the
+ * same BEGIN IMMEDIATE as db.ts's writeTx (the write lock at BEGIN, waiting up to busy_timeout
+ * for another process), but around an async body: one connection serves the whole process, so
+ * while a body runs, the catalog's other statements wait for it (`run` below) instead of landing
+ * inside it, and a second `write` waits its turn. A body must not wait on anything but the catalog
+ * (no network, no files): the write lock is held meanwhile.
+ * During the migration, code that still calls drizzle synchronously (db.ts's writeTx and plain
+ * `.run()`) does not wait for an open async transaction: src/storage/ keeps each table on one side
+ * of the migration (all of a table's writes in its repository), so the two never meet on a table.
+ */
+import { type SQL, sql } from 'drizzle-orm';
+import type { Db } from './db';
+import type { PgDb } from './pg';
+import * as pgTables from './schema-pg';
+import * as sqliteTables from './schema';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+/**
+ * The tables, typed as SQLite's: drizzle's builder takes either dialect's tables through the same
+ * calls, and the row types agree (Date times, numbers, Buffers, parsed JSON; db:check keeps the
+ * names equal), so a repository is written once.
+ */
+export type Tables = typeof sqliteTables;
+
+export interface Catalog {
+  readonly dialect: Dialect;
+  /** The dialect's tables. */
+  readonly t: Tables;
+  /** Runs `fn` with the database (waiting, on SQLite, for a write transaction in progress to end). */
+  run<T>(fn: (db: Db) => Promise<T> | T): Promise<T>;
+  /** Raw SQL (a drizzle `sql` template): the rows. */
+  rows<T extends Record<string, unknown>>(query: SQL): Promise<T[]>;
+  /** A write transaction; `tx` is this catalog inside it. A write inside a write joins it. */
+  write<T>(fn: (tx: Catalog) => Promise<T>): Promise<T>;
+}
+
+/** The first row of a result, or undefined: what SQLite's `.get()` gives, in both dialects. */
+export const first = <T>(rows: T[]): T | undefined => rows[0];
+
+/** Rows a write statement changed (SQLite's `changes`, PostgreSQL's `rowCount`). */
+export function changed(result: unknown): number {
+  const r = result as { changes?: number; rowCount?: number | null };
+  return Number(r.changes ?? r.rowCount ?? 0);
+}
+
+/** The catalog over the SQLite database that db.ts opened. */
+export function sqliteCatalog(db: Db): Catalog {
+  /** The write transaction in progress: resolves when it ends. */
+  let busy: Promise<void> | null = null;
+  const waitIdle = async () => {
+    while (busy) await busy;
+  };
+  const rows = <T>(db: Db, query: SQL) => db.all(query) as T[];
+
+  const inside: Catalog = {
+    dialect: 'sqlite',
+    t: sqliteTables,
+    run: async (fn) => fn(db),
+    rows: async (query) => rows(db, query),
+    write: (fn) => fn(inside),
+  };
+  return {
+    dialect: 'sqlite',
+    t: sqliteTables,
+    async run(fn) {
+      if (busy) await waitIdle();
+      return fn(db);
+    },
+    async rows(query) {
+      if (busy) await waitIdle();
+      return rows(db, query);
+    },
+    async write(fn) {
+      await waitIdle();
+      let done!: () => void;
+      busy = new Promise((resolve) => (done = resolve));
+      try {
+        db.run(sql`BEGIN IMMEDIATE`);
+        try {
+          const out = await fn(inside);
+          db.run(sql`COMMIT`);
+          return out;
+        } catch (e) {
+          db.run(sql`ROLLBACK`);
+          throw e;
+        }
+      } finally {
+        busy = null;
+        done();
+      }
+    },
+  };
+}
+
+/** The catalog on PostgreSQL (src/storage/pg.ts opens the pool). */
+export function postgresCatalog(db: PgDb): Catalog {
+  const over = (d: unknown, inTx: boolean): Catalog => {
+    const self: Catalog = {
+      dialect: 'postgres',
+      t: pgTables as unknown as Tables,
+      run: async (fn) => fn(d as Db),
+      rows: async <T>(query: SQL) => ((await (d as PgDb).execute(query)) as unknown as { rows: T[] }).rows,
+      write: (fn) => (inTx ? fn(self) : (d as PgDb).transaction((tx) => fn(over(tx, true)))),
+    };
+    return self;
+  };
+  return over(db, false);
+}

@@ -1,0 +1,18 @@
+/**
+ * The row types the rest of the code may name (issue 33): outside src/storage/ nothing imports the
+ * tables (schema.ts) or drizzle-orm, only these types and the repositories.
+ */
+export type {
+  Frame,
+  Job,
+  LiveAlert,
+  LiveAlertEvent,
+  LiveStream,
+  MediaIndex,
+  Person,
+  Segment,
+  UploadGrant,
+  User,
+  Video,
+  WebhookEvent,
+} from './schema';
