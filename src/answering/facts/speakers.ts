@@ -15,6 +15,8 @@ export const speakers: FactPlugin = {
   segmentKinds: ['speech', 'transcript'],
   noun: 'any speech',
   // Voices, counted or described: narrower than speech's words, and it outweighs a person label.
+  // Every form needs it: a question like "is the road wet or dry" resembles "is the voice male or
+  // female" in meaning, and asks nothing about voices.
   cue: /\b(how many|number of|count the) (different |distinct |separate |individual )?(people|persons|speakers|voices|narrators|men|women|ones?)\b.*?\b(speak\w*|talk\w*|voices?|speakers?|heard)\b|\b(how many|number of|count the) (different |distinct )?(speakers|voices|narrators)\b|\b(speaker|narrator|voice)('s)? (gender|accent|age)\b|\b(male|female|man's|woman's) (voice|speaker|narrator)\b|\b(speaker|narrator|voice) (is |a |an )*(man|woman|male|female|child|boy|girl)\b/,
   cueWeight: 3,
   computed: true,
@@ -22,6 +24,7 @@ export const speakers: FactPlugin = {
   forms: {
     count: {
       answer: (t) => voices(t, 'count'),
+      needs: ['cue'],
       examples: [
         'How many different voices can be heard?',
         'How many speakers are there?',
@@ -31,10 +34,12 @@ export const speakers: FactPlugin = {
     },
     what: {
       answer: (t) => voices(t, 'describe'),
+      needs: ['cue'],
       examples: ['What accent does the speaker have?', 'How old is the speaker by their voice?'],
     },
     presence: {
       answer: (t) => voices(t, 'describe'),
+      needs: ['cue'],
       examples: ['Is the narrator a man or a woman?', 'Does the voice sound male or female?'],
     },
   },
