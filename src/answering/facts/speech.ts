@@ -13,6 +13,9 @@ import type { FactPlugin, Answer, FactContext, Slots, Style } from './plugin';
 const SAID_CUE =
   /(?<!\b(?:writing|sign|signs|text|title|titles|label|labels|banner|poster|screen|note|board|lettering|headline|caption|captions|subtitles?|credits) )\b(say|says|said|saying|speak|speaks|spoke|speaking|speakers?|speech|talk|talks|talking|spoken|voice|mention\w*|tell(?! (me|us)\b)|tells|told|words|quote|narrat\w*|dialogue|conversation|sentence|utter\w*|pronounc\w*)\b/;
 
+/** A question that names a topic of what is said ("about taxes", "mention the weather"), not only speech itself. */
+const TOPIC = /\b(about|mention\w*|regarding|concerning|discuss\w*|refer\w* to|the words?)\b/i;
+
 export const speech: FactPlugin = {
   kind: 'speech',
   quotes: 'said',
@@ -94,7 +97,7 @@ async function said(t: FactContext, slots: Slots, style: Style): Promise<Answer>
   const intent = slots.intent;
   const transcripts = t.finder.byKind(scope, ['transcript']);
   // "What does she say about taxes": the lines must hold the topic, else it is not mentioned.
-  const topic = askedContent(slots, SAID_CUE).words;
+  const topic = TOPIC.test(t.prompt) ? askedContent(slots, SAID_CUE).words : [];
   if (transcripts.length && topic.length) {
     let about = transcripts.filter((s) => topic.some((w) => contains(s.text, w)));
     if (!about.length && transcripts.length >= KIND_READ_LIMIT)
@@ -158,7 +161,7 @@ function speechWhen(
   if (!segs.length) return t.notFound('any speech', style);
   const transcripts = segs.filter((s) => s.kind === 'transcript');
   // "Does anyone mention the weather?": speech alone is no yes; the lines must hold the topic.
-  const topic = presence && slots ? askedContent(slots, SAID_CUE).words : [];
+  const topic = presence && slots && TOPIC.test(t.prompt) ? askedContent(slots, SAID_CUE).words : [];
   if (topic.length) {
     const about = transcripts.filter((s) => topic.some((w) => contains(s.text, w)));
     if (about.length) {
