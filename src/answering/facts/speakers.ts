@@ -4,7 +4,7 @@
  * describes them, and the index holds none. The answer says so, names that model, and gives what
  * is known instead: when speech is heard, and how many people are on screen at once meanwhile.
  */
-import type { Segment } from '../../storage/schema';
+import type { Segment } from '../../storage/rows';
 import { formatTime } from '../target';
 import { numberWord } from '../vocabulary';
 import { onTrack, span } from '../wording';
