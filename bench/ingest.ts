@@ -2,7 +2,8 @@
  * bench/ingest: how fast videos are indexed with the default offline analyzers, against the floor
  * of a bare ffmpeg decode of the same files, on this machine.
  *
- *   bun bench/ingest.ts [--analyzers visual,ocr,...] [--long-minutes 10] [--skip-long]
+ *   bun bench/ingest.ts [--analyzers visual,ocr,...] [--long-minutes 10] [--skip-long] [--effort balanced]
+ *                       [--findings FILE] [--dump DIR] [--static-minutes 10]
  *   bun bench/ingest.ts --timeline talking-head.mp4
  *
  * Runs the real pipeline (the same code as the worker process) over every video clip in
@@ -16,10 +17,20 @@
  * copy, with the CPU time of this process (all its threads). On a shared machine the CPU times are
  * the steadier figures.
  */
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { asc, eq } from 'drizzle-orm';
 import { createAnalyzers } from '../src/analysis';
 import { runJob } from '../src/analysis/pipeline';
 import { loadConfig } from '../src/config';
@@ -28,7 +39,7 @@ import { resolveBinaries } from '../src/media/binaries';
 import { probeFile } from '../src/media/probe';
 import { notePlaybackPending, playbackStep, startPlaybackCopy } from '../src/jobs/playback-step';
 import { createService } from '../src/service';
-import { frames, segments, videos } from '../src/storage/schema';
+import { frames, personAppearances, segments, videos } from '../src/storage/schema';
 
 const { values } = parseArgs({
   options: {
@@ -39,6 +50,9 @@ const { values } = parseArgs({
     file: { type: 'string' },
     timeline: { type: 'string' },
     findings: { type: 'string' },
+    dump: { type: 'string' },
+    'static-minutes': { type: 'string' },
+    effort: { type: 'string' },
   },
 });
 const MEDIA = process.env.VIDQ_TEST_MEDIA ?? resolve(import.meta.dir, '../../shared/media');
@@ -50,6 +64,7 @@ const config = loadConfig(
     'log-level': 'error',
     'min-free-bytes': '0',
     ...(values.analyzers ? { analyzers: values.analyzers } : {}),
+    ...(values.effort ? { 'analysis-effort': values.effort } : {}),
   },
   process.env,
 );
@@ -118,6 +133,41 @@ function describe(cmd: string[]): string {
   const frames = cmd.includes('-frames:v') ? ` -frames:v ${cmd[cmd.indexOf('-frames:v') + 1]}` : '';
   const out = cmd.includes('-i') ? ` → ${fmt || cmd.at(-1)!.split('/').pop()}` : '';
   return `${prog} ${cmd.includes('-i') ? input : cmd.slice(1).join(' ').slice(0, 50)}${vf}${frames}${out}`;
+}
+
+/**
+ * CPU seconds of every thread of this process (by tid and name) and of its reaped children, from
+ * /proc: the analysis stages run on their own threads (the model Workers, onnxruntime's pool,
+ * ffmpeg children), so per-thread CPU tells the stages apart on a machine shared with other work.
+ */
+interface CpuSnapshot {
+  threads: Map<string, { name: string; sec: number }>;
+  children: number;
+}
+function cpuSnapshot(): CpuSnapshot {
+  const ticks = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const threads = new Map<string, { name: string; sec: number }>();
+  if (!existsSync('/proc/self/task')) return { threads, children: 0 };
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      const f = ticks(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8'));
+      const name = readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+      threads.set(tid, { name, sec: (Number(f[11]) + Number(f[12])) / 100 });
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  const f = ticks(readFileSync('/proc/self/stat', 'utf8'));
+  return { threads, children: (Number(f[13]) + Number(f[14])) / 100 };
+}
+/** CPU seconds spent between two snapshots, per thread name (threads that ended in between are lost). */
+function cpuSpent(a: CpuSnapshot, b: CpuSnapshot): Record<string, number> {
+  const out: Record<string, number> = { 'ffmpeg (children)': b.children - a.children };
+  for (const [tid, t] of b.threads) {
+    const spent = t.sec - (a.threads.get(tid)?.sec ?? 0);
+    if (spent > 0) out[t.name] = (out[t.name] ?? 0) + spent;
+  }
+  return out;
 }
 
 let peakRss = 0;
@@ -196,6 +246,46 @@ async function longClip(minutes: number, clips: string[]): Promise<string> {
   return out;
 }
 
+/**
+ * A parked camera (issue 35): one still frame of cars-parking-lot.mp4 for `minutes`, with 8 s of the
+ * clip's own motion in the middle; made with ffmpeg once and cached in the temp directory.
+ */
+async function staticClip(minutes: number): Promise<string> {
+  const out = join(tmpdir(), `vidq-bench-static-${minutes}min.mp4`);
+  if (existsSync(out)) return out;
+  const src = join(MEDIA, 'cars-parking-lot.mp4');
+  const enc = ['-c:v', 'libx264', '-preset', 'veryfast', '-crf', '26', '-pix_fmt', 'yuv420p', '-r', '25', '-an'];
+  const vf = 'scale=640:360:force_original_aspect_ratio=decrease,pad=640:360:(ow-iw)/2:(oh-ih)/2';
+  const still = join(tmpdir(), 'vidq-bench-static-still.mp4');
+  const motion = join(tmpdir(), 'vidq-bench-static-motion.mp4');
+  const half = Math.max(1, (minutes * 60 - 8) / 2);
+  const run = (args: string[]) => {
+    const r = Bun.spawnSync([ffmpeg, '-y', '-loglevel', 'error', ...args]);
+    if (r.exitCode !== 0) throw new Error(`ffmpeg failed: ${r.stderr.toString().trim()}`);
+  };
+  // The picture at 10 s, held; then 10–18 s as it moves.
+  run(['-ss', '10', '-i', src, '-frames:v', '1', '-vf', vf, '-f', 'image2', '-c:v', 'png', `${still}.png`]);
+  run([
+    '-loop',
+    '1',
+    '-framerate',
+    '25',
+    '-i',
+    `${still}.png`,
+    '-t',
+    String(half),
+    '-tune',
+    'stillimage',
+    ...enc,
+    still,
+  ]);
+  run(['-ss', '10', '-i', src, '-t', '8', '-vf', vf, ...enc, motion]);
+  const list = join(tmpdir(), 'vidq-bench-static-list.txt');
+  writeFileSync(list, [still, motion, still].map((f) => `file '${f}'`).join('\n'));
+  run(['-f', 'concat', '-safe', '0', '-i', list, '-c', 'copy', out]);
+  return out;
+}
+
 interface Row {
   name: string;
   duration: number;
@@ -204,11 +294,14 @@ interface Row {
   stages: Record<string, number>;
   /** What the analysis found: segments per kind, frames kept, and a hash of every segment's content. */
   findings: string;
+  /** CPU seconds per thread name (and of the ffmpeg children) while the clip was indexed. */
+  cpu: Record<string, number>;
+  /** Frames each frame-reading stage saw, and how many of them its models ran on. */
+  analysed: Record<string, { frames: number; analysed: number }>;
 }
 
 /** Segments per kind and frames of one video, with a hash of the segments' kind/span/text (rounded to ms). */
 async function findingsOf(id: string): Promise<string> {
-  const { eq, asc } = await import('drizzle-orm');
   const rows = s.db
     .select({ kind: segments.kind, start: segments.start, end: segments.end, text: segments.text })
     .from(segments)
@@ -223,6 +316,32 @@ async function findingsOf(id: string): Promise<string> {
   return `${Object.entries(perKind)
     .map(([k, n]) => `${k} ${n}`)
     .join(', ')}; frames ${frameCount}; sha1 ${hash.digest('hex').slice(0, 12)}`;
+}
+
+/** --dump DIR: the clip's segments (and the stages' summaries) as JSON, for bench/quality-diff.ts. */
+function dumpFindings(id: string, name: string, summaries: Record<string, unknown>): void {
+  const rows = s.db
+    .select({
+      kind: segments.kind,
+      start: segments.start,
+      end: segments.end,
+      text: segments.text,
+      extra: segments.extra,
+    })
+    .from(segments)
+    .where(eq(segments.videoId, id))
+    .orderBy(asc(segments.kind), asc(segments.start), asc(segments.text))
+    .all();
+  // Which person each face appearance was grouped into (people are grouped across the bench's clips).
+  const people = s.db
+    .select({ start: segments.start, end: segments.end, person: personAppearances.personId })
+    .from(personAppearances)
+    .innerJoin(segments, eq(segments.id, personAppearances.segmentId))
+    .where(eq(personAppearances.videoId, id))
+    .orderBy(asc(segments.start))
+    .all();
+  mkdirSync(values.dump!, { recursive: true });
+  writeFileSync(join(values.dump!, `${name}.json`), JSON.stringify({ name, summaries, segments: rows, people }));
 }
 
 async function analyse(name: string, file: string): Promise<Row | null> {
@@ -261,6 +380,7 @@ async function analyse(name: string, file: string): Promise<Row | null> {
   s.queue.enqueue(id);
   const job = s.queue.claim('w_bench')!;
   const decode = await timeDecode(file);
+  const cpu0 = cpuSnapshot();
   const t0 = performance.now();
   // As the worker does: a video that will get a playable copy is marked before its analysis.
   const playbackDeps = { db: s.db, files: s.files, ffmpeg, log: createLogger('error') };
@@ -277,17 +397,38 @@ async function analyse(name: string, file: string): Promise<Row | null> {
   if (outcome === 'ready')
     await timed('playback copy (the rest of it)', () => playbackStep(playbackDeps, id, undefined, early));
   const analysis = (performance.now() - t0) / 1000;
+  const cpu = cpuSpent(cpu0, cpuSnapshot());
+  const ocrCpu =
+    Number(
+      (
+        s.db.select({ a: videos.analysis }).from(videos).where(eq(videos.id, id)).get()?.a as {
+          ocr?: { cpu_ms?: number };
+        } | null
+      )?.ocr?.cpu_ms ?? 0,
+    ) / 1000;
+  // The OCR models run on the main thread: its share is told apart by the stage's own count.
+  if (ocrCpu > 0 && cpu.bun !== undefined) {
+    cpu['ocr (main thread)'] = ocrCpu;
+    cpu.bun = Math.max(0, cpu.bun - ocrCpu);
+  }
   if (outcome !== 'ready')
     console.error(`${name}: ${outcome}`, s.db.select({ e: videos.error }).from(videos).all().at(-1));
-  const row = s.db
-    .select({ a: videos.analysis })
-    .from(videos)
-    .where((await import('drizzle-orm')).eq(videos.id, id))
-    .get();
+  const row = s.db.select({ a: videos.analysis }).from(videos).where(eq(videos.id, id)).get();
   const stages: Record<string, number> = {};
-  for (const [k, v] of Object.entries((row?.a ?? {}) as Record<string, { ms?: number }>))
-    stages[k] = (v.ms ?? 0) / 1000;
-  return { name, duration: info.durationSec, decode, analysis, stages, findings: await findingsOf(id) };
+  const summaries = (row?.a ?? {}) as Record<string, Record<string, unknown>>;
+  for (const [k, v] of Object.entries(summaries)) stages[k] = Number(v.ms ?? 0) / 1000;
+  const analysed: Row['analysed'] = {};
+  const n = (x: unknown) => (typeof x === 'number' ? x : 0);
+  if (summaries.objects)
+    analysed.objects = { frames: n(summaries.objects.frames), analysed: n(summaries.objects.detected) };
+  if (summaries.faces)
+    analysed.faces = {
+      frames: n(summaries.faces.frames),
+      analysed: n(summaries.faces.analysed_frames ?? summaries.faces.frames),
+    };
+  if (summaries.ocr) analysed.ocr = { frames: n(summaries.ocr.frames), analysed: n(summaries.ocr.ocr_frames) };
+  if (values.dump) dumpFindings(id, name, summaries);
+  return { name, duration: info.durationSec, decode, analysis, stages, findings: await findingsOf(id), cpu, analysed };
 }
 
 const clips = readdirSync(MEDIA)
@@ -347,6 +488,11 @@ for (const c of clips) {
   const r = await analyse(c, join(MEDIA, c));
   if (r) rows.push(r);
 }
+if (values['static-minutes']) {
+  const minutes = Number(values['static-minutes']);
+  const r = await analyse(`static-${minutes}min.mp4`, await staticClip(minutes));
+  if (r) rows.push(r);
+}
 if (!values['skip-long']) {
   const minutes = Number(values['long-minutes'] ?? 10);
   const file = await longClip(minutes, clips);
@@ -386,6 +532,32 @@ console.log(
 );
 console.log(
   `indexing speed: ${(sum((r) => r.duration) / sum((r) => r.analysis)).toFixed(1)}× real time (target ≥ 20×); peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MB (target < 1536 MB)`,
+);
+// CPU seconds per video second, by thread: the models' Workers are named after their stage (see
+// workers/thread-name.ts); onnxruntime (OCR) and sharp work on the runtime's pool threads.
+const videoSec = sum((r) => r.duration);
+const cpuTotal: Record<string, number> = {};
+for (const r of rows) for (const [k, v] of Object.entries(r.cpu)) cpuTotal[k] = (cpuTotal[k] ?? 0) + v;
+const allCpu = Object.values(cpuTotal).reduce((a, b) => a + b, 0);
+console.log(
+  `CPU: ${allCpu.toFixed(1)} s for ${videoSec.toFixed(1)} s of video (${(allCpu / videoSec).toFixed(3)} CPU-s per video-s); by thread:`,
+);
+for (const [k, v] of Object.entries(cpuTotal).sort((a, b) => b[1] - a[1]))
+  if (v >= 0.05)
+    console.log(`  ${k.padEnd(22)} ${v.toFixed(1).padStart(7)} s  ${(v / videoSec).toFixed(4)} per video-s`);
+const share: Record<string, { frames: number; analysed: number }> = {};
+for (const r of rows)
+  for (const [k, v] of Object.entries(r.analysed)) {
+    const t = (share[k] ??= { frames: 0, analysed: 0 });
+    t.frames += v.frames;
+    t.analysed += v.analysed;
+  }
+console.log(
+  `frames analysed by the models: ${Object.entries(share)
+    .map(([k, v]) => `${k} ${v.analysed}/${v.frames} (${v.frames ? Math.round((v.analysed / v.frames) * 100) : 0} %)`)
+    .join(
+      ', ',
+    )}; effort ${config.analysisEffort}; load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
 );
 // --findings FILE: what each clip's analysis found, one line per clip, to compare runs exactly.
 if (values.findings) writeFileSync(values.findings, rows.map((r) => `${r.name}: ${r.findings}`).join('\n') + '\n');

@@ -111,10 +111,8 @@ function analysisFiles(): { files: AssetFile[]; sharpBinding: string | null } {
   );
   add('objects', objects.wasmDir, wasm, 'wasm');
 
-  const saved = process.env.VIDQ_VAD_MODEL;
-  delete process.env.VIDQ_VAD_MODEL; // the package's model, whatever this shell points the VAD at
+  // The package's model, whatever VIDQ_VAD_MODEL of this shell points the VAD at.
   const vad = vadModelPath();
-  if (saved !== undefined) process.env.VIDQ_VAD_MODEL = saved;
   add('vad', dirname(vad), [basename(vad)]);
   if (basename(vad) !== 'silero_vad.onnx') throw new Error(`unexpected VAD model name ${vad}`);
 

@@ -3,8 +3,9 @@
  *
  * Precedence: command-line flags > environment (VIDQ_*) > config file (JSON) > defaults.
  *
- * Everything comes from ONE declaration: GENERAL (flat options) and ENGINES (one section per model
- * engine, told apart by its `type`, Frigate-style). From it come the `Config` type, the defaults, the
+ * Everything comes from ONE declaration: GENERAL (flat options), the analyzers' own options (each
+ * declared in its descriptor, src/analysis/analyzers.ts) and ENGINES (one section per model engine,
+ * told apart by its `type`, Frigate-style, each declared with its engine). From it come the `Config` type, the defaults, the
  * flags and their `--help` lines, the environment variables (VIDQ_ + the flag) and the config-file
  * keys. An engine's options keep their flat flags (`--generator-url`), which fill its section
  * (`config.generator.url`); the file takes either the flat keys or the section
@@ -13,135 +14,34 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { ANALYZER_NAMES, ANALYZERS, unknownAnalyzers } from './analysis/analyzers';
+import { GENERATOR_ENGINE } from './answering/generate/options';
+import { WHISPER_MODEL } from './analysis/engines/stt';
+import { LOG_LEVELS, type LogLevel } from './log';
+import {
+  bool,
+  ConfigError,
+  type Engine,
+  type EngineConfig,
+  type EngineTypes,
+  GiB,
+  idOf,
+  int,
+  MiB,
+  nameOf,
+  type Option,
+  oneOf,
+  redactUrl,
+  serverUrl,
+  type Simplify,
+  text,
+  type Values,
+} from './options';
 
-export class ConfigError extends Error {}
-
-// --- Options: a flag, its environment variable, a default, a parser and a help line ---
-
-/** One option. `id` (the flag, or the variable for options without one) names it wherever it is set. */
-export interface Option<T> {
-  /** null: no flag (API keys of the model servers: a flag would show in `ps`). */
-  readonly flag: string | null;
-  readonly env: string;
-  readonly default: T;
-  readonly help: string;
-  readonly arg: 'switch' | 'N' | 'VALUE';
-  /** Kept out of JSON and inspection (a non-enumerable property), handed to workers by environment. */
-  readonly secret?: boolean;
-  /** Set for an engine type that does not take it, it is refused (not ignored). */
-  readonly strict?: boolean;
-  /** Why an engine type needs it: left empty, loading fails with this explanation. */
-  readonly need?: string;
-  /** Config-file keys of earlier releases that still name it. */
-  readonly aliases?: readonly string[];
-  parse(raw: unknown, from: string): T;
-}
-
-type ValueOf<O> = O extends Option<infer T> ? T : never;
-type Values<F> = { readonly [K in keyof F]: ValueOf<F[K]> };
-type Simplify<T> = { [K in keyof T]: T[K] } & {};
-
-const envOf = (flag: string) => `VIDQ_${flag.toUpperCase().replace(/-/g, '_')}`;
-const idOf = (o: Option<unknown>) => o.flag ?? o.env;
-const nameOf = (o: Option<unknown>) => (o.flag ? `--${o.flag}` : o.env);
-
-function option<T>(flag: string, def: T, help: string, arg: Option<T>['arg'], parse: Option<T>['parse']): Option<T> {
-  return { flag, env: envOf(flag), default: def, help, arg, parse };
-}
-
-/** A non-empty string; `check` returns what is wrong with it, if anything. */
-function text(flag: string, def: string, help: string, check?: (v: string) => string | undefined): Option<string> {
-  return option(flag, def, help, 'VALUE', (raw, from) => {
-    if (typeof raw !== 'string' || raw === '') throw new ConfigError(`${from} must be a non-empty string`);
-    const wrong = check?.(raw);
-    if (wrong) throw new ConfigError(`${from} ${wrong}`);
-    return raw;
-  });
-}
-
-function int(flag: string, def: number, help: string, range: { min?: number; max?: number } = {}): Option<number> {
-  return option(flag, def, help, 'N', (raw, from) => {
-    const n = typeof raw === 'number' ? raw : Number(String(raw).trim());
-    if (!Number.isSafeInteger(n) || n < 0)
-      throw new ConfigError(`${from} must be a whole number ≥ 0, got ${JSON.stringify(raw)}`);
-    const { min = 0, max } = range;
-    if (n < min) throw new ConfigError(`${from} must be at least ${min}`);
-    if (max !== undefined && n > max) throw new ConfigError(`${from} must be at most ${max}`);
-    return n;
-  });
-}
-
-function bool(flag: string, def: boolean, help: string): Option<boolean> {
-  return option(flag, def, help, 'switch', (raw, from) => {
-    if (typeof raw === 'boolean') return raw;
-    const s = String(raw).toLowerCase();
-    if (['1', 'true', 'yes', 'on', ''].includes(s)) return true;
-    if (['0', 'false', 'no', 'off'].includes(s)) return false;
-    throw new ConfigError(`${from} must be true or false, got ${JSON.stringify(raw)}`);
-  });
-}
-
-function oneOf<const V extends string>(flag: string, values: readonly V[], def: V, help: string): Option<V> {
-  return option(flag, def, help, 'VALUE', (raw, from) => {
-    if (!values.includes(raw as V))
-      throw new ConfigError(`${from} must be ${values.join(', ')}; got ${JSON.stringify(raw)}`);
-    return raw as V;
-  });
-}
-
-/** A server's base URL: http(s), without credentials (the key has its own option). */
-function serverUrl(flag: string, help: string, keyEnv: string): Option<string> {
-  return text(flag, '', help, (v) => {
-    let u: URL;
-    try {
-      u = new URL(v);
-    } catch {
-      return `must be the server's base URL (e.g. http://127.0.0.1:11434); got ${JSON.stringify(v)}`;
-    }
-    if (u.protocol !== 'http:' && u.protocol !== 'https:') return 'must be an http or https URL';
-    if (u.username || u.password) return `must not carry credentials; set ${keyEnv} instead`;
-  });
-}
-
-/** A bearer key: never serialised or logged. `flag` null = environment (or config file) only. */
-function apiKey(flag: string | null, env: string, help: string): Option<string> {
-  return { flag, env, default: '', help, arg: 'VALUE', secret: true, parse: text('key', '', help).parse };
-}
-
-const needs = <T>(o: Option<T>, why: string): Option<T> => ({ ...o, need: why });
-const strict = <T>(o: Option<T>): Option<T> => ({ ...o, strict: true });
-const alias = <T>(o: Option<T>, ...aliases: string[]): Option<T> => ({ ...o, aliases });
-
-// --- Engines: one section each, told apart by `type`; each type lists the options it takes ---
-
-type EngineTypes = Record<string, Record<string, Option<unknown>>>;
-export interface Engine<Types extends EngineTypes> {
-  /** The option that picks the type (`--generator openai`). */
-  readonly type: Option<keyof Types & string>;
-  readonly types: Types;
-}
-
-function engine<const Types extends EngineTypes>(
-  flag: string,
-  def: keyof Types & string,
-  help: string,
-  types: Types,
-  aliases: string[] = [],
-): Engine<Types> {
-  const names = Object.keys(types) as (keyof Types & string)[];
-  return { type: alias(oneOf(flag, names, def, help), ...aliases), types };
-}
-
-/** An engine's section: `{type}` plus the options of that type, as a discriminated union. */
-export type EngineConfig<E> =
-  E extends Engine<infer Types>
-    ? { [T in keyof Types]: Simplify<{ readonly type: T } & Values<Types[T]>> }[keyof Types]
-    : never;
+export { ConfigError, redactUrl };
+export type { LogLevel };
 
 // --- The declaration ---
-
-const GiB = 1024 ** 3;
-const MiB = 1024 ** 2;
 
 function httpUrlCheck(v: string): string | undefined {
   let u: URL | null = null;
@@ -163,11 +63,6 @@ function databaseUrlCheck(v: string): string | undefined {
   if (!u.hostname) return 'must name the database host (postgres://HOST[:PORT]/DATABASE)';
   if (u.pathname.length < 2 || u.pathname.slice(1).includes('/'))
     return 'must name one database (postgres://HOST[:PORT]/DATABASE)';
-}
-
-/** A URL with its password replaced by ***, for messages and logs. */
-export function redactUrl(v: string): string {
-  return v.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:/?#@]*:)[^@/?#]*@/i, '$1***@');
 }
 
 /** The flat options. The help line is also the field's documentation; docs/configuration.md explains more. */
@@ -253,8 +148,8 @@ const GENERAL = {
   ),
   analyzers: text(
     'analyzers',
-    'visual,ocr,objects,faces,speech,subtitles,embeddings',
-    'analyzers to run, comma-separated',
+    ANALYZER_NAMES.join(','),
+    'analyzers to run, comma-separated (captions run when --captioner is set)',
     unknownAnalyzers,
   ),
   liveMaxStreamsPerUser: int('live-max-streams-per-user', 4, 'live streams one user may run at once'),
@@ -268,10 +163,8 @@ const GENERAL = {
   liveRetentionSec: int('live-retention-sec', 86_400, 'seconds of a live recording (and its frames and segments) kept'),
   liveStallSec: int('live-stall-sec', 15, 'seconds without a frame after which a pulled source is reconnected'),
   liveSegmentSec: int('live-segment-sec', 4, 'seconds of one live recording segment'),
-  // The main speed/detail trade-off of analysis.
-  frameIntervalSec: int('frame-interval-sec', 5, 'at most one sampled frame per N seconds of a shot', { min: 1 }),
   modelsDir: text('models-dir', '', 'local model directory, Hugging Face layout (default DATA_DIR/models)'),
-  logLevel: oneOf('log-level', ['error', 'warn', 'info', 'debug'], 'info', 'error | warn | info | debug'),
+  logLevel: oneOf('log-level', LOG_LEVELS, 'info', 'error | warn | info | debug'),
   // Shared by every model-server client (captioner, stt, embedder) of a process.
   modelTimeoutMs: int('model-timeout-ms', 60_000, 'longest one model-server request may take (ms)', { min: 100 }),
   modelConcurrency: int('model-concurrency', 4, 'model-server requests in flight at once, across all videos', {
@@ -309,9 +202,6 @@ const GENERAL = {
   userMaxDownloads: int('user-max-downloads', 8, 'downloads in flight per user'),
   userMaxStorageBytes: int('user-max-storage-bytes', 200 * GiB, 'stored media bytes per user'),
   userMaxQueued: int('user-max-queued', 50, 'videos per user waiting for or under analysis'),
-  maxFramesPerVideo: int('max-frames-per-video', 7200, 'sampled-frame candidates per video'),
-  maxFramePixels: int('max-frame-pixels', 960 * 540, 'largest sampled frame (width x height)'),
-  maxFrameBytesPerVideo: int('max-frame-bytes-per-video', 1 * GiB, 'bytes of sampled frames per video'),
   analysisSecPerMinute: int(
     'analysis-sec-per-minute',
     120,
@@ -320,137 +210,28 @@ const GENERAL = {
   analysisBudgetBaseSec: int('analysis-budget-base-sec', 600, 'fixed part of the analysis-time budget (s)'),
 };
 
-const WHISPER_MODEL = text(
-  'whisper-model',
-  'onnx-community/whisper-base.en',
-  'Whisper model id in the models directory',
-);
-const GENERATOR_TIMEOUT = int(
-  'generator-timeout-ms',
-  20_000,
-  'longest a generated answer may take before the composed one is used (ms)',
-  { min: 100 },
-);
-const GENERATOR_MODEL = text(
-  'generator-model',
-  '',
-  'model name (openai) or model id in the models directory / absolute model folder (transformers)',
-);
+/** The analyzers' flat options (`--frame-interval-sec`), each declared by its analyzer. */
+const ANALYZER_OPTIONS = Object.assign({}, ...ANALYZERS.map((a) => a.options)) as Intersection<
+  (typeof ANALYZERS)[number]['options']
+>;
+/** The flat options: the general ones, then the analyzers'. */
+const FLAT = { ...GENERAL, ...ANALYZER_OPTIONS };
 
-/** The model engines. Each type lists the options it takes; `needs` marks those it cannot do without. */
+/**
+ * The model engines, each declared with its engine (the answer generator's in answering/generate,
+ * an analyzer's in its descriptor). Each type lists the options it takes; `needs` marks those it
+ * cannot do without.
+ */
 const ENGINES = {
-  /** Who writes the answer of /inquire; the composed answer stays the fallback. */
-  generator: engine(
-    'generator',
-    'none',
-    'who writes answers: none (composed from the evidence) | openai | transformers',
-    {
-      none: { timeoutMs: GENERATOR_TIMEOUT },
-      /** An OpenAI-compatible /v1/chat/completions endpoint (Ollama, llama.cpp, vLLM, LM Studio, hosted). */
-      openai: {
-        url: needs(
-          serverUrl(
-            'generator-url',
-            'OpenAI-compatible base URL, e.g. http://127.0.0.1:11434 (Ollama); "/v1" is added when missing',
-            'VIDQ_GENERATOR_API_KEY (or --generator-api-key)',
-          ),
-          "the endpoint's base URL (e.g. http://127.0.0.1:11434)",
-        ),
-        model: needs(GENERATOR_MODEL, 'the model name the endpoint serves (e.g. llama3.1)'),
-        apiKey: apiKey(
-          'generator-api-key',
-          'VIDQ_GENERATOR_API_KEY',
-          'API key of the endpoint (prefer the environment variable: flags show in ps)',
-        ),
-        vision: strict(bool('generator-vision', false, 'the model reads images: send the cited frames (openai)')),
-        timeoutMs: GENERATOR_TIMEOUT,
-      },
-      /** A local ONNX chat model through @huggingface/transformers. */
-      transformers: {
-        model: needs(GENERATOR_MODEL, 'a model id inside the models directory (or an absolute model folder)'),
-        timeoutMs: GENERATOR_TIMEOUT,
-      },
-    },
-  ),
-  /** Who writes shot captions at index time. */
-  captioner: engine('captioner', 'none', 'shot captions at index time: none | openai (key: VIDQ_CAPTIONER_API_KEY)', {
-    none: {},
-    /** An OpenAI-compatible /v1/chat/completions vision model. */
-    openai: {
-      url: needs(
-        serverUrl(
-          'captioner-url',
-          'OpenAI-compatible base URL of the vision model, e.g. http://127.0.0.1:11434',
-          'VIDQ_CAPTIONER_API_KEY',
-        ),
-        "the server's base URL (e.g. http://127.0.0.1:11434)",
-      ),
-      model: needs(
-        text('captioner-model', '', 'vision model name, e.g. qwen2.5vl'),
-        'a vision model the server serves (e.g. qwen2.5vl)',
-      ),
-      apiKey: apiKey(null, 'VIDQ_CAPTIONER_API_KEY', 'bearer key of the captioning server'),
-      intervalSec: int('caption-interval-sec', 10, 'one caption per N seconds of a long shot', { min: 1 }),
-    },
-  }),
-  /** Speech to text. auto: Whisper when its model is in the models directory, else none. */
-  stt: engine(
-    'stt',
-    'auto',
-    'speech-to-text engine: auto | whisper | openai (a model server, see --stt-url) | none',
-    {
-      auto: { model: WHISPER_MODEL },
-      whisper: { model: WHISPER_MODEL },
-      /** An OpenAI-compatible /v1/audio/transcriptions endpoint. */
-      openai: {
-        url: needs(
-          serverUrl(
-            'stt-url',
-            'OpenAI-compatible base URL for --stt openai (key: VIDQ_STT_API_KEY)',
-            'VIDQ_STT_API_KEY',
-          ),
-          "the server's base URL (e.g. http://127.0.0.1:8000)",
-        ),
-        model: needs(
-          text('stt-model', '', 'transcription model name for --stt openai, e.g. whisper-1'),
-          'the transcription model the server serves (e.g. whisper-1)',
-        ),
-        apiKey: apiKey(null, 'VIDQ_STT_API_KEY', 'bearer key of the speech-to-text server'),
-      },
-      none: {},
-    },
-    ['sttEngine'],
-  ),
-  /** Who embeds segments and questions. */
-  embedder: engine(
-    'embedder',
-    'use',
-    'segment and question vectors: use (built-in) | openai (key: VIDQ_EMBEDDER_API_KEY)',
-    {
-      /** The built-in Universal Sentence Encoder. */
-      use: {},
-      /** POST /v1/embeddings of an OpenAI-compatible server. */
-      openai: {
-        url: needs(
-          serverUrl('embedder-url', 'OpenAI-compatible base URL for --embedder openai', 'VIDQ_EMBEDDER_API_KEY'),
-          "the server's base URL (e.g. http://127.0.0.1:11434)",
-        ),
-        model: needs(
-          text('embedder-model', '', 'embedding model name for --embedder openai, e.g. nomic-embed-text'),
-          'the embedding model the server serves (e.g. nomic-embed-text)',
-        ),
-        apiKey: apiKey(null, 'VIDQ_EMBEDDER_API_KEY', 'bearer key of the embeddings server'),
-      },
-    },
-  ),
+  generator: GENERATOR_ENGINE,
+  ...(Object.assign({}, ...ANALYZERS.map((a) => a.engines)) as Intersection<(typeof ANALYZERS)[number]['engines']>),
 };
 
 type Engines = typeof ENGINES;
 export type EngineName = keyof Engines;
-export type LogLevel = ValueOf<(typeof GENERAL)['logLevel']>;
 
 export type Config = Simplify<
-  Values<typeof GENERAL> & { readonly [E in EngineName]: EngineConfig<Engines[E]> } & {
+  Values<typeof FLAT> & { readonly [E in EngineName]: EngineConfig<Engines[E]> } & {
     /** The config file the values were read from, if any. */
     readonly configFile?: string;
   }
@@ -458,32 +239,11 @@ export type Config = Simplify<
 
 /** The defaults of the flat options (engine defaults: each engine's default type, e.g. `generator: {type: 'none'}`). */
 export const DEFAULTS = Object.freeze(
-  Object.fromEntries(Object.entries(GENERAL).map(([k, o]) => [k, o.default])),
-) as Values<typeof GENERAL>;
+  Object.fromEntries(Object.entries(FLAT).map(([k, o]) => [k, o.default])),
+) as Values<typeof FLAT>;
 
-/**
- * Analyzers in pipeline order: visual first (the others read its frames), subtitles after speech
- * (both store transcripts; speech replaces all of them), embeddings last (it embeds what the others stored).
- */
-export const ANALYZER_NAMES = ['visual', 'ocr', 'objects', 'faces', 'speech', 'subtitles', 'embeddings'] as const;
-export type AnalyzerName = (typeof ANALYZER_NAMES)[number];
-
-function unknownAnalyzers(analyzers: string): string | undefined {
-  const unknown = analyzers
-    .split(',')
-    .map((s) => s.trim())
-    .filter((n) => n && !(ANALYZER_NAMES as readonly string[]).includes(n));
-  if (unknown.length)
-    return `names unknown analyzer(s) ${unknown.join(', ')}; choose from ${ANALYZER_NAMES.join(', ')}`;
-}
-
-/** The analyzers a config asks for, in pipeline order; visual always runs (every other one works from its frames). */
-export function analyzerNames(analyzers: string): AnalyzerName[] {
-  const wrong = unknownAnalyzers(analyzers);
-  if (wrong) throw new ConfigError(`--analyzers ${wrong}`);
-  const names = analyzers.split(',').map((s) => s.trim());
-  return ANALYZER_NAMES.filter((n) => n === 'visual' || names.includes(n));
-}
+/** All members of a union at once (the analyzers' option sections, merged). */
+type Intersection<U> = (U extends unknown ? (k: U) => void : never) extends (k: infer I) => void ? I : never;
 
 // --- Derived from the declaration: every option once, flag parsing, help ---
 
@@ -496,7 +256,7 @@ const ALL_OPTIONS: Option<unknown>[] = (() => {
   const add = (o: Option<unknown>) => {
     if (!seen.has(idOf(o))) seen.set(idOf(o), o);
   };
-  for (const o of Object.values(GENERAL) as Option<unknown>[]) add(o);
+  for (const o of Object.values(FLAT) as Option<unknown>[]) add(o);
   for (const [, e] of engineList()) {
     add(e.type);
     for (const fields of Object.values(e.types)) for (const o of Object.values(fields)) add(o);
@@ -508,7 +268,7 @@ const camel = (flag: string) => flag.replace(/-([a-z])/g, (_, c: string) => c.to
 
 /** The option a flat config-file key names: the field name, the flag, its camelCase, or an old alias. */
 function optionByKey(key: string): Option<unknown> | undefined {
-  if (Object.hasOwn(GENERAL, key)) return (GENERAL as Record<string, Option<unknown>>)[key];
+  if (Object.hasOwn(FLAT, key)) return (FLAT as Record<string, Option<unknown>>)[key];
   return ALL_OPTIONS.find((o) => o.flag && (o.flag === key || camel(o.flag) === key || o.aliases?.includes(key)));
 }
 
@@ -539,7 +299,7 @@ export function describeOptions(): string {
     const arg = o.arg === 'switch' ? ` | --no-${o.flag}` : ` ${o.arg}`;
     lines.push(`  --${(o.flag + arg).padEnd(28)} ${o.help}${note}${shown}  [${o.env}]`);
   };
-  for (const o of Object.values(GENERAL) as Option<unknown>[]) line(o);
+  for (const o of Object.values(FLAT) as Option<unknown>[]) line(o);
   for (const [, e] of engineList()) {
     line(e.type);
     const done = new Set<string>();
@@ -591,7 +351,7 @@ export function loadConfig(flags: FlagValues = {}, env: Record<string, string | 
   }
 
   const merged: Record<string, unknown> = {};
-  for (const [key, o] of Object.entries(GENERAL) as [string, Option<unknown>][])
+  for (const [key, o] of Object.entries(FLAT) as [string, Option<unknown>][])
     merged[key] = set.has(idOf(o)) ? set.get(idOf(o)) : o.default;
   for (const [name, e] of engineList()) merged[name] = buildEngine(name, e, set);
   // Uploads share the download cap unless given their own.

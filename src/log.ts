@@ -2,7 +2,9 @@
  * Structured logging: one JSON object per line on stderr, quiet by default (info and above).
  * Never pass tokens or other secrets in `fields`.
  */
-import type { LogLevel } from './config';
+/** The levels, quietest first (`--log-level`). */
+export const LOG_LEVELS = ['error', 'warn', 'info', 'debug'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
 
 const ORDER: Record<LogLevel, number> = { error: 0, warn: 1, info: 2, debug: 3 };
 

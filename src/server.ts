@@ -3,13 +3,15 @@
  * first start, and serves HTTP with the maintenance cron.
  */
 import { cron } from '@elysiajs/cron';
-import { analyzerNames, isLoopbackHost, type Config } from './config';
+import { analyzerNames } from './analysis/analyzers';
+import { isLoopbackHost, type Config } from './config';
 import { createHttpApp } from './http/app';
 import { withOllama } from './analysis/engines/model-server/ollama';
 import { DEFAULT_WHISPER_MODEL, whisperModelPresent } from './analysis/engines/stt';
 import { redoInterruptedCopies } from './jobs/playback-step';
 import { createLogger } from './log';
 import { resolveBinaries } from './media/binaries';
+import { decoderInfo } from './media/decoder';
 import { createService, ensureDefaultUser, type Service } from './service';
 
 export interface RunningServer {
@@ -98,6 +100,16 @@ export async function startServer(
   out(`vidq listening on ${url} (data: ${config.dataDir}${media}; API docs: ${url}/swagger)`);
   const speech = speechLine(config);
   if (speech) out(speech);
+  // Not found is said where ffmpeg is first needed; here only an old one is.
+  const decoder = await decoderInfo(service.files.binDir).catch(() => null);
+  if (decoder?.warning) {
+    out(`Warning: ${decoder.warning}.`);
+    log.warn('the decoder is not of a maintained FFmpeg line', {
+      ffmpeg: decoder.ffmpeg.version,
+      ffprobe: decoder.ffprobe.version,
+      source: decoder.source,
+    });
+  }
   // The search indexes of large media indexes build in the background (until then, exact search).
   service.retrieval.warmUp().catch((e) => log.error('search index build failed', { reason: (e as Error).message }));
   // Webhook deliveries (the outbox survives restarts: pending ones go out now).

@@ -12,7 +12,8 @@ import { Limiter, ModelServerClient } from './analysis/engines/model-server/clie
 import { OpenAiEmbedder } from './analysis/engines/model-server/embedder-openai';
 import { MomentReader } from './analysis/moment';
 import { AnsweringService } from './answering/service';
-import { analyzerNames, type Config } from './config';
+import { analyzerNames, LIVE_ANALYZERS } from './analysis/analyzers';
+import type { Config } from './config';
 import { IndexService } from './indexes/service';
 import { UploadGrants } from './ingest/grants';
 import { IngestService } from './ingest/service';
@@ -35,7 +36,7 @@ import { PeopleService } from './people/service';
 import { FlowService } from './flows';
 import { type VideoPlace, VideoChanges } from './videos/changes';
 import { VideoService } from './videos/service';
-import { LIVE_ANALYZERS, LiveService } from './live/service';
+import { LiveService } from './live/service';
 
 export interface Service {
   config: Config;
@@ -197,7 +198,7 @@ export function createService(
     videoChanged,
   });
   const grants = new UploadGrants({
-    db,
+    catalog,
     config,
     indexes,
     secret: files.secretKey(),
@@ -245,8 +246,8 @@ export function createService(
   const flows = new FlowService({ db, config, files, indexes, retrieval, ffmpeg, log: log.child({ part: 'flows' }) });
 
   // What is derived from the analysis: exports, people, webhooks.
-  const exports = new ExportService({ db });
-  const people = new PeopleService({ db, indexes, files, ffmpeg });
+  const exports = new ExportService({ db, catalog });
+  const people = new PeopleService({ db, catalog, indexes, files, ffmpeg });
   const webhooks = new WebhookService({ catalog, config, indexes, log: log.child({ part: 'webhooks' }) });
 
   // Live streams.
@@ -262,7 +263,7 @@ export function createService(
     analyzers: async () => {
       const names = analyzerNames(config.analyzers).filter((n) => LIVE_ANALYZERS.includes(n));
       const assets = await analysisAssets(files.assetsDir, names);
-      return createAnalyzers(config, assets).filter((a) => a.readsFrames || a.info.kind === 'speech');
+      return createAnalyzers(config, assets, { live: true });
     },
     onChanged: videoChanged,
   });

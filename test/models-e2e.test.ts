@@ -222,7 +222,7 @@ test('reanalyze refuses what it cannot do with the spec error shape, and another
   const unknown = await call('POST', `/videos/${fileId}/reanalyze`, { analyzers: ['bogus'] });
   expect(unknown).toMatchObject({
     status: 400,
-    body: { error: 400, message: expect.stringContaining('choose from captions, speech, ocr, objects, embeddings') },
+    body: { error: 400, message: expect.stringContaining('choose from ocr, objects, speech, captions, embeddings') },
   });
   const off = await call('POST', `/videos/${fileId}/reanalyze`, { analyzers: ['ocr'] });
   expect(off).toMatchObject({

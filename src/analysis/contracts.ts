@@ -6,6 +6,7 @@
 import type { Logger } from '../log';
 import type { Db } from '../storage/db';
 import type { Segment, SegmentKind } from '../storage/schema';
+import type { FrameHints } from './frame-hints';
 import { FrameStream, type SampledFrame } from './frame-stream';
 
 /**
@@ -83,6 +84,8 @@ export interface StageContext {
   emitProbe?(frame: SampledFrame): void;
   /** The kept frames and the probes in time order, for stages that read probes (see Analyzer.readsProbes). */
   probeStream?: FrameStream;
+  /** What the stages of the group tell each other about the frames (whether a person may be in one). */
+  hints?: FrameHints;
 }
 
 /** The frames a reading stage works through: the live stream when there is one, else the stored frames. */
@@ -120,6 +123,8 @@ export interface Analyzer {
   readonly readsFrames?: boolean;
   /** Reads the probes between kept frames too (ctx.probeStream), the text reader: text on screen for 2 s is not missed. */
   readonly readsProbes?: boolean;
+  /** Tells ctx.hints, for every frame it reads, whether a person may be in it (the objects stage). */
+  readonly tellsPersons?: boolean;
   run(ctx: StageContext): Promise<StageResult>;
   /** Frees models (called when the worker stops). */
   close?(): Promise<void> | void;

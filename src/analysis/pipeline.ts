@@ -20,6 +20,7 @@ import {
   type StageResult,
   type VideoToAnalyze,
 } from './contracts';
+import { FrameHints } from './frame-hints';
 import { FrameStream } from './frame-stream';
 
 export interface PipelineDeps {
@@ -97,6 +98,7 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
     const producer = group.find((a) => a.producesFrames);
     const stream = producer ? new FrameStream() : null;
     const probeStream = producer && group.some((a) => a.readsProbes) ? new FrameStream() : null;
+    const hints = new FrameHints(group.some((a) => a.tellsPersons));
     const produced = new Map<SegmentKind, Segment[]>();
     const segmentRows = (kinds?: SegmentKind[]): Segment[] => {
       const stored = storedSegments(kinds).filter((s) => !produced.has(s.kind));
@@ -111,6 +113,7 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
       () => {
         stream?.fail(ctrl.signal.reason);
         probeStream?.fail(ctrl.signal.reason);
+        hints.close();
       },
       { once: true },
     );
@@ -184,6 +187,7 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
               : undefined,
           emitProbe: a === producer && probeStream ? (f) => probeStream.push(f) : undefined,
           probeStream: a.readsProbes && probeStream ? probeStream : undefined,
+          hints,
         };
         try {
           const result = await a.run(ctx);
@@ -212,6 +216,8 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
           }
           throw e;
         } finally {
+          // Whoever waits for its word on a frame goes on without it.
+          if (a.tellsPersons) hints.close();
           timings[a.stage] = Math.round(performance.now() - t0);
           fractions[k] = 1;
         }

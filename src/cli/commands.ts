@@ -20,6 +20,8 @@ import { createService } from '../service';
 
 export { VERSION } from '../version';
 import { VERSION } from '../version';
+import { decoderInfo, decoderLine } from '../media/decoder';
+import { DataDir } from '../storage/files';
 
 interface Command {
   usage: string;
@@ -312,6 +314,15 @@ function valuesAttached(args: string[], options: Record<string, { type: string; 
 export async function runCli(argv: string[]): Promise<number> {
   if (argv[0] === '--version' || argv[0] === 'version') {
     console.log(VERSION);
+    // The decoder too: it decodes every upload and live source (issue 37).
+    try {
+      const config = loadConfig({});
+      const decoder = await decoderInfo(new DataDir(config.dataDir, config.mediaDir).binDir);
+      console.log(decoderLine(decoder));
+      if (decoder.warning) console.error(`warning: ${decoder.warning}`);
+    } catch (e) {
+      console.error(`decoder: not found (${(e as Error).message})`);
+    }
     return 0;
   }
   if (argv[0] === '--help' || argv[0] === '-h' || argv[0] === 'help') {

@@ -1,12 +1,13 @@
 /**
  * GET /videos/{file_id}/transcript.vtt|.srt and /insights.json: a video's analysis in files people
- * keep. Only the owner's video in a live index is found; anything else is 404 (ids never leak).
+ * keep. Only the owner's video in an active index is found; anything else is 404 (ids never leak).
  */
 import { notFound } from '../errors';
+import type { Catalog } from '../storage/catalog';
 import type { Db } from '../storage/db';
 import type { User, Video } from '../storage/schema';
 import { appearancesInVideo } from '../storage/repositories/people';
-import { liveVideoOf, segmentsByKind, transcriptCues } from '../storage/repositories/videos';
+import { activeVideoOf, segmentsByKind, transcriptCues } from '../storage/repositories/videos';
 import { toSrt, toVtt, type Cue } from './formats';
 
 export interface Insights {
@@ -27,11 +28,11 @@ export interface Insights {
 }
 
 export class ExportService {
-  constructor(private readonly d: { db: Db }) {}
+  constructor(private readonly d: { db: Db; catalog: Catalog }) {}
 
-  /** The owner's video in a live index, or 404. */
+  /** The owner's video in an active index, or 404. */
   video(user: User, fileId: string): Video {
-    const video = liveVideoOf(this.d.db, user.id, fileId);
+    const video = activeVideoOf(this.d.db, user.id, fileId);
     if (!video) throw notFound('no such video');
     return video;
   }
@@ -54,8 +55,8 @@ export class ExportService {
     return { video, cues };
   }
 
-  private peopleOf(videoId: string): Insights['people'] {
-    const rows = appearancesInVideo(this.d.db, videoId);
+  private async peopleOf(videoId: string): Promise<Insights['people']> {
+    const rows = await appearancesInVideo(this.d.catalog, videoId);
     const byId = new Map<string, Insights['people'][number]>();
     for (const r of rows) {
       let p = byId.get(r.id);
@@ -65,7 +66,7 @@ export class ExportService {
     return [...byId.values()];
   }
 
-  insights(user: User, fileId: string): Insights {
+  async insights(user: User, fileId: string): Promise<Insights> {
     const v = this.video(user, fileId);
     const rows = segmentsByKind(this.d.db, v.id);
     const grouped: Insights['segments'] = {};
@@ -95,7 +96,7 @@ export class ExportService {
         upload_time: v.uploadedAt.toISOString(),
       },
       engines: v.analysis ?? {},
-      people: this.peopleOf(v.id),
+      people: await this.peopleOf(v.id),
       segments: grouped,
     };
   }

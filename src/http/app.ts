@@ -8,6 +8,7 @@ import { setOrigin } from './auth';
 import { bodyLimitOf, checkParsedBody, drainBody, limitBody, NATIVE_BODY_LIMIT } from './body';
 import { hostCheck, pathOf } from './host';
 import type { Service } from '../service';
+import { decoderHealth, decoderInfo } from '../media/decoder';
 import { docsPlugin } from './docs';
 import type { HttpOptions } from './options';
 import { exportRoutes } from './routes/exports';
@@ -78,7 +79,18 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
       return errorBody(status, message);
     })
     .use(docsPlugin(() => routes(), s.config))
-    .get('/health', () => ({ status: 'ok', search_index: s.retrieval.annState() }), { detail: { hide: true } })
+    .get(
+      '/health',
+      async () => ({
+        status: 'ok',
+        search_index: s.retrieval.annState(),
+        // Which ffmpeg decodes uploads and live sources, and a warning when it is not maintained.
+        decoder: await decoderInfo(s.files.binDir).then(decoderHealth, () => ({
+          error: 'ffmpeg or ffprobe could not be run',
+        })),
+      }),
+      { detail: { hide: true } },
+    )
     .use(uploadRoutes(s))
     .use(hostedRoutes(s))
     .use(fileUploadRoutes(s))

@@ -18,8 +18,49 @@
  * request is checked on its own, never carried over a connection opened for another host.
  */
 import { type Server, type Socket, connect, createServer } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import { ApiError } from '../errors';
 import { checkHost } from '../ingest/url-guard';
+import { RtspRelay } from './rtsp-relay';
+
+/** What one connection of a pulled source opens, and how its requests leave the server. */
+export interface GuardedConnection {
+  /** The URL ffmpeg opens. */
+  input: string;
+  /** ffmpeg's `http_proxy` (the EgressProxy of http(s), rtsps and rtmps sources). */
+  httpProxy?: string;
+  close(): void;
+}
+
+/**
+ * The guard of one connection of a source whose URL was checked (`address`: its host's checked
+ * address): http(s), rtsps and rtmps through an EgressProxy (every hop checked and pinned); plain
+ * RTSP through an RtspRelay to the checked address (no redirect followed, UDP pinned); plain RTMP
+ * (which follows no redirect) connected to the checked address directly.
+ */
+export async function guardConnection(
+  url: URL,
+  address: string,
+  allowPrivate: boolean,
+  onRefused: (reason: string) => void,
+): Promise<GuardedConnection> {
+  if (url.protocol === 'rtsp:') {
+    const relay = await RtspRelay.start(address, Number(url.port) || 554, onRefused);
+    return { input: relay.inputFor(url), close: () => relay.close() };
+  }
+  if (url.protocol === 'rtmp:') return { input: pinnedUrl(url, address), close: () => {} };
+  const proxy = await EgressProxy.start({ allowPrivate, source: url }, onRefused);
+  return { input: url.toString(), httpProxy: proxy.url, close: () => proxy.close() };
+}
+
+/** A URL with its host replaced by the checked address (the name is not resolved again). */
+function pinnedUrl(url: URL, address: string): string {
+  const host = bare(url.hostname);
+  if (ipaddr.isValid(host)) return url.toString();
+  const target = new URL(url.toString());
+  target.hostname = address.includes(':') ? `[${address}]` : address;
+  return target.toString();
+}
 
 export interface EgressPolicy {
   /** --allow-private-urls: the given URL's own host and port may be private (only those). */

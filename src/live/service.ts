@@ -42,20 +42,9 @@ import {
 } from '../storage/schema';
 import { AlertHub, matchAlert, type FiredAlert } from './alerts';
 import { type LiveClip, liveClip, pruneClips } from './clips';
-import {
-  checkStreamUrl,
-  defaultStreamName,
-  isMjpegSource,
-  PCM_BYTES_PER_SEC,
-  pinnedUrl,
-  proxiedScheme,
-  PulledSource,
-  redactUrl,
-} from './source';
-import { EgressProxy } from './egress';
+import { checkStreamUrl, defaultStreamName, isMjpegSource, PCM_BYTES_PER_SEC, PulledSource, redactUrl } from './source';
+import { guardConnection } from './egress';
 
-/** Analyzers that run on live windows (captions come with a configured captioner). */
-export const LIVE_ANALYZERS: readonly string[] = ['ocr', 'objects', 'faces', 'speech'];
 /** States in which a stream counts against the user's caps. */
 const RUNNING: LiveState[] = ['connecting', 'live', 'reconnecting', 'paused'];
 /** A frame waits this long after it arrived, so that frames sent out of order join its window. */
@@ -797,19 +786,17 @@ export class LiveService {
       const audio = !run.noAudio && (await this.loadAnalyzers()).some((a) => a.info.kind === 'speech');
       const mjpeg = /^https?:$/.test(url.protocol) && (await isMjpegSource(url, address));
       const ffmpeg = await this.d.ffmpeg();
-      const egress = proxiedScheme(url.protocol)
-        ? await EgressProxy.start({ allowPrivate: this.d.config.allowPrivateUrls, source: url }, (reason) =>
-            this.refuseHop(run, source, reason),
-          )
-        : undefined;
+      const egress = await guardConnection(url, address, this.d.config.allowPrivateUrls, (reason) =>
+        this.refuseHop(run, source, reason),
+      );
       if (run.stopped || this.closed) {
-        egress?.close();
+        egress.close();
         return;
       }
       const source: PulledSource = new PulledSource({
         ffmpeg,
-        input: pinnedUrl(url, address),
-        ...(egress && { egress }),
+        input: egress.input,
+        egress,
         protocol: url.protocol,
         ...(isRtsp && { rtspTransport: run.rtspTransport }),
         mjpeg,
@@ -851,7 +838,7 @@ export class LiveService {
         source.start();
       } catch (e) {
         run.source = null;
-        egress?.close();
+        egress.close();
         this.scheduleReconnect(run, `ffmpeg could not start: ${(e as Error).message}`);
       }
     })();

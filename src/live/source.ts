@@ -6,7 +6,6 @@
  */
 import { closeSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import ipaddr from 'ipaddr.js';
 import { badRequest } from '../errors';
 import { checkHost, pinnedFetch } from '../ingest/url-guard';
 import { type FfmpegProcess, startFfmpeg } from '../media/ffmpeg';
@@ -56,26 +55,6 @@ export async function checkStreamUrl(raw: string, allowPrivate: boolean): Promis
 }
 
 /**
- * Sources whose every request goes through an EgressProxy (egress.ts): ffmpeg's HTTP (redirects,
- * HLS playlists, segments, keys) and its TLS connections (https, rtsps, rtmps).
- */
-export function proxiedScheme(protocol: string): boolean {
-  return protocol === 'http:' || protocol === 'https:' || protocol === 'rtsps:' || protocol === 'rtmps:';
-}
-
-/**
- * The URL ffmpeg opens. Plain RTSP and RTMP connect to the checked address instead of the name
- * (DNS pinning); the proxied schemes keep the name, which the proxy checks and pins on each hop.
- */
-export function pinnedUrl(url: URL, address: string): string {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (ipaddr.isValid(host) || proxiedScheme(url.protocol)) return url.toString();
-  const target = new URL(url.toString());
-  target.hostname = address.includes(':') ? `[${address}]` : address;
-  return target.toString();
-}
-
-/**
  * Whether an http(s) source is an MJPEG camera (a multipart/x-mixed-replace answer) rather than a
  * live playlist: asked once per connection, at the checked address, before ffmpeg connects.
  */
@@ -100,10 +79,10 @@ export interface PulledSourceOptions {
   input: string;
   protocol: string;
   /**
-   * The proxy every HTTP request and TLS connection of ffmpeg goes through (egress.ts); closed
-   * with the connection.
+   * The connection's guard (egress.ts): the proxy every HTTP request and TLS connection of ffmpeg
+   * goes through (`httpProxy`), or the RTSP relay; closed with the connection.
    */
-  egress?: { url: string; close(): void };
+  egress?: { httpProxy?: string; close(): void };
   /**
    * RTSP lower transport: `tcp` (interleaved, what cameras behind NAT need) or `auto` (ffmpeg's
    * own order: UDP, then TCP when no packet comes), for servers that refuse TCP.
@@ -190,7 +169,7 @@ export class PulledSource {
       );
     }
     if (o.audio) args.push('-map', '0:a:0?', '-ac', '1', '-ar', '16000', '-f', 's16le', 'pipe:3');
-    const proc = startFfmpeg(o.ffmpeg, args, { stdout: 'pipe', fd3: o.audio, env: ffmpegEnv(o.egress?.url) });
+    const proc = startFfmpeg(o.ffmpeg, args, { stdout: 'pipe', fd3: o.audio, env: ffmpegEnv(o.egress?.httpProxy) });
     this.proc = proc;
     if (proc.fd3 !== null) void this.readAudio(proc.fd3);
     this.lastFrameAt = Date.now();

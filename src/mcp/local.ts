@@ -44,7 +44,7 @@ export function localBackend(s: Service, user: User, origin: string, failures: U
       return s.exports.cues(user, fileId);
     },
     async people(indexId) {
-      return s.people.list(user, indexId).map(({ thumbnail, appearances, ...rest }) => ({
+      return (await s.people.list(user, indexId)).map(({ thumbnail, appearances, ...rest }) => ({
         ...rest,
         appearance_count: appearances,
         thumbnail_url: origin + s.links.sign(thumbnail),

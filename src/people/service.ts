@@ -8,20 +8,21 @@ import { join } from 'node:path';
 import { badRequest, notFound } from '../errors';
 import type { IndexService } from '../indexes/service';
 import { runFfmpeg } from '../media/ffmpeg';
+import type { Catalog } from '../storage/catalog';
 import type { Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import {
   appearanceCount,
   appearancesIn,
   hasAppearance,
-  livePerson,
+  activePerson,
   mergePeople,
   personNames,
   setPersonName,
   splitAppearance,
 } from '../storage/repositories/people';
 import { frameNear } from '../storage/repositories/videos';
-import type { MediaIndex, Person, User } from '../storage/schema';
+import type { MediaIndex, Person, User } from '../storage/rows';
 import { newPersonId } from './group';
 
 export interface PersonView {
@@ -55,28 +56,40 @@ export interface AppearanceRow extends AppearanceView {
 export const MAX_NAME_LENGTH = 100;
 
 export class PeopleService {
-  constructor(private readonly d: { db: Db; indexes: IndexService; files: DataDir; ffmpeg: () => Promise<string> }) {}
+  constructor(
+    private readonly d: {
+      db: Db;
+      catalog: Catalog;
+      indexes: IndexService;
+      files: DataDir;
+      ffmpeg: () => Promise<string>;
+    },
+  ) {}
 
-  /** The user's live index (by id), or 404. */
+  /** The user's active index (by id), or 404. */
   index(user: User, indexId: string): MediaIndex {
     return this.d.indexes.resolve(user, indexId, { byName: false });
   }
 
-  list(user: User, indexId: string): PersonView[] {
+  async list(user: User, indexId: string): Promise<PersonView[]> {
     const idx = this.index(user, indexId);
-    const rows = this.appearances(idx.id);
+    const rows = await this.appearances(idx.id);
     const byPerson = new Map<string, AppearanceRow[]>();
     for (const r of rows) byPerson.set(r.person_id, [...(byPerson.get(r.person_id) ?? []), r]);
-    const names = personNames(this.d.db, idx.id);
+    const names = await personNames(this.d.catalog, idx.id);
     return [...byPerson.entries()]
       .map(([id, apps]) => view(idx.id, id, names.get(id) ?? null, apps))
       .sort((a, b) => b.seconds - a.seconds || a.person_id.localeCompare(b.person_id));
   }
 
-  get(user: User, indexId: string, personId: string): PersonView & { appearances_list: AppearanceView[] } {
+  async get(
+    user: User,
+    indexId: string,
+    personId: string,
+  ): Promise<PersonView & { appearances_list: AppearanceView[] }> {
     const idx = this.index(user, indexId);
-    const p = this.person(user, idx.id, personId);
-    const apps = this.appearances(idx.id, p.id);
+    const p = await this.person(user, idx.id, personId);
+    const apps = await this.appearances(idx.id, p.id);
     if (!apps.length) throw notFound('no such person in this index');
     return {
       ...view(idx.id, p.id, p.name, apps),
@@ -91,9 +104,9 @@ export class PeopleService {
   }
 
   /** Names (or with null, un-names) a person; nothing else changes. */
-  rename(user: User, indexId: string, personId: string, name: string | null): PersonView {
+  async rename(user: User, indexId: string, personId: string, name: string | null): Promise<PersonView> {
     const idx = this.index(user, indexId);
-    const p = this.person(user, idx.id, personId);
+    const p = await this.person(user, idx.id, personId);
     const clean = name === null ? null : name.trim().replace(/\s+/g, ' ');
     if (clean !== null && (clean.length === 0 || clean.length > MAX_NAME_LENGTH))
       throw badRequest(`field "name" must be 1 to ${MAX_NAME_LENGTH} characters (or null to remove the name)`);
@@ -102,44 +115,44 @@ export class PeopleService {
       throw badRequest(
         'field "name" must not contain control characters (bidi controls U+202A–202E and U+2066–2069 included) or lone surrogates',
       );
-    setPersonName(this.d.db, p.id, clean);
-    return view(idx.id, p.id, clean, this.appearances(idx.id, p.id));
+    await setPersonName(this.d.catalog, p.id, clean);
+    return view(idx.id, p.id, clean, await this.appearances(idx.id, p.id));
   }
 
   /** Moves every appearance of `personId` to `into` and removes `personId`; a name on one side only is kept. */
-  merge(user: User, indexId: string, personId: string, into: string): PersonView {
+  async merge(user: User, indexId: string, personId: string, into: string): Promise<PersonView> {
     const idx = this.index(user, indexId);
-    const from = this.person(user, idx.id, personId);
-    const to = this.person(user, idx.id, into, 'field "into": no such person in this index');
+    const from = await this.person(user, idx.id, personId);
+    const to = await this.person(user, idx.id, into, 'field "into": no such person in this index');
     if (from.id === to.id) throw badRequest('field "into" must be another person than the one merged');
     const name = to.name ?? from.name;
-    mergePeople(this.d.db, from.id, to.id, name);
-    return view(idx.id, to.id, name, this.appearances(idx.id, to.id));
+    await mergePeople(this.d.catalog, from.id, to.id, name);
+    return view(idx.id, to.id, name, await this.appearances(idx.id, to.id));
   }
 
   /** Moves one appearance out of a person into a new, unnamed person. */
-  split(user: User, indexId: string, personId: string, appearanceId: number): PersonView {
+  async split(user: User, indexId: string, personId: string, appearanceId: number): Promise<PersonView> {
     const idx = this.index(user, indexId);
-    const p = this.person(user, idx.id, personId);
-    if (!hasAppearance(this.d.db, p.id, appearanceId))
+    const p = await this.person(user, idx.id, personId);
+    if (!(await hasAppearance(this.d.catalog, p.id, appearanceId)))
       throw notFound('field "appearance_id": this person has no such appearance');
-    if (appearanceCount(this.d.db, p.id) < 2)
+    if ((await appearanceCount(this.d.catalog, p.id)) < 2)
       throw badRequest("this is the person's only appearance; there is nothing to split it from");
     const id = newPersonId();
-    splitAppearance(this.d.db, { id, indexId: idx.id, userId: user.id }, appearanceId);
-    return view(idx.id, id, null, this.appearances(idx.id, id));
+    await splitAppearance(this.d.catalog, { id, indexId: idx.id, userId: user.id }, appearanceId);
+    return view(idx.id, id, null, await this.appearances(idx.id, id));
   }
 
   /** The sampled frame and the face box of the person's largest face (for a thumbnail). */
-  private thumbnailSource(
+  private async thumbnailSource(
     user: User | null,
     indexId: string,
     personId: string,
-  ): { frame: string; box: [number, number, number, number] | null } {
+  ): Promise<{ frame: string; box: [number, number, number, number] | null }> {
     // Without a user the request came with a signed link for exactly this path: the index must still be live.
     const idx = user ? this.index(user, indexId) : { id: indexId };
-    const p = this.person(user, idx.id, personId);
-    const apps = this.appearances(idx.id, p.id);
+    const p = await this.person(user, idx.id, personId);
+    const apps = await this.appearances(idx.id, p.id);
     const best = apps.reduce<AppearanceRow | null>((b, a) => (!b || area(a.box) > area(b.box) ? a : b), null);
     if (!best) throw notFound('no such person');
     const file = frameNear(this.d.db, best.video_id, best.best_t);
@@ -149,7 +162,7 @@ export class PeopleService {
 
   /** A JPEG of the person's largest face: its box widened by 10 % (hair, chin), clamped to the frame, 160 px wide. */
   async thumbnail(user: User | null, indexId: string, personId: string): Promise<Uint8Array> {
-    const src = this.thumbnailSource(user, indexId, personId);
+    const src = await this.thumbnailSource(user, indexId, personId);
     const [x, y, w, h] = src.box ?? [0, 0, 1, 1];
     const x0 = clamp01(x - w * 0.1);
     const y0 = clamp01(y - h * 0.1);
@@ -180,8 +193,8 @@ export class PeopleService {
   }
 
   /** All appearances of the index's people (of one person), in time order within each video. */
-  appearances(indexId: string, personId?: string): AppearanceRow[] {
-    const rows = appearancesIn(this.d.db, indexId, personId);
+  async appearances(indexId: string, personId?: string): Promise<AppearanceRow[]> {
+    const rows = await appearancesIn(this.d.catalog, indexId, personId);
     return rows.map(({ extra, ...r }) => ({
       ...r,
       best_t: typeof extra?.best_t === 'number' ? extra.best_t : r.start,
@@ -190,13 +203,13 @@ export class PeopleService {
   }
 
   /** The person of the index (live, and the user's when a user is given), or 404 with `message`. */
-  private person(
+  private async person(
     user: User | null,
     indexId: string,
     personId: string,
     message = 'no such person in this index',
-  ): Person {
-    const p = livePerson(this.d.db, indexId, personId, user?.id ?? null);
+  ): Promise<Person> {
+    const p = await activePerson(this.d.catalog, indexId, personId, user?.id ?? null);
     if (!p) throw notFound(message);
     return p;
   }

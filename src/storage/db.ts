@@ -7,7 +7,7 @@ import { chmodSync, existsSync } from 'node:fs';
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite';
 import { type EmbeddedMigration, MIGRATIONS } from './migrations.generated';
 import * as schema from './schema';
-import { ConfigError, redactUrl } from '../config';
+import { ConfigError, redactUrl } from '../options';
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 

@@ -65,7 +65,7 @@ export const mediaIndexes = sqliteTable(
     type: text('type', { enum: INDEX_TYPES }).notNull().default('standard'),
   },
   (t) => [
-    // A name is unique among a user's live indexes; deleted ones keep theirs until restored.
+    // A name is unique among a user's active indexes; deleted ones keep theirs until restored.
     uniqueIndex('media_indexes_user_name_live_uq').on(t.userId, t.name).where(sql`deleted_at IS NULL`),
     index('media_indexes_user_idx').on(t.userId),
   ],

@@ -97,11 +97,15 @@ beforeAll(async () => {
     const s = srv.server.service;
     const { user, tokenId } = s.accounts.authenticateToken(srv.token);
     seed.putSize = Bun.file(join(fx.dir, 'notes.mp4')).size;
-    seed.putPath = s.grants.issue(user, { index: 'seeded', filename: 'a.mp4', filesize: seed.putSize, tokenId }).path;
-    seed.expiredPutPath = s.grants.issue(
-      user,
-      { index: 'seeded', filename: 'a.mp4', filesize: seed.putSize, tokenId },
-      new Date(Date.now() - 2 * 3600_000),
+    seed.putPath = (
+      await s.grants.issue(user, { index: 'seeded', filename: 'a.mp4', filesize: seed.putSize, tokenId })
+    ).path;
+    seed.expiredPutPath = (
+      await s.grants.issue(
+        user,
+        { index: 'seeded', filename: 'a.mp4', filesize: seed.putSize, tokenId },
+        new Date(Date.now() - 2 * 3600_000),
+      )
     ).path;
   }
   // An index on the strict server (for its webhook URL policy).
@@ -681,7 +685,7 @@ const cases: Case[] = [
     name: 'reanalyze: unknown analyzer',
     send: (base) => lazy(`/videos/${seed.key}/reanalyze`, () => ({ token: A(), analyzers: ['magic'] }))(base),
     status: 400,
-    says: 'choose from captions, speech, ocr, objects, embeddings',
+    says: 'choose from ocr, objects, speech, captions, embeddings',
   },
   {
     name: 'reanalyze: captions without a captioner',

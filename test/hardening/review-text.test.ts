@@ -199,7 +199,7 @@ describe('issue 25 item 4: person names', () => {
       for (const bad of ['Ann\u202Eeve', 'Ann\u2066x\u2069', 'Ann\u0085', 'Ann\u009B31m']) {
         let status = 0;
         try {
-          svc.people.rename(user, index.id, 'p1', bad);
+          await svc.people.rename(user, index.id, 'p1', bad);
         } catch (e) {
           status = (e as { status: number }).status;
         }

@@ -8,7 +8,8 @@
  * - a media playlist whose segments are https:// URLs on a third port (ffmpeg's TLS goes through
  *   the proxy as CONNECT), a plain TCP server there counting the connections it accepts.
  * The other port is a real HTTP server that counts the requests it sees: it must see none, and each
- * stream fails with the reason. A same-origin redirect to a real playlist still goes live. The
+ * stream fails with the reason. An RTSP server answering 302 with another port's address is not
+ * followed either (a TCP server there counts connections). A same-origin redirect to a real playlist still goes live. The
  * proxy's policy is also checked on its own with a stand-in resolver (public names, a name that
  * resolves to a private address, the metadata address).
  */
@@ -156,6 +157,49 @@ describe('every request of a pulled source is checked', () => {
     expect(s.reason).toContain(`127.0.0.1:${tlsTargetPort} was refused`);
     console.log(`https segments: connections seen by the refused server: ${tlsConnections.length}`);
     expect(tlsConnections).toEqual([]);
+  }, 60_000);
+});
+
+describe('RTSP', () => {
+  test('an RTSP redirect to another address is not followed; the stream fails with the reason', async () => {
+    const connections: number[] = [];
+    const other = createServer((sock) => {
+      connections.push(Date.now());
+      sock.destroy();
+    });
+    await new Promise<void>((ok) => other.listen(0, '127.0.0.1', ok));
+    const otherPort = (other.address() as { port: number }).port;
+    // Answers every request with a redirect to the other server.
+    const camera = createServer((sock) =>
+      sock.on('data', (d) => {
+        const cseq = /CSeq: *(\d+)/i.exec(d.toString('latin1'))?.[1] ?? '1';
+        sock.write(`RTSP/1.0 302 Moved\r\nCSeq: ${cseq}\r\nLocation: rtsp://127.0.0.1:${otherPort}/cam\r\n\r\n`);
+      }),
+    );
+    await new Promise<void>((ok) => camera.listen(0, '127.0.0.1', ok));
+    try {
+      const cameraPort = (camera.address() as { port: number }).port;
+      const added = await live.post('/add-stream', {
+        token: srv.token,
+        index: 'cams',
+        url: `rtsp://127.0.0.1:${cameraPort}/cam`,
+        fps: 1,
+      });
+      expect(added.status).toBe('success');
+      const s = await live.waitStream(
+        added.stream_id,
+        (x) => x.status === 'failed',
+        30_000,
+        'the redirect refused',
+        200,
+      );
+      expect(s.reason).toContain('redirect');
+      console.log(`RTSP redirect: connections seen by the other server: ${connections.length}`);
+      expect(connections).toEqual([]);
+    } finally {
+      camera.close();
+      other.close();
+    }
   }, 60_000);
 });
 

@@ -21,6 +21,23 @@ import {
   webhookEvent,
   webhookSecretOf,
 } from '../../src/storage/repositories/webhooks';
+import {
+  insertUploadGrant,
+  releaseUploadGrant,
+  takeUploadGrant,
+  uploadGrant,
+} from '../../src/storage/repositories/grants';
+import {
+  appearanceCount,
+  appearancesIn,
+  appearancesInVideo,
+  hasAppearance,
+  activePerson,
+  mergePeople,
+  personNames,
+  setPersonName,
+  splitAppearance,
+} from '../../src/storage/repositories/people';
 import { freshPostgresDatabase } from '../pg';
 
 interface Opened {
@@ -171,6 +188,117 @@ for (const dialect of DIALECTS)
         (await dueWebhookEventIds(c, Date.now() + 1000, 10)).map((d) => webhookEvent(c, d.id)),
       );
       expect(next.map((e) => [e!.videoId, e!.event])).toEqual([[busy.video, 'video.removed']]);
+    });
+
+    test('people: the access-checked lookup, appearances in time order, naming, merging and splitting', async () => {
+      const a = await seed(c, 'faces');
+      const other = await seed(c, 'stranger');
+      const { people, personAppearances, segments, mediaIndexes } = c.t;
+      const now = new Date();
+      const segIds: number[] = [];
+      await c.run(async (db) => {
+        await db.insert(people).values([
+          { id: 'p_ann', indexId: a.index, userId: a.user, name: 'Ann', createdAt: now },
+          { id: 'p_bob', indexId: a.index, userId: a.user, name: null, createdAt: now },
+        ]);
+        for (const [start, person] of [
+          [20, 'p_ann'],
+          [5, 'p_ann'],
+          [12, 'p_bob'],
+        ] as const) {
+          const [row] = await db
+            .insert(segments)
+            .values({
+              videoId: a.video,
+              kind: 'face',
+              start,
+              end: start + 2,
+              text: 'face',
+              extra: { best_t: start + 1 },
+            })
+            .returning({ id: segments.id });
+          segIds.push(row!.id);
+          await db.insert(personAppearances).values({
+            segmentId: row!.id,
+            personId: person,
+            videoId: a.video,
+            indexId: a.index,
+            descriptor: Buffer.from([1, 2, 3, 4]),
+          });
+        }
+      });
+      expect(typeof segIds[0]).toBe('number');
+
+      expect((await activePerson(c, a.index, 'p_ann', a.user))?.name).toBe('Ann');
+      expect(await activePerson(c, a.index, 'p_ann', other.user)).toBeUndefined();
+      expect((await activePerson(c, a.index, 'p_ann', null))?.id).toBe('p_ann');
+      const apps = await appearancesIn(c, a.index);
+      expect(apps.map((x) => [x.person_id, x.start])).toEqual([
+        ['p_ann', 5],
+        ['p_bob', 12],
+        ['p_ann', 20],
+      ]);
+      expect(apps[0]).toMatchObject({ video_id: a.video, file_name: 'a.mp4', end: 7, extra: { best_t: 6 } });
+      expect((await appearancesIn(c, a.index, 'p_bob')).map((x) => x.appearance_id)).toEqual([segIds[2]!]);
+      expect([...(await personNames(c, a.index)).entries()].sort()).toEqual([
+        ['p_ann', 'Ann'],
+        ['p_bob', null],
+      ]);
+      expect(await appearanceCount(c, 'p_ann')).toBe(2);
+      expect(await hasAppearance(c, 'p_ann', segIds[2]!)).toBe(false);
+      expect(await hasAppearance(c, 'p_bob', segIds[2]!)).toBe(true);
+
+      await setPersonName(c, 'p_bob', 'Bob');
+      await mergePeople(c, 'p_bob', 'p_ann', 'Ann');
+      expect(await appearanceCount(c, 'p_ann')).toBe(3);
+      expect(await activePerson(c, a.index, 'p_bob', null)).toBeUndefined();
+
+      await splitAppearance(c, { id: 'p_new', indexId: a.index, userId: a.user }, segIds[0]!);
+      expect((await appearancesInVideo(c, a.video)).map((x) => [x.id, x.name, x.start])).toEqual([
+        ['p_ann', 'Ann', 5],
+        ['p_ann', 'Ann', 12],
+        ['p_new', null, 20],
+      ]);
+
+      // A deleted index hides its people.
+      await c.run(async (db) => {
+        await db.update(mediaIndexes).set({ deletedAt: new Date() }).where(eq(mediaIndexes.id, a.index));
+      });
+      expect(await activePerson(c, a.index, 'p_ann', a.user)).toBeUndefined();
+    });
+
+    test('upload grants: the per-user cap holds for requests at once; a grant is taken once, released, taken again; day-old grants go', async () => {
+      const a = await seed(c, 'grants');
+      const now = new Date();
+      const grant = (id: string, at = now) => ({
+        id,
+        userId: a.user,
+        indexRef: 'home',
+        fileName: 'x.mp4',
+        sizeBytes: 5_000_000_000, // above 2^32: kept whole in both dialects
+        expiresAt: new Date(at.getTime() + 3_600_000),
+        createdAt: at,
+      });
+      const old = new Date(now.getTime() - 3 * 86_400_000);
+      expect(await insertUploadGrant(c, grant('g_old', old), 0, old)).toBeNull();
+      const results = await Promise.all(
+        ['g1', 'g2', 'g3', 'g4', 'g5'].map((id) => insertUploadGrant(c, grant(id), 2, now)),
+      );
+      expect(results.filter((r) => r === null).length).toBe(2);
+      expect(results.filter((r) => r === 2).length).toBe(3);
+      expect(await uploadGrant(c, 'g_old')).toBeUndefined();
+
+      const kept = results.flatMap((r, i) => (r === null ? [`g${i + 1}`] : []));
+      const g = (await uploadGrant(c, kept[0]!))!;
+      expect(g).toMatchObject({ userId: a.user, sizeBytes: 5_000_000_000, usedAt: null });
+      expect(g.expiresAt.getTime()).toBe(now.getTime() + 3_600_000);
+      const takes = await Promise.all([takeUploadGrant(c, g.id, now), takeUploadGrant(c, g.id, now)]);
+      expect(takes.filter(Boolean).length).toBe(1);
+      expect(takes.find(Boolean)!.usedAt!.getTime()).toBe(now.getTime());
+      await releaseUploadGrant(c, g.id);
+      expect((await takeUploadGrant(c, g.id, now))?.id).toBe(g.id);
+      // A used grant no longer counts against the cap.
+      expect(await insertUploadGrant(c, grant('g6'), 2, now)).toBeNull();
     });
 
     test('write: a body that throws leaves nothing; a statement from outside it meanwhile is not rolled back with it', async () => {

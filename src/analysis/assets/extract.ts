@@ -24,28 +24,11 @@ import { chmodSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, st
 import { dirname, join } from 'node:path';
 import { EMBEDDED_ASSETS, type AssetGroupName, type EmbeddedAssetGroup } from './embedded.generated';
 import { EngineUnavailableError } from '../contracts';
+import type { AnalysisAssets } from '../descriptor';
 import { useFiles, type UseFiles } from '../engines/embedder';
 import { objectModelPaths } from '../stages/objects';
 import { ocrModelDir } from '../engines/paddle-ocr';
 import { vadModelPath } from '../engines/vad';
-
-export interface AnalysisAssets {
-  /** npm: node_modules (run from source); embedded: extracted from the executable. */
-  source: 'npm' | 'embedded';
-  /** PP-OCRv4 det/rec ONNX files and dictionary. Unset: OcrAnalyzer's own default. */
-  ocrModelDir?: string;
-  /** CenterNet/MoveNet model files and the tfjs-backend-wasm binaries. */
-  objects?: { modelDir: string; wasmDir: string };
-  /** The Silero VAD ONNX file. */
-  vadModel?: string;
-  /** The Universal Sentence Encoder files and @energetic-ai/core's wasm binaries. */
-  embeddings?: UseFiles;
-  /** Groups extracted by this call (empty when all were in place) and how long that took. */
-  extracted: AssetGroupName[];
-  extractMs: number;
-  /** What could not be prepared (the engines that need it will report themselves unavailable). */
-  problems: string[];
-}
 
 /** The files each analyzer needs from the executable. */
 const GROUPS_OF: Record<string, AssetGroupName[]> = {
@@ -56,11 +39,6 @@ const GROUPS_OF: Record<string, AssetGroupName[]> = {
   speech: ['native', 'vad'],
   embeddings: ['embeddings'],
 };
-
-/** True in the compiled executable (which carries the files), false when run from source. */
-export function hasEmbeddedAssets(): boolean {
-  return EMBEDDED_ASSETS !== null;
-}
 
 /**
  * The files of the given analyzers (names as in `--analyzers`). In the executable this extracts
@@ -80,7 +58,7 @@ export async function analysisAssets(assetsDir: string, analyzers: readonly stri
       source: 'npm',
       ocrModelDir: analyzers.includes('ocr') ? opt(ocrModelDir) : undefined,
       objects: analyzers.includes('objects') || analyzers.includes('faces') ? opt(objectModelPaths) : undefined,
-      vadModel: analyzers.includes('speech') ? opt(vadModelPath) : undefined,
+      vadModel: analyzers.includes('speech') ? opt(() => vadModelPath(vadModelFromEnv())) : undefined,
       embeddings: analyzers.includes('embeddings') ? opt(useFiles) : undefined,
       extracted: [],
       extractMs: 0,

@@ -188,3 +188,46 @@ export function frameDifference(a: Thumb, b: Thumb, cell = THUMB_CELL): number {
 }
 
 export const clamp = (x: number, lo: number, hi: number) => Math.max(lo, Math.min(hi, x));
+
+/**
+ * Largest mean absolute luma difference between two same-size pictures over square cells of half
+ * the rectangle's height (about a character's width) inside [x0, y0, x1, y1]: one changed letter of
+ * a line moves its cell by tens of grey levels, JPEG noise on unchanged text by a few.
+ */
+export function regionDifference(a: Image, b: Image, rect: [number, number, number, number]): number {
+  if (a.width !== b.width || a.height !== b.height) return 255;
+  const x0 = clamp(Math.floor(rect[0]), 0, a.width);
+  const y0 = clamp(Math.floor(rect[1]), 0, a.height);
+  const x1 = clamp(Math.ceil(rect[2]), 0, a.width);
+  const y1 = clamp(Math.ceil(rect[3]), 0, a.height);
+  if (x1 <= x0 || y1 <= y0) return 0;
+  const cell = Math.max(4, Math.round((y1 - y0) / 2));
+  const cols = Math.ceil((x1 - x0) / cell);
+  const sums = new Float64Array(cols);
+  const counts = new Uint32Array(cols);
+  let max = 0;
+  for (let cy = y0; cy < y1; cy += cell) {
+    sums.fill(0);
+    counts.fill(0);
+    for (let y = cy; y < Math.min(y1, cy + cell); y++) {
+      for (let x = x0, p = (y * a.width + x0) * 4; x < x1; x++, p += 4) {
+        const la = 77 * a.data[p]! + 150 * a.data[p + 1]! + 29 * a.data[p + 2]!;
+        const lb = 77 * b.data[p]! + 150 * b.data[p + 1]! + 29 * b.data[p + 2]!;
+        const c = ((x - x0) / cell) | 0;
+        sums[c]! += Math.abs(la - lb);
+        counts[c]!++;
+      }
+    }
+    for (let c = 0; c < cols; c++) if (counts[c]) max = Math.max(max, sums[c]! / counts[c]! / 256);
+  }
+  return max;
+}
+
+/** Intersection over union of two axis-aligned [x0, y0, x1, y1] rectangles. */
+export function rectIou(a: [number, number, number, number], b: [number, number, number, number]): number {
+  const w = Math.min(a[2], b[2]) - Math.max(a[0], b[0]);
+  const h = Math.min(a[3], b[3]) - Math.max(a[1], b[1]);
+  if (w <= 0 || h <= 0) return 0;
+  const i = w * h;
+  return i / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - i);
+}

@@ -42,6 +42,14 @@ export interface TextLine {
   rect: [number, number, number, number];
 }
 
+/** One detected text box (axis-aligned, stored-frame pixels) and the lines read in it. */
+export interface ReadBox {
+  rect: TextLine['rect'];
+  lines: TextLine[];
+  /** Its lines came from `reuse`, not from the recogniser. */
+  reused: boolean;
+}
+
 type Sharp = typeof import('sharp');
 type Ort = typeof import('onnxruntime-node');
 
@@ -130,13 +138,22 @@ export class PaddleEngine {
   }
 
   async read(image: Image): Promise<TextLine[]> {
+    return (await this.readBoxes(image)).flatMap((b) => b.lines);
+  }
+
+  /**
+   * The detected text boxes and what was read in each (one line, or two for a stacked title).
+   * `reuse` may give a box's lines without reading it (the OCR stage gives those of an unchanged
+   * box of the frame before): the recogniser then does not run for that box.
+   */
+  async readBoxes(image: Image, reuse?: (rect: TextLine['rect']) => TextLine[] | null): Promise<ReadBox[]> {
     const { width, height } = image;
     const { prob, W, H } = await this.detect(image, this.detMaxSide);
     const boxes = this.boxes(prob, W, H);
     // Boxes are found on the detector's picture; crops are read from the full-size frame.
     const sx = width / W;
     const sy = height / H;
-    const lines: TextLine[] = [];
+    const out: ReadBox[] = [];
     for (const b of boxes) {
       const q: Quad = { ox: b.ox * sx, oy: b.oy * sy, ux: b.ux * sx, uy: b.uy * sy, vx: b.vx * sx, vy: b.vy * sy };
       const rect = (q: Quad): TextLine['rect'] => {
@@ -149,12 +166,18 @@ export class PaddleEngine {
           clamp(Math.max(...ys), 0, height),
         ];
       };
+      const whole = rect(q);
+      const known = reuse?.(whole);
+      if (known) {
+        out.push({ rect: whole, lines: known, reused: true });
+        continue;
+      }
       const r = await this.recognize(image, q);
       const halves = await this.stackedHalves(image, q, r.confidence);
-      if (halves) for (const [h, hq] of halves) lines.push({ ...h, rect: rect(hq) });
-      else lines.push({ ...r, rect: rect(q) });
+      const lines = halves ? halves.map(([h, hq]) => ({ ...h, rect: rect(hq) })) : [{ ...r, rect: whole }];
+      out.push({ rect: whole, lines, reused: false });
     }
-    return lines;
+    return out;
   }
 
   /**

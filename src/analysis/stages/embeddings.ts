@@ -13,7 +13,10 @@ import { clearVideoVectors, storeVideoVectors } from '../../search/vectors';
 import type { Db } from '../../storage/db';
 import type { Segment } from '../../storage/schema';
 import type { Analyzer, EngineInfo, StageContext, StageResult } from '../contracts';
+import { apiKey, engine, needs, serverUrl, text } from '../../options';
+import { defineAnalyzer } from '../descriptor';
 import { UseEmbedder, type Embedder } from '../engines/embedder';
+import { OpenAiEmbedder } from '../engines/model-server/embedder-openai';
 import { ModelServerError } from '../engines/model-server/client';
 
 /** Texts per embedder call: the unit of progress and of cancellation. */
@@ -163,3 +166,42 @@ function singular(label: string): string {
   if (label === 'people' || label === 'persons') return 'person';
   return label;
 }
+
+/** Who embeds segments and questions. */
+export const EMBEDDER_ENGINE = engine(
+  'embedder',
+  'use',
+  'segment and question vectors: use (built-in) | openai (key: VIDQ_EMBEDDER_API_KEY)',
+  {
+    /** The built-in Universal Sentence Encoder. */
+    use: {},
+    /** POST /v1/embeddings of an OpenAI-compatible server. */
+    openai: {
+      url: needs(
+        serverUrl('embedder-url', 'OpenAI-compatible base URL for --embedder openai', 'VIDQ_EMBEDDER_API_KEY'),
+        "the server's base URL (e.g. http://127.0.0.1:11434)",
+      ),
+      model: needs(
+        text('embedder-model', '', 'embedding model name for --embedder openai, e.g. nomic-embed-text'),
+        'the embedding model the server serves (e.g. nomic-embed-text)',
+      ),
+      apiKey: apiKey(null, 'VIDQ_EMBEDDER_API_KEY', 'bearer key of the embeddings server'),
+    },
+  },
+);
+
+/** Vectors of every segment, for search by meaning: last, after every stage that adds segments. */
+export const embeddingsDescriptor = defineAnalyzer({
+  name: 'embeddings',
+  options: {},
+  engines: { embedder: EMBEDDER_ENGINE },
+  listed: true,
+  live: false,
+  reanalyzable: true,
+  create: ({ embedder }, setup) =>
+    new EmbeddingsAnalyzer(
+      embedder.type === 'openai'
+        ? new OpenAiEmbedder(setup.modelServer(embedder.url, embedder.apiKey), embedder.model)
+        : new UseEmbedder({ files: setup.assets?.embeddings }),
+    ),
+});

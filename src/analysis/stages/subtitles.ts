@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { and, eq, sql } from 'drizzle-orm';
 import { segments } from '../../storage/schema';
 import { probeSubtitles, readCues, type SubtitleTrack } from '../../media/subtitles';
+import { defineAnalyzer } from '../descriptor';
 import type { Analyzer, NewSegment, StageContext, StageResult } from '../contracts';
 
 /** Names of the subtitle file stored beside the video (from `subtitles_url`). */
@@ -123,3 +124,15 @@ function segment(c: { start: number; end: number; text: string }, from: Record<s
   // A cue's text may carry terminal controls (ESC]52;… writes a terminal's clipboard): stored without.
   return { kind: 'transcript', start: c.start, end: c.end, text: stripControls(c.text), confidence: 1, extra };
 }
+
+/** The video's own subtitle tracks (and a subtitles file beside it), as transcripts. */
+export const subtitlesDescriptor = defineAnalyzer({
+  name: 'subtitles',
+  options: {},
+  engines: {},
+  listed: true,
+  live: false,
+  reanalyzable: false,
+  // The same binaries as the worker's ffmpeg.
+  create: (_c, setup) => new SubtitlesAnalyzer(setup.ffprobe),
+});

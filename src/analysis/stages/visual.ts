@@ -11,6 +11,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFfmpeg, summarizeFfmpegError } from '../../media/ffmpeg';
+import { GiB, int } from '../../options';
+import { defineAnalyzer } from '../descriptor';
 import { lines } from '../../util/lines';
 import type { Analyzer, NewFrame, NewSegment, StageContext, StageResult } from '../contracts';
 
@@ -527,3 +529,29 @@ function freeBytes(dir: string): number {
   const st = statfsSync(dir);
   return Number(st.bavail) * Number(st.bsize);
 }
+
+/** Shots and the sampled frames every other analyzer reads: always runs, first. */
+export const visualDescriptor = defineAnalyzer({
+  name: 'visual',
+  options: {
+    // The main speed/detail trade-off of analysis.
+    frameIntervalSec: int('frame-interval-sec', 5, 'at most one sampled frame per N seconds of a shot', { min: 1 }),
+    maxFramesPerVideo: int('max-frames-per-video', 7200, 'sampled-frame candidates per video'),
+    maxFramePixels: int('max-frame-pixels', 960 * 540, 'largest sampled frame (width x height)'),
+    maxFrameBytesPerVideo: int('max-frame-bytes-per-video', 1 * GiB, 'bytes of sampled frames per video'),
+  },
+  engines: {},
+  listed: true,
+  live: false,
+  // Every other stage reads its frames.
+  reanalyzable: false,
+  create: (c, setup) =>
+    new VisualAnalyzer({
+      ...DEFAULT_VISUAL,
+      frameIntervalSec: c.frameIntervalSec,
+      maxFramePixels: c.maxFramePixels,
+      maxCandidates: c.maxFramesPerVideo,
+      maxFrameBytes: c.maxFrameBytesPerVideo,
+      minFreeBytes: setup.minFreeBytes,
+    }),
+});

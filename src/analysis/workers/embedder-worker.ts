@@ -8,6 +8,7 @@
 import { EngineUnavailableError } from '../contracts';
 import { UseEmbedder } from '../engines/embedder';
 import type { EmbedderRequest, EmbedderResponse } from '../engines/embedder-thread';
+import { nameThisThread } from './thread-info';
 
 declare var self: Worker;
 
@@ -17,6 +18,7 @@ function send(msg: EmbedderResponse, transfer: ArrayBuffer[] = []): void {
   self.postMessage(msg, transfer);
 }
 
+nameThisThread('vidq-embedder');
 self.onmessage = async (ev: MessageEvent<EmbedderRequest>) => {
   const m = ev.data;
   if (m.type === 'init') {

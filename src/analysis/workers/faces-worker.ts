@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { Human, type Config } from '../../../node_modules/@vladmandic/human/dist/human.node-wasm.js';
 import type { FaceRequest, FaceResponse, RawFace } from '../stages/faces';
 import { useExactMinMax } from './exact-kernels';
+import { nameThisThread } from './thread-info';
 
 declare var self: Worker;
 
@@ -110,6 +111,7 @@ const round4 = (x: number) => Math.round(x * 1e4) / 1e4;
  * and the detector's state (its tensors, the model of one input size) is not made for interleaved calls.
  */
 let turn: Promise<void> = Promise.resolve();
+nameThisThread('vidq-faces');
 self.onmessage = (ev: MessageEvent<FaceRequest>) => {
   turn = turn.then(() => handle(ev.data));
 };

@@ -15,6 +15,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Human, type Config } from '../../../node_modules/@vladmandic/human/dist/human.node-wasm.js';
 import type { Box, DetectorRequest, DetectorResponse, RawDetection } from '../stages/objects';
+import { nameThisThread } from './thread-info';
 
 declare var self: Worker;
 
@@ -319,6 +320,7 @@ const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
  * and the detector's state (its tensors, the model of one input size) is not made for interleaved calls.
  */
 let turn: Promise<void> = Promise.resolve();
+nameThisThread('vidq-objects');
 self.onmessage = (ev: MessageEvent<DetectorRequest>) => {
   turn = turn.then(() => handle(ev.data));
 };

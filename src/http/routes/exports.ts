@@ -108,9 +108,9 @@ export function exportRoutes(s: Service) {
     })
     .get(
       '/videos/:file_id/insights.json',
-      ({ params, query, set, user }) => {
+      async ({ params, query, set, user }) => {
         const download = asDownload(query.download);
-        const out = s.exports.insights(user, params.file_id);
+        const out = await s.exports.insights(user, params.file_id);
         if (download) set.headers['content-disposition'] = attachment(out.file_name, '.insights.json');
         return out;
       },

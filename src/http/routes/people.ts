@@ -58,7 +58,7 @@ export function peopleRoutes(s: Service) {
     .use(authentication(s.accounts))
     .get(
       '/indexes/:index_id/people',
-      ({ params, request, user }) => s.people.list(user, params.index_id).map((p) => withUrl(p, request)),
+      async ({ params, request, user }) => (await s.people.list(user, params.index_id)).map((p) => withUrl(p, request)),
       {
         auth: true,
         params: t.Object({ index_id: t.String({ description: 'index_id of the index' }) }),
@@ -75,8 +75,8 @@ export function peopleRoutes(s: Service) {
     )
     .get(
       '/indexes/:index_id/people/:person_id',
-      ({ params, request, user }) => {
-        const p = s.people.get(user, params.index_id, params.person_id);
+      async ({ params, request, user }) => {
+        const p = await s.people.get(user, params.index_id, params.person_id);
         const { appearances_list, ...rest } = p;
         return { ...withUrl(rest, request), appearances: appearances_list };
       },
@@ -90,8 +90,8 @@ export function peopleRoutes(s: Service) {
     )
     .put(
       '/indexes/:index_id/people/:person_id',
-      ({ params, body, request, user }) =>
-        withUrl(s.people.rename(user, params.index_id, params.person_id, body.name), request),
+      async ({ params, body, request, user }) =>
+        withUrl(await s.people.rename(user, params.index_id, params.person_id, body.name), request),
       {
         auth: true,
         params,
@@ -117,8 +117,8 @@ export function peopleRoutes(s: Service) {
     )
     .post(
       '/indexes/:index_id/people/:person_id/merge',
-      ({ params, body, request, user }) =>
-        withUrl(s.people.merge(user, params.index_id, params.person_id, body.into), request),
+      async ({ params, body, request, user }) =>
+        withUrl(await s.people.merge(user, params.index_id, params.person_id, body.into), request),
       {
         auth: true,
         params,
@@ -141,8 +141,8 @@ export function peopleRoutes(s: Service) {
     )
     .post(
       '/indexes/:index_id/people/:person_id/split',
-      ({ params, body, request, user }) =>
-        withUrl(s.people.split(user, params.index_id, params.person_id, body.appearance_id), request),
+      async ({ params, body, request, user }) =>
+        withUrl(await s.people.split(user, params.index_id, params.person_id, body.appearance_id), request),
       {
         auth: true,
         params,

@@ -6,7 +6,7 @@
 import { Elysia, t } from 'elysia';
 import type { Service } from '../../service';
 import { authentication, originOf } from '../auth';
-import { REANALYZABLE } from '../../jobs/reanalyze';
+import { REANALYZABLE } from '../../analysis/analyzers';
 import { ErrorBody, TOKEN_PLACEHOLDER } from '../models';
 import { named } from '../openapi/schema';
 
