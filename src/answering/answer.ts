@@ -4,7 +4,7 @@
  *
  *   1. Scope follows the words: a file the question names that the index does not hold is "not in
  *      this index" (never another video's evidence).
- *   2. The structured answer: the fact plug-ins through the composer (counts, times, people by
+ *   2. The fact answer: the fact plug-ins through the composer (counts, times, people by
  *      face and name, colours, file facts, shots...), the best reading of the question first.
  *   3. The free-text evidence (captions, transcripts, on-screen text): a sentence that names what
  *      is asked beats "not found" and answers open questions; when it and the detector disagree,
@@ -48,11 +48,11 @@ export interface AnswerInput {
 
 export async function composeAnswer(a: AnswerInput): Promise<Composed> {
   const at = a.point !== undefined && a.point !== null ? { ...a, window: momentWindow(a.point, a.videos) } : a;
-  const out = await structuredThenFreeText(at);
+  const out = await factsThenFreeText(at);
   return { ...out, output: colourOnClothing(out.output) };
 }
 
-async function structuredThenFreeText(a: AnswerInput): Promise<Composed> {
+async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
   const scope: ScopeWindow = { videos: a.videos, window: a.window };
   const missing = unknownFile(a.prompt, a.videos);
   if (missing)

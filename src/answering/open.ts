@@ -70,7 +70,7 @@ function kindBonus(kind: SegmentKind, intent: Intent): number {
  * The best free-text sentences for the question, best first. The main score is the retrieval
  * core's relevance (src/search/relevance.ts: one 0–1 scale for every kind, from the words and the
  * meaning), so a caption, a transcript line and on-screen text compete with each other and with
- * the structured answer's evidence on one scale. Every caption and transcript line of the scope
+ * the fact answer's evidence on one scale. Every caption and transcript line of the scope
  * is scored too when the scope holds few videos, not only the retrieved ones. A small share of the question's
  * concept words ("wearing" → clothing) and the kind the wording asks for (said → transcript)
  * tip near-equal sentences.

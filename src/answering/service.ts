@@ -24,7 +24,7 @@ import type { MomentReader } from '../analysis/moment';
 import type { MediaLinks } from '../media/links';
 import { composeAnswer } from './answer';
 import { relativeScope, type StreamClock } from './relative-time';
-import { checkModelJson, fillFields, jsonModeRequest, parseJsonFields, type JsonFields } from './structured';
+import { checkModelJson, fillFields, jsonModeRequest, parseJsonFields, type JsonFields } from './json-output';
 import type { Composed, ComposeInput } from './compose';
 import type { RetrievalCore } from '../search/retrieval';
 import { type EvidenceFinder, windowOf, type Evidence } from './evidence';
@@ -69,7 +69,7 @@ export interface PreparedQuestion {
   scope: Scope;
   composed: Composed;
   cost: number;
-  /** The fields of a structured answer (`json`), or null. */
+  /** The fields of a JSON output (`json`: "structured output"), or null. */
   fields: JsonFields | null;
 }
 

@@ -12,7 +12,7 @@ import { faces } from './faces';
 import { audio, codec, duration, fps, resolution, size, videos } from './file';
 import { moment } from './moment';
 import { objects, people } from './objects';
-import type { Cell, FactKind, FactPlugin, Form } from './plugin';
+import type { Cell, FactPlugin, Form } from './plugin';
 import { shots } from './shots';
 import { speech } from './speech';
 import { text } from './text';
@@ -51,7 +51,3 @@ export const CELLS: Cell[] = FACTS.flatMap((f) =>
     openEnded: spec!.openEnded ?? f.openEnded ?? false,
   })),
 );
-
-export function factEntry(kind: FactKind): FactPlugin {
-  return FACTS.find((f) => f.kind === kind)!;
-}
