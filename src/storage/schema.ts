@@ -365,7 +365,8 @@ export type Person = typeof people.$inferSelect;
 
 // --- live sources (issue 21): streams, their alerts and the alerts' events
 
-export const LIVE_STATES = ['connecting', 'live', 'reconnecting', 'paused', 'stopped', 'failed'] as const;
+/** `ended`: the source finished for good (a playlist with an end); `stopped`: stopped by its user. */
+export const LIVE_STATES = ['connecting', 'live', 'reconnecting', 'paused', 'stopped', 'failed', 'ended'] as const;
 export type LiveState = (typeof LIVE_STATES)[number];
 
 /**
