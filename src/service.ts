@@ -13,7 +13,7 @@ import { OpenAiEmbedder } from './analysis/engines/model-server/embedder-openai'
 import { MomentReader } from './analysis/moment';
 import { AnsweringService } from './answering/service';
 import { analyzerNames, LIVE_ANALYZERS } from './analysis/analyzers';
-import type { Config } from './config';
+import { ConfigError, type Config } from './config';
 import { IndexService } from './indexes/service';
 import { UploadGrants } from './ingest/grants';
 import { IngestService } from './ingest/service';
@@ -125,6 +125,11 @@ export function createService(
   // the server tightens its own folders, and warns only when it cannot.
   for (const dir of new Set([config.dataDir, files.mediaRoot])) tightenOwnDir(dir, log);
   const db = openCatalog({ database: config.database, sqliteFile: files.dbFile });
+  const foreignMedia = files.claimMediaRoot();
+  if (foreignMedia) {
+    db.$client.close();
+    throw new ConfigError(foreignMedia);
+  }
   const catalog = sqliteCatalog(db);
   const ffprobe = async () => (await resolveBinaries(files.binDir)).ffprobe;
   const ffmpeg = async () => (await resolveBinaries(files.binDir)).ffmpeg;
