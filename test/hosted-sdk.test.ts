@@ -201,7 +201,7 @@ describe('local files: pre-upload, signed PUT, status', () => {
     const s = srv.server.service;
     const { user, tokenId } = s.accounts.authenticateToken(srv.token);
     const size = statSync(clip('chaplin-bw.mp4')).size;
-    const past = s.grants.issue(
+    const past = await s.grants.issue(
       user,
       { index: 'home', filename: 'old.mp4', filesize: size, tokenId },
       new Date(Date.now() - 7200_000),

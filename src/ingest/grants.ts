@@ -18,15 +18,9 @@ import {
 } from '../errors';
 import { hmac, isIndexIdShape, newVideoId, sameString } from '../ids';
 import { type IndexService, validateIndexName } from '../indexes/service';
-import type { Db } from '../storage/db';
-import {
-  insertUploadGrant,
-  outstandingUploadGrants,
-  releaseUploadGrant,
-  takeUploadGrant,
-  uploadGrant,
-} from '../storage/repositories/uploads';
-import type { UploadGrant, User } from '../storage/schema';
+import type { Catalog } from '../storage/catalog';
+import { insertUploadGrant, releaseUploadGrant, takeUploadGrant, uploadGrant } from '../storage/repositories/grants';
+import type { UploadGrant, User } from '../storage/rows';
 import { cleanFileName } from './download';
 
 export interface GrantRequest {
@@ -51,7 +45,7 @@ export const UPLOAD_PATH_PREFIX = '/api-upload/';
 export class UploadGrants {
   constructor(
     private readonly d: {
-      db: Db;
+      catalog: Catalog;
       config: Config;
       indexes: IndexService;
       secret: Buffer;
@@ -63,8 +57,8 @@ export class UploadGrants {
   ) {}
 
   /** Checks what can be checked before the file is sent, and issues a signed, expiring URL. */
-  issue(user: User, req: GrantRequest, now = new Date()): IssuedGrant {
-    const { config, db } = this.d;
+  async issue(user: User, req: GrantRequest, now = new Date()): Promise<IssuedGrant> {
+    const { config, catalog } = this.d;
     const indexRef = validateIndexName(req.index);
     // An index_id must be one of the user's (a name is theirs to create when the file arrives).
     if (isIndexIdShape(indexRef) && !this.d.indexes.find(user, indexRef, { byName: true }))
@@ -84,16 +78,11 @@ export class UploadGrants {
       throw insufficientStorage(
         `the file (${size} bytes) does not fit in what is left of your storage limit (${storageLeft} bytes; --user-max-storage-bytes); remove videos, or ask the operator to raise it`,
       );
-    // Unused URLs count against the same cap as queued videos: each is an upload to come.
-    const outstanding = outstandingUploadGrants(db, user.id, now);
-    if (config.userMaxQueued && outstanding >= config.userMaxQueued)
-      throw tooManyRequests(
-        `you hold ${outstanding} unused upload URLs, the per-user limit (--user-max-queued, VIDQ_USER_MAX_QUEUED); use them, or wait for them to expire (--upload-url-ttl-sec)`,
-      );
     const key = newVideoId();
     const expiresAt = new Date(now.getTime() + config.uploadUrlTtlSec * 1000);
-    insertUploadGrant(
-      db,
+    // Unused URLs count against the same cap as queued videos: each is an upload to come.
+    const outstanding = await insertUploadGrant(
+      catalog,
       {
         id: key,
         userId: user.id,
@@ -103,8 +92,13 @@ export class UploadGrants {
         expiresAt,
         createdAt: now,
       },
+      config.userMaxQueued,
       now,
     );
+    if (outstanding !== null)
+      throw tooManyRequests(
+        `you hold ${outstanding} unused upload URLs, the per-user limit (--user-max-queued, VIDQ_USER_MAX_QUEUED); use them, or wait for them to expire (--upload-url-ttl-sec)`,
+      );
     const expires = String(expiresAt.getTime());
     const tokenId = encodeURIComponent(req.tokenId);
     return {
@@ -119,11 +113,15 @@ export class UploadGrants {
    * token was revoked, 410 for one that expired or was used already. Returns the grant, whose user
    * the upload is for.
    */
-  take(key: string, url: { expires?: string; token_id?: string; sig?: string }, now = new Date()): UploadGrant {
+  async take(
+    key: string,
+    url: { expires?: string; token_id?: string; sig?: string },
+    now = new Date(),
+  ): Promise<UploadGrant> {
     const { expires, token_id: tokenId, sig } = url;
     const denied = () => forbidden('this upload URL is not valid; ask POST /api-pre-upload for a new one');
     if (!expires || !sig || !tokenId || !/^\d{1,15}$/.test(expires)) throw denied();
-    const grant = uploadGrant(this.d.db, key);
+    const grant = await uploadGrant(this.d.catalog, key);
     // Unknown keys and bad signatures answer alike: a probe learns nothing about which keys exist.
     if (
       !grant ||
@@ -135,15 +133,15 @@ export class UploadGrants {
       throw forbidden('the token that asked for this upload URL was revoked; the URL no longer works');
     if (grant.expiresAt.getTime() <= now.getTime())
       throw gone('this upload URL has expired; ask POST /api-pre-upload for a new one');
-    const taken = takeUploadGrant(this.d.db, key, now);
+    const taken = await takeUploadGrant(this.d.catalog, key, now);
     if (!taken)
       throw gone('this upload URL was used already; each works once (ask POST /api-pre-upload for a new one)');
     return taken;
   }
 
   /** Makes a taken grant usable again: its PUT was refused before any byte of the file was read. */
-  release(key: string): void {
-    releaseUploadGrant(this.d.db, key);
+  release(key: string): Promise<void> {
+    return releaseUploadGrant(this.d.catalog, key);
   }
 
   private sign(key: string, size: number, expires: string, tokenId: string): string {

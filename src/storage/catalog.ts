@@ -11,9 +11,10 @@
  * Transactions: `write(fn)`. On PostgreSQL, a transaction on a connection of its own. On SQLite, the
  * same BEGIN IMMEDIATE as db.ts's writeTx (the write lock at BEGIN, waiting up to busy_timeout
  * for another process), but around an async body: one connection serves the whole process, so
- * while a body runs, the catalog's other statements wait for it (`run` below) instead of landing
- * inside it, and a second `write` waits its turn. A body must not wait on anything but the catalog
- * (no network, no files): the write lock is held meanwhile.
+ * each `run` or `write` body has it to itself and the others wait their turn (a statement of
+ * another caller never lands inside an open transaction). So a body must not wait on anything but
+ * its own catalog (`tx` in a write; no network, no files: the lock is held meanwhile), and never
+ * calls the outer catalog (it would wait for itself).
  * During the migration, code that still calls drizzle synchronously (db.ts's writeTx and plain
  * `.run()`) does not wait for an open async transaction: src/storage/ keeps each table on one side
  * of the migration (all of a table's writes in its repository), so the two never meet on a table.
@@ -56,36 +57,38 @@ export function changed(result: unknown): number {
 
 /** The catalog over the SQLite database that db.ts opened. */
 export function sqliteCatalog(db: Db): Catalog {
-  /** The write transaction in progress: resolves when it ends. */
+  /**
+   * The body holding the connection (a `run` or a `write`): resolves when it ends. Waiters check it
+   * again after each wait, with no await between that check and taking it (another may have).
+   */
   let busy: Promise<void> | null = null;
-  const waitIdle = async () => {
+  async function exclusive<T>(fn: () => Promise<T> | T): Promise<T> {
     while (busy) await busy;
-  };
-  const rows = <T>(db: Db, query: SQL) => db.all(query) as T[];
+    let done!: () => void;
+    busy = new Promise((resolve) => (done = resolve));
+    try {
+      return await fn();
+    } finally {
+      busy = null;
+      done();
+    }
+  }
 
   const inside: Catalog = {
     dialect: 'sqlite',
     t: sqliteTables,
     run: async (fn) => fn(db),
-    rows: async (query) => rows(db, query),
+    rows: async (query) => db.all(query),
     write: (fn) => fn(inside),
   };
   return {
     dialect: 'sqlite',
     t: sqliteTables,
-    async run(fn) {
-      if (busy) await waitIdle();
-      return fn(db);
-    },
-    async rows(query) {
-      if (busy) await waitIdle();
-      return rows(db, query);
-    },
-    async write(fn) {
-      await waitIdle();
-      let done!: () => void;
-      busy = new Promise((resolve) => (done = resolve));
-      try {
+    // A body of several statements is not interleaved with another's either.
+    run: (fn) => exclusive(() => fn(db)),
+    rows: (query) => exclusive(() => db.all(query)),
+    write: (fn) =>
+      exclusive(async () => {
         db.run(sql`BEGIN IMMEDIATE`);
         try {
           const out = await fn(inside);
@@ -95,11 +98,7 @@ export function sqliteCatalog(db: Db): Catalog {
           db.run(sql`ROLLBACK`);
           throw e;
         }
-      } finally {
-        busy = null;
-        done();
-      }
-    },
+      }),
   };
 }
 

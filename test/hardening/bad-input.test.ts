@@ -97,11 +97,15 @@ beforeAll(async () => {
     const s = srv.server.service;
     const { user, tokenId } = s.accounts.authenticateToken(srv.token);
     seed.putSize = Bun.file(join(fx.dir, 'notes.mp4')).size;
-    seed.putPath = s.grants.issue(user, { index: 'seeded', filename: 'a.mp4', filesize: seed.putSize, tokenId }).path;
-    seed.expiredPutPath = s.grants.issue(
-      user,
-      { index: 'seeded', filename: 'a.mp4', filesize: seed.putSize, tokenId },
-      new Date(Date.now() - 2 * 3600_000),
+    seed.putPath = (
+      await s.grants.issue(user, { index: 'seeded', filename: 'a.mp4', filesize: seed.putSize, tokenId })
+    ).path;
+    seed.expiredPutPath = (
+      await s.grants.issue(
+        user,
+        { index: 'seeded', filename: 'a.mp4', filesize: seed.putSize, tokenId },
+        new Date(Date.now() - 2 * 3600_000),
+      )
     ).path;
   }
   // An index on the strict server (for its webhook URL policy).

@@ -22,11 +22,17 @@ import {
   webhookSecretOf,
 } from '../../src/storage/repositories/webhooks';
 import {
+  insertUploadGrant,
+  releaseUploadGrant,
+  takeUploadGrant,
+  uploadGrant,
+} from '../../src/storage/repositories/grants';
+import {
   appearanceCount,
   appearancesIn,
   appearancesInVideo,
   hasAppearance,
-  livePerson,
+  activePerson,
   mergePeople,
   personNames,
   setPersonName,
@@ -223,9 +229,9 @@ for (const dialect of DIALECTS)
       });
       expect(typeof segIds[0]).toBe('number');
 
-      expect((await livePerson(c, a.index, 'p_ann', a.user))?.name).toBe('Ann');
-      expect(await livePerson(c, a.index, 'p_ann', other.user)).toBeUndefined();
-      expect((await livePerson(c, a.index, 'p_ann', null))?.id).toBe('p_ann');
+      expect((await activePerson(c, a.index, 'p_ann', a.user))?.name).toBe('Ann');
+      expect(await activePerson(c, a.index, 'p_ann', other.user)).toBeUndefined();
+      expect((await activePerson(c, a.index, 'p_ann', null))?.id).toBe('p_ann');
       const apps = await appearancesIn(c, a.index);
       expect(apps.map((x) => [x.person_id, x.start])).toEqual([
         ['p_ann', 5],
@@ -245,7 +251,7 @@ for (const dialect of DIALECTS)
       await setPersonName(c, 'p_bob', 'Bob');
       await mergePeople(c, 'p_bob', 'p_ann', 'Ann');
       expect(await appearanceCount(c, 'p_ann')).toBe(3);
-      expect(await livePerson(c, a.index, 'p_bob', null)).toBeUndefined();
+      expect(await activePerson(c, a.index, 'p_bob', null)).toBeUndefined();
 
       await splitAppearance(c, { id: 'p_new', indexId: a.index, userId: a.user }, segIds[0]!);
       expect((await appearancesInVideo(c, a.video)).map((x) => [x.id, x.name, x.start])).toEqual([
@@ -258,7 +264,41 @@ for (const dialect of DIALECTS)
       await c.run(async (db) => {
         await db.update(mediaIndexes).set({ deletedAt: new Date() }).where(eq(mediaIndexes.id, a.index));
       });
-      expect(await livePerson(c, a.index, 'p_ann', a.user)).toBeUndefined();
+      expect(await activePerson(c, a.index, 'p_ann', a.user)).toBeUndefined();
+    });
+
+    test('upload grants: the per-user cap holds for requests at once; a grant is taken once, released, taken again; day-old grants go', async () => {
+      const a = await seed(c, 'grants');
+      const now = new Date();
+      const grant = (id: string, at = now) => ({
+        id,
+        userId: a.user,
+        indexRef: 'home',
+        fileName: 'x.mp4',
+        sizeBytes: 5_000_000_000, // above 2^32: kept whole in both dialects
+        expiresAt: new Date(at.getTime() + 3_600_000),
+        createdAt: at,
+      });
+      const old = new Date(now.getTime() - 3 * 86_400_000);
+      expect(await insertUploadGrant(c, grant('g_old', old), 0, old)).toBeNull();
+      const results = await Promise.all(
+        ['g1', 'g2', 'g3', 'g4', 'g5'].map((id) => insertUploadGrant(c, grant(id), 2, now)),
+      );
+      expect(results.filter((r) => r === null).length).toBe(2);
+      expect(results.filter((r) => r === 2).length).toBe(3);
+      expect(await uploadGrant(c, 'g_old')).toBeUndefined();
+
+      const kept = results.flatMap((r, i) => (r === null ? [`g${i + 1}`] : []));
+      const g = (await uploadGrant(c, kept[0]!))!;
+      expect(g).toMatchObject({ userId: a.user, sizeBytes: 5_000_000_000, usedAt: null });
+      expect(g.expiresAt.getTime()).toBe(now.getTime() + 3_600_000);
+      const takes = await Promise.all([takeUploadGrant(c, g.id, now), takeUploadGrant(c, g.id, now)]);
+      expect(takes.filter(Boolean).length).toBe(1);
+      expect(takes.find(Boolean)!.usedAt!.getTime()).toBe(now.getTime());
+      await releaseUploadGrant(c, g.id);
+      expect((await takeUploadGrant(c, g.id, now))?.id).toBe(g.id);
+      // A used grant no longer counts against the cap.
+      expect(await insertUploadGrant(c, grant('g6'), 2, now)).toBeNull();
     });
 
     test('write: a body that throws leaves nothing; a statement from outside it meanwhile is not rolled back with it', async () => {

@@ -108,10 +108,10 @@ export function hostedRoutes(s: Service) {
     )
     .post(
       '/api-pre-upload',
-      ({ body, request }) => {
+      async ({ body, request }) => {
         const p = splitProjectId(s.accounts, body.index);
         if (p.index === '') throw badRequest('field "index" is your token followed by the name of an index');
-        const grant = grants.issue(p.user, {
+        const grant = await grants.issue(p.user, {
           index: p.index,
           filename: body.filename,
           filesize: body.filesize,
@@ -144,11 +144,11 @@ export function hostedRoutes(s: Service) {
         const declared = request.headers.get('content-length');
         if (declared === null || !/^\d+$/.test(declared.trim()))
           throw badRequest('send the file with a Content-Length header (the size given to POST /api-pre-upload)');
-        const grant = grants.take(params.key, query);
+        const grant = await grants.take(params.key, query);
         const user = s.accounts.getUser(grant.userId);
         if (!user) throw badRequest('the user of this upload URL no longer exists');
         if (Number(declared) !== grant.sizeBytes) {
-          grants.release(grant.id);
+          await grants.release(grant.id);
           throw badRequest(`the file is ${declared} bytes; this upload URL is for exactly ${grant.sizeBytes} bytes`);
         }
         let authorized: Awaited<ReturnType<typeof s.ingest.authorizeFile>>;
@@ -161,7 +161,7 @@ export function hostedRoutes(s: Service) {
           });
         } catch (e) {
           // Refused before a byte was read (busy, quota, disk): the URL stays usable for a retry.
-          grants.release(grant.id);
+          await grants.release(grant.id);
           throw e;
         }
         const body = request.body;

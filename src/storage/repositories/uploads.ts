@@ -3,10 +3,10 @@
  * progress, the stored commit, the per-user quotas, removal and start-up recovery. No access
  * check here: the ingest service resolved the user's index first.
  */
-import { and, eq, gt, inArray, isNull, lt, ne, sql } from 'drizzle-orm';
+import { and, eq, inArray, ne, sql } from 'drizzle-orm';
 import type { MediaInfo } from '../../media/probe';
 import type { Db } from '../db';
-import { mediaIndexes, type UploadGrant, uploadGrants, type Video, videos } from '../schema';
+import { mediaIndexes, type Video, videos } from '../schema';
 
 /** The row of a transfer that is starting (status `downloading`). */
 export function insertVideo(tx: Db, row: typeof videos.$inferInsert): void {
@@ -136,41 +136,4 @@ export function existingVideoIds(db: Db, ids: string[]): Set<string> {
       .all()
       .map((r) => r.id),
   );
-}
-
-/** A signed upload URL's grant (POST /api-pre-upload), stored; grants older than a day go first. */
-export function insertUploadGrant(db: Db, grant: typeof uploadGrants.$inferInsert, now: Date): void {
-  // Grants nobody used expire; they go as new ones come, so the table stays small.
-  db.delete(uploadGrants)
-    .where(lt(uploadGrants.expiresAt, new Date(now.getTime() - 86_400_000)))
-    .run();
-  db.insert(uploadGrants).values(grant).run();
-}
-
-export function uploadGrant(db: Db, key: string): UploadGrant | undefined {
-  return db.select().from(uploadGrants).where(eq(uploadGrants.id, key)).get();
-}
-
-/** How many of the user's grants are unused and not expired (URLs that may still bring a file). */
-export function outstandingUploadGrants(db: Db, userId: string, now: Date): number {
-  return db
-    .select({ n: sql<number>`count(*)` })
-    .from(uploadGrants)
-    .where(and(eq(uploadGrants.userId, userId), isNull(uploadGrants.usedAt), gt(uploadGrants.expiresAt, now)))
-    .get()!.n;
-}
-
-/** Takes an unused grant (one conditional UPDATE, so only one PUT gets it); undefined when used already. */
-export function takeUploadGrant(db: Db, key: string, now: Date): UploadGrant | undefined {
-  return db
-    .update(uploadGrants)
-    .set({ usedAt: now })
-    .where(and(eq(uploadGrants.id, key), isNull(uploadGrants.usedAt)))
-    .returning()
-    .get();
-}
-
-/** Makes a taken grant usable again. */
-export function releaseUploadGrant(db: Db, key: string): void {
-  db.update(uploadGrants).set({ usedAt: null }).where(eq(uploadGrants.id, key)).run();
 }
