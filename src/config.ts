@@ -515,6 +515,18 @@ export function clientEnv(): Record<string, string | undefined> {
   return { VIDQ_SERVER: process.env.VIDQ_SERVER, VIDQ_TOKEN: process.env.VIDQ_TOKEN };
 }
 
+/**
+ * The environment of a pulled live source's ffmpeg: ours without any proxy setting (a `no_proxy`
+ * would exempt hosts from the source's egress proxy, an inherited `http_proxy` would bypass it),
+ * with `http_proxy` set to that proxy when the source has one (src/live/egress.ts).
+ */
+export function liveSourceEnv(httpProxy?: string): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const k of ['http_proxy', 'HTTP_PROXY', 'https_proxy', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY']) delete env[k];
+  if (httpProxy) env.http_proxy = httpProxy;
+  return env;
+}
+
 const WORKER_CONFIG_ENV = 'VIDQ_WORKER_CONFIG';
 
 /** The environment of an analysis worker: ours, plus its config as JSON and the engines' keys beside it. */
