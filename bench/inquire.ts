@@ -3,7 +3,7 @@
  * grows from 1 h to 100 h of indexed video, through the real HTTP server in its own process.
  *
  *   bun bench/inquire.ts [--sizes 1,10,100] [--n 200] [--concurrency 1,8,32] [--rebuild] [--dump FILE] [--only-build]
- *                        [--cache DIR] [--recall-sample K] [--server-cpu-prof DIR]
+ *                        [--cache DIR] [--recall-sample K] [--server-cpu-prof DIR] [--live-streams N]
  *
  * The data (cached in $TMPDIR/vidq-bench-inquire-v2/, reused by later runs; --rebuild starts over):
  *  - base/: the real clips of ../shared/media that bench/quality uses, uploaded through the API
@@ -41,6 +41,12 @@
  * prints p50/p95/p99/mean per size and per question type, the first request (cold: it loads the
  * embedding model and every video's vectors), and the server's RSS; GET /search with the same
  * texts, one at a time; and with --concurrency, throughput and p50/p95 with N clients at once. --dump writes every question's answer and evidence per size (to compare versions).
+ *
+ * --live-streams N: the server runs with one analysis worker, and N pushed live streams of the
+ * same user (1 fps each, frames of bottles.mp4 sent by this process once a second, analysed by the
+ * default analyzers) run from before the warm-up to the end of the measurement: what /inquire
+ * costs while cameras are watched. Printed: the server's CPU seconds (user+system) during the
+ * timed questions, and each stream's frames analysed and dropped.
  */
 import {
   closeSync,
@@ -80,8 +86,10 @@ const { values } = parseArgs({
     cache: { type: 'string' },
     'recall-sample': { type: 'string' },
     'server-cpu-prof': { type: 'string' },
+    'live-streams': { type: 'string' },
   },
 });
+const LIVE_STREAMS = Number(values['live-streams'] ?? 0);
 const SIZES = (values.sizes ?? '1,10,100')
   .split(',')
   .map(Number)
@@ -973,7 +981,8 @@ async function serve(dir: string): Promise<{ url: string; pid: number; stop: () 
       '--port',
       '0',
       '--analysis-workers',
-      '0',
+      // Live windows are analysed in a worker (a server without one analyses them itself).
+      LIVE_STREAMS > 0 ? '1' : '0',
       '--log-level',
       'warn',
       '--min-free-bytes',
@@ -1173,6 +1182,7 @@ async function measure(dir: string, base: BaseInfo, size: SizeInfo): Promise<Siz
     if (res.status !== 200) throw new Error(`${q.prompt}: HTTP ${res.status} ${JSON.stringify(body)}`);
     return { ms, body };
   };
+  const live = LIVE_STREAMS > 0 ? await startLiveStreams(server.url, base.token, LIVE_STREAMS) : null;
   try {
     // Warm-up. The first question (index-wide, by meaning) loads the embedding model and every
     // video's vectors: the cold start, reported as "first".
@@ -1193,12 +1203,19 @@ async function measure(dir: string, base: BaseInfo, size: SizeInfo): Promise<Siz
     const rng = rngOf(SEED + 1);
     const all: number[] = [];
     const byType = new Map<string, number[]>();
+    const cpu0 = cpuSecondsOf(server.pid);
+    const timed0 = performance.now();
     for (let i = 0; i < N; i++) {
       const q = QUESTIONS[Math.floor(rng.next() * QUESTIONS.length)]!;
       const { ms } = await ask(q);
       all.push(ms);
       byType.set(q.type, [...(byType.get(q.type) ?? []), ms]);
     }
+    const timedSec = (performance.now() - timed0) / 1000;
+    console.log(
+      `  timed questions: ${timedSec.toFixed(1)} s wall, server CPU ${(cpuSecondsOf(server.pid) - cpu0).toFixed(1)} s (user+system); load ${loadavg()[0]!.toFixed(2)}`,
+    );
+    if (live) console.log(`  live streams: ${JSON.stringify(await live.stats())}`);
     // GET /search with the same texts, on the same retrieval core.
     const search: number[] = [];
     for (let i = 0; i < N / 2; i++) {
@@ -1239,8 +1256,84 @@ async function measure(dir: string, base: BaseInfo, size: SizeInfo): Promise<Siz
       levels,
     };
   } finally {
+    live?.stop();
     await server.stop();
   }
+}
+
+/** User+system CPU seconds of a process so far (Linux /proc). */
+function cpuSecondsOf(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * N pushed live streams at 1 fps (frames of bottles.mp4, 640×360 PNG), running until stopped; they
+ * are live (a few windows analysed each) before this returns.
+ */
+async function startLiveStreams(
+  url: string,
+  token: string,
+  n: number,
+): Promise<{ stop: () => void; stats: () => Promise<unknown> }> {
+  const dir = join(ROOT, 'live-frames');
+  if (!existsSync(join(dir, 'f10.png'))) {
+    mkdirSync(dir, { recursive: true });
+    const ffmpeg = Bun.which('ffmpeg') ?? join(import.meta.dir, '../node_modules/@ffmpeg-installer/linux-x64/ffmpeg');
+    const p = Bun.spawnSync([
+      ffmpeg,
+      '-v',
+      'error',
+      '-y',
+      '-i',
+      join(MEDIA, 'bottles.mp4'),
+      '-t',
+      '10',
+      '-vf',
+      'fps=1',
+      join(dir, 'f%02d.png'),
+    ]);
+    if (p.exitCode !== 0) throw new Error(`ffmpeg: ${p.stderr.toString()}`);
+  }
+  const pngs = Array.from({ length: 10 }, (_, i) =>
+    readFileSync(join(dir, `f${String(i + 1).padStart(2, '0')}.png`)).toString('base64'),
+  );
+  const post = async (path: string, body: unknown) =>
+    (
+      await fetch(url + path, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      })
+    ).json() as Promise<any>;
+  await fetch(`${url}/create-index?token=${token}&index=bench-live&type=performance`);
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const r = await post('/add-stream', { token, index: 'bench-live', fps: 1, name: `camera ${i + 1}` });
+    if (r.status !== 'success') throw new Error(`add-stream: ${JSON.stringify(r)}`);
+    ids.push(r.stream_id);
+  }
+  let k = 0;
+  const timer = setInterval(() => {
+    const time = Date.now() / 1000;
+    const png = pngs[k++ % pngs.length]!;
+    for (const id of ids) void post('/stream', { base64_image: png, stream_id: id, time }).catch(() => {});
+  }, 1000);
+  const stats = async () =>
+    ((await (await fetch(`${url}/streams?token=${token}&index=bench-live`)).json()) as any[]).map((s) => ({
+      analysed: s.frames_analysed,
+      dropped: s.frames_dropped,
+    }));
+  const t0 = performance.now();
+  while (!(await stats()).every((s: any) => s.analysed >= 3)) {
+    if (performance.now() - t0 > 180_000)
+      throw new Error(`the live streams did not go live: ${JSON.stringify(await stats())}`);
+    await Bun.sleep(1000);
+  }
+  console.log(
+    `  ${n} live streams at 1 fps analysed (${((performance.now() - t0) / 1000).toFixed(0)} s to their first windows)`,
+  );
+  return { stop: () => clearInterval(timer), stats };
 }
 
 // ---- main -----------------------------------------------------------------------------------

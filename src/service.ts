@@ -37,6 +37,7 @@ import { FlowService } from './flows';
 import { type VideoPlace, VideoChanges } from './videos/changes';
 import { VideoService } from './videos/service';
 import { LiveService } from './live/service';
+import { inProcessWindows } from './live/window';
 
 export interface Service {
   config: Config;
@@ -258,13 +259,22 @@ export function createService(
     indexes,
     log: log.child({ part: 'live' }),
     ffmpeg,
-    // The frame readers of the pipeline (OCR, objects, faces, captions) and speech on the sound,
-    // run in this process on each window of a stream.
-    analyzers: async () => {
-      const names = analyzerNames(config.analyzers).filter((n) => LIVE_ANALYZERS.includes(n));
-      const assets = await analysisAssets(files.assetsDir, names);
-      return createAnalyzers(config, assets, { live: true });
-    },
+    hearsSpeech: analyzerNames(config.analyzers).includes('speech'),
+    // A window's models run in the analysis workers (never on this process's request thread);
+    // a server without workers runs them here.
+    analyseWindow: analysis
+      ? (w) => workers.analyseWindow(w)
+      : inProcessWindows({
+          db,
+          videoDir: (id) => files.videoDir(id),
+          ffmpeg,
+          log: log.child({ part: 'live' }),
+          analyzers: async () => {
+            const names = analyzerNames(config.analyzers).filter((n) => LIVE_ANALYZERS.includes(n));
+            const assets = await analysisAssets(files.assetsDir, names);
+            return createAnalyzers(config, assets, { live: true });
+          },
+        }),
     onChanged: videoChanged,
   });
 

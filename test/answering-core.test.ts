@@ -8,7 +8,7 @@
 import { afterAll, describe, expect, test } from 'bun:test';
 import type { Composed } from '../src/answering/compose';
 import { CELLS, FACTS } from '../src/answering/facts';
-import { checkModelJson, fillFields, jsonModeRequest, parseJsonFields } from '../src/answering/structured';
+import { checkModelJson, fillFields, jsonModeRequest, parseJsonFields } from '../src/answering/json-output';
 import { colourBeforePerson, colourOnClothing } from '../src/answering/vocabulary';
 import { FakeIndex, type FakeSegment, objectSpan } from './fake-index';
 

@@ -3,7 +3,6 @@
  * restart resumes there). Each stage's output is stored in the transaction that advances the job,
  * replacing whatever an interrupted earlier run of that stage may have stored.
  */
-import { stripControls } from '../util/text';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { and, asc, eq, inArray, sql } from 'drizzle-orm';
@@ -22,6 +21,7 @@ import {
 } from './contracts';
 import { FrameHints } from './frame-hints';
 import { FrameStream } from './frame-stream';
+import { insertSegments } from './segment-store';
 
 export interface PipelineDeps {
   db: Db;
@@ -308,24 +308,7 @@ function store(tx: Db, videoId: string, a: Analyzer, result: StageResult, ms: nu
     tx.delete(segments)
       .where(and(eq(segments.videoId, videoId), inArray(segments.kind, [...a.kinds])))
       .run();
-  // Chunked: SQLite limits the number of bound parameters per statement.
-  const segs = result.segments ?? [];
-  for (let k = 0; k < segs.length; k += 200) {
-    tx.insert(segments)
-      .values(
-        segs.slice(k, k + 200).map((s) => ({
-          videoId,
-          kind: s.kind,
-          start: s.start,
-          end: s.end,
-          // Text read out of media (OCR, speech, captions) never carries terminal controls (issue 25).
-          text: stripControls(s.text),
-          confidence: s.confidence ?? null,
-          extra: s.extra ?? null,
-        })),
-      )
-      .run();
-  }
+  insertSegments(tx, videoId, result.segments ?? []);
   if (result.frames) {
     tx.delete(frames).where(eq(frames.videoId, videoId)).run();
     for (let k = 0; k < result.frames.length; k += 200) {

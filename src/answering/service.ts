@@ -24,7 +24,7 @@ import type { MomentReader } from '../analysis/moment';
 import type { MediaLinks } from '../media/links';
 import { composeAnswer } from './answer';
 import { relativeScope, type StreamClock } from './relative-time';
-import { checkModelJson, fillFields, jsonModeRequest, parseJsonFields, type JsonFields } from './structured';
+import { checkModelJson, fillFields, jsonModeRequest, parseJsonFields, type JsonFields } from './json-output';
 import type { Composed, ComposeInput } from './compose';
 import type { RetrievalCore } from '../search/retrieval';
 import { type EvidenceFinder, windowOf, type Evidence } from './evidence';
@@ -69,7 +69,7 @@ export interface PreparedQuestion {
   scope: Scope;
   composed: Composed;
   cost: number;
-  /** The fields of a structured answer (`json`), or null. */
+  /** The fields of a JSON output (`json`: "structured output"), or null. */
   fields: JsonFields | null;
 }
 
@@ -187,8 +187,12 @@ export class AnsweringService {
       let composed = await this.compose(req, scope);
       this.log.debug('question read', { reading: composed.reading, found: composed.found });
       if (fields) {
-        // Each field is a question of its own, in the scope of the request; the main answer's evidence comes first.
-        const filled = await fillFields(fields, (q) => this.compose({ ...req, prompt: q }, scope));
+        // Each field is a question of its own, in the scope of the request, narrowed like
+        // `target_video` to the videos the prompt names ("tell me about the bottles video"): the
+        // fields' own words name none. The main answer's evidence comes first.
+        const named = composed.slots?.files ?? [];
+        const fieldScope = named.length && scope.videos.length > 1 ? { ...scope, videos: named } : scope;
+        const filled = await fillFields(fields, (q) => this.compose({ ...req, prompt: q }, fieldScope));
         const evidence = [...composed.evidence, ...filled.evidence.filter((e) => !composed.evidence.includes(e))];
         composed = { ...composed, output: filled.output, evidence, found: composed.found || filled.found };
       }

@@ -1,13 +1,13 @@
 /**
  * GET /videos/{file_id}/transcript.vtt|.srt and /insights.json: a video's analysis in files people
- * keep. Only the owner's video in a live index is found; anything else is 404 (ids never leak).
+ * keep. Only the owner's video in an active index is found; anything else is 404 (ids never leak).
  */
 import { notFound } from '../errors';
 import type { Catalog } from '../storage/catalog';
 import type { Db } from '../storage/db';
 import type { User, Video } from '../storage/schema';
 import { appearancesInVideo } from '../storage/repositories/people';
-import { liveVideoOf, segmentsByKind, transcriptCues } from '../storage/repositories/videos';
+import { activeVideoOf, segmentsByKind, transcriptCues } from '../storage/repositories/videos';
 import { toSrt, toVtt, type Cue } from './formats';
 
 export interface Insights {
@@ -30,9 +30,9 @@ export interface Insights {
 export class ExportService {
   constructor(private readonly d: { db: Db; catalog: Catalog }) {}
 
-  /** The owner's video in a live index, or 404. */
+  /** The owner's video in an active index, or 404. */
   video(user: User, fileId: string): Video {
-    const video = liveVideoOf(this.d.db, user.id, fileId);
+    const video = activeVideoOf(this.d.db, user.id, fileId);
     if (!video) throw notFound('no such video');
     return video;
   }

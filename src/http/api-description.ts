@@ -77,9 +77,10 @@ and frames dropped; its frames are analysed in windows (OCR, objects, captions) 
 searchable segments within seconds. Standing questions (POST /alerts) fire once per episode
 through the signed webhook outbox (\`alert.fired\`) and GET /alerts/events (server-sent events).
 A cited moment of a stream plays: GET /media/{file_id}/live-clip?start=S&end=E (stream seconds, at
-most 120 s) answers an MP4 made from the recording segments that cover it (H.264 copied from the
-keyframe at or before \`start\`, whose stream second \`X-Clip-Start\` gives), or from a pushed
-stream's frames; authorised as the other media links.
+most 120 s) answers an MP4 made from the recording segments that cover it, cut at \`start\` and
+\`end\` (\`X-Clip-Start\` and \`X-Clip-End\` give the stream seconds it covers), or from a pushed
+stream's frames; authorised as the other media links. A pulled source that ends for good (a
+playlist with #EXT-X-ENDLIST) ends its stream: status \`ended\`, with the reason.
 
 **Deleting indexes.** DELETE /indexes/{index_id} soft-deletes (hidden unless include_deleted=true;
 uploads, questions and its files get 404); POST /indexes/{index_id}/restore undoes it. Deleted

@@ -253,15 +253,21 @@ export const LiveView = named(
     source: t.String({
       description: "`push`, or the source URL's scheme and host (`rtsp://camera.lan/…`): no credentials, path or query",
     }),
-    status: t.Union([
-      t.Literal('connecting'),
-      t.Literal('live'),
-      t.Literal('reconnecting'),
-      t.Literal('paused'),
-      t.Literal('stopped'),
-      t.Literal('failed'),
-    ]),
-    reason: t.Optional(t.String({ description: 'why it is reconnecting or failed' })),
+    status: t.Union(
+      [
+        t.Literal('connecting'),
+        t.Literal('live'),
+        t.Literal('reconnecting'),
+        t.Literal('paused'),
+        t.Literal('stopped'),
+        t.Literal('failed'),
+        t.Literal('ended'),
+      ],
+      {
+        description: '`ended`: the source finished for good (e.g. a playlist with #EXT-X-ENDLIST); nothing more comes',
+      },
+    ),
+    reason: t.Optional(t.String({ description: 'why it is reconnecting, failed or ended' })),
     went_live_at: t.Optional(t.String({ format: 'date-time' })),
     fps: t.Number(),
     retention_sec: t.Integer(),

@@ -75,7 +75,7 @@ export class IndexService {
     return indexOf(this.db, user.id, ref, opts);
   }
 
-  /** The user's live index of that name, created when new. `created` tells which. */
+  /** The user's active index of that name, created when new. `created` tells which. */
   findOrCreateByName(tx: Db, user: User, ref: string): { index: MediaIndex; created: boolean } {
     // An id-shaped name that matched nothing was meant as an id: "not found", not a new index.
     return this.findOrInsert(tx, user, ref, 'standard', () =>
@@ -83,7 +83,7 @@ export class IndexService {
     );
   }
 
-  /** The user's live index of that name, else a new one of `type`; an id-shaped new name is refused with `reserved`. */
+  /** The user's active index of that name, else a new one of `type`; an id-shaped new name is refused with `reserved`. */
   private findOrInsert(
     tx: Db,
     user: User,
@@ -146,7 +146,7 @@ export class IndexService {
     if (idx.deletedAt === null) return idx;
     const clash = this.find(user, idx.name, { byName: true });
     if (clash && clash.id !== idx.id)
-      throw badRequest(`another live index is already named ${JSON.stringify(idx.name)}; rename or delete it first`);
+      throw badRequest(`another active index is already named ${JSON.stringify(idx.name)}; rename or delete it first`);
     setIndexDeletedAt(this.db, idx.id, null);
     this.invalidate(user.id, idx.id);
     return { ...idx, deletedAt: null };

@@ -11,8 +11,8 @@ import type { Analyzer } from '../analysis/contracts';
 import { ApiError, badRequest, notFound, tooManyRequests } from '../errors';
 import type { Db } from '../storage/db';
 import type { User } from '../storage/schema';
-import { liveIndexesNamed } from '../storage/repositories/indexes';
-import { liveVideoOf, readyLiveVideos, videoIdsOfIndex } from '../storage/repositories/videos';
+import { activeIndexesNamed } from '../storage/repositories/indexes';
+import { activeVideoOf, readyActiveVideos, videoIdsOfIndex } from '../storage/repositories/videos';
 import type { JobQueue } from './queue';
 
 const ALIASES: Record<string, string> = { transcripts: 'speech', transcript: 'speech', caption: 'captions' };
@@ -37,7 +37,7 @@ export class ReanalyzeService {
 
   /** Queues a reanalysis of one of `user`'s videos; returns the analyzer names that will run. */
   request(user: User, fileId: string, requested: string[] | undefined): { file_id: string; analyzers: string[] } {
-    const v = liveVideoOf(this.d.db, user.id, fileId);
+    const v = activeVideoOf(this.d.db, user.id, fileId);
     if (!v) throw notFound('no such video');
     const stages = this.plan(v.analysis ?? {}, requested);
     if (this.d.workers < 1)
@@ -115,7 +115,7 @@ const nameOf = (s: StageInfo) => s.stage.replace(/^analyzing:/, '');
 export function queueReembedding(d: Pick<ReanalyzeDeps, 'db' | 'queue' | 'stages'>): string[] {
   const embeddings = d.stages().find((s) => nameOf(s) === 'embeddings');
   if (!embeddings) return [];
-  const ready = readyLiveVideos(d.db);
+  const ready = readyActiveVideos(d.db);
   const queued: string[] = [];
   for (const v of ready) {
     const e = (v.analysis as Record<string, Record<string, unknown> | undefined> | null)?.embeddings;
@@ -152,7 +152,7 @@ export function reanalyzeIndex(
   userId: string | undefined,
   requested: string[] | undefined,
 ): { queued: { file_id: string; analyzers: string[] }[]; skipped: { file_id: string; reason: string }[] } {
-  const found = liveIndexesNamed(s.db, index, userId);
+  const found = activeIndexesNamed(s.db, index, userId);
   const distinct = [...new Map(found.map((i) => [i.id, i])).values()];
   if (!distinct.length) throw new ApiError(404, `no index "${index}"${userId ? ` of user ${userId}` : ''}`);
   if (distinct.length > 1)

@@ -8,7 +8,14 @@ import { workerEnv, type Config } from '../config';
 import type { Logger } from '../log';
 import type { JobQueue } from './queue';
 import { lines } from '../util/lines';
-import type { WorkerMessage } from './worker';
+import type { WindowRequest, WindowResult } from '../live/window';
+import type { ParentMessage, WorkerMessage } from './worker';
+
+type Proc = ReturnType<typeof Bun.spawn>;
+/** How long a live window waits for a worker that is ready (one starting loads its files first). */
+const WINDOW_WAIT_READY_MS = 60_000;
+/** A live window's analysis that takes longer is given up (its frames stay to be analysed after a restart). */
+const WINDOW_TIMEOUT_MS = 120_000;
 
 /** Crashes of one job after which it is failed instead of retried. */
 const MAX_ATTEMPTS = 3;
@@ -19,7 +26,14 @@ const RESTART_DELAY_MS = 1000;
 const RESTART_DELAY_CAP_MS = 60_000;
 
 export class AnalysisSupervisor {
-  private readonly procs = new Set<ReturnType<typeof Bun.spawn>>();
+  private readonly procs = new Set<Proc>();
+  /** Workers that said they are ready, with the live windows each has in hand. */
+  private readonly ready = new Map<Proc, number>();
+  private readonly windows = new Map<
+    number,
+    { proc: Proc; resolve: (r: WindowResult) => void; reject: (e: Error) => void; timer: ReturnType<typeof setTimeout> }
+  >();
+  private nextWindowId = 1;
   /** Built by every Service, started only by the server: the CLI and tests never spawn workers. */
   private started = false;
   private stopping = false;
@@ -56,6 +70,44 @@ export class AnalysisSupervisor {
     }
   }
 
+  /**
+   * A live stream's window analysed by a worker process (the one with the fewest windows in hand),
+   * so that no model runs on the server's request thread.
+   */
+  async analyseWindow(w: WindowRequest): Promise<WindowResult> {
+    const until = Date.now() + WINDOW_WAIT_READY_MS;
+    while (!this.ready.size) {
+      if (this.stopping || !this.started || Date.now() > until)
+        throw new Error('no analysis worker is ready to analyse the window');
+      await Bun.sleep(200);
+    }
+    const [proc] = [...this.ready].sort((a, b) => a[1] - b[1])[0]!;
+    const id = this.nextWindowId++;
+    return new Promise<WindowResult>((resolve, reject) => {
+      const timer = setTimeout(() => this.settleWindow(id, new Error('the window took too long')), WINDOW_TIMEOUT_MS);
+      this.windows.set(id, { proc, resolve, reject, timer });
+      this.ready.set(proc, (this.ready.get(proc) ?? 0) + 1);
+      const request: ParentMessage = { type: 'live-window', id, window: w };
+      try {
+        (proc.stdin as import('bun').FileSink).write(`${JSON.stringify(request)}\n`);
+        (proc.stdin as import('bun').FileSink).flush();
+      } catch (e) {
+        this.settleWindow(id, e as Error);
+      }
+    });
+  }
+
+  private settleWindow(id: number, outcome: WindowResult | Error): void {
+    const p = this.windows.get(id);
+    if (!p) return;
+    this.windows.delete(id);
+    clearTimeout(p.timer);
+    const held = this.ready.get(p.proc);
+    if (held !== undefined) this.ready.set(p.proc, Math.max(0, held - 1));
+    if (outcome instanceof Error) p.reject(outcome);
+    else p.resolve(outcome);
+  }
+
   async stop(): Promise<void> {
     this.stopping = true;
     const all = [...this.procs];
@@ -83,10 +135,13 @@ export class AnalysisSupervisor {
     });
     this.procs.add(proc);
     const state = { ready: false, lastError: '', recycled: false };
-    this.relay(proc.stdout as ReadableStream<Uint8Array>, state);
+    this.relay(proc, state);
     this.forwardStderr(proc.stderr as ReadableStream<Uint8Array>, state);
     proc.exited.then((code) => {
       this.procs.delete(proc);
+      this.ready.delete(proc);
+      for (const [id, w] of this.windows)
+        if (w.proc === proc) this.settleWindow(id, new Error(`the analysis worker exited (code ${code})`));
       if (this.stopping) return;
       // Both slots' jobs: their worker ids start with w_<pid>_.
       this.requeueJobsOf(proc.pid);
@@ -139,8 +194,8 @@ export class AnalysisSupervisor {
     this.d.log.error('analysis is unavailable', { reason, failed_jobs: failed.length });
   }
 
-  private async relay(stream: ReadableStream<Uint8Array>, state: { ready: boolean; recycled: boolean }): Promise<void> {
-    for await (const line of lines(stream)) {
+  private async relay(proc: Proc, state: { ready: boolean; recycled: boolean }): Promise<void> {
+    for await (const line of lines(proc.stdout as ReadableStream<Uint8Array>)) {
       let m: WorkerMessage;
       try {
         m = JSON.parse(line);
@@ -148,9 +203,15 @@ export class AnalysisSupervisor {
         continue;
       }
       if (m.type === 'changed') this.d.onChanged(m.video_id);
-      else if (m.type === 'ready') state.ready = true;
+      else if (m.type === 'ready') {
+        state.ready = true;
+        this.ready.set(proc, 0);
+      } else if (m.type === 'live-window-done') this.settleWindow(m.id, m.result);
+      else if (m.type === 'live-window-failed') this.settleWindow(m.id, new Error(m.reason));
       else if (m.type === 'recycle') {
         state.recycled = true;
+        // Leaving: new windows go to the others (or wait for the worker that replaces it).
+        this.ready.delete(proc);
         this.d.log.info('analysis worker restarts to give its memory back', {
           rss_mb: Math.round(m.rss_bytes / 2 ** 20),
           reason: m.reason,

@@ -18,6 +18,8 @@ import { openCatalog } from '../storage/db';
 import { DataDir } from '../storage/files';
 import { eq } from 'drizzle-orm';
 import { videos, type Job } from '../storage/schema';
+import { analyseWindow, liveAnalyzersOf, type WindowRequest, type WindowResult } from '../live/window';
+import { lines } from '../util/lines';
 import { analyseJob, type JobDeps } from './analyse-job';
 import { JobQueue } from './queue';
 
@@ -26,6 +28,8 @@ const EARLY_PLAYBACK_COPY = true;
 
 export type WorkerMessage =
   | { type: 'changed'; video_id: string }
+  | { type: 'live-window-done'; id: number; result: WindowResult }
+  | { type: 'live-window-failed'; id: number; reason: string }
   | { type: 'idle' }
   | { type: 'ready'; analyzers: string[] }
   | { type: 'recycle'; rss_bytes: number; reason?: 'long video' | 'idle' };
@@ -107,9 +111,34 @@ export async function runWorker(config: Config): Promise<number> {
       process.exit(1);
     }, STOP_GRACE_MS).unref();
   };
-  // Parent → worker: any line wakes the slots; EOF means the parent is gone.
+  // A live stream's window (sent by the server's supervisor), analysed beside the job slots with
+  // the same loaded models; the result goes back on stdout with the request's id.
+  const liveDeps = {
+    db,
+    videoDir: (id: string) => files.videoDir(id),
+    analyzers: liveAnalyzersOf(analyzers),
+    ffmpeg,
+    log,
+  };
+  const liveWindow = (id: number, w: WindowRequest) =>
+    analyseWindow(liveDeps, w).then(
+      (result) => {
+        log.debug('live window analysed', {
+          stream_id: w.streamId,
+          frames: w.frames.length,
+          fired: result.fired.length,
+        });
+        send({ type: 'live-window-done', id, result });
+      },
+      (e) => send({ type: 'live-window-failed', id, reason: (e as Error).message }),
+    );
+  // Parent → worker: an empty line wakes the slots, a JSON line is a live window; EOF means the parent is gone.
   (async () => {
-    for await (const _ of process.stdin as unknown as AsyncIterable<Uint8Array>) wakeAll();
+    for await (const line of lines(process.stdin as unknown as ReadableStream<Uint8Array>)) {
+      const m = parseRequest(line);
+      if (m) void liveWindow(m.id, m.window);
+      else wakeAll();
+    }
     stopNow('parent gone');
   })();
   // The same, should the EOF not come (another process holding the pipe): an orphan gets a new parent.
@@ -215,4 +244,17 @@ export async function runWorker(config: Config): Promise<number> {
   // alive; stopped, a thread or handle left open could. Exit, once the last message has gone out.
   await Bun.sleep(50);
   process.exit(0);
+}
+
+/** The server → worker request of a live window (see ParentMessage); null for a wake-up line. */
+export type ParentMessage = { type: 'live-window'; id: number; window: WindowRequest };
+
+function parseRequest(line: string): ParentMessage | null {
+  if (!line.startsWith('{')) return null;
+  try {
+    const m = JSON.parse(line) as ParentMessage;
+    return m.type === 'live-window' && typeof m.id === 'number' ? m : null;
+  } catch {
+    return null;
+  }
 }

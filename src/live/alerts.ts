@@ -1,9 +1,29 @@
 /**
- * Standing questions: which new segments of a window match an alert's condition, and the
- * server-sent-event hub that hands fired alerts to listeners as they happen.
+ * Standing questions (alerts) of live streams: their records (create, list, delete, what fired),
+ * their evaluation on each analysed window (which new segments match, an episode within the
+ * cooldown being one event, the webhook outbox), and the server-sent-event hub that hands fired
+ * alerts to listeners as they happen.
  */
 import type { NewSegment } from '../analysis/contracts';
-import type { LiveAlert } from '../storage/schema';
+import type { SampledFrame } from '../analysis/frame-stream';
+import { badRequest, notFound } from '../errors';
+import { randomId } from '../ids';
+import type { IndexService } from '../indexes/service';
+import {
+  ALERT_KINDS,
+  alertsOfUser,
+  alertsWatching,
+  deleteAlertOf,
+  extendAlertEvent,
+  firedEventsOfUser,
+  insertAlert,
+  insertAlertEvent,
+  lastAlertEvent,
+  peopleOfFaceSegments,
+  queueAlertWebhook,
+} from '../storage/repositories/alerts';
+import { streamById, type WriteTx } from '../storage/repositories/streams';
+import type { AlertKind, LiveAlert, LiveStream, User } from '../storage/rows';
 
 export interface AlertMatch {
   /** Stream seconds of the first match in the window. */
@@ -103,4 +123,186 @@ export class AlertHub {
       }
     }
   }
+}
+
+export interface AlertView {
+  alert_id: string;
+  index_id: string;
+  stream_id: string | null;
+  kind: AlertKind;
+  query: string;
+  count: number;
+  colour: string | null;
+  person: string | null;
+  cooldown_sec: number;
+  created_at: string;
+}
+
+/** The records of alerts and what they fired (the routes' side); the evaluation is evaluateAlerts. */
+export class AlertService {
+  readonly hub = new AlertHub();
+
+  constructor(private readonly d: { db: WriteTx; indexes: IndexService }) {}
+
+  create(
+    user: User,
+    body: {
+      index: string;
+      stream_id?: string;
+      kind: string;
+      query: string;
+      count?: number;
+      colour?: string;
+      person?: string;
+      cooldown_sec?: number;
+    },
+  ): AlertView {
+    const index = this.d.indexes.resolve(user, body.index, { byName: true });
+    if (!(ALERT_KINDS as readonly string[]).includes(body.kind))
+      throw badRequest(`kind must be one of ${ALERT_KINDS.join(', ')}`);
+    const query = (body.query ?? '').trim();
+    if (!query || query.length > 300) throw badRequest('query must be 1 to 300 characters');
+    if (body.stream_id !== undefined) {
+      const s =
+        typeof body.stream_id === 'string' && body.stream_id.length <= 100 && streamById(this.d.db, body.stream_id);
+      if (!s || s.userId !== user.id || s.indexId !== index.id)
+        throw notFound('no such stream in this index (stream_id)');
+    }
+    const count = body.count ?? 1;
+    if (!(Number.isInteger(count) && count >= 1 && count <= 1000))
+      throw badRequest('count must be a whole number from 1');
+    const cooldown = body.cooldown_sec ?? 30;
+    if (!(Number.isInteger(cooldown) && cooldown >= 0 && cooldown <= 86400))
+      throw badRequest('cooldown_sec must be a whole number of seconds from 0 to 86400');
+    const row: LiveAlert = {
+      id: `al_${randomId(24)}`,
+      userId: user.id,
+      indexId: index.id,
+      streamId: body.stream_id ?? null,
+      kind: body.kind as AlertKind,
+      query,
+      minCount: count,
+      colour: body.colour?.trim() || null,
+      person: body.person?.trim() || null,
+      cooldownSec: cooldown,
+      createdAt: new Date(),
+    };
+    insertAlert(this.d.db, row);
+    return alertView(row);
+  }
+
+  list(user: User, indexId?: string): AlertView[] {
+    return alertsOfUser(this.d.db, user.id, indexId).map(alertView);
+  }
+
+  delete(user: User, alertId: string): void {
+    if (!deleteAlertOf(this.d.db, user.id, alertId)) throw notFound('no such alert (alert_id)');
+  }
+
+  /** Fired alerts of the user (newest first), optionally of one alert. */
+  fired(user: User, alertId?: string, limit = 100): FiredAlert[] {
+    return firedEventsOfUser(this.d.db, user.id, alertId, limit).map(({ e, a, s }) =>
+      firedOf(e.id, a, s, e.t, e.evidence, e.frame),
+    );
+  }
+}
+
+/**
+ * The alerts of a stream checked on a window, in the window's transaction: a match within an
+ * alert's cooldown of the last one is the same event (its end moves on). `stored`: the row id of
+ * each found segment (faces name their person through it). Returns the alerts that fired.
+ */
+export function evaluateAlerts(
+  tx: WriteTx,
+  row: LiveStream,
+  found: NewSegment[],
+  stored: Map<NewSegment, number>,
+  sampled: SampledFrame[],
+): FiredAlert[] {
+  if (!found.length) return [];
+  const alerts = alertsWatching(tx, row);
+  if (!alerts.length) return [];
+  const segs = withPeople(tx, found, stored);
+  const out: FiredAlert[] = [];
+  for (const alert of alerts) {
+    const m = matchAlert(alert, segs);
+    if (!m) continue;
+    const lastT = Math.max(m.segment.end, m.t);
+    const prev = lastAlertEvent(tx, alert.id, row.id);
+    if (prev && m.t <= prev.lastT + alert.cooldownSec) {
+      if (lastT > prev.lastT) extendAlertEvent(tx, prev.id, lastT);
+      continue;
+    }
+    const frame = nearestFrame(sampled, Number(m.segment.extra?.best_t ?? m.t));
+    const id = insertAlertEvent(tx, {
+      alertId: alert.id,
+      streamId: row.id,
+      t: m.t,
+      lastT,
+      frame,
+      evidence: m.evidence,
+    });
+    if (id === undefined) continue;
+    const fired = firedOf(id, alert, row, m.t, m.evidence, frame);
+    out.push(fired);
+    queueAlertWebhook(tx, row, fired);
+  }
+  return out;
+}
+
+/** The window's faces with the person each was grouped into (for alerts on a named person). */
+function withPeople(tx: WriteTx, found: NewSegment[], stored: Map<NewSegment, number>): NewSegment[] {
+  const faceIds = found.filter((s) => s.kind === 'face').map((s) => stored.get(s)!);
+  if (!faceIds.length) return found;
+  const who = peopleOfFaceSegments(tx, faceIds);
+  return found.map((s) => {
+    const p = s.kind === 'face' ? who.get(stored.get(s)!) : undefined;
+    if (!p) return s;
+    const { descriptor: _, ...extra } = s.extra ?? {};
+    return { ...s, extra: { ...extra, person_id: p.personId, ...(p.name && { person_name: p.name }) } };
+  });
+}
+
+function nearestFrame(sampled: SampledFrame[], t: number): string | null {
+  let best: SampledFrame | null = null;
+  for (const f of sampled) if (!best || Math.abs(f.t - t) < Math.abs(best.t - t)) best = f;
+  return best?.file ?? null;
+}
+
+function firedOf(
+  eventId: number,
+  a: LiveAlert,
+  s: LiveStream,
+  t: number,
+  evidence: string,
+  frame: string | null,
+): FiredAlert {
+  return {
+    event_id: eventId,
+    alert_id: a.id,
+    stream_id: s.id,
+    index_id: s.indexId,
+    file_id: s.videoId,
+    kind: a.kind,
+    query: a.query,
+    time: Math.round(t * 100) / 100,
+    at: new Date((s.originMs ?? 0) + t * 1000).toISOString(),
+    evidence,
+    frame_path: frame ? `/media/${s.videoId}/frames/${frame}` : null,
+  };
+}
+
+function alertView(a: LiveAlert): AlertView {
+  return {
+    alert_id: a.id,
+    index_id: a.indexId,
+    stream_id: a.streamId,
+    kind: a.kind,
+    query: a.query,
+    count: a.minCount,
+    colour: a.colour,
+    person: a.person,
+    cooldown_sec: a.cooldownSec,
+    created_at: a.createdAt.toISOString(),
+  };
 }

@@ -23,6 +23,8 @@ export interface LiveClip {
   path: string;
   /** The stream second at the clip's time 0 (the first covered moment of the request). */
   start: number;
+  /** The stream second the clip ends at (the asked end, or where what is kept ends). */
+  end: number;
   source: 'recording' | 'frames';
 }
 
@@ -49,12 +51,13 @@ export async function liveClip(input: ClipInput): Promise<LiveClip | null> {
   const plan = recordingPlan(input) ?? framesPlan(input);
   if (!plan) return null;
   const cacheDir = join(input.dir, 'clips');
-  // A cached clip is named <key>_<start ms>.mp4: its start is only known once it is made.
+  // A cached clip is named <key>_<start ms>_<end ms>.mp4: its times are only known once it is made.
   const cached = (): LiveClip | null => {
     const name = list(cacheDir).find((n) => n.startsWith(`${plan.key}_`) && n.endsWith('.mp4'));
     const path = name && join(cacheDir, name);
-    if (!name || !path || !exists(path)) return null;
-    return { path, start: Number(name.slice(plan.key.length + 1, -4)) / 1000, source: plan.source };
+    const times = name && /_(\d+)_(\d+)\.mp4$/.exec(name);
+    if (!name || !path || !times || !exists(path)) return null;
+    return { path, start: Number(times[1]) / 1000, end: Number(times[2]) / 1000, source: plan.source };
   };
   return (
     cached() ??
@@ -67,13 +70,13 @@ export async function liveClip(input: ClipInput): Promise<LiveClip | null> {
       const listPath = join(cacheDir, `.part-${randomId(8)}.ffconcat`);
       try {
         writeFileSync(listPath, plan.list);
-        const { args, start } = await plan.prepare(input.ffmpeg, listPath);
+        const { args, start, end } = await plan.prepare(input.ffmpeg, listPath);
         const { code, err } = await runFfmpeg(input.ffmpeg, ['-y', ...args, part]);
         if (code !== 0 || !exists(part))
           throw new Error(`ffmpeg could not make the clip: ${summarizeFfmpegError(err, `ffmpeg exited with ${code}`)}`);
-        const path = join(cacheDir, `${plan.key}_${Math.round(start * 1000)}.mp4`);
+        const path = join(cacheDir, `${plan.key}_${Math.round(start * 1000)}_${Math.round(end * 1000)}.mp4`);
         renameSync(part, path);
-        return { path, start: round(start), source: plan.source };
+        return { path, start: round(start), end: round(end), source: plan.source };
       } finally {
         rmSync(part, { force: true });
         rmSync(listPath, { force: true });
@@ -87,8 +90,8 @@ interface Plan {
   source: 'recording' | 'frames';
   /** An ffconcat list of files (names inside our own folders only). */
   list: string;
-  /** ffmpeg's arguments before the output, and the stream second the clip will start at. */
-  prepare(ffmpeg: string, list: string): Promise<{ args: string[]; start: number }>;
+  /** ffmpeg's arguments before the output, and the stream seconds the clip will start and end at. */
+  prepare(ffmpeg: string, list: string): Promise<{ args: string[]; start: number; end: number }>;
 }
 
 /** The recording segments covering the window, as one concatenated input cut to it. */
@@ -112,35 +115,34 @@ function recordingPlan({ dir, originMs, start, end }: ClipInput): Plan | null {
   let last = first;
   while (last + 1 < all.length && all[last + 1]!.at < u1) last++;
   const used = all.slice(first, last + 1);
-  const inpoint = Math.max(0, u0 - used[0]!.at);
-  const outpoint = u1 - used[used.length - 1]!.at;
+  // Cut at the asked times, within what is kept: from the asked start (or the recording's first
+  // moment), to the asked end (or the newest moment written).
+  const offset = Math.max(0, u0 - used[0]!.at);
+  const length = Math.min(u1, endOf(last)) - (used[0]!.at + offset);
+  if (length <= 0) return null;
   const files = used.map((s) => join(liveDir, s.name));
   const sizes = files.map((f) => statSync(f).size);
   return {
-    key: hashOf(['rec', start, end, ...used.map((s, i) => `${s.name}:${sizes[i]}`)]),
+    key: hashOf(['rec2', start, end, ...used.map((s, i) => `${s.name}:${sizes[i]}`)]),
     source: 'recording',
-    // Each segment has its own timestamps from 0: the window is cut by the list's in and out points.
-    list: ffconcat(
-      files.map((file, i) => ({
-        file,
-        ...(i === 0 && inpoint > 0 && { inpoint }),
-        ...(i === files.length - 1 && outpoint < endOf(last) - used[used.length - 1]!.at && { outpoint }),
-      })),
-    ),
+    // Each segment has its own timestamps from 0: concatenated whole, then cut on the output side.
+    list: ffconcat(files.map((file) => ({ file }))),
     async prepare(ffmpeg, listPath) {
-      // A copied stream starts at the keyframe at or before the in point: the clip says where that is.
+      // Copied H.264 can only start at a keyframe: copied when one is at the start (instant), made
+      // H.264 again otherwise (and for another codec: MJPEG, HEVC…), so the clip starts where asked
+      // (copying from the keyframe before made 25–35 s an 18 s clip with a long keyframe interval).
       const [codec, keyframe] = await Promise.all([
         probe(ffmpeg, files[0]!).then((p) => p.codec),
-        keyframeAtOrBefore(ffmpeg, files[0]!, inpoint),
+        keyframeAtOrBefore(ffmpeg, files[0]!, offset),
       ]);
-      // H.264 from the camera is copied (instant); another codec (MJPEG, HEVC…) is made H.264 so browsers play it.
-      const video =
-        codec === 'h264'
-          ? ['-c:v', 'copy']
-          : ['-vf', "scale=-2:'min(720,ih)'", '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p'];
-      const args = ['-f', 'concat', '-safe', '0', '-i', listPath, '-map', '0:v:0', '-map', '0:a:0?', ...video];
-      args.push('-c:a', 'aac', '-movflags', '+faststart', '-f', 'mp4');
-      return { args, start: used[0]!.at + keyframe - originMs / 1000 };
+      const copy = codec === 'h264' && offset - keyframe < 0.05;
+      const video = copy
+        ? ['-c:v', 'copy']
+        : ['-vf', "scale=-2:'min(720,ih)'", '-c:v', 'libx264', '-preset', 'veryfast', '-pix_fmt', 'yuv420p'];
+      const args = ['-f', 'concat', '-safe', '0', '-i', listPath, '-ss', offset.toFixed(3), '-t', length.toFixed(3)];
+      args.push('-map', '0:v:0', '-map', '0:a:0?', ...video, '-c:a', 'aac', '-movflags', '+faststart', '-f', 'mp4');
+      const from = used[0]!.at + offset - originMs / 1000;
+      return { args, start: from, end: from + length };
     },
   };
 }
@@ -172,7 +174,8 @@ function framesPlan({ dir, start, end }: ClipInput): Plan | null {
       const fit = `scale=${w}:${h}:force_original_aspect_ratio=decrease,pad=${w}:${h}:(ow-iw)/2:(oh-ih)/2`;
       const args = ['-f', 'concat', '-safe', '0', '-i', listPath, '-vf', `${fit},fps=10,format=yuv420p`];
       args.push('-c:v', 'libx264', '-preset', 'veryfast', '-movflags', '+faststart', '-f', 'mp4');
-      return { args, start: shots[0]!.t };
+      const last = entries[entries.length - 2]!;
+      return { args, start: shots[0]!.t, end: shots[shots.length - 1]!.t + last.duration! };
     },
   };
 }

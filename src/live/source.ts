@@ -1,5 +1,6 @@
 /**
- * A pulled live source (RTSP, RTMP, HLS live playlist, HTTP(S) MJPEG): one ffmpeg process that
+ * A pulled live source (RTSP, RTMP, HLS live playlist, HTTP(S) MJPEG; each kind's options are in
+ * sources/): one ffmpeg process that
  * hands out JPEG frames at the analysed rate on stdout and, beside them, writes the stream as short
  * recording segments (named by their Unix start time) for citations. A source that gives no frame
  * for `stallSec` is killed; the caller reconnects it with backoff.
@@ -8,8 +9,9 @@ import { closeSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { liveSourceEnv } from '../config';
 import { badRequest } from '../errors';
-import { checkHost, pinnedFetch } from '../ingest/url-guard';
+import { checkHost } from '../ingest/url-guard';
 import { type FfmpegProcess, startFfmpeg } from '../media/ffmpeg';
+import { PCM_BYTES_PER_SEC } from './audio';
 
 export const LIVE_SCHEMES = ['rtsp:', 'rtsps:', 'rtmp:', 'rtmps:', 'http:', 'https:'] as const;
 
@@ -55,42 +57,16 @@ export async function checkStreamUrl(raw: string, allowPrivate: boolean): Promis
   return { url, address };
 }
 
-/**
- * Whether an http(s) source is an MJPEG camera (a multipart/x-mixed-replace answer) rather than a
- * live playlist: asked once per connection, at the checked address, before ffmpeg connects.
- */
-export async function isMjpegSource(url: URL, address: string): Promise<boolean> {
-  const ctrl = new AbortController();
-  const timer = setTimeout(() => ctrl.abort(), 5000);
-  try {
-    const res = await pinnedFetch(url, address, { signal: ctrl.signal, redirect: 'manual' });
-    const type = res.headers.get('content-type') ?? '';
-    await res.body?.cancel().catch(() => {});
-    return /^multipart\/x-mixed-replace/i.test(type);
-  } catch {
-    return false;
-  } finally {
-    clearTimeout(timer);
-    ctrl.abort();
-  }
-}
-
 export interface PulledSourceOptions {
   ffmpeg: string;
   input: string;
-  protocol: string;
   /**
    * The connection's guard (egress.ts): the proxy every HTTP request and TLS connection of ffmpeg
    * goes through (`httpProxy`), or the RTSP relay; closed with the connection.
    */
   egress?: { httpProxy?: string; close(): void };
-  /**
-   * RTSP lower transport: `tcp` (interleaved, what cameras behind NAT need) or `auto` (ffmpeg's
-   * own order: UDP, then TCP when no packet comes), for servers that refuse TCP.
-   */
-  rtspTransport?: 'tcp' | 'auto';
-  /** An http(s) source that is a multipart JPEG stream (MJPEG camera): it has no timestamps of its own. */
-  mjpeg?: boolean;
+  /** The source kind's input options (before `-i`; see sources/). */
+  inputArgs: string[];
   fps: number;
   /**
    * Also hand out the sound track (its first audio stream) as 16 kHz mono 16-bit PCM, for speech
@@ -104,12 +80,12 @@ export interface PulledSourceOptions {
   onFrame(jpeg: Buffer, atMs: number): void;
   /** PCM (s16le, 16 kHz, mono) whose first sample was heard at `atMs` (Unix ms). */
   onAudio?(pcm: Buffer, atMs: number): void;
-  /** The process ended: `reason` says why (never the URL); `noAudio`: the source has no sound track. */
-  onEnd(reason: string, noAudio?: boolean): void;
+  /**
+   * The process ended: `reason` says why (never the URL); `noAudio`: the source has no sound
+   * track; `code`: ffmpeg's exit code (0: it read its input to the end).
+   */
+  onEnd(reason: string, noAudio: boolean, code: number | null): void;
 }
-
-/** Bytes of one second of the PCM handed to onAudio. */
-export const PCM_BYTES_PER_SEC = 16000 * 2;
 
 /** One connection of a pulled source. */
 export class PulledSource {
@@ -124,12 +100,7 @@ export class PulledSource {
 
   start(): void {
     const o = this.o;
-    const args: string[] = [];
-    if (o.protocol.startsWith('rtsp') && o.rtspTransport !== 'auto') args.push('-rtsp_transport', 'tcp');
-    if (o.protocol === 'http:' || o.protocol === 'https:') args.push('-reconnect', '0');
-    // MJPEG frames carry no time: ffmpeg would count them at 25 per second whatever the camera
-    // sends, so the analysed rate would be wrong; their arrival time is their time.
-    if (o.mjpeg) args.push('-use_wallclock_as_timestamps', '1');
+    const args: string[] = [...o.inputArgs];
     args.push('-i', o.input);
     // Analysed frames: at most 720 lines, at the stream's analysed rate, as JPEGs on stdout.
     args.push(
@@ -147,15 +118,22 @@ export class PulledSource {
     );
     if (o.recordDir) {
       mkdirSync(o.recordDir, { recursive: true });
-      // The recording: the stream as it came (no re-encoding), cut into short Matroska segments
+      // The recording: the video as it came (no re-encoding), cut into short Matroska segments
       // named by their Unix start time, so the purge goes by name and a cited moment finds its file.
+      // The sound is made AAC: copied, the ADTS AAC of an HLS or MPEG-TS source has no header
+      // Matroska can take ("Error writing trailer … Invalid argument" at the first cut, every few
+      // seconds), and camera codecs such as G.711 do not fit it either; sound is cheap to encode.
       args.push(
         '-map',
         '0:v:0',
         '-map',
         '0:a?',
-        '-c',
+        '-c:v',
         'copy',
+        '-c:a',
+        'aac',
+        '-b:a',
+        '96k',
         '-f',
         'segment',
         '-segment_time',
@@ -215,7 +193,7 @@ export class PulledSource {
     const code = await proc.exited;
     const stderr = await errText;
     const noAudio = !!this.o.audio && /does not contain any stream/.test(stderr);
-    this.finish(this.stallReason ?? describeExit(code, stderr, this.o.input), noAudio);
+    this.finish(this.stallReason ?? describeExit(code, stderr, this.o.input), noAudio, this.stallReason ? null : code);
   }
 
   /**
@@ -251,12 +229,12 @@ export class PulledSource {
     }
   }
 
-  private finish(reason: string, noAudio = false): void {
+  private finish(reason: string, noAudio: boolean, code: number | null): void {
     this.o.egress?.close();
     if (this.ended) return;
     this.ended = true;
     if (this.watchdog) clearInterval(this.watchdog);
-    this.o.onEnd(reason, noAudio);
+    this.o.onEnd(reason, noAudio, code);
   }
 
   stop(): void {

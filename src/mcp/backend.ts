@@ -70,7 +70,7 @@ export interface Backend {
   /** `vidq mcp` over stdio reads files of the machine it runs on; the server's /mcp never does. */
   readonly localFiles: boolean;
   listIndexes(): Promise<IndexView[]>;
-  /** The live index named by index_id or name; throws the API's 404 otherwise. */
+  /** The active index named by index_id or name; throws the API's 404 otherwise. */
   resolveIndex(ref: string): Promise<IndexView>;
   resources(indexId: string): Promise<ResourceRow[]>;
   search(req: {

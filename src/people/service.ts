@@ -15,7 +15,7 @@ import {
   appearanceCount,
   appearancesIn,
   hasAppearance,
-  livePerson,
+  activePerson,
   mergePeople,
   personNames,
   setPersonName,
@@ -66,7 +66,7 @@ export class PeopleService {
     },
   ) {}
 
-  /** The user's live index (by id), or 404. */
+  /** The user's active index (by id), or 404. */
   index(user: User, indexId: string): MediaIndex {
     return this.d.indexes.resolve(user, indexId, { byName: false });
   }
@@ -209,7 +209,7 @@ export class PeopleService {
     personId: string,
     message = 'no such person in this index',
   ): Promise<Person> {
-    const p = await livePerson(this.d.catalog, indexId, personId, user?.id ?? null);
+    const p = await activePerson(this.d.catalog, indexId, personId, user?.id ?? null);
     if (!p) throw notFound(message);
     return p;
   }

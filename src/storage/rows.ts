@@ -3,10 +3,12 @@
  * tables (schema.ts) or drizzle-orm, only these types and the repositories.
  */
 export type {
+  AlertKind,
   Frame,
   Job,
   LiveAlert,
   LiveAlertEvent,
+  LiveState,
   LiveStream,
   MediaIndex,
   Person,

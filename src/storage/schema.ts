@@ -65,7 +65,7 @@ export const mediaIndexes = sqliteTable(
     type: text('type', { enum: INDEX_TYPES }).notNull().default('standard'),
   },
   (t) => [
-    // A name is unique among a user's live indexes; deleted ones keep theirs until restored.
+    // A name is unique among a user's active indexes; deleted ones keep theirs until restored.
     uniqueIndex('media_indexes_user_name_live_uq').on(t.userId, t.name).where(sql`deleted_at IS NULL`),
     index('media_indexes_user_idx').on(t.userId),
   ],
@@ -365,7 +365,8 @@ export type Person = typeof people.$inferSelect;
 
 // --- live sources (issue 21): streams, their alerts and the alerts' events
 
-export const LIVE_STATES = ['connecting', 'live', 'reconnecting', 'paused', 'stopped', 'failed'] as const;
+/** `ended`: the source finished for good (a playlist with an end); `stopped`: stopped by its user. */
+export const LIVE_STATES = ['connecting', 'live', 'reconnecting', 'paused', 'stopped', 'failed', 'ended'] as const;
 export type LiveState = (typeof LIVE_STATES)[number];
 
 /**

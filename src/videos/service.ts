@@ -1,11 +1,11 @@
 /**
  * A user's videos as the per-video endpoints read them: the timeline of GET /videos/{id}/segments
  * and the file a media request may read. Another user's video, or one in a deleted index, is "not
- * found" (the access check is the repository's liveVideo).
+ * found" (the access check is the repository's activeVideo).
  */
 import { notFound } from '../errors';
 import type { Db } from '../storage/db';
-import { liveVideo, liveVideoOf, timelineFrames, timelineSegments } from '../storage/repositories/videos';
+import { activeVideo, activeVideoOf, timelineFrames, timelineSegments } from '../storage/repositories/videos';
 import type { User, Video } from '../storage/schema';
 
 export class VideoService {
@@ -16,7 +16,7 @@ export class VideoService {
    * that end there or later); 404 when it is not theirs or not live.
    */
   timeline(user: User, fileId: string, from = Number.NEGATIVE_INFINITY) {
-    const video = liveVideoOf(this.d.db, user.id, fileId);
+    const video = activeVideoOf(this.d.db, user.id, fileId);
     if (!video) throw notFound('no such video');
     return {
       video,
@@ -30,7 +30,7 @@ export class VideoService {
    * link for its path (`userId` null), else only the user's own; 404 otherwise.
    */
   readable(fileId: string, userId: string | null): Video {
-    const video = liveVideo(this.d.db, fileId, userId);
+    const video = activeVideo(this.d.db, fileId, userId);
     if (!video) throw notFound('no such file');
     return video;
   }

@@ -32,7 +32,7 @@ import {
   appearancesIn,
   appearancesInVideo,
   hasAppearance,
-  livePerson,
+  activePerson,
   mergePeople,
   personNames,
   setPersonName,
@@ -229,9 +229,9 @@ for (const dialect of DIALECTS)
       });
       expect(typeof segIds[0]).toBe('number');
 
-      expect((await livePerson(c, a.index, 'p_ann', a.user))?.name).toBe('Ann');
-      expect(await livePerson(c, a.index, 'p_ann', other.user)).toBeUndefined();
-      expect((await livePerson(c, a.index, 'p_ann', null))?.id).toBe('p_ann');
+      expect((await activePerson(c, a.index, 'p_ann', a.user))?.name).toBe('Ann');
+      expect(await activePerson(c, a.index, 'p_ann', other.user)).toBeUndefined();
+      expect((await activePerson(c, a.index, 'p_ann', null))?.id).toBe('p_ann');
       const apps = await appearancesIn(c, a.index);
       expect(apps.map((x) => [x.person_id, x.start])).toEqual([
         ['p_ann', 5],
@@ -251,7 +251,7 @@ for (const dialect of DIALECTS)
       await setPersonName(c, 'p_bob', 'Bob');
       await mergePeople(c, 'p_bob', 'p_ann', 'Ann');
       expect(await appearanceCount(c, 'p_ann')).toBe(3);
-      expect(await livePerson(c, a.index, 'p_bob', null)).toBeUndefined();
+      expect(await activePerson(c, a.index, 'p_bob', null)).toBeUndefined();
 
       await splitAppearance(c, { id: 'p_new', indexId: a.index, userId: a.user }, segIds[0]!);
       expect((await appearancesInVideo(c, a.video)).map((x) => [x.id, x.name, x.start])).toEqual([
@@ -264,7 +264,7 @@ for (const dialect of DIALECTS)
       await c.run(async (db) => {
         await db.update(mediaIndexes).set({ deletedAt: new Date() }).where(eq(mediaIndexes.id, a.index));
       });
-      expect(await livePerson(c, a.index, 'p_ann', a.user)).toBeUndefined();
+      expect(await activePerson(c, a.index, 'p_ann', a.user)).toBeUndefined();
     });
 
     test('upload grants: the per-user cap holds for requests at once; a grant is taken once, released, taken again; day-old grants go', async () => {

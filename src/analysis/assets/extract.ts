@@ -40,11 +40,6 @@ const GROUPS_OF: Record<string, AssetGroupName[]> = {
   embeddings: ['embeddings'],
 };
 
-/** True in the compiled executable (which carries the files), false when run from source. */
-export function hasEmbeddedAssets(): boolean {
-  return EMBEDDED_ASSETS !== null;
-}
-
 /**
  * The files of the given analyzers (names as in `--analyzers`). In the executable this extracts
  * what is missing and loads the native libraries; a failed extraction (disk full, no permission)

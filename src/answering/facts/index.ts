@@ -12,8 +12,9 @@ import { faces } from './faces';
 import { audio, codec, duration, fps, resolution, size, videos } from './file';
 import { moment } from './moment';
 import { objects, people } from './objects';
-import type { Cell, FactKind, FactPlugin, Form } from './plugin';
+import type { Cell, FactPlugin, Form } from './plugin';
 import { shots } from './shots';
+import { speakers } from './speakers';
 import { speech } from './speech';
 import { text } from './text';
 
@@ -24,6 +25,7 @@ export const FACTS: FactPlugin[] = [
   people,
   text,
   speech,
+  speakers,
   shots,
   duration,
   resolution,
@@ -51,7 +53,3 @@ export const CELLS: Cell[] = FACTS.flatMap((f) =>
     openEnded: spec!.openEnded ?? f.openEnded ?? false,
   })),
 );
-
-export function factEntry(kind: FactKind): FactPlugin {
-  return FACTS.find((f) => f.kind === kind)!;
-}

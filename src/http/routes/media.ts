@@ -162,6 +162,7 @@ export function mediaRoutes(s: Service) {
           );
         const res = serveRange(request, Bun.file(clip.path), 'video/mp4');
         res.headers.set('x-clip-start', String(clip.start));
+        res.headers.set('x-clip-end', String(clip.end));
         res.headers.set('x-clip-source', clip.source);
         return res;
       },
@@ -181,7 +182,7 @@ export function mediaRoutes(s: Service) {
           operationId: 'getLiveClip',
           tags: ['media', 'live'],
           summary: 'A playable MP4 of a live stream between two stream times (for a cited moment)',
-          description: `A pulled stream's recording segments that cover the window, concatenated and remuxed (H.264 is copied; another codec is made H.264); for a pushed stream, which keeps frames and no recording, its frames in the window as an H.264 video (each frame shown until the next). At most ${MAX_CLIP_SEC} s. \`X-Clip-Start\` says which stream second the clip starts at (a recording starts at the keyframe at or before \`start\`; frames at the first kept frame). Clips are cached for an hour. Authorised as GET /media/{file_id}; 404 for a file that is not a live stream or a window with nothing kept.`,
+          description: `A pulled stream's recording segments that cover the window, concatenated and remuxed (H.264 is copied; another codec is made H.264); for a pushed stream, which keeps frames and no recording, its frames in the window as an H.264 video (each frame shown until the next). At most ${MAX_CLIP_SEC} s. A recording is cut at \`start\` and \`end\` (copied when a keyframe is at \`start\`, made H.264 again otherwise); \`X-Clip-Start\` and \`X-Clip-End\` say which stream seconds the clip covers (later than \`start\` where the recording starts later, earlier than \`end\` where it ends sooner; frames from the first kept frame, the last shown for a second). Clips are cached for an hour. Authorised as GET /media/{file_id}; 404 for a file that is not a live stream or a window with nothing kept.`,
           parameters: [rangeHeader],
           responses: {
             ...(streamed('the clip (video/mp4)') as object),

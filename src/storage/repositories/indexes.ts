@@ -15,17 +15,17 @@ export interface IndexLookup {
 }
 
 /**
- * The user's index named by `ref`: its id, or with `byName` its name (the newest live one of that
+ * The user's index named by `ref`: its id, or with `byName` its name (the newest active one of that
  * name when an id matches nothing). Undefined when missing, deleted (unless asked for) or
  * another user's.
  */
 export function indexOf(db: Db, userId: string, ref: string, opts: IndexLookup): MediaIndex | undefined {
-  const live = opts.includeDeleted ? undefined : isNull(mediaIndexes.deletedAt);
+  const active = opts.includeDeleted ? undefined : isNull(mediaIndexes.deletedAt);
   if (isIndexIdShape(ref)) {
     const byId = db
       .select()
       .from(mediaIndexes)
-      .where(and(eq(mediaIndexes.id, ref), eq(mediaIndexes.userId, userId), live))
+      .where(and(eq(mediaIndexes.id, ref), eq(mediaIndexes.userId, userId), active))
       .get();
     if (byId || !opts.byName) return byId;
   }
@@ -33,25 +33,16 @@ export function indexOf(db: Db, userId: string, ref: string, opts: IndexLookup):
   return db
     .select()
     .from(mediaIndexes)
-    .where(and(eq(mediaIndexes.userId, userId), eq(mediaIndexes.name, ref.trim()), live))
+    .where(and(eq(mediaIndexes.userId, userId), eq(mediaIndexes.name, ref.trim()), active))
     .orderBy(desc(mediaIndexes.createdAt))
     .get();
 }
 
-/** The index `indexId` if it is live, whoever's it is: for a request a signed link authorises. */
-export function liveIndex(db: Db, indexId: string): MediaIndex | undefined {
-  return db
-    .select()
-    .from(mediaIndexes)
-    .where(and(eq(mediaIndexes.id, indexId), isNull(mediaIndexes.deletedAt)))
-    .get();
-}
-
 /**
- * Live indexes named `ref` (by id or by name) across users, or of one user: for the command line,
+ * Active (not deleted) indexes named `ref` (by id or by name) across users, or of one user: for the command line,
  * where no token says whose index it is.
  */
-export function liveIndexesNamed(db: Db, ref: string, userId?: string): { id: string; userId: string }[] {
+export function activeIndexesNamed(db: Db, ref: string, userId?: string): { id: string; userId: string }[] {
   const ofUser = userId ? eq(mediaIndexes.userId, userId) : undefined;
   const columns = { id: mediaIndexes.id, userId: mediaIndexes.userId };
   const byId = db

@@ -1,6 +1,6 @@
 /**
  * People of an index (faces grouped by likeness) as the rest of the code reads and writes them.
- * `livePerson` is the one access-checked lookup ("this user's person, in a live index"). Both
+ * `activePerson` is the one access-checked lookup ("this user's person, in an active index"). Both
  * dialects (catalog.ts). The analysis stage that groups faces (src/people/group.ts) still writes
  * these tables itself, in the worker process; it moves here with the analysis stages.
  */
@@ -9,10 +9,10 @@ import { type Catalog, first } from '../catalog';
 import type { Person } from '../schema';
 
 /**
- * The person `personId` of index `indexId` if the index is live and, when `userId` is given, it is
+ * The person `personId` of index `indexId` if the index is active (not deleted) and, when `userId` is given, it is
  * that user's; else undefined (a request a signed link authorises gives no user).
  */
-export function livePerson(
+export function activePerson(
   c: Catalog,
   indexId: string,
   personId: string,

@@ -1,14 +1,14 @@
 /**
- * Videos as the rest of the code reads them: the access-checked lookups ("this user's video in a
- * live index") and the timeline rows of a video, written once. A video of a deleted index is
+ * Videos as the rest of the code reads them: the access-checked lookups ("this user's video in an
+ * active index") and the timeline rows of a video, written once. A video of a deleted index is
  * hidden everywhere (listings, questions, segments, files, signed links included).
  */
 import { and, asc, eq, inArray, isNull, lt, sql } from 'drizzle-orm';
 import type { Db } from '../db';
 import { frames, jobs, mediaIndexes, segments, type Video, videos } from '../schema';
 
-/** The video `fileId` if its index is live and, when `userId` is given, it is that user's; else undefined. */
-export function liveVideo(db: Db, fileId: string, userId: string | null): Video | undefined {
+/** The video `fileId` if its index is active (not deleted) and, when `userId` is given, it is that user's; else undefined. */
+export function activeVideo(db: Db, fileId: string, userId: string | null): Video | undefined {
   return db
     .select({ video: videos })
     .from(videos)
@@ -23,11 +23,12 @@ export function liveVideo(db: Db, fileId: string, userId: string | null): Video 
     .get()?.video;
 }
 
-/** The user's video in a live index, or undefined: the lookup every per-video endpoint starts with. */
-export const liveVideoOf = (db: Db, userId: string, fileId: string): Video | undefined => liveVideo(db, fileId, userId);
+/** The user's video in an active index, or undefined: the lookup every per-video endpoint starts with. */
+export const activeVideoOf = (db: Db, userId: string, fileId: string): Video | undefined =>
+  activeVideo(db, fileId, userId);
 
-/** Every ready video in a live index, whoever's it is, with its analysis summary (no access check: for re-embedding). */
-export function readyLiveVideos(db: Db): { id: string; analysis: Video['analysis'] }[] {
+/** Every ready video in an active index, whoever's it is, with its analysis summary (no access check: for re-embedding). */
+export function readyActiveVideos(db: Db): { id: string; analysis: Video['analysis'] }[] {
   return db
     .select({ id: videos.id, analysis: videos.analysis })
     .from(videos)

@@ -19,6 +19,7 @@ const STATES: Record<string, string> = {
   paused: 'Paused',
   stopped: 'Stopped',
   failed: 'Failed',
+  ended: 'Ended',
 };
 
 interface Tile {
@@ -206,7 +207,7 @@ function liveTile(idx: Json, r: Json, extras: Node[]): Tile {
     ]
       .filter(Boolean)
       .join(' · ');
-    pauseBtn.hidden = st === 'stopped';
+    pauseBtn.hidden = st === 'stopped' || st === 'ended';
     pauseBtn.textContent = st === 'paused' || st === 'failed' ? 'Resume' : 'Pause';
     pauseBtn.setAttribute('aria-label', `${pauseBtn.textContent} ${live.name}`);
   };

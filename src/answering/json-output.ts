@@ -1,5 +1,5 @@
 /**
- * Structured output (`json` of /inquire): an object of field name → description, or that object
+ * JSON output (`json` of /inquire, "structured output" in the API): an object of field name → description, or that object
  * encoded as a JSON string (the hosted API's clients send a string). The answer's `output` is then
  * a JSON string of an object with exactly those keys: filled by the generator in its JSON mode when
  * one is configured, else from the facts and evidence (each description asked as a question of its

@@ -1,0 +1,140 @@
+/**
+ * Standing questions of live streams (`live_alerts`), the events they fired (`live_alert_events`)
+ * and the webhook outbox row of a fired alert. No access check here: the alert service resolved
+ * the user's index or stream first.
+ */
+import { and, asc, desc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
+import type { Db } from '../db';
+export { ALERT_KINDS } from '../schema';
+
+import {
+  liveAlertEvents,
+  liveAlerts,
+  liveStreams,
+  people,
+  personAppearances,
+  webhookEvents,
+  type LiveAlert,
+  type LiveAlertEvent,
+  type LiveStream,
+} from '../schema';
+
+export function insertAlert(db: Db, a: LiveAlert): void {
+  db.insert(liveAlerts).values(a).run();
+}
+
+export function alertsOfUser(db: Db, userId: string, indexId?: string): LiveAlert[] {
+  return db
+    .select()
+    .from(liveAlerts)
+    .where(
+      indexId ? and(eq(liveAlerts.userId, userId), eq(liveAlerts.indexId, indexId)) : eq(liveAlerts.userId, userId),
+    )
+    .orderBy(asc(liveAlerts.createdAt))
+    .all();
+}
+
+/** Deletes the user's alert: whether there was one. */
+export function deleteAlertOf(db: Db, userId: string, alertId: string): boolean {
+  return (
+    db
+      .delete(liveAlerts)
+      .where(and(eq(liveAlerts.id, alertId), eq(liveAlerts.userId, userId)))
+      .returning({ id: liveAlerts.id })
+      .all().length > 0
+  );
+}
+
+/** The alerts that watch a stream: its own and its index's. */
+export function alertsWatching(tx: Db, row: LiveStream): LiveAlert[] {
+  return tx
+    .select()
+    .from(liveAlerts)
+    .where(and(eq(liveAlerts.indexId, row.indexId), or(isNull(liveAlerts.streamId), eq(liveAlerts.streamId, row.id))))
+    .all();
+}
+
+/** An alert's newest event on a stream (the episode a new match may continue). */
+export function lastAlertEvent(tx: Db, alertId: string, streamId: string): LiveAlertEvent | undefined {
+  return tx
+    .select()
+    .from(liveAlertEvents)
+    .where(and(eq(liveAlertEvents.alertId, alertId), eq(liveAlertEvents.streamId, streamId)))
+    .orderBy(desc(liveAlertEvents.lastT))
+    .get();
+}
+
+export function extendAlertEvent(tx: Db, eventId: number, lastT: number): void {
+  tx.update(liveAlertEvents).set({ lastT }).where(eq(liveAlertEvents.id, eventId)).run();
+}
+
+/** A new event: its id, or undefined when the same one was recorded already. */
+export function insertAlertEvent(
+  tx: Db,
+  e: { alertId: string; streamId: string; t: number; lastT: number; frame: string | null; evidence: string },
+): number | undefined {
+  return tx
+    .insert(liveAlertEvents)
+    .values({ ...e, createdAt: new Date() })
+    .onConflictDoNothing()
+    .returning({ id: liveAlertEvents.id })
+    .get()?.id;
+}
+
+/** The user's fired events (newest first), optionally of one alert, with their alert and stream. */
+export function firedEventsOfUser(
+  db: Db,
+  userId: string,
+  alertId: string | undefined,
+  limit: number,
+): { e: LiveAlertEvent; a: LiveAlert; s: LiveStream }[] {
+  return db
+    .select({ e: liveAlertEvents, a: liveAlerts, s: liveStreams })
+    .from(liveAlertEvents)
+    .innerJoin(liveAlerts, eq(liveAlerts.id, liveAlertEvents.alertId))
+    .innerJoin(liveStreams, eq(liveStreams.id, liveAlertEvents.streamId))
+    .where(alertId ? and(eq(liveAlerts.userId, userId), eq(liveAlerts.id, alertId)) : eq(liveAlerts.userId, userId))
+    .orderBy(desc(liveAlertEvents.id))
+    .limit(limit)
+    .all();
+}
+
+/** The person each face segment was grouped into (for alerts on a named person). */
+export function peopleOfFaceSegments(
+  tx: Db,
+  segmentIds: number[],
+): Map<number, { personId: string; name: string | null }> {
+  if (!segmentIds.length) return new Map();
+  return new Map(
+    tx
+      .select({ segmentId: personAppearances.segmentId, personId: people.id, name: people.name })
+      .from(personAppearances)
+      .innerJoin(people, eq(people.id, personAppearances.personId))
+      .where(inArray(personAppearances.segmentId, segmentIds))
+      .all()
+      .map((r) => [r.segmentId, { personId: r.personId, name: r.name }]),
+  );
+}
+
+/** Queues the signed webhook of a fired alert when the index or the server has a webhook URL. */
+export function queueAlertWebhook(tx: Db, row: LiveStream, data: unknown): void {
+  const url = tx.get<{ url: string | null }>(
+    sql`SELECT COALESCE((SELECT url FROM index_webhooks WHERE index_id = ${row.indexId}), (SELECT default_url FROM webhook_settings WHERE id = 1)) AS url`,
+  );
+  if (!url?.url) return;
+  const now = new Date();
+  tx.insert(webhookEvents)
+    .values({
+      userId: row.userId,
+      indexId: row.indexId,
+      videoId: row.videoId,
+      event: 'alert.fired',
+      fileName: row.name,
+      status: 'fired',
+      url: url.url,
+      createdAt: now,
+      nextAttemptAt: now,
+      data: JSON.stringify(data),
+    })
+    .run();
+}

@@ -1,0 +1,261 @@
+/**
+ * Live stream rows (`live_streams`), the `videos` row each stream writes into, and the frames and
+ * counters of its analysed windows. No access check here: the live service resolved the user's
+ * stream or index first.
+ */
+import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
+import { type Db, writeTx } from '../db';
+import { frames, liveAlertEvents, liveStreams, segments, videos, type LiveState, type LiveStream } from '../schema';
+
+/**
+ * A live window is written in one synchronous write transaction of the embedded database: the
+ * stages' own writes (`apply`, e.g. faces joining the index's people) take it. The live modules
+ * name it through these until the catalog's async transactions reach the analysis stages.
+ */
+export type WriteTx = Db;
+export const inWriteTx = <T>(db: Db, fn: (tx: Db) => T): T => writeTx(db, fn);
+
+export function streamById(db: Db, id: string): LiveStream | undefined {
+  return db.select().from(liveStreams).where(eq(liveStreams.id, id)).get();
+}
+
+export function streamOfVideo(db: Db, videoId: string): LiveStream | undefined {
+  return db.select().from(liveStreams).where(eq(liveStreams.videoId, videoId)).get();
+}
+
+export function streamsInStates(db: Db, states: readonly LiveState[]): LiveStream[] {
+  return db
+    .select()
+    .from(liveStreams)
+    .where(inArray(liveStreams.state, [...states]))
+    .all();
+}
+
+export function allStreams(db: Db): LiveStream[] {
+  return db.select().from(liveStreams).all();
+}
+
+/** The user's streams, oldest first (of one index when given). */
+export function streamsOfUser(db: Db, userId: string, indexId?: string): LiveStream[] {
+  return db
+    .select()
+    .from(liveStreams)
+    .where(
+      indexId ? and(eq(liveStreams.userId, userId), eq(liveStreams.indexId, indexId)) : eq(liveStreams.userId, userId),
+    )
+    .orderBy(asc(liveStreams.createdAt))
+    .all();
+}
+
+export function streamsOfIndex(db: Db, indexId: string): LiveStream[] {
+  return db.select().from(liveStreams).where(eq(liveStreams.indexId, indexId)).all();
+}
+
+/** Every stream the user keeps, with its rate and state (for the caps). */
+export function streamCapsOfUser(db: Db, userId: string): { id: string; fps: number; state: LiveState }[] {
+  return db
+    .select({ id: liveStreams.id, fps: liveStreams.fps, state: liveStreams.state })
+    .from(liveStreams)
+    .where(eq(liveStreams.userId, userId))
+    .all();
+}
+
+/** The pulled streams: their URL, name and video (for rewriting what they show). */
+export function pulledStreams(db: Db): { id: string; videoId: string; url: string; name: string }[] {
+  return db
+    .select({ id: liveStreams.id, videoId: liveStreams.videoId, url: liveStreams.url, name: liveStreams.name })
+    .from(liveStreams)
+    .where(isNotNull(liveStreams.url))
+    .all() as { id: string; videoId: string; url: string; name: string }[];
+}
+
+/** Renames a stream and its resource. */
+export function renameStream(tx: Db, s: { id: string; videoId: string }, name: string): void {
+  tx.update(liveStreams).set({ name }).where(eq(liveStreams.id, s.id)).run();
+  tx.update(videos).set({ fileName: name }).where(eq(videos.id, s.videoId)).run();
+}
+
+/** Sets the source a stream's resource shows (when it differs). */
+export function setShownSource(tx: Db, videoId: string, shown: string): void {
+  tx.update(videos)
+    .set({ sourceUrl: shown })
+    .where(and(eq(videos.id, videoId), sql`${videos.sourceUrl} != ${shown}`))
+    .run();
+}
+
+/** A new stream and the `videos` row its windows write into (the stream's resource). */
+export function insertStream(
+  tx: Db,
+  s: {
+    id: string;
+    videoId: string;
+    indexId: string;
+    userId: string;
+    url: string | null;
+    shownSource: string;
+    name: string;
+    fps: number;
+    retentionSec: number;
+    at: Date;
+  },
+): void {
+  tx.insert(videos)
+    .values({
+      id: s.videoId,
+      indexId: s.indexId,
+      userId: s.userId,
+      sourceUrl: s.shownSource,
+      fileName: s.name,
+      fileType: 'video/x-live',
+      storagePath: `media/${s.videoId}/live`,
+      durationSec: 0,
+      fps: s.fps,
+      hasAudio: false,
+      status: 'ready',
+      stage: 'live',
+      progress: 100,
+      uploadedAt: s.at,
+      updatedAt: s.at,
+    })
+    .run();
+  tx.insert(liveStreams)
+    .values({
+      id: s.id,
+      videoId: s.videoId,
+      indexId: s.indexId,
+      userId: s.userId,
+      url: s.url,
+      name: s.name,
+      fps: s.fps,
+      retentionSec: s.retentionSec,
+      state: 'connecting',
+      createdAt: s.at,
+      updatedAt: s.at,
+    })
+    .run();
+}
+
+/** Sets a stream's state and reason: its video id, or undefined when the stream is gone. */
+export function setStreamState(db: Db, id: string, state: LiveState, reason: string | null): string | undefined {
+  return db
+    .update(liveStreams)
+    .set({ state, reason, updatedAt: new Date() })
+    .where(eq(liveStreams.id, id))
+    .returning({ videoId: liveStreams.videoId })
+    .get()?.videoId;
+}
+
+/** The stream is live (frames come): its first time sets `went_live_at`. */
+export function markStreamLive(db: Db, row: LiveStream): void {
+  db.update(liveStreams)
+    .set({ state: 'live', reason: null, wentLiveAt: row.wentLiveAt ?? new Date(), updatedAt: new Date() })
+    .where(eq(liveStreams.id, row.id))
+    .run();
+}
+
+/** Sets stream time 0 unless another request set it first: the origin in force. */
+export function setStreamOrigin(db: Db, id: string, atMs: number): number {
+  db.update(liveStreams)
+    .set({ originMs: atMs })
+    .where(and(eq(liveStreams.id, id), isNull(liveStreams.originMs)))
+    .run();
+  return streamById(db, id)?.originMs ?? atMs;
+}
+
+export function countDroppedFrames(db: Db, id: string, n: number): void {
+  db.update(liveStreams)
+    .set({ framesDropped: sql`${liveStreams.framesDropped} + ${n}` })
+    .where(eq(liveStreams.id, id))
+    .run();
+}
+
+/** Stream seconds of the newest analysed frame of a live video. */
+export function latestFrameTime(db: Db, videoId: string): number | undefined {
+  return db
+    .select({ t: frames.t })
+    .from(frames)
+    .where(eq(frames.videoId, videoId))
+    .orderBy(desc(frames.t))
+    .limit(1)
+    .get()?.t;
+}
+
+export function frameFilesOf(db: Db, videoId: string, among?: string[]): Set<string> {
+  return new Set(
+    db
+      .select({ file: frames.file })
+      .from(frames)
+      .where(among ? and(eq(frames.videoId, videoId), inArray(frames.file, among)) : eq(frames.videoId, videoId))
+      .all()
+      .map((r) => r.file),
+  );
+}
+
+/** A window's frames, counted on its stream, and the stream's video grown to cover them. */
+export function recordWindow(
+  tx: Db,
+  w: {
+    streamId: string;
+    videoId: string;
+    frames: { t: number; file: string }[];
+    step: number;
+    width: number;
+    height: number;
+    heard: boolean;
+  },
+): void {
+  const last = w.frames[w.frames.length - 1]!;
+  tx.insert(frames)
+    .values(w.frames.map((f) => ({ videoId: w.videoId, t: f.t, shot: 0, file: f.file })))
+    .run();
+  tx.update(liveStreams)
+    .set({
+      framesAnalysed: sql`${liveStreams.framesAnalysed} + ${w.frames.length}`,
+      secondsAnalysed: sql`${liveStreams.secondsAnalysed} + ${w.frames.length * w.step}`,
+      updatedAt: new Date(),
+    })
+    .where(eq(liveStreams.id, w.streamId))
+    .run();
+  tx.update(videos)
+    .set({
+      durationSec: sql`max(coalesce(${videos.durationSec}, 0), ${last.t + w.step})`,
+      updatedAt: new Date(),
+      ...(w.width > 0 && { width: w.width, height: w.height }),
+      ...(w.heard && { hasAudio: true }),
+    })
+    .where(eq(videos.id, w.videoId))
+    .run();
+}
+
+export function videoDuration(db: Db, videoId: string): number | undefined {
+  return db.select({ d: videos.durationSec }).from(videos).where(eq(videos.id, videoId)).get()?.d ?? undefined;
+}
+
+export function setVideoSize(db: Db, videoId: string, bytes: number): void {
+  db.update(videos).set({ sizeBytes: bytes }).where(eq(videos.id, videoId)).run();
+}
+
+/** Bytes the user's videos take (uploads and live streams; failed ones hold nothing). */
+export function usedBytesOfUser(db: Db, userId: string): number {
+  return db
+    .select({ bytes: sql<number>`coalesce(sum(${videos.sizeBytes}), 0)` })
+    .from(videos)
+    .where(and(eq(videos.userId, userId), sql`${videos.status} != 'failed'`))
+    .get()!.bytes;
+}
+
+/** Drops a stream's frames, segments and alert events older than stream second `cutT`: the frame files gone. */
+export function purgeStreamBefore(tx: Db, row: LiveStream, cutT: number): { file: string }[] {
+  const gone = tx
+    .delete(frames)
+    .where(and(eq(frames.videoId, row.videoId), lt(frames.t, cutT)))
+    .returning({ file: frames.file })
+    .all();
+  tx.delete(segments)
+    .where(and(eq(segments.videoId, row.videoId), lt(segments.end, cutT)))
+    .run();
+  tx.delete(liveAlertEvents)
+    .where(and(eq(liveAlertEvents.streamId, row.id), lt(liveAlertEvents.lastT, cutT)))
+    .run();
+  return gone;
+}
