@@ -516,14 +516,13 @@ export function clientEnv(): Record<string, string | undefined> {
 }
 
 /**
- * The environment of a pulled live source's ffmpeg: ours without any proxy setting (a `no_proxy`
- * would exempt hosts from the source's egress proxy, an inherited `http_proxy` would bypass it),
- * with `http_proxy` set to that proxy when the source has one (src/live/egress.ts).
+ * A child's environment: ours without any inherited proxy setting (so nothing exempts a host from
+ * a checking proxy), and with `http_proxy` set to `proxy` when one is given.
  */
-export function liveSourceEnv(httpProxy?: string): Record<string, string | undefined> {
+export function proxiedChildEnv(proxy: string | undefined): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = { ...process.env };
   for (const k of ['http_proxy', 'HTTP_PROXY', 'https_proxy', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY']) delete env[k];
-  if (httpProxy) env.http_proxy = httpProxy;
+  if (proxy) env.http_proxy = proxy;
   return env;
 }
 

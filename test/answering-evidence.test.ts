@@ -198,6 +198,16 @@ describe('class 8: noise is not stated as fact', () => {
     }
   });
 
+  test('people counted over time are appearances: the number at once is said, and that one person may count again', async () => {
+    for (const q of ['How many people are in the videos?', 'How many persons show up across my clips?']) {
+      const a = await ask(q);
+      expect(a.output, q).toMatch(
+        /at most two at once; someone who leaves and comes back counts again|whether those are different people cannot be told/,
+      );
+      expect(a.output, q).not.toMatch(/^Four people\b[^(]*$/);
+    }
+  });
+
   test('a weak detection is hedged', async () => {
     const a = await ask('What animals are in the meadow-birds clip?');
     expect(a.output).toMatch(/possibly a sheep/);

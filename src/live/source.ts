@@ -7,7 +7,7 @@
  */
 import { closeSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { liveSourceEnv } from '../config';
+import { proxiedChildEnv } from '../config';
 import { badRequest } from '../errors';
 import { checkHost } from '../ingest/url-guard';
 import { type FfmpegProcess, startFfmpeg } from '../media/ffmpeg';
@@ -148,7 +148,11 @@ export class PulledSource {
       );
     }
     if (o.audio) args.push('-map', '0:a:0?', '-ac', '1', '-ar', '16000', '-f', 's16le', 'pipe:3');
-    const proc = startFfmpeg(o.ffmpeg, args, { stdout: 'pipe', fd3: o.audio, env: liveSourceEnv(o.egress?.httpProxy) });
+    const proc = startFfmpeg(o.ffmpeg, args, {
+      stdout: 'pipe',
+      fd3: o.audio,
+      env: proxiedChildEnv(o.egress?.httpProxy),
+    });
     this.proc = proc;
     if (proc.fd3 !== null) void this.readAudio(proc.fd3);
     this.lastFrameAt = Date.now();

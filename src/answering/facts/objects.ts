@@ -514,7 +514,9 @@ function countObjects(t: FactContext, label: string, slots: Slots, style: Style)
       : '';
   const n = labelNoun(label, total);
   return {
-    text: `${capital(numberWord(total))} ${n} appear over time, one appearance after another: ${joinList(parts)}${more} (at most ${numberWord(most)} at once).`,
+    // People counted over time are appearances, not different people (issue 34, class 8): one who
+    // leaves and comes back counts again, so the number at once is said first-hand too.
+    text: `${capital(numberWord(total))} ${n} appear over time, one appearance after another: ${joinList(parts)}${more} (at most ${numberWord(most)} at once${label === 'person' ? '; someone who leaves and comes back counts again' : ''}).`,
     found: true,
   };
 }
