@@ -6,7 +6,7 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import { join } from 'node:path';
 import { analysisAssets } from '../analysis/assets/extract';
-import { ModelServerClient, modelLimitPerWorker, sharedModelLimiter } from '../analysis/engines/model-server/client';
+import { type Limiter, ModelServerClient } from '../analysis/engines/model-server/client';
 import { readIntent } from '../answering/intent';
 import type { Config } from '../config';
 import { badRequest, notFound } from '../errors';
@@ -93,6 +93,8 @@ export class FlowService {
       retrieval: RetrievalCore;
       ffmpeg: () => Promise<string>;
       log: Logger;
+      /** The process's one limit on model-server requests. */
+      modelLimiter: Limiter;
     },
   ) {
     this.images = new ImageQueries({ ...d, log: d.log.child({ part: 'image-search' }) });
@@ -107,7 +109,7 @@ export class FlowService {
                 apiKey: c.captioner.apiKey,
                 timeoutMs: c.modelTimeoutMs,
                 retries: c.modelRetries,
-                limiter: sharedModelLimiter(modelLimitPerWorker(c.modelConcurrency, c.analysisWorkers)),
+                limiter: d.modelLimiter,
               }),
               model: c.captioner.model,
             }
