@@ -32,6 +32,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { asc, eq } from 'drizzle-orm';
 import { createAnalyzers } from '../src/analysis';
+import { Limiter, modelLimitPerWorker } from '../src/analysis/engines/model-server/client';
 import { runJob } from '../src/analysis/pipeline';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
@@ -70,7 +71,9 @@ const config = loadConfig(
 );
 const s = createService(config, createLogger('error'));
 const { ffmpeg, ffprobe } = await resolveBinaries(s.files.binDir);
-const analyzers = createAnalyzers(config);
+const analyzers = createAnalyzers(config, {
+  modelLimiter: new Limiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers)),
+});
 const { user } = s.accounts.createUser('bench', null);
 const { index } = s.indexes.findOrCreateByName(s.db, user, 'bench');
 

@@ -20,6 +20,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { eq } from 'drizzle-orm';
 import { createAnalyzers } from '../src/analysis';
+import { Limiter, modelLimitPerWorker } from '../src/analysis/engines/model-server/client';
 import { runJob } from '../src/analysis/pipeline';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
@@ -87,7 +88,9 @@ async function runLevel(concurrency: number): Promise<Level> {
   );
   const s = createService(config, createLogger('error'));
   const { ffmpeg, ffprobe } = await resolveBinaries(s.files.binDir);
-  const analyzers = createAnalyzers(config);
+  const analyzers = createAnalyzers(config, {
+    modelLimiter: new Limiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers)),
+  });
   const { user } = s.accounts.createUser('bench', null);
   const { index } = s.indexes.findOrCreateByName(s.db, user, 'bench');
   const ids: string[] = [];

@@ -515,6 +515,17 @@ export function clientEnv(): Record<string, string | undefined> {
   return { VIDQ_SERVER: process.env.VIDQ_SERVER, VIDQ_TOKEN: process.env.VIDQ_TOKEN };
 }
 
+/**
+ * A child's environment: ours without any inherited proxy setting (so nothing exempts a host from
+ * a checking proxy), and with `http_proxy` set to `proxy` when one is given.
+ */
+export function proxiedChildEnv(proxy: string | undefined): Record<string, string | undefined> {
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const k of ['http_proxy', 'HTTP_PROXY', 'https_proxy', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY']) delete env[k];
+  if (proxy) env.http_proxy = proxy;
+  return env;
+}
+
 const WORKER_CONFIG_ENV = 'VIDQ_WORKER_CONFIG';
 
 /** The environment of an analysis worker: ours, plus its config as JSON and the engines' keys beside it. */

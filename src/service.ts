@@ -8,12 +8,12 @@ import { createAnalyzers } from './analysis';
 import { analysisAssets, embeddingFiles } from './analysis/assets/extract';
 import type { Embedder } from './analysis/engines/embedder';
 import { ThreadedEmbedder } from './analysis/engines/embedder-thread';
-import { Limiter, ModelServerClient } from './analysis/engines/model-server/client';
+import { Limiter, ModelServerClient, modelLimitPerWorker } from './analysis/engines/model-server/client';
 import { OpenAiEmbedder } from './analysis/engines/model-server/embedder-openai';
 import { MomentReader } from './analysis/moment';
 import { AnsweringService } from './answering/service';
 import { analyzerNames, LIVE_ANALYZERS } from './analysis/analyzers';
-import type { Config } from './config';
+import { ConfigError, type Config } from './config';
 import { IndexService } from './indexes/service';
 import { UploadGrants } from './ingest/grants';
 import { IngestService } from './ingest/service';
@@ -125,10 +125,17 @@ export function createService(
   // the server tightens its own folders, and warns only when it cannot.
   for (const dir of new Set([config.dataDir, files.mediaRoot])) tightenOwnDir(dir, log);
   const db = openCatalog({ database: config.database, sqliteFile: files.dbFile });
+  const foreignMedia = files.claimMediaRoot();
+  if (foreignMedia) {
+    db.$client.close();
+    throw new ConfigError(foreignMedia);
+  }
   const catalog = sqliteCatalog(db);
   const ffprobe = async () => (await resolveBinaries(files.binDir)).ffprobe;
   const ffmpeg = async () => (await resolveBinaries(files.binDir)).ffmpeg;
   const links = new MediaLinks(files.secretKey(), config.mediaLinkTtlSec);
+  // The one limit on this process's model-server requests (live windows, image queries, moderation).
+  const modelLimiter = new Limiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers));
 
   // Accounts, indexes and their videos.
   const accounts = new AccountService(db);
@@ -165,7 +172,7 @@ export function createService(
   // The stages the workers run, as the worker builds them (no model is loaded to know their names).
   let stageInfos: StageInfo[] | null = null;
   const stages = () =>
-    (stageInfos ??= createAnalyzers(config).map((a) => ({
+    (stageInfos ??= createAnalyzers(config, { modelLimiter }).map((a) => ({
       stage: a.stage,
       info: { kind: a.info.kind, name: a.info.name },
     })));
@@ -244,7 +251,16 @@ export function createService(
     log: log.child({ part: 'answering' }),
   });
   const search = new SearchService({ db, indexes, links, retrieval });
-  const flows = new FlowService({ db, config, files, indexes, retrieval, ffmpeg, log: log.child({ part: 'flows' }) });
+  const flows = new FlowService({
+    db,
+    config,
+    files,
+    indexes,
+    retrieval,
+    ffmpeg,
+    log: log.child({ part: 'flows' }),
+    modelLimiter,
+  });
 
   // What is derived from the analysis: exports, people, webhooks.
   const exports = new ExportService({ db, catalog });
@@ -272,7 +288,7 @@ export function createService(
           analyzers: async () => {
             const names = analyzerNames(config.analyzers).filter((n) => LIVE_ANALYZERS.includes(n));
             const assets = await analysisAssets(files.assetsDir, names);
-            return createAnalyzers(config, assets, { live: true });
+            return createAnalyzers(config, { assets, modelLimiter, live: true });
           },
         }),
     onChanged: videoChanged,

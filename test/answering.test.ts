@@ -127,6 +127,21 @@ describe('answers from the analysed clips', () => {
     expect(restricted.output).toStartWith('I could not find');
   });
 
+  test('json fields of a prompt that names a video are about that video only, as with target_video (issue 34, class 7)', async () => {
+    const json = {
+      has_sound: 'Does it have sound?',
+      things: 'What objects are visible?',
+      people: 'How many people are seen?',
+    };
+    const a = await ask('Tell me about the skateboarding-dog video', { json: JSON.stringify(json) });
+    const fields = JSON.parse(a.output) as Record<string, unknown>;
+    expect(Object.keys(fields).sort()).toEqual(['has_sound', 'people', 'things']);
+    expect(a.evidence.length).toBeGreaterThan(0);
+    expect(a.evidence.every((e) => e.file_name === 'skateboarding-dog.mp4')).toBe(true);
+    expect(String(fields.things)).toMatch(/dog/);
+    expect(String(fields.things)).not.toMatch(/bottle/);
+  });
+
   test('what co-occurs with a named object: the dog is on a skateboard', async () => {
     const a = await ask('What is the dog riding?', { target_video: keys['skateboarding-dog.mp4']! });
     expect(a.output).toContain('skateboard');

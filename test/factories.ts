@@ -29,7 +29,6 @@ import type { Db } from '../src/storage/db';
 import type { DataDir } from '../src/storage/files';
 import { videos, type Video } from '../src/storage/schema';
 import { resolveBinaries } from '../src/media/binaries';
-import { until } from './hardening/proc';
 import { clip, getJson, postJson, type TestServer } from './helpers';
 
 type Srv = Pick<TestServer, 'url' | 'token'>;
@@ -46,6 +45,28 @@ interface WaitOptions {
 const listOf = async (srv: Srv, index: string, token: string) =>
   (await getJson(srv.url, `/index-resources?index=${encodeURIComponent(index)}`, { authorization: `Bearer ${token}` }))
     .body as any[];
+
+/**
+ * The one polling helper of the tests: calls `fn` every `everyMs` until `ok` holds for what it
+ * returns, and returns that value; once `ms` have passed (after one last look) it throws, naming
+ * `what` and the last value seen.
+ */
+export async function until<T>(
+  fn: () => Promise<T> | T,
+  ok: (v: T) => boolean,
+  ms: number,
+  what: string,
+  everyMs = 50,
+): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const last = await fn();
+    if (ok(last)) return last;
+    if (Date.now() >= end)
+      throw new Error(`timed out after ${ms} ms waiting for ${what}; last: ${JSON.stringify(last)?.slice(0, 500)}`);
+    await Bun.sleep(everyMs);
+  }
+}
 
 /**
  * Polls the index (a name or id) until every video in it is ready and there is at least one: the

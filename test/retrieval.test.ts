@@ -12,7 +12,7 @@ import type { Embedder } from '../src/analysis/engines/embedder';
 import { readIntent } from '../src/answering/intent';
 import { loadConfig } from '../src/config';
 import { createLogger } from '../src/log';
-import { NOISE, STRONG, stem } from '../src/search/relevance';
+import { MEANING_ONLY_MAX, NOISE, STRONG, stem } from '../src/search/relevance';
 import { RetrievalCore } from '../src/search/retrieval';
 import { SearchService } from '../src/search/service';
 import { storeVideoVectors, VectorStore } from '../src/search/vectors';
@@ -181,6 +181,25 @@ describe('hybrid retrieval over every kind', () => {
     expect(early.some((x) => x.segment.videoId === street.id && x.segment.text === 'cup')).toBe(false);
     const onScreen = await ask('mushroom risotto', { videos: [dinner, street], window: null, kinds: ['ocr'] });
     expect(onScreen.map((x) => x.segment.kind)).toEqual(['ocr']);
+  });
+
+  test('relevance is coverage: a word the index never holds counts against a moment, and no word matched ranks below some (issue 34, class 9)', async () => {
+    const both = await ask('red car');
+    const redCar = both.find((x) => x.segment.text === 'car' && x.segment.start === 10)!;
+    const blueCar = both.find((x) => x.segment.text === 'car' && x.segment.start === 20)!;
+    expect(redCar.relevance).toBeGreaterThan(0.9);
+    expect(blueCar.relevance).toBeLessThan(redCar.relevance - 0.15);
+    // "tunnel" is nowhere: a car covers only part of "red car in a tunnel".
+    const half = await ask('red car in a tunnel');
+    const red = half.find((x) => x.segment.text === 'car' && x.segment.start === 10)!;
+    expect(red.relevance).toBeLessThan(0.8);
+    expect(red.relevance).toBeGreaterThan(MEANING_ONLY_MAX);
+    for (const r of [both, half]) {
+      const words = r.filter((x) => x.keyword).map((x) => x.relevance);
+      const meaning = r.filter((x) => !x.keyword).map((x) => x.relevance);
+      if (words.length && meaning.length) expect(Math.min(...words)).toBeGreaterThan(Math.max(...meaning));
+      for (const m of meaning) expect(m).toBeLessThanOrEqual(MEANING_ONLY_MAX);
+    }
   });
 
   test('GET /search leaves out weak matches beside clear ones, and flags a page of weak ones', async () => {

@@ -337,6 +337,20 @@ describe('flows: POST /core/<name>', () => {
     expect(best.overview.toLowerCase()).toContain('bunny');
     const bad = await sdkRun('clipping', { index: INDEX, video_id: bunny, prompt: 'x', min_length: 20, max_length: 5 });
     expect(bad.status).toBe(400);
+    // The number asked for, or a note that says why fewer (issue 34, class 9); clips never overlap.
+    const many = await sdkRun('clipping', {
+      index: INDEX,
+      video_id: bunny,
+      prompt: 'bunny',
+      num_clips: 6,
+      max_length: 8,
+    });
+    expect(many.status).toBe(200);
+    const got = Object.values(many.body.output as Obj) as Obj[];
+    if (got.length < 6) expect(many.body.note).toMatch(/only \d+ moments? of big-buck-bunny-intro\.webm match/);
+    else expect(many.body.note).toBeUndefined();
+    const sorted = [...got].sort((x, y) => x.start - y.start);
+    for (let k = 1; k < sorted.length; k++) expect(sorted[k]!.start).toBeGreaterThanOrEqual(sorted[k - 1]!.end - 1e-6);
   }, 60_000);
 
   test('scene-detection: scenes cover the video in order, each described from what was seen, read and said', async () => {

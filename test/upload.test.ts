@@ -10,7 +10,8 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkInvariants } from './hardening/invariants';
-import { kill9, spawnServer, stopAll, until } from './hardening/proc';
+import { kill9, spawnServer, stopAll } from './hardening/proc';
+import { until } from './factories';
 import { clip, getJson, leftovers, readEvents, startTestServer, type TestServer } from './helpers';
 
 let srv: TestServer;

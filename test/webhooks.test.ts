@@ -8,7 +8,8 @@ import { createHmac } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { kill9, spawnServer, stopAll, stopServer, until } from './hardening/proc';
+import { kill9, spawnServer, stopAll, stopServer } from './hardening/proc';
+import { until } from './factories';
 import { clip, getJson, postJson, startTestServer, type TestServer } from './helpers';
 
 interface Delivery {

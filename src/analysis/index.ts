@@ -7,20 +7,25 @@ import { resolveBinaries } from '../media/binaries';
 import { ANALYZERS, analyzerNames } from './analyzers';
 import type { Analyzer } from './contracts';
 import type { AnalysisAssets, AnalyzerConfig, AnalyzerSetup } from './descriptor';
-import { ModelServerClient, modelLimitPerWorker, sharedModelLimiter } from './engines/model-server/client';
+import { type Limiter, ModelServerClient } from './engines/model-server/client';
 
 /**
- * `assets` (from analysisAssets()) says where the models and wasm files are; the compiled
- * executable must pass it. Without it, each analyzer finds its files in node_modules. `live`: only
- * those that also run on the windows of live streams.
+ * `modelLimiter`: the process's one limit on model-server requests, shared by every client (made by
+ * the composition root). `assets` (from analysisAssets()) says where the models and wasm files are;
+ * the compiled executable must pass it. Without it, each analyzer finds its files in node_modules.
+ * `live`: only those that also run on the windows of live streams.
  */
-export function createAnalyzers(config: Config, assets?: AnalysisAssets, o: { live?: boolean } = {}): Analyzer[] {
+export function createAnalyzers(
+  config: Config,
+  o: { modelLimiter: Limiter; assets?: AnalysisAssets; live?: boolean },
+): Analyzer[] {
+  const assets = o.assets;
   const setup: AnalyzerSetup = {
     assets,
     vadModel: assets?.vadModel ?? vadModelFromEnv(),
     modelsDir: config.modelsDir,
     minFreeBytes: config.minFreeBytes,
-    modelServer: (url, apiKey) => modelServer(config, url, apiKey),
+    modelServer: (url, apiKey) => modelServer(config, o.modelLimiter, url, apiKey),
     // The same binaries as the worker's ffmpeg (resolved once per process).
     ffprobe: async () => (await resolveBinaries(join(config.dataDir, 'bin'))).ffprobe,
   };
@@ -35,13 +40,13 @@ export function createAnalyzers(config: Config, assets?: AnalysisAssets, o: { li
   });
 }
 
-/** A client of one model server; every client of the process shares one concurrency limiter. */
-function modelServer(config: Config, url: string, apiKey: string | undefined): ModelServerClient {
+/** A client of one model server; every client of the process shares its one concurrency limiter. */
+function modelServer(config: Config, limiter: Limiter, url: string, apiKey: string | undefined): ModelServerClient {
   return new ModelServerClient({
     url,
     apiKey,
     timeoutMs: config.modelTimeoutMs,
     retries: config.modelRetries,
-    limiter: sharedModelLimiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers)),
+    limiter,
   });
 }

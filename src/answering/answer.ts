@@ -19,7 +19,7 @@ import type { Db } from '../storage/db';
 import type { Segment, Video } from '../storage/schema';
 import { Composer, type Composed, type ComposeInput } from './compose';
 import { type Evidence, KIND_READ_LIMIT } from './evidence';
-import { bestSentences, contentWords, type Sentence } from './open';
+import { askedContent, bestSentences, contentWords, holdsAsked, type Sentence } from './open';
 import { colourOfUnlabelled } from './intent';
 import type { Cell, Slots } from './facts/plugin';
 import { unknownFile, unlabelledAsked } from './reader';
@@ -107,34 +107,102 @@ async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
   const open = !cell || cell.openEnded || !composed.found || (quotesText && !slots.intent.needs.has('written'));
   const holder = composed.found && quotesText ? unseenHolder(a, narrowed, slots.text, composed) : null;
   if (holder) return holder;
-  // A found answer that is not open takes the free text only to tell "no sentence names it" for a
-  // question beyond the detector's labels (below); otherwise the sentences would not change it.
   const beyondLabels = unlabelledAsked(slots.asked) !== null;
   const asksText = slots.intent.needs.has('written') || slots.intent.needs.has('said');
-  const wanted = open || (beyondLabels && !asksText && !quotesText);
+  // What a sentence must hold to answer (class 2): the things asked about, less the fact's own words.
+  const asked = askedContent(slots, cell?.plugin.cue);
+  // Captions and transcripts compete first (class 1) where labels cannot say what is asked: a thing
+  // no label names, how something is done, what someone does, wears or looks like, or labels the
+  // question names that the detector's answer does not hold ("someone holding a mug" answered
+  // with people alone).
+  const cited = new Set(composed.evidence.filter((e) => e.kind === 'object').map((e) => e.text));
+  const labelsMissed = !!cell?.plugin.detections && slots.intent.labels.some((l) => l !== 'person' && !cited.has(l));
+  const describes = DESCRIBED.test(slots.text) || slots.asked.activity !== null;
+  const freeFirst =
+    !computed &&
+    !quotesText &&
+    !asksText &&
+    (beyondLabels || describes || labelsMissed || asked.words.some((w) => !labelsNamed(` ${w} `).length));
+  const wanted = open || freeFirst;
   let sentences: Sentence[] = [];
-  if (!computed && wanted && (open || cell?.plugin.detections))
+  const searched = !computed && wanted;
+  if (searched)
     sentences = await bestSentences(a.retrieval, narrowed, a.prompt, slots.intent, 3, composer.vectorOf(a.prompt));
   const cite = (s: Segment, score: number): Evidence => evidenceOf(a, s, score);
-  const quoted = sentences.map(
-    (s) =>
-      `${when(s.segment)}${where(a, s.segment)}, ${SOURCE[s.segment.kind] ?? 'the index'} reads ${quote(s.segment.text)}`,
+  // The sentences that hold the asked content (every content word where nothing in particular is asked).
+  const all = contentWords(slots.intent).length;
+  const answering = sentences.filter((s) =>
+    asked.words.length ? holdsAsked(s.segment.text, asked) : s.matched.length === all,
   );
+  const quoteOf = (s: Sentence) =>
+    `${when(s.segment)}${where(a, s.segment)}, ${SOURCE[s.segment.kind] ?? 'the index'} reads ${quote(s.segment.text)}`;
+  const yesNo = YES_NO.test(a.prompt);
 
   if (!composed.found) {
-    if (sentences.length)
+    if (answering.length)
       return {
-        // "Is there a pavement?" — "Yes: …" when the sentences hold every word asked about.
-        output: endSentence(
-          YES_NO.test(a.prompt) && sentences[0]!.matched.length === contentWords(slots.intent).length
-            ? `Yes: ${list(quoted)}`
-            : capital(list(quoted)),
-        ),
-        evidence: sentences.map((s) => cite(s.segment, s.score)),
+        // "Is there a pavement?" — "Yes: …" when a sentence holds what is asked.
+        output: endSentence(capital(`${yesNo ? 'Yes: ' : ''}${list(answering.map(quoteOf))}`)),
+        evidence: answering.map((s) => cite(s.segment, s.score)),
         found: true,
         reading: `free_text (${reading})`,
       };
-    return { ...composed, output: withMissingModel(a, narrowed, slots.intent, composed.output, cell) };
+    const output = withMissingModel(a, narrowed, slots.intent, composed.output, cell);
+    // Sentences near the question that do not hold what it asks: said as what is seen or said
+    // there, never as the answer; a yes/no question is answered no.
+    if (sentences.length && asked.words.length)
+      return {
+        output: `${yesNo ? 'No. ' : ''}${firstSentence(output)} No caption or transcript mentions ${phrase(asked.words)} either: the closest is ${SOURCE[sentences[0]!.segment.kind] ?? 'the index'} ${when(sentences[0]!.segment)}${where(a, sentences[0]!.segment)}, which reads ${quote(sentences[0]!.segment.text)}.`,
+        evidence: composed.evidence,
+        found: false,
+        reading: `${reading} (free text without the asked content)`,
+      };
+    return { ...composed, output };
+  }
+  if (freeFirst && answering.length) {
+    // Free text answers first; what the detector saw follows as the second source.
+    const detected = composed.evidence.filter((e) => e.kind === 'object');
+    const labels = [...new Set(detected.map((e) => e.text).filter((t) => t in LABEL_WORDS))].slice(0, 3);
+    const also = labels.length
+      ? ` The object detector saw ${list(labels.map((l) => article(labelNoun(l))))} there.`
+      : '';
+    return {
+      output: `${endSentence(capital(`${yesNo ? 'Yes: ' : ''}${list(answering.map(quoteOf))}`))}${also}`,
+      evidence: [...answering.map((s) => cite(s.segment, s.score)), ...detected],
+      found: true,
+      reading: `free_text (${reading})`,
+    };
+  }
+  if (
+    searched &&
+    freeFirst &&
+    asked.words.length &&
+    !sentences.length &&
+    a.retrieval.finder.has(narrowed, ['caption'])
+  ) {
+    // The pictures are described, and no description holds what is asked: the labels alone do
+    // not answer it ("someone holding a mug" is not every video with a person).
+    const missing = asked.words.filter((w) => slots.asked.things.includes(w) && !labelsNamed(` ${w} `).length);
+    if (missing.length || labelsMissed)
+      return {
+        output: `${yesNo ? 'No. ' : ''}I could not find ${phrase(missing.length ? missing : slots.intent.labels.filter((l) => l !== 'person' && !cited.has(l)).map(labelNoun))}: no caption describes ${missing.length > 1 ? 'them' : 'it'}. ${composed.output}`,
+        evidence: composed.evidence,
+        found: false,
+        reading: `${reading} (not described)`,
+      };
+  }
+  if (open && answering.length) {
+    const detected = composed.evidence.filter((e) => e.kind === 'object');
+    const labels = [...new Set(detected.map((e) => e.text).filter((t) => t in LABEL_WORDS))].slice(0, 3);
+    const also = labels.length
+      ? ` The object detector saw ${list(labels.map((l) => article(labelNoun(l))))} there.`
+      : '';
+    return {
+      output: `${endSentence(capital(`${yesNo ? 'Yes: ' : ''}${list(answering.map(quoteOf))}`))}${also}`,
+      evidence: [...answering.map((s) => cite(s.segment, s.score)), ...detected],
+      found: true,
+      reading: `free_text (${reading})`,
+    };
   }
   if (!sentences.length) {
     // A search that found only detector labels for a question about something else ("what is the
@@ -156,25 +224,16 @@ async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
         found: false,
         reading,
       };
-    return withContradiction(a, composed);
-  }
-  const wholly = sentences.filter((s) => s.matched.length === contentWords(slots.intent).length);
-  if (open && wholly.length) {
-    // An open question: the sentences answer; what the detector saw follows as the second source.
-    const detected = composed.evidence.filter((e) => e.kind === 'object');
-    const labels = [...new Set(detected.map((e) => e.text).filter((t) => t in LABEL_WORDS))].slice(0, 3);
-    const also = labels.length
-      ? ` The object detector saw ${list(labels.map((l) => article(labelNoun(l))))} there.`
-      : '';
-    return {
-      output: `${endSentence(`${YES_NO.test(a.prompt) ? 'Yes: ' : ''}${list(wholly.map((s) => quoted[sentences.indexOf(s)]!))}`.replace(/^./, (c) => c.toUpperCase()))}${also}`,
-      evidence: [...wholly.map((s) => cite(s.segment, s.score)), ...detected],
-      found: true,
-      reading: `free_text (${reading})`,
-    };
   }
   return withContradiction(a, composed);
 }
+
+/** "How is the ball kicked", "what is she wearing", "what does the floor look like": labels cannot say. */
+const DESCRIBED =
+  /how (?:is|are|was|were|does|do|did)(?! (?:it|the video|the clip) (?:start|end|begin))|what (?:is|are|was|were|does|do|did).*(?:do|doing|wear|wearing|wears|look like|looks like|dressed)|looks? like/;
+
+/** "a horse", "the weather and forecast": the asked words as a phrase. */
+const phrase = (ws: string[]) => list(ws.map((w) => (/s$/.test(w) ? w : article(w))));
 
 /** Captions read to find one that names the thing text is written on (see unseenHolder). */
 const CAPTION_READ = 2000;

@@ -214,7 +214,10 @@ export class Composer implements FactContext {
     // unless its words ask about them: "Yes: someone speaks" answers nothing it asked.
     const namesThing = slots.intent.keywords.some((w) => !NAMES_NO_THING.has(w) && !/^\d/.test(w));
     const heard = (c: Cell) => c.plugin.heard && namesThing && !slots.factCues.has(c.fact);
-    const tried = read.readings.filter((x) => related(x.cell));
+    // A question that names a video asks about it, not about the index ("the numbers in the countdown clip").
+    const tried = read.readings.filter((x) => related(x.cell) && !(slots.files.length && x.cell.plugin.aboutIndex));
+    if (!tried.length)
+      return { ...(await this.general(slots.intent, style, this.c.scope.videos.length > 1)), reading: 'search' };
     const kept = tried.filter((x) => !heard(x.cell));
     for (const r of kept.length ? kept : tried) {
       this.evidence = [];

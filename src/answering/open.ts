@@ -13,8 +13,9 @@
 import type { Segment, SegmentKind } from '../storage/schema';
 import { STRONG } from '../search/relevance';
 import type { RetrievalCore, ScopeWindow } from '../search/retrieval';
+import type { Slots } from './facts/plugin';
 import type { Intent } from './intent';
-import { CLOTHING_WORDS, NAMES_NO_THING, PERSON_WORDS } from './vocabulary';
+import { CLOTHING_WORDS, isPersonWord, labelsNamed, NAMES_NO_THING, namesLabel, PERSON_WORDS } from './vocabulary';
 
 /** The kinds that hold sentences. */
 export const FREE_TEXT: SegmentKind[] = ['caption', 'transcript', 'ocr'];
@@ -49,8 +50,12 @@ export function contentWords(intent: Intent): string[] {
   return intent.keywords.filter((w) => w.length > 1 && !NAMES_NO_THING.has(w) && !/^\d+([.:]\d+)?$/.test(w));
 }
 
-function contains(text: string, word: string): boolean {
+/** Whether a sentence holds a word: itself (stemmed), a word of its concept, a person word for a person word, or a synonym of the label it names. */
+export function contains(text: string, word: string): boolean {
   const t = text.toLowerCase();
+  // "a puppy" names the dog a question asks about: the vocabulary's synonyms of a label.
+  const labels = labelsNamed(` ${word.toLowerCase()} `).filter((l) => l !== 'person');
+  if (labels.some((l) => namesLabel(t, l))) return true;
   const s = stem(word);
   const concept = CONCEPTS[word.toLowerCase()] ?? CONCEPTS[s];
   if (concept?.some((c) => new RegExp(`\\b${c}`).test(t))) return true;
@@ -120,4 +125,40 @@ export async function bestSentences(
     out.push({ segment: s, score: rel + 0.3 * share + kindBonus(s.kind, intent), matched });
   }
   return out.sort((a, b) => b.score - a.score || a.segment.start - b.segment.start).slice(0, limit);
+}
+
+/**
+ * Words that ask nothing of the sentence: how the question is put ("look like", "mention"), who
+ * might be doing it ("anybody"), a place's preposition. What is left is the asked content.
+ */
+const NOT_ASKED = new Set(
+  'look looks looked like second third fourth fifth next other another anybody anyone somebody someone everyone people person near mention mentions mentioned mentioning talk talks talking speak speaks speaking speaker speakers say says said saying way manner happen happening'.split(
+    ' ',
+  ),
+);
+
+/**
+ * What a sentence of free text must hold to answer the question (issue 34, class 2): the things it
+ * names (its head nouns, `Slots.asked.things`) less words for people and the words that name the
+ * kind of fact itself (`cue`: "speaker", "caption"), every one of them; with no such thing, its
+ * content words less those, at least half of them. Empty: the question asks for no particular
+ * content ("what is said?").
+ */
+export interface AskedContent {
+  words: string[];
+  /** Every word must be held (the things asked about), or half of them (content words). */
+  all: boolean;
+}
+
+export function askedContent(slots: Slots, cue?: RegExp): AskedContent {
+  const keep = (w: string) => w.length > 2 && !isPersonWord(w) && !NOT_ASKED.has(w) && !cue?.test(` ${w} `);
+  const things = slots.asked.things.filter(keep);
+  if (things.length) return { words: [...new Set(things)], all: true };
+  return { words: contentWords(slots.intent).filter(keep), all: false };
+}
+
+/** Whether a sentence holds the asked content (synonyms and concept words count). */
+export function holdsAsked(text: string, asked: AskedContent): boolean {
+  const held = asked.words.filter((w) => contains(text, w)).length;
+  return asked.all ? held === asked.words.length : held > 0 && held >= asked.words.length / 2;
 }

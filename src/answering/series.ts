@@ -106,3 +106,52 @@ export function inWindow(pts: [number, number][], win: { start: number; end: num
   const mid = (win.start + win.end) / 2;
   return [pts.reduce((a, b) => (Math.abs(b[0] - mid) < Math.abs(a[0] - mid) ? b : a))];
 }
+
+/** A change in how many of a label are seen: from `from` to `to` between `before` and `at`. */
+export interface Change {
+  video: Video;
+  from: number;
+  to: number;
+  /** The last sampled time with the old count. */
+  before: number;
+  /** The first sampled time with the new count. */
+  at: number;
+}
+
+/**
+ * The changes in a label's count over time, per video (issue 34, class 4: "when is a cup taken
+ * away" reads the drop from three cups to two, not the span of cups). A gap in the detections
+ * longer than two sampling intervals counts as none seen; a new count must hold for two sampled
+ * frames (or to the end of what was seen) so that one missed detection is not a change.
+ */
+export function changesOf(points: Counted[]): Change[] {
+  const out: Change[] = [];
+  const byVideo = new Map<Video, Counted[]>();
+  for (const p of points) byVideo.set(p.video, [...(byVideo.get(p.video) ?? []), p]);
+  for (const [video, pts] of byVideo) {
+    const step = samplingInterval(video) ?? 1;
+    const seq: { t: number; n: number }[] = [];
+    const sorted = [...pts].sort((a, b) => a.t - b.t);
+    if (sorted[0]!.t > 2 * step) seq.push({ t: sorted[0]!.t - step, n: 0 });
+    for (const [i, p] of sorted.entries()) {
+      const prev = sorted[i - 1];
+      if (prev && p.t - prev.t > 2 * step) seq.push({ t: prev.t + step, n: 0 });
+      seq.push({ t: p.t, n: p.n });
+    }
+    const last = sorted.at(-1)!;
+    if (video.durationSec !== null && video.durationSec - last.t > 2 * step) seq.push({ t: last.t + step, n: 0 });
+    let held = seq[0]!;
+    for (let i = 1; i < seq.length; i++) {
+      const p = seq[i]!;
+      if (p.n === held.n) {
+        held = p;
+        continue;
+      }
+      const next = seq[i + 1];
+      if (next && next.n !== p.n && i + 1 < seq.length - 1) continue; // one frame: a missed or a spurious detection
+      out.push({ video, from: held.n, to: p.n, before: held.t, at: p.t });
+      held = p;
+    }
+  }
+  return out;
+}

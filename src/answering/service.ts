@@ -187,8 +187,12 @@ export class AnsweringService {
       let composed = await this.compose(req, scope);
       this.log.debug('question read', { reading: composed.reading, found: composed.found });
       if (fields) {
-        // Each field is a question of its own, in the scope of the request; the main answer's evidence comes first.
-        const filled = await fillFields(fields, (q) => this.compose({ ...req, prompt: q }, scope));
+        // Each field is a question of its own, in the scope of the request, narrowed like
+        // `target_video` to the videos the prompt names ("tell me about the bottles video"): the
+        // fields' own words name none. The main answer's evidence comes first.
+        const named = composed.slots?.files ?? [];
+        const fieldScope = named.length && scope.videos.length > 1 ? { ...scope, videos: named } : scope;
+        const filled = await fillFields(fields, (q) => this.compose({ ...req, prompt: q }, fieldScope));
         const evidence = [...composed.evidence, ...filled.evidence.filter((e) => !composed.evidence.includes(e))];
         composed = { ...composed, output: filled.output, evidence, found: composed.found || filled.found };
       }

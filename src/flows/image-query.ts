@@ -14,6 +14,7 @@ import { and, eq, inArray } from 'drizzle-orm';
 import type { Metadata } from 'sharp';
 import { createAnalyzers } from '../analysis';
 import { analysisAssets } from '../analysis/assets/extract';
+import type { Limiter } from '../analysis/engines/model-server/client';
 import { CaptionAnalyzer } from '../analysis/stages/captions';
 import type { Analyzer, NewSegment, StageContext } from '../analysis/contracts';
 import { FacesAnalyzer } from '../analysis/stages/faces';
@@ -85,6 +86,8 @@ export class ImageQueries {
       retrieval: RetrievalCore;
       ffmpeg: () => Promise<string>;
       log: Logger;
+      /** The process's one limit on model-server requests (the captioner's). */
+      modelLimiter: Limiter;
     },
   ) {}
 
@@ -209,7 +212,7 @@ export class ImageQueries {
     const c = this.d.config;
     const wanted = c.analyzers.split(',').map((s) => s.trim());
     const assets = await analysisAssets(this.d.files.assetsDir, wanted);
-    const all = createAnalyzers(c, assets);
+    const all = createAnalyzers(c, { assets, modelLimiter: this.d.modelLimiter });
     this.readers = {
       ocr: all.find((a): a is OcrAnalyzer => a instanceof OcrAnalyzer),
       objects: all.find((a): a is ObjectsAnalyzer => a instanceof ObjectsAnalyzer),

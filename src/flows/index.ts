@@ -6,7 +6,7 @@
 import { and, asc, eq, inArray } from 'drizzle-orm';
 import { join } from 'node:path';
 import { analysisAssets } from '../analysis/assets/extract';
-import { ModelServerClient, modelLimitPerWorker, sharedModelLimiter } from '../analysis/engines/model-server/client';
+import { type Limiter, ModelServerClient } from '../analysis/engines/model-server/client';
 import { readIntent } from '../answering/intent';
 import type { Config } from '../config';
 import { badRequest, notFound } from '../errors';
@@ -93,6 +93,8 @@ export class FlowService {
       retrieval: RetrievalCore;
       ffmpeg: () => Promise<string>;
       log: Logger;
+      /** The process's one limit on model-server requests. */
+      modelLimiter: Limiter;
     },
   ) {
     this.images = new ImageQueries({ ...d, log: d.log.child({ part: 'image-search' }) });
@@ -107,7 +109,7 @@ export class FlowService {
                 apiKey: c.captioner.apiKey,
                 timeoutMs: c.modelTimeoutMs,
                 retries: c.modelRetries,
-                limiter: sharedModelLimiter(modelLimitPerWorker(c.modelConcurrency, c.analysisWorkers)),
+                limiter: d.modelLimiter,
               }),
               model: c.captioner.model,
             }
@@ -144,7 +146,9 @@ export class FlowService {
       }
       case 'clipping': {
         const v = this.videoOf(index, body);
-        return { status: 'complete', video_id: v.id, output: await this.clipping(v, body) };
+        const output = await this.clipping(v, body);
+        const note = this.fewerClips(v, body, Object.keys(output).length);
+        return { status: 'complete', video_id: v.id, output, ...(note && { note }) };
       }
       case 'scene-detection': {
         const v = this.videoOf(index, body);
@@ -192,7 +196,25 @@ export class FlowService {
       if (clips.some((c) => mid >= c.start && mid <= c.end)) continue;
       let a = shotAt(shots, r.segment.start);
       let b = Math.max(a, shotAt(shots, Math.max(r.segment.start, r.segment.end - 0.001)));
-      if ([...range(a, b)].some((k) => used.has(k))) continue;
+      if ([...range(a, b)].some((k) => used.has(k))) {
+        // Another match in a shot a clip already took: where the shot is long, a clip of the
+        // length wanted is cut around this match, outside the clips there are (issue 34, class 9).
+        const want = Math.min(maxLen, Math.max(target, minLen));
+        const from = Math.max(0, Math.min(mid - want / 2, duration > 0 ? duration - want : mid));
+        const inner = { start: from, end: from + want };
+        if (want <= 0 || clips.some((c) => inner.start < c.end && inner.end > c.start)) continue;
+        clips.push({
+          video_id: v.id,
+          start_time: clock(inner.start),
+          end_time: clock(inner.end),
+          overview: this.overview(v, inner, r.segment),
+          start: round3(inner.start),
+          end: round3(inner.end),
+          score: round3(r.score / top),
+          cut_within_shot: true,
+        });
+        continue;
+      }
       const len = () => shots[b]!.end - shots[a]!.start;
       // Longer than allowed: drop the end shot that matched less while more than one is left.
       while (len() > maxLen && b > a) {
@@ -235,6 +257,16 @@ export class FlowService {
     if (duration > 0 && clips.length === 0 && minLen > duration)
       throw badRequest(`min_length (${minLen} s) is longer than the video (${round3(duration)} s)`);
     return Object.fromEntries(clips.map((c, k) => [`clip_${k + 1}`, c]));
+  }
+
+  /** Why a clipping returned fewer clips than asked, or null when it returned them all. */
+  fewerClips(v: Video, body: Record<string, unknown>, got: number): string | null {
+    const asked = num(body, 'num_clips') ?? 3;
+    if (got >= asked) return null;
+    const prompt = String(body.prompt ?? '').trim();
+    return got === 0
+      ? `no moment of ${v.fileName} matches "${prompt.slice(0, 80)}" within min_length/max_length`
+      : `${asked} clips were asked for; only ${got} moment${got === 1 ? '' : 's'} of ${v.fileName} match "${prompt.slice(0, 80)}" without overlapping (${got === 1 ? 'it does' : 'they do'} not fill ${asked} clips of the length asked)`;
   }
 
   /** Consecutive shots that look like one place (or show the same things) grouped into scenes. */

@@ -1,6 +1,7 @@
 import { Elysia } from 'elysia';
 import type { AccountService } from '../accounts/service';
-import { badRequest } from '../errors';
+import { badRequest, unauthorized } from '../errors';
+import type { User } from '../storage/rows';
 
 /** The token of a request: the spec's `token` field/parameter, or an Authorization: Bearer header. */
 export function tokenOf(explicit: unknown, request: Request): string | undefined {
@@ -33,7 +34,9 @@ export const TOKEN_OPTIONAL: Record<string, string[]>[] = [{}, ...TOKEN_REQUIRED
 /**
  * Authentication, written once: a route that sets `auth: true` gets `user` (401 before the
  * handler runs when the token is missing, unknown or revoked); `maybeAuth: true` gets `user` or
- * null when no token was sent (a token that was sent must still be valid). Runs after the
+ * null when no token was sent (a token that was sent must still be valid); `linkOrAuth: true` gets
+ * null for a request with a signed link's `sig`/`expires` (the route checks the link), else the
+ * token's user. Runs after the
  * request's schema is checked, so a malformed request is a 400 whatever its token.
  */
 export function authentication(accounts: AccountService) {
@@ -43,6 +46,17 @@ export function authentication(accounts: AccountService) {
       resolve: ({ body, query, request }) => ({
         user: accounts.authenticate(tokenOf(namedToken(body, query), request)),
       }),
+    },
+    // A signed link (checked by the route: it is for one path) or the owner's token.
+    linkOrAuth: {
+      detail: { security: TOKEN_OPTIONAL },
+      resolve: ({ query, request }) => {
+        const q = query as { token?: unknown; sig?: unknown; expires?: unknown } | undefined;
+        if (q?.sig !== undefined || q?.expires !== undefined) return { user: null };
+        const token = tokenOf(q?.token, request);
+        if (token === undefined) throw unauthorized('a signed link or a token is required');
+        return { user: accounts.authenticate(token) as User | null };
+      },
     },
     maybeAuth: {
       detail: { security: TOKEN_OPTIONAL },

@@ -9,6 +9,7 @@ import { getPriority, setPriority } from 'node:os';
 import { randomId } from '../ids';
 import { createAnalyzers } from '../analysis';
 import { analysisAssets } from '../analysis/assets/extract';
+import { Limiter, modelLimitPerWorker } from '../analysis/engines/model-server/client';
 import { analyzerNames } from '../analysis/analyzers';
 import type { Config } from '../config';
 import { createLogger } from '../log';
@@ -78,7 +79,9 @@ export async function runWorker(config: Config): Promise<number> {
   if (assets.extracted.length)
     log.info('analysis files extracted', { groups: assets.extracted, ms: assets.extractMs, dir: files.assetsDir });
   for (const problem of assets.problems) log.warn('analysis files', { problem });
-  const analyzers = createAnalyzers(config, assets);
+  // One limit on model-server requests for the whole process (its share of --model-concurrency).
+  const modelLimiter = new Limiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers));
+  const analyzers = createAnalyzers(config, { assets, modelLimiter });
   const workerId = `w_${process.pid}_${randomId(6)}`;
   const send = (m: WorkerMessage) => process.stdout.write(JSON.stringify(m) + '\n');
   const stop = new AbortController();

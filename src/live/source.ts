@@ -7,6 +7,7 @@
  */
 import { closeSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { proxiedChildEnv } from '../config';
 import { badRequest } from '../errors';
 import { checkHost } from '../ingest/url-guard';
 import { type FfmpegProcess, startFfmpeg } from '../media/ffmpeg';
@@ -147,7 +148,11 @@ export class PulledSource {
       );
     }
     if (o.audio) args.push('-map', '0:a:0?', '-ac', '1', '-ar', '16000', '-f', 's16le', 'pipe:3');
-    const proc = startFfmpeg(o.ffmpeg, args, { stdout: 'pipe', fd3: o.audio, env: ffmpegEnv(o.egress?.httpProxy) });
+    const proc = startFfmpeg(o.ffmpeg, args, {
+      stdout: 'pipe',
+      fd3: o.audio,
+      env: proxiedChildEnv(o.egress?.httpProxy),
+    });
     this.proc = proc;
     if (proc.fd3 !== null) void this.readAudio(proc.fd3);
     this.lastFrameAt = Date.now();
@@ -242,18 +247,6 @@ export class PulledSource {
     if (this.watchdog) clearInterval(this.watchdog);
     this.proc?.stop('SIGTERM');
   }
-}
-
-/**
- * ffmpeg's environment: the server's, with `http_proxy` set to the source's egress proxy (which
- * ffmpeg's HTTP and TLS use for every connection, nested ones included) and no `no_proxy` that
- * could exempt a host from it; without a proxy, no inherited proxy setting either.
- */
-function ffmpegEnv(proxy: string | undefined): Record<string, string | undefined> {
-  const env: Record<string, string | undefined> = { ...process.env };
-  for (const k of ['http_proxy', 'HTTP_PROXY', 'https_proxy', 'HTTPS_PROXY', 'no_proxy', 'NO_PROXY']) delete env[k];
-  if (proxy) env.http_proxy = proxy;
-  return env;
 }
 
 const SOI = Buffer.from([0xff, 0xd8]);

@@ -10,7 +10,7 @@ import { splitRun } from '../analysis/word-spaces';
 import type { Intent } from '../answering/intent';
 import type { Db } from '../storage/db';
 import { SEGMENT_KINDS, segments, type Segment, type SegmentKind, type Video } from '../storage/schema';
-import { combine, keywordRelevance, SEM_FLOOR, semanticRelevance, stem, stems, wordWeight } from './relevance';
+import { coverageRelevance, SEM_FLOOR, semanticRelevance, stem, stems, wordWeight } from './relevance';
 import type { VectorStore } from './vectors';
 
 export interface ScopeWindow {
@@ -772,6 +772,11 @@ export class EvidenceFinder {
       if (df > 0) weigh.set(t, wordWeight(df, n));
     }
     const total = [...weigh.values()].reduce((a, b) => a + b, 0);
+    // Coverage (issue 34, class 9): a query word no segment holds is still asked for ("red car"
+    // over an index without cars: a red bottle covers half of it, not all), at the weight of the
+    // rarest word. Relevance says how much of the query a moment covers.
+    const unseen = said.map(stem).filter((t) => t.length > 2 && !weigh.has(t)).length;
+    const asked = total + unseen * wordWeight(0, n);
     const labels = new Set(intent.labels);
     const weights = kindWeights(intent);
     const out: Ranked[] = [];
@@ -783,11 +788,11 @@ export class EvidenceFinder {
         for (const [t, w] of weigh) if (matches(have, t)) got += w;
         // FTS5 matched it where our crude stems found no word: count it as the least informative word.
         if (got === 0 && kwSet.has(s.id)) got = Math.min(...weigh.values());
-        share = got / total;
+        share = got / asked;
       }
-      if (s.kind === 'object' && labels.has(s.text)) share = Math.max(share, 1 / Math.max(1, weigh.size));
+      if (s.kind === 'object' && labels.has(s.text)) share = Math.max(share, 1 / Math.max(1, weigh.size + unseen));
       const cosine = cosOf.get(s.id) ?? null;
-      const relevance = combine(keywordRelevance(share), semanticRelevance(cosine));
+      const relevance = coverageRelevance(share, semanticRelevance(cosine));
       if (relevance <= 0) continue;
       // The kinds the question's wording needs tip the order; they never outweigh a clearer match.
       out.push({

@@ -2,23 +2,21 @@
  * Relevance: one number in [0, 1] per retrieved segment that means the same for every kind, so that a
  * caption, a transcript line, on-screen text and a detector label can compete for one question.
  *
- *   ≥ 0.5  clearly bears on the text: a content word of the query (the rarer words weigh more)
- *          is in it, or its meaning is close (embedding cosine ≥ SEM_STRONG);
+ *   ≥ 0.5  clearly bears on the text: it holds a fair share of the query's content words (the
+ *          rarer words weigh more);
+ *   ≤ 0.4  no word of the query matched: at most a likeness of meaning (MEANING_ONLY_MAX);
  *   < 0.2  noise: no word matched and the meaning is near what any sentence scores.
  *
- * It combines two signals as independent evidence, 1 − (1 − keyword)(1 − meaning):
- * - keyword: the share of the query's words found in the segment, each word weighted by its
- *   inverse document frequency (a word found in every segment says little), mapped to
- *   KW_BASE … KW_BASE + KW_SPAN. Words the index never holds do not count against a match.
- * - meaning: the cosine of the two sentence embeddings, mapped linearly from SEM_FLOOR (0) to
- *   SEM_FLOOR + 2 · (SEM_STRONG − SEM_FLOOR) (SEM_MAX): a likeness of meaning alone is never certain,
- *   so that the words of the query still decide between two close sentences ("red car": the red one).
+ * It is coverage first (coverageRelevance): the share of the query's words found in the segment,
+ * each word weighted by its inverse document frequency (a word found in every segment says
+ * little; a word the index never holds weighs most, and counts against every segment). The
+ * meaning (the cosine of the two sentence embeddings, mapped linearly from SEM_FLOOR (0) to
+ * SEM_FLOOR + 2 · (SEM_STRONG − SEM_FLOOR)) tips it; meaning alone stays under every word match,
+ * so that the words of the query decide ("red car": the red car, then a red thing, then a car-like
+ * picture).
  * No constant depends on a question's wording or a clip: they are properties of the measures.
  */
 
-/** Keyword relevance of a segment holding a share f of the query's word weight: KW_BASE + KW_SPAN · f. */
-const KW_BASE = 0.3;
-const KW_SPAN = 0.65;
 /**
  * Cosines of the built-in sentence encoder (USE-lite): under ~0.25 a sentence relates to almost
  * anything; from ~0.45 it is about the same thing. (An embedding server's model with a different
@@ -40,13 +38,20 @@ export function semanticRelevance(cosine: number | null): number {
   return SEM_MAX * clamp01((cosine - SEM_FLOOR) / (2 * (SEM_STRONG - SEM_FLOOR)));
 }
 
-/** `share`: the matched part of the query's word weight, 0…1 (0 when no word matched). */
-export function keywordRelevance(share: number): number {
-  return share > 0 ? KW_BASE + KW_SPAN * clamp01(share) : 0;
-}
+/** Relevance of meaning alone (no query word matched) is at most this: below any match on some word, and below STRONG. */
+export const MEANING_ONLY_MAX = 0.4;
 
-export function combine(keyword: number, semantic: number): number {
-  return 1 - (1 - keyword) * (1 - semantic);
+/**
+ * Relevance as coverage (issue 34, class 9): `share` is the part of the query's word weight the
+ * moment holds (words the index never holds count too), `semantic` the meaning's relevance. A
+ * moment that holds none of the query's words ranks below every one that holds some (at most
+ * MEANING_ONLY_MAX); above that, the share covered decides and the meaning tips it, so 0.96 means
+ * nearly every word matched and the meaning is close.
+ */
+export function coverageRelevance(share: number, semantic: number): number {
+  const m = clamp01(semantic / SEM_MAX);
+  if (share <= 0) return MEANING_ONLY_MAX * m;
+  return MEANING_ONLY_MAX + (1 - MEANING_ONLY_MAX) * (0.85 * clamp01(share) + 0.15 * m);
 }
 
 /** Weight of a word found in `df` of `n` segments (inverse document frequency, at least a little). */

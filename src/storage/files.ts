@@ -4,6 +4,7 @@
  *
  *   vidq.db                 SQLite database
  *   secret.key              HMAC key of signed media links (0600)
+ *   catalog-id              with --media-dir: the id written into the media folder (media/.vidq-catalog)
  *   default-token.txt       token of the default user, written once (0600)
  *   media/<video_id>/       one folder per video: source.<ext> and derived files (under the media
  *                           root: the data directory unless --media-dir names another, e.g. a
@@ -118,6 +119,35 @@ export class DataDir {
         if (attempt === 5) return;
       }
     }
+  }
+
+  /**
+   * A media folder other than the data directory belongs to one catalog: start-up recovery deletes
+   * the video folders its catalog does not know, so a second catalog on the same folder would
+   * delete the first one's files. The first start writes the catalog's id into media/; a start of
+   * another catalog on that folder is refused with the reason. The id of the SQLite catalog lives
+   * in the data directory (catalog-id). Returns an error message, or null.
+   */
+  claimMediaRoot(): string | null {
+    if (this.mediaRoot === this.root) return null;
+    const idFile = join(this.root, 'catalog-id');
+    if (!existsSync(idFile)) writeSecret(idFile, randomId(24));
+    const mine = readFileSync(idFile, 'utf8').trim();
+    const marker = join(this.mediaDir, '.vidq-catalog');
+    if (!existsSync(marker)) {
+      try {
+        writeSecret(marker, mine);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      }
+    }
+    const owner = readFileSync(marker, 'utf8').trim();
+    if (owner === mine) return null;
+    return (
+      `--media-dir ${this.mediaRoot} holds the media of another vidq catalog (${marker} names ${owner}, this data ` +
+      `directory's catalog is ${mine}); two catalogs on one media folder would delete each other's files. ` +
+      'Give this data directory a media folder of its own.'
+    );
   }
 
   /** Downloads interrupted by a crash leave .part files; none of them can be resumed. */

@@ -12,12 +12,15 @@ import { createAnalyzers } from '../../src/analysis';
 import { ANALYZER_NAMES, ANALYZERS, analyzerNames, LIVE_ANALYZERS, REANALYZABLE } from '../../src/analysis/analyzers';
 import { describeOptions, loadConfig } from '../../src/config';
 import { ReanalyzeService } from '../../src/jobs/reanalyze';
+import { Limiter } from '../../src/analysis/engines/model-server/client';
+import { CaptionAnalyzer, type CaptionOptions } from '../../src/analysis/stages/captions';
 
 const dir = mkdtempSync(join(tmpdir(), 'vidq-descriptors-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const config = (flags: Record<string, string> = {}) => loadConfig({ 'data-dir': dir, ...flags }, {});
 /** A captioner at an address nothing listens on: making the analyzer sends no request. */
 const CAPTIONER = { captioner: 'openai', 'captioner-url': 'http://127.0.0.1:9', 'captioner-model': 'stand-in-vision' };
+const modelLimiter = new Limiter(4);
 const stagesOf = (list: { stage: string }[]) => list.map((a) => a.stage.replace(/^analyzing:/, ''));
 
 test('every list of analyzers is derived from the descriptors, in pipeline order', () => {
@@ -35,20 +38,22 @@ test('every list of analyzers is derived from the descriptors, in pipeline order
 });
 
 test('each descriptor makes the stage of its name; captions only with a captioner configured', () => {
-  const plain = createAnalyzers(config());
+  const plain = createAnalyzers(config(), { modelLimiter });
   expect(stagesOf(plain)).toEqual([...ANALYZER_NAMES]);
-  const withCaptions = createAnalyzers(config(CAPTIONER));
+  const withCaptions = createAnalyzers(config(CAPTIONER), { modelLimiter });
   expect(stagesOf(withCaptions)).toEqual(ANALYZERS.map((d) => d.name));
   // --analyzers picks the named ones (and visual); captions come with their engine whatever it lists.
-  expect(stagesOf(createAnalyzers(config({ ...CAPTIONER, analyzers: 'speech,embeddings' })))).toEqual([
-    'visual',
-    'speech',
-    'captions',
-    'embeddings',
-  ]);
+  expect(stagesOf(createAnalyzers(config({ ...CAPTIONER, analyzers: 'speech,embeddings' }), { modelLimiter }))).toEqual(
+    ['visual', 'speech', 'captions', 'embeddings'],
+  );
   // Live windows: only the live analyzers are made.
-  expect(stagesOf(createAnalyzers(config(CAPTIONER), undefined, { live: true }))).toEqual([...LIVE_ANALYZERS]);
-  expect(stagesOf(createAnalyzers(config(), undefined, { live: true }))).toEqual(['ocr', 'objects', 'faces', 'speech']);
+  expect(stagesOf(createAnalyzers(config(CAPTIONER), { modelLimiter, live: true }))).toEqual([...LIVE_ANALYZERS]);
+  expect(stagesOf(createAnalyzers(config(), { modelLimiter, live: true }))).toEqual([
+    'ocr',
+    'objects',
+    'faces',
+    'speech',
+  ]);
 });
 
 test('every reanalysable name is a stage the server can plan; captions without a captioner is refused with the reason', () => {
@@ -57,7 +62,7 @@ test('every reanalysable name is a stage the server can plan; captions without a
       // plan() reads only the configured stages.
       db: undefined as never,
       queue: undefined as never,
-      stages: () => createAnalyzers(config(flags)),
+      stages: () => createAnalyzers(config(flags), { modelLimiter }),
       workers: 1,
     });
   const all = planner(CAPTIONER);
@@ -95,4 +100,24 @@ test("an analyzer's options and engine are its own, and reach the config with th
   expect(help).toContain('--frame-interval-sec N');
   expect(help).toContain('[VIDQ_FRAME_INTERVAL_SEC]');
   expect(help).toContain('--captioner VALUE');
+});
+
+test('model-server clients use the limiter the composition root hands in (two in one process stay two)', () => {
+  const one = new Limiter(1);
+  const three = new Limiter(3);
+  const clientOf = (limiter: Limiter) => {
+    const captions = createAnalyzers(config(CAPTIONER), { modelLimiter: limiter }).find(
+      (a) => a instanceof CaptionAnalyzer,
+    );
+    // The analyzer keeps its client private: read it as the stage does.
+    return (captions as unknown as { opts: CaptionOptions }).opts.client;
+  };
+  const a = clientOf(one);
+  const b = clientOf(three);
+  expect(a.concurrency).toBe(1);
+  expect(b.concurrency).toBe(3);
+  // Before, a process-wide limiter replaced itself when the size changed: the first client's limit
+  // then no longer bounded the second's requests.
+  expect((a as unknown as { opts: { limiter: Limiter } }).opts.limiter).toBe(one);
+  expect((b as unknown as { opts: { limiter: Limiter } }).opts.limiter).toBe(three);
 });

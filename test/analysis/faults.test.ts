@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Database } from 'bun:sqlite';
+import { until } from '../factories';
 import { getJson, postJson, startOrigin, startTestServer, type Origin } from '../helpers';
 
 let origin: Origin;
@@ -56,17 +57,6 @@ async function spawnServer(dataDir: string) {
 
 async function resource(url: string, token: string, index: string) {
   return ((await getJson(url, `/index-resources?token=${token}&index=${index}`)).body as any[])[0];
-}
-
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms: number, what: string): Promise<T> {
-  const end = Date.now() + ms;
-  let last: T;
-  do {
-    last = await fn();
-    if (ok(last)) return last;
-    await Bun.sleep(50);
-  } while (Date.now() < end);
-  throw new Error(`timed out waiting for ${what}; last: ${JSON.stringify(last!)}`);
 }
 
 test('kill -9 during analysis, restart: the job resumes at its stage and ends ready without duplicates', async () => {

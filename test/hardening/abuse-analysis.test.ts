@@ -12,7 +12,7 @@ import { DEFAULT_VISUAL, VisualAnalyzer, type VisualOptions } from '../../src/an
 import { resolveBinaries } from '../../src/media/binaries';
 import { postJson, startTestServer, type TestServer } from '../helpers';
 import { checkInvariants } from './invariants';
-import { stageContext } from '../factories';
+import { stageContext, until } from '../factories';
 
 let dir: string;
 let amp: string;
@@ -213,16 +213,6 @@ describe('through the server (one analysis worker, visual only)', () => {
       status: string;
       error: string | null;
     } | null;
-  /** True as soon as `cond` holds (not re-checked: what it watches may be gone by the next look). */
-  async function waitFor(cond: () => boolean, ms: number) {
-    const end = Date.now() + ms;
-    for (;;) {
-      if (cond()) return true;
-      if (Date.now() >= end) return false;
-      await Bun.sleep(100);
-    }
-  }
-
   /**
    * An hour of one frame every 5 minutes: the decoder logs a line per 5 minutes of video, and the
    * sampler works in between (before: a removal was noticed only on the next log line).
@@ -277,7 +267,9 @@ describe('through the server (one analysis worker, visual only)', () => {
       });
       expect(up.status).toBe(200);
       const key = up.body.data.key as string;
-      expect(await waitFor(() => status(key)?.status === 'failed', 60_000)).toBe(true);
+      expect(
+        await until(() => status(key)?.status === 'failed', Boolean, 60_000, "status(key)?.status === 'failed'"),
+      ).toBe(true);
       expect(status(key)!.error).toContain('--analysis-budget-base-sec');
       const decoders = () =>
         Number(
@@ -285,7 +277,7 @@ describe('through the server (one analysis worker, visual only)', () => {
             .stdout.toString()
             .trim(),
         );
-      expect(await waitFor(() => decoders() === 0, 5000)).toBe(true);
+      expect(await until(() => decoders() === 0, Boolean, 5000, 'decoders() === 0')).toBe(true);
       expect(existsSync(join(srv.dataDir, 'media', key, 'frames.partial'))).toBe(false);
       expect(checkInvariants(srv.dataDir).violations).toEqual([]);
     } finally {
@@ -308,7 +300,9 @@ describe('through the server (one analysis worker, visual only)', () => {
       });
       expect(up.status).toBe(200);
       const key = up.body.data.key as string;
-      expect(await waitFor(() => status(key)?.status === 'failed', 60_000)).toBe(true);
+      expect(
+        await until(() => status(key)?.status === 'failed', Boolean, 60_000, "status(key)?.status === 'failed'"),
+      ).toBe(true);
       expect(status(key)!.error).toContain('--max-frame-bytes-per-video');
       expect(existsSync(join(srv.dataDir, 'media', key, 'frames.partial'))).toBe(false);
       expect(checkInvariants(srv.dataDir).violations).toEqual([]);
@@ -337,7 +331,14 @@ describe('through the server (one analysis worker, visual only)', () => {
         );
       // A decoder that stays (the analysis's, or the playback copy's), not a one-off summary run
       // of the file before them.
-      expect(await waitFor(() => decoders() > 0 && (Bun.sleepSync(300), decoders() > 0), 30_000)).toBe(true);
+      expect(
+        await until(
+          () => decoders() > 0 && (Bun.sleepSync(300), decoders() > 0),
+          Boolean,
+          30_000,
+          'decoders() > 0 && (Bun.sleepSync(300), decoders() > 0)',
+        ),
+      ).toBe(true);
       const index = srv.server.service.db.$client.query('SELECT index_id FROM videos WHERE id = ?').get(key) as {
         index_id: string;
       };
@@ -346,9 +347,16 @@ describe('through the server (one analysis worker, visual only)', () => {
         (await postJson(srv.url, '/remove-from-index', { token: srv.token, project_id: index.index_id, video_id: key }))
           .status,
       ).toBe(200);
-      expect(await waitFor(() => decoders() === 0, 10_000)).toBe(true);
+      expect(await until(() => decoders() === 0, Boolean, 10_000, 'decoders() === 0')).toBe(true);
       console.log(`decoder gone ${(performance.now() - t0).toFixed(0)} ms after the removal (loaded machine)`);
-      expect(await waitFor(() => !existsSync(join(srv.dataDir, 'media', key)), 5000)).toBe(true);
+      expect(
+        await until(
+          () => !existsSync(join(srv.dataDir, 'media', key)),
+          Boolean,
+          5000,
+          "!existsSync(join(srv.dataDir, 'media', key))",
+        ),
+      ).toBe(true);
       expect(decoders()).toBe(0); // and none started again
       expect(checkInvariants(srv.dataDir).violations).toEqual([]);
     } finally {

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { statSync } from 'node:fs';
+import { until } from '../factories';
 import { clip, postJson, startOrigin, startTestServer, type Origin, type TestServer } from '../helpers';
 import { checkInvariants } from './invariants';
 
@@ -58,15 +59,6 @@ function startDrip(everyMs: number): Drip {
   };
 }
 
-async function until(cond: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (cond()) return true;
-    await Bun.sleep(50);
-  }
-  return cond();
-}
-
 let origin: Origin;
 beforeAll(() => {
   origin = startOrigin();
@@ -102,7 +94,7 @@ describe('slow sources', () => {
       expect(r.status).toBe(502);
       expect(r.body.message).toContain('--min-download-rate');
       expect(performance.now() - t0).toBeLessThan(5000);
-      expect(await until(() => drip.open() === 0, 3000)).toBe(true);
+      expect(await until(() => drip.open() === 0, Boolean, 3000, 'drip.open() === 0')).toBe(true);
     } finally {
       drip.stop();
       await finish(srv);
@@ -137,10 +129,17 @@ describe('slow sources', () => {
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify({ token: srv.token, index: 'left', url: drip.url }),
       }).catch(() => null);
-      expect(await until(() => drip.open() === 1, 3000)).toBe(true);
+      expect(await until(() => drip.open() === 1, Boolean, 3000, 'drip.open() === 1')).toBe(true);
       ctrl.abort();
       await gone;
-      expect(await until(() => drip.open() === 0 && downloading(srv) === 0, 3000)).toBe(true);
+      expect(
+        await until(
+          () => drip.open() === 0 && downloading(srv) === 0,
+          Boolean,
+          3000,
+          'drip.open() === 0 && downloading(srv) === 0',
+        ),
+      ).toBe(true);
 
       // Over server-sent events the upload carries on without its client; the stuck check ends it.
       const sse = await fetch(srv.url + '/remote-upload', {
@@ -149,10 +148,17 @@ describe('slow sources', () => {
         body: JSON.stringify({ token: srv.token, index: 'left', url: drip.url }),
       });
       await sse.body!.cancel();
-      expect(await until(() => drip.open() === 1, 3000)).toBe(true);
+      expect(await until(() => drip.open() === 1, Boolean, 3000, 'drip.open() === 1')).toBe(true);
       expect(downloading(srv)).toBe(1);
       srv.server.service.maintenance.run(new Date(Date.now() + 3 * 3_600_000));
-      expect(await until(() => drip.open() === 0 && downloading(srv) === 0, 3000)).toBe(true);
+      expect(
+        await until(
+          () => drip.open() === 0 && downloading(srv) === 0,
+          Boolean,
+          3000,
+          'drip.open() === 0 && downloading(srv) === 0',
+        ),
+      ).toBe(true);
     } finally {
       drip.stop();
       await finish(srv);
@@ -193,7 +199,14 @@ describe('slow sources', () => {
         `another user's upload while 300 slow uploads were sent: ${latency.toFixed(0)} ms; slow connections at most ${drip.peak()} at once (loaded machine)`,
       );
       expect(drip.peak()).toBeLessThanOrEqual(srv.server.service.config.userMaxDownloads);
-      expect(await until(() => drip.open() === 0 && downloading(srv) === 0, 5000)).toBe(true);
+      expect(
+        await until(
+          () => drip.open() === 0 && downloading(srv) === 0,
+          Boolean,
+          5000,
+          'drip.open() === 0 && downloading(srv) === 0',
+        ),
+      ).toBe(true);
     } finally {
       drip.stop();
       await finish(srv);
@@ -223,7 +236,7 @@ test("300 slow uploads by one user whose clients stay: 429 past the per-user cap
         .catch(() => {}),
     );
     const cap = srv.server.service.config.userMaxDownloads;
-    expect(await until(() => statuses.length >= 300 - cap, 20_000)).toBe(true);
+    expect(await until(() => statuses.length >= 300 - cap, Boolean, 20_000, 'statuses.length >= 300 - cap')).toBe(true);
     expect(statuses.filter((x) => x === 429).length).toBe(300 - cap);
     const t0 = performance.now();
     const r = await postJson(srv.url, '/remote-upload', {
@@ -239,7 +252,14 @@ test("300 slow uploads by one user whose clients stay: 429 past the per-user cap
     expect(drip.peak()).toBeLessThanOrEqual(cap);
     ctrl.abort();
     await Promise.all(attacks);
-    expect(await until(() => drip.open() === 0 && downloading(srv) === 0, 5000)).toBe(true);
+    expect(
+      await until(
+        () => drip.open() === 0 && downloading(srv) === 0,
+        Boolean,
+        5000,
+        'drip.open() === 0 && downloading(srv) === 0',
+      ),
+    ).toBe(true);
   } finally {
     drip.stop();
     await finish(srv);
@@ -267,18 +287,18 @@ describe('quotas (one admission check)', () => {
         return ctrl;
       };
       const held = [start(a.token), start(a.token)];
-      expect(await until(() => drip.open() === 2, 3000)).toBe(true);
+      expect(await until(() => drip.open() === 2, Boolean, 3000, 'drip.open() === 2')).toBe(true);
       const third = await postJson(srv.url, '/remote-upload', { token: a.token, index: 'q', url: drip.url });
       expect(third.status).toBe(429);
       expect(third.body.message).toContain('--user-max-downloads');
       held.push(start(b.token));
-      expect(await until(() => drip.open() === 3, 3000)).toBe(true);
+      expect(await until(() => drip.open() === 3, Boolean, 3000, 'drip.open() === 3')).toBe(true);
       const full = await postJson(srv.url, '/remote-upload', { token: b.token, index: 'q', url: drip.url });
       expect(full.status).toBe(429);
       expect(full.body.message).toContain('--max-downloads');
       for (const c of held) c.abort();
       await Promise.all(pending);
-      expect(await until(() => downloading(srv) === 0, 3000)).toBe(true);
+      expect(await until(() => downloading(srv) === 0, Boolean, 3000, 'downloading(srv) === 0')).toBe(true);
     } finally {
       drip.stop();
       await finish(srv);
@@ -296,7 +316,7 @@ describe('quotas (one admission check)', () => {
         headers: { 'content-type': 'application/json', accept: 'application/json' },
         body: JSON.stringify({ token: srv.token, index: 'q', url: drip.url }),
       }).catch(() => null);
-      expect(await until(() => downloading(srv) === 1, 3000)).toBe(true);
+      expect(await until(() => downloading(srv) === 1, Boolean, 3000, 'downloading(srv) === 1')).toBe(true);
       const r = await postJson(srv.url, '/remote-upload', {
         token: srv.token,
         index: 'q',
@@ -306,7 +326,7 @@ describe('quotas (one admission check)', () => {
       expect(r.body.message).toContain('--user-max-queued');
       ctrl.abort();
       await p;
-      expect(await until(() => downloading(srv) === 0, 3000)).toBe(true);
+      expect(await until(() => downloading(srv) === 0, Boolean, 3000, 'downloading(srv) === 0')).toBe(true);
     } finally {
       drip.stop();
       await finish(srv);

@@ -16,7 +16,8 @@ import { jobs, videos } from '../../src/storage/schema';
 import { clip, getJson, postJson, readEvents, startOrigin, type Origin } from '../helpers';
 import { checkInvariants } from './invariants';
 import { startRawOrigin, type RawOrigin } from './origin';
-import { kill9, seeded, spawnServer, stopAll, stopServer, until, type ServerProc } from './proc';
+import { kill9, seeded, spawnServer, stopAll, stopServer, type ServerProc } from './proc';
+import { until } from '../factories';
 
 const SEED = Number(process.env.VIDQ_FAULT_SEED ?? 5);
 const MAIN = join(import.meta.dir, '../../src/main.ts');

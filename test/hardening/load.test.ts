@@ -15,7 +15,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getJson, postJson, startOrigin, type Origin } from '../helpers';
 import { checkInvariants } from './invariants';
-import { ms, percentile, spawnServer, stopAll, stopServer, until, type ServerProc } from './proc';
+import { ms, percentile, spawnServer, stopAll, stopServer, type ServerProc } from './proc';
+import { until } from '../factories';
 
 const LOAD_SECONDS = Number(process.env.VIDQ_LOAD_SECONDS ?? 30);
 const MAIN = join(import.meta.dir, '../../src/main.ts');

@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { getJson, postJson, startOrigin, type Origin } from '../helpers';
 import { ModelStandIn } from '../model-stand-in';
 import { checkInvariants } from './invariants';
-import { kill9, spawnServer, stopAll, stopServer, until, type ServerProc } from './proc';
+import { kill9, spawnServer, stopAll, stopServer, type ServerProc } from './proc';
+import { until } from '../factories';
 
 let origin: Origin;
 let stand: ModelStandIn;

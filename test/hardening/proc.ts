@@ -192,23 +192,6 @@ export function seeded(seed: number): () => number {
   };
 }
 
-export async function until<T>(
-  fn: () => Promise<T> | T,
-  ok: (v: T) => boolean,
-  ms: number,
-  what: string,
-  everyMs = 50,
-): Promise<T> {
-  const end = Date.now() + ms;
-  let last: T;
-  do {
-    last = await fn();
-    if (ok(last)) return last;
-    await Bun.sleep(everyMs);
-  } while (Date.now() < end);
-  throw new Error(`timed out after ${ms} ms waiting for ${what}; last: ${JSON.stringify(last!)?.slice(0, 500)}`);
-}
-
 /** p-th percentile (0–100) of a list of numbers (nearest rank). */
 export function percentile(xs: number[], p: number): number {
   if (xs.length === 0) return NaN;

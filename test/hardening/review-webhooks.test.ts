@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { clip, startTestServer, type TestServer } from '../helpers';
 import { checkInvariants } from './invariants';
-import { spawnServer, stopAll, stopServer, until } from './proc';
+import { spawnServer, stopAll, stopServer } from './proc';
+import { until } from '../factories';
 
 afterAll(stopAll);
 

@@ -7,9 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { rmSync } from 'node:fs';
-import { clipFrames, freePort, liveClient, liveWorkDir } from '../factories';
+import { clipFrames, freePort, liveClient, liveWorkDir, until } from '../factories';
 import { startTestServer, type TestServer } from '../helpers';
-import { until } from '../hardening/proc';
 
 let srv: TestServer;
 let work: string;

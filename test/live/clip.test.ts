@@ -8,9 +8,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { clipFrames, hlsLive, liveClient, liveWorkDir, serveFolder } from '../factories';
+import { clipFrames, hlsLive, liveClient, liveWorkDir, serveFolder, until } from '../factories';
 import { clip, startTestServer, type TestServer } from '../helpers';
-import { until } from '../hardening/proc';
 
 let srv: TestServer;
 let work: string;

@@ -8,9 +8,9 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { hlsLive, liveClient, liveWorkDir, serveFolder } from '../factories';
+import { hlsLive, liveClient, liveWorkDir, serveFolder, until } from '../factories';
 import { checkInvariants } from '../hardening/invariants';
-import { kill9, spawnServer, stopAll, stopServer, until, type ServerProc } from '../hardening/proc';
+import { kill9, spawnServer, stopAll, stopServer, type ServerProc } from '../hardening/proc';
 
 const SECRET = 's3cret-Pw9';
 let work: string;

@@ -6,9 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { rmSync } from 'node:fs';
-import { clipFrames, liveWorkDir } from '../factories';
+import { clipFrames, liveWorkDir, until } from '../factories';
 import { startTestServer, type TestServer } from '../helpers';
-import { until } from '../hardening/proc';
 
 let srv: TestServer;
 let work: string;

@@ -15,9 +15,8 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { freePort, liveClient, liveWorkDir, loopClip } from '../factories';
+import { freePort, liveClient, liveWorkDir, loopClip, until } from '../factories';
 import { clip, startTestServer, type TestServer } from '../helpers';
-import { until } from '../hardening/proc';
 
 const SECRET = 'rtsp-Pw-77x';
 let srv: TestServer;

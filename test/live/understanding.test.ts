@@ -8,9 +8,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { rmSync } from 'node:fs';
-import { freePort, liveClient, liveWorkDir, loopClip } from '../factories';
+import { freePort, liveClient, liveWorkDir, loopClip, until } from '../factories';
 import { startTestServer, type TestServer } from '../helpers';
-import { until } from '../hardening/proc';
 import { ModelStandIn } from '../model-stand-in';
 
 const WORDS = 'the delivery van is at the gate';

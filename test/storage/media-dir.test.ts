@@ -93,4 +93,38 @@ describe('media folder layout', () => {
       rmSync(data, { recursive: true, force: true });
     }
   });
+
+  test('a media folder belongs to one catalog: a second data directory on it is refused at start, the first starts again', () => {
+    const media = mkdtempSync(join(tmpdir(), 'vidq-media-'));
+    const first = mkdtempSync(join(tmpdir(), 'vidq-data-'));
+    const second = mkdtempSync(join(tmpdir(), 'vidq-data-'));
+    const userCreate = (data: string) =>
+      Bun.spawnSync(
+        [
+          process.execPath,
+          join(import.meta.dir, '../../src/main.ts'),
+          'user',
+          'create',
+          '--name',
+          'ann',
+          '--data-dir',
+          data,
+          '--media-dir',
+          media,
+        ],
+        { env: { ...process.env, VIDQ_WORKER_CONFIG: '' }, timeout: 30_000 },
+      );
+    try {
+      expect(userCreate(first).exitCode).toBe(0);
+      const refused = userCreate(second);
+      expect(refused.exitCode).toBe(2);
+      expect(refused.stderr.toString()).toContain('holds the media of another vidq catalog');
+      expect(userCreate(first).exitCode).toBe(0);
+      // The default layout (media inside the data directory) has no marker.
+      expect(new DataDir(first).claimMediaRoot()).toBeNull();
+      expect(existsSync(join(first, 'media', '.vidq-catalog'))).toBe(false);
+    } finally {
+      for (const d of [media, first, second]) rmSync(d, { recursive: true, force: true });
+    }
+  });
 });

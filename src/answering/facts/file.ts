@@ -169,6 +169,7 @@ export const audio: FactPlugin = {
 export const videos: FactPlugin = {
   kind: 'videos',
   computed: true,
+  aboutIndex: true,
   needsNoVisionModel: true,
   segmentKinds: [],
   noun: 'videos',

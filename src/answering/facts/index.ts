@@ -14,6 +14,7 @@ import { moment } from './moment';
 import { objects, people } from './objects';
 import type { Cell, FactPlugin, Form } from './plugin';
 import { shots } from './shots';
+import { speakers } from './speakers';
 import { speech } from './speech';
 import { text } from './text';
 
@@ -24,6 +25,7 @@ export const FACTS: FactPlugin[] = [
   people,
   text,
   speech,
+  speakers,
   shots,
   duration,
   resolution,

@@ -5,7 +5,7 @@
  */
 import { KIND_READ_LIMIT } from '../evidence';
 import type { Segment } from '../../storage/schema';
-import { appearances, type Counted, mode, overlap, runsOf, total } from '../series';
+import { appearances, changesOf, type Counted, mode, overlap, runsOf, total } from '../series';
 import type { Intent } from '../intent';
 import { formatTime } from '../target';
 import { labelNoun, numberWord } from '../vocabulary';
@@ -21,7 +21,8 @@ export const objects: FactPlugin = {
   forms: {
     count: {
       computed: true,
-      answer: (t, s, c) => aboutLabel(t, s, c, (l) => countObjects(t, l, s, t.style)),
+      answer: (t, s, c) =>
+        aboutLabel(t, s, c, (l) => (changeAsked(t.prompt) ? changes(t, l, s, true) : countObjects(t, l, s, t.style))),
       readsPosition: true,
       needs: ['label'],
       examples: [
@@ -36,7 +37,11 @@ export const objects: FactPlugin = {
     when: {
       answer: (t, s, c) =>
         aboutLabel(t, s, c, (l) =>
-          s.intent.number !== null || s.atOnce ? countAt(t, l, s.intent, t.style) : whenSeen(t, l, s.intent, t.style),
+          changeAsked(t.prompt)
+            ? changes(t, l, s, false)
+            : s.intent.number !== null || s.atOnce
+              ? countAt(t, l, s.intent, t.style)
+              : whenSeen(t, l, s.intent, t.style),
         ),
       readsPosition: true,
       needs: ['label', 'form_cue'],
@@ -120,12 +125,13 @@ export const people: FactPlugin = {
   forms: {
     count: {
       computed: true,
-      answer: (t, s, c) => aboutLabel(t, s, c, (l) => countObjects(t, l, s, t.style)),
+      answer: (t, s, c) =>
+        aboutLabel(t, s, c, (l) => (changeAsked(t.prompt) ? changes(t, l, s, true) : countObjects(t, l, s, t.style))),
       readsPosition: true,
       needs: ['cue'],
       examples: [
         'How many different people show up?',
-        'How many speakers are there?',
+        'How many persons walk through?',
         'How many individuals appear over the course of the clip?',
         'How many humans are there?',
         'Count the people who come into view.',
@@ -135,7 +141,11 @@ export const people: FactPlugin = {
     when: {
       answer: (t, s, c) =>
         aboutLabel(t, s, c, (l) =>
-          s.intent.number !== null || s.atOnce ? countAt(t, l, s.intent, t.style) : whenSeen(t, l, s.intent, t.style),
+          changeAsked(t.prompt)
+            ? changes(t, l, s, false)
+            : s.intent.number !== null || s.atOnce
+              ? countAt(t, l, s.intent, t.style)
+              : whenSeen(t, l, s.intent, t.style),
         ),
       readsPosition: true,
       needs: ['cue', 'form_cue'],
@@ -421,6 +431,56 @@ function colourOf(t: FactContext, label: string, style: Style): Answer {
   };
 }
 
+// ---- changes over time ----------------------------------------------------------------------
+
+/** Words that ask for a drop in a count ("taken away", "leaves") or a rise ("added", "arrives"). */
+const DROP =
+  /\b(taken|(takes?|took|taking) (away|out|off)|removed?|removes|removing|disappear\w*|vanish\w*|leaves|leaving|(has|have|had) left|exits?|goes away|gone|picked up|drops? out)\b/i;
+const RISE = /\b(added|adds?|put|puts|placed|places|arriv\w*|enters?|entering|comes? in|joins?|brought|brings?)\b/i;
+
+/** "When is a cup taken away", "how many times does someone arrive": a change in the count, not the span. */
+export function changeAsked(prompt: string): 'drop' | 'rise' | null {
+  if (DROP.test(prompt) && !/\btake (a |the )?(picture|photo|look|seat|place)\b/i.test(prompt)) return 'drop';
+  return RISE.test(prompt) ? 'rise' : null;
+}
+
+/**
+ * The changes in a label's count that the question asks about (issue 34, class 4), cited at the
+ * change: "a cup is taken away at 0:12 (from three to two)". Counting ("how many times") counts
+ * the changes. "The first" takes the first only.
+ */
+function changes(t: FactContext, label: string, slots: Slots, counting: boolean): Answer {
+  const way = changeAsked(t.prompt)!;
+  let found = changesOf(t.series(label)).filter((c) => (way === 'drop' ? c.to < c.from : c.to > c.from));
+  const noun = labelNoun(label);
+  if (!found.length) {
+    const spans = t.spansOf(label);
+    if (!spans.length) return t.notFound(article(noun), t.style);
+    const s = spans[0]!;
+    t.citeSegment(s);
+    return {
+      text: `I could not find a moment when ${article(noun)} ${way === 'drop' ? 'is taken away or leaves' : 'is added or arrives'}: the number of ${labelNoun(label, 2)} seen does not ${way === 'drop' ? 'drop' : 'rise'}${t.where(s.videoId)} (${article(noun)} is visible ${span(s.start, s.end)}).`,
+      found: false,
+    };
+  }
+  if (slots.intent.position === 'first') found = found.slice(0, 1);
+  if (slots.intent.position === 'last') found = found.slice(-1);
+  const shown = found.slice(0, Math.max(t.style.items, 4));
+  const parts = shown.map((c) => {
+    t.cite(c.video.id, 'object', c.before, c.at, label, 1);
+    return `at ${formatTime(c.at)}${t.where(c.video.id)} (from ${numberWord(c.from)} to ${numberWord(c.to)})`;
+  });
+  const verb =
+    way === 'drop' ? (label === 'person' ? 'leaves' : 'is taken away') : label === 'person' ? 'arrives' : 'is added';
+  const times = found.length === 1 ? 'once' : found.length === 2 ? 'twice' : `${numberWord(found.length)} times`;
+  return {
+    text: counting
+      ? `${capital(article(noun))} ${verb} ${times}: ${joinList(parts)}${found.length > shown.length ? ' and more' : ''}; the number seen changes there.`
+      : `${capital(article(noun))} ${verb} ${joinList(parts)}${found.length > shown.length ? ' and more' : ''}: the number seen changes there.`,
+    found: true,
+  };
+}
+
 // ---- counting over time, extremes, comparisons ------------------------------------------------
 
 /**
@@ -454,7 +514,9 @@ function countObjects(t: FactContext, label: string, slots: Slots, style: Style)
       : '';
   const n = labelNoun(label, total);
   return {
-    text: `${capital(numberWord(total))} ${n} appear over time, one appearance after another: ${joinList(parts)}${more} (at most ${numberWord(most)} at once).`,
+    // People counted over time are appearances, not different people (issue 34, class 8): one who
+    // leaves and comes back counts again, so the number at once is said first-hand too.
+    text: `${capital(numberWord(total))} ${n} appear over time, one appearance after another: ${joinList(parts)}${more} (at most ${numberWord(most)} at once${label === 'person' ? '; someone who leaves and comes back counts again' : ''}).`,
     found: true,
   };
 }

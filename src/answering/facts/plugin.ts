@@ -162,6 +162,8 @@ export interface FactPlugin {
   detections?: boolean;
   /** It is about the sound (speech, the audio track): a question that names a thing is not answered with it. */
   heard?: boolean;
+  /** It is a fact about the index as a whole (its videos): a question that names a video asks about that video instead. */
+  aboutIndex?: boolean;
   /** It is measured without any model that describes the picture: its "not found" names no vision model. */
   needsNoVisionModel?: boolean;
   forms: Partial<Record<Form, FormSpec>>;

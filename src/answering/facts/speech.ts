@@ -6,7 +6,15 @@ import type { Intent } from '../intent';
 import { formatTime } from '../target';
 import { numberWord } from '../vocabulary';
 import { joinList, onTrack, quote, secs, span, YES_NO } from '../wording';
-import type { FactPlugin, Answer, FactContext, Style } from './plugin';
+import { askedContent, contains } from '../open';
+import type { FactPlugin, Answer, FactContext, Slots, Style } from './plugin';
+
+// "What does the writing / the sign say" asks for text: "say" after a written thing is no speech cue.
+const SAID_CUE =
+  /(?<!\b(?:writing|sign|signs|text|title|titles|label|labels|banner|poster|screen|note|board|lettering|headline|caption|captions|subtitles?|credits) )\b(say|says|said|saying|speak|speaks|spoke|speaking|speakers?|speech|talk|talks|talking|spoken|voice|mention\w*|tell(?! (me|us)\b)|tells|told|words|quote|narrat\w*|dialogue|conversation|sentence|utter\w*|pronounc\w*)\b/;
+
+/** A question that names a topic of what is said ("about taxes", "mention the weather"), not only speech itself. */
+const TOPIC = /\b(about|mention\w*|regarding|concerning|discuss\w*|refer\w* to|the words?)\b/i;
 
 export const speech: FactPlugin = {
   kind: 'speech',
@@ -16,7 +24,7 @@ export const speech: FactPlugin = {
   noun: 'any speech',
   forms: {
     what: {
-      answer: (t, s) => said(t, s.intent, t.style),
+      answer: (t, s) => said(t, s, t.style),
       examples: [
         'What does the narrator say?',
         'What words are spoken?',
@@ -41,7 +49,7 @@ export const speech: FactPlugin = {
       ],
     },
     presence: {
-      answer: (t, s) => speechWhen(t, s.intent, t.style, true),
+      answer: (t, s) => speechWhen(t, s.intent, t.style, true, s),
       examples: [
         'Does anyone speak in it?',
         'Is there dialogue?',
@@ -79,15 +87,28 @@ export const speech: FactPlugin = {
       ],
     },
   },
-  // "What does the writing / the sign say" asks for text: "say" after a written thing is no speech cue.
-  cue: /(?<!\b(?:writing|sign|signs|text|title|titles|label|labels|banner|poster|screen|note|board|lettering|headline|caption|captions|subtitles?|credits) )\b(say|says|said|saying|speak|speaks|spoke|speaking|speakers?|speech|talk|talks|talking|spoken|voice|mention\w*|tell(?! (me|us)\b)|tells|told|words|quote|narrat\w*|dialogue|conversation|sentence|utter\w*|pronounc\w*)\b/,
+  cue: SAID_CUE,
 };
 
 // ---- the answers ------------------------------------------------------------------------------
 
-async function said(t: FactContext, intent: Intent, style: Style): Promise<Answer> {
+async function said(t: FactContext, slots: Slots, style: Style): Promise<Answer> {
   const { scope } = t;
+  const intent = slots.intent;
   const transcripts = t.finder.byKind(scope, ['transcript']);
+  // "What does she say about taxes": the lines must hold the topic, else it is not mentioned.
+  const topic = TOPIC.test(t.prompt) ? askedContent(slots, SAID_CUE).words : [];
+  if (transcripts.length && topic.length) {
+    let about = transcripts.filter((s) => topic.some((w) => contains(s.text, w)));
+    if (!about.length && transcripts.length >= KIND_READ_LIMIT)
+      about = t.finder.containing(scope, ['transcript'], topic).filter((s) => topic.some((w) => contains(s.text, w)));
+    if (!about.length) return notMentioned(t, topic, transcripts);
+    const parts = about.slice(0, Math.max(1, style.items - 1)).map((s) => {
+      t.citeSegment(s);
+      return `${span(s.start, s.end)}${onTrack(s)}${t.where(s.videoId)}: ${quote(s.text)}`;
+    });
+    return { text: `The speaker says, ${parts.join('; ')}.`, found: true };
+  }
   if (transcripts.length) {
     const ranked = (await t.ranked(intent, 20, scope))
       .filter((r) => r.segment.kind === 'transcript')
@@ -115,12 +136,50 @@ async function said(t: FactContext, intent: Intent, style: Style): Promise<Answe
   return t.notFound('any speech', style);
 }
 
+/** "Nothing said mentions taxes", with what is said (the first lines) as context, cited. */
+function notMentioned(t: FactContext, topic: string[], transcripts: Segment[]): Answer {
+  const near = transcripts.slice(0, 2).map((s) => {
+    t.citeSegment(s);
+    return `${span(s.start, s.end)}${t.where(s.videoId)}: ${quote(s.text)}`;
+  });
+  return {
+    text: `${YES_NO.test(t.prompt) ? 'No. ' : ''}I could not find ${joinList(topic)} in what is said: no line of the transcript mentions ${topic.length > 1 || /[^s]s$/.test(topic[0]!) ? 'them' : 'it'}. What is said is, for example, ${near.join('; ')}.`,
+    found: false,
+  };
+}
+
 // ---- whole-video questions ----------------------------------------------------------------
 
-function speechWhen(t: FactContext, intent: Intent, style: Style, presence: boolean): Answer | Promise<Answer> {
+function speechWhen(
+  t: FactContext,
+  intent: Intent,
+  style: Style,
+  presence: boolean,
+  slots?: Slots,
+): Answer | Promise<Answer> {
   const segs = t.finder.byKind(t.scope, ['transcript', 'speech']);
   if (!segs.length) return t.notFound('any speech', style);
   const transcripts = segs.filter((s) => s.kind === 'transcript');
+  // "Does anyone mention the weather?": speech alone is no yes; the lines must hold the topic.
+  const topic = presence && slots && TOPIC.test(t.prompt) ? askedContent(slots, SAID_CUE).words : [];
+  if (topic.length) {
+    const about = transcripts.filter((s) => topic.some((w) => contains(s.text, w)));
+    if (about.length) {
+      const parts = about.slice(0, style.items).map((s) => {
+        t.citeSegment(s);
+        return `${span(s.start, s.end)}${onTrack(s)}${t.where(s.videoId)}: ${quote(s.text)}`;
+      });
+      return { text: `${YES_NO.test(t.prompt) ? 'Yes: it' : 'It'} is said ${parts.join('; ')}.`, found: true };
+    }
+    if (transcripts.length) return notMentioned(t, topic, transcripts);
+    const first = segs[0]!;
+    const last = segs.at(-1)!;
+    t.citeSegment(first);
+    return {
+      text: `I could not find whether ${joinList(topic)} ${topic.length > 1 ? 'are' : 'is'} mentioned: someone speaks ${span(first.start, last.end)}${onTrack(first)}${t.where(first.videoId)}, but the speech was not transcribed (a transcriber would tell: "vidq models pull", or --stt openai).`,
+      found: false,
+    };
+  }
   // "When does she say X": the transcript lines with the words asked about.
   const words = intent.keywords.filter((k) => k.length > 2 && !SPEECH_WORDS.has(k));
   const says = (s: Segment) => words.some((w) => s.text.toLowerCase().includes(w));

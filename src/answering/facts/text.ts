@@ -73,7 +73,7 @@ export const text: FactPlugin = {
       ],
     },
   },
-  cue: /\b(names?|named|written|writing|write|text|title|titles|captioned|subtitle\w*|sign|signs|reads?|displayed|displays?|printed|timecode|counter|digits?|numbers? (shown|on screen|displayed)|credits?|logo|banner|headline|letters?|lettering|words? on)\b/,
+  cue: /\b(names?|named|called|titled|written|writing|write|text|title|titles|captioned|subtitle\w*|sign|signs|reads?|displayed|displays?|printed|timecode|counter|digits?|(numbers?|digits?) (appear\w*|shown|on screen|displayed|come up)|credits?|logo|banner|headline|letters?|lettering|words? on)\b/,
 };
 
 // ---- the answers ------------------------------------------------------------------------------
@@ -91,8 +91,9 @@ async function written(t: FactContext, intent: Intent, style: Style, kind: strin
       };
     }
   }
-  let ocr = t.finder.byKind(scope, ['ocr']);
+  let ocr = readable(t.finder.byKind(scope, ['ocr']), t);
   if (ocr.length === 0) return t.notFound('any text on screen', style);
+  if (TITLE_ASKED.test(t.prompt) && !scope.window) return title(t, ocr);
   // "What is written on the cake": text on a thing that was never seen is not some other text of the video.
   const things = intent.labels.filter((l) => l !== 'person');
   // The read stops at the first texts by time: over a large index the texts naming the thing are searched for.
@@ -214,6 +215,74 @@ function textWhich(t: FactContext, intent: Intent, slots: Slots, style: Style): 
     return `${t.video(s.videoId).fileName} (${quote(s.text)} ${span(s.start, s.end)})`;
   });
   return { text: `Text is shown in ${joinList(parts)}.`, found: true };
+}
+
+/**
+ * Text the OCR read that is no text to quote (issue 34, class 8): fragments that form no word
+ * ("sttck", "tck": no vowel in a run of letters) and a watermark, the same short text read again
+ * and again across most of a video.
+ */
+export function readable(ocr: Segment[], t: Pick<FactContext, 'video'>): Segment[] {
+  // Every run of letters lacks a vowel ("sttck", "ck"), save upper-case acronyms ("TV", "BBC").
+  const fragment = (x: string) => {
+    const words = x.match(/\p{L}{2,}/gu) ?? [];
+    const noWord = (w: string) => !/[aeiouyäöüéèáàíóú]/i.test(w) && w !== w.toUpperCase();
+    return words.length > 0 && words.every(noWord) && !/\d/.test(x);
+  };
+  const seen = new Map<string, { n: number; secs: number }>();
+  for (const s of ocr) {
+    const k = `${s.videoId}\u0000${squash(s.text)}`;
+    const e = seen.get(k) ?? { n: 0, secs: 0 };
+    seen.set(k, { n: e.n + 1, secs: e.secs + (s.end - s.start) });
+  }
+  const watermark = (s: Segment) => {
+    const e = seen.get(`${s.videoId}\u0000${squash(s.text)}`)!;
+    const d = t.video(s.videoId).durationSec;
+    return e.n >= 3 && d !== null && e.secs >= 0.5 * d && squash(s.text).length <= 12;
+  };
+  return ocr.filter((s) => !fragment(s.text) && !watermark(s));
+}
+
+/** "What is the title / the name of the show / what is it called". */
+const TITLE_ASKED =
+  /\b(title|titled|called|name of (the|this|that) (show|film|movie|programme|program|series|video|clip|episode|song|channel|book|game|podcast|brand|company|event))\b/i;
+
+/** Words of a credit line: said as context, not as the title. */
+const CREDIT =
+  /\b(by|directed|director|produced|producer|presents?|starring|written|music|copyright|©|a film|an? \w+ production)\b/i;
+
+/**
+ * The title: the most prominent text (issue 34, class 5): large in the frame, long on screen,
+ * alone, in upper case, near the start or the end; a credit line weighs less. The other texts
+ * near it are quoted as context.
+ */
+function title(t: FactContext, ocr: Segment[]): Answer {
+  const score = (s: Segment) => {
+    const box = (s.extra as { box?: number[] } | null)?.box;
+    const size = box && box.length === 4 ? Math.sqrt(Math.max(1e-4, box[2]! * box[3]!)) : 0.1;
+    const d = t.video(s.videoId).durationSec ?? s.end;
+    const alone = ocr.some((o) => o !== s && o.videoId === s.videoId && o.start < s.end && o.end > s.start) ? 1 : 1.3;
+    const upper = /\p{Lu}/u.test(s.text) && s.text === s.text.toUpperCase() ? 1.3 : 1;
+    const edge = s.start <= 0.25 * d || s.end >= 0.75 * d ? 1.2 : 1;
+    const credit = CREDIT.test(s.text) ? 0.4 : 1;
+    return size * (1 + Math.min(s.end - s.start, 10)) * alone * upper * edge * credit;
+  };
+  const ranked = [...ocr].sort((a, b) => score(b) - score(a));
+  const best = ranked[0]!;
+  t.citeSegment(best);
+  const others = ranked
+    .slice(1)
+    .filter((o) => o.videoId === best.videoId)
+    .slice(0, 2)
+    .sort((a, b) => a.start - b.start);
+  for (const o of others) t.citeSegment(o);
+  const context = others.length
+    ? ` Also on screen: ${joinList(others.map((o) => `${quote(o.text)} ${span(o.start, o.end)}`))}.`
+    : '';
+  return {
+    text: `The title is ${quote(best.text)}, the most prominent text on screen ${span(best.start, best.end)}${t.where(best.videoId)}.${context}`,
+    found: true,
+  };
 }
 
 function textCount(t: FactContext, style: Style): Answer {

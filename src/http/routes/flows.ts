@@ -51,6 +51,9 @@ const FlowResponse = named(
   t.Object({
     status: t.String({ description: 'always complete' }),
     video_id: t.Union([t.String(), t.Null()], { description: 'the video the flow ran on (null for search)' }),
+    note: t.Optional(
+      t.String({ description: 'clipping: why fewer clips than num_clips were returned (absent when all were)' }),
+    ),
     output: t.Unknown({
       description:
         'search: {embeddings, transcript, ocr}; clipping: {clip_1: {video_id, start_time, end_time, overview, …}, …}; scene-detection: {scenes: […]}; content-moderation: {flagged, flags: [{start_time, end_time, category, score, model}], frames_checked, models, skipped}',

@@ -5,11 +5,12 @@
  */
 import { join } from 'node:path';
 import { Elysia, t } from 'elysia';
-import { badRequest, errorBody, forbidden, notFound, unauthorized } from '../../errors';
+import { badRequest, errorBody, forbidden, notFound } from '../../errors';
 import { MAX_CLIP_SEC } from '../../live/clips';
 import { playbackCopy } from '../../media/playback';
 import type { Service } from '../../service';
-import { TOKEN_OPTIONAL, tokenOf } from '../auth';
+import { authentication } from '../auth';
+import type { User } from '../../storage/rows';
 import { ErrorBody } from '../models';
 
 /** A live stream's resource: its recording is many segments, played a window at a time. */
@@ -19,24 +20,15 @@ const LIVE_HAS_NO_FILE =
 
 export function mediaRoutes(s: Service) {
   /** The video a media request may read: by signed link for exactly this path, or by its owner's token. */
-  const authorise = (
-    path: string,
-    fileId: string,
-    query: { token?: string; expires?: string; sig?: string },
-    request: Request,
-  ) => {
-    let userId: string | null = null;
-    if (query.sig !== undefined || query.expires !== undefined) {
+  const authorise = (path: string, fileId: string, query: { expires?: string; sig?: string }, user: User | null) => {
+    // No user: the request came with a signed link (the linkOrAuth macro), checked here for this path.
+    if (user === null) {
       const verdict = s.links.verify(path, query.expires, query.sig);
       if (verdict === 'expired') throw forbidden('this media link has expired; list the index again for a fresh src');
       if (verdict === 'invalid') throw forbidden('this media link is not valid');
-    } else {
-      const token = tokenOf(query.token, request);
-      if (!token) throw unauthorized('a signed link or a token is required');
-      userId = s.accounts.authenticate(token).id;
     }
     // A deleted index hides its files too (as its listing, questions and segments), signed links included.
-    return s.videos.readable(fileId, userId);
+    return s.videos.readable(fileId, user?.id ?? null);
   };
   const query = t.Object({
     token: t.Optional(
@@ -89,19 +81,20 @@ export function mediaRoutes(s: Service) {
   } as never;
 
   return new Elysia({ name: 'routes/media' })
+    .use(authentication(s.accounts))
     .get(
       '/media/:file_id',
-      ({ params, query, request }) => {
-        const v = authorise(`/media/${params.file_id}`, params.file_id, query, request);
+      ({ params, query, request, user }) => {
+        const v = authorise(`/media/${params.file_id}`, params.file_id, query, user);
         if (!v.storagePath) throw notFound(`the file is not stored yet (status: ${v.status})`);
         if (v.fileType === LIVE_TYPE) throw notFound(LIVE_HAS_NO_FILE);
         return serveRange(request, Bun.file(s.files.abs(v.storagePath)), v.fileType ?? 'application/octet-stream');
       },
       {
+        linkOrAuth: true,
         params: t.Object({ file_id: t.String({ description: 'the video (`file_id` of its resource)' }) }),
         query,
         detail: {
-          security: TOKEN_OPTIONAL,
           operationId: 'getMedia',
           tags: ['media'],
           summary: 'Stream a stored video (Range requests supported)',
@@ -114,8 +107,8 @@ export function mediaRoutes(s: Service) {
     )
     .get(
       '/media/:file_id/playback',
-      ({ params, query, request }) => {
-        const v = authorise(`/media/${params.file_id}/playback`, params.file_id, query, request);
+      ({ params, query, request, user }) => {
+        const v = authorise(`/media/${params.file_id}/playback`, params.file_id, query, user);
         if (!v.storagePath) throw notFound(`the file is not stored yet (status: ${v.status})`);
         if (v.fileType === LIVE_TYPE) throw notFound(LIVE_HAS_NO_FILE);
         // The browser-playable copy when the video has one (HEVC, ProRes, GIF…), else the original.
@@ -129,10 +122,10 @@ export function mediaRoutes(s: Service) {
         return serveRange(request, Bun.file(s.files.abs(v.storagePath)), v.fileType ?? 'application/octet-stream');
       },
       {
+        linkOrAuth: true,
         params: t.Object({ file_id: t.String({ description: 'the video (`file_id` of its resource)' }) }),
         query,
         detail: {
-          security: TOKEN_OPTIONAL,
           operationId: 'getMediaPlayback',
           tags: ['media'],
           summary: 'Stream a video in a form every browser plays (Range requests supported)',
@@ -148,8 +141,8 @@ export function mediaRoutes(s: Service) {
     )
     .get(
       '/media/:file_id/live-clip',
-      async ({ params, query, request }) => {
-        const v = authorise(`/media/${params.file_id}/live-clip`, params.file_id, query, request);
+      async ({ params, query, request, user }) => {
+        const v = authorise(`/media/${params.file_id}/live-clip`, params.file_id, query, user);
         const { start, end } = clipWindow(query.start, query.end);
         if (v.fileType !== LIVE_TYPE)
           throw notFound('this file is not a live stream; play it with GET /media/{file_id}');
@@ -167,6 +160,7 @@ export function mediaRoutes(s: Service) {
         return res;
       },
       {
+        linkOrAuth: true,
         params: t.Object({ file_id: t.String({ description: 'the live stream (`file_id` of its resource)' }) }),
         query: t.Object({
           ...query.properties,
@@ -178,7 +172,6 @@ export function mediaRoutes(s: Service) {
           ),
         }),
         detail: {
-          security: TOKEN_OPTIONAL,
           operationId: 'getLiveClip',
           tags: ['media', 'live'],
           summary: 'A playable MP4 of a live stream between two stream times (for a cited moment)',
@@ -193,8 +186,8 @@ export function mediaRoutes(s: Service) {
     )
     .get(
       '/media/:file_id/frames/:frame',
-      async ({ params, query, request }) => {
-        const v = authorise(`/media/${params.file_id}/frames/${params.frame}`, params.file_id, query, request);
+      async ({ params, query, user }) => {
+        const v = authorise(`/media/${params.file_id}/frames/${params.frame}`, params.file_id, query, user);
         // Frame names are generated (000012.jpg); anything else is refused before touching the disk.
         if (!/^\d{6,12}\.jpg$/.test(params.frame)) throw notFound('no such frame');
         const f = Bun.file(join(s.files.videoDir(v.id), 'frames', params.frame));
@@ -204,6 +197,7 @@ export function mediaRoutes(s: Service) {
         });
       },
       {
+        linkOrAuth: true,
         params: t.Object({
           file_id: t.String({ description: 'the video' }),
           frame: t.String({
@@ -214,7 +208,6 @@ export function mediaRoutes(s: Service) {
         }),
         query,
         detail: {
-          security: TOKEN_OPTIONAL,
           operationId: 'getFrame',
           tags: ['media'],
           summary: 'A sampled frame of a video (JPEG), as cited by answers',

@@ -5,10 +5,10 @@
  * Another user's index, a deleted index and a person of another index are all 404.
  */
 import { Elysia, t } from 'elysia';
-import { forbidden, unauthorized } from '../../errors';
+import { forbidden } from '../../errors';
 import type { PersonView } from '../../people/service';
 import type { Service } from '../../service';
-import { authentication, originOf, TOKEN_OPTIONAL, tokenOf } from '../auth';
+import { authentication, originOf } from '../auth';
 import { ErrorBody, TOKEN_PLACEHOLDER } from '../models';
 import { named } from '../openapi/schema';
 
@@ -164,31 +164,27 @@ export function peopleRoutes(s: Service) {
     )
     .get(
       '/indexes/:index_id/people/:person_id/thumbnail',
-      async ({ params, query, request }) => {
-        const path = `/indexes/${params.index_id}/people/${params.person_id}/thumbnail`;
-        let who = null;
-        if (query.sig !== undefined || query.expires !== undefined) {
+      async ({ params, query, user }) => {
+        // No user: a signed link (the linkOrAuth macro), checked here for this path.
+        if (user === null) {
+          const path = `/indexes/${params.index_id}/people/${params.person_id}/thumbnail`;
           const verdict = s.links.verify(path, query.expires, query.sig);
           if (verdict === 'expired')
             throw forbidden('this thumbnail link has expired; list the people again for a fresh one');
           if (verdict === 'invalid') throw forbidden('this thumbnail link is not valid');
-        } else {
-          const tok = tokenOf(query.token, request);
-          if (!tok) throw unauthorized('a signed link or a token is required');
-          who = s.accounts.authenticate(tok);
         }
-        const jpeg = await s.people.thumbnail(who, params.index_id, params.person_id);
+        const jpeg = await s.people.thumbnail(user, params.index_id, params.person_id);
         return new Response(jpeg, {
           headers: { 'content-type': 'image/jpeg', 'cache-control': 'private, max-age=3600' },
         });
       },
       {
+        linkOrAuth: true,
         params,
         query: t.Object({ token, expires: t.Optional(t.String()), sig: t.Optional(t.String()) }),
         detail: {
           tags: ['people'],
           operationId: 'personThumbnail',
-          security: TOKEN_OPTIONAL,
           summary: "A JPEG of the person's face",
           description:
             'The `thumbnail_url` of a person in the listing is a signed link to this; with a token it answers for the owner only.',

@@ -70,18 +70,11 @@ export class Limiter {
   }
 }
 
-let shared: Limiter | null = null;
-
 /**
- * The process-wide limiter for model-server requests. The first caller sets its size; the server
- * splits --model-concurrency between its analysis workers (see modelLimitPerWorker).
+ * The size of a process's model-server limiter (one per process, made by its composition root and
+ * handed to every client): each analysis worker is its own process, so --model-concurrency is split
+ * between them (at least 1 each).
  */
-export function sharedModelLimiter(max: number): Limiter {
-  if (!shared || shared.max !== max) shared = new Limiter(max);
-  return shared;
-}
-
-/** Each analysis worker is its own process: the configured limit is split between them (at least 1 each). */
 export function modelLimitPerWorker(concurrency: number, workers: number): number {
   return Math.max(1, Math.ceil(concurrency / Math.max(1, workers)));
 }

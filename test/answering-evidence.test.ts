@@ -1,0 +1,215 @@
+/**
+ * Answers that use the right evidence and say so when it is not there (issue 34), on a fake index
+ * (no models; test/answering-evidence.fixture.ts). Each class is asked in several wordings; none
+ * is a development question's wording (../shared/eval, bench/*.json).
+ */
+import { afterAll, describe, expect, test } from 'bun:test';
+import { evidenceIndex } from './answering-evidence.fixture';
+
+const index = evidenceIndex();
+afterAll(() => index.close());
+const ask = (q: string, video?: string) => index.ask(q, video ? { video } : {});
+const GARDEN = 'garden-party.mp4';
+
+describe('class 2: free text must hold the asked content', () => {
+  test('what is said about a topic no line mentions: not mentioned, with what is said, and no quote as the answer', async () => {
+    for (const q of ['What does the speaker say about taxes?', 'What is said regarding the election?']) {
+      const a = await ask(q, GARDEN);
+      expect(a.found, q).toBe(false);
+      expect(a.output, q).toMatch(/no line of the transcript mentions/);
+      expect(a.output, q).toMatch(/garden party/); // what is said, as context
+    }
+  });
+
+  test('a topic a line does mention is quoted from that line only', async () => {
+    const a = await ask('What is said about croquet?', GARDEN);
+    expect(a.found).toBe(true);
+    expect(a.output).toMatch(/croquet/);
+    expect(a.output).not.toMatch(/Welcome everyone/);
+    expect(a.evidence.every((e) => e.kind !== 'transcript' || /croquet/.test(e.text))).toBe(true);
+  });
+
+  test('"does anyone mention X" is no "yes: someone speaks" when no line holds X', async () => {
+    for (const q of ['Does anybody mention the weather forecast?', 'Is the price of tickets mentioned?']) {
+      const a = await ask(q, GARDEN);
+      expect(a.found, q).toBe(false);
+      expect(a.output, q).not.toMatch(/^Yes/);
+      expect(a.output, q).toMatch(/^No\./);
+    }
+    const yes = await ask('Does anyone mention the food?', GARDEN);
+    expect(yes.output).toMatch(/^Yes: it is said/);
+    expect(yes.output).toMatch(/food on the table/);
+  });
+
+  test('a yes/no question about a thing no caption names is answered no, naming the closest caption as context', async () => {
+    for (const q of [
+      'Is there a horse in the field?',
+      'Is a giraffe grazing near the fence?',
+      'Is there a dog lying on the lawn?',
+    ]) {
+      const a = await ask(q, GARDEN);
+      expect(a.found, q).toBe(false);
+      expect(a.output, q).toMatch(/^No\. I could not find/);
+      expect(a.output, q).toMatch(/No caption or transcript mentions/);
+    }
+  });
+});
+
+describe('class 1: captions and transcripts compete first where labels cannot say what is asked', () => {
+  test('how something is done, what someone wears: the caption that describes it', async () => {
+    const cases: [string, RegExp][] = [
+      ['How is the ball kicked?', /side of his foot/],
+      ['What is the woman wearing?', /yellow raincoat/],
+      ['What does the man do with the ball?', /kicks the ball/],
+      ['How does the man move the ball across the lawn?', /kicks the ball/],
+    ];
+    for (const [q, want] of cases) {
+      const a = await ask(q, GARDEN);
+      expect(a.found, q).toBe(true);
+      expect(a.output, q).toMatch(want);
+      expect(a.evidence[0]!.kind, q).toBe('caption');
+    }
+  });
+
+  test('which video shows someone holding a thing: the video whose caption names it, not every video with a person', async () => {
+    for (const q of ['Which clip shows someone holding a mug?', 'In which video does a person carry a coffee mug?']) {
+      const a = await ask(q);
+      expect(a.found, q).toBe(true);
+      expect(a.output, q).toMatch(/garden-party\.mp4/);
+      expect(a.output, q).not.toMatch(/office-chat/);
+    }
+  });
+});
+
+describe('class 3: the caption of the moment that holds the asked thing', () => {
+  test('the floor is described by the caption that names a floor, not by the title card', async () => {
+    for (const q of [
+      'What does the floor of the kitchen look like?',
+      'Describe the kitchen floor.',
+      'What pattern is on the floor?',
+    ]) {
+      const a = await ask(q, 'kitchen-tour.mp4');
+      expect(a.found, q).toBe(true);
+      expect(a.output, q).toMatch(/checkered black and white tile floor/);
+      expect(a.output, q).not.toMatch(/title card/);
+      expect(a.evidence.some((e) => e.kind === 'caption' && e.start === 3)).toBe(true);
+    }
+  });
+});
+
+describe('class 4: changes over time are events', () => {
+  test('taken away / disappears: the drops in the count, cited at the change', async () => {
+    for (const q of [
+      'When is a cup taken away?',
+      'At what moment does one of the cups disappear?',
+      'When are cups removed from the table?',
+    ]) {
+      const a = await ask(q, 'cups-on-table.mp4');
+      expect(a.found, q).toBe(true);
+      expect(a.output, q).toMatch(/0:12 \(from three to two\)/);
+      expect(a.output, q).toMatch(/0:25 \(from two to one\)/);
+      expect(a.evidence.some((e) => e.start <= 12 && e.end >= 12)).toBe(true);
+    }
+  });
+
+  test('"how many times" counts the changes', async () => {
+    const a = await ask('How many times is a cup removed from the table?', 'cups-on-table.mp4');
+    expect(a.output).toMatch(/taken away twice/);
+  });
+
+  test('arriving is a rise in the count of people; no rise is said so', async () => {
+    const a = await ask('When does a second person arrive?', GARDEN);
+    expect(a.output).toMatch(/arrives at 0:12 \(from one to two\)/);
+    const none = await ask('When is a bottle added to the shelf?', 'bottles-shelf.mp4');
+    expect(none.found).toBe(false);
+    expect(none.output).toMatch(/does not rise/);
+  });
+});
+
+describe('class 5: the title is the most prominent text', () => {
+  test('the large, long, upper-case card is the title; the credit line is context', async () => {
+    for (const q of [
+      'What is the name of the show?',
+      'What is the title of this programme?',
+      'What is the series called?',
+    ]) {
+      const a = await ask(q, 'show-opening.mp4');
+      expect(a.found, q).toBe(true);
+      expect(a.output, q).toMatch(/^The title is "SUNSET STORIES"/);
+      expect(a.output, q).toMatch(/Also on screen: .*a film by jane doe/);
+    }
+  });
+});
+
+describe('class 6: speakers are voices, not faces', () => {
+  test('how many speak: cannot be counted, names the model, gives speech and the people on screen meanwhile', async () => {
+    for (const [q, v] of [
+      ['How many people speak?', 'office-chat.mp4'],
+      ['How many different speakers are there?', GARDEN],
+      ['Count the voices you can hear.', 'office-chat.mp4'],
+    ] as const) {
+      const a = await ask(q, v);
+      expect(a.reading, q).toBe('speakers.count');
+      expect(a.output, q).toMatch(/cannot count the speakers/);
+      expect(a.output, q).toMatch(/speaker-diarization model/);
+      expect(a.output, q).toMatch(/Speech is heard from/);
+      expect(a.output, q).toMatch(/at most two people are on screen at once/);
+    }
+  });
+
+  test('what a voice is like: names the kind of model that would know', async () => {
+    const a = await ask('Is the speaker a man or a woman?', 'office-chat.mp4');
+    expect(a.output).toMatch(/cannot tell what the speaker is like/);
+    expect(a.output).not.toMatch(/^Yes/);
+  });
+});
+
+describe('class 7: a video named in the prompt scopes the answer', () => {
+  test('the numbers in the countdown clip are its text, not a fact about the index', async () => {
+    for (const q of ['What numbers appear in the countdown clip?', 'Which digits come up in the countdown video?']) {
+      const a = await ask(q);
+      expect(a.found, q).toBe(true);
+      expect(a.output, q).not.toMatch(/The index holds/);
+      expect(a.output, q).toMatch(/"5"/);
+      expect(
+        a.evidence.every((e) => e.file_name === 'countdown-living-room.mp4'),
+        q,
+      ).toBe(true);
+    }
+  });
+
+  test('counts and sound of a named video are of that video only', async () => {
+    const a = await ask('How many people are in the office-chat video?');
+    expect(a.evidence.every((e) => e.file_name === 'office-chat.mp4')).toBe(true);
+    const b = await ask('Does the bottles-shelf video have sound?');
+    expect(b.output).toMatch(/bottles-shelf\.mp4 has no audio track/);
+  });
+});
+
+describe('class 8: noise is not stated as fact', () => {
+  test('OCR fragments that form no word are not quoted as text', async () => {
+    for (const q of ['What text is on screen?', 'What does the writing in this clip say?']) {
+      const a = await ask(q, 'countdown-living-room.mp4');
+      expect(a.output, q).not.toMatch(/sttck/);
+      expect(
+        a.evidence.some((e) => e.text === 'sttck'),
+        q,
+      ).toBe(false);
+    }
+  });
+
+  test('people counted over time are appearances: the number at once is said, and that one person may count again', async () => {
+    for (const q of ['How many people are in the videos?', 'How many persons show up across my clips?']) {
+      const a = await ask(q);
+      expect(a.output, q).toMatch(
+        /at most two at once; someone who leaves and comes back counts again|whether those are different people cannot be told/,
+      );
+      expect(a.output, q).not.toMatch(/^Four people\b[^(]*$/);
+    }
+  });
+
+  test('a weak detection is hedged', async () => {
+    const a = await ask('What animals are in the meadow-birds clip?');
+    expect(a.output).toMatch(/possibly a sheep/);
+  });
+});
