@@ -1147,7 +1147,14 @@ async function compactStore(dir: string, base: BaseInfo, hours: number): Promise
   db.$client.close();
 }
 
-async function measure(dir: string, base: BaseInfo, size: SizeInfo): Promise<SizeResult> {
+async function measure(sizeDir: string, base: BaseInfo, size: SizeInfo): Promise<SizeResult> {
+  // Live streams write into the data directory (and are resumed by the next server): they run on
+  // a throwaway copy, so that every run starts from the same data.
+  const dir = LIVE_STREAMS > 0 ? `${sizeDir}.live-run` : sizeDir;
+  if (dir !== sizeDir) {
+    rmSync(dir, { recursive: true, force: true });
+    cpSync(sizeDir, dir, { recursive: true });
+  }
   const server = await serve(dir);
   // The steady state: the server builds its search index at start-up, in the background (until
   // then, questions search every vector exactly); measuring before it is ready measures the build.
@@ -1182,8 +1189,9 @@ async function measure(dir: string, base: BaseInfo, size: SizeInfo): Promise<Siz
     if (res.status !== 200) throw new Error(`${q.prompt}: HTTP ${res.status} ${JSON.stringify(body)}`);
     return { ms, body };
   };
-  const live = LIVE_STREAMS > 0 ? await startLiveStreams(server.url, base.token, LIVE_STREAMS) : null;
+  let live: Awaited<ReturnType<typeof startLiveStreams>> | null = null;
   try {
+    if (LIVE_STREAMS > 0) live = await startLiveStreams(server.url, base.token, LIVE_STREAMS);
     // Warm-up. The first question (index-wide, by meaning) loads the embedding model and every
     // video's vectors: the cold start, reported as "first".
     const first = (await ask(QUESTIONS.find((q) => q.type === 'general')!)).ms;
@@ -1258,6 +1266,7 @@ async function measure(dir: string, base: BaseInfo, size: SizeInfo): Promise<Siz
   } finally {
     live?.stop();
     await server.stop();
+    if (dir !== sizeDir) rmSync(dir, { recursive: true, force: true });
   }
 }
 

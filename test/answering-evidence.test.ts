@@ -55,6 +55,18 @@ describe('class 2: free text must hold the asked content', () => {
   });
 });
 
+test('class 2: a search whose nearest sentences hold none of the asked things says so, quoting the closest as context', async () => {
+  for (const [q, v, thing] of [
+    ['What colour are the kitchen curtains?', 'kitchen-tour.mp4', 'curtains'],
+    ['What kind of hat does the woman have?', GARDEN, 'a hat'],
+  ] as const) {
+    const a = await ask(q, v);
+    expect(a.found, q).toBe(false);
+    expect(a.output, q).toContain(`I could not find ${thing} in ${v}: nothing the index holds mentions`);
+    expect(a.output, q).toMatch(/The closest is the caption/);
+  }
+});
+
 describe('class 1: captions and transcripts compete first where labels cannot say what is asked', () => {
   test('how something is done, what someone wears: the caption that describes it', async () => {
     const cases: [string, RegExp][] = [

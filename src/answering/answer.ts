@@ -204,6 +204,22 @@ async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
       reading: `free_text (${reading})`,
     };
   }
+  if (!cell && composed.found && asked.words.length && (asked.all || asked.words.length === 1)) {
+    // A search (no fact fits) quotes what is nearest by words and meaning: where none of it holds
+    // the things asked about ("the kitchen curtains"), it is context, not the answer (class 2).
+    // Without any free text among it, the missing model is what the answer names (below).
+    const near = composed.evidence.filter((e) => e.kind !== 'shot');
+    const c = near.find((e) => e.kind === 'caption' || e.kind === 'transcript' || e.kind === 'ocr');
+    if (c && !near.some((e) => holdsAsked(e.text, asked))) {
+      const many = asked.words.length > 1 || /[^s]s$/.test(asked.words[0]!);
+      return {
+        output: `${yesNo ? 'No. ' : ''}I could not find ${phrase(asked.words)}${narrowed.videos.length === 1 ? ` in ${narrowed.videos[0]!.fileName}` : ''}: nothing the index holds mentions ${many ? 'them' : 'it'}. The closest is ${SOURCE[c.kind]} ${c.end - c.start < 1.5 ? `at ${formatTime(c.start)}` : `from ${formatTime(c.start)} to ${formatTime(c.end)}`}${a.videos.length > 1 ? ` in ${c.file_name}` : ''}: ${quote(c.text)}.`,
+        evidence: [c],
+        found: false,
+        reading: `${reading} (nothing holds the asked content)`,
+      };
+    }
+  }
   if (!sentences.length) {
     // A search that found only detector labels for a question about something else ("what is the
     // man cooking") is no answer: say what would answer it instead of listing the labels.
