@@ -36,6 +36,10 @@ export async function startServer(
   // --ollama: captioner, generator and embedder picked from its installed models (issue 11).
   config = await withOllama(config, out);
   const service = createService(config, log, { ...(logSink && { logSink }) });
+  // Webhook deliveries (the outbox survives restarts: pending ones go out now). Started before the
+  // recovery so that this start's --webhook-url is recorded before the videos a crash cut off are
+  // marked failed (their video.failed events take the URL recorded then).
+  await service.webhooks.start();
   const recovered = service.ingest.recover();
   if (recovered.interrupted || recovered.orphans) log.warn('recovered from an unclean stop', { ...recovered });
   const resumed = service.queue.resetRunning();
@@ -112,8 +116,6 @@ export async function startServer(
   }
   // The search indexes of large media indexes build in the background (until then, exact search).
   service.retrieval.warmUp().catch((e) => log.error('search index build failed', { reason: (e as Error).message }));
-  // Webhook deliveries (the outbox survives restarts: pending ones go out now).
-  await service.webhooks.start();
   // Live streams that were running before a stop resume (pulled sources reconnect).
   service.live.start();
   if (!config.allowedHosts && (config.host === '0.0.0.0' || config.host === '::' || config.host === '[::]')) {
