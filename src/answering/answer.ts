@@ -159,8 +159,8 @@ async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
       };
     return { ...composed, output };
   }
-  if (freeFirst && answering.length) {
-    // Free text answers first; what the detector saw follows as the second source.
+  // The free text that holds the asked content answers; what the detector saw follows as the second source.
+  const freeTextAnswer = () => {
     const detected = composed.evidence.filter((e) => e.kind === 'object');
     const labels = [...new Set(detected.map((e) => e.text).filter((t) => t in LABEL_WORDS))].slice(0, 3);
     const also = labels.length
@@ -172,7 +172,8 @@ async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
       found: true,
       reading: `free_text (${reading})`,
     };
-  }
+  };
+  if (freeFirst && answering.length) return freeTextAnswer();
   if (
     searched &&
     freeFirst &&
@@ -191,19 +192,7 @@ async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
         reading: `${reading} (not described)`,
       };
   }
-  if (open && answering.length) {
-    const detected = composed.evidence.filter((e) => e.kind === 'object');
-    const labels = [...new Set(detected.map((e) => e.text).filter((t) => t in LABEL_WORDS))].slice(0, 3);
-    const also = labels.length
-      ? ` The object detector saw ${list(labels.map((l) => article(labelNoun(l))))} there.`
-      : '';
-    return {
-      output: `${endSentence(capital(`${yesNo ? 'Yes: ' : ''}${list(answering.map(quoteOf))}`))}${also}`,
-      evidence: [...answering.map((s) => cite(s.segment, s.score)), ...detected],
-      found: true,
-      reading: `free_text (${reading})`,
-    };
-  }
+  if (open && answering.length) return freeTextAnswer();
   if (!cell && composed.found && asked.words.length && (asked.all || asked.words.length === 1)) {
     // A search (no fact fits) quotes what is nearest by words and meaning: where none of it holds
     // the things asked about ("the kitchen curtains"), it is context, not the answer (class 2).
