@@ -6,7 +6,8 @@
 import type { SegmentKind } from '../storage/schema';
 import type { TimeTarget } from './target';
 
-export { EvidenceFinder, KIND_READ_LIMIT, kindWeights, type Ranked, type ScopeWindow } from '../search/finder';
+export { EvidenceFinder, KIND_READ_LIMIT, type ScopeWindow } from '../search/finder';
+export { kindWeights, type Ranked } from '../search/scoring';
 
 export interface Evidence {
   video_id: string;

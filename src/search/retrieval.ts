@@ -13,7 +13,8 @@ import type { Db } from '../storage/db';
 import { videos as videosTable, type Segment, type SegmentKind, type Video } from '../storage/schema';
 import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
-import { embeddedBy, EvidenceFinder, type Ranked, type ScopeWindow } from './finder';
+import { embeddedBy, EvidenceFinder, type ScopeWindow } from './finder';
+import type { Ranked } from './scoring';
 import { moveLegacyVectors, VectorStore } from './vectors';
 
 export type { Ranked, ScopeWindow };

@@ -13,6 +13,7 @@ export type {
   MediaIndex,
   Person,
   Segment,
+  SegmentKind,
   UploadGrant,
   User,
   Video,
