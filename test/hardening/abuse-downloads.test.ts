@@ -122,6 +122,14 @@ describe('slow sources', () => {
     const drip = startDrip(500);
     const srv = await startTestServer({ 'min-download-rate': '0' });
     try {
+      // The download's connection is closed and no video is left downloading.
+      const released = () =>
+        until(
+          () => drip.open() === 0 && downloading(srv) === 0,
+          Boolean,
+          3000,
+          'drip.open() === 0 && downloading(srv) === 0',
+        );
       const ctrl = new AbortController();
       const gone = fetch(srv.url + '/remote-upload', {
         method: 'POST',
@@ -132,14 +140,7 @@ describe('slow sources', () => {
       expect(await until(() => drip.open() === 1, Boolean, 3000, 'drip.open() === 1')).toBe(true);
       ctrl.abort();
       await gone;
-      expect(
-        await until(
-          () => drip.open() === 0 && downloading(srv) === 0,
-          Boolean,
-          3000,
-          'drip.open() === 0 && downloading(srv) === 0',
-        ),
-      ).toBe(true);
+      expect(await released()).toBe(true);
 
       // Over server-sent events the upload carries on without its client; the stuck check ends it.
       const sse = await fetch(srv.url + '/remote-upload', {
@@ -151,14 +152,7 @@ describe('slow sources', () => {
       expect(await until(() => drip.open() === 1, Boolean, 3000, 'drip.open() === 1')).toBe(true);
       expect(downloading(srv)).toBe(1);
       srv.server.service.maintenance.run(new Date(Date.now() + 3 * 3_600_000));
-      expect(
-        await until(
-          () => drip.open() === 0 && downloading(srv) === 0,
-          Boolean,
-          3000,
-          'drip.open() === 0 && downloading(srv) === 0',
-        ),
-      ).toBe(true);
+      expect(await released()).toBe(true);
     } finally {
       drip.stop();
       await finish(srv);
