@@ -103,7 +103,7 @@ for (const c of CELLS) wrap(c, 'answer', `plugin ${c.fact}.${c.form}`);
 // ---- the service, as the server builds it -----------------------------------------------------
 
 const config = loadConfig({ 'data-dir': DIR, 'analysis-workers': '0', 'log-level': 'warn', 'min-free-bytes': '0' });
-const service = createService(config);
+const service = await createService(config);
 const base = JSON.parse(readFileSync(join(DIR, 'bench-base.json'), 'utf8')) as {
   userId: string;
   indexId: string;

@@ -69,7 +69,7 @@ const config = loadConfig(
   },
   process.env,
 );
-const s = createService(config, createLogger('error'));
+const s = await createService(config, createLogger('error'));
 const { ffmpeg, ffprobe } = await resolveBinaries(s.files.binDir);
 const analyzers = createAnalyzers(config, {
   modelLimiter: new Limiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers)),

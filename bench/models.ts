@@ -86,7 +86,7 @@ async function runLevel(concurrency: number): Promise<Level> {
     },
     {},
   );
-  const s = createService(config, createLogger('error'));
+  const s = await createService(config, createLogger('error'));
   const { ffmpeg, ffprobe } = await resolveBinaries(s.files.binDir);
   const analyzers = createAnalyzers(config, {
     modelLimiter: new Limiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers)),

@@ -35,7 +35,7 @@ export async function startServer(
   const log = createLogger(config.logLevel, {}, logSink);
   // --ollama: captioner, generator and embedder picked from its installed models (issue 11).
   config = await withOllama(config, out);
-  const service = createService(config, log, { ...(logSink && { logSink }) });
+  const service = await createService(config, log, { ...(logSink && { logSink }) });
   // Webhook deliveries (the outbox survives restarts: pending ones go out now). Started before the
   // recovery so that this start's --webhook-url is recorded before the videos a crash cut off are
   // marked failed (their video.failed events take the URL recorded then).

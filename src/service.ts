@@ -113,11 +113,11 @@ function tightenOwnDir(dir: string, log: Logger): void {
   }
 }
 
-export function createService(
+export async function createService(
   config: Config,
   log: Logger = createLogger(config.logLevel),
   opts: ServiceOptions = {},
-): Service {
+): Promise<Service> {
   // Storage.
   const files = new DataDir(config.dataDir, config.mediaDir);
   files.ensure();

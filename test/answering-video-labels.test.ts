@@ -67,9 +67,9 @@ function addVideo(id: string, fileName: string, spans: ReturnType<typeof span>[]
 
 const ask = async (prompt: string) => (await s.answering.prepare(user, { index: index.id, prompt })).composed;
 
-beforeAll(() => {
+beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vidq-videoLabels-'));
-  s = createService(
+  s = await createService(
     loadConfig({ 'data-dir': dir, 'analysis-workers': '0', analyzers: 'visual,objects', 'log-level': 'warn' }, {}),
   );
   user = s.accounts.createUser('videoLabels', null).user;

@@ -16,7 +16,7 @@ test('a restart fails interrupted downloads with a reason and removes partial an
   const dataDir = mkdtempSync(join(tmpdir(), 'vidq-recover-'));
   const config = loadConfig({ 'data-dir': dataDir, port: '0', 'log-level': 'error', 'min-free-bytes': '0' }, {});
   // State as a crash would leave it: a row mid-download, its .part file, and an orphan folder.
-  const before = createService(config);
+  const before = await createService(config);
   const { user, token } = before.accounts.createUser('u', null);
   const { index } = before.indexes.findOrCreateByName(before.db, user, 'crashy');
   const now = new Date();

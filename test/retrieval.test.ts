@@ -94,7 +94,7 @@ let core: RetrievalCore;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vidq-retrieval-'));
-  service = createService(
+  service = await createService(
     loadConfig({ 'data-dir': dir, 'log-level': 'error', 'analysis-workers': '0', 'min-free-bytes': '0' }, {}),
     createLogger('error'),
   );

@@ -23,9 +23,9 @@ let service: Service;
 let user: User;
 let indexId: string;
 
-beforeAll(() => {
+beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'vidq-ivf-'));
-  service = createService(
+  service = await createService(
     loadConfig({ 'data-dir': dir, 'log-level': 'error', 'analysis-workers': '0', 'min-free-bytes': '0' }, {}),
     createLogger('error'),
   );

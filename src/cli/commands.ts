@@ -16,7 +16,7 @@ import { ApiError } from '../errors';
 import { createLogger } from '../log';
 import { addCommand, askCommand, ClientError, clientOptions, lsCommand, searchCommand } from './client';
 import { startServer } from '../server';
-import { createService } from '../service';
+import { createService, type Service } from '../service';
 
 export { VERSION } from '../version';
 import { VERSION } from '../version';
@@ -259,9 +259,9 @@ function parseSigned(s: string, flag: string): number {
 async function withService(
   config: Config,
   // biome-ignore lint/suspicious/noConfusingVoidType: a command body may return an exit code or nothing
-  fn: (s: ReturnType<typeof createService>) => number | void | Promise<number | void>,
+  fn: (s: Service) => number | void | Promise<number | void>,
 ): Promise<number> {
-  const s = createService(config, createLogger('warn'));
+  const s = await createService(config, createLogger('warn'));
   try {
     return (await fn(s)) ?? 0;
   } finally {

@@ -72,7 +72,7 @@ test('after a crash mid-stage the job resumes at its stage, without duplicate se
     {},
   );
   // The state a kill -9 leaves: a stored video whose job a (now dead) worker was running.
-  const s = createService(config);
+  const s = await createService(config);
   const { user, token } = s.accounts.createUser('u', null);
   const { index } = s.indexes.findOrCreateByName(s.db, user, 'resume');
   const id = 'R'.repeat(32);

@@ -20,9 +20,9 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-test('the queue takes users in turns, short videos first within a user, and honours a per-user cap', () => {
+test('the queue takes users in turns, short videos first within a user, and honours a per-user cap', async () => {
   const dataDir = join(dir, 'q');
-  const s = createService(
+  const s = await createService(
     loadConfig(
       { 'data-dir': dataDir, port: '0', 'log-level': 'error', 'min-free-bytes': '0', 'analysis-workers': '0' },
       {},

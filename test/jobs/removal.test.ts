@@ -87,8 +87,8 @@ async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 /** A server's data (no HTTP, no worker process) with one stored video waiting for analysis. */
-function setUp(name: string) {
-  const svc = createService(
+async function setUp(name: string) {
+  const svc = await createService(
     loadConfig(
       {
         'data-dir': join(dir, name),
@@ -129,7 +129,7 @@ for (const early of [true, false]) {
   const when = early ? 'beside the analysis' : 'after the analysis';
 
   test(`copy ${when}: a stage that fails because the removal took its files leaves no folder and no copy running`, async () => {
-    const { svc, id, job, remove, videoDir } = setUp(`failed-${early}`);
+    const { svc, id, job, remove, videoDir } = await setUp(`failed-${early}`);
     const ffmpeg = slowCopyFfmpeg(`failed-${early}`);
     try {
       // Stand-in stage: the removal lands while it works; a frame it had in hand is written after
@@ -170,7 +170,7 @@ for (const early of [true, false]) {
   }, 30_000);
 
   test(`copy ${when}: a video removed once ready, while its copy is still made, stops the copy at once and leaves no folder`, async () => {
-    const { svc, job, remove, videoDir } = setUp(`ready-${early}`);
+    const { svc, job, remove, videoDir } = await setUp(`ready-${early}`);
     const ffmpeg = slowCopyFfmpeg(`ready-${early}`);
     try {
       const done = analyseJob(job, 'w_test', {

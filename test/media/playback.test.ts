@@ -116,7 +116,7 @@ const insertProres = (
 
 test('the copy is made only when it leaves the free disk space uploads are held to', async () => {
   const dataDir = join(dir, 'data');
-  const svc = createService(
+  const svc = await createService(
     loadConfig({ 'data-dir': dataDir, port: '0', 'log-level': 'error', 'analysis-workers': '0' }, {}),
   );
   try {
@@ -137,7 +137,7 @@ test('the copy is made only when it leaves the free disk space uploads are held 
 
 test('a copy made beside the analysis is published when the video is ready, and deleted when it failed', async () => {
   const dataDir = join(dir, 'data-early');
-  const svc = createService(
+  const svc = await createService(
     loadConfig({ 'data-dir': dataDir, port: '0', 'log-level': 'error', 'analysis-workers': '0' }, {}),
   );
   try {
@@ -179,7 +179,7 @@ test('a copy cut off by a stop after `ready` is made again when the server start
     {},
   );
   // As a stop leaves it: the video is ready, its copy was being made (the mark, half a file).
-  const before = createService(config);
+  const before = await createService(config);
   const { user, token } = before.accounts.createUser('u', null);
   const { index } = before.indexes.findOrCreateByName(before.db, user, 'p');
   const id = 'M'.repeat(32);
