@@ -10,7 +10,7 @@
  * each is scored by the core's relevance (one scale across kinds), tipped by the share of the
  * question's concept words it holds (e.g. clothing for "wearing") and the kind the wording asks for.
  */
-import type { Segment, SegmentKind } from '../storage/schema';
+import type { Segment, SegmentKind } from '../storage/rows';
 import { STRONG } from '../search/relevance';
 import type { RetrievalCore, ScopeWindow } from '../search/retrieval';
 import type { Slots } from './facts/plugin';
@@ -111,7 +111,7 @@ export async function bestSentences(
   const rest =
     scope.videos.length > FEW_VIDEOS
       ? []
-      : retrieval.finder.byKind(scope, ['caption', 'transcript'], { limit: 2000 }).filter((s) => !pool.has(s.id));
+      : (await retrieval.finder.byKind(scope, ['caption', 'transcript'], { limit: 2000 })).filter((s) => !pool.has(s.id));
   for (const r of await retrieval.finder.relevanceOf(scope, question, intent, rest, vector))
     relevance.set(r.segment.id, r.relevance);
   for (const s of rest) pool.set(s.id, s);

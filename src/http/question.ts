@@ -5,7 +5,7 @@
 import type { InquireRequest } from '../answering/service';
 import { badRequest } from '../errors';
 import type { Service } from '../service';
-import type { User } from '../storage/schema';
+import type { User } from '../storage/rows';
 import { userAndIndex } from './project';
 
 export interface QuestionBody {

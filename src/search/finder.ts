@@ -666,10 +666,18 @@ export class EvidenceFinder {
    * video by its distance read them all, a few dozen times per answer.
    */
   async frameNear(videoId: string, t: number): Promise<string | null> {
-    const { before, after } = await reads.framesAround(this.c, videoId, t);
-    if (!before) return after?.file ?? null;
-    if (!after) return before.file;
-    return t - before.t <= after.t - t ? before.file : after.file;
+    return (await this.framesNear([[videoId, t]]))[0]!;
+  }
+
+  /** frameNear for many [video id, time] points: one read for all of them. */
+  async framesNear(points: [string, number][]): Promise<(string | null)[]> {
+    if (points.length === 0) return [];
+    return (await reads.framesAround(this.c, points)).map(({ before, after }, i) => {
+      const t = points[i]![1];
+      if (!before) return after?.file ?? null;
+      if (!after) return before.file;
+      return t - before.t <= after.t - t ? before.file : after.file;
+    });
   }
 }
 

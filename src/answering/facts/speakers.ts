@@ -45,9 +45,9 @@ export const speakers: FactPlugin = {
   },
 };
 
-function voices(t: FactContext, asked: 'count' | 'describe'): Answer {
-  const segs = t.finder.byKind(t.scope, ['speech', 'transcript']);
-  if (!segs.length) return t.notFound('any speech', t.style);
+async function voices(t: FactContext, asked: 'count' | 'describe'): Promise<Answer> {
+  const segs = (await t.finder.byKind(t.scope, ['speech', 'transcript']));
+  if (!segs.length) return (await t.notFound('any speech', t.style));
   const first = segs[0]!;
   const last = segs.reduce((a, b) => (b.end > a.end ? b : a));
   t.citeSegment(first);
@@ -63,12 +63,12 @@ function voices(t: FactContext, asked: 'count' | 'describe'): Answer {
 }
 
 /** "; meanwhile at most two people are on screen at once": from the person counts per frame, not summed detections. */
-function onScreen(t: FactContext, speech: Segment[]): string {
+async function onScreen(t: FactContext, speech: Segment[]): Promise<string> {
   const during = (v: string, at: number) =>
     speech.some((s) => s.videoId === v && at >= s.start - 0.5 && at <= s.end + 0.5);
   let most = 0;
   let at: { t: number; s: Segment } | null = null;
-  for (const p of t.series('person'))
+  for (const p of (await t.series('person')))
     if (p.segment && during(p.video.id, p.t) && p.n > most) {
       most = p.n;
       at = { t: p.t, s: p.segment };

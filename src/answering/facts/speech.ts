@@ -1,6 +1,6 @@
 /** Fact plug-in: speech: what is said (transcripts), when someone speaks, how much, which video. */
 import { KIND_READ_LIMIT } from '../evidence';
-import type { Segment, SegmentKind } from '../../storage/schema';
+import type { Segment, SegmentKind } from '../../storage/rows';
 import { total } from '../series';
 import type { Intent } from '../intent';
 import { formatTime } from '../target';
@@ -95,13 +95,13 @@ export const speech: FactPlugin = {
 async function said(t: FactContext, slots: Slots, style: Style): Promise<Answer> {
   const { scope } = t;
   const intent = slots.intent;
-  const transcripts = t.finder.byKind(scope, ['transcript']);
+  const transcripts = (await t.finder.byKind(scope, ['transcript']));
   // "What does she say about taxes": the lines must hold the topic, else it is not mentioned.
   const topic = TOPIC.test(t.prompt) ? askedContent(slots, SAID_CUE).words : [];
   if (transcripts.length && topic.length) {
     let about = transcripts.filter((s) => topic.some((w) => contains(s.text, w)));
     if (!about.length && transcripts.length >= KIND_READ_LIMIT)
-      about = t.finder.containing(scope, ['transcript'], topic).filter((s) => topic.some((w) => contains(s.text, w)));
+      about = (await t.finder.containing(scope, ['transcript'], topic)).filter((s) => topic.some((w) => contains(s.text, w)));
     if (!about.length) return notMentioned(t, topic, transcripts);
     const parts = about.slice(0, Math.max(1, style.items - 1)).map((s) => {
       t.citeSegment(s);
@@ -122,7 +122,7 @@ async function said(t: FactContext, slots: Slots, style: Style): Promise<Answer>
     });
     return { text: `The speaker says, ${parts.join('; ')}.`, found: true };
   }
-  const speech = t.finder.byKind(scope, ['speech']);
+  const speech = (await t.finder.byKind(scope, ['speech']));
   if (speech.length) {
     const first = speech[0]!;
     const last = speech.at(-1)!;
@@ -133,7 +133,7 @@ async function said(t: FactContext, slots: Slots, style: Style): Promise<Answer>
       found: false,
     };
   }
-  return t.notFound('any speech', style);
+  return (await t.notFound('any speech', style));
 }
 
 /** "Nothing said mentions taxes", with what is said (the first lines) as context, cited. */
@@ -150,15 +150,15 @@ function notMentioned(t: FactContext, topic: string[], transcripts: Segment[]): 
 
 // ---- whole-video questions ----------------------------------------------------------------
 
-function speechWhen(
+async function speechWhen(
   t: FactContext,
   intent: Intent,
   style: Style,
   presence: boolean,
   slots?: Slots,
-): Answer | Promise<Answer> {
-  const segs = t.finder.byKind(t.scope, ['transcript', 'speech']);
-  if (!segs.length) return t.notFound('any speech', style);
+): Promise<Answer> {
+  const segs = (await t.finder.byKind(t.scope, ['transcript', 'speech']));
+  if (!segs.length) return (await t.notFound('any speech', style));
   const transcripts = segs.filter((s) => s.kind === 'transcript');
   // "Does anyone mention the weather?": speech alone is no yes; the lines must hold the topic.
   const topic = presence && slots && TOPIC.test(t.prompt) ? askedContent(slots, SAID_CUE).words : [];
@@ -186,7 +186,7 @@ function speechWhen(
   let said = words.length ? transcripts.filter(says) : [];
   // The read stops at the first lines by time: over a large index the lines with the words are searched for.
   if (words.length && !presence && segs.length >= KIND_READ_LIMIT)
-    said = t.finder.containing(t.scope, ['transcript'], words).filter(says);
+    said = (await t.finder.containing(t.scope, ['transcript'], words)).filter(says);
   if (words.length && said.length && !presence) {
     const parts = said.slice(0, style.items).map((s) => {
       t.citeSegment(s);
@@ -199,7 +199,7 @@ function speechWhen(
   const total =
     segs.length < KIND_READ_LIMIT
       ? spans.length
-      : t.finder.countByKind(t.scope, transcripts.length ? ['transcript'] : ['transcript', 'speech']);
+      : (await t.finder.countByKind(t.scope, transcripts.length ? ['transcript'] : ['transcript', 'speech']));
   const shown = spans.slice(0, style.items);
   const parts = shown.map((s) => {
     t.citeSegment(s);
@@ -213,20 +213,20 @@ function speechWhen(
   };
 }
 
-function speechAmount(t: FactContext, style: Style): Answer {
-  const segs = t.finder.byKind(t.scope, ['speech']);
-  const spans = segs.length ? segs : t.finder.byKind(t.scope, ['transcript']);
-  if (!spans.length) return t.notFound('any speech', style);
+async function speechAmount(t: FactContext, style: Style): Promise<Answer> {
+  const segs = (await t.finder.byKind(t.scope, ['speech']));
+  const spans = segs.length ? segs : (await t.finder.byKind(t.scope, ['transcript']));
+  if (!spans.length) return (await t.notFound('any speech', style));
   let count = spans.length;
   let seconds = total(spans);
   let last = spans.at(-1)!;
   if (spans.length >= KIND_READ_LIMIT) {
     // The read stopped at the first spans by time: the whole scope is counted and summed, and the last is the latest.
     const kind: SegmentKind = segs.length ? 'speech' : 'transcript';
-    const videos = t.finder.perVideo(t.scope, [kind]);
+    const videos = (await t.finder.perVideo(t.scope, [kind]));
     count = videos.reduce((a, v) => a + v.count, 0);
     seconds = videos.reduce((a, v) => a + v.seconds, 0);
-    last = t.finder.byKind(t.scope, [kind], { limit: 1, last: true })[0] ?? last;
+    last = (await t.finder.byKind(t.scope, [kind], { limit: 1, last: true }))[0] ?? last;
   }
   t.citeSegment(spans[0]!);
   if (count > 1) t.citeSegment(last);
@@ -236,25 +236,21 @@ function speechAmount(t: FactContext, style: Style): Answer {
   };
 }
 
-function speechWhich(t: FactContext, style: Style): Answer {
-  const segs = t.finder.byKind(t.scope, ['transcript', 'speech'], { limit: WHICH_READ });
-  if (!segs.length) return t.notFound('any speech', style);
+async function speechWhich(t: FactContext, style: Style): Promise<Answer> {
+  const segs = (await t.finder.byKind(t.scope, ['transcript', 'speech'], { limit: WHICH_READ }));
+  if (!segs.length) return (await t.notFound('any speech', style));
   if (segs.length >= WHICH_READ) {
     // The read stopped at the first lines by time (the openings of many videos): summed per video in the whole scope.
-    const parts = t.finder
-      .perVideo(t.scope, ['transcript', 'speech'])
-      .slice(0, style.items)
-      .map((v) => {
-        const first = t.finder.byKind(
-          { videos: [t.video(v.videoId)], window: t.scope.window },
-          ['transcript', 'speech'],
-          {
-            limit: 1,
-          },
-        )[0]!;
-        t.citeSegment(first);
-        return `${t.video(v.videoId).fileName} (${secs(v.seconds)}, from ${formatTime(first.start)})`;
-      });
+    const parts: string[] = [];
+    for (const v of (await t.finder.perVideo(t.scope, ['transcript', 'speech'])).slice(0, style.items)) {
+      const first = (
+        await t.finder.byKind({ videos: [t.video(v.videoId)], window: t.scope.window }, ['transcript', 'speech'], {
+          limit: 1,
+        })
+      )[0]!;
+      t.citeSegment(first);
+      parts.push(`${t.video(v.videoId).fileName} (${secs(v.seconds)}, from ${formatTime(first.start)})`);
+    }
     return { text: `Speech is heard in ${joinList(parts)}.`, found: true };
   }
   const byVideo = new Map<string, Segment[]>();

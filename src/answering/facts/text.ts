@@ -1,6 +1,6 @@
 /** Fact plug-in: text on screen (OCR): what is written, when, which video, how many texts. */
 import { KIND_READ_LIMIT } from '../evidence';
-import type { Segment } from '../../storage/schema';
+import type { Segment } from '../../storage/rows';
 import { distance } from '../series';
 import { POSITION_WORD, type Intent } from '../intent';
 import { formatTime } from '../target';
@@ -91,18 +91,18 @@ async function written(t: FactContext, intent: Intent, style: Style, kind: strin
       };
     }
   }
-  let ocr = readable(t.finder.byKind(scope, ['ocr']), t);
-  if (ocr.length === 0) return t.notFound('any text on screen', style);
+  let ocr = readable((await t.finder.byKind(scope, ['ocr'])), t);
+  if (ocr.length === 0) return (await t.notFound('any text on screen', style));
   if (TITLE_ASKED.test(t.prompt) && !scope.window) return title(t, ocr);
   // "What is written on the cake": text on a thing that was never seen is not some other text of the video.
   const things = intent.labels.filter((l) => l !== 'person');
   // The read stops at the first texts by time: over a large index the texts naming the thing are searched for.
   const capped = ocr.length >= KIND_READ_LIMIT;
-  const named = (l: string) =>
+  const named = async (l: string) =>
     ocr.some((o) => namesLabel(o.text, l)) ||
-    (capped && t.finder.containing(scope, ['ocr'], [l]).some((o) => namesLabel(o.text, l)));
-  if (things.length && !things.some((l) => t.spansOf(l).length || named(l)))
-    return t.notFound(`${article(labelNoun(things[0]!))} with text on it`, style);
+    (capped && (await t.finder.containing(scope, ['ocr'], [l])).some((o) => namesLabel(o.text, l)));
+  if (things.length && !things.some(async (l) => (await t.spansOf(l)).length || named(l)))
+    return (await t.notFound(`${article(labelNoun(things[0]!))} with text on it`, style));
   const ranked = await t.ranked(intent, 20, scope);
   const rankedOcr = ranked.filter((r) => r.segment.kind === 'ocr');
   let chosen: Segment[];
@@ -112,10 +112,10 @@ async function written(t: FactContext, intent: Intent, style: Style, kind: strin
     chosen = ocr.sort((a, b) => distance(a, mid) - distance(b, mid)).slice(0, style.items);
   } else if (intent.position === 'end' || intent.position === 'last') {
     // The latest text of the scope (not the last one read), and the texts of its video.
-    const latest = capped ? t.finder.byKind(scope, ['ocr'], { limit: 1, last: true })[0]! : ocr.at(-1)!;
+    const latest = capped ? (await t.finder.byKind(scope, ['ocr'], { limit: 1, last: true }))[0]! : ocr.at(-1)!;
     const v = t.video(latest.videoId);
     const end = v.durationSec ?? latest.end;
-    if (capped) ocr = t.finder.byKind({ videos: [v], window: scope.window }, ['ocr'], { last: true });
+    if (capped) ocr = (await t.finder.byKind({ videos: [v], window: scope.window }, ['ocr'], { last: true }));
     ocr = ocr.filter((s) => s.videoId === v.id && s.end >= end * 0.75);
     chosen = bestText(ocr).slice(0, style.items);
   } else if (intent.position === 'start' || intent.position === 'first') {
@@ -156,36 +156,36 @@ function wantedText(intent: Intent, slots: Slots): { asked: string[]; wanted: st
 const holds = (s: Segment, wanted: string[]) => wanted.some((w) => squash(s.text).includes(w));
 
 /** OCR segments that match the question's quoted or content words (spaces and case aside), else all. */
-function textMatches(
+async function textMatches(
   t: FactContext,
   intent: Intent,
   slots: Slots,
-): { segs: Segment[]; matched: boolean; asked: boolean } {
-  const all = t.finder.byKind(t.scope, ['ocr']);
+): Promise<{ segs: Segment[]; matched: boolean; asked: boolean }> {
+  const all = (await t.finder.byKind(t.scope, ['ocr']));
   const { wanted, asked } = wantedText(intent, slots);
   // The read stops at the first texts by time: over a large index the texts with the words are searched for.
   const hits = !wanted.length
     ? []
     : all.length >= KIND_READ_LIMIT
-      ? t.finder.containing(t.scope, ['ocr'], asked).filter((s) => holds(s, wanted))
+      ? (await t.finder.containing(t.scope, ['ocr'], asked)).filter((s) => holds(s, wanted))
       : all.filter((s) => holds(s, wanted));
   return hits.length
     ? { segs: hits, matched: true, asked: true }
     : { segs: all, matched: false, asked: wanted.length > 0 };
 }
 
-function textWhen(t: FactContext, intent: Intent, slots: Slots, style: Style, presence = false): Answer {
-  const { segs, matched, asked } = textMatches(t, intent, slots);
+async function textWhen(t: FactContext, intent: Intent, slots: Slots, style: Style, presence = false): Promise<Answer> {
+  const { segs, matched, asked } = await textMatches(t, intent, slots);
   // Words the text must hold ("is there a kayak", "when does SALE appear") that no text holds: not found.
   if (!segs.length || (asked && !matched))
-    return t.notFound(
+    return (await t.notFound(
       slots.quoted.length
         ? `the text ${joinList(slots.quoted.map(quote))}`
         : asked
           ? joinList(intent.keywords.filter((k) => !TEXT_WORDS.has(k)).map((k) => `"${k}"`))
           : 'any text on screen',
       style,
-    );
+    ));
   let chosen = segs;
   if (intent.position === 'first' || intent.position === 'start') chosen = segs.slice(0, 1);
   else if (intent.position === 'last' || intent.position === 'end') chosen = segs.slice(-1);
@@ -196,7 +196,7 @@ function textWhen(t: FactContext, intent: Intent, slots: Slots, style: Style, pr
   // Every text counted when the read stopped at its limit and no word narrowed it.
   const all =
     chosen === segs && !matched && segs.length >= KIND_READ_LIMIT
-      ? t.finder.countByKind(t.scope, ['ocr'])
+      ? (await t.finder.countByKind(t.scope, ['ocr']))
       : chosen.length;
   const more = all > style.items ? ` (and ${all - style.items} more)` : '';
   return {
@@ -205,9 +205,9 @@ function textWhen(t: FactContext, intent: Intent, slots: Slots, style: Style, pr
   };
 }
 
-function textWhich(t: FactContext, intent: Intent, slots: Slots, style: Style): Answer {
-  const { segs, matched, asked } = textMatches(t, intent, slots);
-  if (!segs.length || (asked && !matched)) return t.notFound('such text on screen', style);
+async function textWhich(t: FactContext, intent: Intent, slots: Slots, style: Style): Promise<Answer> {
+  const { segs, matched, asked } = await textMatches(t, intent, slots);
+  if (!segs.length || (asked && !matched)) return (await t.notFound('such text on screen', style));
   const byVideo = new Map<string, Segment>();
   for (const s of bestText(segs)) if (!byVideo.has(s.videoId)) byVideo.set(s.videoId, s);
   const parts = [...byVideo.values()].slice(0, style.items).map((s) => {
@@ -285,9 +285,9 @@ function title(t: FactContext, ocr: Segment[]): Answer {
   };
 }
 
-function textCount(t: FactContext, style: Style): Answer {
-  const segs = t.finder.byKind(t.scope, ['ocr']);
-  if (!segs.length) return t.notFound('any text on screen', style);
+async function textCount(t: FactContext, style: Style): Promise<Answer> {
+  const segs = (await t.finder.byKind(t.scope, ['ocr']));
+  if (!segs.length) return (await t.notFound('any text on screen', style));
   const distinct = new Map<string, Segment>();
   for (const s of segs) if (!distinct.has(s.text.toLowerCase())) distinct.set(s.text.toLowerCase(), s);
   const parts = [...distinct.values()].slice(0, style.items).map((s) => {
@@ -296,7 +296,7 @@ function textCount(t: FactContext, style: Style): Answer {
   });
   // The read stopped at its first texts by time: the different texts of the whole scope are counted.
   const n =
-    segs.length >= KIND_READ_LIMIT ? Math.max(distinct.size, t.finder.distinctTexts(t.scope, ['ocr'])) : distinct.size;
+    segs.length >= KIND_READ_LIMIT ? Math.max(distinct.size, (await t.finder.distinctTexts(t.scope, ['ocr']))) : distinct.size;
   return {
     text: `${capital(numberWord(n))} different text${n === 1 ? ' is' : 's are'} read on screen: ${joinList(parts)}${n > parts.length ? ', and more' : ''}.`,
     found: true,

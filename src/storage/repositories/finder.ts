@@ -16,9 +16,9 @@
  *   candidate itself afterwards (src/search/scoring.ts), so only which candidates are read can
  *   differ, not how they rank.
  */
-import { and, asc, desc, gte, inArray, lte, type SQL, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gte, inArray, isNotNull, lte, type SQL, sql } from 'drizzle-orm';
 import type { Catalog } from '../catalog';
-import type { Segment, SegmentKind } from '../schema';
+import type { Segment, SegmentKind, Video } from '../schema';
 import { SEGMENT_KINDS } from '../schema';
 import { inJson } from './vectors';
 
@@ -325,22 +325,39 @@ export async function maxSegmentId(c: Catalog): Promise<number> {
 }
 
 /**
- * The sampled frames just before (at or before `t`) and just after a time, each one step of
- * frames_video_t_idx (ordering every frame of the video by its distance read them all).
+ * For each [video id, time] point, the sampled frames just before (at or before it) and just after
+ * it: each one step of frames_video_t_idx (ordering every frame of the video by its distance read
+ * them all), all points in one statement.
  */
 export async function framesAround(
   c: Catalog,
-  videoId: string,
-  t: number,
-): Promise<{ before?: { file: string; t: number }; after?: { file: string; t: number } }> {
-  const rows = await c.rows<{ file: string; t: number; after: number }>(
-    sql`SELECT * FROM (SELECT file, t, 0 AS after FROM frames WHERE video_id = ${videoId} AND t <= ${t} ORDER BY t DESC, id LIMIT 1) b
-        UNION ALL
-        SELECT * FROM (SELECT file, t, 1 AS after FROM frames WHERE video_id = ${videoId} AND t > ${t} ORDER BY t, id LIMIT 1) a
-        ORDER BY after`,
+  points: readonly [string, number][],
+): Promise<{ before?: { file: string; t: number }; after?: { file: string; t: number } }[]> {
+  const at = JSON.stringify(points);
+  const step = (v: SQL, t: SQL, col: 'file' | 't', after: boolean) =>
+    after
+      ? sql`(SELECT ${sql.raw(col)} FROM frames WHERE video_id = ${v} AND t > ${t} ORDER BY t, id LIMIT 1)`
+      : sql`(SELECT ${sql.raw(col)} FROM frames WHERE video_id = ${v} AND t <= ${t} ORDER BY t DESC, id LIMIT 1)`;
+  const [from, v, t, i] =
+    c.dialect === 'sqlite'
+      ? [sql`json_each(${at}) m`, sql`m.value ->> 0`, sql`m.value ->> 1`, sql`m.key`]
+      : [
+          sql`jsonb_array_elements(${at}::jsonb) WITH ORDINALITY m(value, i)`,
+          sql`(m.value ->> 0)`,
+          sql`(m.value ->> 1)::float8`,
+          sql`m.i - 1`,
+        ];
+  const rows = await c.rows<{ i: number; bf: string | null; bt: number | null; af: string | null; at: number | null }>(
+    sql`SELECT ${i} AS i, ${step(v, t, 'file', false)} AS bf, ${step(v, t, 't', false)} AS bt,
+               ${step(v, t, 'file', true)} AS af, ${step(v, t, 't', true)} AS at
+        FROM ${from}`,
   );
-  const out: { before?: { file: string; t: number }; after?: { file: string; t: number } } = {};
-  for (const r of rows) out[Number(r.after) ? 'after' : 'before'] = { file: r.file, t: Number(r.t) };
+  const out: { before?: { file: string; t: number }; after?: { file: string; t: number } }[] = points.map(() => ({}));
+  for (const r of rows) {
+    const o = out[Number(r.i)]!;
+    if (r.bf !== null) o.before = { file: r.bf, t: Number(r.bt) };
+    if (r.af !== null) o.after = { file: r.af, t: Number(r.at) };
+  }
   return out;
 }
 
@@ -454,4 +471,41 @@ export async function documentFrequencies(
   const out = new Array<number>(queries.length).fill(0);
   for (const r of rows) out[Number(r.i) - 1] = Number(r.c);
   return out;
+}
+
+/** Every object detection of these videos (its label and extra: boxes, colours), in time order. */
+export function objectDetections(
+  c: Catalog,
+  videoIds: readonly string[],
+): Promise<{ videoId: string; start: number; end: number; text: string; extra: Record<string, unknown> | null }[]> {
+  if (videoIds.length === 0) return Promise.resolve([]);
+  const s = c.t.segments;
+  return c.run((db) =>
+    db
+      .select({ videoId: s.videoId, start: s.start, end: s.end, text: s.text, extra: s.extra })
+      .from(s)
+      .where(and(inJson(c, sql`${s.videoId}`, videoIds, 'text'), eq(s.kind, 'object')))
+      .orderBy(asc(s.start)),
+  );
+}
+
+/** The video `videoId` if it belongs to index `indexId`. */
+export function videoInIndex(c: Catalog, videoId: string, indexId: string): Promise<Video | undefined> {
+  const v = c.t.videos;
+  return c.run(
+    async (db) =>
+      (
+        await db
+          .select()
+          .from(v)
+          .where(and(eq(v.id, videoId), eq(v.indexId, indexId)))
+          .limit(1)
+      )[0],
+  );
+}
+
+/** Every stored video (a file on disk), of every index: what a node's search indexes are built for. */
+export function searchableVideos(c: Catalog): Promise<Video[]> {
+  const v = c.t.videos;
+  return c.run((db) => db.select().from(v).where(isNotNull(v.storagePath)));
 }
