@@ -196,7 +196,7 @@ async function composedAnswer(
 ): Promise<string> {
   const a = srv.server.service.answering;
   const user = srv.server.service.accounts.getUser(srv.userId)!;
-  return (await a.compose(req, a.scope(user, req))).output;
+  return (await a.compose(req, await a.scope(user, req))).output;
 }
 
 /** POSTs to /inquire-stream and reads every event as {event, data}. */
@@ -653,7 +653,7 @@ describe('transformers generator', () => {
     ).rejects.toThrow(/"onnx-community\/no-such-chat-model" is not in .*missing config\.json/);
     const s = gen.server.service;
     const answering = new AnsweringService({
-      db: s.db,
+      catalog: s.catalog,
       config: s.config,
       accounts: s.accounts,
       indexes: s.indexes,

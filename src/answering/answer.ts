@@ -73,7 +73,7 @@ async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
   if (unlabelled && !(await a.retrieval.finder.has(scope, ['caption']))) {
     // The colour of a thing no detector label names (the sky, the caps of bottles; clothing with no
     // one in view): the measured colours are those of detected things, so they cannot answer it.
-    const people = (await seen(a, scope, 'person'));
+    const people = await seen(a, scope, 'person');
     if (!unlabelled.clothing || !people)
       return {
         output: `I cannot tell the colour of the ${unlabelled.noun}: the object detector has no label for it, and the colours the index measures are those of the things it detects. The index holds no descriptions of the pictures: a vision model server (--captioner openai) would describe what is seen and could answer this.`,
@@ -112,7 +112,7 @@ async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
   // On-screen text found for a question that asks nothing about writing ("is there an espresso
   // machine?") was only the best keyword match: every free-text kind competes by relevance.
   const open = !cell || cell.openEnded || !composed.found || (quotesText && !slots.intent.needs.has('written'));
-  const holder = composed.found && quotesText ? (await unseenHolder(a, narrowed, slots.text, composed)) : null;
+  const holder = composed.found && quotesText ? await unseenHolder(a, narrowed, slots.text, composed) : null;
   if (holder) return holder;
   const beyondLabels = unlabelledAsked(slots.asked) !== null;
   const asksText = slots.intent.needs.has('written') || slots.intent.needs.has('said');
@@ -154,7 +154,7 @@ async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
         found: true,
         reading: `free_text (${reading})`,
       };
-    const output = (await withMissingModel(a, narrowed, slots.intent, composed.output, cell));
+    const output = await withMissingModel(a, narrowed, slots.intent, composed.output, cell);
     // Sentences near the question that do not hold what it asks: said as what is seen or said
     // there, never as the answer; a yes/no question is answered no.
     if (sentences.length && asked.words.length)
@@ -231,7 +231,7 @@ async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
       !(await a.retrieval.finder.has(narrowed, ['caption']))
     )
       return {
-        output: (await withMissingModel(a, narrowed, slots.intent, 'I could not find an answer to that.', cell)),
+        output: await withMissingModel(a, narrowed, slots.intent, 'I could not find an answer to that.', cell),
         evidence: [],
         found: false,
         reading,
@@ -255,7 +255,12 @@ const CAPTION_READ = 2000;
  * is written on. When neither a detector label nor a caption nor the text itself names it, the
  * answer says so and quotes the text as what the screen shows, not as the thing's writing.
  */
-async function unseenHolder(a: AnswerInput, scope: ScopeWindow, text: string, composed: Composed): Promise<Composed | null> {
+async function unseenHolder(
+  a: AnswerInput,
+  scope: ScopeWindow,
+  text: string,
+  composed: Composed,
+): Promise<Composed | null> {
   const m =
     /\b(?:written|writing|says?|reads?|text|printed|words?)\b.*?\b(?:on|across) (?:the|a|an|his|her|its|their) ((?:\w+ )?\w+)\s*\??$/.exec(
       text,
@@ -268,7 +273,7 @@ async function unseenHolder(a: AnswerInput, scope: ScopeWindow, text: string, co
   const stem = noun.replace(/s$/, '');
   const names = (t: string) => new RegExp(`\\b${stem}`, 'i').test(t);
   if (composed.evidence.some((e) => names(e.text))) return null;
-  const captions = (await a.retrieval.finder.byKind(scope, ['caption'], { limit: CAPTION_READ }));
+  const captions = await a.retrieval.finder.byKind(scope, ['caption'], { limit: CAPTION_READ });
   if (captions.some((c) => names(c.text))) return null;
   // The read stops at the first captions by time: over a large index the ones naming it are searched for.
   if (
@@ -294,10 +299,10 @@ async function withContradiction(a: AnswerInput, composed: Composed): Promise<Co
   if (!objects.length) return composed;
   const label = objects[0]!.text;
   const finder = a.retrieval.finder;
-  const captions = (await finder.byKind(
+  const captions = await finder.byKind(
     { videos: a.videos.filter((v) => objects.some((o) => o.video_id === v.id)), window: null },
     ['caption'],
-  ));
+  );
   let over = captions.filter((c) =>
     objects.some((o) => o.video_id === c.videoId && c.start <= o.end && c.end >= o.start),
   );
@@ -305,10 +310,10 @@ async function withContradiction(a: AnswerInput, composed: Composed): Promise<Co
     // The read stopped at the first captions by time (a long video): those of each detection's own time.
     const byId = new Map<number, Segment>();
     for (const o of objects)
-      for (const c of (await finder.byKind(
+      for (const c of await finder.byKind(
         { videos: a.videos.filter((v) => v.id === o.video_id), window: { start: o.start, end: o.end } },
         ['caption'],
-      )))
+      ))
         byId.set(c.id, c);
     over = [...byId.values()].sort((x, y) => x.start - y.start || x.id - y.id);
   }
@@ -338,7 +343,7 @@ async function withMissingModel(
   if (scope.videos.every((v) => v.analysis === null)) return output;
   // "What does the writing say" asks for text: no transcriber would answer it.
   if ((intent.needs.has('said') && !intent.needs.has('written')) || cell?.plugin.quotes === 'said') {
-    if ((await finder.has(scope, ['transcript']))) return output;
+    if (await finder.has(scope, ['transcript'])) return output;
     // Nothing is said in a video without a sound track: that, not a missing model, is the answer.
     const silent = scope.videos.filter((v) => v.hasAudio === false);
     if (silent.length === scope.videos.length)
@@ -360,7 +365,7 @@ async function withMissingModel(
 /** Whether the object detector saw the label in the scope (whole videos: from the labels each holds). */
 async function seen(a: AnswerInput, scope: ScopeWindow, label: string): Promise<boolean> {
   if (!scope.window) return (await a.retrieval.finder.withLabel(scope.videos, label)).length > 0;
-  return (await a.retrieval.finder.has(scope, ['object'], [label]));
+  return await a.retrieval.finder.has(scope, ['object'], [label]);
 }
 
 /** An evidence item; its frame is looked up with the others' at the end (composeAnswer). */

@@ -305,7 +305,10 @@ export class Composer implements FactContext {
     const key = `${limit ?? ''}\u0000${labels.join('\u0000')}`;
     let spans = this.spansRead.get(key);
     if (!spans) {
-      spans = await this.c.finder.byKind(await this.withLabels(labels), ['object'], { labels, ...(limit && { limit }) });
+      spans = await this.c.finder.byKind(await this.withLabels(labels), ['object'], {
+        labels,
+        ...(limit && { limit }),
+      });
       this.spansRead.set(key, spans);
     }
     return [...spans];
@@ -316,7 +319,7 @@ export class Composer implements FactContext {
     const read = await this.objectSpans([label]);
     return read.length < KIND_READ_LIMIT
       ? read.length
-      : (await this.c.finder.countByKind(await this.withLabels([label]), ['object'], [label]));
+      : await this.c.finder.countByKind(await this.withLabels([label]), ['object'], [label]);
   }
 
   /** The latest detection span of a label in the scope. */
@@ -339,7 +342,9 @@ export class Composer implements FactContext {
    */
   private async withLabels(labels: string[]): Promise<ScopeWindow> {
     const scope = this.c.scope;
-    const have = new Set((await Promise.all(labels.map(async (l) => (await this.c.finder.withLabel(scope.videos, l))))).flat());
+    const have = new Set(
+      (await Promise.all(labels.map(async (l) => await this.c.finder.withLabel(scope.videos, l)))).flat(),
+    );
     return { ...scope, videos: scope.videos.filter((v) => have.has(v)) };
   }
 
@@ -408,9 +413,9 @@ export class Composer implements FactContext {
     }
     // Text is named, not quoted: a "not found" does not offer other text as if it answered.
     const [seconds, ocr, speech] = await Promise.all([
-      (await this.c.finder.labelSeconds(scope, 'object', 4)),
-      (await this.c.finder.has(scope, ['ocr'])),
-      (await this.c.finder.has(scope, ['speech', 'transcript'])),
+      await this.c.finder.labelSeconds(scope, 'object', 4),
+      await this.c.finder.has(scope, ['ocr']),
+      await this.c.finder.has(scope, ['speech', 'transcript']),
     ]);
     const labels = seconds.map((l) => labelNoun(l.label, 2));
     const bits = [

@@ -111,7 +111,9 @@ export async function bestSentences(
   const rest =
     scope.videos.length > FEW_VIDEOS
       ? []
-      : (await retrieval.finder.byKind(scope, ['caption', 'transcript'], { limit: 2000 })).filter((s) => !pool.has(s.id));
+      : (await retrieval.finder.byKind(scope, ['caption', 'transcript'], { limit: 2000 })).filter(
+          (s) => !pool.has(s.id),
+        );
   for (const r of await retrieval.finder.relevanceOf(scope, question, intent, rest, vector))
     relevance.set(r.segment.id, r.relevance);
   for (const s of rest) pool.set(s.id, s);

@@ -228,7 +228,7 @@ export class ImageQueries {
     for (const v of scope.videos) {
       const near = (await this.frameHashesOf(v.id)).filter((f) => hamming(f.hash, hash) <= SAME_PICTURE_BITS);
       if (!near.length) continue;
-      const shots = (await this.d.retrieval.byKind({ videos: [v], window: null }, ['shot']));
+      const shots = await this.d.retrieval.byKind({ videos: [v], window: null }, ['shot']);
       for (const f of near) {
         const shot = shots.find((s) => s.start <= f.t && f.t <= s.end);
         const start = Math.max(shot?.start ?? 0, f.t - 2);
@@ -300,7 +300,7 @@ export class ImageQueries {
   private async sameObjects(scope: ScopeWindow, objects: ImageReading['objects']): Promise<ImageHit[]> {
     if (!objects.length) return [];
     const labels = [...new Set(objects.map((o) => o.label))];
-    const found = (await this.d.retrieval.byKind(scope, ['object'], { labels, limit: 500 }));
+    const found = await this.d.retrieval.byKind(scope, ['object'], { labels, limit: 500 });
     return found.map((s: Segment): ImageHit => {
       const theirs = new Set((s.extra?.colours as string[] | undefined) ?? []);
       let agree = 0;

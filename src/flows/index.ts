@@ -273,7 +273,7 @@ export class FlowService {
   async scenes(v: Video): Promise<Scene[]> {
     const shots = await this.shotsOf(v);
     const scope = { videos: [v], window: null };
-    const objects = (await this.d.retrieval.byKind(scope, ['object']));
+    const objects = await this.d.retrieval.byKind(scope, ['object']);
     const hashes = await this.images.frameHashesOf(v.id);
     const middleHash = (s: Span) => {
       const mid = (s.start + s.end) / 2;
@@ -328,13 +328,13 @@ export class FlowService {
 
   /** A clip's overview: the matched moment, then what is seen, written and said in the clip. */
   private async overview(v: Video, span: Span, matched: Segment): Promise<string> {
-    const inSpan = (await this.d.retrieval.byKind({ videos: [v], window: span }, [
+    const inSpan = await this.d.retrieval.byKind({ videos: [v], window: span }, [
       'caption',
       'object',
       'ocr',
       'speech',
       'transcript',
-    ]));
+    ]);
     const parts = [`Best match (${matched.kind}): ${quote(matched.text)}.`];
     parts.push(...evidenceSentences(inSpan));
     return parts.join(' ');
@@ -342,14 +342,14 @@ export class FlowService {
 
   private async describeScene(v: Video, id: number, shots: Span[]): Promise<Scene> {
     const span = { start: shots[0]!.start, end: shots[shots.length - 1]!.end };
-    const seg = (await this.d.retrieval.byKind({ videos: [v], window: span }, [
+    const seg = await this.d.retrieval.byKind({ videos: [v], window: span }, [
       'caption',
       'object',
       'ocr',
       'speech',
       'transcript',
       'face',
-    ]));
+    ]);
     const by = (k: string) => seg.filter((s) => s.kind === k);
     const speech = [...by('speech'), ...by('transcript')];
     const text = by('ocr');

@@ -110,9 +110,7 @@ export class EvidenceFinder {
     phrases: string[],
     opts: { limit?: number; last?: boolean } = {},
   ): Promise<Segment[]> {
-    const groups = phrases
-      .map((p) => p.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])
-      .filter((g) => g.length > 0);
+    const groups = phrases.map((p) => p.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((g) => g.length > 0);
     if (groups.length === 0) return [];
     const videos = await this.holding(scope, kinds);
     if (videos.length === 0) return [];
@@ -439,7 +437,12 @@ export class EvidenceFinder {
     if (rare.length) {
       const { q, weights } = query(rare);
       out.push(
-        ...(await reads.matchingIds(this.c, where, q, { order: 'rank', limit, weights, ...(bounds && { idRange: bounds }) })),
+        ...(await reads.matchingIds(this.c, where, q, {
+          order: 'rank',
+          limit,
+          weights,
+          ...(bounds && { idRange: bounds }),
+        })),
       );
     }
     if (out.length < limit && rare.length < keywords.length) {
@@ -469,7 +472,12 @@ export class EvidenceFinder {
    */
   private async rowidBounds(scope: ScopeWindow): Promise<{ lo: number; hi: number } | null | 'empty'> {
     if (scope.videos.length > BOUNDED_VIDEOS) return null;
-    return (await reads.segmentIdRange(this.c, scope.videos.map((v) => v.id))) ?? 'empty';
+    return (
+      (await reads.segmentIdRange(
+        this.c,
+        scope.videos.map((v) => v.id),
+      )) ?? 'empty'
+    );
   }
 
   /** How many segments of the whole index hold each word (counted up to DF_CAP): one statement for all. */

@@ -148,7 +148,9 @@ export class IvfIndex {
   /** The saved list of each vector id (sorted ids, their lists), while a restart reads the vectors. */
   private hint: { ids: Float64Array; lists: Uint32Array } | null = null;
 
-  constructor(private readonly o: { catalog: Catalog; dims: number; probeRoot?: number; minRead?: number; file?: string }) {
+  constructor(
+    private readonly o: { catalog: Catalog; dims: number; probeRoot?: number; minRead?: number; file?: string },
+  ) {
     this.dims = o.dims;
     this.loose = new Rows(o.dims);
     this.probeRoot = o.probeRoot ?? PROBE_ROOT;
@@ -563,7 +565,6 @@ export class IvfIndex {
     }
     return out;
   }
-
 }
 
 /**

@@ -56,7 +56,9 @@ export interface SearchPage {
 }
 
 export class SearchService {
-  constructor(private readonly d: { catalog: Catalog; indexes: IndexService; links: MediaLinks; retrieval: RetrievalCore }) {}
+  constructor(
+    private readonly d: { catalog: Catalog; indexes: IndexService; links: MediaLinks; retrieval: RetrievalCore },
+  ) {}
 
   async search(user: User, req: SearchRequest): Promise<SearchPage> {
     const q = req.q.trim();

@@ -83,7 +83,7 @@ function question(t: FactContext): ColourQuestion {
  */
 async function answer(t: FactContext): Promise<Answer> {
   const found = await colourAnswer(question(t));
-  if (!found) return (await t.notFound('that colour', t.style));
+  if (!found) return await t.notFound('that colour', t.style);
   for (const e of found.evidence) t.cite(e.videoId, e.kind, e.start, e.end, e.text, 1);
   return { text: found.output, found: found.found };
 }

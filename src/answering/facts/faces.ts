@@ -155,13 +155,13 @@ async function read(q: PeopleQuestion): Promise<(() => Promise<Found>) | null> {
   );
   if (named.length)
     return async () =>
-      (await aboutNamed(
+      await aboutNamed(
         q,
         named.map((p) => ({ id: p.id, name: p.name! })),
-      ));
-  if (COUNT.test(prompt)) return async () => (await howMany(q));
-  if (AGAIN.test(prompt)) return async () => (await fromTheStart(q));
-  if (WHO_AT.test(prompt) && q.window) return async () => (await whoAt(q));
+      );
+  if (COUNT.test(prompt)) return async () => await howMany(q);
+  if (AGAIN.test(prompt)) return async () => await fromTheStart(q);
+  if (WHO_AT.test(prompt) && q.window) return async () => await whoAt(q);
   // A name-like phrase that no person of the index carries: an honest "not found" once the index
   // has people to name, unless the phrase is something else the videos contain (a label, a text).
   if (known.length) {
@@ -184,18 +184,18 @@ async function read(q: PeopleQuestion): Promise<(() => Promise<Found>) | null> {
  * forms teach the reader the wordings.
  */
 async function answer(t: FactContext): Promise<Answer> {
-  const run = (await read(question(t)));
-  if (!run) return (await t.notFound('that person', t.style));
+  const run = await read(question(t));
+  if (!run) return await t.notFound('that person', t.style);
   const { output, found, evidence } = await run();
   for (const e of evidence) t.cite(e.videoId, e.kind, e.start, e.end, e.text, 1);
   return { text: output, found };
 }
 
 async function aboutNamed(q: PeopleQuestion, who: { id: string; name: string }[]): Promise<Found> {
-  const apps = (await appearances(
+  const apps = await appearances(
     q,
     who.map((p) => p.id),
-  ));
+  );
   // "Which videos show …" names the files even when the scope has only one.
   const showFiles = q.videos.length > 1 || /\bwhich\s+(?:videos?|clips?|files?|recordings?)\b/i.test(q.prompt);
   const parts: string[] = [];
@@ -224,9 +224,9 @@ async function aboutNamed(q: PeopleQuestion, who: { id: string; name: string }[]
 }
 
 async function howMany(q: PeopleQuestion): Promise<Found> {
-  const apps = (await appearances(q));
+  const apps = await appearances(q);
   const ids = [...new Set(apps.map((a) => a.personId))];
-  const hidden = (await facelessPersons(q, 8));
+  const hidden = await facelessPersons(q, 8);
   const scopeWord = q.videos.length === 1 ? 'this video' : `these ${q.videos.length} videos`;
   if (!ids.length && !hidden.count)
     return {
@@ -316,7 +316,7 @@ async function whoAt(q: PeopleQuestion): Promise<Found> {
 }
 
 async function fromTheStart(q: PeopleQuestion): Promise<Found> {
-  const apps = (await appearances(q));
+  const apps = await appearances(q);
   if (!apps.length)
     return {
       found: false,

@@ -237,7 +237,7 @@ async function fileFact(t: FactContext, facts: FactKind[], style: Style): Promis
     citeVideo(t, v, `${v.fileName}: ${f.join(', ')}`);
     parts.push(`${v.fileName} is ${joinList(f)}`);
   }
-  if (!parts.length) return (await t.notFound(nounOf(facts[0]!), style));
+  if (!parts.length) return await t.notFound(nounOf(facts[0]!), style);
   return { text: `${joinList(parts)}.`, found: true };
 }
 
@@ -257,7 +257,7 @@ async function fileCompare(t: FactContext, fact: FactKind, style: Style): Promis
   const rows = t.scope.videos
     .map((v) => ({ v, m: measure(v) }))
     .filter((r): r is { v: Video; m: number } => r.m !== null);
-  if (rows.length === 0) return (await t.notFound(nounOf(fact), style));
+  if (rows.length === 0) return await t.notFound(nounOf(fact), style);
   const low = /\b(shortest|shorter|smallest|smaller|lowest|lower|least|fewest|less)\b/i.test(t.prompt);
   const vertical = fact === 'resolution' && /\b(vertical|portrait)\b/i.test(t.prompt);
   if (vertical) {
@@ -291,11 +291,11 @@ async function fileCompare(t: FactContext, fact: FactKind, style: Style): Promis
 
 async function soundAnswer(t: FactContext, style: Style, which: boolean): Promise<Answer> {
   const known = t.scope.videos.filter((v) => v.hasAudio !== null);
-  if (!known.length) return (await t.notFound('whether there is sound', style));
+  if (!known.length) return await t.notFound('whether there is sound', style);
   const silentAsked = /\b(no sound|no audio|without (sound|audio)|silent|mute|muted)\b/i.test(t.prompt);
   if (which || known.length > 1) {
     const chosen = known.filter((v) => (silentAsked ? v.hasAudio === false : v.hasAudio === true));
-    if (!chosen.length) return (await t.notFound(silentAsked ? 'a video without sound' : 'a video with sound', style));
+    if (!chosen.length) return await t.notFound(silentAsked ? 'a video without sound' : 'a video with sound', style);
     for (const v of chosen.slice(0, 10))
       citeVideo(t, v, `${v.fileName}: ${v.hasAudio ? 'has an audio track' : 'has no audio track'}`);
     return {
@@ -304,7 +304,7 @@ async function soundAnswer(t: FactContext, style: Style, which: boolean): Promis
     };
   }
   const v = known[0]!;
-  const speech = (await t.finder.has({ videos: [v], window: null }, ['speech', 'transcript']));
+  const speech = await t.finder.has({ videos: [v], window: null }, ['speech', 'transcript']);
   citeVideo(t, v, `${v.fileName}: ${v.hasAudio ? 'has an audio track' : 'has no audio track'}`);
   if (!v.hasAudio) return { text: `No: ${v.fileName} has no audio track, so it is silent.`, found: true };
   return {

@@ -52,8 +52,8 @@ export async function summary(t: FactContext, style: Style): Promise<Answer> {
   const most = Math.max(6, style.items * 3);
   for (const v of t.scope.videos.slice(0, 5)) {
     const scope = { videos: [v], window: t.scope.window };
-    const shots = (await t.finder.byKind(scope, ['shot']));
-    const all = (await t.finder.byKind(scope, ['object', 'ocr', 'caption', 'transcript', 'speech'], { limit: 2000 }));
+    const shots = await t.finder.byKind(scope, ['shot']);
+    const all = await t.finder.byKind(scope, ['object', 'ocr', 'caption', 'transcript', 'speech'], { limit: 2000 });
     const events = changesOf(v, all, shots, scope.window);
     if (!events.length) continue;
     const kept = pickEvents(events, most).sort((x, y) => x.t - y.t);
@@ -65,7 +65,7 @@ export async function summary(t: FactContext, style: Style): Promise<Answer> {
     const more = events.length > kept.length ? ` (${events.length - kept.length} smaller changes left out)` : '';
     parts.push(`${head} ${capital(lines.join('; '))}${more}.`);
   }
-  if (!parts.length) return (await t.notFound('anything the analysis recognises', style));
+  if (!parts.length) return await t.notFound('anything the analysis recognises', style);
   return { text: parts.join(' '), found: true };
 }
 
@@ -73,7 +73,7 @@ export async function summary(t: FactContext, style: Style): Promise<Answer> {
 export async function visible(t: FactContext, style: Style): Promise<Answer> {
   const { scope, moment } = t;
   const win = scope.window ?? null;
-  const inWin = (await t.finder.byKind(scope, ['object', 'ocr', 'caption', 'transcript', 'speech'], { limit: 2000 }));
+  const inWin = await t.finder.byKind(scope, ['object', 'ocr', 'caption', 'transcript', 'speech'], { limit: 2000 });
   // A moment: what covers it is cited at that moment (every time in the answer is a cited one).
   const point = win && win.end - win.start <= 2 * POINT_HALF + 0.01 ? (win.start + win.end) / 2 : null;
   const citeIn = (x: Segment) => {
@@ -92,7 +92,7 @@ export async function visible(t: FactContext, style: Style): Promise<Answer> {
           : 'There';
     return lead + t.where(v);
   };
-  if (!inWin.length && !moment) return (await t.notFound('anything the analysis recognises', style));
+  if (!inWin.length && !moment) return await t.notFound('anything the analysis recognises', style);
   const byVideo = new Map<string, Segment[]>();
   for (const s of inWin) byVideo.set(s.videoId, [...(byVideo.get(s.videoId) ?? []), s]);
   const out: string[] = [];
@@ -144,7 +144,7 @@ export async function visible(t: FactContext, style: Style): Promise<Answer> {
     any = true;
     out.push(`${at(vid, cited)} ${bits.join('; ')}.`);
   }
-  if (!any) return (await t.notFound('anything the analysis recognises', style));
+  if (!any) return await t.notFound('anything the analysis recognises', style);
   return { text: out.join(' '), found: true };
 }
 

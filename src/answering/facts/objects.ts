@@ -230,28 +230,34 @@ async function withLabels(
 ): Promise<Answer> {
   // Things the detector has no label for, or never saw, may still be named by a caption (issue 11).
   // Things the detector has no label for, or never saw, may still be named by a caption: answer.ts reads those.
-  if (!label) return (await t.notFound('what the question names', style));
+  if (!label) return await t.notFound('what the question names', style);
   const asked = named.length ? named : [label];
-  const present = asked.filter(async (l) => (await t.sees(l)));
+  const present = asked.filter(async (l) => await t.sees(l));
   const missing = asked.filter((l) => !present.includes(l));
   // The question is about something that was never detected: say so rather than answer about something else.
   if (!present.includes(label) || (missing.length && !(missing.length === 1 && missing[0] === 'dining table'))) {
-    return (await t.notFound((missing.length ? missing : [label]).map((l) => article(labelNoun(l))).join(' or '), style));
+    return await t.notFound((missing.length ? missing : [label]).map((l) => article(labelNoun(l))).join(' or '), style);
   }
   return f(label);
 }
 
 // ---- object questions -------------------------------------------------------------------
 
-async function whenSeen(t: FactContext, label: string, intent: Intent, style: Style, presence = false): Promise<Answer> {
-  let spans = (await t.spansOf(label));
+async function whenSeen(
+  t: FactContext,
+  label: string,
+  intent: Intent,
+  style: Style,
+  presence = false,
+): Promise<Answer> {
+  let spans = await t.spansOf(label);
   if (intent.position === 'first' || intent.position === 'start') spans = spans.slice(0, 1);
   else if (intent.position === 'last' || intent.position === 'end') {
-    const last = (await t.lastSpanOf(label));
+    const last = await t.lastSpanOf(label);
     spans = last ? [last] : spans.slice(-1);
   }
   // The whole count, not the spans read (a label can have tens of thousands of spans in an index).
-  const total = spans.length === 1 ? 1 : (await t.spanCount(label));
+  const total = spans.length === 1 ? 1 : await t.spanCount(label);
   const shown = spans.slice(0, style.items);
   const noun = labelNoun(label);
   const parts = shown.map((s) => {
@@ -274,8 +280,8 @@ async function whenSeen(t: FactContext, label: string, intent: Intent, style: St
 }
 
 async function countAt(t: FactContext, label: string, intent: Intent, style: Style): Promise<Answer> {
-  const pts = (await t.series(label));
-  if (pts.length === 0) return (await t.notFound(article(labelNoun(label)), style));
+  const pts = await t.series(label);
+  if (pts.length === 0) return await t.notFound(article(labelNoun(label)), style);
   const noun = (n: number) => labelNoun(label, n);
   // "When are two cars visible?" / "When is only one bottle left?": the runs with that count.
   if (intent.needs.has('when') && intent.number !== null) {
@@ -343,7 +349,7 @@ async function countAt(t: FactContext, label: string, intent: Intent, style: Sty
 }
 
 async function whichVideo(t: FactContext, label: string, style: Style): Promise<Answer> {
-  const spans = (await t.spansOf(label));
+  const spans = await t.spansOf(label);
   const byVideo = new Map<string, Segment[]>();
   for (const s of spans) byVideo.set(s.videoId, [...(byVideo.get(s.videoId) ?? []), s]);
   const parts = [...byVideo.entries()].slice(0, style.items).map(([vid, segs]) => {
@@ -355,8 +361,8 @@ async function whichVideo(t: FactContext, label: string, style: Style): Promise<
 }
 
 async function objectsOf(t: FactContext, labels: string[], style: Style, intent: Intent): Promise<Answer> {
-  const segs = (await t.objectSpans(labels));
-  if (segs.length === 0) return (await t.notFound(`any ${categoryName(t.prompt)}`, style));
+  const segs = await t.objectSpans(labels);
+  if (segs.length === 0) return await t.notFound(`any ${categoryName(t.prompt)}`, style);
   const byLabel = new Map<string, Segment[]>();
   for (const s of segs) byLabel.set(s.text, [...(byLabel.get(s.text) ?? []), s]);
   let ranked = [...byLabel.entries()].sort((a, b) => total(b[1]) - total(a[1]));
@@ -385,11 +391,11 @@ const EVERY_LABEL = 10_000;
 
 async function companions(t: FactContext, named: string[], style: Style): Promise<Answer> {
   const subject = named[0]!;
-  const mine = (await t.spansOf(subject));
-  if (mine.length === 0) return (await t.notFound(article(labelNoun(subject)), style));
+  const mine = await t.spansOf(subject);
+  if (mine.length === 0) return await t.notFound(article(labelNoun(subject)), style);
   // What is detected at the same time as the subject, in its own videos (not the first spans of the
   // whole index, of which few are the subject's).
-  const others = (await t.finder.overlapping(mine, 'object', [subject, 'person'], t.scope.window));
+  const others = await t.finder.overlapping(mine, 'object', [subject, 'person'], t.scope.window);
   if (others.length === 0)
     return {
       text: `I could not find anything detected together with the ${labelNoun(subject)}; the ${labelNoun(subject)} is visible ${span(mine[0]!.start, mine[0]!.end)}.`,
@@ -414,7 +420,7 @@ async function companions(t: FactContext, named: string[], style: Style): Promis
  * extra.color), else "not found" that says colours are not measured, with where the object is.
  */
 async function colourOf(t: FactContext, label: string, style: Style): Promise<Answer> {
-  const spans = (await t.spansOf(label));
+  const spans = await t.spansOf(label);
   const coloured = spans.map((s) => ({ s, c: colourIn(s) })).filter((x): x is { s: Segment; c: string } => !!x.c);
   if (coloured.length) {
     const parts = coloured.slice(0, style.items).map(({ s, c }) => {
@@ -451,11 +457,11 @@ export function changeAsked(prompt: string): 'drop' | 'rise' | null {
  */
 async function changes(t: FactContext, label: string, slots: Slots, counting: boolean): Promise<Answer> {
   const way = changeAsked(t.prompt)!;
-  let found = changesOf((await t.series(label))).filter((c) => (way === 'drop' ? c.to < c.from : c.to > c.from));
+  let found = changesOf(await t.series(label)).filter((c) => (way === 'drop' ? c.to < c.from : c.to > c.from));
   const noun = labelNoun(label);
   if (!found.length) {
-    const spans = (await t.spansOf(label));
-    if (!spans.length) return (await t.notFound(article(noun), t.style));
+    const spans = await t.spansOf(label);
+    if (!spans.length) return await t.notFound(article(noun), t.style);
     const s = spans[0]!;
     t.citeSegment(s);
     return {
@@ -490,7 +496,7 @@ async function changes(t: FactContext, label: string, slots: Slots, counting: bo
  */
 async function countObjects(t: FactContext, label: string, slots: Slots, style: Style): Promise<Answer> {
   const intent = slots.intent;
-  const runs = appearances((await t.spansOf(label)));
+  const runs = appearances(await t.spansOf(label));
   if (
     slots.atOnce ||
     intent.extreme ||
@@ -538,7 +544,7 @@ async function extremeObject(t: FactContext, label: string, slots: Slots, style:
 
 /** Two (or more) videos side by side: how long and how many of the label each shows. */
 async function compareObject(t: FactContext, label: string, style: Style): Promise<Answer> {
-  const all = (await t.spansOf(label));
+  const all = await t.spansOf(label);
   // The read stops at the first spans by time (one long video can fill it): then each video's own.
   const capped = all.length >= KIND_READ_LIMIT;
   const holding = new Set(capped ? (await t.finder.withLabel(t.scope.videos, label)).map((v) => v.id) : []);
@@ -553,7 +559,7 @@ async function compareObject(t: FactContext, label: string, style: Style): Promi
     if (segs[0]) t.citeSegment(segs[0]);
     rows.push({ v, seconds: total(segs), n: runs.reduce((a, r) => a + r.most, 0) });
   }
-  if (rows.every((r) => r.n === 0)) return (await t.notFound(article(labelNoun(label)), style));
+  if (rows.every((r) => r.n === 0)) return await t.notFound(article(labelNoun(label)), style);
   rows.sort((a, b) => b.n - a.n || b.seconds - a.seconds);
   const parts = rows.map(
     (r) =>

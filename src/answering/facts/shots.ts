@@ -68,13 +68,13 @@ export const shots: FactPlugin = {
 // ---- the answers ------------------------------------------------------------------------------
 
 async function shotsOf(t: FactContext, v: Video): Promise<Segment[]> {
-  return (await t.finder.byKind({ videos: [v], window: t.scope.window }, ['shot']));
+  return await t.finder.byKind({ videos: [v], window: t.scope.window }, ['shot']);
 }
 
 async function shotCount(t: FactContext, style: Style): Promise<Answer> {
   const parts: string[] = [];
   for (const v of t.scope.videos.slice(0, style.items)) {
-    const shots = (await shotsOf(t, v));
+    const shots = await shotsOf(t, v);
     if (!shots.length) continue;
     for (const s of shots.slice(1, 8)) t.citeSegment(s);
     if (shots.length === 1) t.citeSegment(shots[0]!);
@@ -83,14 +83,14 @@ async function shotCount(t: FactContext, style: Style): Promise<Answer> {
       `${t.scope.videos.length > 1 ? `${v.fileName}: ` : ''}${numberWord(shots.length)} shot${shots.length === 1 ? '' : 's'}${cuts.length ? ` (cut${cuts.length > 1 ? 's' : ''} at ${joinList(cuts.slice(0, 7))}${cuts.length > 7 ? ' and more' : ''})` : ', no cut'}`,
     );
   }
-  if (!parts.length) return (await t.notFound('any shot boundaries', style));
+  if (!parts.length) return await t.notFound('any shot boundaries', style);
   return { text: `${t.scope.videos.length > 1 ? 'Shots: ' : 'The video has '}${parts.join('; ')}.`, found: true };
 }
 
 async function shotWhen(t: FactContext, slots: Slots, style: Style): Promise<Answer> {
   const parts: string[] = [];
   for (const v of t.scope.videos.slice(0, style.items)) {
-    const shots = (await shotsOf(t, v));
+    const shots = await shotsOf(t, v);
     const nth = ordinal(t.prompt);
     if (nth !== null && shots[nth - 1]) {
       const s = shots[nth - 1]!;
@@ -114,7 +114,7 @@ async function shotWhen(t: FactContext, slots: Slots, style: Style): Promise<Ans
       t.citeSegment(s);
       return { text: `There is no cut${t.where(one.id)}: it is one shot ${span(s.start, s.end)}.`, found: true };
     }
-    return (await t.notFound('any cut', style));
+    return await t.notFound('any cut', style);
   }
   void slots;
   return { text: `${capital(parts.join('; '))}.`, found: true };
@@ -127,7 +127,7 @@ async function shotCompare(t: FactContext, slots: Slots, style: Style): Promise<
   const rows = (await Promise.all(t.scope.videos.map(async (v) => ({ v, shots: await shotsOf(t, v) })))).filter(
     (r) => r.shots.length,
   );
-  if (!rows.length) return (await t.notFound('any shot boundaries', style));
+  if (!rows.length) return await t.notFound('any shot boundaries', style);
   const few = /\b(fewest|least|less|fewer)\b/i.test(t.prompt);
   rows.sort((a, b) => (few ? a.shots.length - b.shots.length : b.shots.length - a.shots.length));
   const shown = rows.slice(0, Math.max(2, style.items));
@@ -141,7 +141,7 @@ async function shotCompare(t: FactContext, slots: Slots, style: Style): Promise<
 
 async function shotExtreme(t: FactContext, slots: Slots, style: Style): Promise<Answer> {
   const shots = (await Promise.all(t.scope.videos.map((v) => shotsOf(t, v)))).flat();
-  if (!shots.length) return (await t.notFound('any shot', style));
+  if (!shots.length) return await t.notFound('any shot', style);
   const p = t.prompt.toLowerCase();
   let s: Segment;
   let what: string;

@@ -46,8 +46,8 @@ export const speakers: FactPlugin = {
 };
 
 async function voices(t: FactContext, asked: 'count' | 'describe'): Promise<Answer> {
-  const segs = (await t.finder.byKind(t.scope, ['speech', 'transcript']));
-  if (!segs.length) return (await t.notFound('any speech', t.style));
+  const segs = await t.finder.byKind(t.scope, ['speech', 'transcript']);
+  if (!segs.length) return await t.notFound('any speech', t.style);
   const first = segs[0]!;
   const last = segs.reduce((a, b) => (b.end > a.end ? b : a));
   t.citeSegment(first);
@@ -68,7 +68,7 @@ async function onScreen(t: FactContext, speech: Segment[]): Promise<string> {
     speech.some((s) => s.videoId === v && at >= s.start - 0.5 && at <= s.end + 0.5);
   let most = 0;
   let at: { t: number; s: Segment } | null = null;
-  for (const p of (await t.series('person')))
+  for (const p of await t.series('person'))
     if (p.segment && during(p.video.id, p.t) && p.n > most) {
       most = p.n;
       at = { t: p.t, s: p.segment };

@@ -95,13 +95,15 @@ export const speech: FactPlugin = {
 async function said(t: FactContext, slots: Slots, style: Style): Promise<Answer> {
   const { scope } = t;
   const intent = slots.intent;
-  const transcripts = (await t.finder.byKind(scope, ['transcript']));
+  const transcripts = await t.finder.byKind(scope, ['transcript']);
   // "What does she say about taxes": the lines must hold the topic, else it is not mentioned.
   const topic = TOPIC.test(t.prompt) ? askedContent(slots, SAID_CUE).words : [];
   if (transcripts.length && topic.length) {
     let about = transcripts.filter((s) => topic.some((w) => contains(s.text, w)));
     if (!about.length && transcripts.length >= KIND_READ_LIMIT)
-      about = (await t.finder.containing(scope, ['transcript'], topic)).filter((s) => topic.some((w) => contains(s.text, w)));
+      about = (await t.finder.containing(scope, ['transcript'], topic)).filter((s) =>
+        topic.some((w) => contains(s.text, w)),
+      );
     if (!about.length) return notMentioned(t, topic, transcripts);
     const parts = about.slice(0, Math.max(1, style.items - 1)).map((s) => {
       t.citeSegment(s);
@@ -122,7 +124,7 @@ async function said(t: FactContext, slots: Slots, style: Style): Promise<Answer>
     });
     return { text: `The speaker says, ${parts.join('; ')}.`, found: true };
   }
-  const speech = (await t.finder.byKind(scope, ['speech']));
+  const speech = await t.finder.byKind(scope, ['speech']);
   if (speech.length) {
     const first = speech[0]!;
     const last = speech.at(-1)!;
@@ -133,7 +135,7 @@ async function said(t: FactContext, slots: Slots, style: Style): Promise<Answer>
       found: false,
     };
   }
-  return (await t.notFound('any speech', style));
+  return await t.notFound('any speech', style);
 }
 
 /** "Nothing said mentions taxes", with what is said (the first lines) as context, cited. */
@@ -157,8 +159,8 @@ async function speechWhen(
   presence: boolean,
   slots?: Slots,
 ): Promise<Answer> {
-  const segs = (await t.finder.byKind(t.scope, ['transcript', 'speech']));
-  if (!segs.length) return (await t.notFound('any speech', style));
+  const segs = await t.finder.byKind(t.scope, ['transcript', 'speech']);
+  if (!segs.length) return await t.notFound('any speech', style);
   const transcripts = segs.filter((s) => s.kind === 'transcript');
   // "Does anyone mention the weather?": speech alone is no yes; the lines must hold the topic.
   const topic = presence && slots && TOPIC.test(t.prompt) ? askedContent(slots, SAID_CUE).words : [];
@@ -199,7 +201,7 @@ async function speechWhen(
   const total =
     segs.length < KIND_READ_LIMIT
       ? spans.length
-      : (await t.finder.countByKind(t.scope, transcripts.length ? ['transcript'] : ['transcript', 'speech']));
+      : await t.finder.countByKind(t.scope, transcripts.length ? ['transcript'] : ['transcript', 'speech']);
   const shown = spans.slice(0, style.items);
   const parts = shown.map((s) => {
     t.citeSegment(s);
@@ -214,16 +216,16 @@ async function speechWhen(
 }
 
 async function speechAmount(t: FactContext, style: Style): Promise<Answer> {
-  const segs = (await t.finder.byKind(t.scope, ['speech']));
-  const spans = segs.length ? segs : (await t.finder.byKind(t.scope, ['transcript']));
-  if (!spans.length) return (await t.notFound('any speech', style));
+  const segs = await t.finder.byKind(t.scope, ['speech']);
+  const spans = segs.length ? segs : await t.finder.byKind(t.scope, ['transcript']);
+  if (!spans.length) return await t.notFound('any speech', style);
   let count = spans.length;
   let seconds = total(spans);
   let last = spans.at(-1)!;
   if (spans.length >= KIND_READ_LIMIT) {
     // The read stopped at the first spans by time: the whole scope is counted and summed, and the last is the latest.
     const kind: SegmentKind = segs.length ? 'speech' : 'transcript';
-    const videos = (await t.finder.perVideo(t.scope, [kind]));
+    const videos = await t.finder.perVideo(t.scope, [kind]);
     count = videos.reduce((a, v) => a + v.count, 0);
     seconds = videos.reduce((a, v) => a + v.seconds, 0);
     last = (await t.finder.byKind(t.scope, [kind], { limit: 1, last: true }))[0] ?? last;
@@ -237,8 +239,8 @@ async function speechAmount(t: FactContext, style: Style): Promise<Answer> {
 }
 
 async function speechWhich(t: FactContext, style: Style): Promise<Answer> {
-  const segs = (await t.finder.byKind(t.scope, ['transcript', 'speech'], { limit: WHICH_READ }));
-  if (!segs.length) return (await t.notFound('any speech', style));
+  const segs = await t.finder.byKind(t.scope, ['transcript', 'speech'], { limit: WHICH_READ });
+  if (!segs.length) return await t.notFound('any speech', style);
   if (segs.length >= WHICH_READ) {
     // The read stopped at the first lines by time (the openings of many videos): summed per video in the whole scope.
     const parts: string[] = [];

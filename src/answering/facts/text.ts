@@ -91,8 +91,8 @@ async function written(t: FactContext, intent: Intent, style: Style, kind: strin
       };
     }
   }
-  let ocr = readable((await t.finder.byKind(scope, ['ocr'])), t);
-  if (ocr.length === 0) return (await t.notFound('any text on screen', style));
+  let ocr = readable(await t.finder.byKind(scope, ['ocr']), t);
+  if (ocr.length === 0) return await t.notFound('any text on screen', style);
   if (TITLE_ASKED.test(t.prompt) && !scope.window) return title(t, ocr);
   // "What is written on the cake": text on a thing that was never seen is not some other text of the video.
   const things = intent.labels.filter((l) => l !== 'person');
@@ -102,7 +102,7 @@ async function written(t: FactContext, intent: Intent, style: Style, kind: strin
     ocr.some((o) => namesLabel(o.text, l)) ||
     (capped && (await t.finder.containing(scope, ['ocr'], [l])).some((o) => namesLabel(o.text, l)));
   if (things.length && !things.some(async (l) => (await t.spansOf(l)).length || named(l)))
-    return (await t.notFound(`${article(labelNoun(things[0]!))} with text on it`, style));
+    return await t.notFound(`${article(labelNoun(things[0]!))} with text on it`, style);
   const ranked = await t.ranked(intent, 20, scope);
   const rankedOcr = ranked.filter((r) => r.segment.kind === 'ocr');
   let chosen: Segment[];
@@ -115,7 +115,7 @@ async function written(t: FactContext, intent: Intent, style: Style, kind: strin
     const latest = capped ? (await t.finder.byKind(scope, ['ocr'], { limit: 1, last: true }))[0]! : ocr.at(-1)!;
     const v = t.video(latest.videoId);
     const end = v.durationSec ?? latest.end;
-    if (capped) ocr = (await t.finder.byKind({ videos: [v], window: scope.window }, ['ocr'], { last: true }));
+    if (capped) ocr = await t.finder.byKind({ videos: [v], window: scope.window }, ['ocr'], { last: true });
     ocr = ocr.filter((s) => s.videoId === v.id && s.end >= end * 0.75);
     chosen = bestText(ocr).slice(0, style.items);
   } else if (intent.position === 'start' || intent.position === 'first') {
@@ -161,7 +161,7 @@ async function textMatches(
   intent: Intent,
   slots: Slots,
 ): Promise<{ segs: Segment[]; matched: boolean; asked: boolean }> {
-  const all = (await t.finder.byKind(t.scope, ['ocr']));
+  const all = await t.finder.byKind(t.scope, ['ocr']);
   const { wanted, asked } = wantedText(intent, slots);
   // The read stops at the first texts by time: over a large index the texts with the words are searched for.
   const hits = !wanted.length
@@ -178,14 +178,14 @@ async function textWhen(t: FactContext, intent: Intent, slots: Slots, style: Sty
   const { segs, matched, asked } = await textMatches(t, intent, slots);
   // Words the text must hold ("is there a kayak", "when does SALE appear") that no text holds: not found.
   if (!segs.length || (asked && !matched))
-    return (await t.notFound(
+    return await t.notFound(
       slots.quoted.length
         ? `the text ${joinList(slots.quoted.map(quote))}`
         : asked
           ? joinList(intent.keywords.filter((k) => !TEXT_WORDS.has(k)).map((k) => `"${k}"`))
           : 'any text on screen',
       style,
-    ));
+    );
   let chosen = segs;
   if (intent.position === 'first' || intent.position === 'start') chosen = segs.slice(0, 1);
   else if (intent.position === 'last' || intent.position === 'end') chosen = segs.slice(-1);
@@ -196,7 +196,7 @@ async function textWhen(t: FactContext, intent: Intent, slots: Slots, style: Sty
   // Every text counted when the read stopped at its limit and no word narrowed it.
   const all =
     chosen === segs && !matched && segs.length >= KIND_READ_LIMIT
-      ? (await t.finder.countByKind(t.scope, ['ocr']))
+      ? await t.finder.countByKind(t.scope, ['ocr'])
       : chosen.length;
   const more = all > style.items ? ` (and ${all - style.items} more)` : '';
   return {
@@ -207,7 +207,7 @@ async function textWhen(t: FactContext, intent: Intent, slots: Slots, style: Sty
 
 async function textWhich(t: FactContext, intent: Intent, slots: Slots, style: Style): Promise<Answer> {
   const { segs, matched, asked } = await textMatches(t, intent, slots);
-  if (!segs.length || (asked && !matched)) return (await t.notFound('such text on screen', style));
+  if (!segs.length || (asked && !matched)) return await t.notFound('such text on screen', style);
   const byVideo = new Map<string, Segment>();
   for (const s of bestText(segs)) if (!byVideo.has(s.videoId)) byVideo.set(s.videoId, s);
   const parts = [...byVideo.values()].slice(0, style.items).map((s) => {
@@ -286,8 +286,8 @@ function title(t: FactContext, ocr: Segment[]): Answer {
 }
 
 async function textCount(t: FactContext, style: Style): Promise<Answer> {
-  const segs = (await t.finder.byKind(t.scope, ['ocr']));
-  if (!segs.length) return (await t.notFound('any text on screen', style));
+  const segs = await t.finder.byKind(t.scope, ['ocr']);
+  if (!segs.length) return await t.notFound('any text on screen', style);
   const distinct = new Map<string, Segment>();
   for (const s of segs) if (!distinct.has(s.text.toLowerCase())) distinct.set(s.text.toLowerCase(), s);
   const parts = [...distinct.values()].slice(0, style.items).map((s) => {
@@ -296,7 +296,9 @@ async function textCount(t: FactContext, style: Style): Promise<Answer> {
   });
   // The read stopped at its first texts by time: the different texts of the whole scope are counted.
   const n =
-    segs.length >= KIND_READ_LIMIT ? Math.max(distinct.size, (await t.finder.distinctTexts(t.scope, ['ocr']))) : distinct.size;
+    segs.length >= KIND_READ_LIMIT
+      ? Math.max(distinct.size, await t.finder.distinctTexts(t.scope, ['ocr']))
+      : distinct.size;
   return {
     text: `${capital(numberWord(n))} different text${n === 1 ? ' is' : 's are'} read on screen: ${joinList(parts)}${n > parts.length ? ', and more' : ''}.`,
     found: true,

@@ -311,7 +311,10 @@ export async function overlappingIds(
 }
 
 /** The smallest and largest segment id of these videos, or null when they have none. */
-export async function segmentIdRange(c: Catalog, videoIds: readonly string[]): Promise<{ lo: number; hi: number } | null> {
+export async function segmentIdRange(
+  c: Catalog,
+  videoIds: readonly string[],
+): Promise<{ lo: number; hi: number } | null> {
   const [r] = await c.rows<{ lo: number | null; hi: number | null }>(
     sql`SELECT min(id) AS lo, max(id) AS hi FROM segments WHERE ${inJson(c, sql`video_id`, videoIds, 'text')}`,
   );
@@ -389,7 +392,12 @@ function fts(c: Catalog, q: TextQuery, weights?: readonly number[]): { from: SQL
       .map((g) => `(${g.map((w) => `${w.replace(/[^\p{L}\p{N}]/gu, '')}:*`).join(' & ')})`)
       .join(' | ');
     const tq = sql`to_tsquery('english', ${text})`;
-    return { from: sql`segments s`, match: sql`s.text_search @@ ${tq}`, rank: sql`-ts_rank(s.text_search, ${tq})`, rowid: sql`s.id` };
+    return {
+      from: sql`segments s`,
+      match: sql`s.text_search @@ ${tq}`,
+      rank: sql`-ts_rank(s.text_search, ${tq})`,
+      rowid: sql`s.id`,
+    };
   }
   const one = (k: string) => sql`phraseto_tsquery('english', ${k})`;
   const all = sql.join(

@@ -74,9 +74,7 @@ export async function vectorRanges(
     sql`SELECT video_id, min(id) AS first, max(id) AS last, count(*) AS n FROM segment_vectors
         WHERE ${inJson(c, sql`video_id`, videoIds, 'text')} GROUP BY video_id`,
   );
-  return new Map(
-    rows.map((r) => [r.video_id, { first: Number(r.first), last: Number(r.last), count: Number(r.n) }]),
-  );
+  return new Map(rows.map((r) => [r.video_id, { first: Number(r.first), last: Number(r.last), count: Number(r.n) }]));
 }
 
 /** The size in bytes (= dimensions) of a stored vector, or null when none is stored. */
