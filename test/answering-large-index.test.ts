@@ -108,9 +108,9 @@ describe('the frame nearest a time', () => {
         .values({ videoId: v.id, t, shot: 0, file: `${v.id}-${t}.jpg` })
         .run();
     const near = (t: number) => core.frameNear(a.id, t);
-    expect<(string | null)[]>(await Promise.all([near(-1), near(0.9), near(1), near(1.1), near(3.5), near(99)])).toEqual(
-      [0, 0, 0, 2, 4, 4].map((t) => `${a.id}-${t}.jpg`),
-    );
+    expect<(string | null)[]>(
+      await Promise.all([near(-1), near(0.9), near(1), near(1.1), near(3.5), near(99)]),
+    ).toEqual([0, 0, 0, 2, 4, 4].map((t) => `${a.id}-${t}.jpg`));
     expect(await core.frameNear(index.videos.at(-1)!.id, 3)).toBeNull();
   });
 });

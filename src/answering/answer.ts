@@ -355,7 +355,8 @@ async function withMissingModel(
   // white") is still about the picture.
   const visual = !intent.needs.has('written') && !cell?.plugin.needsNoVisionModel;
   // Only where the detector has nothing for what is asked: a count it got wrong is not a missing model.
-  const detected = intent.labels.filter(async (l) => l !== 'person' && (await seen(a, scope, l)));
+  const detected: string[] = [];
+  for (const l of intent.labels) if (l !== 'person' && (await seen(a, scope, l))) detected.push(l);
   if (visual && !detected.length && !(await finder.has(scope, ['caption'])) && contentWords(intent).length) {
     return `${firstSentence(output)} The index holds no descriptions of the pictures, only the labels of an object detector: a vision model server (--captioner openai) would describe what is seen and could answer this.`;
   }

@@ -232,7 +232,8 @@ async function withLabels(
   // Things the detector has no label for, or never saw, may still be named by a caption: answer.ts reads those.
   if (!label) return await t.notFound('what the question names', style);
   const asked = named.length ? named : [label];
-  const present = asked.filter(async (l) => await t.sees(l));
+  const present: string[] = [];
+  for (const l of asked) if (await t.sees(l)) present.push(l);
   const missing = asked.filter((l) => !present.includes(l));
   // The question is about something that was never detected: say so rather than answer about something else.
   if (!present.includes(label) || (missing.length && !(missing.length === 1 && missing[0] === 'dining table'))) {

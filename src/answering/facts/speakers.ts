@@ -57,7 +57,7 @@ async function voices(t: FactContext, asked: 'count' | 'describe'): Promise<Answ
       ? 'I cannot count the speakers: the index cannot tell one voice from another (a speaker-diarization model would).'
       : 'I cannot tell what the speaker is like: the index holds no model that describes a voice (a speaker or voice classification model would).';
   return {
-    text: `${cannot} Speech is heard ${span(first.start, last.end)}${onTrack(first)}${t.where(first.videoId)}${onScreen(t, segs)}.`,
+    text: `${cannot} Speech is heard ${span(first.start, last.end)}${onTrack(first)}${t.where(first.videoId)}${await onScreen(t, segs)}.`,
     found: true,
   };
 }

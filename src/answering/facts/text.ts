@@ -101,8 +101,9 @@ async function written(t: FactContext, intent: Intent, style: Style, kind: strin
   const named = async (l: string) =>
     ocr.some((o) => namesLabel(o.text, l)) ||
     (capped && (await t.finder.containing(scope, ['ocr'], [l])).some((o) => namesLabel(o.text, l)));
-  if (things.length && !things.some(async (l) => (await t.spansOf(l)).length || named(l)))
-    return await t.notFound(`${article(labelNoun(things[0]!))} with text on it`, style);
+  let anyNamed = false;
+  for (const l of things) if ((anyNamed = (await t.spansOf(l)).length > 0 || (await named(l)))) break;
+  if (things.length && !anyNamed) return await t.notFound(`${article(labelNoun(things[0]!))} with text on it`, style);
   const ranked = await t.ranked(intent, 20, scope);
   const rankedOcr = ranked.filter((r) => r.segment.kind === 'ocr');
   let chosen: Segment[];
