@@ -9,6 +9,7 @@ import { createHttpApp } from './http/app';
 import { withOllama } from './analysis/engines/model-server/ollama';
 import { DEFAULT_WHISPER_MODEL, whisperModelPresent } from './analysis/engines/stt';
 import { redoInterruptedCopies } from './jobs/playback-step';
+import { MAINTENANCE_LEASE } from './cluster/heartbeat';
 import { createLogger } from './log';
 import { resolveBinaries } from './media/binaries';
 import { decoderInfo } from './media/decoder';
@@ -46,7 +47,12 @@ export async function startServer(
   const requeued = service.queue.requeueUnqueued();
   if (resumed || requeued.length)
     log.info('resuming interrupted analysis', { jobs: resumed, requeued: requeued.length });
-  service.maintenance.run();
+  // This process joins the cluster's node list; one node (the lease's holder) does the cluster's
+  // maintenance, each refreshes its own listing cache.
+  const node = service.heartbeat;
+  await node.start();
+  await node.want(MAINTENANCE_LEASE, {}, true);
+  service.maintenance.run(new Date(), node.holds(MAINTENANCE_LEASE));
   // Copies the last stop cut off are made again; a worker started now makes copies only for its
   // own jobs, which are not ready videos.
   const copies = new AbortController();
@@ -88,8 +94,9 @@ export async function startServer(
       pattern: config.maintenanceCron,
       run() {
         try {
-          service.maintenance.run();
-          service.live.purge();
+          const lead = node.holds(MAINTENANCE_LEASE);
+          service.maintenance.run(new Date(), lead);
+          if (lead) service.live.purge();
         } catch (e) {
           log.error('maintenance failed', { reason: (e as Error).message });
         }
@@ -137,6 +144,7 @@ export async function startServer(
       await app.stop(true);
       await service.workers.stop();
       (app.store as { cron?: Record<string, { stop(): void }> }).cron?.maintenance?.stop();
+      await node.stop();
       service.close();
     },
   };

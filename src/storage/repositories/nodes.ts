@@ -2,7 +2,7 @@
  * The nodes of a cluster (issue 33): one row per running `serve` or `vidq worker`, registered at
  * its start and refreshed by its heartbeat (src/cluster/heartbeat.ts). Both dialects (catalog.ts).
  */
-import { and, asc, eq, gte, lt } from 'drizzle-orm';
+import { and, asc, eq, gte, lt, sql } from 'drizzle-orm';
 import { type Catalog, changed } from '../catalog';
 import type { NodeRole, NodeRow } from '../schema';
 
@@ -72,3 +72,26 @@ export const NODE_ROLE_NAMES: Record<NodeRole, string> = {
   worker: 'analysis only',
   all: 'API and analysis',
 };
+
+/** Running jobs claimed by these worker processes (their worker ids start with one of the prefixes). */
+export function runningJobsOf(c: Catalog, workerPrefixes: string[]): Promise<number> {
+  const { jobs } = c.t;
+  if (!workerPrefixes.length) return Promise.resolve(0);
+  return c.run(async (db) => {
+    const rows = await db.select({ workerId: jobs.workerId }).from(jobs).where(eq(jobs.state, 'running'));
+    return rows.filter((r) => workerPrefixes.some((p) => r.workerId?.startsWith(p))).length;
+  });
+}
+
+/**
+ * The job queue's size for GET /health (waiting, running, failed jobs of the `jobs` table), until
+ * the queue's own interface (issue 33's queue work) gives it.
+ */
+export function jobStateCounts(c: Catalog): Promise<{ waiting: number; active: number; failed: number }> {
+  const { jobs } = c.t;
+  return c.run(async (db) => {
+    const rows = await db.select({ state: jobs.state, n: sql<number>`count(*)` }).from(jobs).groupBy(jobs.state);
+    const n = (s: string) => Number(rows.find((r) => r.state === s)?.n ?? 0);
+    return { waiting: n('pending'), active: n('running'), failed: n('failed') };
+  });
+}
