@@ -170,6 +170,9 @@ export async function createService(
   // Analysis: the queue and the workers that drain it.
   const queue = new SqliteJobQueue(catalog);
   const analysis = config.analysisWorkers > 0;
+  // An API-only node of a cluster (`serve --workers 0`) runs no analysis but queues it for the
+  // worker nodes; --analysis-workers 0 alone analyses nothing (videos are ready once stored).
+  const queuesAnalysis = analysis || opts.role === 'api';
   const workers = new AnalysisSupervisor({
     config,
     queue,
@@ -207,7 +210,7 @@ export async function createService(
     log,
     ffprobe,
     ffmpeg,
-    analysis,
+    analysis: queuesAnalysis,
     enqueue: (tx, id, now) => queue.enqueueInSqlite(tx, id, now),
     onStored: () => {
       if (analysis) wake();

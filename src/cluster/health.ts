@@ -3,8 +3,8 @@
  * and the nodes seen within the heartbeat's grace. On the single-machine default: `sqlite`, this
  * node, and its queue.
  */
+import type { QueueCounts } from '../jobs/queue';
 import type { Catalog } from '../storage/catalog';
-import { jobStateCounts } from '../storage/repositories/nodes';
 import type { Heartbeat } from './heartbeat';
 
 export interface ClusterNodeView {
@@ -20,14 +20,18 @@ export interface ClusterNodeView {
 
 export interface ClusterHealth {
   database: 'sqlite' | 'postgres';
-  queue: { waiting: number; active: number; failed: number };
+  queue: QueueCounts;
   /** This process's node id. */
   node: string;
   nodes: ClusterNodeView[];
 }
 
-export async function clusterHealth(d: { catalog: Catalog; heartbeat: Heartbeat }): Promise<ClusterHealth> {
-  const [queue, nodes] = await Promise.all([jobStateCounts(d.catalog), d.heartbeat.nodes()]);
+export async function clusterHealth(d: {
+  catalog: Catalog;
+  queue: { counts(): Promise<QueueCounts> };
+  heartbeat: Heartbeat;
+}): Promise<ClusterHealth> {
+  const [queue, nodes] = await Promise.all([d.queue.counts(), d.heartbeat.nodes()]);
   return {
     database: d.catalog.dialect,
     queue,

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { Heartbeat, MAINTENANCE_LEASE } from '../../src/cluster/heartbeat';
 import { clusterHealth } from '../../src/cluster/health';
 import { createLogger } from '../../src/log';
+import { jobCounts } from '../../src/storage/repositories/jobs';
 import { takeLease } from '../../src/storage/repositories/leases';
 import { listNodes, registerNode } from '../../src/storage/repositories/nodes';
 import { DIALECTS, type TwoNodes } from '../dialects';
@@ -42,7 +43,7 @@ for (const dialect of DIALECTS)
       await api.beat();
       seen = await api.nodes();
       expect(seen.map((n) => n.host)).toEqual(['api-1']);
-      const health = await clusterHealth({ catalog: o.a, heartbeat: api });
+      const health = await clusterHealth({ catalog: o.a, queue: { counts: () => jobCounts(o.a) }, heartbeat: api });
       expect(health).toMatchObject({
         database: dialect.name === 'SQLite' ? 'sqlite' : 'postgres',
         queue: { waiting: 0, active: 0, failed: 0 },

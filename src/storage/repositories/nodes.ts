@@ -2,7 +2,7 @@
  * The nodes of a cluster (issue 33): one row per running `serve` or `vidq worker`, registered at
  * its start and refreshed by its heartbeat (src/cluster/heartbeat.ts). Both dialects (catalog.ts).
  */
-import { and, asc, eq, gte, lt, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, gte, lt } from 'drizzle-orm';
 import { type Catalog, changed } from '../catalog';
 import type { NodeRole, NodeRow } from '../schema';
 
@@ -84,14 +84,18 @@ export function runningJobsOf(c: Catalog, workerPrefixes: string[]): Promise<num
 }
 
 /**
- * The job queue's size for GET /health (waiting, running, failed jobs of the `jobs` table), until
- * the queue's own interface (issue 33's queue work) gives it.
+ * Videos changed since `since` (their `updated_at`), with their place: how an API node on the
+ * SQLite file hears of the analysis another node on the same file does (src/cluster/relay.ts).
  */
-export function jobStateCounts(c: Catalog): Promise<{ waiting: number; active: number; failed: number }> {
-  const { jobs } = c.t;
-  return c.run(async (db) => {
-    const rows = await db.select({ state: jobs.state, n: sql<number>`count(*)` }).from(jobs).groupBy(jobs.state);
-    const n = (s: string) => Number(rows.find((r) => r.state === s)?.n ?? 0);
-    return { waiting: n('pending'), active: n('running'), failed: n('failed') };
-  });
+export function videosUpdatedSince(
+  c: Catalog,
+  since: Date,
+): Promise<{ videoId: string; userId: string; indexId: string }[]> {
+  const { videos } = c.t;
+  return c.run((db) =>
+    db
+      .select({ videoId: videos.id, userId: videos.userId, indexId: videos.indexId })
+      .from(videos)
+      .where(gt(videos.updatedAt, since)),
+  );
 }
