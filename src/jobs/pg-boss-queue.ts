@@ -191,14 +191,12 @@ export class PgBossJobQueue implements JobQueue {
       }
       const touch = setInterval(
         () =>
-          void this.boss
-            .touch(ANALYSIS_QUEUE, attempt)
-            .catch((e) =>
-              this.opts.log?.warn('job heartbeat not recorded', {
-                video_id: row.videoId,
-                reason: (e as Error).message,
-              }),
-            ),
+          void this.boss.touch(ANALYSIS_QUEUE, attempt).catch((e) =>
+            this.opts.log?.warn('job heartbeat not recorded', {
+              video_id: row.videoId,
+              reason: (e as Error).message,
+            }),
+          ),
         (this.opts.heartbeatSec * 1000) / 2,
       );
       touch.unref?.();

@@ -14,6 +14,7 @@ import { type Catalog, postgresCatalog, sqliteCatalog } from '../../src/storage/
 import { openDatabase } from '../../src/storage/db';
 import { openPostgres } from '../../src/storage/pg';
 import { freshPostgresDatabase } from '../pg';
+import { addUser, addVideo } from './queue-fixtures';
 
 interface Opened {
   catalog: Catalog;
@@ -60,46 +61,6 @@ const DIALECTS: { name: string; open(): Promise<Opened> }[] = [
     },
   },
 ];
-
-/** A user with an index. */
-export async function addUser(c: Catalog, id: string): Promise<string> {
-  const { users, mediaIndexes } = c.t;
-  await c.run(async (db) => {
-    await db.insert(users).values({ id, name: id, createdAt: new Date() });
-    await db.insert(mediaIndexes).values({ id: `i_${id}`, userId: id, name: 'idx', createdAt: new Date() });
-  });
-  return `i_${id}`;
-}
-
-/** A stored video, queued for analysis in the same transaction. */
-export async function addVideo(
-  c: Catalog,
-  q: JobQueue,
-  id: string,
-  userId: string,
-  durationSec: number,
-  at = new Date(),
-): Promise<void> {
-  const { videos } = c.t;
-  await c.write(async (tx) => {
-    await tx.run((db) =>
-      db.insert(videos).values({
-        id,
-        indexId: `i_${userId}`,
-        userId,
-        sourceUrl: 'upload',
-        fileName: `${id}.mp4`,
-        storagePath: `media/${id}/source.mp4`,
-        durationSec,
-        status: 'processing',
-        progress: 0,
-        uploadedAt: at,
-        updatedAt: at,
-      }),
-    );
-    await q.enqueueIn(tx, id, at);
-  });
-}
 
 const t0 = 1_700_000_000_000;
 const at = (s: number) => new Date(t0 + s * 1000);
