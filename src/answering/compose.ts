@@ -13,7 +13,7 @@ import { type Evidence, type EvidenceFinder, KIND_READ_LIMIT, type ScopeWindow }
 import { FACTS, type Cell } from './facts';
 import type { Answer, FactContext, Slots, Style, TimeSlot } from './facts/plugin';
 import { readIntent, type Intent } from './intent';
-import { noisyText, unsureSpeech } from './noise';
+import { noisyText } from './noise';
 import { colourOnClothing, labelNoun, NAMES_NO_THING } from './vocabulary';
 import { readQuestion, type ReadQuestion } from './reader';
 import { type Counted, inWindow, momentWindow, POINT_HALF } from './series';
@@ -431,9 +431,7 @@ function sentenceFor(s: Segment, where: string, file: string | null): string {
     case 'object':
       return `${capital(article(labelNoun(s.text)))} is visible ${span(s.start, s.end)}${inFile}.`;
     case 'speech':
-      return unsureSpeech(s)
-        ? `Something that may be speech, or music, is heard ${span(s.start, s.end)}${onTrack(s)}${inFile}.`
-        : `Someone speaks ${span(s.start, s.end)}${onTrack(s)}${inFile}.`;
+      return `Someone speaks ${span(s.start, s.end)}${onTrack(s)}${inFile}.`;
     default:
       return `${capital(s.text)} ${span(s.start, s.end)}${inFile}.`;
   }

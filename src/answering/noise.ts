@@ -64,20 +64,22 @@ export function noisyText(
 }
 
 /**
- * Mean voice probability under which a speech span is hedged. Silero's mean over a span of real
- * speech is 0.8-0.95 on the shared clips; spans it fires on over music and effects sit near its
- * 0.5 trigger.
+ * Mean voice probability under which a speech span is unsure. Silero's mean over the spans of real
+ * speech is 0.82-0.995 on the shared clips (GRID, the JFK speech, the talking head).
  */
 export const SURE_SPEECH_PROB = 0.65;
 
 /**
- * Loudness swing (see the speech stage's `minSwing`, 0.55) under which a kept span is hedged:
- * speech measured 0.77-1.24 on the shared clips, music and drums 0.13-0.47; between the two, a
- * span may be singing or music with a beat.
+ * Loudness swing under which a span is unsure (the speech stage keeps spans from 0.55, its
+ * `minSwing`). Measured on the shared clips with `bench/speech-spans.ts` (MIN_SWING=0): spans of
+ * speech swing 0.61-1.24, and every clip with speech has a span of 0.77 or more (GRID 0.98, the
+ * JFK speech 1.24, the talking head 0.79); the music of the Big Buck Bunny intro swings at most
+ * 0.60, Chaplin's music 0.25, the drums 0.30. Between 0.55 and 0.75 a span may be singing or music
+ * with a beat (the skateboarding dog 0.58-0.69, the countdown 0.61: not known to hold speech).
  */
 export const SURE_SPEECH_SWING = 0.75;
 
-/** Whether a speech span may be music, singing or noise rather than someone speaking. */
+/** Whether one speech span may be music, singing or noise rather than someone speaking. */
 export function unsureSpeech(s: Pick<Segment, 'kind' | 'confidence' | 'extra'>): boolean {
   if (s.kind !== 'speech') return false;
   const x = s.extra as { swing?: unknown } | null;
@@ -86,10 +88,13 @@ export function unsureSpeech(s: Pick<Segment, 'kind' | 'confidence' | 'extra'>):
 }
 
 /**
- * The speech spans the detector is sure of (issue 34, class 8: a voice detector also fires on
- * music and singing); where it is sure of none, the unsure ones, flagged to be hedged.
+ * The speech of the videos whose voice detection is sure (issue 34, class 8: a voice detector also
+ * fires on music and singing). A video is sure when one of its spans is sure or it has a
+ * transcript: a span of it that swings less is still taken as speech (speech swings 0.61 at
+ * times). Where no video is sure, every span is kept, flagged to be hedged.
  */
 export function sureSpeech(segs: Segment[]): { segs: Segment[]; hedged: boolean } {
-  const sure = segs.filter((s) => !unsureSpeech(s));
-  return sure.length ? { segs: sure, hedged: false } : { segs, hedged: segs.length > 0 };
+  const sureVideos = new Set(segs.filter((s) => !unsureSpeech(s)).map((s) => s.videoId));
+  if (!sureVideos.size) return { segs, hedged: segs.length > 0 };
+  return { segs: segs.filter((s) => sureVideos.has(s.videoId)), hedged: false };
 }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { analysisAssets } from '../analysis/assets/extract';
 import { type Limiter, ModelServerClient } from '../analysis/engines/model-server/client';
 import { readIntent } from '../answering/intent';
-import { noisyText, unsureSpeech } from '../answering/noise';
+import { noisyText, sureSpeech } from '../answering/noise';
 import { POSSIBLY_BELOW } from '../answering/wording';
 import type { Config } from '../config';
 import { badRequest, notFound } from '../errors';
@@ -339,7 +339,7 @@ export class FlowService {
       'transcript',
     ]);
     const parts = [`Best match (${matched.kind}): ${quote(matched.text)}.`];
-    parts.push(...evidenceSentences(this.clean(v, inSpan)));
+    parts.push(...evidenceSentences(this.clean(v, inSpan), this.speechSure(v)));
     return parts.join(' ');
   }
 
@@ -356,12 +356,13 @@ export class FlowService {
     const clean = this.clean(v, seg);
     const by = (k: string) => clean.filter((s) => s.kind === k);
     // Speech the voice detector was unsure of may be music: no "dialogue" (issue 34, class 8).
-    const speech = [...by('speech').filter((s) => !unsureSpeech(s)), ...by('transcript')];
+    const sure = this.speechSure(v);
+    const speech = [...(sure ? by('speech') : []), ...by('transcript')];
     const text = by('ocr');
     const labels = countLabels(by('object'));
     const names = this.peopleIn(by('face'));
     const description =
-      evidenceSentences(clean).join(' ') ||
+      evidenceSentences(clean, sure).join(' ') ||
       'Nothing was recognised in this part (no objects, text, speech or captions).';
     const type = speech.length
       ? 'dialogue'
@@ -406,6 +407,11 @@ export class FlowService {
     return noisy.size ? seg.filter((s) => !noisy.has(s.id)) : seg;
   }
 
+  /** Whether the voice detection of a video is sure (noise.ts): else its speech may be music. */
+  private speechSure(v: Video): boolean {
+    return !sureSpeech(this.d.retrieval.byKind({ videos: [v], window: null }, ['speech', 'transcript'])).hedged;
+  }
+
   /** Names of the people whose appearances these face segments are (their id when unnamed). */
   private peopleIn(faces: Segment[]): string[] {
     if (!faces.length) return [];
@@ -425,7 +431,7 @@ export class FlowService {
 }
 
 /** Sentences from the evidence of a span: captions first, then things seen, text read, words said. */
-function evidenceSentences(seg: Segment[]): string[] {
+function evidenceSentences(seg: Segment[], speechSure: boolean): string[] {
   const out: string[] = [];
   const captions = [...new Set(seg.filter((s) => s.kind === 'caption').map((s) => s.text))];
   if (captions.length) out.push(captions.slice(0, 2).join(' '));
@@ -445,7 +451,7 @@ function evidenceSentences(seg: Segment[]): string[] {
   const said = seg.filter((s) => s.kind === 'transcript').map((s) => s.text);
   const speech = seg.filter((s) => s.kind === 'speech');
   if (said.length) out.push(`Said: ${quote(said.join(' ').slice(0, 300))}.`);
-  else if (speech.some((s) => !unsureSpeech(s))) out.push('Someone speaks (not transcribed).');
+  else if (speech.length && speechSure) out.push('Someone speaks (not transcribed).');
   else if (speech.length) out.push('Something that may be speech, or music, is heard.');
   return out;
 }

@@ -2,7 +2,7 @@
 import type { Segment, Video } from '../../storage/schema';
 import { appearances, distance, POINT_HALF } from '../series';
 import type { Evidence } from '../evidence';
-import { noisyText, unsureSpeech } from '../noise';
+import { noisyText, sureSpeech } from '../noise';
 import { formatTime } from '../target';
 import { labelNoun, numberWord } from '../vocabulary';
 import { capital, detected, joinList, quote, secs, span } from '../wording';
@@ -139,7 +139,8 @@ export async function visible(t: FactContext, style: Style): Promise<Answer> {
     if (texts.length) bits.push(`the screen shows ${joinList(texts.map((x) => quote(x.text)))}`);
     const spoken = segs.filter((s) => s.kind === 'transcript').slice(0, 2);
     // Speech the detector was unsure of may be music: not said as someone speaking (class 8).
-    const speech = segs.filter((s) => s.kind === 'speech' && !unsureSpeech(s));
+    const heard = t.finder.byKind({ videos: [t.video(vid)], window: null }, ['speech', 'transcript']);
+    const speech = sureSpeech(heard).hedged ? [] : segs.filter((s) => s.kind === 'speech');
     for (const s of spoken) cited.push(citeIn(s));
     if (spoken.length) bits.push(`someone says ${joinList(spoken.map((s) => quote(s.text)))}`);
     else if (speech.length) {
@@ -241,7 +242,8 @@ function changesOf(v: Video, all: Segment[], shots: Segment[], win: { start: num
     out.push({ t: s.start, text: `the text ${quote(s.text)} appears`, segment: s, rank: 2 });
   }
   const transcripts = all.filter((x) => x.kind === 'transcript');
-  const speech = all.filter((x) => x.kind === 'speech' && !unsureSpeech(x));
+  const heard = all.filter((x) => x.kind === 'speech');
+  const speech = sureSpeech(heard).hedged ? [] : heard;
   if (transcripts.length)
     for (const s of transcripts.slice(0, 3))
       out.push({ t: s.start, cite: s.end, text: `someone says ${quote(s.text)}`, segment: s, rank: 1 });
