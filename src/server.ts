@@ -42,8 +42,8 @@ export async function startServer(
   await service.webhooks.start();
   const recovered = service.ingest.recover();
   if (recovered.interrupted || recovered.orphans) log.warn('recovered from an unclean stop', { ...recovered });
-  const resumed = service.queue.resetRunning();
-  const requeued = service.queue.requeueUnqueued();
+  const resumed = await service.queue.resetRunning();
+  const requeued = await service.queue.requeueUnqueued();
   if (resumed || requeued.length)
     log.info('resuming interrupted analysis', { jobs: resumed, requeued: requeued.length });
   service.maintenance.run();
@@ -63,7 +63,7 @@ export async function startServer(
   ).catch((e) => log.error('playback copies not made again', { reason: (e as Error).message }));
   service.workers.start();
   // Another embedding model than the one that embedded the index: redo the vectors (issue 11).
-  const reembed = config.analysisWorkers > 0 ? service.reanalyze.reembedChanged() : [];
+  const reembed = config.analysisWorkers > 0 ? await service.reanalyze.reembedChanged() : [];
   if (reembed.length) log.info('re-embedding videos with the configured embedding model', { videos: reembed.length });
 
   const first = ensureDefaultUser(service);

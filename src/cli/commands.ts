@@ -231,8 +231,13 @@ const COMMANDS: Record<string, Command> = {
               .filter(Boolean)
           : undefined;
       const { reanalyzeIndex } = await import('../jobs/reanalyze');
-      return withService(config, (s) => {
-        const r = reanalyzeIndex(s, v.index as string, typeof v.user === 'string' ? v.user : undefined, requested);
+      return withService(config, async (s) => {
+        const r = await reanalyzeIndex(
+          s,
+          v.index as string,
+          typeof v.user === 'string' ? v.user : undefined,
+          requested,
+        );
         if (v.json) console.log(JSON.stringify(r));
         else {
           for (const q of r.queued) console.log(`${q.file_id}: ${q.analyzers.join(', ')}`);
