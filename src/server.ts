@@ -80,7 +80,7 @@ export async function startServer(
   if (!others.length)
     redoInterruptedCopies(
       {
-        db: service.db,
+        catalog: service.catalog,
         files: service.files,
         log,
         minFreeBytes: config.minFreeBytes,
