@@ -46,7 +46,7 @@ export async function startServer(
   const requeued = service.queue.requeueUnqueued();
   if (resumed || requeued.length)
     log.info('resuming interrupted analysis', { jobs: resumed, requeued: requeued.length });
-  service.maintenance.run();
+  await service.maintenance.run();
   // Copies the last stop cut off are made again; a worker started now makes copies only for its
   // own jobs, which are not ready videos.
   const copies = new AbortController();
@@ -63,10 +63,10 @@ export async function startServer(
   ).catch((e) => log.error('playback copies not made again', { reason: (e as Error).message }));
   service.workers.start();
   // Another embedding model than the one that embedded the index: redo the vectors (issue 11).
-  const reembed = config.analysisWorkers > 0 ? service.reanalyze.reembedChanged() : [];
+  const reembed = config.analysisWorkers > 0 ? await service.reanalyze.reembedChanged() : [];
   if (reembed.length) log.info('re-embedding videos with the configured embedding model', { videos: reembed.length });
 
-  const first = ensureDefaultUser(service);
+  const first = await ensureDefaultUser(service);
   if (first) {
     out(`Created the default user ${first.userId} (unlimited credits).`);
     out(`Its token, shown only this once, is also saved in ${first.tokenFile} (mode 0600):`);
@@ -86,9 +86,9 @@ export async function startServer(
     cron({
       name: 'maintenance',
       pattern: config.maintenanceCron,
-      run() {
+      async run() {
         try {
-          service.maintenance.run();
+          await service.maintenance.run();
           service.live.purge();
         } catch (e) {
           log.error('maintenance failed', { reason: (e as Error).message });

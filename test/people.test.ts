@@ -382,7 +382,7 @@ describe('isolation, removal and purge', () => {
     );
     const all = ids.flat();
     expect(new Set(all).size).toBe(all.length);
-    const other = userWithToken(srv, 'other');
+    const other = await userWithToken(srv, 'other');
     const [g] = (await peopleOf(idx.grid!)).body;
     for (const path of [
       `/indexes/${idx.grid}/people`,
