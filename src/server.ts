@@ -42,8 +42,8 @@ export async function startServer(
   await service.webhooks.start();
   const recovered = service.ingest.recover();
   if (recovered.interrupted || recovered.orphans) log.warn('recovered from an unclean stop', { ...recovered });
-  const resumed = service.queue.resetRunning();
-  const requeued = service.queue.requeueUnqueued();
+  const resumed = await service.queue.resetRunning();
+  const requeued = await service.queue.requeueUnqueued();
   if (resumed || requeued.length)
     log.info('resuming interrupted analysis', { jobs: resumed, requeued: requeued.length });
   await service.maintenance.run();

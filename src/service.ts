@@ -18,7 +18,7 @@ import { IndexService } from './indexes/service';
 import { UploadGrants } from './ingest/grants';
 import { IngestService } from './ingest/service';
 import { Maintenance } from './jobs/maintenance';
-import { JobQueue } from './jobs/queue';
+import { type JobQueue, SqliteJobQueue } from './jobs/queue';
 import { ReanalyzeService, type StageInfo } from './jobs/reanalyze';
 import { AnalysisSupervisor } from './jobs/supervisor';
 import { createLogger, type Logger } from './log';
@@ -159,7 +159,7 @@ export async function createService(
   const videoChanged = changes.changed;
 
   // Analysis: the queue and the workers that drain it.
-  const queue = new JobQueue(db);
+  const queue = new SqliteJobQueue(catalog);
   const analysis = config.analysisWorkers > 0;
   const workers = new AnalysisSupervisor({
     config,
@@ -200,7 +200,7 @@ export async function createService(
     ffprobe,
     ffmpeg,
     analysis,
-    enqueue: (tx, id, now) => queue.enqueueIn(tx, id, now),
+    enqueue: (tx, id, now) => queue.enqueueInSqlite(tx, id, now),
     onStored: () => {
       if (analysis) wake();
     },

@@ -51,7 +51,7 @@ export class ReanalyzeService {
         409,
         'nothing to reanalyze: every stage ran with the engine configured now; name them in "analyzers" to run them again',
       );
-    const outcome = this.d.queue.reanalyze(
+    const outcome = await this.d.queue.reanalyze(
       v.id,
       stages.map((s) => s.stage),
       new Date(),
@@ -126,7 +126,7 @@ export async function queueReembedding(d: Pick<ReanalyzeDeps, 'catalog' | 'queue
     if (!e) continue; // never embedded (embeddings were off): nothing to redo
     const was = e.producer ?? e.engine;
     if (was === embeddings.info.name) continue;
-    if (d.queue.reanalyze(v.id, [embeddings.stage]) === 'queued') queued.push(v.id);
+    if ((await d.queue.reanalyze(v.id, [embeddings.stage])) === 'queued') queued.push(v.id);
   }
   return queued;
 }
