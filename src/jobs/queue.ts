@@ -121,6 +121,11 @@ export interface JobQueue {
   pendingCount(): Promise<number>;
   /** Waiting, active and failed jobs (GET /health's cluster block). */
   counts(): Promise<QueueCounts>;
+  /**
+   * The slot is done with a job it claimed, whatever the outcome (after finish, fail, a removal or
+   * a stop): on pg-boss the lease ends (a job still running goes back to the queue at once).
+   */
+  release(videoId: string, workerId: string): Promise<void>;
   /** Stops what the queue runs in the background (pg-boss's maintenance and connections). */
   close(): Promise<void>;
 }
@@ -256,8 +261,8 @@ export class SqliteJobQueue implements JobQueue {
     return this.c.write((tx) => this.enqueueIn(tx, videoId, now));
   }
 
-  enqueueIn(tx: Catalog, videoId: string, now = new Date()): Promise<void> {
-    return insertQueuedJob(tx, videoId, FIRST_STAGE, now);
+  async enqueueIn(tx: Catalog, videoId: string, now = new Date()): Promise<void> {
+    await insertQueuedJob(tx, videoId, FIRST_STAGE, now);
   }
 
   /** enqueueIn for a caller inside a synchronous bun:sqlite transaction (ingest, until it is on the catalog). */
@@ -358,6 +363,9 @@ export class SqliteJobQueue implements JobQueue {
   counts(): Promise<QueueCounts> {
     return jobCounts(this.c);
   }
+
+  /** Nothing held outside the row: a dead worker's jobs are put back by releaseWorker or resetRunning. */
+  async release(_videoId: string, _workerId: string): Promise<void> {}
 
   async close(): Promise<void> {}
 }

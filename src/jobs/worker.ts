@@ -231,6 +231,9 @@ export async function runWorker(config: Config): Promise<number> {
       try {
         await analyse(job, slotId, slot);
       } finally {
+        await queue
+          .release(job.videoId, slotId)
+          .catch((e) => log.warn('job not released', { video_id: job.videoId, reason: (e as Error).message }));
         busy[slot] = false;
         idleSince = null;
       }

@@ -39,18 +39,20 @@ const ms = (x: unknown): number =>
         ? x
         : Date.parse(String(x));
 
-/** Queues the analysis of a stored video in `tx` (the caller's transaction): the video is `processing`. */
-export async function insertQueuedJob(tx: Catalog, videoId: string, stage: string, now: Date): Promise<void> {
+/** Queues the analysis of a stored video in `tx` (the caller's transaction): the video is `processing`. False when it had a job row already. */
+export async function insertQueuedJob(tx: Catalog, videoId: string, stage: string, now: Date): Promise<boolean> {
   const { jobs, videos } = tx.t;
-  await tx.run(async (db) => {
-    await db
+  return tx.run(async (db) => {
+    const added = await db
       .insert(jobs)
       .values({ videoId, state: 'pending', stage, progress: 0, createdAt: now, updatedAt: now })
-      .onConflictDoNothing();
+      .onConflictDoNothing()
+      .returning({ v: jobs.videoId });
     await db
       .update(videos)
       .set({ status: 'processing', stage: QUEUED_STAGE, progress: 0, updatedAt: now })
       .where(eq(videos.id, videoId));
+    return added.length > 0;
   });
 }
 
@@ -419,4 +421,51 @@ export function insertQueuedJobSqlite(tx: Db, videoId: string, stage: string, no
     .set({ status: 'processing', stage: QUEUED_STAGE, progress: 0, updatedAt: now })
     .where(eq(sqliteVideos.id, videoId))
     .run();
+}
+
+/**
+ * pg-boss's database interface over a catalog (its `db` option): pg-boss's statements then run in
+ * the caller's transaction, so sending a job commits with the rows that made it (PostgreSQL only).
+ * Its `$n` placeholders become bound parameters of one statement.
+ */
+export function queueStatementsIn(tx: Catalog): {
+  executeSql(text: string, values?: unknown[]): Promise<{ rows: any[] }>;
+} {
+  return {
+    executeSql: async (text, values = []) => {
+      const parts = text.split(/\$(\d+)/);
+      const chunks = parts.map((p, i) => (i % 2 === 0 ? sql.raw(p) : sql`${sql.param(values[Number(p) - 1])}`));
+      return { rows: await tx.rows(sql.join(chunks, sql.raw(''))) };
+    },
+  };
+}
+
+/** What a job's priority is computed from when it is sent: its owner, its length, the owner's line. */
+export async function sendFacts(
+  tx: Catalog,
+  videoId: string,
+  shortSec: number,
+): Promise<{ userId: string; durationSec: number; waiting: number; waitingShort: number } | undefined> {
+  const { jobs, videos } = tx.t;
+  return tx.run(async (db) => {
+    const v = first(
+      await db
+        .select({ userId: videos.userId, durationSec: videos.durationSec })
+        .from(videos)
+        .where(eq(videos.id, videoId))
+        .limit(1),
+    );
+    if (!v) return undefined;
+    const w = first(
+      await db
+        .select({
+          all: sql<number>`count(*)`,
+          short: sql<number>`sum(CASE WHEN coalesce(${videos.durationSec}, 0) <= ${shortSec} THEN 1 ELSE 0 END)`,
+        })
+        .from(jobs)
+        .innerJoin(videos, eq(videos.id, jobs.videoId))
+        .where(and(eq(videos.userId, v.userId), eq(jobs.state, 'pending'), sql`${jobs.videoId} <> ${videoId}`)),
+    );
+    return { userId: v.userId, durationSec: v.durationSec ?? 0, waiting: num(w?.all), waitingShort: num(w?.short) };
+  });
 }
