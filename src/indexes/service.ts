@@ -16,6 +16,7 @@ import {
   indexListing,
   indexOf,
   insertIndex,
+  lockIndexName,
   setIndexDeletedAt,
 } from '../storage/repositories/indexes';
 import { videosOfIndex } from '../storage/repositories/videos';
@@ -94,6 +95,7 @@ export class IndexService {
     type: IndexType,
     reserved: () => Error,
   ): Promise<{ index: MediaIndex; created: boolean }> {
+    await lockIndexName(tx, user.id, ref);
     const existing = await this.find(user, ref, { byName: true }, tx);
     if (existing) return { index: existing, created: false };
     const name = validateIndexName(ref);

@@ -100,6 +100,16 @@ export async function indexListing(
   return rows.map((r) => ({ index: r.index, count: Number(r.count), total: Number(r.total) }));
 }
 
+/**
+ * Inside a write transaction: holds the user's index name until it ends, so that two requests that
+ * find no index of that name do not both make one. SQLite's write lock (BEGIN IMMEDIATE) does it
+ * already; PostgreSQL takes a transaction-scoped advisory lock on the (user, name).
+ */
+export async function lockIndexName(tx: Catalog, userId: string, name: string): Promise<void> {
+  if (tx.dialect === 'postgres')
+    await tx.rows(sql`SELECT pg_advisory_xact_lock(hashtext(${`index-name:${userId}:${name.trim()}`}))`);
+}
+
 export function insertIndex(c: Catalog, index: MediaIndex): Promise<void> {
   return c.run(async (db) => {
     await db.insert(c.t.mediaIndexes).values(index);
