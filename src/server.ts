@@ -68,7 +68,7 @@ export async function startServer(
   const copies = new AbortController();
   redoInterruptedCopies(
     {
-      db: service.db,
+      catalog: service.catalog,
       files: service.files,
       log,
       minFreeBytes: config.minFreeBytes,

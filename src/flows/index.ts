@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { analysisAssets } from '../analysis/assets/extract';
 import { type Limiter, ModelServerClient } from '../analysis/engines/model-server/client';
 import { readIntent } from '../answering/intent';
+import { noisyText, sureSpeech } from '../answering/noise';
+import { POSSIBLY_BELOW } from '../answering/wording';
 import type { Config } from '../config';
 import { badRequest, notFound } from '../errors';
 import type { IndexService } from '../indexes/service';
@@ -337,7 +339,7 @@ export class FlowService {
       'transcript',
     ]);
     const parts = [`Best match (${matched.kind}): ${quote(matched.text)}.`];
-    parts.push(...evidenceSentences(inSpan));
+    parts.push(...evidenceSentences(this.clean(v, inSpan), this.speechSure(v)));
     return parts.join(' ');
   }
 
@@ -351,13 +353,17 @@ export class FlowService {
       'transcript',
       'face',
     ]);
-    const by = (k: string) => seg.filter((s) => s.kind === k);
-    const speech = [...by('speech'), ...by('transcript')];
+    const clean = this.clean(v, seg);
+    const by = (k: string) => clean.filter((s) => s.kind === k);
+    // Speech the voice detector was unsure of may be music: no "dialogue" (issue 34, class 8).
+    const sure = this.speechSure(v);
+    const speech = [...(sure ? by('speech') : []), ...by('transcript')];
     const text = by('ocr');
     const labels = countLabels(by('object'));
     const names = this.peopleIn(by('face'));
     const description =
-      evidenceSentences(seg).join(' ') || 'Nothing was recognised in this part (no objects, text, speech or captions).';
+      evidenceSentences(clean, sure).join(' ') ||
+      'Nothing was recognised in this part (no objects, text, speech or captions).';
     const type = speech.length
       ? 'dialogue'
       : text.length
@@ -376,6 +382,7 @@ export class FlowService {
           .join(', ')}`,
       );
     if (speech.length) cues.push('speech');
+    else if (by('speech').length) cues.push('possible speech or music');
     if (text.length) cues.push('on-screen text');
     if (by('caption').length) cues.push('caption');
     const colours = [...new Set(by('object').flatMap((o) => (o.extra?.colours as string[] | undefined) ?? []))];
@@ -392,6 +399,17 @@ export class FlowService {
       end: round3(span.end),
       shots: shots.length,
     };
+  }
+
+  /** The segments less what is no fact to state (noise.ts): on-screen fragments and watermarks. */
+  private clean(v: Video, seg: Segment[]): Segment[] {
+    const noisy = noisyText(this.d.retrieval, { videos: [v], window: null }, seg);
+    return noisy.size ? seg.filter((s) => !noisy.has(s.id)) : seg;
+  }
+
+  /** Whether the voice detection of a video is sure (noise.ts): else its speech may be music. */
+  private speechSure(v: Video): boolean {
+    return !sureSpeech(this.d.retrieval.byKind({ videos: [v], window: null }, ['speech', 'transcript'])).hedged;
   }
 
   /** Names of the people whose appearances these face segments are (their id when unnamed). */
@@ -413,22 +431,28 @@ export class FlowService {
 }
 
 /** Sentences from the evidence of a span: captions first, then things seen, text read, words said. */
-function evidenceSentences(seg: Segment[]): string[] {
+function evidenceSentences(seg: Segment[], speechSure: boolean): string[] {
   const out: string[] = [];
   const captions = [...new Set(seg.filter((s) => s.kind === 'caption').map((s) => s.text))];
   if (captions.length) out.push(captions.slice(0, 2).join(' '));
-  const labels = countLabels(seg.filter((s) => s.kind === 'object'));
+  const objects = seg.filter((s) => s.kind === 'object');
+  const labels = countLabels(objects);
+  // A label the detector was never sure of is said as possible (issue 34, class 8).
+  const sure = (l: string) => objects.some((o) => o.text === l && (o.confidence ?? 1) >= POSSIBLY_BELOW);
   if (labels.size)
     out.push(
       `Seen: ${[...labels.entries()]
         .slice(0, 6)
-        .map(([l, n]) => (n > 1 ? `${l} (up to ${n})` : l))
+        .map(([l, n]) => `${sure(l) ? '' : 'possibly '}${n > 1 ? `${l} (up to ${n})` : l}`)
         .join(', ')}.`,
     );
   const text = [...new Set(seg.filter((s) => s.kind === 'ocr').map((s) => s.text))];
   if (text.length) out.push(`On screen: ${text.slice(0, 3).map(quote).join(', ')}.`);
-  const said = seg.filter((s) => s.kind === 'speech' || s.kind === 'transcript').map((s) => s.text);
+  const said = seg.filter((s) => s.kind === 'transcript').map((s) => s.text);
+  const speech = seg.filter((s) => s.kind === 'speech');
   if (said.length) out.push(`Said: ${quote(said.join(' ').slice(0, 300))}.`);
+  else if (speech.length && speechSure) out.push('Someone speaks (not transcribed).');
+  else if (speech.length) out.push('Something that may be speech, or music, is heard.');
   return out;
 }
 
