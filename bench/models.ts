@@ -137,7 +137,7 @@ async function runLevel(concurrency: number): Promise<Level> {
       const outcome = await runJob(
         job,
         {
-          db: s.db,
+          catalog: s.catalog,
           queue: s.queue,
           files: s.files,
           analyzers,

@@ -108,6 +108,11 @@ export class AnalysisSupervisor {
     else p.resolve(outcome);
   }
 
+  /** The worker-id prefix of each running worker process (its job slots' ids start with it). */
+  workerPrefixes(): string[] {
+    return [...this.procs].map((p) => `w_${p.pid}_`);
+  }
+
   async stop(): Promise<void> {
     this.stopping = true;
     const all = [...this.procs];

@@ -147,7 +147,7 @@ for (const early of [true, false]) {
       const outcome = await within(
         analyseJob(job, 'w_test', {
           config: svc.config,
-          db: svc.db,
+          catalog: svc.catalog,
           queue: svc.queue,
           files: svc.files,
           analyzers: [removedUnderIt],
@@ -175,7 +175,7 @@ for (const early of [true, false]) {
     try {
       const done = analyseJob(job, 'w_test', {
         config: svc.config,
-        db: svc.db,
+        catalog: svc.catalog,
         queue: svc.queue,
         files: svc.files,
         analyzers: [stage(async () => ({}))],

@@ -124,7 +124,7 @@ test('the copy is made only when it leaves the free disk space uploads are held 
     const { index } = svc.indexes.findOrCreateByName(svc.db, user, 'p');
     const id = 'P'.repeat(32);
     insertProres(svc, { indexId: index.id, userId: user.id }, id, { status: 'ready', progress: 100 });
-    const d = { db: svc.db, files: svc.files, ffmpeg, log: createLogger('error') };
+    const d = { catalog: svc.catalog, files: svc.files, ffmpeg, log: createLogger('error') };
     expect(await playbackStep({ ...d, minFreeBytes: 2 ** 60 }, id)).toBe(false);
     expect(existsSync(join(svc.files.videoDir(id), PLAYBACK_FILE))).toBe(false);
     expect(await playbackStep({ ...d, minFreeBytes: 0 }, id)).toBe(true);
@@ -143,7 +143,7 @@ test('a copy made beside the analysis is published when the video is ready, and 
   try {
     const { user } = svc.accounts.createUser('u', null);
     const { index } = svc.indexes.findOrCreateByName(svc.db, user, 'p');
-    const d = { db: svc.db, files: svc.files, ffmpeg, log: createLogger('error'), minFreeBytes: 0 };
+    const d = { catalog: svc.catalog, files: svc.files, ffmpeg, log: createLogger('error'), minFreeBytes: 0 };
     for (const [id, end] of [
       ['R'.repeat(32), 'ready'],
       ['F'.repeat(32), 'failed'],

@@ -4,12 +4,6 @@
  * catalogs racing for the same lease (on PostgreSQL: two pools, as two nodes).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type Catalog, postgresCatalog, sqliteCatalog } from '../../src/storage/catalog';
-import { openDatabase } from '../../src/storage/db';
-import { openPostgres } from '../../src/storage/pg';
 import {
   currentLease,
   currentLeases,
@@ -25,57 +19,13 @@ import {
   removeNode,
   touchNode,
 } from '../../src/storage/repositories/nodes';
-import { freshPostgresDatabase } from '../pg';
-
-interface Opened {
-  /** Two catalogs on the same database: two nodes. */
-  a: Catalog;
-  b: Catalog;
-  close(): Promise<void>;
-}
-
-const DIALECTS: { name: string; open(): Promise<Opened> }[] = [
-  {
-    name: 'SQLite',
-    async open() {
-      const dir = mkdtempSync(join(tmpdir(), 'vidq-cluster-'));
-      const one = openDatabase(join(dir, 'vidq.db'));
-      const two = openDatabase(join(dir, 'vidq.db'));
-      return {
-        a: sqliteCatalog(one),
-        b: sqliteCatalog(two),
-        close: async () => {
-          one.$client.close();
-          two.$client.close();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    async open() {
-      const pg = await freshPostgresDatabase();
-      const one = await openPostgres(pg.url, { max: 4 });
-      const two = await openPostgres(pg.url, { max: 4 });
-      return {
-        a: postgresCatalog(one),
-        b: postgresCatalog(two),
-        close: async () => {
-          await one.$client.end();
-          await two.$client.end();
-          await pg.drop();
-        },
-      };
-    },
-  },
-];
+import { DIALECTS, type TwoNodes } from '../dialects';
 
 const at = (ms: number) => new Date(1_800_000_000_000 + ms);
 
 for (const dialect of DIALECTS)
   describe(`cluster tables on ${dialect.name}`, () => {
-    let o: Opened;
+    let o: TwoNodes;
     beforeAll(async () => {
       o = await dialect.open();
     });
