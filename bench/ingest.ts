@@ -174,7 +174,7 @@ function cpuSpent(a: CpuSnapshot, b: CpuSnapshot): Record<string, number> {
 }
 
 let peakRss = 0;
-const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
+const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 50);
 
 async function timeDecode(file: string): Promise<number> {
   // Not part of the indexing: left out of a timeline, whose clock it does not advance.
