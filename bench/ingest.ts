@@ -598,7 +598,8 @@ const cpuLine = (name: string, rs: Row[]) => {
   );
 };
 for (const r of rows) cpuLine(r.name, [r]);
-for (const [name, rs] of groups) if (rs.length > 1 || (rs.length === 1 && name !== 'short clips')) cpuLine(`= ${name} (${rs.length})`, rs);
+for (const [name, rs] of groups)
+  if (rs.length > 1 || (rs.length === 1 && name !== 'short clips')) cpuLine(`= ${name} (${rs.length})`, rs);
 // --findings FILE: what each clip's analysis found, one line per clip, to compare runs exactly.
 if (values.findings) writeFileSync(values.findings, rows.map((r) => `${r.name}: ${r.findings}`).join('\n') + '\n');
 for (const a of analyzers) await a.close?.();

@@ -191,8 +191,7 @@ function toTensorAxisAligned(src: Image, W: number, H: number, norm: Norm, q: Qu
       const v1 =
         (data[p00 + 1]! * (1 - wx) + data[p01 + 1]! * wx) * (1 - wy) +
         (data[p10 + 1]! * (1 - wx) + data[p11 + 1]! * wx) * wy;
-      const v2 =
-        (data[p00]! * (1 - wx) + data[p01]! * wx) * (1 - wy) + (data[p10]! * (1 - wx) + data[p11]! * wx) * wy;
+      const v2 = (data[p00]! * (1 - wx) + data[p01]! * wx) * (1 - wy) + (data[p10]! * (1 - wx) + data[p11]! * wx) * wy;
       out[o] = v0 * a0 + b0;
       out[plane + o] = v1 * a1 + b1;
       out[2 * plane + o] = v2 * a2 + b2;
