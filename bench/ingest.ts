@@ -380,8 +380,8 @@ async function analyse(name: string, file: string): Promise<Row | null> {
       updatedAt: now,
     })
     .run();
-  s.queue.enqueue(id);
-  const job = s.queue.claim('w_bench')!;
+  await s.queue.enqueue(id);
+  const job = (await s.queue.claim('w_bench'))!;
   const decode = await timeDecode(file);
   const cpu0 = cpuSnapshot();
   const t0 = performance.now();

@@ -126,14 +126,14 @@ async function runLevel(concurrency: number): Promise<Level> {
         updatedAt: now,
       })
       .run();
-    s.queue.enqueue(id);
+    await s.queue.enqueue(id);
     ids.push(id);
   }
   stand.resetCounts();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const worker = async (w: number) => {
-    for (let job = s.queue.claim(`w_bench_${w}`); job; job = s.queue.claim(`w_bench_${w}`)) {
+    for (let job = await s.queue.claim(`w_bench_${w}`); job; job = await s.queue.claim(`w_bench_${w}`)) {
       const outcome = await runJob(
         job,
         {

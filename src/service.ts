@@ -18,7 +18,7 @@ import { IndexService } from './indexes/service';
 import { UploadGrants } from './ingest/grants';
 import { IngestService } from './ingest/service';
 import { Maintenance } from './jobs/maintenance';
-import { JobQueue } from './jobs/queue';
+import { type JobQueue, SqliteJobQueue } from './jobs/queue';
 import { ReanalyzeService, type StageInfo } from './jobs/reanalyze';
 import { AnalysisSupervisor } from './jobs/supervisor';
 import { createLogger, type Logger } from './log';
@@ -37,6 +37,8 @@ import { FlowService } from './flows';
 import { type VideoPlace, VideoChanges } from './videos/changes';
 import { VideoService } from './videos/service';
 import { LiveService } from './live/service';
+import { Heartbeat } from './cluster/heartbeat';
+import { runningJobsOf } from './storage/repositories/nodes';
 import { inProcessWindows } from './live/window';
 
 export interface Service {
@@ -75,6 +77,11 @@ export interface Service {
   /** Live streams (pushed or pulled), their analysis and alerts. */
   live: LiveService;
   /**
+   * This process as a node of the cluster (issue 33): its row in `nodes` and its leases. Built
+   * here, started by `serve` and `vidq worker` only (the CLI is no node).
+   */
+  heartbeat: Heartbeat;
+  /**
    * The one entry point for "a video changed" (stored, removed, its analysis queued, progressed or
    * ended, a live window): every cache that holds something of a video subscribes to it (see
    * `changes`). `place` is needed when the row is already gone.
@@ -88,6 +95,8 @@ export interface Service {
 export interface ServiceOptions {
   /** Where the analysis workers' log lines go (default: this process's stderr). */
   logSink?: (line: string) => void;
+  /** The node's role (default: `all` with analysis workers, `api` without; `vidq worker`: `worker`). */
+  role?: 'api' | 'worker' | 'all';
 }
 
 /**
@@ -159,8 +168,11 @@ export async function createService(
   const videoChanged = changes.changed;
 
   // Analysis: the queue and the workers that drain it.
-  const queue = new JobQueue(db);
+  const queue = new SqliteJobQueue(catalog);
   const analysis = config.analysisWorkers > 0;
+  // An API-only node of a cluster (`serve --workers 0`) runs no analysis but queues it for the
+  // worker nodes; --analysis-workers 0 alone analyses nothing (videos are ready once stored).
+  const queuesAnalysis = analysis || opts.role === 'api';
   const workers = new AnalysisSupervisor({
     config,
     queue,
@@ -198,8 +210,8 @@ export async function createService(
     log,
     ffprobe,
     ffmpeg,
-    analysis,
-    enqueue: (tx, id, now) => queue.enqueueIn(tx, id, now),
+    analysis: queuesAnalysis,
+    enqueue: (tx, id, now) => queue.enqueueInSqlite(tx, id, now),
     onStored: () => {
       if (analysis) wake();
     },
@@ -267,6 +279,14 @@ export async function createService(
   const people = new PeopleService({ db, catalog, indexes, files, ffmpeg });
   const webhooks = new WebhookService({ catalog, config, indexes, log: log.child({ part: 'webhooks' }) });
 
+  // This process as a node: its leases decide which node runs each live stream and the cron.
+  const heartbeat = new Heartbeat({
+    catalog,
+    role: opts.role ?? (analysis ? 'all' : 'api'),
+    log: log.child({ part: 'cluster' }),
+    jobs: () => runningJobsOf(catalog, workers.workerPrefixes()),
+  });
+
   // Live streams.
   const live = new LiveService({
     db,
@@ -292,6 +312,7 @@ export async function createService(
           },
         }),
     onChanged: videoChanged,
+    ownership: heartbeat,
   });
 
   // The caches that hold something of a video, each dropping it when the video changes.
@@ -323,6 +344,7 @@ export async function createService(
     people,
     flows,
     live,
+    heartbeat,
     videoChanged,
     changes,
     close: () => {

@@ -590,3 +590,20 @@ describe('API docs', () => {
     expect(await getJson(srv.url, '/nope')).toEqual({ status: 404, body: { error: 404, message: expect.any(String) } });
   });
 });
+
+describe('GET /health', () => {
+  test('has the cluster block: the embedded database, the job queue, and this server as its one node', async () => {
+    const r = await getJson(srv.url, '/health');
+    expect(r.status).toBe(200);
+    const { cluster } = r.body;
+    expect(cluster.database).toBe('sqlite');
+    expect(cluster.queue).toEqual({
+      waiting: expect.any(Number),
+      active: expect.any(Number),
+      failed: expect.any(Number),
+    });
+    expect(cluster.nodes).toHaveLength(1);
+    expect(cluster.nodes[0]).toMatchObject({ id: cluster.node, role: expect.stringMatching(/^(all|api)$/), jobs: 0 });
+    expect(Date.now() - Date.parse(cluster.nodes[0].last_seen)).toBeLessThan(30_000);
+  });
+});

@@ -54,7 +54,7 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
     hasAudio: !!row.hasAudio,
   };
   if (!existsSync(video.path)) {
-    d.queue.fail(video.id, 'the stored file is missing; upload the video again');
+    await d.queue.fail(video.id, 'the stored file is missing; upload the video again');
     d.onChange?.(video.id);
     return 'failed';
   }
@@ -123,40 +123,45 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
     /** The failure that stopped the group (the others then fail only because they were stopped). */
     let firstFailure: { stage: Analyzer; error: unknown } | null = null;
     let lastReport = 0;
+    /** A progress write in flight (the next report waits for none: it is skipped meanwhile). */
+    let reporting: Promise<void> | null = null;
     const report = (force = false) => {
       const now = performance.now();
-      if (!force && now - lastReport < REPORT_EVERY_MS) return;
+      if (reporting || (!force && now - lastReport < REPORT_EVERY_MS)) return;
       lastReport = now;
       const done = weightBefore(i) + group.reduce((sum, a, k) => sum + a.weight * fractions[k]!, 0);
       const overall = (done / totalWeight) * 100;
       const doneSinceStart = overall - startProgress;
       const eta = doneSinceStart > 1 ? ((now - startedAt) / 1000) * ((100 - overall) / doneSinceStart) : null;
+      // Shown: the least advanced stage of the group, the one the video waits on.
+      const waitingOn = group.reduce(
+        (slowest, a, k) => (fractions[k]! < fractions[group.indexOf(slowest)]! ? a : slowest),
+        group[0]!,
+      );
       // The job's stage stays at the group's first stage, so a restart re-runs the whole group.
-      let still: boolean;
-      try {
-        // Shown: the least advanced stage of the group, the one the video waits on.
-        const waitingOn = group.reduce(
-          (slowest, a, k) => (fractions[k]! < fractions[group.indexOf(slowest)]! ? a : slowest),
-          group[0]!,
-        );
-        still = d.queue.report(
+      reporting = d.queue
+        .report(
           video.id,
           d.workerId,
           group[0]!.stage,
           round1(overall),
           eta === null ? null : Math.round(eta),
           waitingOn.stage,
-        );
-      } catch (e) {
-        // A progress note is not worth failing the analysis for (database busy); the next one will do.
-        log.debug('progress not recorded', { reason: (e as Error).message });
-        return;
-      }
-      if (!still) {
-        cancelled = true;
-        ctrl.abort(new Error('the video was removed'));
-      }
-      d.onChange?.(video.id);
+        )
+        .then(
+          (still) => {
+            if (!still) {
+              cancelled = true;
+              ctrl.abort(new Error('the video was removed'));
+            }
+            d.onChange?.(video.id);
+          },
+          // A progress note is not worth failing the analysis for (database busy); the next one will do.
+          (e) => log.debug('progress not recorded', { reason: (e as Error).message }),
+        )
+        .finally(() => {
+          reporting = null;
+        });
     };
     report(true);
     // Reports (and so notices a removal) also while a stage says nothing, e.g. a decode that sees
@@ -224,6 +229,7 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
       }),
     );
     clearInterval(ticker);
+    await reporting;
     signal.removeEventListener('abort', onAbort);
     // Probes live only while their group runs.
     if (probeStream) rmSync(join(video.dir, 'probes'), { recursive: true, force: true });
@@ -239,7 +245,7 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
         // Not this video's fault: skip the analyzer, and say so in the metadata.
         log.warn('analyzer unavailable', { stage: a.stage, reason: r.reason.message });
         results.push({ summary: { engine: a.info.name, unavailable: r.reason.message } });
-      } else if (!d.queue.get(video.id)) {
+      } else if (!(await d.queue.get(video.id))) {
         // Removed while a stage ran: the stage met its files gone before a progress report saw it.
         log.debug('analysis stopped: the video was removed', { stage: a.stage });
         return 'cancelled';
@@ -248,7 +254,7 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
         const why = (error as Error)?.message ?? String(error);
         const reason = `${stage.info.kind} analysis failed: ${why}`;
         log.warn('analysis failed', { stage: stage.stage, reason });
-        d.queue.fail(video.id, reason);
+        await d.queue.fail(video.id, reason);
         d.onChange?.(video.id);
         return 'failed';
       }
@@ -259,14 +265,14 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
       const result = results[k]!;
       const next = stages[i + k + 1]?.stage ?? 'finalizing';
       const progress = round1((weightBefore(i + k + 1) / totalWeight) * 100);
-      const advanced = d.queue.advance(video.id, d.workerId, next, progress, (tx) =>
-        store(tx, video.id, a, result, timings[a.stage] ?? 0),
+      const advanced = await d.queue.advance(video.id, d.workerId, next, progress, (tx) =>
+        tx.run((db) => store(db, video.id, a, result, timings[a.stage] ?? 0)),
       );
       d.onChange?.(video.id);
       if (!advanced) return 'cancelled';
     }
   }
-  if (!d.queue.finish(video.id, d.workerId)) return 'cancelled';
+  if (!(await d.queue.finish(video.id, d.workerId))) return 'cancelled';
   d.onChange?.(video.id);
   log.info('analysis done', { ms: Math.round(performance.now() - startedAt), stages: timings });
   return 'ready';

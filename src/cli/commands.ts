@@ -40,11 +40,12 @@ const client = { server: str, token: str };
 
 const COMMANDS: Record<string, Command> = {
   serve: {
-    usage: 'serve [--data-dir DIR] [--host H] [--port N] [--allow-private-urls] [options]',
-    help: 'Start the HTTP service (the default command). On the first start it creates a default user and prints its token once.',
-    options: {},
-    async run(_v, config) {
-      const server = await startServer(config);
+    usage: 'serve [--data-dir DIR] [--host H] [--port N] [--allow-private-urls] [--workers N] [options]',
+    help: 'Start the HTTP service (the default command). On the first start it creates a default user and prints its token once. --workers N: N analysis processes (as --analysis-workers N), but --workers 0 makes an API-only node: new videos are queued for the `vidq worker` nodes of the catalog, where --analysis-workers 0 analyses nothing.',
+    options: { workers: str },
+    async run(v, config) {
+      const { config: c, role } = withWorkers(v, config, 'all');
+      const server = await startServer(c, undefined, undefined, role === 'api' ? { role } : {});
       const stop = async (signal: string) => {
         createLogger(config.logLevel).info('stopping', { signal });
         await server.stop();
@@ -53,6 +54,32 @@ const COMMANDS: Record<string, Command> = {
       process.on('SIGINT', () => void stop('SIGINT'));
       process.on('SIGTERM', () => void stop('SIGTERM'));
       return new Promise<number>(() => {}); // runs until a signal
+    },
+  },
+  worker: {
+    usage: 'worker [--data-dir DIR] [--media-dir DIR] [--database URL] [--workers N] [options]',
+    help: 'Start an analysis node (no HTTP): its analysis processes claim jobs from the shared queue and write findings and frames, and it reports a heartbeat (`vidq nodes`). Today: on the data directory of a server on the same machine (its SQLite file); PostgreSQL nodes on other machines once --database is accepted (docs/more-machines.md).',
+    options: { workers: str },
+    async run(v, config) {
+      const { startWorkerNode } = await import('../cluster/worker-node');
+      const node = await startWorkerNode(withWorkers(v, config, 'worker').config);
+      const stop = async (signal: string) => {
+        createLogger(config.logLevel).info('stopping', { signal });
+        await node.stop();
+        process.exit(0);
+      };
+      process.on('SIGINT', () => void stop('SIGINT'));
+      process.on('SIGTERM', () => void stop('SIGTERM'));
+      return new Promise<number>(() => {}); // runs until a signal
+    },
+  },
+  nodes: {
+    usage: 'nodes [--all] [--json]',
+    help: 'List the nodes of the cluster (each serve and vidq worker on this catalog): host, role, version, jobs running, last seen. Nodes unseen for 15 s are gone and left out; --all shows them too.',
+    options: { all: { type: 'boolean' }, json },
+    async run(v, config) {
+      const { listNodesCommand } = await import('../cluster/nodes-command');
+      return withService(config, (s) => listNodesCommand(s, { all: v.all === true, json: v.json === true }));
     },
   },
   'user create': {
@@ -231,8 +258,13 @@ const COMMANDS: Record<string, Command> = {
               .filter(Boolean)
           : undefined;
       const { reanalyzeIndex } = await import('../jobs/reanalyze');
-      return withService(config, (s) => {
-        const r = reanalyzeIndex(s, v.index as string, typeof v.user === 'string' ? v.user : undefined, requested);
+      return withService(config, async (s) => {
+        const r = await reanalyzeIndex(
+          s,
+          v.index as string,
+          typeof v.user === 'string' ? v.user : undefined,
+          requested,
+        );
         if (v.json) console.log(JSON.stringify(r));
         else {
           for (const q of r.queued) console.log(`${q.file_id}: ${q.analyzers.join(', ')}`);
@@ -246,6 +278,21 @@ const COMMANDS: Record<string, Command> = {
 };
 
 class UsageError extends Error {}
+
+/**
+ * `--workers N` of serve and worker (issue 33's recipe): N analysis processes. For serve, 0 is an
+ * API-only node (videos queued for worker nodes), unlike --analysis-workers 0 (no analysis at all).
+ */
+function withWorkers(
+  v: Record<string, string | boolean | undefined>,
+  config: Config,
+  role: 'all' | 'worker',
+): { config: Config; role?: 'api' | 'all' | 'worker' } {
+  if (typeof v.workers !== 'string') return { config, ...(role === 'worker' && { role }) };
+  if (!/^\d+$/.test(v.workers)) throw new UsageError('--workers must be a whole number ≥ 0');
+  const n = Number(v.workers);
+  return { config: { ...config, analysisWorkers: n }, role: role === 'all' && n === 0 ? 'api' : role };
+}
 
 function parseWhole(s: string, flag: string): number {
   if (!/^\d+$/.test(s)) throw new UsageError(`${flag} must be a whole number ≥ 0 (or "unlimited")`);
@@ -329,19 +376,11 @@ export async function runCli(argv: string[]): Promise<number> {
     console.log(generalHelp());
     return 0;
   }
-  if (argv[0] === 'worker') {
-    // Hidden: the analysis worker the server starts (config handed over by the parent).
-    try {
-      const config =
-        inheritedWorkerConfig() ??
-        loadConfig(parseArgs({ args: argv.slice(1), options: configParseOptions(), strict: true }).values);
-      const { runWorker } = await import('../jobs/worker');
-      return await runWorker(config);
-    } catch (e) {
-      if (!(e instanceof ConfigError)) throw e;
-      console.error(e.message);
-      return 2;
-    }
+  const inherited = argv[0] === 'worker' ? inheritedWorkerConfig() : null;
+  if (inherited) {
+    // An analysis worker process that a server or a worker node started (config handed over by the parent).
+    const { runWorker } = await import('../jobs/worker');
+    return await runWorker(inherited);
   }
   let name = 'serve';
   let rest = argv;

@@ -51,7 +51,10 @@ export async function analyseJob(job: Job, workerId: string, d: JobDeps): Promis
   // analysis, or a long one beside it), so the job looks too, and stops the copy of a removed video.
   const removed = new AbortController();
   const removalCheck = setInterval(() => {
-    if (!queue.get(job.videoId)) removed.abort(new Error('the video was removed'));
+    void queue.get(job.videoId).then(
+      (j) => !j && removed.abort(new Error('the video was removed')),
+      () => {},
+    );
   }, REMOVAL_CHECK_MS);
   const copyStop = new AbortController();
   const copySignal = AbortSignal.any([d.stop, removed.signal, copyStop.signal]);
@@ -78,8 +81,8 @@ export async function analyseJob(job: Job, workerId: string, d: JobDeps): Promis
       AbortSignal.any([d.stop, overBudget.signal]),
     );
     if (budgetTimer) clearTimeout(budgetTimer);
-    if (outcome === 'cancelled' && overBudget.signal.aborted && !d.stop.aborted && queue.get(job.videoId)) {
-      queue.fail(
+    if (outcome === 'cancelled' && overBudget.signal.aborted && !d.stop.aborted && (await queue.get(job.videoId))) {
+      await queue.fail(
         job.videoId,
         `analysis took longer than its budget of ${Math.round(budget)} s (--analysis-budget-base-sec ${d.config.analysisBudgetBaseSec} plus --analysis-sec-per-minute ${d.config.analysisSecPerMinute} per minute of video); the video was not analysed`,
       );
@@ -89,7 +92,7 @@ export async function analyseJob(job: Job, workerId: string, d: JobDeps): Promis
     // A removal can end the analysis as a failure before the pipeline sees it: a stage whose files
     // went under it fails ("ENOENT … frames"). A video whose job is gone was removed, whatever its
     // stages said.
-    if (!queue.get(job.videoId)) outcome = 'cancelled';
+    if (!(await queue.get(job.videoId))) outcome = 'cancelled';
     d.log.debug('job finished', { video_id: job.videoId, outcome });
     // Only a ready video keeps its copy.
     if (outcome !== 'ready') copyStop.abort();
@@ -114,7 +117,7 @@ export async function analyseJob(job: Job, workerId: string, d: JobDeps): Promis
   }
   // Removed at any moment of the job: the removal deleted the folder, but may have run before a
   // stage or the copy wrote into it; take what is there now.
-  if (!queue.get(job.videoId)) files.removeVideoFiles(job.videoId);
+  if (!(await queue.get(job.videoId))) files.removeVideoFiles(job.videoId);
   return outcome;
 }
 

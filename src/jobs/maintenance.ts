@@ -1,7 +1,7 @@
 /**
  * Periodic upkeep, run by the cron plugin (and once at start-up):
- * purge indexes soft-deleted longer than the retention, fail resources stuck in a non-final state,
- * and refresh the resource-listing cache.
+ * purge indexes soft-deleted longer than the retention, fail resources stuck in a non-final state
+ * (once per cluster), and refresh the resource-listing cache (each node its own).
  */
 import type { Config } from '../config';
 import { ApiError } from '../errors';
@@ -39,10 +39,14 @@ export class Maintenance {
     },
   ) {}
 
-  run(now = new Date()): MaintenanceReport {
+  /**
+   * `clusterWide`: purge and fail stuck work too, which one node of a cluster does (the holder of
+   * the `cron:maintenance` lease, server.ts); every node refreshes its own listing cache.
+   */
+  run(now = new Date(), clusterWide = true): MaintenanceReport {
     const report = {
-      purgedIndexes: this.purge(now),
-      failedStuck: this.failStuck(now),
+      purgedIndexes: clusterWide ? this.purge(now) : 0,
+      failedStuck: clusterWide ? this.failStuck(now) : 0,
       refreshedListings: this.d.indexes.refreshCache(),
     };
     if (report.purgedIndexes || report.failedStuck) this.d.log.info('maintenance', { ...report });

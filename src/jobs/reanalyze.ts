@@ -36,7 +36,11 @@ export class ReanalyzeService {
   constructor(private readonly d: ReanalyzeDeps) {}
 
   /** Queues a reanalysis of one of `user`'s videos; returns the analyzer names that will run. */
-  request(user: User, fileId: string, requested: string[] | undefined): { file_id: string; analyzers: string[] } {
+  async request(
+    user: User,
+    fileId: string,
+    requested: string[] | undefined,
+  ): Promise<{ file_id: string; analyzers: string[] }> {
     const v = activeVideoOf(this.d.db, user.id, fileId);
     if (!v) throw notFound('no such video');
     const stages = this.plan(v.analysis ?? {}, requested);
@@ -47,7 +51,7 @@ export class ReanalyzeService {
         409,
         'nothing to reanalyze: every stage ran with the engine configured now; name them in "analyzers" to run them again',
       );
-    const outcome = this.d.queue.reanalyze(
+    const outcome = await this.d.queue.reanalyze(
       v.id,
       stages.map((s) => s.stage),
       new Date(),
@@ -68,8 +72,8 @@ export class ReanalyzeService {
   }
 
   /** See queueReembedding; wakes the workers when it queued anything. */
-  reembedChanged(): string[] {
-    const ids = queueReembedding(this.d);
+  async reembedChanged(): Promise<string[]> {
+    const ids = await queueReembedding(this.d);
     for (const id of ids) this.d.onQueued?.(id);
     return ids;
   }
@@ -112,7 +116,7 @@ const nameOf = (s: StageInfo) => s.stage.replace(/^analyzing:/, '');
  * crash-safe like any job). Until a video's job is done, questions leave its old vectors alone.
  * Returns the ids queued.
  */
-export function queueReembedding(d: Pick<ReanalyzeDeps, 'db' | 'queue' | 'stages'>): string[] {
+export async function queueReembedding(d: Pick<ReanalyzeDeps, 'db' | 'queue' | 'stages'>): Promise<string[]> {
   const embeddings = d.stages().find((s) => nameOf(s) === 'embeddings');
   if (!embeddings) return [];
   const ready = readyActiveVideos(d.db);
@@ -122,7 +126,7 @@ export function queueReembedding(d: Pick<ReanalyzeDeps, 'db' | 'queue' | 'stages
     if (!e) continue; // never embedded (embeddings were off): nothing to redo
     const was = e.producer ?? e.engine;
     if (was === embeddings.info.name) continue;
-    if (d.queue.reanalyze(v.id, [embeddings.stage]) === 'queued') queued.push(v.id);
+    if ((await d.queue.reanalyze(v.id, [embeddings.stage])) === 'queued') queued.push(v.id);
   }
   return queued;
 }
@@ -146,12 +150,12 @@ function changed(summary: unknown, now: string): boolean {
  * `vidq reanalyze`: queues every ready video of an index (by name or id). Without `userId` the
  * index must be unambiguous across users. Videos that cannot be queued are listed with the reason.
  */
-export function reanalyzeIndex(
+export async function reanalyzeIndex(
   s: { db: Db; accounts: { getUser(id: string): User | undefined }; reanalyze: ReanalyzeService },
   index: string,
   userId: string | undefined,
   requested: string[] | undefined,
-): { queued: { file_id: string; analyzers: string[] }[]; skipped: { file_id: string; reason: string }[] } {
+): Promise<{ queued: { file_id: string; analyzers: string[] }[]; skipped: { file_id: string; reason: string }[] }> {
   const found = activeIndexesNamed(s.db, index, userId);
   const distinct = [...new Map(found.map((i) => [i.id, i])).values()];
   if (!distinct.length) throw new ApiError(404, `no index "${index}"${userId ? ` of user ${userId}` : ''}`);
@@ -165,7 +169,7 @@ export function reanalyzeIndex(
   };
   for (const id of ids) {
     try {
-      out.queued.push(s.reanalyze.request(user, id, requested));
+      out.queued.push(await s.reanalyze.request(user, id, requested));
     } catch (e) {
       if (!(e instanceof ApiError) || e.status === 400) throw e;
       out.skipped.push({ file_id: id, reason: e.message });

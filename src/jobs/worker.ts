@@ -22,7 +22,8 @@ import { videos, type Job } from '../storage/schema';
 import { analyseWindow, liveAnalyzersOf, type WindowRequest, type WindowResult } from '../live/window';
 import { lines } from '../util/lines';
 import { analyseJob, type JobDeps } from './analyse-job';
-import { JobQueue } from './queue';
+import { SqliteJobQueue } from './queue';
+import { sqliteCatalog } from '../storage/catalog';
 
 /** The playback copy is made beside the analysis (one x264 thread in the time it leaves idle). */
 const EARLY_PLAYBACK_COPY = true;
@@ -72,7 +73,7 @@ export async function runWorker(config: Config): Promise<number> {
   const log = createLogger(config.logLevel, { role: 'worker' });
   const files = new DataDir(config.dataDir, config.mediaDir);
   const db = openCatalog({ database: config.database, sqliteFile: files.dbFile });
-  const queue = new JobQueue(db);
+  const queue = new SqliteJobQueue(sqliteCatalog(db));
   const { ffmpeg } = await resolveBinaries(files.binDir);
   // In the compiled executable: the models and libraries, extracted on the first start.
   const assets = await analysisAssets(files.assetsDir, analyzerNames(config.analyzers));
@@ -196,7 +197,7 @@ export async function runWorker(config: Config): Promise<number> {
       }
       let job: Job | null;
       try {
-        job = queue.claim(slotId, new Date(), rules);
+        job = await queue.claim(slotId, new Date(), rules);
       } catch (e) {
         // The database is busy beyond its timeout (another process holds a long write): try again.
         log.warn('could not claim a job', { reason: (e as Error).message });
@@ -230,6 +231,9 @@ export async function runWorker(config: Config): Promise<number> {
       try {
         await analyse(job, slotId, slot);
       } finally {
+        await queue
+          .release(job.videoId, slotId)
+          .catch((e) => log.warn('job not released', { video_id: job.videoId, reason: (e as Error).message }));
         busy[slot] = false;
         idleSince = null;
       }

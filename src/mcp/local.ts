@@ -27,7 +27,7 @@ export function localBackend(s: Service, user: User, origin: string, failures: U
     async resources(indexId) {
       const rows = s.indexes.resources(user.id, indexId);
       const line = rows.some((v) => v.status === 'processing')
-        ? s.queue.placesInLine(s.config.analysisWorkers, s.config.shortLaneSec)
+        ? await s.queue.placesInLine(s.config.analysisWorkers, s.config.shortLaneSec)
         : undefined;
       return rows.map((v) => resourceView(v, s.config, s.links, origin, line));
     },

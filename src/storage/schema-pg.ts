@@ -30,6 +30,7 @@ import {
   INDEX_TYPES,
   JOB_STATES,
   LIVE_STATES,
+  NODE_ROLES,
   SEGMENT_KINDS,
   VIDEO_STATUSES,
   WEBHOOK_STATES,
@@ -380,3 +381,25 @@ export const liveAlertEvents = pgTable(
   },
   (t) => [uniqueIndex('live_alert_events_uq').on(t.alertId, t.streamId, t.t)],
 );
+
+export const nodes = pgTable(
+  'nodes',
+  {
+    id: text('id').primaryKey(),
+    host: text('host').notNull(),
+    role: text('role', { enum: NODE_ROLES }).notNull(),
+    version: text('version').notNull(),
+    pid: integer('pid').notNull(),
+    startedAt: ms('started_at').notNull(),
+    lastSeen: ms('last_seen').notNull(),
+    jobs: integer('jobs').notNull().default(0),
+  },
+  (t) => [index('nodes_last_seen_idx').on(t.lastSeen)],
+);
+
+export const leases = pgTable('leases', {
+  name: text('name').primaryKey(),
+  holder: text('holder').notNull(),
+  takenAt: ms('taken_at').notNull(),
+  expiresAt: ms('expires_at').notNull(),
+});

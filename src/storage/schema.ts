@@ -461,3 +461,47 @@ export const liveAlertEvents = sqliteTable(
   (t) => [uniqueIndex('live_alert_events_uq').on(t.alertId, t.streamId, t.t)],
 );
 export type LiveAlertEvent = typeof liveAlertEvents.$inferSelect;
+
+export const NODE_ROLES = ['api', 'worker', 'all'] as const;
+export type NodeRole = (typeof NODE_ROLES)[number];
+
+/**
+ * The processes of a cluster (issue 33): each `serve` and `vidq worker` registers itself here at
+ * start and refreshes `last_seen` every few seconds (src/cluster/heartbeat.ts). A node unseen for
+ * longer than the heartbeat's grace (about 15 s) counts as gone; a clean stop deletes its row.
+ */
+export const nodes = sqliteTable(
+  'nodes',
+  {
+    /** Random, chosen at each start: a restarted process is a new node. */
+    id: text('id').primaryKey(),
+    host: text('host').notNull(),
+    /** api: HTTP only (--analysis-workers 0); worker: analysis only (`vidq worker`); all: both. */
+    role: text('role', { enum: NODE_ROLES }).notNull(),
+    /** vidq's version (package.json). */
+    version: text('version').notNull(),
+    pid: integer('pid').notNull(),
+    startedAt: integer('started_at', { mode: 'timestamp_ms' }).notNull(),
+    lastSeen: integer('last_seen', { mode: 'timestamp_ms' }).notNull(),
+    /** Analysis jobs running in this node at its last heartbeat. */
+    jobs: integer('jobs').notNull().default(0),
+  },
+  (t) => [index('nodes_last_seen_idx').on(t.lastSeen)],
+);
+export type NodeRow = typeof nodes.$inferSelect;
+
+/**
+ * Named leases (issue 33): the node that holds one does the work it names, alone in the cluster,
+ * until `expires_at` (a live stream's window loop, the maintenance cron). Taken and renewed by one
+ * conditional upsert (repositories/leases.ts), so two nodes never both hold an unexpired lease.
+ */
+export const leases = sqliteTable('leases', {
+  /** What the lease is for: `cron:maintenance`, `stream:<stream id>`. */
+  name: text('name').primaryKey(),
+  /** The holding node's id (nodes.id; no foreign key: a lease outlives its node until it expires). */
+  holder: text('holder').notNull(),
+  /** When the holder took it (kept while it renews). */
+  takenAt: integer('taken_at', { mode: 'timestamp_ms' }).notNull(),
+  expiresAt: integer('expires_at', { mode: 'timestamp_ms' }).notNull(),
+});
+export type LeaseRow = typeof leases.$inferSelect;

@@ -4,6 +4,10 @@
  * progressed or ended, a live window) calls `changed`, and every cache that holds something of a
  * video subscribes here once (the composition root wires them). A new cache is one `subscribe`,
  * not one more call at each of those places.
+ *
+ * In a cluster (issue 33) the other nodes' caches hear of it too: `relayTo` hands every change to
+ * the relay (NOTIFY on PostgreSQL, src/storage/notify.ts), and the relay gives the other nodes'
+ * changes to `fromOtherNode`, which tells this node's caches only.
  */
 import type { Db } from '../storage/db';
 import { placeOf } from '../storage/repositories/videos';
@@ -19,6 +23,7 @@ export type VideoChangeListener = (videoId: string, place: VideoPlace | null) =>
 
 export class VideoChanges {
   private readonly listeners: VideoChangeListener[] = [];
+  private relay: ((videoId: string, place: VideoPlace | null) => void) | null = null;
 
   constructor(private readonly db: Db) {}
 
@@ -33,5 +38,16 @@ export class VideoChanges {
   readonly changed = (videoId: string, place?: VideoPlace): void => {
     const where = place ?? placeOf(this.db, videoId) ?? null;
     for (const listener of this.listeners) listener(videoId, where);
+    this.relay?.(videoId, where);
+  };
+
+  /** Every change of this node also goes to `relay` (the other nodes). */
+  relayTo(relay: ((videoId: string, place: VideoPlace | null) => void) | null): void {
+    this.relay = relay;
+  }
+
+  /** A change another node made: this node's caches drop the video (it is not relayed again). */
+  readonly fromOtherNode = (videoId: string, place: VideoPlace | null): void => {
+    for (const listener of this.listeners) listener(videoId, place);
   };
 }

@@ -103,8 +103,8 @@ test('after a crash mid-stage the job resumes at its stage, without duplicate se
       updatedAt: now,
     })
     .run();
-  s.queue.enqueue(id);
-  expect(s.queue.claim('w_999999_dead')).not.toBeNull();
+  await s.queue.enqueue(id);
+  expect(await s.queue.claim('w_999999_dead')).not.toBeNull();
   s.close();
 
   const server = await startServer(config, () => {});

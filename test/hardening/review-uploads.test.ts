@@ -303,14 +303,16 @@ describe('issue 25 item 7: reanalyses count under --user-max-queued', () => {
         userMaxQueued: svc.config.userMaxQueued,
       });
       const user = svc.accounts.getUser(s.userId)!;
-      const outcomes = ids.map((id) => {
-        try {
-          reanalyze.request(user, id, ['ocr']);
-          return 200;
-        } catch (e) {
-          return (e as { status: number }).status;
-        }
-      });
+      const outcomes = await Promise.all(
+        ids.map(async (id) => {
+          try {
+            await reanalyze.request(user, id, ['ocr']);
+            return 200;
+          } catch (e) {
+            return (e as { status: number }).status;
+          }
+        }),
+      );
       expect(outcomes.filter((o) => o === 200).length).toBe(5);
       expect(outcomes.filter((o) => o === 429).length).toBe(16);
       // And an upload now waits too.

@@ -113,8 +113,8 @@ async function setUp(name: string) {
     hasAudio: false,
   });
   const now = new Date();
-  svc.queue.enqueue(id, now);
-  const job = svc.queue.claim('w_test', now)!;
+  await svc.queue.enqueue(id, now);
+  const job = (await svc.queue.claim('w_test', now))!;
   expect(job.videoId).toBe(id);
   /** The user's removal, as /remove-from-index does it: rows, then the folder. */
   const remove = () => svc.ingest.deleteVideos(user.id, index.id, [id]);

@@ -43,7 +43,7 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
     )
     .get(
       '/index-resources',
-      ({ query, request, user }) => {
+      async ({ query, request, user }) => {
         if (query.user_id !== undefined && query.user_id !== user.id)
           throw forbidden('the token does not belong to user_id');
         if (!query.index) throw badRequest('query parameter "index" is required: the index_id or the name of an index');
@@ -52,7 +52,7 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
         const rows = s.indexes.resources(user.id, index.id);
         // Places in line are read fresh (the cached rows do not change when other videos move).
         const line = rows.some((v) => v.status === 'processing')
-          ? s.queue.placesInLine(s.config.analysisWorkers, s.config.shortLaneSec)
+          ? await s.queue.placesInLine(s.config.analysisWorkers, s.config.shortLaneSec)
           : undefined;
         const live = rows.some((v) => v.fileType === 'video/x-live') ? s.live.viewsByVideo(index.id) : undefined;
         return rows.map((v) => {

@@ -77,8 +77,8 @@ export function videoRoutes(s: Service) {
     .use(authentication(s.accounts))
     .post(
       '/videos/:file_id/reanalyze',
-      ({ params, body, set, user }) => {
-        const planned = s.reanalyze.request(user, params.file_id, body?.analyzers);
+      async ({ params, body, set, user }) => {
+        const planned = await s.reanalyze.request(user, params.file_id, body?.analyzers);
         set.status = 202;
         return { ...planned, status: 'processing' };
       },
