@@ -74,8 +74,8 @@ const { ffmpeg, ffprobe } = await resolveBinaries(s.files.binDir);
 const analyzers = createAnalyzers(config, {
   modelLimiter: new Limiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers)),
 });
-const { user } = s.accounts.createUser('bench', null);
-const { index } = s.indexes.findOrCreateByName(s.db, user, 'bench');
+const { user } = await s.accounts.createUser('bench', null);
+const { index } = await s.indexes.findOrCreateByName(s.catalog, user, 'bench');
 
 /** --timeline: what happened while one clip was indexed (times in ms from the clip's start). */
 interface TimelineEvent {
