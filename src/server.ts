@@ -73,7 +73,7 @@ export async function startServer(
     database: config.database,
     log,
   });
-  service.maintenance.run(new Date(), node.holds(MAINTENANCE_LEASE));
+  await service.maintenance.run(new Date(), node.holds(MAINTENANCE_LEASE));
   // Copies the last stop cut off are made again; a worker started now makes copies only for its
   // own jobs, which are not ready videos.
   const copies = new AbortController();
@@ -94,7 +94,7 @@ export async function startServer(
   const reembed = config.analysisWorkers > 0 ? await service.reanalyze.reembedChanged() : [];
   if (reembed.length) log.info('re-embedding videos with the configured embedding model', { videos: reembed.length });
 
-  const first = ensureDefaultUser(service);
+  const first = await ensureDefaultUser(service);
   if (first) {
     out(`Created the default user ${first.userId} (unlimited credits).`);
     out(`Its token, shown only this once, is also saved in ${first.tokenFile} (mode 0600):`);
@@ -114,10 +114,10 @@ export async function startServer(
     cron({
       name: 'maintenance',
       pattern: config.maintenanceCron,
-      run() {
+      async run() {
         try {
           const lead = node.holds(MAINTENANCE_LEASE);
-          service.maintenance.run(new Date(), lead);
+          await service.maintenance.run(new Date(), lead);
           if (lead) service.live.purge();
         } catch (e) {
           log.error('maintenance failed', { reason: (e as Error).message });

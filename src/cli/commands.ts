@@ -22,6 +22,10 @@ export { VERSION } from '../version';
 import { VERSION } from '../version';
 import { decoderInfo, decoderLine } from '../media/decoder';
 import { DataDir } from '../storage/files';
+import { openCatalogOnly } from '../storage/open';
+import { AccountService } from '../accounts/service';
+import { IndexService } from '../indexes/service';
+import { WebhookService } from '../webhooks/service';
 
 interface Command {
   usage: string;
@@ -94,8 +98,8 @@ const COMMANDS: Record<string, Command> = {
           : v.credits === 'unlimited'
             ? null
             : parseWhole(v.credits as string, '--credits');
-      return withService(config, async (s) => {
-        const { user, token } = s.accounts.createUser(v.name as string, credits);
+      return withCatalog(config, async (s) => {
+        const { user, token } = await s.accounts.createUser(v.name as string, credits);
         // With a server-wide --webhook-url, this user's deliveries go there signed with a secret of
         // their own: shown here, once (issue 25), as no request of theirs sets a URL.
         const secret = config.webhookUrl ? (await s.webhooks.ensureSecret(user.id)).secret : undefined;
@@ -121,8 +125,8 @@ const COMMANDS: Record<string, Command> = {
     options: { user: { type: 'string' }, json },
     async run(v, config) {
       if (typeof v.user !== 'string') throw new UsageError('--user is required');
-      return withService(config, (s) => {
-        const token = s.accounts.createToken(v.user as string);
+      return withCatalog(config, async (s) => {
+        const token = await s.accounts.createToken(v.user as string);
         console.log(v.json ? JSON.stringify({ user_id: v.user, token }) : token);
       });
     },
@@ -133,8 +137,8 @@ const COMMANDS: Record<string, Command> = {
     options: { token: { type: 'string' }, json },
     async run(v, config) {
       if (typeof v.token !== 'string') throw new UsageError('--token is required');
-      return withService(config, (s) => {
-        const revoked = s.accounts.revokeToken(v.token as string);
+      return withCatalog(config, async (s) => {
+        const revoked = await s.accounts.revokeToken(v.token as string);
         console.log(v.json ? JSON.stringify({ revoked }) : revoked ? 'revoked' : 'unknown or already revoked token');
         return revoked ? 0 : 1;
       });
@@ -232,8 +236,8 @@ const COMMANDS: Record<string, Command> = {
       if (typeof v.user !== 'string') throw new UsageError('--user is required');
       if (typeof v.amount !== 'string') throw new UsageError('--amount is required');
       const amount = parseSigned(v.amount, '--amount');
-      return withService(config, (s) => {
-        const u = s.accounts.addCredits(v.user as string, amount);
+      return withCatalog(config, async (s) => {
+        const u = await s.accounts.addCredits(v.user as string, amount);
         console.log(
           v.json ? JSON.stringify({ user_id: u.id, credits: u.credits }) : `credits: ${u.credits ?? 'unlimited'}`,
         );
@@ -313,6 +317,39 @@ async function withService(
     return (await fn(s)) ?? 0;
   } finally {
     s.close();
+  }
+}
+
+/** What the account commands use: the catalog alone, in either dialect (no workers, no models, no media). */
+interface CatalogParts {
+  accounts: AccountService;
+  webhooks: WebhookService;
+}
+
+/**
+ * Runs an administration command on the catalog alone (storage/open.ts): the SQLite file in the
+ * data directory, or the PostgreSQL server of --database / VIDQ_DATABASE_URL.
+ */
+async function withCatalog(
+  config: Config,
+  // biome-ignore lint/suspicious/noConfusingVoidType: a command body may return an exit code or nothing
+  fn: (s: CatalogParts) => number | void | Promise<number | void>,
+): Promise<number> {
+  const files = new DataDir(config.dataDir, config.mediaDir);
+  if (!config.database) {
+    files.ensure();
+    // As at every start on this data directory: its media folder must be its own.
+    const foreignMedia = files.claimMediaRoot();
+    if (foreignMedia) throw new ConfigError(foreignMedia);
+  }
+  const { catalog, close } = await openCatalogOnly({ database: config.database, sqliteFile: files.dbFile });
+  try {
+    const log = createLogger('warn');
+    const accounts = new AccountService(catalog);
+    const webhooks = new WebhookService({ catalog, config, indexes: new IndexService(catalog), log });
+    return (await fn({ accounts, webhooks })) ?? 0;
+  } finally {
+    await close();
   }
 }
 

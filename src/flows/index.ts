@@ -52,7 +52,7 @@ export interface Clip {
   start: number;
   end: number;
   score: number;
-  /** Additive: true when one shot was longer than max_length and the clip was cut inside it. */
+  /** Additive: true when the clip is not cut at shot boundaries: one shot was longer than max_length and the clip was cut inside it, or the shots around the match could not give min_length and it was cut across them. */
   cut_within_shot: boolean;
 }
 
@@ -129,7 +129,7 @@ export class FlowService {
 
   async run(user: User, name: string, body: Record<string, unknown>, signal: AbortSignal): Promise<FlowAnswer> {
     this.checkName(name);
-    const index = this.d.indexes.resolve(user, str(body, 'index', true)!, { byName: true });
+    const index = await this.d.indexes.resolve(user, str(body, 'index', true)!, { byName: true });
     switch (name as FlowName) {
       case 'search': {
         const answer = await this.search.search(
@@ -243,7 +243,17 @@ export class FlowService {
         start = Math.min(Math.max(start, mid - want / 2), end - want);
         end = start + want;
       }
-      if (end - start < minLen - 1e-6) continue; // the video cannot give this moment min_length
+      if (end - start < minLen - 1e-6) {
+        // The shots around the match cannot give min_length within max_length (a short last
+        // shot between long ones): a clip of the length wanted is cut around the match across the
+        // boundaries, unless the video is shorter or it would overlap a clip there is (class 9).
+        const want = Math.min(maxLen, Math.max(target, minLen));
+        if (!(duration >= want)) continue;
+        start = Math.min(Math.max(0, mid - want / 2), duration - want);
+        end = start + want;
+        if (clips.some((c) => start < c.end && end > c.start)) continue;
+        within = true;
+      }
       for (const k of range(a, b)) used.add(k);
       clips.push({
         video_id: v.id,

@@ -38,7 +38,7 @@ beforeAll(async () => {
     {},
   );
   server = await startServer(config, () => {}, undefined, { role: 'api' });
-  token = server.service.accounts.createUser('tester', null).token;
+  token = (await server.service.accounts.createUser('tester', null)).token;
 });
 afterAll(async () => {
   worker?.kill('SIGKILL');
