@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { eq } from 'drizzle-orm';
 import { AccountService } from '../../src/accounts/service';
 import { type Catalog, postgresCatalog, sqliteCatalog } from '../../src/storage/catalog';
 import { openDatabase } from '../../src/storage/db';
@@ -91,7 +92,7 @@ const setups: (() => Setup)[] = [
 
 for (const make of setups) {
   const s = make();
-  describe(`vidq user/token/credits on ${s.name}`, () => {
+  describe(`vidq user, token, credits and reanalyze on ${s.name}`, () => {
     test('a user with credits and a token; another token; credits added and taken; a token revoked', async () => {
       const made = vidq(['user', 'create', '--name', 'Ann', '--credits', '5', '--json', ...s.args()], s.env());
       expect(made.err).toBe('');
@@ -151,6 +152,67 @@ for (const make of setups) {
       } finally {
         await close();
       }
+    });
+
+    test('reanalyze: the ready videos of an index are queued on the catalog’s queue; an unknown index is refused', async () => {
+      const made = vidq(['user', 'create', '--name', 'Dee', '--json', ...s.args()], s.env());
+      const dee = JSON.parse(made.out) as { user_id: string };
+      const indexName = `re-${dee.user_id.slice(-6)}`;
+      const videoId = `V${dee.user_id.slice(-6)}`.padEnd(32, 'v');
+      {
+        const { catalog, close } = await s.open();
+        try {
+          const now = new Date();
+          await catalog.run(async (db) => {
+            await db
+              .insert(catalog.t.mediaIndexes)
+              .values({ id: `i_${videoId}`, userId: dee.user_id, name: indexName, createdAt: now });
+            await db.insert(catalog.t.videos).values({
+              id: videoId,
+              indexId: `i_${videoId}`,
+              userId: dee.user_id,
+              sourceUrl: 'upload:',
+              fileName: 'a.mp4',
+              storagePath: `media/${videoId}/source.mp4`,
+              status: 'ready',
+              analysis: {},
+              uploadedAt: now,
+              updatedAt: now,
+            });
+          });
+        } finally {
+          await close();
+        }
+      }
+      const unknown = vidq(['reanalyze', '--index', 'no-such-index', ...s.args()], s.env());
+      expect(unknown.code).toBe(1);
+      expect(unknown.err).toContain('no index "no-such-index"');
+
+      const r = vidq(['reanalyze', '--index', indexName, '--json', ...s.args()], s.env());
+      expect(r.err).toBe('');
+      expect(r.code).toBe(0);
+      const out = JSON.parse(r.out) as { queued: { file_id: string; analyzers: string[] }[] };
+      expect(out.queued.map((q) => q.file_id)).toEqual([videoId]);
+      expect(out.queued[0]!.analyzers.length).toBeGreaterThan(0);
+      const { catalog, close } = await s.open();
+      try {
+        const { jobs, videos } = catalog.t;
+        const rows = await catalog.run(async (db) => ({
+          job: await db.select({ state: jobs.state }).from(jobs).where(eq(jobs.videoId, videoId)),
+          video: await db.select({ status: videos.status }).from(videos).where(eq(videos.id, videoId)),
+        }));
+        expect(rows.job).toEqual([{ state: 'pending' }]);
+        expect(rows.video).toEqual([{ status: 'processing' }]);
+      } finally {
+        await close();
+      }
+      // Asked again while it waits: not queued twice.
+      const again = JSON.parse(vidq(['reanalyze', '--index', indexName, '--json', ...s.args()], s.env()).out) as {
+        queued: unknown[];
+        skipped: { reason: string }[];
+      };
+      expect(again.queued).toEqual([]);
+      expect(again.skipped[0]!.reason).toContain('being analysed already');
     });
 
     if (s.name.startsWith('PostgreSQL'))
