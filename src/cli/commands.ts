@@ -22,6 +22,7 @@ export { VERSION } from '../version';
 import { VERSION } from '../version';
 import { decoderInfo, decoderLine } from '../media/decoder';
 import { DataDir } from '../storage/files';
+import type { Catalog } from '../storage/catalog';
 import { openCatalogOnly } from '../storage/open';
 import { AccountService } from '../accounts/service';
 import { IndexService } from '../indexes/service';
@@ -261,14 +262,42 @@ const COMMANDS: Record<string, Command> = {
               .map((x) => x.trim())
               .filter(Boolean)
           : undefined;
-      const { reanalyzeIndex } = await import('../jobs/reanalyze');
-      return withService(config, async (s) => {
-        const r = await reanalyzeIndex(
-          s,
-          v.index as string,
-          typeof v.user === 'string' ? v.user : undefined,
-          requested,
-        );
+      const { reanalyzeIndex, ReanalyzeService } = await import('../jobs/reanalyze');
+      const { openJobQueue } = await import('../jobs/queues');
+      const { createAnalyzers } = await import('../analysis');
+      const { Limiter, modelLimitPerWorker } = await import('../analysis/engines/model-server/client');
+      // On the catalog alone (either dialect): the jobs go to its queue, which the analysis workers
+      // of a running server (or of worker nodes) take them from.
+      return withCatalog(config, async (s) => {
+        const queue = await openJobQueue(s.catalog, {
+          databaseUrl: config.database,
+          shortLaneSec: config.shortLaneSec,
+          log: createLogger('warn'),
+        });
+        let r: Awaited<ReturnType<typeof reanalyzeIndex>>;
+        try {
+          const modelLimiter = new Limiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers));
+          // The stages the workers run, as the server names them (no model is loaded for that).
+          const stages = createAnalyzers(config, { modelLimiter }).map((a) => ({
+            stage: a.stage,
+            info: { kind: a.info.kind, name: a.info.name },
+          }));
+          const reanalyze = new ReanalyzeService({
+            catalog: s.catalog,
+            queue,
+            stages: () => stages,
+            workers: config.analysisWorkers,
+            userMaxQueued: config.userMaxQueued,
+          });
+          r = await reanalyzeIndex(
+            { ...s, reanalyze },
+            v.index as string,
+            typeof v.user === 'string' ? v.user : undefined,
+            requested,
+          );
+        } finally {
+          await queue.close();
+        }
         if (v.json) console.log(JSON.stringify(r));
         else {
           for (const q of r.queued) console.log(`${q.file_id}: ${q.analyzers.join(', ')}`);
@@ -322,6 +351,7 @@ async function withService(
 
 /** What the account commands use: the catalog alone, in either dialect (no workers, no models, no media). */
 interface CatalogParts {
+  catalog: Catalog;
   accounts: AccountService;
   webhooks: WebhookService;
 }
@@ -347,7 +377,7 @@ async function withCatalog(
     const log = createLogger('warn');
     const accounts = new AccountService(catalog);
     const webhooks = new WebhookService({ catalog, config, indexes: new IndexService(catalog), log });
-    return (await fn({ accounts, webhooks })) ?? 0;
+    return (await fn({ catalog, accounts, webhooks })) ?? 0;
   } finally {
     await close();
   }
