@@ -91,8 +91,8 @@ async function runLevel(concurrency: number): Promise<Level> {
   const analyzers = createAnalyzers(config, {
     modelLimiter: new Limiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers)),
   });
-  const { user } = s.accounts.createUser('bench', null);
-  const { index } = s.indexes.findOrCreateByName(s.db, user, 'bench');
+  const { user } = await s.accounts.createUser('bench', null);
+  const { index } = await s.indexes.findOrCreateByName(s.catalog, user, 'bench');
   const ids: string[] = [];
   for (const name of clips) {
     let info;
@@ -126,18 +126,18 @@ async function runLevel(concurrency: number): Promise<Level> {
         updatedAt: now,
       })
       .run();
-    s.queue.enqueue(id);
+    await s.queue.enqueue(id);
     ids.push(id);
   }
   stand.resetCounts();
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const worker = async (w: number) => {
-    for (let job = s.queue.claim(`w_bench_${w}`); job; job = s.queue.claim(`w_bench_${w}`)) {
+    for (let job = await s.queue.claim(`w_bench_${w}`); job; job = await s.queue.claim(`w_bench_${w}`)) {
       const outcome = await runJob(
         job,
         {
-          db: s.db,
+          catalog: s.catalog,
           queue: s.queue,
           files: s.files,
           analyzers,

@@ -18,7 +18,7 @@ import { IndexService } from './indexes/service';
 import { UploadGrants } from './ingest/grants';
 import { IngestService } from './ingest/service';
 import { Maintenance } from './jobs/maintenance';
-import { JobQueue } from './jobs/queue';
+import { type JobQueue, SqliteJobQueue } from './jobs/queue';
 import { ReanalyzeService, type StageInfo } from './jobs/reanalyze';
 import { AnalysisSupervisor } from './jobs/supervisor';
 import { createLogger, type Logger } from './log';
@@ -37,6 +37,8 @@ import { FlowService } from './flows';
 import { type VideoPlace, VideoChanges } from './videos/changes';
 import { VideoService } from './videos/service';
 import { LiveService } from './live/service';
+import { Heartbeat } from './cluster/heartbeat';
+import { catalogIdentity, runningJobsOf } from './storage/repositories/nodes';
 import { inProcessWindows } from './live/window';
 
 export interface Service {
@@ -75,11 +77,16 @@ export interface Service {
   /** Live streams (pushed or pulled), their analysis and alerts. */
   live: LiveService;
   /**
+   * This process as a node of the cluster (issue 33): its row in `nodes` and its leases. Built
+   * here, started by `serve` and `vidq worker` only (the CLI is no node).
+   */
+  heartbeat: Heartbeat;
+  /**
    * The one entry point for "a video changed" (stored, removed, its analysis queued, progressed or
    * ended, a live window): every cache that holds something of a video subscribes to it (see
    * `changes`). `place` is needed when the row is already gone.
    */
-  videoChanged(videoId: string, place?: VideoPlace): void;
+  videoChanged(videoId: string, place?: VideoPlace): Promise<void>;
   /** Where caches subscribe to video changes (the listing, the vectors, the frame hashes). */
   changes: VideoChanges;
   close(): void;
@@ -88,6 +95,8 @@ export interface Service {
 export interface ServiceOptions {
   /** Where the analysis workers' log lines go (default: this process's stderr). */
   logSink?: (line: string) => void;
+  /** The node's role (default: `all` with analysis workers, `api` without; `vidq worker`: `worker`). */
+  role?: 'api' | 'worker' | 'all';
 }
 
 /**
@@ -125,12 +134,16 @@ export async function createService(
   // the server tightens its own folders, and warns only when it cannot.
   for (const dir of new Set([config.dataDir, files.mediaRoot])) tightenOwnDir(dir, log);
   const db = openCatalog({ database: config.database, sqliteFile: files.dbFile });
-  const foreignMedia = files.claimMediaRoot();
+  const catalog = sqliteCatalog(db);
+  // A shared media folder is claimed with the id the catalog keeps, so that every node agrees on it.
+  const foreignMedia =
+    files.mediaRoot === files.root
+      ? null
+      : files.claimMediaRoot(await catalogIdentity(catalog, files.localCatalogId()));
   if (foreignMedia) {
     db.$client.close();
     throw new ConfigError(foreignMedia);
   }
-  const catalog = sqliteCatalog(db);
   const ffprobe = async () => (await resolveBinaries(files.binDir)).ffprobe;
   const ffmpeg = async () => (await resolveBinaries(files.binDir)).ffmpeg;
   const links = new MediaLinks(files.secretKey(), config.mediaLinkTtlSec);
@@ -138,9 +151,9 @@ export async function createService(
   const modelLimiter = new Limiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers));
 
   // Accounts, indexes and their videos.
-  const accounts = new AccountService(db);
-  const indexes = new IndexService(db);
-  const videos = new VideoService({ db });
+  const accounts = new AccountService(catalog);
+  const indexes = new IndexService(catalog);
+  const videos = new VideoService({ catalog });
 
   // Retrieval: one core for answers, search and every later caller, so the vectors are held once.
   // The question embedder loads on the first question (a few hundred ms), not at start-up, and runs
@@ -155,12 +168,15 @@ export async function createService(
       );
   const retrieval = new RetrievalCore({ catalog, embedder, dataDir: config.dataDir });
   // Every change to a video goes through here; the caches subscribe below, once all are built.
-  const changes = new VideoChanges(db);
+  const changes = new VideoChanges(catalog);
   const videoChanged = changes.changed;
 
   // Analysis: the queue and the workers that drain it.
-  const queue = new JobQueue(db);
+  const queue = new SqliteJobQueue(catalog);
   const analysis = config.analysisWorkers > 0;
+  // An API-only node of a cluster (`serve --workers 0`) runs no analysis but queues it for the
+  // worker nodes; --analysis-workers 0 alone analyses nothing (videos are ready once stored).
+  const queuesAnalysis = analysis || opts.role === 'api';
   const workers = new AnalysisSupervisor({
     config,
     queue,
@@ -177,7 +193,7 @@ export async function createService(
       info: { kind: a.info.kind, name: a.info.name },
     })));
   const reanalyze = new ReanalyzeService({
-    db,
+    catalog,
     queue,
     stages,
     workers: config.analysisWorkers,
@@ -192,14 +208,15 @@ export async function createService(
   // Ingest: uploads and downloads, stored and then queued for analysis.
   const ingest = new IngestService({
     db,
+    catalog,
     config,
     files,
     indexes,
     log,
     ffprobe,
     ffmpeg,
-    analysis,
-    enqueue: (tx, id, now) => queue.enqueueIn(tx, id, now),
+    analysis: queuesAnalysis,
+    enqueue: (tx, id, now) => queue.enqueueInSqlite(tx, id, now),
     onStored: () => {
       if (analysis) wake();
     },
@@ -214,7 +231,7 @@ export async function createService(
     tokenLive: (id) => accounts.isTokenLive(id),
   });
   const maintenance = new Maintenance({
-    db,
+    catalog,
     config,
     indexes,
     ingest,
@@ -263,9 +280,17 @@ export async function createService(
   });
 
   // What is derived from the analysis: exports, people, webhooks.
-  const exports = new ExportService({ db, catalog });
+  const exports = new ExportService({ catalog });
   const people = new PeopleService({ db, catalog, indexes, files, ffmpeg });
   const webhooks = new WebhookService({ catalog, config, indexes, log: log.child({ part: 'webhooks' }) });
+
+  // This process as a node: its leases decide which node runs each live stream and the cron.
+  const heartbeat = new Heartbeat({
+    catalog,
+    role: opts.role ?? (analysis ? 'all' : 'api'),
+    log: log.child({ part: 'cluster' }),
+    jobs: () => runningJobsOf(catalog, workers.workerPrefixes()),
+  });
 
   // Live streams.
   const live = new LiveService({
@@ -292,6 +317,7 @@ export async function createService(
           },
         }),
     onChanged: videoChanged,
+    ownership: heartbeat,
   });
 
   // The caches that hold something of a video, each dropping it when the video changes.
@@ -323,6 +349,7 @@ export async function createService(
     people,
     flows,
     live,
+    heartbeat,
     videoChanged,
     changes,
     close: () => {
@@ -347,9 +374,9 @@ export interface DefaultUser {
  * On the first start with an empty database: a default user with unlimited credits, whose token is
  * printed once and written to a 0600 file in the data directory.
  */
-export function ensureDefaultUser(s: Service): DefaultUser | null {
-  if (s.accounts.userCount() > 0) return null;
-  const { user, token } = s.accounts.createUser('default', null);
+export async function ensureDefaultUser(s: Service): Promise<DefaultUser | null> {
+  if ((await s.accounts.userCount()) > 0) return null;
+  const { user, token } = await s.accounts.createUser('default', null);
   writeSecret(s.files.defaultTokenFile, token + '\n');
   return { userId: user.id, token, tokenFile: s.files.defaultTokenFile };
 }

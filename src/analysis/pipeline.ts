@@ -5,12 +5,12 @@
  */
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { JobQueue } from '../jobs/queue';
 import type { Logger } from '../log';
-import type { Db } from '../storage/db';
+import type { Catalog } from '../storage/catalog';
 import type { DataDir } from '../storage/files';
-import { frames, segments, videos, type Job, type Segment, type SegmentKind } from '../storage/schema';
+import { framesOfVideo, segmentsOfVideo, storeStageOutput, videoToAnalyse } from '../storage/repositories/analysis';
+import type { Job, Segment, SegmentKind } from '../storage/rows';
 import {
   EngineUnavailableError,
   type Analyzer,
@@ -21,10 +21,10 @@ import {
 } from './contracts';
 import { FrameHints } from './frame-hints';
 import { FrameStream } from './frame-stream';
-import { insertSegments } from './segment-store';
 
 export interface PipelineDeps {
-  db: Db;
+  /** The catalog the video's rows are read from and its findings written to. */
+  catalog: Catalog;
   queue: JobQueue;
   files: DataDir;
   analyzers: readonly Analyzer[];
@@ -41,7 +41,7 @@ export type JobOutcome = 'ready' | 'failed' | 'cancelled';
 const REPORT_EVERY_MS = 500;
 
 export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Promise<JobOutcome> {
-  const row = d.db.select().from(videos).where(eq(videos.id, job.videoId)).get();
+  const row = await videoToAnalyse(d.catalog, job.videoId);
   if (!row?.storagePath) return 'cancelled';
   const video: VideoToAnalyze = {
     id: row.id,
@@ -54,7 +54,7 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
     hasAudio: !!row.hasAudio,
   };
   if (!existsSync(video.path)) {
-    d.queue.fail(video.id, 'the stored file is missing; upload the video again');
+    await d.queue.fail(video.id, 'the stored file is missing; upload the video again');
     d.onChange?.(video.id);
     return 'failed';
   }
@@ -70,27 +70,19 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
   const startedAt = performance.now();
   const startProgress = (weightBefore(from) / totalWeight) * 100;
   const timings: Record<string, number> = {};
-  const frameRows = () =>
-    d.db
-      .select()
-      .from(frames)
-      .where(eq(frames.videoId, video.id))
-      .orderBy(asc(frames.t))
-      .all()
-      .map((f) => ({ ...f, path: join(video.dir, 'frames', f.file) }));
-  const storedSegments = (kinds?: SegmentKind[]) =>
-    d.db
-      .select()
-      .from(segments)
-      .where(
-        kinds ? and(eq(segments.videoId, video.id), inArray(segments.kind, kinds)) : eq(segments.videoId, video.id),
-      )
-      .orderBy(asc(segments.start))
-      .all();
+  // What earlier groups stored, read when a group starts (nothing is stored while a group runs).
+  let storedFrames: Awaited<ReturnType<typeof framesOfVideo>> = [];
+  let stored: Segment[] = [];
+  const frameRows = () => storedFrames.map((f) => ({ ...f, path: join(video.dir, 'frames', f.file) }));
+  const storedSegments = (kinds?: SegmentKind[]) => (kinds ? stored.filter((s) => kinds.includes(s.kind)) : stored);
 
   for (const [i, j] of groups) {
     if (i < from) continue;
     if (signal.aborted) return 'cancelled';
+    [storedFrames, stored] = await Promise.all([
+      framesOfVideo(d.catalog, video.id),
+      segmentsOfVideo(d.catalog, video.id),
+    ]);
     // The stages of a group work at the same time; their outputs are still committed one by one,
     // in pipeline order. Frame readers get the frames of the group's frame picker as it picks
     // them, and its segments (shots) once it is done.
@@ -123,40 +115,45 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
     /** The failure that stopped the group (the others then fail only because they were stopped). */
     let firstFailure: { stage: Analyzer; error: unknown } | null = null;
     let lastReport = 0;
+    /** A progress write in flight (the next report waits for none: it is skipped meanwhile). */
+    let reporting: Promise<void> | null = null;
     const report = (force = false) => {
       const now = performance.now();
-      if (!force && now - lastReport < REPORT_EVERY_MS) return;
+      if (reporting || (!force && now - lastReport < REPORT_EVERY_MS)) return;
       lastReport = now;
       const done = weightBefore(i) + group.reduce((sum, a, k) => sum + a.weight * fractions[k]!, 0);
       const overall = (done / totalWeight) * 100;
       const doneSinceStart = overall - startProgress;
       const eta = doneSinceStart > 1 ? ((now - startedAt) / 1000) * ((100 - overall) / doneSinceStart) : null;
+      // Shown: the least advanced stage of the group, the one the video waits on.
+      const waitingOn = group.reduce(
+        (slowest, a, k) => (fractions[k]! < fractions[group.indexOf(slowest)]! ? a : slowest),
+        group[0]!,
+      );
       // The job's stage stays at the group's first stage, so a restart re-runs the whole group.
-      let still: boolean;
-      try {
-        // Shown: the least advanced stage of the group, the one the video waits on.
-        const waitingOn = group.reduce(
-          (slowest, a, k) => (fractions[k]! < fractions[group.indexOf(slowest)]! ? a : slowest),
-          group[0]!,
-        );
-        still = d.queue.report(
+      reporting = d.queue
+        .report(
           video.id,
           d.workerId,
           group[0]!.stage,
           round1(overall),
           eta === null ? null : Math.round(eta),
           waitingOn.stage,
-        );
-      } catch (e) {
-        // A progress note is not worth failing the analysis for (database busy); the next one will do.
-        log.debug('progress not recorded', { reason: (e as Error).message });
-        return;
-      }
-      if (!still) {
-        cancelled = true;
-        ctrl.abort(new Error('the video was removed'));
-      }
-      d.onChange?.(video.id);
+        )
+        .then(
+          (still) => {
+            if (!still) {
+              cancelled = true;
+              ctrl.abort(new Error('the video was removed'));
+            }
+            d.onChange?.(video.id);
+          },
+          // A progress note is not worth failing the analysis for (database busy); the next one will do.
+          (e) => log.debug('progress not recorded', { reason: (e as Error).message }),
+        )
+        .finally(() => {
+          reporting = null;
+        });
     };
     report(true);
     // Reports (and so notices a removal) also while a stage says nothing, e.g. a decode that sees
@@ -224,6 +221,7 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
       }),
     );
     clearInterval(ticker);
+    await reporting;
     signal.removeEventListener('abort', onAbort);
     // Probes live only while their group runs.
     if (probeStream) rmSync(join(video.dir, 'probes'), { recursive: true, force: true });
@@ -239,7 +237,7 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
         // Not this video's fault: skip the analyzer, and say so in the metadata.
         log.warn('analyzer unavailable', { stage: a.stage, reason: r.reason.message });
         results.push({ summary: { engine: a.info.name, unavailable: r.reason.message } });
-      } else if (!d.queue.get(video.id)) {
+      } else if (!(await d.queue.get(video.id))) {
         // Removed while a stage ran: the stage met its files gone before a progress report saw it.
         log.debug('analysis stopped: the video was removed', { stage: a.stage });
         return 'cancelled';
@@ -248,7 +246,7 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
         const why = (error as Error)?.message ?? String(error);
         const reason = `${stage.info.kind} analysis failed: ${why}`;
         log.warn('analysis failed', { stage: stage.stage, reason });
-        d.queue.fail(video.id, reason);
+        await d.queue.fail(video.id, reason);
         d.onChange?.(video.id);
         return 'failed';
       }
@@ -259,14 +257,14 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
       const result = results[k]!;
       const next = stages[i + k + 1]?.stage ?? 'finalizing';
       const progress = round1((weightBefore(i + k + 1) / totalWeight) * 100);
-      const advanced = d.queue.advance(video.id, d.workerId, next, progress, (tx) =>
+      const advanced = await d.queue.advance(video.id, d.workerId, next, progress, (tx) =>
         store(tx, video.id, a, result, timings[a.stage] ?? 0),
       );
       d.onChange?.(video.id);
       if (!advanced) return 'cancelled';
     }
   }
-  if (!d.queue.finish(video.id, d.workerId)) return 'cancelled';
+  if (!(await d.queue.finish(video.id, d.workerId))) return 'cancelled';
   d.onChange?.(video.id);
   log.info('analysis done', { ms: Math.round(performance.now() - startedAt), stages: timings });
   return 'ready';
@@ -303,29 +301,19 @@ function asRows(videoId: string, segs: NewSegment[]): Segment[] {
 }
 
 /** A stage's output replaces whatever an interrupted earlier run of it stored. */
-function store(tx: Db, videoId: string, a: Analyzer, result: StageResult, ms: number): void {
-  if (a.kinds.length)
-    tx.delete(segments)
-      .where(and(eq(segments.videoId, videoId), inArray(segments.kind, [...a.kinds])))
-      .run();
-  insertSegments(tx, videoId, result.segments ?? []);
-  if (result.frames) {
-    tx.delete(frames).where(eq(frames.videoId, videoId)).run();
-    for (let k = 0; k < result.frames.length; k += 200) {
-      tx.insert(frames)
-        .values(result.frames.slice(k, k + 200).map((f) => ({ videoId, ...f })))
-        .run();
-    }
-  }
-  result.apply?.(tx);
+async function store(tx: Catalog, videoId: string, a: Analyzer, result: StageResult, ms: number): Promise<void> {
   // `producer`: which engine (and model) made this kind, so a reanalysis can tell what changed.
   const summary = { ...(result.summary ?? {}), producer: a.info.name, ms };
-  tx.update(videos)
-    .set({
-      analysis: sql`json_set(coalesce(${videos.analysis}, '{}'), ${'$.' + a.info.kind}, json(${JSON.stringify(summary)}))`,
-    })
-    .where(eq(videos.id, videoId))
-    .run();
+  await storeStageOutput(tx, videoId, {
+    kinds: a.kinds,
+    segments: result.segments ?? [],
+    ...(result.frames && { frames: result.frames }),
+    key: a.info.kind,
+    summary,
+  });
+  // A stage's own rows (subtitle transcripts, vectors, people): still written through bun:sqlite's
+  // synchronous calls (contracts.ts's StageResult.apply), so on SQLite only for now.
+  if (result.apply) await tx.run((db) => result.apply!(db));
 }
 
 const round1 = (x: number) => Math.round(x * 10) / 10;

@@ -22,6 +22,11 @@ export { VERSION } from '../version';
 import { VERSION } from '../version';
 import { decoderInfo, decoderLine } from '../media/decoder';
 import { DataDir } from '../storage/files';
+import type { Catalog } from '../storage/catalog';
+import { openCatalogOnly } from '../storage/open';
+import { AccountService } from '../accounts/service';
+import { IndexService } from '../indexes/service';
+import { WebhookService } from '../webhooks/service';
 
 interface Command {
   usage: string;
@@ -40,11 +45,12 @@ const client = { server: str, token: str };
 
 const COMMANDS: Record<string, Command> = {
   serve: {
-    usage: 'serve [--data-dir DIR] [--host H] [--port N] [--allow-private-urls] [options]',
-    help: 'Start the HTTP service (the default command). On the first start it creates a default user and prints its token once.',
-    options: {},
-    async run(_v, config) {
-      const server = await startServer(config);
+    usage: 'serve [--data-dir DIR] [--host H] [--port N] [--allow-private-urls] [--workers N] [options]',
+    help: 'Start the HTTP service (the default command). On the first start it creates a default user and prints its token once. --workers N: N analysis processes (as --analysis-workers N), but --workers 0 makes an API-only node: new videos are queued for the `vidq worker` nodes of the catalog, where --analysis-workers 0 analyses nothing.',
+    options: { workers: str },
+    async run(v, config) {
+      const { config: c, role } = withWorkers(v, config, 'all');
+      const server = await startServer(c, undefined, undefined, role === 'api' ? { role } : {});
       const stop = async (signal: string) => {
         createLogger(config.logLevel).info('stopping', { signal });
         await server.stop();
@@ -53,6 +59,32 @@ const COMMANDS: Record<string, Command> = {
       process.on('SIGINT', () => void stop('SIGINT'));
       process.on('SIGTERM', () => void stop('SIGTERM'));
       return new Promise<number>(() => {}); // runs until a signal
+    },
+  },
+  worker: {
+    usage: 'worker [--data-dir DIR] [--media-dir DIR] [--database URL] [--workers N] [options]',
+    help: 'Start an analysis node (no HTTP): its analysis processes claim jobs from the shared queue and write findings and frames, and it reports a heartbeat (`vidq nodes`). Today: on the data directory of a server on the same machine (its SQLite file); PostgreSQL nodes on other machines once --database is accepted (docs/more-machines.md).',
+    options: { workers: str },
+    async run(v, config) {
+      const { startWorkerNode } = await import('../cluster/worker-node');
+      const node = await startWorkerNode(withWorkers(v, config, 'worker').config);
+      const stop = async (signal: string) => {
+        createLogger(config.logLevel).info('stopping', { signal });
+        await node.stop();
+        process.exit(0);
+      };
+      process.on('SIGINT', () => void stop('SIGINT'));
+      process.on('SIGTERM', () => void stop('SIGTERM'));
+      return new Promise<number>(() => {}); // runs until a signal
+    },
+  },
+  nodes: {
+    usage: 'nodes [--all] [--json]',
+    help: 'List the nodes of the cluster (each serve and vidq worker on this catalog: the SQLite file of the data directory, or --database): host, role, version, jobs running, last seen. Nodes unseen for 15 s are gone and left out; --all shows them too.',
+    options: { all: { type: 'boolean' }, json },
+    async run(v, config) {
+      const { listNodesCommand } = await import('../cluster/nodes-command');
+      return withCatalog(config, (s) => listNodesCommand(s, { all: v.all === true, json: v.json === true }));
     },
   },
   'user create': {
@@ -67,8 +99,8 @@ const COMMANDS: Record<string, Command> = {
           : v.credits === 'unlimited'
             ? null
             : parseWhole(v.credits as string, '--credits');
-      return withService(config, async (s) => {
-        const { user, token } = s.accounts.createUser(v.name as string, credits);
+      return withCatalog(config, async (s) => {
+        const { user, token } = await s.accounts.createUser(v.name as string, credits);
         // With a server-wide --webhook-url, this user's deliveries go there signed with a secret of
         // their own: shown here, once (issue 25), as no request of theirs sets a URL.
         const secret = config.webhookUrl ? (await s.webhooks.ensureSecret(user.id)).secret : undefined;
@@ -94,8 +126,8 @@ const COMMANDS: Record<string, Command> = {
     options: { user: { type: 'string' }, json },
     async run(v, config) {
       if (typeof v.user !== 'string') throw new UsageError('--user is required');
-      return withService(config, (s) => {
-        const token = s.accounts.createToken(v.user as string);
+      return withCatalog(config, async (s) => {
+        const token = await s.accounts.createToken(v.user as string);
         console.log(v.json ? JSON.stringify({ user_id: v.user, token }) : token);
       });
     },
@@ -106,8 +138,8 @@ const COMMANDS: Record<string, Command> = {
     options: { token: { type: 'string' }, json },
     async run(v, config) {
       if (typeof v.token !== 'string') throw new UsageError('--token is required');
-      return withService(config, (s) => {
-        const revoked = s.accounts.revokeToken(v.token as string);
+      return withCatalog(config, async (s) => {
+        const revoked = await s.accounts.revokeToken(v.token as string);
         console.log(v.json ? JSON.stringify({ revoked }) : revoked ? 'revoked' : 'unknown or already revoked token');
         return revoked ? 0 : 1;
       });
@@ -205,8 +237,8 @@ const COMMANDS: Record<string, Command> = {
       if (typeof v.user !== 'string') throw new UsageError('--user is required');
       if (typeof v.amount !== 'string') throw new UsageError('--amount is required');
       const amount = parseSigned(v.amount, '--amount');
-      return withService(config, (s) => {
-        const u = s.accounts.addCredits(v.user as string, amount);
+      return withCatalog(config, async (s) => {
+        const u = await s.accounts.addCredits(v.user as string, amount);
         console.log(
           v.json ? JSON.stringify({ user_id: u.id, credits: u.credits }) : `credits: ${u.credits ?? 'unlimited'}`,
         );
@@ -230,9 +262,42 @@ const COMMANDS: Record<string, Command> = {
               .map((x) => x.trim())
               .filter(Boolean)
           : undefined;
-      const { reanalyzeIndex } = await import('../jobs/reanalyze');
-      return withService(config, (s) => {
-        const r = reanalyzeIndex(s, v.index as string, typeof v.user === 'string' ? v.user : undefined, requested);
+      const { reanalyzeIndex, ReanalyzeService } = await import('../jobs/reanalyze');
+      const { openJobQueue } = await import('../jobs/queues');
+      const { createAnalyzers } = await import('../analysis');
+      const { Limiter, modelLimitPerWorker } = await import('../analysis/engines/model-server/client');
+      // On the catalog alone (either dialect): the jobs go to its queue, which the analysis workers
+      // of a running server (or of worker nodes) take them from.
+      return withCatalog(config, async (s) => {
+        const queue = await openJobQueue(s.catalog, {
+          databaseUrl: config.database,
+          shortLaneSec: config.shortLaneSec,
+          log: createLogger('warn'),
+        });
+        let r: Awaited<ReturnType<typeof reanalyzeIndex>>;
+        try {
+          const modelLimiter = new Limiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers));
+          // The stages the workers run, as the server names them (no model is loaded for that).
+          const stages = createAnalyzers(config, { modelLimiter }).map((a) => ({
+            stage: a.stage,
+            info: { kind: a.info.kind, name: a.info.name },
+          }));
+          const reanalyze = new ReanalyzeService({
+            catalog: s.catalog,
+            queue,
+            stages: () => stages,
+            workers: config.analysisWorkers,
+            userMaxQueued: config.userMaxQueued,
+          });
+          r = await reanalyzeIndex(
+            { ...s, reanalyze },
+            v.index as string,
+            typeof v.user === 'string' ? v.user : undefined,
+            requested,
+          );
+        } finally {
+          await queue.close();
+        }
         if (v.json) console.log(JSON.stringify(r));
         else {
           for (const q of r.queued) console.log(`${q.file_id}: ${q.analyzers.join(', ')}`);
@@ -246,6 +311,21 @@ const COMMANDS: Record<string, Command> = {
 };
 
 class UsageError extends Error {}
+
+/**
+ * `--workers N` of serve and worker (issue 33's recipe): N analysis processes. For serve, 0 is an
+ * API-only node (videos queued for worker nodes), unlike --analysis-workers 0 (no analysis at all).
+ */
+function withWorkers(
+  v: Record<string, string | boolean | undefined>,
+  config: Config,
+  role: 'all' | 'worker',
+): { config: Config; role?: 'api' | 'all' | 'worker' } {
+  if (typeof v.workers !== 'string') return { config, ...(role === 'worker' && { role }) };
+  if (!/^\d+$/.test(v.workers)) throw new UsageError('--workers must be a whole number ≥ 0');
+  const n = Number(v.workers);
+  return { config: { ...config, analysisWorkers: n }, role: role === 'all' && n === 0 ? 'api' : role };
+}
 
 function parseWhole(s: string, flag: string): number {
   if (!/^\d+$/.test(s)) throw new UsageError(`${flag} must be a whole number ≥ 0 (or "unlimited")`);
@@ -266,6 +346,40 @@ async function withService(
     return (await fn(s)) ?? 0;
   } finally {
     s.close();
+  }
+}
+
+/** What the account commands use: the catalog alone, in either dialect (no workers, no models, no media). */
+interface CatalogParts {
+  catalog: Catalog;
+  accounts: AccountService;
+  webhooks: WebhookService;
+}
+
+/**
+ * Runs an administration command on the catalog alone (storage/open.ts): the SQLite file in the
+ * data directory, or the PostgreSQL server of --database / VIDQ_DATABASE_URL.
+ */
+async function withCatalog(
+  config: Config,
+  // biome-ignore lint/suspicious/noConfusingVoidType: a command body may return an exit code or nothing
+  fn: (s: CatalogParts) => number | void | Promise<number | void>,
+): Promise<number> {
+  const files = new DataDir(config.dataDir, config.mediaDir);
+  if (!config.database) {
+    files.ensure();
+    // As at every start on this data directory: its media folder must be its own.
+    const foreignMedia = files.claimMediaRoot();
+    if (foreignMedia) throw new ConfigError(foreignMedia);
+  }
+  const { catalog, close } = await openCatalogOnly({ database: config.database, sqliteFile: files.dbFile });
+  try {
+    const log = createLogger('warn');
+    const accounts = new AccountService(catalog);
+    const webhooks = new WebhookService({ catalog, config, indexes: new IndexService(catalog), log });
+    return (await fn({ catalog, accounts, webhooks })) ?? 0;
+  } finally {
+    await close();
   }
 }
 
@@ -329,19 +443,11 @@ export async function runCli(argv: string[]): Promise<number> {
     console.log(generalHelp());
     return 0;
   }
-  if (argv[0] === 'worker') {
-    // Hidden: the analysis worker the server starts (config handed over by the parent).
-    try {
-      const config =
-        inheritedWorkerConfig() ??
-        loadConfig(parseArgs({ args: argv.slice(1), options: configParseOptions(), strict: true }).values);
-      const { runWorker } = await import('../jobs/worker');
-      return await runWorker(config);
-    } catch (e) {
-      if (!(e instanceof ConfigError)) throw e;
-      console.error(e.message);
-      return 2;
-    }
+  const inherited = argv[0] === 'worker' ? inheritedWorkerConfig() : null;
+  if (inherited) {
+    // An analysis worker process that a server or a worker node started (config handed over by the parent).
+    const { runWorker } = await import('../jobs/worker');
+    return await runWorker(inherited);
   }
   let name = 'serve';
   let rest = argv;

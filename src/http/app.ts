@@ -2,6 +2,7 @@
  * The HTTP application: error mapping (every error is the spec's `{error, message}`), API docs,
  * and one plugin per feature. Routes stay thin: they validate, authenticate and call a service.
  */
+import { clusterHealth } from '../cluster/health';
 import { Elysia } from 'elysia';
 import { ApiError, errorBody } from '../errors';
 import { setOrigin } from './auth';
@@ -87,6 +88,10 @@ export function createHttpApp(s: Service, opts: HttpOptions) {
         // Which ffmpeg decodes uploads and live sources, and a warning when it is not maintained.
         decoder: await decoderInfo(s.files.binDir).then(decoderHealth, () => ({
           error: 'ffmpeg or ffprobe could not be run',
+        })),
+        // The database, the job queue and the nodes (issue 33).
+        cluster: await clusterHealth(s).catch((e) => ({
+          error: `the catalog could not be read: ${(e as Error).message}`,
         })),
       }),
       { detail: { hide: true } },

@@ -20,8 +20,12 @@ export interface QuestionBody {
   json?: unknown;
 }
 
-export function questionOf(s: Service, body: QuestionBody, request: Request): { user: User; req: InquireRequest } {
-  const { user, index } = userAndIndex(s, body, request);
+export async function questionOf(
+  s: Service,
+  body: QuestionBody,
+  request: Request,
+): Promise<{ user: User; req: InquireRequest }> {
+  const { user, index } = await userAndIndex(s, body, request);
   const json: unknown = body.json;
   if (
     json !== undefined &&

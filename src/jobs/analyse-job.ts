@@ -4,14 +4,14 @@
  * Run by the worker's job slots (worker.ts); kept apart so that the removal's races can be tested
  * in one process.
  */
-import { eq } from 'drizzle-orm';
 import type { Analyzer } from '../analysis/contracts';
 import { runJob, type JobOutcome } from '../analysis/pipeline';
 import type { Config } from '../config';
 import type { Logger } from '../log';
-import type { Db } from '../storage/db';
+import type { Catalog } from '../storage/catalog';
 import type { DataDir } from '../storage/files';
-import { videos, type Job } from '../storage/schema';
+import { videoDuration } from '../storage/repositories/analysis';
+import type { Job } from '../storage/rows';
 import { notePlaybackPending, playbackStep, startPlaybackCopy, type EarlyCopy } from './playback-step';
 import type { JobQueue } from './queue';
 
@@ -20,7 +20,7 @@ const REMOVAL_CHECK_MS = 500;
 
 export interface JobDeps {
   config: Pick<Config, 'analysisSecPerMinute' | 'analysisBudgetBaseSec' | 'minFreeBytes'>;
-  db: Db;
+  catalog: Catalog;
   queue: JobQueue;
   files: DataDir;
   analyzers: readonly Analyzer[];
@@ -36,22 +36,22 @@ export interface JobDeps {
 
 /** Analyses one claimed job to its end (ready, failed or cancelled), with its playback copy. */
 export async function analyseJob(job: Job, workerId: string, d: JobDeps): Promise<JobOutcome> {
-  const { db, queue, files } = d;
-  const playbackDeps = { db, files, ffmpeg: d.ffmpeg, log: d.log, minFreeBytes: d.config.minFreeBytes };
+  const { catalog, queue, files } = d;
+  const playbackDeps = { catalog, files, ffmpeg: d.ffmpeg, log: d.log, minFreeBytes: d.config.minFreeBytes };
   // A budget of time relative to the video's duration: a file built to be slow to analyse cannot
   // hold the worker (and everyone queued behind it) for hours. The stages stop as on a removal
   // (child processes killed, partial output deleted); the video is then failed with the reason.
-  const budget = analysisBudgetSec(
-    d.config,
-    db.select({ d: videos.durationSec }).from(videos).where(eq(videos.id, job.videoId)).get()?.d ?? 0,
-  );
+  const budget = analysisBudgetSec(d.config, await videoDuration(catalog, job.videoId));
   const overBudget = new AbortController();
   const budgetTimer = budget ? setTimeout(() => overBudget.abort(), budget * 1000) : null;
   // The pipeline notices a removal while it analyses; the copy can outlast it (made after the
   // analysis, or a long one beside it), so the job looks too, and stops the copy of a removed video.
   const removed = new AbortController();
   const removalCheck = setInterval(() => {
-    if (!queue.get(job.videoId)) removed.abort(new Error('the video was removed'));
+    void queue.get(job.videoId).then(
+      (j) => !j && removed.abort(new Error('the video was removed')),
+      () => {},
+    );
   }, REMOVAL_CHECK_MS);
   const copyStop = new AbortController();
   const copySignal = AbortSignal.any([d.stop, removed.signal, copyStop.signal]);
@@ -66,7 +66,7 @@ export async function analyseJob(job: Job, workerId: string, d: JobDeps): Promis
     outcome = await runJob(
       job,
       {
-        db,
+        catalog,
         queue,
         files,
         analyzers: d.analyzers,
@@ -78,8 +78,8 @@ export async function analyseJob(job: Job, workerId: string, d: JobDeps): Promis
       AbortSignal.any([d.stop, overBudget.signal]),
     );
     if (budgetTimer) clearTimeout(budgetTimer);
-    if (outcome === 'cancelled' && overBudget.signal.aborted && !d.stop.aborted && queue.get(job.videoId)) {
-      queue.fail(
+    if (outcome === 'cancelled' && overBudget.signal.aborted && !d.stop.aborted && (await queue.get(job.videoId))) {
+      await queue.fail(
         job.videoId,
         `analysis took longer than its budget of ${Math.round(budget)} s (--analysis-budget-base-sec ${d.config.analysisBudgetBaseSec} plus --analysis-sec-per-minute ${d.config.analysisSecPerMinute} per minute of video); the video was not analysed`,
       );
@@ -89,7 +89,7 @@ export async function analyseJob(job: Job, workerId: string, d: JobDeps): Promis
     // A removal can end the analysis as a failure before the pipeline sees it: a stage whose files
     // went under it fails ("ENOENT … frames"). A video whose job is gone was removed, whatever its
     // stages said.
-    if (!queue.get(job.videoId)) outcome = 'cancelled';
+    if (!(await queue.get(job.videoId))) outcome = 'cancelled';
     d.log.debug('job finished', { video_id: job.videoId, outcome });
     // Only a ready video keeps its copy.
     if (outcome !== 'ready') copyStop.abort();
@@ -114,7 +114,7 @@ export async function analyseJob(job: Job, workerId: string, d: JobDeps): Promis
   }
   // Removed at any moment of the job: the removal deleted the folder, but may have run before a
   // stage or the copy wrote into it; take what is there now.
-  if (!queue.get(job.videoId)) files.removeVideoFiles(job.videoId);
+  if (!(await queue.get(job.videoId))) files.removeVideoFiles(job.videoId);
   return outcome;
 }
 

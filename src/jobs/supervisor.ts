@@ -108,6 +108,11 @@ export class AnalysisSupervisor {
     else p.resolve(outcome);
   }
 
+  /** The worker-id prefix of each running worker process (its job slots' ids start with it). */
+  workerPrefixes(): string[] {
+    return [...this.procs].map((p) => `w_${p.pid}_`);
+  }
+
   async stop(): Promise<void> {
     this.stopping = true;
     const all = [...this.procs];
@@ -144,7 +149,7 @@ export class AnalysisSupervisor {
         if (w.proc === proc) this.settleWindow(id, new Error(`the analysis worker exited (code ${code})`));
       if (this.stopping) return;
       // Both slots' jobs: their worker ids start with w_<pid>_.
-      this.requeueJobsOf(proc.pid);
+      void this.requeueJobsOf(proc.pid);
       if (state.recycled && code === 0) {
         // Restarted on purpose to give memory back: not a crash.
         this.spawn();
@@ -161,7 +166,7 @@ export class AnalysisSupervisor {
         reason: state.lastError || undefined,
       });
       if (this.startFailures === MAX_START_FAILURES)
-        this.failWaitingJobs(`the analysis worker cannot start (${state.lastError || `exit code ${code}`})`);
+        void this.failWaitingJobs(`the analysis worker cannot start (${state.lastError || `exit code ${code}`})`);
       setTimeout(() => !this.stopping && this.spawn(), delay);
     });
   }
@@ -188,8 +193,8 @@ export class AnalysisSupervisor {
   }
 
   /** Jobs cannot make progress while no worker starts: say so on each waiting video. */
-  private failWaitingJobs(reason: string): void {
-    const failed = this.d.queue.failWaiting(reason);
+  private async failWaitingJobs(reason: string): Promise<void> {
+    const failed = await this.d.queue.failWaiting(reason);
     for (const id of failed) this.d.onChanged(id);
     this.d.log.error('analysis is unavailable', { reason, failed_jobs: failed.length });
   }
@@ -221,10 +226,15 @@ export class AnalysisSupervisor {
   }
 
   /** The jobs a dead worker held go back to the queue, unless they keep killing workers. */
-  private requeueJobsOf(pid: number): void {
-    const { requeued, failed } = this.d.queue.releaseWorker(`w_${pid}_`, MAX_ATTEMPTS);
-    for (const id of [...requeued, ...failed]) this.d.onChanged(id);
-    if (requeued.length || failed.length)
-      this.d.log.warn('released the jobs of a dead worker', { requeued: requeued.length, failed: failed.length });
+  private async requeueJobsOf(pid: number): Promise<void> {
+    try {
+      const { requeued, failed } = await this.d.queue.releaseWorker(`w_${pid}_`, MAX_ATTEMPTS);
+      for (const id of [...requeued, ...failed]) this.d.onChanged(id);
+      if (requeued.length || failed.length)
+        this.d.log.warn('released the jobs of a dead worker', { requeued: requeued.length, failed: failed.length });
+    } catch (e) {
+      // The next server start resumes them (resetRunning).
+      this.d.log.error('could not release the jobs of a dead worker', { pid, reason: (e as Error).message });
+    }
   }
 }

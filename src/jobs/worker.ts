@@ -17,12 +17,13 @@ import { resolveBinaries } from '../media/binaries';
 import { killRunningFfmpeg } from '../media/ffmpeg';
 import { openCatalog } from '../storage/db';
 import { DataDir } from '../storage/files';
-import { eq } from 'drizzle-orm';
-import { videos, type Job } from '../storage/schema';
+import type { Job } from '../storage/rows';
+import { videoDuration } from '../storage/repositories/analysis';
 import { analyseWindow, liveAnalyzersOf, type WindowRequest, type WindowResult } from '../live/window';
 import { lines } from '../util/lines';
 import { analyseJob, type JobDeps } from './analyse-job';
-import { JobQueue } from './queue';
+import { SqliteJobQueue } from './queue';
+import { sqliteCatalog } from '../storage/catalog';
 
 /** The playback copy is made beside the analysis (one x264 thread in the time it leaves idle). */
 const EARLY_PLAYBACK_COPY = true;
@@ -72,7 +73,8 @@ export async function runWorker(config: Config): Promise<number> {
   const log = createLogger(config.logLevel, { role: 'worker' });
   const files = new DataDir(config.dataDir, config.mediaDir);
   const db = openCatalog({ database: config.database, sqliteFile: files.dbFile });
-  const queue = new JobQueue(db);
+  const catalog = sqliteCatalog(db);
+  const queue = new SqliteJobQueue(catalog);
   const { ffmpeg } = await resolveBinaries(files.binDir);
   // In the compiled executable: the models and libraries, extracted on the first start.
   const assets = await analysisAssets(files.assetsDir, analyzerNames(config.analyzers));
@@ -159,7 +161,7 @@ export async function runWorker(config: Config): Promise<number> {
   const goOn = () => !stop.signal.aborted && !leaving;
   const jobDeps: JobDeps = {
     config,
-    db,
+    catalog,
     queue,
     files,
     analyzers,
@@ -177,8 +179,7 @@ export async function runWorker(config: Config): Promise<number> {
     // A long video leaves the heap and the native allocators grown (about 0.95 GB after a 60-minute
     // one); a fresh process gives that back, once the other slot's job is done too. The supervisor
     // starts the next one at once.
-    const row = db.select({ d: videos.durationSec }).from(videos).where(eq(videos.id, job.videoId)).get();
-    if (config.workerRecycleSec > 0 && (row?.d ?? 0) >= config.workerRecycleSec)
+    if (config.workerRecycleSec > 0 && (await videoDuration(catalog, job.videoId)) >= config.workerRecycleSec)
       leaving ??= { reason: 'long video', rss: process.memoryUsage.rss() };
   };
 
@@ -196,7 +197,7 @@ export async function runWorker(config: Config): Promise<number> {
       }
       let job: Job | null;
       try {
-        job = queue.claim(slotId, new Date(), rules);
+        job = await queue.claim(slotId, new Date(), rules);
       } catch (e) {
         // The database is busy beyond its timeout (another process holds a long write): try again.
         log.warn('could not claim a job', { reason: (e as Error).message });
@@ -230,6 +231,9 @@ export async function runWorker(config: Config): Promise<number> {
       try {
         await analyse(job, slotId, slot);
       } finally {
+        await queue
+          .release(job.videoId, slotId)
+          .catch((e) => log.warn('job not released', { video_id: job.videoId, reason: (e as Error).message }));
         busy[slot] = false;
         idleSince = null;
       }

@@ -141,6 +141,16 @@ export class StreamRunner {
     this.runs.delete(run.id);
   }
 
+  /**
+   * Another node runs the stream now (its lease went there, issue 33): the run stops here and is
+   * forgotten, its unanalysed frames' JPEGs left for the new owner to queue.
+   */
+  release(run: StreamRun): void {
+    this.halt(run, false);
+    run.queue.drain();
+    this.runs.delete(run.id);
+  }
+
   /** A stream that was running when the server stopped: its unanalysed frames queued, its source connected again. */
   resume(row: LiveStream): void {
     const run = this.runOf(row);

@@ -92,11 +92,34 @@ export interface LiveDeps {
   analyseWindow: (w: WindowRequest) => Promise<WindowResult>;
   /** A stream's segments changed: drop cached listings and retrieval data. */
   onChanged: (videoId: string) => void;
+  /**
+   * Which node runs each stream (issue 33): a lease per stream (src/cluster/heartbeat.ts). Absent:
+   * this process runs every stream (tests that build a Service without serving).
+   */
+  ownership?: StreamOwnership;
 }
+
+/** The leases that give one node of a cluster each running stream (the Heartbeat). */
+export interface StreamOwnership {
+  want(name: string, handlers: { gained?: () => void; lost?: () => void }, now?: boolean): Promise<boolean>;
+  unwant(name: string): Promise<void>;
+  holds(name: string): boolean;
+}
+
+/** The lease of one stream: its holder connects it, analyses its windows and fires its alerts. */
+export const streamLease = (streamId: string) => `stream:${streamId}`;
+/** The states in which a stream runs somewhere. */
+const ACTIVE: LiveState[] = ['connecting', 'live', 'reconnecting'];
+/** How often a node looks for streams to want (streams added on other nodes, and taken over). */
+const CLAIM_EVERY_MS = 5_000;
 
 export class LiveService {
   readonly alerts: AlertService;
   private readonly runner: StreamRunner;
+  /** Streams whose lease this node wants (with ownership). */
+  private readonly claimed = new Set<string>();
+  private claimTimer: ReturnType<typeof setInterval> | null = null;
+  private claiming: Promise<void> | null = null;
 
   constructor(private readonly d: LiveDeps) {
     this.alerts = new AlertService({ db: d.db, indexes: d.indexes });
@@ -121,10 +144,69 @@ export class LiveService {
   /** Resumes the streams that were running when the server stopped. */
   start(): void {
     this.hideOldSourcePaths();
-    const rows = streamsInStates(this.d.db, ['connecting', 'live', 'reconnecting']);
-    for (const row of rows) this.runner.resume(row);
-    if (rows.length) this.d.log.info('live streams resumed', { streams: rows.length });
+    if (this.d.ownership) {
+      // Each stream runs on the node that holds its lease; the others take it over when it lapses.
+      void this.claimStreams();
+      this.claimTimer = setInterval(() => void this.claimStreams(), CLAIM_EVERY_MS);
+      this.claimTimer.unref?.();
+    } else {
+      const rows = streamsInStates(this.d.db, ACTIVE);
+      for (const row of rows) this.runner.resume(row);
+      if (rows.length) this.d.log.info('live streams resumed', { streams: rows.length });
+    }
     this.runner.startPump();
+  }
+
+  /**
+   * Wants the lease of every active stream (the heartbeat takes the free and lapsed ones, and runs
+   * `takeOver`), and gives up the leases of streams no longer active (paused, stopped, ended).
+   */
+  claimStreams(): Promise<void> {
+    this.claiming ??= (async () => {
+      const active = new Set(streamsInStates(this.d.db, ACTIVE).map((r) => r.id));
+      for (const id of active) if (!this.claimed.has(id)) await this.claim(id);
+      for (const id of [...this.claimed])
+        if (!active.has(id)) {
+          this.claimed.delete(id);
+          const run = this.runner.get(id);
+          if (run && !run.stopped) this.runner.halt(run, false);
+          await this.d.ownership?.unwant(streamLease(id));
+        }
+    })()
+      .catch((e) => this.d.log.warn('live stream leases not claimed', { reason: (e as Error).message }))
+      .finally(() => {
+        this.claiming = null;
+      });
+    return this.claiming;
+  }
+
+  /** Wants one stream's lease now. False when another node holds it. */
+  private claim(id: string): Promise<boolean> {
+    const own = this.d.ownership;
+    if (!own) return Promise.resolve(true);
+    this.claimed.add(id);
+    return own.want(
+      streamLease(id),
+      {
+        gained: () => this.takeOver(id),
+        lost: () => {
+          const run = this.runner.get(id);
+          if (run) this.runner.release(run);
+          this.d.log.warn('live stream lease lost; another node runs it', { stream_id: id });
+        },
+      },
+      true,
+    );
+  }
+
+  /** This node holds the stream's lease: it runs the stream unless it already does. */
+  private takeOver(id: string): void {
+    const row = this.row(id);
+    if (!row || !ACTIVE.includes(row.state)) return;
+    const existing = this.runner.get(id);
+    if (existing && !existing.stopped) return;
+    this.runner.resume(row);
+    this.d.log.info('live stream running on this node', { stream_id: id });
   }
 
   /**
@@ -150,6 +232,7 @@ export class LiveService {
   }
 
   stop(): void {
+    if (this.claimTimer) clearInterval(this.claimTimer);
     this.runner.stop();
   }
 
@@ -159,7 +242,7 @@ export class LiveService {
     user: User,
     body: { index: string; url?: string; name?: string; fps?: number; retention?: number },
   ): Promise<{ status: 'success'; stream_id: string } | { error: string }> {
-    const found = this.d.indexes.forStreaming(user, body.index);
+    const found = await this.d.indexes.forStreaming(user, body.index);
     if ('error' in found) return { error: found.error };
     const { config } = this.d;
     const fps = body.fps ?? config.liveFps;
@@ -206,6 +289,8 @@ export class LiveService {
     this.d.onChanged(videoId);
     const run = this.runner.runOf(this.row(id)!);
     if (source) this.runner.connect(run);
+    // A new stream's lease is free: this node takes it.
+    await this.claim(id);
     this.d.log.info('live stream added', { stream_id: id, source: source ? redactUrl(source) : 'push', fps });
     return { status: 'success', stream_id: id };
   }
@@ -224,6 +309,11 @@ export class LiveService {
     if (row.state === 'stopped' || row.state === 'failed' || row.state === 'ended')
       return { success: false, action: 'stopped' };
     if (row.url) throw conflict('this stream pulls its frames from its url; frames cannot be pushed to it');
+    const own = this.d.ownership;
+    if (own && !own.holds(streamLease(row.id)) && !(await this.claim(row.id)))
+      throw conflict(
+        'this stream is analysed by another node of the cluster; push its frames to that node (route POST /stream by stream_id)',
+      );
     const nowSec = Date.now() / 1000;
     const time = body.time ?? nowSec;
     if (
@@ -268,6 +358,10 @@ export class LiveService {
       this.runner.setState(row.id, row.url ? 'connecting' : 'live', null);
       run.stopped = false;
       if (row.url) this.runner.connect(run);
+      // Running again: its lease (the node that paused it gave it up).
+      void this.claim(row.id).then((mine) => {
+        if (!mine) this.runner.release(run);
+      });
     }
     return this.viewOf(this.row(row.id)!);
   }
@@ -310,7 +404,7 @@ export class LiveService {
 
   // --- alerts (records and their evaluation: alerts.ts)
 
-  createAlert(user: User, body: Parameters<AlertService['create']>[1]): AlertView {
+  createAlert(user: User, body: Parameters<AlertService['create']>[1]): Promise<AlertView> {
     return this.alerts.create(user, body);
   }
 

@@ -12,7 +12,8 @@ import { cosine, fromBlob, toBlob, UseEmbedder } from '../../src/analysis/engine
 import { embeddingText, EmbeddingsAnalyzer } from '../../src/analysis/stages/embeddings';
 import { runJob } from '../../src/analysis/pipeline';
 import { DEFAULT_VISUAL, VisualAnalyzer } from '../../src/analysis/stages/visual';
-import { JobQueue } from '../../src/jobs/queue';
+import { type JobQueue, SqliteJobQueue } from '../../src/jobs/queue';
+import { type Catalog, sqliteCatalog } from '../../src/storage/catalog';
 import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { openDatabase, type Db } from '../../src/storage/db';
@@ -123,11 +124,12 @@ interface Env {
   db: Db;
   files: DataDir;
   queue: JobQueue;
+  catalog: Catalog;
   videoId: string;
 }
 
 /** A data directory with one stored video (a link to `source`) whose job is queued. */
-function setup(source: string, durationSec: number): Env {
+async function setup(source: string, durationSec: number): Promise<Env> {
   const dir = mkdtempSync(join(tmpdir(), 'vidq-embed-'));
   const files = new DataDir(dir);
   files.ensure();
@@ -160,19 +162,20 @@ function setup(source: string, durationSec: number): Env {
       updatedAt: now,
     })
     .run();
-  const queue = new JobQueue(db);
-  queue.enqueue(videoId);
-  return { dir, db, files, queue, videoId };
+  const catalog = sqliteCatalog(db);
+  const queue = new SqliteJobQueue(catalog);
+  await queue.enqueue(videoId);
+  return { dir, db, catalog, files, queue, videoId };
 }
 
 async function runStages(env: Env, analyzers: Analyzer[]) {
-  const job = env.queue.claim('w_test');
+  const job = await env.queue.claim('w_test');
   expect(job).not.toBeNull();
   const { ffmpeg } = await resolveBinaries(env.files.binDir);
   const outcome = await runJob(
     job!,
     {
-      db: env.db,
+      catalog: env.catalog,
       queue: env.queue,
       files: env.files,
       analyzers,
@@ -202,7 +205,7 @@ describe('embeddings stage', () => {
     // A dummy file: this stage never decodes the video, the pipeline only checks the file is there.
     const src = join(mkdtempSync(join(tmpdir(), 'vidq-embed-src-')), 'v.mp4');
     writeFileSync(src, 'not decoded');
-    const env = setup(src, 60);
+    const env = await setup(src, 60);
     try {
       const person = (start: number, end: number): NewSegment => ({
         kind: 'object',
@@ -281,7 +284,7 @@ describe('embeddings stage', () => {
   });
 
   test('after the visual stage of a real clip, each of its shots (cuts near 12, 16, 23 s) is embedded', async () => {
-    const env = setup(clip('big-buck-bunny-intro.webm'), 30);
+    const env = await setup(clip('big-buck-bunny-intro.webm'), 30);
     try {
       expect(await runStages(env, [new VisualAnalyzer(DEFAULT_VISUAL), new EmbeddingsAnalyzer(embedder)])).toBe(
         'ready',

@@ -202,7 +202,7 @@ describe('issue 25 item 5: the storage quota under parallel uploads', () => {
       const seed = readFileSync(clip('chaplin-bw.mp4')); // 761 kB
       /** A user whose stored videos leave 738 kB of the quota, as in the review. */
       const userWithRoom = async (name: string) => {
-        const made = s.server.service.accounts.createUser(name, null);
+        const made = await s.server.service.accounts.createUser(name, null);
         const res = await fetch(`${s.url}/upload?index=seed`, {
           method: 'POST',
           headers: { authorization: `Bearer ${made.token}`, 'content-type': 'video/mp4' },
@@ -296,21 +296,23 @@ describe('issue 25 item 7: reanalyses count under --user-max-queued', () => {
       const svc = s.server.service;
       // The server itself runs no analysis worker; a service with one shares its queue and database.
       const reanalyze = new ReanalyzeService({
-        db: svc.db,
+        catalog: svc.catalog,
         queue: svc.queue,
         stages: () => [{ stage: 'analyzing:ocr', info: { kind: 'ocr', name: 'tesseract' } }],
         workers: 1,
         userMaxQueued: svc.config.userMaxQueued,
       });
-      const user = svc.accounts.getUser(s.userId)!;
-      const outcomes = ids.map((id) => {
-        try {
-          reanalyze.request(user, id, ['ocr']);
-          return 200;
-        } catch (e) {
-          return (e as { status: number }).status;
-        }
-      });
+      const user = (await svc.accounts.getUser(s.userId))!;
+      const outcomes = await Promise.all(
+        ids.map(async (id) => {
+          try {
+            await reanalyze.request(user, id, ['ocr']);
+            return 200;
+          } catch (e) {
+            return (e as { status: number }).status;
+          }
+        }),
+      );
       expect(outcomes.filter((o) => o === 200).length).toBe(5);
       expect(outcomes.filter((o) => o === 429).length).toBe(16);
       // And an upload now waits too.

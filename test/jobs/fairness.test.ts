@@ -29,11 +29,11 @@ test('the queue takes users in turns, short videos first within a user, and hono
     ),
   );
   try {
-    const a = s.accounts.createUser('a', null).user;
-    const b = s.accounts.createUser('b', null).user;
-    const ia = s.indexes.findOrCreateByName(s.db, a, 'x').index;
-    const ib = s.indexes.findOrCreateByName(s.db, b, 'x').index;
-    const add = (id: string, user: typeof a, indexId: string, durationSec: number, t: number) => {
+    const a = (await s.accounts.createUser('a', null)).user;
+    const b = (await s.accounts.createUser('b', null)).user;
+    const ia = (await s.indexes.findOrCreateByName(s.catalog, a, 'x')).index;
+    const ib = (await s.indexes.findOrCreateByName(s.catalog, b, 'x')).index;
+    const add = async (id: string, user: typeof a, indexId: string, durationSec: number, t: number) => {
       const at = new Date(1_700_000_000_000 + t * 1000);
       s.db
         .insert(videos)
@@ -51,43 +51,43 @@ test('the queue takes users in turns, short videos first within a user, and hono
           updatedAt: at,
         })
         .run();
-      s.queue.enqueue(id, at);
+      await s.queue.enqueue(id, at);
     };
     // User a queued a backlog of long videos first; b added one later.
-    add('a1', a, ia.id, 3600, 0);
-    add('a2', a, ia.id, 3600, 1);
-    add('a3', a, ia.id, 3600, 2);
-    add('a4', a, ia.id, 10, 3);
-    add('b1', b, ib.id, 3600, 4);
-    const line = s.queue.placesInLine(1);
+    await add('a1', a, ia.id, 3600, 0);
+    await add('a2', a, ia.id, 3600, 1);
+    await add('a3', a, ia.id, 3600, 2);
+    await add('a4', a, ia.id, 10, 3);
+    await add('b1', b, ib.id, 3600, 4);
+    const line = await s.queue.placesInLine(1);
     // The places are the turns the claims below take.
     expect(['a4', 'b1', 'a1', 'a2', 'a3'].map((id) => line.get(id)!.position)).toEqual([1, 2, 3, 4, 5]);
     expect(line.get('a3')!.etaSec!).toBeGreaterThan(line.get('a1')!.etaSec!);
     const order: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const j = s.queue.claim(`w_${i}`, new Date(1_700_000_100_000 + i * 1000))!;
+      const j = (await s.queue.claim(`w_${i}`, new Date(1_700_000_100_000 + i * 1000)))!;
       order.push(j.videoId);
-      s.queue.finish(j.videoId, `w_${i}`, new Date(1_700_000_100_500 + i * 1000));
+      await s.queue.finish(j.videoId, `w_${i}`, new Date(1_700_000_100_500 + i * 1000));
     }
     // a's short one first, then b (never served) before a's backlog, then a's in age order.
     expect(order).toEqual(['a4', 'b1', 'a1', 'a2', 'a3']);
 
     // A cap of one running analysis per user: b's job is taken while a's first one runs.
-    add('a5', a, ia.id, 100, 10);
-    add('a6', a, ia.id, 100, 11);
-    add('b2', b, ib.id, 100, 12);
-    const first = s.queue.claim('w_c1', new Date(), { perUserCap: 1 })!;
-    const second = s.queue.claim('w_c2', new Date(), { perUserCap: 1 })!;
+    await add('a5', a, ia.id, 100, 10);
+    await add('a6', a, ia.id, 100, 11);
+    await add('b2', b, ib.id, 100, 12);
+    const first = (await s.queue.claim('w_c1', new Date(), { perUserCap: 1 }))!;
+    const second = (await s.queue.claim('w_c2', new Date(), { perUserCap: 1 }))!;
     expect([first.videoId, second.videoId].sort()).toEqual(first.videoId === 'b2' ? ['a5', 'b2'] : ['a5', 'b2']);
-    expect(s.queue.claim('w_c3', new Date(), { perUserCap: 1 })).toBeNull();
+    expect(await s.queue.claim('w_c3', new Date(), { perUserCap: 1 })).toBeNull();
     // The short lane only takes short videos.
-    expect(s.queue.claim('w_lane', new Date(), { maxVideoSec: 60 })).toBeNull();
-    expect(s.queue.claim('w_any', new Date())!.videoId).toBe('a6');
+    expect(await s.queue.claim('w_lane', new Date(), { maxVideoSec: 60 })).toBeNull();
+    expect((await s.queue.claim('w_any', new Date()))!.videoId).toBe('a6');
 
     // Waiting in line for hours is not being stuck: the maintenance job leaves a pending job's video alone.
-    add('b3', b, ib.id, 100, 20);
+    await add('b3', b, ib.id, 100, 20);
     const later = new Date(Date.now() + 10 * 3600_000);
-    s.maintenance.failStuck(later);
+    await s.maintenance.failStuck(later);
     expect(
       s.db
         .select()

@@ -4,12 +4,6 @@
  * catalogs racing for the same lease (on PostgreSQL: two pools, as two nodes).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type Catalog, postgresCatalog, sqliteCatalog } from '../../src/storage/catalog';
-import { openDatabase } from '../../src/storage/db';
-import { openPostgres } from '../../src/storage/pg';
 import {
   currentLease,
   currentLeases,
@@ -17,7 +11,12 @@ import {
   releaseLeasesOf,
   takeLease,
 } from '../../src/storage/repositories/leases';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataDir } from '../../src/storage/files';
 import {
+  catalogIdentity,
   listNodes,
   nodeSeen,
   pruneNodes,
@@ -25,57 +24,13 @@ import {
   removeNode,
   touchNode,
 } from '../../src/storage/repositories/nodes';
-import { freshPostgresDatabase } from '../pg';
-
-interface Opened {
-  /** Two catalogs on the same database: two nodes. */
-  a: Catalog;
-  b: Catalog;
-  close(): Promise<void>;
-}
-
-const DIALECTS: { name: string; open(): Promise<Opened> }[] = [
-  {
-    name: 'SQLite',
-    async open() {
-      const dir = mkdtempSync(join(tmpdir(), 'vidq-cluster-'));
-      const one = openDatabase(join(dir, 'vidq.db'));
-      const two = openDatabase(join(dir, 'vidq.db'));
-      return {
-        a: sqliteCatalog(one),
-        b: sqliteCatalog(two),
-        close: async () => {
-          one.$client.close();
-          two.$client.close();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    async open() {
-      const pg = await freshPostgresDatabase();
-      const one = await openPostgres(pg.url, { max: 4 });
-      const two = await openPostgres(pg.url, { max: 4 });
-      return {
-        a: postgresCatalog(one),
-        b: postgresCatalog(two),
-        close: async () => {
-          await one.$client.end();
-          await two.$client.end();
-          await pg.drop();
-        },
-      };
-    },
-  },
-];
+import { DIALECTS, type TwoNodes } from '../dialects';
 
 const at = (ms: number) => new Date(1_800_000_000_000 + ms);
 
 for (const dialect of DIALECTS)
   describe(`cluster tables on ${dialect.name}`, () => {
-    let o: Opened;
+    let o: TwoNodes;
     beforeAll(async () => {
       o = await dialect.open();
     });
@@ -161,6 +116,26 @@ for (const dialect of DIALECTS)
           takeLease(o.b, `race:${i}`, 'B', 15_000, now),
         ]);
         expect(Number(x) + Number(y)).toBe(1);
+      }
+    });
+
+    test('the catalog keeps one id: nodes with data directories of their own claim one shared media folder', async () => {
+      const first = await catalogIdentity(o.a, 'id_of_node_a');
+      expect(first).toBe('id_of_node_a');
+      expect(await catalogIdentity(o.b, 'id_of_node_b')).toBe('id_of_node_a');
+      const tmp = mkdtempSync(join(tmpdir(), 'vidq-shared-media-'));
+      try {
+        const media = join(tmp, 'media-share');
+        const a = new DataDir(join(tmp, 'a'), media);
+        const b = new DataDir(join(tmp, 'b'), media);
+        a.ensure();
+        b.ensure();
+        expect(a.claimMediaRoot(await catalogIdentity(o.a, a.localCatalogId()))).toBeNull();
+        expect(b.claimMediaRoot(await catalogIdentity(o.b, b.localCatalogId()))).toBeNull();
+        // Another catalog's node is still refused.
+        expect(b.claimMediaRoot('id_of_another_catalog')).toContain('holds the media of another vidq catalog');
+      } finally {
+        rmSync(tmp, { recursive: true, force: true });
       }
     });
   });

@@ -148,7 +148,7 @@ export const audio: FactPlugin = {
   noun: 'an audio track',
   forms: {
     presence: {
-      answer: (t) => soundAnswer(t, t.style, false),
+      answer: async (t) => await soundAnswer(t, t.style, false),
       needs: ['cue'],
       examples: [
         'Does the video have sound?',
@@ -158,7 +158,7 @@ export const audio: FactPlugin = {
       ],
     },
     which_video: {
-      answer: (t) => soundAnswer(t, t.style, true),
+      answer: async (t) => await soundAnswer(t, t.style, true),
       needs: ['cue'],
       examples: ['Which videos have no sound?', 'Which clips come with audio?', 'Which recording is silent?'],
     },

@@ -22,7 +22,9 @@ export const objects: FactPlugin = {
     count: {
       computed: true,
       answer: (t, s, c) =>
-        aboutLabel(t, s, c, (l) => (changeAsked(t.prompt) ? changes(t, l, s, true) : countObjects(t, l, s, t.style))),
+        aboutLabel(t, s, c, async (l) =>
+          changeAsked(t.prompt) ? await changes(t, l, s, true) : await countObjects(t, l, s, t.style),
+        ),
       readsPosition: true,
       needs: ['label'],
       examples: [
@@ -36,12 +38,12 @@ export const objects: FactPlugin = {
     },
     when: {
       answer: (t, s, c) =>
-        aboutLabel(t, s, c, (l) =>
+        aboutLabel(t, s, c, async (l) =>
           changeAsked(t.prompt)
-            ? changes(t, l, s, false)
+            ? await changes(t, l, s, false)
             : s.intent.number !== null || s.atOnce
-              ? countAt(t, l, s.intent, t.style)
-              : whenSeen(t, l, s.intent, t.style),
+              ? await countAt(t, l, s.intent, t.style)
+              : await whenSeen(t, l, s.intent, t.style),
         ),
       readsPosition: true,
       needs: ['label', 'form_cue'],
@@ -55,7 +57,7 @@ export const objects: FactPlugin = {
       ],
     },
     presence: {
-      answer: (t, s, c) => aboutLabel(t, s, c, (l) => whenSeen(t, l, s.intent, t.style, true)),
+      answer: (t, s, c) => aboutLabel(t, s, c, async (l) => await whenSeen(t, l, s.intent, t.style, true)),
       readsPosition: true,
       needs: ['label'],
       examples: [
@@ -68,7 +70,7 @@ export const objects: FactPlugin = {
       ],
     },
     which_video: {
-      answer: (t, s, c) => aboutLabel(t, s, c, (l) => whichVideo(t, l, t.style)),
+      answer: (t, s, c) => aboutLabel(t, s, c, async (l) => await whichVideo(t, l, t.style)),
       needs: ['label', 'form_cue'],
       examples: [
         'Which clip contains a horse?',
@@ -93,7 +95,7 @@ export const objects: FactPlugin = {
     },
     extreme: {
       computed: true,
-      answer: (t, s, c) => aboutLabel(t, s, c, (l) => extremeObject(t, l, s, t.style)),
+      answer: (t, s, c) => aboutLabel(t, s, c, async (l) => await extremeObject(t, l, s, t.style)),
       readsPosition: true,
       needs: ['label'],
       examples: [
@@ -106,7 +108,7 @@ export const objects: FactPlugin = {
     },
     compare: {
       computed: true,
-      answer: (t, s, c) => aboutLabel(t, s, c, (l) => compareObject(t, l, t.style)),
+      answer: (t, s, c) => aboutLabel(t, s, c, async (l) => await compareObject(t, l, t.style)),
       needs: ['label', 'two_videos'],
       examples: [
         'Which has more trucks, a.mp4 or b.mp4?',
@@ -126,7 +128,9 @@ export const people: FactPlugin = {
     count: {
       computed: true,
       answer: (t, s, c) =>
-        aboutLabel(t, s, c, (l) => (changeAsked(t.prompt) ? changes(t, l, s, true) : countObjects(t, l, s, t.style))),
+        aboutLabel(t, s, c, async (l) =>
+          changeAsked(t.prompt) ? await changes(t, l, s, true) : await countObjects(t, l, s, t.style),
+        ),
       readsPosition: true,
       needs: ['cue'],
       examples: [
@@ -140,12 +144,12 @@ export const people: FactPlugin = {
     },
     when: {
       answer: (t, s, c) =>
-        aboutLabel(t, s, c, (l) =>
+        aboutLabel(t, s, c, async (l) =>
           changeAsked(t.prompt)
-            ? changes(t, l, s, false)
+            ? await changes(t, l, s, false)
             : s.intent.number !== null || s.atOnce
-              ? countAt(t, l, s.intent, t.style)
-              : whenSeen(t, l, s.intent, t.style),
+              ? await countAt(t, l, s.intent, t.style)
+              : await whenSeen(t, l, s.intent, t.style),
         ),
       readsPosition: true,
       needs: ['cue', 'form_cue'],
@@ -157,7 +161,7 @@ export const people: FactPlugin = {
       ],
     },
     presence: {
-      answer: (t, s, c) => aboutLabel(t, s, c, (l) => whenSeen(t, l, s.intent, t.style, true)),
+      answer: (t, s, c) => aboutLabel(t, s, c, async (l) => await whenSeen(t, l, s.intent, t.style, true)),
       readsPosition: true,
       needs: ['cue'],
       examples: [
@@ -168,7 +172,7 @@ export const people: FactPlugin = {
       ],
     },
     which_video: {
-      answer: (t, s, c) => aboutLabel(t, s, c, (l) => whichVideo(t, l, t.style)),
+      answer: (t, s, c) => aboutLabel(t, s, c, async (l) => await whichVideo(t, l, t.style)),
       needs: ['cue', 'form_cue'],
       examples: [
         'Which clips have people in them?',
@@ -178,7 +182,7 @@ export const people: FactPlugin = {
     },
     extreme: {
       computed: true,
-      answer: (t, s, c) => aboutLabel(t, s, c, (l) => extremeObject(t, l, s, t.style)),
+      answer: (t, s, c) => aboutLabel(t, s, c, async (l) => await extremeObject(t, l, s, t.style)),
       readsPosition: true,
       needs: ['cue'],
       examples: [

@@ -14,7 +14,7 @@ export const shots: FactPlugin = {
   noun: 'shots',
   forms: {
     count: {
-      answer: (t) => shotCount(t, t.style),
+      answer: async (t) => await shotCount(t, t.style),
       needs: ['cue'],
       examples: [
         'How many shots does the clip have?',
@@ -25,7 +25,7 @@ export const shots: FactPlugin = {
       ],
     },
     when: {
-      answer: (t, s) => shotWhen(t, s, t.style),
+      answer: async (t, s) => await shotWhen(t, s, t.style),
       readsPosition: true,
       needs: ['cue'],
       examples: [
@@ -37,7 +37,7 @@ export const shots: FactPlugin = {
       ],
     },
     extreme: {
-      answer: (t, s) => shotExtreme(t, s, t.style),
+      answer: async (t, s) => await shotExtreme(t, s, t.style),
       readsPosition: true,
       needs: ['cue'],
       examples: [
@@ -48,7 +48,7 @@ export const shots: FactPlugin = {
       ],
     },
     compare: {
-      answer: (t, s) => shotCompare(t, s, t.style),
+      answer: async (t, s) => await shotCompare(t, s, t.style),
       needs: ['cue'],
       examples: [
         'Which video has the most cuts?',
@@ -106,7 +106,7 @@ async function shotWhen(t: FactContext, slots: Slots, style: Style): Promise<Ans
       );
   }
   if (!parts.length) {
-    const all = await Promise.all(t.scope.videos.map((v) => shotsOf(t, v)));
+    const all = await Promise.all(t.scope.videos.map(async (v) => await shotsOf(t, v)));
     const at = all.findIndex((shots) => shots.length === 1);
     const one = at >= 0 ? t.scope.videos[at] : undefined;
     if (one) {
@@ -140,7 +140,7 @@ async function shotCompare(t: FactContext, slots: Slots, style: Style): Promise<
 }
 
 async function shotExtreme(t: FactContext, slots: Slots, style: Style): Promise<Answer> {
-  const shots = (await Promise.all(t.scope.videos.map((v) => shotsOf(t, v)))).flat();
+  const shots = (await Promise.all(t.scope.videos.map(async (v) => await shotsOf(t, v)))).flat();
   if (!shots.length) return await t.notFound('any shot', style);
   const p = t.prompt.toLowerCase();
   let s: Segment;

@@ -8,6 +8,7 @@ import type { Segment } from '../../storage/rows';
 import { formatTime } from '../target';
 import { numberWord } from '../vocabulary';
 import { onTrack, span } from '../wording';
+import { sureSpeech } from '../noise';
 import type { Answer, FactContext, FactPlugin } from './plugin';
 
 export const speakers: FactPlugin = {
@@ -23,7 +24,7 @@ export const speakers: FactPlugin = {
   heard: true,
   forms: {
     count: {
-      answer: (t) => voices(t, 'count'),
+      answer: async (t) => await voices(t, 'count'),
       needs: ['cue'],
       examples: [
         'How many different voices can be heard?',
@@ -33,12 +34,12 @@ export const speakers: FactPlugin = {
       ],
     },
     what: {
-      answer: (t) => voices(t, 'describe'),
+      answer: async (t) => await voices(t, 'describe'),
       needs: ['cue'],
       examples: ['What accent does the speaker have?', 'How old is the speaker by their voice?'],
     },
     presence: {
-      answer: (t) => voices(t, 'describe'),
+      answer: async (t) => await voices(t, 'describe'),
       needs: ['cue'],
       examples: ['Is the narrator a man or a woman?', 'Does the voice sound male or female?'],
     },
@@ -46,7 +47,7 @@ export const speakers: FactPlugin = {
 };
 
 async function voices(t: FactContext, asked: 'count' | 'describe'): Promise<Answer> {
-  const segs = await t.finder.byKind(t.scope, ['speech', 'transcript']);
+  const { segs, hedged } = sureSpeech(await t.finder.byKind(t.scope, ['speech', 'transcript']));
   if (!segs.length) return await t.notFound('any speech', t.style);
   const first = segs[0]!;
   const last = segs.reduce((a, b) => (b.end > a.end ? b : a));
@@ -57,7 +58,7 @@ async function voices(t: FactContext, asked: 'count' | 'describe'): Promise<Answ
       ? 'I cannot count the speakers: the index cannot tell one voice from another (a speaker-diarization model would).'
       : 'I cannot tell what the speaker is like: the index holds no model that describes a voice (a speaker or voice classification model would).';
   return {
-    text: `${cannot} Speech is heard ${span(first.start, last.end)}${onTrack(first)}${t.where(first.videoId)}${await onScreen(t, segs)}.`,
+    text: `${cannot} ${hedged ? 'Something that may be speech (or music, or singing) is heard' : 'Speech is heard'} ${span(first.start, last.end)}${onTrack(first)}${t.where(first.videoId)}${await onScreen(t, segs)}.`,
     found: true,
   };
 }

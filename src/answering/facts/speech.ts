@@ -6,6 +6,7 @@ import type { Intent } from '../intent';
 import { formatTime } from '../target';
 import { numberWord } from '../vocabulary';
 import { joinList, onTrack, quote, secs, span, YES_NO } from '../wording';
+import { sureSpeech } from '../noise';
 import { askedContent, contains } from '../open';
 import type { FactPlugin, Answer, FactContext, Slots, Style } from './plugin';
 
@@ -24,7 +25,7 @@ export const speech: FactPlugin = {
   noun: 'any speech',
   forms: {
     what: {
-      answer: (t, s) => said(t, s, t.style),
+      answer: async (t, s) => await said(t, s, t.style),
       examples: [
         'What does the narrator say?',
         'What words are spoken?',
@@ -39,7 +40,7 @@ export const speech: FactPlugin = {
       ],
     },
     when: {
-      answer: (t, s) => speechWhen(t, s.intent, t.style, false),
+      answer: async (t, s) => await speechWhen(t, s.intent, t.style, false),
       needs: ['form_cue'],
       examples: [
         'When does someone start talking?',
@@ -49,7 +50,7 @@ export const speech: FactPlugin = {
       ],
     },
     presence: {
-      answer: (t, s) => speechWhen(t, s.intent, t.style, true, s),
+      answer: async (t, s) => await speechWhen(t, s.intent, t.style, true, s),
       examples: [
         'Does anyone speak in it?',
         'Is there dialogue?',
@@ -61,7 +62,7 @@ export const speech: FactPlugin = {
       ],
     },
     count: {
-      answer: (t) => speechAmount(t, t.style),
+      answer: async (t) => await speechAmount(t, t.style),
       examples: [
         'How much of the clip has talking?',
         'How many seconds of speech are there?',
@@ -70,7 +71,7 @@ export const speech: FactPlugin = {
       ],
     },
     compare: {
-      answer: (t) => speechWhich(t, t.style),
+      answer: async (t) => await speechWhich(t, t.style),
       examples: [
         'Which video has the most talking?',
         'Is there more speech in a.mp4 or in b.mp4?',
@@ -78,7 +79,7 @@ export const speech: FactPlugin = {
       ],
     },
     which_video: {
-      answer: (t) => speechWhich(t, t.style),
+      answer: async (t) => await speechWhich(t, t.style),
       needs: ['form_cue'],
       examples: [
         'Which video has someone talking?',
@@ -124,14 +125,14 @@ async function said(t: FactContext, slots: Slots, style: Style): Promise<Answer>
     });
     return { text: `The speaker says, ${parts.join('; ')}.`, found: true };
   }
-  const speech = await t.finder.byKind(scope, ['speech']);
+  const { segs: speech, hedged } = sureSpeech(await t.finder.byKind(scope, ['speech']));
   if (speech.length) {
     const first = speech[0]!;
     const last = speech.at(-1)!;
     t.citeSegment(first);
     if (last !== first) t.citeSegment(last);
     return {
-      text: `I could not find what is said: someone speaks ${span(first.start, last.end)}${onTrack(first)}${t.where(first.videoId)}, but the speech was not transcribed (no speech-to-text model is installed; see "vidq models pull").`,
+      text: `I could not find what is said: ${speaks(hedged)} ${span(first.start, last.end)}${onTrack(first)}${t.where(first.videoId)}, but the speech was not transcribed (no speech-to-text model is installed; see "vidq models pull").`,
       found: false,
     };
   }
@@ -159,7 +160,7 @@ async function speechWhen(
   presence: boolean,
   slots?: Slots,
 ): Promise<Answer> {
-  const segs = await t.finder.byKind(t.scope, ['transcript', 'speech']);
+  const { segs, hedged } = sureSpeech(await t.finder.byKind(t.scope, ['transcript', 'speech']));
   if (!segs.length) return await t.notFound('any speech', style);
   const transcripts = segs.filter((s) => s.kind === 'transcript');
   // "Does anyone mention the weather?": speech alone is no yes; the lines must hold the topic.
@@ -178,7 +179,7 @@ async function speechWhen(
     const last = segs.at(-1)!;
     t.citeSegment(first);
     return {
-      text: `I could not find whether ${joinList(topic)} ${topic.length > 1 ? 'are' : 'is'} mentioned: someone speaks ${span(first.start, last.end)}${onTrack(first)}${t.where(first.videoId)}, but the speech was not transcribed (a transcriber would tell: "vidq models pull", or --stt openai).`,
+      text: `I could not find whether ${joinList(topic)} ${topic.length > 1 ? 'are' : 'is'} mentioned: ${speaks(hedged)} ${span(first.start, last.end)}${onTrack(first)}${t.where(first.videoId)}, but the speech was not transcribed (a transcriber would tell: "vidq models pull", or --stt openai).`,
       found: false,
     };
   }
@@ -209,6 +210,11 @@ async function speechWhen(
   });
   const more =
     total > shown.length ? ` (and ${total - shown.length} more time${total - shown.length > 1 ? 's' : ''})` : '';
+  if (hedged)
+    return {
+      text: `${presence && YES_NO.test(t.prompt) ? 'Perhaps: s' : 'S'}omething that may be speech is heard ${joinList(parts)}${more}${MAY_BE_MUSIC}`,
+      found: true,
+    };
   return {
     text: `${presence && YES_NO.test(t.prompt) ? 'Yes: someone' : 'Someone'} speaks ${joinList(parts)}${more}.`,
     found: true,
@@ -216,7 +222,7 @@ async function speechWhen(
 }
 
 async function speechAmount(t: FactContext, style: Style): Promise<Answer> {
-  const segs = await t.finder.byKind(t.scope, ['speech']);
+  const { segs, hedged } = sureSpeech(await t.finder.byKind(t.scope, ['speech']));
   const spans = segs.length ? segs : await t.finder.byKind(t.scope, ['transcript']);
   if (!spans.length) return await t.notFound('any speech', style);
   let count = spans.length;
@@ -233,13 +239,14 @@ async function speechAmount(t: FactContext, style: Style): Promise<Answer> {
   t.citeSegment(spans[0]!);
   if (count > 1) t.citeSegment(last);
   return {
-    text: `Someone speaks ${numberWord(count)} time${count === 1 ? '' : 's'}, ${secs(seconds)} of speech in all, from ${formatTime(spans[0]!.start)} to ${formatTime(last.end)}${t.where(spans[0]!.videoId)}.`,
+    text: `${hedged ? 'Something that may be speech is heard' : 'Someone speaks'} ${numberWord(count)} time${count === 1 ? '' : 's'}, ${secs(seconds)}${hedged ? '' : ' of speech'} in all, from ${formatTime(spans[0]!.start)} to ${formatTime(last.end)}${t.where(spans[0]!.videoId)}${hedged ? MAY_BE_MUSIC : '.'}`,
     found: true,
   };
 }
 
 async function speechWhich(t: FactContext, style: Style): Promise<Answer> {
-  const segs = await t.finder.byKind(t.scope, ['transcript', 'speech'], { limit: WHICH_READ });
+  // Videos with speech the detector is sure of; where there are none, the unsure ones, hedged.
+  const { segs, hedged } = sureSpeech(await t.finder.byKind(t.scope, ['transcript', 'speech'], { limit: WHICH_READ }));
   if (!segs.length) return await t.notFound('any speech', style);
   if (segs.length >= WHICH_READ) {
     // The read stopped at the first lines by time (the openings of many videos): summed per video in the whole scope.
@@ -265,8 +272,19 @@ async function speechWhich(t: FactContext, style: Style): Promise<Answer> {
       t.citeSegment(ss[0]!);
       return `${t.video(vid).fileName} (${secs(total(ss))}, from ${formatTime(ss[0]!.start)})`;
     });
-  return { text: `Speech is heard in ${joinList(parts)}.`, found: true };
+  return {
+    text: hedged
+      ? `Something that may be speech is heard in ${joinList(parts)}${MAY_BE_MUSIC}`
+      : `Speech is heard in ${joinList(parts)}.`,
+    found: true,
+  };
 }
+
+const speaks = (hedged: boolean) => (hedged ? 'something that may be speech is heard' : 'someone speaks');
+
+/** The hedge of speech the detector was unsure of. */
+const MAY_BE_MUSIC =
+  ': the voice detector was unsure, and the sound may be music or singing rather than someone speaking.';
 
 /** Lines read to tell which video has the most speech (more: summed per video instead). */
 const WHICH_READ = 2000;

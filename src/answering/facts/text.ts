@@ -1,6 +1,7 @@
 /** Fact plug-in: text on screen (OCR): what is written, when, which video, how many texts. */
 import { KIND_READ_LIMIT } from '../evidence';
 import type { Segment } from '../../storage/rows';
+import { readableText } from '../noise';
 import { distance } from '../series';
 import { POSITION_WORD, type Intent } from '../intent';
 import { formatTime } from '../target';
@@ -15,7 +16,7 @@ export const text: FactPlugin = {
   noun: 'any text on screen',
   forms: {
     what: {
-      answer: (t, s) => written(t, s.intent, t.style, s.asked.kind),
+      answer: async (t, s) => await written(t, s.intent, t.style, s.asked.kind),
       readsPosition: true,
       examples: [
         'What words are printed on the screen?',
@@ -35,7 +36,7 @@ export const text: FactPlugin = {
       ],
     },
     when: {
-      answer: (t, s) => textWhen(t, s.intent, s, t.style),
+      answer: async (t, s) => await textWhen(t, s.intent, s, t.style),
       readsPosition: true,
       needs: ['form_cue'],
       examples: [
@@ -46,7 +47,7 @@ export const text: FactPlugin = {
       ],
     },
     presence: {
-      answer: (t, s) => textWhen(t, s.intent, s, t.style, true),
+      answer: async (t, s) => await textWhen(t, s.intent, s, t.style, true),
       readsPosition: true,
       examples: [
         'Is there any writing on screen?',
@@ -56,7 +57,7 @@ export const text: FactPlugin = {
       ],
     },
     which_video: {
-      answer: (t, s) => textWhich(t, s.intent, s, t.style),
+      answer: async (t, s) => await textWhich(t, s.intent, s, t.style),
       needs: ['form_cue'],
       examples: [
         'Which video has text on screen?',
@@ -65,7 +66,7 @@ export const text: FactPlugin = {
       ],
     },
     count: {
-      answer: (t) => textCount(t, t.style),
+      answer: async (t) => await textCount(t, t.style),
       examples: [
         'How many different texts appear?',
         'How many titles are shown?',
@@ -162,13 +163,15 @@ async function textMatches(
   intent: Intent,
   slots: Slots,
 ): Promise<{ segs: Segment[]; matched: boolean; asked: boolean }> {
-  const all = await t.finder.byKind(t.scope, ['ocr']);
+  // Fragments and watermarks are no text to quote here either (class 8).
+  const read = await t.finder.byKind(t.scope, ['ocr']);
+  const all = readable(read, t);
   const { wanted, asked } = wantedText(intent, slots);
   // The read stops at the first texts by time: over a large index the texts with the words are searched for.
   const hits = !wanted.length
     ? []
-    : all.length >= KIND_READ_LIMIT
-      ? (await t.finder.containing(t.scope, ['ocr'], asked)).filter((s) => holds(s, wanted))
+    : read.length >= KIND_READ_LIMIT
+      ? readable(await t.finder.containing(t.scope, ['ocr'], asked), t).filter((s) => holds(s, wanted))
       : all.filter((s) => holds(s, wanted));
   return hits.length
     ? { segs: hits, matched: true, asked: true }
@@ -218,30 +221,9 @@ async function textWhich(t: FactContext, intent: Intent, slots: Slots, style: St
   return { text: `Text is shown in ${joinList(parts)}.`, found: true };
 }
 
-/**
- * Text the OCR read that is no text to quote (issue 34, class 8): fragments that form no word
- * ("sttck", "tck": no vowel in a run of letters) and a watermark, the same short text read again
- * and again across most of a video.
- */
+/** Text the OCR read that is no text to quote (issue 34, class 8): see noise.ts. */
 export function readable(ocr: Segment[], t: Pick<FactContext, 'video'>): Segment[] {
-  // Every run of letters lacks a vowel ("sttck", "ck"), save upper-case acronyms ("TV", "BBC").
-  const fragment = (x: string) => {
-    const words = x.match(/\p{L}{2,}/gu) ?? [];
-    const noWord = (w: string) => !/[aeiouyäöüéèáàíóú]/i.test(w) && w !== w.toUpperCase();
-    return words.length > 0 && words.every(noWord) && !/\d/.test(x);
-  };
-  const seen = new Map<string, { n: number; secs: number }>();
-  for (const s of ocr) {
-    const k = `${s.videoId}\u0000${squash(s.text)}`;
-    const e = seen.get(k) ?? { n: 0, secs: 0 };
-    seen.set(k, { n: e.n + 1, secs: e.secs + (s.end - s.start) });
-  }
-  const watermark = (s: Segment) => {
-    const e = seen.get(`${s.videoId}\u0000${squash(s.text)}`)!;
-    const d = t.video(s.videoId).durationSec;
-    return e.n >= 3 && d !== null && e.secs >= 0.5 * d && squash(s.text).length <= 12;
-  };
-  return ocr.filter((s) => !fragment(s.text) && !watermark(s));
+  return readableText(ocr, (id) => t.video(id).durationSec);
 }
 
 /** "What is the title / the name of the show / what is it called". */
@@ -287,7 +269,8 @@ function title(t: FactContext, ocr: Segment[]): Answer {
 }
 
 async function textCount(t: FactContext, style: Style): Promise<Answer> {
-  const segs = await t.finder.byKind(t.scope, ['ocr']);
+  const read = await t.finder.byKind(t.scope, ['ocr']);
+  const segs = readable(read, t);
   if (!segs.length) return await t.notFound('any text on screen', style);
   const distinct = new Map<string, Segment>();
   for (const s of segs) if (!distinct.has(s.text.toLowerCase())) distinct.set(s.text.toLowerCase(), s);
@@ -297,7 +280,7 @@ async function textCount(t: FactContext, style: Style): Promise<Answer> {
   });
   // The read stopped at its first texts by time: the different texts of the whole scope are counted.
   const n =
-    segs.length >= KIND_READ_LIMIT
+    read.length >= KIND_READ_LIMIT
       ? Math.max(distinct.size, await t.finder.distinctTexts(t.scope, ['ocr']))
       : distinct.size;
   return {

@@ -77,8 +77,8 @@ export function videoRoutes(s: Service) {
     .use(authentication(s.accounts))
     .post(
       '/videos/:file_id/reanalyze',
-      ({ params, body, set, user }) => {
-        const planned = s.reanalyze.request(user, params.file_id, body?.analyzers);
+      async ({ params, body, set, user }) => {
+        const planned = await s.reanalyze.request(user, params.file_id, body?.analyzers);
         set.status = 202;
         return { ...planned, status: 'processing' };
       },
@@ -98,9 +98,9 @@ export function videoRoutes(s: Service) {
     )
     .get(
       '/videos/:file_id/segments',
-      ({ params, query, request, user }) => {
+      async ({ params, query, request, user }) => {
         // `from`: only the recent part (a live stream's tile asks for its last minutes).
-        const { video, segments, frames } = s.videos.timeline(user, params.file_id, query.from);
+        const { video, segments, frames } = await s.videos.timeline(user, params.file_id, query.from);
         const origin = originOf(request);
         return {
           segments,

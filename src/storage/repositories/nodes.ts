@@ -2,7 +2,7 @@
  * The nodes of a cluster (issue 33): one row per running `serve` or `vidq worker`, registered at
  * its start and refreshed by its heartbeat (src/cluster/heartbeat.ts). Both dialects (catalog.ts).
  */
-import { and, asc, eq, gte, lt } from 'drizzle-orm';
+import { and, asc, eq, gt, gte, lt } from 'drizzle-orm';
 import { type Catalog, changed } from '../catalog';
 import type { NodeRole, NodeRow } from '../schema';
 
@@ -72,3 +72,44 @@ export const NODE_ROLE_NAMES: Record<NodeRole, string> = {
   worker: 'analysis only',
   all: 'API and analysis',
 };
+
+/** Running jobs claimed by these worker processes (their worker ids start with one of the prefixes). */
+export function runningJobsOf(c: Catalog, workerPrefixes: string[]): Promise<number> {
+  const { jobs } = c.t;
+  if (!workerPrefixes.length) return Promise.resolve(0);
+  return c.run(async (db) => {
+    const rows = await db.select({ workerId: jobs.workerId }).from(jobs).where(eq(jobs.state, 'running'));
+    return rows.filter((r) => workerPrefixes.some((p) => r.workerId?.startsWith(p))).length;
+  });
+}
+
+/**
+ * Videos changed since `since` (their `updated_at`), with their place: how an API node on the
+ * SQLite file hears of the analysis another node on the same file does (src/cluster/relay.ts).
+ */
+export function videosUpdatedSince(
+  c: Catalog,
+  since: Date,
+): Promise<{ videoId: string; userId: string; indexId: string }[]> {
+  const { videos } = c.t;
+  return c.run((db) =>
+    db
+      .select({ videoId: videos.id, userId: videos.userId, indexId: videos.indexId })
+      .from(videos)
+      .where(gt(videos.updatedAt, since)),
+  );
+}
+
+/**
+ * The catalog's id, kept in the catalog: the first caller's `proposed` id (a SQLite install's
+ * data-directory id, so that its media folder's marker stays valid), and the same for every later
+ * caller and node.
+ */
+export function catalogIdentity(c: Catalog, proposed: string): Promise<string> {
+  const { catalogSettings } = c.t;
+  return c.run(async (db) => {
+    await db.insert(catalogSettings).values({ key: 'catalog_id', value: proposed }).onConflictDoNothing();
+    const row = (await db.select().from(catalogSettings).where(eq(catalogSettings.key, 'catalog_id')).limit(1))[0];
+    return row?.value ?? proposed;
+  });
+}
