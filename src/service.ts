@@ -38,7 +38,7 @@ import { type VideoPlace, VideoChanges } from './videos/changes';
 import { VideoService } from './videos/service';
 import { LiveService } from './live/service';
 import { Heartbeat } from './cluster/heartbeat';
-import { runningJobsOf } from './storage/repositories/nodes';
+import { catalogIdentity, runningJobsOf } from './storage/repositories/nodes';
 import { inProcessWindows } from './live/window';
 
 export interface Service {
@@ -134,12 +134,16 @@ export async function createService(
   // the server tightens its own folders, and warns only when it cannot.
   for (const dir of new Set([config.dataDir, files.mediaRoot])) tightenOwnDir(dir, log);
   const db = openCatalog({ database: config.database, sqliteFile: files.dbFile });
-  const foreignMedia = files.claimMediaRoot();
+  const catalog = sqliteCatalog(db);
+  // A shared media folder is claimed with the id the catalog keeps, so that every node agrees on it.
+  const foreignMedia =
+    files.mediaRoot === files.root
+      ? null
+      : files.claimMediaRoot(await catalogIdentity(catalog, files.localCatalogId()));
   if (foreignMedia) {
     db.$client.close();
     throw new ConfigError(foreignMedia);
   }
-  const catalog = sqliteCatalog(db);
   const ffprobe = async () => (await resolveBinaries(files.binDir)).ffprobe;
   const ffmpeg = async () => (await resolveBinaries(files.binDir)).ffmpeg;
   const links = new MediaLinks(files.secretKey(), config.mediaLinkTtlSec);

@@ -80,11 +80,11 @@ const COMMANDS: Record<string, Command> = {
   },
   nodes: {
     usage: 'nodes [--all] [--json]',
-    help: 'List the nodes of the cluster (each serve and vidq worker on this catalog): host, role, version, jobs running, last seen. Nodes unseen for 15 s are gone and left out; --all shows them too.',
+    help: 'List the nodes of the cluster (each serve and vidq worker on this catalog: the SQLite file of the data directory, or --database): host, role, version, jobs running, last seen. Nodes unseen for 15 s are gone and left out; --all shows them too.',
     options: { all: { type: 'boolean' }, json },
     async run(v, config) {
       const { listNodesCommand } = await import('../cluster/nodes-command');
-      return withService(config, (s) => listNodesCommand(s, { all: v.all === true, json: v.json === true }));
+      return withCatalog(config, (s) => listNodesCommand(s, { all: v.all === true, json: v.json === true }));
     },
   },
   'user create': {
