@@ -74,8 +74,8 @@ const { ffmpeg, ffprobe } = await resolveBinaries(s.files.binDir);
 const analyzers = createAnalyzers(config, {
   modelLimiter: new Limiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers)),
 });
-const { user } = s.accounts.createUser('bench', null);
-const { index } = s.indexes.findOrCreateByName(s.db, user, 'bench');
+const { user } = await s.accounts.createUser('bench', null);
+const { index } = await s.indexes.findOrCreateByName(s.catalog, user, 'bench');
 
 /** --timeline: what happened while one clip was indexed (times in ms from the clip's start). */
 interface TimelineEvent {
@@ -386,14 +386,22 @@ async function analyse(name: string, file: string): Promise<Row | null> {
   const cpu0 = cpuSnapshot();
   const t0 = performance.now();
   // As the worker does: a video that will get a playable copy is marked before its analysis.
-  const playbackDeps = { db: s.db, files: s.files, ffmpeg, log: createLogger('error') };
+  const playbackDeps = { catalog: s.catalog, files: s.files, ffmpeg, log: createLogger('error') };
   // …and its copy is made beside the analysis.
   const early = (await timed('playback mark', () => notePlaybackPending(playbackDeps, id)))
     ? startPlaybackCopy(playbackDeps, id, new AbortController().signal)
     : null;
   const outcome = await runJob(
     job,
-    { db: s.db, queue: s.queue, files: s.files, analyzers, ffmpeg, workerId: 'w_bench', log: createLogger('error') },
+    {
+      catalog: s.catalog,
+      queue: s.queue,
+      files: s.files,
+      analyzers,
+      ffmpeg,
+      workerId: 'w_bench',
+      log: createLogger('error'),
+    },
     new AbortController().signal,
   );
   // The browser-playable copy, published (or made, when it was not started) after the analysis.

@@ -99,8 +99,29 @@ export const EVIDENCE_VIDEOS: FakeVideo[] = [
     segments: [
       objectSpan('sheep', 4, 9, 1, 0.37),
       objectSpan('bird', 10, 18, 1, 0.8),
-      { kind: 'speech', start: 0, end: 20, text: 'speech', confidence: 0.55, extra: { music: true } },
+      // Birdsong and music: the voice detector fired, unsure, and the loudness barely swings.
+      { kind: 'speech', start: 0, end: 20, text: 'speech, not transcribed', confidence: 0.58, extra: { swing: 0.6 } },
       { kind: 'shot', start: 0, end: 20, text: 'shot 1' },
+    ],
+  },
+  {
+    fileName: 'shoe-shop.mp4',
+    duration: 10,
+    segments: [
+      {
+        kind: 'caption',
+        start: 0,
+        end: 6,
+        text: 'A red Nike running shoe stands on a white shelf beside a leather boot.',
+      },
+      { kind: 'caption', start: 6, end: 10, text: 'A shop window with a striped awning.' },
+      // A watermark in a corner, read on every sampled frame, and a fragment of it.
+      { kind: 'ocr', start: 0, end: 3, text: 'SHOPCAM', confidence: 0.7 },
+      { kind: 'ocr', start: 3, end: 6, text: 'SHOPCAM', confidence: 0.7 },
+      { kind: 'ocr', start: 6, end: 10, text: 'SHOPCAM', confidence: 0.7 },
+      { kind: 'ocr', start: 4, end: 5, text: 'shpcm', confidence: 0.4 },
+      { kind: 'ocr', start: 7, end: 9, text: 'SALE 50%', confidence: 0.9 },
+      { kind: 'shot', start: 0, end: 10, text: 'shot 1' },
     ],
   },
 ];

@@ -225,3 +225,105 @@ describe('class 8: noise is not stated as fact', () => {
     expect(a.output).toMatch(/possibly a sheep/);
   });
 });
+
+describe('class 2: the asked kind of answer must be in the free text, said of the asked thing', () => {
+  test('a brand, a colour, a material: the caption that names the thing but not the kind does not answer', async () => {
+    const cases: [string, string, RegExp][] = [
+      [
+        'What brand is the coffee mug?',
+        GARDEN,
+        /I could not find the brand of the mug: .*which does not say its brand/,
+      ],
+      ['What brand is the boot?', 'shoe-shop.mp4', /I could not find the brand of the boot/],
+      ['What colour are the cabinets?', 'kitchen-tour.mp4', /which does not say their colour/],
+    ];
+    for (const [q, v, want] of cases) {
+      const a = await ask(q, v);
+      expect(a.found, q).toBe(false);
+      expect(a.output, q).toMatch(want);
+    }
+  });
+
+  test('where the caption does say it of the thing, it answers', async () => {
+    const cases: [string, RegExp][] = [
+      ['What brand is the running shoe?', /Nike/],
+      ['What is the boot made of?', /leather boot/],
+    ];
+    for (const [q, want] of cases) {
+      const a = await ask(q, 'shoe-shop.mp4');
+      expect(a.found, q).toBe(true);
+      expect(a.output, q).toMatch(want);
+    }
+    const colour = await ask('What colour is the raincoat?', GARDEN);
+    expect(colour.output).toMatch(/yellow raincoat/);
+  });
+
+  test('a place the question gives only locates the thing: a line about the place alone is no answer', async () => {
+    for (const [q, thing] of [
+      ['Tell me about the tractor in the garden', 'a tractor'],
+      ['Is there a boat on the pond?', 'a boat'],
+    ] as const) {
+      const a = await ask(q, GARDEN);
+      expect(a.found, q).toBe(false);
+      expect(a.output, q).toContain(`I could not find ${thing}`);
+    }
+  });
+});
+
+describe('class 3: a caption of a title card does not show what its words name', () => {
+  test('the kitchen is described by the kitchen caption, not by the card reading "Kitchen Tour"', async () => {
+    for (const [q, v] of [
+      ['How does the kitchen look?', 'kitchen-tour.mp4'],
+      ['Which video shows a kitchen?', undefined],
+      ['When are the cabinets visible?', 'kitchen-tour.mp4'],
+    ] as const) {
+      const a = await ask(q, v);
+      expect(a.found, q).toBe(true);
+      expect(a.output, q).toMatch(/checkered black and white tile floor/);
+      expect(a.output, q).not.toMatch(/title card/);
+    }
+  });
+});
+
+describe('class 8: speech the voice detector is unsure of may be music', () => {
+  test('asked whether or when someone speaks in a clip of birdsong and music: hedged, never "Yes: someone speaks"', async () => {
+    for (const q of ['Is anyone talking?', 'When can a voice be heard?', 'How long is there speech?']) {
+      const a = await ask(q, 'meadow-birds.mp4');
+      expect(a.output, q).not.toMatch(/^Yes|Someone speaks/);
+      expect(a.output, q).toMatch(/may be speech/);
+      expect(a.output, q).toMatch(/music/);
+    }
+  });
+
+  test('videos with sure speech are named without the unsure one; speakers are hedged too', async () => {
+    const a = await ask('Which clip has the most talking?');
+    expect(a.output).toMatch(/garden-party\.mp4/);
+    expect(a.output).not.toMatch(/meadow-birds/);
+    const b = await ask('How many people speak?', 'meadow-birds.mp4');
+    expect(b.output).toMatch(/may be speech \(or music, or singing\)/);
+    const c = await ask('Is there talking?', 'office-chat.mp4');
+    expect(c.output).toMatch(/^Yes: someone speaks/);
+  });
+});
+
+describe('class 8: watermarks and fragments are quoted in no answer', () => {
+  test('text questions, a summary and a moment leave out a corner watermark and its fragments', async () => {
+    for (const q of [
+      'What text is on screen?',
+      'Is there any text on screen?',
+      'How many different texts appear?',
+      'Summarize the video.',
+      'What is shown at 0:08?',
+      'shopcam',
+    ]) {
+      const a = await ask(q, 'shoe-shop.mp4');
+      expect(a.output, q).not.toMatch(/SHOPCAM|shpcm/i);
+      expect(
+        a.evidence.some((e) => /SHOPCAM|shpcm/i.test(e.text)),
+        q,
+      ).toBe(false);
+    }
+    const t = await ask('What words can be read on screen?', 'shoe-shop.mp4');
+    expect(t.output).toMatch(/SALE 50%/);
+  });
+});

@@ -351,6 +351,24 @@ describe('flows: POST /core/<name>', () => {
     else expect(many.body.note).toBeUndefined();
     const sorted = [...got].sort((x, y) => x.start - y.start);
     for (let k = 1; k < sorted.length; k++) expect(sorted[k]!.start).toBeGreaterThanOrEqual(sorted[k - 1]!.end - 1e-6);
+    // Sure to return fewer: ten clips of at least 8 s cannot fit in 30 s without overlapping.
+    const full = await sdkRun('clipping', {
+      index: INDEX,
+      video_id: bunny,
+      prompt: 'bunny',
+      num_clips: 10,
+      min_length: 8,
+      max_length: 10,
+    });
+    expect(full.status).toBe(200);
+    const fewer = Object.values(full.body.output as Obj) as Obj[];
+    expect(fewer.length).toBeGreaterThan(0);
+    expect(fewer.length).toBeLessThanOrEqual(3);
+    expect(full.body.note).toMatch(
+      new RegExp(
+        `^10 clips were asked for; only ${fewer.length} moments? of big-buck-bunny-intro\\.webm match "bunny"`,
+      ),
+    );
   }, 60_000);
 
   test('scene-detection: scenes cover the video in order, each described from what was seen, read and said', async () => {

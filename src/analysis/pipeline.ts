@@ -5,12 +5,12 @@
  */
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { JobQueue } from '../jobs/queue';
 import type { Logger } from '../log';
-import type { Db } from '../storage/db';
+import type { Catalog } from '../storage/catalog';
 import type { DataDir } from '../storage/files';
-import { frames, segments, videos, type Job, type Segment, type SegmentKind } from '../storage/schema';
+import { framesOfVideo, segmentsOfVideo, storeStageOutput, videoToAnalyse } from '../storage/repositories/analysis';
+import type { Job, Segment, SegmentKind } from '../storage/rows';
 import {
   EngineUnavailableError,
   type Analyzer,
@@ -21,10 +21,10 @@ import {
 } from './contracts';
 import { FrameHints } from './frame-hints';
 import { FrameStream } from './frame-stream';
-import { insertSegments } from './segment-store';
 
 export interface PipelineDeps {
-  db: Db;
+  /** The catalog the video's rows are read from and its findings written to. */
+  catalog: Catalog;
   queue: JobQueue;
   files: DataDir;
   analyzers: readonly Analyzer[];
@@ -41,7 +41,7 @@ export type JobOutcome = 'ready' | 'failed' | 'cancelled';
 const REPORT_EVERY_MS = 500;
 
 export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Promise<JobOutcome> {
-  const row = d.db.select().from(videos).where(eq(videos.id, job.videoId)).get();
+  const row = await videoToAnalyse(d.catalog, job.videoId);
   if (!row?.storagePath) return 'cancelled';
   const video: VideoToAnalyze = {
     id: row.id,
@@ -70,27 +70,19 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
   const startedAt = performance.now();
   const startProgress = (weightBefore(from) / totalWeight) * 100;
   const timings: Record<string, number> = {};
-  const frameRows = () =>
-    d.db
-      .select()
-      .from(frames)
-      .where(eq(frames.videoId, video.id))
-      .orderBy(asc(frames.t))
-      .all()
-      .map((f) => ({ ...f, path: join(video.dir, 'frames', f.file) }));
-  const storedSegments = (kinds?: SegmentKind[]) =>
-    d.db
-      .select()
-      .from(segments)
-      .where(
-        kinds ? and(eq(segments.videoId, video.id), inArray(segments.kind, kinds)) : eq(segments.videoId, video.id),
-      )
-      .orderBy(asc(segments.start))
-      .all();
+  // What earlier groups stored, read when a group starts (nothing is stored while a group runs).
+  let storedFrames: Awaited<ReturnType<typeof framesOfVideo>> = [];
+  let stored: Segment[] = [];
+  const frameRows = () => storedFrames.map((f) => ({ ...f, path: join(video.dir, 'frames', f.file) }));
+  const storedSegments = (kinds?: SegmentKind[]) => (kinds ? stored.filter((s) => kinds.includes(s.kind)) : stored);
 
   for (const [i, j] of groups) {
     if (i < from) continue;
     if (signal.aborted) return 'cancelled';
+    [storedFrames, stored] = await Promise.all([
+      framesOfVideo(d.catalog, video.id),
+      segmentsOfVideo(d.catalog, video.id),
+    ]);
     // The stages of a group work at the same time; their outputs are still committed one by one,
     // in pipeline order. Frame readers get the frames of the group's frame picker as it picks
     // them, and its segments (shots) once it is done.
@@ -266,7 +258,7 @@ export async function runJob(job: Job, d: PipelineDeps, signal: AbortSignal): Pr
       const next = stages[i + k + 1]?.stage ?? 'finalizing';
       const progress = round1((weightBefore(i + k + 1) / totalWeight) * 100);
       const advanced = await d.queue.advance(video.id, d.workerId, next, progress, (tx) =>
-        tx.run((db) => store(db, video.id, a, result, timings[a.stage] ?? 0)),
+        store(tx, video.id, a, result, timings[a.stage] ?? 0),
       );
       d.onChange?.(video.id);
       if (!advanced) return 'cancelled';
@@ -309,29 +301,19 @@ function asRows(videoId: string, segs: NewSegment[]): Segment[] {
 }
 
 /** A stage's output replaces whatever an interrupted earlier run of it stored. */
-function store(tx: Db, videoId: string, a: Analyzer, result: StageResult, ms: number): void {
-  if (a.kinds.length)
-    tx.delete(segments)
-      .where(and(eq(segments.videoId, videoId), inArray(segments.kind, [...a.kinds])))
-      .run();
-  insertSegments(tx, videoId, result.segments ?? []);
-  if (result.frames) {
-    tx.delete(frames).where(eq(frames.videoId, videoId)).run();
-    for (let k = 0; k < result.frames.length; k += 200) {
-      tx.insert(frames)
-        .values(result.frames.slice(k, k + 200).map((f) => ({ videoId, ...f })))
-        .run();
-    }
-  }
-  result.apply?.(tx);
+async function store(tx: Catalog, videoId: string, a: Analyzer, result: StageResult, ms: number): Promise<void> {
   // `producer`: which engine (and model) made this kind, so a reanalysis can tell what changed.
   const summary = { ...(result.summary ?? {}), producer: a.info.name, ms };
-  tx.update(videos)
-    .set({
-      analysis: sql`json_set(coalesce(${videos.analysis}, '{}'), ${'$.' + a.info.kind}, json(${JSON.stringify(summary)}))`,
-    })
-    .where(eq(videos.id, videoId))
-    .run();
+  await storeStageOutput(tx, videoId, {
+    kinds: a.kinds,
+    segments: result.segments ?? [],
+    ...(result.frames && { frames: result.frames }),
+    key: a.info.kind,
+    summary,
+  });
+  // A stage's own rows (subtitle transcripts, vectors, people): still written through bun:sqlite's
+  // synchronous calls (contracts.ts's StageResult.apply), so on SQLite only for now.
+  if (result.apply) await tx.run((db) => result.apply!(db));
 }
 
 const round1 = (x: number) => Math.round(x * 10) / 10;

@@ -19,7 +19,7 @@ import type { Db } from '../storage/db';
 import type { Segment, Video } from '../storage/schema';
 import { Composer, type Composed, type ComposeInput } from './compose';
 import { type Evidence, KIND_READ_LIMIT } from './evidence';
-import { askedContent, bestSentences, contentWords, holdsAsked, type Sentence } from './open';
+import { askedContent, bestSentences, contentWords, holdsAsked, holdsWords, type Sentence } from './open';
 import { colourOfUnlabelled } from './intent';
 import type { Cell, Slots } from './facts/plugin';
 import { unknownFile, unlabelledAsked } from './reader';
@@ -137,6 +137,22 @@ async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
   const quoteOf = (s: Sentence) =>
     `${when(s.segment)}${where(a, s.segment)}, ${SOURCE[s.segment.kind] ?? 'the index'} reads ${quote(s.segment.text)}`;
   const yesNo = YES_NO.test(a.prompt);
+  // Sentences that hold the asked thing but no instance of the asked kind of answer ("what brand
+  // is the mug": a caption of the mug that names no brand): the kind is not said (class 2).
+  const kindUnshown =
+    asked.kind && !answering.length && !computed && wanted
+      ? sentences.filter((s) => holdsWords(s.segment.text, asked))
+      : [];
+  if (kindUnshown.length && asked.kind) {
+    const s = kindUnshown[0]!;
+    const of = asked.words.length ? ` of ${list(asked.words.map((w) => `the ${w}`))}` : '';
+    return {
+      output: `${yesNo ? 'No. ' : ''}I could not find the ${asked.kind.word}${of}: ${SOURCE[s.segment.kind] ?? 'the index'} ${when(s.segment)}${where(a, s.segment)} reads ${quote(s.segment.text)}, which does not say ${asked.words.length > 1 || /[^s]s$/.test(asked.words[0] ?? '') ? 'their' : 'its'} ${asked.kind.word}.`,
+      evidence: [cite(s.segment, s.score)],
+      found: false,
+      reading: `${reading} (free text without the asked ${asked.kind.word})`,
+    };
+  }
 
   if (!composed.found) {
     if (answering.length)
@@ -238,7 +254,10 @@ const DESCRIBED =
   /how (?:is|are|was|were|does|do|did)(?! (?:it|the video|the clip) (?:start|end|begin))|what (?:is|are|was|were|does|do|did).*(?:do|doing|wear|wearing|wears|look like|looks like|dressed)|looks? like/;
 
 /** "a horse", "the weather and forecast": the asked words as a phrase. */
-const phrase = (ws: string[]) => list(ws.map((w) => (/s$/.test(w) ? w : article(w))));
+const phrase = (ws: string[]) => list(ws.map((w) => (VERB_FORM.test(w) ? `"${w}"` : /s$/.test(w) ? w : article(w))));
+/** A verb form among the asked words ("written", "kicking"): quoted, not given an article. */
+const VERB_FORM =
+  /^(?:\w{2,}(?:ing|ed)|written|spoken|shown|taken|given|seen|done|made|said|told|worn|held|eaten|drawn)$/;
 
 /** Captions read to find one that names the thing text is written on (see unseenHolder). */
 const CAPTION_READ = 2000;

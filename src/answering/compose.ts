@@ -13,6 +13,7 @@ import { type Evidence, type EvidenceFinder, KIND_READ_LIMIT, type ScopeWindow }
 import { FACTS, type Cell } from './facts';
 import type { Answer, FactContext, Slots, Style, TimeSlot } from './facts/plugin';
 import { readIntent, type Intent } from './intent';
+import { noisyText } from './noise';
 import { colourOnClothing, labelNoun, NAMES_NO_THING } from './vocabulary';
 import { readQuestion, type ReadQuestion } from './reader';
 import { type Counted, inWindow, momentWindow, POINT_HALF } from './series';
@@ -361,7 +362,15 @@ export class Composer implements FactContext {
     // Only keyword matches or close semantic ones count as support; a bare shot boundary never does.
     // Rank alone says nothing about relevance (the best of a large index is always first): support
     // needs a word of the question or a close meaning.
-    const useful = ranked.filter((r) => r.segment.kind !== 'shot' && (r.keyword || (r.cosine ?? 0) >= SUPPORT_COSINE));
+    // On-screen fragments and watermarks are no text to quote (class 8, noise.ts).
+    const noisy = noisyText(
+      this.c.finder,
+      this.c.scope,
+      ranked.map((r) => r.segment),
+    );
+    const useful = ranked.filter(
+      (r) => r.segment.kind !== 'shot' && !noisy.has(r.segment.id) && (r.keyword || (r.cosine ?? 0) >= SUPPORT_COSINE),
+    );
     if (useful.length === 0) return this.notFound('an answer to that', style);
     const parts = useful.slice(0, style.items).map(({ segment: s, score }) => {
       this.citeSegment(s, score);

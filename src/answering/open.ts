@@ -15,7 +15,17 @@ import { STRONG } from '../search/relevance';
 import type { RetrievalCore, ScopeWindow } from '../search/retrieval';
 import type { Slots } from './facts/plugin';
 import type { Intent } from './intent';
-import { CLOTHING_WORDS, isPersonWord, labelsNamed, NAMES_NO_THING, namesLabel, PERSON_WORDS } from './vocabulary';
+import { noisyText } from './noise';
+import {
+  CLOTHING_WORDS,
+  colourNamed,
+  isPersonWord,
+  labelsNamed,
+  NAMES_NO_THING,
+  namesLabel,
+  NUMBER_WORDS,
+  PERSON_WORDS,
+} from './vocabulary';
 
 /** The kinds that hold sentences. */
 export const FREE_TEXT: SegmentKind[] = ['caption', 'transcript', 'ocr'];
@@ -52,7 +62,7 @@ export function contentWords(intent: Intent): string[] {
 
 /** Whether a sentence holds a word: itself (stemmed), a word of its concept, a person word for a person word, or a synonym of the label it names. */
 export function contains(text: string, word: string): boolean {
-  const t = text.toLowerCase();
+  const t = depicted(text).toLowerCase();
   // "a puppy" names the dog a question asks about: the vocabulary's synonyms of a label.
   const labels = labelsNamed(` ${word.toLowerCase()} `).filter((l) => l !== 'person');
   if (labels.some((l) => namesLabel(t, l))) return true;
@@ -63,6 +73,17 @@ export function contains(text: string, word: string): boolean {
   if (PERSON_WORDS.includes(word) && PERSON_WORDS.some((p) => new RegExp(`\\b${p}\\b`).test(t))) return true;
   return new RegExp(`\\b${s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`).test(t);
 }
+
+/**
+ * What a sentence shows, less the text it quotes from the screen: "a title card reading Kitchen
+ * Tour" shows a title card, not a kitchen (issue 34, class 3: the caption of a title card is not
+ * the moment of the thing its words name).
+ */
+export function depicted(text: string): string {
+  return text.replace(SHOWN_TEXT, '$1');
+}
+const SHOWN_TEXT =
+  /(\b(?:title card|title|titles|text|caption|subtitle|sign|banner|poster|letters|lettering|words|logo|screen|card|label)\b[^.;]*?\b(?:reading|reads|saying|says|that says|spelling|spells|with the words?))\s+[^.;]*/gi;
 
 /** Kind preference by what the question asks: said → transcripts, written → on-screen text, else captions. */
 function kindBonus(kind: SegmentKind, intent: Intent): number {
@@ -115,6 +136,7 @@ export async function bestSentences(
   for (const r of await retrieval.finder.relevanceOf(scope, question, intent, rest, vector))
     relevance.set(r.segment.id, r.relevance);
   for (const s of rest) pool.set(s.id, s);
+  for (const id of noisyText(retrieval.finder, scope, [...pool.values()])) pool.delete(id);
   const out: Sentence[] = [];
   for (const s of pool.values()) {
     const matched = words.filter((w) => contains(s.text, w));
@@ -148,17 +170,95 @@ export interface AskedContent {
   words: string[];
   /** Every word must be held (the things asked about), or half of them (content words). */
   all: boolean;
+  /**
+   * The kind of answer asked for whose instance the sentence must show as well ("what brand": a
+   * proper name; "what colour": a colour word; "which material": a material), when the question
+   * asks for such a kind: a caption of the mug that names no brand does not say its brand.
+   */
+  kind: { word: string; shown: (text: string) => boolean } | null;
 }
 
 export function askedContent(slots: Slots, cue?: RegExp): AskedContent {
-  const keep = (w: string) => w.length > 2 && !isPersonWord(w) && !NOT_ASKED.has(w) && !cue?.test(` ${w} `);
+  const keep = (w: string) =>
+    w.length > 2 && !isPersonWord(w) && !NOT_ASKED.has(w) && !NAMES_NO_THING.has(w) && !cue?.test(` ${w} `);
+  const k = slots.asked.kind;
+  const shown = k && Object.hasOwn(KIND_SHOWN, k) ? KIND_SHOWN[k] : undefined;
+  const kind = k && shown ? { word: k, shown } : null;
   const things = slots.asked.things.filter(keep);
-  if (things.length) return { words: [...new Set(things)], all: true };
-  return { words: contentWords(slots.intent).filter(keep), all: false };
+  if (things.length) return { words: [...new Set(things)], all: true, kind };
+  // Without a named thing, the content words; a place the question gives ("in the garden") only
+  // locates what it asks about, so a sentence that holds the place alone does not answer it.
+  const words = contentWords(slots.intent).filter(keep);
+  const places = placeWords(slots.text);
+  const core = words.filter((w) => !places.has(w));
+  // "What pattern is on the floor": the kind asked for is of the thing in the place; it is no
+  // other thing that the place only locates.
+  const located = core.some((w) => w !== k);
+  return { words: located ? core : words, all: false, kind };
 }
 
-/** Whether a sentence holds the asked content (synonyms and concept words count). */
+/** Whether a sentence holds the asked content (synonyms and concept words count), and an instance of the asked kind. */
 export function holdsAsked(text: string, asked: AskedContent): boolean {
+  if (!holdsWords(text, asked)) return false;
+  if (!asked.kind) return true;
+  if (!asked.all) return asked.kind.shown(text);
+  // The instance must be said of the thing asked about: near one of its words ("a red Nike running
+  // shoe … beside a leather boot" names the shoe's brand, not the boot's).
+  const tokens = depicted(text).split(/\s+/);
+  return tokens.some(
+    (w, i) =>
+      asked.words.some((x) => contains(w, x)) &&
+      asked.kind!.shown(tokens.slice(Math.max(0, i - KIND_NEAR), i + KIND_NEAR + 1).join(' ')),
+  );
+}
+
+/** Words either side of the asked thing within which the asked kind's instance must be said. */
+const KIND_NEAR = 3;
+
+/** Whether a sentence holds the asked words (synonyms and concept words count), whatever the kind asked for. */
+export function holdsWords(text: string, asked: AskedContent): boolean {
   const held = asked.words.filter((w) => contains(text, w)).length;
   return asked.all ? held === asked.words.length : held > 0 && held >= asked.words.length / 2;
 }
+
+/** The nouns of the places a question names ("in the garden", "on the kitchen table"). */
+function placeWords(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const m of text.matchAll(PLACE_PHRASE)) for (const w of m[1]!.split(/\s+/)) out.add(w);
+  return out;
+}
+const PLACE_PHRASE =
+  /\b(?:in|inside|on|at|near|beside|behind|under|by|next to|in front of|across|along)\s+(?:the|a|an|this|that|his|her|their|its|my|your|our)\s+((?:[\p{L}'-]+\s+)?[\p{L}'-]+)/gu;
+
+/** A proper name in a sentence: a capitalised word that does not start a sentence, an all-caps word, or a quote. */
+function namesProperName(text: string): boolean {
+  if (/"[^"]{2,}"|“[^”]{2,}”/.test(text)) return true;
+  const tokens = text.trim().split(/\s+/);
+  return tokens.some(
+    (w, i) =>
+      i > 0 &&
+      !/[.!?:]$/.test(tokens[i - 1]!) &&
+      /^\p{Lu}[\p{L}\p{N}&'-]+/u.test(w) &&
+      !/^(I|I'm|I'll|I've)$/.test(w.replace(/[^\p{L}']/gu, '')),
+  );
+}
+
+const MATERIAL =
+  /\b(wood|wooden|metal|metallic|steel|iron|alumini?um|plastic|glass|leather|cotton|wool|woollen|stone|brick|concrete|marble|paper|cardboard|ceramic|porcelain|fabric|rubber|denim|silk|tiled?|bamboo|wicker|gold|silver|copper|brass|velvet|linen)\b/i;
+
+/** What a sentence must show for a kind of answer: a kind missing here is not checked (any sentence may say it). */
+const KIND_SHOWN: Record<string, (text: string) => boolean> = {
+  brand: namesProperName,
+  brands: namesProperName,
+  make: namesProperName,
+  maker: namesProperName,
+  manufacturer: namesProperName,
+  company: namesProperName,
+  logo: namesProperName,
+  colour: (t) => colourNamed(t) !== null,
+  colours: (t) => colourNamed(t) !== null,
+  color: (t) => colourNamed(t) !== null,
+  colors: (t) => colourNamed(t) !== null,
+  material: (t) => MATERIAL.test(t),
+  number: (t) => /\d/.test(t) || Object.keys(NUMBER_WORDS).some((w) => new RegExp(`\\b${w}\\b`, 'i').test(t)),
+};

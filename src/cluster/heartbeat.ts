@@ -184,14 +184,16 @@ export class Heartbeat {
   /**
    * Nodes of this host whose process is gone (a crash, kill -9) are removed with their leases at
    * once, rather than after the grace: a restarted server resumes its live streams and cron
-   * without waiting 20 s. A node with this process's pid is a previous life of it (a restarted
-   * container); any other pid is asked with signal 0.
+   * without waiting 20 s. A node with this process's pid that started before this process is a
+   * previous life of it (a restarted container); any other pid is asked with signal 0.
    */
   private async reapDeadNeighbours(): Promise<void> {
     const c = this.o.catalog;
+    const processStart = Date.now() - process.uptime() * 1000;
     for (const n of await listNodes(c)) {
       if (n.host !== this.host || n.id === this.id) continue;
-      if (n.pid !== process.pid && processAlive(n.pid)) continue;
+      const dead = n.pid === process.pid ? n.startedAt.getTime() < processStart : !processAlive(n.pid);
+      if (!dead) continue;
       await releaseLeasesOf(c, n.id);
       await removeNode(c, n.id);
       this.o.log.info('removed a node of this host whose process is gone', { node: n.id, pid: n.pid });

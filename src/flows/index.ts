@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { analysisAssets } from '../analysis/assets/extract';
 import { type Limiter, ModelServerClient } from '../analysis/engines/model-server/client';
 import { readIntent } from '../answering/intent';
+import { noisyText, sureSpeech } from '../answering/noise';
+import { POSSIBLY_BELOW } from '../answering/wording';
 import type { Config } from '../config';
 import { badRequest, notFound } from '../errors';
 import type { IndexService } from '../indexes/service';
@@ -50,7 +52,7 @@ export interface Clip {
   start: number;
   end: number;
   score: number;
-  /** Additive: true when one shot was longer than max_length and the clip was cut inside it. */
+  /** Additive: true when the clip is not cut at shot boundaries: one shot was longer than max_length and the clip was cut inside it, or the shots around the match could not give min_length and it was cut across them. */
   cut_within_shot: boolean;
 }
 
@@ -127,7 +129,7 @@ export class FlowService {
 
   async run(user: User, name: string, body: Record<string, unknown>, signal: AbortSignal): Promise<FlowAnswer> {
     this.checkName(name);
-    const index = this.d.indexes.resolve(user, str(body, 'index', true)!, { byName: true });
+    const index = await this.d.indexes.resolve(user, str(body, 'index', true)!, { byName: true });
     switch (name as FlowName) {
       case 'search': {
         const answer = await this.search.search(
@@ -241,7 +243,17 @@ export class FlowService {
         start = Math.min(Math.max(start, mid - want / 2), end - want);
         end = start + want;
       }
-      if (end - start < minLen - 1e-6) continue; // the video cannot give this moment min_length
+      if (end - start < minLen - 1e-6) {
+        // The shots around the match cannot give min_length within max_length (a short last
+        // shot between long ones): a clip of the length wanted is cut around the match across the
+        // boundaries, unless the video is shorter or it would overlap a clip there is (class 9).
+        const want = Math.min(maxLen, Math.max(target, minLen));
+        if (!(duration >= want)) continue;
+        start = Math.min(Math.max(0, mid - want / 2), duration - want);
+        end = start + want;
+        if (clips.some((c) => start < c.end && end > c.start)) continue;
+        within = true;
+      }
       for (const k of range(a, b)) used.add(k);
       clips.push({
         video_id: v.id,
@@ -337,7 +349,7 @@ export class FlowService {
       'transcript',
     ]);
     const parts = [`Best match (${matched.kind}): ${quote(matched.text)}.`];
-    parts.push(...evidenceSentences(inSpan));
+    parts.push(...evidenceSentences(this.clean(v, inSpan), this.speechSure(v)));
     return parts.join(' ');
   }
 
@@ -351,13 +363,17 @@ export class FlowService {
       'transcript',
       'face',
     ]);
-    const by = (k: string) => seg.filter((s) => s.kind === k);
-    const speech = [...by('speech'), ...by('transcript')];
+    const clean = this.clean(v, seg);
+    const by = (k: string) => clean.filter((s) => s.kind === k);
+    // Speech the voice detector was unsure of may be music: no "dialogue" (issue 34, class 8).
+    const sure = this.speechSure(v);
+    const speech = [...(sure ? by('speech') : []), ...by('transcript')];
     const text = by('ocr');
     const labels = countLabels(by('object'));
     const names = this.peopleIn(by('face'));
     const description =
-      evidenceSentences(seg).join(' ') || 'Nothing was recognised in this part (no objects, text, speech or captions).';
+      evidenceSentences(clean, sure).join(' ') ||
+      'Nothing was recognised in this part (no objects, text, speech or captions).';
     const type = speech.length
       ? 'dialogue'
       : text.length
@@ -376,6 +392,7 @@ export class FlowService {
           .join(', ')}`,
       );
     if (speech.length) cues.push('speech');
+    else if (by('speech').length) cues.push('possible speech or music');
     if (text.length) cues.push('on-screen text');
     if (by('caption').length) cues.push('caption');
     const colours = [...new Set(by('object').flatMap((o) => (o.extra?.colours as string[] | undefined) ?? []))];
@@ -392,6 +409,17 @@ export class FlowService {
       end: round3(span.end),
       shots: shots.length,
     };
+  }
+
+  /** The segments less what is no fact to state (noise.ts): on-screen fragments and watermarks. */
+  private clean(v: Video, seg: Segment[]): Segment[] {
+    const noisy = noisyText(this.d.retrieval, { videos: [v], window: null }, seg);
+    return noisy.size ? seg.filter((s) => !noisy.has(s.id)) : seg;
+  }
+
+  /** Whether the voice detection of a video is sure (noise.ts): else its speech may be music. */
+  private speechSure(v: Video): boolean {
+    return !sureSpeech(this.d.retrieval.byKind({ videos: [v], window: null }, ['speech', 'transcript'])).hedged;
   }
 
   /** Names of the people whose appearances these face segments are (their id when unnamed). */
@@ -413,22 +441,28 @@ export class FlowService {
 }
 
 /** Sentences from the evidence of a span: captions first, then things seen, text read, words said. */
-function evidenceSentences(seg: Segment[]): string[] {
+function evidenceSentences(seg: Segment[], speechSure: boolean): string[] {
   const out: string[] = [];
   const captions = [...new Set(seg.filter((s) => s.kind === 'caption').map((s) => s.text))];
   if (captions.length) out.push(captions.slice(0, 2).join(' '));
-  const labels = countLabels(seg.filter((s) => s.kind === 'object'));
+  const objects = seg.filter((s) => s.kind === 'object');
+  const labels = countLabels(objects);
+  // A label the detector was never sure of is said as possible (issue 34, class 8).
+  const sure = (l: string) => objects.some((o) => o.text === l && (o.confidence ?? 1) >= POSSIBLY_BELOW);
   if (labels.size)
     out.push(
       `Seen: ${[...labels.entries()]
         .slice(0, 6)
-        .map(([l, n]) => (n > 1 ? `${l} (up to ${n})` : l))
+        .map(([l, n]) => `${sure(l) ? '' : 'possibly '}${n > 1 ? `${l} (up to ${n})` : l}`)
         .join(', ')}.`,
     );
   const text = [...new Set(seg.filter((s) => s.kind === 'ocr').map((s) => s.text))];
   if (text.length) out.push(`On screen: ${text.slice(0, 3).map(quote).join(', ')}.`);
-  const said = seg.filter((s) => s.kind === 'speech' || s.kind === 'transcript').map((s) => s.text);
+  const said = seg.filter((s) => s.kind === 'transcript').map((s) => s.text);
+  const speech = seg.filter((s) => s.kind === 'speech');
   if (said.length) out.push(`Said: ${quote(said.join(' ').slice(0, 300))}.`);
+  else if (speech.length && speechSure) out.push('Someone speaks (not transcribed).');
+  else if (speech.length) out.push('Something that may be speech, or music, is heard.');
   return out;
 }
 

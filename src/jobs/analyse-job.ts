@@ -4,14 +4,14 @@
  * Run by the worker's job slots (worker.ts); kept apart so that the removal's races can be tested
  * in one process.
  */
-import { eq } from 'drizzle-orm';
 import type { Analyzer } from '../analysis/contracts';
 import { runJob, type JobOutcome } from '../analysis/pipeline';
 import type { Config } from '../config';
 import type { Logger } from '../log';
-import type { Db } from '../storage/db';
+import type { Catalog } from '../storage/catalog';
 import type { DataDir } from '../storage/files';
-import { videos, type Job } from '../storage/schema';
+import { videoDuration } from '../storage/repositories/analysis';
+import type { Job } from '../storage/rows';
 import { notePlaybackPending, playbackStep, startPlaybackCopy, type EarlyCopy } from './playback-step';
 import type { JobQueue } from './queue';
 
@@ -20,7 +20,7 @@ const REMOVAL_CHECK_MS = 500;
 
 export interface JobDeps {
   config: Pick<Config, 'analysisSecPerMinute' | 'analysisBudgetBaseSec' | 'minFreeBytes'>;
-  db: Db;
+  catalog: Catalog;
   queue: JobQueue;
   files: DataDir;
   analyzers: readonly Analyzer[];
@@ -36,15 +36,12 @@ export interface JobDeps {
 
 /** Analyses one claimed job to its end (ready, failed or cancelled), with its playback copy. */
 export async function analyseJob(job: Job, workerId: string, d: JobDeps): Promise<JobOutcome> {
-  const { db, queue, files } = d;
-  const playbackDeps = { db, files, ffmpeg: d.ffmpeg, log: d.log, minFreeBytes: d.config.minFreeBytes };
+  const { catalog, queue, files } = d;
+  const playbackDeps = { catalog, files, ffmpeg: d.ffmpeg, log: d.log, minFreeBytes: d.config.minFreeBytes };
   // A budget of time relative to the video's duration: a file built to be slow to analyse cannot
   // hold the worker (and everyone queued behind it) for hours. The stages stop as on a removal
   // (child processes killed, partial output deleted); the video is then failed with the reason.
-  const budget = analysisBudgetSec(
-    d.config,
-    db.select({ d: videos.durationSec }).from(videos).where(eq(videos.id, job.videoId)).get()?.d ?? 0,
-  );
+  const budget = analysisBudgetSec(d.config, await videoDuration(catalog, job.videoId));
   const overBudget = new AbortController();
   const budgetTimer = budget ? setTimeout(() => overBudget.abort(), budget * 1000) : null;
   // The pipeline notices a removal while it analyses; the copy can outlast it (made after the
@@ -69,7 +66,7 @@ export async function analyseJob(job: Job, workerId: string, d: JobDeps): Promis
     outcome = await runJob(
       job,
       {
-        db,
+        catalog,
         queue,
         files,
         analyzers: d.analyzers,

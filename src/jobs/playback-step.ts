@@ -10,15 +10,14 @@
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { eq, sql } from 'drizzle-orm';
 import type { Logger } from '../log';
 import { makePlaybackCopy, planFor, playbackCopy, PLAYBACK_FILE, type PlaybackPlan } from '../media/playback';
-import type { Db } from '../storage/db';
+import type { Catalog } from '../storage/catalog';
 import type { DataDir } from '../storage/files';
-import { videos } from '../storage/schema';
+import { readyVideosWithNoteState, setAnalysisNote, videoToAnalyse } from '../storage/repositories/analysis';
 
 interface PlaybackDeps {
-  db: Db;
+  catalog: Catalog;
   files: DataDir;
   ffmpeg: string;
   log: Logger;
@@ -28,20 +27,12 @@ interface PlaybackDeps {
 /** What `metadata.analysis.playback` holds. */
 export type PlaybackNote = { state: 'making' } | { state: 'made'; made: 'remux' | 'transcode'; ms: number };
 
-function setNote(db: Db, videoId: string, note: PlaybackNote | null): void {
-  db.update(videos)
-    .set({
-      analysis: note
-        ? sql`json_set(coalesce(${videos.analysis}, '{}'), '$.playback', json(${JSON.stringify(note)}))`
-        : sql`json_remove(coalesce(${videos.analysis}, '{}'), '$.playback')`,
-    })
-    .where(eq(videos.id, videoId))
-    .run();
-}
+const setNote = (c: Catalog, videoId: string, note: PlaybackNote | null): Promise<void> =>
+  setAnalysisNote(c, videoId, 'playback', note);
 
 /** Before the analysis: marks a video that needs a playable copy and has none yet. */
 export async function notePlaybackPending(d: PlaybackDeps, videoId: string, signal?: AbortSignal): Promise<boolean> {
-  const v = d.db.select().from(videos).where(eq(videos.id, videoId)).get();
+  const v = await videoToAnalyse(d.catalog, videoId);
   if (!v?.storagePath || playbackCopy(d.files.videoDir(v.id))) return false;
   try {
     const plan = await planFor(d.ffmpeg, d.files.abs(v.storagePath), v.fileType ?? '', signal);
@@ -49,12 +40,12 @@ export async function notePlaybackPending(d: PlaybackDeps, videoId: string, sign
   } catch {
     return false;
   }
-  setNote(d.db, videoId, { state: 'making' });
+  await setNote(d.catalog, videoId, { state: 'making' });
   return true;
 }
 
-/** What a copy started beside the analysis came to: what was done, or why it failed. */
-export type EarlyCopy = Promise<(PlaybackPlan & { ms: number }) | Error>;
+/** What a copy started beside the analysis came to: what was done, why it failed, or null when none was started. */
+export type EarlyCopy = Promise<(PlaybackPlan & { ms: number }) | Error | null>;
 
 /** The copy must leave the free space uploads are held to; at ≤ 720p it is rarely larger than the original. */
 const roomFor = (d: PlaybackDeps, sizeBytes: number | null) => (d.minFreeBytes ?? 0) + (sizeBytes ?? 0);
@@ -63,8 +54,8 @@ const roomFor = (d: PlaybackDeps, sizeBytes: number | null) => (d.minFreeBytes ?
  * Starts the copy of a marked video ("making") beside its analysis; null when there is nothing to
  * start (no mark, or too little disk: `playbackStep` then says so). Stop it with `signal`.
  */
-export function startPlaybackCopy(d: PlaybackDeps, videoId: string, signal: AbortSignal): EarlyCopy | null {
-  const v = d.db.select().from(videos).where(eq(videos.id, videoId)).get();
+export async function startPlaybackCopy(d: PlaybackDeps, videoId: string, signal: AbortSignal): EarlyCopy {
+  const v = await videoToAnalyse(d.catalog, videoId);
   if (!v?.storagePath || (v.analysis as { playback?: PlaybackNote } | null)?.playback?.state !== 'making') return null;
   if (d.files.freeBytes() < roomFor(d, v.sizeBytes)) return null;
   return makePlaybackCopy(d.ffmpeg, d.files.abs(v.storagePath), d.files.videoDir(v.id), v.fileType ?? '', signal).catch(
@@ -83,12 +74,12 @@ export async function playbackStep(
   early?: EarlyCopy | null,
 ): Promise<boolean> {
   const made = early ? await early : null;
-  const v = d.db.select().from(videos).where(eq(videos.id, videoId)).get();
+  const v = await videoToAnalyse(d.catalog, videoId);
   if (!v?.storagePath) return false;
   const pending = (v.analysis as { playback?: PlaybackNote } | null)?.playback?.state === 'making';
   // Not made: the mark goes, and the resource offers the original (the only thing there is).
-  const notMade = () => {
-    if (pending) setNote(d.db, videoId, null);
+  const notMade = async () => {
+    if (pending) await setNote(d.catalog, videoId, null);
     return pending;
   };
   if (v.status === 'failed') {
@@ -109,7 +100,7 @@ export async function playbackStep(
       (await makePlaybackCopy(d.ffmpeg, d.files.abs(v.storagePath), d.files.videoDir(v.id), v.fileType ?? '', signal));
     if (r.kind === 'none') return notMade();
     const note: PlaybackNote = { state: 'made', made: r.kind, ms: r.ms };
-    setNote(d.db, videoId, note);
+    await setNote(d.catalog, videoId, note);
     d.log.info('playback copy made', { video_id: videoId, made: r.kind, ms: r.ms });
     return true;
   } catch (e) {
@@ -130,12 +121,7 @@ export async function redoInterruptedCopies(
   onChange: (videoId: string) => void,
   signal?: AbortSignal,
 ): Promise<number> {
-  const ids = d.db
-    .select({ id: videos.id })
-    .from(videos)
-    .where(sql`${videos.status} = 'ready' AND json_extract(${videos.analysis}, '$.playback.state') = 'making'`)
-    .all()
-    .map((r) => r.id);
+  const ids = await readyVideosWithNoteState(d.catalog, 'playback', 'making');
   if (!ids.length) return 0;
   d.log.info('making the playback copies a stop interrupted', { videos: ids.length });
   const deps = { ...d, ffmpeg: await d.ffmpeg() };

@@ -17,8 +17,8 @@ import { resolveBinaries } from '../media/binaries';
 import { killRunningFfmpeg } from '../media/ffmpeg';
 import { openCatalog } from '../storage/db';
 import { DataDir } from '../storage/files';
-import { eq } from 'drizzle-orm';
-import { videos, type Job } from '../storage/schema';
+import type { Job } from '../storage/rows';
+import { videoDuration } from '../storage/repositories/analysis';
 import { analyseWindow, liveAnalyzersOf, type WindowRequest, type WindowResult } from '../live/window';
 import { lines } from '../util/lines';
 import { analyseJob, type JobDeps } from './analyse-job';
@@ -73,7 +73,8 @@ export async function runWorker(config: Config): Promise<number> {
   const log = createLogger(config.logLevel, { role: 'worker' });
   const files = new DataDir(config.dataDir, config.mediaDir);
   const db = openCatalog({ database: config.database, sqliteFile: files.dbFile });
-  const queue = new SqliteJobQueue(sqliteCatalog(db));
+  const catalog = sqliteCatalog(db);
+  const queue = new SqliteJobQueue(catalog);
   const { ffmpeg } = await resolveBinaries(files.binDir);
   // In the compiled executable: the models and libraries, extracted on the first start.
   const assets = await analysisAssets(files.assetsDir, analyzerNames(config.analyzers));
@@ -160,7 +161,7 @@ export async function runWorker(config: Config): Promise<number> {
   const goOn = () => !stop.signal.aborted && !leaving;
   const jobDeps: JobDeps = {
     config,
-    db,
+    catalog,
     queue,
     files,
     analyzers,
@@ -178,8 +179,7 @@ export async function runWorker(config: Config): Promise<number> {
     // A long video leaves the heap and the native allocators grown (about 0.95 GB after a 60-minute
     // one); a fresh process gives that back, once the other slot's job is done too. The supervisor
     // starts the next one at once.
-    const row = db.select({ d: videos.durationSec }).from(videos).where(eq(videos.id, job.videoId)).get();
-    if (config.workerRecycleSec > 0 && (row?.d ?? 0) >= config.workerRecycleSec)
+    if (config.workerRecycleSec > 0 && (await videoDuration(catalog, job.videoId)) >= config.workerRecycleSec)
       leaving ??= { reason: 'long video', rss: process.memoryUsage.rss() };
   };
 

@@ -13,7 +13,7 @@ import { embeddingText, EmbeddingsAnalyzer } from '../../src/analysis/stages/emb
 import { runJob } from '../../src/analysis/pipeline';
 import { DEFAULT_VISUAL, VisualAnalyzer } from '../../src/analysis/stages/visual';
 import { type JobQueue, SqliteJobQueue } from '../../src/jobs/queue';
-import { sqliteCatalog } from '../../src/storage/catalog';
+import { type Catalog, sqliteCatalog } from '../../src/storage/catalog';
 import { createLogger } from '../../src/log';
 import { resolveBinaries } from '../../src/media/binaries';
 import { openDatabase, type Db } from '../../src/storage/db';
@@ -124,6 +124,7 @@ interface Env {
   db: Db;
   files: DataDir;
   queue: JobQueue;
+  catalog: Catalog;
   videoId: string;
 }
 
@@ -161,9 +162,10 @@ async function setup(source: string, durationSec: number): Promise<Env> {
       updatedAt: now,
     })
     .run();
-  const queue = new SqliteJobQueue(sqliteCatalog(db));
+  const catalog = sqliteCatalog(db);
+  const queue = new SqliteJobQueue(catalog);
   await queue.enqueue(videoId);
-  return { dir, db, files, queue, videoId };
+  return { dir, db, catalog, files, queue, videoId };
 }
 
 async function runStages(env: Env, analyzers: Analyzer[]) {
@@ -173,7 +175,7 @@ async function runStages(env: Env, analyzers: Analyzer[]) {
   const outcome = await runJob(
     job!,
     {
-      db: env.db,
+      catalog: env.catalog,
       queue: env.queue,
       files: env.files,
       analyzers,

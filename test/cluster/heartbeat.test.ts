@@ -108,16 +108,26 @@ for (const dialect of DIALECTS)
     });
 
     test('a restarted process on the same host removes its dead predecessor and takes its leases at once', async () => {
-      // The predecessor: this process's pid on this host (a restarted container), or a pid that is gone.
+      // The predecessor: this process's pid on this host, started before this process (a restarted
+      // container), or a pid that is gone.
       const dead = { version: '0', startedAt: now(), lastSeen: now(), jobs: 0, role: 'all' as const };
-      await registerNode(o.a, { ...dead, id: 'node_old1', host: 'box', pid: process.pid });
+      const beforeThisProcess = new Date(Date.now() - process.uptime() * 1000 - 60_000);
+      await registerNode(o.a, {
+        ...dead,
+        id: 'node_old1',
+        host: 'box',
+        pid: process.pid,
+        startedAt: beforeThisProcess,
+      });
+      // Another node of this very process (started after it): alive.
+      await registerNode(o.a, { ...dead, id: 'node_twin', host: 'box', pid: process.pid, startedAt: new Date() });
       await registerNode(o.a, { ...dead, id: 'node_old2', host: 'box', pid: 2 ** 22 + 7 });
       await registerNode(o.a, { ...dead, id: 'node_other', host: 'elsewhere', pid: process.pid });
       expect(await takeLease(o.a, MAINTENANCE_LEASE, 'node_old1', 15_000, now())).toBe(true);
       const fresh = node(o.b, 'box');
       await fresh.start();
       expect(await fresh.want(MAINTENANCE_LEASE, {}, true)).toBe(true);
-      expect((await listNodes(o.a)).map((n) => n.id).sort()).toEqual([fresh.id, 'node_other'].sort());
+      expect((await listNodes(o.a)).map((n) => n.id).sort()).toEqual([fresh.id, 'node_other', 'node_twin'].sort());
       await fresh.stop();
     });
   });

@@ -10,8 +10,8 @@
  * was tuned on those questions, so take the 24 as optimistic; the gain over bare text is the point.
  */
 import { clearVideoVectors, storeVideoVectors } from '../../search/vectors';
-import type { Db } from '../../storage/db';
-import type { Segment } from '../../storage/schema';
+import type { WriteTx } from '../../storage/repositories/streams';
+import type { Segment } from '../../storage/rows';
 import type { Analyzer, EngineInfo, StageContext, StageResult } from '../contracts';
 import { apiKey, engine, needs, serverUrl, text } from '../../options';
 import { defineAnalyzer } from '../descriptor';
@@ -61,7 +61,7 @@ export class EmbeddingsAnalyzer implements Analyzer {
         const videoId = ctx.video.id;
         return {
           summary: { engine: this.info.name, segments: segs.length, skipped: `embeddings: skipped — ${e.message}` },
-          apply: (tx: Db) => clearVideoVectors(tx, videoId),
+          apply: (tx: WriteTx) => clearVideoVectors(tx, videoId),
         };
       }
       ctx.progress(Math.min(texts.length, i + STEP) / texts.length);
@@ -75,7 +75,7 @@ export class EmbeddingsAnalyzer implements Analyzer {
         distinct_texts: texts.length,
       },
       // The compact vector store (src/search/vectors.ts): each distinct vector once, as int8.
-      apply: (tx: Db) =>
+      apply: (tx: WriteTx) =>
         storeVideoVectors(
           tx,
           videoId,

@@ -5,7 +5,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startFfmpeg, summarizeFfmpegError } from '../../media/ffmpeg';
-import type { Segment } from '../../storage/schema';
+import type { Segment } from '../../storage/rows';
 import type { StageContext } from '../contracts';
 import type { SampledFrame } from '../frame-stream';
 

@@ -231,7 +231,8 @@ export class SpeechAnalyzer implements Analyzer {
         notSpeech++;
         return;
       }
-      const extra = { engine: VAD_ENGINE, transcribed: !!window, ...trackExtra };
+      // The swing is kept: a span just over the floor may be singing or music, and answers hedge it.
+      const extra = { engine: VAD_ENGINE, transcribed: !!window, swing: round(swing, 2), ...trackExtra };
       speech.push({
         kind: 'speech',
         start,

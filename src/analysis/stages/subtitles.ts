@@ -12,8 +12,7 @@
 import { stripControls } from '../../util/text';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { and, eq, sql } from 'drizzle-orm';
-import { segments } from '../../storage/schema';
+import { replaceSubtitleTranscripts } from '../../storage/repositories/segments';
 import { probeSubtitles, readCues, type SubtitleTrack } from '../../media/subtitles';
 import { defineAnalyzer } from '../descriptor';
 import type { Analyzer, NewSegment, StageContext, StageResult } from '../contracts';
@@ -36,32 +35,7 @@ export class SubtitlesAnalyzer implements Analyzer {
     const { segments: segs, summary } = await this.read(ctx);
     return {
       summary,
-      apply(tx) {
-        tx.delete(segments)
-          .where(
-            and(
-              eq(segments.videoId, video.id),
-              eq(segments.kind, 'transcript'),
-              sql`json_extract(${segments.extra}, '$.source') = 'subtitles'`,
-            ),
-          )
-          .run();
-        for (let k = 0; k < segs.length; k += 200) {
-          tx.insert(segments)
-            .values(
-              segs.slice(k, k + 200).map((s) => ({
-                videoId: video.id,
-                kind: s.kind,
-                start: s.start,
-                end: s.end,
-                text: s.text,
-                confidence: s.confidence ?? null,
-                extra: s.extra ?? null,
-              })),
-            )
-            .run();
-        }
-      },
+      apply: (tx) => replaceSubtitleTranscripts(tx, video.id, segs),
     };
   }
 

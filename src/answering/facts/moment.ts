@@ -2,6 +2,7 @@
 import type { Segment, Video } from '../../storage/schema';
 import { appearances, distance, POINT_HALF } from '../series';
 import type { Evidence } from '../evidence';
+import { noisyText, sureSpeech } from '../noise';
 import { formatTime } from '../target';
 import { labelNoun, numberWord } from '../vocabulary';
 import { capital, detected, joinList, quote, secs, span } from '../wording';
@@ -53,7 +54,10 @@ export function summary(t: FactContext, style: Style): Answer {
   for (const v of t.scope.videos.slice(0, 5)) {
     const scope = { videos: [v], window: t.scope.window };
     const shots = t.finder.byKind(scope, ['shot']);
-    const all = t.finder.byKind(scope, ['object', 'ocr', 'caption', 'transcript', 'speech'], { limit: 2000 });
+    const read = t.finder.byKind(scope, ['object', 'ocr', 'caption', 'transcript', 'speech'], { limit: 2000 });
+    // On-screen fragments and watermarks are no text to quote (class 8).
+    const noisy = noisyText(t.finder, scope, read);
+    const all = read.filter((s) => !noisy.has(s.id));
     const events = changesOf(v, all, shots, scope.window);
     if (!events.length) continue;
     const kept = pickEvents(events, most).sort((x, y) => x.t - y.t);
@@ -119,7 +123,8 @@ export async function visible(t: FactContext, style: Style): Promise<Answer> {
       .slice(0, 6);
     for (const [, o] of objs) cited.push(citeIn(o.s));
     if (objs.length) bits.push(`we see ${joinList(objs.map(([l, o]) => detected(l, o.s.confidence, o.n)))}`);
-    let texts = segs.filter((s) => s.kind === 'ocr');
+    const noisy = noisyText(t.finder, t.scope, segs);
+    let texts = segs.filter((s) => s.kind === 'ocr' && !noisy.has(s.id));
     if (moment && moment.video.id === vid) {
       const read = (await moment.readText()).slice(0, style.items);
       for (const b of read) cited.push(t.cite(vid, 'ocr', moment.t, moment.t, b.text, b.confidence));
@@ -133,7 +138,9 @@ export async function visible(t: FactContext, style: Style): Promise<Answer> {
     for (const x of texts) cited.push(citeIn(x));
     if (texts.length) bits.push(`the screen shows ${joinList(texts.map((x) => quote(x.text)))}`);
     const spoken = segs.filter((s) => s.kind === 'transcript').slice(0, 2);
-    const speech = segs.filter((s) => s.kind === 'speech');
+    // Speech the detector was unsure of may be music: not said as someone speaking (class 8).
+    const heard = t.finder.byKind({ videos: [t.video(vid)], window: null }, ['speech', 'transcript']);
+    const speech = sureSpeech(heard).hedged ? [] : segs.filter((s) => s.kind === 'speech');
     for (const s of spoken) cited.push(citeIn(s));
     if (spoken.length) bits.push(`someone says ${joinList(spoken.map((s) => quote(s.text)))}`);
     else if (speech.length) {
@@ -235,7 +242,8 @@ function changesOf(v: Video, all: Segment[], shots: Segment[], win: { start: num
     out.push({ t: s.start, text: `the text ${quote(s.text)} appears`, segment: s, rank: 2 });
   }
   const transcripts = all.filter((x) => x.kind === 'transcript');
-  const speech = all.filter((x) => x.kind === 'speech');
+  const heard = all.filter((x) => x.kind === 'speech');
+  const speech = sureSpeech(heard).hedged ? [] : heard;
   if (transcripts.length)
     for (const s of transcripts.slice(0, 3))
       out.push({ t: s.start, cite: s.end, text: `someone says ${quote(s.text)}`, segment: s, rank: 1 });

@@ -8,6 +8,7 @@ import type { Segment } from '../../storage/rows';
 import { formatTime } from '../target';
 import { numberWord } from '../vocabulary';
 import { onTrack, span } from '../wording';
+import { sureSpeech } from '../noise';
 import type { Answer, FactContext, FactPlugin } from './plugin';
 
 export const speakers: FactPlugin = {
@@ -46,7 +47,7 @@ export const speakers: FactPlugin = {
 };
 
 function voices(t: FactContext, asked: 'count' | 'describe'): Answer {
-  const segs = t.finder.byKind(t.scope, ['speech', 'transcript']);
+  const { segs, hedged } = sureSpeech(t.finder.byKind(t.scope, ['speech', 'transcript']));
   if (!segs.length) return t.notFound('any speech', t.style);
   const first = segs[0]!;
   const last = segs.reduce((a, b) => (b.end > a.end ? b : a));
@@ -57,7 +58,7 @@ function voices(t: FactContext, asked: 'count' | 'describe'): Answer {
       ? 'I cannot count the speakers: the index cannot tell one voice from another (a speaker-diarization model would).'
       : 'I cannot tell what the speaker is like: the index holds no model that describes a voice (a speaker or voice classification model would).';
   return {
-    text: `${cannot} Speech is heard ${span(first.start, last.end)}${onTrack(first)}${t.where(first.videoId)}${onScreen(t, segs)}.`,
+    text: `${cannot} ${hedged ? 'Something that may be speech (or music, or singing) is heard' : 'Speech is heard'} ${span(first.start, last.end)}${onTrack(first)}${t.where(first.videoId)}${onScreen(t, segs)}.`,
     found: true,
   };
 }

@@ -6,6 +6,7 @@ import type { Intent } from '../intent';
 import { formatTime } from '../target';
 import { numberWord } from '../vocabulary';
 import { joinList, onTrack, quote, secs, span, YES_NO } from '../wording';
+import { sureSpeech } from '../noise';
 import { askedContent, contains } from '../open';
 import type { FactPlugin, Answer, FactContext, Slots, Style } from './plugin';
 
@@ -122,14 +123,14 @@ async function said(t: FactContext, slots: Slots, style: Style): Promise<Answer>
     });
     return { text: `The speaker says, ${parts.join('; ')}.`, found: true };
   }
-  const speech = t.finder.byKind(scope, ['speech']);
+  const { segs: speech, hedged } = sureSpeech(t.finder.byKind(scope, ['speech']));
   if (speech.length) {
     const first = speech[0]!;
     const last = speech.at(-1)!;
     t.citeSegment(first);
     if (last !== first) t.citeSegment(last);
     return {
-      text: `I could not find what is said: someone speaks ${span(first.start, last.end)}${onTrack(first)}${t.where(first.videoId)}, but the speech was not transcribed (no speech-to-text model is installed; see "vidq models pull").`,
+      text: `I could not find what is said: ${speaks(hedged)} ${span(first.start, last.end)}${onTrack(first)}${t.where(first.videoId)}, but the speech was not transcribed (no speech-to-text model is installed; see "vidq models pull").`,
       found: false,
     };
   }
@@ -157,7 +158,7 @@ function speechWhen(
   presence: boolean,
   slots?: Slots,
 ): Answer | Promise<Answer> {
-  const segs = t.finder.byKind(t.scope, ['transcript', 'speech']);
+  const { segs, hedged } = sureSpeech(t.finder.byKind(t.scope, ['transcript', 'speech']));
   if (!segs.length) return t.notFound('any speech', style);
   const transcripts = segs.filter((s) => s.kind === 'transcript');
   // "Does anyone mention the weather?": speech alone is no yes; the lines must hold the topic.
@@ -176,7 +177,7 @@ function speechWhen(
     const last = segs.at(-1)!;
     t.citeSegment(first);
     return {
-      text: `I could not find whether ${joinList(topic)} ${topic.length > 1 ? 'are' : 'is'} mentioned: someone speaks ${span(first.start, last.end)}${onTrack(first)}${t.where(first.videoId)}, but the speech was not transcribed (a transcriber would tell: "vidq models pull", or --stt openai).`,
+      text: `I could not find whether ${joinList(topic)} ${topic.length > 1 ? 'are' : 'is'} mentioned: ${speaks(hedged)} ${span(first.start, last.end)}${onTrack(first)}${t.where(first.videoId)}, but the speech was not transcribed (a transcriber would tell: "vidq models pull", or --stt openai).`,
       found: false,
     };
   }
@@ -207,6 +208,11 @@ function speechWhen(
   });
   const more =
     total > shown.length ? ` (and ${total - shown.length} more time${total - shown.length > 1 ? 's' : ''})` : '';
+  if (hedged)
+    return {
+      text: `${presence && YES_NO.test(t.prompt) ? 'Perhaps: s' : 'S'}omething that may be speech is heard ${joinList(parts)}${more}${MAY_BE_MUSIC}`,
+      found: true,
+    };
   return {
     text: `${presence && YES_NO.test(t.prompt) ? 'Yes: someone' : 'Someone'} speaks ${joinList(parts)}${more}.`,
     found: true,
@@ -214,7 +220,7 @@ function speechWhen(
 }
 
 function speechAmount(t: FactContext, style: Style): Answer {
-  const segs = t.finder.byKind(t.scope, ['speech']);
+  const { segs, hedged } = sureSpeech(t.finder.byKind(t.scope, ['speech']));
   const spans = segs.length ? segs : t.finder.byKind(t.scope, ['transcript']);
   if (!spans.length) return t.notFound('any speech', style);
   let count = spans.length;
@@ -231,13 +237,14 @@ function speechAmount(t: FactContext, style: Style): Answer {
   t.citeSegment(spans[0]!);
   if (count > 1) t.citeSegment(last);
   return {
-    text: `Someone speaks ${numberWord(count)} time${count === 1 ? '' : 's'}, ${secs(seconds)} of speech in all, from ${formatTime(spans[0]!.start)} to ${formatTime(last.end)}${t.where(spans[0]!.videoId)}.`,
+    text: `${hedged ? 'Something that may be speech is heard' : 'Someone speaks'} ${numberWord(count)} time${count === 1 ? '' : 's'}, ${secs(seconds)}${hedged ? '' : ' of speech'} in all, from ${formatTime(spans[0]!.start)} to ${formatTime(last.end)}${t.where(spans[0]!.videoId)}${hedged ? MAY_BE_MUSIC : '.'}`,
     found: true,
   };
 }
 
 function speechWhich(t: FactContext, style: Style): Answer {
-  const segs = t.finder.byKind(t.scope, ['transcript', 'speech'], { limit: WHICH_READ });
+  // Videos with speech the detector is sure of; where there are none, the unsure ones, hedged.
+  const { segs, hedged } = sureSpeech(t.finder.byKind(t.scope, ['transcript', 'speech'], { limit: WHICH_READ }));
   if (!segs.length) return t.notFound('any speech', style);
   if (segs.length >= WHICH_READ) {
     // The read stopped at the first lines by time (the openings of many videos): summed per video in the whole scope.
@@ -267,8 +274,19 @@ function speechWhich(t: FactContext, style: Style): Answer {
       t.citeSegment(ss[0]!);
       return `${t.video(vid).fileName} (${secs(total(ss))}, from ${formatTime(ss[0]!.start)})`;
     });
-  return { text: `Speech is heard in ${joinList(parts)}.`, found: true };
+  return {
+    text: hedged
+      ? `Something that may be speech is heard in ${joinList(parts)}${MAY_BE_MUSIC}`
+      : `Speech is heard in ${joinList(parts)}.`,
+    found: true,
+  };
 }
+
+const speaks = (hedged: boolean) => (hedged ? 'something that may be speech is heard' : 'someone speaks');
+
+/** The hedge of speech the detector was unsure of. */
+const MAY_BE_MUSIC =
+  ': the voice detector was unsure, and the sound may be music or singing rather than someone speaking.';
 
 /** Lines read to tell which video has the most speech (more: summed per video instead). */
 const WHICH_READ = 2000;

@@ -1,6 +1,7 @@
 /** Fact plug-in: text on screen (OCR): what is written, when, which video, how many texts. */
 import { KIND_READ_LIMIT } from '../evidence';
 import type { Segment } from '../../storage/schema';
+import { readableText } from '../noise';
 import { distance } from '../series';
 import { POSITION_WORD, type Intent } from '../intent';
 import { formatTime } from '../target';
@@ -161,13 +162,15 @@ function textMatches(
   intent: Intent,
   slots: Slots,
 ): { segs: Segment[]; matched: boolean; asked: boolean } {
-  const all = t.finder.byKind(t.scope, ['ocr']);
+  // Fragments and watermarks are no text to quote here either (class 8).
+  const read = t.finder.byKind(t.scope, ['ocr']);
+  const all = readable(read, t);
   const { wanted, asked } = wantedText(intent, slots);
   // The read stops at the first texts by time: over a large index the texts with the words are searched for.
   const hits = !wanted.length
     ? []
-    : all.length >= KIND_READ_LIMIT
-      ? t.finder.containing(t.scope, ['ocr'], asked).filter((s) => holds(s, wanted))
+    : read.length >= KIND_READ_LIMIT
+      ? readable(t.finder.containing(t.scope, ['ocr'], asked), t).filter((s) => holds(s, wanted))
       : all.filter((s) => holds(s, wanted));
   return hits.length
     ? { segs: hits, matched: true, asked: true }
@@ -217,30 +220,9 @@ function textWhich(t: FactContext, intent: Intent, slots: Slots, style: Style): 
   return { text: `Text is shown in ${joinList(parts)}.`, found: true };
 }
 
-/**
- * Text the OCR read that is no text to quote (issue 34, class 8): fragments that form no word
- * ("sttck", "tck": no vowel in a run of letters) and a watermark, the same short text read again
- * and again across most of a video.
- */
+/** Text the OCR read that is no text to quote (issue 34, class 8): see noise.ts. */
 export function readable(ocr: Segment[], t: Pick<FactContext, 'video'>): Segment[] {
-  // Every run of letters lacks a vowel ("sttck", "ck"), save upper-case acronyms ("TV", "BBC").
-  const fragment = (x: string) => {
-    const words = x.match(/\p{L}{2,}/gu) ?? [];
-    const noWord = (w: string) => !/[aeiouyäöüéèáàíóú]/i.test(w) && w !== w.toUpperCase();
-    return words.length > 0 && words.every(noWord) && !/\d/.test(x);
-  };
-  const seen = new Map<string, { n: number; secs: number }>();
-  for (const s of ocr) {
-    const k = `${s.videoId}\u0000${squash(s.text)}`;
-    const e = seen.get(k) ?? { n: 0, secs: 0 };
-    seen.set(k, { n: e.n + 1, secs: e.secs + (s.end - s.start) });
-  }
-  const watermark = (s: Segment) => {
-    const e = seen.get(`${s.videoId}\u0000${squash(s.text)}`)!;
-    const d = t.video(s.videoId).durationSec;
-    return e.n >= 3 && d !== null && e.secs >= 0.5 * d && squash(s.text).length <= 12;
-  };
-  return ocr.filter((s) => !fragment(s.text) && !watermark(s));
+  return readableText(ocr, (id) => t.video(id).durationSec);
 }
 
 /** "What is the title / the name of the show / what is it called". */
@@ -286,7 +268,8 @@ function title(t: FactContext, ocr: Segment[]): Answer {
 }
 
 function textCount(t: FactContext, style: Style): Answer {
-  const segs = t.finder.byKind(t.scope, ['ocr']);
+  const read = t.finder.byKind(t.scope, ['ocr']);
+  const segs = readable(read, t);
   if (!segs.length) return t.notFound('any text on screen', style);
   const distinct = new Map<string, Segment>();
   for (const s of segs) if (!distinct.has(s.text.toLowerCase())) distinct.set(s.text.toLowerCase(), s);
@@ -296,7 +279,7 @@ function textCount(t: FactContext, style: Style): Answer {
   });
   // The read stopped at its first texts by time: the different texts of the whole scope are counted.
   const n =
-    segs.length >= KIND_READ_LIMIT ? Math.max(distinct.size, t.finder.distinctTexts(t.scope, ['ocr'])) : distinct.size;
+    read.length >= KIND_READ_LIMIT ? Math.max(distinct.size, t.finder.distinctTexts(t.scope, ['ocr'])) : distinct.size;
   return {
     text: `${capital(numberWord(n))} different text${n === 1 ? ' is' : 's are'} read on screen: ${joinList(parts)}${n > parts.length ? ', and more' : ''}.`,
     found: true,

@@ -1,4 +1,4 @@
-// The home view: the indexes, and forms to add videos.
+// The home view: the indexes, forms to add videos, and the nodes that serve them (issue 33).
 import { api, getJson, type Json } from '../api';
 import { focusHeading, fmtTime, h, plural, toast } from '../dom';
 import { S } from '../state';
@@ -36,6 +36,7 @@ export async function viewHome(main: HTMLElement) {
       ),
       list,
     ),
+    nodesSection(),
   );
   renderUploads();
   focusHeading(main);
@@ -105,5 +106,50 @@ export function indexRow(i: Json, reload: () => Promise<void>) {
           { type: 'button', class: 'secondary danger', onclick: del, 'aria-label': `Delete ${i.name}` },
           'Delete',
         ),
+  );
+}
+
+const ROLES: Record<string, string> = { api: 'API', worker: 'analysis', all: 'API + analysis' };
+
+/** The nodes of the cluster as GET /health reports them: host, role, jobs running, last heartbeat. */
+function nodesSection(): HTMLElement {
+  const list = h('ul', { class: 'nodes', 'aria-busy': 'true' });
+  const summary = h('p', { class: 'muted small' });
+  getJson('/health')
+    .then((health: Json) => {
+      const c = health?.cluster;
+      list.setAttribute('aria-busy', 'false');
+      if (!c || !Array.isArray(c.nodes)) {
+        list.replaceChildren(h('li', { class: 'empty muted' }, 'This server does not report its nodes.'));
+        return;
+      }
+      const now = Date.now();
+      list.replaceChildren(
+        ...c.nodes.map((n: Json) =>
+          h(
+            'li',
+            { class: 'node' },
+            h('span', { class: 'name' }, n.host),
+            h('span', { class: 'badge' }, ROLES[n.role] ?? n.role),
+            h(
+              'span',
+              { class: 'muted small' },
+              `${plural(n.jobs, 'job')} running · seen ${Math.max(0, Math.round((now - Date.parse(n.last_seen)) / 1000))} s ago${n.id === c.node ? ' · this node' : ''}`,
+            ),
+          ),
+        ),
+      );
+      summary.textContent = `Catalog: ${c.database === 'postgres' ? 'PostgreSQL' : 'SQLite'} · queue: ${c.queue.waiting} waiting, ${c.queue.active} running, ${c.queue.failed} failed`;
+    })
+    .catch(() => {
+      list.setAttribute('aria-busy', 'false');
+      list.replaceChildren(h('li', { class: 'empty muted' }, 'The nodes could not be read.'));
+    });
+  return h(
+    'section',
+    { class: 'card', 'aria-labelledby': 'nodes-h' },
+    h('h2', { id: 'nodes-h' }, 'Nodes'),
+    list,
+    summary,
   );
 }
