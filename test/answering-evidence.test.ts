@@ -327,3 +327,36 @@ describe('class 8: watermarks and fragments are quoted in no answer', () => {
     expect(t.output).toMatch(/SALE 50%/);
   });
 });
+
+describe('class 1: more wordings of what labels cannot say', () => {
+  test('carrying, dressed in: the caption that says it (synonyms of the vocabulary: holds, in a raincoat)', async () => {
+    for (const [q, want] of [
+      ['What is the lady carrying?', /holds a coffee mug/],
+      ['What is the woman dressed in?', /yellow raincoat/],
+      ['In what way does the man strike the ball?', /side of his foot/],
+    ] as const) {
+      const a = await ask(q, GARDEN);
+      expect(a.found, q).toBe(true);
+      expect(a.output, q).toMatch(want);
+      expect(a.evidence[0]!.kind, q).toBe('caption');
+    }
+  });
+
+  test('how something is done, or what someone carries, where no caption says it: not answered with labels', async () => {
+    for (const q of ['How does the woman hold the laptop?', 'What is the man carrying?']) {
+      const a = await ask(q, 'office-chat.mp4');
+      expect(a.found, q).toBe(false);
+      expect(a.output, q).toMatch(/^I could not find an answer to that: no caption or transcript/);
+      expect(a.output, q).toMatch(/labels cannot say/);
+    }
+  });
+});
+
+describe('class 4: more wordings of a change', () => {
+  test('"at which point", "how often": the drops, cited at the change', async () => {
+    const a = await ask('At which point does a cup get removed?', 'cups-on-table.mp4');
+    expect(a.output).toMatch(/0:12 \(from three to two\)/);
+    const b = await ask('How often is a cup taken off the table?', 'cups-on-table.mp4');
+    expect(b.output).toMatch(/taken away twice/);
+  });
+});
