@@ -360,3 +360,20 @@ describe('class 4: more wordings of a change', () => {
     expect(b.output).toMatch(/taken away twice/);
   });
 });
+
+describe('class 8: people at once are the boxes the detector is sure of', () => {
+  test('two men and two faint boxes in one frame: two at once, the faint ones said as possible', async () => {
+    for (const [q, v] of [
+      ['How many men are in the pavement clip?', undefined],
+      ['How many people stand on the pavement at once?', 'pavement-talk.mp4'],
+      ['What is the largest number of persons seen together?', 'pavement-talk.mp4'],
+    ] as const) {
+      const a = await ask(q, v);
+      expect(a.found, q).toBe(true);
+      expect(a.output, q).toMatch(/\btwo people\b/);
+      expect(a.output, q).not.toMatch(/\b(four|three) people\b/);
+    }
+    const a = await ask('How many people stand on the pavement at once?', 'pavement-talk.mp4');
+    expect(a.output).toMatch(/possibly one more, detected too weakly to count/);
+  });
+});
