@@ -377,3 +377,32 @@ describe('class 8: people at once are the boxes the detector is sure of', () => 
     expect(a.output).toMatch(/possibly one more, detected too weakly to count/);
   });
 });
+
+describe('class 6: a kind no analyzer measures names the model that would', () => {
+  test('music mood, feelings, age, language, speed: cannot tell, the model, and what is known', async () => {
+    const cases: [string, string, RegExp, RegExp][] = [
+      [
+        'Is the music sad or happy?',
+        'meadow-birds.mp4',
+        /music classification model/,
+        /may be speech or music is heard/,
+      ],
+      ['What mood is the woman in?', GARDEN, /facial-expression model/, /At most two people are on screen at once/],
+      ['How old is the man?', GARDEN, /age-estimation model/, /people are on screen/],
+      ['What language is spoken?', 'office-chat.mp4', /identifies the language/, /Someone speaks from 0:01 to 0:18/],
+      [
+        'How quickly do the cups get cleared?',
+        'cups-on-table.mp4',
+        /object-tracking model/,
+        /cups are on screen at once/,
+      ],
+    ];
+    for (const [q, v, model, known] of cases) {
+      const a = await ask(q, v);
+      expect(a.found, q).toBe(false);
+      expect(a.output, q).toMatch(/^I cannot tell /);
+      expect(a.output, q).toMatch(model);
+      expect(a.output, q).toMatch(known);
+    }
+  });
+});
