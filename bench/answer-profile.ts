@@ -114,7 +114,7 @@ const size = JSON.parse(readFileSync(join(DIR, 'bench-size.json'), 'utf8')) as {
   videos: number;
   byTheme: Record<string, string>;
 };
-const user = service.accounts.getUser(base.userId)!;
+const user = (await service.accounts.getUser(base.userId))!;
 
 // SQL: every statement's time, by its text (of the timed questions only: not the ANN build nor the warm-ups).
 const sqlTimes = new Map<string, { ms: number; n: number }>();
@@ -160,7 +160,7 @@ const reqOf = (q: Question) => ({
   }),
 });
 
-const all = service.indexes.videosOf(base.indexId);
+const all = await service.indexes.videosOf(base.indexId);
 // The question reader's rules over every video of the scope (pure functions, timed apart).
 {
   const rules = new Map<string, number>();

@@ -74,8 +74,8 @@ const { ffmpeg, ffprobe } = await resolveBinaries(s.files.binDir);
 const analyzers = createAnalyzers(config, {
   modelLimiter: new Limiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers)),
 });
-const { user } = s.accounts.createUser('bench', null);
-const { index } = s.indexes.findOrCreateByName(s.db, user, 'bench');
+const { user } = await s.accounts.createUser('bench', null);
+const { index } = await s.indexes.findOrCreateByName(s.catalog, user, 'bench');
 
 /** --timeline: what happened while one clip was indexed (times in ms from the clip's start). */
 interface TimelineEvent {
@@ -174,7 +174,7 @@ function cpuSpent(a: CpuSnapshot, b: CpuSnapshot): Record<string, number> {
 }
 
 let peakRss = 0;
-const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 50);
+const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 50);
 
 async function timeDecode(file: string): Promise<number> {
   // Not part of the indexing: left out of a timeline, whose clock it does not advance.
@@ -570,6 +570,44 @@ console.log(
       ', ',
     )}; effort ${config.analysisEffort}; load ${readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ')}`,
 );
+// CPU per clip, by stage (threads grouped: the figures that hold on a shared machine), and what
+// an idle 2-core machine would reach at that CPU if both cores were kept busy (an upper bound).
+const stageOf = (thread: string): string =>
+  thread === 'ffmpeg (children)'
+    ? 'decode'
+    : thread === 'vidq-objects'
+      ? 'objects'
+      : thread === 'ocr (main thread)'
+        ? 'ocr'
+        : thread === 'vidq-faces'
+          ? 'faces'
+          : 'other';
+const STAGES = ['decode', 'objects', 'ocr', 'faces', 'other'];
+const cpuByStage = (r: Row) => {
+  const out: Record<string, number> = Object.fromEntries(STAGES.map((k) => [k, 0]));
+  for (const [k, v] of Object.entries(r.cpu)) out[stageOf(k)]! += v;
+  return out;
+};
+console.log(
+  `\nCPU-s per clip ${'total'.padStart(7)} ${STAGES.map((k) => k.padStart(7)).join(' ')}  CPU-s/video-s  2-core ×RT bound`,
+);
+const groups: [string, Row[]][] = [
+  ['short clips', rows.filter((r) => !/^(static|long)-/.test(r.name))],
+  ['static', rows.filter((r) => r.name.startsWith('static-'))],
+  ['long', rows.filter((r) => r.name.startsWith('long-'))],
+];
+const cpuLine = (name: string, rs: Row[]) => {
+  const by: Record<string, number> = Object.fromEntries(STAGES.map((k) => [k, 0]));
+  for (const r of rs) for (const [k, v] of Object.entries(cpuByStage(r))) by[k]! += v;
+  const total = STAGES.reduce((a, k) => a + by[k]!, 0);
+  const dur = rs.reduce((a, r) => a + r.duration, 0);
+  console.log(
+    `${name.slice(0, 28).padEnd(28)} ${total.toFixed(1).padStart(7)} ${STAGES.map((k) => by[k]!.toFixed(1).padStart(7)).join(' ')}  ${(total / dur).toFixed(4).padStart(13)}  ${(dur / (total / 2)).toFixed(1).padStart(16)}`,
+  );
+};
+for (const r of rows) cpuLine(r.name, [r]);
+for (const [name, rs] of groups)
+  if (rs.length > 1 || (rs.length === 1 && name !== 'short clips')) cpuLine(`= ${name} (${rs.length})`, rs);
 // --findings FILE: what each clip's analysis found, one line per clip, to compare runs exactly.
 if (values.findings) writeFileSync(values.findings, rows.map((r) => `${r.name}: ${r.findings}`).join('\n') + '\n');
 for (const a of analyzers) await a.close?.();

@@ -802,7 +802,7 @@ async function buildBase(dir: string): Promise<BaseInfo> {
     ),
     () => {},
   );
-  const { user, token } = server.service.accounts.createUser('bench-inquire', null);
+  const { user, token } = await server.service.accounts.createUser('bench-inquire', null);
   const post = async (path: string, body: unknown) =>
     (
       await fetch(server.url + path, {

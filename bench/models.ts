@@ -91,8 +91,8 @@ async function runLevel(concurrency: number): Promise<Level> {
   const analyzers = createAnalyzers(config, {
     modelLimiter: new Limiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers)),
   });
-  const { user } = s.accounts.createUser('bench', null);
-  const { index } = s.indexes.findOrCreateByName(s.db, user, 'bench');
+  const { user } = await s.accounts.createUser('bench', null);
+  const { index } = await s.indexes.findOrCreateByName(s.catalog, user, 'bench');
   const ids: string[] = [];
   for (const name of clips) {
     let info;

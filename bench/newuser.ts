@@ -59,7 +59,7 @@ const server = await startServer(
 const tokenFile = join(dataDir, 'newuser-token.txt');
 const user =
   fresh || !existsSync(tokenFile)
-    ? server.service.accounts.createUser('newuser', null)
+    ? await server.service.accounts.createUser('newuser', null)
     : { token: readFileSync(tokenFile, 'utf8').trim() };
 if (fresh) writeFileSync(tokenFile, user.token);
 const post = async (path: string, body: unknown) =>

@@ -53,7 +53,7 @@ const s = server.service;
 const tokenFile = join(dataDir, 'quality-token.txt');
 const user =
   fresh || !existsSync(tokenFile)
-    ? s.accounts.createUser('quality', null)
+    ? await s.accounts.createUser('quality', null)
     : { token: readFileSync(tokenFile, 'utf8').trim() };
 if (fresh) writeFileSync(tokenFile, user.token);
 const post = async (path: string, body: unknown) =>

@@ -49,7 +49,7 @@ const server = await startServer(
   ),
   () => {},
 );
-const { token } = server.service.accounts.createUser('bench', null);
+const { token } = await server.service.accounts.createUser('bench', null);
 const upload = async (path: string) => {
   const res = await fetch(server.url + '/remote-upload', {
     method: 'POST',

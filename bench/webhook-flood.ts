@@ -37,7 +37,7 @@ const good = Bun.serve({
 const srv = await startTestServer({ 'webhook-retry-ms': '60000' });
 try {
   const db = srv.server.service.db.$client;
-  const flooder = srv.server.service.accounts.createUser('flooder', null);
+  const flooder = await srv.server.service.accounts.createUser('flooder', null);
   const insert = db.query(
     `INSERT INTO webhook_events (user_id, index_id, video_id, event, file_name, status, error, url, created_at, next_attempt_at)
      VALUES (?, 'flood', ?, 'video.ready', 'x.mp4', 'ready', NULL, ?, ?, ?)`,

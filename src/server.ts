@@ -43,16 +43,27 @@ export async function startServer(
   // recovery so that this start's --webhook-url is recorded before the videos a crash cut off are
   // marked failed (their video.failed events take the URL recorded then).
   await service.webhooks.start();
-  const recovered = service.ingest.recover();
-  if (recovered.interrupted || recovered.orphans) log.warn('recovered from an unclean stop', { ...recovered });
-  const resumed = await service.queue.resetRunning();
-  const requeued = await service.queue.requeueUnqueued();
-  if (resumed || requeued.length)
-    log.info('resuming interrupted analysis', { jobs: resumed, requeued: requeued.length });
-  // This process joins the cluster's node list; one node (the lease's holder) does the cluster's
-  // maintenance, each refreshes its own listing cache.
+  // This process joins the cluster's node list (removing a dead predecessor of this host first).
   const node = service.heartbeat;
   await node.start();
+  // The recovery of an unclean stop (interrupted downloads failed, unknown media folders deleted,
+  // running jobs put back) assumes no other process works on this catalog: with another node alive
+  // (`vidq worker`, a second API node) it would take their work in progress for leftovers. It is
+  // left to a start that finds itself alone.
+  const others = (await node.nodes()).filter((n) => n.id !== node.id);
+  if (others.length)
+    log.info('other nodes work on this catalog; the recovery of an unclean stop is left to a start without them', {
+      nodes: others.length,
+    });
+  else {
+    const recovered = service.ingest.recover();
+    if (recovered.interrupted || recovered.orphans) log.warn('recovered from an unclean stop', { ...recovered });
+    const resumed = await service.queue.resetRunning();
+    const requeued = await service.queue.requeueUnqueued();
+    if (resumed || requeued.length)
+      log.info('resuming interrupted analysis', { jobs: resumed, requeued: requeued.length });
+  }
+  // One node (the lease's holder) does the cluster's maintenance; each refreshes its own listing cache.
   await node.want(MAINTENANCE_LEASE, {}, true);
   // Videos that other nodes store or analyse leave this node's caches too.
   const relay = await startChangeRelay({
@@ -62,27 +73,28 @@ export async function startServer(
     database: config.database,
     log,
   });
-  service.maintenance.run(new Date(), node.holds(MAINTENANCE_LEASE));
+  await service.maintenance.run(new Date(), node.holds(MAINTENANCE_LEASE));
   // Copies the last stop cut off are made again; a worker started now makes copies only for its
   // own jobs, which are not ready videos.
   const copies = new AbortController();
-  redoInterruptedCopies(
-    {
-      catalog: service.catalog,
-      files: service.files,
-      log,
-      minFreeBytes: config.minFreeBytes,
-      ffmpeg: async () => (await resolveBinaries(service.files.binDir)).ffmpeg,
-    },
-    service.videoChanged,
-    copies.signal,
-  ).catch((e) => log.error('playback copies not made again', { reason: (e as Error).message }));
+  if (!others.length)
+    redoInterruptedCopies(
+      {
+        catalog: service.catalog,
+        files: service.files,
+        log,
+        minFreeBytes: config.minFreeBytes,
+        ffmpeg: async () => (await resolveBinaries(service.files.binDir)).ffmpeg,
+      },
+      service.videoChanged,
+      copies.signal,
+    ).catch((e) => log.error('playback copies not made again', { reason: (e as Error).message }));
   service.workers.start();
   // Another embedding model than the one that embedded the index: redo the vectors (issue 11).
   const reembed = config.analysisWorkers > 0 ? await service.reanalyze.reembedChanged() : [];
   if (reembed.length) log.info('re-embedding videos with the configured embedding model', { videos: reembed.length });
 
-  const first = ensureDefaultUser(service);
+  const first = await ensureDefaultUser(service);
   if (first) {
     out(`Created the default user ${first.userId} (unlimited credits).`);
     out(`Its token, shown only this once, is also saved in ${first.tokenFile} (mode 0600):`);
@@ -102,10 +114,10 @@ export async function startServer(
     cron({
       name: 'maintenance',
       pattern: config.maintenanceCron,
-      run() {
+      async run() {
         try {
           const lead = node.holds(MAINTENANCE_LEASE);
-          service.maintenance.run(new Date(), lead);
+          await service.maintenance.run(new Date(), lead);
           if (lead) service.live.purge();
         } catch (e) {
           log.error('maintenance failed', { reason: (e as Error).message });

@@ -38,7 +38,7 @@ import { type VideoPlace, VideoChanges } from './videos/changes';
 import { VideoService } from './videos/service';
 import { LiveService } from './live/service';
 import { Heartbeat } from './cluster/heartbeat';
-import { runningJobsOf } from './storage/repositories/nodes';
+import { catalogIdentity, runningJobsOf } from './storage/repositories/nodes';
 import { inProcessWindows } from './live/window';
 
 export interface Service {
@@ -86,7 +86,7 @@ export interface Service {
    * ended, a live window): every cache that holds something of a video subscribes to it (see
    * `changes`). `place` is needed when the row is already gone.
    */
-  videoChanged(videoId: string, place?: VideoPlace): void;
+  videoChanged(videoId: string, place?: VideoPlace): Promise<void>;
   /** Where caches subscribe to video changes (the listing, the vectors, the frame hashes). */
   changes: VideoChanges;
   close(): void;
@@ -134,12 +134,16 @@ export async function createService(
   // the server tightens its own folders, and warns only when it cannot.
   for (const dir of new Set([config.dataDir, files.mediaRoot])) tightenOwnDir(dir, log);
   const db = openCatalog({ database: config.database, sqliteFile: files.dbFile });
-  const foreignMedia = files.claimMediaRoot();
+  const catalog = sqliteCatalog(db);
+  // A shared media folder is claimed with the id the catalog keeps, so that every node agrees on it.
+  const foreignMedia =
+    files.mediaRoot === files.root
+      ? null
+      : files.claimMediaRoot(await catalogIdentity(catalog, files.localCatalogId()));
   if (foreignMedia) {
     db.$client.close();
     throw new ConfigError(foreignMedia);
   }
-  const catalog = sqliteCatalog(db);
   const ffprobe = async () => (await resolveBinaries(files.binDir)).ffprobe;
   const ffmpeg = async () => (await resolveBinaries(files.binDir)).ffmpeg;
   const links = new MediaLinks(files.secretKey(), config.mediaLinkTtlSec);
@@ -147,9 +151,9 @@ export async function createService(
   const modelLimiter = new Limiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers));
 
   // Accounts, indexes and their videos.
-  const accounts = new AccountService(db);
-  const indexes = new IndexService(db);
-  const videos = new VideoService({ db });
+  const accounts = new AccountService(catalog);
+  const indexes = new IndexService(catalog);
+  const videos = new VideoService({ catalog });
 
   // Retrieval: one core for answers, search and every later caller, so the vectors are held once.
   // The question embedder loads on the first question (a few hundred ms), not at start-up, and runs
@@ -164,7 +168,7 @@ export async function createService(
       );
   const retrieval = new RetrievalCore({ db, embedder, dataDir: config.dataDir });
   // Every change to a video goes through here; the caches subscribe below, once all are built.
-  const changes = new VideoChanges(db);
+  const changes = new VideoChanges(catalog);
   const videoChanged = changes.changed;
 
   // Analysis: the queue and the workers that drain it.
@@ -189,7 +193,7 @@ export async function createService(
       info: { kind: a.info.kind, name: a.info.name },
     })));
   const reanalyze = new ReanalyzeService({
-    db,
+    catalog,
     queue,
     stages,
     workers: config.analysisWorkers,
@@ -204,6 +208,7 @@ export async function createService(
   // Ingest: uploads and downloads, stored and then queued for analysis.
   const ingest = new IngestService({
     db,
+    catalog,
     config,
     files,
     indexes,
@@ -226,7 +231,7 @@ export async function createService(
     tokenLive: (id) => accounts.isTokenLive(id),
   });
   const maintenance = new Maintenance({
-    db,
+    catalog,
     config,
     indexes,
     ingest,
@@ -275,7 +280,7 @@ export async function createService(
   });
 
   // What is derived from the analysis: exports, people, webhooks.
-  const exports = new ExportService({ db, catalog });
+  const exports = new ExportService({ catalog });
   const people = new PeopleService({ db, catalog, indexes, files, ffmpeg });
   const webhooks = new WebhookService({ catalog, config, indexes, log: log.child({ part: 'webhooks' }) });
 
@@ -369,9 +374,9 @@ export interface DefaultUser {
  * On the first start with an empty database: a default user with unlimited credits, whose token is
  * printed once and written to a 0600 file in the data directory.
  */
-export function ensureDefaultUser(s: Service): DefaultUser | null {
-  if (s.accounts.userCount() > 0) return null;
-  const { user, token } = s.accounts.createUser('default', null);
+export async function ensureDefaultUser(s: Service): Promise<DefaultUser | null> {
+  if ((await s.accounts.userCount()) > 0) return null;
+  const { user, token } = await s.accounts.createUser('default', null);
   writeSecret(s.files.defaultTokenFile, token + '\n');
   return { userId: user.id, token, tokenFile: s.files.defaultTokenFile };
 }

@@ -195,8 +195,8 @@ async function composedAnswer(
   req: { index: string; prompt: string; guidance?: string },
 ): Promise<string> {
   const a = srv.server.service.answering;
-  const user = srv.server.service.accounts.getUser(srv.userId)!;
-  return (await a.compose(req, a.scope(user, req))).output;
+  const user = (await srv.server.service.accounts.getUser(srv.userId))!;
+  return (await a.compose(req, await a.scope(user, req))).output;
 }
 
 /** POSTs to /inquire-stream and reads every event as {event, data}. */
@@ -579,7 +579,7 @@ describe('POST /inquire-stream', () => {
 
   test('errors before the stream starts are plain HTTP errors, and are not charged', async () => {
     const acc = gen.server.service.accounts;
-    const { user, token } = acc.createUser('streamer', 3);
+    const { user, token } = await acc.createUser('streamer', 3);
     const own = await seed(gen, origin, token, 'mine');
     const bad = await streamEvents(gen, { token, index: own.indexId, prompt: 'x', target: 'yesterday' });
     expect(bad.status).toBe(400);
@@ -590,7 +590,7 @@ describe('POST /inquire-stream', () => {
     expect(
       (await streamEvents(gen, { token, index: own.indexId, prompt: 'x', target_video: 'A'.repeat(32) })).status,
     ).toBe(404);
-    expect(acc.getUser(user.id)!.credits).toBe(3);
+    expect((await acc.getUser(user.id))!.credits).toBe(3);
     // One charge per streamed question, fallback or not.
     fake.mode = 'ok';
     expect(
@@ -601,12 +601,12 @@ describe('POST /inquire-stream', () => {
       (await streamEvents(gen, { token, index: own.indexId, prompt: QUESTION })).events.at(-1)!.data.model,
     ).toContain('fallback');
     fake.mode = 'ok';
-    expect(acc.getUser(user.id)!.credits).toBe(1);
+    expect((await acc.getUser(user.id))!.credits).toBe(1);
     expect((await streamEvents(gen, { token, index: own.indexId, prompt: QUESTION })).status).toBe(200);
     const broke = await streamEvents(gen, { token, index: own.indexId, prompt: QUESTION });
     expect(broke.status).toBe(400);
     expect(broke.json.message).toContain('insufficient credits');
-    expect(acc.getUser(user.id)!.credits).toBe(0);
+    expect((await acc.getUser(user.id))!.credits).toBe(0);
   });
 
   test('is documented in the OpenAPI description', async () => {
@@ -624,17 +624,17 @@ describe('POST /inquire-stream', () => {
 describe('credits with a generator (fake OpenAI-compatible server)', () => {
   test('one charge per question, fallback or not; none when validation fails', async () => {
     const acc = gen.server.service.accounts;
-    const { user, token } = acc.createUser('asker', 4);
+    const { user, token } = await acc.createUser('asker', 4);
     const own = await seed(gen, origin, token, 'mine');
     fake.mode = 'ok';
     expect((await ask(gen, { token, index: own.indexId, prompt: QUESTION })).body.credits_used).toBe(1);
     fake.mode = 'http500';
     expect((await ask(gen, { token, index: own.indexId, prompt: QUESTION })).body.model).toContain('fallback');
     fake.mode = 'ok';
-    expect(acc.getUser(user.id)!.credits).toBe(2);
+    expect((await acc.getUser(user.id))!.credits).toBe(2);
     expect((await ask(gen, { token, index: own.indexId, prompt: 'x', target: 'bad' })).status).toBe(400);
     expect((await ask(gen, { token, index: own.indexId, prompt: '' })).status).toBe(400);
-    expect(acc.getUser(user.id)!.credits).toBe(2);
+    expect((await acc.getUser(user.id))!.credits).toBe(2);
   });
 });
 
@@ -663,7 +663,7 @@ describe('transformers generator', () => {
       retrieval: s.retrieval,
       generator: g as Generator,
     });
-    const user = s.accounts.getUser(gen.userId)!;
+    const user = (await s.accounts.getUser(gen.userId))!;
     const r = await answering.inquire(user, { index: genData.indexId, prompt: QUESTION });
     expect(r.model).toStartWith(
       `${COMPOSER_NAME} (fallback: transformers:onnx-community/no-such-chat-model: the text-generation model`,

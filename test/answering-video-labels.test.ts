@@ -72,8 +72,8 @@ beforeAll(async () => {
   s = await createService(
     loadConfig({ 'data-dir': dir, 'analysis-workers': '0', analyzers: 'visual,objects', 'log-level': 'warn' }, {}),
   );
-  user = s.accounts.createUser('videoLabels', null).user;
-  index = s.indexes.create(user, 'clips', 'standard').index;
+  user = (await s.accounts.createUser('videoLabels', null)).user;
+  index = (await s.indexes.create(user, 'clips', 'standard')).index;
   addVideo(A, 'garden.mp4', [span(A, 'dog', 0, 20), span(A, 'dog', 30, 40)]);
   addVideo(B, 'street.mp4', [span(B, 'car', 0, 5)]);
 });

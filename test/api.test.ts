@@ -309,7 +309,7 @@ describe('GET /indexes and GET /index-resources', () => {
     expect(anon.body.some((i: any) => i.name === 'kitchen')).toBe(true);
     expect((await getJson(srv.url, '/indexes')).status).toBe(400);
     expect((await getJson(srv.url, '/indexes?user_id=u_nobody')).status).toBe(404);
-    const other = srv.server.service.accounts.createUser('other', 5);
+    const other = await srv.server.service.accounts.createUser('other', 5);
     expect((await getJson(srv.url, `/indexes?user_id=${srv.userId}&token=${other.token}`)).status).toBe(403);
   });
 
@@ -360,8 +360,8 @@ describe('deleting and restoring indexes', () => {
     expect(leftovers(srv.dataDir).media).toContain(key);
     await fetch(`${srv.url}/indexes/${idx.index_id}?token=${srv.token}`, { method: 'DELETE' });
     const m = srv.server.service.maintenance;
-    expect(m.run(new Date()).purgedIndexes).toBe(0); // within the retention
-    expect(m.run(new Date(Date.now() + 8 * 86_400_000)).purgedIndexes).toBe(1);
+    expect((await m.run(new Date())).purgedIndexes).toBe(0); // within the retention
+    expect((await m.run(new Date(Date.now() + 8 * 86_400_000))).purgedIndexes).toBe(1);
     expect(leftovers(srv.dataDir).media).not.toContain(key);
     expect(
       (await getJson(srv.url, `/indexes?token=${srv.token}&include_deleted=true`)).body.some(
@@ -485,7 +485,7 @@ describe('POST /inquire', () => {
 
   test('charges credits; concurrent questions never overspend; insufficient credits is 400', async () => {
     const acc = srv.server.service.accounts;
-    const { user, token } = acc.createUser('spender', 7);
+    const { user, token } = await acc.createUser('spender', 7);
     const own = await postJson(srv.url, '/remote-upload', {
       token,
       index: 'mine',
@@ -502,20 +502,20 @@ describe('POST /inquire', () => {
     const refused = results.filter((r) => r.status === 400);
     expect(refused).toHaveLength(13);
     expect(refused[0]!.body.message).toContain('insufficient credits');
-    expect(acc.getUser(user.id)!.credits).toBe(0);
+    expect((await acc.getUser(user.id))!.credits).toBe(0);
     // A question that fails validation is not charged.
     acc.addCredits(user.id, 1);
     expect((await postJson(srv.url, '/inquire', { token, index: indexId, prompt: 'x', target: 'bad' })).status).toBe(
       400,
     );
-    expect(acc.getUser(user.id)!.credits).toBe(1);
+    expect((await acc.getUser(user.id))!.credits).toBe(1);
   });
 });
 
 describe('two users', () => {
   test("one user never sees or touches the other's indexes, videos or files", async () => {
     const acc = srv.server.service.accounts;
-    const eve = acc.createUser('eve', 10);
+    const eve = await acc.createUser('eve', 10);
     const ids = { index: bottles.indexId, video: bottles.key };
     expect((await getJson(srv.url, `/indexes?token=${eve.token}`)).body).toEqual([]);
     expect((await getJson(srv.url, `/index-resources?token=${eve.token}&index=${ids.index}`)).status).toBe(404);

@@ -122,8 +122,8 @@ export async function uploadAndWaitReady(
 }
 
 /** One more user of the test server (credits: null for unlimited), with their token. */
-export function userWithToken(srv: TestServer, name: string, credits: number | null = null) {
-  const { user, token } = srv.server.service.accounts.createUser(name, credits);
+export async function userWithToken(srv: TestServer, name: string, credits: number | null = null) {
+  const { user, token } = await srv.server.service.accounts.createUser(name, credits);
   return { userId: user.id, token };
 }
 

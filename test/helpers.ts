@@ -46,7 +46,7 @@ export async function startTestServer(
     {},
   );
   const server = await startServer(config, () => {}, opts.logSink);
-  const { user, token } = server.service.accounts.createUser('tester', null);
+  const { user, token } = await server.service.accounts.createUser('tester', null);
   return {
     url: server.url,
     server,

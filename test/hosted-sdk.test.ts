@@ -42,7 +42,7 @@ beforeAll(async () => {
   subs = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(SUBTITLES) });
   srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual,subtitles' });
   sdk = new HostedClient(srv.url, srv.token, `${srv.url}/status`);
-  const bob = srv.server.service.accounts.createUser('bob', null);
+  const bob = await srv.server.service.accounts.createUser('bob', null);
   other = new HostedClient(srv.url, bob.token, `${srv.url}/status`);
 }, 60_000);
 afterAll(async () => {
@@ -56,8 +56,8 @@ describe('identity and account calls', () => {
     expect(srv.token).toHaveLength(60);
     expect(await sdk.checkToken()).toBe(true);
     expect(await new HostedClient(srv.url, randomId(60), '').checkToken()).toBe(false);
-    const spare = srv.server.service.accounts.createToken(srv.userId);
-    srv.server.service.accounts.revokeToken(spare);
+    const spare = await srv.server.service.accounts.createToken(srv.userId);
+    await srv.server.service.accounts.revokeToken(spare);
     expect(await new HostedClient(srv.url, spare, '').checkToken()).toBe(false);
     // Only a missing token is an error (401, as everywhere), as JSON.
     const r = await fetch(`${srv.url}/check-token`);
@@ -88,10 +88,12 @@ describe('identity and account calls', () => {
     const live = await sdk.create('cams', true);
     expect(live).toMatchObject({ type: 'performance', created: true });
     const s = srv.server.service;
-    const user = s.accounts.authenticate(srv.token);
-    expect('index' in s.indexes.forStreaming(user, 'cams')).toBe(true);
-    expect(s.indexes.forStreaming(user, 'home')).toEqual({ error: 'this index is not compatible with streaming' });
-    expect(s.indexes.forStreaming(user, 'nowhere')).toEqual({ error: 'index does not exist' });
+    const user = await s.accounts.authenticate(srv.token);
+    expect('index' in (await s.indexes.forStreaming(user, 'cams'))).toBe(true);
+    expect(await s.indexes.forStreaming(user, 'home')).toEqual({
+      error: 'this index is not compatible with streaming',
+    });
+    expect(await s.indexes.forStreaming(user, 'nowhere')).toEqual({ error: 'index does not exist' });
     // The same name as a plain index is a conflict, not a silent change of type.
     const clash = await fetch(`${srv.url}/create-index?token=${srv.token}&index=home&type=performance`);
     expect(clash.status).toBe(409);
@@ -199,7 +201,7 @@ describe('local files: pre-upload, signed PUT, status', () => {
 
   test('an expired URL is 410; an altered one 403; a wrong size 400 and the URL stays usable', async () => {
     const s = srv.server.service;
-    const { user, tokenId } = s.accounts.authenticateToken(srv.token);
+    const { user, tokenId } = await s.accounts.authenticateToken(srv.token);
     const size = statSync(clip('chaplin-bw.mp4')).size;
     const past = await s.grants.issue(
       user,
@@ -228,14 +230,14 @@ describe('local files: pre-upload, signed PUT, status', () => {
 
   test('a signed URL dies with the token that asked for it: after revoking, the PUT is 403 and stores nothing', async () => {
     const accounts = srv.server.service.accounts;
-    const spare = accounts.createToken(srv.userId);
+    const spare = await accounts.createToken(srv.userId);
     const pre = await postJson(srv.url, '/api-pre-upload', {
       filename: 'late.mp4',
       index: `${spare}revoked-home`,
       filesize: statSync(clip('bottles.mp4')).size,
     });
     expect(pre.status).toBe(200);
-    expect(accounts.revokeToken(spare)).toBe(true);
+    expect(await accounts.revokeToken(spare)).toBe(true);
     const put = await fetch(pre.body.url, {
       method: 'PUT',
       headers: { 'Content-Type': 'video/mp4' },
@@ -252,7 +254,7 @@ describe('local files: pre-upload, signed PUT, status', () => {
     const s = srv.server.service;
     const cap = s.config.userMaxQueued;
     expect(cap).toBeGreaterThan(0);
-    const carol = s.accounts.createUser('carol', null);
+    const carol = await s.accounts.createUser('carol', null);
     const ask = (token: string) =>
       postJson(srv.url, '/api-pre-upload', { filename: 'a.mp4', index: `${token}grants`, filesize: 1000 });
     const answers = await Promise.all(Array.from({ length: cap + 5 }, () => ask(carol.token)));
@@ -264,7 +266,7 @@ describe('local files: pre-upload, signed PUT, status', () => {
       message: expect.stringContaining('--user-max-queued'),
     });
     // The cap is per user: another user still gets a URL.
-    expect((await ask(s.accounts.createUser('dave', null).token)).status).toBe(200);
+    expect((await ask((await s.accounts.createUser('dave', null)).token)).status).toBe(200);
   });
 
   test('pre-upload errors the SDK raises: 400 and 401 as JSON', async () => {

@@ -51,7 +51,7 @@ beforeAll(async () => {
     {},
   );
   server = await startServer(config, () => {});
-  token = server.service.accounts.createUser('owner', null).token;
+  token = (await server.service.accounts.createUser('owner', null)).token;
   await uploadAndWaitReady({ url: server.url, token }, 'speeches', `${origin.url}/media/speech-over-bottles.mp4`, {
     timeoutMs: 240_000,
     intervalMs: 250,

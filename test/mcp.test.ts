@@ -57,9 +57,9 @@ beforeAll(async () => {
   subs = Bun.serve({ hostname: '127.0.0.1', port: 0, fetch: () => new Response(VTT) });
   srv = await startTestServer({ 'analysis-workers': '1', analyzers: 'visual,subtitles' });
   const accounts = srv.server.service.accounts;
-  const b = accounts.createUser('b', null);
+  const b = await accounts.createUser('b', null);
   users.b = { token: b.token, userId: b.user.id };
-  users.broke = { token: accounts.createUser('broke', 0).token };
+  users.broke = { token: (await accounts.createUser('broke', 0)).token };
   const up = await postJson(srv.url, '/remote-upload', {
     token: srv.token,
     index: 'home',

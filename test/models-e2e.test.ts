@@ -83,7 +83,7 @@ beforeAll(async () => {
     () => {},
     (line) => logs.push(line),
   );
-  token = server.service.accounts.createUser('owner', null).token;
+  token = (await server.service.accounts.createUser('owner', null)).token;
 });
 
 afterAll(async () => {
@@ -229,7 +229,7 @@ test('reanalyze refuses what it cannot do with the spec error shape, and another
     status: 400,
     body: { error: 400, message: 'analyzers: ocr is not configured on this server' },
   });
-  const other = server.service.accounts.createUser('other', 5).token;
+  const other = (await server.service.accounts.createUser('other', 5)).token;
   const res = await fetch(`${server.url}/videos/${fileId}/reanalyze`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -40,7 +40,7 @@ beforeAll(async () => {
   for (const c of ['big-buck-bunny-intro.webm', 'speech-over-bottles.mp4', 'birthday-no-audio.mp4'])
     keys[c] = await uploadAs(srv.token, 'moments', c);
   await waitIndexReady(srv, 'moments', { timeoutMs: 200_000, intervalMs: 300 });
-  other = userWithToken(srv, 'limited', 3);
+  other = await userWithToken(srv, 'limited', 3);
 }, 240_000);
 afterAll(async () => {
   await srv.stop();
@@ -115,13 +115,13 @@ describe('GET /search', () => {
     const before = events();
     for (let i = 0; i < 3; i++)
       expect((await search({ index: 'mine', q: 'two men talking' }, other.token)).status).toBe(200);
-    expect(srv.server.service.accounts.getUser(other.userId)!.credits).toBe(3);
+    expect((await srv.server.service.accounts.getUser(other.userId))!.credits).toBe(3);
     expect(events()).toBe(before);
     const idx = (await getJson(srv.url, `/indexes?token=${other.token}`)).body[0].index_id;
     expect(
       (await postJson(srv.url, '/inquire', { token: other.token, index: idx, prompt: 'what happens?' })).status,
     ).toBe(200);
-    expect(srv.server.service.accounts.getUser(other.userId)!.credits).toBe(2);
+    expect((await srv.server.service.accounts.getUser(other.userId))!.credits).toBe(2);
   });
 
   test("validates its parameters, and another user's index or video is 404", async () => {

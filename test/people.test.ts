@@ -382,7 +382,7 @@ describe('isolation, removal and purge', () => {
     );
     const all = ids.flat();
     expect(new Set(all).size).toBe(all.length);
-    const other = userWithToken(srv, 'other');
+    const other = await userWithToken(srv, 'other');
     const [g] = (await peopleOf(idx.grid!)).body;
     for (const path of [
       `/indexes/${idx.grid}/people`,
@@ -419,7 +419,7 @@ describe('isolation, removal and purge', () => {
     const del = await fetch(`${srv.url}/indexes/${idx.mix}?token=${srv.token}`, { method: 'DELETE' });
     expect(del.status).toBe(200);
     expect((await peopleOf(idx.mix!)).status).toBe(404);
-    srv.server.service.maintenance.purge(new Date(Date.now() + 30 * 86_400_000));
+    await srv.server.service.maintenance.purge(new Date(Date.now() + 30 * 86_400_000));
     const db = new Database(join(srv.dataDir, 'vidq.db'), { readonly: true });
     try {
       expect(db.query('SELECT count(*) AS n FROM people WHERE index_id = ?').get(idx.mix!)).toEqual({ n: 0 });

@@ -17,8 +17,8 @@ test('a restart fails interrupted downloads with a reason and removes partial an
   const config = loadConfig({ 'data-dir': dataDir, port: '0', 'log-level': 'error', 'min-free-bytes': '0' }, {});
   // State as a crash would leave it: a row mid-download, its .part file, and an orphan folder.
   const before = await createService(config);
-  const { user, token } = before.accounts.createUser('u', null);
-  const { index } = before.indexes.findOrCreateByName(before.db, user, 'crashy');
+  const { user, token } = await before.accounts.createUser('u', null);
+  const { index } = await before.indexes.findOrCreateByName(before.catalog, user, 'crashy');
   const now = new Date();
   before.db
     .insert(videos)
@@ -64,7 +64,7 @@ test('the first start creates a default user with unlimited credits and a 0600 t
     expect(token).toMatch(/^[A-Za-z0-9_-]{60}$/);
     expect((await import('node:fs')).statSync(file).mode & 0o777).toBe(0o600);
     expect(lines.join('\n')).toContain(token); // printed once
-    const user = server.service.accounts.authenticate(token);
+    const user = await server.service.accounts.authenticate(token);
     expect(user.credits).toBeNull();
     // The database stores only the token's hash.
     const raw = server.service.db.$client.query('SELECT hash FROM tokens').all() as { hash: string }[];
@@ -75,7 +75,7 @@ test('the first start creates a default user with unlimited credits and a 0600 t
   // A second start creates no second default user.
   const again = await startServer(loadConfig({ 'data-dir': dataDir, port: '0', 'log-level': 'error' }, {}), () => {});
   try {
-    expect(again.service.accounts.userCount()).toBe(1);
+    expect(await again.service.accounts.userCount()).toBe(1);
   } finally {
     await again.stop();
     rmSync(dataDir, { recursive: true, force: true });

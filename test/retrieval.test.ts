@@ -98,8 +98,8 @@ beforeAll(async () => {
     loadConfig({ 'data-dir': dir, 'log-level': 'error', 'analysis-workers': '0', 'min-free-bytes': '0' }, {}),
     createLogger('error'),
   );
-  user = service.accounts.createUser('retrieval', null).user;
-  indexId = writeTx(service.db, (tx) => service.indexes.findOrCreateByName(tx, user, 'fake')).index.id;
+  user = (await service.accounts.createUser('retrieval', null)).user;
+  indexId = (await service.indexes.findOrCreateByName(service.catalog, user, 'fake')).index.id;
   dinner = addVideo('dinner.mp4');
   street = addVideo('street.mp4');
   await addSegments(dinner, [

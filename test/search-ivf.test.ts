@@ -29,8 +29,8 @@ beforeAll(async () => {
     loadConfig({ 'data-dir': dir, 'log-level': 'error', 'analysis-workers': '0', 'min-free-bytes': '0' }, {}),
     createLogger('error'),
   );
-  user = service.accounts.createUser('ivf', null).user;
-  indexId = writeTx(service.db, (tx) => service.indexes.findOrCreateByName(tx, user, 'ivf')).index.id;
+  user = (await service.accounts.createUser('ivf', null)).user;
+  indexId = (await service.indexes.findOrCreateByName(service.catalog, user, 'ivf')).index.id;
 });
 
 afterAll(() => {

@@ -251,7 +251,7 @@ describe('the page and its timeline endpoint, without a browser', () => {
     expect(own.body).toEqual({ segments: [], frames: [] }); // no analysis workers in this server
     expect((await getJson(api.url, `/videos/${key}/segments?token=${api.token}`)).status).toBe(200);
     expect((await getJson(api.url, `/videos/${key}/segments`)).status).toBe(401);
-    const other = api.server.service.accounts.createUser('other', null);
+    const other = await api.server.service.accounts.createUser('other', null);
     expect((await getJson(api.url, `/videos/${key}/segments`, { authorization: `Bearer ${other.token}` })).status).toBe(
       404,
     );

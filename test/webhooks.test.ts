@@ -232,7 +232,7 @@ describe('webhooks (in-process server)', () => {
     expect(priv.body.message).toContain('--allow-private-urls');
     const bad = await put(strict.url, strict.token, indexId, { url: 'ftp://example.com/x' });
     expect(bad).toMatchObject({ status: 400, body: { error: 400 } });
-    const eve = strict.server.service.accounts.createUser('eve', 1);
+    const eve = await strict.server.service.accounts.createUser('eve', 1);
     expect((await put(strict.url, eve.token, indexId, { url: null })).status).toBe(404);
     const viaUpload = await fetch(
       `${strict.url}/upload?index=new-one&webhook_url=${encodeURIComponent('http://10.0.0.1/x')}`,

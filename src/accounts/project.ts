@@ -5,7 +5,7 @@
  * (constant-time compared), so a wrong split simply finds no token.
  */
 import { unauthorized } from '../errors';
-import type { User } from '../storage/schema';
+import type { User } from '../storage/rows';
 import type { AccountService } from './service';
 
 /** Token lengths vidq has issued, newest first. */
@@ -22,13 +22,13 @@ export interface ProjectRef {
 }
 
 /** Splits a concatenated `project_id`; 401 when no prefix of an issued length is a live token. */
-export function splitProjectId(accounts: AccountService, projectId: unknown): ProjectRef {
+export async function splitProjectId(accounts: AccountService, projectId: unknown): Promise<ProjectRef> {
   if (typeof projectId !== 'string' || projectId.length === 0) throw unauthorized();
   for (const n of TOKEN_LENGTHS) {
     if (projectId.length < n) continue;
     const token = projectId.slice(0, n);
     try {
-      return { ...accounts.authenticateToken(token), token, index: projectId.slice(n) };
+      return { ...(await accounts.authenticateToken(token)), token, index: projectId.slice(n) };
     } catch {
       // not a token of this length: try the next
     }

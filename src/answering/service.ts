@@ -119,9 +119,9 @@ export class AnsweringService {
   }
 
   /** Resolves and checks everything the question names; throws 400/404 before any charge. */
-  scope(user: User, req: InquireRequest): Scope {
+  async scope(user: User, req: InquireRequest): Promise<Scope> {
     // By index_id or by name, as /remote-upload takes it.
-    const index = this.d.indexes.resolve(user, req.index, { byName: true });
+    const index = await this.d.indexes.resolve(user, req.index, { byName: true });
     const target = req.target !== undefined && req.target !== '' ? parseTarget(req.target) : null;
     let vids: Video[];
     if (req.target_video !== undefined && req.target_video !== '') {
@@ -139,7 +139,7 @@ export class AnsweringService {
       vids = [v];
     } else if (req.subindex !== undefined) {
       const wanted = new Set(req.subindex);
-      vids = this.d.indexes.resources(user.id, index.id).filter((v) => wanted.has(v.id));
+      vids = (await this.d.indexes.resources(user.id, index.id)).filter((v) => wanted.has(v.id));
       // Every id must be a video of this index: another user's or index's id is as unknown as a made-up one.
       if (vids.length < wanted.size) {
         const missing = [...wanted].find((id) => !vids.some((v) => v.id === id)) ?? '';
@@ -148,7 +148,7 @@ export class AnsweringService {
     } else {
       // The index's listing, cached until one of its videos changes (a question no longer reads
       // every video row of the index).
-      vids = [...this.d.indexes.resources(user.id, index.id)];
+      vids = [...(await this.d.indexes.resources(user.id, index.id))];
     }
     // "In the last 10 minutes", "is anyone there now": a window or moment of the live streams (or
     // of a finished file's end), when no target is given.
@@ -176,11 +176,11 @@ export class AnsweringService {
    * with the composed answer. Throws the HTTP error to answer; a failure after the charge refunds it.
    */
   async prepare(user: User, req: InquireRequest): Promise<PreparedQuestion> {
-    const scope = this.scope(user, req);
+    const scope = await this.scope(user, req);
     const fields = parseJsonFields(req.json);
     const cost = this.d.config.inquireCost;
-    if (!this.d.accounts.charge(user.id, cost, 'inquire')) {
-      const balance = this.d.accounts.getUser(user.id)?.credits ?? 0;
+    if (!(await this.d.accounts.charge(user.id, cost, 'inquire'))) {
+      const balance = (await this.d.accounts.getUser(user.id))?.credits ?? 0;
       throw badRequest(`insufficient credits: the balance is ${balance} and a question costs ${cost}`);
     }
     try {
@@ -198,14 +198,14 @@ export class AnsweringService {
       }
       return { user, req, scope, composed, cost, fields };
     } catch (e) {
-      this.refund(user, cost);
+      await this.refund(user, cost);
       throw e instanceof ApiError ? e : new ApiError(500, `answering failed: ${(e as Error).message}`);
     }
   }
 
   /** Gives a charged question's credits back (it could not be answered). */
-  refund(user: User, cost: number): void {
-    this.d.accounts.refund(user.id, cost, 'inquire failed');
+  async refund(user: User, cost: number): Promise<void> {
+    await this.d.accounts.refund(user.id, cost, 'inquire failed');
   }
 
   /** The answer: the generator's when one is configured and it succeeds, else the composed one. Never throws. */

@@ -22,6 +22,11 @@ export { VERSION } from '../version';
 import { VERSION } from '../version';
 import { decoderInfo, decoderLine } from '../media/decoder';
 import { DataDir } from '../storage/files';
+import type { Catalog } from '../storage/catalog';
+import { openCatalogOnly } from '../storage/open';
+import { AccountService } from '../accounts/service';
+import { IndexService } from '../indexes/service';
+import { WebhookService } from '../webhooks/service';
 
 interface Command {
   usage: string;
@@ -75,11 +80,11 @@ const COMMANDS: Record<string, Command> = {
   },
   nodes: {
     usage: 'nodes [--all] [--json]',
-    help: 'List the nodes of the cluster (each serve and vidq worker on this catalog): host, role, version, jobs running, last seen. Nodes unseen for 15 s are gone and left out; --all shows them too.',
+    help: 'List the nodes of the cluster (each serve and vidq worker on this catalog: the SQLite file of the data directory, or --database): host, role, version, jobs running, last seen. Nodes unseen for 15 s are gone and left out; --all shows them too.',
     options: { all: { type: 'boolean' }, json },
     async run(v, config) {
       const { listNodesCommand } = await import('../cluster/nodes-command');
-      return withService(config, (s) => listNodesCommand(s, { all: v.all === true, json: v.json === true }));
+      return withCatalog(config, (s) => listNodesCommand(s, { all: v.all === true, json: v.json === true }));
     },
   },
   'user create': {
@@ -94,8 +99,8 @@ const COMMANDS: Record<string, Command> = {
           : v.credits === 'unlimited'
             ? null
             : parseWhole(v.credits as string, '--credits');
-      return withService(config, async (s) => {
-        const { user, token } = s.accounts.createUser(v.name as string, credits);
+      return withCatalog(config, async (s) => {
+        const { user, token } = await s.accounts.createUser(v.name as string, credits);
         // With a server-wide --webhook-url, this user's deliveries go there signed with a secret of
         // their own: shown here, once (issue 25), as no request of theirs sets a URL.
         const secret = config.webhookUrl ? (await s.webhooks.ensureSecret(user.id)).secret : undefined;
@@ -121,8 +126,8 @@ const COMMANDS: Record<string, Command> = {
     options: { user: { type: 'string' }, json },
     async run(v, config) {
       if (typeof v.user !== 'string') throw new UsageError('--user is required');
-      return withService(config, (s) => {
-        const token = s.accounts.createToken(v.user as string);
+      return withCatalog(config, async (s) => {
+        const token = await s.accounts.createToken(v.user as string);
         console.log(v.json ? JSON.stringify({ user_id: v.user, token }) : token);
       });
     },
@@ -133,8 +138,8 @@ const COMMANDS: Record<string, Command> = {
     options: { token: { type: 'string' }, json },
     async run(v, config) {
       if (typeof v.token !== 'string') throw new UsageError('--token is required');
-      return withService(config, (s) => {
-        const revoked = s.accounts.revokeToken(v.token as string);
+      return withCatalog(config, async (s) => {
+        const revoked = await s.accounts.revokeToken(v.token as string);
         console.log(v.json ? JSON.stringify({ revoked }) : revoked ? 'revoked' : 'unknown or already revoked token');
         return revoked ? 0 : 1;
       });
@@ -232,8 +237,8 @@ const COMMANDS: Record<string, Command> = {
       if (typeof v.user !== 'string') throw new UsageError('--user is required');
       if (typeof v.amount !== 'string') throw new UsageError('--amount is required');
       const amount = parseSigned(v.amount, '--amount');
-      return withService(config, (s) => {
-        const u = s.accounts.addCredits(v.user as string, amount);
+      return withCatalog(config, async (s) => {
+        const u = await s.accounts.addCredits(v.user as string, amount);
         console.log(
           v.json ? JSON.stringify({ user_id: u.id, credits: u.credits }) : `credits: ${u.credits ?? 'unlimited'}`,
         );
@@ -257,14 +262,42 @@ const COMMANDS: Record<string, Command> = {
               .map((x) => x.trim())
               .filter(Boolean)
           : undefined;
-      const { reanalyzeIndex } = await import('../jobs/reanalyze');
-      return withService(config, async (s) => {
-        const r = await reanalyzeIndex(
-          s,
-          v.index as string,
-          typeof v.user === 'string' ? v.user : undefined,
-          requested,
-        );
+      const { reanalyzeIndex, ReanalyzeService } = await import('../jobs/reanalyze');
+      const { openJobQueue } = await import('../jobs/queues');
+      const { createAnalyzers } = await import('../analysis');
+      const { Limiter, modelLimitPerWorker } = await import('../analysis/engines/model-server/client');
+      // On the catalog alone (either dialect): the jobs go to its queue, which the analysis workers
+      // of a running server (or of worker nodes) take them from.
+      return withCatalog(config, async (s) => {
+        const queue = await openJobQueue(s.catalog, {
+          databaseUrl: config.database,
+          shortLaneSec: config.shortLaneSec,
+          log: createLogger('warn'),
+        });
+        let r: Awaited<ReturnType<typeof reanalyzeIndex>>;
+        try {
+          const modelLimiter = new Limiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers));
+          // The stages the workers run, as the server names them (no model is loaded for that).
+          const stages = createAnalyzers(config, { modelLimiter }).map((a) => ({
+            stage: a.stage,
+            info: { kind: a.info.kind, name: a.info.name },
+          }));
+          const reanalyze = new ReanalyzeService({
+            catalog: s.catalog,
+            queue,
+            stages: () => stages,
+            workers: config.analysisWorkers,
+            userMaxQueued: config.userMaxQueued,
+          });
+          r = await reanalyzeIndex(
+            { ...s, reanalyze },
+            v.index as string,
+            typeof v.user === 'string' ? v.user : undefined,
+            requested,
+          );
+        } finally {
+          await queue.close();
+        }
         if (v.json) console.log(JSON.stringify(r));
         else {
           for (const q of r.queued) console.log(`${q.file_id}: ${q.analyzers.join(', ')}`);
@@ -313,6 +346,40 @@ async function withService(
     return (await fn(s)) ?? 0;
   } finally {
     s.close();
+  }
+}
+
+/** What the account commands use: the catalog alone, in either dialect (no workers, no models, no media). */
+interface CatalogParts {
+  catalog: Catalog;
+  accounts: AccountService;
+  webhooks: WebhookService;
+}
+
+/**
+ * Runs an administration command on the catalog alone (storage/open.ts): the SQLite file in the
+ * data directory, or the PostgreSQL server of --database / VIDQ_DATABASE_URL.
+ */
+async function withCatalog(
+  config: Config,
+  // biome-ignore lint/suspicious/noConfusingVoidType: a command body may return an exit code or nothing
+  fn: (s: CatalogParts) => number | void | Promise<number | void>,
+): Promise<number> {
+  const files = new DataDir(config.dataDir, config.mediaDir);
+  if (!config.database) {
+    files.ensure();
+    // As at every start on this data directory: its media folder must be its own.
+    const foreignMedia = files.claimMediaRoot();
+    if (foreignMedia) throw new ConfigError(foreignMedia);
+  }
+  const { catalog, close } = await openCatalogOnly({ database: config.database, sqliteFile: files.dbFile });
+  try {
+    const log = createLogger('warn');
+    const accounts = new AccountService(catalog);
+    const webhooks = new WebhookService({ catalog, config, indexes: new IndexService(catalog), log });
+    return (await fn({ catalog, accounts, webhooks })) ?? 0;
+  } finally {
+    await close();
   }
 }
 

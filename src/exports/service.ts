@@ -4,8 +4,7 @@
  */
 import { notFound } from '../errors';
 import type { Catalog } from '../storage/catalog';
-import type { Db } from '../storage/db';
-import type { User, Video } from '../storage/schema';
+import type { User, Video } from '../storage/rows';
 import { appearancesInVideo } from '../storage/repositories/people';
 import { activeVideoOf, segmentsByKind, transcriptCues } from '../storage/repositories/videos';
 import { toSrt, toVtt, type Cue } from './formats';
@@ -28,29 +27,29 @@ export interface Insights {
 }
 
 export class ExportService {
-  constructor(private readonly d: { db: Db; catalog: Catalog }) {}
+  constructor(private readonly d: { catalog: Catalog }) {}
 
   /** The owner's video in an active index, or 404. */
-  video(user: User, fileId: string): Video {
-    const video = activeVideoOf(this.d.db, user.id, fileId);
+  async video(user: User, fileId: string): Promise<Video> {
+    const video = await activeVideoOf(this.d.catalog, user.id, fileId);
     if (!video) throw notFound('no such video');
     return video;
   }
 
   /** Subtitles from the transcript segments; 404 when the video has none. */
-  transcript(user: User, fileId: string, format: 'vtt' | 'srt'): { video: Video; text: string } {
-    const { video, cues } = this.transcriptCues(user, fileId);
+  async transcript(user: User, fileId: string, format: 'vtt' | 'srt'): Promise<{ video: Video; text: string }> {
+    const { video, cues } = await this.transcriptCues(user, fileId);
     return { video, text: format === 'vtt' ? toVtt(cues) : toSrt(cues) };
   }
 
   /** The transcript's cues in time order (the MCP tool get_transcript); 404 when the video has none. */
-  cues(user: User, fileId: string): Cue[] {
-    return this.transcriptCues(user, fileId).cues;
+  async cues(user: User, fileId: string): Promise<Cue[]> {
+    return (await this.transcriptCues(user, fileId)).cues;
   }
 
-  private transcriptCues(user: User, fileId: string): { video: Video; cues: Cue[] } {
-    const video = this.video(user, fileId);
-    const cues: Cue[] = transcriptCues(this.d.db, video.id);
+  private async transcriptCues(user: User, fileId: string): Promise<{ video: Video; cues: Cue[] }> {
+    const video = await this.video(user, fileId);
+    const cues: Cue[] = await transcriptCues(this.d.catalog, video.id);
     if (cues.length === 0) throw notFound(noTranscriptReason(video));
     return { video, cues };
   }
@@ -67,8 +66,8 @@ export class ExportService {
   }
 
   async insights(user: User, fileId: string): Promise<Insights> {
-    const v = this.video(user, fileId);
-    const rows = segmentsByKind(this.d.db, v.id);
+    const v = await this.video(user, fileId);
+    const rows = await segmentsByKind(this.d.catalog, v.id);
     const grouped: Insights['segments'] = {};
     for (const r of rows)
       (grouped[r.kind] ??= []).push({

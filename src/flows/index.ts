@@ -130,7 +130,7 @@ export class FlowService {
 
   async run(user: User, name: string, body: Record<string, unknown>, signal: AbortSignal): Promise<FlowAnswer> {
     this.checkName(name);
-    const index = this.d.indexes.resolve(user, str(body, 'index', true)!, { byName: true });
+    const index = await this.d.indexes.resolve(user, str(body, 'index', true)!, { byName: true });
     switch (name as FlowName) {
       case 'search': {
         const answer = await this.search.search(

@@ -92,8 +92,8 @@ export class SdkSearchService {
     const query = (req.query ?? '').trim();
     if (!image && !query) throw badRequest('send "query" (words to look for) or "image" (an http(s) URL or base64)');
     if (query.length > 1000) throw badRequest('field "query" must be at most 1000 characters');
-    const index = this.d.indexes.resolve(user, req.index, { byName: true });
-    const scope = this.scopeOf(index, req.subindex);
+    const index = await this.d.indexes.resolve(user, req.index, { byName: true });
+    const scope = await this.scopeOf(index, req.subindex);
     const fps = new Map(scope.videos.map((v) => [v.id, v.fps]));
     let scored: Scored[];
     let matchedBy: string[];
@@ -143,7 +143,7 @@ export class SdkSearchService {
   }
 
   /** The stored videos of the index, or of the listed files of it (404 for a file not in it). */
-  scopeOf(index: MediaIndex, subindex: string[] | undefined): ScopeWindow {
+  async scopeOf(index: MediaIndex, subindex: string[] | undefined): Promise<ScopeWindow> {
     let vids: Video[];
     if (subindex?.length) {
       // The SDK cuts ids at the first dot in one place; ids given with an extension are accepted.
@@ -155,7 +155,7 @@ export class SdkSearchService {
         .all();
       const missing = ids.find((id) => !vids.some((v) => v.id === id));
       if (missing !== undefined) throw notFound(`file ${JSON.stringify(missing.slice(0, 80))} is not in this index`);
-    } else vids = this.d.indexes.videosOf(index.id);
+    } else vids = await this.d.indexes.videosOf(index.id);
     return { videos: vids.filter((v) => v.storagePath !== null), window: null };
   }
 

@@ -43,26 +43,26 @@ export function authentication(accounts: AccountService) {
   return new Elysia().macro({
     auth: {
       detail: { security: TOKEN_REQUIRED },
-      resolve: ({ body, query, request }) => ({
-        user: accounts.authenticate(tokenOf(namedToken(body, query), request)),
+      resolve: async ({ body, query, request }) => ({
+        user: await accounts.authenticate(tokenOf(namedToken(body, query), request)),
       }),
     },
     // A signed link (checked by the route: it is for one path) or the owner's token.
     linkOrAuth: {
       detail: { security: TOKEN_OPTIONAL },
-      resolve: ({ query, request }) => {
+      resolve: async ({ query, request }) => {
         const q = query as { token?: unknown; sig?: unknown; expires?: unknown } | undefined;
         if (q?.sig !== undefined || q?.expires !== undefined) return { user: null };
         const token = tokenOf(q?.token, request);
         if (token === undefined) throw unauthorized('a signed link or a token is required');
-        return { user: accounts.authenticate(token) as User | null };
+        return { user: (await accounts.authenticate(token)) as User | null };
       },
     },
     maybeAuth: {
       detail: { security: TOKEN_OPTIONAL },
-      resolve: ({ body, query, request }) => {
+      resolve: async ({ body, query, request }) => {
         const token = tokenOf(namedToken(body, query), request);
-        return { user: token === undefined ? null : accounts.authenticate(token) };
+        return { user: token === undefined ? null : await accounts.authenticate(token) };
       },
     },
   });

@@ -7,7 +7,7 @@
 import { splitProjectId } from '../accounts/project';
 import { badRequest } from '../errors';
 import type { Service } from '../service';
-import type { MediaIndex, User } from '../storage/schema';
+import type { MediaIndex, User } from '../storage/rows';
 import { tokenOf } from './auth';
 
 export interface IndexRefFields {
@@ -16,16 +16,20 @@ export interface IndexRefFields {
   project_id?: string;
 }
 
-export function userAndIndex(s: Service, body: IndexRefFields, request: Request): { user: User; index: MediaIndex } {
+export async function userAndIndex(
+  s: Service,
+  body: IndexRefFields,
+  request: Request,
+): Promise<{ user: User; index: MediaIndex }> {
   if (body.index === undefined && body.project_id !== undefined) {
-    const p = splitProjectId(s.accounts, body.project_id);
+    const p = await splitProjectId(s.accounts, body.project_id);
     if (p.index === '') throw badRequest('project_id is your token followed by the name (or index_id) of an index');
-    return { user: p.user, index: s.indexes.resolve(p.user, p.index, { byName: true }) };
+    return { user: p.user, index: await s.indexes.resolve(p.user, p.index, { byName: true }) };
   }
-  const user = s.accounts.authenticate(tokenOf(body.token, request));
+  const user = await s.accounts.authenticate(tokenOf(body.token, request));
   if (body.index === undefined)
     throw badRequest(
       'field "index" is required: the index_id or name of an index (or send "project_id": token + index name)',
     );
-  return { user, index: s.indexes.resolve(user, body.index, { byName: true }) };
+  return { user, index: await s.indexes.resolve(user, body.index, { byName: true }) };
 }

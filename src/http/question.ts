@@ -5,7 +5,7 @@
 import type { InquireRequest } from '../answering/service';
 import { badRequest } from '../errors';
 import type { Service } from '../service';
-import type { User } from '../storage/schema';
+import type { User } from '../storage/rows';
 import { userAndIndex } from './project';
 
 export interface QuestionBody {
@@ -20,8 +20,12 @@ export interface QuestionBody {
   json?: unknown;
 }
 
-export function questionOf(s: Service, body: QuestionBody, request: Request): { user: User; req: InquireRequest } {
-  const { user, index } = userAndIndex(s, body, request);
+export async function questionOf(
+  s: Service,
+  body: QuestionBody,
+  request: Request,
+): Promise<{ user: User; req: InquireRequest }> {
+  const { user, index } = await userAndIndex(s, body, request);
   const json: unknown = body.json;
   if (
     json !== undefined &&

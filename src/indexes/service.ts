@@ -8,7 +8,7 @@
 import { UNSAFE_LABEL_CHARS } from '../util/text';
 import { badRequest, conflict, notFound } from '../errors';
 import { isIndexIdShape, newIndexId } from '../ids';
-import { writeTx, type Db } from '../storage/db';
+import type { Catalog } from '../storage/catalog';
 import {
   existingIndexIds,
   type IndexLookup,
@@ -16,10 +16,11 @@ import {
   indexListing,
   indexOf,
   insertIndex,
+  lockIndexName,
   setIndexDeletedAt,
 } from '../storage/repositories/indexes';
 import { videosOfIndex } from '../storage/repositories/videos';
-import type { IndexType, MediaIndex, User, Video } from '../storage/schema';
+import type { IndexType, MediaIndex, User, Video } from '../storage/rows';
 
 /** GET /indexes element (spec: Index). */
 export interface IndexView {
@@ -51,32 +52,35 @@ export class IndexService {
   /** Resource rows per (user, index), dropped on every write that touches the index. */
   private readonly resourceCache = new Map<string, Video[]>();
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly catalog: Catalog) {}
 
-  list(userId: string, includeDeleted: boolean): IndexView[] {
-    return indexListing(this.db, userId, includeDeleted).map((r) => ({
+  async list(userId: string, includeDeleted: boolean): Promise<IndexView[]> {
+    return (await indexListing(this.catalog, userId, includeDeleted)).map((r) => ({
       index_id: r.index.id,
       name: r.index.name,
-      count: Number(r.count),
+      count: r.count,
       created: r.index.createdAt.toISOString(),
-      total_duration: Math.round(Number(r.total) * 1000) / 1000,
+      total_duration: Math.round(r.total * 1000) / 1000,
       deleted: r.index.deletedAt !== null,
     }));
   }
 
   /** Finds the user's index by id (or name); 404 when missing, deleted or someone else's. */
-  resolve(user: User, ref: string, opts: ResolveOptions): MediaIndex {
-    const found = this.find(user, ref, opts);
+  async resolve(user: User, ref: string, opts: ResolveOptions): Promise<MediaIndex> {
+    const found = await this.find(user, ref, opts);
     if (!found) throw notFound(`index ${JSON.stringify(ref.slice(0, 80))} was not found`);
     return found;
   }
 
-  find(user: User, ref: string, opts: ResolveOptions): MediaIndex | undefined {
-    return indexOf(this.db, user.id, ref, opts);
+  find(user: User, ref: string, opts: ResolveOptions, c: Catalog = this.catalog): Promise<MediaIndex | undefined> {
+    return indexOf(c, user.id, ref, opts);
   }
 
-  /** The user's active index of that name, created when new. `created` tells which. */
-  findOrCreateByName(tx: Db, user: User, ref: string): { index: MediaIndex; created: boolean } {
+  /**
+   * The user's active index of that name, created when new. `created` tells which. `tx`: the
+   * write transaction the caller runs it in (its upload's row goes in with it).
+   */
+  findOrCreateByName(tx: Catalog, user: User, ref: string): Promise<{ index: MediaIndex; created: boolean }> {
     // An id-shaped name that matched nothing was meant as an id: "not found", not a new index.
     return this.findOrInsert(tx, user, ref, 'standard', () =>
       notFound('index: no index has this id; names of 64 URL-safe characters are reserved for index ids'),
@@ -84,19 +88,20 @@ export class IndexService {
   }
 
   /** The user's active index of that name, else a new one of `type`; an id-shaped new name is refused with `reserved`. */
-  private findOrInsert(
-    tx: Db,
+  private async findOrInsert(
+    tx: Catalog,
     user: User,
     ref: string,
     type: IndexType,
     reserved: () => Error,
-  ): { index: MediaIndex; created: boolean } {
-    const existing = this.find(user, ref, { byName: true });
+  ): Promise<{ index: MediaIndex; created: boolean }> {
+    await lockIndexName(tx, user.id, ref);
+    const existing = await this.find(user, ref, { byName: true }, tx);
     if (existing) return { index: existing, created: false };
     const name = validateIndexName(ref);
     if (isIndexIdShape(name)) throw reserved();
     const index: MediaIndex = { id: newIndexId(), userId: user.id, name, createdAt: new Date(), deletedAt: null, type };
-    insertIndex(tx, index);
+    await insertIndex(tx, index);
     return { index, created: true };
   }
 
@@ -105,8 +110,8 @@ export class IndexService {
    * and type that exists already is answered as it is (`created: false`); one of the other type is
    * a 409, since its videos or streams would not fit the type asked for.
    */
-  create(user: User, ref: string, type: IndexType): { index: MediaIndex; created: boolean } {
-    const r = writeTx(this.db, (tx) =>
+  async create(user: User, ref: string, type: IndexType): Promise<{ index: MediaIndex; created: boolean }> {
+    const r = await this.catalog.write((tx) =>
       this.findOrInsert(tx, user, ref, type, () =>
         badRequest('index: names of 64 URL-safe characters are reserved for index ids; choose another name'),
       ),
@@ -123,69 +128,82 @@ export class IndexService {
    * The index a live call (`/add-stream`) names, or the error the hosted SDK understands there:
    * it reads these from a 200 answer's `error` field (moonshine-sdk.md), not from a status.
    */
-  forStreaming(
+  async forStreaming(
     user: User,
     ref: string,
-  ): { index: MediaIndex } | { error: 'index does not exist' | 'this index is not compatible with streaming' } {
-    const index = typeof ref === 'string' && ref !== '' ? this.find(user, ref, { byName: true }) : undefined;
+  ): Promise<
+    { index: MediaIndex } | { error: 'index does not exist' | 'this index is not compatible with streaming' }
+  > {
+    const index = typeof ref === 'string' && ref !== '' ? await this.find(user, ref, { byName: true }) : undefined;
     if (!index) return { error: 'index does not exist' };
     if (index.type !== 'performance') return { error: 'this index is not compatible with streaming' };
     return { index };
   }
 
-  softDelete(user: User, indexId: string): MediaIndex {
-    const idx = this.resolve(user, indexId, { byName: false });
+  async softDelete(user: User, indexId: string): Promise<MediaIndex> {
+    const idx = await this.resolve(user, indexId, { byName: false });
     const deletedAt = new Date();
-    setIndexDeletedAt(this.db, idx.id, deletedAt);
+    await setIndexDeletedAt(this.catalog, idx.id, deletedAt);
     this.invalidate(user.id, idx.id);
     return { ...idx, deletedAt };
   }
 
-  restore(user: User, indexId: string): MediaIndex {
-    const idx = this.resolve(user, indexId, { byName: false, includeDeleted: true });
+  async restore(user: User, indexId: string): Promise<MediaIndex> {
+    const idx = await this.resolve(user, indexId, { byName: false, includeDeleted: true });
     if (idx.deletedAt === null) return idx;
-    const clash = this.find(user, idx.name, { byName: true });
+    const clash = await this.find(user, idx.name, { byName: true });
     if (clash && clash.id !== idx.id)
       throw badRequest(`another active index is already named ${JSON.stringify(idx.name)}; rename or delete it first`);
-    setIndexDeletedAt(this.db, idx.id, null);
+    await setIndexDeletedAt(this.catalog, idx.id, null);
     this.invalidate(user.id, idx.id);
     return { ...idx, deletedAt: null };
   }
 
   /** Soft-deleted indexes older than the cutoff, for the purge. */
-  deletedBefore(cutoff: Date): MediaIndex[] {
-    return indexesDeletedBefore(this.db, cutoff);
+  deletedBefore(cutoff: Date): Promise<MediaIndex[]> {
+    return indexesDeletedBefore(this.catalog, cutoff);
   }
 
-  videosOf(indexId: string): Video[] {
-    return videosOfIndex(this.db, indexId);
+  videosOf(indexId: string): Promise<Video[]> {
+    return videosOfIndex(this.catalog, indexId);
   }
 
   /** Resources of an index, from the cache when warm. */
-  resources(userId: string, indexId: string): Video[] {
+  async resources(userId: string, indexId: string): Promise<Video[]> {
     const key = `${userId}:${indexId}`;
-    let rows = this.resourceCache.get(key);
-    if (!rows) {
-      rows = this.videosOf(indexId);
-      this.resourceCache.set(key, rows);
-    }
+    const cached = this.resourceCache.get(key);
+    if (cached) return cached;
+    // A change while the rows are read drops them (invalidate): they are not kept then.
+    const generation = this.generation;
+    const rows = await this.videosOf(indexId);
+    if (generation === this.generation) this.resourceCache.set(key, rows);
     return rows;
   }
 
+  /** Counts invalidations, so that rows read before one are not cached after it. */
+  private generation = 0;
+
   invalidate(userId: string, indexId: string): void {
+    this.generation++;
     this.resourceCache.delete(`${userId}:${indexId}`);
   }
 
   /** Re-reads every cached listing (cron), and forgets listings of indexes that are gone. */
-  refreshCache(): number {
+  async refreshCache(): Promise<number> {
     const keys = [...this.resourceCache.keys()];
-    const alive = existingIndexIds(
-      this.db,
+    const alive = await existingIndexIds(
+      this.catalog,
       keys.map((k) => k.slice(k.indexOf(':') + 1)),
     );
     for (const key of keys) {
       const indexId = key.slice(key.indexOf(':') + 1);
-      if (alive.has(indexId)) this.resourceCache.set(key, this.videosOf(indexId));
+      if (!alive.has(indexId)) {
+        this.resourceCache.delete(key);
+        continue;
+      }
+      const generation = this.generation;
+      const rows = await this.videosOf(indexId);
+      if (generation === this.generation) this.resourceCache.set(key, rows);
       else this.resourceCache.delete(key);
     }
     return keys.length;

@@ -52,7 +52,7 @@ export class UploadGrants {
       /** The admission check of every upload: throws 429/507 when the user may not upload now. */
       admit: (user: User) => { storageLeft: number };
       /** Whether a token (by id) exists and is not revoked. */
-      tokenLive: (tokenId: string) => boolean;
+      tokenLive: (tokenId: string) => Promise<boolean>;
     },
   ) {}
 
@@ -61,7 +61,7 @@ export class UploadGrants {
     const { config, catalog } = this.d;
     const indexRef = validateIndexName(req.index);
     // An index_id must be one of the user's (a name is theirs to create when the file arrives).
-    if (isIndexIdShape(indexRef) && !this.d.indexes.find(user, indexRef, { byName: true }))
+    if (isIndexIdShape(indexRef) && !(await this.d.indexes.find(user, indexRef, { byName: true })))
       throw notFound(`index ${JSON.stringify(indexRef)} was not found`);
     if (typeof req.filename !== 'string' || req.filename.trim() === '')
       throw badRequest('field "filename" is required: the name of the video file');
@@ -129,7 +129,7 @@ export class UploadGrants {
       Number(expires) !== grant.expiresAt.getTime()
     )
       throw denied();
-    if (!this.d.tokenLive(tokenId))
+    if (!(await this.d.tokenLive(tokenId)))
       throw forbidden('the token that asked for this upload URL was revoked; the URL no longer works');
     if (grant.expiresAt.getTime() <= now.getTime())
       throw gone('this upload URL has expired; ask POST /api-pre-upload for a new one');

@@ -42,7 +42,8 @@ import {
   videoById,
   videoInIndex,
 } from '../storage/repositories/uploads';
-import type { MediaIndex, User, Video } from '../storage/schema';
+import type { MediaIndex, User, Video } from '../storage/rows';
+import type { Catalog } from '../storage/catalog';
 import { removeEmptyPeople } from '../people/group';
 import { cleanFileName, downloadToFile, fileNameOf } from './download';
 import { receiveToFile, type UploadBody } from './receive';
@@ -125,6 +126,7 @@ export interface AuthorizedUpload {
 
 export interface IngestDeps {
   db: Db;
+  catalog: Catalog;
   config: Config;
   files: DataDir;
   indexes: IndexService;
@@ -155,6 +157,8 @@ interface InFlight {
    * cannot each see the same free quota (issue 25: 8 uploads stored 3× the quota).
    */
   reserved: number;
+  /** Its row is not written yet (admit() counts it as waiting meanwhile). */
+  rowPending?: boolean;
   /** The owner's stored bytes when last read (by claim), and at how many bytes received. */
   stored?: number;
   storedReadAt: number;
@@ -207,6 +211,8 @@ export class IngestService {
         );
     }
     const row = userUsage(this.d.db, user.id);
+    // Admitted uploads whose row is being written count as waiting already.
+    for (const f of this.inFlight.values()) if (f.userId === user.id && f.rowPending) row.waiting++;
     if (c.userMaxQueued && row.waiting >= c.userMaxQueued) {
       throw tooManyRequests(
         `you have ${row.waiting} videos downloading or waiting for analysis, the per-user limit (--user-max-queued, VIDQ_USER_MAX_QUEUED); wait for some to be ready, or ask the operator to raise it`,
@@ -305,7 +311,7 @@ export class IngestService {
     givenVideoId?: string,
     declaredBytes: number | null = null,
   ): Promise<AuthorizedUpload> {
-    const { db, config, files, indexes } = this.d;
+    const { catalog, config, files, indexes } = this.d;
     if (files.freeBytes() < config.minFreeBytes)
       throw insufficientStorage(
         `not enough free disk space in the data directory (less than ${config.minFreeBytes} bytes); free some space and retry`,
@@ -316,29 +322,43 @@ export class IngestService {
 
     const videoId = givenVideoId ?? newVideoId();
     const now = new Date();
-    const { index, created } = writeTx(db, (tx) => {
-      const r = indexes.findOrCreateByName(tx as unknown as Db, user, indexRef);
-      insertVideo(tx, {
-        id: videoId,
-        indexId: r.index.id,
-        userId: user.id,
-        sourceUrl: url ? url.toString() : 'upload:',
-        fileName,
-        status: 'downloading',
-        stage: url ? 'downloading' : 'uploading',
-        progress: 0,
-        uploadedAt: now,
-        updatedAt: now,
-      });
-      return r;
-    });
-    // Synchronous from admit() to here: no other request can slip in between.
-    this.inFlight.set(videoId, {
+    // Taken with the check, before the first await: no other request can slip in between (the
+    // row is counted as waiting until it is written).
+    const slot: InFlight = {
       ctrl: new AbortController(),
       userId: user.id,
       reserved: declaredBytes ?? 0,
+      rowPending: true,
       storedReadAt: 0,
-    });
+    };
+    this.inFlight.set(videoId, slot);
+    let placed: { index: MediaIndex; created: boolean };
+    try {
+      placed = await catalog.write(async (tx) => {
+        const r = await indexes.findOrCreateByName(tx, user, indexRef);
+        // Still the synchronous SQLite statement (uploads.ts is not on the catalog yet).
+        await tx.run((db) =>
+          insertVideo(db, {
+            id: videoId,
+            indexId: r.index.id,
+            userId: user.id,
+            sourceUrl: url ? url.toString() : 'upload:',
+            fileName,
+            status: 'downloading',
+            stage: url ? 'downloading' : 'uploading',
+            progress: 0,
+            uploadedAt: now,
+            updatedAt: now,
+          }),
+        );
+        return r;
+      });
+    } catch (e) {
+      this.inFlight.delete(videoId);
+      throw e;
+    }
+    slot.rowPending = false;
+    const { index, created } = placed;
     this.d.videoChanged(videoId, { userId: user.id, indexId: index.id });
     return { user, url, fileName, videoId, index, createdIndex: created };
   }
@@ -649,13 +669,13 @@ export class IngestService {
   }
 
   /** POST /remove-from-index: rows first, then files; cancels a download in flight. */
-  remove(user: User, projectId: unknown, videoId: unknown): void {
+  async remove(user: User, projectId: unknown, videoId: unknown): Promise<void> {
     if (typeof projectId !== 'string' || projectId === '')
       throw badRequest('project_id is required: the index_id or the name of the index');
     if (typeof videoId !== 'string' || videoId === '')
       throw badRequest('video_id is required: the file_id of the video');
     // The hosted SDK sends the bare index name here; the spec's index_id works as before.
-    const index = this.d.indexes.resolve(user, projectId, { byName: true });
+    const index = await this.d.indexes.resolve(user, projectId, { byName: true });
     const video = videoInIndex(this.d.db, index.id, videoId);
     if (!video) throw notFound(`video ${JSON.stringify(videoId.slice(0, 80))} is not in this index`);
     this.deleteVideos(user.id, index.id, [video.id]);

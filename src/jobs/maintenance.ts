@@ -8,7 +8,7 @@ import { ApiError } from '../errors';
 import type { IndexService } from '../indexes/service';
 import type { IngestService } from '../ingest/service';
 import type { Logger } from '../log';
-import type { Db } from '../storage/db';
+import type { Catalog } from '../storage/catalog';
 import { deleteIndexRow } from '../storage/repositories/indexes';
 import {
   downloadsStartedBefore,
@@ -26,7 +26,7 @@ export interface MaintenanceReport {
 export class Maintenance {
   constructor(
     private readonly d: {
-      db: Db;
+      catalog: Catalog;
       config: Config;
       indexes: IndexService;
       /** Purged videos are removed as a removal by their owner would; downloads are stopped. */
@@ -43,33 +43,33 @@ export class Maintenance {
    * `clusterWide`: purge and fail stuck work too, which one node of a cluster does (the holder of
    * the `cron:maintenance` lease, server.ts); every node refreshes its own listing cache.
    */
-  run(now = new Date(), clusterWide = true): MaintenanceReport {
+  async run(now = new Date(), clusterWide = true): Promise<MaintenanceReport> {
     const report = {
-      purgedIndexes: clusterWide ? this.purge(now) : 0,
-      failedStuck: clusterWide ? this.failStuck(now) : 0,
-      refreshedListings: this.d.indexes.refreshCache(),
+      purgedIndexes: clusterWide ? await this.purge(now) : 0,
+      failedStuck: clusterWide ? await this.failStuck(now) : 0,
+      refreshedListings: await this.d.indexes.refreshCache(),
     };
     if (report.purgedIndexes || report.failedStuck) this.d.log.info('maintenance', { ...report });
     return report;
   }
 
-  purge(now: Date): number {
+  async purge(now: Date): Promise<number> {
     const cutoff = new Date(now.getTime() - this.d.config.purgeAfterDays * 86_400_000);
-    const doomed = this.d.indexes.deletedBefore(cutoff);
+    const doomed = await this.d.indexes.deletedBefore(cutoff);
     for (const idx of doomed) {
-      this.d.ingest.deleteVideos(idx.userId, idx.id, videoIdsOfIndex(this.d.db, idx.id));
-      deleteIndexRow(this.d.db, idx.id);
+      await this.d.ingest.deleteVideos(idx.userId, idx.id, await videoIdsOfIndex(this.d.catalog, idx.id));
+      await deleteIndexRow(this.d.catalog, idx.id);
       this.d.indexes.invalidate(idx.userId, idx.id);
       this.d.forgetIndex?.(idx.id);
     }
     return doomed.length;
   }
 
-  failStuck(now: Date): number {
+  async failStuck(now: Date): Promise<number> {
     const cutoff = new Date(now.getTime() - this.d.config.stuckAfterMinutes * 60_000);
     // Downloads this process is still running are covered too: one started before the cutoff has
     // outlived any sane deadline, and is stopped (its upload then removes its row and files).
-    const overdue = downloadsStartedBefore(this.d.db, cutoff).filter((id) =>
+    const overdue = (await downloadsStartedBefore(this.d.catalog, cutoff)).filter((id) =>
       this.d.ingest.cancel(
         id,
         new ApiError(
@@ -79,10 +79,10 @@ export class Maintenance {
       ),
     );
     // Waiting in line for a worker (behind long videos) is not being stuck.
-    const stuck = unfinishedUnqueuedSince(this.d.db, cutoff).filter((id) => !this.d.ingest.isBusy(id));
+    const stuck = (await unfinishedUnqueuedSince(this.d.catalog, cutoff)).filter((id) => !this.d.ingest.isBusy(id));
     for (const id of stuck) {
-      failVideo(
-        this.d.db,
+      await failVideo(
+        this.d.catalog,
         id,
         `no progress for ${this.d.config.stuckAfterMinutes} minutes; the work was abandoned`,
         now,

@@ -347,9 +347,26 @@ export class PgBossJobQueue implements JobQueue {
     this.held.delete(videoId);
     const row = await jobOf(this.c, videoId);
     if (row?.state === 'running' && row.workerId === workerId) {
-      // Stopped half-way (the worker is stopping): back to the queue now, to resume at its stage.
-      await requeueJob(this.c, videoId, new Date());
-      await this.boss.fail(ANALYSIS_QUEUE, h.attempt, { reason: 'the worker stopped' });
+      // Stopped half-way (the worker is stopping): back to the queue now, to resume at its stage on
+      // another worker, as a new job so that a stop does not use up a retry (those are for crashes).
+      // One transaction, fenced to the held attempt: nothing changes if the lease lapsed meanwhile.
+      await this.c
+        .write(async (tx) => {
+          await requeueJob(tx, videoId, new Date());
+          const r = (await this.boss.complete(
+            ANALYSIS_QUEUE,
+            h.attempt,
+            { stopped: true },
+            { db: queueStatementsIn(tx) },
+          )) as {
+            affected?: number;
+          };
+          if (!r.affected) throw new LeaseLost();
+          await this.send(tx, videoId);
+        })
+        .catch((e) => {
+          if (!(e instanceof LeaseLost)) throw e;
+        });
     } else {
       // Removed, or taken over after a lapsed lease: fenced to this attempt, so a live one is left alone.
       await this.boss.complete(ANALYSIS_QUEUE, h.attempt, { released: row?.state ?? 'removed' });

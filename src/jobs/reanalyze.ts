@@ -9,8 +9,8 @@
 import { REANALYZABLE } from '../analysis/analyzers';
 import type { Analyzer } from '../analysis/contracts';
 import { ApiError, badRequest, notFound, tooManyRequests } from '../errors';
-import type { Db } from '../storage/db';
-import type { User } from '../storage/schema';
+import type { Catalog } from '../storage/catalog';
+import type { User } from '../storage/rows';
 import { activeIndexesNamed } from '../storage/repositories/indexes';
 import { activeVideoOf, readyActiveVideos, videoIdsOfIndex } from '../storage/repositories/videos';
 import type { JobQueue } from './queue';
@@ -21,7 +21,7 @@ const ALIASES: Record<string, string> = { transcripts: 'speech', transcript: 'sp
 export type StageInfo = Pick<Analyzer, 'stage'> & { info: { kind: string; name: string } };
 
 export interface ReanalyzeDeps {
-  db: Db;
+  catalog: Catalog;
   queue: JobQueue;
   /** The configured analyzers, in pipeline order. */
   stages: () => readonly StageInfo[];
@@ -41,7 +41,7 @@ export class ReanalyzeService {
     fileId: string,
     requested: string[] | undefined,
   ): Promise<{ file_id: string; analyzers: string[] }> {
-    const v = activeVideoOf(this.d.db, user.id, fileId);
+    const v = await activeVideoOf(this.d.catalog, user.id, fileId);
     if (!v) throw notFound('no such video');
     const stages = this.plan(v.analysis ?? {}, requested);
     if (this.d.workers < 1)
@@ -116,10 +116,10 @@ const nameOf = (s: StageInfo) => s.stage.replace(/^analyzing:/, '');
  * crash-safe like any job). Until a video's job is done, questions leave its old vectors alone.
  * Returns the ids queued.
  */
-export async function queueReembedding(d: Pick<ReanalyzeDeps, 'db' | 'queue' | 'stages'>): Promise<string[]> {
+export async function queueReembedding(d: Pick<ReanalyzeDeps, 'catalog' | 'queue' | 'stages'>): Promise<string[]> {
   const embeddings = d.stages().find((s) => nameOf(s) === 'embeddings');
   if (!embeddings) return [];
-  const ready = readyActiveVideos(d.db);
+  const ready = await readyActiveVideos(d.catalog);
   const queued: string[] = [];
   for (const v of ready) {
     const e = (v.analysis as Record<string, Record<string, unknown> | undefined> | null)?.embeddings;
@@ -151,18 +151,18 @@ function changed(summary: unknown, now: string): boolean {
  * index must be unambiguous across users. Videos that cannot be queued are listed with the reason.
  */
 export async function reanalyzeIndex(
-  s: { db: Db; accounts: { getUser(id: string): User | undefined }; reanalyze: ReanalyzeService },
+  s: { catalog: Catalog; accounts: { getUser(id: string): Promise<User | undefined> }; reanalyze: ReanalyzeService },
   index: string,
   userId: string | undefined,
   requested: string[] | undefined,
 ): Promise<{ queued: { file_id: string; analyzers: string[] }[]; skipped: { file_id: string; reason: string }[] }> {
-  const found = activeIndexesNamed(s.db, index, userId);
+  const found = await activeIndexesNamed(s.catalog, index, userId);
   const distinct = [...new Map(found.map((i) => [i.id, i])).values()];
   if (!distinct.length) throw new ApiError(404, `no index "${index}"${userId ? ` of user ${userId}` : ''}`);
   if (distinct.length > 1)
     throw new ApiError(409, `${distinct.length} users have an index "${index}": name one with --user`);
-  const user = s.accounts.getUser(distinct[0]!.userId)!;
-  const ids = videoIdsOfIndex(s.db, distinct[0]!.id);
+  const user = (await s.accounts.getUser(distinct[0]!.userId))!;
+  const ids = await videoIdsOfIndex(s.catalog, distinct[0]!.id);
   const out = {
     queued: [] as { file_id: string; analyzers: string[] }[],
     skipped: [] as { file_id: string; reason: string }[],

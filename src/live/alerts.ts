@@ -144,7 +144,7 @@ export class AlertService {
 
   constructor(private readonly d: { db: WriteTx; indexes: IndexService }) {}
 
-  create(
+  async create(
     user: User,
     body: {
       index: string;
@@ -156,8 +156,8 @@ export class AlertService {
       person?: string;
       cooldown_sec?: number;
     },
-  ): AlertView {
-    const index = this.d.indexes.resolve(user, body.index, { byName: true });
+  ): Promise<AlertView> {
+    const index = await this.d.indexes.resolve(user, body.index, { byName: true });
     if (!(ALERT_KINDS as readonly string[]).includes(body.kind))
       throw badRequest(`kind must be one of ${ALERT_KINDS.join(', ')}`);
     const query = (body.query ?? '').trim();

@@ -242,7 +242,7 @@ export class LiveService {
     user: User,
     body: { index: string; url?: string; name?: string; fps?: number; retention?: number },
   ): Promise<{ status: 'success'; stream_id: string } | { error: string }> {
-    const found = this.d.indexes.forStreaming(user, body.index);
+    const found = await this.d.indexes.forStreaming(user, body.index);
     if ('error' in found) return { error: found.error };
     const { config } = this.d;
     const fps = body.fps ?? config.liveFps;
@@ -404,7 +404,7 @@ export class LiveService {
 
   // --- alerts (records and their evaluation: alerts.ts)
 
-  createAlert(user: User, body: Parameters<AlertService['create']>[1]): AlertView {
+  createAlert(user: User, body: Parameters<AlertService['create']>[1]): Promise<AlertView> {
     return this.alerts.create(user, body);
   }
 

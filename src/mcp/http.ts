@@ -33,7 +33,7 @@ export function mcpRoutes(s: Service) {
           throw badRequest('POST /mcp takes a JSON-RPC message as the body (Content-Type: application/json)');
         checkOrigin(request, originOf(request));
         set.headers['www-authenticate'] = 'Bearer realm="vidq"';
-        const user = s.accounts.authenticate(tokenOf(undefined, request));
+        const user = await s.accounts.authenticate(tokenOf(undefined, request));
         delete set.headers['www-authenticate'];
         const accept = request.headers.get('accept') ?? '';
         if (!accept.includes('application/json') || !accept.includes('text/event-stream'))

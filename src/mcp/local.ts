@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { badRequest } from '../errors';
 import { resourceView } from '../http/routes/indexes';
 import type { Service } from '../service';
-import type { User } from '../storage/schema';
+import type { User } from '../storage/rows';
 import type { AskRequest, Backend, UploadFailures } from './backend';
 
 /** Frame links the server signs: /media/<file_id>/frames/<000012.jpg>. */
@@ -21,11 +21,11 @@ export function localBackend(s: Service, user: User, origin: string, failures: U
       return s.indexes.list(user.id, false);
     },
     async resolveIndex(ref) {
-      const idx = s.indexes.resolve(user, ref, { byName: true });
-      return s.indexes.list(user.id, false).find((i) => i.index_id === idx.id)!;
+      const idx = await s.indexes.resolve(user, ref, { byName: true });
+      return (await s.indexes.list(user.id, false)).find((i) => i.index_id === idx.id)!;
     },
     async resources(indexId) {
-      const rows = s.indexes.resources(user.id, indexId);
+      const rows = await s.indexes.resources(user.id, indexId);
       const line = rows.some((v) => v.status === 'processing')
         ? await s.queue.placesInLine(s.config.analysisWorkers, s.config.shortLaneSec)
         : undefined;
@@ -51,7 +51,7 @@ export function localBackend(s: Service, user: User, origin: string, failures: U
       }));
     },
     async remove(indexId, fileId) {
-      s.ingest.remove(user, indexId, fileId);
+      await s.ingest.remove(user, indexId, fileId);
     },
     async addUrl(index, url, subtitlesUrl) {
       const up = await s.ingest.authorize(user, { index, url, subtitles_url: subtitlesUrl });

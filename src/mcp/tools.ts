@@ -11,7 +11,7 @@ import * as z from 'zod';
 import { VERSION } from '../version';
 import { ApiError, badRequest, notFound } from '../errors';
 import type { Evidence } from '../answering/evidence';
-import { SEGMENT_KINDS } from '../storage/schema';
+import { SEGMENT_KINDS } from '../storage/rows';
 import type { Backend, ResourceRow } from './backend';
 
 /** Cited frames sent as images per call, at most (each costs a model many tokens). */

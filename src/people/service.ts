@@ -67,12 +67,12 @@ export class PeopleService {
   ) {}
 
   /** The user's active index (by id), or 404. */
-  index(user: User, indexId: string): MediaIndex {
+  index(user: User, indexId: string): Promise<MediaIndex> {
     return this.d.indexes.resolve(user, indexId, { byName: false });
   }
 
   async list(user: User, indexId: string): Promise<PersonView[]> {
-    const idx = this.index(user, indexId);
+    const idx = await this.index(user, indexId);
     const rows = await this.appearances(idx.id);
     const byPerson = new Map<string, AppearanceRow[]>();
     for (const r of rows) byPerson.set(r.person_id, [...(byPerson.get(r.person_id) ?? []), r]);
@@ -87,7 +87,7 @@ export class PeopleService {
     indexId: string,
     personId: string,
   ): Promise<PersonView & { appearances_list: AppearanceView[] }> {
-    const idx = this.index(user, indexId);
+    const idx = await this.index(user, indexId);
     const p = await this.person(user, idx.id, personId);
     const apps = await this.appearances(idx.id, p.id);
     if (!apps.length) throw notFound('no such person in this index');
@@ -105,7 +105,7 @@ export class PeopleService {
 
   /** Names (or with null, un-names) a person; nothing else changes. */
   async rename(user: User, indexId: string, personId: string, name: string | null): Promise<PersonView> {
-    const idx = this.index(user, indexId);
+    const idx = await this.index(user, indexId);
     const p = await this.person(user, idx.id, personId);
     const clean = name === null ? null : name.trim().replace(/\s+/g, ' ');
     if (clean !== null && (clean.length === 0 || clean.length > MAX_NAME_LENGTH))
@@ -121,7 +121,7 @@ export class PeopleService {
 
   /** Moves every appearance of `personId` to `into` and removes `personId`; a name on one side only is kept. */
   async merge(user: User, indexId: string, personId: string, into: string): Promise<PersonView> {
-    const idx = this.index(user, indexId);
+    const idx = await this.index(user, indexId);
     const from = await this.person(user, idx.id, personId);
     const to = await this.person(user, idx.id, into, 'field "into": no such person in this index');
     if (from.id === to.id) throw badRequest('field "into" must be another person than the one merged');
@@ -132,7 +132,7 @@ export class PeopleService {
 
   /** Moves one appearance out of a person into a new, unnamed person. */
   async split(user: User, indexId: string, personId: string, appearanceId: number): Promise<PersonView> {
-    const idx = this.index(user, indexId);
+    const idx = await this.index(user, indexId);
     const p = await this.person(user, idx.id, personId);
     if (!(await hasAppearance(this.d.catalog, p.id, appearanceId)))
       throw notFound('field "appearance_id": this person has no such appearance');
@@ -150,12 +150,12 @@ export class PeopleService {
     personId: string,
   ): Promise<{ frame: string; box: [number, number, number, number] | null }> {
     // Without a user the request came with a signed link for exactly this path: the index must still be live.
-    const idx = user ? this.index(user, indexId) : { id: indexId };
+    const idx = user ? await this.index(user, indexId) : { id: indexId };
     const p = await this.person(user, idx.id, personId);
     const apps = await this.appearances(idx.id, p.id);
     const best = apps.reduce<AppearanceRow | null>((b, a) => (!b || area(a.box) > area(b.box) ? a : b), null);
     if (!best) throw notFound('no such person');
-    const file = frameNear(this.d.db, best.video_id, best.best_t);
+    const file = await frameNear(this.d.catalog, best.video_id, best.best_t);
     if (!file) throw notFound("the person's frame is not stored");
     return { frame: join(this.d.files.videoDir(best.video_id), 'frames', file), box: best.box };
   }

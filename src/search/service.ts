@@ -68,7 +68,7 @@ export class SearchService {
       throw badRequest(`query parameter "limit" must be between 1 and ${SEARCH_MAX_LIMIT}`);
     if (offset < 0 || offset >= SEARCH_CANDIDATES)
       throw badRequest(`query parameter "offset" must be between 0 and ${SEARCH_CANDIDATES - 1}`);
-    const index = this.d.indexes.resolve(user, req.index, { byName: true });
+    const index = await this.d.indexes.resolve(user, req.index, { byName: true });
     let vids: Video[];
     if (req.video !== undefined && req.video !== '') {
       const v = this.d.db
@@ -79,7 +79,7 @@ export class SearchService {
       if (!v) throw notFound(`video ${JSON.stringify(req.video.slice(0, 80))} is not in this index`);
       vids = [v];
     } else {
-      vids = this.d.indexes.videosOf(index.id);
+      vids = await this.d.indexes.videosOf(index.id);
     }
     vids = vids.filter((v) => v.storagePath !== null);
     const byId = new Map(vids.map((v) => [v.id, v]));

@@ -125,14 +125,13 @@ export class DataDir {
    * A media folder other than the data directory belongs to one catalog: start-up recovery deletes
    * the video folders its catalog does not know, so a second catalog on the same folder would
    * delete the first one's files. The first start writes the catalog's id into media/; a start of
-   * another catalog on that folder is refused with the reason. The id of the SQLite catalog lives
-   * in the data directory (catalog-id). Returns an error message, or null.
+   * another catalog on that folder is refused with the reason. `catalogId`: the id the catalog
+   * keeps (catalogIdentity, issue 33), the same on every node with a data directory of its own;
+   * without it, the data directory's (catalog-id). Returns an error message, or null.
    */
-  claimMediaRoot(): string | null {
+  claimMediaRoot(catalogId?: string): string | null {
     if (this.mediaRoot === this.root) return null;
-    const idFile = join(this.root, 'catalog-id');
-    if (!existsSync(idFile)) writeSecret(idFile, randomId(24));
-    const mine = readFileSync(idFile, 'utf8').trim();
+    const mine = catalogId ?? this.localCatalogId();
     const marker = join(this.mediaDir, '.vidq-catalog');
     if (!existsSync(marker)) {
       try {
@@ -148,6 +147,13 @@ export class DataDir {
       `directory's catalog is ${mine}); two catalogs on one media folder would delete each other's files. ` +
       'Give this data directory a media folder of its own.'
     );
+  }
+
+  /** The data directory's catalog id (catalog-id), made on first use. */
+  localCatalogId(): string {
+    const idFile = join(this.root, 'catalog-id');
+    if (!existsSync(idFile)) writeSecret(idFile, randomId(24));
+    return readFileSync(idFile, 'utf8').trim();
   }
 
   /** Downloads interrupted by a crash leave .part files; none of them can be resumed. */

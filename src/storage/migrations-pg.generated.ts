@@ -18,5 +18,11 @@ export const PG_MIGRATIONS: EmbeddedMigration[] = [
     "when": 1795851879675,
     "breakpoints": true,
     "sql": "CREATE TABLE \"leases\" (\n\t\"name\" text PRIMARY KEY NOT NULL,\n\t\"holder\" text NOT NULL,\n\t\"taken_at\" timestamp (3) with time zone NOT NULL,\n\t\"expires_at\" timestamp (3) with time zone NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE \"nodes\" (\n\t\"id\" text PRIMARY KEY NOT NULL,\n\t\"host\" text NOT NULL,\n\t\"role\" text NOT NULL,\n\t\"version\" text NOT NULL,\n\t\"pid\" integer NOT NULL,\n\t\"started_at\" timestamp (3) with time zone NOT NULL,\n\t\"last_seen\" timestamp (3) with time zone NOT NULL,\n\t\"jobs\" integer DEFAULT 0 NOT NULL\n);\n--> statement-breakpoint\nCREATE INDEX \"nodes_last_seen_idx\" ON \"nodes\" USING btree (\"last_seen\");"
+  },
+  {
+    "tag": "0003_catalog_settings",
+    "when": 1795854748516,
+    "breakpoints": true,
+    "sql": "CREATE TABLE \"catalog_settings\" (\n\t\"key\" text PRIMARY KEY NOT NULL,\n\t\"value\" text NOT NULL\n);\n"
   }
 ];

@@ -84,5 +84,11 @@ export const MIGRATIONS: EmbeddedMigration[] = [
     "when": 1795851877363,
     "breakpoints": true,
     "sql": "CREATE TABLE `leases` (\n\t`name` text PRIMARY KEY NOT NULL,\n\t`holder` text NOT NULL,\n\t`taken_at` integer NOT NULL,\n\t`expires_at` integer NOT NULL\n);\n--> statement-breakpoint\nCREATE TABLE `nodes` (\n\t`id` text PRIMARY KEY NOT NULL,\n\t`host` text NOT NULL,\n\t`role` text NOT NULL,\n\t`version` text NOT NULL,\n\t`pid` integer NOT NULL,\n\t`started_at` integer NOT NULL,\n\t`last_seen` integer NOT NULL,\n\t`jobs` integer DEFAULT 0 NOT NULL\n);\n--> statement-breakpoint\nCREATE INDEX `nodes_last_seen_idx` ON `nodes` (`last_seen`);"
+  },
+  {
+    "tag": "0014_catalog_settings",
+    "when": 1795854745746,
+    "breakpoints": true,
+    "sql": "CREATE TABLE `catalog_settings` (\n\t`key` text PRIMARY KEY NOT NULL,\n\t`value` text NOT NULL\n);\n"
   }
 ];

@@ -5,6 +5,7 @@
 export type {
   AlertKind,
   Frame,
+  IndexType,
   Job,
   LiveAlert,
   LiveAlertEvent,
@@ -19,3 +20,6 @@ export type {
   Video,
   WebhookEvent,
 } from './schema';
+
+/** The kinds of segment, as the schema's enum has them (the MCP tools list them). */
+export { SEGMENT_KINDS } from './schema';

@@ -403,3 +403,8 @@ export const leases = pgTable('leases', {
   takenAt: ms('taken_at').notNull(),
   expiresAt: ms('expires_at').notNull(),
 });
+
+export const catalogSettings = pgTable('catalog_settings', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+});

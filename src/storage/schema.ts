@@ -505,3 +505,13 @@ export const leases = sqliteTable('leases', {
   expiresAt: integer('expires_at', { mode: 'timestamp_ms' }).notNull(),
 });
 export type LeaseRow = typeof leases.$inferSelect;
+
+/**
+ * Settings of the catalog itself (issue 33), one value per key: `catalog_id`, the id every node of
+ * the catalog writes into a shared media folder (files.ts, claimMediaRoot), so that nodes with data
+ * directories of their own agree on it.
+ */
+export const catalogSettings = sqliteTable('catalog_settings', {
+  key: text('key').primaryKey(),
+  value: text('value').notNull(),
+});

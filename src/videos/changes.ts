@@ -9,7 +9,7 @@
  * the relay (NOTIFY on PostgreSQL, src/storage/notify.ts), and the relay gives the other nodes'
  * changes to `fromOtherNode`, which tells this node's caches only.
  */
-import type { Db } from '../storage/db';
+import type { Catalog } from '../storage/catalog';
 import { placeOf } from '../storage/repositories/videos';
 
 /** Whose video it is and in which index: the key of the per-index caches. */
@@ -25,7 +25,7 @@ export class VideoChanges {
   private readonly listeners: VideoChangeListener[] = [];
   private relay: ((videoId: string, place: VideoPlace | null) => void) | null = null;
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly catalog: Catalog) {}
 
   subscribe(listener: VideoChangeListener): void {
     this.listeners.push(listener);
@@ -34,12 +34,24 @@ export class VideoChanges {
   /**
    * Tells every cache that the video changed. `place` saves a lookup, and is needed when the row
    * was just deleted (a removal, a failed or duplicate upload): it is read from the row otherwise.
+   * With `place` the caches hear it at once; without, once the row is read (the promise resolves
+   * then, and never rejects: a cache that misses one change is refreshed by the cron).
    */
-  readonly changed = (videoId: string, place?: VideoPlace): void => {
-    const where = place ?? placeOf(this.db, videoId) ?? null;
+  readonly changed = (videoId: string, place?: VideoPlace): Promise<void> => {
+    if (place) {
+      this.tell(videoId, place);
+      return Promise.resolve();
+    }
+    return placeOf(this.catalog, videoId).then(
+      (where) => this.tell(videoId, where ?? null),
+      () => this.tell(videoId, null),
+    );
+  };
+
+  private tell(videoId: string, where: VideoPlace | null): void {
     for (const listener of this.listeners) listener(videoId, where);
     this.relay?.(videoId, where);
-  };
+  }
 
   /** Every change of this node also goes to `relay` (the other nodes). */
   relayTo(relay: ((videoId: string, place: VideoPlace | null) => void) | null): void {

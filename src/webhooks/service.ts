@@ -128,7 +128,7 @@ export class WebhookService {
     rawUrl: string | null,
     rotate = false,
   ): Promise<{ index_id: string; url: string | null; secret?: string }> {
-    const index = this.d.indexes.resolve(user, indexRef, { byName: false });
+    const index = await this.d.indexes.resolve(user, indexRef, { byName: false });
     const url = rawUrl === null || rawUrl === '' ? null : await this.checkUrl(rawUrl);
     await setIndexWebhookUrl(this.d.catalog, index.id, url);
     const secret = await this.ensureSecret(user.id, rotate);

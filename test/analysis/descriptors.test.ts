@@ -60,7 +60,7 @@ test('every reanalysable name is a stage the server can plan; captions without a
   const planner = (flags: Record<string, string>) =>
     new ReanalyzeService({
       // plan() reads only the configured stages.
-      db: undefined as never,
+      catalog: undefined as never,
       queue: undefined as never,
       stages: () => createAnalyzers(config(flags), { modelLimiter }),
       workers: 1,

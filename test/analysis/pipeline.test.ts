@@ -48,7 +48,7 @@ test('a stored video is analysed by the worker: processing with progress, then r
     const img = await fetch(`${frameUrl}?token=${srv.token}`);
     expect(img.status).toBe(200);
     expect(img.headers.get('content-type')).toBe('image/jpeg');
-    const other = userWithToken(srv, 'other', 1);
+    const other = await userWithToken(srv, 'other', 1);
     expect((await fetch(`${frameUrl}?token=${other.token}`)).status).toBe(404);
     expect((await fetch(`${srv.url}/media/${v.file_id}/frames/..%2F..%2Fvidq.db?token=${srv.token}`)).status).toBe(404);
     const signed = srv.server.service.links.sign(`/media/${v.file_id}/frames/${frame.file}`);
@@ -73,8 +73,8 @@ test('after a crash mid-stage the job resumes at its stage, without duplicate se
   );
   // The state a kill -9 leaves: a stored video whose job a (now dead) worker was running.
   const s = await createService(config);
-  const { user, token } = s.accounts.createUser('u', null);
-  const { index } = s.indexes.findOrCreateByName(s.db, user, 'resume');
+  const { user, token } = await s.accounts.createUser('u', null);
+  const { index } = await s.indexes.findOrCreateByName(s.catalog, user, 'resume');
   const id = 'R'.repeat(32);
   mkdirSync(join(dataDir, 'media', id), { recursive: true });
   copyFileSync(clip('big-buck-bunny-intro.webm'), join(dataDir, 'media', id, 'source.webm'));

@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../../src/storage/db';
+import { sqliteCatalog } from '../../src/storage/catalog';
 import { openVideoChangeRelay, type VideoChangeRelay } from '../../src/storage/notify';
 import { type VideoPlace, VideoChanges } from '../../src/videos/changes';
 import { freshPostgresDatabase, type TestDatabase } from '../pg';
@@ -28,7 +29,7 @@ afterAll(async () => {
 
 /** A node: its change hub (the SQLite file only answers placeOf, unused when a place is given) and its relay. */
 async function node(name: string): Promise<{ changes: VideoChanges; heard: [string, VideoPlace | null][] }> {
-  const changes = new VideoChanges(openDatabase(join(dir, `${name}.db`)));
+  const changes = new VideoChanges(sqliteCatalog(openDatabase(join(dir, `${name}.db`))));
   const heard: [string, VideoPlace | null][] = [];
   changes.subscribe((id, place) => heard.push([id, place]));
   const relay = await openVideoChangeRelay({

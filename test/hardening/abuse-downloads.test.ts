@@ -151,7 +151,7 @@ describe('slow sources', () => {
       await sse.body!.cancel();
       expect(await until(() => drip.open() === 1, Boolean, 3000, 'drip.open() === 1')).toBe(true);
       expect(downloading(srv)).toBe(1);
-      srv.server.service.maintenance.run(new Date(Date.now() + 3 * 3_600_000));
+      await srv.server.service.maintenance.run(new Date(Date.now() + 3 * 3_600_000));
       expect(await released()).toBe(true);
     } finally {
       drip.stop();
@@ -164,8 +164,8 @@ describe('slow sources', () => {
     // The default limits, but a short connect timeout so that the failure before the fix is quick.
     const srv = await startTestServer({ 'connect-timeout-ms': '5000' });
     try {
-      const mallory = srv.server.service.accounts.createUser('mallory', 0);
-      const bob = srv.server.service.accounts.createUser('bob', 0);
+      const mallory = await srv.server.service.accounts.createUser('mallory', 0);
+      const bob = await srv.server.service.accounts.createUser('bob', 0);
       const attacks = Array.from({ length: 300 }, async () => {
         const ctrl = new AbortController();
         const p = fetch(srv.url + '/remote-upload', {
@@ -212,8 +212,8 @@ test("300 slow uploads by one user whose clients stay: 429 past the per-user cap
   const drip = startDrip(2000);
   const srv = await startTestServer({ 'connect-timeout-ms': '5000' });
   try {
-    const mallory = srv.server.service.accounts.createUser('mallory', 0);
-    const bob = srv.server.service.accounts.createUser('bob', 0);
+    const mallory = await srv.server.service.accounts.createUser('mallory', 0);
+    const bob = await srv.server.service.accounts.createUser('bob', 0);
     const ctrl = new AbortController();
     const statuses: number[] = [];
     const attacks = Array.from({ length: 300 }, () =>
@@ -266,8 +266,8 @@ describe('quotas (one admission check)', () => {
     const srv = await startTestServer({ 'min-download-rate': '0', 'user-max-downloads': '2', 'max-downloads': '3' });
     const pending: Promise<unknown>[] = [];
     try {
-      const a = srv.server.service.accounts.createUser('a', null);
-      const b = srv.server.service.accounts.createUser('b', null);
+      const a = await srv.server.service.accounts.createUser('a', null);
+      const b = await srv.server.service.accounts.createUser('b', null);
       const start = (token: string) => {
         const ctrl = new AbortController();
         pending.push(
@@ -353,7 +353,7 @@ describe('quotas (one admission check)', () => {
       expect(full.status).toBe(507);
       expect(full.body.message).toContain('--user-max-storage-bytes');
       // Another user is not affected.
-      const other = srv.server.service.accounts.createUser('other', null);
+      const other = await srv.server.service.accounts.createUser('other', null);
       expect(
         (
           await postJson(srv.url, '/remote-upload', {

@@ -78,7 +78,7 @@ describe('Host header', () => {
   });
 
   test('a question sent with a malformed Host is refused before the charge (the balance is unchanged)', async () => {
-    const payer = srv.server.service.accounts.createUser('payer', 5);
+    const payer = await srv.server.service.accounts.createUser('payer', 5);
     const up = await postJson(srv.url, '/remote-upload', {
       token: payer.token,
       index: 'paid',
@@ -100,7 +100,7 @@ describe('Host header', () => {
       expect(r.status).toBeGreaterThanOrEqual(400);
       expect(r.status).toBeLessThan(500);
     }
-    expect(srv.server.service.accounts.getUser(payer.user.id)?.credits).toBe(5);
+    expect((await srv.server.service.accounts.getUser(payer.user.id))?.credits).toBe(5);
     healthy();
   });
 
@@ -139,7 +139,7 @@ describe('Host header', () => {
     );
     const server = await startServer(config, () => {});
     try {
-      const { token } = server.service.accounts.createUser('p', null);
+      const { token } = await server.service.accounts.createUser('p', null);
       const up = await postJson(server.url, '/remote-upload', {
         token,
         index: 'pub',
@@ -290,7 +290,7 @@ describe('names and addresses', () => {
         () => {},
         (l) => lines.push(l),
       );
-      server.service.accounts.createUser('m', null);
+      await server.service.accounts.createUser('m', null);
       for (const f of ['vidq.db', 'vidq.db-wal', 'vidq.db-shm'])
         expect((statSync(join(dir, f)).mode & 0o777).toString(8)).toBe('600');
       await server.stop();

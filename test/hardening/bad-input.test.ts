@@ -76,12 +76,12 @@ beforeAll(async () => {
   expect(
     (await fetch(`${srv.url}/indexes/${seed.deletedIndexId}?token=${srv.token}`, { method: 'DELETE' })).status,
   ).toBe(200);
-  const eve = srv.server.service.accounts.createUser('eve', 5);
+  const eve = await srv.server.service.accounts.createUser('eve', 5);
   seed.eveToken = eve.token;
   seed.eveKey = await up(eve.token, 'eves', 'chaplin-bw.mp4');
   seed.eveIndexId = await indexId(eve.token, 'eves');
   // A user without credits, with an index of their own (uploads are free).
-  const broke = srv.server.service.accounts.createUser('broke', 0);
+  const broke = await srv.server.service.accounts.createUser('broke', 0);
   seed.brokeToken = broke.token;
   await up(broke.token, 'brokes', 'countdown-living-room.mp4');
   seed.brokeIndexId = await indexId(broke.token, 'brokes');
@@ -95,7 +95,7 @@ beforeAll(async () => {
   // Signed upload URLs: one live, one that expired an hour ago.
   {
     const s = srv.server.service;
-    const { user, tokenId } = s.accounts.authenticateToken(srv.token);
+    const { user, tokenId } = await s.accounts.authenticateToken(srv.token);
     seed.putSize = Bun.file(join(fx.dir, 'notes.mp4')).size;
     seed.putPath = (
       await s.grants.issue(user, { index: 'seeded', filename: 'a.mp4', filesize: seed.putSize, tokenId })
@@ -109,10 +109,12 @@ beforeAll(async () => {
     ).path;
   }
   // An index on the strict server (for its webhook URL policy).
-  seed.strictIndexId = strict.server.service.indexes.findOrCreateByName(
-    strict.server.service.db,
-    strict.server.service.accounts.getUser(strict.userId)!,
-    'strict-seed',
+  seed.strictIndexId = (
+    await strict.server.service.indexes.findOrCreateByName(
+      strict.server.service.catalog,
+      (await strict.server.service.accounts.getUser(strict.userId))!,
+      'strict-seed',
+    )
   ).index.id;
 });
 

@@ -375,8 +375,8 @@ describe('kill -9 of the server, then a restart', () => {
     const dir = dataDir();
     const config = loadConfig({ 'data-dir': dir, port: '0', 'log-level': 'error', 'min-free-bytes': '0' }, {});
     const svc = await createService(config);
-    const { user, token } = svc.accounts.createUser('u', null);
-    const { index } = svc.indexes.findOrCreateByName(svc.db, user, 'windows');
+    const { user, token } = await svc.accounts.createUser('u', null);
+    const { index } = await svc.indexes.findOrCreateByName(svc.catalog, user, 'windows');
     const now = new Date();
     const base = {
       indexId: index.id,

@@ -75,7 +75,7 @@ beforeAll(async () => {
   );
   alice.token = srv.token;
   alice.userId = srv.userId;
-  const b = srv.server.service.accounts.createUser('bob', 20);
+  const b = await srv.server.service.accounts.createUser('bob', 20);
   bob.token = b.token;
   bob.userId = b.user.id;
 
@@ -543,7 +543,7 @@ describe("one user cannot reach the other's indexes, videos or files", () => {
 
   test("afterwards Alice's things are untouched and Bob's listings show none of them", async () => {
     // None of his refused questions was charged.
-    expect(srv.server.service.accounts.getUser(bob.userId)!.credits).toBe(20);
+    expect((await srv.server.service.accounts.getUser(bob.userId))!.credits).toBe(20);
     const mine = await call(`/indexes?token=${alice.token}&include_deleted=true`);
     expect(mine.body.find((i: any) => i.index_id === alice.indexId)).toMatchObject({ deleted: false, count: 1 });
     expect(mine.body.find((i: any) => i.index_id === alice.deletedIndexId)).toMatchObject({ deleted: true });

@@ -190,8 +190,8 @@ describe('issue 25 item 4: person names', () => {
     const srv = await startTestServer();
     try {
       const svc = srv.server.service;
-      const user = svc.accounts.getUser(srv.userId)!;
-      const index = svc.indexes.findOrCreateByName(svc.db, user, 'people').index;
+      const user = (await svc.accounts.getUser(srv.userId))!;
+      const index = (await svc.indexes.findOrCreateByName(svc.catalog, user, 'people')).index;
       // A person of the index (face grouping needs the face models; the rows are what it writes).
       svc.db.$client
         .query('INSERT INTO people (id, index_id, user_id, name, created_at) VALUES (?, ?, ?, NULL, ?)')

@@ -202,7 +202,7 @@ describe('issue 25 item 5: the storage quota under parallel uploads', () => {
       const seed = readFileSync(clip('chaplin-bw.mp4')); // 761 kB
       /** A user whose stored videos leave 738 kB of the quota, as in the review. */
       const userWithRoom = async (name: string) => {
-        const made = s.server.service.accounts.createUser(name, null);
+        const made = await s.server.service.accounts.createUser(name, null);
         const res = await fetch(`${s.url}/upload?index=seed`, {
           method: 'POST',
           headers: { authorization: `Bearer ${made.token}`, 'content-type': 'video/mp4' },
@@ -296,13 +296,13 @@ describe('issue 25 item 7: reanalyses count under --user-max-queued', () => {
       const svc = s.server.service;
       // The server itself runs no analysis worker; a service with one shares its queue and database.
       const reanalyze = new ReanalyzeService({
-        db: svc.db,
+        catalog: svc.catalog,
         queue: svc.queue,
         stages: () => [{ stage: 'analyzing:ocr', info: { kind: 'ocr', name: 'tesseract' } }],
         workers: 1,
         userMaxQueued: svc.config.userMaxQueued,
       });
-      const user = svc.accounts.getUser(s.userId)!;
+      const user = (await svc.accounts.getUser(s.userId))!;
       const outcomes = await Promise.all(
         ids.map(async (id) => {
           try {

@@ -66,7 +66,7 @@ describe('issue 25 item 2: one user cannot starve the others’ deliveries', () 
     const dead = receiver({ hang: true });
     const good = receiver();
     try {
-      const flooder = s.server.service.accounts.createUser('flooder', null);
+      const flooder = await s.server.service.accounts.createUser('flooder', null);
       // 1,000 due events of 1,000 videos, all older than anyone else's, with video ids that sort
       // first: the old round took the first 500 heads by video id, the 20 oldest, and waited 10 s.
       const db = s.server.service.db.$client;
@@ -175,7 +175,7 @@ describe('issue 25 item 8: webhook secrets and retries', () => {
       );
       expect(again.webhook_secret).toBeUndefined();
       // /remote-upload, for another user.
-      const other = s.server.service.accounts.createUser('other', null);
+      const other = await s.server.service.accounts.createUser('other', null);
       const remote = await fetch(`${s.url}/remote-upload`, {
         method: 'POST',
         headers: {

@@ -29,10 +29,10 @@ test('the queue takes users in turns, short videos first within a user, and hono
     ),
   );
   try {
-    const a = s.accounts.createUser('a', null).user;
-    const b = s.accounts.createUser('b', null).user;
-    const ia = s.indexes.findOrCreateByName(s.db, a, 'x').index;
-    const ib = s.indexes.findOrCreateByName(s.db, b, 'x').index;
+    const a = (await s.accounts.createUser('a', null)).user;
+    const b = (await s.accounts.createUser('b', null)).user;
+    const ia = (await s.indexes.findOrCreateByName(s.catalog, a, 'x')).index;
+    const ib = (await s.indexes.findOrCreateByName(s.catalog, b, 'x')).index;
     const add = async (id: string, user: typeof a, indexId: string, durationSec: number, t: number) => {
       const at = new Date(1_700_000_000_000 + t * 1000);
       s.db
@@ -87,7 +87,7 @@ test('the queue takes users in turns, short videos first within a user, and hono
     // Waiting in line for hours is not being stuck: the maintenance job leaves a pending job's video alone.
     await add('b3', b, ib.id, 100, 20);
     const later = new Date(Date.now() + 10 * 3600_000);
-    s.maintenance.failStuck(later);
+    await s.maintenance.failStuck(later);
     expect(
       s.db
         .select()

@@ -173,6 +173,28 @@ for (const d of DIALECTS) {
       expect((await q.get('f1'))!.state).toBe('done');
     });
 
+    test('a worker that stops lets its job go at once: another resumes it at its stage', async () => {
+      const { catalog: c, queue: q } = o;
+      await addVideo(c, q, 'f3', 'f', 30);
+      const j = (await q.claim('w_77_a', new Date()))!;
+      expect(j.videoId).toBe('f3');
+      expect(await q.advance('f3', 'w_77_a', 'analyzing:ocr', 40, () => {})).toBe(true);
+      if (q.kind === 'sqlite') {
+        // On one machine the server puts a stopped worker's jobs back (its supervisor, or the next start).
+        await q.release('f3', 'w_77_a');
+        expect((await q.get('f3'))!.state).toBe('running');
+        await q.releaseWorker('w_77_', 3);
+      } else {
+        // On pg-boss the worker itself does, without waiting for its lease to lapse or using a retry.
+        await q.release('f3', 'w_77_a');
+      }
+      const again = (await q.claim('w_88_a', new Date()))!;
+      expect(again.videoId).toBe('f3');
+      expect(again.stage).toBe('analyzing:ocr');
+      expect(await q.finish('f3', 'w_88_a')).toBe(true);
+      await q.release('f3', 'w_88_a');
+    });
+
     test('a job that keeps losing its worker ends dead, with its reason on the video', async () => {
       const { catalog: c, queue: q } = o;
       await addVideo(c, q, 'f2', 'f', 30);

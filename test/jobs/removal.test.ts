@@ -100,8 +100,8 @@ async function setUp(name: string) {
       {},
     ),
   );
-  const { user } = svc.accounts.createUser('u', null);
-  const { index } = svc.indexes.findOrCreateByName(svc.db, user, 'p');
+  const { user } = await svc.accounts.createUser('u', null);
+  const { index } = await svc.indexes.findOrCreateByName(svc.catalog, user, 'p');
   const id = `${name.replace(/[^A-Za-z0-9]/g, '').padEnd(32, 'x')}`.slice(0, 32);
   insertStoredVideo(svc, { indexId: index.id, userId: user.id }, id, source, {
     fileType: 'video/mp4',

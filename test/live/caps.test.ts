@@ -45,7 +45,7 @@ async function postStatus(path: string, body: unknown): Promise<{ status: number
 
 /** A user of its own with a performance index `cam`. */
 async function freshUser(name: string): Promise<string> {
-  const { token } = srv.server.service.accounts.createUser(name, null);
+  const { token } = await srv.server.service.accounts.createUser(name, null);
   const r = await fetch(`${srv.url}/create-index?token=${token}&index=cam&type=performance`);
   expect(r.status).toBe(200);
   return token;

@@ -301,7 +301,7 @@ describe('GET /media/{id}/live-clip', () => {
     const later = await fetch(clipUrl(fileId, 'start=1000&end=1010'));
     expect(later.status).toBe(404);
     expect(((await later.json()) as any).message).toContain('nothing of the stream is kept');
-    const other = srv.server.service.accounts.createUser('other', null);
+    const other = await srv.server.service.accounts.createUser('other', null);
     expect((await fetch(clipUrl(fileId, 'start=1&end=4', other.token))).status).toBe(404);
     expect((await fetch(`${srv.url}/media/${fileId}/live-clip?start=1&end=4`)).status).toBe(401);
     expect((await fetch(clipUrl('A'.repeat(32), 'start=1&end=4'))).status).toBe(404);

@@ -169,7 +169,7 @@ describe('pushed live frames', () => {
 
   test('pause, resume and stop answer as the hosted API; another user cannot use the stream', async () => {
     const id = (await json(await post('/add-stream', { token: srv.token, index: 'cam' }))).stream_id;
-    const other = srv.server.service.accounts.createUser('other', null);
+    const other = await srv.server.service.accounts.createUser('other', null);
     // Another user's token: refused as unknown, and cannot control it.
     let r = await post('/stream', { base64_image: frames[0]!.png, stream_id: id, time: 1, token: other.token });
     expect(r.status).toBe(404);

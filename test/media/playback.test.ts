@@ -120,8 +120,8 @@ test('the copy is made only when it leaves the free disk space uploads are held 
     loadConfig({ 'data-dir': dataDir, port: '0', 'log-level': 'error', 'analysis-workers': '0' }, {}),
   );
   try {
-    const { user } = svc.accounts.createUser('u', null);
-    const { index } = svc.indexes.findOrCreateByName(svc.db, user, 'p');
+    const { user } = await svc.accounts.createUser('u', null);
+    const { index } = await svc.indexes.findOrCreateByName(svc.catalog, user, 'p');
     const id = 'P'.repeat(32);
     insertProres(svc, { indexId: index.id, userId: user.id }, id, { status: 'ready', progress: 100 });
     const d = { catalog: svc.catalog, files: svc.files, ffmpeg, log: createLogger('error') };
@@ -141,8 +141,8 @@ test('a copy made beside the analysis is published when the video is ready, and 
     loadConfig({ 'data-dir': dataDir, port: '0', 'log-level': 'error', 'analysis-workers': '0' }, {}),
   );
   try {
-    const { user } = svc.accounts.createUser('u', null);
-    const { index } = svc.indexes.findOrCreateByName(svc.db, user, 'p');
+    const { user } = await svc.accounts.createUser('u', null);
+    const { index } = await svc.indexes.findOrCreateByName(svc.catalog, user, 'p');
     const d = { catalog: svc.catalog, files: svc.files, ffmpeg, log: createLogger('error'), minFreeBytes: 0 };
     for (const [id, end] of [
       ['R'.repeat(32), 'ready'],
@@ -180,8 +180,8 @@ test('a copy cut off by a stop after `ready` is made again when the server start
   );
   // As a stop leaves it: the video is ready, its copy was being made (the mark, half a file).
   const before = await createService(config);
-  const { user, token } = before.accounts.createUser('u', null);
-  const { index } = before.indexes.findOrCreateByName(before.db, user, 'p');
+  const { user, token } = await before.accounts.createUser('u', null);
+  const { index } = await before.indexes.findOrCreateByName(before.catalog, user, 'p');
   const id = 'M'.repeat(32);
   insertProres(before, { indexId: index.id, userId: user.id }, id, {
     status: 'ready',

@@ -11,7 +11,12 @@ import {
   releaseLeasesOf,
   takeLease,
 } from '../../src/storage/repositories/leases';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataDir } from '../../src/storage/files';
 import {
+  catalogIdentity,
   listNodes,
   nodeSeen,
   pruneNodes,
@@ -111,6 +116,26 @@ for (const dialect of DIALECTS)
           takeLease(o.b, `race:${i}`, 'B', 15_000, now),
         ]);
         expect(Number(x) + Number(y)).toBe(1);
+      }
+    });
+
+    test('the catalog keeps one id: nodes with data directories of their own claim one shared media folder', async () => {
+      const first = await catalogIdentity(o.a, 'id_of_node_a');
+      expect(first).toBe('id_of_node_a');
+      expect(await catalogIdentity(o.b, 'id_of_node_b')).toBe('id_of_node_a');
+      const tmp = mkdtempSync(join(tmpdir(), 'vidq-shared-media-'));
+      try {
+        const media = join(tmp, 'media-share');
+        const a = new DataDir(join(tmp, 'a'), media);
+        const b = new DataDir(join(tmp, 'b'), media);
+        a.ensure();
+        b.ensure();
+        expect(a.claimMediaRoot(await catalogIdentity(o.a, a.localCatalogId()))).toBeNull();
+        expect(b.claimMediaRoot(await catalogIdentity(o.b, b.localCatalogId()))).toBeNull();
+        // Another catalog's node is still refused.
+        expect(b.claimMediaRoot('id_of_another_catalog')).toContain('holds the media of another vidq catalog');
+      } finally {
+        rmSync(tmp, { recursive: true, force: true });
       }
     });
   });

@@ -99,6 +99,11 @@ export function toTensor(
   norm: Norm,
   q: Quad = { ox: 0, oy: 0, ux: src.width, uy: 0, vx: 0, vy: src.height },
 ): Float32Array {
+  return q.uy === 0 && q.vx === 0 ? toTensorAxisAligned(src, W, H, norm, q) : toTensorAny(src, W, H, norm, q);
+}
+
+/** toTensor for any quad (rotated crops): the sample position is worked out per pixel. */
+export function toTensorAny(src: Image, W: number, H: number, norm: Norm, q: Quad): Float32Array {
   const { data, width: w, height: h } = src;
   const plane = W * H;
   const out = new Float32Array(3 * plane);
@@ -136,6 +141,66 @@ export function toTensor(
 }
 
 /**
+ * toTensor for an upright quad (the detector's whole frame, level text crops): a column's sample
+ * position does not depend on the row, nor a row's on the column, so both are worked out once, in
+ * the same arithmetic as toTensorAny (`t * q.vx` and `s * q.uy` are exactly 0 here), and every
+ * value comes out bit for bit the same at about a third of the cost (the detector's 640×352 input:
+ * ~9 ms → ~3 ms a frame).
+ */
+function toTensorAxisAligned(src: Image, W: number, H: number, norm: Norm, q: Quad): Float32Array {
+  const { data, width: w, height: h } = src;
+  const plane = W * H;
+  const out = new Float32Array(3 * plane);
+  const a0 = 1 / (255 * norm.std[0]);
+  const a1 = 1 / (255 * norm.std[1]);
+  const a2 = 1 / (255 * norm.std[2]);
+  const b0 = -norm.mean[0] / norm.std[0];
+  const b1 = -norm.mean[1] / norm.std[1];
+  const b2 = -norm.mean[2] / norm.std[2];
+  const t0 = 0.5 / H;
+  const s0 = 0.5 / W;
+  const cx0 = new Int32Array(W);
+  const cx1 = new Int32Array(W);
+  const cwx = new Float64Array(W);
+  for (let x = 0; x < W; x++) {
+    const s = (x + 0.5) / W;
+    const fx = clamp(q.ox + s * q.ux + t0 * q.vx - 0.5, 0, w - 1);
+    const x0 = fx | 0;
+    cx0[x] = x0 * 4;
+    cx1[x] = Math.min(w - 1, x0 + 1) * 4;
+    cwx[x] = fx - x0;
+  }
+  for (let y = 0; y < H; y++) {
+    const t = (y + 0.5) / H;
+    const fy = clamp(q.oy + s0 * q.uy + t * q.vy - 0.5, 0, h - 1);
+    const y0 = fy | 0;
+    const y1 = Math.min(h - 1, y0 + 1);
+    const wy = fy - y0;
+    const r0 = y0 * w * 4;
+    const r1 = y1 * w * 4;
+    for (let x = 0, o = y * W; x < W; x++, o++) {
+      const wx = cwx[x]!;
+      const p00 = r0 + cx0[x]!;
+      const p01 = r0 + cx1[x]!;
+      const p10 = r1 + cx0[x]!;
+      const p11 = r1 + cx1[x]!;
+      // Channel 0 is blue (RGBA offset 2), as in toTensorAny.
+      const v0 =
+        (data[p00 + 2]! * (1 - wx) + data[p01 + 2]! * wx) * (1 - wy) +
+        (data[p10 + 2]! * (1 - wx) + data[p11 + 2]! * wx) * wy;
+      const v1 =
+        (data[p00 + 1]! * (1 - wx) + data[p01 + 1]! * wx) * (1 - wy) +
+        (data[p10 + 1]! * (1 - wx) + data[p11 + 1]! * wx) * wy;
+      const v2 = (data[p00]! * (1 - wx) + data[p01]! * wx) * (1 - wy) + (data[p10]! * (1 - wx) + data[p11]! * wx) * wy;
+      out[o] = v0 * a0 + b0;
+      out[plane + o] = v1 * a1 + b1;
+      out[2 * plane + o] = v2 * a2 + b2;
+    }
+  }
+  return out;
+}
+
+/**
  * A THUMB_WIDTH-wide grey copy by box averaging. Done here rather than by sharp: a JS pass over the
  * decoded frame costs ~2 ms, a second sharp decode with resampling ~6 ms. 160 px was too coarse:
  * "her" → "him" in an 18-px subtitle changed it by less than compression noise does.
@@ -146,6 +211,12 @@ export function thumbnail(img: Image, maxWidth = THUMB_WIDTH): Thumb {
   const col = new Uint32Array(img.width);
   const perCol = new Uint32Array(width);
   for (let x = 0; x < img.width; x++) perCol[(col[x] = ((x * width) / img.width) | 0)]!++;
+  // The source columns of thumbnail column c are [start[c], start[c + 1]) (col[] never decreases).
+  const start = new Uint32Array(width + 1);
+  for (let c = 0, x = 0; c <= width; c++) {
+    while (x < img.width && col[x]! < c) x++;
+    start[c] = x;
+  }
   const perRow = new Uint32Array(height);
   const sums = new Uint32Array(width * height);
   const d = img.data;
@@ -153,9 +224,14 @@ export function thumbnail(img: Image, maxWidth = THUMB_WIDTH): Thumb {
     const r = ((y * height) / img.height) | 0;
     perRow[r]!++;
     const row = r * width;
-    // Integer luma, BT.601 weights × 256.
-    for (let x = 0, p = y * img.width * 4; x < img.width; x++, p += 4)
-      sums[row + col[x]!]! += 77 * d[p]! + 150 * d[p + 1]! + 29 * d[p + 2]!;
+    const base = y * img.width * 4;
+    // Integer luma, BT.601 weights × 256, summed over the columns' run (exact: integers).
+    for (let c = 0; c < width; c++) {
+      let sum = 0;
+      for (let x = start[c]!, p = base + x * 4, end = start[c + 1]!; x < end; x++, p += 4)
+        sum += 77 * d[p]! + 150 * d[p + 1]! + 29 * d[p + 2]!;
+      sums[row + c]! += sum;
+    }
   }
   const data = new Uint8Array(width * height);
   for (let r = 0; r < height; r++)

@@ -3,7 +3,7 @@ import { Elysia, t } from 'elysia';
 import { badRequest } from '../../errors';
 import { attachment } from '../../exports/formats';
 import type { Service } from '../../service';
-import type { User } from '../../storage/schema';
+import type { User } from '../../storage/rows';
 import { authentication } from '../auth';
 import { ErrorBody } from '../models';
 
@@ -60,9 +60,9 @@ const Insights = t.Object({
 export function exportRoutes(s: Service) {
   const subtitles =
     (format: 'vtt' | 'srt') =>
-    ({ params, query, user }: { params: { file_id: string }; query: { download?: string }; user: User }) => {
+    async ({ params, query, user }: { params: { file_id: string }; query: { download?: string }; user: User }) => {
       const download = asDownload(query.download);
-      const { video, text } = s.exports.transcript(user, params.file_id, format);
+      const { video, text } = await s.exports.transcript(user, params.file_id, format);
       const headers: Record<string, string> = {
         'content-type': format === 'vtt' ? 'text/vtt; charset=utf-8' : 'application/x-subrip; charset=utf-8',
       };

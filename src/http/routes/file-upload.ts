@@ -60,7 +60,7 @@ export function fileUploadRoutes(s: Service) {
       // A form's fields (the hosted API sends the token and index in the body) fill in what the query lacks.
       const fields: FormFields = body.kind === 'multipart' ? body.form.fields : {};
       try {
-        const user = earlyUser ?? s.accounts.authenticate(fields.token);
+        const user = earlyUser ?? (await s.accounts.authenticate(fields.token));
         const webhookUrl = query.webhook_url ?? fields.webhook_url;
         const webhook = webhookUrl ? await s.webhooks.checkUrl(webhookUrl) : null;
         const authorized = await s.ingest.authorizeFile(user, {

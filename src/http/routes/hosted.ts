@@ -29,9 +29,9 @@ export function hostedRoutes(s: Service) {
     .use(authentication(s.accounts))
     .get(
       '/check-token',
-      ({ query }) => {
+      async ({ query }) => {
         try {
-          s.accounts.authenticate(query.token);
+          await s.accounts.authenticate(query.token);
           return { valid: true };
         } catch {
           return { valid: false };
@@ -51,10 +51,10 @@ export function hostedRoutes(s: Service) {
     )
     .post(
       '/does-group-exist',
-      ({ body, user }) => {
+      async ({ body, user }) => {
         if (body.index.trim() === '')
           throw badRequest('field "index" must not be empty: the name or index_id of an index');
-        return { exists: s.indexes.find(user, body.index, { byName: true }) !== undefined };
+        return { exists: (await s.indexes.find(user, body.index, { byName: true })) !== undefined };
       },
       {
         auth: true,
@@ -71,9 +71,9 @@ export function hostedRoutes(s: Service) {
     )
     .get(
       '/create-index',
-      ({ query, user }) => {
+      async ({ query, user }) => {
         const type = query.type === 'performance' ? 'performance' : 'standard';
-        const { index, created } = s.indexes.create(user, query.index, type);
+        const { index, created } = await s.indexes.create(user, query.index, type);
         return {
           status: 'success',
           index_id: index.id,
@@ -109,7 +109,7 @@ export function hostedRoutes(s: Service) {
     .post(
       '/api-pre-upload',
       async ({ body, request }) => {
-        const p = splitProjectId(s.accounts, body.index);
+        const p = await splitProjectId(s.accounts, body.index);
         if (p.index === '') throw badRequest('field "index" is your token followed by the name of an index');
         const grant = await grants.issue(p.user, {
           index: p.index,
@@ -145,7 +145,7 @@ export function hostedRoutes(s: Service) {
         if (declared === null || !/^\d+$/.test(declared.trim()))
           throw badRequest('send the file with a Content-Length header (the size given to POST /api-pre-upload)');
         const grant = await grants.take(params.key, query);
-        const user = s.accounts.getUser(grant.userId);
+        const user = await s.accounts.getUser(grant.userId);
         if (!user) throw badRequest('the user of this upload URL no longer exists');
         if (Number(declared) !== grant.sizeBytes) {
           await grants.release(grant.id);

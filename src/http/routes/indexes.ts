@@ -6,7 +6,7 @@ import type { IndexView } from '../../indexes/service';
 import type { PlaceInLine } from '../../jobs/queue';
 import type { MediaLinks } from '../../media/links';
 import type { Service } from '../../service';
-import type { Video } from '../../storage/schema';
+import type { Video } from '../../storage/rows';
 import type { HttpOptions } from '../options';
 import { authentication, originOf } from '../auth';
 import { ErrorBody, IndexesQuery, IndexView as IndexViewSchema, Resource, ResourcesQuery, TokenBody } from '../models';
@@ -17,7 +17,7 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
     .use(authentication(s.accounts))
     .get(
       '/indexes',
-      ({ query, user }) => {
+      async ({ query, user }) => {
         const includeDeleted = parseBool(query.include_deleted, 'include_deleted');
         if (user !== null) {
           if (query.user_id !== undefined && query.user_id !== user.id)
@@ -26,7 +26,7 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
         }
         if (!anonymousAllowed) throw unauthorized('a token is required to list indexes (query parameter "token")');
         if (!query.user_id) throw badRequest('query parameter "user_id" is required (or give a token)');
-        return s.indexes.list(s.accounts.requireUser(query.user_id).id, includeDeleted);
+        return s.indexes.list((await s.accounts.requireUser(query.user_id)).id, includeDeleted);
       },
       {
         maybeAuth: true,
@@ -47,9 +47,9 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
         if (query.user_id !== undefined && query.user_id !== user.id)
           throw forbidden('the token does not belong to user_id');
         if (!query.index) throw badRequest('query parameter "index" is required: the index_id or the name of an index');
-        const index = s.indexes.resolve(user, query.index, { byName: true });
+        const index = await s.indexes.resolve(user, query.index, { byName: true });
         const origin = originOf(request);
-        const rows = s.indexes.resources(user.id, index.id);
+        const rows = await s.indexes.resources(user.id, index.id);
         // Places in line are read fresh (the cached rows do not change when other videos move).
         const line = rows.some((v) => v.status === 'processing')
           ? await s.queue.placesInLine(s.config.analysisWorkers, s.config.shortLaneSec)
@@ -75,8 +75,8 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
     )
     .delete(
       '/indexes/:index_id',
-      ({ params, user }) => {
-        return indexView(s, user.id, s.indexes.softDelete(user, params.index_id).id);
+      async ({ params, user }) => {
+        return indexView(s, user.id, (await s.indexes.softDelete(user, params.index_id)).id);
       },
       {
         auth: true,
@@ -98,8 +98,8 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
     )
     .post(
       '/indexes/:index_id/restore',
-      ({ params, user }) => {
-        return indexView(s, user.id, s.indexes.restore(user, params.index_id).id);
+      async ({ params, user }) => {
+        return indexView(s, user.id, (await s.indexes.restore(user, params.index_id)).id);
       },
       {
         auth: true,
@@ -117,8 +117,8 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
     );
 }
 
-function indexView(s: Service, userId: string, indexId: string): IndexView {
-  return s.indexes.list(userId, true).find((i) => i.index_id === indexId)!;
+async function indexView(s: Service, userId: string, indexId: string): Promise<IndexView> {
+  return (await s.indexes.list(userId, true)).find((i) => i.index_id === indexId)!;
 }
 
 function parseBool(v: string | undefined, name: string): boolean {

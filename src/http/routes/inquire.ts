@@ -15,14 +15,14 @@ export function inquireRoutes(s: Service) {
     .post(
       '/inquire',
       async ({ body, request }) => {
-        const { user, req } = questionOf(s, body, request);
+        const { user, req } = await questionOf(s, body, request);
         // Everything that can fail on the request itself comes before the charge.
         const origin = originOf(request);
         const answer = await s.answering.inquire(user, req, request.signal);
         try {
           return { ...answer, evidence: absolute(answer.evidence, origin) };
         } catch (e) {
-          s.answering.refund(user, answer.credits_used);
+          await s.answering.refund(user, answer.credits_used);
           throw e;
         }
       },
@@ -43,7 +43,7 @@ export function inquireRoutes(s: Service) {
     .post(
       '/inquire-stream',
       async ({ body, request }): Promise<any> => {
-        const { user, req } = questionOf(s, body, request);
+        const { user, req } = await questionOf(s, body, request);
         const origin = originOf(request);
         // Validation, authentication, credits and retrieval fail here, as plain HTTP errors.
         const prepared = await s.answering.prepare(user, req);
@@ -124,8 +124,8 @@ function answerAsEvents(s: Service, p: PreparedQuestion, origin: string, request
         send('complete', { status: 'complete', output: written.output, model: written.model, credits_used: p.cost });
       };
       run()
-        .catch((e) => {
-          s.answering.refund(p.user, p.cost);
+        .catch(async (e) => {
+          await s.answering.refund(p.user, p.cost).catch(() => {});
           s.log.error('inquire-stream failed', { reason: (e as Error).message });
           send('error', { error: 500, message: `answering failed: ${(e as Error).message}` });
         })

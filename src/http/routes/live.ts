@@ -63,8 +63,8 @@ export function liveRoutes(s: Service) {
     })
     .get(
       '/streams',
-      ({ query, user }) => {
-        const index = query.index ? s.indexes.resolve(user, query.index, { byName: true }) : undefined;
+      async ({ query, user }) => {
+        const index = query.index ? await s.indexes.resolve(user, query.index, { byName: true }) : undefined;
         return s.live.list(user, index?.id);
       },
       {
@@ -107,8 +107,8 @@ export function liveRoutes(s: Service) {
     })
     .get(
       '/alerts',
-      ({ query, user }) => {
-        const index = query.index ? s.indexes.resolve(user, query.index, { byName: true }) : undefined;
+      async ({ query, user }) => {
+        const index = query.index ? await s.indexes.resolve(user, query.index, { byName: true }) : undefined;
         return s.live.listAlerts(user, index?.id);
       },
       {

@@ -84,8 +84,8 @@ export function mediaRoutes(s: Service) {
     .use(authentication(s.accounts))
     .get(
       '/media/:file_id',
-      ({ params, query, request, user }) => {
-        const v = authorise(`/media/${params.file_id}`, params.file_id, query, user);
+      async ({ params, query, request, user }) => {
+        const v = await authorise(`/media/${params.file_id}`, params.file_id, query, user);
         if (!v.storagePath) throw notFound(`the file is not stored yet (status: ${v.status})`);
         if (v.fileType === LIVE_TYPE) throw notFound(LIVE_HAS_NO_FILE);
         return serveRange(request, Bun.file(s.files.abs(v.storagePath)), v.fileType ?? 'application/octet-stream');
@@ -107,8 +107,8 @@ export function mediaRoutes(s: Service) {
     )
     .get(
       '/media/:file_id/playback',
-      ({ params, query, request, user }) => {
-        const v = authorise(`/media/${params.file_id}/playback`, params.file_id, query, user);
+      async ({ params, query, request, user }) => {
+        const v = await authorise(`/media/${params.file_id}/playback`, params.file_id, query, user);
         if (!v.storagePath) throw notFound(`the file is not stored yet (status: ${v.status})`);
         if (v.fileType === LIVE_TYPE) throw notFound(LIVE_HAS_NO_FILE);
         // The browser-playable copy when the video has one (HEVC, ProRes, GIF…), else the original.
@@ -142,7 +142,7 @@ export function mediaRoutes(s: Service) {
     .get(
       '/media/:file_id/live-clip',
       async ({ params, query, request, user }) => {
-        const v = authorise(`/media/${params.file_id}/live-clip`, params.file_id, query, user);
+        const v = await authorise(`/media/${params.file_id}/live-clip`, params.file_id, query, user);
         const { start, end } = clipWindow(query.start, query.end);
         if (v.fileType !== LIVE_TYPE)
           throw notFound('this file is not a live stream; play it with GET /media/{file_id}');
@@ -187,7 +187,7 @@ export function mediaRoutes(s: Service) {
     .get(
       '/media/:file_id/frames/:frame',
       async ({ params, query, user }) => {
-        const v = authorise(`/media/${params.file_id}/frames/${params.frame}`, params.file_id, query, user);
+        const v = await authorise(`/media/${params.file_id}/frames/${params.frame}`, params.file_id, query, user);
         // Frame names are generated (000012.jpg); anything else is refused before touching the disk.
         if (!/^\d{6,12}\.jpg$/.test(params.frame)) throw notFound('no such frame');
         const f = Bun.file(join(s.files.videoDir(v.id), 'frames', params.frame));

@@ -90,8 +90,8 @@ const SdkSearchBody = named(
 export function sdkSearchRoutes(s: Service) {
   return new Elysia({ name: 'routes/sdk-search' }).post(
     '/search',
-    ({ body, request }) => {
-      const ref = splitProjectId(s.accounts, body.project_id);
+    async ({ body, request }) => {
+      const ref = await splitProjectId(s.accounts, body.project_id);
       if (!ref.index) throw badRequest('project_id must be your token followed by the index name');
       return s.flows.search.search(ref.user, { ...body, index: ref.index }, request.signal);
     },

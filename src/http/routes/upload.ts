@@ -74,8 +74,8 @@ export function uploadRoutes(s: Service) {
     )
     .post(
       '/remove-from-index',
-      ({ body, user }) => {
-        s.ingest.remove(user, body.project_id, body.video_id);
+      async ({ body, user }) => {
+        await s.ingest.remove(user, body.project_id, body.video_id);
         return { status: 'complete' };
       },
       {

@@ -98,9 +98,9 @@ export function videoRoutes(s: Service) {
     )
     .get(
       '/videos/:file_id/segments',
-      ({ params, query, request, user }) => {
+      async ({ params, query, request, user }) => {
         // `from`: only the recent part (a live stream's tile asks for its last minutes).
-        const { video, segments, frames } = s.videos.timeline(user, params.file_id, query.from);
+        const { video, segments, frames } = await s.videos.timeline(user, params.file_id, query.from);
         const origin = originOf(request);
         return {
           segments,

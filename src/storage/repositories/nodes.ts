@@ -99,3 +99,17 @@ export function videosUpdatedSince(
       .where(gt(videos.updatedAt, since)),
   );
 }
+
+/**
+ * The catalog's id, kept in the catalog: the first caller's `proposed` id (a SQLite install's
+ * data-directory id, so that its media folder's marker stays valid), and the same for every later
+ * caller and node.
+ */
+export function catalogIdentity(c: Catalog, proposed: string): Promise<string> {
+  const { catalogSettings } = c.t;
+  return c.run(async (db) => {
+    await db.insert(catalogSettings).values({ key: 'catalog_id', value: proposed }).onConflictDoNothing();
+    const row = (await db.select().from(catalogSettings).where(eq(catalogSettings.key, 'catalog_id')).limit(1))[0];
+    return row?.value ?? proposed;
+  });
+}

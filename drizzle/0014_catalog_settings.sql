@@ -1,0 +1,4 @@
+CREATE TABLE `catalog_settings` (
+	`key` text PRIMARY KEY NOT NULL,
+	`value` text NOT NULL
+);
