@@ -124,6 +124,36 @@ export const EVIDENCE_VIDEOS: FakeVideo[] = [
       { kind: 'shot', start: 0, end: 10, text: 'shot 1' },
     ],
   },
+  {
+    // Two men talk on a pavement; at 0:06 the detector also puts two faint boxes (0.37) on a
+    // gate post far off: "four people at once" is what summed detections would say.
+    fileName: 'pavement-talk.mp4',
+    duration: 10,
+    segments: [
+      {
+        ...objectSpan('person', 0, 9, (t) => (t === 6 ? 4 : t < 2 ? 1 : 2), 0.67),
+        extra: {
+          counts: [
+            [0, 1],
+            [1, 1],
+            [2, 2],
+            [4, 2],
+            [6, 4],
+            [8, 2],
+          ],
+          max_count: 4,
+          best_t: 6,
+          boxes: [
+            { score: 0.72, box: [0.19, 0.1, 0.15, 0.83] },
+            { score: 0.61, box: [0.56, 0.02, 0.15, 0.98] },
+            { score: 0.37, box: [0.82, 0.16, 0.03, 0.13] },
+            { score: 0.36, box: [0.81, 0.16, 0.03, 0.13] },
+          ],
+        },
+      },
+      { kind: 'shot', start: 0, end: 10, text: 'shot 1' },
+    ],
+  },
 ];
 
 export function evidenceIndex(): FakeIndex {

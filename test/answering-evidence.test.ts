@@ -327,3 +327,82 @@ describe('class 8: watermarks and fragments are quoted in no answer', () => {
     expect(t.output).toMatch(/SALE 50%/);
   });
 });
+
+describe('class 1: more wordings of what labels cannot say', () => {
+  test('carrying, dressed in: the caption that says it (synonyms of the vocabulary: holds, in a raincoat)', async () => {
+    for (const [q, want] of [
+      ['What is the lady carrying?', /holds a coffee mug/],
+      ['What is the woman dressed in?', /yellow raincoat/],
+      ['In what way does the man strike the ball?', /side of his foot/],
+    ] as const) {
+      const a = await ask(q, GARDEN);
+      expect(a.found, q).toBe(true);
+      expect(a.output, q).toMatch(want);
+      expect(a.evidence[0]!.kind, q).toBe('caption');
+    }
+  });
+
+  test('how something is done, or what someone carries, where no caption says it: not answered with labels', async () => {
+    for (const q of ['How does the woman hold the laptop?', 'What is the man carrying?']) {
+      const a = await ask(q, 'office-chat.mp4');
+      expect(a.found, q).toBe(false);
+      expect(a.output, q).toMatch(/^I could not find an answer to that: no caption or transcript/);
+      expect(a.output, q).toMatch(/labels cannot say/);
+    }
+  });
+});
+
+describe('class 4: more wordings of a change', () => {
+  test('"at which point", "how often": the drops, cited at the change', async () => {
+    const a = await ask('At which point does a cup get removed?', 'cups-on-table.mp4');
+    expect(a.output).toMatch(/0:12 \(from three to two\)/);
+    const b = await ask('How often is a cup taken off the table?', 'cups-on-table.mp4');
+    expect(b.output).toMatch(/taken away twice/);
+  });
+});
+
+describe('class 8: people at once are the boxes the detector is sure of', () => {
+  test('two men and two faint boxes in one frame: two at once, the faint ones said as possible', async () => {
+    for (const [q, v] of [
+      ['How many men are in the pavement clip?', undefined],
+      ['How many people stand on the pavement at once?', 'pavement-talk.mp4'],
+      ['What is the largest number of persons seen together?', 'pavement-talk.mp4'],
+    ] as const) {
+      const a = await ask(q, v);
+      expect(a.found, q).toBe(true);
+      expect(a.output, q).toMatch(/\btwo people\b/);
+      expect(a.output, q).not.toMatch(/\b(four|three) people\b/);
+    }
+    const a = await ask('How many people stand on the pavement at once?', 'pavement-talk.mp4');
+    expect(a.output).toMatch(/possibly one more, detected too weakly to count/);
+  });
+});
+
+describe('class 6: a kind no analyzer measures names the model that would', () => {
+  test('music mood, feelings, age, language, speed: cannot tell, the model, and what is known', async () => {
+    const cases: [string, string, RegExp, RegExp][] = [
+      [
+        'Is the music sad or happy?',
+        'meadow-birds.mp4',
+        /music classification model/,
+        /may be speech or music is heard/,
+      ],
+      ['What mood is the woman in?', GARDEN, /facial-expression model/, /At most two people are on screen at once/],
+      ['How old is the man?', GARDEN, /age-estimation model/, /people are on screen/],
+      ['What language is spoken?', 'office-chat.mp4', /identifies the language/, /Someone speaks from 0:01 to 0:18/],
+      [
+        'How quickly do the cups get cleared?',
+        'cups-on-table.mp4',
+        /object-tracking model/,
+        /cups are on screen at once/,
+      ],
+    ];
+    for (const [q, v, model, known] of cases) {
+      const a = await ask(q, v);
+      expect(a.found, q).toBe(false);
+      expect(a.output, q).toMatch(/^I cannot tell /);
+      expect(a.output, q).toMatch(model);
+      expect(a.output, q).toMatch(known);
+    }
+  });
+});

@@ -175,7 +175,7 @@ async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
     // there, never as the answer; a yes/no question is answered no.
     if (sentences.length && asked.words.length)
       return {
-        output: `${yesNo ? 'No. ' : ''}${firstSentence(output)} No caption or transcript mentions ${phrase(asked.words)} either: the closest is ${SOURCE[sentences[0]!.segment.kind] ?? 'the index'} ${when(sentences[0]!.segment)}${where(a, sentences[0]!.segment)}, which reads ${quote(sentences[0]!.segment.text)}.`,
+        output: `${yesNo ? 'No. ' : ''}${firstSentence(output)} No caption or transcript mentions ${phrase(asked.words, slots.asked.things)} either: the closest is ${SOURCE[sentences[0]!.segment.kind] ?? 'the index'} ${when(sentences[0]!.segment)}${where(a, sentences[0]!.segment)}, which reads ${quote(sentences[0]!.segment.text)}.`,
         evidence: composed.evidence,
         found: false,
         reading: `${reading} (free text without the asked content)`,
@@ -207,6 +207,16 @@ async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
     // The pictures are described, and no description holds what is asked: the labels alone do
     // not answer it ("someone holding a mug" is not every video with a person).
     const missing = asked.words.filter((w) => slots.asked.things.includes(w) && !labelsNamed(` ${w} `).length);
+    // An activity or a verb no label says ("what is the man carrying"): labels alone do not answer it either.
+    const labelsOnly = composed.evidence.every((e) => e.kind === 'object' || e.kind === 'face' || e.kind === 'shot');
+    const unsaid = asked.words.filter((w) => !labelsNamed(` ${w} `).length);
+    if (!missing.length && !labelsMissed && labelsOnly && (describes || (unsaid.length && !cell)))
+      return {
+        output: `${yesNo ? 'No. ' : ''}I could not find an answer to that: no caption or transcript ${unsaid.length ? `mentions ${phrase(unsaid, slots.asked.things)}` : 'describes it'}, and the object detector's labels cannot say ${describes ? 'how something is done or what it looks like' : 'it'}. ${composed.output}`,
+        evidence: composed.evidence,
+        found: false,
+        reading: `${reading} (not described)`,
+      };
     if (missing.length || labelsMissed)
       return {
         output: `${yesNo ? 'No. ' : ''}I could not find ${phrase(missing.length ? missing : slots.intent.labels.filter((l) => l !== 'person' && !cited.has(l)).map(labelNoun))}: no caption describes ${missing.length > 1 ? 'them' : 'it'}. ${composed.output}`,
@@ -258,10 +268,19 @@ async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
 
 /** "How is the ball kicked", "what is she wearing", "what does the floor look like": labels cannot say. */
 const DESCRIBED =
-  /how (?:is|are|was|were|does|do|did)(?! (?:it|the video|the clip) (?:start|end|begin))|what (?:is|are|was|were|does|do|did).*(?:do|doing|wear|wearing|wears|look like|looks like|dressed)|looks? like/;
+  /\bhow (?:is|are|was|were|does|do|did)\b(?! (?:it|the video|the clip) (?:start|end|begin))|\bwhat (?:is|are|was|were|does|do|did)\b.*\b(?:do|doing|wear|wearing|wears|look like|looks like|dressed)\b|\blooks? like\b/;
 
 /** "a horse", "the weather and forecast": the asked words as a phrase. */
-const phrase = (ws: string[]) => list(ws.map((w) => (VERB_FORM.test(w) ? `"${w}"` : /s$/.test(w) ? w : article(w))));
+const phrase = (ws: string[], things?: string[]) =>
+  list(
+    ws.map((w) =>
+      VERB_FORM.test(w) || (things && !things.includes(w) && !labelsNamed(` ${w} `).length)
+        ? `"${w}"`
+        : /s$/.test(w)
+          ? w
+          : article(w),
+    ),
+  );
 /** A verb form among the asked words ("written", "kicking"): quoted, not given an article. */
 const VERB_FORM =
   /^(?:\w{2,}(?:ing|ed)|written|spoken|shown|taken|given|seen|done|made|said|told|worn|held|eaten|drawn)$/;

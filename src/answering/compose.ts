@@ -16,7 +16,7 @@ import { readIntent, type Intent } from './intent';
 import { noisyText } from './noise';
 import { colourOnClothing, labelNoun, NAMES_NO_THING } from './vocabulary';
 import { readQuestion, type ReadQuestion } from './reader';
-import { type Counted, inWindow, momentWindow, POINT_HALF } from './series';
+import { type Counted, countsOf, inWindow, momentWindow, POINT_HALF } from './series';
 import { formatTime } from './target';
 import { article, capital, joinList, onTrack, quote, secs, span } from './wording';
 
@@ -365,7 +365,8 @@ export class Composer implements FactContext {
       if (!segs) continue;
       const counts = new Map<number, { n: number; s: Segment }>();
       for (const s of segs) {
-        const all = (s.extra as { counts?: [number, number][] } | null)?.counts ?? [[s.start, 1]];
+        // Weak and duplicate detections are not counted as more at once (class 8).
+        const all = countsOf(s).counts;
         // A moment (a target, or a time in the question) governs the count: only the frames inside it.
         const pts = win ? inWindow(all, win) : all;
         for (const [t, n] of pts) if ((counts.get(t)?.n ?? -1) < n) counts.set(t, { n, s });

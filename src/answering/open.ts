@@ -44,6 +44,8 @@ const CONCEPTS: Record<string, string[]> = {
   cover: ['cover', 'cloth', 'on top', 'draped', 'spread'],
   address: ['you', 'your', 'fellow', 'ladies', 'gentlemen', 'everyone', 'friends', 'dear'],
   hold: ['hold', 'carry', 'grip', 'in his hand', 'in her hand', 'with a'],
+  carry: ['carry', 'hold', 'grip', 'in his hand', 'in her hand', 'with a'],
+  dress: ['wear', 'dress', 'cloth', 'outfit', ...CLOTHING_WORDS, 'in a', 'in an'],
   cook: ['cook', 'fry', 'flip', 'bake', 'pan', 'stir', 'pancake', 'kitchen'],
   play: ['play', 'drum', 'guitar', 'piano', 'game'],
 };
@@ -67,7 +69,8 @@ export function contains(text: string, word: string): boolean {
   const labels = labelsNamed(` ${word.toLowerCase()} `).filter((l) => l !== 'person');
   if (labels.some((l) => namesLabel(t, l))) return true;
   const s = stem(word);
-  const concept = CONCEPTS[word.toLowerCase()] ?? CONCEPTS[s];
+  const concept =
+    CONCEPTS[word.toLowerCase()] ?? CONCEPTS[s] ?? CONCEPTS[word.toLowerCase().replace(/(ing|ed|s)$/, '')];
   if (concept?.some((c) => new RegExp(`\\b${c}`).test(t))) return true;
   // A person word stands for every person word: "the woman" is named by a caption about "a lady".
   if (PERSON_WORDS.includes(word) && PERSON_WORDS.some((p) => new RegExp(`\\b${p}\\b`).test(t))) return true;

@@ -261,10 +261,10 @@ function namedFiles(q: string, videos: Video[]): Video[] {
 }
 
 const FORM_CUES: [Form, RegExp][] = [
-  ['count', /\bhow many\b|\bnumber of\b|\bcount\b|\bhow much\b/],
+  ['count', /\bhow many\b|\bnumber of\b|\bcount\b|\bhow much\b|\bhow often\b/],
   [
     'when',
-    /\b(when|the times|what time|at what (point|moment|second|minute|stage)|timestamps?|(which|what) (moments?|seconds?|parts?|minutes?|times?)|where in the|how soon|how early|how late|during which|in which part|until when|since when)\b/,
+    /\b(when|the times|what time|at (what|which) (point|moment|second|minute|stage)|timestamps?|(which|what) (moments?|seconds?|parts?|minutes?|times?)|where in the|how soon|how early|how late|during which|in which part|until when|since when)\b/,
   ],
   ['which_video', /\b(which|what) (videos?|clips?|files?|recordings?|footage)\b|\bin which (videos?|clips?)\b/],
   ['presence', /^\s*(is|are|was|were|does|do|did|can|could|has|have)\b|\b(is|are) there\b|\bany\b/],

@@ -4,6 +4,7 @@
  * merged), runs of points that hold a count, and seconds covered, shared or apart.
  */
 import type { Segment, Video } from '../storage/rows';
+import { POSSIBLY_BELOW } from './wording';
 
 /** One point of a label's counting series: how many are seen in one sampled frame. */
 export interface Counted {
@@ -55,7 +56,7 @@ export function appearances(spans: Segment[]): Appearance[] {
     a.videoId === b.videoId ? a.start - b.start : a.videoId < b.videoId ? -1 : 1,
   );
   for (const s of sorted) {
-    const most = (s.extra as { max_count?: number } | null)?.max_count ?? 1;
+    const most = countsOf(s).most;
     const last = out.at(-1);
     if (last && last.videoId === s.videoId && s.start - last.end <= 1.5) {
       last.end = Math.max(last.end, s.end);
@@ -64,6 +65,46 @@ export function appearances(spans: Segment[]): Appearance[] {
     } else out.push({ videoId: s.videoId, start: s.start, end: s.end, most, segments: [s] });
   }
   return out;
+}
+
+/**
+ * A detection span's counts per frame, without its weak detections (issue 34, class 8: "four
+ * people at once" where two men stand and two faint boxes score 0.37). The analysis keeps the
+ * boxes of the span's fullest frame: the distinct ones (a box that overlaps a better one by half
+ * is the same thing found twice) scoring POSSIBLY_BELOW or more are what it surely holds, the
+ * rest are `weak`; each frame's count loses at most as many as the fullest frame lost. A span
+ * with only weak boxes keeps its counts (its answers hedge it by its confidence).
+ */
+export function countsOf(s: Segment): { counts: [number, number][]; most: number; weak: number } {
+  const x = s.extra as {
+    counts?: [number, number][];
+    max_count?: number;
+    boxes?: { score: number; box: number[] }[];
+  } | null;
+  const counts = x?.counts ?? [[s.start, 1]];
+  const most = x?.max_count ?? Math.max(1, ...counts.map((c) => c[1]));
+  const boxes = x?.boxes;
+  if (!boxes?.length || boxes.length !== most) return { counts, most, weak: 0 };
+  const kept: { score: number; box: number[] }[] = [];
+  for (const b of [...boxes].sort((p, q) => q.score - p.score))
+    if (!kept.some((k) => iou(k.box, b.box) >= 0.5)) kept.push(b);
+  const sure = kept.filter((b) => b.score >= POSSIBLY_BELOW).length;
+  if (sure === 0 || sure === most) return { counts, most, weak: 0 };
+  const cut = most - sure;
+  return {
+    counts: counts.map(([t, n]) => [t, Math.max(Math.min(n, sure), n - cut)]),
+    most: sure,
+    weak: kept.length - sure,
+  };
+}
+
+/** Intersection over union of two boxes [x, y, w, h]. */
+function iou(a: number[], b: number[]): number {
+  const w = Math.min(a[0]! + a[2]!, b[0]! + b[2]!) - Math.max(a[0]!, b[0]!);
+  const h = Math.min(a[1]! + a[3]!, b[1]! + b[3]!) - Math.max(a[1]!, b[1]!);
+  if (w <= 0 || h <= 0) return 0;
+  const inter = w * h;
+  return inter / (a[2]! * a[3]! + b[2]! * b[3]! - inter);
 }
 
 /** Runs of consecutive points (per video) that satisfy `ok`, as spans. */

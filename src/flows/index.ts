@@ -9,6 +9,7 @@ import { analysisAssets } from '../analysis/assets/extract';
 import { type Limiter, ModelServerClient } from '../analysis/engines/model-server/client';
 import { readIntent } from '../answering/intent';
 import { noisyText, sureSpeech } from '../answering/noise';
+import { countsOf } from '../answering/series';
 import { POSSIBLY_BELOW } from '../answering/wording';
 import type { Config } from '../config';
 import { badRequest, notFound } from '../errors';
@@ -468,7 +469,8 @@ function evidenceSentences(seg: Segment[], speechSure: boolean): string[] {
 /** Object labels with the most of each seen at once, most frequent label first. */
 function countLabels(objects: Segment[]): Map<string, number> {
   const m = new Map<string, number>();
-  for (const o of objects) m.set(o.text, Math.max(m.get(o.text) ?? 0, Number(o.extra?.max_count ?? 1)));
+  // Weak and duplicate boxes are not counted as more at once (issue 34, class 8).
+  for (const o of objects) m.set(o.text, Math.max(m.get(o.text) ?? 0, countsOf(o).most));
   return new Map([...m.entries()].sort((a, b) => b[1] - a[1]));
 }
 

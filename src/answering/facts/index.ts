@@ -17,6 +17,7 @@ import { shots } from './shots';
 import { speakers } from './speakers';
 import { speech } from './speech';
 import { text } from './text';
+import { unmeasured } from './unmeasured';
 
 export type { Answer, Cell, FactContext, FactKind, FactPlugin, Form, SlotNeed, Slots, Style } from './plugin';
 
@@ -26,6 +27,7 @@ export const FACTS: FactPlugin[] = [
   text,
   speech,
   speakers,
+  unmeasured,
   shots,
   duration,
   resolution,

@@ -1,6 +1,6 @@
 /** Fact plug-in: everything at a moment ("what is on screen") and the account of a whole video ("describe"). */
 import type { Segment, Video } from '../../storage/rows';
-import { appearances, distance, POINT_HALF } from '../series';
+import { appearances, countsOf, distance, POINT_HALF } from '../series';
 import type { Evidence } from '../evidence';
 import { noisyText, sureSpeech } from '../noise';
 import { formatTime } from '../target';
@@ -157,8 +157,9 @@ export async function visible(t: FactContext, style: Style): Promise<Answer> {
 
 /** Most of a label seen in one frame of the window (the span's own maximum without a window). */
 function maxCountIn(s: Segment, win: { start: number; end: number } | null): number {
-  const counts = (s.extra as { counts?: [number, number][]; max_count?: number } | null)?.counts;
-  if (!counts?.length) return (s.extra as { max_count?: number } | null)?.max_count ?? 1;
+  // Weak and duplicate detections are not counted as more at once (class 8).
+  const { counts, most } = countsOf(s);
+  if (!counts.length) return most;
   const inside = win ? counts.filter(([t]) => t >= win.start - 1 && t <= win.end + 1) : counts;
   return Math.max(1, ...(inside.length ? inside : counts).map(([, n]) => n));
 }
@@ -187,7 +188,7 @@ function changesOf(v: Video, all: Segment[], shots: Segment[], win: { start: num
     for (const app of appearances(spans)) {
       const first = app.segments[0]!;
       const conf = Math.max(...app.segments.map((s) => s.confidence ?? 1));
-      const counts = app.segments.flatMap((s) => (s.extra as { counts?: [number, number][] } | null)?.counts ?? []);
+      const counts = app.segments.flatMap((s) => countsOf(s).counts);
       const n0 = counts[0]?.[1] ?? 1;
       // Asked about a window: what is already in view when it starts is told first.
       if (win && app.start < win.start && app.end >= win.start) {

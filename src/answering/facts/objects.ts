@@ -5,7 +5,7 @@
  */
 import { KIND_READ_LIMIT } from '../evidence';
 import type { Segment, Video } from '../../storage/rows';
-import { appearances, changesOf, type Counted, mode, overlap, runsOf, total } from '../series';
+import { appearances, changesOf, type Counted, countsOf, mode, overlap, runsOf, total } from '../series';
 import type { Intent } from '../intent';
 import { formatTime } from '../target';
 import { labelNoun, numberWord } from '../vocabulary';
@@ -347,8 +347,16 @@ async function countAt(t: FactContext, label: string, intent: Intent, style: Sty
     !when && new Set(pts.map((p) => p.n)).size > 1
       ? ` (the number changes over the video: between ${numberWord(Math.min(...pts.map((p) => p.n)))} and ${numberWord(Math.max(...pts.map((p) => p.n)))})`
       : '';
+  // Weak boxes of the fullest frame were not counted: said as possible, not as more (class 8).
+  const weak = Math.max(
+    0,
+    ...run.map((p) =>
+      p.segment && (p.segment.extra as { best_t?: number } | null)?.best_t === p.t ? countsOf(p.segment).weak : 0,
+    ),
+  );
+  const possibly = weak ? `; possibly ${numberWord(weak)} more, detected too weakly to count` : '';
   return {
-    text: `There ${n === 1 ? 'is' : 'are'} ${numberWord(n)} ${noun(n)}${when}, ${span(start, end)}${t.where(run[0]!.video.id)}${varies}.`,
+    text: `There ${n === 1 ? 'is' : 'are'} ${numberWord(n)} ${noun(n)}${when}, ${span(start, end)}${t.where(run[0]!.video.id)}${varies}${possibly}.`,
     found: true,
   };
 }
