@@ -56,7 +56,7 @@ export async function startServer(
       nodes: others.length,
     });
   else {
-    const recovered = service.ingest.recover();
+    const recovered = await service.ingest.recover();
     if (recovered.interrupted || recovered.orphans) log.warn('recovered from an unclean stop', { ...recovered });
     const resumed = await service.queue.resetRunning();
     const requeued = await service.queue.requeueUnqueued();

@@ -207,7 +207,6 @@ export async function createService(
 
   // Ingest: uploads and downloads, stored and then queued for analysis.
   const ingest = new IngestService({
-    db,
     catalog,
     config,
     files,
@@ -216,7 +215,7 @@ export async function createService(
     ffprobe,
     ffmpeg,
     analysis: queuesAnalysis,
-    enqueue: (tx, id, now) => queue.enqueueInSqlite(tx, id, now),
+    enqueue: (tx, id, now) => queue.enqueueIn(tx, id, now),
     onStored: () => {
       if (analysis) wake();
     },

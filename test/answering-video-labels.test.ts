@@ -108,7 +108,7 @@ describe('what each video holds, kept between questions', () => {
   });
 
   test('a removed video: its labels are neither found nor named', async () => {
-    s.ingest.deleteVideos(user.id, index.id, [B]);
+    await s.ingest.deleteVideos(user.id, index.id, [B]);
     expect((await ask('When does the car appear?')).found).toBe(false);
     const none = await ask('How many giraffes and horses are there?');
     expect(none.output).toContain('shows horses.');

@@ -16,7 +16,6 @@ import { ApiError } from '../errors';
 import { createLogger } from '../log';
 import { addCommand, askCommand, ClientError, clientOptions, lsCommand, searchCommand } from './client';
 import { startServer } from '../server';
-import { createService, type Service } from '../service';
 
 export { VERSION } from '../version';
 import { VERSION } from '../version';
@@ -334,19 +333,6 @@ function parseWhole(s: string, flag: string): number {
 function parseSigned(s: string, flag: string): number {
   if (!/^-?\d+$/.test(s)) throw new UsageError(`${flag} must be a whole number`);
   return Number(s);
-}
-
-async function withService(
-  config: Config,
-  // biome-ignore lint/suspicious/noConfusingVoidType: a command body may return an exit code or nothing
-  fn: (s: Service) => number | void | Promise<number | void>,
-): Promise<number> {
-  const s = await createService(config, createLogger('warn'));
-  try {
-    return (await fn(s)) ?? 0;
-  } finally {
-    s.close();
-  }
 }
 
 /** What the account commands use: the catalog alone, in either dialect (no workers, no models, no media). */

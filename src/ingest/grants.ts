@@ -50,7 +50,7 @@ export class UploadGrants {
       indexes: IndexService;
       secret: Buffer;
       /** The admission check of every upload: throws 429/507 when the user may not upload now. */
-      admit: (user: User) => { storageLeft: number };
+      admit: (user: User) => Promise<{ storageLeft: number }>;
       /** Whether a token (by id) exists and is not revoked. */
       tokenLive: (tokenId: string) => Promise<boolean>;
     },
@@ -73,7 +73,7 @@ export class UploadGrants {
       throw payloadTooLarge(
         `the file is ${size} bytes; the upload limit is ${config.maxUploadBytes} bytes (--max-upload-bytes)`,
       );
-    const { storageLeft } = this.d.admit(user);
+    const { storageLeft } = await this.d.admit(user);
     if (size > storageLeft)
       throw insufficientStorage(
         `the file (${size} bytes) does not fit in what is left of your storage limit (${storageLeft} bytes; --user-max-storage-bytes); remove videos, or ask the operator to raise it`,

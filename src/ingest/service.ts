@@ -25,7 +25,6 @@ import { newVideoId } from '../ids';
 import type { IndexService } from '../indexes/service';
 import type { Logger } from '../log';
 import { probeFile, type MediaInfo } from '../media/probe';
-import { writeTx, type Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import {
   deleteIndexIfEmpty,
@@ -34,6 +33,7 @@ import {
   existingVideoIds,
   failInterruptedTransfers,
   insertVideo,
+  lockUserQuota,
   markVideoStored,
   setTransferProgress,
   storedBytesExcept,
@@ -44,7 +44,6 @@ import {
 } from '../storage/repositories/uploads';
 import type { MediaIndex, User, Video } from '../storage/rows';
 import type { Catalog } from '../storage/catalog';
-import { removeEmptyPeople } from '../people/group';
 import { cleanFileName, downloadToFile, fileNameOf } from './download';
 import { receiveToFile, type UploadBody } from './receive';
 import { fetchSubtitles, parseSubtitlesUrl, type SubtitlesSource } from './subtitles-url';
@@ -125,7 +124,6 @@ export interface AuthorizedUpload {
 }
 
 export interface IngestDeps {
-  db: Db;
   catalog: Catalog;
   config: Config;
   files: DataDir;
@@ -135,7 +133,7 @@ export interface IngestDeps {
   /** ffmpeg, which the probe reads the facts with when ffprobe crashes. */
   ffmpeg?: () => Promise<string>;
   /** Queues a stored video's analysis inside the transaction that marks it stored. */
-  enqueue?: (tx: Db, videoId: string, now: Date) => void;
+  enqueue?: (tx: Catalog, videoId: string, now: Date) => Promise<void>;
   /** Called when a video's file is stored, probed (and queued); wakes the analysis workers. */
   onStored?: (video: Video) => void;
   /**
@@ -195,7 +193,19 @@ export class IngestService {
    * analysis (429). Cheap: two indexed counts and a map size. Returns the bytes the user may still
    * store (Infinity when unlimited). A limit of 0 is off.
    */
-  admit(user: User, declaredBytes: number | null = null): { storageLeft: number } {
+  async admit(user: User, declaredBytes: number | null = null): Promise<{ storageLeft: number }> {
+    return this.admitWith(user, await userUsage(this.d.catalog, user.id), declaredBytes);
+  }
+
+  /**
+   * admit() on what the user holds (`row`, read just before): the checks against the uploads in
+   * flight are synchronous, so that the caller takes its slot in the same step.
+   */
+  private admitWith(
+    user: User,
+    row: { bytes: number; waiting: number },
+    declaredBytes: number | null,
+  ): { storageLeft: number } {
     const c = this.d.config;
     if (c.maxDownloads && this.inFlight.size >= c.maxDownloads) {
       throw tooManyRequests(
@@ -210,7 +220,6 @@ export class IngestService {
           `you have ${mine} downloads in flight, the per-user limit (--user-max-downloads, VIDQ_USER_MAX_DOWNLOADS); wait for one to finish, or ask the operator to raise it`,
         );
     }
-    const row = userUsage(this.d.db, user.id);
     // Admitted uploads whose row is being written count as waiting already.
     for (const f of this.inFlight.values()) if (f.userId === user.id && f.rowPending) row.waiting++;
     if (c.userMaxQueued && row.waiting >= c.userMaxQueued) {
@@ -245,12 +254,16 @@ export class IngestService {
     const slot = this.inFlight.get(videoId);
     const quota = this.d.config.userMaxStorageBytes;
     if (!slot || !quota || bytes <= slot.reserved) return null;
-    // The stored sum (SQL) is read again every few MiB, not at every chunk; the commit checks it exactly.
-    if (slot.stored === undefined || bytes - slot.storedReadAt >= STORED_REREAD_BYTES) {
-      slot.stored = this.storedBytes(slot.userId, videoId);
+    // The stored sum (SQL) is read again every few MiB, not at every chunk, and without holding up
+    // the transfer (the last value counts meanwhile); the commit checks it exactly.
+    if (bytes - slot.storedReadAt >= STORED_REREAD_BYTES) {
       slot.storedReadAt = bytes;
+      storedBytesExcept(this.d.catalog, slot.userId, videoId).then(
+        (stored) => (slot.stored = stored),
+        () => {},
+      );
     }
-    const left = quota - slot.stored - this.reservedBy(slot.userId, videoId);
+    const left = quota - (slot.stored ?? 0) - this.reservedBy(slot.userId, videoId);
     if (bytes > left) return this.overQuota(bytes, Math.max(0, left));
     slot.reserved = bytes;
     return null;
@@ -317,28 +330,27 @@ export class IngestService {
         `not enough free disk space in the data directory (less than ${config.minFreeBytes} bytes); free some space and retry`,
       );
     await checkSource?.();
-    // After the awaits: nothing else can take a slot between the check and the reservation.
-    this.admit(user, declaredBytes);
-
-    const videoId = givenVideoId ?? newVideoId();
-    const now = new Date();
-    // Taken with the check, before the first await: no other request can slip in between (the
-    // row is counted as waiting until it is written).
-    const slot: InFlight = {
-      ctrl: new AbortController(),
-      userId: user.id,
-      reserved: declaredBytes ?? 0,
-      rowPending: true,
-      storedReadAt: 0,
-    };
-    this.inFlight.set(videoId, slot);
-    let placed: { index: MediaIndex; created: boolean };
-    try {
-      placed = await catalog.write(async (tx) => {
-        const r = await indexes.findOrCreateByName(tx, user, indexRef);
-        // Still the synchronous SQLite statement (uploads.ts is not on the catalog yet).
-        await tx.run((db) =>
-          insertVideo(db, {
+    // One admission at a time in this process, from the check to the row: another request cannot
+    // slip in between (the row is counted as waiting from the check until it is written).
+    return this.admitting(async () => {
+      const usage = await userUsage(catalog, user.id);
+      this.admitWith(user, usage, declaredBytes);
+      const videoId = givenVideoId ?? newVideoId();
+      const now = new Date();
+      const slot: InFlight = {
+        ctrl: new AbortController(),
+        userId: user.id,
+        reserved: declaredBytes ?? 0,
+        rowPending: true,
+        stored: usage.bytes,
+        storedReadAt: 0,
+      };
+      this.inFlight.set(videoId, slot);
+      let placed: { index: MediaIndex; created: boolean };
+      try {
+        placed = await catalog.write(async (tx) => {
+          const r = await indexes.findOrCreateByName(tx, user, indexRef);
+          await insertVideo(tx, {
             id: videoId,
             indexId: r.index.id,
             userId: user.id,
@@ -349,18 +361,26 @@ export class IngestService {
             progress: 0,
             uploadedAt: now,
             updatedAt: now,
-          }),
-        );
-        return r;
-      });
-    } catch (e) {
-      this.inFlight.delete(videoId);
-      throw e;
-    }
-    slot.rowPending = false;
-    const { index, created } = placed;
-    this.d.videoChanged(videoId, { userId: user.id, indexId: index.id });
-    return { user, url, fileName, videoId, index, createdIndex: created };
+          });
+          return r;
+        });
+      } catch (e) {
+        this.inFlight.delete(videoId);
+        throw e;
+      }
+      slot.rowPending = false;
+      const { index, created } = placed;
+      this.d.videoChanged(videoId, { userId: user.id, indexId: index.id });
+      return { user, url, fileName, videoId, index, createdIndex: created };
+    });
+  }
+
+  /** The admissions in turn (see reserve): each waits for the one before to have written its row. */
+  private admissions: Promise<unknown> = Promise.resolve();
+  private admitting<T>(fn: () => Promise<T>): Promise<T> {
+    const turn = this.admissions.then(fn);
+    this.admissions = turn.catch(() => {});
+    return turn;
   }
 
   /**
@@ -421,7 +441,7 @@ export class IngestService {
     clientGone: AbortSignal | undefined,
     receive: (tmp: string, hooks: ReceiveHooks) => Promise<Received>,
   ): Promise<UploadMetadata> {
-    const { db, config, files, log } = this.d;
+    const { catalog, config, files, log } = this.d;
     const { user, videoId, index, createdIndex: created } = up;
     emit({ type: 'file_authorized', key: videoId, index_id: index.id, file_name: up.fileName });
 
@@ -478,7 +498,8 @@ export class IngestService {
           emit({ type: 'progress', key: videoId, stage, percentage, bytes: received, total_bytes: total });
           if (t - lastWrite > 1000) {
             lastWrite = t;
-            this.setProgress(user.id, index.id, videoId, stage, percentage);
+            // Not awaited: the transfer goes on while the row is written (a lost write is only progress).
+            void this.setProgress(user.id, index.id, videoId, stage, percentage).catch(() => {});
           }
         },
       });
@@ -503,19 +524,19 @@ export class IngestService {
         bytes: dl.bytes,
         total_bytes: dl.bytes,
       });
-      this.setProgress(user.id, index.id, videoId, 'probing', 100);
+      await this.setProgress(user.id, index.id, videoId, 'probing', 100);
       const info = await probeFile(await this.d.ffprobe(), tmp, {
         maxDurationSec: config.maxDurationSec,
         signal: ctrl.signal,
         ffmpeg: await this.d.ffmpeg?.(),
       });
 
-      const twin = twinInIndex(db, index.id, dl.sha256, videoId);
+      const twin = await twinInIndex(catalog, index.id, dl.sha256, videoId);
       if (twin) {
         // Identical bytes already in this index: keep one copy, answer with its key.
         rmSync(tmp, { force: true });
         if (subsTmp) rmSync(subsTmp, { force: true });
-        deleteVideoRow(db, videoId);
+        await deleteVideoRow(catalog, videoId);
         this.d.videoChanged(videoId, { userId: user.id, indexId: index.id });
         const meta = metadataOf(twin);
         emit(meta);
@@ -537,7 +558,7 @@ export class IngestService {
       mkdirSync(dirname(abs), { recursive: true });
       files.moveIntoMedia(tmp, abs);
       if (up.subtitles && subsTmp) files.moveIntoMedia(subsTmp, join(dirname(abs), `subtitles.${up.subtitles.ext}`));
-      const stored = this.markStored(videoId, rel, dl.fileName, dl.bytes, dl.sha256, info);
+      const stored = await this.markStored(videoId, rel, dl.fileName, dl.bytes, dl.sha256, info);
       if (!stored) {
         // Removed (or its index purged) while downloading: the removal already took the row.
         files.removeVideoFiles(videoId);
@@ -567,10 +588,10 @@ export class IngestService {
       rmSync(tmp, { force: true });
       if (subsTmp) rmSync(subsTmp, { force: true });
       files.removeVideoFiles(videoId);
-      writeTx(db, (tx) => {
-        deleteVideoRow(tx, videoId);
+      await catalog.write(async (tx) => {
+        await deleteVideoRow(tx, videoId);
         // An index this request created stays only if something else landed in it meanwhile.
-        if (created) deleteIndexIfEmpty(tx, index.id);
+        if (created) await deleteIndexIfEmpty(tx, index.id);
       });
       this.d.videoChanged(videoId, { userId: user.id, indexId: index.id });
       const err = e instanceof ApiError ? e : new ApiError(500, `upload failed: ${(e as Error).message}`);
@@ -589,18 +610,16 @@ export class IngestService {
     );
   }
 
-  private storedBytes(userId: string, except: string, db: Db = this.d.db): number {
-    return storedBytesExcept(db, userId, except);
-  }
-
   /**
    * `GET /status` (the hosted SDK's progress poll): one 0–100 value per stage, `[transfer,
    * analysis]`, all 100 when the video is ready. The SDK averages the list until it reaches 100, so
    * nothing but a finished video may read 100 throughout; a failed one is an error (422), since a
    * list could only leave the client polling forever.
    */
-  stageProgress(fileId: string): { status: number[]; stages: { name: string; progress: number }[]; state: string } {
-    const v = this.videoForProgress(fileId);
+  async stageProgress(
+    fileId: string,
+  ): Promise<{ status: number[]; stages: { name: string; progress: number }[]; state: string }> {
+    const v = await this.videoForProgress(fileId);
     const transfer = v.status === 'processing' || v.status === 'ready' ? 100 : Math.min(99, Math.floor(v.progress));
     const analysis = v.status === 'ready' ? 100 : v.status === 'processing' ? Math.min(99, Math.floor(v.progress)) : 0;
     return {
@@ -614,14 +633,14 @@ export class IngestService {
   }
 
   /** `GET /compress-status`: vidq stores files as they come, so this is the transfer's progress. */
-  storedProgress(fileId: string): number {
-    return this.stageProgress(fileId).status[0]!;
+  async storedProgress(fileId: string): Promise<number> {
+    return (await this.stageProgress(fileId)).status[0]!;
   }
 
-  private videoForProgress(fileId: string): Video {
+  private async videoForProgress(fileId: string): Promise<Video> {
     const id = fileId.split('.')[0]!; // the hosted product's ids carry the file's extension
     if (id === '') throw badRequest('a file_id is required (the `key` of the upload)');
-    const v = videoById(this.d.db, id);
+    const v = await videoById(this.d.catalog, id);
     if (!v) throw notFound(`file ${JSON.stringify(id.slice(0, 80))} was not found`);
     if (v.status === 'failed') throw unprocessable(`the video failed: ${v.error ?? 'no reason was recorded'}`);
     return v;
@@ -639,8 +658,14 @@ export class IngestService {
     return !!f;
   }
 
-  private setProgress(userId: string, indexId: string, videoId: string, stage: string, progress: number): void {
-    setTransferProgress(this.d.db, videoId, stage, progress);
+  private async setProgress(
+    userId: string,
+    indexId: string,
+    videoId: string,
+    stage: string,
+    progress: number,
+  ): Promise<void> {
+    await setTransferProgress(this.d.catalog, videoId, stage, progress);
     this.d.videoChanged(videoId, { userId, indexId });
   }
 
@@ -652,18 +677,19 @@ export class IngestService {
     bytes: number,
     sha256: string,
     info: MediaInfo,
-  ): Video | undefined {
-    return writeTx(this.d.db, (tx) => {
+  ): Promise<Video | undefined> {
+    return this.d.catalog.write(async (tx) => {
       const now = new Date();
       // The quota once more, in the commit itself: what other uploads stored meanwhile counts too.
       const quota = this.d.config.userMaxStorageBytes;
       if (quota) {
-        const owner = videoById(tx, videoId);
-        const others = owner ? this.storedBytes(owner.userId, videoId, tx) : 0;
+        const owner = await videoById(tx, videoId);
+        if (owner) await lockUserQuota(tx, owner.userId);
+        const others = owner ? await storedBytesExcept(tx, owner.userId, videoId) : 0;
         if (others + bytes > quota) throw this.overQuota(bytes, Math.max(0, quota - others));
       }
-      const stored = markVideoStored(tx, videoId, { rel, fileName, bytes, sha256, info }, this.d.analysis, now);
-      if (stored && this.d.analysis) this.d.enqueue?.(tx, videoId, now);
+      const stored = await markVideoStored(tx, videoId, { rel, fileName, bytes, sha256, info }, this.d.analysis, now);
+      if (stored && this.d.analysis) await this.d.enqueue?.(tx, videoId, now);
       return stored;
     });
   }
@@ -676,21 +702,18 @@ export class IngestService {
       throw badRequest('video_id is required: the file_id of the video');
     // The hosted SDK sends the bare index name here; the spec's index_id works as before.
     const index = await this.d.indexes.resolve(user, projectId, { byName: true });
-    const video = videoInIndex(this.d.db, index.id, videoId);
+    const video = await videoInIndex(this.d.catalog, index.id, videoId);
     if (!video) throw notFound(`video ${JSON.stringify(videoId.slice(0, 80))} is not in this index`);
-    this.deleteVideos(user.id, index.id, [video.id]);
+    await this.deleteVideos(user.id, index.id, [video.id]);
   }
 
   /** Deletes videos' rows, then their files (also used by the purge). */
-  deleteVideos(userId: string, indexId: string, ids: string[]): void {
+  async deleteVideos(userId: string, indexId: string, ids: string[]): Promise<void> {
     if (ids.length === 0) return;
     for (const id of ids)
       this.inFlight.get(id)?.ctrl.abort(new ApiError(404, 'the video was removed while it was being uploaded'));
-    writeTx(this.d.db, (tx) => {
-      deleteVideoRows(tx, ids);
-      // Their face appearances went with them (cascade); people left with none go too.
-      removeEmptyPeople(tx, indexId);
-    });
+    // Their face appearances go with them (cascade); people left with none go too.
+    await this.d.catalog.write((tx) => deleteVideoRows(tx, indexId, ids));
     for (const id of ids) this.d.videoChanged(id, { userId, indexId });
     for (const id of ids) this.d.files.removeVideoFiles(id);
   }
@@ -699,11 +722,11 @@ export class IngestService {
    * Start-up recovery: downloads cut off by a crash cannot resume (their .part files are gone), so
    * their rows become `failed` with the reason; folders without a row are deleted.
    */
-  recover(): { interrupted: number; orphans: number; temp: number } {
-    const { db, files } = this.d;
+  async recover(): Promise<{ interrupted: number; orphans: number; temp: number }> {
+    const { catalog, files } = this.d;
     const temp = files.clearTemp();
-    const interrupted = failInterruptedTransfers(
-      db,
+    const interrupted = await failInterruptedTransfers(
+      catalog,
       'the download was interrupted by a restart of the service; upload the URL again',
     );
     // A crash between the rename into media/ and the row update leaves the file of a row that
@@ -711,7 +734,7 @@ export class IngestService {
     for (const id of interrupted) files.removeVideoFiles(id);
     const cut = interrupted.length;
     const onDisk = files.listVideoDirs();
-    const known = existingVideoIds(db, onDisk);
+    const known = await existingVideoIds(catalog, onDisk);
     let orphans = 0;
     for (const id of onDisk) {
       if (!known.has(id)) {

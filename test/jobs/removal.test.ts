@@ -138,7 +138,7 @@ for (const early of [true, false]) {
       const removedUnderIt = stage(async (ctx) => {
         // With the copy beside the analysis: removed while the copy's ffmpeg is writing.
         if (early) while (!existsSync(ffmpeg.pidFile)) await Bun.sleep(10);
-        remove();
+        await remove();
         mkdirSync(join(ctx.video.dir, 'frames'), { recursive: true });
         writeFileSync(join(ctx.video.dir, 'frames', '000001.jpg'), 'late frame');
         readdirSync(join(ctx.video.dir, 'probes'));
@@ -192,7 +192,7 @@ for (const early of [true, false]) {
       const pid = Number(readFileSync(ffmpeg.pidFile, 'utf8'));
       expect(alive(pid)).toBe(true);
       const t0 = performance.now();
-      remove();
+      await remove();
       // The stand-in copy would take 120 s: the job must stop it, not wait for it.
       await within(done, 10_000, 'the job after the removal');
       console.log(`copy ${when}: job over ${(performance.now() - t0).toFixed(0)} ms after the removal`);

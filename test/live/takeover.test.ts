@@ -2,11 +2,13 @@
  * A live stream owned by one node through its lease (issue 33): two servers on one data directory
  * (the SQLite form of a cluster), the first a separate process. The stream runs on the node that
  * added it, and the other refuses its pushed frames (409). After `kill -9` of the owner, the other
- * node takes the stream over within 30 s and accepts and analyses its frames.
+ * node takes the stream over within 30 s and accepts and analyses its frames; the maintenance
+ * cron's lease moves with it (the cron runs on one node at a time).
  */
 import { afterAll, beforeAll, expect, test } from 'bun:test';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { MAINTENANCE_LEASE } from '../../src/cluster/heartbeat';
 import { loadConfig } from '../../src/config';
 import { type RunningServer, startServer } from '../../src/server';
 import { lines } from '../../src/util/lines';
@@ -83,6 +85,8 @@ test('the owner runs the stream, the other node refuses its frames; after kill -
   const refused = await post(other.url, '/stream', { base64_image: frames[1], stream_id: id, time: t0 + 1 });
   expect(refused.status).toBe(409);
   expect(JSON.stringify(refused.body)).toContain('another node');
+  // The maintenance cron is the first node's too: the second does not run it.
+  expect(other.service.heartbeat.holds(MAINTENANCE_LEASE)).toBe(false);
 
   owner!.kill('SIGKILL');
   await owner!.exited;
@@ -110,4 +114,12 @@ test('the owner runs the stream, the other node refuses its frames; after kill -
     250,
   );
   expect(streams[0].stream_id).toBe(id);
+  // And the cron goes with it (the lease lapsed at the same time as the stream's).
+  await until(
+    () => other.service.heartbeat.holds(MAINTENANCE_LEASE),
+    (held) => held,
+    20_000,
+    'the maintenance lease on the remaining node',
+    250,
+  );
 }, 180_000);

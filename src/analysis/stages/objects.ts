@@ -57,8 +57,9 @@ export interface ObjectsOptions {
   skipDuplicates: boolean;
   /**
    * A frame that looks the same is still detected again once the last detection of its shot is this
-   * old (s), so that a slow change (a parked car leaving over minutes) is seen. 0: never (reuse for
-   * the whole shot). Set by --analysis-effort (effort.ts). @default 0
+   * old (s), so that a slow change (a parked car leaving over minutes) is seen; not when no grid cell
+   * changed at all since that detection (a still picture). 0: never (reuse for the whole shot). Set
+   * by --analysis-effort (effort.ts). @default 0
    */
   keepAliveSec: number;
   /**
@@ -323,7 +324,9 @@ export class ObjectsAnalyzer implements Analyzer {
             this.opts.skipDuplicates &&
             anchor &&
             anchor.shot === f.shot &&
-            (keepAliveSec <= 0 || f.t - anchor.t < keepAliveSec) &&
+            // The keep-alive looks again only where something changed since, however little (a
+            // parked camera's still picture has nothing new to show every minute).
+            (keepAliveSec <= 0 || f.t - anchor.t < keepAliveSec || isNearDuplicate(grid, anchor.grid, 0)) &&
             (await looksLike(grid, anchor))
           ) {
             stats.reused++;

@@ -210,7 +210,7 @@ export function hostedRoutes(s: Service) {
         },
       },
     )
-    .get('/status', ({ query }) => s.ingest.stageProgress(query.file_id), {
+    .get('/status', async ({ query }) => s.ingest.stageProgress(query.file_id), {
       query: t.Object({ file_id: t.String({ maxLength: 200, description: 'the file_id (upload `key`)' }) }),
       response: { 200: FileStatusResponse, 400: ErrorBody, 404: ErrorBody, 422: ErrorBody },
       detail: {
@@ -221,7 +221,7 @@ export function hostedRoutes(s: Service) {
           'No token: the SDK sends only the file_id (a 32-character random id that only its owner was shown), and the answer holds nothing but progress. `status` is `[transfer, analysis]`; both are 100 when the video is ready. A failed video is 422 with the reason; an unknown id 404.',
       },
     })
-    .get('/compress-status', ({ query }) => ({ status: s.ingest.storedProgress(query.video) }), {
+    .get('/compress-status', async ({ query }) => ({ status: await s.ingest.storedProgress(query.video) }), {
       query: t.Object({ video: t.String({ maxLength: 200, description: 'the file_id (without an extension)' }) }),
       response: { 200: CompressStatusResponse, 400: ErrorBody, 404: ErrorBody, 422: ErrorBody },
       detail: {
