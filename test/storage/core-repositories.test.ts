@@ -38,6 +38,22 @@ import {
   videoIdsOfIndex,
   videosOfIndex,
 } from '../../src/storage/repositories/videos';
+import {
+  deleteIndexIfEmpty,
+  deleteVideoRow,
+  deleteVideoRows,
+  existingVideoIds,
+  failInterruptedTransfers,
+  insertVideo,
+  lockUserQuota,
+  markVideoStored,
+  setTransferProgress,
+  storedBytesExcept,
+  twinInIndex,
+  userUsage,
+  videoById,
+  videoInIndex,
+} from '../../src/storage/repositories/uploads';
 import type { MediaIndex, User } from '../../src/storage/rows';
 import { freshPostgresDatabase } from '../pg';
 
@@ -268,6 +284,171 @@ for (const dialect of DIALECTS)
       expect(await activeIndexesNamed(c, 'shared-name', bob.id)).toEqual([{ id: bobIdx.id, userId: bob.id }]);
       expect(await activeIndexesNamed(c, annIdx.id, bob.id)).toEqual([]);
       expect(await activeIndexesNamed(c, "shared-name' OR '1'='1")).toEqual([]);
+    });
+
+    test('uploads: the row of a transfer, its progress, the stored commit, quotas, twins, removal and recovery', async () => {
+      const { user } = await accounts.createUser('uploader', null);
+      const idx = (await indexes.create(user, 'uploads', 'standard')).index;
+      const other = (await accounts.createUser('other-uploader', null)).user;
+      const otherIdx = (await indexes.create(other, 'uploads', 'standard')).index;
+      const now = new Date();
+      const row = (id: string, index: MediaIndex) => ({
+        id,
+        indexId: index.id,
+        userId: index.userId,
+        sourceUrl: 'upload:',
+        fileName: `${id}.mp4`,
+        status: 'downloading' as const,
+        stage: 'uploading',
+        progress: 0,
+        uploadedAt: now,
+        updatedAt: now,
+      });
+      await c.write(async (tx) => {
+        await insertVideo(tx, row('u_one', idx));
+        await insertVideo(tx, row('u_two', idx));
+      });
+      await insertVideo(c, row('u_theirs', otherIdx));
+      // A second row with the same id is refused by the database (a key is never reused).
+      await expect(insertVideo(c, row('u_one', idx))).rejects.toThrow();
+      expect(await userUsage(c, user.id)).toEqual({ bytes: 0, waiting: 2 });
+
+      await setTransferProgress(c, 'u_one', 'uploading', 42);
+      expect(await videoById(c, 'u_one')).toMatchObject({ stage: 'uploading', progress: 42 });
+      const info = {
+        formatName: 'mov,mp4',
+        durationSec: 12.5,
+        fps: 25,
+        width: 640,
+        height: 360,
+        videoCodec: 'h264',
+        hasAudio: true,
+        mimeType: 'video/mp4',
+        ext: '.mp4',
+      } as unknown as Parameters<typeof markVideoStored>[2]['info'];
+      const big = 5_000_000_000; // above 2^32: kept whole in both dialects
+      const stored = await c.write(async (tx) => {
+        await lockUserQuota(tx, user.id);
+        return markVideoStored(
+          tx,
+          'u_one',
+          { rel: 'media/u_one/source.mp4', fileName: 'one.mp4', bytes: big, sha256: 'abc', info },
+          true,
+          now,
+        );
+      });
+      expect(stored).toMatchObject({
+        status: 'processing',
+        stage: 'queued',
+        sizeBytes: big,
+        hasAudio: true,
+        durationSec: 12.5,
+      });
+      expect(
+        await markVideoStored(c, 'u_gone', { rel: 'x', fileName: 'x', bytes: 1, sha256: 'x', info }, false, now),
+      ).toBeUndefined();
+      expect(await userUsage(c, user.id)).toEqual({ bytes: big, waiting: 2 });
+      expect(await storedBytesExcept(c, user.id, 'u_one')).toBe(0);
+      expect(await storedBytesExcept(c, user.id, 'u_two')).toBe(big);
+      expect(await userUsage(c, other.id)).toEqual({ bytes: 0, waiting: 1 });
+
+      // The same bytes again in the index: the first is its twin; not across users or indexes.
+      expect((await twinInIndex(c, idx.id, 'abc', 'u_two'))?.id).toBe('u_one');
+      expect(await twinInIndex(c, idx.id, 'abc', 'u_one')).toBeUndefined();
+      expect(await twinInIndex(c, otherIdx.id, 'abc', 'u_theirs')).toBeUndefined();
+      expect((await videoInIndex(c, idx.id, 'u_one'))?.id).toBe('u_one');
+      expect(await videoInIndex(c, idx.id, 'u_theirs')).toBeUndefined();
+      expect(await videoInIndex(c, otherIdx.id, 'u_one')).toBeUndefined();
+
+      // Recovery: transfers cut off become failed; which ids have rows.
+      const failed = await failInterruptedTransfers(c, 'interrupted by a restart');
+      expect(failed.sort()).toEqual(['u_theirs', 'u_two']);
+      expect(await videoById(c, 'u_two')).toMatchObject({ status: 'failed', error: 'interrupted by a restart' });
+      expect(await userUsage(c, user.id)).toEqual({ bytes: big, waiting: 1 });
+      expect([...(await existingVideoIds(c, ['u_one', 'u_two', 'u_never']))].sort()).toEqual(['u_one', 'u_two']);
+      expect(await existingVideoIds(c, [])).toEqual(new Set());
+
+      // Removal: rows go, and so do the index's people left without appearances.
+      const { people, personAppearances, segments } = c.t;
+      await c.run(async (db) => {
+        await db.insert(people).values([
+          { id: 'p_only_one', indexId: idx.id, userId: user.id, name: null, createdAt: now },
+          { id: 'p_elsewhere', indexId: idx.id, userId: user.id, name: null, createdAt: now },
+        ]);
+        for (const [video, person] of [
+          ['u_one', 'p_only_one'],
+          ['u_two', 'p_elsewhere'],
+        ] as const) {
+          const [seg] = await db
+            .insert(segments)
+            .values({ videoId: video, kind: 'face', start: 1, end: 2, text: 'face' })
+            .returning({ id: segments.id });
+          await db.insert(personAppearances).values({
+            segmentId: seg!.id,
+            personId: person,
+            videoId: video,
+            indexId: idx.id,
+            descriptor: Buffer.from([1, 2]),
+          });
+        }
+      });
+      await c.write((tx) => deleteVideoRows(tx, idx.id, ['u_one']));
+      expect(await videoById(c, 'u_one')).toBeUndefined();
+      const left = await c.run((db) => db.select({ id: people.id }).from(people));
+      expect(left.map((p) => p.id)).toEqual(['p_elsewhere']);
+
+      // A failed upload's index goes with its last row, not before.
+      const fresh = (await indexes.create(user, 'fresh', 'standard')).index;
+      await insertVideo(c, row('u_fresh', fresh));
+      await c.write((tx) => deleteIndexIfEmpty(tx, fresh.id));
+      expect(await indexOf(c, user.id, fresh.id, { byName: false })).toBeDefined();
+      await c.write(async (tx) => {
+        await deleteVideoRow(tx, 'u_fresh');
+        await deleteIndexIfEmpty(tx, fresh.id);
+      });
+      expect(await indexOf(c, user.id, fresh.id, { byName: false, includeDeleted: true })).toBeUndefined();
+    });
+
+    test('uploads: two stored commits at once under one quota lock see each other', async () => {
+      const { user } = await accounts.createUser('racer', null);
+      const idx = (await indexes.create(user, 'race', 'standard')).index;
+      const now = new Date();
+      for (const id of ['r_a', 'r_b'])
+        await insertVideo(c, {
+          id,
+          indexId: idx.id,
+          userId: user.id,
+          sourceUrl: 'upload:',
+          fileName: `${id}.mp4`,
+          status: 'downloading',
+          uploadedAt: now,
+          updatedAt: now,
+        });
+      const info = {
+        durationSec: 1,
+        fps: 25,
+        width: 1,
+        height: 1,
+        videoCodec: 'h264',
+        hasAudio: false,
+        mimeType: 'video/mp4',
+      } as unknown as Parameters<typeof markVideoStored>[2]['info'];
+      // Quota 150 bytes, 100 each: exactly one commit fits, whichever comes first.
+      const commit = (id: string) =>
+        c
+          .write(async (tx) => {
+            await lockUserQuota(tx, user.id);
+            const others = await storedBytesExcept(tx, user.id, id);
+            await Bun.sleep(20); // the other commit tries meanwhile
+            if (others + 100 > 150) throw new Error('over quota');
+            return markVideoStored(tx, id, { rel: 'x', fileName: 'x', bytes: 100, sha256: id, info }, false, now);
+          })
+          .then(
+            () => 'stored',
+            (e: Error) => e.message,
+          );
+      const results = await Promise.all([commit('r_a'), commit('r_b')]);
+      expect(results.sort()).toEqual(['over quota', 'stored']);
     });
 
     test('videos: timelines, transcripts, frames and the reads of the purge, re-embedding and the stuck check', async () => {
