@@ -72,6 +72,7 @@ import { quantize } from '../src/search/vectors';
 import { loadConfig } from '../src/config';
 import { startServer } from '../src/server';
 import { openDatabase } from '../src/storage/db';
+import { sqliteCatalog } from '../src/storage/catalog';
 import { videos } from '../src/storage/schema';
 import { QUESTIONS, type Question } from './inquire-questions';
 
@@ -1059,7 +1060,7 @@ async function compactStore(dir: string, base: BaseInfo, hours: number): Promise
   }
   const db = openDatabase(join(dir, 'vidq.db'));
   const embedder = new UseEmbedder();
-  const core = new RetrievalCore({ db, embedder, dataDir: dir });
+  const core = new RetrievalCore({ catalog: sqliteCatalog(db), embedder, dataDir: dir });
   const all = db
     .select()
     .from(videos)
@@ -1085,7 +1086,7 @@ async function compactStore(dir: string, base: BaseInfo, hours: number): Promise
     t0 = performance.now();
     found.push(await core.vectors.nearest(synthetic, q, 10));
     searchMs += performance.now() - t0;
-    exactFound.push(core.vectors.exact(synthetic, q, 10));
+    exactFound.push(await core.vectors.exact(synthetic, q, 10));
   }
   // The float32 originals ([id (float64), 512 float32] records), read a slice at a time (holding
   // them all took gigabytes at 1,000 h): each question's exact 10th best cosine, and the cosines of

@@ -166,7 +166,7 @@ export async function createService(
           ? questionEmbedder(config, config.embedder)
           : new ThreadedEmbedder(() => embeddingFiles(files.assetsDir)),
       );
-  const retrieval = new RetrievalCore({ db, embedder, dataDir: config.dataDir });
+  const retrieval = new RetrievalCore({ catalog, embedder, dataDir: config.dataDir });
   // Every change to a video goes through here; the caches subscribe below, once all are built.
   const changes = new VideoChanges(catalog);
   const videoChanged = changes.changed;
@@ -249,7 +249,7 @@ export async function createService(
       })
     : null;
   const answering = new AnsweringService({
-    db,
+    catalog,
     config,
     accounts,
     indexes,
@@ -266,7 +266,7 @@ export async function createService(
     },
     log: log.child({ part: 'answering' }),
   });
-  const search = new SearchService({ db, indexes, links, retrieval });
+  const search = new SearchService({ catalog, indexes, links, retrieval });
   const flows = new FlowService({
     db,
     config,

@@ -653,7 +653,7 @@ describe('transformers generator', () => {
     ).rejects.toThrow(/"onnx-community\/no-such-chat-model" is not in .*missing config\.json/);
     const s = gen.server.service;
     const answering = new AnsweringService({
-      db: s.db,
+      catalog: s.catalog,
       config: s.config,
       accounts: s.accounts,
       indexes: s.indexes,

@@ -44,8 +44,8 @@ describe('a large index', () => {
     expect(a.evidence.map((e) => e.file_name)).toEqual(['ride.mp4', 'ride.mp4']);
   });
 
-  test('a keyword search in a few videos finds all their matches, their rows among other videos', () => {
-    const core = new RetrievalCore({ db: index.db, embedder: null });
+  test('a keyword search in a few videos finds all their matches, their rows among other videos', async () => {
+    const core = new RetrievalCore({ catalog: index.catalog, embedder: null });
     // Rows of two videos written alternately (as two analyses writing at once would).
     const [a, b] = index.videos.slice(0, 2) as [(typeof index.videos)[0], (typeof index.videos)[0]];
     for (let i = 0; i < 20; i++)
@@ -61,41 +61,41 @@ describe('a large index', () => {
         .all()
         .filter((s) => ids.includes(s.id))
         .every((s) => s.videoId === a.id);
-    const one = core.finder.keyword({ videos: [a], window: null }, ['sign'], 100);
+    const one = await core.finder.keyword({ videos: [a], window: null }, ['sign'], 100);
     expect(one).toHaveLength(20);
     expect(inA(one)).toBe(true);
     // A common word too (ranked over its first matches in the scope).
-    const common = core.finder.keyword({ videos: [a], window: null }, ['the'], 100);
+    const common = await core.finder.keyword({ videos: [a], window: null }, ['the'], 100);
     expect(common).toHaveLength(21); // its 20 signs and its transcript line
     expect(inA(common)).toBe(true);
     // The same matches as a search over more videos than are bounded, kept to this video.
-    const wide = core.finder.keyword({ videos: index.videos.slice(0, 40), window: null }, ['sign'], 100);
+    const wide = await core.finder.keyword({ videos: index.videos.slice(0, 40), window: null }, ['sign'], 100);
     expect(wide.filter((id) => one.includes(id))).toHaveLength(20);
-    expect(core.finder.keyword({ videos: [index.videos.at(-1)!], window: null }, ['sign'], 100)).toEqual([]);
+    expect(await core.finder.keyword({ videos: [index.videos.at(-1)!], window: null }, ['sign'], 100)).toEqual([]);
   });
 
-  test('the kinds a video holds follow its changes', () => {
-    const core = new RetrievalCore({ db: index.db, embedder: null });
+  test('the kinds a video holds follow its changes', async () => {
+    const core = new RetrievalCore({ catalog: index.catalog, embedder: null });
     const v = index.videos.at(-1)!;
     const scope = { videos: [v], window: null };
-    expect(core.finder.has(scope, ['caption'])).toBe(false);
-    expect(core.finder.byKind(scope, ['caption'])).toEqual([]);
-    expect(core.finder.has(scope, ['object'])).toBe(true);
+    expect(await core.finder.has(scope, ['caption'])).toBe(false);
+    expect(await core.finder.byKind(scope, ['caption'])).toEqual([]);
+    expect(await core.finder.has(scope, ['object'])).toBe(true);
     index.db
       .insert(segments)
       .values({ videoId: v.id, kind: 'caption', start: 0, end: 5, text: 'a dog on a skateboard', confidence: 0.9 })
       .run();
     core.invalidate(v.id);
-    expect(core.finder.has(scope, ['caption'])).toBe(true);
-    expect(core.finder.byKind(scope, ['caption', 'ocr']).map((c) => c.text)).toEqual(['a dog on a skateboard']);
-    expect(core.finder.withLabel(index.videos, 'skateboard').map((x) => x.fileName)).toEqual(['ride.mp4']);
-    expect(core.finder.withLabel(index.videos, 'giraffe')).toEqual([]);
+    expect(await core.finder.has(scope, ['caption'])).toBe(true);
+    expect((await core.finder.byKind(scope, ['caption', 'ocr'])).map((c) => c.text)).toEqual(['a dog on a skateboard']);
+    expect((await core.finder.withLabel(index.videos, 'skateboard')).map((x) => x.fileName)).toEqual(['ride.mp4']);
+    expect(await core.finder.withLabel(index.videos, 'giraffe')).toEqual([]);
   });
 });
 
 describe('the frame nearest a time', () => {
-  test('is the nearest sampled frame of that video; of two as near, the earlier', () => {
-    const core = new RetrievalCore({ db: index.db, embedder: null });
+  test('is the nearest sampled frame of that video; of two as near, the earlier', async () => {
+    const core = new RetrievalCore({ catalog: index.catalog, embedder: null });
     const [a, b] = index.videos as [Video, Video];
     for (const [v, t] of [
       [a, 0],
@@ -108,10 +108,10 @@ describe('the frame nearest a time', () => {
         .values({ videoId: v.id, t, shot: 0, file: `${v.id}-${t}.jpg` })
         .run();
     const near = (t: number) => core.frameNear(a.id, t);
-    expect([near(-1), near(0.9), near(1), near(1.1), near(3.5), near(99)]).toEqual(
-      [0, 0, 0, 2, 4, 4].map((t) => `${a.id}-${t}.jpg`),
-    );
-    expect(core.frameNear(index.videos.at(-1)!.id, 3)).toBeNull();
+    expect<(string | null)[]>(
+      await Promise.all([near(-1), near(0.9), near(1), near(1.1), near(3.5), near(99)]),
+    ).toEqual([0, 0, 0, 2, 4, 4].map((t) => `${a.id}-${t}.jpg`));
+    expect(await core.frameNear(index.videos.at(-1)!.id, 3)).toBeNull();
   });
 });
 

@@ -1,7 +1,12 @@
 /**
- * A fake index for unit tests of the answering: a real SQLite database (temporary folder) holding
- * videos and the segments a test writes down, answered by the real answering core with no models
- * (no embedder, no generator). Segments in, answer out, in milliseconds.
+ * A fake index for unit tests of the answering: a real database holding videos and the segments a
+ * test writes down, answered by the real answering core with no models (no embedder, no
+ * generator). Segments in, answer out, in milliseconds.
+ *
+ * The database is an SQLite file in a temporary folder, or, with `dialect: 'postgres'` (or
+ * VIDQ_TEST_DIALECT=postgres), a fresh database on a real PostgreSQL (test/pg.ts), filled through
+ * the same catalog the service reads (issue 33). The PostgreSQL one is filled in the background:
+ * `ask` waits for it.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,17 +17,16 @@ import { windowOf } from '../src/answering/evidence';
 import { relativeScope, type StreamClock } from '../src/answering/relative-time';
 import { parseTarget } from '../src/answering/target';
 import { RetrievalCore } from '../src/search/retrieval';
+import { type Catalog, postgresCatalog, sqliteCatalog } from '../src/storage/catalog';
 import { openDatabase, type Db } from '../src/storage/db';
-import {
-  mediaIndexes,
-  people,
-  personAppearances,
-  segments,
-  users,
-  videos,
-  type SegmentKind,
-  type Video,
-} from '../src/storage/schema';
+import { openPostgres, type PgDb } from '../src/storage/pg';
+import type { SegmentKind, Video } from '../src/storage/rows';
+import { freshPostgresDatabase, type TestDatabase } from './pg';
+
+export type FakeDialect = 'sqlite' | 'postgres';
+
+/** The dialect of fake indexes that do not name one: VIDQ_TEST_DIALECT, else SQLite. */
+export const defaultDialect = (): FakeDialect => (process.env.VIDQ_TEST_DIALECT === 'postgres' ? 'postgres' : 'sqlite');
 
 export interface FakeSegment {
   kind: SegmentKind;
@@ -48,20 +52,24 @@ export interface FakeVideo {
 }
 
 export class FakeIndex {
-  readonly db: Db;
+  readonly dialect: FakeDialect;
   readonly videos: Video[] = [];
-  private readonly dir: string;
-  private readonly retrieval: RetrievalCore;
+  /** The rows the test asked for, as inserted (people and appearances of `face` segments too). */
+  private readonly rows: {
+    video: Video;
+    segments: (Omit<FakeSegment, 'person'> & { person?: FakeSegment['person'] })[];
+  }[] = [];
+  private dir: string | null = null;
+  private sqlite: Db | null = null;
+  private pg: { db: PgDb; database: TestDatabase } | null = null;
+  private catalogOf: Catalog | null = null;
+  private retrievalOf: RetrievalCore | null = null;
+  /** Resolves once the rows are in (at once on SQLite). */
+  readonly ready: Promise<void>;
 
-  constructor(vs: FakeVideo[]) {
-    this.dir = mkdtempSync(join(tmpdir(), 'vidq-fake-index-'));
-    this.db = openDatabase(join(this.dir, 'vidq.db'));
+  constructor(vs: FakeVideo[], opts: { dialect?: FakeDialect } = {}) {
+    this.dialect = opts.dialect ?? defaultDialect();
     const now = new Date();
-    this.db.insert(users).values({ id: 'u1', name: 'tester', credits: null, createdAt: now }).run();
-    this.db
-      .insert(mediaIndexes)
-      .values({ id: 'i1', userId: 'u1', name: 'fake', createdAt: now, deletedAt: null })
-      .run();
     vs.forEach((v, n) => {
       const row = {
         id: `v${n + 1}`,
@@ -87,33 +95,75 @@ export class FakeIndex {
         uploadedAt: now,
         updatedAt: now,
       };
-      this.db.insert(videos).values(row).run();
       this.videos.push(row as Video);
-      for (const { person, ...s } of v.segments) {
-        const seg = this.db
-          .insert(segments)
-          .values({ videoId: row.id, ...s, confidence: s.confidence ?? 0.9, extra: s.extra ?? null })
-          .returning({ id: segments.id })
-          .get();
-        if (!person) continue;
-        this.db
-          .insert(people)
-          .values({ id: person.id, indexId: 'i1', userId: 'u1', name: person.name ?? null, createdAt: now })
-          .onConflictDoNothing()
-          .run();
-        this.db
-          .insert(personAppearances)
-          .values({
-            segmentId: seg.id,
+      this.rows.push({ video: row as Video, segments: v.segments });
+    });
+    if (this.dialect === 'sqlite') {
+      this.dir = mkdtempSync(join(tmpdir(), 'vidq-fake-index-'));
+      this.sqlite = openDatabase(join(this.dir, 'vidq.db'));
+      // Filled before any test runs (SQLite answers at once: only microtasks stand between).
+      this.open(sqliteCatalog(this.sqlite));
+      this.ready = this.fill(now);
+    } else {
+      this.ready = (async () => {
+        const database = await freshPostgresDatabase();
+        const db = await openPostgres(database.url, { max: 4 });
+        this.pg = { db, database };
+        this.open(postgresCatalog(db));
+        await this.fill(now);
+      })();
+    }
+  }
+
+  private open(c: Catalog): void {
+    this.catalogOf = c;
+    this.retrievalOf = new RetrievalCore({ catalog: c, embedder: null });
+  }
+
+  /** The SQLite database (SQLite fake indexes only). */
+  get db(): Db {
+    if (!this.sqlite) throw new Error('FakeIndex.db: this fake index is on PostgreSQL; use `catalog`');
+    return this.sqlite;
+  }
+
+  /** The catalog (after `ready`). */
+  get catalog(): Catalog {
+    return this.catalogOf!;
+  }
+
+  /** The retrieval core over the index (after `ready`). */
+  get retrieval(): RetrievalCore {
+    return this.retrievalOf!;
+  }
+
+  private async fill(now: Date): Promise<void> {
+    const c = this.catalogOf!;
+    const t = c.t;
+    await c.run(async (db) => {
+      await db.insert(t.users).values({ id: 'u1', name: 'tester', credits: null, createdAt: now });
+      await db.insert(t.mediaIndexes).values({ id: 'i1', userId: 'u1', name: 'fake', createdAt: now, deletedAt: null });
+      for (const { video, segments: segs } of this.rows) {
+        await db.insert(t.videos).values(video);
+        for (const { person, ...s } of segs) {
+          const [seg] = await db
+            .insert(t.segments)
+            .values({ videoId: video.id, ...s, confidence: s.confidence ?? 0.9, extra: s.extra ?? null })
+            .returning({ id: t.segments.id });
+          if (!person) continue;
+          await db
+            .insert(t.people)
+            .values({ id: person.id, indexId: 'i1', userId: 'u1', name: person.name ?? null, createdAt: now })
+            .onConflictDoNothing();
+          await db.insert(t.personAppearances).values({
+            segmentId: seg!.id,
             personId: person.id,
-            videoId: row.id,
+            videoId: video.id,
             indexId: 'i1',
             descriptor: Buffer.alloc(4),
-          })
-          .run();
+          });
+        }
       }
     });
-    this.retrieval = new RetrievalCore({ db: this.db, embedder: null });
   }
 
   /** Asks a question of every video (or of one, by file name), with an optional target. */
@@ -128,13 +178,26 @@ export class FakeIndex {
       textAt?: (video: Video, t: number) => { text: string; confidence: number }[];
     } = {},
   ): Promise<Composed> {
+    return this.ready.then(() => this.askNow(prompt, opts));
+  }
+
+  private askNow(
+    prompt: string,
+    opts: {
+      video?: string;
+      target?: string;
+      guidance?: string;
+      clock?: StreamClock;
+      textAt?: (video: Video, t: number) => { text: string; confidence: number }[];
+    },
+  ): Promise<Composed> {
     let vids = opts.video ? this.videos.filter((v) => v.fileName === opts.video) : this.videos;
     let target = opts.target ? parseTarget(opts.target) : null;
     // Relative time ("now", "the last 10 minutes") as the service reads it, with the test's clock.
     const rel = !target && opts.clock ? relativeScope(prompt, vids, opts.clock) : null;
     if (rel) [vids, target] = [rel.videos, rel.target];
     return composeAnswer({
-      db: this.db,
+      catalog: this.catalog,
       retrieval: this.retrieval,
       embedder: null,
       indexId: 'i1',
@@ -148,9 +211,14 @@ export class FakeIndex {
     });
   }
 
-  close(): void {
-    this.db.$client.close();
-    rmSync(this.dir, { recursive: true, force: true });
+  async close(): Promise<void> {
+    await this.ready.catch(() => {});
+    if (this.sqlite) this.sqlite.$client.close();
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
+    if (this.pg) {
+      await this.pg.db.$client.end();
+      await this.pg.database.drop();
+    }
   }
 }
 

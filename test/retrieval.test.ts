@@ -15,7 +15,8 @@ import { createLogger } from '../src/log';
 import { MEANING_ONLY_MAX, NOISE, STRONG, stem } from '../src/search/relevance';
 import { RetrievalCore } from '../src/search/retrieval';
 import { SearchService } from '../src/search/service';
-import { storeVideoVectors, VectorStore } from '../src/search/vectors';
+import { VectorStore } from '../src/search/vectors';
+import { storeVideoVectors } from '../src/storage/repositories/vectors';
 import { insertReadyVideo } from './factories';
 import { createService, type Service } from '../src/service';
 import { writeTx } from '../src/storage/db';
@@ -121,7 +122,7 @@ beforeAll(async () => {
     ['ocr', 40, 42, 'PARKING LEVEL 2'],
     ['speech', 0, 5, 'speech'],
   ]);
-  core = new RetrievalCore({ db: service.db, embedder, dataDir: dir });
+  core = new RetrievalCore({ catalog: service.catalog, embedder, dataDir: dir });
 });
 
 afterAll(() => {
@@ -204,7 +205,7 @@ describe('hybrid retrieval over every kind', () => {
 
   test('GET /search leaves out weak matches beside clear ones, and flags a page of weak ones', async () => {
     const search = new SearchService({
-      db: service.db,
+      catalog: service.catalog,
       indexes: service.indexes,
       links: service.links,
       retrieval: core,
@@ -278,13 +279,13 @@ describe('the vector store', () => {
     const b = addVideo('b.mp4');
     await fill(a, 400, r);
     await fill(b, 400, r);
-    const ann = new VectorStore({ db: service.db, exactMax: 0 });
-    const exact = new VectorStore({ db: service.db });
+    const ann = new VectorStore({ catalog: service.catalog, exactMax: 0 });
+    const exact = new VectorStore({ catalog: service.catalog });
     let hits = 0;
     for (let i = 0; i < 30; i++) {
       const q = vector(r);
       const got = new Set((await ann.nearest([a, b], q, 10)).map(([id]) => id));
-      const want = exact.exact([a, b], q, 10).map(([id]) => id);
+      const want = (await exact.exact([a, b], q, 10)).map(([id]) => id);
       hits += want.filter((id) => got.has(id)).length;
     }
     expect(hits / 300).toBeGreaterThanOrEqual(0.98);
@@ -301,7 +302,7 @@ describe('the vector store', () => {
     expect((await ann.nearest([a], q, 10)).every(([id]) => onlyA.has(id))).toBe(true);
 
     // b's vectors are replaced: the old ones are never returned again once b is invalidated.
-    const oldB = exact.exact([b], q, 10).map(([id]) => id);
+    const oldB = (await exact.exact([b], q, 10)).map(([id]) => id);
     const target = vector(r);
     const bIds = service.db
       .select({ id: segments.id })
@@ -340,11 +341,11 @@ describe('the vector store', () => {
     expect(afterQ.some((id) => oldB.includes(id))).toBe(false);
 
     // After a restart (a new store over the same database): the same answers.
-    const reopened = new VectorStore({ db: service.db, exactMax: 0 });
+    const reopened = new VectorStore({ catalog: service.catalog, exactMax: 0 });
     expect((await reopened.nearest([a, b], target, 5)).map(([id]) => id)).toEqual(top.map(([id]) => id));
   });
 
-  test('vectors left in the segment rows by an earlier version move into the store at start-up', () => {
+  test('vectors left in the segment rows by an earlier version move into the store at start-up', async () => {
     const v = addVideo('legacy.mp4');
     const f = normalise(Float32Array.from({ length: DIMS }, (_, i) => Math.sin(i)));
     const blob = Buffer.from(f.buffer);
@@ -353,7 +354,7 @@ describe('the vector store', () => {
         .insert(segments)
         .values({ videoId: v.id, kind: 'ocr', start: 0, end: 1, text: t, embedding: blob })
         .run();
-    const moved = new RetrievalCore({ db: service.db, embedder, dataDir: dir });
+    const moved = new RetrievalCore({ catalog: service.catalog, embedder, dataDir: dir });
     const rows = service.db
       .select()
       .from(segments)
@@ -362,7 +363,7 @@ describe('the vector store', () => {
     expect(rows.every((s) => s.embedding === null && s.vectorId !== null)).toBe(true);
     // Both rows held the same vector: it is stored once.
     expect(new Set(rows.map((s) => s.vectorId)).size).toBe(1);
-    const [[, cos]] = moved.vectors.exact([v], f, 1) as [[number, number]];
+    const [[, cos]] = (await moved.vectors.exact([v], f, 1)) as [[number, number]];
     expect(cos).toBeGreaterThan(0.999);
   });
 });

@@ -115,7 +115,7 @@ describe('the IVF index', () => {
     for (const n of [4_000, 16_000]) {
       const vids = Array.from({ length: 4 }, (_, i) => addVideo(`grow-${n}-${i}.mp4`));
       for (const v of vids) store(v, Array.from({ length: n / 4 }, vector));
-      const ivf = new IvfIndex({ db: service.db, dims: DIMS, minRead: 64 });
+      const ivf = new IvfIndex({ catalog: service.catalog, dims: DIMS, minRead: 64 });
       await ivf.ready(vids);
       expect(ivf.size).toBe(n);
       const rows = rowsOf(vids);
@@ -141,7 +141,7 @@ describe('the IVF index', () => {
     const [a, b, c] = ['a.mp4', 'b.mp4', 'c.mp4'].map(addVideo) as [Video, Video, Video];
     for (const v of [a, b, c]) store(v, Array.from({ length: 900 }, vector));
     // Reads every list: each cosine must be exactly that of the id beside it.
-    const ivf = new IvfIndex({ db: service.db, dims: DIMS, minRead: Infinity });
+    const ivf = new IvfIndex({ catalog: service.catalog, dims: DIMS, minRead: Infinity });
     const check = async (vids: Video[]) => {
       const q = vector();
       const got = await ivf.search(vids, q, 25);
@@ -177,7 +177,7 @@ describe('the IVF index', () => {
     const vector = clustered(17, 40);
     const big = addVideo('big.mp4');
     store(big, Array.from({ length: 12_000 }, vector));
-    const ivf = new IvfIndex({ db: service.db, dims: DIMS });
+    const ivf = new IvfIndex({ catalog: service.catalog, dims: DIMS });
     // More than a search adds inline: it answers null (search exactly) and builds in the background.
     expect(await ivf.search([big], vector(), 10)).toBeNull();
     expect(ivf.state.building).toBe(true);
@@ -220,7 +220,7 @@ describe('the IVF index saved beside the data', () => {
     const vids = ['s1.mp4', 's2.mp4'].map(addVideo);
     for (const v of vids) store(v, Array.from({ length: 3_000 }, vector));
     const file = join(dir, 'saved.ivf');
-    const first = new IvfIndex({ db: service.db, dims: DIMS, file, minRead: 64 });
+    const first = new IvfIndex({ catalog: service.catalog, dims: DIMS, file, minRead: 64 });
     await first.ready(vids);
     const qs = Array.from({ length: 20 }, vector);
     const before = qs.map((q) => first.probe(first.inScope(vids), q, 10));
@@ -228,7 +228,7 @@ describe('the IVF index saved beside the data', () => {
     const late = addVideo('late.mp4');
     const target = vector();
     store(late, [target]);
-    const again = new IvfIndex({ db: service.db, dims: DIMS, file, minRead: 64 });
+    const again = new IvfIndex({ catalog: service.catalog, dims: DIMS, file, minRead: 64 });
     await again.ready([...vids, late]);
     expect(again.state).toMatchObject({ vectors: 6_001, lists: first.state.lists });
     qs.forEach((q, i) => {
@@ -239,7 +239,7 @@ describe('the IVF index saved beside the data', () => {
     });
     expect((await again.search([...vids, late], target, 1))![0]![1]).toBeGreaterThan(0.99);
     // A file of other vectors (another size) is ignored.
-    const other = new IvfIndex({ db: service.db, dims: DIMS, file: join(dir, 'missing.ivf') });
+    const other = new IvfIndex({ catalog: service.catalog, dims: DIMS, file: join(dir, 'missing.ivf') });
     await other.ready(vids);
     expect(other.state.vectors).toBe(6_000);
   });
@@ -249,7 +249,7 @@ describe('a purged media index', () => {
   test("takes its saved lists with it, and leaves other indexes' lists alone", () => {
     const saved = join(dir, 'purge-search-index');
     mkdirSync(saved);
-    const store = new VectorStore({ db: service.db, dir: saved });
+    const store = new VectorStore({ catalog: service.catalog, dir: saved });
     for (const name of ['idx_gone-64.ivf', 'idx_gone-512.ivf', 'idx_gone_too-64.ivf', 'idx_kept-64.ivf']) {
       writeFileSync(join(saved, name), 'lists');
     }

@@ -49,8 +49,8 @@ function unbounded(kinds: SegmentKind[], labels: string[] | undefined, limit: nu
 }
 
 describe('the first segments by time over many videos', () => {
-  test('are the rows a read of every segment sorted by time keeps, ties included, first and last', () => {
-    const finder = new RetrievalCore({ db: index.db, embedder: null }).finder;
+  test('are the rows a read of every segment sorted by time keeps, ties included, first and last', async () => {
+    const finder = new RetrievalCore({ catalog: index.catalog, embedder: null }).finder;
     const scope = { videos: index.videos, window: null };
     const reads: [SegmentKind[], string[] | undefined][] = [
       [['object'], ['person']],
@@ -66,7 +66,7 @@ describe('the first segments by time over many videos', () => {
     for (const [kinds, labels] of reads)
       for (const limit of [1, 4, 100, 500])
         for (const last of [false, true]) {
-          const got = finder.byKind(scope, kinds, { ...(labels && { labels }), limit, last }).map((s) => s.id);
+          const got = (await finder.byKind(scope, kinds, { ...(labels && { labels }), limit, last })).map((s) => s.id);
           expect(got).toEqual(unbounded(kinds, labels, limit, last));
           checked++;
         }
@@ -77,17 +77,17 @@ describe('the first segments by time over many videos', () => {
         sql`SELECT count(*) AS n FROM segments WHERE kind = 'object' AND text IN (SELECT value FROM json_each(${JSON.stringify(labels)}))`,
       )[0]!.n;
     for (const labels of [['person'], ['dog', 'cat'], ['giraffe']])
-      expect(finder.countByKind(scope, ['object'], labels)).toBe(count(labels));
+      expect(await finder.countByKind(scope, ['object'], labels)).toBe(count(labels));
     expect(count(['person'])).toBeGreaterThan(1_000);
     // Starts tie at the limit: 500 person spans end within a few seconds of many more.
-    const firsts = finder.byKind(scope, ['object'], { labels: ['person'], limit: 500 });
+    const firsts = await finder.byKind(scope, ['object'], { labels: ['person'], limit: 500 });
     expect(firsts.at(-1)!.start).toBeLessThan(10);
   });
 
-  test("follow a video's new segments once it is invalidated", () => {
-    const core = new RetrievalCore({ db: index.db, embedder: null });
+  test("follow a video's new segments once it is invalidated", async () => {
+    const core = new RetrievalCore({ catalog: index.catalog, embedder: null });
     const scope = { videos: index.videos, window: null };
-    expect(core.finder.byKind(scope, ['object'], { labels: ['person'], limit: 4 }).length).toBe(4);
+    expect((await core.finder.byKind(scope, ['object'], { labels: ['person'], limit: 4 })).length).toBe(4);
     // A video (with no person so far) gets spans before every other one, and after.
     const v = index.videos[0]!;
     for (const start of [-2, -1, 500])
@@ -96,19 +96,19 @@ describe('the first segments by time over many videos', () => {
         .values({ videoId: v.id, kind: 'object', start, end: start + 1, text: 'person', confidence: 0.9 })
         .run();
     core.invalidate(v.id);
-    const first = core.finder.byKind(scope, ['object'], { labels: ['person'], limit: 4 });
+    const first = await core.finder.byKind(scope, ['object'], { labels: ['person'], limit: 4 });
     expect(first.map((s) => s.id)).toEqual(unbounded(['object'], ['person'], 4, false));
     expect(first.slice(0, 2).map((s) => [s.videoId, s.start])).toEqual([
       [v.id, -2],
       [v.id, -1],
     ]);
-    expect(core.finder.countByKind(scope, ['object'], ['person'])).toBe(
+    expect(await core.finder.countByKind(scope, ['object'], ['person'])).toBe(
       index.db.all<{ n: number }>(sql`SELECT count(*) AS n FROM segments WHERE kind = 'object' AND text = 'person'`)[0]!
         .n,
     );
-    const latest = core.finder.byKind(scope, ['object'], { labels: ['person'], limit: 1, last: true });
+    const latest = await core.finder.byKind(scope, ['object'], { labels: ['person'], limit: 1, last: true });
     expect(latest.map((s) => [s.videoId, s.start])).toEqual([[v.id, 500]]);
-    expect(core.finder.byKind(scope, ['transcript'], { limit: 500, last: true }).map((s) => s.id)).toEqual(
+    expect((await core.finder.byKind(scope, ['transcript'], { limit: 500, last: true })).map((s) => s.id)).toEqual(
       unbounded(['transcript'], undefined, 500, true),
     );
   });

@@ -15,8 +15,8 @@
  */
 import type { Embedder } from '../analysis/embedder';
 import type { RetrievalCore, ScopeWindow } from '../search/retrieval';
-import type { Db } from '../storage/db';
-import type { Segment, Video } from '../storage/schema';
+import type { Catalog } from '../storage/catalog';
+import type { Segment, Video } from '../storage/rows';
 import { Composer, type Composed, type ComposeInput } from './compose';
 import { type Evidence, KIND_READ_LIMIT } from './evidence';
 import { askedContent, bestSentences, contentWords, holdsAsked, holdsWords, type Sentence } from './open';
@@ -28,7 +28,7 @@ import { formatTime } from './target';
 import { colourOnClothing, isPersonWord, LABEL_WORDS, labelNoun, labelsNamed, namesLabel } from './vocabulary';
 
 export interface AnswerInput {
-  db: Db;
+  catalog: Catalog;
   retrieval: RetrievalCore;
   embedder: Embedder | null;
   indexId: string;
@@ -49,6 +49,13 @@ export interface AnswerInput {
 export async function composeAnswer(a: AnswerInput): Promise<Composed> {
   const at = a.point !== undefined && a.point !== null ? { ...a, window: momentWindow(a.point, a.videos) } : a;
   const out = await factsThenFreeText(at);
+  // Each item's frame (the sampled frame nearest its middle): one read for all of them.
+  const todo = out.evidence.filter((e) => e.frame_url === null);
+  const files = await a.retrieval.finder.framesNear(todo.map((e) => [e.video_id, (e.start + e.end) / 2]));
+  todo.forEach((e, i) => {
+    const file = files[i];
+    if (file) e.frame_url = a.frameUrl(e.video_id, file);
+  });
   return { ...out, output: colourOnClothing(out.output) };
 }
 
@@ -63,10 +70,10 @@ async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
       reading: 'file.not_in_index',
     };
   const unlabelled = colourOfUnlabelled(a.prompt);
-  if (unlabelled && !a.retrieval.finder.has(scope, ['caption'])) {
+  if (unlabelled && !(await a.retrieval.finder.has(scope, ['caption']))) {
     // The colour of a thing no detector label names (the sky, the caps of bottles; clothing with no
     // one in view): the measured colours are those of detected things, so they cannot answer it.
-    const people = seen(a, scope, 'person');
+    const people = await seen(a, scope, 'person');
     if (!unlabelled.clothing || !people)
       return {
         output: `I cannot tell the colour of the ${unlabelled.noun}: the object detector has no label for it, and the colours the index measures are those of the things it detects. The index holds no descriptions of the pictures: a vision model server (--captioner openai) would describe what is seen and could answer this.`,
@@ -76,7 +83,7 @@ async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
       };
   }
   const composer = new Composer({
-    db: a.db,
+    catalog: a.catalog,
     indexId: a.indexId,
     prompt: a.prompt,
     guidance: a.guidance,
@@ -105,7 +112,7 @@ async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
   // On-screen text found for a question that asks nothing about writing ("is there an espresso
   // machine?") was only the best keyword match: every free-text kind competes by relevance.
   const open = !cell || cell.openEnded || !composed.found || (quotesText && !slots.intent.needs.has('written'));
-  const holder = composed.found && quotesText ? unseenHolder(a, narrowed, slots.text, composed) : null;
+  const holder = composed.found && quotesText ? await unseenHolder(a, narrowed, slots.text, composed) : null;
   if (holder) return holder;
   const beyondLabels = unlabelledAsked(slots.asked) !== null;
   const asksText = slots.intent.needs.has('written') || slots.intent.needs.has('said');
@@ -163,7 +170,7 @@ async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
         found: true,
         reading: `free_text (${reading})`,
       };
-    const output = withMissingModel(a, narrowed, slots.intent, composed.output, cell);
+    const output = await withMissingModel(a, narrowed, slots.intent, composed.output, cell);
     // Sentences near the question that do not hold what it asks: said as what is seen or said
     // there, never as the answer; a yes/no question is answered no.
     if (sentences.length && asked.words.length)
@@ -195,7 +202,7 @@ async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
     freeFirst &&
     asked.words.length &&
     !sentences.length &&
-    a.retrieval.finder.has(narrowed, ['caption'])
+    (await a.retrieval.finder.has(narrowed, ['caption']))
   ) {
     // The pictures are described, and no description holds what is asked: the labels alone do
     // not answer it ("someone holding a mug" is not every video with a person).
@@ -247,10 +254,10 @@ async function factsThenFreeText(a: AnswerInput): Promise<Composed> {
     const beyond = beyondLabels && !computed;
     if (
       ((beyond && !asksText && !quotesText) || (reading === 'search' && unlabelled.length && labelsOnly)) &&
-      !a.retrieval.finder.has(narrowed, ['caption'])
+      !(await a.retrieval.finder.has(narrowed, ['caption']))
     )
       return {
-        output: withMissingModel(a, narrowed, slots.intent, 'I could not find an answer to that.', cell),
+        output: await withMissingModel(a, narrowed, slots.intent, 'I could not find an answer to that.', cell),
         evidence: [],
         found: false,
         reading,
@@ -286,7 +293,12 @@ const CAPTION_READ = 2000;
  * is written on. When neither a detector label nor a caption nor the text itself names it, the
  * answer says so and quotes the text as what the screen shows, not as the thing's writing.
  */
-function unseenHolder(a: AnswerInput, scope: ScopeWindow, text: string, composed: Composed): Composed | null {
+async function unseenHolder(
+  a: AnswerInput,
+  scope: ScopeWindow,
+  text: string,
+  composed: Composed,
+): Promise<Composed | null> {
   const m =
     /\b(?:written|writing|says?|reads?|text|printed|words?)\b.*?\b(?:on|across) (?:the|a|an|his|her|its|their) ((?:\w+ )?\w+)\s*\??$/.exec(
       text,
@@ -299,12 +311,12 @@ function unseenHolder(a: AnswerInput, scope: ScopeWindow, text: string, composed
   const stem = noun.replace(/s$/, '');
   const names = (t: string) => new RegExp(`\\b${stem}`, 'i').test(t);
   if (composed.evidence.some((e) => names(e.text))) return null;
-  const captions = a.retrieval.finder.byKind(scope, ['caption'], { limit: CAPTION_READ });
+  const captions = await a.retrieval.finder.byKind(scope, ['caption'], { limit: CAPTION_READ });
   if (captions.some((c) => names(c.text))) return null;
   // The read stops at the first captions by time: over a large index the ones naming it are searched for.
   if (
     captions.length >= CAPTION_READ &&
-    a.retrieval.finder.containing(scope, ['caption'], [stem]).some((c) => names(c.text))
+    (await a.retrieval.finder.containing(scope, ['caption'], [stem])).some((c) => names(c.text))
   )
     return null;
   return {
@@ -319,13 +331,13 @@ function unseenHolder(a: AnswerInput, scope: ScopeWindow, text: string, composed
  * A detection that a caption of the same moment does not confirm: the answer says what each
  * source saw ("the object detector labelled it a sheep; the caption of that moment reads …").
  */
-function withContradiction(a: AnswerInput, composed: Composed): Composed {
+async function withContradiction(a: AnswerInput, composed: Composed): Promise<Composed> {
   // Spans of one detector label (counts and colours are computed and say so themselves).
   const objects = composed.evidence.filter((e) => e.kind === 'object' && e.text in LABEL_WORDS);
   if (!objects.length) return composed;
   const label = objects[0]!.text;
   const finder = a.retrieval.finder;
-  const captions = finder.byKind(
+  const captions = await finder.byKind(
     { videos: a.videos.filter((v) => objects.some((o) => o.video_id === v.id)), window: null },
     ['caption'],
   );
@@ -336,7 +348,7 @@ function withContradiction(a: AnswerInput, composed: Composed): Composed {
     // The read stopped at the first captions by time (a long video): those of each detection's own time.
     const byId = new Map<number, Segment>();
     for (const o of objects)
-      for (const c of finder.byKind(
+      for (const c of await finder.byKind(
         { videos: a.videos.filter((v) => v.id === o.video_id), window: { start: o.start, end: o.end } },
         ['caption'],
       ))
@@ -357,19 +369,19 @@ function withContradiction(a: AnswerInput, composed: Composed): Composed {
  * names what would answer (a vision model server for what is seen, a transcriber for what is said)
  * instead of listing unrelated labels.
  */
-function withMissingModel(
+async function withMissingModel(
   a: AnswerInput,
   scope: ScopeWindow,
   intent: Slots['intent'],
   output: string,
   cell: Cell | undefined,
-): string {
+): Promise<string> {
   const finder = a.retrieval.finder;
   // Videos not analysed at all: the composer's "not analysed" says more than any model would.
   if (scope.videos.every((v) => v.analysis === null)) return output;
   // "What does the writing say" asks for text: no transcriber would answer it.
   if ((intent.needs.has('said') && !intent.needs.has('written')) || cell?.plugin.quotes === 'said') {
-    if (finder.has(scope, ['transcript'])) return output;
+    if (await finder.has(scope, ['transcript'])) return output;
     // Nothing is said in a video without a sound track: that, not a missing model, is the answer.
     const silent = scope.videos.filter((v) => v.hasAudio === false);
     if (silent.length === scope.videos.length)
@@ -381,21 +393,22 @@ function withMissingModel(
   // white") is still about the picture.
   const visual = !intent.needs.has('written') && !cell?.plugin.needsNoVisionModel;
   // Only where the detector has nothing for what is asked: a count it got wrong is not a missing model.
-  const detected = intent.labels.filter((l) => l !== 'person' && seen(a, scope, l));
-  if (visual && !detected.length && !finder.has(scope, ['caption']) && contentWords(intent).length) {
+  const detected: string[] = [];
+  for (const l of intent.labels) if (l !== 'person' && (await seen(a, scope, l))) detected.push(l);
+  if (visual && !detected.length && !(await finder.has(scope, ['caption'])) && contentWords(intent).length) {
     return `${firstSentence(output)} The index holds no descriptions of the pictures, only the labels of an object detector: a vision model server (--captioner openai) would describe what is seen and could answer this.`;
   }
   return output;
 }
 
 /** Whether the object detector saw the label in the scope (whole videos: from the labels each holds). */
-function seen(a: AnswerInput, scope: ScopeWindow, label: string): boolean {
-  if (!scope.window) return a.retrieval.finder.withLabel(scope.videos, label).length > 0;
-  return a.retrieval.finder.has(scope, ['object'], [label]);
+async function seen(a: AnswerInput, scope: ScopeWindow, label: string): Promise<boolean> {
+  if (!scope.window) return (await a.retrieval.finder.withLabel(scope.videos, label)).length > 0;
+  return await a.retrieval.finder.has(scope, ['object'], [label]);
 }
 
+/** An evidence item; its frame is looked up with the others' at the end (composeAnswer). */
 function evidenceOf(a: AnswerInput, s: Segment, score: number): Evidence {
-  const frame = a.retrieval.finder.frameNear(s.videoId, (s.start + s.end) / 2);
   return {
     video_id: s.videoId,
     file_name: a.videos.find((v) => v.id === s.videoId)?.fileName ?? s.videoId,
@@ -404,7 +417,7 @@ function evidenceOf(a: AnswerInput, s: Segment, score: number): Evidence {
     kind: s.kind,
     text: s.text,
     score: Math.round(score * 1000) / 1000,
-    frame_url: frame ? a.frameUrl(s.videoId, frame) : null,
+    frame_url: null,
   };
 }
 

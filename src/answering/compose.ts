@@ -7,8 +7,8 @@
  * contain) and the search fallback for a question no plug-in fits.
  */
 import type { Embedder } from '../analysis/embedder';
-import type { Db } from '../storage/db';
-import type { Segment, Video } from '../storage/schema';
+import type { Catalog } from '../storage/catalog';
+import type { Segment, Video } from '../storage/rows';
 import { type Evidence, type EvidenceFinder, KIND_READ_LIMIT, type ScopeWindow } from './evidence';
 import { FACTS, type Cell } from './facts';
 import type { Answer, FactContext, Slots, Style, TimeSlot } from './facts/plugin';
@@ -34,8 +34,8 @@ export interface Composed {
 }
 
 export interface ComposeInput {
-  /** The index's database and id (people and their names live there, not in segments). */
-  db: Db;
+  /** The catalog (people and their names live there, not in segments) and the index's id. */
+  catalog: Catalog;
   indexId: string;
   prompt: string;
   guidance: string;
@@ -87,6 +87,16 @@ export class Composer implements FactContext {
     return this.vector && this.vectorText === text ? this.vector : null;
   }
 
+  /** Fills in each evidence item's frame (the sampled frame nearest its middle): one read for all of them. */
+  async framesOf(items: Evidence[]): Promise<void> {
+    const todo = items.filter((e) => e.frame_url === null);
+    const files = await this.c.finder.framesNear(todo.map((e) => [e.video_id, (e.start + e.end) / 2]));
+    todo.forEach((e, i) => {
+      const file = files[i];
+      if (file) e.frame_url = this.c.frameUrl(e.video_id, file);
+    });
+  }
+
   /** Whether the scope holds more than one video (answers then name the file). */
   multi(): boolean {
     return this.c.scope.videos.length > 1;
@@ -105,7 +115,7 @@ export class Composer implements FactContext {
       (e) => e.video_id === videoId && e.kind === kind && e.start === start && e.end === end && e.text === text,
     );
     if (found) return found;
-    const frame = this.c.finder.frameNear(videoId, (start + end) / 2);
+    // Its frame is looked up with every other item's at the end (framesOf): one read for all.
     const e: Evidence = {
       video_id: videoId,
       file_name: this.video(videoId).fileName,
@@ -114,7 +124,7 @@ export class Composer implements FactContext {
       kind,
       text,
       score: Math.round(score * 1000) / 1000,
-      frame_url: frame ? this.c.frameUrl(videoId, frame) : null,
+      frame_url: null,
     };
     this.evidence.push(e);
     return e;
@@ -133,7 +143,8 @@ export class Composer implements FactContext {
         found: false,
       };
     // Plug-ins whose words are named by the index itself (a person's name), for the reader's cues.
-    const cued = FACTS.filter((f) => f.cueIn?.(this)).map((f) => f.kind);
+    const cues = await Promise.all(FACTS.map((f) => f.cueIn?.(this) ?? false));
+    const cued = FACTS.filter((_, i) => cues[i]).map((f) => f.kind);
     const read = await readQuestion(prompt, scope.videos, this.c.embedder ?? null, cued);
     this.vector = read.vector;
     this.vectorText = read.slots.files.length ? read.slots.text : prompt;
@@ -151,6 +162,7 @@ export class Composer implements FactContext {
     // Wording rule: a colour describes clothing or things, never a person.
     let output = colourOnClothing(sentences.text.trim());
     if (style.brief) output = output.split(/(?<=[.!?])\s/)[0]!;
+    await this.framesOf(this.evidence);
     return {
       output,
       evidence: this.evidence.sort((a, b) => b.score - a.score),
@@ -260,8 +272,8 @@ export class Composer implements FactContext {
     return this.c.moment ?? null;
   }
 
-  get db(): Db {
-    return this.c.db;
+  get catalog(): Catalog {
+    return this.c.catalog;
   }
 
   get indexId(): string {
@@ -281,7 +293,7 @@ export class Composer implements FactContext {
   // ---- counting series ------------------------------------------------------------------------
 
   /** The detection spans of a label in the scope. */
-  spansOf(label: string): Segment[] {
+  spansOf(label: string): Promise<Segment[]> {
     return this.objectSpans([label]);
   }
 
@@ -290,53 +302,60 @@ export class Composer implements FactContext {
    * once per question (a count reads its label's spans, then its series reads them again); each
    * caller gets its own array, since some sort theirs.
    */
-  objectSpans(labels: string[], limit?: number): Segment[] {
+  async objectSpans(labels: string[], limit?: number): Promise<Segment[]> {
     const key = `${limit ?? ''}\u0000${labels.join('\u0000')}`;
     let spans = this.spansRead.get(key);
     if (!spans) {
-      spans = this.c.finder.byKind(this.withLabels(labels), ['object'], { labels, ...(limit && { limit }) });
+      spans = await this.c.finder.byKind(await this.withLabels(labels), ['object'], {
+        labels,
+        ...(limit && { limit }),
+      });
       this.spansRead.set(key, spans);
     }
     return [...spans];
   }
 
   /** How many detection spans of a label the scope holds (`spansOf` reads at most KIND_READ_LIMIT of them). */
-  spanCount(label: string): number {
-    const read = this.objectSpans([label]);
+  async spanCount(label: string): Promise<number> {
+    const read = await this.objectSpans([label]);
     return read.length < KIND_READ_LIMIT
       ? read.length
-      : this.c.finder.countByKind(this.withLabels([label]), ['object'], [label]);
+      : await this.c.finder.countByKind(await this.withLabels([label]), ['object'], [label]);
   }
 
   /** The latest detection span of a label in the scope. */
-  lastSpanOf(label: string): Segment | undefined {
-    return this.c.finder.byKind(this.withLabels([label]), ['object'], { labels: [label], limit: 1, last: true })[0];
+  async lastSpanOf(label: string): Promise<Segment | undefined> {
+    return (
+      await this.c.finder.byKind(await this.withLabels([label]), ['object'], { labels: [label], limit: 1, last: true })
+    )[0];
   }
 
   /** Whether the object detector saw the label in the scope (whole videos: from the labels each holds). */
-  sees(label: string): boolean {
-    const scope = this.withLabels([label]);
+  async sees(label: string): Promise<boolean> {
+    const scope = await this.withLabels([label]);
     if (!scope.window) return scope.videos.length > 0;
-    return scope.videos.length > 0 && this.c.finder.has(scope, ['object'], [label]);
+    return scope.videos.length > 0 && (await this.c.finder.has(scope, ['object'], [label]));
   }
 
   /**
    * The scope less the videos in which none of the labels was ever detected (the same spans, fewer
    * videos to read; with a window too, since a video without the label has none in the window).
    */
-  private withLabels(labels: string[]): ScopeWindow {
+  private async withLabels(labels: string[]): Promise<ScopeWindow> {
     const scope = this.c.scope;
-    const have = new Set(labels.flatMap((l) => this.c.finder.withLabel(scope.videos, l)));
+    const have = new Set(
+      (await Promise.all(labels.map(async (l) => await this.c.finder.withLabel(scope.videos, l)))).flat(),
+    );
     return { ...scope, videos: scope.videos.filter((v) => have.has(v)) };
   }
 
   /** Per-frame counts of a label over the scope (each point keeps the span it belongs to). */
-  series(label: string): Counted[] {
+  async series(label: string): Promise<Counted[]> {
     const out: Counted[] = [];
     const win = this.c.scope.window;
     // Each video's spans (in their order) at once: a whole index is thousands of videos.
     const byVideo = new Map<string, Segment[]>();
-    for (const s of this.spansOf(label)) {
+    for (const s of await this.spansOf(label)) {
       const list = byVideo.get(s.videoId);
       if (list) list.push(s);
       else byVideo.set(s.videoId, [s]);
@@ -364,7 +383,7 @@ export class Composer implements FactContext {
     // Rank alone says nothing about relevance (the best of a large index is always first): support
     // needs a word of the question or a close meaning.
     // On-screen fragments and watermarks are no text to quote (class 8, noise.ts).
-    const noisy = noisyText(
+    const noisy = await noisyText(
       this.c.finder,
       this.c.scope,
       ranked.map((r) => r.segment),
@@ -372,7 +391,7 @@ export class Composer implements FactContext {
     const useful = ranked.filter(
       (r) => r.segment.kind !== 'shot' && !noisy.has(r.segment.id) && (r.keyword || (r.cosine ?? 0) >= SUPPORT_COSINE),
     );
-    if (useful.length === 0) return this.notFound('an answer to that', style);
+    if (useful.length === 0) return await this.notFound('an answer to that', style);
     const parts = useful.slice(0, style.items).map(({ segment: s, score }) => {
       this.citeSegment(s, score);
       return sentenceFor(s, this.where(s.videoId), byVideo ? this.video(s.videoId).fileName : null);
@@ -382,7 +401,7 @@ export class Composer implements FactContext {
 
   // ---- not found --------------------------------------------------------------------------
 
-  notFound(what: string, style: Style): Answer {
+  async notFound(what: string, style: Style): Promise<Answer> {
     const where = this.c.scope.videos.length === 1 ? this.c.scope.videos[0]!.fileName : 'the indexed videos';
     const w = this.c.scope.window;
     // A moment's window is said as the moment ("at 0:45"), not as its slack ("from 0:43 to 0:46").
@@ -391,21 +410,24 @@ export class Composer implements FactContext {
       : w.end - w.start <= 2 * POINT_HALF + 0.01
         ? ` at ${formatTime((w.start + w.end) / 2)}`
         : ` ${span(w.start, w.end)}`;
-    const contents = style.brief ? '' : ` ${this.contents()}`;
+    const contents = style.brief ? '' : ` ${await this.contents()}`;
     return { text: `I could not find ${what} in ${where}${moment}.${contents}`, found: false };
   }
 
   /** What the scope does contain, for "not found" answers (no timestamps: nothing is cited). */
-  contents(): string {
+  async contents(): Promise<string> {
     const { scope } = this.c;
     const unanalysed = scope.videos.filter((v) => v.analysis === null);
     if (unanalysed.length === scope.videos.length) {
       return `${joinList(unanalysed.map((v) => v.fileName))} ${unanalysed.length === 1 ? 'has' : 'have'} not been analysed${unanalysed.some((v) => v.status !== 'ready') ? ' yet' : ' (analysis is switched off)'}, so nothing seen or said in ${unanalysed.length === 1 ? 'it' : 'them'} is known.`;
     }
-    const labels = this.c.finder.labelSeconds(scope, 'object', 4).map((l) => labelNoun(l.label, 2));
     // Text is named, not quoted: a "not found" does not offer other text as if it answered.
-    const ocr = this.c.finder.has(scope, ['ocr']);
-    const speech = this.c.finder.has(scope, ['speech', 'transcript']);
+    const [seconds, ocr, speech] = await Promise.all([
+      await this.c.finder.labelSeconds(scope, 'object', 4),
+      await this.c.finder.has(scope, ['ocr']),
+      await this.c.finder.has(scope, ['speech', 'transcript']),
+    ]);
+    const labels = seconds.map((l) => labelNoun(l.label, 2));
     const bits = [
       labels.length ? `shows ${joinList(labels)}` : null,
       ocr ? 'has on-screen text' : null,

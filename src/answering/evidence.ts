@@ -3,7 +3,7 @@
  * with a relevance that means the same across kinds) lives in src/search/ (the one retrieval core);
  * this module keeps the answer-side shapes and re-exports what the answering code uses.
  */
-import type { SegmentKind } from '../storage/schema';
+import type { SegmentKind } from '../storage/rows';
 import type { TimeTarget } from './target';
 
 export { EvidenceFinder, KIND_READ_LIMIT, type ScopeWindow } from '../search/finder';

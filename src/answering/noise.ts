@@ -44,17 +44,17 @@ export function readableText(ocr: Segment[], durationOf: (videoId: string) => nu
  * The ids of the on-screen texts among `segs` that are no text to quote, each judged against every
  * text of its video (so that a watermark read again and again is known as one).
  */
-export function noisyText(
-  finder: { byKind(scope: ScopeWindow, kinds: SegmentKind[]): Segment[] },
+export async function noisyText(
+  finder: { byKind(scope: ScopeWindow, kinds: SegmentKind[]): Promise<Segment[]> },
   scope: ScopeWindow,
   segs: Segment[],
-): Set<number> {
+): Promise<Set<number>> {
   const out = new Set<number>();
   const ocr = segs.filter((s) => s.kind === 'ocr');
   for (const id of new Set(ocr.map((s) => s.videoId))) {
     const v = scope.videos.find((x) => x.id === id);
     if (!v) continue;
-    const all = finder.byKind({ videos: [v], window: null }, ['ocr']);
+    const all = await finder.byKind({ videos: [v], window: null }, ['ocr']);
     const read = new Set(all.map((s) => s.id));
     const kept = new Set(readableText(all, () => v.durationSec).map((s) => s.id));
     // A text past the read's limit is judged on its own letters.

@@ -10,7 +10,7 @@
  * each is scored by the core's relevance (one scale across kinds), tipped by the share of the
  * question's concept words it holds (e.g. clothing for "wearing") and the kind the wording asks for.
  */
-import type { Segment, SegmentKind } from '../storage/schema';
+import type { Segment, SegmentKind } from '../storage/rows';
 import { STRONG } from '../search/relevance';
 import type { RetrievalCore, ScopeWindow } from '../search/retrieval';
 import type { Slots } from './facts/plugin';
@@ -135,11 +135,13 @@ export async function bestSentences(
   const rest =
     scope.videos.length > FEW_VIDEOS
       ? []
-      : retrieval.finder.byKind(scope, ['caption', 'transcript'], { limit: 2000 }).filter((s) => !pool.has(s.id));
+      : (await retrieval.finder.byKind(scope, ['caption', 'transcript'], { limit: 2000 })).filter(
+          (s) => !pool.has(s.id),
+        );
   for (const r of await retrieval.finder.relevanceOf(scope, question, intent, rest, vector))
     relevance.set(r.segment.id, r.relevance);
   for (const s of rest) pool.set(s.id, s);
-  for (const id of noisyText(retrieval.finder, scope, [...pool.values()])) pool.delete(id);
+  for (const id of await noisyText(retrieval.finder, scope, [...pool.values()])) pool.delete(id);
   const out: Sentence[] = [];
   for (const s of pool.values()) {
     const matched = words.filter((w) => contains(s.text, w));

@@ -6,7 +6,7 @@
  * When two readings score alike, both are kept (best first) so that the evidence can decide.
  */
 import type { Embedder } from '../analysis/embedder';
-import type { Video } from '../storage/schema';
+import type { Video } from '../storage/rows';
 import { CELLS, FACTS, type Cell, type FactKind, type Form, type SlotNeed } from './facts';
 import type { Asked, Slots, TimeSlot } from './facts/plugin';
 import { readIntent, type Intent } from './intent';

@@ -8,7 +8,7 @@
  * stalled camera is not described from an old frame as if it were now. On a finished file "now"
  * means its end.
  */
-import type { Video } from '../storage/schema';
+import type { Video } from '../storage/rows';
 import type { TimeTarget } from './target';
 import { NUMBER_WORDS } from './vocabulary';
 

@@ -3,7 +3,7 @@
  * plug-ins: the points of a label's count over time, its appearances (spans with short gaps
  * merged), runs of points that hold a count, and seconds covered, shared or apart.
  */
-import type { Segment, Video } from '../storage/schema';
+import type { Segment, Video } from '../storage/rows';
 import { POSSIBLY_BELOW } from './wording';
 
 /** One point of a label's counting series: how many are seen in one sampled frame. */

@@ -10,15 +10,15 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { and, eq } from 'drizzle-orm';
 import type { AccountService } from '../accounts/service';
 import type { Config } from '../config';
 import { ApiError, badRequest, notFound } from '../errors';
 import { createLogger, type Logger } from '../log';
 import type { DataDir } from '../storage/files';
 import type { IndexService } from '../indexes/service';
-import type { Db } from '../storage/db';
-import { videos, type MediaIndex, type User, type Video } from '../storage/schema';
+import type { Catalog } from '../storage/catalog';
+import { videoInIndex } from '../storage/repositories/finder';
+import type { MediaIndex, User, Video } from '../storage/rows';
 import type { Embedder } from '../analysis/embedder';
 import type { MomentReader } from '../analysis/moment';
 import type { MediaLinks } from '../media/links';
@@ -94,7 +94,7 @@ export class AnsweringService {
 
   constructor(
     private readonly d: {
-      db: Db;
+      catalog: Catalog;
       config: Config;
       accounts: AccountService;
       indexes: IndexService;
@@ -125,11 +125,7 @@ export class AnsweringService {
     const target = req.target !== undefined && req.target !== '' ? parseTarget(req.target) : null;
     let vids: Video[];
     if (req.target_video !== undefined && req.target_video !== '') {
-      const v = this.d.db
-        .select()
-        .from(videos)
-        .where(and(eq(videos.id, req.target_video), eq(videos.indexId, index.id)))
-        .get();
+      const v = await videoInIndex(this.d.catalog, req.target_video, index.id);
       if (!v) throw notFound(`target_video ${JSON.stringify(req.target_video.slice(0, 80))} is not in this index`);
       if (target && v.durationSec !== null && target.start > v.durationSec + 0.5) {
         throw badRequest(
@@ -215,7 +211,7 @@ export class AnsweringService {
     const run = this.signals(outer);
     try {
       if (p.fields) {
-        const res = await gen.generate(jsonModeRequest(this.request(p, gen), p.fields), { signal: run.signal });
+        const res = await gen.generate(jsonModeRequest(await this.request(p, gen), p.fields), { signal: run.signal });
         const json = checkModelJson(visibleText(res.text)?.trim() ?? '', p.fields, p.composed.evidence);
         if (!json)
           return this.fallback(
@@ -225,7 +221,7 @@ export class AnsweringService {
           );
         return { output: json, model: gen.info.name };
       }
-      const res = await gen.generate(this.request(p, gen), { signal: run.signal });
+      const res = await gen.generate(await this.request(p, gen), { signal: run.signal });
       const text = visibleText(res.text)?.trim() ?? '';
       if (!text) return this.fallback(p, gen, 'the answer was empty');
       const bad = ungroundedTimes(text, p.composed.evidence);
@@ -272,7 +268,7 @@ export class AnsweringService {
       return w;
     };
     try {
-      const req = this.request(p, gen);
+      const req = await this.request(p, gen);
       const source: AsyncIterable<string> =
         gen.supports.streaming && gen.stream
           ? gen.stream(req, { signal: run.signal })
@@ -323,25 +319,27 @@ export class AnsweringService {
     };
   }
 
-  private request(p: PreparedQuestion, gen: Generator): GenerateRequest {
+  private async request(p: PreparedQuestion, gen: Generator): Promise<GenerateRequest> {
     return buildRequest({
       prompt: p.req.prompt,
       guidance: p.req.guidance ?? '',
       evidence: p.composed.evidence,
       draft: p.composed.output,
       window: windowOf(p.scope.target),
-      images: gen.supports.vision ? this.frames(p.composed.evidence) : undefined,
+      images: gen.supports.vision ? await this.frames(p.composed.evidence) : undefined,
     });
   }
 
   /** The sampled frames of the best evidence items (distinct, at most MAX_IMAGES), as JPEG bytes. */
-  private frames(evidence: Evidence[]): { item: number; bytes: Uint8Array }[] {
+  private async frames(evidence: Evidence[]): Promise<{ item: number; bytes: Uint8Array }[]> {
     const out: { item: number; bytes: Uint8Array }[] = [];
     const seen = new Set<string>();
+    // Every item's frame in one read (most of them are used).
+    const files = await this.finder.framesNear(evidence.map((e) => [e.video_id, (e.start + e.end) / 2]));
     for (const [i, e] of evidence.entries()) {
       if (out.length >= MAX_IMAGES) break;
       if (!e.frame_url) continue;
-      const file = this.finder.frameNear(e.video_id, (e.start + e.end) / 2);
+      const file = files[i];
       if (!file || seen.has(`${e.video_id}/${file}`)) continue;
       seen.add(`${e.video_id}/${file}`);
       const path = join(this.files.videoDir(e.video_id), 'frames', file);
@@ -353,7 +351,7 @@ export class AnsweringService {
 
   compose(req: InquireRequest, scope: Scope): Promise<Composed> {
     return composeAnswer({
-      db: this.d.db,
+      catalog: this.d.catalog,
       retrieval: this.d.retrieval,
       embedder: this.d.embedder,
       indexId: scope.index.id,

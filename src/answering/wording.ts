@@ -1,5 +1,5 @@
 /** Wording shared by the composer and the fact plug-ins: times, quotes, lists, articles. */
-import type { Segment } from '../storage/schema';
+import type { Segment } from '../storage/rows';
 import { formatTime } from './target';
 import { labelNoun, numberWord } from './vocabulary';
 

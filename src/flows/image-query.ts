@@ -105,7 +105,7 @@ export class ImageQueries {
     const videoIds = scope.videos.map((v) => v.id);
     hits.push(...(await this.sameFrames(scope, reading.hash)));
     hits.push(...this.samePeople(indexId, videoIds, reading.faces));
-    hits.push(...this.sameObjects(scope, reading.objects));
+    hits.push(...(await this.sameObjects(scope, reading.objects)));
     if (reading.text) hits.push(...(await this.byText(scope, reading.text, 'text', limit)));
     if (reading.caption) hits.push(...(await this.byText(scope, reading.caption, 'caption', limit)));
     // One hit per moment: the reasons of hits over the same span are joined, the best score kept.
@@ -228,7 +228,7 @@ export class ImageQueries {
     for (const v of scope.videos) {
       const near = (await this.frameHashesOf(v.id)).filter((f) => hamming(f.hash, hash) <= SAME_PICTURE_BITS);
       if (!near.length) continue;
-      const shots = this.d.retrieval.byKind({ videos: [v], window: null }, ['shot']);
+      const shots = await this.d.retrieval.byKind({ videos: [v], window: null }, ['shot']);
       for (const f of near) {
         const shot = shots.find((s) => s.start <= f.t && f.t <= s.end);
         const start = Math.max(shot?.start ?? 0, f.t - 2);
@@ -297,10 +297,10 @@ export class ImageQueries {
   }
 
   /** Object segments of the query's labels; those whose colours agree rank above the rest. */
-  private sameObjects(scope: ScopeWindow, objects: ImageReading['objects']): ImageHit[] {
+  private async sameObjects(scope: ScopeWindow, objects: ImageReading['objects']): Promise<ImageHit[]> {
     if (!objects.length) return [];
     const labels = [...new Set(objects.map((o) => o.label))];
-    const found = this.d.retrieval.byKind(scope, ['object'], { labels, limit: 500 });
+    const found = await this.d.retrieval.byKind(scope, ['object'], { labels, limit: 500 });
     return found.map((s: Segment): ImageHit => {
       const theirs = new Set((s.extra?.colours as string[] | undefined) ?? []);
       let agree = 0;

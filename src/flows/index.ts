@@ -184,7 +184,7 @@ export class FlowService {
       throw badRequest('fields "min_length" and "max_length" must be seconds with 0 ≤ min_length ≤ max_length');
     const target = Math.min(Math.max(num(body, 'length') ?? Math.min(15, maxLen), minLen), maxLen);
     const scope = { videos: [v], window: null };
-    const shots = this.shotsOf(v);
+    const shots = await this.shotsOf(v);
     const ranked = (await this.d.retrieval.retrieve(scope, prompt, readIntent(prompt), 100)).filter(
       (r) => r.segment.kind !== 'shot' || r.keyword || (r.cosine ?? 0) > 0.3,
     );
@@ -210,7 +210,7 @@ export class FlowService {
           video_id: v.id,
           start_time: clock(inner.start),
           end_time: clock(inner.end),
-          overview: this.overview(v, inner, r.segment),
+          overview: await this.overview(v, inner, r.segment),
           start: round3(inner.start),
           end: round3(inner.end),
           score: round3(r.score / top),
@@ -260,7 +260,7 @@ export class FlowService {
         video_id: v.id,
         start_time: clock(start),
         end_time: clock(end),
-        overview: this.overview(v, { start, end }, r.segment),
+        overview: await this.overview(v, { start, end }, r.segment),
         start: round3(start),
         end: round3(end),
         score: round3(r.score / top),
@@ -284,9 +284,9 @@ export class FlowService {
 
   /** Consecutive shots that look like one place (or show the same things) grouped into scenes. */
   async scenes(v: Video): Promise<Scene[]> {
-    const shots = this.shotsOf(v);
+    const shots = await this.shotsOf(v);
     const scope = { videos: [v], window: null };
-    const objects = this.d.retrieval.byKind(scope, ['object']);
+    const objects = await this.d.retrieval.byKind(scope, ['object']);
     const hashes = await this.images.frameHashesOf(v.id);
     const middleHash = (s: Span) => {
       const mid = (s.start + s.end) / 2;
@@ -308,7 +308,7 @@ export class FlowService {
       else groups.push([s]);
       prev = cur;
     }
-    return groups.map((g, k) => this.describeScene(v, k + 1, g));
+    return Promise.all(groups.map((g, k) => this.describeScene(v, k + 1, g)));
   }
 
   async moderate(v: Video, signal: AbortSignal): Promise<ModerationOutput> {
@@ -332,17 +332,16 @@ export class FlowService {
   }
 
   /** The video's shots in time order; a video analysed without shots is one shot. */
-  private shotsOf(v: Video): Span[] {
-    const shots = this.d.retrieval
-      .byKind({ videos: [v], window: null }, ['shot'])
+  private async shotsOf(v: Video): Promise<Span[]> {
+    const shots = (await this.d.retrieval.byKind({ videos: [v], window: null }, ['shot']))
       .map((s) => ({ start: s.start, end: s.end }))
       .sort((a, b) => a.start - b.start);
     return shots.length ? shots : [{ start: 0, end: v.durationSec ?? 0 }];
   }
 
   /** A clip's overview: the matched moment, then what is seen, written and said in the clip. */
-  private overview(v: Video, span: Span, matched: Segment): string {
-    const inSpan = this.d.retrieval.byKind({ videos: [v], window: span }, [
+  private async overview(v: Video, span: Span, matched: Segment): Promise<string> {
+    const inSpan = await this.d.retrieval.byKind({ videos: [v], window: span }, [
       'caption',
       'object',
       'ocr',
@@ -350,13 +349,13 @@ export class FlowService {
       'transcript',
     ]);
     const parts = [`Best match (${matched.kind}): ${quote(matched.text)}.`];
-    parts.push(...evidenceSentences(this.clean(v, inSpan), this.speechSure(v)));
+    parts.push(...evidenceSentences(await this.clean(v, inSpan), await this.speechSure(v)));
     return parts.join(' ');
   }
 
-  private describeScene(v: Video, id: number, shots: Span[]): Scene {
+  private async describeScene(v: Video, id: number, shots: Span[]): Promise<Scene> {
     const span = { start: shots[0]!.start, end: shots[shots.length - 1]!.end };
-    const seg = this.d.retrieval.byKind({ videos: [v], window: span }, [
+    const seg = await this.d.retrieval.byKind({ videos: [v], window: span }, [
       'caption',
       'object',
       'ocr',
@@ -364,10 +363,10 @@ export class FlowService {
       'transcript',
       'face',
     ]);
-    const clean = this.clean(v, seg);
+    const clean = await this.clean(v, seg);
     const by = (k: string) => clean.filter((s) => s.kind === k);
     // Speech the voice detector was unsure of may be music: no "dialogue" (issue 34, class 8).
-    const sure = this.speechSure(v);
+    const sure = await this.speechSure(v);
     const speech = [...(sure ? by('speech') : []), ...by('transcript')];
     const text = by('ocr');
     const labels = countLabels(by('object'));
@@ -413,14 +412,14 @@ export class FlowService {
   }
 
   /** The segments less what is no fact to state (noise.ts): on-screen fragments and watermarks. */
-  private clean(v: Video, seg: Segment[]): Segment[] {
-    const noisy = noisyText(this.d.retrieval, { videos: [v], window: null }, seg);
+  private async clean(v: Video, seg: Segment[]): Promise<Segment[]> {
+    const noisy = await noisyText(this.d.retrieval, { videos: [v], window: null }, seg);
     return noisy.size ? seg.filter((s) => !noisy.has(s.id)) : seg;
   }
 
   /** Whether the voice detection of a video is sure (noise.ts): else its speech may be music. */
-  private speechSure(v: Video): boolean {
-    return !sureSpeech(this.d.retrieval.byKind({ videos: [v], window: null }, ['speech', 'transcript'])).hedged;
+  private async speechSure(v: Video): Promise<boolean> {
+    return !sureSpeech(await this.d.retrieval.byKind({ videos: [v], window: null }, ['speech', 'transcript'])).hedged;
   }
 
   /** Names of the people whose appearances these face segments are (their id when unnamed). */

@@ -4,12 +4,12 @@
  * store: exact for small scopes, HNSW for large ones), each scored by a relevance that means the same
  * across kinds (src/search/relevance.ts), then weighted by the kinds the question's wording needs.
  */
-import { and, asc, desc, gte, inArray, lte, sql, type SQL } from 'drizzle-orm';
 import type { Embedder } from '../analysis/engines/embedder';
 import { splitRun } from '../analysis/word-spaces';
 import type { Intent } from '../answering/intent';
-import type { Db } from '../storage/db';
-import { SEGMENT_KINDS, segments, type Segment, type SegmentKind, type Video } from '../storage/schema';
+import type { Catalog } from '../storage/catalog';
+import * as reads from '../storage/repositories/finder';
+import type { Segment, SegmentKind, Video } from '../storage/rows';
 import { SEM_FLOOR, stem, wordWeight } from './relevance';
 import { type Ranked, scoreCandidates } from './scoring';
 import type { VectorStore } from './vectors';
@@ -54,19 +54,6 @@ const BOUNDED_VIDEOS = 16;
 /** Matches of the common words (DF_CAP or more) ranked by BM25 per question (see keyword()). */
 const COMMON_SCAN = 4_000;
 
-/** Every column but the legacy embedding (segment rows are read without it). */
-const ROW = {
-  id: segments.id,
-  videoId: segments.videoId,
-  kind: segments.kind,
-  start: segments.start,
-  end: segments.end,
-  text: segments.text,
-  confidence: segments.confidence,
-  extra: segments.extra,
-  vectorId: segments.vectorId,
-};
-
 export class EvidenceFinder {
   /** Per kind, per video: seconds per label and its first start (see labelsOf). */
   private readonly labelCache = new Map<SegmentKind, Map<string, Map<string, LabelSum>>>();
@@ -74,37 +61,38 @@ export class EvidenceFinder {
   private readonly kindCache = new Map<string, Map<SegmentKind, StartRange>>();
 
   constructor(
-    private readonly db: Db,
+    private readonly c: Catalog,
     private readonly vectors: VectorStore,
     private readonly embedder: Embedder | null,
   ) {}
 
   /** Segments of the scope, by kind (and label for objects), in time order; without their embeddings (null). */
-  byKind(
+  async byKind(
     scope: ScopeWindow,
     kinds: SegmentKind[],
     opts: { labels?: string[]; limit?: number; last?: boolean } = {},
-  ): Segment[] {
+  ): Promise<Segment[]> {
     const limit = opts.limit ?? KIND_READ_LIMIT;
-    const bound = this.startBound(scope, kinds, opts.labels, limit, opts.last ?? false);
-    const conds = bound
+    const bound = await this.startBound(scope, kinds, opts.labels, limit, opts.last ?? false);
+    const where = bound
       ? this.inScope({ ...scope, videos: bound.videos }, kinds, opts.labels)
-      : this.kindConds(scope, kinds, opts.labels);
-    if (!conds) return [];
-    if (bound) conds.push(opts.last ? gte(segments.start, bound.start) : lte(segments.start, bound.start));
+      : await this.kindScope(scope, kinds, opts.labels);
+    if (!where) return [];
     // The ids first: the sort and the limit work on the index alone (segments_video_kind_idx, or
     // segments_video_kind_text_idx for labels), and only the rows kept are read. `last` reads the
     // latest ones (still returned in time order): the last of 20,000 spans is not among the first 500.
-    const ids = this.db
-      .select({ id: segments.id })
-      .from(segments)
-      .where(and(...conds))
-      .orderBy(opts.last ? desc(segments.start) : asc(segments.start))
-      .limit(limit)
-      .all()
-      .map((r) => r.id);
+    const ids = await reads.segmentIdsByTime(this.c, where, {
+      limit,
+      last: opts.last ?? false,
+      ...(bound && { bound: bound.start }),
+    });
     if (opts.last) ids.reverse();
-    const byId = new Map(this.rows(ids).map((s) => [s.id, s]));
+    return this.inOrder(ids);
+  }
+
+  /** The segments of these ids, in this order. */
+  private async inOrder(ids: number[]): Promise<Segment[]> {
+    const byId = new Map((await this.rows(ids)).map((s) => [s.id, s]));
     return ids.map((id) => byId.get(id)!);
   }
 
@@ -116,48 +104,40 @@ export class EvidenceFinder {
    * words are not words to FTS5 (letters spaced out), never what `byKind` would have read in full.
    * `last`: the latest ones (still in time order).
    */
-  containing(
+  async containing(
     scope: ScopeWindow,
     kinds: SegmentKind[],
     phrases: string[],
     opts: { limit?: number; last?: boolean } = {},
-  ): Segment[] {
-    const groups = phrases
-      .map((p) => (p.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).map((w) => `"${w}"*`).join(' AND '))
-      .filter((g) => g.length > 0);
+  ): Promise<Segment[]> {
+    const groups = phrases.map((p) => p.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((g) => g.length > 0);
     if (groups.length === 0) return [];
-    const videos = this.holding(scope, kinds);
+    const videos = await this.holding(scope, kinds);
     if (videos.length === 0) return [];
-    const ids = this.db
-      .all<{ id: number }>(
-        sql`SELECT s.id AS id FROM segments_fts f JOIN segments s ON s.id = f.rowid
-            WHERE segments_fts MATCH ${groups.map((g) => `(${g})`).join(' OR ')} AND ${this.scopeSql({ ...scope, videos, kinds })}
-            ORDER BY ${opts.last ? sql`s.start DESC, s.id DESC` : sql`s.start, s.id`} LIMIT ${opts.limit ?? KIND_READ_LIMIT}`,
-      )
-      .map((r) => r.id);
+    const ids = await reads.matchingIds(
+      this.c,
+      this.scopeOf({ ...scope, videos, kinds }),
+      { prefixes: groups },
+      { order: 'time', last: opts.last ?? false, limit: opts.limit ?? KIND_READ_LIMIT },
+    );
     if (opts.last) ids.reverse();
-    const byId = new Map(this.rows(ids).map((s) => [s.id, s]));
-    return ids.map((id) => byId.get(id)!);
+    return this.inOrder(ids);
   }
 
   /** How many segments `byKind` would find without its limit (an answer's "and N more times"). */
-  countByKind(scope: ScopeWindow, kinds: SegmentKind[], labels?: string[]): number {
+  async countByKind(scope: ScopeWindow, kinds: SegmentKind[], labels?: string[]): Promise<number> {
     // Whole videos, object labels: the kept count of each label in each video (a common label is
     // tens of thousands of spans to count in an index of thousands of videos).
     if (!scope.window && labels?.length && kinds.length === 1 && kinds[0] === 'object') {
       const wanted = [...new Set(labels)];
       const videos = [...new Map(scope.videos.map((v) => [v.id, v])).values()];
       let n = 0;
-      for (const byLabel of this.labelsOf(videos, 'object')) for (const l of wanted) n += byLabel.get(l)?.count ?? 0;
+      for (const byLabel of await this.labelsOf(videos, 'object'))
+        for (const l of wanted) n += byLabel.get(l)?.count ?? 0;
       return n;
     }
-    const conds = this.kindConds(scope, kinds, labels);
-    if (!conds) return 0;
-    return this.db
-      .select({ n: sql<number>`count(*)` })
-      .from(segments)
-      .where(and(...conds))
-      .get()!.n;
+    const where = await this.kindScope(scope, kinds, labels);
+    return where ? reads.countSegments(this.c, where) : 0;
   }
 
   /**
@@ -165,36 +145,18 @@ export class EvidenceFinder {
    * whole) and the first start; most seconds first (of equal ones, the earlier first). The whole
    * scope in one grouped read, where `byKind` would stop at its first rows by time.
    */
-  perVideo(
+  async perVideo(
     scope: ScopeWindow,
     kinds: SegmentKind[],
-  ): { videoId: string; count: number; seconds: number; first: number }[] {
-    const conds = this.kindConds(scope, kinds);
-    if (!conds) return [];
-    const seconds = sql<number>`sum(${segments.end} - ${segments.start})`;
-    return this.db
-      .select({
-        videoId: segments.videoId,
-        count: sql<number>`count(*)`,
-        seconds,
-        first: sql<number>`min(${segments.start})`,
-      })
-      .from(segments)
-      .where(and(...conds))
-      .groupBy(segments.videoId)
-      .orderBy(desc(seconds), asc(sql`min(${segments.start})`))
-      .all();
+  ): Promise<{ videoId: string; count: number; seconds: number; first: number }[]> {
+    const where = await this.kindScope(scope, kinds);
+    return where ? reads.perVideo(this.c, where) : [];
   }
 
   /** How many different texts (case aside) the segments of these kinds in the scope hold. */
-  distinctTexts(scope: ScopeWindow, kinds: SegmentKind[]): number {
-    const conds = this.kindConds(scope, kinds);
-    if (!conds) return 0;
-    return this.db
-      .select({ n: sql<number>`count(DISTINCT lower(${segments.text}))` })
-      .from(segments)
-      .where(and(...conds))
-      .get()!.n;
+  async distinctTexts(scope: ScopeWindow, kinds: SegmentKind[]): Promise<number> {
+    const where = await this.kindScope(scope, kinds);
+    return where ? reads.countDistinctTexts(this.c, where) : 0;
   }
 
   /**
@@ -209,13 +171,13 @@ export class EvidenceFinder {
    * only leaves out rows that sort after all of them, and walks the same index in the same order
    * (tested against the unbounded read).
    */
-  private startBound(
+  private async startBound(
     scope: ScopeWindow,
     kinds: SegmentKind[],
     labels: string[] | undefined,
     limit: number,
     last: boolean,
-  ): { start: number; videos: Video[] } | null {
+  ): Promise<{ start: number; videos: Video[] } | null> {
     if (scope.window || limit <= 0) return null;
     // [start, segments known to have started by then] (by then: at or before it; with `last`, at or after).
     const events: [number, number][] = [];
@@ -232,14 +194,14 @@ export class EvidenceFinder {
       // Labels are kept per video for object detections only (a transcript's lines are no labels).
       if (!kinds.every((k) => k === 'object')) return null;
       const wanted = [...new Set(labels)];
-      const byVideo = this.labelsOf(scope.videos, 'object');
+      const byVideo = await this.labelsOf(scope.videos, 'object');
       for (let i = 0; i < scope.videos.length; i++)
         for (const l of wanted) {
           const sum = byVideo[i]!.get(l);
           if (sum) add(i, sum.first, sum.last, sum.count);
         }
     } else {
-      const have = this.kindsOf(scope.videos);
+      const have = await this.kindsOf(scope.videos);
       const wanted = [...new Set(kinds)];
       for (let i = 0; i < scope.videos.length; i++)
         for (const k of wanted) {
@@ -264,18 +226,22 @@ export class EvidenceFinder {
     return { start: by, videos: scope.videos.filter((_, i) => (last ? edge[i]! >= by : edge[i]! <= by)) };
   }
 
-  /** The conditions of a read of these kinds in the scope, or null when no video holds one of them. */
-  private kindConds(scope: ScopeWindow, kinds: SegmentKind[], labels?: string[]): SQL[] | null {
+  /** The read of these kinds in the scope, or null when no video holds one of them. */
+  private async kindScope(
+    scope: ScopeWindow,
+    kinds: SegmentKind[],
+    labels?: string[],
+  ): Promise<reads.SegmentScope | null> {
     // Only the videos that hold one of the kinds (a default install has no captions at all: asking
     // for them read nothing, but probed every video of the index).
-    const videos = this.holding(scope, kinds);
+    const videos = await this.holding(scope, kinds);
     if (videos.length === 0) return null;
     return this.inScope({ ...scope, videos }, kinds, labels);
   }
 
   /** The scope's videos that hold one of these kinds. */
-  private holding(scope: ScopeWindow, kinds: SegmentKind[]): Video[] {
-    const have = this.kindsOf(scope.videos);
+  private async holding(scope: ScopeWindow, kinds: SegmentKind[]): Promise<Video[]> {
+    const have = await this.kindsOf(scope.videos);
     return scope.videos.filter((_, i) => kinds.some((k) => have[i]!.has(k)));
   }
 
@@ -285,21 +251,15 @@ export class EvidenceFinder {
    * all to add up durations was the bulk of a "not found" answer's time on the server's thread.
    * Without a time window, each video's sums are kept (see labelsOf).
    */
-  labelSeconds(scope: ScopeWindow, kind: SegmentKind, limit: number): { label: string; seconds: number }[] {
+  async labelSeconds(
+    scope: ScopeWindow,
+    kind: SegmentKind,
+    limit: number,
+  ): Promise<{ label: string; seconds: number }[]> {
     if (scope.videos.length === 0) return [];
-    if (scope.window) {
-      const seconds = sql<number>`sum(${segments.end} - ${segments.start})`;
-      return this.db
-        .select({ label: segments.text, seconds })
-        .from(segments)
-        .where(and(...this.inScope(scope, [kind])))
-        .groupBy(segments.text)
-        .orderBy(desc(seconds), asc(sql`min(${segments.start})`))
-        .limit(limit)
-        .all();
-    }
+    if (scope.window) return reads.labelSecondsOf(this.c, this.inScope(scope, [kind]), limit);
     const sum = new Map<string, { seconds: number; first: number }>();
-    for (const v of this.labelsOf(scope.videos, kind))
+    for (const v of await this.labelsOf(scope.videos, kind))
       for (const [label, l] of v) {
         const had = sum.get(label);
         if (had) {
@@ -317,8 +277,8 @@ export class EvidenceFinder {
    * The videos among these whose detections of `kind` (default: objects) include `label`: a question
    * about a label over a whole index reads only those (and none for a label no video has).
    */
-  withLabel(videos: Video[], label: string, kind: SegmentKind = 'object'): Video[] {
-    const labels = this.labelsOf(videos, kind);
+  async withLabel(videos: Video[], label: string, kind: SegmentKind = 'object'): Promise<Video[]> {
+    const labels = await this.labelsOf(videos, kind);
     return videos.filter((_, i) => labels[i]!.has(label));
   }
 
@@ -326,12 +286,12 @@ export class EvidenceFinder {
    * How many spans of `label` (of `kind`, default objects) each of these videos holds and their first
    * start, in the order of `videos` (undefined: none), from the kept labels.
    */
-  labelSpans(
+  async labelSpans(
     videos: Video[],
     label: string,
     kind: SegmentKind = 'object',
-  ): ({ count: number; first: number } | undefined)[] {
-    return this.labelsOf(videos, kind).map((byLabel) => byLabel.get(label));
+  ): Promise<({ count: number; first: number } | undefined)[]> {
+    return (await this.labelsOf(videos, kind)).map((byLabel) => byLabel.get(label));
   }
 
   /**
@@ -339,7 +299,7 @@ export class EvidenceFinder {
    * `videos`. Kept in memory per video (the one per-video label cache: which labels a video holds
    * and for how long), computed on first use and dropped when the video changes (invalidate).
    */
-  private labelsOf(videos: Video[], kind: SegmentKind): Map<string, LabelSum>[] {
+  private async labelsOf(videos: Video[], kind: SegmentKind): Promise<Map<string, LabelSum>[]> {
     let byVideo = this.labelCache.get(kind);
     if (!byVideo) this.labelCache.set(kind, (byVideo = new Map()));
     // One lookup per video (a whole index is thousands: building a key string for each, twice, was
@@ -354,18 +314,7 @@ export class EvidenceFinder {
     if (missing.length === 0) return out;
     for (let i = 0; i < missing.length; i += LABEL_CHUNK) {
       const ids = missing.slice(i, i + LABEL_CHUNK);
-      const rows = this.db.all<{
-        v: string;
-        label: string;
-        seconds: number;
-        count: number;
-        first: number;
-        last: number;
-      }>(
-        sql`SELECT video_id AS v, text AS label, sum("end" - start) AS seconds, count(*) AS count, min(start) AS first, max(start) AS last
-            FROM segments WHERE video_id IN (SELECT value FROM json_each(${JSON.stringify(ids)})) AND kind = ${kind}
-            GROUP BY video_id, text`,
-      );
+      const rows = await reads.labelSums(this.c, ids, kind);
       for (const id of ids) byVideo.set(id, new Map());
       for (const r of rows)
         byVideo.get(r.v)!.set(r.label, { seconds: r.seconds, count: r.count, first: r.first, last: r.last });
@@ -378,7 +327,7 @@ export class EvidenceFinder {
    * The kinds of segment each video holds, in the order of `videos`: kept per video like its labels
    * (a question over a whole index asks "are there captions at all?" without probing every video).
    */
-  private kindsOf(videos: Video[]): Map<SegmentKind, StartRange>[] {
+  private async kindsOf(videos: Video[]): Promise<Map<SegmentKind, StartRange>[]> {
     const out = new Array<Map<SegmentKind, StartRange>>(videos.length);
     const missing: string[] = [];
     for (let i = 0; i < videos.length; i++) {
@@ -389,14 +338,7 @@ export class EvidenceFinder {
     if (missing.length === 0) return out;
     for (let i = 0; i < missing.length; i += LABEL_CHUNK) {
       const ids = missing.slice(i, i + LABEL_CHUNK);
-      // Two steps of segments_video_kind_idx per video and kind, its first and its last entry (not a
-      // read of every row).
-      const rows = this.db.all<{ v: string; kind: SegmentKind; first: number; last: number }>(
-        sql`SELECT v, kind, first, (SELECT max(start) FROM segments WHERE video_id = v AND kind = t.kind) AS last
-            FROM (SELECT j.value AS v, k.value AS kind, (SELECT min(start) FROM segments WHERE video_id = j.value AND kind = k.value) AS first
-                  FROM json_each(${JSON.stringify(ids)}) j, json_each(${JSON.stringify(SEGMENT_KINDS)}) k) t
-            WHERE first IS NOT NULL`,
-      );
+      const rows = await reads.kindRanges(this.c, ids);
       for (const id of ids) this.kindCache.set(id, new Map());
       for (const r of rows) this.kindCache.get(r.v)!.set(r.kind, { first: r.first, last: r.last });
     }
@@ -415,90 +357,60 @@ export class EvidenceFinder {
    * of `except` (and inside `window`, when given); in time order, at most `limit`. Read from the spans' own videos and times (through
    * segments_video_kind_idx), whatever the size of the index around them.
    */
-  overlapping(
+  async overlapping(
     spans: Segment[],
     kind: SegmentKind,
     except: string[],
     window: ScopeWindow['window'] = null,
     limit = 500,
-  ): Segment[] {
+  ): Promise<Segment[]> {
     if (spans.length === 0) return [];
-    const win = window ? sql` AND s."end" >= ${window.start} AND s.start <= ${window.end}` : sql``;
-    const at = JSON.stringify(spans.map((s) => [s.videoId, s.start, s.end]));
-    const ids = this.db
-      .all<{ id: number }>(
-        sql`SELECT DISTINCT s.id AS id, s.start AS start FROM json_each(${at}) m
-            JOIN segments s ON s.video_id = m.value ->> 0 AND s.kind = ${kind}
-              AND s.start < m.value ->> 2 AND s."end" > m.value ->> 1
-            WHERE s.text NOT IN (SELECT value FROM json_each(${JSON.stringify(except)}))${win}
-            ORDER BY s.start, s.id LIMIT ${limit}`,
-      )
-      .map((r) => r.id);
-    const byId = new Map(this.rows(ids).map((s) => [s.id, s]));
-    return ids.map((id) => byId.get(id)!);
+    const at = spans.map((s): [string, number, number] => [s.videoId, s.start, s.end]);
+    return this.inOrder(await reads.overlappingIds(this.c, at, kind, except, window, limit));
   }
 
   /**
    * Whether the scope has any segment of these kinds (of these labels, when given). With a window,
    * one indexed probe that stops at the first match (not the first by time, which sorts them all).
    */
-  has(scope: ScopeWindow, kinds: SegmentKind[], labels?: string[]): boolean {
+  async has(scope: ScopeWindow, kinds: SegmentKind[], labels?: string[]): Promise<boolean> {
     if (scope.videos.length === 0) return false;
     if (!scope.window && !labels?.length)
-      return this.kindsOf(scope.videos).some((have) => kinds.some((k) => have.has(k)));
-    return !!this.db
-      .select({ id: segments.id })
-      .from(segments)
-      .where(and(...this.inScope(scope, kinds, labels)))
-      .limit(1)
-      .get();
+      return (await this.kindsOf(scope.videos)).some((have) => kinds.some((k) => have.has(k)));
+    return reads.anySegment(this.c, this.inScope(scope, kinds, labels));
   }
 
-  private inScope(scope: ScopeWindow, kinds: SegmentKind[], labels?: string[]): SQL[] {
-    const conds: SQL[] = [
-      // The ids as one JSON parameter: a whole index is thousands of videos, and as many
-      // placeholders made building, preparing and binding the statement cost more than its search.
-      sql`${segments.videoId} IN (SELECT value FROM json_each(${JSON.stringify(scope.videos.map((v) => v.id))}))`,
-      inArray(segments.kind, kinds),
-    ];
-    if (labels?.length) conds.push(inArray(segments.text, labels));
-    if (scope.window) conds.push(gte(segments.end, scope.window.start), lte(segments.start, scope.window.end));
-    return conds;
+  /** The read of these kinds (and labels) in the scope. */
+  private inScope(scope: ScopeWindow, kinds: SegmentKind[], labels?: string[]): reads.SegmentScope {
+    return {
+      videoIds: scope.videos.map((v) => v.id),
+      kinds,
+      ...(labels?.length && { labels }),
+      window: scope.window,
+    };
   }
 
-  /**
-   * Segments by id (in id order). The ids go in as one JSON parameter: as `IN (?, ?, …)` up to 500
-   * placeholders made building and preparing the statement the costliest step of a question.
-   */
-  private rows(ids: number[]): Segment[] {
-    if (ids.length === 0) return [];
-    return this.db
-      .select(ROW)
-      .from(segments)
-      .where(sql`${segments.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`)
-      .orderBy(asc(segments.id))
-      .all()
-      .map((r) => ({ ...r, embedding: null }));
+  /** The read of the scope as it is (its kinds, when it has some). */
+  private scopeOf(scope: ScopeWindow): reads.SegmentScope {
+    return {
+      videoIds: scope.videos.map((v) => v.id),
+      ...(scope.kinds?.length && { kinds: scope.kinds }),
+      window: scope.window,
+    };
   }
 
-  /** SQL conditions on `s` (a segments alias) for the scope's videos, window and kinds. */
-  private scopeSql(scope: ScopeWindow): SQL {
-    const ids = JSON.stringify(scope.videos.map((v) => v.id));
-    const win = scope.window ? sql` AND s.end >= ${scope.window.start} AND s.start <= ${scope.window.end}` : sql``;
-    const kinds = scope.kinds?.length
-      ? sql` AND s.kind IN (SELECT value FROM json_each(${JSON.stringify(scope.kinds)}))`
-      : sql``;
-    return sql`s.video_id IN (SELECT value FROM json_each(${ids}))${win}${kinds}`;
+  /** Segments by id (in id order). */
+  private rows(ids: number[]): Promise<Segment[]> {
+    return reads.segmentsById(this.c, ids);
   }
 
-  /** The FTS5 query for words: each quoted, OR-ed; a run-together word also as the words it is made of. */
-  private matchOf(keywords: string[]): string {
+  /** The full-text terms for words, OR-ed: a run-together word also as the words it is made of. */
+  private termsOf(keywords: string[]): string[] {
     // The index holds text with its word spaces put back (see word-spaces.ts).
-    const terms = keywords.flatMap((k) => {
+    return keywords.flatMap((k) => {
       const words = /^\p{Script=Latin}{6,}$/u.test(k) ? splitRun(k) : k;
       return words !== k ? [k, words] : [k];
     });
-    return terms.map((k) => `"${k.replace(/"/g, '""')}"`).join(' OR ');
   }
 
   /**
@@ -507,60 +419,77 @@ export class EvidenceFinder {
    * their first COMMON_SCAN matches in the scope, after the matches of the rarer words: without
    * that, a question with a common word ("people", "car") cost time in proportion to the index.
    */
-  keyword(scope: ScopeWindow, keywords: string[], limit = 40, df?: Map<string, number>): number[] {
+  async keyword(scope: ScopeWindow, keywords: string[], limit = 40, df?: Map<string, number>): Promise<number[]> {
     if (keywords.length === 0 || scope.videos.length === 0) return [];
-    const freq = df ?? this.docFreqs(keywords);
+    const freq = df ?? (await this.docFreqs(keywords));
     const rare = keywords.filter((k) => (freq.get(k) ?? 0) < DF_CAP);
-    const bounds = this.rowidBounds(scope);
+    const bounds = await this.rowidBounds(scope);
     if (bounds === 'empty') return [];
+    const where = this.scopeOf(scope);
+    const query = (words: string[]) => {
+      const terms = this.termsOf(words);
+      // Each term weighed by its rarity as BM25 weighs a word (its IDF, with the DF_CAP as the
+      // document count): only PostgreSQL's ts_rank needs it, FTS5's bm25() has its own.
+      const weights = terms.map((t) => Math.log(1 + DF_CAP / ((freq.get(t) ?? 0) + 0.5)));
+      return { q: { terms }, weights };
+    };
     const out: number[] = [];
-    if (rare.length)
-      for (const r of this.db.all<{ id: number }>(
-        sql`SELECT s.id AS id FROM segments_fts f JOIN segments s ON s.id = f.rowid
-            WHERE segments_fts MATCH ${this.matchOf(rare)}${bounds} AND ${this.scopeSql(scope)}
-            ORDER BY bm25(segments_fts) LIMIT ${limit}`,
-      ))
-        out.push(r.id);
+    if (rare.length) {
+      const { q, weights } = query(rare);
+      out.push(
+        ...(await reads.matchingIds(this.c, where, q, {
+          order: 'rank',
+          limit,
+          weights,
+          ...(bounds && { idRange: bounds }),
+        })),
+      );
+    }
     if (out.length < limit && rare.length < keywords.length) {
       const seen = new Set(out);
-      const rows = this.db.all<{ id: number }>(
-        sql`SELECT id FROM (SELECT s.id AS id, bm25(segments_fts) AS r FROM segments_fts f JOIN segments s ON s.id = f.rowid
-            WHERE segments_fts MATCH ${this.matchOf(keywords)}${bounds} AND ${this.scopeSql(scope)} LIMIT ${COMMON_SCAN})
-            ORDER BY r LIMIT ${limit}`,
-      );
-      for (const r of rows) {
+      const { q, weights } = query(keywords);
+      const rows = await reads.matchingIds(this.c, where, q, {
+        order: 'rank',
+        limit,
+        scan: COMMON_SCAN,
+        weights,
+        ...(bounds && { idRange: bounds }),
+      });
+      for (const id of rows) {
         if (out.length >= limit) break;
-        if (!seen.has(r.id)) out.push(r.id);
+        if (!seen.has(id)) out.push(id);
       }
     }
     return out;
   }
 
   /**
-   * For a scope of a few videos, the range of their segment ids as a condition on the FTS rowid:
+   * For a scope of a few videos, the range of their segment ids as a bound on the full-text rows:
    * FTS5 then reads only that stretch of each word's matches instead of every match in the index
    * (a common word in one video's window went from ~300 ms to ~30 ms at 1,000 h). The other
-   * conditions stay, so it only skips rows that could not be in the scope. 'empty': no segments.
+   * conditions stay, so it only skips rows that could not be in the scope. 'empty': no segments;
+   * null: no bound (a larger scope).
    */
-  private rowidBounds(scope: ScopeWindow): SQL | 'empty' {
-    if (scope.videos.length > BOUNDED_VIDEOS) return sql``;
-    const r = this.db.all<{ lo: number | null; hi: number | null }>(
-      sql`SELECT min(id) AS lo, max(id) AS hi FROM segments WHERE video_id IN (SELECT value FROM json_each(${JSON.stringify(scope.videos.map((v) => v.id))}))`,
-    )[0];
-    if (r?.lo == null || r.hi == null) return 'empty';
-    return sql` AND f.rowid >= ${r.lo} AND f.rowid <= ${r.hi}`;
+  private async rowidBounds(scope: ScopeWindow): Promise<{ lo: number; hi: number } | null | 'empty'> {
+    if (scope.videos.length > BOUNDED_VIDEOS) return null;
+    return (
+      (await reads.segmentIdRange(
+        this.c,
+        scope.videos.map((v) => v.id),
+      )) ?? 'empty'
+    );
   }
 
-  /** How many segments of the whole index hold each word (counted up to DF_CAP). */
-  docFreqs(terms: string[]): Map<string, number> {
+  /** How many segments of the whole index hold each word (counted up to DF_CAP): one statement for all. */
+  async docFreqs(terms: string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
-    for (const t of terms)
-      out.set(
-        t,
-        this.db.all<{ c: number }>(
-          sql`SELECT count(*) AS c FROM (SELECT 1 FROM segments_fts WHERE segments_fts MATCH ${this.matchOf([t])} LIMIT ${DF_CAP})`,
-        )[0]?.c ?? 0,
-      );
+    if (terms.length === 0) return out;
+    const counts = await reads.documentFrequencies(
+      this.c,
+      terms.map((t) => this.termsOf([t])),
+      DF_CAP,
+    );
+    terms.forEach((t, i) => out.set(t, counts[i]!));
     return out;
   }
 
@@ -606,34 +535,23 @@ export class EvidenceFinder {
     let cos: Map<number, number>;
     if (scope.window) {
       // A moment: every vector of the segments in the window, exactly (few).
-      const ids = this.db
-        .all<{ v: number }>(
-          sql`SELECT DISTINCT s.vector_id AS v FROM segments s WHERE ${this.scopeSql({ ...scope, videos })} AND s.vector_id IS NOT NULL LIMIT 20000`,
-        )
-        .map((r) => r.v);
-      cos = this.vectors.cosinesById(ids, q);
+      const ids = await reads.vectorIdsInScope(this.c, this.scopeOf({ ...scope, videos }), 20_000);
+      cos = await this.vectors.cosinesById(ids, q);
     } else {
       const near = await this.vectors.nearest(videos, q, narrowed ? SEMANTIC_VECTORS * 4 : SEMANTIC_VECTORS);
       cos = new Map(near);
     }
     const best = [...cos].filter(([, c]) => c > SEM_FLOOR).sort((a, b) => b[1] - a[1] || a[0] - b[0]);
     if (best.length === 0) return [];
-    const rows = this.db
-      .select(ROW)
-      .from(segments)
-      .where(
-        and(
-          sql`${segments.vectorId} IN (SELECT value FROM json_each(${JSON.stringify(best.slice(0, SEMANTIC_VECTORS).map(([id]) => id))}))`,
-          ...(scope.kinds?.length ? [inArray(segments.kind, scope.kinds)] : []),
-          ...(scope.window ? [gte(segments.end, scope.window.start), lte(segments.start, scope.window.end)] : []),
-        ),
-      )
-      .orderBy(asc(segments.start), asc(segments.id))
-      .all();
+    const rows = await reads.segmentsOfVectors(
+      this.c,
+      best.slice(0, SEMANTIC_VECTORS).map(([id]) => id),
+      { ...(scope.kinds?.length && { kinds: scope.kinds }), window: scope.window },
+    );
     const byVector = new Map<number, Segment[]>();
     for (const r of rows) {
       const list = byVector.get(r.vectorId!) ?? [];
-      list.push({ ...r, embedding: null });
+      list.push(r);
       byVector.set(r.vectorId!, list);
     }
     const out: [Segment, number][] = [];
@@ -659,14 +577,14 @@ export class EvidenceFinder {
   ): Promise<Ranked[]> {
     if (scope.videos.length === 0) return [];
     const terms = [...new Set([...intent.keywords, ...intent.labels].map((t) => t.toLowerCase()))];
-    const df = this.docFreqs(terms);
-    const kwIds = terms.length ? this.keyword(scope, terms, KEYWORD_CANDIDATES, df) : [];
+    const df = await this.docFreqs(terms);
+    const kwIds = terms.length ? await this.keyword(scope, terms, KEYWORD_CANDIDATES, df) : [];
     const q = await this.queryVector(question, vector);
     const sem = q ? await this.semanticRows(scope, q, SEMANTIC_SEGMENTS) : [];
     const bySeg = new Map<number, Segment>(sem.map(([s]) => [s.id, s]));
     const cosOf = new Map<number, number>(sem.map(([s, c]) => [s.id, c]));
     const kwOnly = kwIds.filter((id) => !bySeg.has(id));
-    for (const s of this.rows(kwOnly)) bySeg.set(s.id, s);
+    for (const s of await this.rows(kwOnly)) bySeg.set(s.id, s);
     if (bySeg.size === 0) return [];
     // The cosine of the keyword candidates too, so that both signals count for every candidate.
     if (q) {
@@ -674,10 +592,10 @@ export class EvidenceFinder {
       const need = kwOnly
         .map((id) => bySeg.get(id))
         .filter((s): s is Segment => !!s && s.vectorId !== null && comparable.has(s.videoId));
-      const cos = this.vectors.cosinesById([...new Set(need.map((s) => s.vectorId!))], q);
+      const cos = await this.vectors.cosinesById([...new Set(need.map((s) => s.vectorId!))], q);
       for (const s of need) if (cos.has(s.vectorId!)) cosOf.set(s.id, cos.get(s.vectorId!)!);
     }
-    return this.scored(bySeg, cosOf, new Set(kwIds), intent, df)
+    return (await this.scored(bySeg, cosOf, new Set(kwIds), intent, df))
       .sort((a, b) => b.score - a.score || a.segment.id - b.segment.id)
       .slice(0, limit);
   }
@@ -700,20 +618,20 @@ export class EvidenceFinder {
     if (q) {
       const comparable = new Set(this.comparable(scope).map((v) => v.id));
       const need = segs.filter((s) => s.vectorId !== null && comparable.has(s.videoId));
-      const cos = this.vectors.cosinesById([...new Set(need.map((s) => s.vectorId!))], q);
+      const cos = await this.vectors.cosinesById([...new Set(need.map((s) => s.vectorId!))], q);
       for (const s of need) if (cos.has(s.vectorId!)) cosOf.set(s.id, cos.get(s.vectorId!)!);
     }
     return this.scored(bySeg, cosOf, new Set(), intent);
   }
 
   /** Relevance (and the kind-weighted score) of each candidate from its words and its cosine. */
-  private scored(
+  private async scored(
     bySeg: Map<number, Segment>,
     cosOf: Map<number, number>,
     kwSet: Set<number>,
     intent: Intent,
     df?: Map<string, number>,
-  ): Ranked[] {
+  ): Promise<Ranked[]> {
     // Relevance weighs the words the query says; the detector labels read from them ("puppy" →
     // dog) only find candidates, and a segment of such a label counts as one word matched.
     const said = [...new Set(intent.keywords.map((t) => t.toLowerCase()))];
@@ -723,8 +641,8 @@ export class EvidenceFinder {
       kwSet,
       intent,
       said,
-      weigh: this.wordWeights(said, df),
-      segmentCount: this.segmentCount(),
+      weigh: await this.wordWeights(said, df),
+      segmentCount: await this.segmentCount(),
     });
   }
 
@@ -732,12 +650,12 @@ export class EvidenceFinder {
    * The weight of each query word: its inverse document frequency over the index. Words the index
    * never holds (as FTS5 sees it) are left out: they cannot tell one segment from another.
    */
-  private wordWeights(terms: string[], known?: Map<string, number>): Map<string, number> {
+  private async wordWeights(terms: string[], known?: Map<string, number>): Promise<Map<string, number>> {
     const out = new Map<string, number>();
     if (terms.length === 0) return out;
-    const n = this.segmentCount();
+    const n = await this.segmentCount();
     const missing = terms.filter((t) => !known?.has(t));
-    const df = new Map([...(known ?? []), ...this.docFreqs(missing)]);
+    const df = new Map([...(known ?? []), ...(await this.docFreqs(missing))]);
     for (const t of terms) {
       const d = df.get(t) ?? 0;
       if (d > 0) out.set(stem(t), wordWeight(d, n));
@@ -746,8 +664,8 @@ export class EvidenceFinder {
   }
 
   /** About how many segments there are (the largest id: exact enough for word weights, and free). */
-  private segmentCount(): number {
-    return this.db.all<{ n: number | null }>(sql`SELECT max(id) AS n FROM segments`)[0]?.n ?? 0;
+  private segmentCount(): Promise<number> {
+    return reads.maxSegmentId(this.c);
   }
 
   /**
@@ -755,16 +673,19 @@ export class EvidenceFinder {
    * before and the one just after, each one step of frames_video_t_idx: ordering every frame of the
    * video by its distance read them all, a few dozen times per answer.
    */
-  frameNear(videoId: string, t: number): string | null {
-    const [before, after] = this.db.all<{ file: string; t: number; after: number }>(
-      sql`SELECT * FROM (SELECT file, t, 0 AS after FROM frames WHERE video_id = ${videoId} AND t <= ${t} ORDER BY t DESC, id LIMIT 1)
-          UNION ALL
-          SELECT * FROM (SELECT file, t, 1 AS after FROM frames WHERE video_id = ${videoId} AND t > ${t} ORDER BY t, id LIMIT 1)
-          ORDER BY after`,
-    ) as [{ file: string; t: number; after: number }?, { file: string; t: number; after: number }?];
-    if (!before || before.after) return before?.file ?? null;
-    if (!after) return before.file;
-    return t - before.t <= after.t - t ? before.file : after.file;
+  async frameNear(videoId: string, t: number): Promise<string | null> {
+    return (await this.framesNear([[videoId, t]]))[0]!;
+  }
+
+  /** frameNear for many [video id, time] points: one read for all of them. */
+  async framesNear(points: [string, number][]): Promise<(string | null)[]> {
+    if (points.length === 0) return [];
+    return (await reads.framesAround(this.c, points)).map(({ before, after }, i) => {
+      const t = points[i]![1];
+      if (!before) return after?.file ?? null;
+      if (!after) return before.file;
+      return t - before.t <= after.t - t ? before.file : after.file;
+    });
   }
 }
 

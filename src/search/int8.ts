@@ -84,3 +84,14 @@ export class Dots {
 }
 
 const align = (n: number) => Math.ceil(n / 16) * 16;
+
+/** int8 components of `v` (scaled so that its largest magnitude is 127), as stored. */
+export function quantize(v: Float32Array): Int8Array {
+  let max = 0;
+  for (let i = 0; i < v.length; i++) max = Math.max(max, Math.abs(v[i]!));
+  const out = new Int8Array(v.length);
+  if (max === 0) return out;
+  const s = 127 / max;
+  for (let i = 0; i < v.length; i++) out[i] = Math.round(v[i]! * s);
+  return out;
+}

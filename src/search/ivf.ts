@@ -30,10 +30,10 @@
  *   another database) joins its nearest list as usual, so a stale file costs recall, never answers.
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { sql } from 'drizzle-orm';
 import { Index, MetricKind, ScalarKind } from 'usearch';
-import type { Db } from '../storage/db';
-import type { Video } from '../storage/schema';
+import type { Catalog } from '../storage/catalog';
+import { vectorRanges, vectorSlice } from '../storage/repositories/vectors';
+import type { Video } from '../storage/rows';
 import { Dots, norm } from './int8';
 
 /** The dot products of a search (one JavaScript thread answers: one is enough). */
@@ -148,7 +148,9 @@ export class IvfIndex {
   /** The saved list of each vector id (sorted ids, their lists), while a restart reads the vectors. */
   private hint: { ids: Float64Array; lists: Uint32Array } | null = null;
 
-  constructor(private readonly o: { db: Db; dims: number; probeRoot?: number; minRead?: number; file?: string }) {
+  constructor(
+    private readonly o: { catalog: Catalog; dims: number; probeRoot?: number; minRead?: number; file?: string },
+  ) {
     this.dims = o.dims;
     this.loose = new Rows(o.dims);
     this.probeRoot = o.probeRoot ?? PROBE_ROOT;
@@ -183,7 +185,8 @@ export class IvfIndex {
    */
   async search(videos: Video[], q: Float32Array, k: number): Promise<[number, number][] | null> {
     if (this.building) return null;
-    const pending = this.pendingWork(videos);
+    const pending = await this.pendingWork(videos);
+    if (this.building) return null;
     if (pending > INLINE_ADD_MAX) {
       this.build(videos);
       return null;
@@ -229,8 +232,13 @@ export class IvfIndex {
 
   /** Completes the index for these videos (waits for a build running now, or builds). */
   async ready(videos: Video[]): Promise<void> {
-    while (this.building) await this.building;
-    if (this.pendingWork(videos) > 0) await this.build(videos);
+    for (;;) {
+      while (this.building) await this.building;
+      const pending = await this.pendingWork(videos);
+      if (this.building) continue; // one started while the ranges were read
+      if (pending > 0) await this.build(videos);
+      return;
+    }
   }
 
   /** A filter for the vector ids of the scope, or null when the scope is the whole index. */
@@ -259,12 +267,14 @@ export class IvfIndex {
   }
 
   /** Vectors to add before `videos` are all searchable (0 when up to date); settles unchanged videos. */
-  private pendingWork(videos: Video[]): number {
+  private async pendingWork(videos: Video[]): Promise<number> {
     const check = videos.filter((v) => !this.videos.has(v.id) || this.unverified.has(v.id)).map((v) => v.id);
     // Videos gone from the index (deleted) are only ever unverified: check them too, to drop their vectors.
     for (const id of this.unverified) if (!check.includes(id)) check.push(id);
     if (check.length === 0) return 0;
-    const now = this.rangesInDb(check);
+    const now = await vectorRanges(this.o.catalog, check);
+    // A build that started meanwhile settles these videos itself.
+    if (this.building) return 0;
     const gone: [number, number][] = [];
     let pending = 0;
     for (const id of check) {
@@ -285,7 +295,7 @@ export class IvfIndex {
   private async bringUpToDate(videos: Video[]): Promise<void> {
     const t0 = performance.now();
     const check = [...new Set([...videos.map((v) => v.id), ...this.unverified])];
-    const now = this.rangesInDb(check);
+    const now = await vectorRanges(this.o.catalog, check);
     const load: [string, Range][] = [];
     const gone: [number, number][] = [];
     for (const id of check) {
@@ -400,9 +410,7 @@ export class IvfIndex {
     let n = 0;
     const batch = new Rows(this.dims, SLICE);
     for (;;) {
-      const rows = this.o.db.all<{ id: number; vector: Uint8Array }>(
-        sql`SELECT id, vector FROM segment_vectors WHERE video_id = ${videoId} AND id > ${after} ORDER BY id LIMIT ${SLICE}`,
-      );
+      const rows = await vectorSlice(this.o.catalog, videoId, after, SLICE);
       if (rows.length === 0) break;
       batch.n = 0;
       for (const r of rows) {
@@ -556,14 +564,6 @@ export class IvfIndex {
       out[i] = best;
     }
     return out;
-  }
-
-  private rangesInDb(videoIds: string[]): Map<string, Range> {
-    const rows = this.o.db.all<{ video_id: string; first: number; last: number; n: number }>(
-      sql`SELECT video_id, min(id) AS first, max(id) AS last, count(*) AS n FROM segment_vectors
-          WHERE video_id IN (SELECT value FROM json_each(${JSON.stringify(videoIds)})) GROUP BY video_id`,
-    );
-    return new Map(rows.map((r) => [r.video_id, { first: r.first, last: r.last, count: r.n }]));
   }
 }
 

@@ -9,13 +9,14 @@
  */
 import type { Embedder } from '../analysis/engines/embedder';
 import type { Intent } from '../answering/intent';
-import type { Db } from '../storage/db';
-import { videos as videosTable, type Segment, type SegmentKind, type Video } from '../storage/schema';
 import { join } from 'node:path';
-import { sql } from 'drizzle-orm';
+import type { Catalog } from '../storage/catalog';
+import { searchableVideos } from '../storage/repositories/finder';
+import { moveLegacyVectors, storedVectorLength } from '../storage/repositories/vectors';
+import type { Segment, SegmentKind, Video } from '../storage/rows';
 import { embeddedBy, EvidenceFinder, type ScopeWindow } from './finder';
 import type { Ranked } from './scoring';
-import { moveLegacyVectors, VectorStore } from './vectors';
+import { VectorStore } from './vectors';
 
 export type { Ranked, ScopeWindow };
 
@@ -29,7 +30,7 @@ export class RetrievalCore {
 
   constructor(
     private readonly d: {
-      db: Db;
+      catalog: Catalog;
       embedder: Embedder | null;
       /** The data directory: the ANN indexes' lists are saved in its search-index/ folder. */
       dataDir?: string;
@@ -37,14 +38,16 @@ export class RetrievalCore {
       exactMax?: number;
     },
   ) {
-    // Vectors an earlier version kept in the segment rows move into the compact store, once.
-    moveLegacyVectors(d.db);
+    // Vectors an earlier version kept in the segment rows move into the compact store, once. On
+    // SQLite this runs now, before the constructor returns (the catalog is idle at start, so its
+    // body starts at once and never awaits); PostgreSQL catalogs never held such vectors.
+    void moveLegacyVectors(d.catalog);
     this.vectors = new VectorStore({
-      db: d.db,
+      catalog: d.catalog,
       ...(d.exactMax !== undefined && { exactMax: d.exactMax }),
       ...(d.dataDir !== undefined && { dir: join(d.dataDir, 'search-index') }),
     });
-    this.finder = new EvidenceFinder(d.db, this.vectors, d.embedder);
+    this.finder = new EvidenceFinder(d.catalog, this.vectors, d.embedder);
   }
 
   get embedder(): Embedder | null {
@@ -76,12 +79,16 @@ export class RetrievalCore {
   }
 
   /** Segments of the scope by kind (and label), in time order. */
-  byKind(scope: ScopeWindow, kinds: SegmentKind[], opts: { labels?: string[]; limit?: number } = {}): Segment[] {
+  byKind(
+    scope: ScopeWindow,
+    kinds: SegmentKind[],
+    opts: { labels?: string[]; limit?: number } = {},
+  ): Promise<Segment[]> {
     return this.finder.byKind(scope, kinds, opts);
   }
 
   /** The sampled frame nearest a time, as a file name. */
-  frameNear(videoId: string, t: number): string | null {
+  frameNear(videoId: string, t: number): Promise<string | null> {
     return this.finder.frameNear(videoId, t);
   }
 
@@ -99,13 +106,9 @@ export class RetrievalCore {
       const t0 = performance.now();
       const name = this.d.embedder?.info.name;
       if (!name) return;
-      const all = this.d.db
-        .select()
-        .from(videosTable)
-        .all()
-        .filter((v) => v.storagePath !== null && embeddedBy(v) === name);
-      const one = this.d.db.all<{ n: number }>(sql`SELECT length(vector) AS n FROM segment_vectors LIMIT 1`)[0];
-      if (all.length && one) await this.vectors.prepare(all, one.n);
+      const all = (await searchableVideos(this.d.catalog)).filter((v) => embeddedBy(v) === name);
+      const dims = await storedVectorLength(this.d.catalog);
+      if (all.length && dims) await this.vectors.prepare(all, dims);
       this.warmedInMs = performance.now() - t0;
     })().finally(() => {
       this.warmed = true;

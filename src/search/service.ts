@@ -5,16 +5,16 @@
  * Free of charge: no answer is composed and no model is asked, so it costs what listing an index
  * costs; credits pay for answers (docs/API.md, "Search moments").
  */
-import { and, eq } from 'drizzle-orm';
 import type { Evidence } from '../answering/evidence';
 import { readIntent } from '../answering/intent';
 import { badRequest, notFound } from '../errors';
 import type { IndexService } from '../indexes/service';
 import type { MediaLinks } from '../media/links';
-import type { Db } from '../storage/db';
+import type { Catalog } from '../storage/catalog';
+import { SEGMENT_KINDS, videoInIndex } from '../storage/repositories/finder';
 import { NOISE, SEM_FLOOR, STRONG } from './relevance';
 import type { RetrievalCore } from './retrieval';
-import { SEGMENT_KINDS, videos, type SegmentKind, type User, type Video } from '../storage/schema';
+import type { SegmentKind, User, Video } from '../storage/rows';
 
 /** Candidates ranked per query: the pages come from these (keyword and semantic top-k fused). */
 export const SEARCH_CANDIDATES = 200;
@@ -56,7 +56,9 @@ export interface SearchPage {
 }
 
 export class SearchService {
-  constructor(private readonly d: { db: Db; indexes: IndexService; links: MediaLinks; retrieval: RetrievalCore }) {}
+  constructor(
+    private readonly d: { catalog: Catalog; indexes: IndexService; links: MediaLinks; retrieval: RetrievalCore },
+  ) {}
 
   async search(user: User, req: SearchRequest): Promise<SearchPage> {
     const q = req.q.trim();
@@ -71,11 +73,7 @@ export class SearchService {
     const index = await this.d.indexes.resolve(user, req.index, { byName: true });
     let vids: Video[];
     if (req.video !== undefined && req.video !== '') {
-      const v = this.d.db
-        .select()
-        .from(videos)
-        .where(and(eq(videos.id, req.video), eq(videos.indexId, index.id)))
-        .get();
+      const v = await videoInIndex(this.d.catalog, req.video, index.id);
       if (!v) throw notFound(`video ${JSON.stringify(req.video.slice(0, 80))} is not in this index`);
       vids = [v];
     } else {
@@ -93,9 +91,14 @@ export class SearchService {
       .sort((a, b) => b.relevance - a.relevance || b.score - a.score);
     const strong = sorted.length > 0 && sorted[0]!.relevance >= STRONG;
     const hits = strong ? sorted.filter((r) => r.relevance >= STRONG) : sorted;
-    const page = hits.slice(offset, offset + limit).map((r): Moment => {
+    const shown = hits.slice(offset, offset + limit);
+    // Every moment's frame in one read.
+    const frames = await this.d.retrieval.finder.framesNear(
+      shown.map((r) => [r.segment.videoId, (r.segment.start + r.segment.end) / 2]),
+    );
+    const page = shown.map((r, i): Moment => {
       const s = r.segment;
-      const frame = this.d.retrieval.frameNear(s.videoId, (s.start + s.end) / 2);
+      const frame = frames[i];
       const semantic = r.cosine !== null && r.cosine >= SEM_FLOOR;
       return {
         video_id: s.videoId,

@@ -10,103 +10,13 @@
  */
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { and, eq, sql } from 'drizzle-orm';
-import type { Db } from '../storage/db';
-import { segments, segmentVectors, type Video } from '../storage/schema';
+import type { Catalog } from '../storage/catalog';
+import { vectorCounts, vectorsById, videoVectors } from '../storage/repositories/vectors';
+import type { Video } from '../storage/rows';
 import { dot, norm } from './int8';
+
+export { quantize } from './int8';
 import { IvfIndex, type IvfState } from './ivf';
-
-/** int8 components of `v` (scaled so that its largest magnitude is 127), as stored. */
-export function quantize(v: Float32Array): Int8Array {
-  let max = 0;
-  for (let i = 0; i < v.length; i++) max = Math.max(max, Math.abs(v[i]!));
-  const out = new Int8Array(v.length);
-  if (max === 0) return out;
-  const s = 127 / max;
-  for (let i = 0; i < v.length; i++) out[i] = Math.round(v[i]! * s);
-  return out;
-}
-
-const asBlob = (q: Int8Array) => Buffer.from(q.buffer, q.byteOffset, q.byteLength);
-
-/**
- * Replaces a video's vectors: `vectors[which[j]]` is the embedding of `segmentIds[j]`. Each distinct
- * vector is stored once, so the ids of one video are consecutive (one transaction, AUTOINCREMENT),
- * which the ANN index relies on to drop a video's keys. Run it inside the caller's transaction.
- */
-export function storeVideoVectors(
-  tx: Db,
-  videoId: string,
-  segmentIds: readonly number[],
-  which: readonly number[],
-  vectors: readonly Float32Array[],
-): void {
-  clearVideoVectors(tx, videoId);
-  const members: number[][] = vectors.map(() => []);
-  segmentIds.forEach((id, j) => members[which[j]!]!.push(id));
-  vectors.forEach((v, k) => {
-    if (members[k]!.length === 0) return;
-    const row = tx
-      .insert(segmentVectors)
-      .values({ videoId, vector: asBlob(quantize(v)) })
-      .returning({ id: segmentVectors.id })
-      .get();
-    tx.run(
-      sql`UPDATE segments SET vector_id = ${row.id} WHERE id IN (SELECT value FROM json_each(${JSON.stringify(members[k])}))`,
-    );
-  });
-}
-
-/** Drops a video's vectors (its segments keep no vector: questions match them by keyword only). */
-export function clearVideoVectors(tx: Db, videoId: string): void {
-  tx.update(segments).set({ vectorId: null }).where(eq(segments.videoId, videoId)).run();
-  tx.delete(segmentVectors).where(eq(segmentVectors.videoId, videoId)).run();
-}
-
-/**
- * Moves float32 vectors left in `segments.embedding` by an earlier version into the store, a video
- * at a time (each in its own transaction, so an interrupted start resumes). Returns the videos moved.
- */
-export function moveLegacyVectors(db: Db): number {
-  let moved = 0;
-  for (;;) {
-    const [next] = db.all<{ video_id: string }>(
-      sql`SELECT video_id FROM segments INDEXED BY segments_legacy_embedding_idx WHERE embedding IS NOT NULL LIMIT 1`,
-    );
-    if (!next) return moved;
-    const videoId = next.video_id;
-    db.transaction((tx) => {
-      const rows = tx
-        .select({ id: segments.id, e: segments.embedding })
-        .from(segments)
-        .where(and(eq(segments.videoId, videoId), sql`${segments.embedding} IS NOT NULL`))
-        .all();
-      const byBytes = new Map<string, number>();
-      const vectors: Float32Array[] = [];
-      const which = rows.map((r) => {
-        const key = (r.e as Buffer).toString('base64');
-        let k = byBytes.get(key);
-        if (k === undefined) {
-          byBytes.set(key, (k = vectors.length));
-          const b = r.e as Buffer;
-          const f = new Float32Array(b.byteLength / 4);
-          new Uint8Array(f.buffer).set(b);
-          vectors.push(f);
-        }
-        return k;
-      });
-      storeVideoVectors(
-        tx as unknown as Db,
-        videoId,
-        rows.map((r) => r.id),
-        which,
-        vectors,
-      );
-      tx.run(sql`UPDATE segments SET embedding = NULL WHERE video_id = ${videoId} AND embedding IS NOT NULL`);
-    });
-    moved++;
-  }
-}
 
 /** One video's distinct vectors, for exact search: ids, int8 rows, and each row's length. */
 interface VideoMatrix {
@@ -122,7 +32,7 @@ export const EXACT_MAX = 20_000;
 const EXACT_CACHE_BYTES = 128 * 1024 * 1024;
 
 export interface VectorStoreOptions {
-  db: Db;
+  catalog: Catalog;
   /** See EXACT_MAX (tests lower it to exercise the ANN path on a few vectors). */
   exactMax?: number;
   /** Where each media index's ANN lists are saved (see ivf.ts); absent: rebuilt after every start. */
@@ -175,25 +85,23 @@ export class VectorStore {
     }
     const out: [number, number][] = [];
     for (const [indexId, vids] of byIndex) {
-      const n = this.countOf(vids);
+      const n = await this.countOf(vids);
       if (n === 0) continue;
       let found: [number, number][] | null = null;
       if (n > this.exactMax) {
         const ann = this.annOf(indexId, q.length);
         found = await ann.search(vids, q, k);
       }
-      out.push(...(found ?? this.exact(vids, q, k)));
+      out.push(...(found ?? (await this.exact(vids, q, k))));
     }
     return out.sort((a, b) => b[1] - a[1] || a[0] - b[0]).slice(0, k);
   }
 
   /** Exact cosines of `q` with these vectors (read by id: for a few candidates). */
-  cosinesById(vectorIds: number[], q: Float32Array): Map<number, number> {
+  async cosinesById(vectorIds: number[], q: Float32Array): Promise<Map<number, number>> {
     const out = new Map<number, number>();
     if (vectorIds.length === 0) return out;
-    const rows = this.o.db.all<{ id: number; vector: Uint8Array }>(
-      sql`SELECT id, vector FROM segment_vectors WHERE id IN (SELECT value FROM json_each(${JSON.stringify(vectorIds)}))`,
-    );
+    const rows = await vectorsById(this.o.catalog, vectorIds);
     for (const r of rows) {
       if (r.vector.byteLength !== q.length)
         throw new Error(`vectors of different sizes: ${q.length} and ${r.vector.byteLength}`);
@@ -209,10 +117,11 @@ export class VectorStore {
   }
 
   /** Exact search over the videos' int8 rows. */
-  exact(videos: Video[], q: Float32Array, k: number): [number, number][] {
+  async exact(videos: Video[], q: Float32Array, k: number): Promise<[number, number][]> {
     const top = new TopK(k);
     for (const v of videos) {
-      const m = this.matrix(v.id);
+      // Read on first use (one statement per video not held; held ones cost no await).
+      const m = this.matrices.has(v.id) ? this.matrix(v.id)! : await this.load(v.id);
       if (m.ids.length === 0) continue;
       if (m.dims !== q.length) throw new Error(`vectors of different sizes: ${q.length} and ${m.dims}`);
       for (let r = 0; r < m.ids.length; r++) top.offer(m.ids[r]!, dotRow(q, m, r));
@@ -229,7 +138,7 @@ export class VectorStore {
       else byIndex.set(v.indexId, [v]);
     }
     for (const [indexId, vids] of byIndex) {
-      if (this.countOf(vids) <= this.exactMax) continue;
+      if ((await this.countOf(vids)) <= this.exactMax) continue;
       await this.annOf(indexId, dims).ready(vids);
     }
   }
@@ -257,40 +166,36 @@ export class VectorStore {
         mkdirSync(this.o.dir, { recursive: true, mode: 0o700 });
         file = join(this.o.dir, `${indexId}-${dims}.ivf`);
       }
-      ann = new IvfIndex({ db: this.o.db, dims, ...(file && { file }) });
+      ann = new IvfIndex({ catalog: this.o.catalog, dims, ...(file && { file }) });
       this.anns.set(indexId, ann);
     }
     return ann;
   }
 
-  private countOf(videos: Video[]): number {
+  private async countOf(videos: Video[]): Promise<number> {
     const missing = videos.filter((v) => !this.counts.has(v.id)).map((v) => v.id);
     if (missing.length) {
-      const rows = this.o.db.all<{ video_id: string; n: number }>(
-        sql`SELECT video_id, count(*) AS n FROM segment_vectors WHERE video_id IN (SELECT value FROM json_each(${JSON.stringify(missing)})) GROUP BY video_id`,
-      );
-      for (const id of missing) this.counts.set(id, 0);
-      for (const r of rows) this.counts.set(r.video_id, r.n);
+      const counts = await vectorCounts(this.o.catalog, missing);
+      for (const id of missing) this.counts.set(id, counts.get(id) ?? 0);
     }
     return videos.reduce((n, v) => n + this.counts.get(v.id)!, 0);
   }
 
-  private matrix(videoId: string): VideoMatrix {
-    let m = this.matrices.get(videoId);
-    if (m) {
-      // Most recently used last.
-      this.matrices.delete(videoId);
-      this.matrices.set(videoId, m);
-      return m;
-    }
-    const found = this.o.db
-      .select({ id: segmentVectors.id, v: segmentVectors.vector })
-      .from(segmentVectors)
-      .where(eq(segmentVectors.videoId, videoId))
-      .orderBy(segmentVectors.id)
-      .all();
-    const dims = found.length ? (found[0]!.v as Buffer).byteLength : 0;
-    m = {
+  /** A held matrix, now the most recently used. */
+  private matrix(videoId: string): VideoMatrix | undefined {
+    const m = this.matrices.get(videoId);
+    if (!m) return undefined;
+    // Most recently used last.
+    this.matrices.delete(videoId);
+    this.matrices.set(videoId, m);
+    return m;
+  }
+
+  /** Reads a video's vectors into a matrix and holds it (the least recently used dropped beyond the budget). */
+  private async load(videoId: string): Promise<VideoMatrix> {
+    const found = await videoVectors(this.o.catalog, videoId);
+    const dims = found.length ? found[0]!.vector.byteLength : 0;
+    const m: VideoMatrix = {
       ids: new Float64Array(found.length),
       rows: new Int8Array(found.length * dims),
       norms: new Float32Array(found.length),
@@ -298,13 +203,15 @@ export class VectorStore {
     };
     const mm = m;
     found.forEach((r, i) => {
-      const b = r.v as Buffer;
+      const b = r.vector;
       if (b.byteLength !== dims) throw new Error(`vectors of different sizes: ${dims} and ${b.byteLength}`);
       mm.ids[i] = r.id;
       const row = new Int8Array(b.buffer, b.byteOffset, b.byteLength);
       mm.rows.set(row, i * dims);
       mm.norms[i] = norm(row);
     });
+    const had = this.matrices.get(videoId);
+    if (had) this.cachedBytes -= had.rows.byteLength;
     this.matrices.set(videoId, m);
     this.cachedBytes += m.rows.byteLength;
     for (const [id, old] of this.matrices) {

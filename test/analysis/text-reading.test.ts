@@ -321,9 +321,9 @@ describe('retrieval across missing spaces and case', () => {
       const scope = { videos: db.select().from(videos).all(), window: null };
       const texts = (ids: number[]) =>
         ids.map((id) => db.all<{ text: string }>(`SELECT text FROM segments WHERE id = ${Number(id)}`)[0]!.text);
-      expect(texts(finder.keyword(scope, ['grandopening']))).toEqual(['GRAND OPENING THIS WEEKEND']);
-      expect(texts(finder.keyword(scope, ['welcometotheshow']))).toEqual(['Welcome to the Show']);
-      expect(texts(finder.keyword(scope, ['opening', 'weekend']))).toEqual(['GRAND OPENING THIS WEEKEND']);
+      expect(texts(await finder.keyword(scope, ['grandopening']))).toEqual(['GRAND OPENING THIS WEEKEND']);
+      expect(texts(await finder.keyword(scope, ['welcometotheshow']))).toEqual(['Welcome to the Show']);
+      expect(texts(await finder.keyword(scope, ['opening', 'weekend']))).toEqual(['GRAND OPENING THIS WEEKEND']);
     } finally {
       await srv.stop();
       origin.stop(true);

@@ -9,7 +9,7 @@
  * X" 18 ("visible" pulled every "what is shown?" question to the objects); the phrasing below 24. It
  * was tuned on those questions, so take the 24 as optimistic; the gain over bare text is the point.
  */
-import { clearVideoVectors, storeVideoVectors } from '../../search/vectors';
+import { clearVideoVectors, storeVideoVectors } from '../../storage/repositories/vectors';
 import type { WriteTx } from '../../storage/repositories/streams';
 import type { Segment } from '../../storage/rows';
 import type { Analyzer, EngineInfo, StageContext, StageResult } from '../contracts';

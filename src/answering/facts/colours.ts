@@ -8,15 +8,15 @@
  * Its cue is read from the index (cueIn): a colour asked about, or said with a thing the detector
  * saw or with clothes. It then outweighs the objects' own cue (the label alone).
  */
-import { and, asc, eq, inArray } from 'drizzle-orm';
-import type { Db } from '../../storage/db';
-import { segments, type Video } from '../../storage/schema';
+import type { Catalog } from '../../storage/catalog';
+import { objectDetections } from '../../storage/repositories/finder';
+import type { Video } from '../../storage/rows';
 import { formatTime } from '../target';
 import { CLOTHING_WORDS, COLOUR_WORDS, escapeRe, isPersonWord, labelsNamed, PERSON_WORDS } from '../vocabulary';
 import { cueForm, type FactPlugin, type Answer, type FactContext } from './plugin';
 
 interface ColourQuestion {
-  db: Db;
+  catalog: Catalog;
   prompt: string;
   videos: Video[];
   window: { start: number; end: number } | null;
@@ -43,7 +43,7 @@ export const colours: FactPlugin = {
   computed: true,
   segmentKinds: ['object'],
   noun: 'that colour',
-  cueIn: (t) => colourAnswer(question(t)) !== null,
+  cueIn: async (t) => (await colourAnswer(question(t))) !== null,
   cueWeight: 2,
   forms: {
     what: cueForm(answer, [
@@ -73,7 +73,7 @@ export const colours: FactPlugin = {
 };
 
 function question(t: FactContext): ColourQuestion {
-  return { db: t.db, prompt: t.prompt, videos: t.scope.videos, window: t.scope.window };
+  return { catalog: t.catalog, prompt: t.prompt, videos: t.scope.videos, window: t.scope.window };
 }
 
 /**
@@ -81,9 +81,9 @@ function question(t: FactContext): ColourQuestion {
  * with a thing or clothes gives its spans (or its count for "how many"). The forms teach the reader
  * the wordings.
  */
-function answer(t: FactContext): Answer {
-  const found = colourAnswer(question(t));
-  if (!found) return t.notFound('that colour', t.style);
+async function answer(t: FactContext): Promise<Answer> {
+  const found = await colourAnswer(question(t));
+  if (!found) return await t.notFound('that colour', t.style);
   for (const e of found.evidence) t.cite(e.videoId, e.kind, e.start, e.end, e.text, 1);
   return { text: found.output, found: found.found };
 }
@@ -118,7 +118,7 @@ interface Row {
 }
 
 /** The answer to a colour question, or null when the question is none (then the cue does not hold). */
-function colourAnswer(q: ColourQuestion): Found | null {
+async function colourAnswer(q: ColourQuestion): Promise<Found | null> {
   const p = q.prompt.toLowerCase();
   const askedColour = /\bwhat colou?rs?\b|\bwhich colou?rs?\b|\bcolou?r of\b/.test(p);
   // "The man in black": a person said with the colour of their clothes.
@@ -127,7 +127,7 @@ function colourAnswer(q: ColourQuestion): Found | null {
   const colourWord = Object.keys(COLOUR_WORDS).find((c) => new RegExp(`\\b${c}\\s+[a-z]`).test(p));
   if (!askedColour && !colourWord && !clothes) return null;
   if (askedColour && BACKGROUND.test(p)) return background(q);
-  const rows = detections(q);
+  const rows = await detections(q);
   const labels = new Set(rows.map((r) => r.label));
   const described =
     colourWord && !askedColour && !clothes
@@ -234,27 +234,11 @@ function background(q: ColourQuestion): Found {
   };
 }
 
-function detections(q: ColourQuestion): Row[] {
-  const rows = q.db
-    .select({
-      videoId: segments.videoId,
-      start: segments.start,
-      end: segments.end,
-      text: segments.text,
-      extra: segments.extra,
-    })
-    .from(segments)
-    .where(
-      and(
-        inArray(
-          segments.videoId,
-          q.videos.map((v) => v.id),
-        ),
-        eq(segments.kind, 'object'),
-      ),
-    )
-    .orderBy(asc(segments.start))
-    .all();
+async function detections(q: ColourQuestion): Promise<Row[]> {
+  const rows = await objectDetections(
+    q.catalog,
+    q.videos.map((v) => v.id),
+  );
   const order = new Map(q.videos.map((v, i) => [v.id, i]));
   return rows
     .filter((r) => !q.window || (r.start <= q.window.end && r.end >= q.window.start))

@@ -10,17 +10,18 @@
  * start ... again"). It then outweighs the person detections' plug-in, whose answers count
  * detections, not people.
  */
-import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import type { EvidenceFinder } from '../../search/finder';
-import type { Db } from '../../storage/db';
-import { people, personAppearances, segments, type Video } from '../../storage/schema';
+import type { Catalog } from '../../storage/catalog';
+import * as faceReads from '../../storage/repositories/faces';
+import { personNames } from '../../storage/repositories/people';
+import type { Video } from '../../storage/rows';
 import { formatTime } from '../target';
 import { PERSON_WORDS } from '../vocabulary';
 import { cueForm, type FactPlugin, type Answer, type FactContext } from './plugin';
 
 /** What a people question sees: the index, the scope of the answer and how it cites. */
 interface PeopleQuestion {
-  db: Db;
+  catalog: Catalog;
   /** The composer's finder: its kept per-video label counts and first starts. */
   finder: EvidenceFinder;
   prompt: string;
@@ -85,7 +86,7 @@ export const faces: FactPlugin = {
   needsNoVisionModel: true,
   segmentKinds: ['face', 'object'],
   noun: 'that person',
-  cueIn: (t) => read(question(t)) !== null,
+  cueIn: async (t) => (await read(question(t))) !== null,
   cueWeight: 2,
   forms: {
     count: cueForm(
@@ -134,7 +135,7 @@ export const faces: FactPlugin = {
 /** The question as this plug-in sees it, in the composer's current scope. */
 function question(t: FactContext): PeopleQuestion {
   return {
-    db: t.db,
+    catalog: t.catalog,
     finder: t.finder,
     prompt: t.prompt,
     indexId: t.indexId,
@@ -144,34 +145,30 @@ function question(t: FactContext): PeopleQuestion {
 }
 
 /** Which people question this is, or null when it is none (then the cue does not hold). */
-function read(q: PeopleQuestion): (() => Found) | null {
+async function read(q: PeopleQuestion): Promise<(() => Promise<Found>) | null> {
   const videoIds = q.videos.map((v) => v.id);
   if (!videoIds.length) return null;
-  const known = q.db
-    .select({ id: people.id, name: people.name })
-    .from(people)
-    .where(eq(people.indexId, q.indexId))
-    .all();
+  const known = [...(await personNames(q.catalog, q.indexId))].map(([id, name]) => ({ id, name }));
   const prompt = q.prompt.trim();
   const named = known.filter(
     (p) => p.name && new RegExp(`(^|[^\\p{L}\\p{N}])${escapeRegExp(p.name)}($|[^\\p{L}\\p{N}])`, 'iu').test(prompt),
   );
   if (named.length)
-    return () =>
-      aboutNamed(
+    return async () =>
+      await aboutNamed(
         q,
         named.map((p) => ({ id: p.id, name: p.name! })),
       );
-  if (COUNT.test(prompt)) return () => howMany(q);
-  if (AGAIN.test(prompt)) return () => fromTheStart(q);
-  if (WHO_AT.test(prompt) && q.window) return () => whoAt(q);
+  if (COUNT.test(prompt)) return async () => await howMany(q);
+  if (AGAIN.test(prompt)) return async () => await fromTheStart(q);
+  if (WHO_AT.test(prompt) && q.window) return async () => await whoAt(q);
   // A name-like phrase that no person of the index carries: an honest "not found" once the index
   // has people to name, unless the phrase is something else the videos contain (a label, a text).
   if (known.length) {
     const phrase = nameIn(prompt);
-    if (phrase && !mentioned(q.db, videoIds, phrase)) {
+    if (phrase && !(await faceReads.mentioned(q.catalog, videoIds, phrase))) {
       const names = known.map((p) => p.name).filter((n): n is string => !!n);
-      return () => ({
+      return async () => ({
         found: false,
         evidence: [],
         output: `I could not find anyone named "${phrase}" in ${q.videos.length === 1 ? 'this video' : 'this index'}. ${names.length ? `The people named here are ${list(names)}.` : 'No person has been named yet: name people on the People panel (PUT /indexes/{index_id}/people/{person_id}).'}`,
@@ -186,16 +183,16 @@ function read(q: PeopleQuestion): (() => Found) | null {
  * "who" decide the answer across forms ("how many times does Anna appear" is about Anna). The
  * forms teach the reader the wordings.
  */
-function answer(t: FactContext): Answer {
-  const run = read(question(t));
-  if (!run) return t.notFound('that person', t.style);
-  const { output, found, evidence } = run();
+async function answer(t: FactContext): Promise<Answer> {
+  const run = await read(question(t));
+  if (!run) return await t.notFound('that person', t.style);
+  const { output, found, evidence } = await run();
   for (const e of evidence) t.cite(e.videoId, e.kind, e.start, e.end, e.text, 1);
   return { text: output, found };
 }
 
-function aboutNamed(q: PeopleQuestion, who: { id: string; name: string }[]): Found {
-  const apps = appearances(
+async function aboutNamed(q: PeopleQuestion, who: { id: string; name: string }[]): Promise<Found> {
+  const apps = await appearances(
     q,
     who.map((p) => p.id),
   );
@@ -226,10 +223,10 @@ function aboutNamed(q: PeopleQuestion, who: { id: string; name: string }[]): Fou
   return { found, evidence, output: parts.join(' ') };
 }
 
-function howMany(q: PeopleQuestion): Found {
-  const apps = appearances(q);
+async function howMany(q: PeopleQuestion): Promise<Found> {
+  const apps = await appearances(q);
   const ids = [...new Set(apps.map((a) => a.personId))];
-  const hidden = facelessPersons(q, 8);
+  const hidden = await facelessPersons(q, 8);
   const scopeWord = q.videos.length === 1 ? 'this video' : `these ${q.videos.length} videos`;
   if (!ids.length && !hidden.count)
     return {
@@ -286,9 +283,9 @@ function howMany(q: PeopleQuestion): Found {
   };
 }
 
-function whoAt(q: PeopleQuestion): Found {
+async function whoAt(q: PeopleQuestion): Promise<Found> {
   const w = q.window!;
-  const apps = appearances(q).filter((a) => a.start <= w.end && a.end >= w.start);
+  const apps = (await appearances(q)).filter((a) => a.start <= w.end && a.end >= w.start);
   if (apps.length) {
     const seen = new Map<string, Appearance>();
     for (const a of apps) if (!seen.has(a.personId)) seen.set(a.personId, a);
@@ -302,7 +299,7 @@ function whoAt(q: PeopleQuestion): Found {
       output: `On screen then: ${list(described)}.`,
     };
   }
-  const hidden = facelessPersons(q, 1).first;
+  const hidden = (await facelessPersons(q, 1)).first;
   if (hidden.length) {
     const h = hidden[0]!;
     return {
@@ -318,8 +315,8 @@ function whoAt(q: PeopleQuestion): Found {
   };
 }
 
-function fromTheStart(q: PeopleQuestion): Found {
-  const apps = appearances(q);
+async function fromTheStart(q: PeopleQuestion): Promise<Found> {
+  const apps = await appearances(q);
   if (!apps.length)
     return {
       found: false,
@@ -343,27 +340,9 @@ function fromTheStart(q: PeopleQuestion): Found {
 }
 
 /** Face appearances in the scope (and window), in video order then time. */
-function appearances(q: PeopleQuestion, personIds?: string[]): Appearance[] {
+async function appearances(q: PeopleQuestion, personIds?: string[]): Promise<Appearance[]> {
   const videoIds = q.videos.map((v) => v.id);
-  const rows = q.db
-    .select({
-      personId: personAppearances.personId,
-      name: people.name,
-      videoId: segments.videoId,
-      start: segments.start,
-      end: segments.end,
-    })
-    .from(personAppearances)
-    .innerJoin(segments, eq(segments.id, personAppearances.segmentId))
-    .innerJoin(people, eq(people.id, personAppearances.personId))
-    .where(
-      and(
-        inArray(personAppearances.videoId, videoIds),
-        personIds ? inArray(personAppearances.personId, personIds) : undefined,
-      ),
-    )
-    .orderBy(asc(segments.start))
-    .all();
+  const rows = await faceReads.faceAppearances(q.catalog, videoIds, personIds);
   const order = new Map(videoIds.map((id, i) => [id, i]));
   return rows
     .filter((r) => !q.window || (r.start <= q.window.end && r.end >= q.window.start))
@@ -376,40 +355,21 @@ function appearances(q: PeopleQuestion, personIds?: string[]): Appearance[] {
  * in SQL: a whole index holds a hundred thousand person spans, and reading them all to count them
  * was most of the time of a "how many people" question.
  */
-function facelessPersons(q: PeopleQuestion, limit: number): { count: number; first: Spot[] } {
+async function facelessPersons(q: PeopleQuestion, limit: number): Promise<{ count: number; first: Spot[] }> {
   const w = q.window;
-  const inWindow = (a: string) =>
-    w ? sql` AND ${sql.raw(a)}.start <= ${w.end} AND ${sql.raw(a)}."end" >= ${w.start}` : sql``;
-  // A face of the scope's appearances (those in the window, as appearances() reads them) overlaps it.
-  const where = (videos: Video[]) =>
-    sql`s.video_id IN (SELECT value FROM json_each(${JSON.stringify(videos.map((v) => v.id))})) AND s.kind = 'object' AND s.text = 'person'${inWindow('s')}
-    AND NOT EXISTS (SELECT 1 FROM person_appearances pa JOIN segments f ON f.id = pa.segment_id JOIN people p ON p.id = pa.person_id
-      WHERE pa.video_id = s.video_id AND f.start < s."end" AND f."end" > s.start${inWindow('f')})`;
-  const countIn = (videos: Video[]) =>
-    videos.length
-      ? (q.db.all<{ n: number }>(sql`SELECT count(*) AS n FROM segments s WHERE ${where(videos)}`)[0]?.n ?? 0)
-      : 0;
+  const ids = (videos: Video[]) => videos.map((v) => v.id);
   if (w) {
-    const count = countIn(q.videos);
-    const first = count
-      ? q.db.all<Spot>(
-          sql`SELECT s.video_id AS videoId, s.start AS start, s."end" AS "end" FROM segments s WHERE ${where(q.videos)} ORDER BY s.start LIMIT ${limit}`,
-        )
-      : [];
+    const count = await faceReads.facelessCount(q.catalog, ids(q.videos), w);
+    const first = count ? await faceReads.facelessFirst(q.catalog, ids(q.videos), w, limit) : [];
     return { count, first };
   }
   // Whole videos: in a video without any face appearance every person span is faceless, and the
   // finder keeps how many each video holds; only the videos with faces are counted span by span.
-  const spans = q.finder.labelSpans(q.videos, 'person');
-  const faced = new Set(
-    q.db
-      .all<{ v: string }>(
-        sql`SELECT DISTINCT pa.video_id AS v FROM person_appearances pa JOIN segments f ON f.id = pa.segment_id JOIN people p ON p.id = pa.person_id
-            WHERE pa.video_id IN (SELECT value FROM json_each(${JSON.stringify(q.videos.map((v) => v.id))}))`,
-      )
-      .map((r) => r.v),
-  );
-  let count = countIn(q.videos.filter((v) => faced.has(v.id)));
+  const [spans, faced] = await Promise.all([
+    q.finder.labelSpans(q.videos, 'person'),
+    faceReads.videosWithFaces(q.catalog, ids(q.videos)),
+  ]);
+  let count = await faceReads.facelessCount(q.catalog, ids(q.videos.filter((v) => faced.has(v.id))), null);
   const firsts: number[] = [];
   q.videos.forEach((v, i) => {
     const s = spans[i];
@@ -423,15 +383,13 @@ function facelessPersons(q: PeopleQuestion, limit: number): { count: number; fir
   // (each has a faceless span from then): only the videos with a span by then are read, and only
   // their spans by then are sorted: the same rows, ties included, as the read of all of them.
   let videos = q.videos;
-  let bound = sql``;
+  let bound: number | undefined;
   if (firsts.length >= limit) {
     const t = firsts.sort((a, b) => a - b)[limit - 1]!;
     videos = q.videos.filter((_, i) => spans[i] !== undefined && spans[i]!.first <= t);
-    bound = sql` AND s.start <= ${t}`;
+    bound = t;
   }
-  const first = q.db.all<Spot>(
-    sql`SELECT s.video_id AS videoId, s.start AS start, s."end" AS "end" FROM segments s WHERE ${where(videos)}${bound} ORDER BY s.start LIMIT ${limit}`,
-  );
+  const first = await faceReads.facelessFirst(q.catalog, ids(videos), null, limit, bound);
   return { count, first };
 }
 
@@ -453,24 +411,6 @@ function nameIn(prompt: string): string | null {
     if (phrase && /^\p{Lu}[\p{L}'’-]*(?:\s+\p{Lu}[\p{L}'’-]*){0,2}$/u.test(phrase)) return phrase;
   }
   return null;
-}
-
-/**
- * Whether any segment of the videos mentions the phrase (a label, words said or written), as words:
- * the full-text index finds the segments holding its words (a name inside another word, "Ann" in
- * "Annual", is not a mention), and of those one that holds the phrase itself. Reading every segment
- * of the scope for the phrase took seconds over a large index, for every name no one carries.
- */
-function mentioned(db: Db, videoIds: string[], phrase: string): boolean {
-  return (
-    db.all<{ id: number }>(
-      sql`SELECT s.id AS id FROM segments_fts f JOIN segments s ON s.id = f.rowid
-          WHERE segments_fts MATCH ${`"${phrase.replace(/"/g, '""')}"`}
-            AND s.video_id IN (SELECT value FROM json_each(${JSON.stringify(videoIds)}))
-            AND instr(lower(s.text), ${phrase.toLowerCase()}) > 0
-          LIMIT 1`,
-    ).length > 0
-  );
 }
 
 const fileName = (q: PeopleQuestion, videoId: string) => q.videos.find((v) => v.id === videoId)?.fileName ?? videoId;

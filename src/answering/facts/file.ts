@@ -1,5 +1,5 @@
 /** Fact plug-ins of the video file itself (its row, not its segments): duration, resolution, frame rate, file size, codec, audio track, and the videos of the index. */
-import type { Video } from '../../storage/schema';
+import type { Video } from '../../storage/rows';
 import { numberWord } from '../vocabulary';
 import { joinList, secs } from '../wording';
 import type { Cell, FactKind, FactPlugin, Answer, FactContext, Style, Slots } from './plugin';
@@ -148,7 +148,7 @@ export const audio: FactPlugin = {
   noun: 'an audio track',
   forms: {
     presence: {
-      answer: (t) => soundAnswer(t, t.style, false),
+      answer: async (t) => await soundAnswer(t, t.style, false),
       needs: ['cue'],
       examples: [
         'Does the video have sound?',
@@ -158,7 +158,7 @@ export const audio: FactPlugin = {
       ],
     },
     which_video: {
-      answer: (t) => soundAnswer(t, t.style, true),
+      answer: async (t) => await soundAnswer(t, t.style, true),
       needs: ['cue'],
       examples: ['Which videos have no sound?', 'Which clips come with audio?', 'Which recording is silent?'],
     },
@@ -193,12 +193,12 @@ export const videos: FactPlugin = {
 // ---- the answers ------------------------------------------------------------------------------
 
 /** "How long / how big / which codec": this fact of each video, with the other file facts the question names too. */
-function askFileFact(t: FactContext, s: Slots, c: Cell): Answer {
+function askFileFact(t: FactContext, s: Slots, c: Cell): Promise<Answer> {
   return fileFact(t, [c.fact, ...FILE_FACTS.filter((f) => f !== c.fact && s.factCues.has(f))], t.style);
 }
 
 /** "Which video is the longest / biggest": the videos ranked by this fact. */
-function compareFileFact(t: FactContext, _s: Slots, c: Cell): Answer {
+function compareFileFact(t: FactContext, _s: Slots, c: Cell): Promise<Answer> {
   return fileCompare(t, c.fact, t.style);
 }
 
@@ -229,7 +229,7 @@ function citeVideo(t: FactContext, v: Video, text: string): void {
   t.cite(v.id, 'shot', 0, v.durationSec ?? 0, text, 1);
 }
 
-function fileFact(t: FactContext, facts: FactKind[], style: Style): Answer {
+async function fileFact(t: FactContext, facts: FactKind[], style: Style): Promise<Answer> {
   const parts: string[] = [];
   for (const v of t.scope.videos.slice(0, Math.max(style.items, 10))) {
     const f = facts.map((k) => factOf(v, k)).filter((x): x is string => !!x);
@@ -237,11 +237,11 @@ function fileFact(t: FactContext, facts: FactKind[], style: Style): Answer {
     citeVideo(t, v, `${v.fileName}: ${f.join(', ')}`);
     parts.push(`${v.fileName} is ${joinList(f)}`);
   }
-  if (!parts.length) return t.notFound(nounOf(facts[0]!), style);
+  if (!parts.length) return await t.notFound(nounOf(facts[0]!), style);
   return { text: `${joinList(parts)}.`, found: true };
 }
 
-function fileCompare(t: FactContext, fact: FactKind, style: Style): Answer {
+async function fileCompare(t: FactContext, fact: FactKind, style: Style): Promise<Answer> {
   const measure = (v: Video): number | null =>
     fact === 'duration'
       ? v.durationSec
@@ -257,7 +257,7 @@ function fileCompare(t: FactContext, fact: FactKind, style: Style): Answer {
   const rows = t.scope.videos
     .map((v) => ({ v, m: measure(v) }))
     .filter((r): r is { v: Video; m: number } => r.m !== null);
-  if (rows.length === 0) return t.notFound(nounOf(fact), style);
+  if (rows.length === 0) return await t.notFound(nounOf(fact), style);
   const low = /\b(shortest|shorter|smallest|smaller|lowest|lower|least|fewest|less)\b/i.test(t.prompt);
   const vertical = fact === 'resolution' && /\b(vertical|portrait)\b/i.test(t.prompt);
   if (vertical) {
@@ -289,13 +289,13 @@ function fileCompare(t: FactContext, fact: FactKind, style: Style): Answer {
   };
 }
 
-function soundAnswer(t: FactContext, style: Style, which: boolean): Answer {
+async function soundAnswer(t: FactContext, style: Style, which: boolean): Promise<Answer> {
   const known = t.scope.videos.filter((v) => v.hasAudio !== null);
-  if (!known.length) return t.notFound('whether there is sound', style);
+  if (!known.length) return await t.notFound('whether there is sound', style);
   const silentAsked = /\b(no sound|no audio|without (sound|audio)|silent|mute|muted)\b/i.test(t.prompt);
   if (which || known.length > 1) {
     const chosen = known.filter((v) => (silentAsked ? v.hasAudio === false : v.hasAudio === true));
-    if (!chosen.length) return t.notFound(silentAsked ? 'a video without sound' : 'a video with sound', style);
+    if (!chosen.length) return await t.notFound(silentAsked ? 'a video without sound' : 'a video with sound', style);
     for (const v of chosen.slice(0, 10))
       citeVideo(t, v, `${v.fileName}: ${v.hasAudio ? 'has an audio track' : 'has no audio track'}`);
     return {
@@ -304,7 +304,7 @@ function soundAnswer(t: FactContext, style: Style, which: boolean): Answer {
     };
   }
   const v = known[0]!;
-  const speech = t.finder.has({ videos: [v], window: null }, ['speech', 'transcript']);
+  const speech = await t.finder.has({ videos: [v], window: null }, ['speech', 'transcript']);
   citeVideo(t, v, `${v.fileName}: ${v.hasAudio ? 'has an audio track' : 'has no audio track'}`);
   if (!v.hasAudio) return { text: `No: ${v.fileName} has no audio track, so it is silent.`, found: true };
   return {

@@ -1,5 +1,5 @@
 /** Fact plug-in: everything at a moment ("what is on screen") and the account of a whole video ("describe"). */
-import type { Segment, Video } from '../../storage/schema';
+import type { Segment, Video } from '../../storage/rows';
 import { appearances, countsOf, distance, POINT_HALF } from '../series';
 import type { Evidence } from '../evidence';
 import { noisyText, sureSpeech } from '../noise';
@@ -15,7 +15,7 @@ export const moment: FactPlugin = {
   forms: {
     visible: {
       openEnded: true,
-      answer: (t) => (t.scope.window ? visible(t, t.style) : summary(t, t.style)),
+      answer: async (t) => (t.scope.window ? await visible(t, t.style) : await summary(t, t.style)),
       examples: [
         "What's on screen at this point?",
         'What do we see here?',
@@ -27,7 +27,7 @@ export const moment: FactPlugin = {
       ],
     },
     describe: {
-      answer: (t) => summary(t, t.style),
+      answer: async (t) => await summary(t, t.style),
       examples: [
         'Describe the video.',
         'Summarise this clip for me.',
@@ -48,15 +48,15 @@ export const moment: FactPlugin = {
  * and people arriving and leaving, counts going up or down, text appearing, speech starting and
  * what is said, captions, cuts. Not the labels of every shot.
  */
-export function summary(t: FactContext, style: Style): Answer {
+export async function summary(t: FactContext, style: Style): Promise<Answer> {
   const parts: string[] = [];
   const most = Math.max(6, style.items * 3);
   for (const v of t.scope.videos.slice(0, 5)) {
     const scope = { videos: [v], window: t.scope.window };
-    const shots = t.finder.byKind(scope, ['shot']);
-    const read = t.finder.byKind(scope, ['object', 'ocr', 'caption', 'transcript', 'speech'], { limit: 2000 });
+    const shots = await t.finder.byKind(scope, ['shot']);
+    const read = await t.finder.byKind(scope, ['object', 'ocr', 'caption', 'transcript', 'speech'], { limit: 2000 });
     // On-screen fragments and watermarks are no text to quote (class 8).
-    const noisy = noisyText(t.finder, scope, read);
+    const noisy = await noisyText(t.finder, scope, read);
     const all = read.filter((s) => !noisy.has(s.id));
     const events = changesOf(v, all, shots, scope.window);
     if (!events.length) continue;
@@ -69,7 +69,7 @@ export function summary(t: FactContext, style: Style): Answer {
     const more = events.length > kept.length ? ` (${events.length - kept.length} smaller changes left out)` : '';
     parts.push(`${head} ${capital(lines.join('; '))}${more}.`);
   }
-  if (!parts.length) return t.notFound('anything the analysis recognises', style);
+  if (!parts.length) return await t.notFound('anything the analysis recognises', style);
   return { text: parts.join(' '), found: true };
 }
 
@@ -77,7 +77,7 @@ export function summary(t: FactContext, style: Style): Answer {
 export async function visible(t: FactContext, style: Style): Promise<Answer> {
   const { scope, moment } = t;
   const win = scope.window ?? null;
-  const inWin = t.finder.byKind(scope, ['object', 'ocr', 'caption', 'transcript', 'speech'], { limit: 2000 });
+  const inWin = await t.finder.byKind(scope, ['object', 'ocr', 'caption', 'transcript', 'speech'], { limit: 2000 });
   // A moment: what covers it is cited at that moment (every time in the answer is a cited one).
   const point = win && win.end - win.start <= 2 * POINT_HALF + 0.01 ? (win.start + win.end) / 2 : null;
   const citeIn = (x: Segment) => {
@@ -96,7 +96,7 @@ export async function visible(t: FactContext, style: Style): Promise<Answer> {
           : 'There';
     return lead + t.where(v);
   };
-  if (!inWin.length && !moment) return t.notFound('anything the analysis recognises', style);
+  if (!inWin.length && !moment) return await t.notFound('anything the analysis recognises', style);
   const byVideo = new Map<string, Segment[]>();
   for (const s of inWin) byVideo.set(s.videoId, [...(byVideo.get(s.videoId) ?? []), s]);
   const out: string[] = [];
@@ -123,7 +123,7 @@ export async function visible(t: FactContext, style: Style): Promise<Answer> {
       .slice(0, 6);
     for (const [, o] of objs) cited.push(citeIn(o.s));
     if (objs.length) bits.push(`we see ${joinList(objs.map(([l, o]) => detected(l, o.s.confidence, o.n)))}`);
-    const noisy = noisyText(t.finder, t.scope, segs);
+    const noisy = await noisyText(t.finder, t.scope, segs);
     let texts = segs.filter((s) => s.kind === 'ocr' && !noisy.has(s.id));
     if (moment && moment.video.id === vid) {
       const read = (await moment.readText()).slice(0, style.items);
@@ -139,7 +139,7 @@ export async function visible(t: FactContext, style: Style): Promise<Answer> {
     if (texts.length) bits.push(`the screen shows ${joinList(texts.map((x) => quote(x.text)))}`);
     const spoken = segs.filter((s) => s.kind === 'transcript').slice(0, 2);
     // Speech the detector was unsure of may be music: not said as someone speaking (class 8).
-    const heard = t.finder.byKind({ videos: [t.video(vid)], window: null }, ['speech', 'transcript']);
+    const heard = await t.finder.byKind({ videos: [t.video(vid)], window: null }, ['speech', 'transcript']);
     const speech = sureSpeech(heard).hedged ? [] : segs.filter((s) => s.kind === 'speech');
     for (const s of spoken) cited.push(citeIn(s));
     if (spoken.length) bits.push(`someone says ${joinList(spoken.map((s) => quote(s.text)))}`);
@@ -151,7 +151,7 @@ export async function visible(t: FactContext, style: Style): Promise<Answer> {
     any = true;
     out.push(`${at(vid, cited)} ${bits.join('; ')}.`);
   }
-  if (!any) return t.notFound('anything the analysis recognises', style);
+  if (!any) return await t.notFound('anything the analysis recognises', style);
   return { text: out.join(' '), found: true };
 }
 

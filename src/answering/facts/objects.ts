@@ -4,7 +4,7 @@
  * detections: how many, when, which video, most at once.
  */
 import { KIND_READ_LIMIT } from '../evidence';
-import type { Segment } from '../../storage/schema';
+import type { Segment, Video } from '../../storage/rows';
 import { appearances, changesOf, type Counted, countsOf, mode, overlap, runsOf, total } from '../series';
 import type { Intent } from '../intent';
 import { formatTime } from '../target';
@@ -22,7 +22,9 @@ export const objects: FactPlugin = {
     count: {
       computed: true,
       answer: (t, s, c) =>
-        aboutLabel(t, s, c, (l) => (changeAsked(t.prompt) ? changes(t, l, s, true) : countObjects(t, l, s, t.style))),
+        aboutLabel(t, s, c, async (l) =>
+          changeAsked(t.prompt) ? await changes(t, l, s, true) : await countObjects(t, l, s, t.style),
+        ),
       readsPosition: true,
       needs: ['label'],
       examples: [
@@ -36,12 +38,12 @@ export const objects: FactPlugin = {
     },
     when: {
       answer: (t, s, c) =>
-        aboutLabel(t, s, c, (l) =>
+        aboutLabel(t, s, c, async (l) =>
           changeAsked(t.prompt)
-            ? changes(t, l, s, false)
+            ? await changes(t, l, s, false)
             : s.intent.number !== null || s.atOnce
-              ? countAt(t, l, s.intent, t.style)
-              : whenSeen(t, l, s.intent, t.style),
+              ? await countAt(t, l, s.intent, t.style)
+              : await whenSeen(t, l, s.intent, t.style),
         ),
       readsPosition: true,
       needs: ['label', 'form_cue'],
@@ -55,7 +57,7 @@ export const objects: FactPlugin = {
       ],
     },
     presence: {
-      answer: (t, s, c) => aboutLabel(t, s, c, (l) => whenSeen(t, l, s.intent, t.style, true)),
+      answer: (t, s, c) => aboutLabel(t, s, c, async (l) => await whenSeen(t, l, s.intent, t.style, true)),
       readsPosition: true,
       needs: ['label'],
       examples: [
@@ -68,7 +70,7 @@ export const objects: FactPlugin = {
       ],
     },
     which_video: {
-      answer: (t, s, c) => aboutLabel(t, s, c, (l) => whichVideo(t, l, t.style)),
+      answer: (t, s, c) => aboutLabel(t, s, c, async (l) => await whichVideo(t, l, t.style)),
       needs: ['label', 'form_cue'],
       examples: [
         'Which clip contains a horse?',
@@ -93,7 +95,7 @@ export const objects: FactPlugin = {
     },
     extreme: {
       computed: true,
-      answer: (t, s, c) => aboutLabel(t, s, c, (l) => extremeObject(t, l, s, t.style)),
+      answer: (t, s, c) => aboutLabel(t, s, c, async (l) => await extremeObject(t, l, s, t.style)),
       readsPosition: true,
       needs: ['label'],
       examples: [
@@ -106,7 +108,7 @@ export const objects: FactPlugin = {
     },
     compare: {
       computed: true,
-      answer: (t, s, c) => aboutLabel(t, s, c, (l) => compareObject(t, l, t.style)),
+      answer: (t, s, c) => aboutLabel(t, s, c, async (l) => await compareObject(t, l, t.style)),
       needs: ['label', 'two_videos'],
       examples: [
         'Which has more trucks, a.mp4 or b.mp4?',
@@ -126,7 +128,9 @@ export const people: FactPlugin = {
     count: {
       computed: true,
       answer: (t, s, c) =>
-        aboutLabel(t, s, c, (l) => (changeAsked(t.prompt) ? changes(t, l, s, true) : countObjects(t, l, s, t.style))),
+        aboutLabel(t, s, c, async (l) =>
+          changeAsked(t.prompt) ? await changes(t, l, s, true) : await countObjects(t, l, s, t.style),
+        ),
       readsPosition: true,
       needs: ['cue'],
       examples: [
@@ -140,12 +144,12 @@ export const people: FactPlugin = {
     },
     when: {
       answer: (t, s, c) =>
-        aboutLabel(t, s, c, (l) =>
+        aboutLabel(t, s, c, async (l) =>
           changeAsked(t.prompt)
-            ? changes(t, l, s, false)
+            ? await changes(t, l, s, false)
             : s.intent.number !== null || s.atOnce
-              ? countAt(t, l, s.intent, t.style)
-              : whenSeen(t, l, s.intent, t.style),
+              ? await countAt(t, l, s.intent, t.style)
+              : await whenSeen(t, l, s.intent, t.style),
         ),
       readsPosition: true,
       needs: ['cue', 'form_cue'],
@@ -157,7 +161,7 @@ export const people: FactPlugin = {
       ],
     },
     presence: {
-      answer: (t, s, c) => aboutLabel(t, s, c, (l) => whenSeen(t, l, s.intent, t.style, true)),
+      answer: (t, s, c) => aboutLabel(t, s, c, async (l) => await whenSeen(t, l, s.intent, t.style, true)),
       readsPosition: true,
       needs: ['cue'],
       examples: [
@@ -168,7 +172,7 @@ export const people: FactPlugin = {
       ],
     },
     which_video: {
-      answer: (t, s, c) => aboutLabel(t, s, c, (l) => whichVideo(t, l, t.style)),
+      answer: (t, s, c) => aboutLabel(t, s, c, async (l) => await whichVideo(t, l, t.style)),
       needs: ['cue', 'form_cue'],
       examples: [
         'Which clips have people in them?',
@@ -178,7 +182,7 @@ export const people: FactPlugin = {
     },
     extreme: {
       computed: true,
-      answer: (t, s, c) => aboutLabel(t, s, c, (l) => extremeObject(t, l, s, t.style)),
+      answer: (t, s, c) => aboutLabel(t, s, c, async (l) => await extremeObject(t, l, s, t.style)),
       readsPosition: true,
       needs: ['cue'],
       examples: [
@@ -221,37 +225,44 @@ function objectsWhat(t: FactContext, slots: Slots, cell: Cell): Answer | Promise
 }
 
 /** Runs `f` on the label asked about when the index has it; "not found" (with what is there) when not. */
-function withLabels(
+async function withLabels(
   t: FactContext,
   named: string[],
   label: string | undefined,
   style: Style,
   f: (label: string) => Answer | Promise<Answer>,
-): Answer | Promise<Answer> {
+): Promise<Answer> {
   // Things the detector has no label for, or never saw, may still be named by a caption (issue 11).
   // Things the detector has no label for, or never saw, may still be named by a caption: answer.ts reads those.
-  if (!label) return t.notFound('what the question names', style);
+  if (!label) return await t.notFound('what the question names', style);
   const asked = named.length ? named : [label];
-  const present = asked.filter((l) => t.sees(l));
+  const present: string[] = [];
+  for (const l of asked) if (await t.sees(l)) present.push(l);
   const missing = asked.filter((l) => !present.includes(l));
   // The question is about something that was never detected: say so rather than answer about something else.
   if (!present.includes(label) || (missing.length && !(missing.length === 1 && missing[0] === 'dining table'))) {
-    return t.notFound((missing.length ? missing : [label]).map((l) => article(labelNoun(l))).join(' or '), style);
+    return await t.notFound((missing.length ? missing : [label]).map((l) => article(labelNoun(l))).join(' or '), style);
   }
   return f(label);
 }
 
 // ---- object questions -------------------------------------------------------------------
 
-function whenSeen(t: FactContext, label: string, intent: Intent, style: Style, presence = false): Answer {
-  let spans = t.spansOf(label);
+async function whenSeen(
+  t: FactContext,
+  label: string,
+  intent: Intent,
+  style: Style,
+  presence = false,
+): Promise<Answer> {
+  let spans = await t.spansOf(label);
   if (intent.position === 'first' || intent.position === 'start') spans = spans.slice(0, 1);
   else if (intent.position === 'last' || intent.position === 'end') {
-    const last = t.lastSpanOf(label);
+    const last = await t.lastSpanOf(label);
     spans = last ? [last] : spans.slice(-1);
   }
   // The whole count, not the spans read (a label can have tens of thousands of spans in an index).
-  const total = spans.length === 1 ? 1 : t.spanCount(label);
+  const total = spans.length === 1 ? 1 : await t.spanCount(label);
   const shown = spans.slice(0, style.items);
   const noun = labelNoun(label);
   const parts = shown.map((s) => {
@@ -273,9 +284,9 @@ function whenSeen(t: FactContext, label: string, intent: Intent, style: Style, p
   return { text: `${lead} ${joinList(parts)}${more}.`, found: true };
 }
 
-function countAt(t: FactContext, label: string, intent: Intent, style: Style): Answer {
-  const pts = t.series(label);
-  if (pts.length === 0) return t.notFound(article(labelNoun(label)), style);
+async function countAt(t: FactContext, label: string, intent: Intent, style: Style): Promise<Answer> {
+  const pts = await t.series(label);
+  if (pts.length === 0) return await t.notFound(article(labelNoun(label)), style);
   const noun = (n: number) => labelNoun(label, n);
   // "When are two cars visible?" / "When is only one bottle left?": the runs with that count.
   if (intent.needs.has('when') && intent.number !== null) {
@@ -350,8 +361,8 @@ function countAt(t: FactContext, label: string, intent: Intent, style: Style): A
   };
 }
 
-function whichVideo(t: FactContext, label: string, style: Style): Answer {
-  const spans = t.spansOf(label);
+async function whichVideo(t: FactContext, label: string, style: Style): Promise<Answer> {
+  const spans = await t.spansOf(label);
   const byVideo = new Map<string, Segment[]>();
   for (const s of spans) byVideo.set(s.videoId, [...(byVideo.get(s.videoId) ?? []), s]);
   const parts = [...byVideo.entries()].slice(0, style.items).map(([vid, segs]) => {
@@ -362,9 +373,9 @@ function whichVideo(t: FactContext, label: string, style: Style): Answer {
   return { text: `${capital(article(labelNoun(label)))} is seen in ${joinList(parts)}.`, found: true };
 }
 
-function objectsOf(t: FactContext, labels: string[], style: Style, intent: Intent): Answer {
-  const segs = t.objectSpans(labels);
-  if (segs.length === 0) return t.notFound(`any ${categoryName(t.prompt)}`, style);
+async function objectsOf(t: FactContext, labels: string[], style: Style, intent: Intent): Promise<Answer> {
+  const segs = await t.objectSpans(labels);
+  if (segs.length === 0) return await t.notFound(`any ${categoryName(t.prompt)}`, style);
   const byLabel = new Map<string, Segment[]>();
   for (const s of segs) byLabel.set(s.text, [...(byLabel.get(s.text) ?? []), s]);
   let ranked = [...byLabel.entries()].sort((a, b) => total(b[1]) - total(a[1]));
@@ -372,11 +383,11 @@ function objectsOf(t: FactContext, labels: string[], style: Style, intent: Inten
     // The read stopped at the first spans by time (a label seen only later was not among them): each
     // label ranked by its seconds in the whole scope, and its spans read on their own.
     const want = new Set(labels);
-    ranked = t.finder
-      .labelSeconds(t.scope, 'object', EVERY_LABEL)
+    ranked = [];
+    for (const l of (await t.finder.labelSeconds(t.scope, 'object', EVERY_LABEL))
       .filter((l) => want.has(l.label))
-      .slice(0, style.items)
-      .map((l) => [l.label, t.spansOf(l.label)]);
+      .slice(0, style.items))
+      ranked.push([l.label, await t.spansOf(l.label)]);
   }
   const parts = ranked.slice(0, style.items).map(([label, ss]) => {
     const s = ss.sort((a, b) => b.end - b.start - (a.end - a.start))[0]!;
@@ -391,13 +402,13 @@ function objectsOf(t: FactContext, labels: string[], style: Style, intent: Inten
 /** More labels than a detector has (labelSeconds' limit when every label is wanted). */
 const EVERY_LABEL = 10_000;
 
-function companions(t: FactContext, named: string[], style: Style): Answer {
+async function companions(t: FactContext, named: string[], style: Style): Promise<Answer> {
   const subject = named[0]!;
-  const mine = t.spansOf(subject);
-  if (mine.length === 0) return t.notFound(article(labelNoun(subject)), style);
+  const mine = await t.spansOf(subject);
+  if (mine.length === 0) return await t.notFound(article(labelNoun(subject)), style);
   // What is detected at the same time as the subject, in its own videos (not the first spans of the
   // whole index, of which few are the subject's).
-  const others = t.finder.overlapping(mine, 'object', [subject, 'person'], t.scope.window);
+  const others = await t.finder.overlapping(mine, 'object', [subject, 'person'], t.scope.window);
   if (others.length === 0)
     return {
       text: `I could not find anything detected together with the ${labelNoun(subject)}; the ${labelNoun(subject)} is visible ${span(mine[0]!.start, mine[0]!.end)}.`,
@@ -421,8 +432,8 @@ function companions(t: FactContext, named: string[], style: Style): Answer {
  * "What colour is the car?": the colour the analysis stored with the detection (extra.colour or
  * extra.color), else "not found" that says colours are not measured, with where the object is.
  */
-function colourOf(t: FactContext, label: string, style: Style): Answer {
-  const spans = t.spansOf(label);
+async function colourOf(t: FactContext, label: string, style: Style): Promise<Answer> {
+  const spans = await t.spansOf(label);
   const coloured = spans.map((s) => ({ s, c: colourIn(s) })).filter((x): x is { s: Segment; c: string } => !!x.c);
   if (coloured.length) {
     const parts = coloured.slice(0, style.items).map(({ s, c }) => {
@@ -457,13 +468,13 @@ export function changeAsked(prompt: string): 'drop' | 'rise' | null {
  * change: "a cup is taken away at 0:12 (from three to two)". Counting ("how many times") counts
  * the changes. "The first" takes the first only.
  */
-function changes(t: FactContext, label: string, slots: Slots, counting: boolean): Answer {
+async function changes(t: FactContext, label: string, slots: Slots, counting: boolean): Promise<Answer> {
   const way = changeAsked(t.prompt)!;
-  let found = changesOf(t.series(label)).filter((c) => (way === 'drop' ? c.to < c.from : c.to > c.from));
+  let found = changesOf(await t.series(label)).filter((c) => (way === 'drop' ? c.to < c.from : c.to > c.from));
   const noun = labelNoun(label);
   if (!found.length) {
-    const spans = t.spansOf(label);
-    if (!spans.length) return t.notFound(article(noun), t.style);
+    const spans = await t.spansOf(label);
+    if (!spans.length) return await t.notFound(article(noun), t.style);
     const s = spans[0]!;
     t.citeSegment(s);
     return {
@@ -496,9 +507,9 @@ function changes(t: FactContext, label: string, slots: Slots, counting: boolean)
  * many as are seen at once in it), not the most in one frame. One continuous run, a moment, "at
  * once", or a number asked about: the count at a moment.
  */
-function countObjects(t: FactContext, label: string, slots: Slots, style: Style): Answer {
+async function countObjects(t: FactContext, label: string, slots: Slots, style: Style): Promise<Answer> {
   const intent = slots.intent;
-  const runs = appearances(t.spansOf(label));
+  const runs = appearances(await t.spansOf(label));
   if (
     slots.atOnce ||
     intent.extreme ||
@@ -529,11 +540,11 @@ function countObjects(t: FactContext, label: string, slots: Slots, style: Style)
   };
 }
 
-function extremeObject(t: FactContext, label: string, slots: Slots, style: Style): Answer {
+async function extremeObject(t: FactContext, label: string, slots: Slots, style: Style): Promise<Answer> {
   const intent = slots.intent;
   if (intent.extreme || intent.number !== null || slots.atOnce) return countAt(t, label, intent, style);
   if (/\b(longest|shortest)\b/i.test(t.prompt)) {
-    const spans = t.spansOf(label).sort((a, b) => b.end - b.start - (a.end - a.start));
+    const spans = (await t.spansOf(label)).sort((a, b) => b.end - b.start - (a.end - a.start));
     const s = /\bshortest\b/i.test(t.prompt) ? spans.at(-1)! : spans[0]!;
     t.citeSegment(s);
     return {
@@ -545,22 +556,23 @@ function extremeObject(t: FactContext, label: string, slots: Slots, style: Style
 }
 
 /** Two (or more) videos side by side: how long and how many of the label each shows. */
-function compareObject(t: FactContext, label: string, style: Style): Answer {
-  const all = t.spansOf(label);
+async function compareObject(t: FactContext, label: string, style: Style): Promise<Answer> {
+  const all = await t.spansOf(label);
   // The read stops at the first spans by time (one long video can fill it): then each video's own.
   const capped = all.length >= KIND_READ_LIMIT;
-  const holding = new Set(capped ? t.finder.withLabel(t.scope.videos, label).map((v) => v.id) : []);
-  const rows = t.scope.videos.map((v) => {
+  const holding = new Set(capped ? (await t.finder.withLabel(t.scope.videos, label)).map((v) => v.id) : []);
+  const rows: { v: Video; seconds: number; n: number }[] = [];
+  for (const v of t.scope.videos) {
     const segs = !capped
       ? all.filter((s) => s.videoId === v.id)
       : holding.has(v.id)
-        ? t.finder.byKind({ videos: [v], window: t.scope.window }, ['object'], { labels: [label] })
+        ? await t.finder.byKind({ videos: [v], window: t.scope.window }, ['object'], { labels: [label] })
         : [];
     const runs = appearances(segs);
     if (segs[0]) t.citeSegment(segs[0]);
-    return { v, seconds: total(segs), n: runs.reduce((a, r) => a + r.most, 0) };
-  });
-  if (rows.every((r) => r.n === 0)) return t.notFound(article(labelNoun(label)), style);
+    rows.push({ v, seconds: total(segs), n: runs.reduce((a, r) => a + r.most, 0) });
+  }
+  if (rows.every((r) => r.n === 0)) return await t.notFound(article(labelNoun(label)), style);
   rows.sort((a, b) => b.n - a.n || b.seconds - a.seconds);
   const parts = rows.map(
     (r) =>

@@ -4,8 +4,8 @@
  * question reader what it sounds like), the slots each form needs, the words that name it, and
  * its answer functions, one per question form. The table of plug-ins is facts/index.ts.
  */
-import type { Db } from '../../storage/db';
-import type { Segment, SegmentKind, Video } from '../../storage/schema';
+import type { Catalog } from '../../storage/catalog';
+import type { Segment, SegmentKind, Video } from '../../storage/rows';
 import type { Evidence, EvidenceFinder, ScopeWindow } from '../evidence';
 import type { Intent } from '../intent';
 import type { Counted } from '../series';
@@ -70,7 +70,8 @@ export interface FactContext {
   /** The question as asked. */
   readonly prompt: string;
   readonly finder: EvidenceFinder;
-  readonly db: Db;
+  /** The catalog, for the plug-ins' own reads through src/storage/repositories/ (people, colours). */
+  readonly catalog: Catalog;
   readonly indexId: string;
   /** A point in time the question is about (a point `target`), whose on-screen text can be read now. */
   readonly moment: { video: Video; t: number; readText: () => Promise<{ text: string; confidence: number }[]> } | null;
@@ -83,21 +84,21 @@ export interface FactContext {
   cite(videoId: string, kind: Segment['kind'], start: number, end: number, text: string, score: number): Evidence;
   citeSegment(s: Segment, score?: number): Evidence;
   /** "I could not find <what> in <scope>", with what the scope does contain. */
-  notFound(what: string, style: Style): Answer;
+  notFound(what: string, style: Style): Promise<Answer>;
   /** The segments of the scope (or of `scope`) ranked against the question, by words and meaning. */
   ranked(intent: Intent, n: number, scope?: ScopeWindow): ReturnType<EvidenceFinder['ranked']>;
   /** The detection spans of a label in the scope. */
-  spansOf(label: string): Segment[];
+  spansOf(label: string): Promise<Segment[]>;
   /** The detection spans of any of these labels in the scope, in time order (at most `limit`). */
-  objectSpans(labels: string[], limit?: number): Segment[];
+  objectSpans(labels: string[], limit?: number): Promise<Segment[]>;
   /** How many detection spans of a label the scope holds. */
-  spanCount(label: string): number;
+  spanCount(label: string): Promise<number>;
   /** The latest detection span of a label in the scope. */
-  lastSpanOf(label: string): Segment | undefined;
+  lastSpanOf(label: string): Promise<Segment | undefined>;
   /** Whether the object detector saw the label in the scope. */
-  sees(label: string): boolean;
+  sees(label: string): Promise<boolean>;
   /** Per-frame counts of a label over the scope. */
-  series(label: string): Counted[];
+  series(label: string): Promise<Counted[]>;
 }
 
 /** A kind of fact: the `kind` of its plug-in. */
@@ -143,7 +144,7 @@ export interface FactPlugin {
    * Whether the question names this fact through what the index holds (a person's name, a colour
    * of a detected thing): a cue only the index can tell. Read before the reader scores the cells.
    */
-  cueIn?: (t: FactContext) => boolean;
+  cueIn?: (t: FactContext) => Promise<boolean>;
   /** How much the cue counts against other facts' cues (default 1): more where its words are more specific than an object label. */
   cueWeight?: number;
   /**

@@ -1,5 +1,5 @@
 /** Fact plug-in: Shots (cuts) of the edit: how many, when the scene changes, the longest, which video has most. */
-import type { Segment, Video } from '../../storage/schema';
+import type { Segment, Video } from '../../storage/rows';
 import { formatTime } from '../target';
 import { numberWord } from '../vocabulary';
 import { capital, joinList, secs, span } from '../wording';
@@ -14,7 +14,7 @@ export const shots: FactPlugin = {
   noun: 'shots',
   forms: {
     count: {
-      answer: (t) => shotCount(t, t.style),
+      answer: async (t) => await shotCount(t, t.style),
       needs: ['cue'],
       examples: [
         'How many shots does the clip have?',
@@ -25,7 +25,7 @@ export const shots: FactPlugin = {
       ],
     },
     when: {
-      answer: (t, s) => shotWhen(t, s, t.style),
+      answer: async (t, s) => await shotWhen(t, s, t.style),
       readsPosition: true,
       needs: ['cue'],
       examples: [
@@ -37,7 +37,7 @@ export const shots: FactPlugin = {
       ],
     },
     extreme: {
-      answer: (t, s) => shotExtreme(t, s, t.style),
+      answer: async (t, s) => await shotExtreme(t, s, t.style),
       readsPosition: true,
       needs: ['cue'],
       examples: [
@@ -48,7 +48,7 @@ export const shots: FactPlugin = {
       ],
     },
     compare: {
-      answer: (t, s) => shotCompare(t, s, t.style),
+      answer: async (t, s) => await shotCompare(t, s, t.style),
       needs: ['cue'],
       examples: [
         'Which video has the most cuts?',
@@ -67,14 +67,14 @@ export const shots: FactPlugin = {
 
 // ---- the answers ------------------------------------------------------------------------------
 
-function shotsOf(t: FactContext, v: Video): Segment[] {
-  return t.finder.byKind({ videos: [v], window: t.scope.window }, ['shot']);
+async function shotsOf(t: FactContext, v: Video): Promise<Segment[]> {
+  return await t.finder.byKind({ videos: [v], window: t.scope.window }, ['shot']);
 }
 
-function shotCount(t: FactContext, style: Style): Answer {
+async function shotCount(t: FactContext, style: Style): Promise<Answer> {
   const parts: string[] = [];
   for (const v of t.scope.videos.slice(0, style.items)) {
-    const shots = shotsOf(t, v);
+    const shots = await shotsOf(t, v);
     if (!shots.length) continue;
     for (const s of shots.slice(1, 8)) t.citeSegment(s);
     if (shots.length === 1) t.citeSegment(shots[0]!);
@@ -83,14 +83,14 @@ function shotCount(t: FactContext, style: Style): Answer {
       `${t.scope.videos.length > 1 ? `${v.fileName}: ` : ''}${numberWord(shots.length)} shot${shots.length === 1 ? '' : 's'}${cuts.length ? ` (cut${cuts.length > 1 ? 's' : ''} at ${joinList(cuts.slice(0, 7))}${cuts.length > 7 ? ' and more' : ''})` : ', no cut'}`,
     );
   }
-  if (!parts.length) return t.notFound('any shot boundaries', style);
+  if (!parts.length) return await t.notFound('any shot boundaries', style);
   return { text: `${t.scope.videos.length > 1 ? 'Shots: ' : 'The video has '}${parts.join('; ')}.`, found: true };
 }
 
-function shotWhen(t: FactContext, slots: Slots, style: Style): Answer {
+async function shotWhen(t: FactContext, slots: Slots, style: Style): Promise<Answer> {
   const parts: string[] = [];
   for (const v of t.scope.videos.slice(0, style.items)) {
-    const shots = shotsOf(t, v);
+    const shots = await shotsOf(t, v);
     const nth = ordinal(t.prompt);
     if (nth !== null && shots[nth - 1]) {
       const s = shots[nth - 1]!;
@@ -106,24 +106,28 @@ function shotWhen(t: FactContext, slots: Slots, style: Style): Answer {
       );
   }
   if (!parts.length) {
-    const one = t.scope.videos.find((v) => shotsOf(t, v).length === 1);
+    const all = await Promise.all(t.scope.videos.map(async (v) => await shotsOf(t, v)));
+    const at = all.findIndex((shots) => shots.length === 1);
+    const one = at >= 0 ? t.scope.videos[at] : undefined;
     if (one) {
-      const s = shotsOf(t, one)[0]!;
+      const s = all[at]![0]!;
       t.citeSegment(s);
       return { text: `There is no cut${t.where(one.id)}: it is one shot ${span(s.start, s.end)}.`, found: true };
     }
-    return t.notFound('any cut', style);
+    return await t.notFound('any cut', style);
   }
   void slots;
   return { text: `${capital(parts.join('; '))}.`, found: true };
 }
 
 /** Videos by their number of shots, most first (fewest first when asked). */
-function shotCompare(t: FactContext, slots: Slots, style: Style): Answer {
+async function shotCompare(t: FactContext, slots: Slots, style: Style): Promise<Answer> {
   // "Which video has the longest shot": the shot, not the count.
   if (/\b(longest|shortest|briefest)\b/i.test(t.prompt)) return shotExtreme(t, slots, style);
-  const rows = t.scope.videos.map((v) => ({ v, shots: shotsOf(t, v) })).filter((r) => r.shots.length);
-  if (!rows.length) return t.notFound('any shot boundaries', style);
+  const rows = (await Promise.all(t.scope.videos.map(async (v) => ({ v, shots: await shotsOf(t, v) })))).filter(
+    (r) => r.shots.length,
+  );
+  if (!rows.length) return await t.notFound('any shot boundaries', style);
   const few = /\b(fewest|least|less|fewer)\b/i.test(t.prompt);
   rows.sort((a, b) => (few ? a.shots.length - b.shots.length : b.shots.length - a.shots.length));
   const shown = rows.slice(0, Math.max(2, style.items));
@@ -135,9 +139,9 @@ function shotCompare(t: FactContext, slots: Slots, style: Style): Answer {
   };
 }
 
-function shotExtreme(t: FactContext, slots: Slots, style: Style): Answer {
-  const shots = t.scope.videos.flatMap((v) => shotsOf(t, v));
-  if (!shots.length) return t.notFound('any shot', style);
+async function shotExtreme(t: FactContext, slots: Slots, style: Style): Promise<Answer> {
+  const shots = (await Promise.all(t.scope.videos.map(async (v) => await shotsOf(t, v)))).flat();
+  if (!shots.length) return await t.notFound('any shot', style);
   const p = t.prompt.toLowerCase();
   let s: Segment;
   let what: string;

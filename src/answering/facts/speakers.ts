@@ -24,7 +24,7 @@ export const speakers: FactPlugin = {
   heard: true,
   forms: {
     count: {
-      answer: (t) => voices(t, 'count'),
+      answer: async (t) => await voices(t, 'count'),
       needs: ['cue'],
       examples: [
         'How many different voices can be heard?',
@@ -34,21 +34,21 @@ export const speakers: FactPlugin = {
       ],
     },
     what: {
-      answer: (t) => voices(t, 'describe'),
+      answer: async (t) => await voices(t, 'describe'),
       needs: ['cue'],
       examples: ['What accent does the speaker have?', 'How old is the speaker by their voice?'],
     },
     presence: {
-      answer: (t) => voices(t, 'describe'),
+      answer: async (t) => await voices(t, 'describe'),
       needs: ['cue'],
       examples: ['Is the narrator a man or a woman?', 'Does the voice sound male or female?'],
     },
   },
 };
 
-function voices(t: FactContext, asked: 'count' | 'describe'): Answer {
-  const { segs, hedged } = sureSpeech(t.finder.byKind(t.scope, ['speech', 'transcript']));
-  if (!segs.length) return t.notFound('any speech', t.style);
+async function voices(t: FactContext, asked: 'count' | 'describe'): Promise<Answer> {
+  const { segs, hedged } = sureSpeech(await t.finder.byKind(t.scope, ['speech', 'transcript']));
+  if (!segs.length) return await t.notFound('any speech', t.style);
   const first = segs[0]!;
   const last = segs.reduce((a, b) => (b.end > a.end ? b : a));
   t.citeSegment(first);
@@ -58,18 +58,18 @@ function voices(t: FactContext, asked: 'count' | 'describe'): Answer {
       ? 'I cannot count the speakers: the index cannot tell one voice from another (a speaker-diarization model would).'
       : 'I cannot tell what the speaker is like: the index holds no model that describes a voice (a speaker or voice classification model would).';
   return {
-    text: `${cannot} ${hedged ? 'Something that may be speech (or music, or singing) is heard' : 'Speech is heard'} ${span(first.start, last.end)}${onTrack(first)}${t.where(first.videoId)}${onScreen(t, segs)}.`,
+    text: `${cannot} ${hedged ? 'Something that may be speech (or music, or singing) is heard' : 'Speech is heard'} ${span(first.start, last.end)}${onTrack(first)}${t.where(first.videoId)}${await onScreen(t, segs)}.`,
     found: true,
   };
 }
 
 /** "; meanwhile at most two people are on screen at once": from the person counts per frame, not summed detections. */
-function onScreen(t: FactContext, speech: Segment[]): string {
+async function onScreen(t: FactContext, speech: Segment[]): Promise<string> {
   const during = (v: string, at: number) =>
     speech.some((s) => s.videoId === v && at >= s.start - 0.5 && at <= s.end + 0.5);
   let most = 0;
   let at: { t: number; s: Segment } | null = null;
-  for (const p of t.series('person'))
+  for (const p of await t.series('person'))
     if (p.segment && during(p.video.id, p.t) && p.n > most) {
       most = p.n;
       at = { t: p.t, s: p.segment };

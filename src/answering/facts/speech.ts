@@ -1,6 +1,6 @@
 /** Fact plug-in: speech: what is said (transcripts), when someone speaks, how much, which video. */
 import { KIND_READ_LIMIT } from '../evidence';
-import type { Segment, SegmentKind } from '../../storage/schema';
+import type { Segment, SegmentKind } from '../../storage/rows';
 import { total } from '../series';
 import type { Intent } from '../intent';
 import { formatTime } from '../target';
@@ -25,7 +25,7 @@ export const speech: FactPlugin = {
   noun: 'any speech',
   forms: {
     what: {
-      answer: (t, s) => said(t, s, t.style),
+      answer: async (t, s) => await said(t, s, t.style),
       examples: [
         'What does the narrator say?',
         'What words are spoken?',
@@ -40,7 +40,7 @@ export const speech: FactPlugin = {
       ],
     },
     when: {
-      answer: (t, s) => speechWhen(t, s.intent, t.style, false),
+      answer: async (t, s) => await speechWhen(t, s.intent, t.style, false),
       needs: ['form_cue'],
       examples: [
         'When does someone start talking?',
@@ -50,7 +50,7 @@ export const speech: FactPlugin = {
       ],
     },
     presence: {
-      answer: (t, s) => speechWhen(t, s.intent, t.style, true, s),
+      answer: async (t, s) => await speechWhen(t, s.intent, t.style, true, s),
       examples: [
         'Does anyone speak in it?',
         'Is there dialogue?',
@@ -62,7 +62,7 @@ export const speech: FactPlugin = {
       ],
     },
     count: {
-      answer: (t) => speechAmount(t, t.style),
+      answer: async (t) => await speechAmount(t, t.style),
       examples: [
         'How much of the clip has talking?',
         'How many seconds of speech are there?',
@@ -71,7 +71,7 @@ export const speech: FactPlugin = {
       ],
     },
     compare: {
-      answer: (t) => speechWhich(t, t.style),
+      answer: async (t) => await speechWhich(t, t.style),
       examples: [
         'Which video has the most talking?',
         'Is there more speech in a.mp4 or in b.mp4?',
@@ -79,7 +79,7 @@ export const speech: FactPlugin = {
       ],
     },
     which_video: {
-      answer: (t) => speechWhich(t, t.style),
+      answer: async (t) => await speechWhich(t, t.style),
       needs: ['form_cue'],
       examples: [
         'Which video has someone talking?',
@@ -96,13 +96,15 @@ export const speech: FactPlugin = {
 async function said(t: FactContext, slots: Slots, style: Style): Promise<Answer> {
   const { scope } = t;
   const intent = slots.intent;
-  const transcripts = t.finder.byKind(scope, ['transcript']);
+  const transcripts = await t.finder.byKind(scope, ['transcript']);
   // "What does she say about taxes": the lines must hold the topic, else it is not mentioned.
   const topic = TOPIC.test(t.prompt) ? askedContent(slots, SAID_CUE).words : [];
   if (transcripts.length && topic.length) {
     let about = transcripts.filter((s) => topic.some((w) => contains(s.text, w)));
     if (!about.length && transcripts.length >= KIND_READ_LIMIT)
-      about = t.finder.containing(scope, ['transcript'], topic).filter((s) => topic.some((w) => contains(s.text, w)));
+      about = (await t.finder.containing(scope, ['transcript'], topic)).filter((s) =>
+        topic.some((w) => contains(s.text, w)),
+      );
     if (!about.length) return notMentioned(t, topic, transcripts);
     const parts = about.slice(0, Math.max(1, style.items - 1)).map((s) => {
       t.citeSegment(s);
@@ -123,7 +125,7 @@ async function said(t: FactContext, slots: Slots, style: Style): Promise<Answer>
     });
     return { text: `The speaker says, ${parts.join('; ')}.`, found: true };
   }
-  const { segs: speech, hedged } = sureSpeech(t.finder.byKind(scope, ['speech']));
+  const { segs: speech, hedged } = sureSpeech(await t.finder.byKind(scope, ['speech']));
   if (speech.length) {
     const first = speech[0]!;
     const last = speech.at(-1)!;
@@ -134,7 +136,7 @@ async function said(t: FactContext, slots: Slots, style: Style): Promise<Answer>
       found: false,
     };
   }
-  return t.notFound('any speech', style);
+  return await t.notFound('any speech', style);
 }
 
 /** "Nothing said mentions taxes", with what is said (the first lines) as context, cited. */
@@ -151,15 +153,15 @@ function notMentioned(t: FactContext, topic: string[], transcripts: Segment[]): 
 
 // ---- whole-video questions ----------------------------------------------------------------
 
-function speechWhen(
+async function speechWhen(
   t: FactContext,
   intent: Intent,
   style: Style,
   presence: boolean,
   slots?: Slots,
-): Answer | Promise<Answer> {
-  const { segs, hedged } = sureSpeech(t.finder.byKind(t.scope, ['transcript', 'speech']));
-  if (!segs.length) return t.notFound('any speech', style);
+): Promise<Answer> {
+  const { segs, hedged } = sureSpeech(await t.finder.byKind(t.scope, ['transcript', 'speech']));
+  if (!segs.length) return await t.notFound('any speech', style);
   const transcripts = segs.filter((s) => s.kind === 'transcript');
   // "Does anyone mention the weather?": speech alone is no yes; the lines must hold the topic.
   const topic = presence && slots && TOPIC.test(t.prompt) ? askedContent(slots, SAID_CUE).words : [];
@@ -187,7 +189,7 @@ function speechWhen(
   let said = words.length ? transcripts.filter(says) : [];
   // The read stops at the first lines by time: over a large index the lines with the words are searched for.
   if (words.length && !presence && segs.length >= KIND_READ_LIMIT)
-    said = t.finder.containing(t.scope, ['transcript'], words).filter(says);
+    said = (await t.finder.containing(t.scope, ['transcript'], words)).filter(says);
   if (words.length && said.length && !presence) {
     const parts = said.slice(0, style.items).map((s) => {
       t.citeSegment(s);
@@ -200,7 +202,7 @@ function speechWhen(
   const total =
     segs.length < KIND_READ_LIMIT
       ? spans.length
-      : t.finder.countByKind(t.scope, transcripts.length ? ['transcript'] : ['transcript', 'speech']);
+      : await t.finder.countByKind(t.scope, transcripts.length ? ['transcript'] : ['transcript', 'speech']);
   const shown = spans.slice(0, style.items);
   const parts = shown.map((s) => {
     t.citeSegment(s);
@@ -219,20 +221,20 @@ function speechWhen(
   };
 }
 
-function speechAmount(t: FactContext, style: Style): Answer {
-  const { segs, hedged } = sureSpeech(t.finder.byKind(t.scope, ['speech']));
-  const spans = segs.length ? segs : t.finder.byKind(t.scope, ['transcript']);
-  if (!spans.length) return t.notFound('any speech', style);
+async function speechAmount(t: FactContext, style: Style): Promise<Answer> {
+  const { segs, hedged } = sureSpeech(await t.finder.byKind(t.scope, ['speech']));
+  const spans = segs.length ? segs : await t.finder.byKind(t.scope, ['transcript']);
+  if (!spans.length) return await t.notFound('any speech', style);
   let count = spans.length;
   let seconds = total(spans);
   let last = spans.at(-1)!;
   if (spans.length >= KIND_READ_LIMIT) {
     // The read stopped at the first spans by time: the whole scope is counted and summed, and the last is the latest.
     const kind: SegmentKind = segs.length ? 'speech' : 'transcript';
-    const videos = t.finder.perVideo(t.scope, [kind]);
+    const videos = await t.finder.perVideo(t.scope, [kind]);
     count = videos.reduce((a, v) => a + v.count, 0);
     seconds = videos.reduce((a, v) => a + v.seconds, 0);
-    last = t.finder.byKind(t.scope, [kind], { limit: 1, last: true })[0] ?? last;
+    last = (await t.finder.byKind(t.scope, [kind], { limit: 1, last: true }))[0] ?? last;
   }
   t.citeSegment(spans[0]!);
   if (count > 1) t.citeSegment(last);
@@ -242,26 +244,22 @@ function speechAmount(t: FactContext, style: Style): Answer {
   };
 }
 
-function speechWhich(t: FactContext, style: Style): Answer {
+async function speechWhich(t: FactContext, style: Style): Promise<Answer> {
   // Videos with speech the detector is sure of; where there are none, the unsure ones, hedged.
-  const { segs, hedged } = sureSpeech(t.finder.byKind(t.scope, ['transcript', 'speech'], { limit: WHICH_READ }));
-  if (!segs.length) return t.notFound('any speech', style);
+  const { segs, hedged } = sureSpeech(await t.finder.byKind(t.scope, ['transcript', 'speech'], { limit: WHICH_READ }));
+  if (!segs.length) return await t.notFound('any speech', style);
   if (segs.length >= WHICH_READ) {
     // The read stopped at the first lines by time (the openings of many videos): summed per video in the whole scope.
-    const parts = t.finder
-      .perVideo(t.scope, ['transcript', 'speech'])
-      .slice(0, style.items)
-      .map((v) => {
-        const first = t.finder.byKind(
-          { videos: [t.video(v.videoId)], window: t.scope.window },
-          ['transcript', 'speech'],
-          {
-            limit: 1,
-          },
-        )[0]!;
-        t.citeSegment(first);
-        return `${t.video(v.videoId).fileName} (${secs(v.seconds)}, from ${formatTime(first.start)})`;
-      });
+    const parts: string[] = [];
+    for (const v of (await t.finder.perVideo(t.scope, ['transcript', 'speech'])).slice(0, style.items)) {
+      const first = (
+        await t.finder.byKind({ videos: [t.video(v.videoId)], window: t.scope.window }, ['transcript', 'speech'], {
+          limit: 1,
+        })
+      )[0]!;
+      t.citeSegment(first);
+      parts.push(`${t.video(v.videoId).fileName} (${secs(v.seconds)}, from ${formatTime(first.start)})`);
+    }
     return { text: `Speech is heard in ${joinList(parts)}.`, found: true };
   }
   const byVideo = new Map<string, Segment[]>();

@@ -1,6 +1,6 @@
 /** Fact plug-in: text on screen (OCR): what is written, when, which video, how many texts. */
 import { KIND_READ_LIMIT } from '../evidence';
-import type { Segment } from '../../storage/schema';
+import type { Segment } from '../../storage/rows';
 import { readableText } from '../noise';
 import { distance } from '../series';
 import { POSITION_WORD, type Intent } from '../intent';
@@ -16,7 +16,7 @@ export const text: FactPlugin = {
   noun: 'any text on screen',
   forms: {
     what: {
-      answer: (t, s) => written(t, s.intent, t.style, s.asked.kind),
+      answer: async (t, s) => await written(t, s.intent, t.style, s.asked.kind),
       readsPosition: true,
       examples: [
         'What words are printed on the screen?',
@@ -36,7 +36,7 @@ export const text: FactPlugin = {
       ],
     },
     when: {
-      answer: (t, s) => textWhen(t, s.intent, s, t.style),
+      answer: async (t, s) => await textWhen(t, s.intent, s, t.style),
       readsPosition: true,
       needs: ['form_cue'],
       examples: [
@@ -47,7 +47,7 @@ export const text: FactPlugin = {
       ],
     },
     presence: {
-      answer: (t, s) => textWhen(t, s.intent, s, t.style, true),
+      answer: async (t, s) => await textWhen(t, s.intent, s, t.style, true),
       readsPosition: true,
       examples: [
         'Is there any writing on screen?',
@@ -57,7 +57,7 @@ export const text: FactPlugin = {
       ],
     },
     which_video: {
-      answer: (t, s) => textWhich(t, s.intent, s, t.style),
+      answer: async (t, s) => await textWhich(t, s.intent, s, t.style),
       needs: ['form_cue'],
       examples: [
         'Which video has text on screen?',
@@ -66,7 +66,7 @@ export const text: FactPlugin = {
       ],
     },
     count: {
-      answer: (t) => textCount(t, t.style),
+      answer: async (t) => await textCount(t, t.style),
       examples: [
         'How many different texts appear?',
         'How many titles are shown?',
@@ -92,18 +92,19 @@ async function written(t: FactContext, intent: Intent, style: Style, kind: strin
       };
     }
   }
-  let ocr = readable(t.finder.byKind(scope, ['ocr']), t);
-  if (ocr.length === 0) return t.notFound('any text on screen', style);
+  let ocr = readable(await t.finder.byKind(scope, ['ocr']), t);
+  if (ocr.length === 0) return await t.notFound('any text on screen', style);
   if (TITLE_ASKED.test(t.prompt) && !scope.window) return title(t, ocr);
   // "What is written on the cake": text on a thing that was never seen is not some other text of the video.
   const things = intent.labels.filter((l) => l !== 'person');
   // The read stops at the first texts by time: over a large index the texts naming the thing are searched for.
   const capped = ocr.length >= KIND_READ_LIMIT;
-  const named = (l: string) =>
+  const named = async (l: string) =>
     ocr.some((o) => namesLabel(o.text, l)) ||
-    (capped && t.finder.containing(scope, ['ocr'], [l]).some((o) => namesLabel(o.text, l)));
-  if (things.length && !things.some((l) => t.spansOf(l).length || named(l)))
-    return t.notFound(`${article(labelNoun(things[0]!))} with text on it`, style);
+    (capped && (await t.finder.containing(scope, ['ocr'], [l])).some((o) => namesLabel(o.text, l)));
+  let anyNamed = false;
+  for (const l of things) if ((anyNamed = (await t.spansOf(l)).length > 0 || (await named(l)))) break;
+  if (things.length && !anyNamed) return await t.notFound(`${article(labelNoun(things[0]!))} with text on it`, style);
   const ranked = await t.ranked(intent, 20, scope);
   const rankedOcr = ranked.filter((r) => r.segment.kind === 'ocr');
   let chosen: Segment[];
@@ -113,10 +114,10 @@ async function written(t: FactContext, intent: Intent, style: Style, kind: strin
     chosen = ocr.sort((a, b) => distance(a, mid) - distance(b, mid)).slice(0, style.items);
   } else if (intent.position === 'end' || intent.position === 'last') {
     // The latest text of the scope (not the last one read), and the texts of its video.
-    const latest = capped ? t.finder.byKind(scope, ['ocr'], { limit: 1, last: true })[0]! : ocr.at(-1)!;
+    const latest = capped ? (await t.finder.byKind(scope, ['ocr'], { limit: 1, last: true }))[0]! : ocr.at(-1)!;
     const v = t.video(latest.videoId);
     const end = v.durationSec ?? latest.end;
-    if (capped) ocr = t.finder.byKind({ videos: [v], window: scope.window }, ['ocr'], { last: true });
+    if (capped) ocr = await t.finder.byKind({ videos: [v], window: scope.window }, ['ocr'], { last: true });
     ocr = ocr.filter((s) => s.videoId === v.id && s.end >= end * 0.75);
     chosen = bestText(ocr).slice(0, style.items);
   } else if (intent.position === 'start' || intent.position === 'first') {
@@ -157,31 +158,31 @@ function wantedText(intent: Intent, slots: Slots): { asked: string[]; wanted: st
 const holds = (s: Segment, wanted: string[]) => wanted.some((w) => squash(s.text).includes(w));
 
 /** OCR segments that match the question's quoted or content words (spaces and case aside), else all. */
-function textMatches(
+async function textMatches(
   t: FactContext,
   intent: Intent,
   slots: Slots,
-): { segs: Segment[]; matched: boolean; asked: boolean } {
+): Promise<{ segs: Segment[]; matched: boolean; asked: boolean }> {
   // Fragments and watermarks are no text to quote here either (class 8).
-  const read = t.finder.byKind(t.scope, ['ocr']);
+  const read = await t.finder.byKind(t.scope, ['ocr']);
   const all = readable(read, t);
   const { wanted, asked } = wantedText(intent, slots);
   // The read stops at the first texts by time: over a large index the texts with the words are searched for.
   const hits = !wanted.length
     ? []
     : read.length >= KIND_READ_LIMIT
-      ? readable(t.finder.containing(t.scope, ['ocr'], asked), t).filter((s) => holds(s, wanted))
+      ? readable(await t.finder.containing(t.scope, ['ocr'], asked), t).filter((s) => holds(s, wanted))
       : all.filter((s) => holds(s, wanted));
   return hits.length
     ? { segs: hits, matched: true, asked: true }
     : { segs: all, matched: false, asked: wanted.length > 0 };
 }
 
-function textWhen(t: FactContext, intent: Intent, slots: Slots, style: Style, presence = false): Answer {
-  const { segs, matched, asked } = textMatches(t, intent, slots);
+async function textWhen(t: FactContext, intent: Intent, slots: Slots, style: Style, presence = false): Promise<Answer> {
+  const { segs, matched, asked } = await textMatches(t, intent, slots);
   // Words the text must hold ("is there a kayak", "when does SALE appear") that no text holds: not found.
   if (!segs.length || (asked && !matched))
-    return t.notFound(
+    return await t.notFound(
       slots.quoted.length
         ? `the text ${joinList(slots.quoted.map(quote))}`
         : asked
@@ -199,7 +200,7 @@ function textWhen(t: FactContext, intent: Intent, slots: Slots, style: Style, pr
   // Every text counted when the read stopped at its limit and no word narrowed it.
   const all =
     chosen === segs && !matched && segs.length >= KIND_READ_LIMIT
-      ? t.finder.countByKind(t.scope, ['ocr'])
+      ? await t.finder.countByKind(t.scope, ['ocr'])
       : chosen.length;
   const more = all > style.items ? ` (and ${all - style.items} more)` : '';
   return {
@@ -208,9 +209,9 @@ function textWhen(t: FactContext, intent: Intent, slots: Slots, style: Style, pr
   };
 }
 
-function textWhich(t: FactContext, intent: Intent, slots: Slots, style: Style): Answer {
-  const { segs, matched, asked } = textMatches(t, intent, slots);
-  if (!segs.length || (asked && !matched)) return t.notFound('such text on screen', style);
+async function textWhich(t: FactContext, intent: Intent, slots: Slots, style: Style): Promise<Answer> {
+  const { segs, matched, asked } = await textMatches(t, intent, slots);
+  if (!segs.length || (asked && !matched)) return await t.notFound('such text on screen', style);
   const byVideo = new Map<string, Segment>();
   for (const s of bestText(segs)) if (!byVideo.has(s.videoId)) byVideo.set(s.videoId, s);
   const parts = [...byVideo.values()].slice(0, style.items).map((s) => {
@@ -227,7 +228,7 @@ export function readable(ocr: Segment[], t: Pick<FactContext, 'video'>): Segment
 
 /** "What is the title / the name of the show / what is it called". */
 const TITLE_ASKED =
-  /\b(title|titled|called|name of (the|this|that) (show|film|movie|programme|program|series|video|clip|episode|song|channel|book|game|podcast|brand|company|event))\b/i;
+  /\b(titles?|titled|called|name of (the|this|that) (show|film|movie|programme|program|series|video|clip|episode|song|channel|book|game|podcast|brand|company|event)|(show|film|movie|programme|program|series|episode|channel|podcast)'s name|(big|bigger|biggest|large|larger|largest|main|prominent|headline) (text|writing|words|letters|lettering|heading))\b/i;
 
 /** Words of a credit line: said as context, not as the title. */
 const CREDIT =
@@ -267,10 +268,10 @@ function title(t: FactContext, ocr: Segment[]): Answer {
   };
 }
 
-function textCount(t: FactContext, style: Style): Answer {
-  const read = t.finder.byKind(t.scope, ['ocr']);
+async function textCount(t: FactContext, style: Style): Promise<Answer> {
+  const read = await t.finder.byKind(t.scope, ['ocr']);
   const segs = readable(read, t);
-  if (!segs.length) return t.notFound('any text on screen', style);
+  if (!segs.length) return await t.notFound('any text on screen', style);
   const distinct = new Map<string, Segment>();
   for (const s of segs) if (!distinct.has(s.text.toLowerCase())) distinct.set(s.text.toLowerCase(), s);
   const parts = [...distinct.values()].slice(0, style.items).map((s) => {
@@ -279,7 +280,9 @@ function textCount(t: FactContext, style: Style): Answer {
   });
   // The read stopped at its first texts by time: the different texts of the whole scope are counted.
   const n =
-    read.length >= KIND_READ_LIMIT ? Math.max(distinct.size, t.finder.distinctTexts(t.scope, ['ocr'])) : distinct.size;
+    read.length >= KIND_READ_LIMIT
+      ? Math.max(distinct.size, await t.finder.distinctTexts(t.scope, ['ocr']))
+      : distinct.size;
   return {
     text: `${capital(numberWord(n))} different text${n === 1 ? ' is' : 's are'} read on screen: ${joinList(parts)}${n > parts.length ? ', and more' : ''}.`,
     found: true,

@@ -71,7 +71,7 @@ export const unmeasured: FactPlugin = {
   needsNoVisionModel: true,
   forms: {
     what: {
-      answer: (t, s) => cannotTell(t, s),
+      answer: async (t, s) => await cannotTell(t, s),
       needs: ['cue'],
       examples: [
         'What kind of music is playing?',
@@ -82,27 +82,27 @@ export const unmeasured: FactPlugin = {
       ],
     },
     presence: {
-      answer: (t, s) => cannotTell(t, s),
+      answer: async (t, s) => await cannotTell(t, s),
       needs: ['cue'],
       examples: ['Is the music sad?', 'Is the man angry?', 'Does the speaker have an accent?'],
     },
   },
 };
 
-function cannotTell(t: FactContext, slots: Slots): Answer {
+async function cannotTell(t: FactContext, slots: Slots): Promise<Answer> {
   const u = unmeasuredIn(t.prompt);
-  if (!u) return t.notFound('that', t.style);
+  if (!u) return await t.notFound('that', t.style);
   return {
-    text: `I cannot tell ${u.what}: nothing this index holds measures it, and ${u.model} would be needed. ${known(t, u, slots)}`,
+    text: `I cannot tell ${u.what}: nothing this index holds measures it, and ${u.model} would be needed. ${await known(t, u, slots)}`,
     found: false,
   };
 }
 
 /** What is known instead: the sound, the people on screen, or the thing asked about. */
-function known(t: FactContext, u: Unmeasured, slots: Slots): string {
+async function known(t: FactContext, u: Unmeasured, slots: Slots): Promise<string> {
   if (u.known === 'sound') {
     if (t.scope.videos.every((v) => v.hasAudio === false)) return 'The video has no audio track.';
-    const { segs, hedged } = sureSpeech(t.finder.byKind(t.scope, ['speech', 'transcript']));
+    const { segs, hedged } = sureSpeech(await t.finder.byKind(t.scope, ['speech', 'transcript']));
     if (!segs.length) return 'No speech was detected in its sound.';
     const first = segs[0]!;
     const last = segs.reduce((a, b) => (b.end > a.end ? b : a));
@@ -110,7 +110,7 @@ function known(t: FactContext, u: Unmeasured, slots: Slots): string {
     return `${hedged ? 'Something that may be speech or music is heard' : 'Someone speaks'} ${span(first.start, last.end)}${t.where(first.videoId)}.`;
   }
   const label = u.known === 'people' ? 'person' : (slots.intent.labels.find((l) => l !== 'person') ?? 'person');
-  const pts = t.series(label);
+  const pts = await t.series(label);
   if (!pts.length) return `No ${labelNoun(label)} was detected.`;
   const most = pts.reduce((a, b) => (b.n > a.n ? b : a));
   if (most.segment) t.citeSegment(most.segment);
