@@ -144,6 +144,8 @@ describe('class 5: the title is the most prominent text', () => {
       'What is the name of the show?',
       'What is the title of this programme?',
       'What is the series called?',
+      "What is the programme's name according to the opening titles?",
+      'What does the big text at the start say?',
     ]) {
       const a = await ask(q, 'show-opening.mp4');
       expect(a.found, q).toBe(true);

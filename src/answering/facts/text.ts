@@ -228,7 +228,7 @@ export function readable(ocr: Segment[], t: Pick<FactContext, 'video'>): Segment
 
 /** "What is the title / the name of the show / what is it called". */
 const TITLE_ASKED =
-  /\b(title|titled|called|name of (the|this|that) (show|film|movie|programme|program|series|video|clip|episode|song|channel|book|game|podcast|brand|company|event))\b/i;
+  /\b(titles?|titled|called|name of (the|this|that) (show|film|movie|programme|program|series|video|clip|episode|song|channel|book|game|podcast|brand|company|event)|(show|film|movie|programme|program|series|episode|channel|podcast)'s name|(big|bigger|biggest|large|larger|largest|main|prominent|headline) (text|writing|words|letters|lettering|heading))\b/i;
 
 /** Words of a credit line: said as context, not as the title. */
 const CREDIT =
