@@ -268,7 +268,7 @@ export async function createService(
   });
   const search = new SearchService({ catalog, indexes, links, retrieval });
   const flows = new FlowService({
-    db,
+    catalog,
     config,
     files,
     indexes,

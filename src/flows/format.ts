@@ -3,7 +3,7 @@
  * `[file_id, start_frame, end_frame, "m min, s sec", "m min, s sec"]`, flows write "MM:SS" or
  * "HH:MM:SS". Frames are counted from 0 at the video's own frame rate.
  */
-import type { SegmentKind } from '../storage/schema';
+import type { SegmentKind } from '../storage/rows';
 
 export type SdkMatch = [string, number, number, string, string];
 

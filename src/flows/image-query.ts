@@ -10,7 +10,6 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { and, eq, inArray } from 'drizzle-orm';
 import type { Metadata } from 'sharp';
 import { createAnalyzers } from '../analysis';
 import { analysisAssets } from '../analysis/assets/extract';
@@ -27,9 +26,10 @@ import { randomId } from '../ids';
 import type { Logger } from '../log';
 import { cosine, descriptorOf, JOIN_SIMILARITY } from '../people/group';
 import type { RetrievalCore, ScopeWindow } from '../search/retrieval';
-import type { Db } from '../storage/db';
+import type { Catalog } from '../storage/catalog';
+import { faceDescriptors, videoFrames } from '../storage/repositories/flows';
 import type { DataDir } from '../storage/files';
-import { frames, personAppearances, segments, type Segment, type SegmentKind } from '../storage/schema';
+import type { Segment, SegmentKind } from '../storage/rows';
 import { dHash, hamming, SAME_PICTURE_BITS } from './phash';
 import { loadSharp } from '../analysis/assets/sharp';
 
@@ -80,7 +80,7 @@ export class ImageQueries {
 
   constructor(
     private readonly d: {
-      db: Db;
+      catalog: Catalog;
       config: Config;
       files: DataDir;
       retrieval: RetrievalCore;
@@ -104,7 +104,7 @@ export class ImageQueries {
     if (scope.videos.length === 0) return hits;
     const videoIds = scope.videos.map((v) => v.id);
     hits.push(...(await this.sameFrames(scope, reading.hash)));
-    hits.push(...this.samePeople(indexId, videoIds, reading.faces));
+    hits.push(...(await this.samePeople(indexId, videoIds, reading.faces)));
     hits.push(...(await this.sameObjects(scope, reading.objects)));
     if (reading.text) hits.push(...(await this.byText(scope, reading.text, 'text', limit)));
     if (reading.caption) hits.push(...(await this.byText(scope, reading.caption, 'caption', limit)));
@@ -247,11 +247,7 @@ export class ImageQueries {
 
   /** Hashes of a video's sampled frames (cached until its frames change). */
   async frameHashesOf(videoId: string): Promise<{ t: number; hash: bigint }[]> {
-    const rows = this.d.db
-      .select({ t: frames.t, file: frames.file })
-      .from(frames)
-      .where(eq(frames.videoId, videoId))
-      .all();
+    const rows = await videoFrames(this.d.catalog, videoId);
     const cached = this.hashes.get(videoId);
     if (cached && cached.count === rows.length) return cached.frames;
     const dir = join(this.d.files.videoDir(videoId), 'frames');
@@ -272,20 +268,9 @@ export class ImageQueries {
   }
 
   /** Face appearances of the index whose descriptor is as close as the people grouping needs. */
-  private samePeople(indexId: string, videoIds: string[], faces: number[][]): ImageHit[] {
+  private async samePeople(indexId: string, videoIds: string[], faces: number[][]): Promise<ImageHit[]> {
     if (!faces.length) return [];
-    const rows = this.d.db
-      .select({
-        segmentId: personAppearances.segmentId,
-        descriptor: personAppearances.descriptor,
-        start: segments.start,
-        end: segments.end,
-        videoId: segments.videoId,
-      })
-      .from(personAppearances)
-      .innerJoin(segments, eq(segments.id, personAppearances.segmentId))
-      .where(and(eq(personAppearances.indexId, indexId), inArray(personAppearances.videoId, videoIds)))
-      .all();
+    const rows = await faceDescriptors(this.d.catalog, indexId, videoIds);
     const hits: ImageHit[] = [];
     for (const r of rows) {
       const d = descriptorOf(r.descriptor);

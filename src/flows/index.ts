@@ -3,7 +3,6 @@
  * analysis: search, clipping (best moments cut at shot boundaries), scene detection (shots grouped
  * into scenes, described from what was seen, read and said) and content moderation.
  */
-import { and, asc, eq, inArray } from 'drizzle-orm';
 import { join } from 'node:path';
 import { analysisAssets } from '../analysis/assets/extract';
 import { type Limiter, ModelServerClient } from '../analysis/engines/model-server/client';
@@ -16,18 +15,11 @@ import { badRequest, notFound } from '../errors';
 import type { IndexService } from '../indexes/service';
 import type { Logger } from '../log';
 import type { RetrievalCore } from '../search/retrieval';
-import type { Db } from '../storage/db';
+import type { Catalog } from '../storage/catalog';
 import type { DataDir } from '../storage/files';
-import {
-  frames,
-  people,
-  personAppearances,
-  videos,
-  type MediaIndex,
-  type Segment,
-  type User,
-  type Video,
-} from '../storage/schema';
+import { videoInIndex } from '../storage/repositories/finder';
+import { peopleOfSegments, videoFrames } from '../storage/repositories/flows';
+import type { MediaIndex, Segment, User, Video } from '../storage/rows';
 import { clock } from './format';
 import { ImageQueries } from './image-query';
 import { Moderator, type ModerationOutput } from './moderation';
@@ -89,7 +81,7 @@ export class FlowService {
 
   constructor(
     private readonly d: {
-      db: Db;
+      catalog: Catalog;
       config: Config;
       files: DataDir;
       indexes: IndexService;
@@ -148,17 +140,17 @@ export class FlowService {
         return { status: 'complete', video_id: null, output: answer.output satisfies SdkSearchOutput };
       }
       case 'clipping': {
-        const v = this.videoOf(index, body);
+        const v = await this.videoOf(index, body);
         const output = await this.clipping(v, body);
         const note = this.fewerClips(v, body, Object.keys(output).length);
         return { status: 'complete', video_id: v.id, output, ...(note && { note }) };
       }
       case 'scene-detection': {
-        const v = this.videoOf(index, body);
+        const v = await this.videoOf(index, body);
         return { status: 'complete', video_id: v.id, output: { scenes: await this.scenes(v) } };
       }
       case 'content-moderation': {
-        const v = this.videoOf(index, body);
+        const v = await this.videoOf(index, body);
         return { status: 'complete', video_id: v.id, output: await this.moderate(v, signal) };
       }
     }
@@ -312,19 +304,15 @@ export class FlowService {
   }
 
   async moderate(v: Video, signal: AbortSignal): Promise<ModerationOutput> {
-    const rows = this.d.db.select().from(frames).where(eq(frames.videoId, v.id)).orderBy(asc(frames.t)).all();
+    const rows = await videoFrames(this.d.catalog, v.id);
     if (!rows.length)
       throw badRequest('this video has no sampled frames yet (its analysis is not done, or ran without "visual")');
     return this.moderator.moderate(join(this.d.files.videoDir(v.id), 'frames'), rows, v.durationSec ?? 0, signal);
   }
 
-  private videoOf(index: MediaIndex, body: Record<string, unknown>): Video {
+  private async videoOf(index: MediaIndex, body: Record<string, unknown>): Promise<Video> {
     const id = str(body, 'video_id', true)!.split('.')[0]!;
-    const v = this.d.db
-      .select()
-      .from(videos)
-      .where(and(eq(videos.id, id), eq(videos.indexId, index.id)))
-      .get();
+    const v = await videoInIndex(this.d.catalog, id, index.id);
     if (!v) throw notFound(`video ${JSON.stringify(id.slice(0, 80))} is not in this index`);
     if (v.storagePath === null || v.status !== 'ready')
       throw badRequest(`video ${v.id} is not analysed yet (status ${v.status}); try again when it is ready`);
@@ -370,7 +358,7 @@ export class FlowService {
     const speech = [...(sure ? by('speech') : []), ...by('transcript')];
     const text = by('ocr');
     const labels = countLabels(by('object'));
-    const names = this.peopleIn(by('face'));
+    const names = await this.peopleIn(by('face'));
     const description =
       evidenceSentences(clean, sure).join(' ') ||
       'Nothing was recognised in this part (no objects, text, speech or captions).';
@@ -423,19 +411,12 @@ export class FlowService {
   }
 
   /** Names of the people whose appearances these face segments are (their id when unnamed). */
-  private peopleIn(faces: Segment[]): string[] {
+  private async peopleIn(faces: Segment[]): Promise<string[]> {
     if (!faces.length) return [];
-    const rows = this.d.db
-      .select({ id: people.id, name: people.name })
-      .from(personAppearances)
-      .innerJoin(people, eq(people.id, personAppearances.personId))
-      .where(
-        inArray(
-          personAppearances.segmentId,
-          faces.map((f) => f.id),
-        ),
-      )
-      .all();
+    const rows = await peopleOfSegments(
+      this.d.catalog,
+      faces.map((f) => f.id),
+    );
     return [...new Set(rows.map((r) => r.name ?? `person ${r.id}`))];
   }
 }

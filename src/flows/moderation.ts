@@ -15,7 +15,7 @@ import type { ModelServerClient } from '../analysis/engines/model-server/client'
 import { ModelWorker } from '../analysis/engines/model-worker';
 import { MODERATION_WORKER } from '../analysis/workers/entries';
 import { objectModelPaths } from '../analysis/stages/objects';
-import type { Frame } from '../storage/schema';
+import type { Frame } from '../storage/rows';
 import { clock } from './format';
 
 export type ModerationRequest =

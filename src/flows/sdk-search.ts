@@ -9,7 +9,6 @@
  * default of 1000 keeps everything.
  */
 import { rmSync } from 'node:fs';
-import { and, eq, inArray } from 'drizzle-orm';
 import { readIntent } from '../answering/intent';
 import type { Config } from '../config';
 import { ApiError, badRequest, notFound } from '../errors';
@@ -17,9 +16,10 @@ import type { IndexService } from '../indexes/service';
 import { downloadToFile } from '../ingest/download';
 import { parseSourceUrl } from '../ingest/url-guard';
 import type { RetrievalCore, ScopeWindow } from '../search/retrieval';
-import type { Db } from '../storage/db';
+import type { Catalog } from '../storage/catalog';
+import { videosInIndex } from '../storage/repositories/flows';
 import type { DataDir } from '../storage/files';
-import { videos, type MediaIndex, type SegmentKind, type User, type Video } from '../storage/schema';
+import type { MediaIndex, SegmentKind, User, Video } from '../storage/rows';
 import { bucketOf, sdkMatch, type SdkMatch } from './format';
 import type { ImageQueries, ImageReading, ImageSignal } from './image-query';
 
@@ -73,7 +73,7 @@ interface Scored {
 export class SdkSearchService {
   constructor(
     private readonly d: {
-      db: Db;
+      catalog: Catalog;
       config: Config;
       files: DataDir;
       indexes: IndexService;
@@ -148,11 +148,7 @@ export class SdkSearchService {
     if (subindex?.length) {
       // The SDK cuts ids at the first dot in one place; ids given with an extension are accepted.
       const ids = [...new Set(subindex.map((id) => id.split('.')[0]!))];
-      vids = this.d.db
-        .select()
-        .from(videos)
-        .where(and(eq(videos.indexId, index.id), inArray(videos.id, ids)))
-        .all();
+      vids = await videosInIndex(this.d.catalog, index.id, ids);
       const missing = ids.find((id) => !vids.some((v) => v.id === id));
       if (missing !== undefined) throw notFound(`file ${JSON.stringify(missing.slice(0, 80))} is not in this index`);
     } else vids = await this.d.indexes.videosOf(index.id);
