@@ -280,7 +280,7 @@ export async function createService(
 
   // What is derived from the analysis: exports, people, webhooks.
   const exports = new ExportService({ catalog });
-  const people = new PeopleService({ db, catalog, indexes, files, ffmpeg });
+  const people = new PeopleService({ catalog, indexes, files, ffmpeg });
   const webhooks = new WebhookService({ catalog, config, indexes, log: log.child({ part: 'webhooks' }) });
 
   // This process as a node: its leases decide which node runs each live stream and the cron.

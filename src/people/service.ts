@@ -9,7 +9,6 @@ import { badRequest, notFound } from '../errors';
 import type { IndexService } from '../indexes/service';
 import { runFfmpeg } from '../media/ffmpeg';
 import type { Catalog } from '../storage/catalog';
-import type { Db } from '../storage/db';
 import type { DataDir } from '../storage/files';
 import {
   appearanceCount,
@@ -58,7 +57,6 @@ export const MAX_NAME_LENGTH = 100;
 export class PeopleService {
   constructor(
     private readonly d: {
-      db: Db;
       catalog: Catalog;
       indexes: IndexService;
       files: DataDir;
