@@ -4,14 +4,12 @@
  * by `vector_id`. The reads take a Catalog and run on both dialects; the search over them (exact,
  * or the IVF lists each node builds from these rows) stays in src/search/.
  *
- * The writes (storeVideoVectors, clearVideoVectors) still run inside the analysis's synchronous
- * SQLite transaction (src/analysis/stages/embeddings.ts), until the analysis writes move too.
+ * The writes (storeVideoVectors, clearVideoVectors) take the analysis's write transaction (the
+ * embeddings stage's `apply`, src/analysis/stages/embeddings.ts), on either dialect too.
  */
 import { and, eq, type SQL, sql } from 'drizzle-orm';
 import { quantize } from '../../search/int8';
 import type { Catalog } from '../catalog';
-import type { Db } from '../db';
-import { segments, segmentVectors } from '../schema';
 
 /** A list of ids or names as one JSON parameter, for `col IN (…)` in either dialect. */
 export function inJson(c: Catalog, col: SQL, values: readonly (string | number)[], type: 'text' | 'int'): SQL {
@@ -87,36 +85,43 @@ const asBlob = (q: Int8Array) => Buffer.from(q.buffer, q.byteOffset, q.byteLengt
 
 /**
  * Replaces a video's vectors: `vectors[which[j]]` is the embedding of `segmentIds[j]`. Each distinct
- * vector is stored once, so the ids of one video are consecutive (one transaction, AUTOINCREMENT),
- * which the ANN index relies on to drop a video's keys. Run it inside the caller's transaction.
+ * vector is stored once, so the ids of one video are consecutive (one transaction, AUTOINCREMENT on
+ * SQLite, an identity on PostgreSQL), which the ANN index relies on to drop a video's keys. Run it
+ * with the caller's write transaction (`tx`).
  */
-export function storeVideoVectors(
-  tx: Db,
+export async function storeVideoVectors(
+  tx: Catalog,
   videoId: string,
   segmentIds: readonly number[],
   which: readonly number[],
   vectors: readonly Float32Array[],
-): void {
-  clearVideoVectors(tx, videoId);
+): Promise<void> {
+  const { segments, segmentVectors } = tx.t;
+  await clearVideoVectors(tx, videoId);
   const members: number[][] = vectors.map(() => []);
   segmentIds.forEach((id, j) => members[which[j]!]!.push(id));
-  vectors.forEach((v, k) => {
-    if (members[k]!.length === 0) return;
-    const row = tx
-      .insert(segmentVectors)
-      .values({ videoId, vector: asBlob(quantize(v)) })
-      .returning({ id: segmentVectors.id })
-      .get();
-    tx.run(
-      sql`UPDATE segments SET vector_id = ${row.id} WHERE id IN (SELECT value FROM json_each(${JSON.stringify(members[k])}))`,
-    );
+  await tx.run(async (db) => {
+    for (let k = 0; k < vectors.length; k++) {
+      if (members[k]!.length === 0) continue;
+      const [row] = await db
+        .insert(segmentVectors)
+        .values({ videoId, vector: asBlob(quantize(vectors[k]!)) })
+        .returning({ id: segmentVectors.id });
+      await db
+        .update(segments)
+        .set({ vectorId: row!.id })
+        .where(inJson(tx, sql`${segments.id}`, members[k]!, 'int'));
+    }
   });
 }
 
 /** Drops a video's vectors (its segments keep no vector: questions match them by keyword only). */
-export function clearVideoVectors(tx: Db, videoId: string): void {
-  tx.update(segments).set({ vectorId: null }).where(eq(segments.videoId, videoId)).run();
-  tx.delete(segmentVectors).where(eq(segmentVectors.videoId, videoId)).run();
+export async function clearVideoVectors(tx: Catalog, videoId: string): Promise<void> {
+  const { segments, segmentVectors } = tx.t;
+  await tx.run(async (db) => {
+    await db.update(segments).set({ vectorId: null }).where(eq(segments.videoId, videoId));
+    await db.delete(segmentVectors).where(eq(segmentVectors.videoId, videoId));
+  });
 }
 
 /**
@@ -126,23 +131,21 @@ export function clearVideoVectors(tx: Db, videoId: string): void {
  */
 export async function moveLegacyVectors(c: Catalog): Promise<number> {
   if (c.dialect !== 'sqlite') return 0;
-  return c.run((db) => moveLegacySqlite(db));
-}
-
-function moveLegacySqlite(db: Db): number {
+  const { segments } = c.t;
   let moved = 0;
   for (;;) {
-    const [next] = db.all<{ video_id: string }>(
+    const [next] = await c.rows<{ video_id: string }>(
       sql`SELECT video_id FROM segments INDEXED BY segments_legacy_embedding_idx WHERE embedding IS NOT NULL LIMIT 1`,
     );
     if (!next) return moved;
     const videoId = next.video_id;
-    db.transaction((tx) => {
-      const rows = tx
-        .select({ id: segments.id, e: segments.embedding })
-        .from(segments)
-        .where(and(eq(segments.videoId, videoId), sql`${segments.embedding} IS NOT NULL`))
-        .all();
+    await c.write(async (tx) => {
+      const rows = await tx.run((db) =>
+        db
+          .select({ id: segments.id, e: segments.embedding })
+          .from(segments)
+          .where(and(eq(segments.videoId, videoId), sql`${segments.embedding} IS NOT NULL`)),
+      );
       const byBytes = new Map<string, number>();
       const vectors: Float32Array[] = [];
       const which = rows.map((r) => {
@@ -157,14 +160,19 @@ function moveLegacySqlite(db: Db): number {
         }
         return k;
       });
-      storeVideoVectors(
-        tx as unknown as Db,
+      await storeVideoVectors(
+        tx,
         videoId,
         rows.map((r) => r.id),
         which,
         vectors,
       );
-      tx.run(sql`UPDATE segments SET embedding = NULL WHERE video_id = ${videoId} AND embedding IS NOT NULL`);
+      await tx.run((db) =>
+        db
+          .update(segments)
+          .set({ embedding: null })
+          .where(and(eq(segments.videoId, videoId), sql`${segments.embedding} IS NOT NULL`)),
+      );
     });
     moved++;
   }
