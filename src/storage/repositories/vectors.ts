@@ -10,6 +10,8 @@
 import { and, eq, type SQL, sql } from 'drizzle-orm';
 import { quantize } from '../../search/int8';
 import type { Catalog } from '../catalog';
+import type { Db } from '../db';
+import { segments, segmentVectors } from '../schema';
 
 /** A list of ids or names as one JSON parameter, for `col IN (…)` in either dialect. */
 export function inJson(c: Catalog, col: SQL, values: readonly (string | number)[], type: 'text' | 'int'): SQL {
@@ -131,21 +133,23 @@ export async function clearVideoVectors(tx: Catalog, videoId: string): Promise<v
  */
 export async function moveLegacyVectors(c: Catalog): Promise<number> {
   if (c.dialect !== 'sqlite') return 0;
-  const { segments } = c.t;
+  return c.run((db) => moveLegacySqlite(db));
+}
+
+function moveLegacySqlite(db: Db): number {
   let moved = 0;
   for (;;) {
-    const [next] = await c.rows<{ video_id: string }>(
+    const [next] = db.all<{ video_id: string }>(
       sql`SELECT video_id FROM segments INDEXED BY segments_legacy_embedding_idx WHERE embedding IS NOT NULL LIMIT 1`,
     );
     if (!next) return moved;
     const videoId = next.video_id;
-    await c.write(async (tx) => {
-      const rows = await tx.run((db) =>
-        db
-          .select({ id: segments.id, e: segments.embedding })
-          .from(segments)
-          .where(and(eq(segments.videoId, videoId), sql`${segments.embedding} IS NOT NULL`)),
-      );
+    db.transaction((tx) => {
+      const rows = tx
+        .select({ id: segments.id, e: segments.embedding })
+        .from(segments)
+        .where(and(eq(segments.videoId, videoId), sql`${segments.embedding} IS NOT NULL`))
+        .all();
       const byBytes = new Map<string, number>();
       const vectors: Float32Array[] = [];
       const which = rows.map((r) => {
@@ -160,20 +164,40 @@ export async function moveLegacyVectors(c: Catalog): Promise<number> {
         }
         return k;
       });
-      await storeVideoVectors(
-        tx,
+      storeLegacySqlite(
+        tx as unknown as Db,
         videoId,
         rows.map((r) => r.id),
         which,
         vectors,
       );
-      await tx.run((db) =>
-        db
-          .update(segments)
-          .set({ embedding: null })
-          .where(and(eq(segments.videoId, videoId), sql`${segments.embedding} IS NOT NULL`)),
-      );
+      tx.run(sql`UPDATE segments SET embedding = NULL WHERE video_id = ${videoId} AND embedding IS NOT NULL`);
     });
     moved++;
   }
+}
+
+/** storeVideoVectors for the start-up move above: synchronous, in SQLite's own transaction. */
+function storeLegacySqlite(
+  tx: Db,
+  videoId: string,
+  segmentIds: readonly number[],
+  which: readonly number[],
+  vectors: readonly Float32Array[],
+): void {
+  tx.update(segments).set({ vectorId: null }).where(eq(segments.videoId, videoId)).run();
+  tx.delete(segmentVectors).where(eq(segmentVectors.videoId, videoId)).run();
+  const members: number[][] = vectors.map(() => []);
+  segmentIds.forEach((id, j) => members[which[j]!]!.push(id));
+  vectors.forEach((v, k) => {
+    if (members[k]!.length === 0) return;
+    const row = tx
+      .insert(segmentVectors)
+      .values({ videoId, vector: asBlob(quantize(v)) })
+      .returning({ id: segmentVectors.id })
+      .get();
+    tx.run(
+      sql`UPDATE segments SET vector_id = ${row.id} WHERE id IN (SELECT value FROM json_each(${JSON.stringify(members[k])}))`,
+    );
+  });
 }
