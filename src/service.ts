@@ -294,6 +294,7 @@ export async function createService(
   // Live streams.
   const live = new LiveService({
     db,
+    catalog,
     config,
     files,
     indexes,

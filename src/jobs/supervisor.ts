@@ -8,6 +8,7 @@ import { workerEnv, type Config } from '../config';
 import type { Logger } from '../log';
 import type { JobQueue } from './queue';
 import { lines } from '../util/lines';
+import { randomId } from '../ids';
 import type { WindowRequest, WindowResult } from '../live/window';
 import type { ParentMessage, WorkerMessage } from './worker';
 
@@ -34,6 +35,11 @@ export class AnalysisSupervisor {
     { proc: Proc; resolve: (r: WindowResult) => void; reject: (e: Error) => void; timer: ReturnType<typeof setTimeout> }
   >();
   private nextWindowId = 1;
+  /**
+   * This supervisor's part of its workers' ids (w_<pid>_<tag>_…): pids repeat across machines, so
+   * a dead worker's jobs are found by pid and tag, never another host's worker of the same pid.
+   */
+  private readonly tag = randomId(8);
   /** Built by every Service, started only by the server: the CLI and tests never spawn workers. */
   private started = false;
   private stopping = false;
@@ -110,7 +116,11 @@ export class AnalysisSupervisor {
 
   /** The worker-id prefix of each running worker process (its job slots' ids start with it). */
   workerPrefixes(): string[] {
-    return [...this.procs].map((p) => `w_${p.pid}_`);
+    return [...this.procs].map((p) => this.prefixOf(p.pid));
+  }
+
+  private prefixOf(pid: number): string {
+    return `w_${pid}_${this.tag}_`;
   }
 
   async stop(): Promise<void> {
@@ -136,7 +146,7 @@ export class AnalysisSupervisor {
       stdin: 'pipe',
       stdout: 'pipe',
       stderr: 'pipe',
-      env: workerEnv(this.d.config),
+      env: { ...workerEnv(this.d.config), VIDQ_WORKER_TAG: this.tag },
     });
     this.procs.add(proc);
     const state = { ready: false, lastError: '', recycled: false };
@@ -148,7 +158,7 @@ export class AnalysisSupervisor {
       for (const [id, w] of this.windows)
         if (w.proc === proc) this.settleWindow(id, new Error(`the analysis worker exited (code ${code})`));
       if (this.stopping) return;
-      // Both slots' jobs: their worker ids start with w_<pid>_.
+      // Both slots' jobs: their worker ids start with w_<pid>_<tag>_.
       void this.requeueJobsOf(proc.pid);
       if (state.recycled && code === 0) {
         // Restarted on purpose to give memory back: not a crash.
@@ -228,7 +238,7 @@ export class AnalysisSupervisor {
   /** The jobs a dead worker held go back to the queue, unless they keep killing workers. */
   private async requeueJobsOf(pid: number): Promise<void> {
     try {
-      const { requeued, failed } = await this.d.queue.releaseWorker(`w_${pid}_`, MAX_ATTEMPTS);
+      const { requeued, failed } = await this.d.queue.releaseWorker(this.prefixOf(pid), MAX_ATTEMPTS);
       for (const id of [...requeued, ...failed]) this.d.onChanged(id);
       if (requeued.length || failed.length)
         this.d.log.warn('released the jobs of a dead worker', { requeued: requeued.length, failed: failed.length });

@@ -84,7 +84,8 @@ export async function runWorker(config: Config): Promise<number> {
   // One limit on model-server requests for the whole process (its share of --model-concurrency).
   const modelLimiter = new Limiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers));
   const analyzers = createAnalyzers(config, { assets, modelLimiter });
-  const workerId = `w_${process.pid}_${randomId(6)}`;
+  // w_<pid>_<supervisor tag>_: the supervisor finds its dead worker's jobs by that prefix.
+  const workerId = `w_${process.pid}_${process.env.VIDQ_WORKER_TAG ?? randomId(8)}_${randomId(6)}`;
   const send = (m: WorkerMessage) => process.stdout.write(JSON.stringify(m) + '\n');
   const stop = new AbortController();
   const sleepers = new Set<() => void>();

@@ -22,7 +22,8 @@ import {
   peopleOfFaceSegments,
   queueAlertWebhook,
 } from '../storage/repositories/alerts';
-import { streamById, type WriteTx } from '../storage/repositories/streams';
+import type { Catalog } from '../storage/catalog';
+import { findStream, type WriteTx } from '../storage/repositories/streams';
 import type { AlertKind, LiveAlert, LiveStream, User } from '../storage/rows';
 
 export interface AlertMatch {
@@ -142,7 +143,7 @@ export interface AlertView {
 export class AlertService {
   readonly hub = new AlertHub();
 
-  constructor(private readonly d: { db: WriteTx; indexes: IndexService }) {}
+  constructor(private readonly d: { catalog: Catalog; indexes: IndexService }) {}
 
   async create(
     user: User,
@@ -164,7 +165,9 @@ export class AlertService {
     if (!query || query.length > 300) throw badRequest('query must be 1 to 300 characters');
     if (body.stream_id !== undefined) {
       const s =
-        typeof body.stream_id === 'string' && body.stream_id.length <= 100 && streamById(this.d.db, body.stream_id);
+        typeof body.stream_id === 'string' && body.stream_id.length <= 100
+          ? await findStream(this.d.catalog, body.stream_id)
+          : undefined;
       if (!s || s.userId !== user.id || s.indexId !== index.id)
         throw notFound('no such stream in this index (stream_id)');
     }
@@ -187,21 +190,21 @@ export class AlertService {
       cooldownSec: cooldown,
       createdAt: new Date(),
     };
-    insertAlert(this.d.db, row);
+    await insertAlert(this.d.catalog, row);
     return alertView(row);
   }
 
-  list(user: User, indexId?: string): AlertView[] {
-    return alertsOfUser(this.d.db, user.id, indexId).map(alertView);
+  async list(user: User, indexId?: string): Promise<AlertView[]> {
+    return (await alertsOfUser(this.d.catalog, user.id, indexId)).map(alertView);
   }
 
-  delete(user: User, alertId: string): void {
-    if (!deleteAlertOf(this.d.db, user.id, alertId)) throw notFound('no such alert (alert_id)');
+  async delete(user: User, alertId: string): Promise<void> {
+    if (!(await deleteAlertOf(this.d.catalog, user.id, alertId))) throw notFound('no such alert (alert_id)');
   }
 
   /** Fired alerts of the user (newest first), optionally of one alert. */
-  fired(user: User, alertId?: string, limit = 100): FiredAlert[] {
-    return firedEventsOfUser(this.d.db, user.id, alertId, limit).map(({ e, a, s }) =>
+  async fired(user: User, alertId?: string, limit = 100): Promise<FiredAlert[]> {
+    return (await firedEventsOfUser(this.d.catalog, user.id, alertId, limit)).map(({ e, a, s }) =>
       firedOf(e.id, a, s, e.t, e.evidence, e.frame),
     );
   }

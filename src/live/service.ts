@@ -21,6 +21,7 @@ import { badRequest, conflict, insufficientStorage, notFound, tooManyRequests } 
 import { newVideoId, randomId } from '../ids';
 import type { IndexService } from '../indexes/service';
 import type { Logger } from '../log';
+import type { Catalog } from '../storage/catalog';
 import type { DataDir } from '../storage/files';
 import {
   allStreams,
@@ -81,6 +82,8 @@ export interface StreamView {
 
 export interface LiveDeps {
   db: WriteTx;
+  /** The catalog (either dialect): the alerts' records. */
+  catalog: Catalog;
   config: Config;
   files: DataDir;
   indexes: IndexService;
@@ -122,7 +125,7 @@ export class LiveService {
   private claiming: Promise<void> | null = null;
 
   constructor(private readonly d: LiveDeps) {
-    this.alerts = new AlertService({ db: d.db, indexes: d.indexes });
+    this.alerts = new AlertService({ catalog: d.catalog, indexes: d.indexes });
     this.runner = new StreamRunner({
       db: d.db,
       config: d.config,
@@ -408,15 +411,15 @@ export class LiveService {
     return this.alerts.create(user, body);
   }
 
-  listAlerts(user: User, indexId?: string): AlertView[] {
+  listAlerts(user: User, indexId?: string): Promise<AlertView[]> {
     return this.alerts.list(user, indexId);
   }
 
-  deleteAlert(user: User, alertId: string): void {
-    this.alerts.delete(user, alertId);
+  deleteAlert(user: User, alertId: string): Promise<void> {
+    return this.alerts.delete(user, alertId);
   }
 
-  firedAlerts(user: User, alertId?: string, limit = 100): FiredAlert[] {
+  firedAlerts(user: User, alertId?: string, limit = 100): Promise<FiredAlert[]> {
     return this.alerts.fired(user, alertId, limit);
   }
 

@@ -120,8 +120,8 @@ export function liveRoutes(s: Service) {
     )
     .delete(
       '/alerts/:alert_id',
-      ({ params, user }) => {
-        s.live.deleteAlert(user, params.alert_id);
+      async ({ params, user }) => {
+        await s.live.deleteAlert(user, params.alert_id);
         return { status: 'success' as const };
       },
       {
@@ -134,9 +134,9 @@ export function liveRoutes(s: Service) {
     )
     .get(
       '/alerts/fired',
-      ({ query, request, user }) => {
+      async ({ query, request, user }) => {
         const origin = originOf(request);
-        return s.live.firedAlerts(user, query.alert_id).map((a) => shown(a, origin));
+        return (await s.live.firedAlerts(user, query.alert_id)).map((a) => shown(a, origin));
       },
       {
         auth: true,

@@ -2,15 +2,20 @@
  * Standing questions of live streams (`live_alerts`), the events they fired (`live_alert_events`)
  * and the webhook outbox row of a fired alert. No access check here: the alert service resolved
  * the user's index or stream first.
+ *
+ * The records (insert, list, delete, what fired) are on the catalog (either dialect, catalog.ts).
+ * What a live window does in its transaction (alertsWatching … queueAlertWebhook) is still on the
+ * embedded SQLite database (`Db`), synchronous: that transaction also holds the analysis stages'
+ * own writes (StageResult.apply), which are synchronous until they move to the catalog.
  */
 import { and, asc, desc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
+import type { Catalog } from '../catalog';
 import type { Db } from '../db';
 export { ALERT_KINDS } from '../schema';
 
 import {
   liveAlertEvents,
   liveAlerts,
-  liveStreams,
   people,
   personAppearances,
   webhookEvents,
@@ -19,30 +24,35 @@ import {
   type LiveStream,
 } from '../schema';
 
-export function insertAlert(db: Db, a: LiveAlert): void {
-  db.insert(liveAlerts).values(a).run();
+export function insertAlert(c: Catalog, a: LiveAlert): Promise<void> {
+  return c.run(async (db) => {
+    await db.insert(c.t.liveAlerts).values(a);
+  });
 }
 
-export function alertsOfUser(db: Db, userId: string, indexId?: string): LiveAlert[] {
-  return db
-    .select()
-    .from(liveAlerts)
-    .where(
-      indexId ? and(eq(liveAlerts.userId, userId), eq(liveAlerts.indexId, indexId)) : eq(liveAlerts.userId, userId),
-    )
-    .orderBy(asc(liveAlerts.createdAt))
-    .all();
+export function alertsOfUser(c: Catalog, userId: string, indexId?: string): Promise<LiveAlert[]> {
+  const { liveAlerts } = c.t;
+  return c.run((db) =>
+    db
+      .select()
+      .from(liveAlerts)
+      .where(
+        indexId ? and(eq(liveAlerts.userId, userId), eq(liveAlerts.indexId, indexId)) : eq(liveAlerts.userId, userId),
+      )
+      .orderBy(asc(liveAlerts.createdAt)),
+  );
 }
 
 /** Deletes the user's alert: whether there was one. */
-export function deleteAlertOf(db: Db, userId: string, alertId: string): boolean {
-  return (
+export async function deleteAlertOf(c: Catalog, userId: string, alertId: string): Promise<boolean> {
+  const { liveAlerts } = c.t;
+  const gone = await c.run((db) =>
     db
       .delete(liveAlerts)
       .where(and(eq(liveAlerts.id, alertId), eq(liveAlerts.userId, userId)))
-      .returning({ id: liveAlerts.id })
-      .all().length > 0
+      .returning({ id: liveAlerts.id }),
   );
+  return gone.length > 0;
 }
 
 /** The alerts that watch a stream: its own and its index's. */
@@ -83,20 +93,22 @@ export function insertAlertEvent(
 
 /** The user's fired events (newest first), optionally of one alert, with their alert and stream. */
 export function firedEventsOfUser(
-  db: Db,
+  c: Catalog,
   userId: string,
   alertId: string | undefined,
   limit: number,
-): { e: LiveAlertEvent; a: LiveAlert; s: LiveStream }[] {
-  return db
-    .select({ e: liveAlertEvents, a: liveAlerts, s: liveStreams })
-    .from(liveAlertEvents)
-    .innerJoin(liveAlerts, eq(liveAlerts.id, liveAlertEvents.alertId))
-    .innerJoin(liveStreams, eq(liveStreams.id, liveAlertEvents.streamId))
-    .where(alertId ? and(eq(liveAlerts.userId, userId), eq(liveAlerts.id, alertId)) : eq(liveAlerts.userId, userId))
-    .orderBy(desc(liveAlertEvents.id))
-    .limit(limit)
-    .all();
+): Promise<{ e: LiveAlertEvent; a: LiveAlert; s: LiveStream }[]> {
+  const { liveAlertEvents, liveAlerts, liveStreams } = c.t;
+  return c.run((db) =>
+    db
+      .select({ e: liveAlertEvents, a: liveAlerts, s: liveStreams })
+      .from(liveAlertEvents)
+      .innerJoin(liveAlerts, eq(liveAlerts.id, liveAlertEvents.alertId))
+      .innerJoin(liveStreams, eq(liveStreams.id, liveAlertEvents.streamId))
+      .where(alertId ? and(eq(liveAlerts.userId, userId), eq(liveAlerts.id, alertId)) : eq(liveAlerts.userId, userId))
+      .orderBy(desc(liveAlertEvents.id))
+      .limit(limit),
+  );
 }
 
 /** The person each face segment was grouped into (for alerts on a named person). */

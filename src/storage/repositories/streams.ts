@@ -4,6 +4,7 @@
  * stream or index first.
  */
 import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
+import { type Catalog, first } from '../catalog';
 import { type Db, writeTx } from '../db';
 import { frames, liveAlertEvents, liveStreams, segments, videos, type LiveState, type LiveStream } from '../schema';
 
@@ -17,6 +18,12 @@ export const inWriteTx = <T>(db: Db, fn: (tx: Db) => T): T => writeTx(db, fn);
 
 export function streamById(db: Db, id: string): LiveStream | undefined {
   return db.select().from(liveStreams).where(eq(liveStreams.id, id)).get();
+}
+
+/** A stream by id, on the catalog (either dialect). */
+export function findStream(c: Catalog, id: string): Promise<LiveStream | undefined> {
+  const { liveStreams } = c.t;
+  return c.run(async (db) => first(await db.select().from(liveStreams).where(eq(liveStreams.id, id)).limit(1)));
 }
 
 export function streamOfVideo(db: Db, videoId: string): LiveStream | undefined {

@@ -1,0 +1,241 @@
+/**
+ * The live streams' alert records on the catalog (issue 33), on the embedded SQLite file and on a
+ * real PostgreSQL (test/pg.ts: a fresh database of its own, dropped after): an alert inserted,
+ * listed (oldest first, of one index when asked), deleted only by its user, the events fired listed
+ * with their alert and stream (newest first, of one alert when asked, never another user's), and a
+ * stream found by id. The same tests on both dialects, through AlertService where it has the call.
+ */
+import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { AccountService } from '../../src/accounts/service';
+import { ApiError } from '../../src/errors';
+import { IndexService } from '../../src/indexes/service';
+import { AlertService } from '../../src/live/alerts';
+import { type Catalog, postgresCatalog, sqliteCatalog } from '../../src/storage/catalog';
+import { openDatabase } from '../../src/storage/db';
+import { openPostgres } from '../../src/storage/pg';
+import { alertsOfUser, deleteAlertOf, firedEventsOfUser, insertAlert } from '../../src/storage/repositories/alerts';
+import { findStream } from '../../src/storage/repositories/streams';
+import type { MediaIndex, User } from '../../src/storage/rows';
+import { freshPostgresDatabase } from '../pg';
+
+interface Opened {
+  catalog: Catalog;
+  close(): Promise<void>;
+}
+
+const DIALECTS: { name: string; open(): Promise<Opened> }[] = [
+  {
+    name: 'SQLite',
+    async open() {
+      const dir = mkdtempSync(join(tmpdir(), 'vidq-live-repos-'));
+      const db = openDatabase(join(dir, 'vidq.db'));
+      return {
+        catalog: sqliteCatalog(db),
+        close: async () => {
+          db.$client.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    async open() {
+      const pg = await freshPostgresDatabase();
+      const db = await openPostgres(pg.url);
+      return {
+        catalog: postgresCatalog(db),
+        close: async () => {
+          await db.$client.end();
+          await pg.drop();
+        },
+      };
+    },
+  },
+];
+
+/** The HTTP status an async call fails with (or 0 when it does not fail). */
+async function statusOf(p: Promise<unknown>): Promise<number> {
+  try {
+    await p;
+    return 0;
+  } catch (e) {
+    if (e instanceof ApiError) return e.status;
+    throw e;
+  }
+}
+
+/** A live stream of `index` and the `videos` row it writes into. */
+async function addStream(c: Catalog, index: MediaIndex, id: string): Promise<void> {
+  const at = new Date(1_700_000_000_000);
+  await c.write((tx) =>
+    tx.run(async (db) => {
+      await db.insert(tx.t.videos).values({
+        id: `v_${id}`,
+        indexId: index.id,
+        userId: index.userId,
+        sourceUrl: 'live:',
+        fileName: id,
+        fileType: 'video/x-live',
+        storagePath: `media/v_${id}/live`,
+        durationSec: 0,
+        fps: 1,
+        hasAudio: false,
+        status: 'ready',
+        stage: 'live',
+        progress: 100,
+        uploadedAt: at,
+        updatedAt: at,
+      });
+      await db.insert(tx.t.liveStreams).values({
+        id,
+        videoId: `v_${id}`,
+        indexId: index.id,
+        userId: index.userId,
+        url: null,
+        name: id,
+        fps: 1,
+        retentionSec: 3600,
+        state: 'connecting',
+        createdAt: at,
+        updatedAt: at,
+      });
+    }),
+  );
+}
+
+/** An event of `alertId` on `streamId` at stream second `t`. */
+async function addEvent(c: Catalog, alertId: string, streamId: string, t: number): Promise<void> {
+  await c.run(async (db) => {
+    await db.insert(c.t.liveAlertEvents).values({
+      alertId,
+      streamId,
+      t,
+      lastT: t + 1,
+      frame: null,
+      evidence: `seen at ${t}`,
+      createdAt: new Date(),
+    });
+  });
+}
+
+for (const dialect of DIALECTS)
+  describe(`live alert records on ${dialect.name}`, () => {
+    let opened: Opened;
+    let c: Catalog;
+    let alerts: AlertService;
+    let ann: User;
+    let bob: User;
+    let annCams: MediaIndex;
+    let annDoors: MediaIndex;
+    let bobCams: MediaIndex;
+    beforeAll(async () => {
+      opened = await dialect.open();
+      c = opened.catalog;
+      const accounts = new AccountService(c);
+      const indexes = new IndexService(c);
+      alerts = new AlertService({ catalog: c, indexes });
+      ann = (await accounts.createUser('Ann', 0)).user;
+      bob = (await accounts.createUser('Bob', 0)).user;
+      annCams = (await indexes.create(ann, 'cams', 'standard')).index;
+      annDoors = (await indexes.create(ann, 'doors', 'standard')).index;
+      bobCams = (await indexes.create(bob, 'cams', 'standard')).index;
+      await addStream(c, annCams, 'ls_ann1');
+      await addStream(c, bobCams, 'ls_bob1');
+    });
+    afterAll(() => opened?.close());
+
+    test('a stream is found by id; an unknown id finds nothing', async () => {
+      expect(await findStream(c, 'ls_ann1')).toMatchObject({
+        id: 'ls_ann1',
+        videoId: 'v_ls_ann1',
+        userId: ann.id,
+        state: 'connecting',
+        framesDropped: 0,
+      });
+      expect(await findStream(c, 'ls_none')).toBeUndefined();
+    });
+
+    test('alerts: created, listed oldest first (of one index when asked), deleted only by their user', async () => {
+      const a1 = await alerts.create(ann, { index: 'cams', kind: 'object', query: 'car', cooldown_sec: 5 });
+      const a2 = await alerts.create(ann, { index: 'doors', kind: 'text', query: 'EXIT', count: 2 });
+      const a3 = await alerts.create(ann, { index: 'cams', stream_id: 'ls_ann1', kind: 'object', query: 'dog' });
+      const b1 = await alerts.create(bob, { index: 'cams', kind: 'object', query: 'cat' });
+      expect(a1).toMatchObject({ index_id: annCams.id, stream_id: null, kind: 'object', cooldown_sec: 5, count: 1 });
+      expect(a2).toMatchObject({ index_id: annDoors.id, count: 2, cooldown_sec: 30 });
+      expect(a3.stream_id).toBe('ls_ann1');
+
+      expect((await alerts.list(ann)).map((a) => a.alert_id).sort()).toEqual(
+        [a1.alert_id, a2.alert_id, a3.alert_id].sort(),
+      );
+      expect((await alerts.list(ann, annDoors.id)).map((a) => a.alert_id)).toEqual([a2.alert_id]);
+      expect((await alerts.list(bob)).map((a) => a.alert_id)).toEqual([b1.alert_id]);
+      // Another user's index id lists nothing of it.
+      expect(await alerts.list(ann, bobCams.id)).toEqual([]);
+
+      // A stream of another user, or of another index, is refused; bad input too.
+      expect(
+        await statusOf(alerts.create(ann, { index: 'cams', stream_id: 'ls_bob1', kind: 'object', query: 'x' })),
+      ).toBe(404);
+      expect(
+        await statusOf(alerts.create(ann, { index: 'doors', stream_id: 'ls_ann1', kind: 'object', query: 'x' })),
+      ).toBe(404);
+      expect(await statusOf(alerts.create(ann, { index: 'cams', kind: 'nope', query: 'x' }))).toBe(400);
+      expect(await statusOf(alerts.create(ann, { index: 'cams', kind: 'object', query: '  ' }))).toBe(400);
+
+      // Bob cannot delete Ann's alert; Ann can, once.
+      expect(await statusOf(alerts.delete(bob, a2.alert_id))).toBe(404);
+      expect(await deleteAlertOf(c, bob.id, a2.alert_id)).toBe(false);
+      expect(await statusOf(alerts.delete(ann, a2.alert_id))).toBe(0);
+      expect(await statusOf(alerts.delete(ann, a2.alert_id))).toBe(404);
+      expect((await alertsOfUser(c, ann.id)).map((a) => a.id).sort()).toEqual([a1.alert_id, a3.alert_id].sort());
+      expect((await alertsOfUser(c, bob.id)).map((a) => a.id)).toEqual([b1.alert_id]);
+    });
+
+    test('alerts list oldest first', async () => {
+      const base = 1_800_000_000_000;
+      for (const [i, id] of ['al_o3', 'al_o1', 'al_o2'].entries())
+        await insertAlert(c, {
+          id,
+          userId: ann.id,
+          indexId: annDoors.id,
+          streamId: null,
+          kind: 'object',
+          query: id,
+          minCount: 1,
+          colour: null,
+          person: null,
+          cooldownSec: 0,
+          createdAt: new Date(base + [3, 1, 2][i]! * 1000),
+        });
+      expect((await alertsOfUser(c, ann.id, annDoors.id)).map((a) => a.id)).toEqual(['al_o1', 'al_o2', 'al_o3']);
+    });
+
+    test('fired events: newest first, of one alert when asked, with their alert and stream, never another user', async () => {
+      const mine = await alerts.create(ann, { index: 'cams', kind: 'object', query: 'bus' });
+      const theirs = await alerts.create(bob, { index: 'cams', kind: 'object', query: 'bus' });
+      await addEvent(c, mine.alert_id, 'ls_ann1', 10);
+      await addEvent(c, mine.alert_id, 'ls_ann1', 20);
+      await addEvent(c, theirs.alert_id, 'ls_bob1', 15);
+
+      const fired = await alerts.fired(ann, mine.alert_id);
+      expect(fired.map((f) => f.time)).toEqual([20, 10]);
+      expect(fired[0]).toMatchObject({
+        alert_id: mine.alert_id,
+        stream_id: 'ls_ann1',
+        index_id: annCams.id,
+        file_id: 'v_ls_ann1',
+        query: 'bus',
+        evidence: 'seen at 20',
+        frame_path: null,
+      });
+      expect((await alerts.fired(bob)).map((f) => f.alert_id)).toEqual([theirs.alert_id]);
+      // Ann asking for Bob's alert sees nothing of it.
+      expect(await alerts.fired(ann, theirs.alert_id)).toEqual([]);
+      expect((await firedEventsOfUser(c, ann.id, undefined, 1)).map((r) => r.e.t)).toEqual([20]);
+      expect((await firedEventsOfUser(c, ann.id, undefined, 100)).every((r) => r.a.userId === ann.id)).toBe(true);
+    });
+  });
