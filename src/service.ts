@@ -306,7 +306,7 @@ export async function createService(
     analyseWindow: analysis
       ? (w) => workers.analyseWindow(w)
       : inProcessWindows({
-          db,
+          catalog,
           videoDir: (id) => files.videoDir(id),
           ffmpeg,
           log: log.child({ part: 'live' }),

@@ -19,7 +19,6 @@ import { VectorStore } from '../src/search/vectors';
 import { storeVideoVectors } from '../src/storage/repositories/vectors';
 import { insertReadyVideo } from './factories';
 import { createService, type Service } from '../src/service';
-import { writeTx } from '../src/storage/db';
 import { segments, segmentVectors, type SegmentKind, type User, type Video } from '../src/storage/schema';
 
 const DIMS = 1024;
@@ -78,7 +77,7 @@ async function addSegments(v: Video, segs: Seg[]): Promise<void> {
     .all()
     .filter((r) => ids.includes(r.id));
   const vecs = await embedder.embed(allIds.map((r) => r.text));
-  writeTx(service.db, (tx) =>
+  await service.catalog.write((tx) =>
     storeVideoVectors(
       tx,
       v.id,
@@ -255,7 +254,7 @@ describe('the vector store', () => {
           .returning({ id: segments.id })
           .get().id,
     );
-    writeTx(service.db, (tx) =>
+    await service.catalog.write((tx) =>
       storeVideoVectors(
         tx,
         v.id,
@@ -317,7 +316,7 @@ describe('the vector store', () => {
             .all()
             .find((s) => s.id === id)?.videoId === b.id,
       );
-    writeTx(service.db, (tx) =>
+    await service.catalog.write((tx) =>
       storeVideoVectors(
         tx,
         b.id,

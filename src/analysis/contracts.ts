@@ -4,8 +4,8 @@
  * same transaction that moves the job to the next stage, so a crash never duplicates it.
  */
 import type { Logger } from '../log';
-import type { Db } from '../storage/db';
-import type { Segment, SegmentKind } from '../storage/schema';
+import type { Catalog } from '../storage/catalog';
+import type { Segment, SegmentKind } from '../storage/rows';
 import type { FrameHints } from './frame-hints';
 import { FrameStream, type SampledFrame } from './frame-stream';
 
@@ -100,8 +100,11 @@ export interface StageResult {
   frames?: NewFrame[];
   /** Summary for the resource metadata (engine, counts, ...). */
   summary?: Record<string, unknown>;
-  /** Extra writes in the stage's transaction (e.g. embeddings of existing segments). */
-  apply?(tx: Db): void;
+  /**
+   * Extra writes in the stage's transaction (e.g. embeddings of existing segments): `tx` is the
+   * catalog's write transaction (either dialect), awaited before it commits.
+   */
+  apply?(tx: Catalog): Promise<void>;
 }
 
 export interface Analyzer {

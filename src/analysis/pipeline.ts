@@ -311,9 +311,8 @@ async function store(tx: Catalog, videoId: string, a: Analyzer, result: StageRes
     key: a.info.kind,
     summary,
   });
-  // A stage's own rows (subtitle transcripts, vectors, people): still written through bun:sqlite's
-  // synchronous calls (contracts.ts's StageResult.apply), so on SQLite only for now.
-  if (result.apply) await tx.run((db) => result.apply!(db));
+  // A stage's own rows (subtitle transcripts, vectors, people), in the same transaction.
+  if (result.apply) await result.apply(tx);
 }
 
 const round1 = (x: number) => Math.round(x * 10) / 10;

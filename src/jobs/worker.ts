@@ -120,7 +120,7 @@ export async function runWorker(config: Config): Promise<number> {
   // A live stream's window (sent by the server's supervisor), analysed beside the job slots with
   // the same loaded models; the result goes back on stdout with the request's id.
   const liveDeps = {
-    db,
+    catalog,
     videoDir: (id: string) => files.videoDir(id),
     analyzers: liveAnalyzersOf(analyzers),
     ffmpeg,

@@ -13,7 +13,8 @@ import { EngineUnavailableError, type Analyzer, type NewSegment, type StageConte
 import { FrameStream, type SampledFrame } from '../analysis/frame-stream';
 import { storeWindowSegments } from '../analysis/segment-store';
 import type { Logger } from '../log';
-import { frameFilesOf, inWriteTx, recordWindow, streamById, type WriteTx } from '../storage/repositories/streams';
+import type { Catalog } from '../storage/catalog';
+import { frameFilesOf, recordWindow, streamById } from '../storage/repositories/streams';
 import { evaluateAlerts, type FiredAlert } from './alerts';
 import { shifted, type HeardAudio } from './audio';
 
@@ -44,7 +45,8 @@ export interface WindowResult {
 }
 
 export interface WindowDeps {
-  db: WriteTx;
+  /** The SQLite catalog (src/storage/catalog.ts) the window is written with. */
+  catalog: Catalog;
   /** The video's folder (`media/<id>`). */
   videoDir: (videoId: string) => string;
   analyzers: readonly Analyzer[];
@@ -63,7 +65,7 @@ export async function analyseWindow(d: WindowDeps, w: WindowRequest): Promise<Wi
   const last = sampled[sampled.length - 1]!;
   const step = 1 / w.fps;
   const found: NewSegment[] = [];
-  const applies: ((tx: WriteTx) => void)[] = [];
+  const applies: ((tx: Catalog) => Promise<void>)[] = [];
   const ctrl = new AbortController();
   // Each analyzer reads the window like a short video whose shot spans it.
   const shot = {
@@ -116,28 +118,35 @@ export async function analyseWindow(d: WindowDeps, w: WindowRequest): Promise<Wi
     if (heard) rmSync(heard.path, { force: true });
   }
   let fired: FiredAlert[] = [];
-  const alive = inWriteTx(d.db, (tx) => {
-    const row = streamById(tx, w.streamId);
-    if (!row) return false;
-    const known = frameFilesOf(
-      tx,
-      w.videoId,
-      sampled.map((f) => f.file),
-    );
-    const fresh = sampled.filter((f) => !known.has(f.file));
-    if (!fresh.length) return true;
-    recordWindow(tx, {
-      streamId: w.streamId,
-      videoId: w.videoId,
-      frames: fresh,
-      step,
-      width: w.width,
-      height: w.height,
-      heard: !!heard,
+  // One write of the catalog (SQLite: its lock and BEGIN IMMEDIATE). The stages' own writes take the
+  // catalog (StageResult.apply); the window's other rows are still written synchronously with the
+  // write's database (SQLite only, as the rest of src/live/ for now).
+  const alive = await d.catalog.write(async (tx) => {
+    const window = await tx.run((db) => {
+      const row = streamById(db, w.streamId);
+      if (!row) return null;
+      const known = frameFilesOf(
+        db,
+        w.videoId,
+        sampled.map((f) => f.file),
+      );
+      const fresh = sampled.filter((f) => !known.has(f.file));
+      if (!fresh.length) return 'known' as const;
+      recordWindow(db, {
+        streamId: w.streamId,
+        videoId: w.videoId,
+        frames: fresh,
+        step,
+        width: w.width,
+        height: w.height,
+        heard: !!heard,
+      });
+      return { row, stored: storeWindowSegments(db, w.videoId, found, step) };
     });
-    const stored = storeWindowSegments(tx, w.videoId, found, step);
-    for (const apply of applies) apply(tx);
-    fired = evaluateAlerts(tx, row, found, stored, sampled);
+    if (window === null) return false;
+    if (window === 'known') return true;
+    for (const apply of applies) await apply(tx);
+    fired = await tx.run((db) => evaluateAlerts(db, window.row, found, window.stored, sampled));
     return true;
   });
   return { alive, fired };

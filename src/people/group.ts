@@ -5,10 +5,16 @@
  * moved (a user's merge or split stays as made); a video's appearances are grouped when its faces
  * stage is stored, in that transaction.
  */
-import { and, asc, eq, sql } from 'drizzle-orm';
 import { randomId } from '../ids';
-import type { Db } from '../storage/db';
-import { people, personAppearances, segments, videos } from '../storage/schema';
+import type { Catalog } from '../storage/catalog';
+import {
+  addAppearance,
+  addPerson,
+  faceSegmentsOf,
+  indexDescriptors,
+  removeEmptyPeople,
+  videoOwner,
+} from '../storage/repositories/face-grouping';
 
 /**
  * Measured on the shared clips with FaceRes descriptors (appearance means, cosine): the GRID man
@@ -51,26 +57,17 @@ export const newPersonId = () => `p_${randomId(16)}`;
  * Groups the `face` segments of a video into its index's people. Their descriptors come in the
  * segments' extra (as the faces stage stored them) and move into person_appearances, so that the
  * segment rows (served to clients) stay small. Returns how many people the appearances joined.
+ * `tx` is the catalog's write transaction (either dialect; the rows: repositories/face-grouping.ts).
  */
-export function groupVideoFaces(tx: Db, videoId: string): { appearances: number; joined: number; started: number } {
-  const video = tx
-    .select({ indexId: videos.indexId, userId: videos.userId })
-    .from(videos)
-    .where(eq(videos.id, videoId))
-    .get();
+export async function groupVideoFaces(
+  tx: Catalog,
+  videoId: string,
+): Promise<{ appearances: number; joined: number; started: number }> {
+  const video = await videoOwner(tx, videoId);
   if (!video) return { appearances: 0, joined: 0, started: 0 };
-  const faces = tx
-    .select({ id: segments.id, extra: segments.extra })
-    .from(segments)
-    .where(and(eq(segments.videoId, videoId), eq(segments.kind, 'face')))
-    .orderBy(asc(segments.start), asc(segments.id))
-    .all();
+  const faces = await faceSegmentsOf(tx, videoId);
   const centroids = new Map<string, Float64Array>();
-  const known = tx
-    .select({ personId: personAppearances.personId, descriptor: personAppearances.descriptor })
-    .from(personAppearances)
-    .where(eq(personAppearances.indexId, video.indexId))
-    .all();
+  const known = await indexDescriptors(tx, video.indexId);
   const add = (personId: string, d: ArrayLike<number>) => {
     let c = centroids.get(personId);
     if (!c) centroids.set(personId, (c = new Float64Array(d.length)));
@@ -94,29 +91,16 @@ export function groupVideoFaces(tx: Db, videoId: string): { appearances: number;
     if (best) joined++;
     else {
       best = newPersonId();
-      tx.insert(people)
-        .values({ id: best, indexId: video.indexId, userId: video.userId, name: null, createdAt: new Date() })
-        .run();
+      await addPerson(tx, { id: best, indexId: video.indexId, userId: video.userId });
       started++;
     }
     add(best, d);
-    tx.insert(personAppearances)
-      .values({ segmentId: f.id, personId: best, videoId, indexId: video.indexId, descriptor: descriptorBlob(d) })
-      .run();
-    tx.update(segments).set({ extra }).where(eq(segments.id, f.id)).run();
+    await addAppearance(
+      tx,
+      { segmentId: f.id, personId: best, videoId, indexId: video.indexId, descriptor: descriptorBlob(d) },
+      extra,
+    );
   }
-  removeEmptyPeople(tx, video.indexId);
+  await removeEmptyPeople(tx, video.indexId);
   return { appearances: faces.length, joined, started };
-}
-
-/** People left without appearances (their videos were removed, or re-analysed) are gone too. */
-export function removeEmptyPeople(tx: Db, indexId: string): void {
-  tx.delete(people)
-    .where(
-      and(
-        eq(people.indexId, indexId),
-        sql`NOT EXISTS (SELECT 1 FROM ${personAppearances} WHERE ${personAppearances.personId} = ${people.id})`,
-      ),
-    )
-    .run();
 }

@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { SubtitlesAnalyzer } from '../../src/analysis/stages/subtitles';
 import { askCommand, ClientError, lsCommand, type ClientOptions } from '../../src/cli/client';
 import { resolveBinaries } from '../../src/media/binaries';
-import { writeTx } from '../../src/storage/db';
 import { clip, startTestServer, type TestServer } from '../helpers';
 import { stageContext } from '../factories';
 import { checkInvariants } from './invariants';
@@ -117,7 +116,7 @@ describe('issue 25 item 3: terminal control sequences', () => {
         ffmpeg: bins.ffmpeg,
       }),
     );
-    writeTx(db, (tx) => result.apply!(tx));
+    await srv.server.service.catalog.write((tx) => result.apply!(tx));
     db.$client.query("UPDATE videos SET status = 'ready' WHERE id = ?").run(key);
     const texts = (db.$client.query('SELECT text FROM segments WHERE video_id = ?').all(key) as { text: string }[]).map(
       (r) => r.text,

@@ -18,8 +18,13 @@ import {
   setAnalysisNote,
   storeStageOutput,
   videoDuration,
+  replaceSubtitleTranscripts,
   videoToAnalyse,
 } from '../../src/storage/repositories/analysis';
+import { clearVideoVectors, storeVideoVectors, videoVectors } from '../../src/storage/repositories/vectors';
+import { descriptorBlob, groupVideoFaces } from '../../src/people/group';
+import { quantize } from '../../src/search/int8';
+import { eq } from 'drizzle-orm';
 import { addUser, addVideo } from '../jobs/queue-fixtures';
 import { freshPostgresDatabase } from '../pg';
 
@@ -124,6 +129,113 @@ for (const d of DIALECTS) {
       });
       await setAnalysisNote(c, 'v1', 'playback', null);
       expect(Object.keys((await videoToAnalyse(c, 'v1'))!.analysis!).sort()).toEqual(['ocr', 'shots']);
+    });
+
+    test('subtitle transcripts replace those of an earlier run, and only those', async () => {
+      const { c } = o;
+      const cue = (i: number) => ({
+        kind: 'transcript' as const,
+        start: i,
+        end: i + 1,
+        text: `cue ${i}`,
+        extra: { source: 'subtitles' },
+      });
+      await c.write((tx) =>
+        storeStageOutput(tx, 'v1', {
+          kinds: [],
+          segments: [{ kind: 'transcript', start: 5, end: 6, text: 'heard', extra: { source: 'whisper' } }],
+          key: 'speech',
+          summary: {},
+        }),
+      );
+      await c.write((tx) => replaceSubtitleTranscripts(tx, 'v1', [cue(0), cue(1)]));
+      await c.write((tx) => replaceSubtitleTranscripts(tx, 'v1', [cue(2)]));
+      const texts = (await segmentsOfVideo(c, 'v1', ['transcript'])).map((s) => s.text);
+      expect(texts).toEqual(['cue 2', 'heard']);
+    });
+
+    test('vectors: each distinct one stored once as int8 bytes, the segments point at it, cleared', async () => {
+      const { c } = o;
+      const segs = await segmentsOfVideo(c, 'v1', ['shot']);
+      const vectors = [Float32Array.from([0.5, -0.25, 0.125, 1]), Float32Array.from([-1, 0, 0.75, 0.1])];
+      await c.write((tx) =>
+        storeVideoVectors(
+          tx,
+          'v1',
+          segs.map((s) => s.id),
+          [0, 1, 0],
+          vectors,
+        ),
+      );
+      const stored = await videoVectors(c, 'v1');
+      expect(stored.length).toBe(2);
+      expect(stored[1]!.id).toBe(stored[0]!.id + 1);
+      stored.forEach((r, k) => {
+        const q = quantize(vectors[k]!);
+        expect(Buffer.from(r.vector).equals(Buffer.from(q.buffer, q.byteOffset, q.byteLength))).toBe(true);
+      });
+      const pointed = (await segmentsOfVideo(c, 'v1', ['shot'])).map((s) => s.vectorId);
+      expect(pointed).toEqual([stored[0]!.id, stored[1]!.id, stored[0]!.id]);
+      // Stored again: replaced, not added to.
+      await c.write((tx) => storeVideoVectors(tx, 'v1', [segs[0]!.id], [0], [vectors[1]!]));
+      expect((await videoVectors(c, 'v1')).length).toBe(1);
+      await c.write((tx) => clearVideoVectors(tx, 'v1'));
+      expect(await videoVectors(c, 'v1')).toEqual([]);
+      expect((await segmentsOfVideo(c, 'v1')).every((s) => s.vectorId === null)).toBe(true);
+    });
+
+    test("faces join the index's people; empty people go", async () => {
+      const { c } = o;
+      const { people, personAppearances } = c.t;
+      const face = (start: number, descriptor: number[]) => ({
+        kind: 'face' as const,
+        start,
+        end: start + 1,
+        text: 'face',
+        extra: { box: [start], descriptor },
+      });
+      await addVideo(c, new SqliteJobQueue(c), 'v2', 'u', 10);
+      await addVideo(c, new SqliteJobQueue(c), 'v3', 'u', 10);
+      await c.write((tx) =>
+        storeStageOutput(tx, 'v2', {
+          kinds: ['face'],
+          segments: [face(0, [1, 0, 0, 0]), face(1, [0, 2, 0, 0]), face(2, [0.95, 0.05, 0, 0])],
+          key: 'faces',
+          summary: {},
+        }),
+      );
+      expect(await c.write((tx) => groupVideoFaces(tx, 'v2'))).toEqual({ appearances: 3, joined: 1, started: 2 });
+      await c.write((tx) =>
+        storeStageOutput(tx, 'v3', {
+          kinds: ['face'],
+          segments: [face(0, [0, 0.9, 0.1, 0])],
+          key: 'faces',
+          summary: {},
+        }),
+      );
+      expect(await c.write((tx) => groupVideoFaces(tx, 'v3'))).toEqual({ appearances: 1, joined: 1, started: 0 });
+      const rows = await c.run((db) =>
+        db
+          .select({
+            personId: personAppearances.personId,
+            videoId: personAppearances.videoId,
+            d: personAppearances.descriptor,
+          })
+          .from(personAppearances),
+      );
+      expect(rows.length).toBe(4);
+      expect(new Set(rows.map((r) => r.personId)).size).toBe(2);
+      // The descriptor moved out of the segment, unit length, as float32 bytes.
+      const v3 = rows.find((r) => r.videoId === 'v3')!;
+      expect(Buffer.from(v3.d).equals(descriptorBlob([0, 0.9, 0.1, 0]))).toBe(true);
+      expect(rows.filter((r) => r.personId === v3.personId).length).toBe(2);
+      const extras = (await segmentsOfVideo(c, 'v2', ['face'])).map((s) => s.extra);
+      expect(extras).toEqual([{ box: [0] }, { box: [1] }, { box: [2] }]);
+      // Regrouped after a re-analysis that found no faces: the people left with none are gone.
+      await c.run((db) => db.delete(personAppearances).where(eq(personAppearances.videoId, 'v2')));
+      await c.write((tx) => storeStageOutput(tx, 'v2', { kinds: ['face'], segments: [], key: 'faces', summary: {} }));
+      expect(await c.write((tx) => groupVideoFaces(tx, 'v2'))).toEqual({ appearances: 0, joined: 0, started: 0 });
+      expect((await c.run((db) => db.select({ id: people.id }).from(people))).map((p) => p.id)).toEqual([v3.personId]);
     });
   });
 }

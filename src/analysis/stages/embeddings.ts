@@ -10,7 +10,6 @@
  * was tuned on those questions, so take the 24 as optimistic; the gain over bare text is the point.
  */
 import { clearVideoVectors, storeVideoVectors } from '../../storage/repositories/vectors';
-import type { WriteTx } from '../../storage/repositories/streams';
 import type { Segment } from '../../storage/rows';
 import type { Analyzer, EngineInfo, StageContext, StageResult } from '../contracts';
 import { apiKey, engine, needs, serverUrl, text } from '../../options';
@@ -61,7 +60,7 @@ export class EmbeddingsAnalyzer implements Analyzer {
         const videoId = ctx.video.id;
         return {
           summary: { engine: this.info.name, segments: segs.length, skipped: `embeddings: skipped — ${e.message}` },
-          apply: (tx: WriteTx) => clearVideoVectors(tx, videoId),
+          apply: (tx) => clearVideoVectors(tx, videoId),
         };
       }
       ctx.progress(Math.min(texts.length, i + STEP) / texts.length);
@@ -75,7 +74,7 @@ export class EmbeddingsAnalyzer implements Analyzer {
         distinct_texts: texts.length,
       },
       // The compact vector store (src/search/vectors.ts): each distinct vector once, as int8.
-      apply: (tx: WriteTx) =>
+      apply: (tx) =>
         storeVideoVectors(
           tx,
           videoId,

@@ -187,8 +187,8 @@ export class FacesAnalyzer implements Analyzer {
     return {
       segments,
       // The index's people learn this video's faces in the transaction that stores them.
-      apply: (tx) => {
-        groupVideoFaces(tx, ctx.video.id);
+      apply: async (tx) => {
+        await groupVideoFaces(tx, ctx.video.id);
       },
       summary: {
         engine: this.info.name,

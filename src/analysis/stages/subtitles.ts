@@ -12,7 +12,7 @@
 import { stripControls } from '../../util/text';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { replaceSubtitleTranscripts } from '../../storage/repositories/segments';
+import { replaceSubtitleTranscripts } from '../../storage/repositories/analysis';
 import { probeSubtitles, readCues, type SubtitleTrack } from '../../media/subtitles';
 import { defineAnalyzer } from '../descriptor';
 import type { Analyzer, NewSegment, StageContext, StageResult } from '../contracts';

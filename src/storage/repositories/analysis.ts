@@ -125,19 +125,7 @@ export async function storeStageOutput(tx: Catalog, videoId: string, o: StageOut
   await tx.run(async (db) => {
     if (o.kinds.length)
       await db.delete(segments).where(and(eq(segments.videoId, videoId), inArray(segments.kind, [...o.kinds])));
-    // Chunked: SQLite limits the number of bound parameters per statement.
-    for (let k = 0; k < o.segments.length; k += 200)
-      await db.insert(segments).values(
-        o.segments.slice(k, k + 200).map((s) => ({
-          videoId,
-          kind: s.kind,
-          start: s.start,
-          end: s.end,
-          text: stripControls(s.text),
-          confidence: s.confidence ?? null,
-          extra: s.extra ?? null,
-        })),
-      );
+    await insertSegmentRows(tx, db, videoId, o.segments);
     if (o.frames) {
       await db.delete(frames).where(eq(frames.videoId, videoId));
       for (let k = 0; k < o.frames.length; k += 200)
@@ -147,5 +135,50 @@ export async function storeStageOutput(tx: Catalog, videoId: string, o: StageOut
       .update(videos)
       .set({ analysis: analysisWith(tx, o.key, o.summary) as unknown as Record<string, unknown> })
       .where(eq(videos.id, videoId));
+  });
+}
+
+/** Inserts segments as they are, in `db` (a write's database). */
+async function insertSegmentRows(
+  c: Catalog,
+  db: Parameters<Parameters<Catalog['run']>[0]>[0],
+  videoId: string,
+  segs: readonly SegmentInput[],
+): Promise<void> {
+  const { segments } = c.t;
+  // Chunked: SQLite limits the number of bound parameters per statement.
+  for (let k = 0; k < segs.length; k += 200)
+    await db.insert(segments).values(
+      segs.slice(k, k + 200).map((s) => ({
+        videoId,
+        kind: s.kind,
+        start: s.start,
+        end: s.end,
+        text: stripControls(s.text),
+        confidence: s.confidence ?? null,
+        extra: s.extra ?? null,
+      })),
+    );
+}
+
+/**
+ * The transcript segments read from a video's subtitle tracks replace those of an earlier run (the
+ * subtitles stage's own write, its `apply`, in the transaction that advances the job).
+ */
+export async function replaceSubtitleTranscripts(
+  tx: Catalog,
+  videoId: string,
+  segs: readonly SegmentInput[],
+): Promise<void> {
+  const { segments } = tx.t;
+  const source =
+    tx.dialect === 'sqlite'
+      ? sql`json_extract(${segments.extra}, '$.source')`
+      : sql`(${segments.extra}::jsonb ->> 'source')`;
+  await tx.run(async (db) => {
+    await db
+      .delete(segments)
+      .where(and(eq(segments.videoId, videoId), eq(segments.kind, 'transcript'), sql`${source} = 'subtitles'`));
+    await insertSegmentRows(tx, db, videoId, segs);
   });
 }

@@ -3,7 +3,7 @@
  * window needs to continue the spans of the window before it (src/analysis/segment-store.ts).
  * Text read out of media (OCR, speech, captions) never carries terminal controls (issue 25).
  */
-import { and, desc, eq, gte, lte, sql } from 'drizzle-orm';
+import { and, desc, eq, gte, lte } from 'drizzle-orm';
 import { stripControls } from '../../util/text';
 import type { Db } from '../db';
 import { personAppearances, segments, type SegmentKind } from '../schema';
@@ -93,22 +93,4 @@ export function extendSegment(tx: Db, id: number, end: number, extra?: Record<st
     .set({ end, ...(extra && { extra }) })
     .where(eq(segments.id, id))
     .run();
-}
-
-/**
- * The transcript segments read from a video's subtitle tracks replace those of an earlier run (the
- * subtitles stage's own write, inside the transaction that advances the job; SQLite, as every
- * StageResult.apply for now).
- */
-export function replaceSubtitleTranscripts(tx: Db, videoId: string, segs: readonly SegmentInput[]): void {
-  tx.delete(segments)
-    .where(
-      and(
-        eq(segments.videoId, videoId),
-        eq(segments.kind, 'transcript'),
-        sql`json_extract(${segments.extra}, '$.source') = 'subtitles'`,
-      ),
-    )
-    .run();
-  insertSegments(tx, videoId, segs);
 }

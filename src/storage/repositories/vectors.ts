@@ -4,8 +4,8 @@
  * by `vector_id`. The reads take a Catalog and run on both dialects; the search over them (exact,
  * or the IVF lists each node builds from these rows) stays in src/search/.
  *
- * The writes (storeVideoVectors, clearVideoVectors) still run inside the analysis's synchronous
- * SQLite transaction (src/analysis/stages/embeddings.ts), until the analysis writes move too.
+ * The writes (storeVideoVectors, clearVideoVectors) take the analysis's write transaction (the
+ * embeddings stage's `apply`, src/analysis/stages/embeddings.ts), on either dialect too.
  */
 import { and, eq, type SQL, sql } from 'drizzle-orm';
 import { quantize } from '../../search/int8';
@@ -87,36 +87,43 @@ const asBlob = (q: Int8Array) => Buffer.from(q.buffer, q.byteOffset, q.byteLengt
 
 /**
  * Replaces a video's vectors: `vectors[which[j]]` is the embedding of `segmentIds[j]`. Each distinct
- * vector is stored once, so the ids of one video are consecutive (one transaction, AUTOINCREMENT),
- * which the ANN index relies on to drop a video's keys. Run it inside the caller's transaction.
+ * vector is stored once, so the ids of one video are consecutive (one transaction, AUTOINCREMENT on
+ * SQLite, an identity on PostgreSQL), which the ANN index relies on to drop a video's keys. Run it
+ * with the caller's write transaction (`tx`).
  */
-export function storeVideoVectors(
-  tx: Db,
+export async function storeVideoVectors(
+  tx: Catalog,
   videoId: string,
   segmentIds: readonly number[],
   which: readonly number[],
   vectors: readonly Float32Array[],
-): void {
-  clearVideoVectors(tx, videoId);
+): Promise<void> {
+  const { segments, segmentVectors } = tx.t;
+  await clearVideoVectors(tx, videoId);
   const members: number[][] = vectors.map(() => []);
   segmentIds.forEach((id, j) => members[which[j]!]!.push(id));
-  vectors.forEach((v, k) => {
-    if (members[k]!.length === 0) return;
-    const row = tx
-      .insert(segmentVectors)
-      .values({ videoId, vector: asBlob(quantize(v)) })
-      .returning({ id: segmentVectors.id })
-      .get();
-    tx.run(
-      sql`UPDATE segments SET vector_id = ${row.id} WHERE id IN (SELECT value FROM json_each(${JSON.stringify(members[k])}))`,
-    );
+  await tx.run(async (db) => {
+    for (let k = 0; k < vectors.length; k++) {
+      if (members[k]!.length === 0) continue;
+      const [row] = await db
+        .insert(segmentVectors)
+        .values({ videoId, vector: asBlob(quantize(vectors[k]!)) })
+        .returning({ id: segmentVectors.id });
+      await db
+        .update(segments)
+        .set({ vectorId: row!.id })
+        .where(inJson(tx, sql`${segments.id}`, members[k]!, 'int'));
+    }
   });
 }
 
 /** Drops a video's vectors (its segments keep no vector: questions match them by keyword only). */
-export function clearVideoVectors(tx: Db, videoId: string): void {
-  tx.update(segments).set({ vectorId: null }).where(eq(segments.videoId, videoId)).run();
-  tx.delete(segmentVectors).where(eq(segmentVectors.videoId, videoId)).run();
+export async function clearVideoVectors(tx: Catalog, videoId: string): Promise<void> {
+  const { segments, segmentVectors } = tx.t;
+  await tx.run(async (db) => {
+    await db.update(segments).set({ vectorId: null }).where(eq(segments.videoId, videoId));
+    await db.delete(segmentVectors).where(eq(segmentVectors.videoId, videoId));
+  });
 }
 
 /**
@@ -157,7 +164,7 @@ function moveLegacySqlite(db: Db): number {
         }
         return k;
       });
-      storeVideoVectors(
+      storeLegacySqlite(
         tx as unknown as Db,
         videoId,
         rows.map((r) => r.id),
@@ -168,4 +175,29 @@ function moveLegacySqlite(db: Db): number {
     });
     moved++;
   }
+}
+
+/** storeVideoVectors for the start-up move above: synchronous, in SQLite's own transaction. */
+function storeLegacySqlite(
+  tx: Db,
+  videoId: string,
+  segmentIds: readonly number[],
+  which: readonly number[],
+  vectors: readonly Float32Array[],
+): void {
+  tx.update(segments).set({ vectorId: null }).where(eq(segments.videoId, videoId)).run();
+  tx.delete(segmentVectors).where(eq(segmentVectors.videoId, videoId)).run();
+  const members: number[][] = vectors.map(() => []);
+  segmentIds.forEach((id, j) => members[which[j]!]!.push(id));
+  vectors.forEach((v, k) => {
+    if (members[k]!.length === 0) return;
+    const row = tx
+      .insert(segmentVectors)
+      .values({ videoId, vector: asBlob(quantize(v)) })
+      .returning({ id: segmentVectors.id })
+      .get();
+    tx.run(
+      sql`UPDATE segments SET vector_id = ${row.id} WHERE id IN (SELECT value FROM json_each(${JSON.stringify(members[k])}))`,
+    );
+  });
 }
