@@ -5,8 +5,8 @@
  *
  * The records (insert, list, delete, what fired) are on the catalog (either dialect, catalog.ts).
  * What a live window does in its transaction (alertsWatching … queueAlertWebhook) is still on the
- * embedded SQLite database (`Db`), synchronous: that transaction also holds the analysis stages'
- * own writes (StageResult.apply), which are synchronous until they move to the catalog.
+ * embedded SQLite database (`Db`), synchronous, inside the catalog's write of the window (which
+ * also awaits the analysis stages' own writes, StageResult.apply, on the catalog).
  */
 import { and, asc, desc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
 import type { Catalog } from '../catalog';
