@@ -10,14 +10,15 @@ import { join } from 'node:path';
 import type { Config } from '../config';
 import { ApiError } from '../errors';
 import type { Logger } from '../log';
+import type { Catalog } from '../storage/catalog';
 import type { DataDir } from '../storage/files';
 import {
   countDroppedFrames,
+  findStream,
   frameFilesOf,
   markStreamLive,
   setStreamOrigin,
   setStreamState,
-  streamById,
   type WriteTx,
 } from '../storage/repositories/streams';
 import type { LiveState, LiveStream } from '../storage/rows';
@@ -68,6 +69,8 @@ export interface StreamRun {
 
 export interface RunnerDeps {
   db: WriteTx;
+  /** The catalog (either dialect): the streams' state, origin and dropped frames. */
+  catalog: Catalog;
   config: Config;
   files: DataDir;
   log: Logger;
@@ -80,7 +83,7 @@ export interface RunnerDeps {
   onChanged: (videoId: string) => void;
   onFired: (userId: string, fired: FiredAlert) => void;
   /** A window of the stream was stored (its kept bytes grew). */
-  afterWindow: (run: StreamRun) => void;
+  afterWindow: (run: StreamRun) => Promise<void>;
 }
 
 export class StreamRunner {
@@ -152,11 +155,11 @@ export class StreamRunner {
   }
 
   /** A stream that was running when the server stopped: its unanalysed frames queued, its source connected again. */
-  resume(row: LiveStream): void {
+  async resume(row: LiveStream): Promise<void> {
     const run = this.runOf(row);
     this.requeueUnanalysed(run);
     if (row.url) {
-      this.setState(row.id, 'reconnecting', 'the server restarted');
+      await this.setState(row.id, 'reconnecting', 'the server restarted');
       this.connect(run);
     }
   }
@@ -173,19 +176,19 @@ export class StreamRunner {
   }
 
   /** Takes a frame into the stream's queue (dropping the oldest when the stream falls behind). */
-  accept(run: StreamRun, jpeg: Buffer, atMs: number, size: { width: number; height: number }): void {
-    const row = streamById(this.d.db, run.id);
+  async accept(run: StreamRun, jpeg: Buffer, atMs: number, size: { width: number; height: number }): Promise<void> {
+    const row = await findStream(this.d.catalog, run.id);
     if (!row) {
       // The stream's resource (or its index) was removed: its source stops here.
       this.forget(run);
       return;
     }
     // The first frame sets stream time 0 (kept if another request set it first).
-    run.originMs ??= setStreamOrigin(this.d.db, run.id, atMs);
+    run.originMs ??= await setStreamOrigin(this.d.catalog, run.id, atMs);
     const tMs = atMs - run.originMs;
     // Earlier than the first frame, or a second frame for a slot: more than the stream's rate.
     if (!run.queue.takes(tMs / 1000)) {
-      countDroppedFrames(this.d.db, run.id, 1);
+      await countDroppedFrames(this.d.catalog, run.id, 1);
       return;
     }
     run.width = size.width;
@@ -195,19 +198,19 @@ export class StreamRunner {
     if (run.frameBytes !== null) run.frameBytes += jpeg.length;
     const dropped = run.queue.add({ t: tMs / 1000, file, arrivedAt: Date.now(), bytes: jpeg.length });
     for (const f of dropped) this.removeFrame(run, f);
-    if (dropped.length) countDroppedFrames(this.d.db, run.id, dropped.length);
+    if (dropped.length) await countDroppedFrames(this.d.catalog, run.id, dropped.length);
     if (row.state === 'connecting' || row.state === 'reconnecting') {
-      markStreamLive(this.d.db, row);
+      await markStreamLive(this.d.catalog, row);
       this.d.onChanged(run.videoId);
     }
   }
 
-  countDropped(run: StreamRun, n: number): void {
-    countDroppedFrames(this.d.db, run.id, n);
+  countDropped(run: StreamRun, n: number): Promise<void> {
+    return countDroppedFrames(this.d.catalog, run.id, n);
   }
 
-  setState(id: string, state: LiveState, reason: string | null): void {
-    const videoId = setStreamState(this.d.db, id, state, reason);
+  async setState(id: string, state: LiveState, reason: string | null): Promise<void> {
+    const videoId = await setStreamState(this.d.catalog, id, state, reason);
     if (videoId) this.d.onChanged(videoId);
   }
 
@@ -219,7 +222,7 @@ export class StreamRunner {
   }
 
   private async open(run: StreamRun): Promise<void> {
-    const row = streamById(this.d.db, run.id);
+    const row = await findStream(this.d.catalog, run.id);
     if (!row?.url || !RUNNING.includes(row.state) || row.state === 'paused') return;
     let url: URL;
     let address: string;
@@ -227,7 +230,7 @@ export class StreamRunner {
       ({ url, address } = await checkStreamUrl(row.url, this.d.config.allowPrivateUrls));
     } catch (e) {
       if (e instanceof ApiError && e.status === 403) {
-        this.setState(run.id, 'failed', e.message);
+        await this.setState(run.id, 'failed', e.message);
         return;
       }
       this.scheduleReconnect(run, (e as Error).message);
@@ -236,7 +239,7 @@ export class StreamRunner {
     if (run.stopped || this.closed) return;
     const kind = await sourceKindOf({ url, address });
     if (!kind) {
-      this.setState(run.id, 'failed', `no kind of live source reads ${url.protocol} URLs`);
+      await this.setState(run.id, 'failed', `no kind of live source reads ${url.protocol} URLs`);
       return;
     }
     const conn: Connection = { url, address, wasLive: run.originMs !== null, memo: run.memo };
@@ -268,11 +271,9 @@ export class StreamRunner {
       stallSec: this.d.config.liveStallSec,
       onFrame: (jpeg, atMs) => {
         run.backoffMs = BACKOFF_MS;
-        try {
-          this.accept(run, jpeg, atMs, { width: 0, height: 0 });
-        } catch (e) {
-          this.d.log.warn('live frame not kept', { stream_id: run.id, reason: (e as Error).message });
-        }
+        this.accept(run, jpeg, atMs, { width: 0, height: 0 }).catch((e) =>
+          this.d.log.warn('live frame not kept', { stream_id: run.id, reason: (e as Error).message }),
+        );
       },
       onAudio: (pcm, atMs) => run.sound.push(pcm, atMs),
       onEnd: (reason, noAudio, code) => {
@@ -310,8 +311,15 @@ export class StreamRunner {
    */
   private end(run: StreamRun, reason: string): void {
     run.stopped = true;
-    this.setState(run.id, 'ended', reason);
+    this.noted(run, this.setState(run.id, 'ended', reason));
     this.d.log.info('live source ended', { stream_id: run.id, reason });
+  }
+
+  /** A state write started from a source's callback: its failure is logged (nothing awaits it). */
+  private noted(run: StreamRun, write: Promise<void>): void {
+    write.catch((e) =>
+      this.d.log.warn('live stream state not written', { stream_id: run.id, reason: (e as Error).message }),
+    );
   }
 
   /**
@@ -323,13 +331,20 @@ export class StreamRunner {
     this.d.log.warn('live source request refused', { stream_id: run.id, reason });
     if (run.source !== source) return;
     this.halt(run, false);
-    this.setState(run.id, 'failed', reason);
+    this.noted(run, this.setState(run.id, 'failed', reason));
   }
 
   private scheduleReconnect(run: StreamRun, reason: string): void {
-    const row = streamById(this.d.db, run.id);
+    this.noted(run, this.reconnectLater(run, reason));
+  }
+
+  private async reconnectLater(run: StreamRun, reason: string): Promise<void> {
+    const stopped = run.stopped;
+    const row = await findStream(this.d.catalog, run.id);
     if (!row || !RUNNING.includes(row.state) || row.state === 'paused') return;
-    this.setState(run.id, 'reconnecting', reason);
+    // Halted (paused, stopped, released) or closed while the row was read: not reconnected.
+    if ((run.stopped && !stopped) || this.closed) return;
+    await this.setState(run.id, 'reconnecting', reason);
     this.d.log.info('live source lost; reconnecting', { stream_id: run.id, reason, in_ms: run.backoffMs });
     run.retry = setTimeout(() => {
       run.retry = null;
@@ -389,7 +404,7 @@ export class StreamRunner {
     }
     this.d.onChanged(run.videoId);
     for (const f of result.fired) this.d.onFired(run.userId, f);
-    this.d.afterWindow(run);
+    await this.d.afterWindow(run);
   }
 
   private removeFrame(run: StreamRun, f: PendingFrame): void {

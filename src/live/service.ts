@@ -128,6 +128,7 @@ export class LiveService {
     this.alerts = new AlertService({ catalog: d.catalog, indexes: d.indexes });
     this.runner = new StreamRunner({
       db: d.db,
+      catalog: d.catalog,
       config: d.config,
       files: d.files,
       log: d.log,
@@ -154,7 +155,7 @@ export class LiveService {
       this.claimTimer.unref?.();
     } else {
       const rows = streamsInStates(this.d.db, ACTIVE);
-      for (const row of rows) this.runner.resume(row);
+      for (const row of rows) this.resumeRun(row);
       if (rows.length) this.d.log.info('live streams resumed', { streams: rows.length });
     }
     this.runner.startPump();
@@ -208,8 +209,15 @@ export class LiveService {
     if (!row || !ACTIVE.includes(row.state)) return;
     const existing = this.runner.get(id);
     if (existing && !existing.stopped) return;
-    this.runner.resume(row);
+    this.resumeRun(row);
     this.d.log.info('live stream running on this node', { stream_id: id });
+  }
+
+  /** Runs a stream again (its run is made at once; its state written after). */
+  private resumeRun(row: LiveStream): void {
+    this.runner
+      .resume(row)
+      .catch((e) => this.d.log.warn('live stream not resumed', { stream_id: row.id, reason: (e as Error).message }));
   }
 
   /**
@@ -331,12 +339,12 @@ export class LiveService {
     const bytes = Buffer.from(body.base64_image, 'base64');
     if (bytes.length < 8) throw badRequest('base64_image must be a PNG or JPEG image encoded as base64');
     const { jpeg, width, height } = await decodePushedFrame(this.d.files.assetsDir, bytes);
-    this.runner.accept(this.runner.runOf(row), jpeg, Math.round(time * 1000), { width, height });
+    await this.runner.accept(this.runner.runOf(row), jpeg, Math.round(time * 1000), { width, height });
     return { success: true };
   }
 
   /** pause | resume | stop a stream of the user. */
-  control(user: User, streamId: string, action: 'pause' | 'resume' | 'stop'): StreamView {
+  async control(user: User, streamId: string, action: 'pause' | 'resume' | 'stop'): Promise<StreamView> {
     const row = this.row(streamId);
     if (!row || row.userId !== user.id) throw notFound('no such stream (stream_id)');
     if (row.state === 'stopped' && action !== 'stop')
@@ -348,17 +356,17 @@ export class LiveService {
     const run = this.runner.runOf(row);
     if (action === 'pause') {
       this.runner.halt(run, false);
-      this.runner.setState(row.id, 'paused', null);
+      await this.runner.setState(row.id, 'paused', null);
     } else if (action === 'stop') {
       this.runner.forget(run);
       // What it keeps until the retention purge counts in the quota.
       setVideoSize(this.d.db, run.videoId, this.measure(run));
-      this.runner.setState(row.id, 'stopped', null);
+      await this.runner.setState(row.id, 'stopped', null);
     } else if (row.state === 'paused' || row.state === 'failed') {
       // A failed stream does not count as running: resuming it must fit the caps again.
       if (row.state === 'failed') this.refuseOverCaps(this.d.db, user.id, row.fps, row.id);
       this.refuseOverQuota(user.id);
-      this.runner.setState(row.id, row.url ? 'connecting' : 'live', null);
+      await this.runner.setState(row.id, row.url ? 'connecting' : 'live', null);
       run.stopped = false;
       if (row.url) this.runner.connect(run);
       // Running again: its lease (the node that paused it gave it up).
@@ -518,7 +526,7 @@ export class LiveService {
    * the owner's storage quota like uploaded files; a user over the quota has the stream paused,
    * with the reason, until the retention purge or removed videos make room.
    */
-  private checkQuota(run: StreamRun): void {
+  private async checkQuota(run: StreamRun): Promise<void> {
     setVideoSize(this.d.db, run.videoId, this.measure(run));
     const quota = this.d.config.userMaxStorageBytes;
     if (!quota) return;
@@ -529,9 +537,9 @@ export class LiveService {
     // Frames still waiting are not kept: counted as dropped, as when a stream falls behind.
     const waiting = run.queue.size;
     this.runner.halt(run);
-    if (waiting) this.runner.countDropped(run, waiting);
+    if (waiting) await this.runner.countDropped(run, waiting);
     const reason = `storage limit reached: your videos and live recordings take ${used} bytes of ${quota} (--user-max-storage-bytes); remove videos, or resume once the retention purge has made room`;
-    this.runner.setState(run.id, 'paused', reason);
+    await this.runner.setState(run.id, 'paused', reason);
     this.d.log.info('live stream paused: storage limit', { stream_id: run.id, used, quota });
   }
 

@@ -2,8 +2,8 @@
  * The live streams' alert records on the catalog (issue 33), on the embedded SQLite file and on a
  * real PostgreSQL (test/pg.ts: a fresh database of its own, dropped after): an alert inserted,
  * listed (oldest first, of one index when asked), deleted only by its user, the events fired listed
- * with their alert and stream (newest first, of one alert when asked, never another user's), and a
- * stream found by id. The same tests on both dialects, through AlertService where it has the call.
+ * with their alert and stream (newest first, of one alert when asked, never another user's); a
+ * stream found by id, its state changes, its first origin kept, its dropped frames counted. The same tests on both dialects, through AlertService where it has the call.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -17,7 +17,13 @@ import { type Catalog, postgresCatalog, sqliteCatalog } from '../../src/storage/
 import { openDatabase } from '../../src/storage/db';
 import { openPostgres } from '../../src/storage/pg';
 import { alertsOfUser, deleteAlertOf, firedEventsOfUser, insertAlert } from '../../src/storage/repositories/alerts';
-import { findStream } from '../../src/storage/repositories/streams';
+import {
+  countDroppedFrames,
+  findStream,
+  markStreamLive,
+  setStreamOrigin,
+  setStreamState,
+} from '../../src/storage/repositories/streams';
 import type { MediaIndex, User } from '../../src/storage/rows';
 import { freshPostgresDatabase } from '../pg';
 
@@ -123,7 +129,7 @@ async function addEvent(c: Catalog, alertId: string, streamId: string, t: number
 }
 
 for (const dialect of DIALECTS)
-  describe(`live alert records on ${dialect.name}`, () => {
+  describe(`live stream and alert repositories on ${dialect.name}`, () => {
     let opened: Opened;
     let c: Catalog;
     let alerts: AlertService;
@@ -157,6 +163,33 @@ for (const dialect of DIALECTS)
         framesDropped: 0,
       });
       expect(await findStream(c, 'ls_none')).toBeUndefined();
+    });
+
+    test('stream state: set with its reason (the video id back), live once, origin first wins, drops counted', async () => {
+      await addStream(c, annCams, 'ls_ann2');
+      expect(await setStreamState(c, 'ls_ann2', 'reconnecting', 'lost')).toBe('v_ls_ann2');
+      expect(await setStreamState(c, 'ls_none', 'failed', 'x')).toBeUndefined();
+      expect(await findStream(c, 'ls_ann2')).toMatchObject({ state: 'reconnecting', reason: 'lost', wentLiveAt: null });
+
+      await markStreamLive(c, (await findStream(c, 'ls_ann2'))!);
+      const live = (await findStream(c, 'ls_ann2'))!;
+      expect(live).toMatchObject({ state: 'live', reason: null });
+      expect(live.wentLiveAt).toBeInstanceOf(Date);
+      await setStreamState(c, 'ls_ann2', 'reconnecting', 'lost again');
+      await Bun.sleep(5);
+      await markStreamLive(c, (await findStream(c, 'ls_ann2'))!);
+      expect((await findStream(c, 'ls_ann2'))!.wentLiveAt!.getTime()).toBe(live.wentLiveAt!.getTime());
+
+      expect(await setStreamOrigin(c, 'ls_ann2', 1_700_000_000_500)).toBe(1_700_000_000_500);
+      expect(await setStreamOrigin(c, 'ls_ann2', 1_700_000_009_000)).toBe(1_700_000_000_500);
+      expect(await setStreamOrigin(c, 'ls_none', 42)).toBe(42);
+
+      await countDroppedFrames(c, 'ls_ann2', 1);
+      await countDroppedFrames(c, 'ls_ann2', 4);
+      expect((await findStream(c, 'ls_ann2'))!.framesDropped).toBe(5);
+      // Another stream's counters do not move.
+      expect((await findStream(c, 'ls_ann1'))!.framesDropped).toBe(0);
+      expect((await findStream(c, 'ls_ann1'))!.originMs).toBeNull();
     });
 
     test('alerts: created, listed oldest first (of one index when asked), deleted only by their user', async () => {

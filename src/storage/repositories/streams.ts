@@ -144,37 +144,54 @@ export function insertStream(
 }
 
 /** Sets a stream's state and reason: its video id, or undefined when the stream is gone. */
-export function setStreamState(db: Db, id: string, state: LiveState, reason: string | null): string | undefined {
-  return db
-    .update(liveStreams)
-    .set({ state, reason, updatedAt: new Date() })
-    .where(eq(liveStreams.id, id))
-    .returning({ videoId: liveStreams.videoId })
-    .get()?.videoId;
+export async function setStreamState(
+  c: Catalog,
+  id: string,
+  state: LiveState,
+  reason: string | null,
+): Promise<string | undefined> {
+  const { liveStreams } = c.t;
+  const rows = await c.run((db) =>
+    db
+      .update(liveStreams)
+      .set({ state, reason, updatedAt: new Date() })
+      .where(eq(liveStreams.id, id))
+      .returning({ videoId: liveStreams.videoId }),
+  );
+  return rows[0]?.videoId;
 }
 
 /** The stream is live (frames come): its first time sets `went_live_at`. */
-export function markStreamLive(db: Db, row: LiveStream): void {
-  db.update(liveStreams)
-    .set({ state: 'live', reason: null, wentLiveAt: row.wentLiveAt ?? new Date(), updatedAt: new Date() })
-    .where(eq(liveStreams.id, row.id))
-    .run();
+export function markStreamLive(c: Catalog, row: LiveStream): Promise<void> {
+  const { liveStreams } = c.t;
+  return c.run(async (db) => {
+    await db
+      .update(liveStreams)
+      .set({ state: 'live', reason: null, wentLiveAt: row.wentLiveAt ?? new Date(), updatedAt: new Date() })
+      .where(eq(liveStreams.id, row.id));
+  });
 }
 
 /** Sets stream time 0 unless another request set it first: the origin in force. */
-export function setStreamOrigin(db: Db, id: string, atMs: number): number {
-  db.update(liveStreams)
-    .set({ originMs: atMs })
-    .where(and(eq(liveStreams.id, id), isNull(liveStreams.originMs)))
-    .run();
-  return streamById(db, id)?.originMs ?? atMs;
+export async function setStreamOrigin(c: Catalog, id: string, atMs: number): Promise<number> {
+  const { liveStreams } = c.t;
+  await c.run(async (db) => {
+    await db
+      .update(liveStreams)
+      .set({ originMs: atMs })
+      .where(and(eq(liveStreams.id, id), isNull(liveStreams.originMs)));
+  });
+  return (await findStream(c, id))?.originMs ?? atMs;
 }
 
-export function countDroppedFrames(db: Db, id: string, n: number): void {
-  db.update(liveStreams)
-    .set({ framesDropped: sql`${liveStreams.framesDropped} + ${n}` })
-    .where(eq(liveStreams.id, id))
-    .run();
+export function countDroppedFrames(c: Catalog, id: string, n: number): Promise<void> {
+  const { liveStreams } = c.t;
+  return c.run(async (db) => {
+    await db
+      .update(liveStreams)
+      .set({ framesDropped: sql`${liveStreams.framesDropped} + ${n}` })
+      .where(eq(liveStreams.id, id));
+  });
 }
 
 /** Stream seconds of the newest analysed frame of a live video. */
