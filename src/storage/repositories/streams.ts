@@ -9,9 +9,10 @@ import { type Db, writeTx } from '../db';
 import { frames, liveAlertEvents, liveStreams, segments, videos, type LiveState, type LiveStream } from '../schema';
 
 /**
- * A live window is written in one synchronous write transaction of the embedded database: the
- * stages' own writes (`apply`, e.g. faces joining the index's people) take it. The live modules
- * name it through these until the catalog's async transactions reach the analysis stages.
+ * The embedded database inside a write, synchronous: a write transaction of its own (inWriteTx,
+ * live/service.ts), or the database of the catalog's write of a live window (live/window.ts, which
+ * awaits the stages' own writes, `apply`, on the catalog in the same write). The live modules name
+ * it through these until they move to the catalog.
  */
 export type WriteTx = Db;
 export const inWriteTx = <T>(db: Db, fn: (tx: Db) => T): T => writeTx(db, fn);
