@@ -23,7 +23,7 @@ import {
   queueAlertWebhook,
 } from '../storage/repositories/alerts';
 import type { Catalog } from '../storage/catalog';
-import { findStream, type WriteTx } from '../storage/repositories/streams';
+import { findStream } from '../storage/repositories/streams';
 import type { AlertKind, LiveAlert, LiveStream, User } from '../storage/rows';
 
 export interface AlertMatch {
@@ -215,29 +215,29 @@ export class AlertService {
  * alert's cooldown of the last one is the same event (its end moves on). `stored`: the row id of
  * each found segment (faces name their person through it). Returns the alerts that fired.
  */
-export function evaluateAlerts(
-  tx: WriteTx,
+export async function evaluateAlerts(
+  tx: Catalog,
   row: LiveStream,
   found: NewSegment[],
   stored: Map<NewSegment, number>,
   sampled: SampledFrame[],
-): FiredAlert[] {
+): Promise<FiredAlert[]> {
   if (!found.length) return [];
-  const alerts = alertsWatching(tx, row);
+  const alerts = await alertsWatching(tx, row);
   if (!alerts.length) return [];
-  const segs = withPeople(tx, found, stored);
+  const segs = await withPeople(tx, found, stored);
   const out: FiredAlert[] = [];
   for (const alert of alerts) {
     const m = matchAlert(alert, segs);
     if (!m) continue;
     const lastT = Math.max(m.segment.end, m.t);
-    const prev = lastAlertEvent(tx, alert.id, row.id);
+    const prev = await lastAlertEvent(tx, alert.id, row.id);
     if (prev && m.t <= prev.lastT + alert.cooldownSec) {
-      if (lastT > prev.lastT) extendAlertEvent(tx, prev.id, lastT);
+      if (lastT > prev.lastT) await extendAlertEvent(tx, prev.id, lastT);
       continue;
     }
     const frame = nearestFrame(sampled, Number(m.segment.extra?.best_t ?? m.t));
-    const id = insertAlertEvent(tx, {
+    const id = await insertAlertEvent(tx, {
       alertId: alert.id,
       streamId: row.id,
       t: m.t,
@@ -248,16 +248,16 @@ export function evaluateAlerts(
     if (id === undefined) continue;
     const fired = firedOf(id, alert, row, m.t, m.evidence, frame);
     out.push(fired);
-    queueAlertWebhook(tx, row, fired);
+    await queueAlertWebhook(tx, row, fired);
   }
   return out;
 }
 
 /** The window's faces with the person each was grouped into (for alerts on a named person). */
-function withPeople(tx: WriteTx, found: NewSegment[], stored: Map<NewSegment, number>): NewSegment[] {
+async function withPeople(tx: Catalog, found: NewSegment[], stored: Map<NewSegment, number>): Promise<NewSegment[]> {
   const faceIds = found.filter((s) => s.kind === 'face').map((s) => stored.get(s)!);
   if (!faceIds.length) return found;
-  const who = peopleOfFaceSegments(tx, faceIds);
+  const who = await peopleOfFaceSegments(tx, faceIds);
   return found.map((s) => {
     const p = s.kind === 'face' ? who.get(stored.get(s)!) : undefined;
     if (!p) return s;

@@ -118,9 +118,9 @@ export async function analyseWindow(d: WindowDeps, w: WindowRequest): Promise<Wi
     if (heard) rmSync(heard.path, { force: true });
   }
   let fired: FiredAlert[] = [];
-  // One write of the catalog (SQLite: its lock and BEGIN IMMEDIATE). The stages' own writes take the
-  // catalog (StageResult.apply); the window's other rows are still written synchronously with the
-  // write's database (SQLite only, as the rest of src/live/ for now).
+  // One write of the catalog (SQLite: its lock and BEGIN IMMEDIATE). The stages' own writes and the
+  // alerts take the catalog (StageResult.apply, evaluateAlerts); the window's frames, segments and
+  // counters are still written synchronously with the write's database (SQLite only for now).
   const alive = await d.catalog.write(async (tx) => {
     const window = await tx.run((db) => {
       const row = streamById(db, w.streamId);
@@ -146,7 +146,7 @@ export async function analyseWindow(d: WindowDeps, w: WindowRequest): Promise<Wi
     if (window === null) return false;
     if (window === 'known') return true;
     for (const apply of applies) await apply(tx);
-    fired = await tx.run((db) => evaluateAlerts(db, window.row, found, window.stored, sampled));
+    fired = await evaluateAlerts(tx, window.row, found, window.stored, sampled);
     return true;
   });
   return { alive, fired };

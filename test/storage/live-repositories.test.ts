@@ -6,6 +6,7 @@
  * stream found by id, its state changes, its first origin kept, its dropped frames counted. The same tests on both dialects, through AlertService where it has the call.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { eq } from 'drizzle-orm';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +17,17 @@ import { AlertService } from '../../src/live/alerts';
 import { type Catalog, postgresCatalog, sqliteCatalog } from '../../src/storage/catalog';
 import { openDatabase } from '../../src/storage/db';
 import { openPostgres } from '../../src/storage/pg';
-import { alertsOfUser, deleteAlertOf, firedEventsOfUser, insertAlert } from '../../src/storage/repositories/alerts';
+import {
+  alertsOfUser,
+  alertsWatching,
+  deleteAlertOf,
+  extendAlertEvent,
+  firedEventsOfUser,
+  insertAlert,
+  insertAlertEvent,
+  lastAlertEvent,
+  queueAlertWebhook,
+} from '../../src/storage/repositories/alerts';
 import {
   countDroppedFrames,
   findStream,
@@ -270,5 +281,71 @@ for (const dialect of DIALECTS)
       expect(await alerts.fired(ann, theirs.alert_id)).toEqual([]);
       expect((await firedEventsOfUser(c, ann.id, undefined, 1)).map((r) => r.e.t)).toEqual([20]);
       expect((await firedEventsOfUser(c, ann.id, undefined, 100)).every((r) => r.a.userId === ann.id)).toBe(true);
+    });
+
+    test('window-time: watching alerts, the last event extended, a repeated event not recorded, the webhook queued in the write', async () => {
+      const idx = (await new IndexService(c).create(ann, 'yard', 'standard')).index;
+      await addStream(c, idx, 'ls_yard');
+      const row = (await findStream(c, 'ls_yard'))!;
+      const onIndex = await alerts.create(ann, { index: 'yard', kind: 'object', query: 'fox' });
+      const onStream = await alerts.create(ann, { index: 'yard', stream_id: 'ls_yard', kind: 'text', query: 'GO' });
+      expect((await alertsWatching(c, row)).map((a) => a.id).sort()).toEqual(
+        [onIndex.alert_id, onStream.alert_id].sort(),
+      );
+
+      const fired = await c.write(async (tx) => {
+        const id = await insertAlertEvent(tx, {
+          alertId: onIndex.alert_id,
+          streamId: row.id,
+          t: 5,
+          lastT: 6,
+          frame: 'f.jpg',
+          evidence: 'fox',
+        });
+        // The same event again (alert, stream, t) is not recorded twice.
+        const again = await insertAlertEvent(tx, {
+          alertId: onIndex.alert_id,
+          streamId: row.id,
+          t: 5,
+          lastT: 7,
+          frame: null,
+          evidence: 'fox',
+        });
+        await extendAlertEvent(tx, id!, 9);
+        // No webhook URL anywhere: nothing queued.
+        await queueAlertWebhook(tx, row, { n: 1 });
+        return { id, again };
+      });
+      expect(fired.id).toBeNumber();
+      expect(fired.again).toBeUndefined();
+      expect(await lastAlertEvent(c, onIndex.alert_id, row.id)).toMatchObject({ id: fired.id, t: 5, lastT: 9 });
+      expect(await lastAlertEvent(c, onStream.alert_id, row.id)).toBeUndefined();
+
+      const outbox = async () =>
+        c.run((db) => db.select().from(c.t.webhookEvents).where(eq(c.t.webhookEvents.indexId, idx.id)));
+      expect(await outbox()).toEqual([]);
+      await c.run(async (db) => {
+        await db
+          .insert(c.t.indexWebhooks)
+          .values({ indexId: idx.id, url: 'https://hooks.example/x', updatedAt: new Date() });
+      });
+      // A write that fails leaves no webhook behind; one that commits queues it.
+      await expect(
+        c.write(async (tx) => {
+          await queueAlertWebhook(tx, row, { n: 2 });
+          throw new Error('window failed');
+        }),
+      ).rejects.toThrow('window failed');
+      expect(await outbox()).toEqual([]);
+      await c.write((tx) => queueAlertWebhook(tx, row, { n: 3 }));
+      const queued = await outbox();
+      expect(queued).toHaveLength(1);
+      expect(queued[0]).toMatchObject({
+        event: 'alert.fired',
+        url: 'https://hooks.example/x',
+        userId: ann.id,
+        videoId: 'v_ls_yard',
+        data: JSON.stringify({ n: 3 }),
+      });
     });
   });

@@ -2,27 +2,14 @@
  * Standing questions of live streams (`live_alerts`), the events they fired (`live_alert_events`)
  * and the webhook outbox row of a fired alert. No access check here: the alert service resolved
  * the user's index or stream first.
- *
- * The records (insert, list, delete, what fired) are on the catalog (either dialect, catalog.ts).
- * What a live window does in its transaction (alertsWatching … queueAlertWebhook) is still on the
- * embedded SQLite database (`Db`), synchronous, inside the catalog's write of the window (which
- * also awaits the analysis stages' own writes, StageResult.apply, on the catalog).
+ * All on the catalog (either dialect, catalog.ts); what a live window does is given the window's
+ * write transaction (`tx`).
  */
 import { and, asc, desc, eq, inArray, isNull, or, sql } from 'drizzle-orm';
-import type { Catalog } from '../catalog';
-import type { Db } from '../db';
+import { type Catalog, first } from '../catalog';
 export { ALERT_KINDS } from '../schema';
 
-import {
-  liveAlertEvents,
-  liveAlerts,
-  people,
-  personAppearances,
-  webhookEvents,
-  type LiveAlert,
-  type LiveAlertEvent,
-  type LiveStream,
-} from '../schema';
+import type { LiveAlert, LiveAlertEvent, LiveStream } from '../schema';
 
 export function insertAlert(c: Catalog, a: LiveAlert): Promise<void> {
   return c.run(async (db) => {
@@ -56,39 +43,54 @@ export async function deleteAlertOf(c: Catalog, userId: string, alertId: string)
 }
 
 /** The alerts that watch a stream: its own and its index's. */
-export function alertsWatching(tx: Db, row: LiveStream): LiveAlert[] {
-  return tx
-    .select()
-    .from(liveAlerts)
-    .where(and(eq(liveAlerts.indexId, row.indexId), or(isNull(liveAlerts.streamId), eq(liveAlerts.streamId, row.id))))
-    .all();
+export function alertsWatching(tx: Catalog, row: LiveStream): Promise<LiveAlert[]> {
+  const { liveAlerts } = tx.t;
+  return tx.run((db) =>
+    db
+      .select()
+      .from(liveAlerts)
+      .where(
+        and(eq(liveAlerts.indexId, row.indexId), or(isNull(liveAlerts.streamId), eq(liveAlerts.streamId, row.id))),
+      ),
+  );
 }
 
 /** An alert's newest event on a stream (the episode a new match may continue). */
-export function lastAlertEvent(tx: Db, alertId: string, streamId: string): LiveAlertEvent | undefined {
-  return tx
-    .select()
-    .from(liveAlertEvents)
-    .where(and(eq(liveAlertEvents.alertId, alertId), eq(liveAlertEvents.streamId, streamId)))
-    .orderBy(desc(liveAlertEvents.lastT))
-    .get();
+export function lastAlertEvent(tx: Catalog, alertId: string, streamId: string): Promise<LiveAlertEvent | undefined> {
+  const { liveAlertEvents } = tx.t;
+  return tx.run(async (db) =>
+    first(
+      await db
+        .select()
+        .from(liveAlertEvents)
+        .where(and(eq(liveAlertEvents.alertId, alertId), eq(liveAlertEvents.streamId, streamId)))
+        .orderBy(desc(liveAlertEvents.lastT))
+        .limit(1),
+    ),
+  );
 }
 
-export function extendAlertEvent(tx: Db, eventId: number, lastT: number): void {
-  tx.update(liveAlertEvents).set({ lastT }).where(eq(liveAlertEvents.id, eventId)).run();
+export function extendAlertEvent(tx: Catalog, eventId: number, lastT: number): Promise<void> {
+  const { liveAlertEvents } = tx.t;
+  return tx.run(async (db) => {
+    await db.update(liveAlertEvents).set({ lastT }).where(eq(liveAlertEvents.id, eventId));
+  });
 }
 
 /** A new event: its id, or undefined when the same one was recorded already. */
-export function insertAlertEvent(
-  tx: Db,
+export async function insertAlertEvent(
+  tx: Catalog,
   e: { alertId: string; streamId: string; t: number; lastT: number; frame: string | null; evidence: string },
-): number | undefined {
-  return tx
-    .insert(liveAlertEvents)
-    .values({ ...e, createdAt: new Date() })
-    .onConflictDoNothing()
-    .returning({ id: liveAlertEvents.id })
-    .get()?.id;
+): Promise<number | undefined> {
+  const { liveAlertEvents } = tx.t;
+  const rows = await tx.run((db) =>
+    db
+      .insert(liveAlertEvents)
+      .values({ ...e, createdAt: new Date() })
+      .onConflictDoNothing()
+      .returning({ id: liveAlertEvents.id }),
+  );
+  return rows[0]?.id;
 }
 
 /** The user's fired events (newest first), optionally of one alert, with their alert and stream. */
@@ -112,41 +114,44 @@ export function firedEventsOfUser(
 }
 
 /** The person each face segment was grouped into (for alerts on a named person). */
-export function peopleOfFaceSegments(
-  tx: Db,
+export async function peopleOfFaceSegments(
+  tx: Catalog,
   segmentIds: number[],
-): Map<number, { personId: string; name: string | null }> {
+): Promise<Map<number, { personId: string; name: string | null }>> {
   if (!segmentIds.length) return new Map();
-  return new Map(
-    tx
+  const { personAppearances, people } = tx.t;
+  const rows = await tx.run((db) =>
+    db
       .select({ segmentId: personAppearances.segmentId, personId: people.id, name: people.name })
       .from(personAppearances)
       .innerJoin(people, eq(people.id, personAppearances.personId))
-      .where(inArray(personAppearances.segmentId, segmentIds))
-      .all()
-      .map((r) => [r.segmentId, { personId: r.personId, name: r.name }]),
+      .where(inArray(personAppearances.segmentId, segmentIds)),
   );
+  return new Map(rows.map((r) => [r.segmentId, { personId: r.personId, name: r.name }]));
 }
 
 /** Queues the signed webhook of a fired alert when the index or the server has a webhook URL. */
-export function queueAlertWebhook(tx: Db, row: LiveStream, data: unknown): void {
-  const url = tx.get<{ url: string | null }>(
-    sql`SELECT COALESCE((SELECT url FROM index_webhooks WHERE index_id = ${row.indexId}), (SELECT default_url FROM webhook_settings WHERE id = 1)) AS url`,
+export async function queueAlertWebhook(tx: Catalog, row: LiveStream, data: unknown): Promise<void> {
+  const url = first(
+    await tx.rows<{ url: string | null }>(
+      sql`SELECT COALESCE((SELECT url FROM index_webhooks WHERE index_id = ${row.indexId}), (SELECT default_url FROM webhook_settings WHERE id = 1)) AS url`,
+    ),
   );
-  if (!url?.url) return;
+  const to = url?.url;
+  if (!to) return;
   const now = new Date();
-  tx.insert(webhookEvents)
-    .values({
+  await tx.run(async (db) => {
+    await db.insert(tx.t.webhookEvents).values({
       userId: row.userId,
       indexId: row.indexId,
       videoId: row.videoId,
       event: 'alert.fired',
       fileName: row.name,
       status: 'fired',
-      url: url.url,
+      url: to,
       createdAt: now,
       nextAttemptAt: now,
       data: JSON.stringify(data),
-    })
-    .run();
+    });
+  });
 }
