@@ -27,6 +27,7 @@ import {
   allStreams,
   inWriteTx,
   insertStream,
+  lockStreamCaps,
   pulledStreams,
   renameStream,
   setShownSource,
@@ -259,7 +260,7 @@ export class LiveService {
     const fps = body.fps ?? config.liveFps;
     if (!(fps > 0 && fps <= 30)) throw badRequest('fps must be a number above 0 and at most 30');
     // Refused early (no DNS lookup for a user at a cap); counted again, authoritatively, in the insert below.
-    this.refuseOverCaps(this.d.db, user.id, fps);
+    await this.refuseOverCaps(this.d.catalog, user.id, fps);
     this.refuseOverQuota(user.id);
     const retention = body.retention ?? config.liveRetentionSec;
     if (!(Number.isInteger(retention) && retention >= 60 && retention <= 365 * 86400))
@@ -277,10 +278,11 @@ export class LiveService {
     mkdirSync(join(dir, 'frames'), { recursive: true, mode: 0o700 });
     mkdirSync(join(dir, 'live'), { recursive: true, mode: 0o700 });
     try {
-      inWriteTx(this.d.db, (tx) => {
+      await this.d.catalog.write(async (tx) => {
         // Counted and inserted in one write transaction: parallel requests cannot all pass the caps.
-        this.refuseOverCaps(tx, user.id, fps);
-        insertStream(tx, {
+        await lockStreamCaps(tx, user.id);
+        await this.refuseOverCaps(tx, user.id, fps);
+        await insertStream(tx, {
           id,
           videoId,
           indexId: found.index.id,
@@ -364,7 +366,7 @@ export class LiveService {
       await this.runner.setState(row.id, 'stopped', null);
     } else if (row.state === 'paused' || row.state === 'failed') {
       // A failed stream does not count as running: resuming it must fit the caps again.
-      if (row.state === 'failed') this.refuseOverCaps(this.d.db, user.id, row.fps, row.id);
+      if (row.state === 'failed') await this.refuseOverCaps(this.d.catalog, user.id, row.fps, row.id);
       this.refuseOverQuota(user.id);
       await this.runner.setState(row.id, row.url ? 'connecting' : 'live', null);
       run.stopped = false;
@@ -492,9 +494,9 @@ export class LiveService {
    * frames and recordings until their resources are removed, so they count too). `except`: a
    * stream being resumed, counted as not running.
    */
-  private refuseOverCaps(db: WriteTx, userId: string, fps: number, except?: string): void {
+  private async refuseOverCaps(c: Catalog, userId: string, fps: number, except?: string): Promise<void> {
     const { config } = this.d;
-    const mine = streamCapsOfUser(db, userId);
+    const mine = await streamCapsOfUser(c, userId);
     if (except === undefined && mine.length >= config.liveMaxKeptStreamsPerUser)
       throw tooManyRequests(
         `at most ${config.liveMaxKeptStreamsPerUser} live streams per user are kept, stopped ones included (--live-max-kept-streams-per-user); remove a stopped stream's resource first (POST /remove-from-index)`,

@@ -31,9 +31,12 @@ import {
 import {
   countDroppedFrames,
   findStream,
+  insertStream,
+  lockStreamCaps,
   markStreamLive,
   setStreamOrigin,
   setStreamState,
+  streamCapsOfUser,
 } from '../../src/storage/repositories/streams';
 import type { MediaIndex, User } from '../../src/storage/rows';
 import { freshPostgresDatabase } from '../pg';
@@ -174,6 +177,61 @@ for (const dialect of DIALECTS)
         framesDropped: 0,
       });
       expect(await findStream(c, 'ls_none')).toBeUndefined();
+    });
+
+    test('a stream created with its resource in one write; the caps count the streams of the user only', async () => {
+      const idx = (await new IndexService(c).create(bob, 'gate', 'standard')).index;
+      const at = new Date(1_750_000_000_000);
+      await c.write(async (tx) => {
+        await lockStreamCaps(tx, bob.id);
+        await insertStream(tx, {
+          id: 'ls_gate',
+          videoId: 'v_gate',
+          indexId: idx.id,
+          userId: bob.id,
+          url: 'rtsp://cam.example/x',
+          shownSource: 'rtsp://cam.example/',
+          name: 'gate',
+          fps: 2,
+          retentionSec: 600,
+          at,
+        });
+      });
+      expect(await findStream(c, 'ls_gate')).toMatchObject({
+        videoId: 'v_gate',
+        url: 'rtsp://cam.example/x',
+        state: 'connecting',
+        fps: 2,
+        retentionSec: 600,
+        createdAt: at,
+      });
+      const [video] = await c.run((db) => db.select().from(c.t.videos).where(eq(c.t.videos.id, 'v_gate')));
+      expect(video).toMatchObject({ fileType: 'video/x-live', sourceUrl: 'rtsp://cam.example/', status: 'ready' });
+      // A failed write leaves neither row.
+      await expect(
+        c.write(async (tx) => {
+          await insertStream(tx, {
+            id: 'ls_gate2',
+            videoId: 'v_gate2',
+            indexId: idx.id,
+            userId: bob.id,
+            url: null,
+            shownSource: 'live:push',
+            name: 'gate 2',
+            fps: 1,
+            retentionSec: 600,
+            at,
+          });
+          throw new Error('over the caps');
+        }),
+      ).rejects.toThrow('over the caps');
+      expect(await findStream(c, 'ls_gate2')).toBeUndefined();
+      expect((await streamCapsOfUser(c, bob.id)).map((r) => r.id).sort()).toEqual(['ls_bob1', 'ls_gate']);
+      expect((await streamCapsOfUser(c, bob.id)).find((r) => r.id === 'ls_gate')).toEqual({
+        id: 'ls_gate',
+        fps: 2,
+        state: 'connecting',
+      });
     });
 
     test('stream state: set with its reason (the video id back), live once, origin first wins, drops counted', async () => {

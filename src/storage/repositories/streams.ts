@@ -60,12 +60,22 @@ export function streamsOfIndex(db: Db, indexId: string): LiveStream[] {
 }
 
 /** Every stream the user keeps, with its rate and state (for the caps). */
-export function streamCapsOfUser(db: Db, userId: string): { id: string; fps: number; state: LiveState }[] {
-  return db
-    .select({ id: liveStreams.id, fps: liveStreams.fps, state: liveStreams.state })
-    .from(liveStreams)
-    .where(eq(liveStreams.userId, userId))
-    .all();
+export function streamCapsOfUser(c: Catalog, userId: string): Promise<{ id: string; fps: number; state: LiveState }[]> {
+  const { liveStreams } = c.t;
+  return c.run((db) =>
+    db
+      .select({ id: liveStreams.id, fps: liveStreams.fps, state: liveStreams.state })
+      .from(liveStreams)
+      .where(eq(liveStreams.userId, userId)),
+  );
+}
+
+/**
+ * Inside a write: the user's streams are counted and added by one request at a time (on SQLite the
+ * write lock does it already; on PostgreSQL a transaction-scoped advisory lock per user).
+ */
+export async function lockStreamCaps(tx: Catalog, userId: string): Promise<void> {
+  if (tx.dialect === 'postgres') await tx.rows(sql`SELECT pg_advisory_xact_lock(hashtext(${`live-caps:${userId}`}))`);
 }
 
 /** The pulled streams: their URL, name and video (for rewriting what they show). */
@@ -93,7 +103,7 @@ export function setShownSource(tx: Db, videoId: string, shown: string): void {
 
 /** A new stream and the `videos` row its windows write into (the stream's resource). */
 export function insertStream(
-  tx: Db,
+  tx: Catalog,
   s: {
     id: string;
     videoId: string;
@@ -106,41 +116,41 @@ export function insertStream(
     retentionSec: number;
     at: Date;
   },
-): void {
-  tx.insert(videos)
-    .values({
-      id: s.videoId,
-      indexId: s.indexId,
-      userId: s.userId,
-      sourceUrl: s.shownSource,
-      fileName: s.name,
-      fileType: 'video/x-live',
-      storagePath: `media/${s.videoId}/live`,
-      durationSec: 0,
-      fps: s.fps,
-      hasAudio: false,
-      status: 'ready',
-      stage: 'live',
-      progress: 100,
-      uploadedAt: s.at,
-      updatedAt: s.at,
-    })
-    .run();
-  tx.insert(liveStreams)
-    .values({
-      id: s.id,
-      videoId: s.videoId,
-      indexId: s.indexId,
-      userId: s.userId,
-      url: s.url,
-      name: s.name,
-      fps: s.fps,
-      retentionSec: s.retentionSec,
-      state: 'connecting',
-      createdAt: s.at,
-      updatedAt: s.at,
-    })
-    .run();
+): Promise<void> {
+  return tx.write((w) =>
+    w.run(async (db) => {
+      await db.insert(w.t.videos).values({
+        id: s.videoId,
+        indexId: s.indexId,
+        userId: s.userId,
+        sourceUrl: s.shownSource,
+        fileName: s.name,
+        fileType: 'video/x-live',
+        storagePath: `media/${s.videoId}/live`,
+        durationSec: 0,
+        fps: s.fps,
+        hasAudio: false,
+        status: 'ready',
+        stage: 'live',
+        progress: 100,
+        uploadedAt: s.at,
+        updatedAt: s.at,
+      });
+      await db.insert(w.t.liveStreams).values({
+        id: s.id,
+        videoId: s.videoId,
+        indexId: s.indexId,
+        userId: s.userId,
+        url: s.url,
+        name: s.name,
+        fps: s.fps,
+        retentionSec: s.retentionSec,
+        state: 'connecting',
+        createdAt: s.at,
+        updatedAt: s.at,
+      });
+    }),
+  );
 }
 
 /** Sets a stream's state and reason: its video id, or undefined when the stream is gone. */
