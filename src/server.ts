@@ -118,7 +118,7 @@ export async function startServer(
         try {
           const lead = node.holds(MAINTENANCE_LEASE);
           await service.maintenance.run(new Date(), lead);
-          if (lead) service.live.purge();
+          if (lead) await service.live.purge();
         } catch (e) {
           log.error('maintenance failed', { reason: (e as Error).message });
         }

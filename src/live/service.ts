@@ -441,7 +441,7 @@ export class LiveService {
   // --- retention
 
   /** Drops what is older than each stream's retention: recording segments, frames, segments, alert events. */
-  purge(nowMs = Date.now()): { streams: number; files: number } {
+  async purge(nowMs = Date.now()): Promise<{ streams: number; files: number }> {
     let removed = 0;
     const rows = allStreams(this.d.db);
     for (const row of rows) {
@@ -451,7 +451,7 @@ export class LiveService {
       const cutT = (nowMs - row.originMs) / 1000 - row.retentionSec;
       if (cutT <= 0) continue;
       const dir = this.d.files.videoDir(row.videoId);
-      const old = inWriteTx(this.d.db, (tx) => purgeStreamBefore(tx, row, cutT));
+      const old = await purgeStreamBefore(this.d.catalog, row, cutT);
       for (const f of old) {
         rmSync(join(dir, 'frames', f.file), { force: true });
         removed++;

@@ -148,7 +148,7 @@ describe('GET /media/{id}/live-clip', () => {
     expect(cache.filter((n) => n.endsWith('.mp4')).length).toBe(1);
 
     // The maintenance purge drops clips older than an hour (the recording stays: a day's retention).
-    srv.server.service.live.purge(Date.now() + 2 * 3600_000);
+    await srv.server.service.live.purge(Date.now() + 2 * 3600_000);
     expect(readdirSync(join(srv.dataDir, 'media', fileId, 'clips'))).toEqual([]);
     expect(readdirSync(liveDir).length).toBe(6);
 

@@ -34,6 +34,7 @@ import {
   insertStream,
   lockStreamCaps,
   markStreamLive,
+  purgeStreamBefore,
   setStreamOrigin,
   setStreamState,
   streamCapsOfUser,
@@ -232,6 +233,51 @@ for (const dialect of DIALECTS)
         fps: 2,
         state: 'connecting',
       });
+    });
+
+    test('purge before a stream second: older frames (their files back), segments and alert events go; other streams keep theirs', async () => {
+      const idx = (await new IndexService(c).create(ann, 'porch', 'standard')).index;
+      await addStream(c, idx, 'ls_p1');
+      await addStream(c, idx, 'ls_p2');
+      const al = await alerts.create(ann, { index: 'porch', kind: 'object', query: 'box' });
+      await c.run(async (db) => {
+        for (const v of ['v_ls_p1', 'v_ls_p2']) {
+          await db.insert(c.t.frames).values([1, 5, 9].map((t) => ({ videoId: v, t, shot: 0, file: `${v}-${t}.jpg` })));
+          await db.insert(c.t.segments).values(
+            [
+              [0, 2],
+              [3, 6],
+              [8, 10],
+            ].map(([start, end]) => ({ videoId: v, kind: 'object' as const, start: start!, end: end!, text: 'box' })),
+          );
+        }
+      });
+      for (const [stream, t] of [
+        ['ls_p1', 1],
+        ['ls_p1', 8],
+        ['ls_p2', 1],
+      ] as const)
+        await addEvent(c, al.alert_id, stream, t);
+
+      const gone = await purgeStreamBefore(c, (await findStream(c, 'ls_p1'))!, 6);
+      expect(gone.map((g) => g.file).sort()).toEqual(['v_ls_p1-1.jpg', 'v_ls_p1-5.jpg']);
+      const left = async (v: string) => ({
+        frames: (await c.run((db) => db.select().from(c.t.frames).where(eq(c.t.frames.videoId, v))))
+          .map((f) => f.t)
+          .sort(),
+        segments: (await c.run((db) => db.select().from(c.t.segments).where(eq(c.t.segments.videoId, v))))
+          .map((g) => g.end)
+          .sort(),
+      });
+      // Segments ending before 6 go (the one ending at 6 stays); events whose last second is before 6 go.
+      expect(await left('v_ls_p1')).toEqual({ frames: [9], segments: [10, 6] });
+      expect(await left('v_ls_p2')).toEqual({ frames: [1, 5, 9], segments: [10, 2, 6] });
+      const events = await c.run((db) =>
+        db.select().from(c.t.liveAlertEvents).where(eq(c.t.liveAlertEvents.alertId, al.alert_id)),
+      );
+      expect(events.map((e) => `${e.streamId}@${e.t}`).sort()).toEqual(['ls_p1@8', 'ls_p2@1']);
+      // The later tests list Ann's alerts from none.
+      await alerts.delete(ann, al.alert_id);
     });
 
     test('stream state: set with its reason (the video id back), live once, origin first wins, drops counted', async () => {

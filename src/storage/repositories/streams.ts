@@ -6,7 +6,7 @@
 import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import { type Catalog, first } from '../catalog';
 import { type Db, writeTx } from '../db';
-import { frames, liveAlertEvents, liveStreams, segments, videos, type LiveState, type LiveStream } from '../schema';
+import { frames, liveStreams, videos, type LiveState, type LiveStream } from '../schema';
 
 /**
  * The embedded database inside a write, synchronous: a write transaction of its own (inWriteTx,
@@ -280,17 +280,19 @@ export function usedBytesOfUser(db: Db, userId: string): number {
 }
 
 /** Drops a stream's frames, segments and alert events older than stream second `cutT`: the frame files gone. */
-export function purgeStreamBefore(tx: Db, row: LiveStream, cutT: number): { file: string }[] {
-  const gone = tx
-    .delete(frames)
-    .where(and(eq(frames.videoId, row.videoId), lt(frames.t, cutT)))
-    .returning({ file: frames.file })
-    .all();
-  tx.delete(segments)
-    .where(and(eq(segments.videoId, row.videoId), lt(segments.end, cutT)))
-    .run();
-  tx.delete(liveAlertEvents)
-    .where(and(eq(liveAlertEvents.streamId, row.id), lt(liveAlertEvents.lastT, cutT)))
-    .run();
-  return gone;
+export function purgeStreamBefore(c: Catalog, row: LiveStream, cutT: number): Promise<{ file: string }[]> {
+  return c.write((tx) =>
+    tx.run(async (db) => {
+      const { frames, segments, liveAlertEvents } = tx.t;
+      const gone = await db
+        .delete(frames)
+        .where(and(eq(frames.videoId, row.videoId), lt(frames.t, cutT)))
+        .returning({ file: frames.file });
+      await db.delete(segments).where(and(eq(segments.videoId, row.videoId), lt(segments.end, cutT)));
+      await db
+        .delete(liveAlertEvents)
+        .where(and(eq(liveAlertEvents.streamId, row.id), lt(liveAlertEvents.lastT, cutT)));
+      return gone;
+    }),
+  );
 }
