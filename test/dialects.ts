@@ -56,3 +56,41 @@ export const DIALECTS: { name: string; open(): Promise<TwoNodes> }[] = [
     },
   },
 ];
+
+/** One catalog, and how to close it (and drop its database). */
+export interface OpenedCatalog {
+  catalog: Catalog;
+  close(): Promise<void>;
+}
+
+/** One catalog on each dialect: what the repository tests run on. */
+export const CATALOGS: { name: string; open(): Promise<OpenedCatalog> }[] = [
+  {
+    name: 'SQLite',
+    async open() {
+      const dir = mkdtempSync(join(tmpdir(), 'vidq-catalog-'));
+      const db = openDatabase(join(dir, 'vidq.db'));
+      return {
+        catalog: sqliteCatalog(db),
+        close: async () => {
+          db.$client.close();
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  },
+  {
+    name: 'PostgreSQL',
+    async open() {
+      const pg = await freshPostgresDatabase();
+      const db = await openPostgres(pg.url);
+      return {
+        catalog: postgresCatalog(db),
+        close: async () => {
+          await db.$client.end();
+          await pg.drop();
+        },
+      };
+    },
+  },
+];

@@ -4,13 +4,7 @@
  * loses segments), frames are replaced, and the notes in `videos.analysis` are patched per key.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { SqliteJobQueue } from '../../src/jobs/queue';
-import { type Catalog, postgresCatalog, sqliteCatalog } from '../../src/storage/catalog';
-import { openDatabase } from '../../src/storage/db';
-import { openPostgres } from '../../src/storage/pg';
 import {
   framesOfVideo,
   readyVideosWithNoteState,
@@ -26,54 +20,23 @@ import { descriptorBlob, groupVideoFaces } from '../../src/people/group';
 import { quantize } from '../../src/search/int8';
 import { eq } from 'drizzle-orm';
 import { addUser, addVideo } from '../jobs/queue-fixtures';
-import { freshPostgresDatabase } from '../pg';
-
-const DIALECTS: { name: string; open(): Promise<{ c: Catalog; close(): Promise<void> }> }[] = [
-  {
-    name: 'SQLite',
-    async open() {
-      const dir = mkdtempSync(join(tmpdir(), 'vidq-aw-'));
-      const db = openDatabase(join(dir, 'vidq.db'));
-      return {
-        c: sqliteCatalog(db),
-        close: async () => {
-          db.$client.close();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    async open() {
-      const pg = await freshPostgresDatabase();
-      const db = await openPostgres(pg.url);
-      return {
-        c: postgresCatalog(db),
-        close: async () => {
-          await db.$client.end();
-          await pg.drop();
-        },
-      };
-    },
-  },
-];
+import { CATALOGS, type OpenedCatalog } from '../dialects';
 
 const shot = (i: number) => ({ kind: 'shot' as const, start: i, end: i + 1, text: `shot ${i + 1} of 3` });
 
-for (const d of DIALECTS) {
+for (const d of CATALOGS) {
   describe(`analysis writes on ${d.name}`, () => {
-    let o: { c: Catalog; close(): Promise<void> };
+    let o: OpenedCatalog;
     beforeAll(async () => {
       o = await d.open();
-      await addUser(o.c, 'u');
+      await addUser(o.catalog, 'u');
       // The job queue only makes the rows here (the SQLite queue's SQL runs on both dialects).
-      await addVideo(o.c, new SqliteJobQueue(o.c), 'v1', 'u', 42);
+      await addVideo(o.catalog, new SqliteJobQueue(o.catalog), 'v1', 'u', 42);
     });
     afterAll(() => o.close());
 
     test("a stage's output replaces an earlier attempt's, in the caller's transaction", async () => {
-      const { c } = o;
+      const c = o.catalog;
       expect((await videoToAnalyse(c, 'v1'))!.id).toBe('v1');
       expect(await videoDuration(c, 'v1')).toBe(42);
       const out = {
@@ -115,7 +78,7 @@ for (const d of DIALECTS) {
     });
 
     test('notes: set, read back by state, removed', async () => {
-      const { c } = o;
+      const c = o.catalog;
       const { videos } = c.t;
       await c.run((db) => db.update(videos).set({ status: 'ready' }));
       await setAnalysisNote(c, 'v1', 'playback', { state: 'making' });
@@ -132,7 +95,7 @@ for (const d of DIALECTS) {
     });
 
     test('subtitle transcripts replace those of an earlier run, and only those', async () => {
-      const { c } = o;
+      const c = o.catalog;
       const cue = (i: number) => ({
         kind: 'transcript' as const,
         start: i,
@@ -155,7 +118,7 @@ for (const d of DIALECTS) {
     });
 
     test('vectors: each distinct one stored once as int8 bytes, the segments point at it, cleared', async () => {
-      const { c } = o;
+      const c = o.catalog;
       const segs = await segmentsOfVideo(c, 'v1', ['shot']);
       const vectors = [Float32Array.from([0.5, -0.25, 0.125, 1]), Float32Array.from([-1, 0, 0.75, 0.1])];
       await c.write((tx) =>
@@ -185,7 +148,7 @@ for (const d of DIALECTS) {
     });
 
     test("faces join the index's people; empty people go", async () => {
-      const { c } = o;
+      const c = o.catalog;
       const { people, personAppearances } = c.t;
       const face = (start: number, descriptor: number[]) => ({
         kind: 'face' as const,

@@ -5,16 +5,11 @@
  * another's indexes or videos.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { AccountService } from '../../src/accounts/service';
 import { ApiError } from '../../src/errors';
 import { hashToken } from '../../src/ids';
 import { IndexService } from '../../src/indexes/service';
-import { type Catalog, postgresCatalog, sqliteCatalog } from '../../src/storage/catalog';
-import { openDatabase } from '../../src/storage/db';
-import { openPostgres } from '../../src/storage/pg';
+import type { Catalog } from '../../src/storage/catalog';
 import { creditEventsOf, tokenByHash, userCount } from '../../src/storage/repositories/accounts';
 import {
   activeIndexesNamed,
@@ -55,43 +50,7 @@ import {
   videoInIndex,
 } from '../../src/storage/repositories/uploads';
 import type { MediaIndex, User } from '../../src/storage/rows';
-import { freshPostgresDatabase } from '../pg';
-
-interface Opened {
-  catalog: Catalog;
-  close(): Promise<void>;
-}
-
-const DIALECTS: { name: string; open(): Promise<Opened> }[] = [
-  {
-    name: 'SQLite',
-    async open() {
-      const dir = mkdtempSync(join(tmpdir(), 'vidq-core-'));
-      const db = openDatabase(join(dir, 'vidq.db'));
-      return {
-        catalog: sqliteCatalog(db),
-        close: async () => {
-          db.$client.close();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    async open() {
-      const pg = await freshPostgresDatabase();
-      const db = await openPostgres(pg.url);
-      return {
-        catalog: postgresCatalog(db),
-        close: async () => {
-          await db.$client.end();
-          await pg.drop();
-        },
-      };
-    },
-  },
-];
+import { CATALOGS, type OpenedCatalog } from '../dialects';
 
 /** The HTTP status an async call fails with (or 0 when it does not fail). */
 async function statusOf(p: Promise<unknown>): Promise<number> {
@@ -134,9 +93,9 @@ async function addVideo(
   });
 }
 
-for (const dialect of DIALECTS)
+for (const dialect of CATALOGS)
   describe(`core repositories on ${dialect.name}`, () => {
-    let opened: Opened;
+    let opened: OpenedCatalog;
     let c: Catalog;
     let accounts: AccountService;
     let indexes: IndexService;

@@ -7,16 +7,11 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { AccountService } from '../../src/accounts/service';
 import { ApiError } from '../../src/errors';
 import { IndexService } from '../../src/indexes/service';
 import { AlertService } from '../../src/live/alerts';
-import { type Catalog, postgresCatalog, sqliteCatalog } from '../../src/storage/catalog';
-import { openDatabase } from '../../src/storage/db';
-import { openPostgres } from '../../src/storage/pg';
+import type { Catalog } from '../../src/storage/catalog';
 import {
   alertsOfUser,
   alertsWatching,
@@ -40,43 +35,7 @@ import {
   streamCapsOfUser,
 } from '../../src/storage/repositories/streams';
 import type { MediaIndex, User } from '../../src/storage/rows';
-import { freshPostgresDatabase } from '../pg';
-
-interface Opened {
-  catalog: Catalog;
-  close(): Promise<void>;
-}
-
-const DIALECTS: { name: string; open(): Promise<Opened> }[] = [
-  {
-    name: 'SQLite',
-    async open() {
-      const dir = mkdtempSync(join(tmpdir(), 'vidq-live-repos-'));
-      const db = openDatabase(join(dir, 'vidq.db'));
-      return {
-        catalog: sqliteCatalog(db),
-        close: async () => {
-          db.$client.close();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    async open() {
-      const pg = await freshPostgresDatabase();
-      const db = await openPostgres(pg.url);
-      return {
-        catalog: postgresCatalog(db),
-        close: async () => {
-          await db.$client.end();
-          await pg.drop();
-        },
-      };
-    },
-  },
-];
+import { CATALOGS, type OpenedCatalog } from '../dialects';
 
 /** The HTTP status an async call fails with (or 0 when it does not fail). */
 async function statusOf(p: Promise<unknown>): Promise<number> {
@@ -143,9 +102,9 @@ async function addEvent(c: Catalog, alertId: string, streamId: string, t: number
   });
 }
 
-for (const dialect of DIALECTS)
+for (const dialect of CATALOGS)
   describe(`live stream and alert repositories on ${dialect.name}`, () => {
-    let opened: Opened;
+    let opened: OpenedCatalog;
     let c: Catalog;
     let alerts: AlertService;
     let ann: User;

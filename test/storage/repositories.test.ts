@@ -3,13 +3,8 @@
  * SQLite file and on a real PostgreSQL (test/pg.ts: a fresh database of its own, dropped after).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { eq, sql } from 'drizzle-orm';
-import { type Catalog, postgresCatalog, sqliteCatalog } from '../../src/storage/catalog';
-import { openDatabase } from '../../src/storage/db';
-import { openPostgres } from '../../src/storage/pg';
+import type { Catalog } from '../../src/storage/catalog';
 import {
   dueWebhookEventIds,
   indexWebhookUrl,
@@ -38,43 +33,7 @@ import {
   setPersonName,
   splitAppearance,
 } from '../../src/storage/repositories/people';
-import { freshPostgresDatabase } from '../pg';
-
-interface Opened {
-  catalog: Catalog;
-  close(): Promise<void>;
-}
-
-const DIALECTS: { name: string; open(): Promise<Opened> }[] = [
-  {
-    name: 'SQLite',
-    async open() {
-      const dir = mkdtempSync(join(tmpdir(), 'vidq-repo-'));
-      const db = openDatabase(join(dir, 'vidq.db'));
-      return {
-        catalog: sqliteCatalog(db),
-        close: async () => {
-          db.$client.close();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    async open() {
-      const pg = await freshPostgresDatabase();
-      const db = await openPostgres(pg.url);
-      return {
-        catalog: postgresCatalog(db),
-        close: async () => {
-          await db.$client.end();
-          await pg.drop();
-        },
-      };
-    },
-  },
-];
+import { CATALOGS, type OpenedCatalog } from '../dialects';
 
 /** A user, an index of theirs and a video in it (stored, processing). */
 async function seed(c: Catalog, n: string): Promise<{ user: string; index: string; video: string }> {
@@ -104,9 +63,9 @@ const setStatus = (c: Catalog, video: string, status: 'ready' | 'failed') =>
     await db.update(c.t.videos).set({ status, updatedAt: new Date() }).where(eq(c.t.videos.id, video));
   });
 
-for (const dialect of DIALECTS)
+for (const dialect of CATALOGS)
   describe(`repositories on ${dialect.name}`, () => {
-    let opened: Opened;
+    let opened: OpenedCatalog;
     let c: Catalog;
     beforeAll(async () => {
       opened = await dialect.open();
