@@ -23,34 +23,19 @@ import { PgBoss } from 'pg-boss';
 import type { Logger } from '../log';
 import type { Catalog } from '../storage/catalog';
 import {
-  advanceJob,
   failJob,
   finishJob,
   insertQueuedJob,
-  jobCounts,
   jobOf,
   markClaimed,
-  processingWithoutJob,
   queueReanalysis,
   queueStatementsIn,
-  reportProgress,
   requeueJob,
   runningJobsOf,
   sendFacts,
-  unfinishedJobIds,
 } from '../storage/repositories/jobs';
 import type { Job } from '../storage/rows';
-import {
-  type ClaimRules,
-  FIRST_STAGE,
-  type JobQueue,
-  type PlaceInLine,
-  placesOf,
-  type QueueCounts,
-  type ReanalyzeOutcome,
-  SHORT_FIRST_SEC,
-  turnOrder,
-} from './queue';
+import { type ClaimRules, FIRST_STAGE, JobRows, type JobQueue, type ReanalyzeOutcome, SHORT_FIRST_SEC } from './queue';
 
 /** pg-boss's queue of analyses, and where its dead jobs are copied. */
 export const ANALYSIS_QUEUE = 'vidq-analysis';
@@ -123,7 +108,7 @@ export async function openPgBossQueue(url: string, c: Catalog, opts: PgBossQueue
   return new PgBossJobQueue(boss, c, { ...opts, heartbeatSec });
 }
 
-export class PgBossJobQueue implements JobQueue {
+export class PgBossJobQueue extends JobRows implements JobQueue {
   readonly kind = 'pg-boss' as const;
   private readonly held = new Map<string, Held>();
   private readonly shortSec: number;
@@ -131,9 +116,10 @@ export class PgBossJobQueue implements JobQueue {
 
   constructor(
     readonly boss: PgBoss,
-    private readonly c: Catalog,
+    c: Catalog,
     private readonly opts: PgBossQueueOptions & { heartbeatSec: number },
   ) {
+    super(c);
     this.shortSec = Math.max(SHORT_FIRST_SEC, opts.shortSec ?? 0);
     this.retryLimit = opts.retryLimit ?? 3;
   }
@@ -164,12 +150,6 @@ export class PgBossJobQueue implements JobQueue {
 
   reanalyze(videoId: string, stages: string[], now = new Date(), maxQueued = 0): Promise<ReanalyzeOutcome> {
     return queueReanalysis(this.c, videoId, stages, now, maxQueued, (tx) => this.send(tx, videoId));
-  }
-
-  async requeueUnqueued(now = new Date()): Promise<string[]> {
-    const lost = await processingWithoutJob(this.c);
-    for (const id of lost) await this.enqueue(id, now);
-    return lost;
   }
 
   async claim(workerId: string, now = new Date(), rules: ClaimRules = {}): Promise<Job | null> {
@@ -219,38 +199,6 @@ export class PgBossJobQueue implements JobQueue {
     }
   }
 
-  async placesInLine(workers: number, shortLaneSec = 0): Promise<Map<string, PlaceInLine>> {
-    // The turn order of the rows: what pg-boss's priorities approximate (see priorityOf).
-    return placesOf(this.c, await turnOrder(this.c), workers, shortLaneSec);
-  }
-
-  get(videoId: string): Promise<Job | undefined> {
-    return jobOf(this.c, videoId);
-  }
-
-  report(
-    videoId: string,
-    workerId: string,
-    stage: string,
-    progress: number,
-    etaSec: number | null,
-    shown = stage,
-    now = new Date(),
-  ): Promise<boolean> {
-    return reportProgress(this.c, videoId, workerId, stage, progress, etaSec, shown, now);
-  }
-
-  advance(
-    videoId: string,
-    workerId: string,
-    nextStage: string,
-    progress: number,
-    write: (tx: Catalog) => Promise<void> | void,
-    now = new Date(),
-  ): Promise<boolean> {
-    return advanceJob(this.c, videoId, workerId, nextStage, progress, write, now);
-  }
-
   /** Settles pg-boss's job in `tx`, fenced to the held attempt; throws (rolling back) when it lapsed. */
   private settleIn(videoId: string, workerId: string, output: object) {
     const h = this.held.get(videoId);
@@ -295,12 +243,6 @@ export class PgBossJobQueue implements JobQueue {
       );
   }
 
-  async failWaiting(reason: string, now = new Date()): Promise<string[]> {
-    const waiting = await unfinishedJobIds(this.c);
-    for (const id of waiting) await this.fail(id, reason, now);
-    return waiting;
-  }
-
   async releaseWorker(
     workerIdPrefix: string,
     _maxAttempts: number,
@@ -328,16 +270,6 @@ export class PgBossJobQueue implements JobQueue {
   /** Nothing to do: with several nodes, a start-up cannot tell that no worker is alive (leases lapse instead). */
   async resetRunning(): Promise<number> {
     return 0;
-  }
-
-  async pendingCount(): Promise<number> {
-    const n = await jobCounts(this.c);
-    return n.waiting + n.active;
-  }
-
-  /** From the rows, which every node sees at once (pg-boss's own counts are refreshed by its monitor). */
-  counts(): Promise<QueueCounts> {
-    return jobCounts(this.c);
   }
 
   async release(videoId: string, workerId: string): Promise<void> {

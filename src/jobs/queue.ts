@@ -14,7 +14,6 @@ import {
   failJob,
   finishJob,
   insertQueuedJob,
-  insertQueuedJobSqlite,
   jobCounts,
   jobOf,
   markClaimed,
@@ -252,42 +251,24 @@ async function secondsPerVideoSecond(c: Catalog): Promise<number> {
   return sec > 0 ? ms / 1000 / sec : DEFAULT_RATE;
 }
 
-/** The queue of a single machine: the `jobs` table on the catalog's SQLite file (see the header). */
-export class SqliteJobQueue implements JobQueue {
-  readonly kind = 'sqlite' as const;
-  constructor(private readonly c: Catalog) {}
+/**
+ * What both queues do alike: the `jobs` rows are each video's visible status (stage, progress,
+ * place in line) and a worker's writes are fenced to its slot, whichever engine hands out the work.
+ */
+export abstract class JobRows {
+  constructor(protected readonly c: Catalog) {}
 
-  enqueue(videoId: string, now = new Date()): Promise<void> {
-    return this.c.write((tx) => this.enqueueIn(tx, videoId, now));
-  }
+  abstract enqueue(videoId: string, now?: Date): Promise<void>;
+  abstract fail(videoId: string, reason: string, now?: Date): Promise<void>;
 
-  async enqueueIn(tx: Catalog, videoId: string, now = new Date()): Promise<void> {
-    await insertQueuedJob(tx, videoId, FIRST_STAGE, now);
-  }
-
-  /** enqueueIn for a caller inside a synchronous bun:sqlite transaction (ingest, until it is on the catalog). */
-  enqueueInSqlite(tx: Parameters<typeof insertQueuedJobSqlite>[0], videoId: string, now = new Date()): void {
-    insertQueuedJobSqlite(tx, videoId, FIRST_STAGE, now);
-  }
-
-  reanalyze(videoId: string, stages: string[], now = new Date(), maxQueued = 0): Promise<ReanalyzeOutcome> {
-    return queueReanalysis(this.c, videoId, stages, now, maxQueued);
-  }
-
+  /** Videos left `processing` with no job (a crash between the two writes) are queued again; their ids. */
   async requeueUnqueued(now = new Date()): Promise<string[]> {
     const lost = await processingWithoutJob(this.c);
     for (const id of lost) await this.enqueue(id, now);
     return lost;
   }
 
-  claim(workerId: string, now = new Date(), rules: ClaimRules = {}): Promise<Job | null> {
-    return this.c.write(async (tx) => {
-      const next = (await turnOrder(tx, rules, 1))[0];
-      if (!next) return null;
-      return (await markClaimed(tx, next.videoId, workerId, now)) ?? null;
-    });
-  }
-
+  /** In the rows' turn order (on pg-boss, what its priorities approximate: see priorityOf). */
   async placesInLine(workers: number, shortLaneSec = 0): Promise<Map<string, PlaceInLine>> {
     return placesOf(this.c, await turnOrder(this.c), workers, shortLaneSec);
   }
@@ -319,18 +300,53 @@ export class SqliteJobQueue implements JobQueue {
     return advanceJob(this.c, videoId, workerId, nextStage, progress, write, now);
   }
 
+  async failWaiting(reason: string, now = new Date()): Promise<string[]> {
+    const waiting = await unfinishedJobIds(this.c);
+    for (const id of waiting) await this.fail(id, reason, now);
+    return waiting;
+  }
+
+  async pendingCount(): Promise<number> {
+    const n = await jobCounts(this.c);
+    return n.waiting + n.active;
+  }
+
+  /** From the rows, which every node sees at once. */
+  counts(): Promise<QueueCounts> {
+    return jobCounts(this.c);
+  }
+}
+
+/** The queue of a single machine: the `jobs` table on the catalog's SQLite file (see the header). */
+export class SqliteJobQueue extends JobRows implements JobQueue {
+  readonly kind = 'sqlite' as const;
+
+  enqueue(videoId: string, now = new Date()): Promise<void> {
+    return this.c.write((tx) => this.enqueueIn(tx, videoId, now));
+  }
+
+  async enqueueIn(tx: Catalog, videoId: string, now = new Date()): Promise<void> {
+    await insertQueuedJob(tx, videoId, FIRST_STAGE, now);
+  }
+
+  reanalyze(videoId: string, stages: string[], now = new Date(), maxQueued = 0): Promise<ReanalyzeOutcome> {
+    return queueReanalysis(this.c, videoId, stages, now, maxQueued);
+  }
+
+  claim(workerId: string, now = new Date(), rules: ClaimRules = {}): Promise<Job | null> {
+    return this.c.write(async (tx) => {
+      const next = (await turnOrder(tx, rules, 1))[0];
+      if (!next) return null;
+      return (await markClaimed(tx, next.videoId, workerId, now)) ?? null;
+    });
+  }
+
   finish(videoId: string, workerId: string, now = new Date()): Promise<boolean> {
     return finishJob(this.c, videoId, workerId, now);
   }
 
   fail(videoId: string, reason: string, now = new Date()): Promise<void> {
     return failJob(this.c, videoId, reason, now);
-  }
-
-  async failWaiting(reason: string, now = new Date()): Promise<string[]> {
-    const waiting = await unfinishedJobIds(this.c);
-    for (const id of waiting) await this.fail(id, reason, now);
-    return waiting;
   }
 
   async releaseWorker(
@@ -353,15 +369,6 @@ export class SqliteJobQueue implements JobQueue {
 
   resetRunning(): Promise<number> {
     return resetRunningJobs(this.c);
-  }
-
-  async pendingCount(): Promise<number> {
-    const n = await jobCounts(this.c);
-    return n.waiting + n.active;
-  }
-
-  counts(): Promise<QueueCounts> {
-    return jobCounts(this.c);
   }
 
   /** Nothing held outside the row: a dead worker's jobs are put back by releaseWorker or resetRunning. */

@@ -8,8 +8,7 @@
  */
 import { and, desc, eq, inArray, like, type SQL, sql } from 'drizzle-orm';
 import { type Catalog, changed, first } from '../catalog';
-import type { Db } from '../db';
-import { type Job, jobs as sqliteJobs, videos as sqliteVideos } from '../schema';
+import type { Job } from '../schema';
 
 /** What a video shows while its job waits for a worker. */
 export const QUEUED_STAGE = 'queued';
@@ -406,21 +405,6 @@ export function jobCounts(c: Catalog): Promise<{ waiting: number; active: number
     const of = (s: string) => num(rows.find((r) => r.state === s)?.n);
     return { waiting: of('pending'), active: of('running'), failed: of('failed') };
   });
-}
-
-/**
- * The same as insertQueuedJob, synchronously inside a bun:sqlite transaction (db.ts's writeTx):
- * what ingest uses while its writes are not on the catalog yet (SQLite only).
- */
-export function insertQueuedJobSqlite(tx: Db, videoId: string, stage: string, now: Date): void {
-  tx.insert(sqliteJobs)
-    .values({ videoId, state: 'pending', stage, progress: 0, createdAt: now, updatedAt: now })
-    .onConflictDoNothing()
-    .run();
-  tx.update(sqliteVideos)
-    .set({ status: 'processing', stage: QUEUED_STAGE, progress: 0, updatedAt: now })
-    .where(eq(sqliteVideos.id, videoId))
-    .run();
 }
 
 /**
