@@ -527,14 +527,24 @@ export function proxiedChildEnv(proxy: string | undefined): Record<string, strin
 }
 
 const WORKER_CONFIG_ENV = 'VIDQ_WORKER_CONFIG';
+const WORKER_TAG_ENV = 'VIDQ_WORKER_TAG';
 
-/** The environment of an analysis worker: ours, plus its config as JSON and the engines' keys beside it. */
-export function workerEnv(config: Config): Record<string, string | undefined> {
+/**
+ * The environment of an analysis worker: ours, plus its config as JSON and the engines' keys beside
+ * it, and its supervisor's tag (the middle of its job slots' ids, see jobs/supervisor.ts).
+ */
+export function workerEnv(config: Config, tag: string): Record<string, string | undefined> {
   return {
     ...process.env,
     ...secretEnv(config),
     [WORKER_CONFIG_ENV]: JSON.stringify(config),
+    [WORKER_TAG_ENV]: tag,
   };
+}
+
+/** In an analysis worker: the tag its supervisor gave it, or undefined. */
+export function inheritedWorkerTag(): string | undefined {
+  return process.env[WORKER_TAG_ENV] || undefined;
 }
 
 /** In an analysis worker: the config its server handed over (keys from the environment), or null. */

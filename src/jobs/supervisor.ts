@@ -146,7 +146,7 @@ export class AnalysisSupervisor {
       stdin: 'pipe',
       stdout: 'pipe',
       stderr: 'pipe',
-      env: { ...workerEnv(this.d.config), VIDQ_WORKER_TAG: this.tag },
+      env: workerEnv(this.d.config, this.tag),
     });
     this.procs.add(proc);
     const state = { ready: false, lastError: '', recycled: false };

@@ -11,7 +11,7 @@ import { createAnalyzers } from '../analysis';
 import { analysisAssets } from '../analysis/assets/extract';
 import { Limiter, modelLimitPerWorker } from '../analysis/engines/model-server/client';
 import { analyzerNames } from '../analysis/analyzers';
-import type { Config } from '../config';
+import { type Config, inheritedWorkerTag } from '../config';
 import { createLogger } from '../log';
 import { resolveBinaries } from '../media/binaries';
 import { killRunningFfmpeg } from '../media/ffmpeg';
@@ -85,7 +85,7 @@ export async function runWorker(config: Config): Promise<number> {
   const modelLimiter = new Limiter(modelLimitPerWorker(config.modelConcurrency, config.analysisWorkers));
   const analyzers = createAnalyzers(config, { assets, modelLimiter });
   // w_<pid>_<supervisor tag>_: the supervisor finds its dead worker's jobs by that prefix.
-  const workerId = `w_${process.pid}_${process.env.VIDQ_WORKER_TAG ?? randomId(8)}_${randomId(6)}`;
+  const workerId = `w_${process.pid}_${inheritedWorkerTag() ?? randomId(8)}_${randomId(6)}`;
   const send = (m: WorkerMessage) => process.stdout.write(JSON.stringify(m) + '\n');
   const stop = new AbortController();
   const sleepers = new Set<() => void>();
