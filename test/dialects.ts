@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { type Catalog, postgresCatalog, sqliteCatalog } from '../src/storage/catalog';
 import { openDatabase } from '../src/storage/db';
 import { openPostgres } from '../src/storage/pg';
+import { ApiError } from '../src/errors';
 import { freshPostgresDatabase } from './pg';
 
 export interface TwoNodes {
@@ -94,3 +95,14 @@ export const CATALOGS: { name: string; open(): Promise<OpenedCatalog> }[] = [
     },
   },
 ];
+
+/** The HTTP status an async call fails with (or 0 when it does not fail). */
+export async function statusOf(p: Promise<unknown>): Promise<number> {
+  try {
+    await p;
+    return 0;
+  } catch (e) {
+    if (e instanceof ApiError) return e.status;
+    throw e;
+  }
+}

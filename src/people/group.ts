@@ -7,13 +7,13 @@
  */
 import { randomId } from '../ids';
 import type { Catalog } from '../storage/catalog';
+import { placeOf } from '../storage/repositories/videos';
 import {
   addAppearance,
   addPerson,
   faceSegmentsOf,
   indexDescriptors,
   removeEmptyPeople,
-  videoOwner,
 } from '../storage/repositories/face-grouping';
 
 /**
@@ -63,7 +63,7 @@ export async function groupVideoFaces(
   tx: Catalog,
   videoId: string,
 ): Promise<{ appearances: number; joined: number; started: number }> {
-  const video = await videoOwner(tx, videoId);
+  const video = await placeOf(tx, videoId);
   if (!video) return { appearances: 0, joined: 0, started: 0 };
   const faces = await faceSegmentsOf(tx, videoId);
   const centroids = new Map<string, Float64Array>();

@@ -6,7 +6,6 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { AccountService } from '../../src/accounts/service';
-import { ApiError } from '../../src/errors';
 import { hashToken } from '../../src/ids';
 import { IndexService } from '../../src/indexes/service';
 import type { Catalog } from '../../src/storage/catalog';
@@ -50,18 +49,7 @@ import {
   videoInIndex,
 } from '../../src/storage/repositories/uploads';
 import type { MediaIndex, User } from '../../src/storage/rows';
-import { CATALOGS, type OpenedCatalog } from '../dialects';
-
-/** The HTTP status an async call fails with (or 0 when it does not fail). */
-async function statusOf(p: Promise<unknown>): Promise<number> {
-  try {
-    await p;
-    return 0;
-  } catch (e) {
-    if (e instanceof ApiError) return e.status;
-    throw e;
-  }
-}
+import { CATALOGS, type OpenedCatalog, statusOf } from '../dialects';
 
 /** A video row in `index` of `user` (status ready unless told), uploaded at `t` seconds. */
 async function addVideo(

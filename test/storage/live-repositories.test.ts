@@ -8,7 +8,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { AccountService } from '../../src/accounts/service';
-import { ApiError } from '../../src/errors';
 import { IndexService } from '../../src/indexes/service';
 import { AlertService } from '../../src/live/alerts';
 import type { Catalog } from '../../src/storage/catalog';
@@ -35,18 +34,7 @@ import {
   streamCapsOfUser,
 } from '../../src/storage/repositories/streams';
 import type { MediaIndex, User } from '../../src/storage/rows';
-import { CATALOGS, type OpenedCatalog } from '../dialects';
-
-/** The HTTP status an async call fails with (or 0 when it does not fail). */
-async function statusOf(p: Promise<unknown>): Promise<number> {
-  try {
-    await p;
-    return 0;
-  } catch (e) {
-    if (e instanceof ApiError) return e.status;
-    throw e;
-  }
-}
+import { CATALOGS, type OpenedCatalog, statusOf } from '../dialects';
 
 /** A live stream of `index` and the `videos` row it writes into. */
 async function addStream(c: Catalog, index: MediaIndex, id: string): Promise<void> {

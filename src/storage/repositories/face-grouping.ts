@@ -4,21 +4,7 @@
  * either dialect. Called with the analysis write transaction (`tx`), as the faces stage's `apply`.
  */
 import { and, asc, eq, sql } from 'drizzle-orm';
-import { type Catalog, first } from '../catalog';
-
-/** The video's index and owner, or undefined when it is gone. */
-export function videoOwner(c: Catalog, videoId: string): Promise<{ indexId: string; userId: string } | undefined> {
-  const { videos } = c.t;
-  return c.run(async (db) =>
-    first(
-      await db
-        .select({ indexId: videos.indexId, userId: videos.userId })
-        .from(videos)
-        .where(eq(videos.id, videoId))
-        .limit(1),
-    ),
-  );
-}
+import type { Catalog } from '../catalog';
 
 /** The video's `face` segments in time order (id breaks ties), with their extra. */
 export function faceSegmentsOf(
