@@ -61,6 +61,8 @@ export const DIALECTS: { name: string; open(): Promise<TwoNodes> }[] = [
 /** One catalog, and how to close it (and drop its database). */
 export interface OpenedCatalog {
   catalog: Catalog;
+  /** The PostgreSQL URL (undefined on SQLite). */
+  url?: string;
   close(): Promise<void>;
 }
 
@@ -87,6 +89,7 @@ export const CATALOGS: { name: string; open(): Promise<OpenedCatalog> }[] = [
       const db = await openPostgres(pg.url);
       return {
         catalog: postgresCatalog(db),
+        url: pg.url,
         close: async () => {
           await db.$client.end();
           await pg.drop();

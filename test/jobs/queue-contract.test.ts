@@ -5,15 +5,10 @@
  * back-off on pg-boss), dead jobs with their reason, and a completion that happens once.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { type JobQueue, SqliteJobQueue } from '../../src/jobs/queue';
 import { ANALYSIS_QUEUE, openPgBossQueue, type PgBossJobQueue } from '../../src/jobs/pg-boss-queue';
-import { type Catalog, postgresCatalog, sqliteCatalog } from '../../src/storage/catalog';
-import { openDatabase } from '../../src/storage/db';
-import { openPostgres } from '../../src/storage/pg';
-import { freshPostgresDatabase } from '../pg';
+import type { Catalog } from '../../src/storage/catalog';
+import { CATALOGS } from '../dialects';
 import { addUser, addVideo } from './queue-fixtures';
 
 interface Opened {
@@ -25,37 +20,26 @@ interface Opened {
 /** pg-boss settings that make the lease and the back-off short enough for a test. */
 export const FAST = { heartbeatSec: 10, monitorSec: 1, retryLimit: 1, retryDelaySec: 2 };
 
+const [SQLITE, POSTGRES] = CATALOGS;
 const DIALECTS: { name: string; open(): Promise<Opened> }[] = [
   {
     name: 'SQLite',
     async open() {
-      const dir = mkdtempSync(join(tmpdir(), 'vidq-queue-'));
-      const db = openDatabase(join(dir, 'vidq.db'));
-      const catalog = sqliteCatalog(db);
-      return {
-        catalog,
-        queue: new SqliteJobQueue(catalog),
-        close: async () => {
-          db.$client.close();
-          rmSync(dir, { recursive: true, force: true });
-        },
-      };
+      const o = await SQLITE!.open();
+      return { ...o, queue: new SqliteJobQueue(o.catalog) };
     },
   },
   {
     name: 'PostgreSQL (pg-boss)',
     async open() {
-      const pg = await freshPostgresDatabase();
-      const db = await openPostgres(pg.url);
-      const catalog = postgresCatalog(db);
-      const queue = await openPgBossQueue(pg.url, catalog, FAST);
+      const o = await POSTGRES!.open();
+      const queue = await openPgBossQueue(o.url!, o.catalog, FAST);
       return {
-        catalog,
+        ...o,
         queue,
         close: async () => {
           await queue.close();
-          await db.$client.end();
-          await pg.drop();
+          await o.close();
         },
       };
     },
