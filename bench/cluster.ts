@@ -4,7 +4,7 @@
  * run, dropped after).
  *
  *   bun bench/cluster.ts [--parts analysis,inquire,api-nodes] [--databases sqlite,postgres]
- *                        [--nodes 1,3] [--clips a.mp4,b.mp4] [--n 200] [--clients 8] [--hours 100] [--cache DIR]
+ *                        [--nodes 1,3] [--clips a.mp4,b.mp4] [--n 200] [--clients 8] [--hours 100] [--repeat R] [--cache DIR]
  *
  * 1. analysis: CPU-seconds of analysis per second of video, one `serve --workers 0` API node and
  *    K `vidq worker --workers 1` nodes (--nodes, default 1 and 3) on one catalog (PostgreSQL:
@@ -56,6 +56,7 @@ const { values } = parseArgs({
     clients: { type: 'string' },
     hours: { type: 'string' },
     cache: { type: 'string' },
+    repeat: { type: 'string' },
   },
 });
 const PARTS = new Set((values.parts ?? 'analysis,inquire,api-nodes').split(','));
@@ -69,6 +70,7 @@ const CLIPS = (
 const N = Number(values.n ?? 200);
 const CLIENTS = Number(values.clients ?? 8);
 const HOURS = Number(values.hours ?? 100);
+const REPEAT = Number(values.repeat ?? 1);
 const ROOT = values.cache ?? DEFAULT_ROOT;
 const MAIN = join(import.meta.dir, '../src/main.ts');
 const OUT = join(import.meta.dir, 'out');
@@ -237,15 +239,24 @@ async function getJson(url: string): Promise<any> {
 
 // ---- 1. analysis: CPU-seconds per video-second -------------------------------------------------
 
-interface AnalysisRun {
-  setup: string;
-  database: 'sqlite' | 'postgres';
-  worker_nodes: number;
+interface Round {
   video_sec: number;
   wall_sec: number;
   cpu_sec: { api: number; workers: number; postgres: number; total: number };
+  /** Each worker node's share of `cpu_sec.workers`. */
+  per_worker_node_cpu_sec: number[];
   cpu_per_video_sec: number;
   load: [string, string];
+}
+
+interface AnalysisRun extends Round {
+  setup: string;
+  database: 'sqlite' | 'postgres';
+  worker_nodes: number;
+  /** The first round, which also loads the models of every analysis process. */
+  cold: Round;
+  /** Rounds before the measured one (more than 1 when a worker node had no video in the first). */
+  warm_up_rounds: number;
 }
 
 async function analysisRun(database: 'sqlite' | 'postgres', workerNodes: number): Promise<AnalysisRun> {
@@ -301,37 +312,62 @@ async function analysisRun(database: 'sqlite' | 'postgres', workerNodes: number)
       workers: procs.slice(1).reduce((a, p) => a + treeCpu(p.pid), 0),
       postgres: meter?.cpu() ?? 0,
     });
-    const load0 = load();
-    const c0 = cpuOf();
-    const t0 = performance.now();
-    await Promise.all(
-      CLIPS.map(async (clip) => {
-        const res = await fetch(`${api.url}/remote-upload`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json' },
-          body: JSON.stringify({ token, index: 'bench', url: `${origin.url}${encodeURIComponent(clip)}` }),
-        });
-        if (res.status !== 200) throw new Error(`upload of ${clip}: HTTP ${res.status} ${await res.text()}`);
-      }),
-    );
-    let listed: any[] = [];
-    for (;;) {
-      listed = await getJson(`${api.url}/index-resources?token=${token}&index=bench`);
-      if (listed.length === CLIPS.length && listed.every((r) => r.status === 'ready' || r.status === 'failed')) break;
-      if (performance.now() - t0 > 1_800_000) throw new Error(`not analysed after 30 min: ${JSON.stringify(listed)}`);
-      await Bun.sleep(250);
-    }
-    const wall = (performance.now() - t0) / 1000;
-    const c1 = cpuOf();
-    for (const r of listed.filter((x) => x.status === 'failed')) throw new Error(`${r.file_name} failed: ${r.error}`);
-    const videoSec = listed.reduce((a, r) => a + Number(r.metadata?.duration ?? r.duration ?? 0), 0);
-    const cpu = {
-      api: c1.api - c0.api,
-      workers: c1.workers - c0.workers,
-      postgres: c1.postgres - c0.postgres,
-      total: 0,
+    const worker = (p: Proc) => treeCpu(p.pid);
+    /** Uploads every clip at once into `index` and waits until all are analysed; the CPU each part used meanwhile. */
+    const round = async (index: string): Promise<Round> => {
+      const load0 = load();
+      const c0 = cpuOf();
+      const w0 = procs.slice(1).map(worker);
+      const t0 = performance.now();
+      await Promise.all(
+        CLIPS.map(async (clip) => {
+          const res = await fetch(`${api.url}/remote-upload`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', accept: 'application/json' },
+            body: JSON.stringify({ token, index, url: `${origin.url}${encodeURIComponent(clip)}` }),
+          });
+          if (res.status !== 200) throw new Error(`upload of ${clip}: HTTP ${res.status} ${await res.text()}`);
+        }),
+      );
+      let listed: any[] = [];
+      for (;;) {
+        listed = await getJson(`${api.url}/index-resources?token=${token}&index=${index}`);
+        if (listed.length === CLIPS.length && listed.every((r) => r.status === 'ready' || r.status === 'failed')) break;
+        if (performance.now() - t0 > 1_800_000) throw new Error(`not analysed after 30 min: ${JSON.stringify(listed)}`);
+        await Bun.sleep(250);
+      }
+      const wall = (performance.now() - t0) / 1000;
+      const c1 = cpuOf();
+      for (const r of listed.filter((x) => x.status === 'failed')) throw new Error(`${r.file_name} failed: ${r.error}`);
+      const videoSec = listed.reduce((a, r) => a + Number(r.metadata?.duration ?? r.duration ?? 0), 0);
+      const cpu = {
+        api: c1.api - c0.api,
+        workers: c1.workers - c0.workers,
+        postgres: c1.postgres - c0.postgres,
+        total: 0,
+      };
+      cpu.total = cpu.api + cpu.workers + cpu.postgres;
+      return {
+        video_sec: videoSec,
+        wall_sec: wall,
+        cpu_sec: cpu,
+        per_worker_node_cpu_sec: procs.slice(1).map((p, k) => worker(p) - w0[k]!),
+        cpu_per_video_sec: cpu.total / videoSec,
+        load: [load0, load()],
+      };
     };
-    cpu.total = cpu.api + cpu.workers + cpu.postgres;
+    // The first round loads each node's models (each analysis process loads them on its first
+    // video): a cost per node, not per video. The round after the warm-up is the steady state.
+    const cold = await round('cold');
+    // Until every worker node has had videos of its own (the queue hands them to whichever asks first).
+    const had = [...cold.per_worker_node_cpu_sec];
+    let warmUps = 1;
+    while (warmUps < 5 && had.some((x) => x < 0.5 * Math.max(...had))) {
+      (await round(`cold${++warmUps}`)).per_worker_node_cpu_sec.forEach((x, k) => {
+        had[k]! += x;
+      });
+    }
+    const warm = await round('bench');
     return {
       setup:
         workerNodes === 0
@@ -339,11 +375,9 @@ async function analysisRun(database: 'sqlite' | 'postgres', workerNodes: number)
           : `serve --workers 0 + ${workerNodes} worker node(s) (${database})`,
       database,
       worker_nodes: workerNodes,
-      video_sec: videoSec,
-      wall_sec: wall,
-      cpu_sec: cpu,
-      cpu_per_video_sec: cpu.total / videoSec,
-      load: [load0, load()],
+      cold,
+      warm_up_rounds: warmUps,
+      ...warm,
     };
   } finally {
     for (const p of procs.reverse()) await p.stop().catch(() => {});
@@ -552,22 +586,36 @@ if (PARTS.has('analysis')) {
   results.analysis = runs;
   const plan: ['sqlite' | 'postgres', number][] = [['sqlite', 0]];
   for (const d of DATABASES) for (const k of NODES) plan.push([d, k]);
-  for (const [d, k] of plan) {
-    const r = await analysisRun(d, k);
-    runs.push(r);
-    save();
+  // Rounds of the whole plan (not each setup R times in a row), so that a change of the machine's load falls on every setup.
+  for (let rep = 0; rep < REPEAT; rep++)
+    for (const [d, k] of plan) {
+      const r = await analysisRun(d, k);
+      runs.push(r);
+      save();
+      const f = (x: number) => x.toFixed(1);
+      console.log(
+        `  ${r.setup.padEnd(46)} first round (models loading) ${r.cold.cpu_per_video_sec.toFixed(3)} CPU-s per video-s, per worker node ${r.cold.per_worker_node_cpu_sec.map(f).join(' / ') || '-'} CPU-s\n` +
+          `  ${''.padEnd(46)} after ${r.warm_up_rounds} warm-up round(s): ${r.video_sec.toFixed(0)} s of video, ${f(r.cpu_sec.total)} CPU-s (api ${f(r.cpu_sec.api)}, workers ${f(r.cpu_sec.workers)}, postgres ${f(r.cpu_sec.postgres)}; per worker node ${r.per_worker_node_cpu_sec.map(f).join(' / ') || '-'}) = ${r.cpu_per_video_sec.toFixed(3)} CPU-s per video-s; wall ${r.wall_sec.toFixed(0)} s; load ${r.load.join('→')}`,
+      );
+    }
+  const meanOf = (d: string, k: number) => {
+    const xs = runs.filter((r) => r.database === d && r.worker_nodes === k).map((r) => r.cpu_per_video_sec);
+    return xs.reduce((a, b) => a + b, 0) / xs.length;
+  };
+  const summary: Record<string, number> = {};
+  for (const [d, k] of plan) summary[`${d}:${k}`] = meanOf(d, k);
+  results.analysis_mean_cpu_per_video_sec = summary;
+  console.log(`  mean over ${REPEAT} round(s), CPU-s per video-s (steady state):`);
+  for (const [d, k] of plan)
     console.log(
-      `  ${r.setup.padEnd(46)} ${r.video_sec.toFixed(0)} s of video: ${r.cpu_sec.total.toFixed(1).padStart(6)} CPU-s (api ${r.cpu_sec.api.toFixed(1)}, workers ${r.cpu_sec.workers.toFixed(1)}, postgres ${r.cpu_sec.postgres.toFixed(1)}) = ${r.cpu_per_video_sec.toFixed(3)} CPU-s per video-s; wall ${r.wall_sec.toFixed(0)} s; load ${r.load.join('→')}`,
+      `    ${(k === 0 ? `${d}, single machine` : `${d}, ${k} worker node(s)`).padEnd(28)} ${meanOf(d, k).toFixed(3)}`,
     );
-  }
-  for (const d of DATABASES) {
-    const one = runs.find((r) => r.database === d && r.worker_nodes === NODES[0]);
-    for (const r of runs.filter((x) => x.database === d && x.worker_nodes > (NODES[0] ?? 1)))
-      if (one)
-        console.log(
-          `  ${d}: ${r.worker_nodes} worker nodes against ${one.worker_nodes}: ${(((r.cpu_per_video_sec - one.cpu_per_video_sec) / one.cpu_per_video_sec) * 100).toFixed(1)} % CPU per video-second (goal ≤ 10 %)`,
-        );
-  }
+  for (const d of DATABASES)
+    for (const k of NODES.slice(1))
+      console.log(
+        `  ${d}: ${k} worker nodes against ${NODES[0]}: ${((meanOf(d, k) / meanOf(d, NODES[0]!) - 1) * 100).toFixed(1)} % CPU per video-second (goal ≤ 10 %)`,
+      );
+  save();
 }
 
 if (PARTS.has('inquire') || PARTS.has('api-nodes')) {
