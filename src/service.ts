@@ -272,11 +272,7 @@ export async function createService(
     retrieval,
     moments,
     // Read at question time: the live service is built below.
-    streamClock: (videoId) => {
-      const c = live.clockOf(videoId);
-      const w = c && live.lastWindow(videoId, 0);
-      return c && w ? { nowT: w.to, latestT: c.latestT } : null;
-    },
+    streamClock: (videoId) => live.streamClock(videoId),
     log: log.child({ part: 'answering' }),
   });
   const search = new SearchService({ catalog, indexes, links, retrieval });
@@ -306,7 +302,6 @@ export async function createService(
 
   // Live streams.
   const live = new LiveService({
-    db,
     catalog,
     config,
     files,
