@@ -142,7 +142,6 @@ export async function createService(
   // A server's requests, its maintenance and its relay share the pool (the queue has its own).
   const opened = await openCatalog({ database: config.database, sqliteFile: files.dbFile, connections: 10 });
   const catalog = opened.catalog;
-  const db = opened.sqlite!; // TEMP until the live branch lands
   // A shared media folder is claimed with the id the catalog keeps, so that every node agrees on it.
   const foreignMedia =
     files.mediaRoot === files.root
