@@ -107,7 +107,7 @@ describe('--database', () => {
       const removed = await postJson(srv.url, '/remove-from-index', {
         token: srv.token,
         project_id: indexId,
-        file_id: key,
+        video_id: key,
       });
       expect(removed.status).toBe(200);
       expect(await resources()).toEqual([]);
