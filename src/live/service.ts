@@ -376,9 +376,13 @@ export class LiveService {
       run.stopped = false;
       if (row.url) this.runner.connect(run);
       // Running again: its lease (the node that paused it gave it up).
-      void this.claim(row.id).then((mine) => {
-        if (!mine) this.runner.release(run);
-      });
+      this.claim(row.id)
+        .then((mine) => {
+          if (!mine) this.runner.release(run);
+        })
+        .catch((e) =>
+          this.d.log.warn('live stream lease not claimed', { stream_id: row.id, reason: (e as Error).message }),
+        );
     }
     return this.viewOf((await this.row(row.id))!);
   }
