@@ -168,7 +168,7 @@ export async function startServer(
       (app.store as { cron?: Record<string, { stop(): void }> }).cron?.maintenance?.stop();
       await relay.close();
       await node.stop();
-      service.close();
+      await service.close();
     },
   };
 }
