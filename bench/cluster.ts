@@ -254,6 +254,8 @@ interface AnalysisRun extends Round {
   cold: Round;
   /** Rounds before the measured one (more than 1 when a worker node had no video in the first). */
   warm_up_rounds: number;
+  /** CPU-seconds per second of every counted process while no video waits. */
+  idle_cpu_per_sec: number;
 }
 
 async function analysisRun(database: 'sqlite' | 'postgres', workerNodes: number): Promise<AnalysisRun> {
@@ -364,6 +366,11 @@ async function analysisRun(database: 'sqlite' | 'postgres', workerNodes: number)
         had[k]! += x;
       });
     }
+    // What the nodes cost doing nothing (heartbeats, the queue's polling), over 15 s.
+    const i0 = cpuOf();
+    await Bun.sleep(15_000);
+    const i1 = cpuOf();
+    const idle = (i1.api + i1.workers + i1.postgres - i0.api - i0.workers - i0.postgres) / 15;
     const warm = await round('bench');
     return {
       setup:
@@ -374,6 +381,7 @@ async function analysisRun(database: 'sqlite' | 'postgres', workerNodes: number)
       worker_nodes: workerNodes,
       cold,
       warm_up_rounds: warmUps,
+      idle_cpu_per_sec: idle,
       ...warm,
     };
   } finally {
@@ -528,7 +536,7 @@ if (PARTS.has('analysis')) {
       save();
       const f = (x: number) => x.toFixed(1);
       console.log(
-        `  ${r.setup.padEnd(46)} first round (models loading) ${r.cold.cpu_per_video_sec.toFixed(3)} CPU-s per video-s, per worker node ${r.cold.per_worker_node_cpu_sec.map(f).join(' / ') || '-'} CPU-s\n` +
+        `  ${r.setup.padEnd(46)} first round (models loading) ${r.cold.cpu_per_video_sec.toFixed(3)} CPU-s per video-s, per worker node ${r.cold.per_worker_node_cpu_sec.map(f).join(' / ') || '-'} CPU-s; idle ${r.idle_cpu_per_sec.toFixed(3)} CPU-s/s\n` +
           `  ${''.padEnd(46)} after ${r.warm_up_rounds} warm-up round(s): ${r.video_sec.toFixed(0)} s of video, ${f(r.cpu_sec.total)} CPU-s (api ${f(r.cpu_sec.api)}, workers ${f(r.cpu_sec.workers)}, postgres ${f(r.cpu_sec.postgres)}; per worker node ${r.per_worker_node_cpu_sec.map(f).join(' / ') || '-'}) = ${r.cpu_per_video_sec.toFixed(3)} CPU-s per video-s; wall ${r.wall_sec.toFixed(0)} s; load ${r.load.join('→')}`,
       );
     }
