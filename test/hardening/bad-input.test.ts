@@ -1692,6 +1692,44 @@ for (const dialect of SERVER_DIALECTS)
       }
     });
 
+    describe('a NUL character in an id or a name', () => {
+      // PostgreSQL's text holds no NUL, so a lookup given one failed there with a 500; on SQLite it
+      // matches nothing. Either way: a clear 4xx with the error shape, and nothing written.
+      test('is refused (400 or 404), never a server error, nothing written', async () => {
+        const before = await snapshot(srv);
+        const t = srv.token;
+        const sent: [string, Response][] = [];
+        const get = async (p: string) => sent.push([`GET ${p}`, await fetch(srv.url + p)]);
+        const post = async (p: string, body: Record<string, unknown>) =>
+          sent.push([
+            `POST ${p} ${JSON.stringify(body).replace(t, 'TOKEN')}`,
+            await fetch(srv.url + p, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', accept: 'application/json' },
+              body: JSON.stringify(body),
+            }),
+          ]);
+        await get(`/index-resources?token=${t}&index=a%00b`);
+        await get(`/status?file_id=a%00b`);
+        await get(`/videos/a%00b/segments?token=${t}`);
+        await get(`/media/a%00b?token=${t}`);
+        await get(`/indexes/a%00b/people?token=${t}`);
+        await post('/inquire', { token: t, index: 'a\u0000b', prompt: 'what is here?' });
+        await post('/does-group-exist', { token: t, index: 'a\u0000b' });
+        await post('/remove-from-index', { token: t, project_id: 'a\u0000b', video_id: 'x' });
+        await post('/remove-from-index', { token: t, project_id: seed.indexId, video_id: 'a\u0000b' });
+        await post('/add-stream', { token: t, index: 'a\u0000b', url: 'rtsp://127.0.0.1:9/x' });
+        for (const [what, res] of sent) {
+          const body = await res.json();
+          expect({ what, status: [400, 404].includes(res.status) }).toEqual({ what, status: true });
+          expect(body).toEqual({ error: res.status, message: expect.any(String) });
+        }
+        const after = await snapshot(srv);
+        expect(after.rows).toEqual(before.rows);
+        expect(after.files).toEqual(before.files);
+      });
+    });
+
     describe('huge bodies are refused before they are read whole', () => {
       test('a chunked body with no Content-Length is cut off at the limit (413, error shape)', async () => {
         const before = await snapshot(srv);
