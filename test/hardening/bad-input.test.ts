@@ -1715,7 +1715,6 @@ for (const dialect of SERVER_DIALECTS)
         await get(`/media/a%00b?token=${t}`);
         await get(`/indexes/a%00b/people?token=${t}`);
         await post('/inquire', { token: t, index: 'a\u0000b', prompt: 'what is here?' });
-        await post('/does-group-exist', { token: t, index: 'a\u0000b' });
         await post('/remove-from-index', { token: t, project_id: 'a\u0000b', video_id: 'x' });
         await post('/remove-from-index', { token: t, project_id: seed.indexId, video_id: 'a\u0000b' });
         await post('/add-stream', { token: t, index: 'a\u0000b', url: 'rtsp://127.0.0.1:9/x' });
@@ -1724,6 +1723,11 @@ for (const dialect of SERVER_DIALECTS)
           expect({ what, status: [400, 404].includes(res.status) }).toEqual({ what, status: true });
           expect(body).toEqual({ error: res.status, message: expect.any(String) });
         }
+        // The hosted API's existence check answers as for any unknown name.
+        expect(await postJson(srv.url, '/does-group-exist', { token: t, index: 'a\u0000b' })).toEqual({
+          status: 200,
+          body: { exists: false },
+        });
         const after = await snapshot(srv);
         expect(after.rows).toEqual(before.rows);
         expect(after.files).toEqual(before.files);
