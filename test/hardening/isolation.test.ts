@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHash } from 'node:crypto';
-import { startOrigin, startTestServer, type Origin, type TestServer } from '../helpers';
+import { clip, startOrigin, startTestServer, type Origin, type TestServer } from '../helpers';
 import { waitVideoReady } from '../factories';
 import { writeCatalog } from './fixtures';
 import { dropDatabases, SERVER_DIALECTS, type ServerDialect } from './proc';
@@ -394,7 +394,7 @@ for (const dialect of SERVER_DIALECTS)
             call(`/upload?index=${alice.indexId}&file_name=x.mp4`, {
               method: 'POST',
               headers: { authorization: `Bearer ${bob.token}`, 'content-type': 'video/mp4' },
-              body: Bun.file(`${import.meta.dir}/../../../shared/media/bottles.mp4`),
+              body: Bun.file(clip('bottles.mp4')),
             }),
           status: [404],
         },
