@@ -663,47 +663,54 @@ for (const dialect of SERVER_DIALECTS)
         }
       }, 40_000);
 
-      test('the disk fills up during a download: 507 by the declared size, or part-way for a chunked source; nothing is kept', async () => {
-        const here = await place();
-        const dir = here.dataDir;
-        const free = () => {
-          const st = statfsSync(dir);
-          return Number(st.bavail) * Number(st.bsize);
-        };
-        // Room for 2.5 MiB more than is free now: the upload check passes, a 3.5 MB clip does not fit.
-        const s = await spawnServer(
-          dir,
-          ['--analysis-workers', '0', '--min-free-bytes', String(free() - 2.5 * 2 ** 20)],
-          here,
-        );
-        try {
-          const before = (await checkInvariants(here)).snapshot;
-          const declared = await postJson(s.url, '/remote-upload', {
-            token: s.token,
-            index: 'fill',
-            url: `${raw.url}/ok/talking-head.mp4`,
-          });
-          expect(declared).toEqual({
-            status: 507,
-            body: { error: 507, message: expect.stringMatching(/the file is 3548230 bytes.*free some space/) },
-          });
-          const chunked = await postJson(s.url, '/remote-upload', {
-            token: s.token,
-            index: 'fill',
-            url: `${raw.url}/chunked/talking-head.mp4`,
-          });
-          expect(chunked).toEqual({
-            status: 507,
-            body: { error: 507, message: expect.stringMatching(/disk filled up during the download.*free some space/) },
-          });
-          const after = await checkInvariants(here);
-          expect(after.violations).toEqual([]);
-          expect(after.snapshot.videos).toEqual(before.videos);
-          expect(readdirSync(join(dir, 'tmp'))).toEqual([]);
-          expect(readdirSync(join(dir, 'media'))).toEqual([]);
-        } finally {
-          await stopServer(s);
-        }
-      }, 40_000);
+      // SQLite only: the margin is 2.5 MiB of the disk's free space, and on PostgreSQL the server's
+      // start (migrations, pg-boss's schema: WAL and tables on the same disk) eats it before the
+      // download starts; what is tested is the download's accounting, which no catalog takes part in.
+      if (dialect.name === 'SQLite')
+        test('the disk fills up during a download: 507 by the declared size, or part-way for a chunked source; nothing is kept', async () => {
+          const here = await place();
+          const dir = here.dataDir;
+          const free = () => {
+            const st = statfsSync(dir);
+            return Number(st.bavail) * Number(st.bsize);
+          };
+          // Room for 2.5 MiB more than is free now: the upload check passes, a 3.5 MB clip does not fit.
+          const s = await spawnServer(
+            dir,
+            ['--analysis-workers', '0', '--min-free-bytes', String(free() - 2.5 * 2 ** 20)],
+            here,
+          );
+          try {
+            const before = (await checkInvariants(here)).snapshot;
+            const declared = await postJson(s.url, '/remote-upload', {
+              token: s.token,
+              index: 'fill',
+              url: `${raw.url}/ok/talking-head.mp4`,
+            });
+            expect(declared).toEqual({
+              status: 507,
+              body: { error: 507, message: expect.stringMatching(/the file is 3548230 bytes.*free some space/) },
+            });
+            const chunked = await postJson(s.url, '/remote-upload', {
+              token: s.token,
+              index: 'fill',
+              url: `${raw.url}/chunked/talking-head.mp4`,
+            });
+            expect(chunked).toEqual({
+              status: 507,
+              body: {
+                error: 507,
+                message: expect.stringMatching(/disk filled up during the download.*free some space/),
+              },
+            });
+            const after = await checkInvariants(here);
+            expect(after.violations).toEqual([]);
+            expect(after.snapshot.videos).toEqual(before.videos);
+            expect(readdirSync(join(dir, 'tmp'))).toEqual([]);
+            expect(readdirSync(join(dir, 'media'))).toEqual([]);
+          } finally {
+            await stopServer(s);
+          }
+        }, 40_000);
     });
   });
