@@ -3,9 +3,10 @@
  * the spec's error body `{error: <status>, message}`, a message that says what to fix, and no
  * trace: no new row in any table and no new file in the data directory (media/ and tmp/ included).
  *
- * Real servers on 127.0.0.1, real ffmpeg/ffprobe, real SQLite. Two servers: `srv` lets the
- * downloader reach 127.0.0.1 (so the local origin can serve bad files), `strict` is the default
- * policy (private addresses refused) for the URL cases.
+ * Real servers on 127.0.0.1, real ffmpeg/ffprobe. Two servers: `srv` lets the downloader reach
+ * 127.0.0.1 (so the local origin can serve bad files), `strict` is the default policy (private
+ * addresses refused) for the URL cases. Everything runs twice (issue 33): on the SQLite file, and
+ * on PostgreSQL with a fresh database per server (the PostgreSQL pass adds about 2 s).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { existsSync } from 'node:fs';

@@ -6,6 +6,7 @@
  *
  * Alice's clip is analysed for real (the `visual` analyzer only, one worker) so that it has frames;
  * her second index holds talking-head.mp4, analysed with `faces` too, so that it has a person.
+ * Everything runs twice (issue 33): on the SQLite file, and on a fresh PostgreSQL database.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { createHash } from 'node:crypto';
