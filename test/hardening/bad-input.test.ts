@@ -13,7 +13,15 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { downloadToFile } from '../../src/ingest/download';
 import { getJson, postJson, startTestServer, type TestServer } from '../helpers';
-import { makeFixtures, mediaAndTmp, snapshot, startFixtureOrigin, type FixtureOrigin, type Fixtures } from './fixtures';
+import {
+  closeSnapshotReaders,
+  makeFixtures,
+  mediaAndTmp,
+  snapshot,
+  startFixtureOrigin,
+  type FixtureOrigin,
+  type Fixtures,
+} from './fixtures';
 import { dropDatabases, SERVER_DIALECTS, type ServerDialect } from './proc';
 
 const MAX_BODY = 64 * 1024;
@@ -135,6 +143,7 @@ async function setup(dialect: ServerDialect): Promise<void> {
 
 async function teardown(): Promise<void> {
   await Promise.all([srv?.stop(), strict?.stop()]);
+  await closeSnapshotReaders();
   await dropDatabases();
 }
 

@@ -11,7 +11,7 @@ import { Database } from 'bun:sqlite';
 import { Client } from 'pg';
 import { resolveBinaries } from '../../src/media/binaries';
 import { clip, MEDIA_DIR, type TestServer } from '../helpers';
-import { openCatalogReader, type Place } from './invariants';
+import { type CatalogReader, openCatalogReader, type Place } from './invariants';
 
 export interface Fixtures {
   dir: string;
@@ -100,7 +100,7 @@ export interface Snapshot {
  * file under the data directory (the database's own files aside).
  */
 export async function snapshot(s: TestServer): Promise<Snapshot> {
-  const db = await openCatalogReader({ dataDir: s.dataDir, ...(s.database && { database: s.database }) });
+  const db = await readerOf(s);
   const rows: Record<string, number> = {};
   try {
     const tables = (
@@ -118,7 +118,7 @@ export async function snapshot(s: TestServer): Promise<Snapshot> {
     );
     for (const c of counts.sort((a, b) => a.t.localeCompare(b.t))) rows[c.t] = Number(c.n);
   } finally {
-    await db.close();
+    if (db.dialect === 'sqlite') await db.close();
   }
   const files: string[] = [];
   const walk = (d: string) => {
@@ -133,6 +133,21 @@ export async function snapshot(s: TestServer): Promise<Snapshot> {
     rows,
     files: files.filter((f) => !/^vidq\.db(-wal|-shm|-journal)?$/.test(f) && !f.startsWith('bin/')).sort(),
   };
+}
+
+/** One PostgreSQL connection per server's database for its snapshots (a table suite takes hundreds). */
+const readers = new Map<string, Promise<CatalogReader>>();
+function readerOf(s: TestServer): Promise<CatalogReader> {
+  if (!s.database) return openCatalogReader({ dataDir: s.dataDir });
+  let r = readers.get(s.database);
+  if (!r) readers.set(s.database, (r = openCatalogReader({ dataDir: s.dataDir, database: s.database })));
+  return r;
+}
+
+/** Closes the connections `snapshot` keeps (before their databases are dropped). */
+export async function closeSnapshotReaders(): Promise<void> {
+  for (const r of readers.values()) await (await r).close();
+  readers.clear();
 }
 
 /** Runs one writing statement (`?` placeholders) on a server's catalog, behind its back. */
