@@ -206,7 +206,9 @@ test('an API node and three worker nodes index the 14 clips through a kill -9: r
     'the killed job resumed on another worker node',
     250,
   );
-  console.log(`the killed job went on ${((performance.now() - killedAt) / 1000).toFixed(1)} s after kill -9, ${resumed}`);
+  console.log(
+    `the killed job went on ${((performance.now() - killedAt) / 1000).toFixed(1)} s after kill -9, ${resumed}`,
+  );
 
   const clusterIds = Object.values(ids);
   await allReady(api, token, 'clips', clusterIds, 240_000);
@@ -221,7 +223,9 @@ test('an API node and three worker nodes index the 14 clips through a kill -9: r
       "SELECT video_id, count(*)::int AS n FROM webhook_events WHERE event = 'video.ready' GROUP BY video_id ORDER BY video_id",
     )
   ).rows;
-  expect(outbox).toEqual(clusterIds.map((id) => ({ video_id: id, n: 1 })).sort((a, b) => a.video_id.localeCompare(b.video_id)));
+  expect(outbox).toEqual(
+    clusterIds.map((id) => ({ video_id: id, n: 1 })).sort((a, b) => a.video_id.localeCompare(b.video_id)),
+  );
   const delivered = await until(
     () => hooks.received.filter((h) => h.type === 'video.ready'),
     (d) => d.length >= clusterIds.length,
@@ -323,7 +327,7 @@ test('a second API node answers within 2 s for a video stored by the first', asy
         });
         return listed && r.status === 200 ? r.body : null;
       },
-      (r) => r !== null && r.evidence.some((e: any) => e.video_id === id),
+      (r) => r?.evidence.some((e: any) => e.video_id === id) === true,
       2_000,
       'the second API node to answer about the ready video',
       25,

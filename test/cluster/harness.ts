@@ -45,7 +45,18 @@ const running = new Set<NodeProc>();
 export async function spawnNode(kind: 'serve' | 'worker', dataDir: string, args: string[]): Promise<NodeProc> {
   const http = kind === 'serve' ? ['--host', '127.0.0.1', '--port', '0', '--min-free-bytes', '0'] : [];
   const proc = Bun.spawn(
-    [process.execPath, MAIN, kind, '--data-dir', dataDir, '--log-level', 'error', '--allow-private-urls', ...http, ...args],
+    [
+      process.execPath,
+      MAIN,
+      kind,
+      '--data-dir',
+      dataDir,
+      '--log-level',
+      'error',
+      '--allow-private-urls',
+      ...http,
+      ...args,
+    ],
     { stdout: 'pipe', stderr: 'inherit', stdin: 'ignore' },
   );
   const started = kind === 'serve' ? /listening on (http:\/\/\S+)/ : /vidq worker node (\S+) on /;
@@ -160,10 +171,7 @@ export async function segmentsOf(base: string, token: string, fileId: string): P
   if (r.status !== 200) throw new Error(`segments of ${fileId} on ${base}: ${r.status} ${JSON.stringify(r.body)}`);
   return (r.body.segments as SegmentRow[])
     .map(({ kind, start, end, text }) => ({ kind, start, end, text }))
-    .sort(
-      (a, b) =>
-        a.kind.localeCompare(b.kind) || a.start - b.start || a.end - b.end || a.text.localeCompare(b.text),
-    );
+    .sort((a, b) => a.kind.localeCompare(b.kind) || a.start - b.start || a.end - b.end || a.text.localeCompare(b.text));
 }
 
 /** CPU seconds (user + system) a process and its live descendants have used so far, from /proc. */
