@@ -429,6 +429,6 @@ describe('isolation, removal and purge', () => {
     } finally {
       db.close();
     }
-    expect(checkInvariants(srv.dataDir).violations).toEqual([]);
+    expect((await checkInvariants(srv.dataDir)).violations).toEqual([]);
   });
 });

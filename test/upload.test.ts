@@ -293,7 +293,7 @@ describe('POST /upload and kill -9', () => {
       const res = await getJson(again.url, `/indexes?token=${again.token}`);
       expect(res.status).toBe(200);
       await kill9(again);
-      expect(checkInvariants(dataDir).violations).toEqual([]);
+      expect((await checkInvariants(dataDir)).violations).toEqual([]);
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

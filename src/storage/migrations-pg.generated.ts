@@ -24,5 +24,17 @@ export const PG_MIGRATIONS: EmbeddedMigration[] = [
     "when": 1795854748516,
     "breakpoints": true,
     "sql": "CREATE TABLE \"catalog_settings\" (\n\t\"key\" text PRIMARY KEY NOT NULL,\n\t\"value\" text NOT NULL\n);\n"
+  },
+  {
+    "tag": "0004_webhook_queued_at",
+    "when": 1795864784804,
+    "breakpoints": true,
+    "sql": "ALTER TABLE \"webhook_events\" ADD COLUMN \"queued_at\" timestamp (3) with time zone;"
+  },
+  {
+    "tag": "0005_webhook_notify",
+    "when": 1795864786816,
+    "breakpoints": true,
+    "sql": "-- A new outbox row wakes the nodes that hand events to pg-boss (src/webhooks/pg-dispatch.ts).\n-- NOTIFY is sent at commit and never after a rollback; one per statement is enough (the payload\n-- carries nothing: a woken node reads what waits).\nCREATE FUNCTION webhook_event_added() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  PERFORM pg_notify('vidq_webhook_events', '');\n  RETURN NULL;\nEND $$;\n--> statement-breakpoint\nCREATE TRIGGER webhook_event_added AFTER INSERT ON webhook_events FOR EACH STATEMENT EXECUTE FUNCTION webhook_event_added();\n"
   }
 ];

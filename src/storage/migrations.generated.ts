@@ -90,5 +90,11 @@ export const MIGRATIONS: EmbeddedMigration[] = [
     "when": 1795854745746,
     "breakpoints": true,
     "sql": "CREATE TABLE `catalog_settings` (\n\t`key` text PRIMARY KEY NOT NULL,\n\t`value` text NOT NULL\n);\n"
+  },
+  {
+    "tag": "0015_webhook_queued_at",
+    "when": 1795864783575,
+    "breakpoints": true,
+    "sql": "ALTER TABLE `webhook_events` ADD `queued_at` integer;"
   }
 ];

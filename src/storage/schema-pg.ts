@@ -267,6 +267,8 @@ export const webhookEvents = pgTable(
     lastError: text('last_error'),
     deliveredAt: ms('delivered_at'),
     data: text('data'),
+    /** When the event was handed to pg-boss (src/webhooks/pg-dispatch.ts); null while it waits. */
+    queuedAt: ms('queued_at'),
   },
   (t) => [index('webhook_events_state_idx').on(t.state, t.videoId, t.id)],
 );

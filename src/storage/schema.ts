@@ -311,6 +311,11 @@ export const webhookEvents = sqliteTable(
     nextAttemptAt: integer('next_attempt_at', { mode: 'timestamp_ms' }).notNull(),
     lastError: text('last_error'),
     deliveredAt: integer('delivered_at', { mode: 'timestamp_ms' }),
+    /**
+     * PostgreSQL only (always null on SQLite): when the event was handed to pg-boss as a delivery
+     * job (src/webhooks/pg-dispatch.ts); null while it waits to be handed over.
+     */
+    queuedAt: integer('queued_at', { mode: 'timestamp_ms' }),
     /** What a live alert carries (alert.fired): the alert, stream, time, frame and evidence (JSON). */
     data: text('data'),
   },

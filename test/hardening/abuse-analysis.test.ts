@@ -279,7 +279,7 @@ describe('through the server (one analysis worker, visual only)', () => {
         );
       expect(await until(() => decoders() === 0, Boolean, 5000, 'decoders() === 0')).toBe(true);
       expect(existsSync(join(srv.dataDir, 'media', key, 'frames.partial'))).toBe(false);
-      expect(checkInvariants(srv.dataDir).violations).toEqual([]);
+      expect((await checkInvariants(srv.dataDir)).violations).toEqual([]);
     } finally {
       server.stop(true);
       await srv.stop();
@@ -305,7 +305,7 @@ describe('through the server (one analysis worker, visual only)', () => {
       ).toBe(true);
       expect(status(key)!.error).toContain('--max-frame-bytes-per-video');
       expect(existsSync(join(srv.dataDir, 'media', key, 'frames.partial'))).toBe(false);
-      expect(checkInvariants(srv.dataDir).violations).toEqual([]);
+      expect((await checkInvariants(srv.dataDir)).violations).toEqual([]);
     } finally {
       await srv.stop();
     }
@@ -358,7 +358,7 @@ describe('through the server (one analysis worker, visual only)', () => {
         ),
       ).toBe(true);
       expect(decoders()).toBe(0); // and none started again
-      expect(checkInvariants(srv.dataDir).violations).toEqual([]);
+      expect((await checkInvariants(srv.dataDir)).violations).toEqual([]);
     } finally {
       server.stop(true);
       await srv.stop();

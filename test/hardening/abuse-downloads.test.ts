@@ -68,7 +68,7 @@ afterAll(() => origin.stop());
 /** The invariant checker on the idle server, then stop it (which deletes its data directory). */
 async function finish(srv: TestServer): Promise<void> {
   try {
-    expect(checkInvariants(srv.dataDir).violations).toEqual([]);
+    expect((await checkInvariants(srv.dataDir)).violations).toEqual([]);
   } finally {
     await srv.stop();
   }

@@ -31,7 +31,7 @@ afterAll(async () => {
   origin.stop();
 });
 
-const healthy = () => expect(checkInvariants(srv.dataDir).violations).toEqual([]);
+const healthy = async () => expect((await checkInvariants(srv.dataDir)).violations).toEqual([]);
 
 /** One HTTP/1.1 request written byte for byte; resolves with the status, headers and body text. */
 function raw(port: number, head: string, body = ''): Promise<{ status: number; headers: string; body: string }> {
@@ -74,7 +74,7 @@ describe('Host header', () => {
     );
     expect(r.status).toBe(400);
     expect(logLines.join('\n')).not.toContain('SECRET-QUERY-VALUE');
-    healthy();
+    await healthy();
   });
 
   test('a question sent with a malformed Host is refused before the charge (the balance is unchanged)', async () => {
@@ -101,7 +101,7 @@ describe('Host header', () => {
       expect(r.status).toBeLessThan(500);
     }
     expect((await srv.server.service.accounts.getUser(payer.user.id))?.credits).toBe(5);
-    healthy();
+    await healthy();
   });
 
   test('the server never runs in development mode (whatever NODE_ENV says)', () => {
@@ -119,7 +119,7 @@ describe('Host header', () => {
       expect((await get(listing, host)).status).toBe(200);
     // A container name with an underscore is well-formed, just not configured.
     expect((await get(listing, 'my_service:8420')).status).toBe(421);
-    healthy();
+    await healthy();
   });
 
   test('links are built from --public-url when set, never from the request', async () => {
@@ -151,7 +151,7 @@ describe('Host header', () => {
       expect(resource!.src.startsWith('https://vidq.example/media/')).toBe(true);
     } finally {
       await server.stop();
-      expect(checkInvariants(dir).violations).toEqual([]);
+      expect((await checkInvariants(dir)).violations).toEqual([]);
       rmSync(dir, { recursive: true, force: true });
     }
   });
@@ -175,7 +175,7 @@ describe('headers', () => {
     await sw.text();
     expect(sw.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     expect(sw.headers.get('x-frame-options')).toBe('DENY');
-    healthy();
+    await healthy();
   });
 
   test('/swagger-assets/<Object member> is 404, not a 500', async () => {
@@ -216,7 +216,7 @@ describe('cheap refusals', () => {
     expect(res.status).toBe(400);
     expect(((await res.json()) as { message: string }).message).toContain('values');
     console.log(`unauthenticated 1 MiB body: median ${times.sort((a, b) => a - b)[2]!.toFixed(1)} ms (loaded machine)`);
-    healthy();
+    await healthy();
   });
 
   test('the largest legitimate body (an /inquire at its field limits, \\u-escaped) fits the default limit', () => {
@@ -243,7 +243,7 @@ describe('names and addresses', () => {
       expect(r.status).toBe(400);
       expect(r.body.message).toContain('bidi');
     }
-    healthy();
+    await healthy();
   });
 
   test('the whole ::/96 range is judged by its embedded IPv4 address', async () => {
@@ -264,7 +264,7 @@ describe('names and addresses', () => {
     } finally {
       await strict.stop();
     }
-    healthy();
+    await healthy();
   });
 
   test('database files are 0600, and a data directory made with mkdir (0755) is tightened to 0700 without a warning', async () => {
@@ -299,7 +299,7 @@ describe('names and addresses', () => {
     }
     expect((statSync(dir).mode & 0o777).toString(8)).toBe('700');
     expect(lines.filter((l) => l.includes('"level":"warn"') && l.includes('chmod'))).toEqual([]);
-    expect(checkInvariants(dir).violations).toEqual([]);
+    expect((await checkInvariants(dir)).violations).toEqual([]);
     rmSync(dir, { recursive: true, force: true });
   });
 });

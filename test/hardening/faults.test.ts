@@ -51,7 +51,8 @@ const resources = async (s: ServerProc, index: string): Promise<any[]> => {
   return r.status === 200 ? r.body : [];
 };
 const allFinal = (rs: any[]) => rs.length > 0 && rs.every((r) => r.status === 'ready' || r.status === 'failed');
-const expectHealthy = (dir: string, settled = true) => expect(checkInvariants(dir, { settled }).violations).toEqual([]);
+const expectHealthy = async (dir: string, settled = true) =>
+  expect((await checkInvariants(dir, { settled })).violations).toEqual([]);
 
 describe('kill -9 of the server, then a restart', () => {
   test('during a download (a source that trickles): the resource fails with the reason, nothing is left', async () => {
@@ -85,7 +86,7 @@ describe('kill -9 of the server, then a restart', () => {
     const after = await resources(s, 'dl');
     expect(after).toHaveLength(1);
     expect(after[0]).toMatchObject({ status: 'failed', error: expect.stringContaining('interrupted by a restart') });
-    expectHealthy(dir);
+    await expectHealthy(dir);
     // The same URL can be uploaded again and now completes.
     const again = await postJson(s.url, '/remote-upload', {
       token: s.token,
@@ -94,7 +95,7 @@ describe('kill -9 of the server, then a restart', () => {
     });
     expect(again.status).toBe(200);
     await stopServer(s);
-    expectHealthy(dir);
+    await expectHealthy(dir);
   }, 60_000);
 
   test('during a signed PUT (a client that trickles the file): the resource fails with the reason, the URL is spent', async () => {
@@ -154,7 +155,7 @@ describe('kill -9 of the server, then a restart', () => {
       status: 'failed',
       error: expect.stringContaining('restart'),
     });
-    expectHealthy(dir);
+    await expectHealthy(dir);
     // The SDK's status poll says it failed (it would otherwise poll forever).
     expect((await getJson(s.url, `/status?file_id=${pre.body.key}`)).status).toBe(422);
     // The URL was used: a second PUT is refused; a new pre-upload goes through.
@@ -172,7 +173,7 @@ describe('kill -9 of the server, then a restart', () => {
     const ok = await fetch(pre2.body.url, { method: 'PUT', headers: { 'content-type': 'video/mp4' }, body: bytes });
     expect(ok.status).toBe(200);
     await stopServer(s);
-    expectHealthy(dir);
+    await expectHealthy(dir);
   }, 60_000);
 
   test('during analysis, three times at seeded points: every job resumes and ends ready, without duplicates', async () => {
@@ -199,7 +200,7 @@ describe('kill -9 of the server, then a restart', () => {
       const at = (await resources(s, 'an')).map((x) => `${x.status}/${x.stage}@${x.progress}`).join(', ');
       const { orphans, orphanExitMs } = await kill9(s);
       landed.push(`${at} (${orphans} orphaned processes gone in ${orphanExitMs} ms)`);
-      expectHealthy(dir, false); // even before recovery: nothing dangling but the work in flight
+      await expectHealthy(dir, false); // even before recovery: nothing dangling but the work in flight
       s = await spawnServer(dir, args);
     }
     console.log(`analysis kills landed at:\n  ${landed.join('\n  ')}`);
@@ -212,7 +213,7 @@ describe('kill -9 of the server, then a restart', () => {
       ]),
     );
     await stopServer(s);
-    expectHealthy(dir);
+    await expectHealthy(dir);
     const db = new Database(join(dir, 'vidq.db'), { readonly: true });
     const kinds = (db.query('SELECT DISTINCT kind FROM segments').all() as { kind: string }[]).map((r) => r.kind);
     const people = (db.query('SELECT count(*) n FROM people').get() as { n: number }).n;
@@ -281,7 +282,7 @@ describe('kill -9 of the server, then a restart', () => {
         expect(listed).toBeUndefined();
         expect(existsSync(join(dir, 'media', key))).toBe(false);
       }
-      expectHealthy(dir);
+      await expectHealthy(dir);
     }
     console.log(`removal kills: ${outcomes.join('; ')}`);
 
@@ -359,16 +360,16 @@ describe('kill -9 of the server, then a restart', () => {
       250,
     );
     expect(paid[0].status).toBe('ready');
-    expectHealthy(dir);
+    await expectHealthy(dir);
     // Balance and ledger agree (the checker); every answer was paid for, none twice.
-    const balance = checkInvariants(dir).snapshot.users.find((u) => u.id === payer.user_id)!;
+    const balance = (await checkInvariants(dir)).snapshot.users.find((u) => u.id === payer.user_id)!;
     console.log(
       `questions around the kill: ${replies.length} asked, ${answered} answered, ${replies.filter((r) => r?.status === 400).length} refused (no credits), ${replies.filter((r) => r === null).length} cut off; balance ${balance.credits} of 40, ${balance.events} ledger events`,
     );
     expect(balance.credits!).toBeLessThanOrEqual(40 - answered);
     expect(balance.credits!).toBeGreaterThanOrEqual(0);
     await stopServer(s);
-    expectHealthy(dir);
+    await expectHealthy(dir);
   }, 150_000);
 
   test('crash windows too narrow for a timed kill, rebuilt as the crash leaves them, recover on restart', async () => {
@@ -466,7 +467,7 @@ describe('kill -9 of the server, then a restart', () => {
     } finally {
       await stopServer(s);
     }
-    expectHealthy(dir);
+    await expectHealthy(dir);
   }, 90_000);
 });
 
@@ -479,7 +480,7 @@ describe('misbehaving sources end in a clear error, with nothing left on disk', 
   });
   afterAll(async () => {
     await stopServer(s);
-    expectHealthy(dir);
+    await expectHealthy(dir);
   });
 
   const cases: { name: string; path: () => string; status: number; message: RegExp }[] = [
@@ -537,7 +538,7 @@ describe('misbehaving sources end in a clear error, with nothing left on disk', 
     for (const mode of ['json', 'sse'] as const) {
       test(`${c.name} (${mode}): ${c.status}`, async () => {
         const index = `${mode}-${c.name}`.slice(0, 60);
-        const before = checkInvariants(dir).snapshot;
+        const before = (await checkInvariants(dir)).snapshot;
         const res = await fetch(s.url + '/remote-upload', {
           method: 'POST',
           headers: {
@@ -562,7 +563,7 @@ describe('misbehaving sources end in a clear error, with nothing left on disk', 
         expect(err).toEqual({ error: c.status, message: expect.stringMatching(c.message) });
         expect(err.message).not.toMatch(/verbose|undefined|\[object/);
         // Nothing left: no row, no index created by the failed upload, no file.
-        const after = checkInvariants(dir);
+        const after = await checkInvariants(dir);
         expect(after.violations).toEqual([]);
         expect(after.snapshot.videos.length).toBe(before.videos.length);
         expect(after.snapshot.indexes.length).toBe(before.indexes.length);
@@ -580,7 +581,7 @@ describe('misbehaving sources end in a clear error, with nothing left on disk', 
     });
     expect(r.status).toBe(200);
     expect(r.body.data.duration).toBeCloseTo(30, 0);
-    expectHealthy(dir);
+    await expectHealthy(dir);
   }, 20_000);
 });
 
@@ -601,7 +602,7 @@ describe('disk full', () => {
     await stopServer(s);
     s = await spawnServer(dir, ['--analysis-workers', '0', '--min-free-bytes', String(2 ** 52)]);
     try {
-      const before = checkInvariants(dir).snapshot;
+      const before = (await checkInvariants(dir)).snapshot;
       for (const index of ['full', 'brand-new']) {
         const json = await postJson(s.url, '/remote-upload', {
           token: s.token,
@@ -621,7 +622,7 @@ describe('disk full', () => {
         expect(sse.status).toBe(507);
         expect(await sse.json()).toMatchObject({ error: 507 });
       }
-      const after = checkInvariants(dir);
+      const after = await checkInvariants(dir);
       expect(after.violations).toEqual([]);
       expect(after.snapshot.videos).toEqual(before.videos);
       expect(after.snapshot.indexes).toEqual(before.indexes);
@@ -643,7 +644,7 @@ describe('disk full', () => {
     // Room for 2.5 MiB more than is free now: the upload check passes, a 3.5 MB clip does not fit.
     const s = await spawnServer(dir, ['--analysis-workers', '0', '--min-free-bytes', String(free() - 2.5 * 2 ** 20)]);
     try {
-      const before = checkInvariants(dir).snapshot;
+      const before = (await checkInvariants(dir)).snapshot;
       const declared = await postJson(s.url, '/remote-upload', {
         token: s.token,
         index: 'fill',
@@ -662,7 +663,7 @@ describe('disk full', () => {
         status: 507,
         body: { error: 507, message: expect.stringMatching(/disk filled up during the download.*free some space/) },
       });
-      const after = checkInvariants(dir);
+      const after = await checkInvariants(dir);
       expect(after.violations).toEqual([]);
       expect(after.snapshot.videos).toEqual(before.videos);
       expect(readdirSync(join(dir, 'tmp'))).toEqual([]);

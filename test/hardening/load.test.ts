@@ -62,7 +62,7 @@ afterAll(async () => {
   await stopServer(s);
   await stopAll();
   // Stopped mid-analysis (the last uploads): unfinished work is allowed, nothing else.
-  const { violations } = checkInvariants(dir, { settled: false });
+  const { violations } = await checkInvariants(dir, { settled: false });
   origin.stop();
   rmSync(dir, { recursive: true, force: true });
   expect(violations).toEqual([]);
@@ -154,7 +154,7 @@ test('concurrent spending by a limited-credit user never goes below zero; answer
   expect(statuses[200]).toBe(BALANCE);
   expect(Object.keys(statuses).sort()).toEqual(['200', '400']);
   expect(bodies.every((b) => b.error === 400 && /insufficient credits: the balance is 0/.test(b.message))).toBe(true);
-  const { violations, snapshot } = checkInvariants(dir, { settled: false });
+  const { violations, snapshot } = await checkInvariants(dir, { settled: false });
   expect(violations).toEqual([]);
   expect(snapshot.users.find((u) => u.id === user_id)).toMatchObject({ credits: 0, ledger: 0, events: BALANCE + 1 });
 }, 60_000);

@@ -31,7 +31,8 @@ afterAll(async () => {
 });
 
 const resource = async (s: ServerProc) => (await getJson(s.url, `/index-resources?token=${s.token}&index=re`)).body[0];
-const expectHealthy = (dir: string, settled = true) => expect(checkInvariants(dir, { settled }).violations).toEqual([]);
+const expectHealthy = async (dir: string, settled = true) =>
+  expect((await checkInvariants(dir, { settled })).violations).toEqual([]);
 
 test('kill -9 while a reanalysis waits on the model server: nothing dangles; after a restart it resumes and ends ready without duplicates', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'vidq-models-faults-'));
@@ -96,7 +97,7 @@ test('kill -9 while a reanalysis waits on the model server: nothing dangles; aft
   const during = await resource(s);
   expect(during.status).toBe('processing');
   await kill9(s);
-  expectHealthy(dir, false);
+  await expectHealthy(dir, false);
 
   s = await spawnServer(dir, args);
   const done = await until(
@@ -108,7 +109,7 @@ test('kill -9 while a reanalysis waits on the model server: nothing dangles; aft
   );
   expect(done.status).toBe('ready');
   await stopServer(s);
-  expectHealthy(dir);
+  await expectHealthy(dir);
   const after = read();
   expect(after.shots).toEqual(before.shots);
   expect(after.captions).toEqual(before.captions); // the same windows, each captioned once

@@ -134,7 +134,7 @@ describe('issue 25 item 3: terminal control sequences', () => {
       expect(body).toContain('hello');
       expect(body).not.toMatch(TERMINAL_CONTROLS);
     }
-    expect(checkInvariants(srv.dataDir).violations).toEqual([]);
+    expect((await checkInvariants(srv.dataDir)).violations).toEqual([]);
   }, 60_000);
 
   test("a hostile server's names, messages and answers reach the terminal without control sequences (ls, ask)", async () => {
@@ -207,7 +207,7 @@ describe('issue 25 item 4: person names', () => {
       const named = svc.db.$client.query('SELECT name FROM people WHERE id = ?').get('p1') as { name: string | null };
       expect(named.name).toBeNull();
       svc.db.$client.query('DELETE FROM people WHERE id = ?').run('p1');
-      expect(checkInvariants(srv.dataDir).violations).toEqual([]);
+      expect((await checkInvariants(srv.dataDir)).violations).toEqual([]);
     } finally {
       await srv.stop();
     }

@@ -27,7 +27,7 @@ afterAll(async () => {
   await srv.stop();
 });
 
-const healthy = (s: TestServer = srv) => expect(checkInvariants(s.dataDir).violations).toEqual([]);
+const healthy = async (s: TestServer = srv) => expect((await checkInvariants(s.dataDir)).violations).toEqual([]);
 const BOUNDARY = 'vidqReviewBoundary';
 const filePart = (name: string, filename: string, type = 'video/mp4') =>
   Buffer.from(
@@ -122,7 +122,7 @@ describe('issue 25 item 1: a form with a second file part', () => {
     expect(leftovers(srv.dataDir).tmp).toEqual([]);
     // The parser's backpressure waits no longer add a listener at each wait.
     expect(warnings.filter((w) => w.includes('MaxListeners'))).toEqual([]);
-    healthy();
+    await healthy();
   }, 60_000);
 
   test('a form that stops arriving is refused after --idle-timeout-ms, leaving no row and no .part file', async () => {
@@ -137,7 +137,7 @@ describe('issue 25 item 1: a form with a second file part', () => {
     expect(
       srv.server.service.db.$client.query("SELECT count(*) AS n FROM videos WHERE status = 'downloading'").get(),
     ).toEqual({ n: 0 });
-    healthy();
+    await healthy();
   }, 30_000);
 });
 
@@ -186,7 +186,7 @@ describe('issue 25 item 6: --max-upload-bytes bounds the whole multipart body', 
       expect(before.status).toBe(400);
       expect(((await before.json()) as { message: string }).message).toContain('before its "file" part');
       expect(rowsOf(s, s.userId)).toEqual([]);
-      healthy(s);
+      await healthy(s);
     } finally {
       await s.stop();
     }
@@ -265,7 +265,7 @@ describe('issue 25 item 5: the storage quota under parallel uploads', () => {
       }
       origin.stop(true);
       expect(leftovers(s.dataDir).tmp).toEqual([]);
-      healthy(s);
+      await healthy(s);
     } finally {
       await s.stop();
     }
@@ -323,7 +323,7 @@ describe('issue 25 item 7: reanalyses count under --user-max-queued', () => {
       });
       expect(more.status).toBe(429);
       // The queued ones are processing with a live job: not settled, but otherwise sound.
-      expect(checkInvariants(s.dataDir, { settled: false }).violations).toEqual([]);
+      expect((await checkInvariants(s.dataDir, { settled: false })).violations).toEqual([]);
     } finally {
       await s.stop();
     }
@@ -377,7 +377,7 @@ describe('issue 23: forms and uploads', () => {
     });
     expect(noIndex.status).toBe(400);
     expect(((await noIndex.json()) as { message: string }).message).toContain('"index" is required');
-    healthy();
+    await healthy();
   }, 30_000);
 
   test("a client that sends the whole body before reading (Python's urllib) reads the early refusal", async () => {
@@ -406,7 +406,7 @@ except Exception as e:
         await py(`/upload?index=x&token=${s.token}`, 1_500_000, `multipart/form-data; boundary=${BOUNDARY}`),
       ).toStartWith('400 {"error":400');
       expect(rowsOf(s, s.userId)).toEqual([]);
-      healthy(s);
+      await healthy(s);
     } finally {
       await s.stop();
     }
@@ -424,6 +424,6 @@ except Exception as e:
     expect(put.headers.get('allow')).toContain('PUT');
     const none = await fetch(`${srv.url}/no-such-thing`);
     expect(none.status).toBe(404);
-    healthy();
+    await healthy();
   });
 });

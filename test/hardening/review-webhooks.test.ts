@@ -58,7 +58,7 @@ async function upload(s: TestServer, token: string, index: string, name: string,
   return body as { data: { key: string }; webhook_secret?: string };
 }
 
-const healthy = (s: TestServer) => expect(checkInvariants(s.dataDir).violations).toEqual([]);
+const healthy = async (s: TestServer) => expect((await checkInvariants(s.dataDir)).violations).toEqual([]);
 
 describe('issue 25 item 2: one user cannot starve the others’ deliveries', () => {
   test("another user's event is delivered within 5 s while a flood of 1,000 events waits on a receiver that never answers", async () => {
@@ -196,7 +196,7 @@ describe('issue 25 item 8: webhook secrets and retries', () => {
       );
       const d = rx.got.find((g) => g.body.video_id === body.data.key)!;
       expect(d.signature).toBe(sign(body.webhook_secret, d.raw));
-      healthy(s);
+      await healthy(s);
     } finally {
       origin.stop(true);
       rx.stop();
@@ -272,7 +272,7 @@ describe('issue 25 item 8: webhook secrets and retries', () => {
         expect(row.state).toBe('failed');
         expect(row.last_error).toContain('stopped');
       }
-      healthy(s);
+      await healthy(s);
     } finally {
       failing.stop();
       await s.stop();
@@ -377,7 +377,7 @@ describe('issue 25 item 9: receiver URLs in logs', () => {
       const log = await new Response(srv.proc.stderr as ReadableStream).text();
       expect(log).toContain('webhook failed');
       expect(log).not.toContain('RECEIVER-SECRET-42');
-      expect(checkInvariants(data).violations).toEqual([]);
+      expect((await checkInvariants(data)).violations).toEqual([]);
     } finally {
       await stopServer(srv);
       tls.stop(true);

@@ -125,7 +125,7 @@ describe('a pulled HLS live playlist', () => {
     expect(await api(`/alerts/fired?token=${tok}`)).toHaveLength(1);
     await api(`/index-resources?token=${tok}&index=yard`);
     await stopServer(srv);
-    expect(checkInvariants(dataDir).violations).toEqual([]);
+    expect((await checkInvariants(dataDir)).violations).toEqual([]);
 
     const logs = stderrText.join('');
     expect(logs).toContain('live stream added');
