@@ -28,6 +28,7 @@ import { Client } from 'pg';
 import { until } from '../factories';
 import { getJson, postJson, startOrigin, type Origin } from '../helpers';
 import { freshPostgresDatabase, type TestDatabase } from '../pg';
+import { checkInvariants } from '../hardening/invariants';
 import { descendants } from '../hardening/proc';
 import {
   cpuSeconds,
@@ -157,42 +158,44 @@ test('an API node and three worker nodes index the 14 clips through a kill -9: r
   const clipOf = Object.fromEntries(Object.entries(ids).map(([c, id]) => [id, c]));
 
   // kill -9 of a worker node while a job of one of its analysis processes is inside a stage: the
-  // same stage, with progress under way, on two looks 300 ms apart (not at a stage's edge).
+  // same stage with progress under way on two looks 300 ms apart (not at a stage's edge), and the
+  // node showing it in /health's cluster block (its heartbeat reports its running jobs every 5 s).
   const victimOf = (job: RunningJob) => workers.find((w) => descendants(w.pid).includes(pidOfSlot(job.worker_id)));
-  let killed: { job: RunningJob; node: NodeProc } | null = null;
-  await until(
+  const {
+    job,
+    node: victim,
+    jobs: shown,
+  } = await until(
     async () => {
       const before = await runningJobs();
       await Bun.sleep(300);
-      const after = await runningJobs();
-      const job = after.find((j) => {
+      const job = (await runningJobs()).find((j) => {
         const b = before.find((x) => x.video_id === j.video_id);
-        return b && b.worker_id === j.worker_id && b.stage === j.stage && j.progress > 0 && j.progress < 90;
+        return b?.worker_id === j.worker_id && b.stage === j.stage && j.progress > 0 && j.progress < 90;
       });
-      if (job && victimOf(job)) killed = { job, node: victimOf(job)! };
-      return killed;
+      const node = job && victimOf(job);
+      if (!job || !node) return null;
+      const view = (await getJson(api.url, '/health')).body.cluster.nodes.find((n: any) => n.id === node.id);
+      return view?.jobs >= 1 ? { job, node, jobs: view.jobs as number } : null;
     },
-    (k) => k !== null,
+    (v) => v !== null,
     180_000,
-    'a job of a worker node in the middle of a stage',
-    200,
-  );
-  const { job, node: victim } = killed!;
-  // The cluster view shows the victim at work (its heartbeat refreshes its job count every 5 s).
-  const seenBusy = await until(
-    async () => (await getJson(api.url, '/health')).body.cluster.nodes.find((n: any) => n.id === victim.id),
-    (n) => n?.jobs >= 1,
-    10_000,
-    "the victim's running job in /health",
-    250,
-  );
-  // The job may have moved on while /health caught up: kill at the next look inside a stage.
-  const now = (await runningJobs()).find((j) => victimOf(j) === victim && j.progress > 0 && j.progress < 95) ?? job;
+    'a worker node in the middle of a stage, and in /health with its job',
+    100,
+  ).then((v) => v!);
   const orphansMs = await kill9Node(victim);
   const killedAt = performance.now();
+  const now = job;
+  // Nothing of the killed attempt finished the stage: the job still names its slot at that stage.
+  const left = (
+    await sql.query<RunningJob>('SELECT video_id, stage, progress, worker_id FROM jobs WHERE video_id = $1', [
+      now.video_id,
+    ])
+  ).rows[0]!;
   console.log(
-    `killed worker node ${victim.id} (jobs ${seenBusy.jobs}) with -9 in ${clipOf[now.video_id]} at ${now.stage} ${now.progress} %; its analysis processes exited ${orphansMs} ms later`,
+    `killed worker node ${victim.id} (${shown} job(s) in /health) with -9 in ${clipOf[now.video_id]} at ${now.stage} ${now.progress} %; its analysis processes exited ${orphansMs} ms later; the job row then: ${left.stage} ${left.progress} % on ${left.worker_id === now.worker_id ? 'the killed slot' : 'another slot'}`,
   );
+  expect(left.stage).toBe(now.stage);
 
   // Another worker node goes on with it (pg-boss gives the job back once its heartbeat lapses).
   const resumed = await until(
@@ -277,6 +280,11 @@ test('an API node and three worker nodes index the 14 clips through a kill -9: r
     expect(after.status).toBe(200);
     expect(after.body.evidence.some((e: any) => e.video_id === gone)).toBe(false);
   }
+
+  // The hardening suite's checker on the cluster's catalog and media folder: no segment lost or
+  // duplicated, no video analysed to completion twice (pg-boss completions), no orphan file.
+  const { violations } = await checkInvariants({ dataDir: api.dataDir, database: pg.url, mediaDir: media });
+  expect(violations).toEqual([]);
 
   const nodesCpu = [single, api, apiB, ...workers.filter((w) => w !== victim)].map((n) => cpuSeconds(n.pid));
   console.log(
