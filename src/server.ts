@@ -146,7 +146,7 @@ export async function startServer(
   // The search indexes of large media indexes build in the background (until then, exact search).
   service.retrieval.warmUp().catch((e) => log.error('search index build failed', { reason: (e as Error).message }));
   // Live streams that were running before a stop resume (pulled sources reconnect).
-  service.live.start();
+  await service.live.start();
   if (!config.allowedHosts && (config.host === '0.0.0.0' || config.host === '::' || config.host === '[::]')) {
     log.warn(
       'listening on every interface, but only loopback Host names are answered (421 otherwise); list the names clients use in --allowed-hosts',
@@ -168,7 +168,7 @@ export async function startServer(
       (app.store as { cron?: Record<string, { stop(): void }> }).cron?.maintenance?.stop();
       await relay.close();
       await node.stop();
-      service.close();
+      await service.close();
     },
   };
 }

@@ -18,14 +18,15 @@ import { IndexService } from './indexes/service';
 import { UploadGrants } from './ingest/grants';
 import { IngestService } from './ingest/service';
 import { Maintenance } from './jobs/maintenance';
-import { type JobQueue, SqliteJobQueue } from './jobs/queue';
+import type { JobQueue } from './jobs/queue';
+import { openJobQueue } from './jobs/queues';
 import { ReanalyzeService, type StageInfo } from './jobs/reanalyze';
 import { AnalysisSupervisor } from './jobs/supervisor';
 import { createLogger, type Logger } from './log';
 import { resolveBinaries } from './media/binaries';
 import { MediaLinks } from './media/links';
-import { openCatalog, type Db } from './storage/db';
-import { type Catalog, sqliteCatalog } from './storage/catalog';
+import type { Catalog } from './storage/catalog';
+import { type Db, openCatalog } from './storage/open';
 import { DataDir, writeSecret } from './storage/files';
 import { RecentVectors } from './search/question-vectors';
 import { RetrievalCore } from './search/retrieval';
@@ -44,8 +45,12 @@ import { inProcessWindows } from './live/window';
 export interface Service {
   config: Config;
   log: Logger;
-  db: Db;
-  /** The same database through the dialect-neutral repositories (src/storage/catalog.ts). */
+  /**
+   * The SQLite handle, for the tests that read the file directly; it throws on PostgreSQL. The
+   * service itself reads and writes through `catalog` only.
+   */
+  readonly db: Db;
+  /** The catalog, SQLite or PostgreSQL, through the dialect-neutral repositories (src/storage/catalog.ts). */
   catalog: Catalog;
   files: DataDir;
   accounts: AccountService;
@@ -89,7 +94,8 @@ export interface Service {
   videoChanged(videoId: string, place?: VideoPlace): Promise<void>;
   /** Where caches subscribe to video changes (the listing, the vectors, the frame hashes). */
   changes: VideoChanges;
-  close(): void;
+  /** Stops what runs and ends the catalog's connections (awaited by a process on its way out). */
+  close(): Promise<void>;
 }
 
 export interface ServiceOptions {
@@ -133,15 +139,16 @@ export async function createService(
   // ensure() makes new folders 0700 but leaves an existing one (made with mkdir, 0755) as it is:
   // the server tightens its own folders, and warns only when it cannot.
   for (const dir of new Set([config.dataDir, files.mediaRoot])) tightenOwnDir(dir, log);
-  const db = openCatalog({ database: config.database, sqliteFile: files.dbFile });
-  const catalog = sqliteCatalog(db);
+  // A server's requests, its maintenance and its relay share the pool (the queue has its own).
+  const opened = await openCatalog({ database: config.database, sqliteFile: files.dbFile, connections: 10 });
+  const catalog = opened.catalog;
   // A shared media folder is claimed with the id the catalog keeps, so that every node agrees on it.
   const foreignMedia =
     files.mediaRoot === files.root
       ? null
       : files.claimMediaRoot(await catalogIdentity(catalog, files.localCatalogId()));
   if (foreignMedia) {
-    db.$client.close();
+    await opened.close();
     throw new ConfigError(foreignMedia);
   }
   const ffprobe = async () => (await resolveBinaries(files.binDir)).ffprobe;
@@ -172,7 +179,12 @@ export async function createService(
   const videoChanged = changes.changed;
 
   // Analysis: the queue and the workers that drain it.
-  const queue = new SqliteJobQueue(catalog);
+  // SQLite: the jobs table; PostgreSQL: pg-boss (src/jobs/queues.ts).
+  const queue = await openJobQueue(catalog, {
+    databaseUrl: config.database,
+    shortLaneSec: config.shortLaneSec,
+    log: log.child({ part: 'queue' }),
+  });
   const analysis = config.analysisWorkers > 0;
   // An API-only node of a cluster (`serve --workers 0`) runs no analysis but queues it for the
   // worker nodes; --analysis-workers 0 alone analyses nothing (videos are ready once stored).
@@ -259,11 +271,7 @@ export async function createService(
     retrieval,
     moments,
     // Read at question time: the live service is built below.
-    streamClock: (videoId) => {
-      const c = live.clockOf(videoId);
-      const w = c && live.lastWindow(videoId, 0);
-      return c && w ? { nowT: w.to, latestT: c.latestT } : null;
-    },
+    streamClock: (videoId) => live.streamClock(videoId),
     log: log.child({ part: 'answering' }),
   });
   const search = new SearchService({ catalog, indexes, links, retrieval });
@@ -293,7 +301,6 @@ export async function createService(
 
   // Live streams.
   const live = new LiveService({
-    db,
     catalog,
     config,
     files,
@@ -328,7 +335,10 @@ export async function createService(
   return {
     config,
     log,
-    db,
+    get db(): Db {
+      if (!opened.sqlite) throw new Error('service.db is the SQLite handle; this catalog is on PostgreSQL');
+      return opened.sqlite;
+    },
     catalog,
     files,
     accounts,
@@ -359,7 +369,8 @@ export async function createService(
       void moments?.close();
       void flows.close();
       void answering.generator?.close?.();
-      db.$client.close();
+      // Both at once: SQLite's file is closed before this returns, as callers of a sync close expect.
+      return Promise.all([queue.close(), opened.close()]).then(() => {});
     },
   };
 }

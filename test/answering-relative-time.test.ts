@@ -46,7 +46,7 @@ const index = new FakeIndex([
 afterAll(() => index.close());
 const cam = index.videos[0]!.id;
 /** The camera is live: 700 s since it started, frames analysed up to 695 s. */
-const live: StreamClock = (id) => (id === cam ? { nowT: 700, latestT: 695 } : null);
+const live: StreamClock = async (id) => (id === cam ? { nowT: 700, latestT: 695 } : null);
 
 describe('relative time on a live stream and on a finished file', () => {
   test('"is anyone there now": the latest moment of the stream, not its start', async () => {
@@ -69,20 +69,20 @@ describe('relative time on a live stream and on a finished file', () => {
   });
 
   test('a stalled stream is not described from its last frame as if it were now', async () => {
-    const stalled: StreamClock = (id) => (id === cam ? { nowT: 5000, latestT: 695 } : null);
+    const stalled: StreamClock = async (id) => (id === cam ? { nowT: 5000, latestT: 695 } : null);
     const a = await index.ask('Is anyone there now?', { clock: stalled });
     expect(a.evidence.filter((e) => e.start < 4990)).toEqual([]);
   });
 
   test('on a finished file "now" is its end', async () => {
-    const a = await index.ask('what animal is there now?', { video: 'old.mp4', clock: () => null });
+    const a = await index.ask('what animal is there now?', { video: 'old.mp4', clock: async () => null });
     expect(a.output).toMatch(/\bcat\b/);
     expect(a.output).not.toMatch(/\bdog\b/);
   });
 });
 
 test("a sender's clock ahead of ours: the frames already analysed are not in the future", async () => {
-  const ahead: StreamClock = (id) => (id === cam ? { nowT: 100, latestT: 695 } : null);
+  const ahead: StreamClock = async (id) => (id === cam ? { nowT: 100, latestT: 695 } : null);
   const a = await index.ask('what was seen in the last minute?', { clock: ahead });
   expect(a.evidence.length).toBeGreaterThan(0);
   expect(a.evidence.every((e) => e.end >= 635)).toBe(true);

@@ -181,7 +181,7 @@ export class FakeIndex {
     return this.ready.then(() => this.askNow(prompt, opts));
   }
 
-  private askNow(
+  private async askNow(
     prompt: string,
     opts: {
       video?: string;
@@ -194,7 +194,7 @@ export class FakeIndex {
     let vids = opts.video ? this.videos.filter((v) => v.fileName === opts.video) : this.videos;
     let target = opts.target ? parseTarget(opts.target) : null;
     // Relative time ("now", "the last 10 minutes") as the service reads it, with the test's clock.
-    const rel = !target && opts.clock ? relativeScope(prompt, vids, opts.clock) : null;
+    const rel = !target && opts.clock ? await relativeScope(prompt, vids, opts.clock) : null;
     if (rel) [vids, target] = [rel.videos, rel.target];
     return composeAnswer({
       catalog: this.catalog,

@@ -11,37 +11,39 @@ import {
   insertSegments as insertRows,
   spanBefore,
 } from '../storage/repositories/segments';
-import type { WriteTx } from '../storage/repositories/streams';
+import type { Catalog } from '../storage/catalog';
 import type { NewSegment } from './contracts';
 
 /** Inserts a stage's segments as they are. */
-export function insertSegments(tx: WriteTx, videoId: string, segs: readonly NewSegment[]): void {
-  insertRows(tx, videoId, segs);
+export function insertSegments(tx: Catalog, videoId: string, segs: readonly NewSegment[]): Promise<void> {
+  return insertRows(tx, videoId, segs);
 }
 
 /**
  * The segments of a live window, each continuing the same label's (or text's, or person's) segment
  * that ended just before it, so that an object seen for minutes is one span, not one per window.
  * `step`: seconds between the window's frames. Returns each segment's row id (new or continued).
+ * `tx`: the window's write (each segment sees the ones stored before it).
  */
-export function storeWindowSegments(
-  tx: WriteTx,
+export async function storeWindowSegments(
+  tx: Catalog,
   videoId: string,
   segs: readonly NewSegment[],
   step: number,
-): Map<NewSegment, number> {
+): Promise<Map<NewSegment, number>> {
   const gap = step * 1.5 + 0.5;
   const ids = new Map<NewSegment, number>();
-  for (const s of segs) ids.set(s, s.kind === 'face' ? storeFace(tx, videoId, s, gap) : storeSpan(tx, videoId, s, gap));
+  for (const s of segs)
+    ids.set(s, s.kind === 'face' ? await storeFace(tx, videoId, s, gap) : await storeSpan(tx, videoId, s, gap));
   return ids;
 }
 
-function storeSpan(tx: WriteTx, videoId: string, s: NewSegment, gap: number): number {
+async function storeSpan(tx: Catalog, videoId: string, s: NewSegment, gap: number): Promise<number> {
   // Two sentences are two transcripts, even when they read the same.
-  const prev = s.kind === 'transcript' ? undefined : spanBefore(tx, videoId, s, gap);
+  const prev = s.kind === 'transcript' ? undefined : await spanBefore(tx, videoId, s, gap);
   if (!prev) return insertSegment(tx, videoId, s);
   const maxCount = Math.max(Number(prev.extra?.max_count ?? 0), Number(s.extra?.max_count ?? 0));
-  extendSegment(
+  await extendSegment(
     tx,
     prev.id,
     Math.max(prev.end, s.end),
@@ -55,17 +57,17 @@ function storeSpan(tx: WriteTx, videoId: string, s: NewSegment, gap: number): nu
  * one person's (the people grouping's threshold); otherwise it is a new appearance, grouped into
  * the index's people by the faces stage's own write.
  */
-function storeFace(tx: WriteTx, videoId: string, s: NewSegment, gap: number): number {
+async function storeFace(tx: Catalog, videoId: string, s: NewSegment, gap: number): Promise<number> {
   const raw = s.extra?.descriptor;
   if (Array.isArray(raw) && raw.length) {
     let best: { id: number; end: number } | null = null;
     let bestSim = JOIN_SIMILARITY;
-    for (const n of facesBefore(tx, videoId, s.start, gap)) {
+    for (const n of await facesBefore(tx, videoId, s.start, gap)) {
       const sim = cosine(descriptorOf(n.descriptor), raw as number[]);
       if (sim >= bestSim) [best, bestSim] = [n, sim];
     }
     if (best) {
-      extendSegment(tx, best.id, Math.max(best.end, s.end));
+      await extendSegment(tx, best.id, Math.max(best.end, s.end));
       return best.id;
     }
   }

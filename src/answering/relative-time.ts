@@ -13,7 +13,7 @@ import type { TimeTarget } from './target';
 import { NUMBER_WORDS } from './vocabulary';
 
 /** A live video's clock, in stream seconds; null for a video that is not a live stream. */
-export type StreamClock = (videoId: string) => { nowT: number; latestT: number } | null;
+export type StreamClock = (videoId: string) => Promise<{ nowT: number; latestT: number } | null>;
 
 /** What relative time a question says. */
 export type RelativeTime = { last: number } | { now: true };
@@ -70,15 +70,16 @@ export function readRelativeTime(question: string): RelativeTime | null {
  * says no relative time, or when its videos have no common "now" (several finished files, or live
  * streams whose clocks differ: ask one with target_video).
  */
-export function relativeScope(
+export async function relativeScope(
   question: string,
   videos: Video[],
   clock: StreamClock,
-): { videos: Video[]; target: TimeTarget } | null {
+): Promise<{ videos: Video[]; target: TimeTarget } | null> {
   const rel = readRelativeTime(question);
   if (!rel || !videos.length) return null;
-  const live = videos.flatMap((v) => {
-    const c = clock(v.id);
+  const clocks = await Promise.all(videos.map((v) => clock(v.id)));
+  const live = videos.flatMap((v, i) => {
+    const c = clocks[i];
     return c ? [{ v, c }] : [];
   });
   let now: number;

@@ -149,7 +149,7 @@ export class AnsweringService {
     // "In the last 10 minutes", "is anyone there now": a window or moment of the live streams (or
     // of a finished file's end), when no target is given.
     if (!target) {
-      const rel = relativeScope(req.prompt, vids, this.d.streamClock ?? (() => null));
+      const rel = await relativeScope(req.prompt, vids, this.d.streamClock ?? (async () => null));
       if (rel) return { index, videos: rel.videos, target: rel.target };
     }
     return { index, videos: vids, target };

@@ -22,7 +22,7 @@ import { VERSION } from '../version';
 import { decoderInfo, decoderLine } from '../media/decoder';
 import { DataDir } from '../storage/files';
 import type { Catalog } from '../storage/catalog';
-import { openCatalogOnly } from '../storage/open';
+import { openCatalog } from '../storage/open';
 import { AccountService } from '../accounts/service';
 import { IndexService } from '../indexes/service';
 import { WebhookService } from '../webhooks/service';
@@ -358,7 +358,7 @@ async function withCatalog(
     const foreignMedia = files.claimMediaRoot();
     if (foreignMedia) throw new ConfigError(foreignMedia);
   }
-  const { catalog, close } = await openCatalogOnly({ database: config.database, sqliteFile: files.dbFile });
+  const { catalog, close } = await openCatalog({ database: config.database, sqliteFile: files.dbFile });
   try {
     const log = createLogger('warn');
     const accounts = new AccountService(catalog);

@@ -5,9 +5,9 @@
  * its running jobs. Live windows, uploads, questions and the maintenance cron stay on the API
  * nodes.
  *
- * Today it works on the embedded SQLite file of a data directory that a `serve` on the same machine
- * also uses (more analysis processes, started and stopped on their own). On PostgreSQL it needs the
- * PostgreSQL catalog and job queue in the service, which `--database` still refuses at start.
+ * On PostgreSQL (--database) with a shared --media-dir, on any machine; on the embedded SQLite file,
+ * beside a `serve` of the same data directory (more analysis processes, started and stopped on
+ * their own).
  */
 import { ConfigError, type Config } from '../config';
 import { createLogger } from '../log';
@@ -54,7 +54,7 @@ export async function startWorkerNode(
         await service.workers.stop();
         await relay.close();
         await node.stop();
-        service.close();
+        await service.close();
       })();
       return stopping;
     },

@@ -1,7 +1,7 @@
 /**
  * The analysis worker: a child process of the server (`vidq worker`, hidden command), so that CPU-
  * heavy analysis never blocks the HTTP server and a crash or kill of it loses no more than the
- * stages in progress. It claims jobs from the shared SQLite queue into two job slots that share one
+ * stages in progress. It claims jobs from the shared queue (SQLite or pg-boss) into two job slots that share one
  * set of loaded models (see `Slot`), and tells its parent about changes as JSON lines on stdout. It
  * exits when its stdin closes (the parent is gone).
  */
@@ -15,15 +15,14 @@ import { type Config, inheritedWorkerTag } from '../config';
 import { createLogger } from '../log';
 import { resolveBinaries } from '../media/binaries';
 import { killRunningFfmpeg } from '../media/ffmpeg';
-import { openCatalog } from '../storage/db';
+import { openCatalog } from '../storage/open';
 import { DataDir } from '../storage/files';
 import type { Job } from '../storage/rows';
 import { videoDuration } from '../storage/repositories/analysis';
 import { analyseWindow, liveAnalyzersOf, type WindowRequest, type WindowResult } from '../live/window';
 import { lines } from '../util/lines';
 import { analyseJob, type JobDeps } from './analyse-job';
-import { SqliteJobQueue } from './queue';
-import { sqliteCatalog } from '../storage/catalog';
+import { openJobQueue } from './queues';
 
 /** The playback copy is made beside the analysis (one x264 thread in the time it leaves idle). */
 const EARLY_PLAYBACK_COPY = true;
@@ -72,9 +71,10 @@ export async function runWorker(config: Config): Promise<number> {
   }
   const log = createLogger(config.logLevel, { role: 'worker' });
   const files = new DataDir(config.dataDir, config.mediaDir);
-  const db = openCatalog({ database: config.database, sqliteFile: files.dbFile });
-  const catalog = sqliteCatalog(db);
-  const queue = new SqliteJobQueue(catalog);
+  // Its two job slots, its progress writes and its live windows share a small pool (PostgreSQL).
+  const opened = await openCatalog({ database: config.database, sqliteFile: files.dbFile, connections: 4 });
+  const catalog = opened.catalog;
+  const queue = await openJobQueue(catalog, { databaseUrl: config.database, shortLaneSec: config.shortLaneSec, log });
   const { ffmpeg } = await resolveBinaries(files.binDir);
   // In the compiled executable: the models and libraries, extracted on the first start.
   const assets = await analysisAssets(files.assetsDir, analyzerNames(config.analyzers));
@@ -247,7 +247,8 @@ export async function runWorker(config: Config): Promise<number> {
   const left = leaving as { reason: 'long video' | 'idle'; rss: number } | null;
   if (left && !stop.signal.aborted) send({ type: 'recycle', rss_bytes: left.rss, reason: left.reason });
   for (const a of analyzers) await a.close?.();
-  db.$client.close();
+  await queue.close();
+  await opened.close();
   // Left on purpose (a restart to give memory back), the stdin reader would keep the process
   // alive; stopped, a thread or handle left open could. Exit, once the last message has gone out.
   await Bun.sleep(50);

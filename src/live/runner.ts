@@ -19,7 +19,6 @@ import {
   markStreamLive,
   setStreamOrigin,
   setStreamState,
-  type WriteTx,
 } from '../storage/repositories/streams';
 import type { LiveState, LiveStream } from '../storage/rows';
 import type { FiredAlert } from './alerts';
@@ -68,8 +67,7 @@ export interface StreamRun {
 }
 
 export interface RunnerDeps {
-  db: WriteTx;
-  /** The catalog (either dialect): the streams' state, origin and dropped frames. */
+  /** The catalog (either dialect): the streams' state, origin, dropped frames and analysed frames. */
   catalog: Catalog;
   config: Config;
   files: DataDir;
@@ -157,7 +155,7 @@ export class StreamRunner {
   /** A stream that was running when the server stopped: its unanalysed frames queued, its source connected again. */
   async resume(row: LiveStream): Promise<void> {
     const run = this.runOf(row);
-    this.requeueUnanalysed(run);
+    await this.requeueUnanalysed(run);
     if (row.url) {
       await this.setState(row.id, 'reconnecting', 'the server restarted');
       this.connect(run);
@@ -413,9 +411,9 @@ export class StreamRunner {
   }
 
   /** JPEGs written before a restart whose window was never stored: analysed now. */
-  private requeueUnanalysed(run: StreamRun): void {
+  private async requeueUnanalysed(run: StreamRun): Promise<void> {
     const dir = join(this.d.files.videoDir(run.videoId), 'frames');
-    const known = frameFilesOf(this.d.db, run.videoId);
+    const known = await frameFilesOf(this.d.catalog, run.videoId);
     for (const name of safeList(dir)) {
       const m = /^(\d+)\.jpg$/.exec(name);
       if (!m || known.has(name)) continue;

@@ -23,27 +23,25 @@ import type { IndexService } from '../indexes/service';
 import type { Logger } from '../log';
 import type { Catalog } from '../storage/catalog';
 import type { DataDir } from '../storage/files';
+import { videoDuration } from '../storage/repositories/analysis';
 import {
   allStreams,
-  inWriteTx,
+  findStream,
   insertStream,
+  latestFrameTime,
   lockStreamCaps,
   pulledStreams,
+  purgeStreamBefore,
   renameStream,
   setShownSource,
-  streamCapsOfUser,
-  latestFrameTime,
-  purgeStreamBefore,
   setVideoSize,
-  streamById,
+  streamCapsOfUser,
   streamOfVideo,
   streamsInStates,
   streamsOfIndex,
   streamsOfUser,
-  usedBytesOfUser,
-  videoDuration,
-  type WriteTx,
 } from '../storage/repositories/streams';
+import { userUsage } from '../storage/repositories/uploads';
 import type { LiveState, LiveStream, User } from '../storage/rows';
 import { AlertService, type AlertView, type FiredAlert } from './alerts';
 import { type LiveClip, liveClip, pruneClips } from './clips';
@@ -82,8 +80,7 @@ export interface StreamView {
 }
 
 export interface LiveDeps {
-  db: WriteTx;
-  /** The catalog (either dialect): the alerts' records. */
+  /** The catalog (either dialect): the streams, their frames and the alerts' records. */
   catalog: Catalog;
   config: Config;
   files: DataDir;
@@ -128,7 +125,6 @@ export class LiveService {
   constructor(private readonly d: LiveDeps) {
     this.alerts = new AlertService({ catalog: d.catalog, indexes: d.indexes });
     this.runner = new StreamRunner({
-      db: d.db,
       catalog: d.catalog,
       config: d.config,
       files: d.files,
@@ -147,15 +143,18 @@ export class LiveService {
   }
 
   /** Resumes the streams that were running when the server stopped. */
-  start(): void {
-    this.hideOldSourcePaths();
+  async start(): Promise<void> {
+    await this.hideOldSourcePaths().catch((e) =>
+      this.d.log.warn('old live source paths not hidden', { reason: (e as Error).message }),
+    );
     if (this.d.ownership) {
       // Each stream runs on the node that holds its lease; the others take it over when it lapses.
+      // claimStreams logs its own failures.
       void this.claimStreams();
       this.claimTimer = setInterval(() => void this.claimStreams(), CLAIM_EVERY_MS);
       this.claimTimer.unref?.();
     } else {
-      const rows = streamsInStates(this.d.db, ACTIVE);
+      const rows = await streamsInStates(this.d.catalog, ACTIVE);
       for (const row of rows) this.resumeRun(row);
       if (rows.length) this.d.log.info('live streams resumed', { streams: rows.length });
     }
@@ -168,7 +167,7 @@ export class LiveService {
    */
   claimStreams(): Promise<void> {
     this.claiming ??= (async () => {
-      const active = new Set(streamsInStates(this.d.db, ACTIVE).map((r) => r.id));
+      const active = new Set((await streamsInStates(this.d.catalog, ACTIVE)).map((r) => r.id));
       for (const id of active) if (!this.claimed.has(id)) await this.claim(id);
       for (const id of [...this.claimed])
         if (!active.has(id)) {
@@ -193,7 +192,11 @@ export class LiveService {
     return own.want(
       streamLease(id),
       {
-        gained: () => this.takeOver(id),
+        gained: () => {
+          this.takeOver(id).catch((e) =>
+            this.d.log.warn('live stream not taken over', { stream_id: id, reason: (e as Error).message }),
+          );
+        },
         lost: () => {
           const run = this.runner.get(id);
           if (run) this.runner.release(run);
@@ -205,8 +208,8 @@ export class LiveService {
   }
 
   /** This node holds the stream's lease: it runs the stream unless it already does. */
-  private takeOver(id: string): void {
-    const row = this.row(id);
+  private async takeOver(id: string): Promise<void> {
+    const row = await this.row(id);
     if (!row || !ACTIVE.includes(row.state)) return;
     const existing = this.runner.get(id);
     if (existing && !existing.stopped) return;
@@ -226,9 +229,10 @@ export class LiveService {
    * stream key or a camera password): their default names and their resources' source are
    * rewritten once, at start-up. A name the user gave is kept.
    */
-  private hideOldSourcePaths(): void {
-    const rows = pulledStreams(this.d.db);
-    inWriteTx(this.d.db, (tx) => {
+  private async hideOldSourcePaths(): Promise<void> {
+    const rows = await pulledStreams(this.d.catalog);
+    if (!rows.length) return;
+    await this.d.catalog.write(async (tx) => {
       for (const r of rows) {
         let path = '';
         try {
@@ -237,8 +241,8 @@ export class LiveService {
           /* kept as it is */
         }
         const oldDefault = path.length > 1 && r.name.includes('://') && r.name.includes(path);
-        if (oldDefault) renameStream(tx, r, defaultStreamName(r.url));
-        setShownSource(tx, r.videoId, redactUrl(r.url));
+        if (oldDefault) await renameStream(tx, r, defaultStreamName(r.url));
+        await setShownSource(tx, r.videoId, redactUrl(r.url));
       }
     });
   }
@@ -261,7 +265,7 @@ export class LiveService {
     if (!(fps > 0 && fps <= 30)) throw badRequest('fps must be a number above 0 and at most 30');
     // Refused early (no DNS lookup for a user at a cap); counted again, authoritatively, in the insert below.
     await this.refuseOverCaps(this.d.catalog, user.id, fps);
-    this.refuseOverQuota(user.id);
+    await this.refuseOverQuota(user.id);
     const retention = body.retention ?? config.liveRetentionSec;
     if (!(Number.isInteger(retention) && retention >= 60 && retention <= 365 * 86400))
       throw badRequest('retention must be a whole number of seconds from 60 to 31536000');
@@ -300,7 +304,7 @@ export class LiveService {
       throw e;
     }
     this.d.onChanged(videoId);
-    const run = this.runner.runOf(this.row(id)!);
+    const run = this.runner.runOf((await this.row(id))!);
     if (source) this.runner.connect(run);
     // A new stream's lease is free: this node takes it.
     await this.claim(id);
@@ -316,7 +320,7 @@ export class LiveService {
     user: User | null,
     body: { base64_image: string; stream_id: string; time?: number },
   ): Promise<{ success: true } | { success: false; action: 'paused' | 'stopped' }> {
-    const row = this.row(body.stream_id);
+    const row = await this.row(body.stream_id);
     if (!row || (user && row.userId !== user.id)) throw notFound('no such stream (stream_id)');
     if (row.state === 'paused') return { success: false, action: 'paused' };
     if (row.state === 'stopped' || row.state === 'failed' || row.state === 'ended')
@@ -347,7 +351,7 @@ export class LiveService {
 
   /** pause | resume | stop a stream of the user. */
   async control(user: User, streamId: string, action: 'pause' | 'resume' | 'stop'): Promise<StreamView> {
-    const row = this.row(streamId);
+    const row = await this.row(streamId);
     if (!row || row.userId !== user.id) throw notFound('no such stream (stream_id)');
     if (row.state === 'stopped' && action !== 'stop')
       throw conflict('the stream is stopped; add a new stream with POST /add-stream');
@@ -362,34 +366,40 @@ export class LiveService {
     } else if (action === 'stop') {
       this.runner.forget(run);
       // What it keeps until the retention purge counts in the quota.
-      setVideoSize(this.d.db, run.videoId, this.measure(run));
+      await setVideoSize(this.d.catalog, run.videoId, this.measure(run));
       await this.runner.setState(row.id, 'stopped', null);
     } else if (row.state === 'paused' || row.state === 'failed') {
       // A failed stream does not count as running: resuming it must fit the caps again.
       if (row.state === 'failed') await this.refuseOverCaps(this.d.catalog, user.id, row.fps, row.id);
-      this.refuseOverQuota(user.id);
+      await this.refuseOverQuota(user.id);
       await this.runner.setState(row.id, row.url ? 'connecting' : 'live', null);
       run.stopped = false;
       if (row.url) this.runner.connect(run);
       // Running again: its lease (the node that paused it gave it up).
-      void this.claim(row.id).then((mine) => {
-        if (!mine) this.runner.release(run);
-      });
+      this.claim(row.id)
+        .then((mine) => {
+          if (!mine) this.runner.release(run);
+        })
+        .catch((e) =>
+          this.d.log.warn('live stream lease not claimed', { stream_id: row.id, reason: (e as Error).message }),
+        );
     }
-    return this.viewOf(this.row(row.id)!);
+    return this.viewOf((await this.row(row.id))!);
   }
 
-  list(user: User, indexId?: string): StreamView[] {
-    return streamsOfUser(this.d.db, user.id, indexId).map((r) => this.viewOf(r));
+  async list(user: User, indexId?: string): Promise<StreamView[]> {
+    const rows = await streamsOfUser(this.d.catalog, user.id, indexId);
+    return Promise.all(rows.map((r) => this.viewOf(r)));
   }
 
   /** The live part of each stream resource of an index, by file_id. */
-  viewsByVideo(indexId: string): Map<string, StreamView> {
-    return new Map(streamsOfIndex(this.d.db, indexId).map((r) => [r.videoId, this.viewOf(r)]));
+  async viewsByVideo(indexId: string): Promise<Map<string, StreamView>> {
+    const rows = await streamsOfIndex(this.d.catalog, indexId);
+    return new Map(await Promise.all(rows.map(async (r) => [r.videoId, await this.viewOf(r)] as const)));
   }
 
-  get(user: User, streamId: string): StreamView {
-    const row = this.row(streamId);
+  async get(user: User, streamId: string): Promise<StreamView> {
+    const row = await this.row(streamId);
     if (!row || row.userId !== user.id) throw notFound('no such stream (stream_id)');
     return this.viewOf(row);
   }
@@ -398,21 +408,27 @@ export class LiveService {
    * Stream seconds ↔ Unix time of a live video, for answers about "the last 10 minutes" or "now":
    * null for a video that is not a live stream.
    */
-  clockOf(videoId: string): { originMs: number; latestT: number; state: LiveState } | null {
-    const row = streamOfVideo(this.d.db, videoId);
+  async clockOf(videoId: string): Promise<{ originMs: number; latestT: number; state: LiveState } | null> {
+    const row = await streamOfVideo(this.d.catalog, videoId);
     if (!row || row.originMs === null) return null;
-    return { originMs: row.originMs, latestT: videoDuration(this.d.db, videoId) ?? 0, state: row.state };
+    return { originMs: row.originMs, latestT: await videoDuration(this.d.catalog, videoId), state: row.state };
   }
 
   /**
    * The stream-time window [from, to] of the last `seconds` of a live video (for "what happened in
    * the last 10 minutes"), or null for a video that is not live.
    */
-  lastWindow(videoId: string, seconds: number, nowMs = Date.now()): { from: number; to: number } | null {
-    const c = this.clockOf(videoId);
+  async lastWindow(videoId: string, seconds: number, nowMs = Date.now()): Promise<{ from: number; to: number } | null> {
+    const c = await this.clockOf(videoId);
     if (!c) return null;
     const to = (nowMs - c.originMs) / 1000;
     return { from: Math.max(0, to - seconds), to };
+  }
+
+  /** A live video's "now" and newest analysed second, in stream seconds (the answering's StreamClock): null when not live. */
+  async streamClock(videoId: string, nowMs = Date.now()): Promise<{ nowT: number; latestT: number } | null> {
+    const c = await this.clockOf(videoId);
+    return c && { nowT: (nowMs - c.originMs) / 1000, latestT: c.latestT };
   }
 
   // --- alerts (records and their evaluation: alerts.ts)
@@ -443,7 +459,7 @@ export class LiveService {
   /** Drops what is older than each stream's retention: recording segments, frames, segments, alert events. */
   async purge(nowMs = Date.now()): Promise<{ streams: number; files: number }> {
     let removed = 0;
-    const rows = allStreams(this.d.db);
+    const rows = await allStreams(this.d.catalog);
     for (const row of rows) {
       // Clips made for citations are kept an hour (they are made again on demand).
       pruneClips(this.d.files.videoDir(row.videoId), nowMs);
@@ -473,7 +489,7 @@ export class LiveService {
         const fdir = join(dir, 'frames');
         const bytes =
           safeList(fdir).reduce((n, f) => n + fileSize(join(fdir, f)), 0) + this.recordingBytes(row.videoId);
-        setVideoSize(this.d.db, row.videoId, bytes);
+        await setVideoSize(this.d.catalog, row.videoId, bytes);
       }
       if (old.length) this.d.onChanged(row.videoId);
     }
@@ -514,9 +530,9 @@ export class LiveService {
   }
 
   /** 507 when the user's videos and recordings already fill their storage quota. */
-  private refuseOverQuota(userId: string): void {
+  private async refuseOverQuota(userId: string): Promise<void> {
     const quota = this.d.config.userMaxStorageBytes;
-    const used = quota ? usedBytesOfUser(this.d.db, userId) : 0;
+    const used = quota ? (await userUsage(this.d.catalog, userId)).bytes : 0;
     if (quota && used >= quota)
       throw insufficientStorage(
         `your videos and live recordings take ${used} bytes, the per-user storage limit of ${quota} bytes (--user-max-storage-bytes, VIDQ_USER_MAX_STORAGE_BYTES); remove videos, or ask the operator to raise it`,
@@ -529,12 +545,12 @@ export class LiveService {
    * with the reason, until the retention purge or removed videos make room.
    */
   private async checkQuota(run: StreamRun): Promise<void> {
-    setVideoSize(this.d.db, run.videoId, this.measure(run));
+    await setVideoSize(this.d.catalog, run.videoId, this.measure(run));
     const quota = this.d.config.userMaxStorageBytes;
     if (!quota) return;
-    const used = usedBytesOfUser(this.d.db, run.userId);
+    const used = (await userUsage(this.d.catalog, run.userId)).bytes;
     if (used <= quota) return;
-    const row = this.row(run.id);
+    const row = await this.row(run.id);
     if (!row || !RUNNING.includes(row.state) || row.state === 'paused') return;
     // Frames still waiting are not kept: counted as dropped, as when a stream falls behind.
     const waiting = run.queue.size;
@@ -566,13 +582,13 @@ export class LiveService {
 
   // --- records
 
-  private row(id: string): LiveStream | undefined {
+  private async row(id: string): Promise<LiveStream | undefined> {
     if (typeof id !== 'string' || id.length > 100) return undefined;
-    return streamById(this.d.db, id);
+    return findStream(this.d.catalog, id);
   }
 
-  private viewOf(r: LiveStream): StreamView {
-    const latest = latestFrameTime(this.d.db, r.videoId);
+  private async viewOf(r: LiveStream): Promise<StreamView> {
+    const latest = await latestFrameTime(this.d.catalog, r.videoId);
     return {
       stream_id: r.id,
       file_id: r.videoId,

@@ -14,7 +14,7 @@ import { FrameStream, type SampledFrame } from '../analysis/frame-stream';
 import { storeWindowSegments } from '../analysis/segment-store';
 import type { Logger } from '../log';
 import type { Catalog } from '../storage/catalog';
-import { frameFilesOf, recordWindow, streamById } from '../storage/repositories/streams';
+import { findStream, frameFilesOf, recordWindow } from '../storage/repositories/streams';
 import { evaluateAlerts, type FiredAlert } from './alerts';
 import { shifted, type HeardAudio } from './audio';
 
@@ -45,7 +45,7 @@ export interface WindowResult {
 }
 
 export interface WindowDeps {
-  /** The SQLite catalog (src/storage/catalog.ts) the window is written with. */
+  /** The catalog (either dialect) the window is written with. */
   catalog: Catalog;
   /** The video's folder (`media/<id>`). */
   videoDir: (videoId: string) => string;
@@ -118,35 +118,31 @@ export async function analyseWindow(d: WindowDeps, w: WindowRequest): Promise<Wi
     if (heard) rmSync(heard.path, { force: true });
   }
   let fired: FiredAlert[] = [];
-  // One write of the catalog (SQLite: its lock and BEGIN IMMEDIATE). The stages' own writes and the
-  // alerts take the catalog (StageResult.apply, evaluateAlerts); the window's frames, segments and
-  // counters are still written synchronously with the write's database (SQLite only for now).
+  // One write of the catalog (SQLite: its lock and BEGIN IMMEDIATE; PostgreSQL: a transaction):
+  // the frames, segments and counters, the stages' own writes and the alerts commit together.
   const alive = await d.catalog.write(async (tx) => {
-    const window = await tx.run((db) => {
-      const row = streamById(db, w.streamId);
-      if (!row) return null;
-      const known = frameFilesOf(
-        db,
-        w.videoId,
-        sampled.map((f) => f.file),
-      );
-      const fresh = sampled.filter((f) => !known.has(f.file));
-      if (!fresh.length) return 'known' as const;
-      recordWindow(db, {
-        streamId: w.streamId,
-        videoId: w.videoId,
-        frames: fresh,
-        step,
-        width: w.width,
-        height: w.height,
-        heard: !!heard,
-      });
-      return { row, stored: storeWindowSegments(db, w.videoId, found, step) };
+    const row = await findStream(tx, w.streamId);
+    if (!row) return false;
+    const known = await frameFilesOf(
+      tx,
+      w.videoId,
+      sampled.map((f) => f.file),
+    );
+    const fresh = sampled.filter((f) => !known.has(f.file));
+    // Its frames are stored already: nothing more to write.
+    if (!fresh.length) return true;
+    await recordWindow(tx, {
+      streamId: w.streamId,
+      videoId: w.videoId,
+      frames: fresh,
+      step,
+      width: w.width,
+      height: w.height,
+      heard: !!heard,
     });
-    if (window === null) return false;
-    if (window === 'known') return true;
+    const stored = await storeWindowSegments(tx, w.videoId, found, step);
     for (const apply of applies) await apply(tx);
-    fired = await evaluateAlerts(tx, window.row, found, window.stored, sampled);
+    fired = await evaluateAlerts(tx, row, found, stored, sampled);
     return true;
   });
   return { alive, fired };

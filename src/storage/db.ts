@@ -7,24 +7,8 @@ import { chmodSync, existsSync } from 'node:fs';
 import { drizzle, type BunSQLiteDatabase } from 'drizzle-orm/bun-sqlite';
 import { type EmbeddedMigration, MIGRATIONS } from './migrations.generated';
 import * as schema from './schema';
-import { ConfigError, redactUrl } from '../options';
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
-
-/**
- * The catalog a process works on: the SQLite file in the data directory, or (--database) a
- * PostgreSQL server. Until every part of the service reads and writes through the dialect-neutral
- * repositories, a PostgreSQL URL is refused here, at start, rather than run half on one database.
- */
-export function openCatalog(opts: { database: string; sqliteFile: string }): Db {
-  if (opts.database)
-    throw new ConfigError(
-      `--database ${redactUrl(opts.database)}: the PostgreSQL catalog is not available yet. Its schema and ` +
-        'migrations exist, but the service still reads and writes its catalog and job queue through SQLite only ' +
-        '(issue 33). Leave --database / VIDQ_DATABASE_URL unset to use the embedded SQLite file in the data directory.',
-    );
-  return openDatabase(opts.sqliteFile);
-}
 
 export function openDatabase(file: string): Db {
   // Owner-only, also when the file was made earlier with a looser umask: it holds token hashes.

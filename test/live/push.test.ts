@@ -157,7 +157,7 @@ describe('pushed live frames', () => {
     for (const e of now.evidence) expect(e.end).toBeGreaterThanOrEqual(7);
     // The last minute by the stream's clock (wall time since its first frame, or the latest frame
     // when the sender's clock runs ahead).
-    const before = srv.server.service.live.lastWindow(fileId, 60)!;
+    const before = (await srv.server.service.live.lastWindow(fileId, 60))!;
     const minute = await ask('what happened in the last minute?');
     for (const e of minute.evidence) expect(e.end).toBeGreaterThanOrEqual(before.from - 1);
     // The stream is younger than a minute when the analysis kept up: then the minute holds all of it.

@@ -1,13 +1,15 @@
 /**
  * --database / VIDQ_DATABASE_URL (issue 33). Absent: the embedded SQLite file, as always. A
- * PostgreSQL URL is checked when the config loads, and refused at start (with the reason) for as
- * long as the PostgreSQL catalog is incomplete: no process runs half on one database.
+ * PostgreSQL URL is checked when the config loads; every command opens that catalog at start and
+ * stops with the reason when it cannot. The multi-node behaviour is in test/cluster/.
  */
 import { describe, expect, test } from 'bun:test';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig, redactUrl } from '../../src/config';
+import { clip, getJson, postJson, startTestServer } from '../helpers';
+import { freshPostgresDatabase } from '../pg';
 
 const root = join(import.meta.dir, '../..');
 
@@ -49,10 +51,9 @@ describe('--database', () => {
     expect(loadConfig({}, { VIDQ_DATABASE_URL: 'postgres://h/d' }).database).toBe('postgres://h/d');
   });
 
-  // Until the PostgreSQL catalog is complete (issue 33): serving is refused at start, with the
-  // reason. The account commands run on it already (test/storage/cli-catalog.test.ts).
-  for (const args of [['serve'], ['worker']])
-    test(`vidq ${args.join(' ')} with a PostgreSQL URL stops at start and says what is not available yet`, () => {
+  // Every command opens the catalog the same way: a server that does not answer stops it at start.
+  for (const args of [['serve'], ['worker'], ['user', 'create', '--name', 'ann']])
+    test(`vidq ${args.join(' ')} with a PostgreSQL server that does not answer says so, without the password`, () => {
       const data = mkdtempSync(join(tmpdir(), 'vidq-dburl-'));
       try {
         const run = Bun.spawnSync(
@@ -63,14 +64,14 @@ describe('--database', () => {
             '--data-dir',
             data,
             '--database',
-            'postgres://vidq:s3cret@127.0.0.1:5432/vidq',
+            'postgres://vidq:s3cret@127.0.0.1:1/vidq',
           ],
           { env: { ...process.env, VIDQ_WORKER_CONFIG: '' }, timeout: 30_000 },
         );
         const err = run.stderr.toString();
         expect(run.exitCode).toBe(2);
-        expect(err).toContain('the PostgreSQL catalog is not available yet');
-        expect(err).toContain('postgres://vidq:***@127.0.0.1:5432/vidq');
+        expect(err).toContain('cannot open the PostgreSQL catalog');
+        expect(err).toContain('postgres://vidq:***@127.0.0.1:1/vidq');
         expect(err).not.toContain('s3cret');
         expect(existsSync(join(data, 'vidq.db'))).toBe(false);
       } finally {
@@ -78,32 +79,42 @@ describe('--database', () => {
       }
     });
 
-  test('vidq user create with a PostgreSQL server that does not answer says so, without the password', () => {
-    const data = mkdtempSync(join(tmpdir(), 'vidq-dburl-'));
+  test('serve on PostgreSQL: a stored video is analysed through pg-boss, answered, and removed, with no SQLite file', async () => {
+    const pg = await freshPostgresDatabase();
+    const srv = await startTestServer({ database: pg.url, 'analysis-workers': '1' });
     try {
-      const run = Bun.spawnSync(
-        [
-          process.execPath,
-          join(root, 'src/main.ts'),
-          'user',
-          'create',
-          '--name',
-          'ann',
-          '--data-dir',
-          data,
-          '--database',
-          'postgres://vidq:s3cret@127.0.0.1:1/vidq',
-        ],
-        { env: { ...process.env, VIDQ_WORKER_CONFIG: '' }, timeout: 30_000 },
-      );
-      const err = run.stderr.toString();
-      expect(run.exitCode).toBe(2);
-      expect(err).toContain('cannot open the PostgreSQL catalog');
-      expect(err).toContain('postgres://vidq:***@127.0.0.1:1/vidq');
-      expect(err).not.toContain('s3cret');
-      expect(existsSync(join(data, 'vidq.db'))).toBe(false);
+      expect(srv.server.service.catalog.dialect).toBe('postgres');
+      expect(srv.server.service.queue.kind).toBe('pg-boss');
+      const up = await fetch(`${srv.url}/upload?index=pg&filename=chaplin.mp4`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${srv.token}`, 'content-type': 'video/mp4' },
+        body: Bun.file(clip('chaplin-bw.mp4')),
+      });
+      expect(up.status).toBe(200);
+      const key = ((await up.json()) as { data: { key: string } }).data.key;
+      const indexId = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body[0].index_id as string;
+      const resources = async () =>
+        (await getJson(srv.url, `/index-resources?token=${srv.token}&index=${indexId}`)).body as {
+          file_id: string;
+          status: string;
+        }[];
+      const deadline = Date.now() + 240_000;
+      while ((await resources())[0]?.status !== 'ready' && Date.now() < deadline) await Bun.sleep(500);
+      expect((await resources())[0]).toMatchObject({ file_id: key, status: 'ready' });
+      const asked = await postJson(srv.url, '/inquire', { token: srv.token, index: indexId, prompt: 'Who is shown?' });
+      expect(asked.status).toBe(200);
+      expect(asked.body.evidence[0]?.video_id).toBe(key);
+      const removed = await postJson(srv.url, '/remove-from-index', {
+        token: srv.token,
+        project_id: indexId,
+        video_id: key,
+      });
+      expect(removed.status).toBe(200);
+      expect(await resources()).toEqual([]);
+      expect(existsSync(join(srv.dataDir, 'vidq.db'))).toBe(false);
     } finally {
-      rmSync(data, { recursive: true, force: true });
+      await srv.stop();
+      await pg.drop();
     }
-  });
+  }, 300_000);
 });

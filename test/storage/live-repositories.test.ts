@@ -3,13 +3,19 @@
  * real PostgreSQL (test/pg.ts: a fresh database of its own, dropped after): an alert inserted,
  * listed (oldest first, of one index when asked), deleted only by its user, the events fired listed
  * with their alert and stream (newest first, of one alert when asked, never another user's); a
- * stream found by id, its state changes, its first origin kept, its dropped frames counted. The same tests on both dialects, through AlertService where it has the call.
+ * stream found by id, its state changes, its first origin kept, its dropped frames counted; the
+ * streams listed (of a user, an index, a state, a video), renamed and their shown source set; a
+ * window's frames and counters recorded (the video grown, never shrunk), and its segments
+ * continuing the window before's (spans by text, faces by likeness). The same tests on both
+ * dialects, through AlertService where it has the call.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { eq } from 'drizzle-orm';
 import { AccountService } from '../../src/accounts/service';
 import { IndexService } from '../../src/indexes/service';
+import { storeWindowSegments } from '../../src/analysis/segment-store';
 import { AlertService } from '../../src/live/alerts';
+import { descriptorOf } from '../../src/people/group';
 import type { Catalog } from '../../src/storage/catalog';
 import {
   alertsOfUser,
@@ -23,15 +29,34 @@ import {
   queueAlertWebhook,
 } from '../../src/storage/repositories/alerts';
 import {
+  extendSegment,
+  facesBefore,
+  insertSegment,
+  insertSegments,
+  spanBefore,
+} from '../../src/storage/repositories/segments';
+import {
+  allStreams,
   countDroppedFrames,
   findStream,
+  frameFilesOf,
   insertStream,
+  latestFrameTime,
   lockStreamCaps,
   markStreamLive,
+  pulledStreams,
   purgeStreamBefore,
+  recordWindow,
+  renameStream,
+  setShownSource,
   setStreamOrigin,
   setStreamState,
+  setVideoSize,
   streamCapsOfUser,
+  streamOfVideo,
+  streamsInStates,
+  streamsOfIndex,
+  streamsOfUser,
 } from '../../src/storage/repositories/streams';
 import type { MediaIndex, User } from '../../src/storage/rows';
 import { CATALOGS, type OpenedCatalog, statusOf } from '../dialects';
@@ -398,5 +423,219 @@ for (const dialect of CATALOGS)
         videoId: 'v_ls_yard',
         data: JSON.stringify({ n: 3 }),
       });
+    });
+
+    test('streams listed: of a user (oldest first, of one index), of an index, in states, by video; pulled ones renamed and their source shown', async () => {
+      const indexes = new IndexService(c);
+      const cid = (await new AccountService(c).createUser('Cid', 0)).user;
+      const north = (await indexes.create(cid, 'north', 'standard')).index;
+      const south = (await indexes.create(cid, 'south', 'standard')).index;
+      const base = 1_760_000_000_000;
+      const add = (id: string, index: MediaIndex, k: number, url: string | null) =>
+        insertStream(c, {
+          id,
+          videoId: `v_${id}`,
+          indexId: index.id,
+          userId: cid.id,
+          url,
+          shownSource: url ?? 'live:push',
+          name: url ?? id,
+          fps: 1,
+          retentionSec: 600,
+          at: new Date(base + k * 1000),
+        });
+      // Added out of order: the listing is by creation time.
+      await add('ls_c3', north, 3, null);
+      await add('ls_c1', north, 1, null);
+      await add('ls_c2', south, 2, 'rtsp://cam.example/live/key123');
+      const ids = (rows: { id: string }[]) => rows.map((r) => r.id);
+      const mine = (rows: { id: string }[]) => ids(rows).filter((id) => id.startsWith('ls_c'));
+
+      expect(ids(await streamsOfUser(c, cid.id))).toEqual(['ls_c1', 'ls_c2', 'ls_c3']);
+      expect(ids(await streamsOfUser(c, cid.id, north.id))).toEqual(['ls_c1', 'ls_c3']);
+      // Another user's index lists nothing of Cid's.
+      expect(await streamsOfUser(c, ann.id, north.id)).toEqual([]);
+      expect(ids(await streamsOfIndex(c, south.id))).toEqual(['ls_c2']);
+      expect(mine(await allStreams(c)).sort()).toEqual(['ls_c1', 'ls_c2', 'ls_c3']);
+
+      await setStreamState(c, 'ls_c3', 'paused', null);
+      expect(mine(await streamsInStates(c, ['paused']))).toEqual(['ls_c3']);
+      expect(mine(await streamsInStates(c, ['connecting', 'paused'])).sort()).toEqual(['ls_c1', 'ls_c2', 'ls_c3']);
+      expect(mine(await streamsInStates(c, ['stopped']))).toEqual([]);
+
+      expect((await streamOfVideo(c, 'v_ls_c2'))?.id).toBe('ls_c2');
+      expect(await streamOfVideo(c, 'v_none')).toBeUndefined();
+
+      const pulled = (await pulledStreams(c)).filter((r) => r.id.startsWith('ls_c'));
+      expect(pulled).toEqual([
+        {
+          id: 'ls_c2',
+          videoId: 'v_ls_c2',
+          url: 'rtsp://cam.example/live/key123',
+          name: 'rtsp://cam.example/live/key123',
+        },
+      ]);
+      const video = async (id: string) =>
+        (await c.run((db) => db.select().from(c.t.videos).where(eq(c.t.videos.id, id))))[0]!;
+      // A write that fails renames nothing; one that commits renames the stream and its resource.
+      await expect(
+        c.write(async (tx) => {
+          await renameStream(tx, pulled[0]!, 'gate');
+          throw new Error('start-up failed');
+        }),
+      ).rejects.toThrow('start-up failed');
+      expect((await findStream(c, 'ls_c2'))!.name).toBe('rtsp://cam.example/live/key123');
+      await c.write(async (tx) => {
+        await renameStream(tx, pulled[0]!, 'gate');
+        await setShownSource(tx, 'v_ls_c2', 'rtsp://cam.example/');
+      });
+      expect((await findStream(c, 'ls_c2'))!.name).toBe('gate');
+      expect(await video('v_ls_c2')).toMatchObject({ fileName: 'gate', sourceUrl: 'rtsp://cam.example/' });
+      // The same source again changes nothing (the row is not written).
+      await setShownSource(c, 'v_ls_c2', 'rtsp://cam.example/');
+      expect((await video('v_ls_c2')).sourceUrl).toBe('rtsp://cam.example/');
+      // The other streams' resources keep their names.
+      expect((await video('v_ls_c1')).fileName).toBe('ls_c1');
+    });
+
+    test("a window recorded: its frames, the stream's counters, the video grown (never shrunk), its frame size and sound; frame files and the latest frame", async () => {
+      await addStream(c, annCams, 'ls_win');
+      await addStream(c, annCams, 'ls_win2');
+      const v = 'v_ls_win';
+      const video = async () => (await c.run((db) => db.select().from(c.t.videos).where(eq(c.t.videos.id, v))))[0]!;
+      expect(await latestFrameTime(c, v)).toBeUndefined();
+      expect(await frameFilesOf(c, v)).toEqual(new Set());
+      const window = (frames: [number, string][], o: { width?: number; heard?: boolean } = {}) => ({
+        streamId: 'ls_win',
+        videoId: v,
+        frames: frames.map(([t, file]) => ({ t, file })),
+        step: 0.5,
+        width: o.width ?? 0,
+        height: o.width ? 360 : 0,
+        heard: o.heard ?? false,
+      });
+
+      await recordWindow(
+        c,
+        window(
+          [
+            [0, 'a.jpg'],
+            [0.5, 'b.jpg'],
+          ],
+          { width: 640 },
+        ),
+      );
+      expect(await findStream(c, 'ls_win')).toMatchObject({ framesAnalysed: 2, secondsAnalysed: 1 });
+      expect(await video()).toMatchObject({ durationSec: 1, width: 640, height: 360, hasAudio: false });
+
+      // A window without a frame size keeps the one known; one with sound marks the video as having it.
+      await recordWindow(
+        c,
+        window(
+          [
+            [1, 'c.jpg'],
+            [1.5, 'd.jpg'],
+          ],
+          { heard: true },
+        ),
+      );
+      expect(await findStream(c, 'ls_win')).toMatchObject({ framesAnalysed: 4, secondsAnalysed: 2 });
+      expect(await video()).toMatchObject({ durationSec: 2, width: 640, height: 360, hasAudio: true });
+
+      // An earlier frame stored later does not shorten the video.
+      await recordWindow(c, window([[0.25, 'e.jpg']]));
+      expect((await video()).durationSec).toBe(2);
+      expect((await findStream(c, 'ls_win'))!.framesAnalysed).toBe(5);
+
+      // A window whose write fails leaves no frame and no count behind.
+      await expect(
+        c.write(async (tx) => {
+          await recordWindow(tx, window([[9, 'z.jpg']]));
+          throw new Error('alerts failed');
+        }),
+      ).rejects.toThrow('alerts failed');
+      expect((await findStream(c, 'ls_win'))!.framesAnalysed).toBe(5);
+      expect((await video()).durationSec).toBe(2);
+
+      expect(await latestFrameTime(c, v)).toBe(1.5);
+      expect(await frameFilesOf(c, v)).toEqual(new Set(['a.jpg', 'b.jpg', 'c.jpg', 'd.jpg', 'e.jpg']));
+      expect(await frameFilesOf(c, v, ['b.jpg', 'z.jpg'])).toEqual(new Set(['b.jpg']));
+      // Another stream's video has none of them.
+      expect(await frameFilesOf(c, 'v_ls_win2', ['a.jpg'])).toEqual(new Set());
+      expect(await latestFrameTime(c, 'v_ls_win2')).toBeUndefined();
+      expect((await findStream(c, 'ls_win2'))!.framesAnalysed).toBe(0);
+
+      await setVideoSize(c, v, 3_000_000_000);
+      expect((await video()).sizeBytes).toBe(3_000_000_000);
+    });
+
+    test("a window's segments continue the window before's: spans by kind and text, faces by likeness; transcripts never", async () => {
+      await addStream(c, annCams, 'ls_seg');
+      const v = 'v_ls_seg';
+      const seg = (kind: 'object' | 'transcript' | 'face', start: number, end: number, text: string, extra = {}) => ({
+        kind,
+        start,
+        end,
+        text,
+        extra,
+      });
+      await insertSegments(c, v, [seg('object', 0, 1, 'car', { max_count: 1 }), seg('object', 0, 1, 'dog')]);
+      const rows = async () =>
+        (await c.run((db) => db.select().from(c.t.segments).where(eq(c.t.segments.videoId, v)))).sort(
+          (a, b) => a.id - b.id,
+        );
+      const [car, dog] = await rows();
+      expect(await spanBefore(c, v, seg('object', 1.5, 2, 'car'), 1)).toEqual({
+        id: car!.id,
+        end: 1,
+        extra: { max_count: 1 },
+      });
+      // Too far after it, or another label: nothing to continue.
+      expect(await spanBefore(c, v, seg('object', 5, 6, 'car'), 1)).toBeUndefined();
+      expect(await spanBefore(c, v, seg('object', 1.5, 2, 'bus'), 1)).toBeUndefined();
+
+      const next = [
+        seg('object', 1, 2, 'car', { max_count: 3 }),
+        seg('object', 8, 9, 'dog'),
+        seg('transcript', 1, 2, 'hello'),
+        seg('transcript', 2, 3, 'hello'),
+      ];
+      const ids = await c.write((tx) => storeWindowSegments(tx, v, next, 1));
+      // The car continues (its end and the most seen at once); the dog seen much later and each sentence are new.
+      expect(ids.get(next[0]!)).toBe(car!.id);
+      expect(ids.get(next[1]!)).not.toBe(dog!.id);
+      expect(ids.get(next[2]!)).not.toBe(ids.get(next[3]!));
+      const after = await rows();
+      expect(after.find((r) => r.id === car!.id)).toMatchObject({ start: 0, end: 2, extra: { max_count: 3 } });
+      expect(after).toHaveLength(5);
+
+      await extendSegment(c, dog!.id, 4);
+      expect((await rows()).find((r) => r.id === dog!.id)).toMatchObject({ end: 4, extra: {} });
+
+      // A face appearance with its descriptor (the faces stage groups it into a person).
+      const unit = (i: number) => Array.from({ length: 8 }, (_, k) => (k === i ? 1 : 0));
+      const faceId = await insertSegment(c, v, seg('face', 0, 1, 'face'));
+      expect(faceId).toBeNumber();
+      await c.run(async (db) => {
+        await db.insert(c.t.people).values({ id: 'p_seg', indexId: annCams.id, userId: ann.id, createdAt: new Date() });
+        await db.insert(c.t.personAppearances).values({
+          segmentId: faceId,
+          personId: 'p_seg',
+          videoId: v,
+          indexId: annCams.id,
+          descriptor: Buffer.from(new Float32Array(unit(0)).buffer),
+        });
+      });
+      const near = await facesBefore(c, v, 1.5, 1);
+      expect(near.map((n) => n.id)).toEqual([faceId]);
+      expect([...descriptorOf(near[0]!.descriptor)]).toEqual(unit(0));
+      expect(await facesBefore(c, v, 5, 1)).toEqual([]);
+
+      const same = seg('face', 1, 2, 'face', { descriptor: unit(0) });
+      const other = seg('face', 1, 2, 'face', { descriptor: unit(1) });
+      const faces = await c.write((tx) => storeWindowSegments(tx, v, [same, other], 1));
+      expect(faces.get(same)).toBe(faceId);
+      expect(faces.get(other)).not.toBe(faceId);
+      expect((await rows()).find((r) => r.id === faceId)!.end).toBe(2);
     });
   });

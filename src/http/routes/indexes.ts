@@ -54,7 +54,7 @@ export function indexRoutes(s: Service, opts: HttpOptions) {
         const line = rows.some((v) => v.status === 'processing')
           ? await s.queue.placesInLine(s.config.analysisWorkers, s.config.shortLaneSec)
           : undefined;
-        const live = rows.some((v) => v.fileType === 'video/x-live') ? s.live.viewsByVideo(index.id) : undefined;
+        const live = rows.some((v) => v.fileType === 'video/x-live') ? await s.live.viewsByVideo(index.id) : undefined;
         return rows.map((v) => {
           const view = resourceView(v, s.config, s.links, origin, line);
           const stream = live?.get(v.id);

@@ -146,7 +146,7 @@ export function mediaRoutes(s: Service) {
         const { start, end } = clipWindow(query.start, query.end);
         if (v.fileType !== LIVE_TYPE)
           throw notFound('this file is not a live stream; play it with GET /media/{file_id}');
-        const clock = s.live.clockOf(v.id);
+        const clock = await s.live.clockOf(v.id);
         if (!clock) throw notFound('the stream has no frames yet');
         const clip = await s.live.clip(v.id, clock.originMs, start, end);
         if (!clip)

@@ -5,58 +5,55 @@
  */
 import { and, asc, desc, eq, inArray, isNotNull, isNull, lt, sql } from 'drizzle-orm';
 import { type Catalog, first } from '../catalog';
-import { type Db, writeTx } from '../db';
-import { frames, liveStreams, videos, type LiveState, type LiveStream } from '../schema';
+import type { LiveState, LiveStream } from '../schema';
 
-/**
- * The embedded database inside a write, synchronous: a write transaction of its own (inWriteTx,
- * live/service.ts), or the database of the catalog's write of a live window (live/window.ts, which
- * awaits the stages' own writes, `apply`, on the catalog in the same write). The live modules name
- * it through these until they move to the catalog.
- */
-export type WriteTx = Db;
-export const inWriteTx = <T>(db: Db, fn: (tx: Db) => T): T => writeTx(db, fn);
-
-export function streamById(db: Db, id: string): LiveStream | undefined {
-  return db.select().from(liveStreams).where(eq(liveStreams.id, id)).get();
-}
-
-/** A stream by id, on the catalog (either dialect). */
+/** A stream by id. */
 export function findStream(c: Catalog, id: string): Promise<LiveStream | undefined> {
   const { liveStreams } = c.t;
   return c.run(async (db) => first(await db.select().from(liveStreams).where(eq(liveStreams.id, id)).limit(1)));
 }
 
-export function streamOfVideo(db: Db, videoId: string): LiveStream | undefined {
-  return db.select().from(liveStreams).where(eq(liveStreams.videoId, videoId)).get();
+/** The stream that writes into a video (none for an uploaded file). */
+export function streamOfVideo(c: Catalog, videoId: string): Promise<LiveStream | undefined> {
+  const { liveStreams } = c.t;
+  return c.run(async (db) =>
+    first(await db.select().from(liveStreams).where(eq(liveStreams.videoId, videoId)).limit(1)),
+  );
 }
 
-export function streamsInStates(db: Db, states: readonly LiveState[]): LiveStream[] {
-  return db
-    .select()
-    .from(liveStreams)
-    .where(inArray(liveStreams.state, [...states]))
-    .all();
+export function streamsInStates(c: Catalog, states: readonly LiveState[]): Promise<LiveStream[]> {
+  const { liveStreams } = c.t;
+  return c.run((db) =>
+    db
+      .select()
+      .from(liveStreams)
+      .where(inArray(liveStreams.state, [...states])),
+  );
 }
 
-export function allStreams(db: Db): LiveStream[] {
-  return db.select().from(liveStreams).all();
+export function allStreams(c: Catalog): Promise<LiveStream[]> {
+  return c.run((db) => db.select().from(c.t.liveStreams));
 }
 
 /** The user's streams, oldest first (of one index when given). */
-export function streamsOfUser(db: Db, userId: string, indexId?: string): LiveStream[] {
-  return db
-    .select()
-    .from(liveStreams)
-    .where(
-      indexId ? and(eq(liveStreams.userId, userId), eq(liveStreams.indexId, indexId)) : eq(liveStreams.userId, userId),
-    )
-    .orderBy(asc(liveStreams.createdAt))
-    .all();
+export function streamsOfUser(c: Catalog, userId: string, indexId?: string): Promise<LiveStream[]> {
+  const { liveStreams } = c.t;
+  return c.run((db) =>
+    db
+      .select()
+      .from(liveStreams)
+      .where(
+        indexId
+          ? and(eq(liveStreams.userId, userId), eq(liveStreams.indexId, indexId))
+          : eq(liveStreams.userId, userId),
+      )
+      .orderBy(asc(liveStreams.createdAt), asc(liveStreams.id)),
+  );
 }
 
-export function streamsOfIndex(db: Db, indexId: string): LiveStream[] {
-  return db.select().from(liveStreams).where(eq(liveStreams.indexId, indexId)).all();
+export function streamsOfIndex(c: Catalog, indexId: string): Promise<LiveStream[]> {
+  const { liveStreams } = c.t;
+  return c.run((db) => db.select().from(liveStreams).where(eq(liveStreams.indexId, indexId)));
 }
 
 /** Every stream the user keeps, with its rate and state (for the caps). */
@@ -79,26 +76,35 @@ export async function lockStreamCaps(tx: Catalog, userId: string): Promise<void>
 }
 
 /** The pulled streams: their URL, name and video (for rewriting what they show). */
-export function pulledStreams(db: Db): { id: string; videoId: string; url: string; name: string }[] {
-  return db
-    .select({ id: liveStreams.id, videoId: liveStreams.videoId, url: liveStreams.url, name: liveStreams.name })
-    .from(liveStreams)
-    .where(isNotNull(liveStreams.url))
-    .all() as { id: string; videoId: string; url: string; name: string }[];
+export async function pulledStreams(c: Catalog): Promise<{ id: string; videoId: string; url: string; name: string }[]> {
+  const { liveStreams } = c.t;
+  return (await c.run((db) =>
+    db
+      .select({ id: liveStreams.id, videoId: liveStreams.videoId, url: liveStreams.url, name: liveStreams.name })
+      .from(liveStreams)
+      .where(isNotNull(liveStreams.url)),
+  )) as { id: string; videoId: string; url: string; name: string }[];
 }
 
 /** Renames a stream and its resource. */
-export function renameStream(tx: Db, s: { id: string; videoId: string }, name: string): void {
-  tx.update(liveStreams).set({ name }).where(eq(liveStreams.id, s.id)).run();
-  tx.update(videos).set({ fileName: name }).where(eq(videos.id, s.videoId)).run();
+export function renameStream(c: Catalog, s: { id: string; videoId: string }, name: string): Promise<void> {
+  return c.write((tx) =>
+    tx.run(async (db) => {
+      await db.update(tx.t.liveStreams).set({ name }).where(eq(tx.t.liveStreams.id, s.id));
+      await db.update(tx.t.videos).set({ fileName: name }).where(eq(tx.t.videos.id, s.videoId));
+    }),
+  );
 }
 
 /** Sets the source a stream's resource shows (when it differs). */
-export function setShownSource(tx: Db, videoId: string, shown: string): void {
-  tx.update(videos)
-    .set({ sourceUrl: shown })
-    .where(and(eq(videos.id, videoId), sql`${videos.sourceUrl} != ${shown}`))
-    .run();
+export function setShownSource(c: Catalog, videoId: string, shown: string): Promise<void> {
+  const { videos } = c.t;
+  return c.run(async (db) => {
+    await db
+      .update(videos)
+      .set({ sourceUrl: shown })
+      .where(and(eq(videos.id, videoId), sql`${videos.sourceUrl} != ${shown}`));
+  });
 }
 
 /** A new stream and the `videos` row its windows write into (the stream's resource). */
@@ -205,30 +211,31 @@ export function countDroppedFrames(c: Catalog, id: string, n: number): Promise<v
 }
 
 /** Stream seconds of the newest analysed frame of a live video. */
-export function latestFrameTime(db: Db, videoId: string): number | undefined {
-  return db
-    .select({ t: frames.t })
-    .from(frames)
-    .where(eq(frames.videoId, videoId))
-    .orderBy(desc(frames.t))
-    .limit(1)
-    .get()?.t;
+export async function latestFrameTime(c: Catalog, videoId: string): Promise<number | undefined> {
+  const { frames } = c.t;
+  const row = await c.run(async (db) =>
+    first(
+      await db.select({ t: frames.t }).from(frames).where(eq(frames.videoId, videoId)).orderBy(desc(frames.t)).limit(1),
+    ),
+  );
+  return row?.t;
 }
 
-export function frameFilesOf(db: Db, videoId: string, among?: string[]): Set<string> {
-  return new Set(
+/** The file names of a video's analysed frames (of `among` only, when given). */
+export async function frameFilesOf(c: Catalog, videoId: string, among?: string[]): Promise<Set<string>> {
+  const { frames } = c.t;
+  const rows = await c.run((db) =>
     db
       .select({ file: frames.file })
       .from(frames)
-      .where(among ? and(eq(frames.videoId, videoId), inArray(frames.file, among)) : eq(frames.videoId, videoId))
-      .all()
-      .map((r) => r.file),
+      .where(among ? and(eq(frames.videoId, videoId), inArray(frames.file, among)) : eq(frames.videoId, videoId)),
   );
+  return new Set(rows.map((r) => r.file));
 }
 
 /** A window's frames, counted on its stream, and the stream's video grown to cover them. */
 export function recordWindow(
-  tx: Db,
+  c: Catalog,
   w: {
     streamId: string;
     videoId: string;
@@ -238,45 +245,42 @@ export function recordWindow(
     height: number;
     heard: boolean;
   },
-): void {
+): Promise<void> {
   const last = w.frames[w.frames.length - 1]!;
-  tx.insert(frames)
-    .values(w.frames.map((f) => ({ videoId: w.videoId, t: f.t, shot: 0, file: f.file })))
-    .run();
-  tx.update(liveStreams)
-    .set({
-      framesAnalysed: sql`${liveStreams.framesAnalysed} + ${w.frames.length}`,
-      secondsAnalysed: sql`${liveStreams.secondsAnalysed} + ${w.frames.length * w.step}`,
-      updatedAt: new Date(),
-    })
-    .where(eq(liveStreams.id, w.streamId))
-    .run();
-  tx.update(videos)
-    .set({
-      durationSec: sql`max(coalesce(${videos.durationSec}, 0), ${last.t + w.step})`,
-      updatedAt: new Date(),
-      ...(w.width > 0 && { width: w.width, height: w.height }),
-      ...(w.heard && { hasAudio: true }),
-    })
-    .where(eq(videos.id, w.videoId))
-    .run();
+  const end = last.t + w.step;
+  return c.write((tx) =>
+    tx.run(async (db) => {
+      const { frames, liveStreams, videos } = tx.t;
+      const held = sql`coalesce(${videos.durationSec}, 0)`;
+      await db.insert(frames).values(w.frames.map((f) => ({ videoId: w.videoId, t: f.t, shot: 0, file: f.file })));
+      await db
+        .update(liveStreams)
+        .set({
+          framesAnalysed: sql`${liveStreams.framesAnalysed} + ${w.frames.length}`,
+          secondsAnalysed: sql`${liveStreams.secondsAnalysed} + ${w.frames.length * w.step}`,
+          updatedAt: new Date(),
+        })
+        .where(eq(liveStreams.id, w.streamId));
+      await db
+        .update(videos)
+        .set({
+          // Grown, never shrunk. The larger of two: SQLite's scalar max(), PostgreSQL's greatest().
+          durationSec: tx.dialect === 'postgres' ? sql`greatest(${held}, ${end})` : sql`max(${held}, ${end})`,
+          updatedAt: new Date(),
+          ...(w.width > 0 && { width: w.width, height: w.height }),
+          ...(w.heard && { hasAudio: true }),
+        })
+        .where(eq(videos.id, w.videoId));
+    }),
+  );
 }
 
-export function videoDuration(db: Db, videoId: string): number | undefined {
-  return db.select({ d: videos.durationSec }).from(videos).where(eq(videos.id, videoId)).get()?.d ?? undefined;
-}
-
-export function setVideoSize(db: Db, videoId: string, bytes: number): void {
-  db.update(videos).set({ sizeBytes: bytes }).where(eq(videos.id, videoId)).run();
-}
-
-/** Bytes the user's videos take (uploads and live streams; failed ones hold nothing). */
-export function usedBytesOfUser(db: Db, userId: string): number {
-  return db
-    .select({ bytes: sql<number>`coalesce(sum(${videos.sizeBytes}), 0)` })
-    .from(videos)
-    .where(and(eq(videos.userId, userId), sql`${videos.status} != 'failed'`))
-    .get()!.bytes;
+/** The bytes a video holds (a live stream's kept frames and recording: counted in the quota). */
+export function setVideoSize(c: Catalog, videoId: string, bytes: number): Promise<void> {
+  const { videos } = c.t;
+  return c.run(async (db) => {
+    await db.update(videos).set({ sizeBytes: bytes }).where(eq(videos.id, videoId));
+  });
 }
 
 /** Drops a stream's frames, segments and alert events older than stream second `cutT`: the frame files gone. */
