@@ -1,23 +1,12 @@
 /**
- * The one writer of analysed segments, used by the pipeline for a file (a stage's whole output at
- * once) and for a live stream's windows (each window's output continuing what the window before it
- * stored). The SQL is in storage/repositories/segments.ts.
+ * A live stream's windows' segments, each continuing what the window before it stored (a file's
+ * stages store their whole output at once: repositories/analysis.ts). The SQL is in
+ * storage/repositories/segments.ts.
  */
 import { cosine, descriptorOf, JOIN_SIMILARITY } from '../people/group';
-import {
-  extendSegment,
-  facesBefore,
-  insertSegment,
-  insertSegments as insertRows,
-  spanBefore,
-} from '../storage/repositories/segments';
+import { extendSegment, facesBefore, insertSegment, spanBefore } from '../storage/repositories/segments';
 import type { Catalog } from '../storage/catalog';
 import type { NewSegment } from './contracts';
-
-/** Inserts a stage's segments as they are. */
-export function insertSegments(tx: Catalog, videoId: string, segs: readonly NewSegment[]): Promise<void> {
-  return insertRows(tx, videoId, segs);
-}
 
 /**
  * The segments of a live window, each continuing the same label's (or text's, or person's) segment

@@ -23,6 +23,8 @@ export type { Ranked, ScopeWindow };
 export class RetrievalCore {
   readonly vectors: VectorStore;
   private warming: Promise<void> | null = null;
+  /** The move of an earlier version's vectors (see the constructor): its error, if it failed. */
+  private readonly legacyMoved: Promise<Error | null>;
   private warmed = false;
   private warmedInMs: number | null = null;
   /** The underlying finder, for callers not yet moved onto the methods below. */
@@ -41,7 +43,11 @@ export class RetrievalCore {
     // Vectors an earlier version kept in the segment rows move into the compact store, once. On
     // SQLite this runs now, before the constructor returns (the catalog is idle at start, so its
     // body starts at once and never awaits); PostgreSQL catalogs never held such vectors.
-    void moveLegacyVectors(d.catalog);
+    // A failure is reported by warmUp (start-up logs it), never as an unhandled rejection.
+    this.legacyMoved = moveLegacyVectors(d.catalog).then(
+      () => null,
+      (e: Error) => e,
+    );
     this.vectors = new VectorStore({
       catalog: d.catalog,
       ...(d.exactMax !== undefined && { exactMax: d.exactMax }),
@@ -104,6 +110,8 @@ export class RetrievalCore {
   warmUp(): Promise<void> {
     this.warming ??= (async () => {
       const t0 = performance.now();
+      const moveFailed = await this.legacyMoved;
+      if (moveFailed) throw new Error(`the vectors of an earlier version were not moved: ${moveFailed.message}`);
       const name = this.d.embedder?.info.name;
       if (!name) return;
       const all = (await searchableVideos(this.d.catalog)).filter((v) => embeddedBy(v) === name);

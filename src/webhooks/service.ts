@@ -9,8 +9,13 @@
  * recreates it. A dispatcher in the server delivers them in id order per
  * video, retrying with a doubling delay for a day; a delivery cut off by a crash is sent again
  * after the restart (at least once: receivers deduplicate by `delivery_id`).
+ *
+ * Scheduling differs by dialect, the delivery (payload, signature, address checks) does not:
+ * SQLite polls the outbox (one server); PostgreSQL hands the events to pg-boss so that the API
+ * nodes of a cluster deliver each once (pg-dispatch.ts).
  */
 import { createHmac, randomBytes } from 'node:crypto';
+import type { PgBoss } from 'pg-boss';
 import type { Config } from '../config';
 import { badRequest } from '../errors';
 import { checkHost, parseSourceUrl, pinnedFetch } from '../ingest/url-guard';
@@ -18,6 +23,7 @@ import type { IndexService } from '../indexes/service';
 import type { Logger } from '../log';
 import type { Catalog } from '../storage/catalog';
 import {
+  addWebhookSecret,
   dueWebhookEventIds,
   indexWebhookUrl,
   markWebhookDelivered,
@@ -29,20 +35,13 @@ import {
   webhookSecretOf,
 } from '../storage/repositories/webhooks';
 import type { User, WebhookEvent } from '../storage/rows';
+import { PgWebhookDispatch } from './pg-dispatch';
+import { backoffMs, MAX_IN_FLIGHT, MAX_PER_TARGET, originOf, RETRY_FOR_MS } from './policy';
 
-/** Deliveries are retried for this long after the event, then given up (state failed). */
-export const RETRY_FOR_MS = 24 * 3600 * 1000;
-/** The longest wait between two attempts. */
-const MAX_BACKOFF_MS = 3600 * 1000;
+export { backoffMs, RETRY_FOR_MS } from './policy';
+
 /** A receiver must answer within this. */
 const DELIVERY_TIMEOUT_MS = 10_000;
-/** Deliveries in flight at once, over all receivers. */
-const MAX_IN_FLIGHT = 32;
-/**
- * Deliveries in flight at once to one receiver (by origin): a slow or dead receiver holds this
- * many slots, never the dispatcher (issue 25: one user's dead URL starved everyone's events).
- */
-const MAX_PER_TARGET = 4;
 /** Due events read per round, in turn order, to fill the free slots from. */
 const CANDIDATES = 200;
 export const SIGNATURE_HEADER = 'x-vidq-signature';
@@ -63,15 +62,6 @@ export function payloadOf(e: WebhookEvent): string {
   });
 }
 
-/** The receiver a delivery goes to, for its share of the slots (scheme, host and port). */
-function originOf(url: string): string {
-  try {
-    return new URL(url).origin;
-  } catch {
-    return url;
-  }
-}
-
 /** Every URL in a message, cut to its origin (no path, query or credentials). */
 export function redactUrls(message: string): string {
   return message.replace(/\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]+/gi, (u) => {
@@ -89,11 +79,6 @@ export function signatureOf(secret: string, body: string): string {
   return 'sha256=' + createHmac('sha256', secret).update(body).digest('hex');
 }
 
-/** Wait before attempt n+1 (n ≥ 1 attempts made): base, 2·base, 4·base… at most an hour. */
-export function backoffMs(attempts: number, baseMs: number): number {
-  return Math.min(MAX_BACKOFF_MS, baseMs * 2 ** Math.max(0, attempts - 1));
-}
-
 export class WebhookService {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private stopped = false;
@@ -102,8 +87,21 @@ export class WebhookService {
   /** Deliveries in flight: event id → the receiver's origin. */
   private readonly inFlight = new Map<number, string>();
   private pending: Promise<void> = Promise.resolve();
+  /** PostgreSQL: pg-boss schedules the deliveries (null on SQLite, and before start). */
+  private pg: PgWebhookDispatch | null = null;
 
-  constructor(private readonly d: { catalog: Catalog; config: Config; indexes: IndexService; log: Logger }) {}
+  constructor(
+    private readonly d: {
+      catalog: Catalog;
+      config: Config;
+      indexes: IndexService;
+      log: Logger;
+      /** PostgreSQL: the node's pg-boss (its analysis queue's); without it the deliveries open their own. */
+      boss?: PgBoss;
+      /** PostgreSQL: how often events a lost notice left behind are handed over (ms; tests). */
+      sweepMs?: number;
+    },
+  ) {}
 
   /** Checks a webhook URL like a download URL: shape, then the private-address policy (400/403). */
   async checkUrl(raw: string): Promise<string> {
@@ -145,19 +143,38 @@ export class WebhookService {
     const found = await webhookSecretOf(this.d.catalog, userId);
     if (found !== undefined && !rotate) return { secret: found, created: false };
     const secret = randomBytes(32).toString('hex');
-    await putWebhookSecret(this.d.catalog, userId, secret);
+    if (rotate) await putWebhookSecret(this.d.catalog, userId, secret);
+    // Another node may have made one meanwhile (its first delivery to this user): that one stays.
+    else if (!(await addWebhookSecret(this.d.catalog, userId, secret)))
+      return { secret: (await webhookSecretOf(this.d.catalog, userId)) ?? secret, created: false };
     return { secret, created: true };
   }
 
   /**
    * Starts delivering (the server calls this once): records the --webhook-url for the triggers,
-   * then polls the outbox every `pollMs`.
+   * then, on SQLite, polls the outbox every `pollMs`; on PostgreSQL, starts pg-boss's workers.
    */
   async start(pollMs = 1000): Promise<void> {
     const defaultUrl = this.d.config.webhookUrl || null;
     await setDefaultWebhookUrl(this.d.catalog, defaultUrl);
     this.stopped = false;
     this.stopping = new AbortController();
+    if (this.d.catalog.dialect === 'postgres') {
+      if (!this.d.config.database) throw new Error('webhooks on PostgreSQL need the database URL');
+      const pg = new PgWebhookDispatch({
+        catalog: this.d.catalog,
+        url: this.d.config.database,
+        ...(this.d.boss && { boss: this.d.boss }),
+        retryMs: this.d.config.webhookRetryMs,
+        deliver: (e) => this.send(e),
+        stopped: () => this.stopped,
+        log: this.d.log,
+        ...(this.d.sweepMs && { sweepMs: this.d.sweepMs }),
+      });
+      this.pg = pg;
+      await pg.start();
+      return;
+    }
     const tick = async () => {
       if (this.stopped) return;
       await this.deliverDue().catch((e) => this.d.log.error('webhook round failed', { reason: (e as Error).message }));
@@ -166,10 +183,23 @@ export class WebhookService {
     this.timer = setTimeout(tick, 0);
   }
 
+  /** Stops delivering; `settle()` resolves once the deliveries in flight have ended (and, on PostgreSQL, pg-boss's workers). */
   stop(): void {
     this.stopped = true;
     this.stopping.abort();
     if (this.timer) clearTimeout(this.timer);
+    const pg = this.pg;
+    this.pg = null;
+    if (pg)
+      this.pending = Promise.all([
+        this.pending,
+        pg.close().catch((e) => this.d.log.warn('webhook queue not stopped cleanly', { reason: (e as Error).message })),
+      ]).then(() => {});
+  }
+
+  /** PostgreSQL: hands the events waiting to pg-boss now (tests; notices and the sweep do it otherwise). */
+  async handOver(): Promise<number> {
+    return this.pg ? this.pg.moveWaiting() : 0;
   }
 
   /**
@@ -211,12 +241,41 @@ export class WebhookService {
     await this.pending;
   }
 
+  /** SQLite: one attempt, and its outcome recorded on the row (the next attempt's time, or given up). */
   private async attempt(e: WebhookEvent): Promise<void> {
     const { catalog, config, log } = this.d;
+    const attempts = e.attempts + 1;
+    const failure = await this.send(e);
+    // Stopped meanwhile (the database may be closed): the event stays pending for the next start.
+    if (this.stopped) return;
+    const at = new Date();
+    if (failure === null) {
+      await markWebhookDelivered(catalog, e.id, attempts, at);
+      log.debug('webhook delivered', { delivery_id: e.id, event: e.event, attempts });
+      return;
+    }
+    const next = at.getTime() + backoffMs(attempts, config.webhookRetryMs);
+    const giveUp = next > e.createdAt.getTime() + RETRY_FOR_MS;
+    await markWebhookFailed(catalog, e.id, {
+      giveUp,
+      attempts,
+      lastError: failure.slice(0, 500),
+      nextAttemptAt: new Date(next),
+    });
+    log.warn(giveUp ? 'webhook given up' : 'webhook failed; will retry', {
+      delivery_id: e.id,
+      event: e.event,
+      attempts,
+      reason: failure.slice(0, 200),
+    });
+  }
+
+  /** POSTs the event, signed, to its URL (checked against the address policy): null when accepted, else why not. */
+  private async send(e: WebhookEvent): Promise<string | null> {
+    const { config } = this.d;
     const target = e.url;
     const body = payloadOf(e);
     const { secret } = await this.ensureSecret(e.userId);
-    const attempts = e.attempts + 1;
     let failure: string | null = null;
     try {
       const url = new URL(target);
@@ -241,27 +300,6 @@ export class WebhookService {
       // the receiver's query may carry its own secret, so only its origin goes to logs and last_error.
       failure = redactUrls((err as Error).message || 'network error');
     }
-    // Stopped meanwhile (the database may be closed): the event stays pending for the next start.
-    if (this.stopped) return;
-    const at = new Date();
-    if (failure === null) {
-      await markWebhookDelivered(catalog, e.id, attempts, at);
-      log.debug('webhook delivered', { delivery_id: e.id, event: e.event, attempts });
-      return;
-    }
-    const next = at.getTime() + backoffMs(attempts, config.webhookRetryMs);
-    const giveUp = next > e.createdAt.getTime() + RETRY_FOR_MS;
-    await markWebhookFailed(catalog, e.id, {
-      giveUp,
-      attempts,
-      lastError: failure.slice(0, 500),
-      nextAttemptAt: new Date(next),
-    });
-    log.warn(giveUp ? 'webhook given up' : 'webhook failed; will retry', {
-      delivery_id: e.id,
-      event: e.event,
-      attempts,
-      reason: failure.slice(0, 200),
-    });
+    return failure;
   }
 }

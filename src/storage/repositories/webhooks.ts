@@ -3,7 +3,7 @@
  * and the outbox the triggers fill (events waiting, delivered or given up). No access check here:
  * the webhook service resolved the user's index first. Both dialects (catalog.ts).
  */
-import { eq, sql } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
 import { type Catalog, first } from '../catalog';
 import type { WebhookEvent } from '../schema';
 
@@ -51,6 +51,21 @@ export function putWebhookSecret(c: Catalog, userId: string, secret: string): Pr
       .values({ userId, secret, createdAt: new Date() })
       .onConflictDoUpdate({ target: webhookSecrets.userId, set: { secret, createdAt: new Date() } });
   });
+}
+
+/** Stores the user's secret unless they have one (two nodes making one at once keep the first). */
+export function addWebhookSecret(c: Catalog, userId: string, secret: string): Promise<boolean> {
+  const { webhookSecrets } = c.t;
+  return c.run(
+    async (db) =>
+      (
+        await db
+          .insert(webhookSecrets)
+          .values({ userId, secret, createdAt: new Date() })
+          .onConflictDoNothing({ target: webhookSecrets.userId })
+          .returning({ userId: webhookSecrets.userId })
+      ).length > 0,
+  );
 }
 
 /** Records the --webhook-url (or null) where the triggers read it. */
@@ -118,5 +133,64 @@ export function markWebhookFailed(
         nextAttemptAt: r.nextAttemptAt,
       })
       .where(eq(webhookEvents.id, id));
+  });
+}
+
+/** An outbox event ready to be handed to pg-boss (PostgreSQL), with what its job's turn is computed from. */
+export interface WebhookEventToQueue {
+  id: number;
+  userId: string;
+  videoId: string;
+  url: string;
+  nextAttemptAt: Date;
+  /** The user's events handed over and not yet delivered or given up: the user's place in line. */
+  queuedAhead: number;
+}
+
+/**
+ * PostgreSQL, inside a transaction: locks (SKIP LOCKED: another node moving them skips them) the
+ * pending events not yet handed to pg-boss that are the oldest pending event of their video, so a
+ * video has at most one event in pg-boss at a time (in order per video), oldest first. The caller
+ * sends their jobs and marks them queued in the same transaction. `videoId`: that video's only.
+ */
+export async function webhookEventsToQueue(
+  tx: Catalog,
+  limit: number,
+  videoId?: string,
+): Promise<WebhookEventToQueue[]> {
+  const rows = await tx.rows<{
+    id: number | string;
+    user_id: string;
+    video_id: string;
+    url: string;
+    next_attempt_at: Date | string;
+    queued_ahead: number | string;
+  }>(sql`
+    SELECT e.id, e.user_id, e.video_id, e.url, e.next_attempt_at,
+      (SELECT count(*) FROM webhook_events q
+       WHERE q.user_id = e.user_id AND q.state = 'pending' AND q.queued_at IS NOT NULL) AS queued_ahead
+    FROM webhook_events e
+    WHERE e.state = 'pending' AND e.queued_at IS NULL
+      ${videoId === undefined ? sql`` : sql`AND e.video_id = ${videoId}`}
+      AND NOT EXISTS (SELECT 1 FROM webhook_events p
+                      WHERE p.video_id = e.video_id AND p.state = 'pending' AND p.id < e.id)
+    ORDER BY e.id
+    LIMIT ${limit}
+    FOR UPDATE OF e SKIP LOCKED`);
+  return rows.map((r) => ({
+    id: Number(r.id),
+    userId: r.user_id,
+    videoId: r.video_id,
+    url: r.url,
+    nextAttemptAt: new Date(r.next_attempt_at),
+    queuedAhead: Number(r.queued_ahead),
+  }));
+}
+
+/** Records that these events were handed to pg-boss (same transaction as their jobs). */
+export function markWebhookEventsQueued(tx: Catalog, ids: number[], at: Date): Promise<void> {
+  const { webhookEvents } = tx.t;
+  return tx.run(async (db) => {
+    if (ids.length) await db.update(webhookEvents).set({ queuedAt: at }).where(inArray(webhookEvents.id, ids));
   });
 }
