@@ -281,6 +281,18 @@ test('an API node and three worker nodes index the 14 clips through a kill -9: r
     expect(after.body.evidence.some((e: any) => e.video_id === gone)).toBe(false);
   }
 
+  // Its `video.removed` webhook is delivered once, though two API nodes run the webhooks.
+  await until(
+    () => hooks.received.filter((h) => h.type === 'video.removed' && h.video_id === gone).length,
+    (n) => n >= 1,
+    15_000,
+    'the video.removed delivery',
+    100,
+  );
+  await Bun.sleep(1500);
+  const removals = hooks.received.filter((h) => h.type === 'video.removed' && h.video_id === gone);
+  expect(removals.map((h) => h.delivery_id)).toHaveLength(1);
+
   // The hardening suite's checker on the cluster's catalog and media folder: no segment lost or
   // duplicated, no video analysed to completion twice (pg-boss completions), no orphan file.
   // (The checker still takes the shared folder's catalog marker, media/.vidq-catalog, for an orphan
