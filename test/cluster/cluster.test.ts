@@ -60,6 +60,7 @@ let media: string;
 let origin: Origin;
 let hooks: ReturnType<typeof webhookReceiver>;
 let sql: Client;
+let sampler: ReturnType<typeof setInterval> | undefined;
 const started = performance.now();
 const cpuAtStart = process.cpuUsage();
 
@@ -75,6 +76,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  clearInterval(sampler);
   await stopAllNodes();
   await sql?.end();
   origin?.stop();
@@ -144,6 +146,16 @@ test('an API node and three worker nodes index the 14 clips through a kill -9: r
   expect(clips).not.toContain('jfk-speech.wav');
 
   // The reference: one plain single-machine server (SQLite, its own data and media), run alongside.
+  // The most connections the cluster holds at once (PostgreSQL's max_connections is 100 by default).
+  let peakConnections = 0;
+  sampler = setInterval(() => {
+    sql
+      .query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database()')
+      .then((r) => {
+        peakConnections = Math.max(peakConnections, r.rows[0]!.n);
+      })
+      .catch(() => {});
+  }, 500);
   const single = await spawnNode('serve', join(work, 'single'), ['--analyzers', ANALYZERS]);
   const singleToken = defaultToken(single);
 
@@ -316,6 +328,8 @@ test('an API node and three worker nodes index the 14 clips through a kill -9: r
   const { violations } = await checkInvariants({ dataDir: api.dataDir, database: pg.url, mediaDir: media });
   expect(violations.filter((v) => !v.startsWith('orphan folder media/.vidq-catalog '))).toEqual([]);
 
+  clearInterval(sampler);
+  console.log(`at most ${peakConnections} connections to the database at once (the test's own one included)`);
   const nodesCpu = [single, api, apiB, ...workers.filter((w) => w !== victim)].map((n) => cpuSeconds(n.pid));
   console.log(
     `CPU-s of the live nodes (with their analysis processes): single ${nodesCpu[0]}, api ${nodesCpu[1]}, api-b ${nodesCpu[2]}, workers ${nodesCpu.slice(3).join(', ')}`,
