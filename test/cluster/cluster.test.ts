@@ -21,9 +21,10 @@
  *
  * Analyzers: the full default set (visual, ocr, objects, faces, speech, subtitles, embeddings), the
  * same on every node and on the single-node run; two single-node runs of the 14 clips gave the same
- * segments, so there is no tolerance. Cost, measured on the shared 2-core machine: the whole file
- * 137–197 s wall and 125–141 CPU-s (every node and analysis process included; the single-node
- * reference ~55 CPU-s of it, run alongside the cluster), so no lighter analyzer set was needed.
+ * segments, so there is no tolerance. Cost, measured on a 2-core machine shared with other work:
+ * the whole file 96–197 s wall and 117–141 CPU-s (every node and analysis process included; the
+ * single-node reference ~50 CPU-s of it, run alongside the cluster), so no lighter analyzer set
+ * was needed. The cluster holds up to ~54 PostgreSQL connections at once (logged).
  * The killed job's resumption is logged, not timed against 30 s here: it waits for a free slot
  * on the two remaining nodes, which are busy (test/jobs/pg-boss-processes.test.ts times the lease).
  */
