@@ -324,10 +324,8 @@ test('an API node and three worker nodes index the 14 clips through a kill -9: r
 
   // The hardening suite's checker on the cluster's catalog and media folder: no segment lost or
   // duplicated, no video analysed to completion twice (pg-boss completions), no orphan file.
-  // (The checker still takes the shared folder's catalog marker, media/.vidq-catalog, for an orphan
-  // folder: left out here until the checker knows it.)
   const { violations } = await checkInvariants({ dataDir: api.dataDir, database: pg.url, mediaDir: media });
-  expect(violations.filter((v) => !v.startsWith('orphan folder media/.vidq-catalog '))).toEqual([]);
+  expect(violations).toEqual([]);
 
   clearInterval(sampler);
   console.log(`at most ${peakConnections} connections to the database at once (the test's own one included)`);
