@@ -129,8 +129,7 @@ describe('webhooks on PostgreSQL, two API nodes', () => {
   }, 60_000);
 
   afterAll(async () => {
-    for (const s of services) s.stop();
-    await Promise.all(services.map((s) => s.settle()));
+    await Promise.all(services.map((s) => s.stop()));
     rx?.stop();
     await nodes?.close();
   }, 60_000);
