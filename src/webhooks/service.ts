@@ -201,11 +201,6 @@ export class WebhookService {
     return this.settle();
   }
 
-  /** PostgreSQL: hands the events waiting to pg-boss now (tests; notices and the sweep do it otherwise). */
-  async handOver(): Promise<number> {
-    return this.pg ? this.pg.moveWaiting() : 0;
-  }
-
   /**
    * One round: starts deliveries of due events into the free slots, without waiting for them.
    * Each video's oldest pending event only (a later event of the same video waits for it: in order
