@@ -20,6 +20,8 @@ export interface TestServer {
   url: string;
   server: RunningServer;
   dataDir: string;
+  /** The catalog's --database URL (undefined: the SQLite file in dataDir). */
+  database?: string;
   /** A user with unlimited credits and their token. */
   userId: string;
   token: string;
@@ -51,6 +53,7 @@ export async function startTestServer(
     url: server.url,
     server,
     dataDir,
+    ...(typeof overrides.database === 'string' && overrides.database && { database: overrides.database }),
     userId: user.id,
     token,
     async stop() {

@@ -95,6 +95,8 @@ export class IndexService {
     type: IndexType,
     reserved: () => Error,
   ): Promise<{ index: MediaIndex; created: boolean }> {
+    // PostgreSQL's text has no NUL (a query given one fails): such a name is refused before any lookup.
+    if (ref.includes('\u0000')) validateIndexName(ref);
     await lockIndexName(tx, user.id, ref);
     const existing = await this.find(user, ref, { byName: true }, tx);
     if (existing) return { index: existing, created: false };

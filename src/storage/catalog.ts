@@ -20,6 +20,7 @@
  * of the migration (all of a table's writes in its repository), so the two never meet on a table.
  */
 import { type SQL, sql } from 'drizzle-orm';
+import { badRequest } from '../errors';
 import type { Db } from './db';
 import type { PgDb } from './pg';
 import * as pgTables from './schema-pg';
@@ -102,14 +103,34 @@ export function sqliteCatalog(db: Db): Catalog {
   };
 }
 
+/**
+ * PostgreSQL's text holds no NUL: a query given one fails (22021). Whatever the user sent it in (an
+ * index name, a file id, a URL) can match nothing, so the caller is told what to fix, as a 400.
+ */
+function refuseNul(e: unknown): never {
+  const pg = ((e as { cause?: unknown })?.cause ?? e) as { code?: string; message?: string } | undefined;
+  if (pg?.code === '22021' && pg.message?.includes('0x00'))
+    throw badRequest(
+      'the request contains a NUL character (\\u0000, %00), which no name, id or URL may hold: remove it',
+    );
+  throw e;
+}
+
 /** The catalog on PostgreSQL (src/storage/pg.ts opens the pool). */
 export function postgresCatalog(db: PgDb): Catalog {
   const over = (d: unknown, inTx: boolean): Catalog => {
     const self: Catalog = {
       dialect: 'postgres',
       t: pgTables as unknown as Tables,
-      run: async (fn) => fn(d as Db),
-      rows: async <T>(query: SQL) => ((await (d as PgDb).execute(query)) as unknown as { rows: T[] }).rows,
+      run: async (fn) => {
+        try {
+          return await fn(d as Db);
+        } catch (e) {
+          refuseNul(e);
+        }
+      },
+      rows: async <T>(query: SQL) =>
+        ((await (d as PgDb).execute(query).catch(refuseNul)) as unknown as { rows: T[] }).rows,
       write: (fn) => (inTx ? fn(self) : (d as PgDb).transaction((tx) => fn(over(tx, true)))),
     };
     return self;

@@ -3,16 +3,26 @@
  * the spec's error body `{error: <status>, message}`, a message that says what to fix, and no
  * trace: no new row in any table and no new file in the data directory (media/ and tmp/ included).
  *
- * Real servers on 127.0.0.1, real ffmpeg/ffprobe, real SQLite. Two servers: `srv` lets the
- * downloader reach 127.0.0.1 (so the local origin can serve bad files), `strict` is the default
- * policy (private addresses refused) for the URL cases.
+ * Real servers on 127.0.0.1, real ffmpeg/ffprobe. Two servers: `srv` lets the downloader reach
+ * 127.0.0.1 (so the local origin can serve bad files), `strict` is the default policy (private
+ * addresses refused) for the URL cases. Everything runs twice (issue 33): on the SQLite file, and
+ * on PostgreSQL with a fresh database per server (the PostgreSQL pass adds about 2 s).
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { downloadToFile } from '../../src/ingest/download';
 import { getJson, postJson, startTestServer, type TestServer } from '../helpers';
-import { makeFixtures, mediaAndTmp, snapshot, startFixtureOrigin, type FixtureOrigin, type Fixtures } from './fixtures';
+import {
+  closeSnapshotReaders,
+  makeFixtures,
+  mediaAndTmp,
+  snapshot,
+  startFixtureOrigin,
+  type FixtureOrigin,
+  type Fixtures,
+} from './fixtures';
+import { dropDatabases, SERVER_DIALECTS, type ServerDialect } from './proc';
 
 const MAX_BODY = 64 * 1024;
 
@@ -45,9 +55,22 @@ const seed = {
 beforeAll(async () => {
   fx = await makeFixtures();
   origin = startFixtureOrigin(fx);
+});
+
+afterAll(async () => {
+  origin?.stop();
+  fx?.remove();
+});
+
+/** The two servers and the seeded rows, on `dialect`'s catalog (a fresh database each on PostgreSQL). */
+async function setup(dialect: ServerDialect): Promise<void> {
+  const on = async (): Promise<Record<string, string>> => {
+    const database = await dialect.catalog();
+    return database ? { database } : {};
+  };
   [srv, strict] = await Promise.all([
-    startTestServer({ 'max-body-bytes': String(MAX_BODY) }),
-    startTestServer({ 'allow-private-urls': false }),
+    on().then((db) => startTestServer({ 'max-body-bytes': String(MAX_BODY), ...db })),
+    on().then((db) => startTestServer({ 'allow-private-urls': false, ...db })),
   ]);
   const up = async (token: string, index: string, clipName: string) => {
     const r = await postJson(srv.url, '/remote-upload', { token, index, url: `${origin.url}/media/${clipName}` });
@@ -116,13 +139,13 @@ beforeAll(async () => {
       'strict-seed',
     )
   ).index.id;
-});
+}
 
-afterAll(async () => {
+async function teardown(): Promise<void> {
   await Promise.all([srv?.stop(), strict?.stop()]);
-  origin?.stop();
-  fx?.remove();
-});
+  await closeSnapshotReaders();
+  await dropDatabases();
+}
 
 type Send = (base: string) => Promise<Response>;
 
@@ -1641,205 +1664,261 @@ const cases: Case[] = [
   })(),
 ];
 
-describe('bad input is refused clearly and leaves nothing behind', () => {
-  test('the table has enough cases', () => {
-    expect(cases.length).toBeGreaterThanOrEqual(60);
-    expect(new Set(cases.map((c) => c.name)).size).toBe(cases.length);
-  });
+for (const dialect of SERVER_DIALECTS)
+  describe(dialect.name, () => {
+    beforeAll(() => setup(dialect), 120_000);
+    afterAll(teardown);
 
-  for (const c of cases) {
-    test(c.name, async () => {
-      const server = c.on === 'strict' ? strict : srv;
-      const before = snapshot(server);
-      const res = await c.send(server.url);
-      const text = await res.text();
-      let body: any;
-      try {
-        body = JSON.parse(text);
-      } catch {
-        throw new Error(`not JSON (${res.status}, ${res.headers.get('content-type')}): ${text.slice(0, 200)}`);
+    describe('bad input is refused clearly and leaves nothing behind', () => {
+      test('the table has enough cases', () => {
+        expect(cases.length).toBeGreaterThanOrEqual(60);
+        expect(new Set(cases.map((c) => c.name)).size).toBe(cases.length);
+      });
+
+      for (const c of cases) {
+        test(c.name, async () => {
+          const server = c.on === 'strict' ? strict : srv;
+          const before = await snapshot(server);
+          const res = await c.send(server.url);
+          const text = await res.text();
+          let body: any;
+          try {
+            body = JSON.parse(text);
+          } catch {
+            throw new Error(`not JSON (${res.status}, ${res.headers.get('content-type')}): ${text.slice(0, 200)}`);
+          }
+          expect({ status: res.status, body }).toEqual({
+            status: c.status,
+            body: { error: c.status, message: expect.any(String) },
+          });
+          expect(res.headers.get('content-type')).toContain('application/json');
+          if (typeof c.says === 'string') expect(body.message).toContain(c.says);
+          else expect(body.message).toMatch(c.says);
+          const after = await snapshot(server);
+          expect(after.rows).toEqual(before.rows);
+          expect(after.files).toEqual(before.files);
+          expect(mediaAndTmp(after).filter((f) => f.startsWith('tmp/'))).toEqual([]);
+        });
       }
-      expect({ status: res.status, body }).toEqual({
-        status: c.status,
-        body: { error: c.status, message: expect.any(String) },
-      });
-      expect(res.headers.get('content-type')).toContain('application/json');
-      if (typeof c.says === 'string') expect(body.message).toContain(c.says);
-      else expect(body.message).toMatch(c.says);
-      const after = snapshot(server);
-      expect(after.rows).toEqual(before.rows);
-      expect(after.files).toEqual(before.files);
-      expect(mediaAndTmp(after).filter((f) => f.startsWith('tmp/'))).toEqual([]);
     });
-  }
-});
 
-describe('huge bodies are refused before they are read whole', () => {
-  test('a chunked body with no Content-Length is cut off at the limit (413, error shape)', async () => {
-    const before = snapshot(srv);
-    const TOTAL = 64 * 1024 * 1024;
-    const chunk = new TextEncoder().encode(' '.repeat(64 * 1024));
-    let sent = 0;
-    const body = new ReadableStream<Uint8Array>({
-      pull(c) {
-        if (sent === 0) {
-          const start = new TextEncoder().encode(
-            `{"token":"${srv.token}","index":"chunked","url":"${origin.url}/media/chaplin-bw.mp4","pad":"`,
-          );
-          sent += start.byteLength;
-          c.enqueue(start);
-          return;
+    describe('a NUL character in an id or a name', () => {
+      // PostgreSQL's text holds no NUL, so a lookup given one failed there with a 500; on SQLite it
+      // matches nothing. Either way: a clear 4xx with the error shape, and nothing written.
+      test('is refused (400 or 404), never a server error, nothing written', async () => {
+        const before = await snapshot(srv);
+        const t = srv.token;
+        const sent: [string, Response][] = [];
+        const get = async (p: string) => sent.push([`GET ${p}`, await fetch(srv.url + p)]);
+        const post = async (p: string, body: Record<string, unknown>) =>
+          sent.push([
+            `POST ${p} ${JSON.stringify(body).replace(t, 'TOKEN')}`,
+            await fetch(srv.url + p, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', accept: 'application/json' },
+              body: JSON.stringify(body),
+            }),
+          ]);
+        await get(`/index-resources?token=${t}&index=a%00b`);
+        await get(`/status?file_id=a%00b`);
+        await get(`/videos/a%00b/segments?token=${t}`);
+        await get(`/media/a%00b?token=${t}`);
+        await get(`/indexes/a%00b/people?token=${t}`);
+        await post('/inquire', { token: t, index: 'a\u0000b', prompt: 'what is here?' });
+        await post('/remove-from-index', { token: t, project_id: 'a\u0000b', video_id: 'x' });
+        await post('/remove-from-index', { token: t, project_id: seed.indexId, video_id: 'a\u0000b' });
+        for (const [what, res] of sent) {
+          const body = await res.json();
+          expect({ what, status: [400, 404].includes(res.status) }).toEqual({ what, status: true });
+          expect(body).toEqual({ error: res.status, message: expect.any(String) });
         }
-        if (sent >= TOTAL) return c.close();
-        sent += chunk.byteLength;
-        c.enqueue(chunk);
-      },
+        // The hosted API answers these in a 200's `error` field (moonshine-sdk.md), as for any unknown name.
+        const stream = await postJson(srv.url, '/add-stream', {
+          token: t,
+          index: 'a\u0000b',
+          url: 'rtsp://127.0.0.1:9/x',
+        });
+        expect(stream).toMatchObject({ status: 200, body: { error: expect.any(String) } });
+        expect(await postJson(srv.url, '/does-group-exist', { token: t, index: 'a\u0000b' })).toEqual({
+          status: 200,
+          body: { exists: false },
+        });
+        const after = await snapshot(srv);
+        expect(after.rows).toEqual(before.rows);
+        expect(after.files).toEqual(before.files);
+      });
     });
-    const res = await fetch(srv.url + '/remote-upload', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body,
-      duplex: 'half',
-    } as RequestInit);
-    expect(res.status).toBe(413);
-    expect(await res.json()).toEqual({ error: 413, message: expect.stringContaining('--max-body-bytes') });
-    // The server answered long before the client could send it all.
-    expect(sent).toBeLessThan(TOTAL);
-    const after = snapshot(srv);
-    expect(after).toEqual(before);
-  });
 
-  test('a declared Content-Length of 10 GB is refused without waiting for the body', async () => {
-    const answer = await new Promise<string>((resolve, reject) => {
-      let got = '';
-      const guard = setTimeout(() => reject(new Error('no answer: the server is waiting for the body')), 20_000);
-      Bun.connect({
-        hostname: '127.0.0.1',
-        port: srv.server.port,
-        socket: {
-          open(s) {
-            s.write(
-              `POST /inquire HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${10 * 1024 ** 3}\r\n\r\n{"token":"`,
-            );
-          },
-          data(s, d) {
-            got += new TextDecoder().decode(d);
-            const end = got.indexOf('\r\n\r\n');
-            const len = /content-length: (\d+)/i.exec(got)?.[1];
-            if (end >= 0 && len !== undefined && got.length >= end + 4 + Number(len)) {
-              clearTimeout(guard);
-              s.end();
-              resolve(got);
+    describe('huge bodies are refused before they are read whole', () => {
+      test('a chunked body with no Content-Length is cut off at the limit (413, error shape)', async () => {
+        const before = await snapshot(srv);
+        const TOTAL = 64 * 1024 * 1024;
+        const chunk = new TextEncoder().encode(' '.repeat(64 * 1024));
+        let sent = 0;
+        const body = new ReadableStream<Uint8Array>({
+          pull(c) {
+            if (sent === 0) {
+              const start = new TextEncoder().encode(
+                `{"token":"${srv.token}","index":"chunked","url":"${origin.url}/media/chaplin-bw.mp4","pad":"`,
+              );
+              sent += start.byteLength;
+              c.enqueue(start);
+              return;
             }
+            if (sent >= TOTAL) return c.close();
+            sent += chunk.byteLength;
+            c.enqueue(chunk);
           },
-          close() {
-            clearTimeout(guard);
-            resolve(got);
-          },
-          error(_s, e) {
-            clearTimeout(guard);
-            reject(e);
-          },
-        },
-      }).catch(reject);
-    });
-    expect(answer).toStartWith('HTTP/1.1 413');
-    const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
-    expect(body).toEqual({ error: 413, message: expect.stringContaining(`limit of ${MAX_BODY} bytes`) });
-  });
-});
-
-describe('oversized request heads', () => {
-  test('a 100 kB query string or header is refused (431), nothing written, the server keeps serving', async () => {
-    const before = snapshot(srv);
-    expect((await fetch(`${srv.url}/indexes?token=${'a'.repeat(100_000)}`)).status).toBe(431);
-    expect((await fetch(`${srv.url}/health`, { headers: { 'x-padding': 'a'.repeat(100_000) } })).status).toBe(431);
-    expect(snapshot(srv)).toEqual(before);
-    expect((await getJson(srv.url, '/health')).body).toMatchObject({ status: 'ok', search_index: { ready: true } });
-  });
-  // Bun's HTTP parser answers 431 itself, before the application sees the request, with an empty
-  // body; Bun.serve has no hook for it (only the runtime flag --max-http-header-size).
-  test.todo('the 431 answer to an oversized request head has the error shape {error, message}');
-});
-
-describe('unusual but harmless input is accepted safely', () => {
-  const names = [
-    'Ünïcödé 🎬 индекс 映像',
-    '../../etc',
-    '..\\..\\windows',
-    '/absolute/path',
-    '%2e%2e%2f',
-    'name with "quotes" & <tags>',
-    'rtl\u200fmark' /* bidi overrides (U+202A–202E, U+2066–2069) are refused: abuse-http.test.ts */,
-    'zero\u200bwidth',
-  ];
-  test('index names are labels: stored as given, shown as given, never a path', async () => {
-    for (const name of names) {
-      const r = await postJson(srv.url, '/remote-upload', {
-        token: srv.token,
-        index: name,
-        url: `${origin.url}/media/countdown-living-room.mp4`,
+        });
+        const res = await fetch(srv.url + '/remote-upload', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json' },
+          body,
+          duplex: 'half',
+        } as RequestInit);
+        expect(res.status).toBe(413);
+        expect(await res.json()).toEqual({ error: 413, message: expect.stringContaining('--max-body-bytes') });
+        // The server answered long before the client could send it all.
+        expect(sent).toBeLessThan(TOTAL);
+        const after = await snapshot(srv);
+        expect(after).toEqual(before);
       });
-      expect(r.status).toBe(200);
-      const listed = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body.find((i: any) => i.name === name);
-      expect(listed).toMatchObject({ name, count: 1 });
-      const res = await getJson(srv.url, `/index-resources?token=${srv.token}&index=${encodeURIComponent(name)}`);
-      expect(res.status).toBe(200);
-      expect(res.body.map((v: any) => v.file_id)).toEqual([r.body.data.key]);
-    }
-    // Every stored file sits in media/<generated 32-character id>/, nothing anywhere else.
-    for (const f of mediaAndTmp(snapshot(srv))) expect(f).toMatch(/^media\/[A-Za-z0-9_-]{32}\/source\.(mp4|webm|mkv)$/);
-    expect(
-      snapshot(srv).files.every((f) => /^(media\/[A-Za-z0-9_-]{32}\/|secret\.key$|default-token\.txt$)/.test(f)),
-    ).toBe(true);
-  });
 
-  test('prompts and guidance with control characters, unicode and query syntax are answered', async () => {
-    for (const prompt of [
-      'what is\u0000 here?',
-      'что здесь? 🎬',
-      '"unbalanced * NEAR( OR',
-      'a\u202e\u200b\ud800b',
-      '\n\t\r',
-      "'; DROP TABLE videos; --",
-    ]) {
-      const r = await postJson(srv.url, '/inquire', {
-        token: srv.token,
-        index: seed.indexId,
-        prompt,
-        guidance: prompt,
+      test('a declared Content-Length of 10 GB is refused without waiting for the body', async () => {
+        const answer = await new Promise<string>((resolve, reject) => {
+          let got = '';
+          const guard = setTimeout(() => reject(new Error('no answer: the server is waiting for the body')), 20_000);
+          Bun.connect({
+            hostname: '127.0.0.1',
+            port: srv.server.port,
+            socket: {
+              open(s) {
+                s.write(
+                  `POST /inquire HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${10 * 1024 ** 3}\r\n\r\n{"token":"`,
+                );
+              },
+              data(s, d) {
+                got += new TextDecoder().decode(d);
+                const end = got.indexOf('\r\n\r\n');
+                const len = /content-length: (\d+)/i.exec(got)?.[1];
+                if (end >= 0 && len !== undefined && got.length >= end + 4 + Number(len)) {
+                  clearTimeout(guard);
+                  s.end();
+                  resolve(got);
+                }
+              },
+              close() {
+                clearTimeout(guard);
+                resolve(got);
+              },
+              error(_s, e) {
+                clearTimeout(guard);
+                reject(e);
+              },
+            },
+          }).catch(reject);
+        });
+        expect(answer).toStartWith('HTTP/1.1 413');
+        const body = JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4));
+        expect(body).toEqual({ error: 413, message: expect.stringContaining(`limit of ${MAX_BODY} bytes`) });
       });
-      expect(r.status).toBe(200);
-      expect(r.body.status).toBe('complete');
-      expect(typeof r.body.output).toBe('string');
-    }
-    expect((await getJson(srv.url, `/index-resources?token=${srv.token}&index=seeded`)).body.length).toBe(1);
-  });
-});
+    });
 
-describe('a failed upload over server-sent events', () => {
-  test('ends with an error event giving the reason, and keeps nothing', async () => {
-    const before = snapshot(srv);
-    const res = await fetch(srv.url + '/remote-upload', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-      body: JSON.stringify({ token: srv.token, index: 'sse-cut', url: `${origin.url}/fx/cut-head.mp4` }),
+    describe('oversized request heads', () => {
+      test('a 100 kB query string or header is refused (431), nothing written, the server keeps serving', async () => {
+        const before = await snapshot(srv);
+        expect((await fetch(`${srv.url}/indexes?token=${'a'.repeat(100_000)}`)).status).toBe(431);
+        expect((await fetch(`${srv.url}/health`, { headers: { 'x-padding': 'a'.repeat(100_000) } })).status).toBe(431);
+        expect(await snapshot(srv)).toEqual(before);
+        expect((await getJson(srv.url, '/health')).body).toMatchObject({ status: 'ok', search_index: { ready: true } });
+      });
+      // Bun's HTTP parser answers 431 itself, before the application sees the request, with an empty
+      // body; Bun.serve has no hook for it (only the runtime flag --max-http-header-size).
+      test.todo('the 431 answer to an oversized request head has the error shape {error, message}');
     });
-    expect(res.status).toBe(200);
-    const events = (await res.text())
-      .split('\n\n')
-      .map((b) => b.split('\n').find((l) => l.startsWith('data: ')))
-      .filter((l): l is string => !!l)
-      .map((l) => JSON.parse(l.slice(6)));
-    expect(events[0].type).toBe('file_authorized');
-    expect(events.at(-1)).toEqual({
-      type: 'error',
-      error: 422,
-      message: expect.stringContaining('the file is incomplete'),
+
+    describe('unusual but harmless input is accepted safely', () => {
+      const names = [
+        'Ünïcödé 🎬 индекс 映像',
+        '../../etc',
+        '..\\..\\windows',
+        '/absolute/path',
+        '%2e%2e%2f',
+        'name with "quotes" & <tags>',
+        'rtl\u200fmark' /* bidi overrides (U+202A–202E, U+2066–2069) are refused: abuse-http.test.ts */,
+        'zero\u200bwidth',
+      ];
+      test('index names are labels: stored as given, shown as given, never a path', async () => {
+        for (const name of names) {
+          const r = await postJson(srv.url, '/remote-upload', {
+            token: srv.token,
+            index: name,
+            url: `${origin.url}/media/countdown-living-room.mp4`,
+          });
+          expect(r.status).toBe(200);
+          const listed = (await getJson(srv.url, `/indexes?token=${srv.token}`)).body.find((i: any) => i.name === name);
+          expect(listed).toMatchObject({ name, count: 1 });
+          const res = await getJson(srv.url, `/index-resources?token=${srv.token}&index=${encodeURIComponent(name)}`);
+          expect(res.status).toBe(200);
+          expect(res.body.map((v: any) => v.file_id)).toEqual([r.body.data.key]);
+        }
+        // Every stored file sits in media/<generated 32-character id>/, nothing anywhere else.
+        for (const f of mediaAndTmp(await snapshot(srv)))
+          expect(f).toMatch(/^media\/[A-Za-z0-9_-]{32}\/source\.(mp4|webm|mkv)$/);
+        expect(
+          (await snapshot(srv)).files.every((f) =>
+            /^(media\/[A-Za-z0-9_-]{32}\/|secret\.key$|default-token\.txt$)/.test(f),
+          ),
+        ).toBe(true);
+      });
+
+      test('prompts and guidance with control characters, unicode and query syntax are answered', async () => {
+        for (const prompt of [
+          'what is\u0000 here?',
+          'что здесь? 🎬',
+          '"unbalanced * NEAR( OR',
+          'a\u202e\u200b\ud800b',
+          '\n\t\r',
+          "'; DROP TABLE videos; --",
+        ]) {
+          const r = await postJson(srv.url, '/inquire', {
+            token: srv.token,
+            index: seed.indexId,
+            prompt,
+            guidance: prompt,
+          });
+          expect(r.status).toBe(200);
+          expect(r.body.status).toBe('complete');
+          expect(typeof r.body.output).toBe('string');
+        }
+        expect((await getJson(srv.url, `/index-resources?token=${srv.token}&index=seeded`)).body.length).toBe(1);
+      });
     });
-    expect(snapshot(srv)).toEqual(before);
+
+    describe('a failed upload over server-sent events', () => {
+      test('ends with an error event giving the reason, and keeps nothing', async () => {
+        const before = await snapshot(srv);
+        const res = await fetch(srv.url + '/remote-upload', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+          body: JSON.stringify({ token: srv.token, index: 'sse-cut', url: `${origin.url}/fx/cut-head.mp4` }),
+        });
+        expect(res.status).toBe(200);
+        const events = (await res.text())
+          .split('\n\n')
+          .map((b) => b.split('\n').find((l) => l.startsWith('data: ')))
+          .filter((l): l is string => !!l)
+          .map((l) => JSON.parse(l.slice(6)));
+        expect(events[0].type).toBe('file_authorized');
+        expect(events.at(-1)).toEqual({
+          type: 'error',
+          error: 422,
+          message: expect.stringContaining('the file is incomplete'),
+        });
+        expect(await snapshot(srv)).toEqual(before);
+      });
+    });
   });
-});
 
 describe('redirects are checked again on every hop', () => {
   // Offline there is no public host to start from, so the policy itself lets the first hop through

@@ -7,8 +7,11 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
+import { Database } from 'bun:sqlite';
+import { Client } from 'pg';
 import { resolveBinaries } from '../../src/media/binaries';
 import { clip, MEDIA_DIR, type TestServer } from '../helpers';
+import { type CatalogReader, openCatalogReader, type Place } from './invariants';
 
 export interface Fixtures {
   dir: string;
@@ -92,15 +95,31 @@ export interface Snapshot {
   files: string[];
 }
 
-/** Row counts of every table and every file under the data directory (the database's own files aside). */
-export function snapshot(s: TestServer): Snapshot {
-  const db = s.server.service.db.$client;
-  const tables = db
-    .query("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
-    .all() as { name: string }[];
+/**
+ * Row counts of every table of the catalog (on PostgreSQL also pg-boss's analysis jobs) and every
+ * file under the data directory (the database's own files aside).
+ */
+export async function snapshot(s: TestServer): Promise<Snapshot> {
+  const db = await readerOf(s);
   const rows: Record<string, number> = {};
-  for (const { name } of tables)
-    rows[name] = (db.query(`SELECT count(*) AS n FROM "${name}"`).get() as { n: number }).n;
+  try {
+    const tables = (
+      db.dialect === 'sqlite'
+        ? await db.all<{ name: string }>(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+          )
+        : await db.all<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public'")
+    ).map((t) => [t.name, `"${t.name}"`]);
+    // pg-boss's own bookkeeping changes on its own; the analyses it holds do not.
+    if (await db.has('pgboss.job')) tables.push(['pgboss.job', "pgboss.job WHERE name LIKE 'vidq-analysis%'"]);
+    // One statement: a request in flight could otherwise land between two counts.
+    const counts = await db.all<{ t: string; n: number }>(
+      tables.map(([name, from]) => `SELECT '${name}' AS t, count(*) AS n FROM ${from}`).join(' UNION ALL '),
+    );
+    for (const c of counts.sort((a, b) => a.t.localeCompare(b.t))) rows[c.t] = Number(c.n);
+  } finally {
+    if (db.dialect === 'sqlite') await db.close();
+  }
   const files: string[] = [];
   const walk = (d: string) => {
     for (const e of readdirSync(d)) {
@@ -114,6 +133,46 @@ export function snapshot(s: TestServer): Snapshot {
     rows,
     files: files.filter((f) => !/^vidq\.db(-wal|-shm|-journal)?$/.test(f) && !f.startsWith('bin/')).sort(),
   };
+}
+
+/** One PostgreSQL connection per server's database for its snapshots (a table suite takes hundreds). */
+const readers = new Map<string, Promise<CatalogReader>>();
+function readerOf(s: TestServer): Promise<CatalogReader> {
+  if (!s.database) return openCatalogReader({ dataDir: s.dataDir });
+  let r = readers.get(s.database);
+  if (!r) readers.set(s.database, (r = openCatalogReader({ dataDir: s.dataDir, database: s.database })));
+  return r;
+}
+
+/** Closes the connections `snapshot` keeps (before their databases are dropped). */
+export async function closeSnapshotReaders(): Promise<void> {
+  for (const r of readers.values()) await (await r).close();
+  readers.clear();
+}
+
+/** Runs one writing statement (`?` placeholders) on a server's catalog, behind its back. */
+export async function writeCatalog(where: Place, sql: string, params: unknown[] = []): Promise<void> {
+  if (!where.database) {
+    const db = new Database(join(where.dataDir, 'vidq.db'));
+    try {
+      db.exec('PRAGMA busy_timeout = 5000');
+      db.query(sql).run(...(params as never[]));
+    } finally {
+      db.close();
+    }
+    return;
+  }
+  const c = new Client({ connectionString: where.database });
+  await c.connect();
+  try {
+    let n = 0;
+    await c.query(
+      sql.replace(/\?/g, () => `$${++n}`),
+      params,
+    );
+  } finally {
+    await c.end();
+  }
 }
 
 /** The files under media/ and tmp/ only. */

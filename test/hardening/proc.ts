@@ -2,9 +2,15 @@
  * The real server as a child process (so it can be killed with SIGKILL), its descendants (analysis
  * workers and their helpers), a seeded random number generator for reproducible kill points, and
  * small polling/latency helpers shared by the hardening tests and bench/soak.ts.
+ *
+ * Both dialects (issue 33): `SERVER_DIALECTS` gives each server its catalog, the SQLite file in its
+ * data directory or a fresh PostgreSQL database (test/pg.ts) passed as `--database`; the databases
+ * are dropped by `stopAll`.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { freshPostgresDatabase, type TestDatabase } from '../pg';
+import type { Place } from './invariants';
 
 const MAIN = join(import.meta.dir, '../../src/main.ts');
 
@@ -15,17 +21,52 @@ export interface ServerProc {
   /** The default user's token (unlimited credits). */
   token: string;
   dataDir: string;
+  /** Its --database URL (undefined: the SQLite file in dataDir). */
+  database?: string;
   /** Everything the server printed on stdout so far (first lines). */
   out: string;
 }
 
+/** Where a server's state is, for the invariant checker. */
+export const placeOf = (s: { dataDir: string; database?: string }): Place => ({
+  dataDir: s.dataDir,
+  ...(s.database && { database: s.database }),
+});
+
 /** Servers started and not yet stopped, so a failed test cannot leave one running. */
 const live = new Set<ServerProc>();
+/** PostgreSQL databases made for servers here, dropped by stopAll. */
+const databases: TestDatabase[] = [];
 
-/** Kills every server this process started and has not stopped (for afterAll). */
+/** Kills every server this process started and has not stopped, and drops their databases (for afterAll). */
 export async function stopAll(): Promise<void> {
   for (const s of [...live]) await stopServer(s);
+  await dropDatabases();
 }
+
+/** Drops the PostgreSQL databases `SERVER_DIALECTS` made (their servers must be stopped). */
+export async function dropDatabases(): Promise<void> {
+  for (const d of databases.splice(0)) await d.drop();
+}
+
+export interface ServerDialect {
+  name: 'SQLite' | 'PostgreSQL';
+  /** A catalog for one data directory: the --database URL to give its servers, undefined for SQLite. */
+  catalog(): Promise<string | undefined>;
+}
+
+/** The two catalogs the hardening suites run on. */
+export const SERVER_DIALECTS: ServerDialect[] = [
+  { name: 'SQLite', catalog: async () => undefined },
+  {
+    name: 'PostgreSQL',
+    async catalog() {
+      const d = await freshPostgresDatabase();
+      databases.push(d);
+      return d.url;
+    },
+  },
+];
 
 /**
  * Starts `bun src/main.ts serve` on a free port of 127.0.0.1 with `args` added. The default
@@ -34,7 +75,13 @@ export async function stopAll(): Promise<void> {
 export async function spawnServer(
   dataDir: string,
   args: string[] = [],
-  opts: { stderr?: 'inherit' | 'ignore' | 'pipe'; env?: Record<string, string>; logLevel?: string } = {},
+  opts: {
+    stderr?: 'inherit' | 'ignore' | 'pipe';
+    env?: Record<string, string>;
+    logLevel?: string;
+    /** --database (a postgres:// URL); undefined: the SQLite file in dataDir. */
+    database?: string;
+  } = {},
 ): Promise<ServerProc> {
   const proc = Bun.spawn(
     [
@@ -52,6 +99,7 @@ export async function spawnServer(
       opts.logLevel ?? 'error',
       '--min-free-bytes',
       '0',
+      ...(opts.database ? ['--database', opts.database] : []),
       ...args,
     ],
     {
@@ -90,7 +138,7 @@ export async function spawnServer(
   const token =
     /^\s+([A-Za-z0-9_-]{60}|[A-Za-z0-9_-]{64})$/m.exec(out)?.[1] ??
     (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : '');
-  const started = { proc, pid: proc.pid, url, token, dataDir, out };
+  const started = { proc, pid: proc.pid, url, token, dataDir, database: opts.database, out };
   live.add(started);
   return started;
 }

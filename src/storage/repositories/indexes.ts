@@ -34,7 +34,8 @@ export function indexOf(c: Catalog, userId: string, ref: string, opts: IndexLook
       );
       if (byId || !opts.byName) return byId;
     }
-    if (!opts.byName) return undefined;
+    // No name holds a NUL (names are validated), and PostgreSQL cannot even compare one.
+    if (!opts.byName || ref.includes('\u0000')) return undefined;
     return first(
       await db
         .select()
