@@ -30,7 +30,7 @@ beforeAll(async () => {
     hostname: '127.0.0.1',
     port: 0,
     async fetch(req) {
-      got.push(await req.json());
+      got.push((await req.json()) as { delivery_id: number; type: string });
       if (got.length === 1) await Bun.sleep(60_000); // the node holding it dies meanwhile
       return new Response('ok');
     },
