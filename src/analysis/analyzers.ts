@@ -1,6 +1,6 @@
 /**
  * The analyzers, in pipeline order: visual first (the others read its frames), subtitles after
- * speech (both store transcripts; speech replaces all of them), captions before the embeddings,
+ * speech (both store transcripts, each replacing only its own), captions before the embeddings,
  * embeddings last (it embeds what the others stored). One list, no folder scan (a compiled
  * executable cannot discover plugins at run time); each entry is the descriptor its module
  * exports, and every other list (--analyzers, reanalysable, live) is derived from it here.

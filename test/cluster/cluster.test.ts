@@ -21,9 +21,10 @@
  *
  * Analyzers: the full default set (visual, ocr, objects, faces, speech, subtitles, embeddings), the
  * same on every node and on the single-node run; two single-node runs of the 14 clips gave the same
- * segments, so there is no tolerance. Cost, measured on the shared 2-core machine: the whole file
- * 137–197 s wall and 125–141 CPU-s (every node and analysis process included; the single-node
- * reference ~55 CPU-s of it, run alongside the cluster), so no lighter analyzer set was needed.
+ * segments, so there is no tolerance. Cost, measured on a 2-core machine shared with other work:
+ * the whole file 96–197 s wall and 117–141 CPU-s (every node and analysis process included; the
+ * single-node reference ~50 CPU-s of it, run alongside the cluster), so no lighter analyzer set
+ * was needed. The cluster holds up to ~54 PostgreSQL connections at once (logged).
  * The killed job's resumption is logged, not timed against 30 s here: it waits for a free slot
  * on the two remaining nodes, which are busy (test/jobs/pg-boss-processes.test.ts times the lease).
  */
@@ -60,6 +61,7 @@ let media: string;
 let origin: Origin;
 let hooks: ReturnType<typeof webhookReceiver>;
 let sql: Client;
+let sampler: ReturnType<typeof setInterval> | undefined;
 const started = performance.now();
 const cpuAtStart = process.cpuUsage();
 
@@ -75,6 +77,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  clearInterval(sampler);
   await stopAllNodes();
   await sql?.end();
   origin?.stop();
@@ -144,6 +147,16 @@ test('an API node and three worker nodes index the 14 clips through a kill -9: r
   expect(clips).not.toContain('jfk-speech.wav');
 
   // The reference: one plain single-machine server (SQLite, its own data and media), run alongside.
+  // The most connections the cluster holds at once (PostgreSQL's max_connections is 100 by default).
+  let peakConnections = 0;
+  sampler = setInterval(() => {
+    sql
+      .query<{ n: number }>('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database()')
+      .then((r) => {
+        peakConnections = Math.max(peakConnections, r.rows[0]!.n);
+      })
+      .catch(() => {});
+  }, 500);
   const single = await spawnNode('serve', join(work, 'single'), ['--analyzers', ANALYZERS]);
   const singleToken = defaultToken(single);
 
@@ -204,25 +217,34 @@ test('an API node and three worker nodes index the 14 clips through a kill -9: r
   );
   expect(left.stage).toBe(now.stage);
 
-  // Another worker node goes on with it (pg-boss gives the job back once its heartbeat lapses).
+  // Another worker node goes on with it: pg-boss gives the job back once its heartbeat lapses (it
+  // leaves `active` for a retry), and a free slot of another node claims it.
+  let returnedAfter: number | null = null;
   const resumed = await until(
     async () => {
+      const boss = await sql.query<{ state: string; retry_count: number }>(
+        "SELECT state::text AS state, retry_count FROM pgboss.job WHERE name = 'vidq-analysis' AND data->>'videoId' = $1",
+        [now.video_id],
+      );
+      if (returnedAfter === null && boss.rows.some((r) => r.state !== 'active' || r.retry_count > 0))
+        returnedAfter = performance.now() - killedAt;
       const job = (await runningJobs()).find((j) => j.video_id === now.video_id && j.worker_id !== now.worker_id);
       const row = (await resources(api.url, token, 'clips')).find((r) => r.file_id === now.video_id);
       return job ? `at ${job.stage}` : row?.status === 'ready' ? 'to ready' : null;
     },
     (v) => v !== null,
-    60_000,
+    90_000,
     'the killed job resumed on another worker node',
     250,
   );
+  const secs = (ms: number | null) => (ms === null ? '?' : (ms / 1000).toFixed(1));
   console.log(
-    `the killed job went on ${((performance.now() - killedAt) / 1000).toFixed(1)} s after kill -9, ${resumed}`,
+    `the killed job was given back by pg-boss ${secs(returnedAfter)} s after kill -9 and went on ${secs(performance.now() - killedAt)} s after it, ${resumed}`,
   );
 
   const clusterIds = Object.values(ids);
-  await allReady(api, token, 'clips', clusterIds, 240_000);
-  await allReady(single, singleToken, 'clips', Object.values(singleIds), 240_000);
+  await allReady(api, token, 'clips', clusterIds, 400_000);
+  await allReady(single, singleToken, 'clips', Object.values(singleIds), 400_000);
   const attempts = (await sql.query('SELECT attempts FROM jobs WHERE video_id = $1', [now.video_id])).rows[0];
   console.log(`the killed video's job: ${JSON.stringify(attempts)}`);
 
@@ -302,11 +324,11 @@ test('an API node and three worker nodes index the 14 clips through a kill -9: r
 
   // The hardening suite's checker on the cluster's catalog and media folder: no segment lost or
   // duplicated, no video analysed to completion twice (pg-boss completions), no orphan file.
-  // (The checker still takes the shared folder's catalog marker, media/.vidq-catalog, for an orphan
-  // folder: left out here until the checker knows it.)
   const { violations } = await checkInvariants({ dataDir: api.dataDir, database: pg.url, mediaDir: media });
-  expect(violations.filter((v) => !v.startsWith('orphan folder media/.vidq-catalog '))).toEqual([]);
+  expect(violations).toEqual([]);
 
+  clearInterval(sampler);
+  console.log(`at most ${peakConnections} connections to the database at once (the test's own one included)`);
   const nodesCpu = [single, api, apiB, ...workers.filter((w) => w !== victim)].map((n) => cpuSeconds(n.pid));
   console.log(
     `CPU-s of the live nodes (with their analysis processes): single ${nodesCpu[0]}, api ${nodesCpu[1]}, api-b ${nodesCpu[2]}, workers ${nodesCpu.slice(3).join(', ')}`,

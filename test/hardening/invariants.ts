@@ -209,6 +209,8 @@ export async function checkInvariants(
     // Disk: every media folder has a row; tmp/ is empty.
     const mediaDir = join(mediaRoot, 'media');
     for (const d of existsSync(mediaDir) ? readdirSync(mediaDir) : []) {
+      // A shared media folder's catalog marker (--media-dir; storage/files.ts) is no video's.
+      if (d === '.vidq-catalog') continue;
       if (!byId.has(d))
         v.push(
           `orphan folder media/${d} (${statSync(join(mediaDir, d)).isDirectory() ? readdirSync(join(mediaDir, d)).join(', ') : 'file'}) has no row`,

@@ -115,6 +115,17 @@ for (const d of CATALOGS) {
       await c.write((tx) => replaceSubtitleTranscripts(tx, 'v1', [cue(2)]));
       const texts = (await segmentsOfVideo(c, 'v1', ['transcript'])).map((s) => s.text);
       expect(texts).toEqual(['cue 2', 'heard']);
+      // A reanalysis of speech alone (the subtitles are not read again) replaces its own transcripts
+      // and leaves the subtitles' (the invariant checker caught them lost).
+      await c.write((tx) =>
+        storeStageOutput(tx, 'v1', {
+          kinds: ['speech', 'transcript'],
+          segments: [{ kind: 'transcript', start: 7, end: 8, text: 'heard again', extra: { source: 'whisper' } }],
+          key: 'speech',
+          summary: {},
+        }),
+      );
+      expect((await segmentsOfVideo(c, 'v1', ['transcript'])).map((s) => s.text)).toEqual(['cue 2', 'heard again']);
     });
 
     test('vectors: each distinct one stored once as int8 bytes, the segments point at it, cleared', async () => {

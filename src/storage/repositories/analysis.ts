@@ -118,13 +118,23 @@ export interface StageOutput {
 /**
  * Stores a stage's output in `tx` (the transaction that advances the job): its segments and frames
  * replace whatever an interrupted earlier run of the stage stored, so a retry on another worker
- * neither duplicates nor loses them.
+ * neither duplicates nor loses them. Transcripts read from subtitles are the subtitles stage's
+ * (replaceSubtitleTranscripts): speech's output leaves them, or a reanalysis of speech alone,
+ * which does not read the subtitles again, would lose them.
  */
 export async function storeStageOutput(tx: Catalog, videoId: string, o: StageOutput): Promise<void> {
   const { segments, frames, videos } = tx.t;
   await tx.run(async (db) => {
     if (o.kinds.length)
-      await db.delete(segments).where(and(eq(segments.videoId, videoId), inArray(segments.kind, [...o.kinds])));
+      await db
+        .delete(segments)
+        .where(
+          and(
+            eq(segments.videoId, videoId),
+            inArray(segments.kind, [...o.kinds]),
+            sql`NOT (${segments.kind} = 'transcript' AND coalesce(${sourceOf(tx)}, '') = 'subtitles')`,
+          ),
+        );
     await insertSegmentRows(tx, db, videoId, o.segments);
     if (o.frames) {
       await db.delete(frames).where(eq(frames.videoId, videoId));
@@ -171,14 +181,18 @@ export async function replaceSubtitleTranscripts(
   segs: readonly SegmentInput[],
 ): Promise<void> {
   const { segments } = tx.t;
-  const source =
-    tx.dialect === 'sqlite'
-      ? sql`json_extract(${segments.extra}, '$.source')`
-      : sql`(${segments.extra}::jsonb ->> 'source')`;
   await tx.run(async (db) => {
     await db
       .delete(segments)
-      .where(and(eq(segments.videoId, videoId), eq(segments.kind, 'transcript'), sql`${source} = 'subtitles'`));
+      .where(and(eq(segments.videoId, videoId), eq(segments.kind, 'transcript'), sql`${sourceOf(tx)} = 'subtitles'`));
     await insertSegmentRows(tx, db, videoId, segs);
   });
+}
+
+/** A segment's `extra.source` (subtitle transcripts say "subtitles"). */
+function sourceOf(c: Catalog): SQL {
+  const { segments } = c.t;
+  return c.dialect === 'sqlite'
+    ? sql`json_extract(${segments.extra}, '$.source')`
+    : sql`(${segments.extra}::jsonb ->> 'source')`;
 }
