@@ -3,6 +3,10 @@
  * database schedule it on the same cron; each tick runs on one node only, and a failed run is retried.
  */
 import { afterAll, beforeAll, describe, expect, test } from 'bun:test';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
 import { PgBoss } from 'pg-boss';
 import {
   type ClusterMaintenance,
@@ -10,6 +14,7 @@ import {
   startClusterMaintenance,
 } from '../../src/jobs/cluster-maintenance';
 import { createLogger } from '../../src/log';
+import { spawnNode, stopAllNodes } from '../cluster/harness';
 import { until } from '../factories';
 import { freshPostgresDatabase, type TestDatabase } from '../pg';
 
@@ -94,4 +99,46 @@ describe('cluster maintenance on pg-boss', () => {
     const job = await bosses[0]!.getJobById(MAINTENANCE_QUEUE, id!);
     expect(job!.retryCount).toBe(1);
   }, 60_000);
+});
+
+describe('serve on PostgreSQL', () => {
+  let pg: TestDatabase;
+  let work: string;
+  beforeAll(async () => {
+    pg = await freshPostgresDatabase();
+    work = mkdtempSync(join(tmpdir(), 'vidq-maintenance-'));
+  });
+  afterAll(async () => {
+    await stopAllNodes();
+    await pg?.drop();
+    if (work) rmSync(work, { recursive: true, force: true });
+  }, 60_000);
+
+  test('an API node schedules the maintenance on pg-boss and runs its ticks; no maintenance lease is taken', async () => {
+    const node = ['--database', pg.url, '--media-dir', join(work, 'media'), '--workers', '0'];
+    await spawnNode('serve', join(work, 'a'), [...node, '--maintenance-cron', '* * * * *']);
+    const c = new Client({ connectionString: pg.url });
+    await c.connect();
+    try {
+      const q = async (text: string) => (await c.query(text)).rows;
+      expect(
+        (await q(`SELECT cron FROM pgboss.schedule WHERE name = '${MAINTENANCE_QUEUE}'`)).map((r) => r.cron),
+      ).toEqual(['* * * * *']);
+      const done = await until(
+        () => q(`SELECT output FROM pgboss.job WHERE name = '${MAINTENANCE_QUEUE}' AND state = 'completed'`),
+        (r) => r.length >= 1,
+        90_000,
+        'a tick run',
+      );
+      expect(Object.keys(done[0]!.output).sort()).toEqual([
+        'failedStuck',
+        'live',
+        'purgedIndexes',
+        'refreshedListings',
+      ]);
+      expect(await q(`SELECT name FROM leases WHERE name = 'cron:maintenance'`)).toEqual([]);
+    } finally {
+      await c.end();
+    }
+  }, 120_000);
 });
