@@ -10,6 +10,8 @@ import { withOllama } from './analysis/engines/model-server/ollama';
 import { DEFAULT_WHISPER_MODEL, whisperModelPresent } from './analysis/engines/stt';
 import { redoInterruptedCopies } from './jobs/playback-step';
 import { MAINTENANCE_LEASE } from './cluster/heartbeat';
+import { startClusterMaintenance } from './jobs/cluster-maintenance';
+import { PgBossJobQueue } from './jobs/pg-boss-queue';
 import { startChangeRelay } from './cluster/relay';
 import { createLogger } from './log';
 import { resolveBinaries } from './media/binaries';
@@ -63,8 +65,12 @@ export async function startServer(
     if (resumed || requeued.length)
       log.info('resuming interrupted analysis', { jobs: resumed, requeued: requeued.length });
   }
-  // One node (the lease's holder) does the cluster's maintenance; each refreshes its own listing cache.
-  await node.want(MAINTENANCE_LEASE, {}, true);
+  // One node per tick does the cluster's maintenance, each refreshes its own listing cache. On
+  // PostgreSQL pg-boss's schedule makes one job per tick for the cluster (jobs/cluster-maintenance.ts);
+  // on SQLite the holder of the lease does it.
+  const boss = service.queue instanceof PgBossJobQueue ? service.queue.boss : null;
+  if (!boss) await node.want(MAINTENANCE_LEASE, {}, true);
+  const lead = () => !boss && node.holds(MAINTENANCE_LEASE);
   // Videos that other nodes store or analyse leave this node's caches too.
   const relay = await startChangeRelay({
     catalog: service.catalog,
@@ -73,7 +79,15 @@ export async function startServer(
     database: config.database,
     log,
   });
-  await service.maintenance.run(new Date(), node.holds(MAINTENANCE_LEASE));
+  await service.maintenance.run(new Date(), lead());
+  const clusterMaintenance = boss
+    ? await startClusterMaintenance(
+        boss,
+        config.maintenanceCron,
+        async () => ({ ...(await service.maintenance.run(new Date(), true)), live: await service.live.purge() }),
+        log,
+      )
+    : null;
   // Copies the last stop cut off are made again; a worker started now makes copies only for its
   // own jobs, which are not ready videos.
   const copies = new AbortController();
@@ -116,9 +130,9 @@ export async function startServer(
       pattern: config.maintenanceCron,
       async run() {
         try {
-          const lead = node.holds(MAINTENANCE_LEASE);
-          await service.maintenance.run(new Date(), lead);
-          if (lead) await service.live.purge();
+          const clusterWide = lead();
+          await service.maintenance.run(new Date(), clusterWide);
+          if (clusterWide) await service.live.purge();
         } catch (e) {
           log.error('maintenance failed', { reason: (e as Error).message });
         }
@@ -166,6 +180,7 @@ export async function startServer(
       await app.stop(true);
       await service.workers.stop();
       (app.store as { cron?: Record<string, { stop(): void }> }).cron?.maintenance?.stop();
+      await clusterMaintenance?.close();
       await relay.close();
       await node.stop();
       await service.close();

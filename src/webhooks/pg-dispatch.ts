@@ -18,9 +18,9 @@
  *   the row is marked failed and the job goes to the dead-letter queue with its reason. A job whose
  *   node died mid-delivery comes back after its heartbeat lapses (at least once: receivers
  *   deduplicate by `delivery_id`).
- * - Fairness: a receiver (origin) has at most MAX_PER_TARGET deliveries in flight over the whole
- *   cluster (pg-boss groups); users take turns by priority (a user's k-th event waiting gets a lower
- *   priority), fixed when the event is handed over.
+ * - Fairness: a receiver (origin) has at most MAX_PER_TARGET deliveries in flight per node, as on
+ *   one server (so N nodes may send it N times as many); users take turns by priority (a user's
+ *   k-th event waiting gets a lower priority), fixed when the event is handed over.
  */
 import { PgBoss, type Job, type JobResult } from 'pg-boss';
 import type { Logger } from '../log';
@@ -107,6 +107,9 @@ export class PgWebhookDispatch {
         max: 3,
         application_name: 'vidq-webhooks',
         useListenNotify: true,
+        // How soon a dead node's lapsed jobs are seen (the analysis queue's, pg-boss-queue.ts).
+        monitorIntervalSeconds: 5,
+        superviseIntervalSeconds: 5,
       });
       this.boss.on('error', (e: Error) => log.warn('webhook queue', { reason: e.message }));
       this.ownBoss = true;
@@ -142,7 +145,9 @@ export class PgWebhookDispatch {
       {
         batchSize: BATCH,
         localConcurrency: LOCAL_WORKERS,
-        groupConcurrency: MAX_PER_TARGET,
+        // Per node, counted exactly in memory. pg-boss's cluster-wide `groupConcurrency` reads its
+        // count without a lock: with several fetchers at once the test saw 10 in flight on two nodes.
+        localGroupConcurrency: MAX_PER_TARGET,
         perJobResults: true,
         pollingIntervalSeconds: pollSec,
         notifyPollingIntervalSeconds: pollSec,

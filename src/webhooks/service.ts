@@ -183,8 +183,11 @@ export class WebhookService {
     this.timer = setTimeout(tick, 0);
   }
 
-  /** Stops delivering; `settle()` resolves once the deliveries in flight have ended (and, on PostgreSQL, pg-boss's workers). */
-  stop(): void {
+  /**
+   * Stops delivering (the deliveries in flight are cut off and stay pending). Resolves once they
+   * have ended and, on PostgreSQL, pg-boss's workers have stopped: await it before closing the catalog.
+   */
+  stop(): Promise<void> {
     this.stopped = true;
     this.stopping.abort();
     if (this.timer) clearTimeout(this.timer);
@@ -195,11 +198,7 @@ export class WebhookService {
         this.pending,
         pg.close().catch((e) => this.d.log.warn('webhook queue not stopped cleanly', { reason: (e as Error).message })),
       ]).then(() => {});
-  }
-
-  /** PostgreSQL: hands the events waiting to pg-boss now (tests; notices and the sweep do it otherwise). */
-  async handOver(): Promise<number> {
-    return this.pg ? this.pg.moveWaiting() : 0;
+    return this.settle();
   }
 
   /**
