@@ -20,6 +20,7 @@ import { IngestService } from './ingest/service';
 import { Maintenance } from './jobs/maintenance';
 import type { JobQueue } from './jobs/queue';
 import { openJobQueue } from './jobs/queues';
+import { PgBossJobQueue } from './jobs/pg-boss-queue';
 import { ReanalyzeService, type StageInfo } from './jobs/reanalyze';
 import { AnalysisSupervisor } from './jobs/supervisor';
 import { createLogger, type Logger } from './log';
@@ -289,7 +290,14 @@ export async function createService(
   // What is derived from the analysis: exports, people, webhooks.
   const exports = new ExportService({ catalog });
   const people = new PeopleService({ catalog, indexes, files, ffmpeg });
-  const webhooks = new WebhookService({ catalog, config, indexes, log: log.child({ part: 'webhooks' }) });
+  const webhooks = new WebhookService({
+    catalog,
+    config,
+    indexes,
+    log: log.child({ part: 'webhooks' }),
+    // PostgreSQL: the deliveries are jobs of the node's one pg-boss (its connections are shared).
+    ...(queue instanceof PgBossJobQueue && { boss: queue.boss }),
+  });
 
   // This process as a node: its leases decide which node runs each live stream and the cron.
   const heartbeat = new Heartbeat({
@@ -362,15 +370,15 @@ export async function createService(
     heartbeat,
     videoChanged,
     changes,
-    close: () => {
+    close: async () => {
       live.stop();
-      webhooks.stop();
+      // Deliveries in flight write their outcome: they end before the catalog and the queue close.
+      await webhooks.stop();
       void embedder?.close?.();
       void moments?.close();
       void flows.close();
       void answering.generator?.close?.();
-      // Both at once: SQLite's file is closed before this returns, as callers of a sync close expect.
-      return Promise.all([queue.close(), opened.close()]).then(() => {});
+      await Promise.all([queue.close(), opened.close()]);
     },
   };
 }

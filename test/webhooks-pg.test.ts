@@ -183,7 +183,13 @@ describe('webhooks on PostgreSQL, two API nodes', () => {
     const got = mine();
     // Two refusals, the accepted ready event, then the removal: never the removal before it.
     expect(got.map((d) => d.body.type)).toEqual(['video.ready', 'video.ready', 'video.ready', 'video.removed']);
-    const rows = await outbox(nodes.a, [v!]);
+    // The receiver has the removal before its node marks it delivered.
+    const rows = await until(
+      () => outbox(nodes.a, [v!]),
+      (r) => r.every((x) => x.state !== 'pending'),
+      10_000,
+      'the removal marked delivered',
+    );
     expect(rows.map((r) => [r.event, r.state, r.attempts])).toEqual([
       ['video.ready', 'delivered', 3],
       ['video.removed', 'delivered', 1],

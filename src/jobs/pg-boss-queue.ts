@@ -87,6 +87,9 @@ export async function openPgBossQueue(url: string, c: Catalog, opts: PgBossQueue
     schema: SCHEMA,
     max: 4,
     application_name: 'vidq-queue',
+    // The node's webhook deliveries are jobs of this pg-boss too (webhooks/pg-dispatch.ts): a new
+    // one wakes its workers at once.
+    useListenNotify: true,
     monitorIntervalSeconds: monitorSec,
     superviseIntervalSeconds: monitorSec,
   });

@@ -36,5 +36,11 @@ export const PG_MIGRATIONS: EmbeddedMigration[] = [
     "when": 1795864786816,
     "breakpoints": true,
     "sql": "-- A new outbox row wakes the nodes that hand events to pg-boss (src/webhooks/pg-dispatch.ts).\n-- NOTIFY is sent at commit and never after a rollback; one per statement is enough (the payload\n-- carries nothing: a woken node reads what waits).\nCREATE FUNCTION webhook_event_added() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  PERFORM pg_notify('vidq_webhook_events', '');\n  RETURN NULL;\nEND $$;\n--> statement-breakpoint\nCREATE TRIGGER webhook_event_added AFTER INSERT ON webhook_events FOR EACH STATEMENT EXECUTE FUNCTION webhook_event_added();\n"
+  },
+  {
+    "tag": "0006_segments_index_with_id",
+    "when": 1795868239153,
+    "breakpoints": true,
+    "sql": "DROP INDEX \"segments_video_kind_idx\";--> statement-breakpoint\nCREATE INDEX \"segments_video_kind_idx\" ON \"segments\" USING btree (\"video_id\",\"kind\",\"start\",\"id\");"
   }
 ];

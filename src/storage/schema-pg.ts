@@ -192,7 +192,9 @@ export const segments = pgTable(
     textSearch: tsvector('text_search').generatedAlwaysAs(sql`to_tsvector('english', "text")`),
   },
   (t) => [
-    index('segments_video_kind_idx').on(t.videoId, t.kind, t.start),
+    // With the id (SQLite's index carries it as the rowid): the finder's reads by kind and time and
+    // the id range of a scope are answered from the index alone (bench/cluster: p95 382 → 167 ms at 100 h).
+    index('segments_video_kind_idx').on(t.videoId, t.kind, t.start, t.id),
     // Object labels only: a btree entry holds at most ~2.7 kB, and a transcript line can be longer.
     index('segments_video_kind_text_end_idx').on(t.videoId, t.kind, t.text, t.start, t.end).where(sql`kind = 'object'`),
     index('segments_vector_idx').on(t.vectorId),
