@@ -5,6 +5,7 @@
  *
  *   bun bench/cluster.ts [--parts analysis,inquire,api-nodes] [--databases sqlite,postgres]
  *                        [--nodes 1,3] [--clips a.mp4,b.mp4] [--n 200] [--clients 8] [--hours 100] [--repeat R] [--cache DIR]
+ *                        [--log-statements]
  *
  * 1. analysis: CPU-seconds of analysis per second of video, one `serve --workers 0` API node and
  *    K `vidq worker --workers 1` nodes (--nodes, default 1 and 3) on one catalog (PostgreSQL:
@@ -21,7 +22,8 @@
  *    processes (WAL writer, checkpointer, autovacuum), which serve every database of the server.
  * 2. inquire: POST /inquire p50/p95 at --hours (default 100) of indexed video: bench/inquire's
  *    synthetic index (bench/inquire-index.ts, cached in $TMPDIR/vidq-bench-inquire-v2), and the same
- *    catalog copied row for row into a fresh PostgreSQL database (same ids, so the same questions).
+ *    catalog copied row for row into a fresh PostgreSQL database (same ids, so the same questions),
+ *    then VACUUM ANALYZE (the statistics a catalog filled over time has).
  *    Both servers run at once and are asked in turn (the same question to one then the other, the
  *    order alternating), so that the load of a shared machine falls on both alike. Also the CPU
  *    each question costs (the server process, plus on PostgreSQL its backends).
@@ -51,13 +53,13 @@ const { values } = parseArgs({
     hours: { type: 'string' },
     cache: { type: 'string' },
     repeat: { type: 'string' },
-    'pg-variants': { type: 'string' },
+    'log-statements': { type: 'boolean' },
   },
 });
 const PARTS = new Set((values.parts ?? 'analysis,inquire,api-nodes').split(','));
 const DATABASES = (values.databases ?? 'sqlite,postgres').split(',') as ('sqlite' | 'postgres')[];
-/** PostgreSQL catalogs /inquire is asked on: as the schema has it (plain), and with an index that SQLite's has (index). */
-const PG_VARIANTS = (values['pg-variants'] ?? 'plain,index').split(',') as ('plain' | 'index')[];
+/** --log-statements: PostgreSQL logs every statement of the run's database with its duration (the server's log). */
+const PROFILE = values['log-statements'] === true;
 const NODES = (values.nodes ?? '1,3').split(',').map(Number);
 /** Eight shared clips, 3 minutes in all, each with something for every analyzer (people-one-by-one's 139 s left out: it would be most of the time). */
 const CLIPS = (
@@ -578,10 +580,10 @@ if (PARTS.has('inquire') || PARTS.has('api-nodes')) {
     }
     let pgMedia = '';
     if (DATABASES.includes('postgres')) {
-      for (const variant of PG_VARIANTS) {
+      {
         // The media folder (the real clips' files and frames) copied, so that the run leaves the
         // cache as it was; one per catalog (a media folder belongs to one catalog).
-        const media = join(work, `media-${variant}`);
+        const media = join(work, 'media-pg');
         cpSync(join(size.dir, 'media'), join(media, 'media'), { recursive: true });
         pgMedia ||= media;
         const d = await freshPostgresDatabase();
@@ -592,24 +594,22 @@ if (PARTS.has('inquire') || PARTS.has('api-nodes')) {
         const copySec = (performance.now() - t0) / 1000;
         console.log(`  copied in ${copySec.toFixed(0)} s`);
         results.postgres_copy_sec = copySec;
-        if (variant === 'index') {
-          // What if: segments_video_kind_idx with the id, as SQLite's index has it (the rowid), so
-          // that reading ids by kind and time is an index-only scan (the schema's is not: see docs).
-          const c = new Client({ connectionString: d.url });
-          await c.connect();
-          await c.query('CREATE INDEX bench_segments_video_kind_id_idx ON segments (video_id, kind, start, id)');
-          await c.query('VACUUM ANALYZE segments');
-          await c.end();
-        }
+        // Planner statistics, as a catalog filled over time has them (autovacuum would take a while).
+        const c = new Client({ connectionString: d.url });
+        await c.connect();
+        await c.query('VACUUM ANALYZE');
+        if (PROFILE)
+          await c.query(`ALTER DATABASE "${new URL(d.url).pathname.slice(1)}" SET log_min_duration_statement = 0`);
+        await c.end();
         const meter = await backendMeter(new URL(d.url).pathname.slice(1));
         meters.push(meter);
         const p = await start(
-          serveArgs(catalogFlags(join(work, `api-${variant}`), d, media), ['--analysis-workers', '0']),
+          serveArgs(catalogFlags(join(work, 'api-pg'), d, media), ['--analysis-workers', '0']),
           LISTENING,
         );
         procs.push(p);
         askers.push({
-          name: variant === 'plain' ? 'postgres' : 'postgres+index',
+          name: 'postgres',
           db: d,
           proc: p,
           cpu: () => treeCpu(p.pid) + meter.cpu(),

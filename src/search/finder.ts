@@ -49,6 +49,8 @@ const SEMANTIC_VECTORS = 60;
 const SEMANTIC_SEGMENTS = 120;
 /** Document frequencies are counted up to this (a word this common weighs about the same beyond). */
 const DF_CAP = 2_000;
+/** Words whose document frequency is kept (until a video changes: see docFreqs). */
+const DF_KEPT = 20_000;
 /** Scopes of at most this many videos bound their keyword search by segment id (see rowidBounds). */
 const BOUNDED_VIDEOS = 16;
 /** Matches of the common words (DF_CAP or more) ranked by BM25 per question (see keyword()). */
@@ -59,6 +61,9 @@ export class EvidenceFinder {
   private readonly labelCache = new Map<SegmentKind, Map<string, Map<string, LabelSum>>>();
   /** Per video: the kinds of segment it holds, each with its first and last start (see kindsOf). */
   private readonly kindCache = new Map<string, Map<SegmentKind, StartRange>>();
+  /** Per word: its document frequency, while no video changed (`dfGeneration` counts the changes). */
+  private readonly dfCache = new Map<string, number>();
+  private dfGeneration = 0;
 
   constructor(
     private readonly c: Catalog,
@@ -350,6 +355,9 @@ export class EvidenceFinder {
   invalidate(videoId: string): void {
     for (const byVideo of this.labelCache.values()) byVideo.delete(videoId);
     this.kindCache.delete(videoId);
+    // Any video's segments count in every word's frequency.
+    this.dfCache.clear();
+    this.dfGeneration++;
   }
 
   /**
@@ -480,16 +488,28 @@ export class EvidenceFinder {
     );
   }
 
-  /** How many segments of the whole index hold each word (counted up to DF_CAP): one statement for all. */
+  /**
+   * How many segments of the whole index hold each word (counted up to DF_CAP): one statement for
+   * the words not counted since the last change of a video (a count of a frequent word reads up to
+   * DF_CAP rows: on PostgreSQL a phrase match rechecks each one).
+   */
   async docFreqs(terms: string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>();
-    if (terms.length === 0) return out;
+    for (const t of terms) if (this.dfCache.has(t)) out.set(t, this.dfCache.get(t)!);
+    const missing = [...new Set(terms.filter((t) => !out.has(t)))];
+    if (missing.length === 0) return out;
+    const generation = this.dfGeneration;
     const counts = await reads.documentFrequencies(
       this.c,
-      terms.map((t) => this.termsOf([t])),
+      missing.map((t) => this.termsOf([t])),
       DF_CAP,
     );
-    terms.forEach((t, i) => out.set(t, counts[i]!));
+    missing.forEach((t, i) => out.set(t, counts[i]!));
+    // Counted while a video changed: used for this question only.
+    if (generation === this.dfGeneration) {
+      if (this.dfCache.size + missing.length > DF_KEPT) this.dfCache.clear();
+      for (const t of missing) this.dfCache.set(t, out.get(t)!);
+    }
     return out;
   }
 

@@ -307,10 +307,13 @@ export async function overlappingIds(
               AND s.start < m.value ->> 2 AND s."end" > m.value ->> 1
             WHERE s.text NOT IN (SELECT value FROM json_each(${not}))${win}
             ORDER BY s.start, s.id LIMIT ${limit}`
-      : sql`SELECT DISTINCT s.id AS id, s.start AS start FROM jsonb_array_elements(${at}::jsonb) m(value)
-            JOIN segments s ON s.video_id = m.value ->> 0 AND s.kind = ${kind}
-              AND s.start < (m.value ->> 2)::float8 AND s."end" > (m.value ->> 1)::float8
-            WHERE s.text NOT IN (SELECT jsonb_array_elements_text(${not}::jsonb))${win}
+      : // Each span looked up through the index (OFFSET 0 keeps the subquery per span): joined as a
+        // whole, the planner read every segment of the kind for a few hundred spans (63 → 14 ms).
+        sql`SELECT DISTINCT s.id AS id, s.start AS start FROM jsonb_array_elements(${at}::jsonb) m(value)
+            CROSS JOIN LATERAL (SELECT s.id, s.start, s.text FROM segments s
+              WHERE s.video_id = m.value ->> 0 AND s.kind = ${kind}
+                AND s.start < (m.value ->> 2)::float8 AND s."end" > (m.value ->> 1)::float8${win} OFFSET 0) s
+            WHERE s.text NOT IN (SELECT jsonb_array_elements_text(${not}::jsonb))
             ORDER BY s.start, s.id LIMIT ${limit}`,
   );
   return ids(rows);

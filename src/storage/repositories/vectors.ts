@@ -13,13 +13,20 @@ import type { Catalog } from '../catalog';
 import type { Db } from '../db';
 import { segments, segmentVectors } from '../schema';
 
-/** A list of ids or names as one JSON parameter, for `col IN (…)` in either dialect. */
+/** `col IN (…)` a list of ids or names, as one parameter: JSON on SQLite, an array on PostgreSQL. */
 export function inJson(c: Catalog, col: SQL, values: readonly (string | number)[], type: 'text' | 'int'): SQL {
   const json = JSON.stringify(values);
   if (c.dialect === 'sqlite') return sql`${col} IN (SELECT value FROM json_each(${json}))`;
+  // One array parameter, whose length the planner sees: with `IN (SELECT jsonb_array_elements…)` it
+  // guessed 100 rows and read the whole segments table where the index finds a few (28 → 0.3 ms).
   return type === 'int'
-    ? sql`${col} IN (SELECT jsonb_array_elements_text(${json}::jsonb)::bigint)`
-    : sql`${col} IN (SELECT jsonb_array_elements_text(${json}::jsonb))`;
+    ? sql`${col} = ANY(${pgArray(values)}::bigint[])`
+    : sql`${col} = ANY(${pgArray(values)}::text[])`;
+}
+
+/** A PostgreSQL array literal of these values (each quoted, `"` and `\` escaped). */
+function pgArray(values: readonly (string | number)[]): string {
+  return `{${values.map((v) => `"${String(v).replace(/["\\]/g, '\\$&')}"`).join(',')}}`;
 }
 
 /** A stored vector: its id and its int8 components (as bytes). */
