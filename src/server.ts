@@ -79,7 +79,9 @@ export async function startServer(
     database: config.database,
     log,
   });
-  await service.maintenance.run(new Date(), lead());
+  // At start the cluster-wide part runs at once when this node has it (PostgreSQL: when it is
+  // alone, as the recovery above), so that a purge cut off by a crash ends before the first request.
+  await service.maintenance.run(new Date(), boss ? !others.length : lead());
   const clusterMaintenance = boss
     ? await startClusterMaintenance(
         boss,
