@@ -1,9 +1,9 @@
 /**
  * The analysis worker: a child process of the server (`vidq worker`, hidden command), so that CPU-
  * heavy analysis never blocks the HTTP server and a crash or kill of it loses no more than the
- * stages in progress. It claims jobs from the shared queue (SQLite or pg-boss) into two job slots that share one
- * set of loaded models (see `Slot`), and tells its parent about changes as JSON lines on stdout. It
- * exits when its stdin closes (the parent is gone).
+ * stages in progress. It claims jobs from the shared queue (the jobs table on SQLite, pg-boss on
+ * PostgreSQL) into two job slots that share one set of loaded models (see `Slot`), and tells its
+ * parent about changes as JSON lines on stdout. It exits when its stdin closes (the parent is gone).
  */
 import { getPriority, setPriority } from 'node:os';
 import { randomId } from '../ids';
