@@ -1,21 +1,24 @@
 /**
  * LISTEN on one PostgreSQL channel, on a connection of its own (a pooled connection cannot hold a
- * LISTEN), made again after a loss. A notice is only a wake-up: the listener reads what waits in the
- * tables, so `onNotice` also runs after a reconnect (notices sent while it was down are lost).
+ * LISTEN), made again after a loss with a doubling wait. Notices sent while it was down are lost:
+ * `onReconnect` tells the caller to read what waits in the tables (or drop what it cached).
  */
 import { Client } from 'pg';
 
 export interface ChannelListener {
+  /** The live connection (null while it is made again): a node may NOTIFY on it too. */
+  readonly client: Client | null;
   close(): Promise<void>;
 }
 
+export interface ListenHandlers {
+  onNotice: (payload: string | undefined) => void;
+  onReconnect?: () => void;
+  onError?: (e: Error) => void;
+}
+
 /** Connects and LISTENs (rejects when the first connection fails). */
-export async function listenChannel(
-  url: string,
-  channel: string,
-  onNotice: () => void,
-  onError?: (e: Error) => void,
-): Promise<ChannelListener> {
+export async function listenChannel(url: string, channel: string, h: ListenHandlers): Promise<ChannelListener> {
   if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`not a channel name: ${channel}`);
   let client: Client | null = null;
   let closed = false;
@@ -25,7 +28,7 @@ export async function listenChannel(
   const connect = async (): Promise<Client> => {
     const c = new Client({ connectionString: url, application_name: `vidq-listen-${channel}` });
     c.on('notification', (msg) => {
-      if (msg.channel === channel) onNotice();
+      if (msg.channel === channel) h.onNotice(msg.payload);
     });
     c.on('error', (e) => lost(c, e));
     c.on('end', () => lost(c, new Error('the connection ended')));
@@ -37,7 +40,7 @@ export async function listenChannel(
   const lost = (c: Client, e: Error) => {
     if (closed || client !== c) return;
     client = null;
-    onError?.(e);
+    h.onError?.(e);
     c.end().catch(() => {});
     const again = () => {
       retry = null;
@@ -47,10 +50,10 @@ export async function listenChannel(
           if (closed) return void fresh.end().catch(() => {});
           client = fresh;
           backoff = 500;
-          onNotice();
+          h.onReconnect?.();
         },
         (err: Error) => {
-          onError?.(err);
+          h.onError?.(err);
           backoff = Math.min(backoff * 2, 10_000);
           retry = setTimeout(again, backoff);
         },
@@ -61,6 +64,9 @@ export async function listenChannel(
 
   client = await connect();
   return {
+    get client() {
+      return client;
+    },
     async close() {
       closed = true;
       if (retry) clearTimeout(retry);

@@ -10,7 +10,7 @@
  * is made again after a loss; notices sent while it was down are lost, so every change seen after
  * a reconnect counts as a change of everything (`onReconnect`: the caller drops its caches).
  */
-import { Client } from 'pg';
+import { listenChannel } from './listen';
 
 export const VIDEO_CHANGES_CHANNEL = 'vidq_video_changed';
 /** Payloads stay under this (PostgreSQL's limit is 8000 bytes). */
@@ -48,64 +48,29 @@ type Wire = { n: string; c: [string, string | null, string | null][] };
 /** Connects, LISTENs, and returns the relay (rejects when the first connection fails). */
 export async function openVideoChangeRelay(o: RelayOptions): Promise<VideoChangeRelay> {
   const pending = new Map<string, RemoteVideoChange>();
-  let client: Client | null = null;
   let closed = false;
-  let retry: ReturnType<typeof setTimeout> | null = null;
-  let backoff = 500;
-
-  const connect = async (): Promise<Client> => {
-    const c = new Client({ connectionString: o.url });
-    c.on('notification', (msg) => {
-      if (msg.channel !== VIDEO_CHANGES_CHANNEL || !msg.payload) return;
+  const listener = await listenChannel(o.url, VIDEO_CHANGES_CHANNEL, {
+    onNotice: (payload) => {
+      if (!payload) return;
       let wire: Wire;
       try {
-        wire = JSON.parse(msg.payload);
+        wire = JSON.parse(payload);
       } catch {
         return;
       }
       if (wire.n === o.node) return;
       for (const [videoId, userId, indexId] of wire.c)
         o.onChange({ videoId, place: userId && indexId ? { userId, indexId } : null });
-    });
-    c.on('error', (e) => lost(c, e));
-    c.on('end', () => lost(c, new Error('the connection ended')));
-    await c.connect();
-    await c.query(`LISTEN ${VIDEO_CHANGES_CHANNEL}`);
-    return c;
-  };
-
-  const lost = (c: Client, e: Error) => {
-    if (closed || client !== c) return;
-    client = null;
-    o.onError?.(e);
-    c.end().catch(() => {});
-    const again = () => {
-      retry = null;
-      if (closed) return;
-      connect().then(
-        (fresh) => {
-          if (closed) return void fresh.end().catch(() => {});
-          client = fresh;
-          backoff = 500;
-          o.onReconnect?.();
-        },
-        (err: Error) => {
-          o.onError?.(err);
-          backoff = Math.min(backoff * 2, 10_000);
-          retry = setTimeout(again, backoff);
-        },
-      );
-    };
-    retry = setTimeout(again, backoff);
-  };
-
-  client = await connect();
+    },
+    ...(o.onReconnect && { onReconnect: o.onReconnect }),
+    ...(o.onError && { onError: o.onError }),
+  });
 
   const flush = async (): Promise<void> => {
-    if (!pending.size || !client) return;
+    const c = listener.client;
+    if (!pending.size || !c) return;
     const batch = [...pending.values()];
     pending.clear();
-    const c = client;
     let wire: Wire = { n: o.node, c: [] };
     const send = async () => {
       if (wire.c.length) await c.query('SELECT pg_notify($1, $2)', [VIDEO_CHANGES_CHANNEL, JSON.stringify(wire)]);
@@ -136,10 +101,7 @@ export async function openVideoChangeRelay(o: RelayOptions): Promise<VideoChange
       await flush();
       closed = true;
       clearInterval(timer);
-      if (retry) clearTimeout(retry);
-      const c = client;
-      client = null;
-      await c?.end().catch(() => {});
+      await listener.close();
     },
   };
 }

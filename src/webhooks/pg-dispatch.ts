@@ -130,12 +130,12 @@ export class PgWebhookDispatch {
       deleteAfterSeconds: 7 * 86400,
       notify: true,
     });
-    this.listener = await listenChannel(
-      this.d.url,
-      WEBHOOK_CHANNEL,
-      () => this.wake(),
-      (e) => log.warn('webhook notices: connection lost', { reason: e.message }),
-    );
+    this.listener = await listenChannel(this.d.url, WEBHOOK_CHANNEL, {
+      // A reconnect may have missed notices: the outbox is read again.
+      onNotice: () => this.wake(),
+      onReconnect: () => this.wake(),
+      onError: (e) => log.warn('webhook notices: connection lost', { reason: e.message }),
+    });
     await this.moveWaiting();
     this.sweep = setInterval(() => this.wake(), this.d.sweepMs ?? 30_000);
     this.sweep.unref?.();
