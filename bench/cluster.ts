@@ -39,8 +39,17 @@ import { parseArgs } from 'node:util';
 import { Client } from 'pg';
 import { copyCatalog } from './pg-copy';
 import { freshPostgresDatabase, postgresServer, type TestDatabase } from '../test/pg';
-import { QUESTIONS, type Question } from './inquire-questions';
-import { type BaseInfo, buildSizes, DEFAULT_ROOT, MEDIA, rngOf, SEED, type SizeInfo } from './inquire-index';
+import { QUESTIONS } from './inquire-questions';
+import {
+  type BaseInfo,
+  buildSizes,
+  DEFAULT_ROOT,
+  inquireBody,
+  MEDIA,
+  rngOf,
+  SEED,
+  type SizeInfo,
+} from './inquire-index';
 
 const { values } = parseArgs({
   options: {
@@ -417,15 +426,6 @@ async function steady(url: string): Promise<number> {
   }
 }
 
-function questionBody(q: Question, base: BaseInfo, size: SizeInfo): string {
-  const body: Record<string, string> = { token: base.token, index: base.indexId, prompt: q.prompt };
-  if (q.guidance) body.guidance = q.guidance;
-  if (q.target) body.target = q.target;
-  if (q.video)
-    body.target_video = q.video.startsWith('theme:') ? size.byTheme[q.video.slice(6)]! : base.clips[q.video]!;
-  return JSON.stringify(body);
-}
-
 async function ask(url: string, body: string): Promise<number> {
   const t0 = performance.now();
   const res = await fetch(`${url}/inquire`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
@@ -446,7 +446,7 @@ interface InquireFigures {
 
 /** The same seeded sequence of N questions to every server, one question at a time, in turn. */
 async function inquireInTurn(askers: Asker[], base: BaseInfo, size: SizeInfo): Promise<InquireFigures[]> {
-  const bodies = QUESTIONS.map((q) => questionBody(q, base, size));
+  const bodies = QUESTIONS.map((q) => inquireBody(q, base, size));
   // Warm-up: every question twice on each (the first loads the embedding model and the vectors).
   for (const a of askers) for (let r = 0; r < 2; r++) for (const b of bodies) await ask(a.proc.url!, b);
   const rng = rngOf(SEED + 1);
@@ -492,7 +492,7 @@ async function throughput(
   base: BaseInfo,
   size: SizeInfo,
 ): Promise<Throughput> {
-  const bodies = QUESTIONS.map((q) => questionBody(q, base, size));
+  const bodies = QUESTIONS.map((q) => inquireBody(q, base, size));
   const rng = rngOf(SEED + CLIENTS);
   const order = Array.from({ length: N }, () => bodies[Math.floor(rng.next() * bodies.length)]!);
   const cpuNow = () => nodes.reduce((a, n) => a + treeCpu(n.proc.pid), 0) + (meter?.() ?? 0);
@@ -649,7 +649,7 @@ if (PARTS.has('inquire') || PARTS.has('api-nodes')) {
       procs.push(second);
       await steady(second.url!);
       const b: Asker = { name: first.name, proc: second, cpu: () => treeCpu(second.pid) };
-      for (const bodyOf of QUESTIONS.map((q) => questionBody(q, base, size.info))) await ask(second.url!, bodyOf);
+      for (const bodyOf of QUESTIONS.map((q) => inquireBody(q, base, size.info))) await ask(second.url!, bodyOf);
       console.log(
         `\n3. questions per second, ${CLIENTS} clients at once, ${N} questions (${first.name}); load ${load()}`,
       );

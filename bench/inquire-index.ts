@@ -25,6 +25,7 @@ import { quantize } from '../src/search/vectors';
 import { loadConfig } from '../src/config';
 import { startServer } from '../src/server';
 import { openDatabase } from '../src/storage/db';
+import type { Question } from './inquire-questions';
 
 /** Where the index is cached unless a bench is told otherwise. */
 export const DEFAULT_ROOT = join(tmpdir(), 'vidq-bench-inquire-v2');
@@ -918,4 +919,14 @@ export async function buildSizes(
     prev = dir;
   }
   return { base, pool, sizes: out };
+}
+
+/** The JSON body of POST /inquire for a question of bench/inquire-questions.ts on this index. */
+export function inquireBody(q: Question, base: BaseInfo, size: SizeInfo): string {
+  const body: Record<string, string> = { token: base.token, index: base.indexId, prompt: q.prompt };
+  if (q.guidance) body.guidance = q.guidance;
+  if (q.target) body.target = q.target;
+  if (q.video)
+    body.target_video = q.video.startsWith('theme:') ? size.byTheme[q.video.slice(6)]! : base.clips[q.video]!;
+  return JSON.stringify(body);
 }

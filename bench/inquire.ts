@@ -69,7 +69,16 @@ import { openDatabase } from '../src/storage/db';
 import { sqliteCatalog } from '../src/storage/catalog';
 import { videos } from '../src/storage/schema';
 import { QUESTIONS, type Question } from './inquire-questions';
-import { type BaseInfo, buildSizes, DEFAULT_ROOT, MEDIA, rngOf, SEED, type SizeInfo } from './inquire-index';
+import {
+  type BaseInfo,
+  buildSizes,
+  DEFAULT_ROOT,
+  inquireBody,
+  MEDIA,
+  rngOf,
+  SEED,
+  type SizeInfo,
+} from './inquire-index';
 
 const { values } = parseArgs({
   options: {
@@ -305,14 +314,7 @@ async function measure(sizeDir: string, base: BaseInfo, size: SizeInfo): Promise
     `  ${size.hours.toFixed(0)} h: search index ready after ${((performance.now() - waited) / 1000).toFixed(1)} s (server's start-up build ${health.search_index?.build_ms != null ? `${(health.search_index.build_ms / 1000).toFixed(1)} s` : 'not needed'}; load ${loadavg()[0]!.toFixed(2)})`,
   );
   const load0 = loadavg()[0]!;
-  const bodyOf = (q: Question) => {
-    const body: Record<string, string> = { token: base.token, index: base.indexId, prompt: q.prompt };
-    if (q.guidance) body.guidance = q.guidance;
-    if (q.target) body.target = q.target;
-    if (q.video)
-      body.target_video = q.video.startsWith('theme:') ? size.byTheme[q.video.slice(6)]! : base.clips[q.video]!;
-    return JSON.stringify(body);
-  };
+  const bodyOf = (q: Question) => inquireBody(q, base, size);
   const ask = async (q: Question): Promise<{ ms: number; body: any }> => {
     const t0 = performance.now();
     const res = await fetch(`${server.url}/inquire`, {
